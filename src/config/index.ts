@@ -1,0 +1,8 @@
+/**
+ * The browser-safe entry (`mcpool/servers`): row types, sameConnection and validation.
+ * Nothing reachable from here imports Node, the MCP SDK or the pool; a test walks the
+ * import graph to keep it so.
+ */
+export * from "./rows.js";
+export * from "./same-connection.js";
+export * from "./validate.js";

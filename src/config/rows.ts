@@ -1,0 +1,85 @@
+/**
+ * Server rows: what a configured MCP server is, as data (SPEC A1).
+ *
+ * A row is a discriminated union on `transport`; each arm carries only its own fields.
+ * This module is browser-safe: it imports nothing from Node or the MCP SDK.
+ */
+
+/** Options every row may carry, whatever its transport. */
+export interface ServerOptions {
+  /** Unique, stable identifier. Also the default slug and label. */
+  id: string;
+  /** Prefix of the qualified tool names (`<slug>__<tool>`). Defaults to `id`. */
+  slug?: string;
+  /** Human-readable name, used in descriptions (`[Label] …`). Defaults to `id`. */
+  label?: string;
+  /** A disabled row is registered but never started. Default `true`. */
+  enabled?: boolean;
+  /** Connect budget in ms over initialize plus every tools/list page. Overrides the pool's. */
+  connectTimeoutMs?: number | null;
+  /** Per-call timeout in ms. Overrides the pool's; read at call time. */
+  callTimeoutMs?: number | null;
+  /** Probe budget in ms; a row's `connectTimeoutMs` outranks the pool's `probeTimeoutMs`. */
+  probeTimeoutMs?: number | null;
+  /** Cap on the characters `call()` returns for this server; 0 means no cap. */
+  maxResultChars?: number | null;
+  /** Tools (by the server's own names) left out of tools() and catalog(); read at call time. */
+  hiddenTools?: string[];
+  /** Tools (by the server's own names) an agent should load from the first turn. */
+  alwaysLoad?: string[];
+  /** Believe the server's readOnlyHint / idempotentHint annotations. Default false. */
+  trustAnnotations?: boolean;
+  /** Whether arguments are coerced against the tool's input schema. Default: the pool's. */
+  coerceArguments?: boolean;
+  /** Close the connection after this many ms without a use; 0 opts out. */
+  idleTimeoutMs?: number | null;
+  /** Register without dialling; the first use starts it. Default: the pool's. */
+  lazy?: boolean;
+}
+
+export interface StdioServerConfig extends ServerOptions {
+  transport: "stdio";
+  command: string;
+  args?: string[];
+  /** Variables added to the child's environment. Secret: left out of state() by default. */
+  env?: Record<string, string>;
+  /** Working directory of the child; absent inherits this process's. */
+  cwd?: string;
+}
+
+export interface HttpServerConfig extends ServerOptions {
+  transport: "http";
+  /** Streamable HTTP endpoint: https anywhere, http only to loopback. */
+  url: string;
+  /** Headers sent with every request. Secret: left out of state() by default. */
+  headers?: Record<string, string>;
+}
+
+export type McpServerConfig = StdioServerConfig | HttpServerConfig;
+
+export type Transport = McpServerConfig["transport"];
+
+/** The slug a row's tools are qualified with: its own, else its id. */
+export function slugOf(row: Pick<ServerOptions, "id" | "slug">): string {
+  return row.slug !== undefined && row.slug !== "" ? row.slug : row.id;
+}
+
+/** The label a row is shown with: its own, else its id. */
+export function labelOf(row: Pick<ServerOptions, "id" | "label">): string {
+  return row.label !== undefined && row.label !== "" ? row.label : row.id;
+}
+
+/** Whether a row should ever be started. */
+export function isEnabled(row: Pick<ServerOptions, "enabled">): boolean {
+  return row.enabled !== false;
+}
+
+/** A copy of a row without its secrets (`env`, `headers`). */
+export function withoutSecrets(row: McpServerConfig): McpServerConfig {
+  if (row.transport === "stdio") {
+    const { env: _env, ...rest } = row;
+    return rest;
+  }
+  const { headers: _headers, ...rest } = row;
+  return rest;
+}

@@ -1,0 +1,334 @@
+/**
+ * Row validation (SPEC A4): every problem with a row of any shape, as sentences a person
+ * editing `mcp.json` or a form can act on. Empty means `sync()` can have the row; whether
+ * the server answers is `probe()`'s question.
+ *
+ * Browser-safe: no `node:` imports, nothing from the SDK or the pool. Problems never quote
+ * a value that may be a secret (env and header values, the url's credentials or query).
+ */
+import { slugOf } from "./rows.js";
+
+/**
+ * WHATWG URL, a global in every runtime this module runs in (browsers, Node). Declared
+ * here rather than taken from `lib: ["DOM"]` or `@types/node`, so the module also compiles
+ * for a browser bundle with `types: []`.
+ */
+declare const URL: new (input: string) => { readonly protocol: string; readonly hostname: string };
+
+/** Characters an id or slug may hold: it prefixes tool names, which allow only these. */
+const NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Longest id or slug. Qualified names are capped at 64 characters (OpenAI's function-name
+ * limit); a 32-character prefix plus `__` leaves 30 for the tool's own name before the
+ * name is shortened to a hash.
+ */
+const MAX_NAME_LENGTH = 32;
+
+const TRANSPORTS = ["stdio", "http"] as const;
+
+const STDIO_FIELDS = ["command", "args", "env", "cwd"] as const;
+const HTTP_FIELDS = ["url", "headers"] as const;
+
+/** Options that are a whole number ≥ 0, or null/absent for "the pool's". */
+const WHOLE_NUMBER_FIELDS = {
+  connectTimeoutMs: "milliseconds",
+  callTimeoutMs: "milliseconds",
+  probeTimeoutMs: "milliseconds",
+  idleTimeoutMs: "milliseconds",
+  maxResultChars: "characters",
+} as const;
+
+const BOOLEAN_FIELDS = ["enabled", "trustAnnotations", "coerceArguments", "lazy"] as const;
+
+const STRING_LIST_FIELDS = ["hiddenTools", "alwaysLoad"] as const;
+
+type Fields = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Fields {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether a key is there at all; a key set to `undefined` is as good as absent. */
+function has(row: Fields, key: string): boolean {
+  return Object.hasOwn(row, key) && row[key] !== undefined;
+}
+
+/** What a value is, for a message: never the value itself. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "string":
+      return "a string";
+    case "number":
+      return "a number";
+    case "boolean":
+      return "a boolean";
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}
+
+/** A short rendering of a non-secret value, for a message. */
+function show(value: unknown): string {
+  if (typeof value === "string") {
+    const cut = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+    return JSON.stringify(cut);
+  }
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return kindOf(value);
+}
+
+/**
+ * Whether a hostname names this machine: `localhost`, an IPv4 address in 127.0.0.0/8, or
+ * `::1` (with or without the brackets a URL's `hostname` keeps). Plain http is allowed
+ * only to these, since nothing on the wire can read or alter loopback traffic.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  if (host === "localhost") return true;
+  if (host === "::1" || host === "[::1]") return true;
+  const octets = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  if (octets === null) return false;
+  const values = octets.slice(1).map(Number);
+  return values[0] === 127 && values.every((n) => n <= 255);
+}
+
+function checkName(field: "id" | "slug", value: string, problems: string[]): void {
+  if (!NAME_PATTERN.test(value)) {
+    problems.push(
+      `\`${field}\` ${show(value)} may hold only letters, digits, \`_\` and \`-\`, because it namespaces tool names`,
+    );
+  }
+  if (value.length > MAX_NAME_LENGTH) {
+    problems.push(
+      `\`${field}\` is ${value.length} characters long; at most ${MAX_NAME_LENGTH} are allowed, because it prefixes tool names capped at 64`,
+    );
+  }
+}
+
+function checkId(row: Fields, problems: string[]): void {
+  if (!has(row, "id")) {
+    problems.push("`id` is missing; every row needs one");
+    return;
+  }
+  const id = row.id;
+  if (typeof id !== "string") {
+    problems.push(`\`id\` must be a string, got ${kindOf(id)}`);
+    return;
+  }
+  if (id === "") {
+    problems.push("`id` must not be empty");
+    return;
+  }
+  checkName("id", id, problems);
+}
+
+function checkSlug(row: Fields, problems: string[]): void {
+  if (!has(row, "slug")) return;
+  const slug = row.slug;
+  if (typeof slug !== "string") {
+    problems.push(`\`slug\` must be a string, got ${kindOf(slug)}`);
+    return;
+  }
+  // An empty slug means "use the id", as slugOf reads it.
+  if (slug !== "") checkName("slug", slug, problems);
+}
+
+function checkStringList(row: Fields, field: string, problems: string[]): void {
+  if (!has(row, field)) return;
+  const value = row[field];
+  if (!Array.isArray(value)) {
+    problems.push(`\`${field}\` must be an array of strings, got ${kindOf(value)}`);
+    return;
+  }
+  value.forEach((item: unknown, i) => {
+    if (typeof item !== "string") {
+      problems.push(`\`${field}[${i}]\` must be a string, got ${kindOf(item)}`);
+    }
+  });
+}
+
+/** A string→string map whose values may be secrets: report kinds, never values. */
+function checkStringMap(row: Fields, field: "env" | "headers", problems: string[]): void {
+  if (!has(row, field)) return;
+  const value = row[field];
+  if (!isPlainObject(value)) {
+    problems.push(`\`${field}\` must be an object of string values, got ${kindOf(value)}`);
+    return;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item !== "string") {
+      problems.push(`\`${field}.${key}\` must be a string, got ${kindOf(item)}`);
+    }
+  }
+}
+
+function checkStdio(row: Fields, problems: string[]): void {
+  if (!has(row, "command")) {
+    problems.push("a stdio row needs a `command`");
+  } else if (typeof row.command !== "string") {
+    problems.push(`\`command\` must be a string, got ${kindOf(row.command)}`);
+  } else if (row.command.trim() === "") {
+    problems.push("`command` must not be empty");
+  }
+  checkStringList(row, "args", problems);
+  checkStringMap(row, "env", problems);
+  if (has(row, "cwd") && typeof row.cwd !== "string") {
+    problems.push(`\`cwd\` must be a string, got ${kindOf(row.cwd)}`);
+  }
+  for (const field of HTTP_FIELDS) {
+    if (has(row, field)) problems.push(`a stdio row carries no \`${field}\``);
+  }
+}
+
+function checkUrl(row: Fields, problems: string[]): void {
+  if (!has(row, "url")) {
+    problems.push("an http row needs a `url`");
+    return;
+  }
+  const url = row.url;
+  if (typeof url !== "string") {
+    problems.push(`\`url\` must be a string, got ${kindOf(url)}`);
+    return;
+  }
+  if (url.trim() === "") {
+    problems.push("`url` must not be empty");
+    return;
+  }
+  let parsed: { readonly protocol: string; readonly hostname: string };
+  try {
+    parsed = new URL(url);
+  } catch {
+    // The url itself is not quoted: its query or userinfo may hold a token.
+    problems.push("`url` is not a valid absolute URL (expected https://host/path)");
+    return;
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    problems.push(`\`url\` must use http or https, got ${show(parsed.protocol.replace(/:$/, ""))}`);
+    return;
+  }
+  if (parsed.protocol === "http:" && !isLoopbackHost(parsed.hostname)) {
+    problems.push(
+      `\`url\` uses plain http to ${parsed.hostname}; http is allowed only to loopback (localhost, 127.0.0.0/8, ::1); use https`,
+    );
+  }
+}
+
+function checkHttp(row: Fields, problems: string[]): void {
+  checkUrl(row, problems);
+  checkStringMap(row, "headers", problems);
+  for (const field of STDIO_FIELDS) {
+    if (has(row, field)) problems.push(`an http row carries no \`${field}\``);
+  }
+}
+
+function checkTransport(row: Fields, problems: string[]): void {
+  const allowed = TRANSPORTS.map((t) => `"${t}"`).join(" or ");
+  if (!has(row, "transport")) {
+    problems.push(`\`transport\` is missing; it must be ${allowed}`);
+    return;
+  }
+  const transport = row.transport;
+  if (transport === "stdio") return checkStdio(row, problems);
+  if (transport === "http") return checkHttp(row, problems);
+  if (typeof transport === "string" && transport.toLowerCase() === "sse") {
+    problems.push(
+      '`transport` "sse" is not supported: the pool speaks streamable HTTP; use "http" with the server\'s streamable HTTP endpoint',
+    );
+    return;
+  }
+  problems.push(`\`transport\` must be ${allowed}, got ${show(transport)}`);
+}
+
+function checkOptions(row: Fields, problems: string[]): void {
+  if (has(row, "label") && typeof row.label !== "string") {
+    problems.push(`\`label\` must be a string, got ${kindOf(row.label)}`);
+  }
+  for (const [field, unit] of Object.entries(WHOLE_NUMBER_FIELDS)) {
+    const value = row[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+      problems.push(
+        `\`${field}\` must be a whole number of ${unit} ≥ 0, or null for the default; got ${show(value)}`,
+      );
+    }
+  }
+  for (const field of BOOLEAN_FIELDS) {
+    if (has(row, field) && typeof row[field] !== "boolean") {
+      problems.push(`\`${field}\` must be true or false, got ${show(row[field])}`);
+    }
+  }
+  for (const field of STRING_LIST_FIELDS) checkStringList(row, field, problems);
+}
+
+/**
+ * Every problem with one row, of any shape — what a form holds is not yet a row. Each
+ * problem is one sentence naming its field. Unknown keys are not problems (a newer
+ * version's options pass through), except the other transport's fields.
+ */
+export function validateServerConfig(row: unknown): string[] {
+  if (!isPlainObject(row)) {
+    return [`a server row must be an object, got ${kindOf(row)}`];
+  }
+  const problems: string[] = [];
+  checkId(row, problems);
+  checkSlug(row, problems);
+  checkTransport(row, problems);
+  checkOptions(row, problems);
+  return problems;
+}
+
+/** A row's id when it has a usable one. */
+function idOf(row: unknown): string | undefined {
+  return isPlainObject(row) && typeof row.id === "string" && row.id !== "" ? row.id : undefined;
+}
+
+/**
+ * Every problem with a list of rows: each row's own, prefixed with `` `<id>`: `` (or
+ * `row <index>:` for a row with no id), plus what only a list can show — a duplicate id,
+ * and two rows whose effective slugs (slug, else id) would qualify tools alike.
+ */
+export function validateServers(rows: readonly unknown[]): string[] {
+  const problems: string[] = [];
+  const indexesById = new Map<string, number[]>();
+  const idsBySlug = new Map<string, string[]>();
+
+  rows.forEach((row, index) => {
+    const id = idOf(row);
+    const prefix = id === undefined ? `row ${index}:` : `\`${id}\`:`;
+    for (const problem of validateServerConfig(row)) problems.push(`${prefix} ${problem}`);
+    if (id === undefined) return;
+
+    const indexes = indexesById.get(id);
+    if (indexes === undefined) indexesById.set(id, [index]);
+    else indexes.push(index);
+
+    const slug = (row as Fields).slug;
+    if (slug !== undefined && typeof slug !== "string") return; // already reported
+    const effective = slugOf({ id, slug });
+    const ids = idsBySlug.get(effective);
+    if (ids === undefined) idsBySlug.set(effective, [id]);
+    else if (!ids.includes(id)) ids.push(id);
+  });
+
+  for (const [id, indexes] of indexesById) {
+    if (indexes.length > 1) {
+      problems.push(`\`${id}\`: the id is used by more than one row (rows ${indexes.join(", ")})`);
+    }
+  }
+  for (const [slug, ids] of idsBySlug) {
+    if (ids.length > 1) {
+      const [first, ...others] = [...ids].sort();
+      for (const id of others) {
+        problems.push(
+          `\`${id}\`: shares the slug \`${slug}\` with \`${first}\`; their tool names would clash, and only \`${first}\` would keep them`,
+        );
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,74 @@
+/**
+ * probe(row): dial a row that need not be saved, list its tools, hang up (SPEC C16).
+ * Reports rather than throws; the error is the child's stderr where there is one.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServerConfig } from "../config/rows.js";
+import type { ChildEnvPolicy } from "./child-env.js";
+import { toolsFingerprint } from "./fingerprint.js";
+import { listAllTools } from "./list-tools.js";
+import {
+  createDefaultTransport,
+  processOf,
+  type CreateTransport,
+  type FetchLike,
+} from "./transport.js";
+import type { ProbeResult } from "./types.js";
+import { VERSION } from "../version.js";
+
+export interface ProbeOptions {
+  /** Budget for the whole dial and walk, ms. Outranks the row's connectTimeoutMs. */
+  timeoutMs?: number;
+  createTransport?: CreateTransport;
+  childEnv?: ChildEnvPolicy;
+  fetch?: FetchLike;
+}
+
+/** The client identity a probe presents; `-probe` is appended to the name. */
+export type ProbeIdentity = string | { name: string; version?: string };
+
+export async function probe(
+  row: McpServerConfig,
+  identity: ProbeIdentity = "mcpool",
+  options: ProbeOptions = {},
+): Promise<ProbeResult> {
+  const name = typeof identity === "string" ? identity : identity.name;
+  const version = typeof identity === "string" ? VERSION : (identity.version ?? VERSION);
+  const budget = options.timeoutMs ?? row.connectTimeoutMs ?? undefined;
+  const createTransport = options.createTransport ?? createDefaultTransport;
+  let transport: Transport | undefined;
+  let client: Client | undefined;
+  try {
+    transport = await createTransport(row, {
+      childEnv: options.childEnv ?? "inherit",
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    client = new Client({ name: `${name}-probe`, version }, { capabilities: {} });
+    const started = Date.now();
+    await client.connect(transport, budget === undefined ? {} : { timeout: budget });
+    const remaining = budget === undefined ? undefined : Math.max(1, started + budget - Date.now());
+    const tools = await listAllTools(client, remaining === undefined ? {} : { timeout: remaining });
+    const instructions = client.getInstructions();
+    return {
+      ok: true,
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        ...(tool.description !== undefined ? { description: tool.description } : {}),
+        ...(tool.title !== undefined ? { title: tool.title } : {}),
+        ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+      })),
+      toolsFingerprint: toolsFingerprint(tools),
+      ...(instructions !== undefined ? { instructions } : {}),
+    };
+  } catch (error) {
+    const child = transport ? processOf(transport) : undefined;
+    // Let the child finish writing why it failed before reading the tail.
+    if (transport) await transport.close().catch(() => undefined);
+    const stderr = child?.stderr.text();
+    return { ok: false, error: stderr || (error as Error).message, tools: [] };
+  } finally {
+    await client?.close().catch(() => undefined);
+    await transport?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Results (SPEC C10): how a CallToolResult becomes the one string a message array holds,
+ * and how that string is cut to a budget.
+ *
+ * A block that came with text arrives as that text, wherever the block keeps it; a block
+ * with none is named rather than dropped, so a model that asked for a screenshot is told
+ * it got one instead of being handed an empty string.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+import { canonicalJson } from "./fingerprint.js";
+
+/** What an empty result reads as, so the model does not take silence for a failure. */
+export const NO_OUTPUT = "(no output)";
+
+type Block = CallToolResult["content"][number];
+
+/** Bytes a base64 string decodes to, without decoding it. */
+function base64Bytes(data: string): number {
+  const compact = data.replace(/\s+/g, "");
+  const padding = compact.endsWith("==") ? 2 : compact.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((compact.length * 3) / 4) - padding);
+}
+
+/** `512 B`, `42 KB`, `3.4 MB`: binary units, rounded to what a reader needs. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const kb = Math.round(bytes / 1024);
+  if (kb < 1024) return `${kb} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+function omitted(type: string, mimeType: string | undefined, data: unknown): string {
+  const size = formatBytes(typeof data === "string" ? base64Bytes(data) : 0);
+  return `[${type}${mimeType ? ` ${mimeType}` : ""}, ${size} omitted]`;
+}
+
+/** One block as text, per the seed's flattening table. */
+function flattenBlock(block: Block): string {
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "resource": {
+      const resource = block.resource as {
+        uri: string;
+        mimeType?: string;
+        text?: unknown;
+        blob?: unknown;
+      };
+      if (typeof resource.text === "string") return resource.text;
+      if (typeof resource.blob === "string") {
+        return omitted(`resource ${resource.uri}`, resource.mimeType, resource.blob);
+      }
+      return "[resource content]";
+    }
+    case "resource_link":
+      return `[resource_link ${block.uri} — ${block.name}${block.description ? `: ${block.description}` : ""}]`;
+    case "image":
+    case "audio":
+      return omitted(block.type, block.mimeType, block.data);
+    default:
+      // A block type newer than this code: named, so the model knows something came back.
+      return `[${String((block as { type: unknown }).type)} content]`;
+  }
+}
+
+/** Whether text says nothing but the structure, as JSON (usually pretty-printed). */
+function mirrors(text: string, structured: Record<string, unknown>): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  return canonicalJson(parsed) === canonicalJson(structured);
+}
+
+/**
+ * The text of a tool result, as `call()` returns it. Blocks are flattened one per line.
+ * A result with no content but a `structuredContent` is that structure as compact JSON.
+ * Text blocks win over the structure, except when together they only mirror it (the
+ * spec asks servers to send that text, and most pretty-print it): then they read as the
+ * compact JSON, which says the same in fewer tokens. Nothing at all is `(no output)`.
+ */
+export function resultText(result: CallToolResult): string {
+  const blocks: readonly Block[] = result.content ?? [];
+  const structured = result.structuredContent;
+  let parts = blocks.map(flattenBlock);
+
+  if (structured !== undefined) {
+    const textIndexes = blocks.flatMap((block, i) => (block.type === "text" ? [i] : []));
+    const text = textIndexes.map((i) => parts[i]).join("\n");
+    if (textIndexes.length > 0 && mirrors(text, structured)) {
+      const first = textIndexes[0];
+      const compact = JSON.stringify(structured);
+      parts = parts.flatMap((part, i) =>
+        i === first ? [compact] : textIndexes.includes(i) ? [] : [part],
+      );
+    }
+  }
+
+  const flat = parts.join("\n");
+  if (flat !== "") return flat;
+  if (structured !== undefined) return JSON.stringify(structured);
+  return NO_OUTPUT;
+}
+
+function marker(kept: number, total: number): string {
+  return `\n[truncated: kept ${kept} of ${total} chars]\n`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/**
+ * Cuts text to `maxChars`, keeping the first two thirds and the last third of the budget
+ * with a marker on its own line between them: the head is where most answers start, the
+ * tail is where a log ends, and the marker tells the model it did not see everything.
+ *
+ * The budget is marker-inclusive: `kept` (N) is the largest count for which head, marker
+ * (with its two newlines) and tail together fit in `maxChars`; head = floor(2N/3) and
+ * tail = N − head. So a cut result is never longer than `maxChars`, unless the cap is
+ * smaller than the marker itself, when nothing is kept and the output is the marker alone.
+ * A cut never splits a surrogate pair, and N counts what was actually kept.
+ *
+ * `maxChars` of 0, null, undefined, a negative number or Infinity is no cap.
+ */
+export function truncateText(text: string, maxChars?: number | null): string {
+  if (
+    maxChars === undefined ||
+    maxChars === null ||
+    !(maxChars > 0) ||
+    !Number.isFinite(maxChars)
+  ) {
+    return text;
+  }
+  const cap = Math.floor(maxChars);
+  const total = text.length;
+  if (total <= cap) return text;
+
+  // The marker's length depends on N's digits; start low and grow while it still fits.
+  let budget = Math.max(0, cap - marker(cap, total).length);
+  while (budget + 1 + marker(budget + 1, total).length <= cap) budget += 1;
+
+  let headEnd = Math.floor((budget * 2) / 3);
+  let tailStart = total - (budget - headEnd);
+  if (headEnd > 0 && isHighSurrogate(text.charCodeAt(headEnd - 1))) headEnd -= 1;
+  if (tailStart < total && isLowSurrogate(text.charCodeAt(tailStart))) tailStart += 1;
+
+  const head = text.slice(0, headEnd);
+  const tail = text.slice(tailStart);
+  return `${head}${marker(head.length + tail.length, total)}${tail}`;
+}

@@ -1,0 +1,417 @@
+/**
+ * One configured server: its row, its live connection (if any), its last-known tools and
+ * what went wrong. The entry owns dialling, crash detection, backoff and retirement of a
+ * connection; the pool owns naming, scope and calls.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type ClientCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { isEnabled, type McpServerConfig } from "../config/rows.js";
+import { McpPoolError } from "./errors.js";
+import { toolsFingerprint } from "./fingerprint.js";
+import { listAllTools } from "./list-tools.js";
+import { processOf, type CreateTransport, type TransportContext } from "./transport.js";
+import type { CloseReason, PoolEvent, PoolLog, ServerNotification, ServerStatus } from "./types.js";
+
+/** A connection that stayed up this long was healthy; its crash starts a new count. */
+export const STABLE_CONNECTION_MS = 60_000;
+/** Failures in a row after which status says `crash-loop` instead of `error`. */
+export const CRASH_LOOP_AFTER = 3;
+/** Ceiling of the exponential backoff, ms. */
+export const MAX_BACKOFF_MS = 5 * 60_000;
+
+export interface EntryContext {
+  clientInfo: { name: string; version: string };
+  capabilities: ClientCapabilities;
+  createTransport: CreateTransport;
+  transportContext: TransportContext;
+  /** Pool-wide connect budget, ms; the row's outranks it. Undefined: the SDK's 60 s per request. */
+  connectTimeoutMs: number | undefined;
+  /** Pool-wide call timeout, ms; used to bound how long a retiring connection may drain. */
+  callTimeoutMs: number | undefined;
+  crashBackoffMs: number;
+  log: PoolLog;
+  emit(event: PoolEvent): void;
+  notify(serverId: string, notification: ServerNotification): void;
+  /** The entry's tools or status moved: reindex. */
+  changed(entry: ServerEntry): void;
+}
+
+export interface Connection {
+  client: Client;
+  transport: Transport;
+  pid: number | undefined;
+  startedAt: number;
+  instructions: string | undefined;
+  capabilities: Record<string, unknown> | undefined;
+  /** Calls in flight on this connection; a retiring connection waits for zero. */
+  inflight: number;
+  /** Set when we are closing it, so its close is not mistaken for a crash. */
+  closing: boolean;
+  drained?: () => void;
+}
+
+export class ServerEntry {
+  row: McpServerConfig;
+  status: ServerStatus;
+  error: string | undefined;
+  retryAt: number | undefined;
+  failures = 0;
+  connection: Connection | undefined;
+  /** The last list the server gave; empty after a crash. */
+  tools: Tool[] = [];
+  fingerprint: string | undefined;
+  /** `tools` is a last-known list, not a live one. */
+  stale = false;
+  /** Removed from the configuration: never dialled again. */
+  removed = false;
+  /** Stopped by a person: reconcile steps over it until a use or reconnect dials it. */
+  stopped = false;
+
+  #connecting: Promise<Connection> | undefined;
+  #retiring = new Set<Promise<void>>();
+  #relisting: Promise<void> | undefined;
+  #relistAgain = false;
+  readonly #context: EntryContext;
+
+  constructor(row: McpServerConfig, context: EntryContext) {
+    this.row = row;
+    this.#context = context;
+    this.status = isEnabled(row) ? "idle" : "disabled";
+  }
+
+  get id(): string {
+    return this.row.id;
+  }
+
+  /** The live connection, dialling one if there is none and nothing forbids it. */
+  ensure(options: { ignoreBackoff?: boolean } = {}): Promise<Connection> {
+    if (this.connection) return Promise.resolve(this.connection);
+    if (this.#connecting) return this.#connecting;
+    if (this.removed) {
+      return Promise.reject(
+        new McpPoolError("unknown-server", `unknown server "${this.id}"`, { serverId: this.id }),
+      );
+    }
+    if (!isEnabled(this.row)) {
+      return Promise.reject(
+        new McpPoolError("disabled", `server "${this.id}" is disabled`, { serverId: this.id }),
+      );
+    }
+    if (!options.ignoreBackoff && this.retryAt !== undefined && this.retryAt > Date.now()) {
+      return Promise.reject(
+        new McpPoolError(
+          "backoff",
+          `server "${this.id}" failed recently and will not be dialled before ${new Date(this.retryAt).toISOString()}: ${this.error ?? "unknown error"}`,
+          { serverId: this.id, retryAt: this.retryAt },
+        ),
+      );
+    }
+    const connecting = this.#dial().finally(() => {
+      if (this.#connecting === connecting) this.#connecting = undefined;
+    });
+    this.#connecting = connecting;
+    return connecting;
+  }
+
+  get connecting(): boolean {
+    return this.#connecting !== undefined;
+  }
+
+  async #dial(): Promise<Connection> {
+    const context = this.#context;
+    const row = this.row;
+    const started = Date.now();
+    this.status = "connecting";
+    context.changed(this);
+    const budget = row.connectTimeoutMs ?? context.connectTimeoutMs;
+    let transport: Transport | undefined;
+    let connection: Connection | undefined;
+    try {
+      transport = await context.createTransport(row, context.transportContext);
+      const client = new Client(context.clientInfo, { capabilities: context.capabilities });
+      connection = {
+        client,
+        transport,
+        pid: undefined,
+        startedAt: started,
+        instructions: undefined,
+        capabilities: undefined,
+        inflight: 0,
+        closing: false,
+      };
+      const current = connection;
+      client.fallbackNotificationHandler = async (notification) => {
+        context.notify(row.id, notification as ServerNotification);
+      };
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
+        context.notify(row.id, notification as ServerNotification);
+        this.#relist(current);
+      });
+      client.onclose = () => this.#closed(current);
+      const deadline = budget === undefined ? undefined : started + budget;
+      await client.connect(transport, budget === undefined ? {} : { timeout: budget });
+      const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
+      const tools = await listAllTools(
+        client,
+        remaining === undefined ? {} : { timeout: remaining },
+      );
+      if (this.removed || this.row !== row)
+        throw new McpPoolError("closed", `server "${row.id}" was reconfigured while connecting`);
+      connection.pid = processOf(transport)?.pid;
+      connection.startedAt = Date.now();
+      connection.instructions = client.getInstructions();
+      connection.capabilities = client.getServerCapabilities() as
+        Record<string, unknown> | undefined;
+      this.connection = connection;
+      this.stopped = false;
+      this.status = "ready";
+      this.error = undefined;
+      this.retryAt = undefined;
+      this.#setTools(tools);
+      context.emit({
+        type: "connect",
+        serverId: row.id,
+        ms: Date.now() - started,
+        tools: tools.length,
+      });
+      context.log.info?.(`mcpool: ${row.id} connected with ${tools.length} tools`);
+      context.changed(this);
+      return connection;
+    } catch (cause) {
+      if (connection) connection.closing = true;
+      const stderr = transport ? processOf(transport)?.stderr.text() : undefined;
+      const exit = transport ? processOf(transport)?.exit : undefined;
+      await transport?.close().catch(() => undefined);
+      const error = connectError(row.id, cause, budget, stderr, exit);
+      if (!this.removed && this.row === row) {
+        this.#failed(error.message, Date.now());
+        context.emit({
+          type: "connect-failed",
+          serverId: row.id,
+          ms: Date.now() - started,
+          error: error.message,
+        });
+        context.log.error?.(`mcpool: ${error.message}`);
+        context.changed(this);
+      }
+      throw error;
+    }
+  }
+
+  #failed(message: string, now: number): void {
+    this.failures += 1;
+    const backoff = Math.min(
+      this.#context.crashBackoffMs * 2 ** (this.failures - 1),
+      MAX_BACKOFF_MS,
+    );
+    this.status = this.failures >= CRASH_LOOP_AFTER ? "crash-loop" : "error";
+    this.error = message;
+    this.retryAt = now + backoff;
+    this.tools = [];
+    this.fingerprint = undefined;
+    this.stale = false;
+  }
+
+  /** The transport closed. Ours to expect when we closed it; a crash otherwise. */
+  #closed(connection: Connection): void {
+    connection.drained?.();
+    if (connection.closing || this.connection !== connection) return;
+    this.connection = undefined;
+    const now = Date.now();
+    if (now - connection.startedAt > STABLE_CONNECTION_MS) this.failures = 0;
+    const child = processOf(connection.transport);
+    const exit = child?.exit;
+    const how = exit ? describeExit(exit) : "closed the connection";
+    const stderr = child?.stderr.text();
+    const message = `server "${this.id}" ${how} unexpectedly${stderr ? `; stderr:\n${stderr}` : ""}`;
+    this.#failed(message, now);
+    // The leader is gone; whatever it left in its group goes with it.
+    void connection.transport.close().catch(() => undefined);
+    this.#context.emit({ type: "close", serverId: this.id, reason: "crash", error: message });
+    this.#context.log.error?.(`mcpool: ${message}`);
+    this.#context.changed(this);
+  }
+
+  #setTools(tools: Tool[]): void {
+    const before = this.fingerprint;
+    const hadList = before !== undefined;
+    const previous = this.tools;
+    this.tools = tools;
+    this.stale = false;
+    this.fingerprint = toolsFingerprint(tools);
+    if (hadList && before !== this.fingerprint) {
+      const was = new Set(previous.map((t) => t.name));
+      const now = new Set(tools.map((t) => t.name));
+      this.#context.emit({
+        type: "tools-changed",
+        serverId: this.id,
+        before,
+        after: this.fingerprint,
+        tools: tools.length,
+        added: tools.filter((t) => !was.has(t.name)).map((t) => t.name),
+        removed: previous.filter((t) => !now.has(t.name)).map((t) => t.name),
+      });
+    }
+  }
+
+  /** tools/list_changed: list again on the connect budget, one walk at a time. */
+  #relist(connection: Connection): void {
+    if (this.#relisting) {
+      this.#relistAgain = true;
+      return;
+    }
+    const budget = this.row.connectTimeoutMs ?? this.#context.connectTimeoutMs;
+    this.#relisting = (async () => {
+      do {
+        this.#relistAgain = false;
+        try {
+          const tools = await listAllTools(
+            connection.client,
+            budget === undefined ? {} : { timeout: budget },
+          );
+          if (this.connection !== connection) return;
+          this.#setTools(tools);
+          this.#context.changed(this);
+        } catch (error) {
+          // A walk that fails leaves the list as it was.
+          this.#context.log.error?.(
+            `mcpool: ${this.id}: re-listing tools failed: ${(error as Error).message}`,
+          );
+        }
+      } while (this.#relistAgain && this.connection === connection);
+    })().finally(() => (this.#relisting = undefined));
+  }
+
+  /** Resolves once any tools/list_changed walk in progress has finished. */
+  async settled(): Promise<void> {
+    while (this.#relisting) await this.#relisting;
+  }
+
+  /**
+   * Close the live connection (and any in progress). `idle` and `stop` keep the list as
+   * last-known; the others drop it. Waits for calls in flight to finish (within the call
+   * timeout) before the transport closes.
+   */
+  async close(reason: CloseReason): Promise<void> {
+    const pending = this.#connecting;
+    if (pending) await pending.catch(() => undefined);
+    const connection = this.connection;
+    this.connection = undefined;
+    if (reason === "idle" || reason === "stop") {
+      this.status = isEnabled(this.row) ? "idle" : "disabled";
+      this.error = undefined;
+      this.retryAt = undefined;
+      this.failures = 0;
+      this.stale = this.tools.length > 0;
+    } else if (reason !== "redial" && reason !== "reconnect") {
+      this.status = isEnabled(this.row) && !this.removed ? "idle" : "disabled";
+      this.tools = [];
+      this.fingerprint = undefined;
+      this.stale = false;
+    }
+    this.#context.changed(this);
+    if (connection) await this.#retire(connection, reason);
+    await Promise.all(this.#retiring);
+  }
+
+  /** New row with the same connection fields: take it without touching the child. */
+  update(row: McpServerConfig): void {
+    this.row = row;
+    if (!isEnabled(row) && this.status !== "disabled" && !this.connection) this.status = "disabled";
+    if (isEnabled(row) && this.status === "disabled") this.status = "idle";
+  }
+
+  /**
+   * The row's connection fields changed (B7): the old connection drains its calls and
+   * closes in the background while the next ensure() dials the new row.
+   */
+  async replace(row: McpServerConfig): Promise<void> {
+    const pending = this.#connecting;
+    if (pending) await pending.catch(() => undefined);
+    const old = this.connection;
+    this.connection = undefined;
+    this.row = row;
+    this.tools = [];
+    this.fingerprint = undefined;
+    this.stale = false;
+    this.resetBackoff();
+    this.status = isEnabled(row) ? "idle" : "disabled";
+    this.#context.changed(this);
+    if (old) void this.#retire(old, "changed");
+  }
+
+  /** Waits for every retiring connection to be closed. */
+  async retired(): Promise<void> {
+    await Promise.all(this.#retiring);
+  }
+
+  /** Forget the backoff, so the next ensure() dials at once. */
+  resetBackoff(): void {
+    this.retryAt = undefined;
+    this.failures = 0;
+    if (this.status === "error" || this.status === "crash-loop") this.status = "idle";
+    this.error = undefined;
+  }
+
+  /** Marks the connection as ours to close, waits for its calls, then closes it. */
+  #retire(connection: Connection, reason: CloseReason): Promise<void> {
+    connection.closing = true;
+    const retiring = (async () => {
+      if (connection.inflight > 0) {
+        const bound = this.row.callTimeoutMs ?? this.#context.callTimeoutMs ?? 60_000;
+        await new Promise<void>((resolve) => {
+          connection.drained = resolve;
+          setTimeout(resolve, bound).unref();
+        });
+      }
+      await connection.client.close().catch(() => undefined);
+      await connection.transport.close().catch(() => undefined);
+      this.#context.emit({ type: "close", serverId: this.id, reason });
+    })();
+    this.#retiring.add(retiring);
+    return retiring.finally(() => this.#retiring.delete(retiring));
+  }
+}
+
+function describeExit(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
+  if (exit.signal) return `was killed by ${exit.signal}`;
+  if (exit.code !== null) return `exited with code ${exit.code}`;
+  return "exited";
+}
+
+function connectError(
+  id: string,
+  cause: unknown,
+  budget: number | undefined,
+  stderr: string | undefined,
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined,
+): McpPoolError {
+  if (cause instanceof McpPoolError) return cause;
+  const detail = { serverId: id, ...(stderr ? { stderr } : {}) };
+  const tail = stderr ? `; stderr:\n${stderr}` : "";
+  if (cause instanceof McpError && cause.code === ErrorCode.RequestTimeout) {
+    return new McpPoolError(
+      "timeout",
+      `server "${id}" did not finish connecting within ${budget ?? 60_000} ms${tail}`,
+      { ...detail, timeoutMs: budget ?? 60_000 },
+      { cause },
+    );
+  }
+  const reason =
+    exit && (exit.code !== null || exit.signal) ? describeExit(exit) : (cause as Error).message;
+  return new McpPoolError(
+    "connect-failed",
+    `could not connect to server "${id}": ${reason}${tail}`,
+    detail,
+    {
+      cause,
+    },
+  );
+}

@@ -1,0 +1,224 @@
+/**
+ * A stdio MCP transport whose child lives in its own process group.
+ *
+ * The SDK's StdioClientTransport signals only the child it spawned, so a server started
+ * through a wrapper (`sh -c`, `npx`, `uvx`) leaves its real process behind. This one keeps
+ * the SDK's framing (ReadBuffer, serializeMessage) and owns the process handling:
+ * - the child is a process-group leader (`detached`), so a stop reaches every descendant;
+ * - close() escalates stdin EOF → SIGTERM to the group → SIGKILL to the group;
+ * - stdout lines that are not JSON-RPC are skipped and reported, never fatal;
+ * - stderr is kept as a bounded tail for error messages.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { StderrTail } from "./stderr-tail.js";
+
+/** How long a child gets after stdin EOF, and again after SIGTERM, before the next step. */
+export const DEFAULT_STOP_GRACE_MS = 2000;
+
+/** A single stdout line larger than this is a broken server, not a message. */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+export interface ChildProcessTransportOptions {
+  command: string;
+  args?: readonly string[];
+  env: Record<string, string>;
+  cwd?: string;
+  /** ms between the steps of the stop ladder. Default {@link DEFAULT_STOP_GRACE_MS}. */
+  stopGraceMs?: number;
+  maxLineBytes?: number;
+  /** Called with each stdout line that is not a JSON-RPC message. */
+  onJunk?: (line: string) => void;
+  /** Called with every stderr chunk (already kept in the tail). */
+  onStderr?: (chunk: Buffer) => void;
+}
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class ChildProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly stderr = new StderrTail();
+  #child?: ChildProcess;
+  #exit?: ChildExit;
+  #exited?: Promise<ChildExit>;
+  #closing?: Promise<void>;
+  readonly #options: ChildProcessTransportOptions;
+  readonly #buffer: ReadBuffer;
+
+  constructor(options: ChildProcessTransportOptions) {
+    this.#options = options;
+    this.#buffer = new ReadBuffer({
+      maxBufferSize: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** How the child ended, once it has. */
+  get exit(): ChildExit | undefined {
+    return this.#exit;
+  }
+
+  start(): Promise<void> {
+    if (this.#child) throw new Error("ChildProcessTransport already started");
+    const { command, args = [], env, cwd } = this.#options;
+    return new Promise((resolve, reject) => {
+      const child = spawn(command, [...args], {
+        env,
+        cwd,
+        stdio: ["pipe", "pipe", "pipe"],
+        shell: false,
+        detached: true,
+        windowsHide: true,
+      });
+      this.#child = child;
+      this.#exited = new Promise((done) => {
+        child.once("exit", (code, signal) => {
+          this.#exit = { code, signal };
+          done(this.#exit);
+        });
+      });
+      child.once("error", (error) => {
+        // ENOENT and EACCES arrive here instead of "spawn"; the child never existed.
+        this.#exit ??= { code: null, signal: null };
+        reject(error);
+        this.onerror?.(error);
+      });
+      child.once("spawn", () => resolve());
+      child.once("close", () => {
+        this.#buffer.clear();
+        this.#closed();
+      });
+      child.stdin?.on("error", (error) => this.onerror?.(error));
+      child.stdout?.on("error", (error) => this.onerror?.(error));
+      child.stdout?.on("data", (chunk: Buffer) => this.#read(chunk));
+      child.stderr?.on("data", (chunk: Buffer) => {
+        this.stderr.push(chunk);
+        this.#options.onStderr?.(chunk);
+      });
+    });
+  }
+
+  #closedOnce = false;
+  #closed(): void {
+    if (this.#closedOnce) return;
+    this.#closedOnce = true;
+    this.onclose?.();
+  }
+
+  #read(chunk: Buffer): void {
+    try {
+      this.#buffer.append(chunk);
+    } catch (error) {
+      this.onerror?.(error as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.#buffer.readMessage();
+      } catch (error) {
+        // The line is consumed before it is parsed, so skipping it is just carrying on.
+        this.#options.onJunk?.(error instanceof Error ? error.message : String(error));
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (!stdin || stdin.destroyed || this.#exit) return Promise.reject(new Error("Not connected"));
+    return new Promise((resolve, reject) => {
+      const ok = stdin.write(serializeMessage(message), (error) => {
+        if (error) reject(error);
+      });
+      if (ok) resolve();
+      else stdin.once("drain", resolve);
+    });
+  }
+
+  /** Stop the child and every process of its group: stdin EOF, SIGTERM, SIGKILL. */
+  close(): Promise<void> {
+    this.#closing ??= this.#stop();
+    return this.#closing;
+  }
+
+  async #stop(): Promise<void> {
+    const child = this.#child;
+    if (!child || child.pid === undefined || !this.#exited) {
+      this.#closed();
+      return;
+    }
+    const pgid = child.pid;
+    const grace = this.#options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    const exited = this.#exited;
+    if (!this.#exit) {
+      child.stdin?.end();
+      if (!(await within(exited, grace))) {
+        signalGroup(pgid, "SIGTERM");
+        if (!(await within(exited, grace))) {
+          signalGroup(pgid, "SIGKILL");
+          await exited;
+        }
+      }
+    }
+    // The leader is gone; a wrapper's grandchildren may not be. They share its group.
+    if (groupAlive(pgid)) {
+      signalGroup(pgid, "SIGTERM");
+      if (!(await until(() => !groupAlive(pgid), grace))) signalGroup(pgid, "SIGKILL");
+    }
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already empty.
+  }
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls a condition nothing can notify us of (a group with no leader to wait on). */
+async function until(condition: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20).unref());
+  }
+  return condition();
+}

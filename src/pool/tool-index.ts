@@ -1,0 +1,125 @@
+/**
+ * The tool index: qualified name → (server, tool), in a stable order (configuration
+ * order, then each server's own), with clashes resolved by the rows (SPEC C1, C2, C5).
+ * Rebuilt whole whenever a server's list or row changes; lookups are by whole string.
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { labelOf, slugOf } from "../config/rows.js";
+import { qualifiedName } from "./naming.js";
+import { truncateText } from "./results.js";
+import type { ServerEntry } from "./server-entry.js";
+import type { ToolDefinition } from "./types.js";
+
+export interface IndexedTool {
+  qualified: string;
+  entry: ServerEntry;
+  tool: Tool;
+  /** What tools() hands out: built once per index, frozen. */
+  definition: ToolDefinition;
+  /** Estimated cost of sending the definition, at four characters a token. */
+  tokens: number;
+}
+
+export interface ToolIndex {
+  byName: ReadonlyMap<string, IndexedTool>;
+  ordered: readonly IndexedTool[];
+  /** Servers whose whole namespace lost a clash, with the id that won it. */
+  lostTo: ReadonlyMap<string, string>;
+}
+
+export interface IndexOptions {
+  maxDescriptionChars?: number | undefined;
+  /** Called for every clash; the caller decides whether it has been reported before. */
+  onClash(key: string, message: string): void;
+}
+
+export function buildToolIndex(entries: readonly ServerEntry[], options: IndexOptions): ToolIndex {
+  const claims = new Map<string, string[]>();
+  const named: { entry: ServerEntry; tools: { qualified: string; tool: Tool }[] }[] = [];
+  for (const entry of entries) {
+    if (entry.tools.length === 0) continue;
+    const slug = slugOf(entry.row);
+    const seen = new Set<string>();
+    const tools: { qualified: string; tool: Tool }[] = [];
+    for (const tool of entry.tools) {
+      const qualified = qualifiedName(slug, tool.name);
+      if (seen.has(qualified)) {
+        options.onClash(
+          `${entry.id}\0${qualified}`,
+          `server "${entry.id}" offers two tools named ${qualified}; "${tool.name}" is left out`,
+        );
+        continue;
+      }
+      seen.add(qualified);
+      tools.push({ qualified, tool });
+      const owners = claims.get(qualified);
+      if (owners) owners.push(entry.id);
+      else claims.set(qualified, [entry.id]);
+    }
+    named.push({ entry, tools });
+  }
+
+  // A namespace goes to the lowest id among the servers wanting it; the rest are left
+  // out entirely, so the winner does not depend on which child happened to be up.
+  const lostTo = new Map<string, string>();
+  for (const [qualified, owners] of claims) {
+    if (owners.length < 2) continue;
+    const winner = [...owners].sort()[0]!;
+    for (const loser of owners) {
+      if (loser === winner || lostTo.has(loser)) continue;
+      lostTo.set(loser, winner);
+      options.onClash(
+        `${loser}\0${winner}`,
+        `servers "${winner}" and "${loser}" both want the tool name ${qualified}; "${winner}" keeps the namespace and "${loser}"'s tools are left out`,
+      );
+    }
+  }
+
+  const byName = new Map<string, IndexedTool>();
+  const ordered: IndexedTool[] = [];
+  for (const { entry, tools } of named) {
+    if (lostTo.has(entry.id)) continue;
+    const label = labelOf(entry.row);
+    for (const { qualified, tool } of tools) {
+      const definition = freezeDefinition({
+        type: "function",
+        function: {
+          name: qualified,
+          description: capDescription(
+            `[${label}] ${tool.description ?? tool.title ?? tool.name}`,
+            options.maxDescriptionChars,
+          ),
+          parameters: tool.inputSchema as Record<string, unknown>,
+        },
+      });
+      const indexed: IndexedTool = {
+        qualified,
+        entry,
+        tool,
+        definition,
+        tokens: Math.ceil(JSON.stringify(definition).length / 4),
+      };
+      byName.set(qualified, indexed);
+      ordered.push(indexed);
+    }
+  }
+  return { byName, ordered, lostTo };
+}
+
+/** Shallow: `parameters` is the server's own schema, passed through untouched. */
+function freezeDefinition(definition: ToolDefinition): ToolDefinition {
+  Object.freeze(definition.function);
+  return Object.freeze(definition);
+}
+
+function capDescription(text: string, max: number | undefined): string {
+  if (!max || text.length <= max) return text;
+  // truncateText's marker is extra to its budget; shrink the budget until all of it fits.
+  let budget = max;
+  let cut = truncateText(text, budget);
+  while (cut.length > max && budget > 0) {
+    budget -= cut.length - max;
+    cut = truncateText(text, Math.max(budget, 0));
+  }
+  return cut.length > max ? text.slice(0, max) : cut;
+}

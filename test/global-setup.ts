@@ -1,0 +1,45 @@
+/**
+ * Every process a test run starts carries MCPOOL_TEST_RUN in its environment (children
+ * inherit it). When the run ends, any live process still carrying it, other than this one,
+ * is a leak: the run fails and names it.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+
+const marker = `MCPOOL_TEST_RUN=${randomUUID()}`;
+
+export function setup(): void {
+  process.env.MCPOOL_TEST_RUN = marker.split("=")[1];
+}
+
+export function leakedProcesses(mark = marker): string[] {
+  const leaks: string[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, "latin1");
+      if (!environ.split("\0").includes(mark)) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      leaks.push(
+        `${name}: ${readFileSync(`/proc/${name}/cmdline`, "latin1").replaceAll("\0", " ").trim()}`,
+      );
+    } catch {
+      // Gone while we looked, or not ours to read.
+    }
+  }
+  return leaks;
+}
+
+export async function teardown(): Promise<void> {
+  // Children stopped by the last test may still be on their way out of the stop ladder.
+  const deadline = Date.now() + 10_000;
+  let leaks = leakedProcesses();
+  while (leaks.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    leaks = leakedProcesses();
+  }
+  if (leaks.length > 0) {
+    throw new Error(`processes outlived the test run:\n${leaks.join("\n")}`);
+  }
+}

@@ -1,0 +1,72 @@
+/** Process-table helpers for tests: liveness from the kernel, waits bounded and event-free. */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const fixturesDir = fileURLToPath(new URL("../fixtures/", import.meta.url));
+export const fixture = (name: string): string => join(fixturesDir, name);
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie is dead, only not yet reaped by its parent.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/** Members of a process group that are still alive. */
+export function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] !== "Z" && Number(fields[2]) === pgid) out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** Polls `condition` until true or the bound runs out; the only wait tests use for the process table. */
+export async function waitFor(
+  condition: () => boolean,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Resolves with the first value `subscribe` delivers that matches, or rejects after the bound. */
+export function nextMatching<T>(
+  subscribe: (listener: (value: T) => void) => () => void,
+  match: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for a matching value`));
+    }, timeoutMs);
+    const stop = subscribe((value) => {
+      if (!match(value)) return;
+      clearTimeout(timer);
+      stop();
+      resolve(value);
+    });
+  });
+}

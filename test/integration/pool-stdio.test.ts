@@ -1,0 +1,165 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { McpPool, McpPoolError, type McpServerConfig, type PoolEvent } from "../../src/index.js";
+import { alive, fixture, groupMembers, nextMatching, waitFor } from "../helpers/processes.js";
+
+const pools: McpPool[] = [];
+
+function pool(options: Partial<ConstructorParameters<typeof McpPool>[0]> = {}): McpPool {
+  const created = new McpPool({
+    clientName: "mcpool-test",
+    log: {},
+    connectTimeoutMs: 15_000,
+    ...options,
+  });
+  pools.push(created);
+  return created;
+}
+
+function node(id: string, script: string, extra: Partial<McpServerConfig> = {}): McpServerConfig {
+  return {
+    id,
+    transport: "stdio",
+    command: process.execPath,
+    args: [fixture(script)],
+    ...extra,
+  } as McpServerConfig;
+}
+
+function pidOf(p: McpPool, id: string): number {
+  const pid = p.state().find((s) => s.id === id)?.pid;
+  if (pid === undefined) throw new Error(`${id} has no pid`);
+  return pid;
+}
+
+afterEach(async () => {
+  const pids = pools.flatMap((p) => p.state().flatMap((s) => (s.pid ? [s.pid] : [])));
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+  for (const pid of pids) expect(alive(pid)).toBe(false);
+});
+
+describe("a pool of stdio children", () => {
+  it("connects a row, lists its tools under qualified names and calls one", async () => {
+    const p = pool();
+    await p.sync([node("echo", "echo.mjs")]);
+    const [state] = p.state();
+    expect(state?.status).toBe("ready");
+    expect(state?.pid).toBeTypeOf("number");
+    expect(state?.tools.map((t) => t.qualified)).toContain("echo__echo");
+    expect(state?.tools.find((t) => t.name === "add")?.qualified).toBe("echo__add");
+    expect(p.tools().map((t) => t.function.name)).toEqual(state?.tools.map((t) => t.qualified));
+    expect(await p.call("echo__echo", { text: "hi" })).toBe("hi");
+  });
+
+  it("starts each child in its own process group and stops the whole group, wrapper included", async () => {
+    const p = pool();
+    await p.sync([{ id: "wrapped", transport: "stdio", command: fixture("wrapped.sh") }]);
+    const pid = pidOf(p, "wrapped");
+    await waitFor(() => groupMembers(pid).length >= 2, 10_000, "the wrapper's grandchild");
+    await p.stop("wrapped");
+    await waitFor(() => groupMembers(pid).length === 0, 10_000, "the group to be empty");
+    expect(p.state()[0]?.status).toBe("idle");
+  });
+
+  it("stops a child that ignores stdin EOF and SIGTERM with SIGKILL", async () => {
+    const p = pool();
+    await p.sync([node("hang", "hang.mjs")]);
+    const pid = pidOf(p, "hang");
+    await p.sync([]);
+    expect(alive(pid)).toBe(false);
+    expect(p.state()).toEqual([]);
+  });
+
+  it("collects every page of tools/list and refuses a cursor that never advances", async () => {
+    const p = pool();
+    await p.sync([
+      node("pages", "paginate.mjs", { env: { FIXTURE_TOOLS: "10" } }),
+      node("loop", "paginate.mjs", { env: { BAD_CURSOR: "1" } }),
+    ]);
+    const [pages, loop] = p.state();
+    expect(pages?.tools.map((t) => t.name)).toEqual([
+      "t0",
+      "t1",
+      "t2",
+      "t3",
+      "t4",
+      "t5",
+      "t6",
+      "t7",
+      "t8",
+      "t9",
+    ]);
+    expect(loop?.status).toBe("error");
+    expect(loop?.error).toMatch(/cursor/);
+    expect(loop?.tools).toEqual([]);
+  });
+
+  it("skips junk lines on a child's stdout and still answers", async () => {
+    const p = pool();
+    await p.sync([node("junk", "junk.mjs")]);
+    expect(await p.call("junk__echo", { text: "still here" })).toBe("still here");
+  });
+
+  it("reports a command that does not exist with its reason and holds it off with backoff", async () => {
+    const events: PoolEvent[] = [];
+    const p = pool();
+    p.onEvent((e) => events.push(e));
+    await p.sync([{ id: "nope", transport: "stdio", command: "/nonexistent/mcp-server" }]);
+    const [state] = p.state();
+    expect(state?.status).toBe("error");
+    expect(state?.error).toMatch(/ENOENT/);
+    expect(state?.retryAt).toBeGreaterThan(Date.now());
+    expect(events.some((e) => e.type === "connect-failed" && e.serverId === "nope")).toBe(true);
+    const refused = await p.call("nope__anything", {}).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(McpPoolError);
+    expect((refused as McpPoolError).code).toBe("backoff");
+    expect((refused as McpPoolError).detail.retryAt).toBe(state?.retryAt);
+  });
+
+  it("puts the stderr of a child that dies at start into its error", async () => {
+    const p = pool();
+    await p.sync([node("dies", "crash.mjs", { env: { CRASH_ON_START: "1" } })]);
+    const [state] = p.state();
+    expect(state?.status).toBe("error");
+    expect(state?.error).toMatch(/no module named fixture_missing/);
+    expect(state?.error).toMatch(/exited with code 1/);
+  });
+
+  it("moves a crashed server to error with its stderr, fails the call in flight once, and drops its tools", async () => {
+    const p = pool({ crashBackoffMs: 60_000 });
+    await p.sync([node("crashy", "crash.mjs"), node("echo", "echo.mjs")]);
+    const echoPid = pidOf(p, "echo");
+    const closed = nextMatching<PoolEvent>(
+      (l) => p.onEvent(l),
+      (e) => e.type === "close" && e.reason === "crash",
+    );
+    const error = await p.call("crashy__crash", {}).catch((e: unknown) => e);
+    expect((error as McpPoolError).code).toBe("connection-lost");
+    await closed;
+    const crashy = p.state().find((s) => s.id === "crashy");
+    expect(crashy?.status).toBe("error");
+    expect(crashy?.error).toMatch(/fixture crashing on purpose/);
+    expect(crashy?.tools).toEqual([]);
+    expect(p.tools().some((t) => t.function.name.startsWith("crashy__"))).toBe(false);
+    // The other server never noticed.
+    expect(pidOf(p, "echo")).toBe(echoPid);
+    expect(await p.call("echo__echo", { text: "fine" })).toBe("fine");
+  });
+
+  it("times out a call that never answers, with the bound in the error", async () => {
+    const p = pool();
+    await p.sync([node("hang", "hang.mjs")]);
+    const error = await p.call("hang__hang", {}, { timeoutMs: 200 }).catch((e: unknown) => e);
+    expect((error as McpPoolError).code).toBe("timeout");
+    expect((error as McpPoolError).detail.timeoutMs).toBe(200);
+  });
+
+  it("passes arguments containing shell syntax literally", async () => {
+    const p = pool();
+    await p.sync([
+      node("echo", "echo.mjs", {
+        args: [fixture("echo.mjs"), "$(touch /tmp/mcpool-pwned)", ";", "rm -rf /"],
+      }),
+    ]);
+    expect(await p.call("echo__echo", { text: "$(id); ls" })).toBe("$(id); ls");
+  });
+});

@@ -1,0 +1,336 @@
+/**
+ * The layers of STYLE.md, checked over the import graph of the TypeScript sources:
+ * `src/config` ← `src/pool` ← `src/daemon` ← `src/cli`, with `client/` depending on
+ * neither the MCP SDK nor `src/`. The ESLint `no-restricted-imports` rules catch a direct
+ * wrong arrow in one file; this catches one reached through another file, and one that
+ * the lint patterns do not spell (a bare `fs`, a `../../src/...`).
+ *
+ * Specifiers are read with regular expressions, deliberately simple: comments are
+ * dropped first so a JSDoc example is not an import, and every relative specifier must
+ * resolve to a file, so a form the walker cannot follow fails rather than hides an edge.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { dirname, join, posix, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** `import … from "x"`, `import "x"`, `export … from "x"`, `import type … from "x"`. */
+const STATIC_IMPORT = /\b(?:import|export)\s+(?:[\w$*\s{},]*?\s*from\s*)?["']([^"'\n]+)["']/g;
+
+/** `import("x")`, with or without options. */
+const DYNAMIC_IMPORT = /\bimport\s*\(\s*["']([^"'\n]+)["']\s*[,)]/g;
+
+const BLOCK_COMMENT = /\/\*[\s\S]*?\*\//g;
+const LINE_COMMENT = /^\s*\/\/.*$/gm;
+
+/** Every module specifier a TypeScript source names, in order. */
+function specifiersOf(source: string): string[] {
+  const code = source.replace(BLOCK_COMMENT, "").replace(LINE_COMMENT, "");
+  const found: Array<[number, string]> = [];
+  for (const pattern of [STATIC_IMPORT, DYNAMIC_IMPORT]) {
+    for (const match of code.matchAll(pattern)) found.push([match.index, match[1] as string]);
+  }
+  return found.sort((a, b) => a[0] - b[0]).map(([, specifier]) => specifier);
+}
+
+interface Edges {
+  /** Repo-relative paths of the files this one imports by a relative specifier. */
+  local: string[];
+  /** Bare specifiers: packages and Node built-ins. */
+  external: string[];
+  /** Relative specifiers that name no file: the walker would otherwise miss an edge. */
+  unresolved: string[];
+}
+
+type Graph = Map<string, Edges>;
+
+function toRepoPath(absolute: string): string {
+  return relative(ROOT, absolute).split(sep).join(posix.sep);
+}
+
+function listSources(dir: string): string[] {
+  const absolute = join(ROOT, dir);
+  if (!existsSync(absolute)) return [];
+  const files: string[] = [];
+  for (const entry of readdirSync(absolute)) {
+    const path = join(absolute, entry);
+    if (statSync(path).isDirectory()) files.push(...listSources(toRepoPath(path)));
+    else if (/\.(?:ts|mts|tsx)$/.test(entry) && !entry.endsWith(".d.ts")) {
+      files.push(toRepoPath(path));
+    }
+  }
+  return files;
+}
+
+/** The source file a relative specifier names, as NodeNext resolution would find it. */
+function resolveLocal(fromFile: string, specifier: string): string | undefined {
+  const base = join(ROOT, dirname(fromFile), specifier);
+  const candidates = [
+    base.replace(/\.js$/, ".ts"),
+    base.replace(/\.mjs$/, ".mts"),
+    base.replace(/\.jsx$/, ".tsx"),
+    base,
+    `${base}.ts`,
+    join(base, "index.ts"),
+  ];
+  const hit = candidates.find((path) => existsSync(path) && statSync(path).isFile());
+  return hit === undefined ? undefined : toRepoPath(hit);
+}
+
+function buildGraph(dirs: readonly string[]): Graph {
+  const graph: Graph = new Map();
+  const pending = dirs.flatMap(listSources);
+  while (pending.length > 0) {
+    const file = pending.pop() as string;
+    if (graph.has(file)) continue;
+    const edges: Edges = { local: [], external: [], unresolved: [] };
+    for (const specifier of specifiersOf(readFileSync(join(ROOT, file), "utf8"))) {
+      if (!specifier.startsWith(".")) {
+        edges.external.push(specifier);
+        continue;
+      }
+      const target = resolveLocal(file, specifier);
+      if (target === undefined) edges.unresolved.push(specifier);
+      else {
+        edges.local.push(target);
+        pending.push(target);
+      }
+    }
+    graph.set(file, edges);
+  }
+  return graph;
+}
+
+/** Every file reachable from `starts`, each with the chain that reached it. */
+function reachable(graph: Graph, starts: readonly string[]): Map<string, string[]> {
+  const chains = new Map<string, string[]>(starts.map((file) => [file, [file]]));
+  const queue = [...starts];
+  while (queue.length > 0) {
+    const file = queue.shift() as string;
+    for (const next of graph.get(file)?.local ?? []) {
+      if (chains.has(next)) continue;
+      chains.set(next, [...(chains.get(file) as string[]), next]);
+      queue.push(next);
+    }
+  }
+  return chains;
+}
+
+const NODE_BUILTINS = new Set(builtinModules);
+
+function isNodeBuiltin(specifier: string): boolean {
+  return specifier.startsWith("node:") || NODE_BUILTINS.has(specifier.split("/")[0] as string);
+}
+
+function isMcpSdk(specifier: string): boolean {
+  return specifier.startsWith("@modelcontextprotocol/");
+}
+
+function under(file: string, dir: string): boolean {
+  return file.startsWith(`${dir}/`);
+}
+
+const BROWSER_SAFE_ENTRY = "src/config/index.ts";
+
+/** Every wrong arrow in a graph, as a sentence naming the chain that made it. */
+function violations(graph: Graph): string[] {
+  const found: string[] = [];
+  const files = [...graph.keys()];
+
+  for (const [file, edges] of graph) {
+    for (const specifier of edges.unresolved) {
+      found.push(`${file}: "${specifier}" names no source file`);
+    }
+    for (const target of edges.local) {
+      if (under(target, "src/cli") && !under(file, "src/cli")) {
+        found.push(`${file}: imports ${target}; nothing imports src/cli`);
+      }
+    }
+  }
+
+  // src/config is browser-safe and imports nothing from the rest.
+  const configStarts = [BROWSER_SAFE_ENTRY, ...files.filter((f) => under(f, "src/config"))];
+  for (const [file, chain] of reachable(
+    graph,
+    configStarts.filter((f) => graph.has(f)),
+  )) {
+    const via = chain.join(" → ");
+    if (!under(file, "src/config")) found.push(`${via}: src/config reaches outside src/config`);
+    for (const specifier of graph.get(file)?.external ?? []) {
+      if (isNodeBuiltin(specifier)) found.push(`${via}: imports Node's "${specifier}"`);
+      if (isMcpSdk(specifier)) found.push(`${via}: imports the MCP SDK ("${specifier}")`);
+    }
+  }
+
+  // src/pool is usable on its own: never the daemon, the CLI or the bridge.
+  const poolFiles = files.filter((f) => under(f, "src/pool"));
+  for (const [file, chain] of reachable(graph, poolFiles)) {
+    for (const layer of ["src/daemon", "src/cli", "src/bridge"]) {
+      if (under(file, layer)) found.push(`${chain.join(" → ")}: src/pool reaches ${layer}`);
+    }
+  }
+
+  // client/ is the wire contract: json-rpc-2.0 and Node only.
+  const clientFiles = files.filter((f) => under(f, "client/src"));
+  for (const [file, chain] of reachable(graph, clientFiles)) {
+    const via = chain.join(" → ");
+    if (under(file, "src")) found.push(`${via}: client/src reaches src/`);
+    for (const specifier of graph.get(file)?.external ?? []) {
+      if (isMcpSdk(specifier)) found.push(`${via}: imports the MCP SDK ("${specifier}")`);
+      if (specifier === "mcpool" || specifier.startsWith("mcpool/")) {
+        found.push(`${via}: imports "${specifier}", which is src/`);
+      }
+    }
+  }
+  return found;
+}
+
+/** A graph written by hand, for checking the checks. */
+function graphOf(edges: Record<string, { local?: string[]; external?: string[] }>): Graph {
+  return new Map(
+    Object.entries(edges).map(([file, e]) => [
+      file,
+      { local: e.local ?? [], external: e.external ?? [], unresolved: [] },
+    ]),
+  );
+}
+
+describe("specifiersOf", () => {
+  it("finds static, re-exported, type-only, side-effect and dynamic imports", () => {
+    const source = [
+      'import { a } from "./a.js";',
+      "import type { B } from './b.js';",
+      "import * as c from 'node:fs';",
+      'import d, {\n  e,\n  type F,\n} from "@modelcontextprotocol/sdk/types.js";',
+      'import "./side-effect.js";',
+      'export * from "./g.js";',
+      'export { h as i } from "./h.js";',
+      'export type { J } from "./j.js";',
+      'const k = await import("./k.js");',
+      'const l = await import(\n  "fs"\n);',
+    ].join("\n");
+    expect(specifiersOf(source)).toEqual([
+      "./a.js",
+      "./b.js",
+      "node:fs",
+      "@modelcontextprotocol/sdk/types.js",
+      "./side-effect.js",
+      "./g.js",
+      "./h.js",
+      "./j.js",
+      "./k.js",
+      "fs",
+    ]);
+  });
+
+  it("ignores imports written in comments and strings that are not imports", () => {
+    const source = [
+      "/**",
+      ' * import { McpPool } from "node:child_process";',
+      " */",
+      '// import x from "node:fs";',
+      'export const url = "https://example.com"; // not an import',
+      'export const name = "node:fs";',
+      'export function from(x: string): string { return "from" + x; }',
+    ].join("\n");
+    expect(specifiersOf(source)).toEqual([]);
+  });
+});
+
+describe("violations", () => {
+  it("finds node:, bare built-in and SDK imports in src/config", () => {
+    const found = violations(
+      graphOf({
+        "src/config/index.ts": { local: ["src/config/a.ts"] },
+        "src/config/a.ts": { external: ["node:fs", "path", "@modelcontextprotocol/sdk/types.js"] },
+      }),
+    );
+    expect(found).toEqual([
+      `src/config/a.ts: imports Node's "node:fs"`,
+      `src/config/a.ts: imports Node's "path"`,
+      `src/config/a.ts: imports the MCP SDK ("@modelcontextprotocol/sdk/types.js")`,
+    ]);
+  });
+
+  it("finds src/config reaching another layer, directly or through another file", () => {
+    const found = violations(
+      graphOf({
+        "src/config/index.ts": { local: ["src/config/a.ts"] },
+        "src/config/a.ts": { local: ["src/pool/naming.ts"] },
+        "src/pool/naming.ts": { external: ["node:crypto"] },
+      }),
+    );
+    expect(found).toEqual([
+      "src/config/a.ts → src/pool/naming.ts: src/config reaches outside src/config",
+      `src/config/a.ts → src/pool/naming.ts: imports Node's "node:crypto"`,
+    ]);
+  });
+
+  it("finds src/pool reaching the daemon or the CLI, and anything importing the CLI", () => {
+    const found = violations(
+      graphOf({
+        "src/pool/pool.ts": { local: ["src/pool/x.ts"] },
+        "src/pool/x.ts": { local: ["src/daemon/paths.ts"] },
+        "src/daemon/paths.ts": { local: ["src/cli/main.ts"] },
+        "src/cli/main.ts": {},
+      }),
+    );
+    expect(found).toContain(
+      "src/daemon/paths.ts: imports src/cli/main.ts; nothing imports src/cli",
+    );
+    expect(found).toContain("src/pool/x.ts → src/daemon/paths.ts: src/pool reaches src/daemon");
+    expect(found).toContain(
+      "src/pool/x.ts → src/daemon/paths.ts → src/cli/main.ts: src/pool reaches src/cli",
+    );
+    expect(found).toHaveLength(3);
+  });
+
+  it("finds client/src importing the SDK or src/", () => {
+    const found = violations(
+      graphOf({
+        "client/src/index.ts": {
+          local: ["src/config/rows.ts"],
+          external: ["@modelcontextprotocol/sdk"],
+        },
+        "client/src/other.ts": { external: ["mcpool/servers"] },
+        "src/config/rows.ts": {},
+      }),
+    );
+    expect(found).toEqual([
+      `client/src/index.ts: imports the MCP SDK ("@modelcontextprotocol/sdk")`,
+      `client/src/other.ts: imports "mcpool/servers", which is src/`,
+      "client/src/index.ts → src/config/rows.ts: client/src reaches src/",
+    ]);
+  });
+
+  it("finds a relative import that names no file", () => {
+    const graph = graphOf({ "src/pool/a.ts": {} });
+    (graph.get("src/pool/a.ts") as Edges).unresolved.push("./gone.js");
+    expect(violations(graph)).toEqual([`src/pool/a.ts: "./gone.js" names no source file`]);
+  });
+});
+
+describe("the import graph of this repository", () => {
+  const graph = buildGraph(["src", "client/src"]);
+
+  it("is walked: the browser-safe entry reaches the row types through its re-exports", () => {
+    expect(graph.get(BROWSER_SAFE_ENTRY)?.local).toContain("src/config/rows.ts");
+    const fromEntry = reachable(graph, [BROWSER_SAFE_ENTRY]);
+    expect([...fromEntry.keys()]).toEqual(
+      expect.arrayContaining([
+        "src/config/rows.ts",
+        "src/config/same-connection.ts",
+        "src/config/validate.ts",
+      ]),
+    );
+    expect(graph.get("src/pool/naming.ts")?.external).toContain("node:crypto");
+  });
+
+  it("has no wrong arrow", () => {
+    expect(violations(graph)).toEqual([]);
+  });
+});

@@ -1,0 +1,395 @@
+import { describe, expect, it } from "vitest";
+
+import { isLoopbackHost, validateServerConfig, validateServers } from "../../src/config/index.js";
+
+const stdio = { id: "git", transport: "stdio", command: "uvx", args: ["mcp-server-git"] };
+const http = { id: "docs", transport: "http", url: "https://mcp.example.com/mcp" };
+
+/** The problems of a valid base row with some fields replaced. */
+function problemsOf(base: Record<string, unknown>, patch: Record<string, unknown>): string[] {
+  return validateServerConfig({ ...base, ...patch });
+}
+
+describe("validateServerConfig", () => {
+  it("accepts a minimal stdio row and a minimal http row", () => {
+    expect(validateServerConfig(stdio)).toEqual([]);
+    expect(validateServerConfig(http)).toEqual([]);
+  });
+
+  it("accepts a stdio row carrying every option", () => {
+    const row = {
+      ...stdio,
+      slug: "git-tools",
+      label: "Git",
+      enabled: false,
+      env: { TOKEN: "x" },
+      cwd: "/srv/repo",
+      connectTimeoutMs: 120_000,
+      callTimeoutMs: 0,
+      probeTimeoutMs: null,
+      idleTimeoutMs: 300_000,
+      maxResultChars: 16_000,
+      hiddenTools: ["git_reset"],
+      alwaysLoad: ["git_status"],
+      trustAnnotations: true,
+      coerceArguments: false,
+      lazy: true,
+    };
+    expect(validateServerConfig(row)).toEqual([]);
+  });
+
+  it("accepts an http row with headers", () => {
+    expect(problemsOf(http, { headers: { Authorization: "Bearer t" } })).toEqual([]);
+  });
+
+  it("refuses a row that is not an object, saying what it got", () => {
+    expect(validateServerConfig(null)).toEqual(["a server row must be an object, got null"]);
+    expect(validateServerConfig([stdio])[0]).toMatch(/must be an object, got an array/);
+    expect(validateServerConfig("git")[0]).toMatch(/must be an object, got a string/);
+    expect(validateServerConfig(undefined)[0]).toMatch(/must be an object, got undefined/);
+  });
+
+  it("reports every problem of a row at once", () => {
+    const problems = validateServerConfig({ transport: "stdio", args: "x", lazy: "yes" });
+    expect(problems).toHaveLength(4);
+    expect(problems.join("\n")).toMatch(/`id` is missing/);
+    expect(problems.join("\n")).toMatch(/needs a `command`/);
+    expect(problems.join("\n")).toMatch(/`args` must be an array of strings/);
+    expect(problems.join("\n")).toMatch(/`lazy` must be true or false/);
+  });
+
+  describe("id and slug", () => {
+    it("refuses a missing, empty or non-string id", () => {
+      const { id: _id, ...noId } = stdio;
+      expect(validateServerConfig(noId)).toEqual(["`id` is missing; every row needs one"]);
+      expect(problemsOf(stdio, { id: undefined })).toEqual([
+        "`id` is missing; every row needs one",
+      ]);
+      expect(problemsOf(stdio, { id: "" })).toEqual(["`id` must not be empty"]);
+      expect(problemsOf(stdio, { id: 7 })).toEqual(["`id` must be a string, got a number"]);
+      expect(problemsOf(stdio, { id: null })).toEqual(["`id` must be a string, got null"]);
+    });
+
+    it("refuses an id with characters a tool name cannot hold", () => {
+      for (const id of ["my.server", "a b", "git/hub", "é"]) {
+        const problems = problemsOf(stdio, { id });
+        expect(problems).toHaveLength(1);
+        expect(problems[0]).toMatch(/^`id` .* may hold only letters, digits, `_` and `-`/);
+      }
+    });
+
+    it("accepts letters, digits, underscores and hyphens in an id", () => {
+      expect(problemsOf(stdio, { id: "My_server-2" })).toEqual([]);
+    });
+
+    it("accepts an id of 32 characters and refuses one of 33", () => {
+      expect(problemsOf(stdio, { id: "a".repeat(32) })).toEqual([]);
+      const problems = problemsOf(stdio, { id: "a".repeat(33) });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^`id` is 33 characters long; at most 32/);
+    });
+
+    it("holds a slug to the same rules and accepts an empty one as the id's", () => {
+      expect(problemsOf(stdio, { slug: "git_2" })).toEqual([]);
+      expect(problemsOf(stdio, { slug: "" })).toEqual([]);
+      expect(problemsOf(stdio, { slug: "g.it" })[0]).toMatch(/^`slug` "g.it" may hold only/);
+      expect(problemsOf(stdio, { slug: "s".repeat(33) })[0]).toMatch(/^`slug` is 33 characters/);
+      expect(problemsOf(stdio, { slug: 3 })).toEqual(["`slug` must be a string, got a number"]);
+    });
+  });
+
+  describe("transport", () => {
+    it("refuses a missing transport, naming the allowed values", () => {
+      const { transport: _t, ...row } = stdio;
+      expect(validateServerConfig(row)).toEqual([
+        '`transport` is missing; it must be "stdio" or "http"',
+      ]);
+    });
+
+    it("refuses an unknown transport, naming the allowed values", () => {
+      expect(problemsOf(stdio, { transport: "ws" })).toEqual([
+        '`transport` must be "stdio" or "http", got "ws"',
+      ]);
+      expect(problemsOf(stdio, { transport: 1 })).toEqual([
+        '`transport` must be "stdio" or "http", got 1',
+      ]);
+    });
+
+    it("refuses sse with a message pointing at streamable HTTP", () => {
+      const problems = problemsOf(http, { transport: "sse" });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/"sse" is not supported/);
+      expect(problems[0]).toMatch(/streamable HTTP/);
+    });
+  });
+
+  describe("stdio rows", () => {
+    it("refuses a missing, empty or non-string command", () => {
+      const { command: _c, ...row } = stdio;
+      expect(validateServerConfig(row)).toEqual(["a stdio row needs a `command`"]);
+      expect(problemsOf(stdio, { command: "" })).toEqual(["`command` must not be empty"]);
+      expect(problemsOf(stdio, { command: "  " })).toEqual(["`command` must not be empty"]);
+      expect(problemsOf(stdio, { command: ["uvx"] })).toEqual([
+        "`command` must be a string, got an array",
+      ]);
+    });
+
+    it("refuses args that are not an array of strings, naming the bad element", () => {
+      expect(problemsOf(stdio, { args: "mcp-server-git" })).toEqual([
+        "`args` must be an array of strings, got a string",
+      ]);
+      expect(problemsOf(stdio, { args: null })).toEqual([
+        "`args` must be an array of strings, got null",
+      ]);
+      expect(problemsOf(stdio, { args: ["a", 2] })).toEqual([
+        "`args[1]` must be a string, got a number",
+      ]);
+      expect(problemsOf(stdio, { args: [] })).toEqual([]);
+    });
+
+    it("refuses env that is not a string map, without quoting its values", () => {
+      expect(problemsOf(stdio, { env: ["A=1"] })).toEqual([
+        "`env` must be an object of string values, got an array",
+      ]);
+      const problems = problemsOf(stdio, { env: { OK: "1", API_KEY: 123456789 } });
+      expect(problems).toEqual(["`env.API_KEY` must be a string, got a number"]);
+      expect(problems[0]).not.toContain("123456789");
+    });
+
+    it("refuses a cwd that is not a string", () => {
+      expect(problemsOf(stdio, { cwd: 1 })).toEqual(["`cwd` must be a string, got a number"]);
+    });
+
+    it("refuses the http arm's fields on a stdio row", () => {
+      expect(problemsOf(stdio, { url: "https://x.example" })).toEqual([
+        "a stdio row carries no `url`",
+      ]);
+      expect(problemsOf(stdio, { headers: {} })).toEqual(["a stdio row carries no `headers`"]);
+    });
+
+    it("treats a field set to undefined as absent", () => {
+      expect(problemsOf(stdio, { url: undefined, args: undefined })).toEqual([]);
+    });
+  });
+
+  describe("http rows", () => {
+    it("refuses a missing, non-string or empty url", () => {
+      const { url: _u, ...row } = http;
+      expect(validateServerConfig(row)).toEqual(["an http row needs a `url`"]);
+      expect(problemsOf(http, { url: 5 })).toEqual(["`url` must be a string, got a number"]);
+      expect(problemsOf(http, { url: "" })).toEqual(["`url` must not be empty"]);
+    });
+
+    it("refuses a url that does not parse, without quoting it", () => {
+      const problems = problemsOf(http, { url: "not a url?token=secret" });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/`url` is not a valid absolute URL/);
+      expect(problems[0]).not.toContain("secret");
+    });
+
+    it("refuses a protocol other than http or https", () => {
+      expect(problemsOf(http, { url: "ftp://example.com/mcp" })).toEqual([
+        '`url` must use http or https, got "ftp"',
+      ]);
+      expect(problemsOf(http, { url: "ws://localhost:3000/mcp" })[0]).toMatch(/got "ws"/);
+    });
+
+    it("refuses plain http to a host that is not loopback", () => {
+      const problems = problemsOf(http, { url: "http://mcp.example.com/mcp" });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toBe(
+        "`url` uses plain http to mcp.example.com; http is allowed only to loopback (localhost, 127.0.0.0/8, ::1); use https",
+      );
+      expect(problemsOf(http, { url: "http://10.0.0.5:8080/mcp" })).toHaveLength(1);
+      expect(problemsOf(http, { url: "http://128.0.0.1/mcp" })).toHaveLength(1);
+    });
+
+    it("accepts plain http to localhost, 127.0.0.0/8 and ::1", () => {
+      for (const url of [
+        "http://localhost:3000/mcp",
+        "http://LOCALHOST/mcp",
+        "http://127.0.0.1:8080/mcp",
+        "http://127.255.1.9/mcp",
+        "http://[::1]:9000/mcp",
+      ]) {
+        expect(problemsOf(http, { url })).toEqual([]);
+      }
+    });
+
+    it("accepts https to any host", () => {
+      expect(problemsOf(http, { url: "https://10.0.0.5/mcp" })).toEqual([]);
+    });
+
+    it("refuses headers that are not a string map, without quoting their values", () => {
+      expect(problemsOf(http, { headers: "Authorization: x" })).toEqual([
+        "`headers` must be an object of string values, got a string",
+      ]);
+      expect(problemsOf(http, { headers: { Authorization: true } })).toEqual([
+        "`headers.Authorization` must be a string, got a boolean",
+      ]);
+    });
+
+    it("refuses the stdio arm's fields on an http row, including the flat legacy nulls", () => {
+      expect(problemsOf(http, { command: "", args: null, env: null, cwd: "/" })).toEqual([
+        "an http row carries no `command`",
+        "an http row carries no `args`",
+        "an http row carries no `env`",
+        "an http row carries no `cwd`",
+      ]);
+    });
+  });
+
+  describe("options", () => {
+    const wholeNumbers = [
+      "connectTimeoutMs",
+      "callTimeoutMs",
+      "probeTimeoutMs",
+      "idleTimeoutMs",
+      "maxResultChars",
+    ];
+
+    it("accepts null, absent, 0 and positive whole numbers for every numeric option", () => {
+      for (const field of wholeNumbers) {
+        for (const value of [null, undefined, 0, 1, 120_000]) {
+          expect(problemsOf(stdio, { [field]: value })).toEqual([]);
+        }
+      }
+    });
+
+    it("refuses negative, fractional, non-finite and non-number values for every numeric option", () => {
+      for (const field of wholeNumbers) {
+        for (const value of [-1, 1.5, Number.NaN, Infinity, "5000", true]) {
+          const problems = problemsOf(stdio, { [field]: value });
+          expect(problems).toHaveLength(1);
+          expect(problems[0]).toMatch(new RegExp(`^\`${field}\` must be a whole number`));
+        }
+      }
+    });
+
+    it("names the unit of each numeric option", () => {
+      expect(problemsOf(stdio, { callTimeoutMs: -1 })[0]).toMatch(/milliseconds/);
+      expect(problemsOf(stdio, { maxResultChars: -1 })[0]).toMatch(/characters/);
+    });
+
+    it("refuses non-boolean flags", () => {
+      for (const field of ["enabled", "trustAnnotations", "coerceArguments", "lazy"]) {
+        expect(problemsOf(stdio, { [field]: true })).toEqual([]);
+        expect(problemsOf(stdio, { [field]: false })).toEqual([]);
+        expect(problemsOf(stdio, { [field]: "true" })).toEqual([
+          `\`${field}\` must be true or false, got "true"`,
+        ]);
+        expect(problemsOf(stdio, { [field]: null })).toEqual([
+          `\`${field}\` must be true or false, got null`,
+        ]);
+      }
+    });
+
+    it("refuses hiddenTools and alwaysLoad that are not arrays of strings", () => {
+      for (const field of ["hiddenTools", "alwaysLoad"]) {
+        expect(problemsOf(stdio, { [field]: ["a", "b"] })).toEqual([]);
+        expect(problemsOf(stdio, { [field]: "a" })).toEqual([
+          `\`${field}\` must be an array of strings, got a string`,
+        ]);
+        expect(problemsOf(stdio, { [field]: ["a", {}] })).toEqual([
+          `\`${field}[1]\` must be a string, got an object`,
+        ]);
+      }
+    });
+
+    it("refuses a label that is not a string", () => {
+      expect(problemsOf(stdio, { label: "Git" })).toEqual([]);
+      expect(problemsOf(stdio, { label: 3 })).toEqual(["`label` must be a string, got a number"]);
+    });
+
+    it("lets unknown keys through for forward compatibility", () => {
+      expect(problemsOf(stdio, { pin: "abc", session: "conversation", futureOption: 1 })).toEqual(
+        [],
+      );
+      expect(problemsOf(http, { hooks: [], somethingNew: { a: 1 } })).toEqual([]);
+    });
+  });
+});
+
+describe("isLoopbackHost", () => {
+  it("accepts localhost, 127.0.0.0/8 and ::1", () => {
+    for (const host of [
+      "localhost",
+      "LocalHost",
+      "localhost.",
+      "127.0.0.1",
+      "127.1.2.3",
+      "::1",
+      "[::1]",
+    ]) {
+      expect(isLoopbackHost(host), host).toBe(true);
+    }
+  });
+
+  it("refuses every other host", () => {
+    for (const host of [
+      "example.com",
+      "localhost.example.com",
+      "mylocalhost",
+      "126.0.0.1",
+      "128.0.0.1",
+      "127.0.0.256",
+      "127.0.0",
+      "0.0.0.0",
+      "::",
+      "[::2]",
+      "",
+    ]) {
+      expect(isLoopbackHost(host), host).toBe(false);
+    }
+  });
+});
+
+describe("validateServers", () => {
+  it("accepts a list of distinct valid rows", () => {
+    expect(validateServers([stdio, http])).toEqual([]);
+    expect(validateServers([])).toEqual([]);
+  });
+
+  it("prefixes each row's problems with its id", () => {
+    expect(validateServers([{ ...stdio, lazy: 1 }])).toEqual([
+      "`git`: `lazy` must be true or false, got 1",
+    ]);
+  });
+
+  it("prefixes the problems of a row without an id with its index", () => {
+    const { id: _id, ...noId } = http;
+    expect(validateServers([stdio, noId])).toEqual(["row 1: `id` is missing; every row needs one"]);
+    expect(validateServers([stdio, 42])).toEqual([
+      "row 1: a server row must be an object, got a number",
+    ]);
+  });
+
+  it("reports a duplicate id once, naming the rows", () => {
+    const problems = validateServers([stdio, http, { ...http, id: "git" }]);
+    expect(problems).toEqual(["`git`: the id is used by more than one row (rows 0, 2)"]);
+  });
+
+  it("reports two rows sharing an effective slug, the lower id keeping it", () => {
+    const problems = validateServers([
+      { ...stdio, id: "zeta", slug: "tools" },
+      { ...http, id: "alpha", slug: "tools" },
+    ]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^`zeta`: shares the slug `tools` with `alpha`/);
+  });
+
+  it("counts a row's id as its slug when it has none", () => {
+    const problems = validateServers([stdio, { ...http, slug: "git" }]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^`git`: shares the slug `git` with `docs`/);
+    expect(validateServers([stdio, { ...http, slug: "" }])).toEqual([]);
+  });
+
+  it("does not report a duplicate id a second time as a shared slug", () => {
+    expect(validateServers([stdio, stdio])).toHaveLength(1);
+  });
+
+  it("does not call slugs that differ only in case shared", () => {
+    expect(validateServers([stdio, { ...http, slug: "GIT" }])).toEqual([]);
+  });
+});
