@@ -6,3 +6,4 @@
 export * from "./rows.js";
 export * from "./same-connection.js";
 export * from "./validate.js";
+export * from "./mcp-json.js";

@@ -24,7 +24,12 @@ import { ReconcileQueue } from "./reconcile-queue.js";
 import { resultText, truncateText } from "./results.js";
 import { ServerEntry, type Connection, type EntryContext } from "./server-entry.js";
 import { buildToolIndex, type IndexedTool, type ToolIndex } from "./tool-index.js";
-import { createDefaultTransport, type CreateTransport, type FetchLike } from "./transport.js";
+import {
+  createDefaultTransport,
+  type ChildListener,
+  type CreateTransport,
+  type FetchLike,
+} from "./transport.js";
 import type {
   CallOptions,
   PoolEvent,
@@ -75,6 +80,8 @@ export interface McpPoolOptions {
   maxConcurrentStarts?: number;
   /** Debounce of syncSoon(), ms. Default 100. */
   syncDebounceMs?: number;
+  /** Told when a stdio child starts and when it and its process group are gone (pid records). */
+  onChild?: ChildListener;
 }
 
 type Listener<T extends unknown[]> = (...args: T) => void;
@@ -110,6 +117,7 @@ export class McpPool {
       transportContext: {
         childEnv: options.childEnv ?? "inherit",
         ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...(options.onChild ? { onChild: options.onChild } : {}),
         onJunk: (line) =>
           this.#log.info?.(
             `mcpool: skipped a stdout line that is not JSON-RPC: ${line.slice(0, 200)}`,
@@ -279,6 +287,7 @@ export class McpPool {
       if (connection) {
         if (connection.pid !== undefined) state.pid = connection.pid;
         state.startedAt = connection.startedAt;
+        if (connection.inflight > 0) state.inflight = connection.inflight;
         if (connection.instructions !== undefined) state.instructions = connection.instructions;
         if (connection.capabilities !== undefined)
           state.capabilities = structuredClone(connection.capabilities);

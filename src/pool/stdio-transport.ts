@@ -33,6 +33,10 @@ export interface ChildProcessTransportOptions {
   onJunk?: (line: string) => void;
   /** Called with every stderr chunk (already kept in the tail). */
   onStderr?: (chunk: Buffer) => void;
+  /** Called once the child has started, with its pid (also its process group id). */
+  onSpawn?: (pid: number) => void;
+  /** Called once the child and every process of its group are gone. */
+  onGone?: (pid: number) => void;
 }
 
 export interface ChildExit {
@@ -94,7 +98,10 @@ export class ChildProcessTransport implements Transport {
         reject(error);
         this.onerror?.(error);
       });
-      child.once("spawn", () => resolve());
+      child.once("spawn", () => {
+        if (child.pid !== undefined) this.#options.onSpawn?.(child.pid);
+        resolve();
+      });
       child.once("close", () => {
         this.#buffer.clear();
         this.#closed();
@@ -180,6 +187,7 @@ export class ChildProcessTransport implements Transport {
       signalGroup(pgid, "SIGTERM");
       if (!(await until(() => !groupAlive(pgid), grace))) signalGroup(pgid, "SIGKILL");
     }
+    this.#options.onGone?.(pgid);
   }
 }
 

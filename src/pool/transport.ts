@@ -16,7 +16,15 @@ export interface TransportContext {
   fetch?: FetchLike;
   /** Called with each stdout line of a stdio child that is not JSON-RPC. */
   onJunk?: (line: string) => void;
+  /** Told when a stdio child starts and when it and its group are gone. */
+  onChild?: ChildListener;
 }
+
+export type ChildListener = (event: {
+  type: "spawn" | "gone";
+  serverId: string;
+  pid: number;
+}) => void;
 
 /** Returns an unconnected Transport for the row; throwing fails the connect. */
 export type CreateTransport = (
@@ -32,6 +40,12 @@ export const createDefaultTransport: CreateTransport = (row, context) => {
       env: childEnvironment(context.childEnv, row.env, process.env),
       ...(row.cwd ? { cwd: row.cwd } : {}),
       ...(context.onJunk ? { onJunk: context.onJunk } : {}),
+      ...(context.onChild
+        ? {
+            onSpawn: (pid: number) => context.onChild?.({ type: "spawn", serverId: row.id, pid }),
+            onGone: (pid: number) => context.onChild?.({ type: "gone", serverId: row.id, pid }),
+          }
+        : {}),
     });
   }
   return new StreamableHTTPClientTransport(new URL(row.url), {

@@ -45,6 +45,8 @@ export interface ServerState {
   pid?: number;
   /** Epoch ms the current connection was made. */
   startedAt?: number;
+  /** Calls in flight on the current connection, when there are any. */
+  inflight?: number;
   instructions?: string;
   capabilities?: Record<string, unknown>;
   toolsFingerprint?: string;

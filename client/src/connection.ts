@@ -1,0 +1,205 @@
+/**
+ * One socket to the daemon: frames out and in, requests matched to their answers by
+ * json-rpc-2.0's JSONRPCClient, notifications handed up. It knows nothing of hello,
+ * reconnecting or subscriptions (client.ts). When the socket closes, for whatever reason,
+ * every request still pending fails at once with the reason.
+ */
+import type { Socket } from "node:net";
+import {
+  JSONRPCClient,
+  createJSONRPCErrorResponse,
+  createJSONRPCRequest,
+  isJSONRPCResponse,
+  type JSONRPCResponse,
+} from "json-rpc-2.0";
+
+import { FrameDecoder, encodeFrame, type Frame } from "./codec.js";
+import { McpPoolError, fromWireError } from "./errors.js";
+import {
+  isNotificationName,
+  type MethodName,
+  type NotificationName,
+  type ParamsOf,
+  type ResultOf,
+} from "./protocol.js";
+
+export interface ConnectionHooks {
+  /** A notification the daemon pushed; `params` is as received, unchecked. */
+  onNotification(name: NotificationName, params: unknown): void;
+  /** The socket closed; pending requests have already failed with `error`. */
+  onClose(error: McpPoolError): void;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+// JSON-RPC's "method not found": what a daemon-to-client request this client does not
+// implement (a later protocol's `elicit`) is answered with.
+const METHOD_NOT_FOUND = -32601;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+export class Connection {
+  /** Streams the daemon has been asked to push on this connection. */
+  subscribed = { events: false, notifications: false };
+  private readonly rpc: JSONRPCClient<Buffer>;
+  private readonly pending = new Map<number, Pending>();
+  private lastId = 0;
+  private closeError: McpPoolError | undefined;
+  private readonly closedPromise: Promise<void>;
+
+  constructor(
+    private readonly socket: Socket,
+    maxFrameBytes: number,
+    private readonly hooks: ConnectionHooks,
+  ) {
+    // The frame is encoded before the request is registered (see request()), so a value
+    // that is not JSON fails its own call, synchronously; the library's payload is unused.
+    this.rpc = new JSONRPCClient<Buffer>((_payload, frame) => {
+      socket.write(frame);
+    });
+    const decoder = new FrameDecoder({ maxFrameBytes });
+    socket.on("data", (chunk: Buffer) => this.receive(decoder.push(chunk)));
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      this.closeError ??= new McpPoolError(
+        "daemon-unavailable",
+        `the connection to the daemon failed: ${error.code ?? error.message}`,
+      );
+    });
+    this.closedPromise = new Promise((resolve) => {
+      socket.once("close", () => {
+        const error =
+          this.closeError ??
+          new McpPoolError("daemon-unavailable", "the daemon closed the connection");
+        this.closeError = error;
+        this.failPending(error);
+        this.hooks.onClose(error);
+        resolve();
+      });
+    });
+  }
+
+  get isOpen(): boolean {
+    return this.closeError === undefined;
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Whether this socket keeps the process alive. */
+  setRef(held: boolean): void {
+    if (held) this.socket.ref();
+    else this.socket.unref();
+  }
+
+  request<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    signal?: AbortSignal,
+  ): Promise<ResultOf<M>> {
+    if (this.closeError !== undefined) return Promise.reject(this.closeError);
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    const id = ++this.lastId;
+    const request = createJSONRPCRequest(id, method, params);
+    let frame: Buffer;
+    try {
+      frame = encodeFrame(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<ResultOf<M>>((resolve, reject) => {
+      const entry: Pending = {
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        signal,
+        onAbort: undefined,
+      };
+      if (signal !== undefined) {
+        entry.onAbort = () => this.abandon(id, abortReason(signal));
+        signal.addEventListener("abort", entry.onAbort, { once: true });
+      }
+      this.pending.set(id, entry);
+      void this.rpc.requestAdvanced(request, frame).then((response) => this.settle(id, response));
+    });
+  }
+
+  /** Fails pending requests with `error` and closes; resolves once the socket is closed. */
+  close(error: McpPoolError): Promise<void> {
+    this.closeError ??= error;
+    this.failPending(this.closeError);
+    this.socket.destroy();
+    return this.closedPromise;
+  }
+
+  private settle(id: number, response: JSONRPCResponse): void {
+    const entry = this.take(id);
+    if (entry === undefined) return;
+    if (response.error) entry.reject(fromWireError(response.error));
+    else entry.resolve(response.result);
+  }
+
+  /** Drops a request the caller gave up on; a late answer to it is then ignored. */
+  private abandon(id: number, reason: unknown): void {
+    const entry = this.take(id);
+    if (entry === undefined) return;
+    // Clears the library's own entry for the id; its promise resolves into settle(), a no-op.
+    this.rpc.receive(createJSONRPCErrorResponse(id, 0, "abandoned"));
+    entry.reject(reason);
+  }
+
+  private take(id: number): Pending | undefined {
+    const entry = this.pending.get(id);
+    if (entry === undefined) return undefined;
+    this.pending.delete(id);
+    if (entry.onAbort !== undefined) entry.signal?.removeEventListener("abort", entry.onAbort);
+    return entry;
+  }
+
+  private failPending(error: McpPoolError): void {
+    const entries = [...this.pending.keys()].map((id) => this.take(id));
+    this.rpc.rejectAllPendingRequests(error.message);
+    for (const entry of entries) entry?.reject(error);
+  }
+
+  private receive(frames: Frame[]): void {
+    for (const frame of frames) {
+      if (!frame.ok) {
+        // An answer we cannot read belongs to some pending request we cannot name: the
+        // only way not to leave it hanging is to drop the connection (client.ts redials).
+        void this.close(
+          new McpPoolError(
+            "daemon-unavailable",
+            `the daemon sent an unreadable frame: ${frame.error.message}`,
+          ),
+        );
+        return;
+      }
+      const message = frame.value;
+      if (!isRecord(message)) continue;
+      if (isJSONRPCResponse(message)) {
+        this.rpc.receive(message);
+      } else if (typeof message.method === "string") {
+        if (message.id !== undefined) {
+          const id =
+            typeof message.id === "string" || typeof message.id === "number" ? message.id : null;
+          this.socket.write(
+            encodeFrame(createJSONRPCErrorResponse(id, METHOD_NOT_FOUND, "Method not found")),
+          );
+        } else if (isNotificationName(message.method)) {
+          this.hooks.onNotification(message.method, message.params);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Reaching the daemon's socket: check that the path is a socket owned by this user before a
+ * byte is sent (SPEC D3), start the daemon when asked to, connect within a bound. Every
+ * failure here is `daemon-unavailable`, with a message that names the path.
+ */
+import { spawn } from "node:child_process";
+import { lstat } from "node:fs/promises";
+import { createConnection, type Socket } from "node:net";
+
+import { McpPoolError } from "./errors.js";
+
+function unavailable(message: string, detail: Record<string, unknown> = {}): McpPoolError {
+  return new McpPoolError("daemon-unavailable", message, detail);
+}
+
+function errnoCode(error: unknown): string | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * `"absent"` when nothing is at `path`; throws unless it is a socket owned by this uid.
+ * lstat, not stat: a symlink planted in place of the socket is refused, never followed.
+ */
+export async function checkSocket(path: string): Promise<"present" | "absent"> {
+  let stats;
+  try {
+    stats = await lstat(path);
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT" || errnoCode(error) === "ENOTDIR") return "absent";
+    throw unavailable(`cannot inspect the daemon socket ${path}: ${errnoCode(error) ?? error}`);
+  }
+  if (!stats.isSocket()) {
+    throw unavailable(`refusing ${path}: it is not a socket`, { socketPath: path });
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) {
+    throw unavailable(
+      `refusing ${path}: the socket belongs to uid ${stats.uid}, not to this user (uid ${uid})`,
+      { socketPath: path, owner: stats.uid },
+    );
+  }
+  return "present";
+}
+
+// How often the socket's appearance is checked after starting the daemon: no event tells us,
+// and a daemon takes ~100 ms to bind, so 50 ms costs little and adds little latency.
+const START_POLL_MS = 50;
+
+/**
+ * Spawns `command` detached (its own session, no stdio, not waited for) with MCPOOL_SOCKET
+ * set to `path`, then waits for a socket of ours to appear there, at most `timeoutMs`.
+ */
+export async function startDaemon(
+  path: string,
+  command: readonly string[],
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  const [file, ...args] = command;
+  if (file === undefined) throw unavailable("autoStart needs a non-empty autoStartCommand");
+  const child = spawn(file, args, {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, MCPOOL_SOCKET: path },
+  });
+  child.unref();
+  let failure: McpPoolError | undefined;
+  child.once("error", (error) => {
+    failure = unavailable(`could not start the daemon (${file}): ${errnoCode(error) ?? error}`);
+  });
+  child.once("exit", (code, signalName) => {
+    // A second daemon exits 0 when a first one already serves the socket: keep waiting.
+    if (code !== 0) {
+      failure ??= unavailable(
+        `the daemon (${file}) exited with ${signalName ?? `code ${code}`} before listening`,
+      );
+    }
+  });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (failure !== undefined) throw failure;
+    if (signal?.aborted) throw signal.reason;
+    if ((await checkSocket(path)) === "present") return;
+    if (Date.now() >= deadline) {
+      throw unavailable(`the daemon did not create ${path} within ${timeoutMs} ms`, {
+        socketPath: path,
+        timeoutMs,
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, START_POLL_MS));
+  }
+}
+
+export interface OpenSocketOptions {
+  /** Bound on the connect, ms. */
+  timeoutMs: number;
+  /** Whether the connecting socket keeps the process alive. */
+  ref: boolean;
+  signal?: AbortSignal;
+}
+
+/** A connected socket to `path`, or `daemon-unavailable` saying why not. */
+export function openSocket(path: string, options: OpenSocketOptions): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(path);
+    if (!options.ref) socket.unref();
+    const settle = (error?: unknown): void => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      socket.off("connect", onConnect);
+      socket.off("error", onError);
+      // Whoever takes the socket adds its own listener a tick later; an error emitted in
+      // between must not become an uncaught exception. Its 'close' still follows.
+      socket.on("error", ignore);
+      if (error === undefined) return resolve(socket);
+      socket.destroy();
+      reject(error);
+    };
+    const onConnect = (): void => settle();
+    const onError = (error: Error): void => settle(connectError(path, error));
+    const onAbort = (): void => settle(options.signal?.reason);
+    const timer = setTimeout(
+      () =>
+        settle(
+          unavailable(`no answer from ${path} within ${options.timeoutMs} ms`, {
+            socketPath: path,
+            timeoutMs: options.timeoutMs,
+          }),
+        ),
+      options.timeoutMs,
+    );
+    timer.unref();
+    socket.once("connect", onConnect);
+    socket.once("error", onError);
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function ignore(): void {}
+
+function connectError(path: string, error: Error): McpPoolError {
+  const code = errnoCode(error);
+  const detail = { socketPath: path, errno: code };
+  switch (code) {
+    case "ENOENT":
+      return unavailable(`no daemon is listening at ${path}`, detail);
+    case "ECONNREFUSED":
+      return unavailable(`nothing listens on ${path} (a daemon that died?)`, detail);
+    case "EACCES":
+      return unavailable(`not allowed to connect to ${path}`, detail);
+    default:
+      return unavailable(`cannot connect to ${path}: ${code ?? error.message}`, detail);
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * Reading `mcp.json` as users write it (SPEC A2): Claude Desktop / Cursor / Claude Code
+ * `{"mcpServers":{…}}`, VS Code `{"servers":{…}}`, a bare name-keyed map, or one bare body
+ * with a `name`. JSONC comments and trailing commas are accepted; a syntax error carries
+ * its line and column. Pool-wide options live beside the servers under `"mcpool"`.
+ *
+ * Each key becomes the row's id (and its label unless one is given). A row that fails
+ * validation is reported with its position and left out; the others still apply.
+ * Browser-safe: jsonc-parser is pure JavaScript.
+ */
+import {
+  findNodeAtLocation,
+  parseTree,
+  printParseErrorCode,
+  type Node,
+  type ParseError,
+} from "jsonc-parser";
+import type { McpServerConfig } from "./rows.js";
+import { validateServerConfig } from "./validate.js";
+
+export interface ConfigProblem {
+  message: string;
+  /** The row the problem belongs to, when it belongs to one. */
+  id?: string;
+  /** 1-based position in the file, where it is known. */
+  line?: number;
+  column?: number;
+}
+
+export interface McpJson {
+  /** Valid rows, in file order. */
+  rows: McpServerConfig[];
+  /** The `"mcpool"` section, unvalidated: the daemon reads what it knows. */
+  pool: Record<string, unknown>;
+  /** Rows left out and why, with positions. */
+  problems: ConfigProblem[];
+}
+
+/** The file is not JSON(C): nothing in it can be trusted, so nothing of it applies. */
+export class ConfigSyntaxError extends Error {
+  override readonly name = "ConfigSyntaxError";
+  constructor(
+    message: string,
+    readonly line: number,
+    readonly column: number,
+  ) {
+    super(`${message} at line ${line}, column ${column}`);
+  }
+}
+
+/** Option keys a body may carry beside its transport fields, passed through as written. */
+const PASSTHROUGH = [
+  "slug",
+  "label",
+  "enabled",
+  "connectTimeoutMs",
+  "callTimeoutMs",
+  "probeTimeoutMs",
+  "maxResultChars",
+  "hiddenTools",
+  "alwaysLoad",
+  "trustAnnotations",
+  "coerceArguments",
+  "idleTimeoutMs",
+  "lazy",
+] as const;
+
+const HTTP_TYPES = new Set(["http", "streamable-http", "streamableHttp", "streamable_http"]);
+
+type Body = Record<string, unknown>;
+
+function isObject(value: unknown): value is Body {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Parses `mcp.json` text into valid rows, the pool section and every problem found. */
+export function parseMcpJson(text: string): McpJson {
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const position = positionOf(text);
+  if (errors.length > 0 || !tree) {
+    const first = errors[0];
+    const where = position(first?.offset ?? 0);
+    throw new ConfigSyntaxError(
+      first ? printParseErrorCode(first.error) : "empty file",
+      where.line,
+      where.column,
+    );
+  }
+  const root = nodeValue(tree);
+  if (!isObject(root)) {
+    const where = position(tree.offset);
+    throw new ConfigSyntaxError("the file must hold a JSON object", where.line, where.column);
+  }
+
+  const pool = isObject(root.mcpool) ? root.mcpool : {};
+  const problems: ConfigProblem[] = [];
+  const rows: McpServerConfig[] = [];
+  const add = (id: string, body: unknown, path: (string | number)[]): void => {
+    const node = findNodeAtLocation(tree, path);
+    const where = position(node?.parent?.offset ?? node?.offset ?? 0);
+    const normalized = normalizeBody(id, body);
+    const found =
+      "problem" in normalized ? [normalized.problem] : validateServerConfig(normalized.row);
+    if (found.length > 0 || "problem" in normalized) {
+      for (const message of found)
+        problems.push({ message: `\`${id}\`: ${message}`, id, ...where });
+      return;
+    }
+    rows.push(normalized.row);
+  };
+
+  if (isObject(root.mcpServers)) {
+    for (const [id, body] of Object.entries(root.mcpServers)) add(id, body, ["mcpServers", id]);
+  } else if (isObject(root.servers)) {
+    for (const [id, body] of Object.entries(root.servers)) add(id, body, ["servers", id]);
+  } else if (looksLikeBody(root)) {
+    if (typeof root.name !== "string" || root.name === "") {
+      problems.push({
+        message: "a single server body needs a `name` to become its id",
+        line: 1,
+        column: 1,
+      });
+    } else {
+      const { name, ...body } = root;
+      add(name, body, []);
+    }
+  } else {
+    for (const [id, body] of Object.entries(root)) {
+      if (id === "mcpool" || id === "$schema" || id === "inputs") continue;
+      add(id, body, [id]);
+    }
+  }
+  return { rows, pool, problems };
+}
+
+/**
+ * The rows of an `mcp.json` paste, any of the accepted shapes. Throws ConfigSyntaxError
+ * when the text does not parse; rows with problems are left out (see parseMcpJson for them).
+ */
+export function fromMcpServersJson(text: string): McpServerConfig[] {
+  return parseMcpJson(text).rows;
+}
+
+function looksLikeBody(value: Body): boolean {
+  return ["command", "url", "httpUrl", "type", "transport"].some(
+    (key) => key in value && !isObject(value[key]),
+  );
+}
+
+/** One body as a host writes it → one row, or why it cannot be one. */
+export function normalizeBody(
+  id: string,
+  body: unknown,
+): { row: McpServerConfig } | { problem: string } {
+  if (!isObject(body)) return { problem: "a server must be a JSON object" };
+  const declared = body.type ?? body.transport;
+  if (declared !== undefined && typeof declared !== "string") {
+    return { problem: '`type` must be a string such as "stdio" or "http"' };
+  }
+  const url = body.url ?? body.httpUrl;
+  if (declared === "sse") {
+    return {
+      problem:
+        'SSE servers are not supported: mcpool speaks Streamable HTTP. Most servers serve it at the same host, often under /mcp; set "type": "http" and that url',
+    };
+  }
+  const transport =
+    declared === undefined
+      ? url !== undefined
+        ? "http"
+        : "stdio"
+      : HTTP_TYPES.has(declared)
+        ? "http"
+        : declared;
+  const options: Body = {};
+  for (const key of PASSTHROUGH) if (body[key] !== undefined) options[key] = body[key];
+  if (body.disabled === true) options.enabled = false;
+  if (options.label === undefined) options.label = id;
+  if (transport === "http") {
+    const row: Body = { id, transport: "http", url, ...options };
+    if (body.headers !== undefined) row.headers = body.headers;
+    return { row: row as unknown as McpServerConfig };
+  }
+  if (transport === "stdio") {
+    const row: Body = { id, transport: "stdio", command: body.command, ...options };
+    if (body.args !== undefined) row.args = body.args;
+    if (body.env !== undefined) row.env = body.env;
+    if (body.cwd !== undefined) row.cwd = body.cwd;
+    if (url !== undefined) row.url = url;
+    return { row: row as unknown as McpServerConfig };
+  }
+  return { problem: `unknown transport "${transport}"; use "stdio" or "http"` };
+}
+
+function nodeValue(node: Node): unknown {
+  switch (node.type) {
+    case "object": {
+      const out: Body = {};
+      for (const property of node.children ?? []) {
+        const [key, value] = property.children ?? [];
+        if (key && value) out[String(key.value)] = nodeValue(value);
+      }
+      return out;
+    }
+    case "array":
+      return (node.children ?? []).map(nodeValue);
+    default:
+      return node.value;
+  }
+}
+
+function positionOf(text: string): (offset: number) => { line: number; column: number } {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
+  return (offset) => {
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (starts[mid]! <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: offset - starts[low]! + 1 };
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The daemon's configuration file (SPEC A7, D6): read `mcp.json`, keep the last good rows
+ * when a read fails, and say what is wrong with its position. A missing file at first start
+ * is written as the embedded default; a file that disappears later keeps the pool running.
+ */
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { ConfigStatus } from "mcpool-client";
+import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
+import type { McpServerConfig } from "../config/rows.js";
+import { starterConfig } from "./embedded-default.js";
+
+export interface ConfigRead {
+  rows: readonly McpServerConfig[];
+  pool: Record<string, unknown>;
+  status: ConfigStatus;
+}
+
+export class ConfigSource {
+  readonly path: string;
+  #rows: readonly McpServerConfig[] = [];
+  #pool: Record<string, unknown> = {};
+  #status: ConfigStatus;
+  #everLoaded = false;
+
+  constructor(path: string) {
+    this.path = path;
+    this.#status = { path, ok: false, problems: [], error: "not read yet" };
+  }
+
+  /** The last good rows. */
+  get rows(): readonly McpServerConfig[] {
+    return this.#rows;
+  }
+
+  get pool(): Record<string, unknown> {
+    return this.#pool;
+  }
+
+  status(): ConfigStatus {
+    return structuredClone(this.#status);
+  }
+
+  /**
+   * Reads the file. On success its valid rows become the rows; on failure the last good
+   * rows stay and the status says why. Never throws for the file's content.
+   */
+  async read(): Promise<ConfigRead> {
+    let text: string;
+    try {
+      text = await readFile(this.path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+        return this.#failed(`cannot read the config file: ${(error as Error).message}`);
+      }
+      if (this.#everLoaded) {
+        return this.#failed(
+          "the config file is missing; the last good configuration keeps running",
+        );
+      }
+      text = starterConfig();
+      await writeAtomically(this.path, text);
+    }
+    try {
+      const parsed = parseMcpJson(text);
+      this.#rows = parsed.rows;
+      this.#pool = parsed.pool;
+      this.#everLoaded = true;
+      this.#status = {
+        path: this.path,
+        ok: true,
+        loadedAt: Date.now(),
+        problems: parsed.problems.map((p) =>
+          p.line !== undefined ? `line ${p.line}: ${p.message}` : p.message,
+        ),
+      };
+    } catch (error) {
+      if (error instanceof ConfigSyntaxError) {
+        return this.#failed(error.message, error.line, error.column);
+      }
+      return this.#failed((error as Error).message);
+    }
+    return { rows: this.#rows, pool: this.#pool, status: this.status() };
+  }
+
+  #failed(error: string, line?: number, column?: number): ConfigRead {
+    this.#status = {
+      path: this.path,
+      ok: false,
+      error,
+      ...(line !== undefined ? { line } : {}),
+      ...(column !== undefined ? { column } : {}),
+      ...(this.#status.loadedAt !== undefined ? { loadedAt: this.#status.loadedAt } : {}),
+      problems: this.#status.problems,
+    };
+    return { rows: this.#rows, pool: this.#pool, status: this.status() };
+  }
+}
+
+/** Write to a sibling temp file and rename over: a reader sees the old file or the new one. */
+export async function writeAtomically(path: string, text: string, mode = 0o600): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(temp, text, { mode });
+  await rename(temp, path);
+}

@@ -1,0 +1,214 @@
+/**
+ * The daemon: one per user. It owns the pool, serves it on a Unix socket, watches
+ * `mcp.json`, records its children so a successor can reap them, and stops everything it
+ * started on the way out. `createDaemon()` does nothing until `start()`.
+ */
+import type { ConfigStatus, DaemonStatus } from "mcpool-client";
+import { McpPool, type McpPoolOptions } from "../pool/pool.js";
+import type { ChildEnvPolicy } from "../pool/child-env.js";
+import { VERSION } from "../version.js";
+import { ConfigSource } from "./config-source.js";
+import { acquireInstanceLock } from "./instance-lock.js";
+import { createLog, type DaemonLog } from "./logger.js";
+import {
+  checkSocketPath,
+  prepareDir,
+  prepareRuntimeDir,
+  resolvePaths,
+  type DaemonPaths,
+} from "./paths.js";
+import { createPidRecords } from "./pid-records.js";
+import { createHandlers } from "./rpc-handlers.js";
+import { createSocketServer, type SocketServer } from "./socket-server.js";
+import { watchConfig, type ConfigWatcher } from "./watcher.js";
+
+export interface DaemonOptions {
+  socketPath?: string;
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+  /** An inherited listening socket (systemd socket activation). */
+  listenFd?: number;
+  /** Where the daemon logs. Default: stderr and a rotated file in the log directory. */
+  log?: DaemonLog;
+  /** Overrides of the pool's options, after the file's `"mcpool"` section. */
+  pool?: Partial<McpPoolOptions>;
+  /** Called when a client asks the daemon to shut down. */
+  onShutdownRequested?: () => void;
+}
+
+export type StartResult = { started: true } | { started: false; holderPid: number | undefined };
+
+export interface Daemon {
+  start(): Promise<StartResult>;
+  /** Stops accepting, lets calls finish, stops every child, removes the socket. Idempotent. */
+  stop(): Promise<void>;
+  /** Re-reads the config file and reconciles now. */
+  reload(): Promise<ConfigStatus>;
+  status(): DaemonStatus;
+  /** Resolves once every reconcile queued so far has finished. */
+  settled(): Promise<void>;
+  readonly paths: DaemonPaths;
+  readonly pool: McpPool;
+}
+
+/** Options of the `"mcpool"` section the pool takes; the rest of the section is ignored. */
+const POOL_SECTION_NUMBERS = [
+  "connectTimeoutMs",
+  "callTimeoutMs",
+  "probeTimeoutMs",
+  "crashBackoffMs",
+  "maxResultChars",
+  "maxDescriptionChars",
+  "toolsTokenWarning",
+  "maxConcurrentStarts",
+  "syncDebounceMs",
+] as const;
+
+function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> {
+  const options: Partial<McpPoolOptions> = {};
+  for (const key of POOL_SECTION_NUMBERS) {
+    const value = section[key];
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) options[key] = value;
+  }
+  const childEnv = section.childEnv;
+  if (childEnv === "inherit" || childEnv === "minimal") options.childEnv = childEnv;
+  else if (Array.isArray(childEnv) && childEnv.every((v) => typeof v === "string")) {
+    options.childEnv = childEnv as ChildEnvPolicy;
+  }
+  return options;
+}
+
+export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon> {
+  const env = options.env ?? process.env;
+  const paths = resolvePaths({
+    ...(options.socketPath ? { socket: options.socketPath } : {}),
+    ...(options.configPath ? { config: options.configPath } : {}),
+    env,
+  });
+  const startedAt = Date.now();
+  const config = new ConfigSource(paths.configPath);
+  let log: DaemonLog | undefined = options.log;
+  let pool: McpPool | undefined;
+  let server: SocketServer | undefined;
+  let watcher: ConfigWatcher | undefined;
+  let releaseLock: (() => void) | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const requirePool = (): McpPool => {
+    if (!pool) throw new Error("the daemon has not started");
+    return pool;
+  };
+
+  const status = (): DaemonStatus => ({
+    pid: process.pid,
+    version: VERSION,
+    startedAt,
+    socketPath: paths.socketPath,
+    configPath: paths.configPath,
+    config: config.status(),
+    servers: pool?.state() ?? [],
+    clients: server?.clients ?? 0,
+  });
+
+  const reload = async (): Promise<ConfigStatus> => {
+    await requirePool().sync();
+    return config.status();
+  };
+
+  const daemon: Daemon = {
+    paths,
+    get pool() {
+      return requirePool();
+    },
+    status,
+    reload,
+    settled: () => requirePool().flush(),
+
+    async start() {
+      if (options.listenFd === undefined) checkSocketPath(paths.socketPath);
+      const runtime = prepareRuntimeDir(paths.socketDir);
+      prepareDir(paths.dataDir, 0o700);
+      prepareDir(paths.logDir, 0o700);
+      log ??= createLog(paths.logDir);
+      const daemonLog = log;
+      if (runtime.tightened) daemonLog.info(`mcpool: tightened ${paths.socketDir} to 0700`);
+
+      const lock = await acquireInstanceLock(paths.lockPath);
+      if (!lock.acquired) return { started: false, holderPid: lock.holderPid };
+      releaseLock = lock.release;
+
+      const records = createPidRecords(paths.dataDir, { log: daemonLog });
+      const { reaped } = await records.reapPredecessors({ log: daemonLog });
+      if (reaped.length > 0)
+        daemonLog.info(
+          `mcpool: reaped ${reaped.length} children of a previous daemon: ${reaped.join(", ")}`,
+        );
+
+      const first = await config.read();
+      if (!first.status.ok) daemonLog.error(`mcpool: ${paths.configPath}: ${first.status.error}`);
+      for (const problem of first.status.problems)
+        daemonLog.error(`mcpool: ${paths.configPath}: ${problem}`);
+
+      pool = new McpPool({
+        clientName: "mcpool",
+        clientVersion: VERSION,
+        log: daemonLog,
+        load: async () => {
+          const read = await config.read();
+          if (!read.status.ok)
+            daemonLog.error(
+              `mcpool: ${paths.configPath}: ${read.status.error}; keeping the last good configuration`,
+            );
+          return read.rows;
+        },
+        onChild: (event) => {
+          if (event.type === "spawn") records.add(event.pid, event.serverId);
+          else records.remove(event.pid);
+        },
+        ...poolSection(first.pool),
+        ...options.pool,
+      });
+
+      server = createSocketServer({
+        ...(options.listenFd !== undefined
+          ? { listenFd: options.listenFd }
+          : { socketPath: paths.socketPath }),
+        handlers: createHandlers({
+          pool,
+          status,
+          reload,
+          shutdown: () => options.onShutdownRequested?.(),
+          version: VERSION,
+        }),
+        log: daemonLog,
+      });
+      await server.start();
+
+      watcher = watchConfig(paths.configPath, () => {
+        pool?.syncSoon().catch(() => undefined);
+      });
+      await watcher.ready;
+      // The first reconcile runs in the background: a wedged server must not keep the
+      // socket from answering. Calls to a server still connecting wait for it.
+      pool
+        .sync(first.rows)
+        .catch((error: unknown) => daemonLog.error(`mcpool: ${(error as Error).message}`));
+      daemonLog.info(
+        `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,
+      );
+      return { started: true };
+    },
+
+    stop() {
+      stopping ??= (async () => {
+        await watcher?.close().catch(() => undefined);
+        await server?.close().catch(() => undefined);
+        await pool?.close().catch(() => undefined);
+        releaseLock?.();
+        log?.info("mcpool: stopped");
+      })();
+      return stopping;
+    },
+  };
+  return daemon;
+}

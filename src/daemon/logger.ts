@@ -1,0 +1,53 @@
+/**
+ * The daemon's log: every line to stderr (what a service manager collects) and to a
+ * bounded log file in the log directory, rotated once to `.1` when it passes its cap.
+ * Library code never writes stdout: for `mcpool bridge` it is a protocol channel.
+ */
+import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { PoolLog } from "../pool/types.js";
+
+/** A week of a busy daemon's lines; two files at most. */
+export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;
+
+export interface DaemonLog extends Required<PoolLog> {
+  /** The log file's path, for `mcpool logs`. */
+  readonly path: string;
+}
+
+export function createLog(
+  dir: string,
+  options: { maxBytes?: number; stderr?: boolean } = {},
+): DaemonLog {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const path = join(dir, "mcpool.log");
+  const maxBytes = options.maxBytes ?? DEFAULT_LOG_MAX_BYTES;
+  let size = sizeOf(path);
+  const write = (level: string, message: string): void => {
+    const line = `${new Date().toISOString()} ${level} ${message}\n`;
+    if (options.stderr !== false) process.stderr.write(line);
+    try {
+      if (size + line.length > maxBytes) {
+        renameSync(path, `${path}.1`);
+        size = 0;
+      }
+      appendFileSync(path, line, { mode: 0o600 });
+      size += Buffer.byteLength(line);
+    } catch {
+      // A full disk must not take the daemon down; stderr still has the line.
+    }
+  };
+  return {
+    path,
+    info: (message) => write("info", message),
+    error: (message) => write("error", message),
+  };
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * A real daemon for integration tests: `mcpool serve` from the built CLI, in a temp home
+ * whose XDG directories hold its socket, config, data and logs.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { connect, type PoolClient } from "mcpool-client";
+import { alive, waitFor } from "./processes.js";
+
+export const cliPath = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+
+export interface TestHome {
+  dir: string;
+  socketPath: string;
+  configPath: string;
+  env: NodeJS.ProcessEnv;
+  writeConfig(servers: Record<string, unknown>, extra?: Record<string, unknown>): void;
+  remove(): void;
+}
+
+export function testHome(prefix = "mcpool-"): TestHome {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const socketPath = join(dir, "run", "mcpool.sock");
+  const configPath = join(dir, "config", "mcp.json");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: dir,
+    XDG_RUNTIME_DIR: join(dir, "run-xdg"),
+    XDG_CONFIG_HOME: join(dir, "config-xdg"),
+    XDG_DATA_HOME: join(dir, "data"),
+    XDG_STATE_HOME: join(dir, "state"),
+    XDG_CACHE_HOME: join(dir, "cache"),
+    MCPOOL_SOCKET: socketPath,
+    MCPOOL_CONFIG: configPath,
+  };
+  return {
+    dir,
+    socketPath,
+    configPath,
+    env,
+    writeConfig(servers, extra = {}) {
+      const text = JSON.stringify({ mcpServers: servers, ...extra }, null, 2);
+      const temp = `${configPath}.tmp`;
+      mkdirSync(dirname(configPath), { recursive: true });
+      writeFileSync(temp, text);
+      // Saved the way editors do: a new file renamed over the old one.
+      renameSync(temp, configPath);
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RunningDaemon {
+  process: ChildProcess;
+  pid: number;
+  stderr(): string;
+  /** SIGTERM and wait for exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  kill9(): Promise<void>;
+}
+
+export async function startDaemon(
+  home: TestHome,
+  extraArgs: string[] = [],
+): Promise<RunningDaemon> {
+  const child = spawn(process.execPath, [cliPath, "serve", ...extraArgs], {
+    env: home.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => resolve(code)),
+  );
+  const pid = child.pid!;
+  await waitFor(
+    () => stderr.includes("serving ") || child.exitCode !== null,
+    20_000,
+    "the daemon to serve",
+  );
+  if (child.exitCode !== null)
+    throw new Error(`the daemon exited with ${child.exitCode}: ${stderr}`);
+  return {
+    process: child,
+    pid,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+    async kill9() {
+      child.kill("SIGKILL");
+      await exited;
+      await waitFor(() => !alive(pid), 10_000, "the daemon to die");
+    },
+  };
+}
+
+export function client(home: TestHome, name = "test"): Promise<PoolClient> {
+  return connect({ socketPath: home.socketPath, clientName: name });
+}

@@ -1,0 +1,144 @@
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  cliPath,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+function mcpool(
+  home: TestHome,
+  ...args: string[]
+): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [cliPath, ...args], {
+    env: home.env,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe("the mcpool command", () => {
+  let home: TestHome;
+  let daemon: RunningDaemon;
+
+  beforeAll(async () => {
+    home = testHome();
+    home.writeConfig({
+      echo: { command: process.execPath, args: [fixture("echo.mjs")], label: "Echo" },
+      broken: { command: "/nonexistent/server" },
+    });
+    daemon = await startDaemon(home);
+    await waitFor(
+      () => /"ready"/.test(mcpool(home, "status", "--json").stdout),
+      20_000,
+      "echo to be ready",
+    );
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+    home?.remove();
+  });
+
+  it("shows each server's status, pid, tools and last error, and the config file's state", () => {
+    const { code, stdout } = mcpool(home, "status");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/config\s+.*mcp\.json: ok/);
+    expect(stdout).toMatch(/^echo\s+ready\s+\d+\s+\d+s\s+4\s*$/m);
+    expect(stdout).toMatch(/^broken\s+error\s+-\s+-\s+0\s+could not connect to server/m);
+    expect(JSON.parse(mcpool(home, "status", "--json").stdout).servers[1].error).toMatch(/ENOENT/);
+    const json = JSON.parse(mcpool(home, "status", "--json").stdout) as {
+      servers: { id: string; status: string }[];
+    };
+    expect(json.servers.map((s) => [s.id, s.status])).toEqual([
+      ["echo", "ready"],
+      ["broken", "error"],
+    ]);
+  });
+
+  it("lists tools, for one server or all", () => {
+    const all = mcpool(home, "tools");
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/echo__echo\s+\[Echo\]/);
+    const json = JSON.parse(mcpool(home, "tools", "--server", "echo", "--json").stdout) as {
+      function: { name: string };
+    }[];
+    expect(json.map((t) => t.function.name)).toEqual([
+      "echo__echo",
+      "echo__add",
+      "echo__sleep",
+      "echo__pid",
+    ]);
+  });
+
+  it("calls a tool and prints its answer, with exit codes for bad input and failed calls", () => {
+    expect(mcpool(home, "call", "echo__echo", '{"text":"from the cli"}')).toMatchObject({
+      code: 0,
+      stdout: "from the cli\n",
+    });
+    const raw = JSON.parse(mcpool(home, "call", "echo__echo", '{"text":"x"}', "--json").stdout) as {
+      content: unknown[];
+    };
+    expect(raw.content).toEqual([{ type: "text", text: "x" }]);
+    const badJson = mcpool(home, "call", "echo__echo", "{not json");
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toMatch(/not JSON/);
+    const unknown = mcpool(home, "call", "echo__nothing", "{}");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no server offers the tool "echo__nothing"/);
+    expect(mcpool(home, "frobnicate").code).toBe(2);
+  });
+
+  it("probes, stops and restarts one server", () => {
+    const probe = mcpool(home, "probe", "echo");
+    expect(probe.code).toBe(0);
+    expect(probe.stdout).toMatch(/echo: ok, 4 tools/);
+    expect(mcpool(home, "probe", "broken").code).toBe(1);
+    const before = Number(mcpool(home, "call", "echo__pid").stdout);
+    expect(mcpool(home, "stop", "echo").code).toBe(0);
+    expect(alive(before)).toBe(false);
+    expect(mcpool(home, "status").stdout).toMatch(/^echo\s+idle \(stale\)/m);
+    expect(mcpool(home, "restart", "echo").code).toBe(0);
+    const after = Number(mcpool(home, "call", "echo__pid").stdout);
+    expect(after).not.toBe(before);
+    expect(mcpool(home, "restart", "nope").code).toBe(2);
+  });
+
+  it("reloads, and validates a file with every problem and its line", () => {
+    expect(mcpool(home, "reload")).toMatchObject({ code: 0 });
+    const file = join(home.dir, "candidate.json");
+    writeFileSync(
+      file,
+      '{\n  // a comment, as VS Code writes\n  "mcpServers": {\n    "ok": { "command": "node" },\n    "bad": { "url": "http://example.com/mcp" },\n  }\n}\n',
+    );
+    const result = mcpool(home, "validate", file);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain(`${file}:5:`);
+    expect(result.stdout).toMatch(/1 valid server\(s\), 1 problem\(s\)/);
+    writeFileSync(file, '{ "mcpServers": { "a": ');
+    expect(mcpool(home, "validate", file).stdout).toMatch(/:1:\d+: .* at line 1, column \d+/);
+  });
+
+  it("says the daemon is not running with exit code 3", () => {
+    const elsewhere = testHome();
+    try {
+      const result = mcpool(elsewhere, "status");
+      expect(result.code).toBe(3);
+      expect(result.stderr).toMatch(/mcpool serve/);
+    } finally {
+      elsewhere.remove();
+    }
+  });
+
+  it("shows the log, and shuts the daemon down", async () => {
+    expect(mcpool(home, "logs").stdout).toMatch(/serving /);
+    expect(mcpool(home, "shutdown").code).toBe(0);
+    expect(await daemon.stop()).toBe(0);
+  });
+});

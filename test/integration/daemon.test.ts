@@ -1,0 +1,304 @@
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import type { PoolClient, PoolEvent } from "mcpool-client";
+import {
+  client,
+  cliPath,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { alive, fixture, nextMatching, waitFor } from "../helpers/processes.js";
+
+const homes: TestHome[] = [];
+const daemons: RunningDaemon[] = [];
+const clients: PoolClient[] = [];
+const strays: number[] = [];
+
+function home(): TestHome {
+  const created = testHome();
+  homes.push(created);
+  return created;
+}
+
+async function daemon(h: TestHome, args: string[] = []): Promise<RunningDaemon> {
+  const started = await startDaemon(h, args);
+  daemons.push(started);
+  return started;
+}
+
+async function agent(h: TestHome, name = "agent"): Promise<PoolClient> {
+  const c = await client(h, name);
+  clients.push(c);
+  return c;
+}
+
+const echo = (extra: Record<string, unknown> = {}) => ({
+  command: process.execPath,
+  args: [fixture("echo.mjs")],
+  ...extra,
+});
+
+/** Direct children of a process, from /proc. */
+function childrenOf(pid: number): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return fields[0] !== "Z" && Number(fields[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+async function ready(c: PoolClient, ids: string[]): Promise<Record<string, number>> {
+  let pids: Record<string, number> = {};
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const state = await c.state();
+    pids = Object.fromEntries(
+      state.filter((s) => s.status === "ready" && s.pid).map((s) => [s.id, s.pid!]),
+    );
+    if (ids.every((id) => pids[id] !== undefined)) return pids;
+    if (Date.now() > deadline)
+      throw new Error(
+        `servers not ready: ${JSON.stringify(state.map((s) => [s.id, s.status, s.error]))}`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+  for (const h of homes.splice(0)) h.remove();
+});
+
+describe("the daemon", () => {
+  it("serves many agents from one child per server", async () => {
+    const h = home();
+    h.writeConfig({ echo: echo() });
+    const d = await daemon(h);
+    const agents = await Promise.all([1, 2, 3, 4, 5].map((i) => agent(h, `agent-${i}`)));
+    const pids = await Promise.all(agents.map((a) => a.call("echo__pid", {})));
+    expect(new Set(pids).size).toBe(1);
+    expect(childrenOf(d.pid)).toEqual([Number(pids[0])]);
+  });
+
+  it("restarts only the edited row's child when mcp.json changes", async () => {
+    const h = home();
+    h.writeConfig({ a: echo(), b: echo(), c: echo() });
+    await daemon(h);
+    const c = await agent(h);
+    const before = await ready(c, ["a", "b", "c"]);
+    const reconnected = nextMatching<PoolEvent>(
+      (l) => c.onEvent(l),
+      (e) => e.type === "connect" && e.serverId === "b",
+      20_000,
+    );
+    await waitFor(() => c.daemon !== undefined, 5000, "hello");
+    h.writeConfig({
+      a: echo(),
+      b: echo({ env: { EDITED: "1" } }),
+      c: echo({ label: "C, relabelled" }),
+    });
+    await reconnected;
+    const after = await ready(c, ["a", "b", "c"]);
+    expect(after.a).toBe(before.a);
+    expect(after.c).toBe(before.c);
+    expect(after.b).not.toBe(before.b);
+    await waitFor(() => !alive(before.b!), 10_000, "the old child of b to go");
+    expect((await c.state()).find((s) => s.id === "c")?.label).toBe("C, relabelled");
+  });
+
+  it("keeps the last good configuration running when the file stops parsing, and says where", async () => {
+    const h = home();
+    h.writeConfig({ echo: echo() });
+    await daemon(h);
+    const c = await agent(h);
+    const before = await ready(c, ["echo"]);
+    writeFileSync(h.configPath, '{\n  "mcpServers": {\n    "echo": { "command": \n');
+    const config = await c.reload();
+    expect(config.ok).toBe(false);
+    expect(config.line).toBeGreaterThanOrEqual(3);
+    expect(config.error).toMatch(/line \d+, column \d+/);
+    expect((await ready(c, ["echo"])).echo).toBe(before.echo);
+    expect(await c.call("echo__echo", { text: "still up" })).toBe("still up");
+    const status = await c.status();
+    expect(status.config.ok).toBe(false);
+
+    // A missing file is the same: the pool keeps running.
+    execFileSync("rm", [h.configPath]);
+    expect((await c.reload()).error).toMatch(/missing/);
+    expect((await ready(c, ["echo"])).echo).toBe(before.echo);
+  });
+
+  it("reports invalid rows one by one while the valid rows apply", async () => {
+    const h = home();
+    h.writeConfig({
+      good: echo(),
+      remote: { url: "http://example.com/mcp" },
+      old: { type: "sse", url: "https://x.example/sse" },
+    });
+    await daemon(h);
+    const c = await agent(h);
+    await ready(c, ["good"]);
+    const status = await c.status();
+    expect(status.servers.map((s) => s.id)).toEqual(["good"]);
+    expect(status.config.ok).toBe(true);
+    expect(status.config.problems).toHaveLength(2);
+    expect(status.config.problems.join("\n")).toMatch(/remote.*loopback/);
+    expect(status.config.problems.join("\n")).toMatch(/old.*SSE/);
+  });
+
+  it("writes a starter mcp.json with the demo server when there is none", async () => {
+    const h = home();
+    await daemon(h);
+    expect(existsSync(h.configPath)).toBe(true);
+    const out = execFileSync(process.execPath, [cliPath, "tools"], {
+      env: h.env,
+      encoding: "utf8",
+    });
+    expect(out).toMatch(/echo__echo/);
+  });
+
+  it("lets a second serve exit 0 saying the first is running", async () => {
+    const h = home();
+    h.writeConfig({});
+    const first = await daemon(h);
+    const second = spawn(process.execPath, [cliPath, "serve"], {
+      env: h.env,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    second.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => second.once("exit", resolve));
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/already running/);
+    expect(stderr).toContain(String(first.pid));
+  });
+
+  it("stops every child and removes its socket on SIGTERM, exiting 0", async () => {
+    const h = home();
+    h.writeConfig({
+      echo: echo(),
+      hang: { command: process.execPath, args: [fixture("hang.mjs")] },
+    });
+    const d = await daemon(h);
+    const c = await agent(h);
+    const pids = await ready(c, ["echo", "hang"]);
+    expect(await d.stop()).toBe(0);
+    daemons.splice(daemons.indexOf(d), 1);
+    expect(alive(pids.echo!)).toBe(false);
+    expect(alive(pids.hang!)).toBe(false);
+    expect(existsSync(h.socketPath)).toBe(false);
+  });
+
+  it("leaves no child alive after kill -9 once the next daemon has started", async () => {
+    const h = home();
+    h.writeConfig({
+      echo: echo(),
+      hang: { command: process.execPath, args: [fixture("hang.mjs")] },
+    });
+    const d = await daemon(h);
+    const c = await agent(h);
+    const pids = await ready(c, ["echo", "hang"]);
+    strays.push(pids.hang!);
+    await d.kill9();
+    daemons.splice(daemons.indexOf(d), 1);
+    // A child that honours stdin EOF goes by itself; hang.mjs ignores it and SIGTERM.
+    await waitFor(() => !alive(pids.echo!), 10_000, "the echo child to exit on stdin EOF");
+    expect(alive(pids.hang!)).toBe(true);
+    const next = await daemon(h);
+    await waitFor(() => !alive(pids.hang!), 10_000, "the orphan to be reaped");
+    expect(next.stderr()).toMatch(/reaped 1 child/);
+    const c2 = await agent(h, "after");
+    expect(await c2.call("echo__echo", { text: "back" })).toBe("back");
+  });
+
+  it("keeps serving other agents through garbage, half frames and oversized frames", async () => {
+    const h = home();
+    h.writeConfig({ echo: echo() });
+    await daemon(h);
+    const good = await agent(h, "good");
+    const hostile = async (payload: Buffer | string, end: boolean): Promise<void> => {
+      const socket = createConnection(h.socketPath);
+      socket.on("error", () => undefined);
+      await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+      socket.write(payload);
+      if (end) socket.end();
+      await new Promise<void>((resolve) => {
+        socket.once("close", () => resolve());
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 500).unref();
+      });
+    };
+    await hostile('this is not json\n{"jsonrpc":"2.0"\n\0\0\0\n', true);
+    await hostile('{"jsonrpc":"2.0","id":1,"method":"hel', true);
+    await hostile(Buffer.alloc(17 * 1024 * 1024, 0x61), false);
+    await hostile(Buffer.from([0xff, 0xfe, 0x0a]), true);
+    expect(await good.call("echo__echo", { text: "unharmed" })).toBe("unharmed");
+  });
+
+  it("cancels the calls of an agent that disconnects mid-call", async () => {
+    const h = home();
+    h.writeConfig({ echo: echo() });
+    await daemon(h);
+    const watcher = await agent(h, "watcher");
+    await ready(watcher, ["echo"]);
+    const leaver = await client(h, "leaver");
+    const pending = leaver.call("echo__sleep", { ms: 60_000 }).catch((e: unknown) => e);
+    const deadline = Date.now() + 10_000;
+    while (!(await watcher.state()).find((s) => s.id === "echo")?.inflight) {
+      if (Date.now() > deadline) throw new Error("the call never started");
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    await leaver.close();
+    expect(await pending).toBeInstanceOf(Error);
+    const settled = Date.now() + 10_000;
+    while ((await watcher.state()).find((s) => s.id === "echo")?.inflight) {
+      if (Date.now() > settled) throw new Error("the call is still in flight");
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  });
+
+  it("creates its socket 0600 in a 0700 directory even under umask 000", async () => {
+    const h = home();
+    h.writeConfig({});
+    const child = spawn(
+      "/bin/sh",
+      ["-c", `umask 000; exec "${process.execPath}" "${cliPath}" serve`],
+      {
+        env: h.env,
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitFor(() => stderr.includes("serving "), 20_000, "the daemon to serve");
+      expect(lstatSync(h.socketPath).mode & 0o777).toBe(0o600);
+      expect(lstatSync(`${h.dir}/run`).mode & 0o777).toBe(0o700);
+      expect(lstatSync(h.socketPath).isSocket()).toBe(true);
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+  });
+});
