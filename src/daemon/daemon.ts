@@ -20,6 +20,7 @@ import {
 import { createPidRecords } from "./pid-records.js";
 import { createHandlers } from "./rpc-handlers.js";
 import { createSocketServer, type SocketServer } from "./socket-server.js";
+import { createFileToolsCache } from "./tools-cache-store.js";
 import { watchConfig, type ConfigWatcher } from "./watcher.js";
 
 export interface DaemonOptions {
@@ -62,6 +63,7 @@ const POOL_SECTION_NUMBERS = [
   "toolsTokenWarning",
   "maxConcurrentStarts",
   "syncDebounceMs",
+  "idleTimeoutMs",
 ] as const;
 
 function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> {
@@ -70,6 +72,8 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
     const value = section[key];
     if (typeof value === "number" && Number.isFinite(value) && value >= 0) options[key] = value;
   }
+  if (typeof section.lazy === "boolean") options.lazy = section.lazy;
+  if (typeof section.indexTools === "boolean") options.indexTools = section.indexTools;
   const childEnv = section.childEnv;
   if (childEnv === "inherit" || childEnv === "minimal") options.childEnv = childEnv;
   else if (Array.isArray(childEnv) && childEnv.every((v) => typeof v === "string")) {
@@ -165,6 +169,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           if (event.type === "spawn") records.add(event.pid, event.serverId);
           else records.remove(event.pid);
         },
+        toolsCache: createFileToolsCache(paths.dataDir),
         ...poolSection(first.pool),
         ...options.pool,
       });

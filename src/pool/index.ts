@@ -20,3 +20,4 @@ export {
   type FetchLike,
 } from "./transport.js";
 export type * from "./types.js";
+export { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";

@@ -20,6 +20,7 @@ import { McpPoolError } from "./errors.js";
 import { qualifiedName } from "./naming.js";
 import { probe as probeRow } from "./probe.js";
 import { planReconcile } from "./reconcile-plan.js";
+import { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
 import { resultText, truncateText } from "./results.js";
 import { ServerEntry, type Connection, type EntryContext } from "./server-entry.js";
@@ -82,6 +83,14 @@ export interface McpPoolOptions {
   syncDebounceMs?: number;
   /** Told when a stdio child starts and when it and its process group are gone (pid records). */
   onChild?: ChildListener;
+  /** Register rows without dialling; the first use starts a server. Rows may override. Default false. */
+  lazy?: boolean;
+  /** Close a server after this many ms without a use; rows may override, 0 never. Default: never. */
+  idleTimeoutMs?: number;
+  /** false: never list tools (a proxy that passes tools/list through). Default true. */
+  indexTools?: boolean;
+  /** Where last-known tool lists outlive the process, so a lazy pool has a catalogue at once. */
+  toolsCache?: ToolsCacheStore;
 }
 
 type Listener<T extends unknown[]> = (...args: T) => void;
@@ -96,6 +105,8 @@ export class McpPool {
   #rows: readonly McpServerConfig[] | undefined;
   #index: ToolIndex | undefined;
   readonly #reportedClashes = new Set<string>();
+  /** The fingerprint the tools cache holds per server, so an unchanged list is not saved again. */
+  readonly #savedFingerprints = new Map<string, string | undefined>();
   #warnedTokens = 0;
   #closed = false;
   readonly #eventListeners = new Set<Listener<[PoolEvent]>>();
@@ -132,6 +143,10 @@ export class McpPool {
       changed: () => {
         this.#index = undefined;
       },
+      idleTimeoutMs: options.idleTimeoutMs,
+      indexTools: options.indexTools !== false,
+      schedule: (work) => this.#queue.run(work),
+      listed: (entry) => this.#saveTools(entry),
     };
   }
 
@@ -181,17 +196,60 @@ export class McpPool {
     await Promise.all(closing);
 
     const now = Date.now();
+    // A lazy row is registered, not dialled: its last-known list comes from the tools cache.
+    await Promise.all(
+      plan.add
+        .filter((row) => this.#isLazy(row) && isEnabled(row))
+        .map((row) => this.#loadCachedTools(this.#entries.get(row.id)!)),
+    );
     const due = this.#order
       .map((id) => this.#entries.get(id)!)
       .filter(
         (entry) =>
           isEnabled(entry.row) &&
+          !this.#isLazy(entry.row) &&
           !entry.stopped &&
           !entry.connection &&
           !entry.connecting &&
           (entry.retryAt === undefined || entry.retryAt <= now),
       );
     await startAll(due, this.#options.maxConcurrentStarts ?? DEFAULT_MAX_CONCURRENT_STARTS);
+  }
+
+  #isLazy(row: McpServerConfig): boolean {
+    return row.lazy ?? this.#options.lazy ?? false;
+  }
+
+  async #loadCachedTools(entry: ServerEntry): Promise<void> {
+    const store = this.#options.toolsCache;
+    if (!store || this.#options.indexTools === false) return;
+    try {
+      const cached = await store.load(entry.id);
+      if (cached && cached.connection === connectionHash(entry.row)) {
+        entry.adoptCached(cached.tools);
+        this.#savedFingerprints.set(entry.id, entry.fingerprint);
+      }
+    } catch (error) {
+      this.#log.error?.(
+        `mcpool: ${entry.id}: reading the tools cache failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** Hands a list the store does not hold yet to the tools cache; never awaited (B4). */
+  #saveTools(entry: ServerEntry): void {
+    const store = this.#options.toolsCache;
+    if (!store || this.#savedFingerprints.get(entry.id) === entry.fingerprint) return;
+    this.#savedFingerprints.set(entry.id, entry.fingerprint);
+    const cached: CachedTools = { connection: connectionHash(entry.row), tools: entry.tools };
+    Promise.resolve()
+      .then(() => store.save(entry.id, cached))
+      .catch((error: unknown) => {
+        this.#savedFingerprints.delete(entry.id);
+        this.#log.error?.(
+          `mcpool: ${entry.id}: saving the tools cache failed: ${(error as Error).message}`,
+        );
+      });
   }
 
   async #loadRows(): Promise<readonly McpServerConfig[]> {
@@ -426,6 +484,9 @@ export class McpPool {
         });
       }
       throw error;
+    } finally {
+      // The use is over: the idle clock starts again (B1).
+      indexed?.entry.idle();
     }
   }
 
@@ -433,6 +494,8 @@ export class McpPool {
   async #resolve(qualified: string, opts: CallOptions): Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const found = this.#lookup(qualified, scope, opts.hidden === true);
+    // Synchronously, before anything awaits: an idle reap already queued must see the use.
+    found?.entry.busy();
     if (found && found.entry.connection) return found;
     if (found) {
       // A last-known (stale) tool: its server comes back first, and may offer other tools.

@@ -41,6 +41,14 @@ export interface EntryContext {
   notify(serverId: string, notification: ServerNotification): void;
   /** The entry's tools or status moved: reindex. */
   changed(entry: ServerEntry): void;
+  /** Pool-wide idle timeout, ms; the row's outranks it, and 0 or undefined never reaps. */
+  idleTimeoutMs: number | undefined;
+  /** false: connect without listing tools (B5), for a consumer proxying the protocol. */
+  indexTools: boolean;
+  /** Runs work on the reconcile queue, so a reap never interleaves with a reconcile. */
+  schedule(work: () => Promise<void>): Promise<void>;
+  /** The server gave a list: the pool decides whether its tools cache needs it. */
+  listed(entry: ServerEntry): void;
 }
 
 export interface Connection {
@@ -75,6 +83,8 @@ export class ServerEntry {
   stopped = false;
 
   #connecting: Promise<Connection> | undefined;
+  /** The idle timer armed after the last use; a reap checks it is still this one. */
+  #idleTimer: NodeJS.Timeout | undefined;
   #retiring = new Set<Promise<void>>();
   #relisting: Promise<void> | undefined;
   #relistAgain = false;
@@ -158,10 +168,9 @@ export class ServerEntry {
       const deadline = budget === undefined ? undefined : started + budget;
       await client.connect(transport, budget === undefined ? {} : { timeout: budget });
       const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
-      const tools = await listAllTools(
-        client,
-        remaining === undefined ? {} : { timeout: remaining },
-      );
+      const tools = context.indexTools
+        ? await listAllTools(client, remaining === undefined ? {} : { timeout: remaining })
+        : [];
       if (this.removed || this.row !== row)
         throw new McpPoolError("closed", `server "${row.id}" was reconfigured while connecting`);
       connection.pid = processOf(transport)?.pid;
@@ -183,6 +192,8 @@ export class ServerEntry {
       });
       context.log.info?.(`mcpool: ${row.id} connected with ${tools.length} tools`);
       context.changed(this);
+      if (context.indexTools) context.listed(this);
+      this.idle();
       return connection;
     } catch (cause) {
       if (connection) connection.closing = true;
@@ -224,6 +235,7 @@ export class ServerEntry {
     connection.drained?.();
     if (connection.closing || this.connection !== connection) return;
     this.connection = undefined;
+    this.busy();
     const now = Date.now();
     if (now - connection.startedAt > STABLE_CONNECTION_MS) this.failures = 0;
     const child = processOf(connection.transport);
@@ -263,6 +275,7 @@ export class ServerEntry {
 
   /** tools/list_changed: list again on the connect budget, one walk at a time. */
   #relist(connection: Connection): void {
+    if (!this.#context.indexTools) return;
     if (this.#relisting) {
       this.#relistAgain = true;
       return;
@@ -279,6 +292,7 @@ export class ServerEntry {
           if (this.connection !== connection) return;
           this.#setTools(tools);
           this.#context.changed(this);
+          this.#context.listed(this);
         } catch (error) {
           // A walk that fails leaves the list as it was.
           this.#context.log.error?.(
@@ -302,6 +316,7 @@ export class ServerEntry {
   async close(reason: CloseReason): Promise<void> {
     const pending = this.#connecting;
     if (pending) await pending.catch(() => undefined);
+    this.busy();
     const connection = this.connection;
     this.connection = undefined;
     if (reason === "idle" || reason === "stop") {
@@ -335,6 +350,7 @@ export class ServerEntry {
   async replace(row: McpServerConfig): Promise<void> {
     const pending = this.#connecting;
     if (pending) await pending.catch(() => undefined);
+    this.busy();
     const old = this.connection;
     this.connection = undefined;
     this.row = row;
@@ -350,6 +366,46 @@ export class ServerEntry {
   /** Waits for every retiring connection to be closed. */
   async retired(): Promise<void> {
     await Promise.all(this.#retiring);
+  }
+
+  /**
+   * Last-known tools from a store (the tools cache), for a server registered without
+   * dialling: offered as stale until the server itself answers.
+   */
+  adoptCached(tools: Tool[]): void {
+    if (this.connection || this.tools.length > 0) return;
+    this.tools = tools;
+    this.fingerprint = toolsFingerprint(tools);
+    this.stale = tools.length > 0;
+    this.#context.changed(this);
+  }
+
+  /** A use began: whatever idle timer was armed no longer speaks for the server. */
+  busy(): void {
+    if (this.#idleTimer) clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  /**
+   * A use ended, or a connection opened: arm the idle timer. The reap runs on the
+   * reconcile queue and only if its timer is still the current one, so a call that lands
+   * between the fire and the queued close keeps the server (B1).
+   */
+  idle(): void {
+    const ms = this.row.idleTimeoutMs ?? this.#context.idleTimeoutMs;
+    const connection = this.connection;
+    if (!ms || !connection || connection.inflight > 0) return;
+    this.busy();
+    const timer = setTimeout(() => {
+      void this.#context.schedule(async () => {
+        if (this.#idleTimer !== timer || this.connection !== connection || connection.inflight > 0)
+          return;
+        this.#idleTimer = undefined;
+        await this.close("idle");
+      });
+    }, ms);
+    timer.unref();
+    this.#idleTimer = timer;
   }
 
   /** Forget the backoff, so the next ensure() dials at once. */

@@ -70,3 +70,19 @@ export function nextMatching<T>(
     });
   });
 }
+
+/** Live direct children of a process, from /proc (zombies excluded). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] !== "Z" && Number(fields[1]) === pid) out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}

@@ -1,5 +1,14 @@
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname } from "node:path";
 import { createConnection } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
@@ -11,7 +20,7 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { alive, fixture, nextMatching, waitFor } from "../helpers/processes.js";
+import { alive, childrenOf, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
 const homes: TestHome[] = [];
 const daemons: RunningDaemon[] = [];
@@ -41,22 +50,6 @@ const echo = (extra: Record<string, unknown> = {}) => ({
   args: [fixture("echo.mjs")],
   ...extra,
 });
-
-/** Direct children of a process, from /proc. */
-function childrenOf(pid: number): number[] {
-  return readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, "latin1");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        return fields[0] !== "Z" && Number(fields[1]) === pid;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 
 async function ready(c: PoolClient, ids: string[]): Promise<Record<string, number>> {
   let pids: Record<string, number> = {};
@@ -275,6 +268,56 @@ describe("the daemon", () => {
     while ((await watcher.state()).find((s) => s.id === "echo")?.inflight) {
       if (Date.now() > settled) throw new Error("the call is still in flight");
       await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  });
+
+  it("serves an inherited listening socket (LISTEN_FDS) that no child inherits, nor the service variables", async () => {
+    const h = home();
+    h.writeConfig({ echo: echo() });
+    mkdirSync(dirname(h.socketPath), { recursive: true, mode: 0o700 });
+    // What systemd does: bind, listen, and exec the service with the socket as fd 3.
+    const activate = [
+      "import os, socket, sys",
+      "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)",
+      "s.bind(sys.argv[1]); s.listen(16)",
+      "os.dup2(s.fileno(), 3); os.set_inheritable(3, True)",
+      "os.environ.update(LISTEN_FDS='1', LISTEN_PID=str(os.getpid()), NOTIFY_SOCKET='/run/nothing')",
+      "os.execv(sys.argv[2], sys.argv[2:])",
+    ].join("\n");
+    const child = spawn(
+      "python3",
+      ["-c", activate, h.socketPath, process.execPath, cliPath, "serve"],
+      {
+        env: h.env,
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      await waitFor(
+        () => stderr.includes("serving ") || child.exitCode !== null,
+        20_000,
+        "the daemon to serve",
+      );
+      const c = await agent(h);
+      const pid = Number(await c.call("echo__pid", {}));
+      const listener = readlinkSync(`/proc/${child.pid}/fd/3`);
+      expect(listener).toMatch(/^socket:/);
+      const fds = readdirSync(`/proc/${pid}/fd`).map((fd) => [
+        fd,
+        readlinkSync(`/proc/${pid}/fd/${fd}`),
+      ]);
+      expect(fds.filter(([, target]) => target === listener)).toEqual([]);
+      // Beyond stdio (socketpairs under libuv) the child holds no socket of ours.
+      expect(fds.filter(([fd, target]) => Number(fd) > 2 && target!.startsWith("socket:"))).toEqual(
+        [],
+      );
+      const environ = readFileSync(`/proc/${pid}/environ`, "latin1").split("\0");
+      expect(environ.filter((v) => /^(LISTEN_FDS|LISTEN_PID|NOTIFY_SOCKET)=/.test(v))).toEqual([]);
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
     }
   });
 

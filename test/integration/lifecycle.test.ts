@@ -1,0 +1,141 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { PoolClient, PoolEvent } from "mcpool-client";
+import {
+  client,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { alive, childrenOf, fixture, nextMatching, waitFor } from "../helpers/processes.js";
+
+const homes: TestHome[] = [];
+const daemons: RunningDaemon[] = [];
+const clients: PoolClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  for (const h of homes.splice(0)) h.remove();
+});
+
+async function up(h: TestHome): Promise<{ daemon: RunningDaemon; agent: PoolClient }> {
+  const daemon = await startDaemon(h);
+  daemons.push(daemon);
+  const agent = await client(h);
+  clients.push(agent);
+  return { daemon, agent };
+}
+
+const echo = (extra: Record<string, unknown> = {}) => ({
+  command: process.execPath,
+  args: [fixture("echo.mjs")],
+  ...extra,
+});
+
+async function pidsWhenReady(agent: PoolClient, count: number): Promise<Map<string, number>> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const state = await agent.state();
+    const ready = state.filter((s) => s.status === "ready" && s.pid !== undefined);
+    if (ready.length === count) return new Map(ready.map((s) => [s.id, s.pid!]));
+    if (Date.now() > deadline) throw new Error(`only ${ready.length} of ${count} ready`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe("lifecycle through the daemon", () => {
+  it("answers a lazy daemon's first catalogue from a warm tools cache with no child spawned", async () => {
+    const h = testHome();
+    homes.push(h);
+    h.writeConfig(
+      {
+        one: echo(),
+        two: echo({ env: { FIXTURE_TOOLS: "3", SECRET_TOKEN: "canary-tools-cache" } }),
+      },
+      { mcpool: { lazy: true } },
+    );
+    const first = await up(h);
+    expect(childrenOf(first.daemon.pid)).toEqual([]);
+    await first.agent.call("one__echo", { text: "warm" });
+    await first.agent.call("two__echo", { text: "warm" });
+    const cacheDir = join(h.env.XDG_DATA_HOME!, "mcpool", "tools-cache");
+    await waitFor(
+      () => {
+        try {
+          return readdirSync(cacheDir).filter((f) => f.endsWith(".json")).length === 2;
+        } catch {
+          return false;
+        }
+      },
+      10_000,
+      "the tools cache to be written",
+    );
+    for (const file of readdirSync(cacheDir)) {
+      expect(statSync(join(cacheDir, file)).mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(cacheDir, file), "utf8")).not.toContain("canary-tools-cache");
+    }
+    await clients.pop()!.close();
+    expect(await daemons.pop()!.stop()).toBe(0);
+
+    const second = await up(h);
+    const catalog = await second.agent.catalog();
+    expect(childrenOf(second.daemon.pid)).toEqual([]);
+    expect(catalog.map((s) => [s.id, s.stale, s.tools.length])).toEqual([
+      ["one", true, 4],
+      ["two", true, 7],
+    ]);
+    expect(await second.agent.call("two__tool_2", {})).toBe("tool_2");
+    expect(childrenOf(second.daemon.pid)).toHaveLength(1);
+  });
+
+  it("restarts exactly the edited row of fifty, leaving 49 pids unchanged", async () => {
+    const h = testHome();
+    homes.push(h);
+    const rows = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`s${i}`, echo()]));
+    h.writeConfig(rows);
+    const { agent } = await up(h);
+    const before = await pidsWhenReady(agent, 50);
+    const reconnected = nextMatching<PoolEvent>(
+      (l) => agent.onEvent(l),
+      (e) => e.type === "connect" && e.serverId === "s17",
+      30_000,
+    );
+    await waitFor(() => agent.daemon !== undefined, 5000, "hello");
+    h.writeConfig({ ...rows, s17: echo({ env: { EDITED: "yes" } }) });
+    await reconnected;
+    const after = await pidsWhenReady(agent, 50);
+    const changed = [...before].filter(([id, pid]) => after.get(id) !== pid).map(([id]) => id);
+    expect(changed).toEqual(["s17"]);
+    await waitFor(() => !alive(before.get("s17")!), 10_000, "the old s17 child to go");
+  }, 120_000);
+
+  it("finishes a slow call started before an edit that restarts its server", async () => {
+    const h = testHome();
+    homes.push(h);
+    h.writeConfig({ echo: echo() });
+    const { agent } = await up(h);
+    const [oldPid] = (await pidsWhenReady(agent, 1)).values();
+    const slow = agent.call("echo__sleep", { ms: 1500 });
+    const deadline = Date.now() + 10_000;
+    while (!(await agent.state())[0]?.inflight) {
+      if (Date.now() > deadline) throw new Error("the slow call never started");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const reconnected = nextMatching<PoolEvent>(
+      (l) => agent.onEvent(l),
+      (e) => e.type === "connect" && e.serverId === "echo",
+      20_000,
+    );
+    h.writeConfig({ echo: echo({ env: { GENERATION: "2" } }) });
+    await reconnected;
+    const newPid = Number(await agent.call("echo__pid", {}));
+    expect(newPid).not.toBe(oldPid);
+    expect(alive(oldPid!)).toBe(true);
+    expect(await slow).toBe("slept 1500");
+    await waitFor(() => !alive(oldPid!), 10_000, "the old generation to go");
+    expect(alive(newPid)).toBe(true);
+  });
+});
