@@ -39,6 +39,16 @@ export default tseslint.config(
     },
   },
   {
+    // The bridge is a client of the daemon (SPEC §1): mcpool-client, never the pool itself.
+    files: ["src/bridge/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: ["../pool/*", "../daemon/*", "../cli/*", "../config/*"] },
+      ],
+    },
+  },
+  {
     files: ["**/*.js", "**/*.mjs"],
     languageOptions: {
       globals: {

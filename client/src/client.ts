@@ -6,6 +6,13 @@
  * agent that is done simply exits (esbuild's service does the same with reference counts).
  */
 import { Connection } from "./connection.js";
+import type { ConversationIdentity } from "./conversation-shapes.js";
+import {
+  conversationsClient,
+  identified,
+  type ConversationsClient,
+  type IdentifiedClient,
+} from "./conversations.js";
 import { checkSocket, openSocket, startDaemon } from "./dial.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./codec.js";
 import { McpPoolError } from "./errors.js";
@@ -25,13 +32,35 @@ import type {
   CatalogServer,
   ConfigStatus,
   DaemonStatus,
+  HookContext,
+  HookEvent,
+  HookOutcome,
+  PinInfo,
   PoolEvent,
   ProbeResult,
+  ServerAuthState,
   ServerNotification,
   ServerRow,
   ServerState,
   ToolDefinition,
+  ToolDescription,
 } from "./shapes.js";
+import type {
+  CompleteResult,
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  LoggingLevel,
+  ReadResourceResult,
+} from "./mcp-shapes.js";
+import type { CompleteParams, ProgressParams } from "./protocol.js";
+import {
+  CallRouting,
+  type ElicitHandler,
+  type PassthroughOptions,
+  type ProgressListener,
+} from "./routing.js";
 
 /** Bound on reaching the daemon and hearing its hello, ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -77,8 +106,40 @@ export interface CallOptions {
   raw?: boolean;
   /** Overrides the row's and the pool's result cap, characters; 0 = no cap. */
   maxResultChars?: number;
-  /** Rejects the call with the signal's reason (an AbortError) when aborted. */
+  /** Coerce the arguments against the tool's schema; overrides the row and the pool. Default true. */
+  coerce?: boolean;
+  /** false: ask the server even when the result cache holds an answer, and keep the new one. */
+  cache?: boolean;
+  /** Call a tool the row hides. */
+  hidden?: boolean;
+  /**
+   * Rejects the call with the signal's reason (an AbortError) when aborted, and cancels it:
+   * the daemon aborts it and the server is sent `notifications/cancelled`.
+   */
   signal?: AbortSignal;
+  /** Told of each progress notification the server sends for this call (and only this call). */
+  onProgress?: ProgressListener;
+  /**
+   * Answers the elicitations the server sends while this call is in flight on it; without
+   * it, the handler given to onElicit() does, else they are declined.
+   */
+  onElicit?: ElicitHandler;
+  /** The conversation, for a `session: "conversation"` row (SPEC B9); see withIdentity(). */
+  identity?: ConversationIdentity;
+  /** Server id → binding from conversations.tools(): a stale tool is refused before it is sent. */
+  bindings?: Readonly<Record<string, string>>;
+}
+
+export interface RunHooksOptions {
+  /** Servers whose hooks run: absent = every server, empty = none. */
+  servers?: readonly string[];
+  /**
+   * Stops waiting: runHooks() resolves at once with no outcomes. The daemon's hooks run on
+   * to their own bounds (the wire has no per-request cancellation).
+   */
+  signal?: AbortSignal;
+  /** Told of each outcome that is not ok. A listener that throws is ignored. */
+  onNotice?: (outcome: HookOutcome) => void;
 }
 
 export type EventListener = (event: PoolEvent) => void;
@@ -88,11 +149,39 @@ export interface PoolClient {
   /** The daemon's hello on the current connection; undefined while disconnected. */
   readonly daemon: HelloResult | undefined;
   state(options?: { secrets?: boolean }): Promise<readonly ServerState[]>;
+  /** With `identity`, the conversation's tools of `session: "conversation"` rows too. */
   tools(options?: {
     names?: readonly string[];
     servers?: readonly string[];
+    identity?: ConversationIdentity;
   }): Promise<readonly ToolDefinition[]>;
+  /** Per-conversation servers (SPEC B9): leases, terminate, listings, counts. */
+  readonly conversations: ConversationsClient;
+  /** A handle that names `identity` on every call and listing. */
+  withIdentity(identity: ConversationIdentity): IdentifiedClient;
   catalog(servers?: readonly string[]): Promise<readonly CatalogServer[]>;
+  /** The catalogue cut to the best matches for `query`, servers by their best tool (SPEC C6). */
+  search(
+    query: string,
+    options?: { servers?: readonly string[]; limit?: number },
+  ): Promise<readonly CatalogServer[]>;
+  /** What a definition has no room for; undefined where a call would be refused (SPEC C7). */
+  describe(
+    name: string,
+    options?: { servers?: readonly string[]; hidden?: boolean },
+  ): Promise<ToolDescription | undefined>;
+  /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
+  alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]>;
+  /**
+   * Runs the hooks rows attach to `event`, in the daemon (SPEC C17). Never rejects: a hook
+   * that failed is an outcome with `ok: false`; a daemon that cannot be reached, or an
+   * abort, resolves with no outcomes.
+   */
+  runHooks(
+    event: HookEvent,
+    context: HookContext,
+    options?: RunHooksOptions,
+  ): Promise<readonly HookOutcome[]>;
   call(
     name: string,
     args?: Record<string, unknown>,
@@ -106,6 +195,24 @@ export interface PoolClient {
   probe(row: ServerRow): Promise<ProbeResult>;
   stop(id: string): Promise<void>;
   reconnect(id: string): Promise<void>;
+  /** A server's pin against its live list, and what changed since the approval (SPEC C18). */
+  pinInfo(id: string): Promise<PinInfo>;
+  /**
+   * Records the live list hashing to `fingerprint` as approved, in the daemon's pin store;
+   * refused with `pin-mismatch` if the list moved since it was shown. The row's `pin` in
+   * mcp.json is what makes the daemon offer the tools again.
+   */
+  approve(id: string, fingerprint: string): Promise<PinInfo>;
+  /**
+   * Hands the daemon an OAuth sign-in's tokens and client registration for an http server
+   * (what `mcpool login` does); the daemon stores them and redials the server.
+   */
+  storeCredentials(
+    id: string,
+    credentials: { tokens: Record<string, unknown>; clientInformation?: Record<string, unknown> },
+  ): Promise<ServerAuthState>;
+  /** Makes the daemon forget a server's sign-in and redial it (`mcpool logout`). */
+  forgetCredentials(id: string): Promise<ServerAuthState>;
   reload(): Promise<ConfigStatus>;
   status(): Promise<DaemonStatus>;
   shutdown(): Promise<void>;
@@ -117,6 +224,55 @@ export interface PoolClient {
   onEvent(listener: EventListener): () => void;
   /** Calls `listener` with every notification of a pooled server; returns the unsubscribe. */
   onNotification(listener: NotificationListener): () => void;
+  /**
+   * Answers the elicitations of this client's calls that brought no `onElicit` of their own
+   * (SPEC C14); replaces any handler given before. Returns the function that removes it.
+   * The daemon asks only the client whose call is in flight on the server that asks.
+   */
+  onElicit(handler: ElicitHandler): () => void;
+  // Passthrough (SPEC C15): refused with `not-offered` where the server does not offer it.
+  listResources(
+    serverId: string,
+    options?: PassthroughOptions & { cursor?: string },
+  ): Promise<ListResourcesResult>;
+  listResourceTemplates(
+    serverId: string,
+    options?: PassthroughOptions & { cursor?: string },
+  ): Promise<ListResourceTemplatesResult>;
+  readResource(
+    serverId: string,
+    uri: string,
+    options?: PassthroughOptions,
+  ): Promise<ReadResourceResult>;
+  /**
+   * The server's `notifications/resources/updated` for `uri` come to onNotification()
+   * listeners, to this client only; kept across a daemon restart.
+   */
+  subscribeResource(serverId: string, uri: string): Promise<void>;
+  unsubscribeResource(serverId: string, uri: string): Promise<void>;
+  listPrompts(
+    serverId: string,
+    options?: PassthroughOptions & { cursor?: string },
+  ): Promise<ListPromptsResult>;
+  getPrompt(
+    serverId: string,
+    name: string,
+    args?: Record<string, string>,
+    options?: PassthroughOptions,
+  ): Promise<GetPromptResult>;
+  complete(
+    serverId: string,
+    request: Omit<CompleteParams, "serverId">,
+    options?: PassthroughOptions,
+  ): Promise<CompleteResult>;
+  /** The server answers a ping (the daemon dials it first if it is idle). */
+  ping(serverId: string, options?: PassthroughOptions): Promise<void>;
+  /** The server's log level, for every agent that uses it. */
+  setLoggingLevel(
+    serverId: string,
+    level: LoggingLevel,
+    options?: PassthroughOptions,
+  ): Promise<void>;
   /** Fails pending calls with `closed`, stops redialling; resolves once the socket closed. */
   close(): Promise<void>;
 }
@@ -182,6 +338,9 @@ class SocketPoolClient implements PoolClient {
   private closing: Promise<void> | undefined;
   private readonly eventListeners = new Set<EventListener>();
   private readonly notificationListeners = new Set<NotificationListener>();
+  private readonly routing = new CallRouting();
+  /** `<serverId>\0<uri>` of resource subscriptions, sent again after a redial. */
+  private readonly resourceSubscriptions = new Set<string>();
 
   constructor(options: ConnectOptions) {
     this.socketPath = options.socketPath ?? defaultSocketPath();
@@ -211,13 +370,71 @@ class SocketPoolClient implements PoolClient {
   }
 
   tools(
-    options: { names?: readonly string[]; servers?: readonly string[] } = {},
+    options: {
+      names?: readonly string[];
+      servers?: readonly string[];
+      identity?: ConversationIdentity;
+    } = {},
   ): Promise<readonly ToolDefinition[]> {
-    return this.run("tools/list", defined({ names: options.names, servers: options.servers }));
+    const { names, servers, identity } = options;
+    return this.run("tools/list", defined({ names, servers, identity }));
+  }
+
+  readonly conversations: ConversationsClient = conversationsClient((method, params, signal) =>
+    this.run(method, params, signal),
+  );
+
+  withIdentity(identity: ConversationIdentity): IdentifiedClient {
+    return identified(this, identity);
   }
 
   catalog(servers?: readonly string[]): Promise<readonly CatalogServer[]> {
     return this.run("tools/catalog", defined({ servers }));
+  }
+
+  search(
+    query: string,
+    options: { servers?: readonly string[]; limit?: number } = {},
+  ): Promise<readonly CatalogServer[]> {
+    return this.run(
+      "tools/search",
+      defined({ query, servers: options.servers, limit: options.limit }),
+    );
+  }
+
+  async describe(
+    name: string,
+    options: { servers?: readonly string[]; hidden?: boolean } = {},
+  ): Promise<ToolDescription | undefined> {
+    const params = defined({ name, servers: options.servers, hidden: options.hidden });
+    return (await this.run("tools/describe", params)) ?? undefined;
+  }
+
+  alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]> {
+    return this.run("tools/always-loaded", defined({ servers }));
+  }
+
+  async runHooks(
+    event: HookEvent,
+    context: HookContext,
+    options: RunHooksOptions = {},
+  ): Promise<readonly HookOutcome[]> {
+    let outcomes: readonly HookOutcome[];
+    try {
+      const params = defined({ event, context, servers: options.servers });
+      outcomes = await this.run("hooks/run", params, options.signal);
+    } catch {
+      return [];
+    }
+    for (const outcome of outcomes) {
+      if (outcome.ok || options.onNotice === undefined) continue;
+      try {
+        options.onNotice(outcome);
+      } catch {
+        // A host's logging bug must not cost the turn its other outcomes.
+      }
+    }
+    return outcomes;
   }
 
   call(
@@ -242,9 +459,105 @@ class SocketPoolClient implements PoolClient {
       timeoutMs: options.timeoutMs,
       raw: options.raw,
       maxResultChars: options.maxResultChars,
+      coerce: options.coerce,
+      cache: options.cache,
+      hidden: options.hidden,
+      identity: options.identity,
+      bindings: options.bindings === undefined ? undefined : { ...options.bindings },
     });
-    const answer = await this.run("tools/call", params, options.signal);
-    return "result" in answer ? answer.result : answer.text;
+    const route = this.routing.open(options);
+    try {
+      const answer = await this.run(
+        "tools/call",
+        { ...params, ...route.params },
+        options.signal,
+        route.sent,
+      );
+      return "result" in answer ? answer.result : answer.text;
+    } finally {
+      route.close();
+    }
+  }
+
+  onElicit(handler: ElicitHandler): () => void {
+    this.routing.handler = handler;
+    this.updateSubscription();
+    return () => {
+      if (this.routing.handler !== handler) return;
+      this.routing.handler = undefined;
+      this.updateSubscription();
+    };
+  }
+
+  listResources(
+    serverId: string,
+    options: PassthroughOptions & { cursor?: string } = {},
+  ): Promise<ListResourcesResult> {
+    const params = defined({ serverId, cursor: options.cursor });
+    return this.run("resources/list", params, options.signal);
+  }
+
+  listResourceTemplates(
+    serverId: string,
+    options: PassthroughOptions & { cursor?: string } = {},
+  ): Promise<ListResourceTemplatesResult> {
+    const params = defined({ serverId, cursor: options.cursor });
+    return this.run("resources/templates/list", params, options.signal);
+  }
+
+  readResource(
+    serverId: string,
+    uri: string,
+    options: PassthroughOptions = {},
+  ): Promise<ReadResourceResult> {
+    return this.run("resources/read", { serverId, uri }, options.signal);
+  }
+
+  async subscribeResource(serverId: string, uri: string): Promise<void> {
+    await this.run("resources/subscribe", { serverId, uri });
+    this.resourceSubscriptions.add(`${serverId}\0${uri}`);
+  }
+
+  async unsubscribeResource(serverId: string, uri: string): Promise<void> {
+    this.resourceSubscriptions.delete(`${serverId}\0${uri}`);
+    await this.run("resources/unsubscribe", { serverId, uri });
+  }
+
+  listPrompts(
+    serverId: string,
+    options: PassthroughOptions & { cursor?: string } = {},
+  ): Promise<ListPromptsResult> {
+    const params = defined({ serverId, cursor: options.cursor });
+    return this.run("prompts/list", params, options.signal);
+  }
+
+  getPrompt(
+    serverId: string,
+    name: string,
+    args?: Record<string, string>,
+    options: PassthroughOptions = {},
+  ): Promise<GetPromptResult> {
+    return this.run("prompts/get", defined({ serverId, name, arguments: args }), options.signal);
+  }
+
+  complete(
+    serverId: string,
+    request: Omit<CompleteParams, "serverId">,
+    options: PassthroughOptions = {},
+  ): Promise<CompleteResult> {
+    return this.run("completion/complete", { ...request, serverId }, options.signal);
+  }
+
+  async ping(serverId: string, options: PassthroughOptions = {}): Promise<void> {
+    await this.run("server/ping", { serverId }, options.signal);
+  }
+
+  async setLoggingLevel(
+    serverId: string,
+    level: LoggingLevel,
+    options: PassthroughOptions = {},
+  ): Promise<void> {
+    await this.run("logging/setLevel", { serverId, level }, options.signal);
   }
 
   probe(row: ServerRow): Promise<ProbeResult> {
@@ -257,6 +570,28 @@ class SocketPoolClient implements PoolClient {
 
   async reconnect(id: string): Promise<void> {
     await this.run("server/reconnect", { id });
+  }
+
+  pinInfo(id: string): Promise<PinInfo> {
+    return this.run("server/pin-info", { id });
+  }
+
+  approve(id: string, fingerprint: string): Promise<PinInfo> {
+    return this.run("server/approve", { id, fingerprint });
+  }
+
+  storeCredentials(
+    id: string,
+    credentials: { tokens: Record<string, unknown>; clientInformation?: Record<string, unknown> },
+  ): Promise<ServerAuthState> {
+    return this.run(
+      "auth/store",
+      defined({ id, tokens: credentials.tokens, clientInformation: credentials.clientInformation }),
+    );
+  }
+
+  forgetCredentials(id: string): Promise<ServerAuthState> {
+    return this.run("auth/forget", { id });
   }
 
   reload(): Promise<ConfigStatus> {
@@ -308,6 +643,7 @@ class SocketPoolClient implements PoolClient {
     method: M,
     params: ParamsOf<M>,
     signal?: AbortSignal,
+    onId?: (id: number) => void,
   ): Promise<ResultOf<M>> {
     if (this.closing !== undefined) throw this.closedError();
     if (signal?.aborted) throw signal.reason;
@@ -318,7 +654,7 @@ class SocketPoolClient implements PoolClient {
         current !== undefined && current.isOpen
           ? current
           : await abortable(this.dial(true), signal);
-      return await connection.request(method, params, signal);
+      return await connection.request(method, params, signal, onId);
     } finally {
       this.hold(-1);
     }
@@ -377,6 +713,8 @@ class SocketPoolClient implements PoolClient {
     }
     const connection: Connection = new Connection(socket, this.maxFrameBytes, {
       onNotification: (name, params) => this.dispatch(name, params),
+      // The daemon's only request is `elicit`, for a call this client has in flight.
+      onRequest: (_name, params, signal) => this.routing.elicit(params, signal),
       onClose: () => this.lost(connection),
     });
     connection.setRef(this.holds > 0);
@@ -422,7 +760,16 @@ class SocketPoolClient implements PoolClient {
     this.connectedOnce = true;
     // A listener added while hello was in flight is not in what syncSubscription sent.
     this.updateSubscription();
+    this.resubscribeResources(connection);
     return connection;
+  }
+
+  /** A new connection: the daemon forgot the old one's resource subscriptions. */
+  private resubscribeResources(connection: Connection): void {
+    for (const key of this.resourceSubscriptions) {
+      const [serverId, uri] = key.split("\0") as [string, string];
+      connection.request("resources/subscribe", { serverId, uri }).catch(() => undefined);
+    }
   }
 
   /** A connection closed: its calls have failed; redial unless it was never current or we closed. */
@@ -446,17 +793,23 @@ class SocketPoolClient implements PoolClient {
     this.retryTimer.unref();
   }
 
-  private wanted(): { events: boolean; notifications: boolean } {
+  private wanted(): { events: boolean; notifications: boolean; elicit: boolean } {
     return {
       events: this.eventListeners.size > 0,
       notifications: this.notificationListeners.size > 0,
+      elicit: this.routing.handler !== undefined,
     };
   }
 
   private async syncSubscription(connection: Connection): Promise<void> {
     const want = this.wanted();
     const had = connection.subscribed;
-    if (want.events === had.events && want.notifications === had.notifications) return;
+    if (
+      want.events === had.events &&
+      want.notifications === had.notifications &&
+      want.elicit === had.elicit
+    )
+      return;
     connection.subscribed = want;
     try {
       await connection.request("pool/subscribe", want);
@@ -484,6 +837,15 @@ class SocketPoolClient implements PoolClient {
         } catch (error) {
           report(error);
         }
+      }
+    } else if (name === "progress") {
+      const { progressToken, ...progress } = params as ProgressParams;
+      const listener = this.routing.progressListener(progressToken);
+      if (listener === undefined || typeof progress.progress !== "number") return;
+      try {
+        listener(progress);
+      } catch (error) {
+        report(error);
       }
     } else {
       const { serverId, notification } = params as ServerNotificationParams;

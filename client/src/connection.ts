@@ -2,21 +2,32 @@
  * One socket to the daemon: frames out and in, requests matched to their answers by
  * json-rpc-2.0's JSONRPCClient, notifications handed up. It knows nothing of hello,
  * reconnecting or subscriptions (client.ts). When the socket closes, for whatever reason,
- * every request still pending fails at once with the reason.
+ * every request still pending fails at once with the reason. Requests go both ways: a
+ * request this side gives up on is withdrawn with `request/cancel`, and the daemon's own
+ * requests (`elicit`) are handed up with a signal its `request/cancel` aborts.
  */
 import type { Socket } from "node:net";
 import {
   JSONRPCClient,
   createJSONRPCErrorResponse,
+  createJSONRPCNotification,
   createJSONRPCRequest,
+  createJSONRPCSuccessResponse,
   isJSONRPCResponse,
+  type JSONRPCID,
   type JSONRPCResponse,
 } from "json-rpc-2.0";
 
 import { FrameDecoder, encodeFrame, type Frame } from "./codec.js";
-import { McpPoolError, fromWireError } from "./errors.js";
+import { McpPoolError, fromWireError, toWireError } from "./errors.js";
 import {
+  CANCEL,
+  DAEMON_REQUESTS,
+  isDaemonRequestName,
   isNotificationName,
+  type DaemonParamsOf,
+  type DaemonRequestName,
+  type DaemonResultOf,
   type MethodName,
   type NotificationName,
   type ParamsOf,
@@ -26,6 +37,15 @@ import {
 export interface ConnectionHooks {
   /** A notification the daemon pushed; `params` is as received, unchecked. */
   onNotification(name: NotificationName, params: unknown): void;
+  /**
+   * A request the daemon sent, its params checked; `signal` aborts when the daemon
+   * withdraws it or the connection closes. Without this hook such requests are refused.
+   */
+  onRequest?(
+    name: DaemonRequestName,
+    params: DaemonParamsOf<DaemonRequestName>,
+    signal: AbortSignal,
+  ): Promise<DaemonResultOf<DaemonRequestName>>;
   /** The socket closed; pending requests have already failed with `error`. */
   onClose(error: McpPoolError): void;
 }
@@ -38,8 +58,11 @@ interface Pending {
 }
 
 // JSON-RPC's "method not found": what a daemon-to-client request this client does not
-// implement (a later protocol's `elicit`) is answered with.
+// implement (a later protocol's) is answered with.
 const METHOD_NOT_FOUND = -32601;
+// JSON-RPC's "invalid params" and "internal error", for the daemon's requests.
+const INVALID_PARAMS = -32602;
+const INTERNAL_ERROR = -32603;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -51,9 +74,11 @@ function abortReason(signal: AbortSignal): unknown {
 
 export class Connection {
   /** Streams the daemon has been asked to push on this connection. */
-  subscribed = { events: false, notifications: false };
+  subscribed = { events: false, notifications: false, elicit: false };
   private readonly rpc: JSONRPCClient<Buffer>;
   private readonly pending = new Map<number, Pending>();
+  /** The daemon's requests being answered, by their id: `request/cancel` aborts one. */
+  private readonly inbound = new Map<JSONRPCID, AbortController>();
   private lastId = 0;
   private closeError: McpPoolError | undefined;
   private readonly closedPromise: Promise<void>;
@@ -83,6 +108,8 @@ export class Connection {
           new McpPoolError("daemon-unavailable", "the daemon closed the connection");
         this.closeError = error;
         this.failPending(error);
+        for (const controller of this.inbound.values()) controller.abort(error);
+        this.inbound.clear();
         this.hooks.onClose(error);
         resolve();
       });
@@ -107,10 +134,13 @@ export class Connection {
     method: M,
     params: ParamsOf<M>,
     signal?: AbortSignal,
+    /** Told the request's JSON-RPC id before it is sent (the daemon's `elicit` names it). */
+    onId?: (id: number) => void,
   ): Promise<ResultOf<M>> {
     if (this.closeError !== undefined) return Promise.reject(this.closeError);
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     const id = ++this.lastId;
+    onId?.(id);
     const request = createJSONRPCRequest(id, method, params);
     let frame: Buffer;
     try {
@@ -156,6 +186,49 @@ export class Connection {
     // Clears the library's own entry for the id; its promise resolves into settle(), a no-op.
     this.rpc.receive(createJSONRPCErrorResponse(id, 0, "abandoned"));
     entry.reject(reason);
+    // The daemon aborts the request's work, and the pool cancels it upstream.
+    this.send(createJSONRPCNotification(CANCEL.method, { id }));
+  }
+
+  /** Writes one message while the socket is open; a value that is not JSON is dropped. */
+  private send(message: object): void {
+    if (this.closeError !== undefined || this.socket.destroyed) return;
+    try {
+      this.socket.write(encodeFrame(message));
+    } catch {
+      // encodeFrame refused it: nothing was written.
+    }
+  }
+
+  /** Answers one request of the daemon through hooks.onRequest. */
+  private serve(id: JSONRPCID, name: string, params: unknown): void {
+    const onRequest = this.hooks.onRequest;
+    if (!isDaemonRequestName(name) || onRequest === undefined) {
+      this.send(createJSONRPCErrorResponse(id, METHOD_NOT_FOUND, "Method not found"));
+      return;
+    }
+    const problem = isRecord(params) ? DAEMON_REQUESTS[name].check(params) : "not an object";
+    if (problem !== undefined) {
+      this.send(createJSONRPCErrorResponse(id, INVALID_PARAMS, `Invalid params: ${problem}`));
+      return;
+    }
+    const controller = new AbortController();
+    this.inbound.set(id, controller);
+    const answered = (message: object): void => {
+      if (this.inbound.get(id) === controller) this.inbound.delete(id);
+      // Withdrawn, or the connection closed: nobody waits for the answer.
+      if (!controller.signal.aborted) this.send(message);
+    };
+    onRequest(name, params as DaemonParamsOf<typeof name>, controller.signal).then(
+      (result) => answered(createJSONRPCSuccessResponse(id, result)),
+      (error: unknown) => {
+        const wire =
+          error instanceof McpPoolError
+            ? toWireError(error.code, error.message, error.detail)
+            : { code: INTERNAL_ERROR, message: (error as Error)?.message ?? String(error) };
+        answered({ jsonrpc: "2.0", id, error: wire });
+      },
+    );
   }
 
   private take(id: number): Pending | undefined {
@@ -193,9 +266,19 @@ export class Connection {
         if (message.id !== undefined) {
           const id =
             typeof message.id === "string" || typeof message.id === "number" ? message.id : null;
-          this.socket.write(
-            encodeFrame(createJSONRPCErrorResponse(id, METHOD_NOT_FOUND, "Method not found")),
-          );
+          if (id === null) {
+            this.send(createJSONRPCErrorResponse(id, METHOD_NOT_FOUND, "Method not found"));
+          } else {
+            this.serve(id, message.method, message.params);
+          }
+        } else if (message.method === CANCEL.method) {
+          const params = isRecord(message.params) ? message.params : {};
+          const withdrawn = CANCEL.check(params) === undefined ? (params.id as JSONRPCID) : null;
+          const controller = withdrawn === null ? undefined : this.inbound.get(withdrawn);
+          if (controller !== undefined) {
+            this.inbound.delete(withdrawn as JSONRPCID);
+            controller.abort(new DOMException("the daemon withdrew its request", "AbortError"));
+          }
         } else if (isNotificationName(message.method)) {
           this.hooks.onNotification(message.method, message.params);
         }

@@ -27,6 +27,11 @@ export const POOL_ERROR_CODES = [
   "no-identity",
   "stale-tools",
   "closed",
+  "pin-mismatch",
+  "not-offered",
+  "auth-required",
+  "binding-changed",
+  "session-expired",
 ] as const;
 
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];

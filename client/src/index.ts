@@ -12,6 +12,7 @@ export {
   type EventListener,
   type NotificationListener,
   type PoolClient,
+  type RunHooksOptions,
 } from "./client.js";
 export {
   DEFAULT_MAX_DEPTH,
@@ -45,9 +46,12 @@ export {
   METHODS,
   NOTIFICATIONS,
   PROTOCOL_VERSION,
+  type ApproveParams,
+  type AuthStoreParams,
   type CallParams,
   type CallResult,
   type CatalogParams,
+  type DescribeParams,
   type Empty,
   type HelloParams,
   type HelloResult,
@@ -62,6 +66,8 @@ export {
   type ParamsOf,
   type ProbeParams,
   type ResultOf,
+  type RunHooksParams,
+  type SearchParams,
   type ServerIdParams,
   type ServerNotificationParams,
   type StateParams,
@@ -69,3 +75,46 @@ export {
   type ToolsParams,
 } from "./protocol.js";
 export type * from "./shapes.js";
+export type * from "./conversation-shapes.js";
+export {
+  CONVERSATION_METHODS,
+  type ConversationAcquireParams,
+  type ConversationAcquireResult,
+  type ConversationReleaseParams,
+  type ConversationStatsParams,
+  type ConversationTerminateParams,
+  type ConversationToolsParams,
+  type PermissionsChangedParams,
+  type ToolsChangedParams,
+} from "./conversation-protocol.js";
+export type {
+  ConversationLeaseHandle,
+  ConversationsClient,
+  IdentifiedClient,
+} from "./conversations.js";
+// Elicitation, progress, cancellation and passthrough (SPEC C14, C15).
+export {
+  CANCEL,
+  DAEMON_REQUESTS,
+  isDaemonRequestName,
+  type CancelParams,
+  type CompleteParams,
+  type DaemonParamsOf,
+  type DaemonRequestName,
+  type DaemonRequests,
+  type DaemonResultOf,
+  type ElicitParams,
+  type GetPromptParams,
+  type ListPageParams,
+  type ProgressParams,
+  type ResourceUriParams,
+  type ServerScopedParams,
+  type SetLevelParams,
+} from "./protocol.js";
+export type {
+  ElicitHandler,
+  ElicitHandlerContext,
+  PassthroughOptions,
+  ProgressListener,
+} from "./routing.js";
+export type * from "./mcp-shapes.js";

@@ -4,19 +4,43 @@
  * sides refuse a PROTOCOL_VERSION other than their own (`protocol-mismatch`).
  * Requests are the METHODS below, each declared once; the daemon pushes NOTIFICATIONS only
  * to connections that asked with `pool/subscribe`. Refusals keep the pool's code (errors.ts).
+ * The daemon sends DAEMON_REQUESTS (`elicit`) only to the connection whose call caused them;
+ * either side withdraws a request it sent with a `request/cancel` notification (CANCEL).
  */
 import type {
   CallToolResult,
   CatalogServer,
   ConfigStatus,
   DaemonStatus,
+  HookContext,
+  HookEvent,
+  HookOutcome,
+  PinInfo,
   PoolEvent,
   ProbeResult,
+  ServerAuthState,
   ServerNotification,
   ServerRow,
   ServerState,
   ToolDefinition,
+  ToolDescription,
 } from "./shapes.js";
+import type {
+  CompleteResult,
+  CompletionReference,
+  ElicitRequestParams,
+  ElicitResult,
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  LoggingLevel,
+  Progress,
+  ProgressToken,
+  ReadResourceResult,
+} from "./mcp-shapes.js";
+import { CONVERSATION_METHODS } from "./conversation-protocol.js";
+import type { ConversationIdentity } from "./conversation-shapes.js";
 
 /** Bumped on any change an older peer would misread. */
 export const PROTOCOL_VERSION = 1;
@@ -42,6 +66,8 @@ export interface StateParams {
 export interface ToolsParams {
   names?: readonly string[];
   servers?: readonly string[];
+  /** Adds the conversation's tools of `session: "conversation"` rows (SPEC B9). */
+  identity?: ConversationIdentity;
 }
 
 export interface CallParams {
@@ -55,9 +81,46 @@ export interface CallParams {
   raw?: boolean;
   /** Overrides the row's and the pool's result cap; 0 = no cap. */
   maxResultChars?: number;
+  /** Coerce the arguments against the tool's schema; overrides the row and the pool. */
+  coerce?: boolean;
+  /** false: ask the server even when the result cache holds an answer. */
+  cache?: boolean;
+  /** Call a tool the row hides. */
+  hidden?: boolean;
+  /** The call's progress is pushed to this connection as `progress` carrying this token. */
+  progressToken?: ProgressToken;
+  /** This call answers the elicitations its server sends while it is in flight (`elicit`). */
+  elicit?: boolean;
+  /** The conversation, for a `session: "conversation"` row (SPEC B9). */
+  identity?: ConversationIdentity;
+  /** Server id → binding from `conversation/tools`: refused before sending if stale. */
+  bindings?: Record<string, string>;
 }
 
 export type CallResult = { text: string } | { result: CallToolResult };
+
+export interface SearchParams {
+  query: string;
+  servers?: readonly string[];
+  /** Most tools answered. Default: the pool's (20). */
+  limit?: number;
+}
+
+export interface DescribeParams {
+  /** The qualified tool name. */
+  name: string;
+  servers?: readonly string[];
+  /** Describe a tool the row hides. */
+  hidden?: boolean;
+}
+
+export interface RunHooksParams {
+  /** One of the hook events (sessionStart, beforeTurn, …). */
+  event: HookEvent;
+  context: HookContext;
+  /** Servers whose hooks run: absent = every server, empty = none. */
+  servers?: readonly string[];
+}
 
 export interface CatalogParams {
   servers?: readonly string[];
@@ -68,14 +131,79 @@ export interface ProbeParams {
   row: ServerRow;
 }
 
+export interface ApproveParams {
+  id: string;
+  /** The live list's fingerprint as it was shown; refused (`pin-mismatch`) if it has moved. */
+  fingerprint: string;
+}
+
 export interface ServerIdParams {
   id: string;
+}
+
+/**
+ * What `mcpool login` hands the daemon: the OAuth tokens (RFC 6749 §5.1 plus the SDK's
+ * `issuer` stamp) and the client registration they belong to. Kept in the daemon's token
+ * store; never echoed back, never in status, events or logs.
+ */
+export interface AuthStoreParams {
+  id: string;
+  tokens: Record<string, unknown>;
+  clientInformation?: Record<string, unknown>;
 }
 
 /** Each stream absent from the params is left as it was. */
 export interface SubscribeParams {
   events?: boolean;
   notifications?: boolean;
+  /** Every call of this connection answers its server's elicitations (`elicit`). */
+  elicit?: boolean;
+}
+
+/** Passthrough (SPEC C15): one MCP request to one pooled server, by its id. */
+export interface ServerScopedParams {
+  serverId: string;
+}
+
+export interface ListPageParams extends ServerScopedParams {
+  cursor?: string;
+}
+
+export interface ResourceUriParams extends ServerScopedParams {
+  uri: string;
+}
+
+export interface GetPromptParams extends ServerScopedParams {
+  name: string;
+  arguments?: Record<string, string>;
+}
+
+export interface CompleteParams extends ServerScopedParams {
+  ref: CompletionReference;
+  argument: { name: string; value: string };
+  context?: { arguments?: Record<string, string> };
+}
+
+export interface SetLevelParams extends ServerScopedParams {
+  level: LoggingLevel;
+}
+
+/** A call's progress, to the connection that made the call with `progressToken`. */
+export interface ProgressParams extends Progress {
+  progressToken: ProgressToken;
+}
+
+/** `elicit`: a pooled server asks, during the call `callId` this connection made. */
+export interface ElicitParams {
+  serverId: string;
+  /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
+  callId: string | number;
+  params: ElicitRequestParams;
+}
+
+/** `request/cancel`: the request `id` the sender made is no longer wanted. */
+export interface CancelParams {
+  id: string | number;
 }
 
 export type Empty = Record<string, never>;
@@ -89,7 +217,8 @@ export interface MethodSpec<P, R> {
   readonly types?: { params: P; result: R };
 }
 
-type FieldKind = "string" | "number" | "boolean" | "object" | "string[]";
+/** `id`: a JSON-RPC id or progress token, a string or a finite number. */
+type FieldKind = "string" | "number" | "boolean" | "object" | "string[]" | "id";
 type FieldSpec = Record<string, FieldKind | `${FieldKind}?`>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -102,6 +231,7 @@ const IS: Record<FieldKind, (value: unknown) => boolean> = {
   boolean: (value) => typeof value === "boolean",
   object: isRecord,
   "string[]": (value) => Array.isArray(value) && value.every((item) => typeof item === "string"),
+  id: (value) => typeof value === "string" || (typeof value === "number" && Number.isFinite(value)),
 };
 
 const DESCRIBED: Record<FieldKind, string> = {
@@ -110,6 +240,7 @@ const DESCRIBED: Record<FieldKind, string> = {
   boolean: "a boolean",
   object: "an object",
   "string[]": "an array of strings",
+  id: "a string or a number",
 };
 
 /** A check of named fields; fields it does not name are let through for newer clients. */
@@ -149,7 +280,7 @@ export const METHODS = {
   ),
   "pool/state": method<StateParams, readonly ServerState[]>(fields({ secrets: "boolean?" })),
   "tools/list": method<ToolsParams, readonly ToolDefinition[]>(
-    fields({ names: "string[]?", servers: "string[]?" }),
+    fields({ names: "string[]?", servers: "string[]?", identity: "object?" }),
   ),
   "tools/call": method<CallParams, CallResult>(
     fields({
@@ -159,20 +290,82 @@ export const METHODS = {
       timeoutMs: "number?",
       raw: "boolean?",
       maxResultChars: "number?",
+      coerce: "boolean?",
+      cache: "boolean?",
+      hidden: "boolean?",
+      progressToken: "id?",
+      elicit: "boolean?",
+      identity: "object?",
+      bindings: "object?",
     }),
   ),
   "tools/catalog": method<CatalogParams, readonly CatalogServer[]>(
     fields({ servers: "string[]?" }),
   ),
+  "tools/search": method<SearchParams, readonly CatalogServer[]>(
+    fields({ query: "string", servers: "string[]?", limit: "number?" }),
+  ),
+  /** null where call() would refuse the name: unknown, out of scope, or hidden. */
+  "tools/describe": method<DescribeParams, ToolDescription | null>(
+    fields({ name: "string", servers: "string[]?", hidden: "boolean?" }),
+  ),
+  "tools/always-loaded": method<CatalogParams, readonly string[]>(fields({ servers: "string[]?" })),
+  /** Never an error for a hook that failed: each outcome says how it went. */
+  "hooks/run": method<RunHooksParams, readonly HookOutcome[]>(
+    fields({ event: "string", context: "object", servers: "string[]?" }),
+  ),
   "server/probe": method<ProbeParams, ProbeResult>(checkProbe),
   "server/stop": method<ServerIdParams, Empty>(fields({ id: "string" })),
   "server/reconnect": method<ServerIdParams, Empty>(fields({ id: "string" })),
+  /** The row's pin against the live list (dialling an idle server), and what changed (C18). */
+  "server/pin-info": method<ServerIdParams, PinInfo>(fields({ id: "string" })),
+  /** Keeps the approved list in the daemon's pin store; the pin itself goes in mcp.json. */
+  "server/approve": method<ApproveParams, PinInfo>(fields({ id: "string", fingerprint: "string" })),
+  /** Stores a sign-in's credentials for an http server and redials it (`mcpool login`). */
+  "auth/store": method<AuthStoreParams, ServerAuthState>(
+    fields({ id: "string", tokens: "object", clientInformation: "object?" }),
+  ),
+  /** Forgets them and redials, which leaves the server `auth-required` (`mcpool logout`). */
+  "auth/forget": method<ServerIdParams, ServerAuthState>(fields({ id: "string" })),
   "pool/reload": method<Empty, ConfigStatus>(fields({})),
   "pool/subscribe": method<SubscribeParams, Empty>(
-    fields({ events: "boolean?", notifications: "boolean?" }),
+    fields({ events: "boolean?", notifications: "boolean?", elicit: "boolean?" }),
   ),
   "daemon/status": method<Empty, DaemonStatus>(fields({})),
   "daemon/shutdown": method<Empty, Empty>(fields({})),
+  // Passthrough (SPEC C15): refused with `not-offered` where the server's capabilities lack it.
+  "resources/list": method<ListPageParams, ListResourcesResult>(
+    fields({ serverId: "string", cursor: "string?" }),
+  ),
+  "resources/templates/list": method<ListPageParams, ListResourceTemplatesResult>(
+    fields({ serverId: "string", cursor: "string?" }),
+  ),
+  "resources/read": method<ResourceUriParams, ReadResourceResult>(
+    fields({ serverId: "string", uri: "string" }),
+  ),
+  /** Its `notifications/resources/updated` come to this connection only, as `notification`. */
+  "resources/subscribe": method<ResourceUriParams, Empty>(
+    fields({ serverId: "string", uri: "string" }),
+  ),
+  "resources/unsubscribe": method<ResourceUriParams, Empty>(
+    fields({ serverId: "string", uri: "string" }),
+  ),
+  "prompts/list": method<ListPageParams, ListPromptsResult>(
+    fields({ serverId: "string", cursor: "string?" }),
+  ),
+  "prompts/get": method<GetPromptParams, GetPromptResult>(
+    fields({ serverId: "string", name: "string", arguments: "object?" }),
+  ),
+  "completion/complete": method<CompleteParams, CompleteResult>(
+    fields({ serverId: "string", ref: "object", argument: "object", context: "object?" }),
+  ),
+  "server/ping": method<ServerScopedParams, Empty>(fields({ serverId: "string" })),
+  /** The level is the server's, shared by every agent that uses it. */
+  "logging/setLevel": method<SetLevelParams, Empty>(
+    fields({ serverId: "string", level: "string" }),
+  ),
+  // Per-conversation servers (SPEC B9): leases, terminate, listings, counts.
+  ...CONVERSATION_METHODS,
 } as const;
 
 export type Methods = typeof METHODS;
@@ -206,6 +399,8 @@ export const NOTIFICATIONS = {
   event: notification<PoolEvent>(),
   /** A pooled server's notification; subscribe with `{ notifications: true }`. */
   notification: notification<ServerNotificationParams>(),
+  /** A call's progress, to the connection that made it with a `progressToken` (SPEC C14). */
+  progress: notification<ProgressParams>(),
 } as const;
 
 export type Notifications = typeof NOTIFICATIONS;
@@ -215,4 +410,35 @@ export type NotificationParamsOf<N extends NotificationName> =
 
 export function isNotificationName(name: string): name is NotificationName {
   return Object.prototype.hasOwnProperty.call(NOTIFICATIONS, name);
+}
+
+/**
+ * Either side withdraws a request it sent, as LSP's `$/cancelRequest`: the client when a
+ * call's AbortSignal fires (the daemon aborts that request, and the pool cancels it
+ * upstream), the daemon when an `elicit` is no longer wanted. A late answer is ignored.
+ */
+export const CANCEL = { method: "request/cancel", check: fields({ id: "id" }) } as const;
+
+const checkElicit: ParamsCheck = (params) => {
+  const problem = fields({ serverId: "string", callId: "id", params: "object" })(params);
+  if (problem !== undefined) return problem;
+  const asked = params.params as Record<string, unknown>;
+  return typeof asked.message === "string" ? undefined : `"params.message" must be a string`;
+};
+
+/** Every request the daemon may send a client: only to the connection whose call caused it. */
+export const DAEMON_REQUESTS = {
+  /** Answer with the user's reply; a handler that throws is answered `cancel` upstream. */
+  elicit: method<ElicitParams, ElicitResult>(checkElicit),
+} as const;
+
+export type DaemonRequests = typeof DAEMON_REQUESTS;
+export type DaemonRequestName = keyof DaemonRequests;
+export type DaemonParamsOf<R extends DaemonRequestName> =
+  DaemonRequests[R] extends MethodSpec<infer P, unknown> ? P : never;
+export type DaemonResultOf<R extends DaemonRequestName> =
+  DaemonRequests[R] extends MethodSpec<unknown, infer Res> ? Res : never;
+
+export function isDaemonRequestName(name: string): name is DaemonRequestName {
+  return Object.prototype.hasOwnProperty.call(DAEMON_REQUESTS, name);
 }

@@ -4,6 +4,12 @@
  * import src/. The daemon hands the pool's own values to the wire typed as these, so tsc
  * fails in src/daemon the day the two drift apart.
  */
+import type {
+  ConversationEvent,
+  ConversationRowOptions,
+  ConversationStats,
+  SessionMode,
+} from "./conversation-shapes.js";
 import type { PoolErrorCode } from "./errors.js";
 
 /** Options every row may carry, whatever its transport (SPEC A1). */
@@ -22,6 +28,79 @@ export interface ServerOptions {
   coerceArguments?: boolean;
   idleTimeoutMs?: number | null;
   lazy?: boolean;
+  hooks?: ToolHook[];
+  /** The toolsFingerprint a person approved (SPEC C18): 64 hex characters. */
+  pin?: string;
+  /** `conversation`: a client of its own per caller-named identity (SPEC B9). */
+  session?: SessionMode;
+  conversation?: ConversationRowOptions;
+}
+
+/** The events a hook can run at (SPEC C17). */
+export type HookEvent =
+  "sessionStart" | "beforeTurn" | "afterTurn" | "beforeCompact" | "sessionEnd" | "sessionDelete";
+
+/** One hook on a row: a tool call the host makes at an event. */
+export interface ToolHook {
+  id: string;
+  on: HookEvent;
+  /** The server's own name for the tool. */
+  tool: string;
+  args?: Record<string, unknown>;
+  inject?: boolean;
+  veto?: boolean;
+  maxTokens?: number;
+  timeoutMs?: number;
+}
+
+/** What a host knows at an event; hook templates read it by dotted path. */
+export interface HookContext {
+  session: { id: string };
+  host?: string;
+  now?: string;
+  vars?: Record<string, unknown>;
+  prompt?: string;
+  reply?: string;
+  turn?: { index?: number; messages?: unknown[] };
+  compacting?: unknown;
+  range?: { from?: number; through?: number };
+  status?: string;
+}
+
+/** One hook's result; `ok: false` for a failure, a timeout, an abort or a skip. */
+export interface HookOutcome {
+  hook: string;
+  serverId: string;
+  label: string;
+  event: HookEvent;
+  /** The qualified tool name. */
+  tool: string;
+  ok: boolean;
+  text?: string;
+  reason?: "failed" | "timeout" | "aborted" | "skipped";
+  error?: string;
+  code?: string;
+  inject: boolean;
+  maxTokens?: number;
+  veto?: true;
+  ms: number;
+}
+
+/** What describe() says of one tool beyond its definition (SPEC C7). */
+export interface ToolDescription {
+  /** The qualified name. */
+  name: string;
+  serverId: string;
+  /** The server's own name for the tool. */
+  toolName: string;
+  title?: string;
+  description?: string;
+  annotations?: ToolAnnotations;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  meta?: Record<string, unknown>;
+  tokens: number;
+  hidden?: boolean;
 }
 
 export interface StdioServerConfig extends ServerOptions {
@@ -38,12 +117,33 @@ export interface HttpServerConfig extends ServerOptions {
   url: string;
   /** Secret: present only in `state({ secrets: true })`. */
   headers?: Record<string, string>;
+  /** OAuth sign-in; `clientSecret` is present only in `state({ secrets: true })`. */
+  auth?: "oauth" | OAuthClientSettings;
+}
+
+/** A row's OAuth client, when it does not register one dynamically. */
+export interface OAuthClientSettings {
+  clientId?: string;
+  clientSecret?: string;
+  scopes?: string[];
 }
 
 /** A server row, as configured. */
 export type ServerRow = StdioServerConfig | HttpServerConfig;
 
-export type ServerStatus = "ready" | "connecting" | "idle" | "disabled" | "error" | "crash-loop";
+/**
+ * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld.
+ * `auth-required`: the server wants an OAuth sign-in nobody has done (`mcpool login ID`).
+ */
+export type ServerStatus =
+  | "ready"
+  | "connecting"
+  | "idle"
+  | "disabled"
+  | "error"
+  | "crash-loop"
+  | "pin-mismatch"
+  | "auth-required";
 
 export interface ToolAnnotations {
   title?: string;
@@ -64,6 +164,8 @@ export interface ToolState {
   annotations?: ToolAnnotations;
   hidden: boolean;
   clashed?: boolean;
+  /** Estimated tokens its definition costs a model. */
+  tokens?: number;
 }
 
 export interface ServerState {
@@ -81,8 +183,20 @@ export interface ServerState {
   instructions?: string;
   capabilities?: Record<string, unknown>;
   toolsFingerprint?: string;
+  /** At `pin-mismatch`: how the list differs from the approved one, when that one is known. */
+  pinDiff?: PinDiff;
   stale?: boolean;
   tools: ToolState[];
+  /** A `session: "conversation"` row's counts (SPEC B9). */
+  conversations?: ConversationStats;
+}
+
+/** Where a server is after `auth/store` or `auth/forget` redialled it. */
+export interface ServerAuthState {
+  id: string;
+  status: ServerStatus;
+  /** Why the dial failed, when it did; never a token. */
+  error?: string;
 }
 
 /** An OpenAI-shaped function definition. */
@@ -93,6 +207,49 @@ export interface ToolDefinition {
     description: string;
     parameters: Record<string, unknown>;
   };
+}
+
+/** How a live tool list differs from the one its pin was approved for, by tool name. */
+export interface PinDiff {
+  added: string[];
+  removed: string[];
+  /** Same name, different tool: title, description, a schema or an annotation. */
+  changed: string[];
+}
+
+/** A tool as a pin covers it: the fields toolsFingerprint hashes. */
+export interface PinnedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: ToolAnnotations;
+}
+
+/** One changed tool, with a short line per thing that changed (`destructiveHint: false → true`). */
+export interface ToolChange {
+  name: string;
+  changes: string[];
+}
+
+/** What a person approving a server's tools is shown: its pin against its live list. */
+export interface PinInfo {
+  serverId: string;
+  /** The fingerprint the row pins, if it pins one. */
+  pin?: string;
+  /** The live list's fingerprint. */
+  fingerprint: string;
+  /** The live list. */
+  tools: PinnedTool[];
+  /** The pin does not match: the server's tools are withheld. */
+  withheld: boolean;
+  /** The list the pin was approved for, when the daemon's pin store holds it. */
+  approved?: PinnedTool[];
+  /** How the live list differs from `approved`, when that is known. */
+  diff?: PinDiff;
+  /** What changed in each of `diff.changed`. */
+  changes?: ToolChange[];
 }
 
 export interface ProbeResult {
@@ -138,6 +295,8 @@ export type CloseReason =
 export type PoolEvent =
   | { type: "connect"; serverId: string; ms: number; tools: number }
   | { type: "connect-failed"; serverId: string; ms: number; error: string }
+  /** The server needs a sign-in: no usable token and no way to get one without a person. */
+  | { type: "auth-required"; serverId: string; error: string }
   | { type: "close"; serverId: string; reason: CloseReason; error?: string }
   | {
       type: "tools-changed";
@@ -147,6 +306,16 @@ export type PoolEvent =
       tools: number;
       added: string[];
       removed: string[];
+    }
+  | {
+      type: "pin-mismatch";
+      serverId: string;
+      /** The row's pin. */
+      expected: string;
+      /** What the server's list hashes to now. */
+      actual: string;
+      /** Absent when the approved list is not known. */
+      diff?: PinDiff;
     }
   | {
       type: "call";
@@ -162,7 +331,8 @@ export type PoolEvent =
       hidden?: boolean;
       raw?: boolean;
       cached?: boolean;
-    };
+    }
+  | ConversationEvent;
 
 /** A notification a pooled server sent. */
 export interface ServerNotification {

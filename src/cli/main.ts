@@ -10,9 +10,15 @@ import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
 import { createDaemon } from "../daemon/daemon.js";
 import { resolvePaths } from "../daemon/paths.js";
 import { VERSION } from "../version.js";
+import { approve } from "./approve.js";
 import { demo } from "./demo.js";
+import { conversationLines } from "./conversation-status.js";
 import { cell, duration, table } from "./format.js";
+import { login, logout } from "./login.js";
 import { runService } from "./service.js";
+import { runImport } from "./import.js";
+import { runBridgeCommand } from "./bridge.js";
+import { runWire } from "./wire.js";
 
 export const EXIT = { ok: 0, failed: 1, badInput: 2, notRunning: 3 } as const;
 
@@ -22,8 +28,15 @@ commands:
   serve [--config PATH] [--socket PATH]   run the daemon in the foreground
   status                                  each server's status, pid, uptime, tools, last error
   tools [--server ID]                     the tools agents are offered
+  search QUERY [--server ID] [--limit N]  the tools that best match QUERY, best first
+  describe QUALIFIED                      one tool's annotations and input/output schema
   call QUALIFIED [JSON]                   call a tool, print its result
   probe ID                                dial a configured server afresh and list its tools
+  approve ID [--show]                     show how a server's tools changed since its pin, and
+                                          approve them (writes the pin into mcp.json)
+  login ID [--no-browser]                 sign in to an http server (OAuth) and hand the
+                                          tokens to the daemon
+  logout ID                               forget a server's sign-in
   stop ID | restart ID                    stop one server / restart it
   reload                                  re-read mcp.json and reconcile now
   validate [FILE]                         check an mcp.json without the daemon
@@ -31,6 +44,12 @@ commands:
   shutdown                                stop the daemon and every server
   service install|uninstall|status        run the daemon under systemd (Linux) or launchd (macOS)
   demo                                    pool the built-in echo server in this process
+  bridge [--server ID | --servers A,B] [--http PORT [--token T|none]]
+                                          serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1)
+  wire HOST [--write]                     point a host's entries (claude-desktop, claude-code,
+                                          cursor, vscode) at \`mcpool bridge --server ID\`
+  import [--from HOST[,HOST]] [--write]   merge those hosts' servers into mcp.json: a diff,
+                                          written with --write (a backup is kept)
 
 options: --json (machine-readable output), --socket PATH, --config PATH
 environment: MCPOOL_SOCKET, MCPOOL_CONFIG
@@ -58,8 +77,16 @@ async function main(argv: readonly string[]): Promise<number> {
       socket: { type: "string" },
       config: { type: "string" },
       server: { type: "string" },
+      limit: { type: "string" },
       n: { type: "string", short: "n" },
       "dry-run": { type: "boolean" },
+      servers: { type: "string" },
+      http: { type: "string" },
+      token: { type: "string" },
+      write: { type: "boolean" },
+      from: { type: "string" },
+      show: { type: "boolean" },
+      "no-browser": { type: "boolean" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -97,6 +124,33 @@ async function main(argv: readonly string[]): Promise<number> {
   switch (command) {
     case "serve":
       return serve(values.config, values.socket);
+    case "bridge":
+      return runBridgeCommand({
+        socketPath: socketPath ?? resolvePaths({}).socketPath,
+        ...bridgeScope(values.server, values.servers),
+        ...(values.config ? { configPath: values.config } : {}),
+        ...(values.http !== undefined ? { httpPort: portOf(values.http) } : {}),
+        ...(values.token !== undefined ? { token: values.token } : {}),
+        err: io.err,
+      });
+    case "wire":
+      return runWire({
+        host: arg(0, "HOST (claude-desktop, claude-code, cursor or vscode)"),
+        write: values.write === true,
+        configPath: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
+        ...(socketPath ? { socketPath } : {}),
+        out: io.out,
+        err: io.err,
+      });
+    case "import":
+      return runImport({
+        ...(values.from !== undefined ? { from: values.from } : {}),
+        write: values.write === true,
+        json,
+        target: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
+        out: io.out,
+        err: io.err,
+      });
     case "demo":
       await demo(io.out);
       return EXIT.ok;
@@ -117,13 +171,19 @@ async function main(argv: readonly string[]): Promise<number> {
                 s.id,
                 s.stale ? `${s.status} (stale)` : s.status,
                 s.pid !== undefined ? String(s.pid) : "-",
-                s.startedAt !== undefined && s.status === "ready"
+                s.startedAt !== undefined && (s.status === "ready" || s.status === "pin-mismatch")
                   ? duration(now - s.startedAt)
                   : "-",
                 String(s.tools.length),
-                cell(s.error),
+                cell(
+                  s.error ??
+                    (s.status === "pin-mismatch"
+                      ? `tools withheld: see \`mcpool approve ${s.id} --show\``
+                      : undefined),
+                ),
               ]),
             ),
+            ...conversationLines(status.servers),
           ];
           return lines.join("\n");
         });
@@ -142,6 +202,52 @@ async function main(argv: readonly string[]): Promise<number> {
         );
         return EXIT.ok;
       });
+    case "search": {
+      const query = rest.join(" ");
+      if (query.trim() === "") throw new UsageError("mcpool search: missing QUERY");
+      const limit = values.limit === undefined ? undefined : Number(values.limit);
+      if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
+        throw new UsageError("mcpool search: --limit must be a whole number > 0");
+      }
+      return withClient(async (client) => {
+        const found = await client.search(query, {
+          ...(values.server ? { servers: [values.server] } : {}),
+          ...(limit !== undefined ? { limit } : {}),
+        });
+        const rows = found.flatMap((s) =>
+          s.tools.map((t) => [t.name, s.id, cell(t.description ?? t.title, 70)]),
+        );
+        print(found, () =>
+          rows.length === 0 ? "no tools match" : table(["TOOL", "SERVER", "DESCRIPTION"], rows),
+        );
+        return EXIT.ok;
+      });
+    }
+    case "describe": {
+      const name = arg(0, "QUALIFIED tool name");
+      return withClient(async (client) => {
+        const info = await client.describe(name);
+        if (!info) throw new ClientError("unknown-tool", `no server offers the tool "${name}"`);
+        print(info, () => {
+          const hints = Object.entries(info.annotations ?? {}).filter(([k]) => k !== "title");
+          return [
+            `${info.name}  (server ${info.serverId}, tool ${info.toolName})`,
+            ...(info.title ? [`title        ${info.title}`] : []),
+            `annotations  ${hints.map(([k, v]) => `${k}=${String(v)}`).join(" ") || "none"}`,
+            `tokens       ~${info.tokens}`,
+            ...(info.description ? ["", info.description] : []),
+            "",
+            "input schema:",
+            JSON.stringify(info.inputSchema, null, 2),
+            ...(info.outputSchema
+              ? ["", "output schema:", JSON.stringify(info.outputSchema, null, 2)]
+              : []),
+            ...(info.meta ? ["", "_meta:", JSON.stringify(info.meta, null, 2)] : []),
+          ].join("\n");
+        });
+        return EXIT.ok;
+      });
+    }
     case "call": {
       const name = arg(0, "QUALIFIED tool name");
       let input: Record<string, unknown> = {};
@@ -165,6 +271,23 @@ async function main(argv: readonly string[]): Promise<number> {
         }
         return EXIT.ok;
       });
+    }
+    case "login":
+    case "logout": {
+      const id = arg(0, "server ID");
+      const run = command === "login" ? login : logout;
+      return run(withClient, id, {
+        openBrowser: values["no-browser"] !== true,
+        json,
+        out: io.out,
+        err: io.err,
+      });
+    }
+    case "approve": {
+      const id = arg(0, "server ID");
+      return withClient((client) =>
+        approve(client, id, { show: values.show === true, json, out: io.out }),
+      );
     }
     case "probe": {
       const id = arg(0, "server ID");
@@ -233,6 +356,27 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+function bridgeScope(
+  server: string | undefined,
+  servers: string | undefined,
+): { server?: string; servers?: string[] } {
+  if (server !== undefined && servers !== undefined) {
+    throw new UsageError("mcpool bridge: --server and --servers exclude each other");
+  }
+  if (server !== undefined) return { server };
+  if (servers === undefined) return {};
+  const ids = servers.split(",").map((id) => id.trim());
+  return { servers: ids.filter((id) => id !== "") };
+}
+
+function portOf(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`mcpool bridge: --http takes a port number, not "${value}"`);
+  }
+  return port;
+}
+
 async function validate(path: string, json: boolean): Promise<number> {
   let text: string;
   try {
@@ -242,11 +386,20 @@ async function validate(path: string, json: boolean): Promise<number> {
     return EXIT.badInput;
   }
   try {
-    const { rows, problems } = parseMcpJson(text);
+    const { rows, problems, warnings } = parseMcpJson(text);
     if (json)
-      io.out(JSON.stringify({ ok: problems.length === 0, rows: rows.length, problems }, null, 2));
+      io.out(
+        JSON.stringify(
+          { ok: problems.length === 0, rows: rows.length, problems, warnings },
+          null,
+          2,
+        ),
+      );
     else {
       for (const p of problems) io.out(`${path}:${p.line ?? 1}:${p.column ?? 1}: ${p.message}`);
+      // Not problems: the variable may be set where the daemon runs.
+      for (const w of warnings)
+        io.out(`${path}:${w.line ?? 1}:${w.column ?? 1}: warning: ${w.message}`);
       io.out(`${rows.length} valid server(s), ${problems.length} problem(s)`);
     }
     return problems.length === 0 ? EXIT.ok : EXIT.badInput;

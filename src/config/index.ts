@@ -5,5 +5,9 @@
  */
 export * from "./rows.js";
 export * from "./same-connection.js";
+export * from "./conversation.js";
 export * from "./validate.js";
 export * from "./mcp-json.js";
+export { setPinInMcpJson } from "./mcp-json-pin.js";
+export * from "./placeholders.js";
+export { isAllowedRemoteUrl, remoteUrlProblem, configuredUrlProblem } from "./url-policy.js";

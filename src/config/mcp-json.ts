@@ -15,6 +15,7 @@ import {
   type Node,
   type ParseError,
 } from "jsonc-parser";
+import { defaultEnvironment, unsetVariables, type Environment } from "./placeholders.js";
 import type { McpServerConfig } from "./rows.js";
 import { validateServerConfig } from "./validate.js";
 
@@ -34,6 +35,18 @@ export interface McpJson {
   pool: Record<string, unknown>;
   /** Rows left out and why, with positions. */
   problems: ConfigProblem[];
+  /** What does not stop a row: a placeholder whose variable is unset and has no default. */
+  warnings: ConfigProblem[];
+}
+
+export interface McpJsonOptions {
+  /**
+   * The environment placeholders will be filled from. Rows keep `${VAR}` as written
+   * whatever this holds — they are expanded only when a transport is built (SPEC A3) —
+   * so it only names, in `warnings`, the variables a row reads that are unset here and
+   * have no default. Default: process.env where there is one, nothing in a browser.
+   */
+  env?: Environment;
 }
 
 /** The file is not JSON(C): nothing in it can be trusted, so nothing of it applies. */
@@ -63,6 +76,10 @@ const PASSTHROUGH = [
   "coerceArguments",
   "idleTimeoutMs",
   "lazy",
+  "hooks",
+  "pin",
+  "session",
+  "conversation",
 ] as const;
 
 const HTTP_TYPES = new Set(["http", "streamable-http", "streamableHttp", "streamable_http"]);
@@ -74,7 +91,9 @@ function isObject(value: unknown): value is Body {
 }
 
 /** Parses `mcp.json` text into valid rows, the pool section and every problem found. */
-export function parseMcpJson(text: string): McpJson {
+export function parseMcpJson(text: string, options: McpJsonOptions = {}): McpJson {
+  const env = options.env ?? defaultEnvironment();
+  const warnings: ConfigProblem[] = [];
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const position = positionOf(text);
@@ -108,6 +127,13 @@ export function parseMcpJson(text: string): McpJson {
       return;
     }
     rows.push(normalized.row);
+    for (const name of unsetVariables(normalized.row, env)) {
+      warnings.push({
+        message: `\`${id}\`: \${${name}} is not set and has no default; it is passed on as written`,
+        id,
+        ...where,
+      });
+    }
   };
 
   if (isObject(root.mcpServers)) {
@@ -131,15 +157,16 @@ export function parseMcpJson(text: string): McpJson {
       add(id, body, [id]);
     }
   }
-  return { rows, pool, problems };
+  return { rows, pool, problems, warnings };
 }
 
 /**
  * The rows of an `mcp.json` paste, any of the accepted shapes. Throws ConfigSyntaxError
  * when the text does not parse; rows with problems are left out (see parseMcpJson for them).
+ * Placeholders stay as written (`env` only informs parseMcpJson's warnings).
  */
-export function fromMcpServersJson(text: string): McpServerConfig[] {
-  return parseMcpJson(text).rows;
+export function fromMcpServersJson(text: string, options: McpJsonOptions = {}): McpServerConfig[] {
+  return parseMcpJson(text, options).rows;
 }
 
 function looksLikeBody(value: Body): boolean {
@@ -180,6 +207,7 @@ export function normalizeBody(
   if (transport === "http") {
     const row: Body = { id, transport: "http", url, ...options };
     if (body.headers !== undefined) row.headers = body.headers;
+    if (body.auth !== undefined) row.auth = body.auth;
     return { row: row as unknown as McpServerConfig };
   }
   if (transport === "stdio") {
@@ -188,6 +216,8 @@ export function normalizeBody(
     if (body.env !== undefined) row.env = body.env;
     if (body.cwd !== undefined) row.cwd = body.cwd;
     if (url !== undefined) row.url = url;
+    // Kept so validation says a stdio row carries no `auth`, as it does for `url`.
+    if (body.auth !== undefined) row.auth = body.auth;
     return { row: row as unknown as McpServerConfig };
   }
   return { problem: `unknown transport "${transport}"; use "stdio" or "http"` };

@@ -4,6 +4,8 @@
  * A row is a discriminated union on `transport`; each arm carries only its own fields.
  * This module is browser-safe: it imports nothing from Node or the MCP SDK.
  */
+import type { ToolHook } from "./hooks.js";
+import type { ConversationRowOptions, SessionMode } from "./conversation.js";
 
 /** Options every row may carry, whatever its transport. */
 export interface ServerOptions {
@@ -35,6 +37,18 @@ export interface ServerOptions {
   idleTimeoutMs?: number | null;
   /** Register without dialling; the first use starts it. Default: the pool's. */
   lazy?: boolean;
+  /** Tool calls the host makes at points in a session (SPEC C17); see validateHooks. */
+  hooks?: ToolHook[];
+  /**
+   * The toolsFingerprint a person approved (SPEC C18), written by `mcpool approve`. While
+   * the live list hashes to something else, the server's tools are withheld. Read at
+   * reconcile and call time: editing it never restarts the server.
+   */
+  pin?: string;
+  /** `conversation`: a client of its own per caller-named identity (SPEC B9). Default `shared`. */
+  session?: SessionMode;
+  /** Budgets and rules of a `session: "conversation"` row; see ConversationRowOptions. */
+  conversation?: ConversationRowOptions;
 }
 
 export interface StdioServerConfig extends ServerOptions {
@@ -53,6 +67,22 @@ export interface HttpServerConfig extends ServerOptions {
   url: string;
   /** Headers sent with every request. Secret: left out of state() by default. */
   headers?: Record<string, string>;
+  /**
+   * OAuth sign-in (the MCP authorization spec): `"oauth"` with a dynamically registered
+   * client, or the client to use. Absent, a server that answers 401 with protected-resource
+   * metadata still gets it. Tokens are never here: they live in the daemon's token store.
+   */
+  auth?: "oauth" | OAuthClientSettings;
+}
+
+/** The OAuth client of an http row, when it does not register one dynamically. */
+export interface OAuthClientSettings {
+  /** A client registered with the authorization server beforehand. Absent: dynamic registration. */
+  clientId?: string;
+  /** Its secret, for a confidential client. Secret: left out of state() by default. */
+  clientSecret?: string;
+  /** Scopes to ask for when neither the server's challenge nor its metadata name any. */
+  scopes?: string[];
 }
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
@@ -74,12 +104,16 @@ export function isEnabled(row: Pick<ServerOptions, "enabled">): boolean {
   return row.enabled !== false;
 }
 
-/** A copy of a row without its secrets (`env`, `headers`). */
+/** A copy of a row without its secrets (`env`, `headers`, `auth.clientSecret`). */
 export function withoutSecrets(row: McpServerConfig): McpServerConfig {
   if (row.transport === "stdio") {
     const { env: _env, ...rest } = row;
     return rest;
   }
-  const { headers: _headers, ...rest } = row;
-  return rest;
+  const { headers: _headers, auth, ...rest } = row;
+  if (typeof auth === "object" && auth.clientSecret !== undefined) {
+    const { clientSecret: _secret, ...client } = auth;
+    return { ...rest, auth: client };
+  }
+  return auth === undefined ? rest : { ...rest, auth };
 }

@@ -2,7 +2,7 @@
  * sameConnection (SPEC A5): only the fields a connection is made of decide whether an edit
  * restarts a server. Absent and empty are the same.
  */
-import type { McpServerConfig } from "./rows.js";
+import type { HttpServerConfig, McpServerConfig } from "./rows.js";
 
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
   const x = a ?? [];
@@ -19,6 +19,14 @@ function sameMap(
   return x.length === Object.keys(y).length && x.every(([key, value]) => y[key] === value);
 }
 
+/** OAuth settings compared by value: a new client or scope list signs in afresh. */
+function sameAuth(a: HttpServerConfig["auth"], b: HttpServerConfig["auth"]): boolean {
+  if (typeof a !== "object" || typeof b !== "object") return a === b;
+  return (
+    a.clientId === b.clientId && a.clientSecret === b.clientSecret && sameList(a.scopes, b.scopes)
+  );
+}
+
 /** Whether two rows dial the same thing, so an edit between them needs no restart. */
 export function sameConnection(a: McpServerConfig, b: McpServerConfig): boolean {
   if (a.transport === "stdio" && b.transport === "stdio") {
@@ -30,7 +38,7 @@ export function sameConnection(a: McpServerConfig, b: McpServerConfig): boolean 
     );
   }
   if (a.transport === "http" && b.transport === "http") {
-    return a.url === b.url && sameMap(a.headers, b.headers);
+    return a.url === b.url && sameMap(a.headers, b.headers) && sameAuth(a.auth, b.auth);
   }
   return false;
 }

@@ -6,14 +6,12 @@
  * Browser-safe: no `node:` imports, nothing from the SDK or the pool. Problems never quote
  * a value that may be a secret (env and header values, the url's credentials or query).
  */
+import { validateSessionOptions } from "./conversation.js";
+import { validateHooks } from "./hooks.js";
 import { slugOf } from "./rows.js";
+import { configuredUrlProblem } from "./url-policy.js";
 
-/**
- * WHATWG URL, a global in every runtime this module runs in (browsers, Node). Declared
- * here rather than taken from `lib: ["DOM"]` or `@types/node`, so the module also compiles
- * for a browser bundle with `types: []`.
- */
-declare const URL: new (input: string) => { readonly protocol: string; readonly hostname: string };
+export { isLoopbackHost } from "./url-policy.js";
 
 /** Characters an id or slug may hold: it prefixes tool names, which allow only these. */
 const NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -28,7 +26,7 @@ const MAX_NAME_LENGTH = 32;
 const TRANSPORTS = ["stdio", "http"] as const;
 
 const STDIO_FIELDS = ["command", "args", "env", "cwd"] as const;
-const HTTP_FIELDS = ["url", "headers"] as const;
+const HTTP_FIELDS = ["url", "headers", "auth"] as const;
 
 /** Options that are a whole number ≥ 0, or null/absent for "the pool's". */
 const WHOLE_NUMBER_FIELDS = {
@@ -38,6 +36,9 @@ const WHOLE_NUMBER_FIELDS = {
   idleTimeoutMs: "milliseconds",
   maxResultChars: "characters",
 } as const;
+
+/** A toolsFingerprint: SHA-256 in hex (SPEC C18). */
+const PIN_PATTERN = /^[0-9a-fA-F]{64}$/;
 
 const BOOLEAN_FIELDS = ["enabled", "trustAnnotations", "coerceArguments", "lazy"] as const;
 
@@ -82,21 +83,6 @@ function show(value: unknown): string {
   return kindOf(value);
 }
 
-/**
- * Whether a hostname names this machine: `localhost`, an IPv4 address in 127.0.0.0/8, or
- * `::1` (with or without the brackets a URL's `hostname` keeps). Plain http is allowed
- * only to these, since nothing on the wire can read or alter loopback traffic.
- */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, "");
-  if (host === "localhost") return true;
-  if (host === "::1" || host === "[::1]") return true;
-  const octets = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
-  if (octets === null) return false;
-  const values = octets.slice(1).map(Number);
-  return values[0] === 127 && values.every((n) => n <= 255);
-}
-
 function checkName(field: "id" | "slug", value: string, problems: string[]): void {
   if (!NAME_PATTERN.test(value)) {
     problems.push(
@@ -138,16 +124,16 @@ function checkSlug(row: Fields, problems: string[]): void {
   if (slug !== "") checkName("slug", slug, problems);
 }
 
-function checkStringList(row: Fields, field: string, problems: string[]): void {
+function checkStringList(row: Fields, field: string, problems: string[], label = field): void {
   if (!has(row, field)) return;
   const value = row[field];
   if (!Array.isArray(value)) {
-    problems.push(`\`${field}\` must be an array of strings, got ${kindOf(value)}`);
+    problems.push(`\`${label}\` must be an array of strings, got ${kindOf(value)}`);
     return;
   }
   value.forEach((item: unknown, i) => {
     if (typeof item !== "string") {
-      problems.push(`\`${field}[${i}]\` must be a string, got ${kindOf(item)}`);
+      problems.push(`\`${label}[${i}]\` must be a string, got ${kindOf(item)}`);
     }
   });
 }
@@ -199,28 +185,44 @@ function checkUrl(row: Fields, problems: string[]): void {
     problems.push("`url` must not be empty");
     return;
   }
-  let parsed: { readonly protocol: string; readonly hostname: string };
-  try {
-    parsed = new URL(url);
-  } catch {
-    // The url itself is not quoted: its query or userinfo may hold a token.
-    problems.push("`url` is not a valid absolute URL (expected https://host/path)");
-    return;
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    problems.push(`\`url\` must use http or https, got ${show(parsed.protocol.replace(/:$/, ""))}`);
-    return;
-  }
-  if (parsed.protocol === "http:" && !isLoopbackHost(parsed.hostname)) {
+  // The remote URL policy (E3); a placeholder host is held to it when the transport is built.
+  const problem = configuredUrlProblem(url);
+  if (problem !== undefined) problems.push(problem);
+}
+
+/** Fields an `auth` object may hold; its values are never quoted (the secret is one). */
+const AUTH_FIELDS = ["clientId", "clientSecret", "scopes"] as const;
+
+function checkAuth(row: Fields, problems: string[]): void {
+  if (!has(row, "auth")) return;
+  const auth = row.auth;
+  if (auth === "oauth") return;
+  if (!isPlainObject(auth)) {
     problems.push(
-      `\`url\` uses plain http to ${parsed.hostname}; http is allowed only to loopback (localhost, 127.0.0.0/8, ::1); use https`,
+      `\`auth\` must be "oauth" or an object with \`clientId\`, \`clientSecret\`, \`scopes\`; got ${kindOf(auth)}`,
     );
+    return;
   }
+  for (const key of Object.keys(auth)) {
+    if (!(AUTH_FIELDS as readonly string[]).includes(key)) {
+      problems.push(`\`auth.${key}\` is not an OAuth setting; use ${AUTH_FIELDS.join(", ")}`);
+    }
+  }
+  for (const field of ["clientId", "clientSecret"] as const) {
+    if (has(auth, field) && (typeof auth[field] !== "string" || auth[field] === "")) {
+      problems.push(`\`auth.${field}\` must be a non-empty string, got ${kindOf(auth[field])}`);
+    }
+  }
+  if (has(auth, "clientSecret") && !has(auth, "clientId")) {
+    problems.push("`auth.clientSecret` needs the `auth.clientId` it belongs to");
+  }
+  checkStringList(auth, "scopes", problems, "auth.scopes");
 }
 
 function checkHttp(row: Fields, problems: string[]): void {
   checkUrl(row, problems);
   checkStringMap(row, "headers", problems);
+  checkAuth(row, problems);
   for (const field of STDIO_FIELDS) {
     if (has(row, field)) problems.push(`an http row carries no \`${field}\``);
   }
@@ -263,6 +265,13 @@ function checkOptions(row: Fields, problems: string[]): void {
     }
   }
   for (const field of STRING_LIST_FIELDS) checkStringList(row, field, problems);
+  if (has(row, "hooks")) problems.push(...validateHooks(row.hooks));
+  problems.push(...validateSessionOptions(row));
+  if (has(row, "pin") && (typeof row.pin !== "string" || !PIN_PATTERN.test(row.pin))) {
+    problems.push(
+      `\`pin\` must be a tool list's fingerprint, 64 hex characters as \`mcpool approve\` writes it; got ${show(row.pin)}`,
+    );
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { ConfigStatus, DaemonStatus } from "mcpool-client";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import type { ChildEnvPolicy } from "../pool/child-env.js";
+import type { ElicitationMode } from "../pool/routing.js";
 import { VERSION } from "../version.js";
 import { ConfigSource } from "./config-source.js";
 import { acquireInstanceLock } from "./instance-lock.js";
@@ -18,9 +19,11 @@ import {
   type DaemonPaths,
 } from "./paths.js";
 import { createPidRecords } from "./pid-records.js";
+import { createFilePinStore } from "./pin-store.js";
 import { createHandlers } from "./rpc-handlers.js";
 import { createSocketServer, type SocketServer } from "./socket-server.js";
 import { createFileToolsCache } from "./tools-cache-store.js";
+import { createFileTokenStore } from "./token-store.js";
 import { watchConfig, type ConfigWatcher } from "./watcher.js";
 
 export interface DaemonOptions {
@@ -74,6 +77,24 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   }
   if (typeof section.lazy === "boolean") options.lazy = section.lazy;
   if (typeof section.indexTools === "boolean") options.indexTools = section.indexTools;
+  if (typeof section.coerceArguments === "boolean") {
+    options.coerceArguments = section.coerceArguments;
+  }
+  // `"resultCache": true` for the defaults, or `{ "ttlMs": …, "maxEntries": … }`.
+  const cache = section.resultCache;
+  if (cache === true) options.resultCache = {};
+  else if (typeof cache === "object" && cache !== null && !Array.isArray(cache)) {
+    const { ttlMs, maxEntries } = cache as Record<string, unknown>;
+    options.resultCache = {
+      ...(typeof ttlMs === "number" && ttlMs >= 0 ? { ttlMs } : {}),
+      ...(typeof maxEntries === "number" && maxEntries >= 0 ? { maxEntries } : {}),
+    };
+  }
+  // `"elicitationModes": ["form", "url"]` when the agents can open a link; `[]` declares none.
+  const modes = section.elicitationModes;
+  if (Array.isArray(modes) && modes.every((mode) => mode === "form" || mode === "url")) {
+    options.elicitationModes = modes as ElicitationMode[];
+  }
   const childEnv = section.childEnv;
   if (childEnv === "inherit" || childEnv === "minimal") options.childEnv = childEnv;
   else if (Array.isArray(childEnv) && childEnv.every((v) => typeof v === "string")) {
@@ -170,6 +191,11 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           else records.remove(event.pid);
         },
         toolsCache: createFileToolsCache(paths.dataDir),
+        tokenStore: createFileTokenStore(paths.dataDir),
+        pins: createFilePinStore(paths.dataDir),
+        // Agents answer the elicitations of their own calls (C14), so every connection
+        // declares the capability; a question no agent takes is declined.
+        onElicit: () => ({ action: "decline" }),
         ...poolSection(first.pool),
         ...options.pool,
       });

@@ -9,17 +9,16 @@ export function starterConfig(
   node: string = process.execPath,
   script: string = echoServerPath,
 ): string {
-  return `${JSON.stringify(
-    {
-      mcpServers: {
-        echo: {
-          command: node,
-          args: [script],
-          label: "Echo (mcpool demo server; replace me with your own servers)",
-        },
-      },
-    },
-    null,
-    2,
-  )}\n`;
+  const echo = JSON.stringify({ command: node, args: [script], label: "Echo" });
+  return [
+    "{",
+    "  // mcpool's starter configuration: its built-in echo server, so `mcpool tools` shows",
+    "  // something. Add your servers beside it in the shape Claude Desktop, Cursor or",
+    "  // VS Code use; the daemon applies every save. `mcpool validate` checks this file.",
+    '  "mcpServers": {',
+    `    "echo": ${echo}`,
+    "  }",
+    "}",
+    "",
+  ].join("\n");
 }

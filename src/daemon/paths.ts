@@ -36,7 +36,7 @@ export interface DaemonPaths {
   readonly socketPath: string;
   readonly socketDir: string;
   readonly configPath: string;
-  /** Tools cache and pid records. */
+  /** Tools cache, pid records and OAuth tokens (`oauth/`). */
   readonly dataDir: string;
   readonly logDir: string;
   /** The single-instance lock, beside the socket: one daemon per socket. */

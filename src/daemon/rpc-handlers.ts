@@ -12,27 +12,56 @@ import {
   type DaemonStatus,
 } from "mcpool-client";
 
+import {
+  HOOK_EVENTS,
+  isHookEvent,
+  type HookContext,
+  type HookEvent,
+  type HookOutcome,
+} from "../config/hooks.js";
 import type { McpServerConfig } from "../config/rows.js";
+import { McpPoolError } from "../pool/errors.js";
 import type {
   CallOptions,
+  PinInfo,
   PoolEvent,
   ProbeResult,
+  ServerAuthState,
   ServerNotification,
   ServerState,
   ToolDefinition,
+  ToolDescription,
 } from "../pool/types.js";
 import type { HandlerTable } from "./socket-server.js";
+import { routedCall } from "./call-routing.js";
+import { createPassthroughHandlers, type PassthroughPool } from "./passthrough-handlers.js";
+import { createConversationHandlers, type ConversationPool } from "./conversation-handlers.js";
 
 type Awaitable<T> = T | PromiseLike<T>;
 
 /** Exactly what the handlers use of the pool. */
-export interface PoolLike {
+export interface PoolLike extends PassthroughPool, ConversationPool {
   state(options: { secrets: boolean }): Awaitable<readonly ServerState[]>;
   tools(options: {
     names?: readonly string[];
     servers?: readonly string[];
   }): Awaitable<readonly ToolDefinition[]>;
   catalog(servers?: readonly string[]): Awaitable<readonly CatalogServer[]>;
+  search(
+    query: string,
+    options: { servers?: readonly string[]; limit?: number },
+  ): Awaitable<readonly CatalogServer[]>;
+  describe(
+    name: string,
+    options: { servers?: readonly string[]; hidden?: boolean },
+  ): Awaitable<ToolDescription | undefined>;
+  alwaysLoaded(servers?: readonly string[]): Awaitable<readonly string[]>;
+  /** Never rejects: every hook's failure is an outcome. */
+  runHooks(
+    event: HookEvent,
+    context: HookContext,
+    options: { servers?: readonly string[]; signal?: AbortSignal },
+  ): Promise<readonly HookOutcome[]>;
   /** A string, or the CallToolResult when `options.raw`. */
   call(
     name: string,
@@ -42,6 +71,12 @@ export interface PoolLike {
   probe(row: McpServerConfig): Awaitable<ProbeResult>;
   stop(id: string): Awaitable<void>;
   reconnect(id: string): Awaitable<void>;
+  /** Dials an idle server, so what a person approves is a live list. */
+  pinInfo(id: string): Promise<PinInfo>;
+  approve(id: string, fingerprint: string): Promise<PinInfo>;
+  /** Stores an OAuth sign-in for an http server and redials it; never rejects on the dial. */
+  storeCredentials(id: string, credentials: unknown): Promise<ServerAuthState>;
+  forgetCredentials(id: string): Promise<ServerAuthState>;
   /** Returns the unsubscribe function. */
   onEvent(listener: (event: PoolEvent) => void): () => void;
   /** Returns the unsubscribe function. */
@@ -71,6 +106,8 @@ function defined<T extends object>(value: T): T {
 interface Subscription {
   offEvents?: () => void;
   offNotifications?: () => void;
+  /** Every call of the connection answers its server's elicitations (C14). */
+  elicit?: boolean;
 }
 
 export function createHandlers(deps: HandlerDeps): HandlerTable {
@@ -87,15 +124,23 @@ export function createHandlers(deps: HandlerDeps): HandlerTable {
 
     "pool/state": (params) => pool.state({ secrets: params.secrets === true }),
 
-    "tools/list": (params) => pool.tools(defined({ names: params.names, servers: params.servers })),
-
     "tools/call": async (params, ctx) => {
       const options: CallOptions = defined({
         servers: params.servers,
         timeoutMs: params.timeoutMs,
         raw: params.raw,
         maxResultChars: params.maxResultChars,
+        coerce: params.coerce,
+        cache: params.cache,
+        hidden: params.hidden,
+        identity: params.identity,
+        bindings: params.bindings,
         signal: ctx.signal,
+        ...routedCall(
+          params,
+          ctx,
+          params.elicit === true || subscriptions.get(ctx.connection.id)?.elicit === true,
+        ),
       });
       const out = await pool.call(params.name, params.arguments, options);
       if (params.raw === true) return { result: out as CallToolResult };
@@ -103,6 +148,32 @@ export function createHandlers(deps: HandlerDeps): HandlerTable {
     },
 
     "tools/catalog": (params) => pool.catalog(params.servers),
+
+    "tools/search": (params) =>
+      pool.search(params.query, defined({ servers: params.servers, limit: params.limit })),
+
+    "tools/describe": async (params) =>
+      (await pool.describe(
+        params.name,
+        defined({ servers: params.servers, hidden: params.hidden }),
+      )) ?? null,
+
+    "tools/always-loaded": (params) => pool.alwaysLoaded(params.servers),
+
+    "hooks/run": (params, ctx) => {
+      if (!isHookEvent(params.event)) {
+        throw new McpPoolError(
+          "invalid-arguments",
+          `"event" must be one of ${HOOK_EVENTS.join(", ")}, got ${JSON.stringify(params.event)}`,
+        );
+      }
+      // Hooks end with the connection that asked for them: nobody is left to read them.
+      return pool.runHooks(
+        params.event,
+        params.context,
+        defined({ servers: params.servers, signal: ctx.signal }),
+      );
+    },
 
     "server/probe": (params) => pool.probe(params.row),
 
@@ -115,6 +186,18 @@ export function createHandlers(deps: HandlerDeps): HandlerTable {
       await pool.reconnect(params.id);
       return {};
     },
+
+    "server/pin-info": (params) => pool.pinInfo(params.id),
+
+    "server/approve": (params) => pool.approve(params.id, params.fingerprint),
+
+    "auth/store": (params) =>
+      pool.storeCredentials(params.id, {
+        tokens: params.tokens,
+        clientInformation: params.clientInformation,
+      }),
+
+    "auth/forget": (params) => pool.forgetCredentials(params.id),
 
     "pool/reload": () => deps.reload(),
 
@@ -142,16 +225,24 @@ export function createHandlers(deps: HandlerDeps): HandlerTable {
         sub.offEvents();
         sub.offEvents = undefined;
       }
+      if (params.elicit !== undefined) sub.elicit = params.elicit;
       if (params.notifications === true && sub.offNotifications === undefined) {
-        sub.offNotifications = pool.onNotification((serverId, notification) =>
-          ctx.notify("notification", { serverId, notification }),
-        );
+        sub.offNotifications = pool.onNotification((serverId, notification) => {
+          // A resource's updates go only to the connections that subscribed to it (C15).
+          if (notification.method === "notifications/resources/updated") return;
+          ctx.notify("notification", { serverId, notification });
+        });
       } else if (params.notifications === false && sub.offNotifications !== undefined) {
         sub.offNotifications();
         sub.offNotifications = undefined;
       }
       return {};
     },
+
+    ...createPassthroughHandlers(pool),
+
+    // tools/list too: with an identity it adds the conversation's tools (SPEC B9).
+    ...createConversationHandlers(pool),
 
     "daemon/status": () => deps.status(),
 

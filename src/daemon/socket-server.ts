@@ -18,6 +18,7 @@ import {
   type JSONRPCID,
 } from "json-rpc-2.0";
 import {
+  CANCEL,
   DEFAULT_MAX_FRAME_BYTES,
   FrameDecoder,
   METHODS,
@@ -26,6 +27,9 @@ import {
   encodeFrame,
   isMethodName,
   toWireError,
+  type DaemonParamsOf,
+  type DaemonRequestName,
+  type DaemonResultOf,
   type Frame,
   type MethodName,
   type NotificationName,
@@ -38,6 +42,7 @@ import {
 
 import { McpPoolError } from "../pool/errors.js";
 import type { PoolLog } from "../pool/types.js";
+import { PeerRequests } from "./peer-requests.js";
 
 /** Who is at the other end of a connection. */
 export interface ConnectionInfo {
@@ -51,11 +56,26 @@ export interface ConnectionInfo {
 }
 
 export interface RequestContext {
-  /** Aborted when the answer is no longer wanted: when the connection closes. */
+  /**
+   * Aborted when the answer is no longer wanted: the connection closed, or the client
+   * withdrew this request (`request/cancel`). The connection's own is `connection.signal`.
+   */
   readonly signal: AbortSignal;
+  /** The request's JSON-RPC id on this connection; undefined for a notification. */
+  readonly id: JSONRPCID | undefined;
   readonly connection: ConnectionInfo;
   /** Pushes a notification to this connection; false when it can no longer take one. */
   notify<N extends NotificationName>(name: N, params: NotificationParamsOf<N>): boolean;
+  /**
+   * Asks this connection's client (DAEMON_REQUESTS: `elicit`). Rejects with the client's
+   * refusal, when the connection closes, or when `signal` aborts — the client is then told
+   * with `request/cancel`.
+   */
+  request<R extends DaemonRequestName>(
+    name: R,
+    params: DaemonParamsOf<R>,
+    signal?: AbortSignal,
+  ): Promise<DaemonResultOf<R>>;
 }
 
 export type Handler<M extends MethodName> = (
@@ -115,6 +135,8 @@ interface Peer {
   readonly decoder: FrameDecoder;
   readonly controller: AbortController;
   readonly notify: RequestContext["notify"];
+  /** Requests in flight both ways, each with its own signal. */
+  readonly requests: PeerRequests;
   phase: "hello" | "ready" | "closing";
   inflight: number;
   helloTimer: NodeJS.Timeout | undefined;
@@ -257,6 +279,19 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     return write(peer, frame);
   }
 
+  /** A request of ours or a `request/cancel`, to a connection past hello; false if not sent. */
+  function sendPeer(peer: Peer, message: object): boolean {
+    if (peer.phase !== "ready") return false;
+    let frame: Buffer;
+    try {
+      frame = encodeFrame(message);
+    } catch {
+      return false;
+    }
+    if (frame.length - 1 > maxFrameBytes) return false;
+    return write(peer, frame);
+  }
+
   function settled(peer: Peer): void {
     peer.inflight--;
     if (state === "draining" && peer.inflight === 0) endPeer(peer);
@@ -269,20 +304,25 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     params: Record<string, unknown>,
   ): void {
     const route = routes.get(method) as Route;
+    const request = peer.requests.begin(id);
     const ctx: RequestContext = {
-      signal: peer.controller.signal,
+      signal: request.signal,
+      id,
       connection: peer.info,
       notify: peer.notify,
+      request: (name, params, signal) => peer.requests.request(name, params, signal),
     };
     const succeed = (result: unknown): void => {
+      peer.requests.end(id, request);
       settled(peer);
       if (id !== undefined) respond(peer, createJSONRPCSuccessResponse(id, result), id);
     };
     const refuse = (error: unknown): void => {
+      peer.requests.end(id, request);
       settled(peer);
       const wire = wireErrorOf(error);
-      // A call whose client went away fails by design; nobody is left to answer.
-      if (wire === undefined && !peer.controller.signal.aborted) {
+      // A call whose client went away or withdrew it fails by design; nobody waits for it.
+      if (wire === undefined && !request.signal.aborted) {
         log.error?.(
           `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
         );
@@ -346,9 +386,11 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       return refuse(id, JSONRPCErrorCode.InvalidRequest, "Invalid Request: not JSON-RPC 2.0");
     }
     if (typeof message.method !== "string") {
-      // An answer from the client: the daemon sends it no requests yet, so none is awaited.
-      if (rawId !== undefined && ("result" in message || "error" in message) && !beforeHello)
+      // An answer from the client to one of ours (`elicit`); a stray one is ignored.
+      if (rawId !== undefined && ("result" in message || "error" in message) && !beforeHello) {
+        peer.requests.answer(message);
         return;
+      }
       return refuse(id, JSONRPCErrorCode.InvalidRequest, "Invalid Request: no method");
     }
     const method = message.method;
@@ -358,6 +400,11 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
         JSONRPCErrorCode.InvalidRequest,
         "Invalid Request: the first request must be hello",
       );
+    }
+    if (method === CANCEL.method && rawId === undefined) {
+      const withdrawn = isRecord(message.params) ? message.params : {};
+      if (CANCEL.check(withdrawn) === undefined) peer.requests.cancel(withdrawn.id as JSONRPCID);
+      return;
     }
     if (!isMethodName(method)) {
       if (rawId !== undefined)
@@ -423,6 +470,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       decoder: new FrameDecoder({ maxFrameBytes }),
       controller,
       notify: (name, params) => notifyPeer(peer, name, params),
+      requests: new PeerRequests((message) => sendPeer(peer, message)),
       phase: "hello",
       inflight: 0,
       helloTimer: undefined,
@@ -448,7 +496,9 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       clearTimeout(peer.helloTimer);
       peer.phase = "closing";
       peer.decoder.end();
-      controller.abort(new ClientError("daemon-unavailable", "the client disconnected"));
+      const gone = new ClientError("daemon-unavailable", "the client disconnected");
+      controller.abort(gone);
+      peer.requests.close(gone);
     });
   }
 

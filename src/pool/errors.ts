@@ -20,6 +20,11 @@ export const POOL_ERROR_CODES = [
   "no-identity",
   "stale-tools",
   "closed",
+  "pin-mismatch",
+  "not-offered",
+  "auth-required",
+  "binding-changed",
+  "session-expired",
 ] as const;
 
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];
@@ -75,6 +80,16 @@ const HTTP_STATUS: Record<PoolErrorCode, number> = {
   backoff: 503,
   "pool-full": 503,
   "stale-tools": 409,
+  // A person has to approve the server's new tools; retrying will not help until then.
+  "pin-mismatch": 403,
+  // The server does not implement the surface (C15): asking again will not help.
+  "not-offered": 501,
+  // Only a person signing in (`mcpool login ID`) helps; the server asked for credentials.
+  "auth-required": 401,
+  // A conversation's tools were listed under share names it no longer has: list again.
+  "binding-changed": 409,
+  // The server ended a conversation's session; the next call opens a new one.
+  "session-expired": 404,
   timeout: 504,
 };
 

@@ -10,6 +10,7 @@ export {
 export { probe, type ProbeOptions, type ProbeIdentity } from "./probe.js";
 export { listAllTools } from "./list-tools.js";
 export { toolsFingerprint } from "./fingerprint.js";
+export { describeChanges, diffTools, type PinnedList, type PinStore } from "./pinning.js";
 export { resultText, truncateText } from "./results.js";
 export { qualifiedName } from "./naming.js";
 export { MINIMAL_CHILD_ENV, type ChildEnvPolicy } from "./child-env.js";
@@ -19,5 +20,75 @@ export {
   type TransportContext,
   type FetchLike,
 } from "./transport.js";
+export {
+  keepAliveFetch,
+  originPinnedFetch,
+  RedirectRefusedError,
+  DEFAULT_KEEP_ALIVE_MS,
+  MAX_REDIRECTS,
+  type KeepAliveFetch,
+  type OriginPinnedOptions,
+} from "./fetch.js";
+export { sessionLost } from "./session.js";
+export { REDACTED } from "./secrets.js";
 export type * from "./types.js";
 export { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
+export { coerceArguments, argumentProblems } from "./coercion.js";
+export {
+  rankTools,
+  tokenize,
+  stem,
+  DEFAULT_SEARCH_LIMIT,
+  type RankableTool,
+  type RankedTool,
+} from "./search.js";
+export {
+  DEFAULT_RESULT_CACHE_MAX_ENTRIES,
+  DEFAULT_RESULT_CACHE_TTL_MS,
+  type ResultCacheOptions,
+} from "./result-cache.js";
+export { runHooks, type RunHooksOptions, type HookHost } from "./run-hooks.js";
+export {
+  elicitationCapability,
+  type CallElicitHandler,
+  type CallProgress,
+  type ElicitationMode,
+  type ElicitContext,
+  type ElicitParams,
+  type ElicitResult,
+  type PoolElicitHandler,
+} from "./routing.js";
+export {
+  offers,
+  PASSTHROUGH_METHODS,
+  type PassthroughArgs,
+  type PassthroughMethod,
+  type PassthroughOptions,
+  type PassthroughParams,
+  type PassthroughResult,
+  type ResourceListener,
+} from "./passthrough.js";
+export {
+  AuthRequiredError,
+  credentialsKey,
+  isAuthRequired,
+  memoryTokenStore,
+  storedAuthProvider,
+  type StoredCredentials,
+  type StoredProviderOptions,
+  type TokenStore,
+} from "./oauth.js";
+export * from "../config/hooks.js";
+export {
+  ConversationRegistry,
+  DEFAULT_CONVERSATION_IDLE_MS,
+  DEFAULT_END_TIMEOUT_MS,
+  DEFAULT_MAX_CLIENTS,
+  DEFAULT_MAX_ENDING,
+  DEFAULT_MAX_OPERATIONS,
+  DEFAULT_TERMINATE_TIMEOUT_MS,
+  type ConversationLease,
+  type ConversationPoolOptions,
+} from "./conversations.js";
+export { isResolved, SESSION_END_OUTCOMES, type SessionEndOutcome } from "./session-end.js";
+export type * from "./conversation-types.js";

@@ -5,26 +5,68 @@
  * The pool owns the reconcile queue, the tool index, scope and the call pipeline; each
  * server's connection, crash handling and backoff live in its ServerEntry.
  */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { expandServerConfig, type Environment } from "../config/placeholders.js";
 import {
   isEnabled,
   labelOf,
   slugOf,
   withoutSecrets,
+  type HttpServerConfig,
   type McpServerConfig,
 } from "../config/rows.js";
+import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
+import { isConversationRow } from "../config/conversation.js";
 import { VERSION } from "../version.js";
 import type { ChildEnvPolicy } from "./child-env.js";
+import {
+  ConversationRegistry,
+  isConversationTool,
+  RowEntry,
+  type ConversationPoolOptions,
+} from "./conversations.js";
+import { callArguments } from "./coercion.js";
+import { describeTool } from "./describe.js";
 import { McpPoolError } from "./errors.js";
+import { keepAliveFetch, type KeepAliveFetch } from "./fetch.js";
+import {
+  authRequiredMessage,
+  credentialsKey,
+  isAuthRequired,
+  memoryTokenStore,
+  parseCredentials,
+  storedAuthProvider,
+  type TokenStore,
+} from "./oauth.js";
+import { holding, withSession } from "./session.js";
+import { ResultCache, type Invoked, type ResultCacheOptions } from "./result-cache.js";
+import { runHooks, type RunHooksOptions } from "./run-hooks.js";
+import { searchCatalog, TermCache } from "./search.js";
 import { qualifiedName } from "./naming.js";
 import { probe as probeRow } from "./probe.js";
 import { planReconcile } from "./reconcile-plan.js";
+import {
+  Passthrough,
+  type PassthroughArgs,
+  type PassthroughMethod,
+  type PassthroughResult,
+  type ResourceListener,
+} from "./passthrough.js";
+import {
+  ElicitationRouter,
+  elicitationCapability,
+  type ElicitationMode,
+  type PoolElicitHandler,
+} from "./routing.js";
 import { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
 import { resultText, truncateText } from "./results.js";
 import { ServerEntry, type Connection, type EntryContext } from "./server-entry.js";
 import { buildToolIndex, type IndexedTool, type ToolIndex } from "./tool-index.js";
+import { PinLedger, samePin, type PinStore } from "./pinning.js";
 import {
   createDefaultTransport,
   type ChildListener,
@@ -33,12 +75,15 @@ import {
 } from "./transport.js";
 import type {
   CallOptions,
+  PinInfo,
   PoolEvent,
   PoolLog,
   ProbeResult,
+  ServerAuthState,
   ServerNotification,
   ServerState,
   ToolDefinition,
+  ToolDescription,
 } from "./types.js";
 
 /** How long a server that failed is left alone before a call or reconcile dials it again. */
@@ -73,8 +118,13 @@ export interface McpPoolOptions {
   toolsTokenWarning?: number;
   /** Builds the transport for a row; tests and custom transports plug in here. */
   createTransport?: CreateTransport;
-  /** fetch used by http rows. */
+  /**
+   * fetch used by http rows, always under origin pinning. Default: a keepAliveFetch()
+   * (30 s idle) of the pool's own, closed with the pool.
+   */
   fetch?: FetchLike;
+  /** Where `${VAR}` placeholders and inherited child variables are read. Default: process.env. */
+  env?: Environment;
   /** Environment policy for stdio children. Default `inherit`. */
   childEnv?: ChildEnvPolicy;
   /** Children a reconcile starts at once. Default 8. */
@@ -91,6 +141,39 @@ export interface McpPoolOptions {
   indexTools?: boolean;
   /** Where last-known tool lists outlive the process, so a lazy pool has a catalogue at once. */
   toolsCache?: ToolsCacheStore;
+  /**
+   * Where http rows' OAuth tokens and client registrations are kept, keyed by server url
+   * (oauth.ts). Read by a non-interactive provider: stored tokens, refreshed through the SDK,
+   * `auth-required` when only a person could help. Default: this process's memory.
+   */
+  tokenStore?: TokenStore;
+  /**
+   * Builds the OAuthClientProvider of an http row (given as dialled, placeholders filled)
+   * instead of the stored, non-interactive one; undefined leaves the row without OAuth. A
+   * provider that redirects makes the connect or call fail with `auth-required`.
+   */
+  authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
+  /** Coerce call arguments against each tool's input schema (C9); rows and calls may override. Default true. */
+  coerceArguments?: boolean;
+  /** Answer repeated read-only calls from memory (C11); off unless given. Defaults 30 s, 256 entries. */
+  resultCache?: ResultCacheOptions;
+  /**
+   * Where the list each pin was approved for is kept (C18), so a mismatch can say what
+   * changed and approve() can record a new one. Without it the difference is unknown;
+   * withholding works the same.
+   */
+  pins?: PinStore;
+  /**
+   * Answers a server's elicitation/create that no call in flight on it takes with its own
+   * CallOptions.onElicit (C14). Setting it is what declares the elicitation capability on
+   * every connection; without it the pool declares none and servers do not ask. A handler
+   * that throws is logged and answered `cancel`. The asking call stays on its clock.
+   */
+  onElicit?: PoolElicitHandler;
+  /** Elicitation modes declared with `onElicit`. Default `["form"]`; add `"url"` when the host can open a link. */
+  elicitationModes?: readonly ElicitationMode[];
+  /** Per-conversation rows (B9): share names, terminate and ending bounds, clock. */
+  conversations?: ConversationPoolOptions;
 }
 
 type Listener<T extends unknown[]> = (...args: T) => void;
@@ -108,27 +191,68 @@ export class McpPool {
   /** The fingerprint the tools cache holds per server, so an unchanged list is not saved again. */
   readonly #savedFingerprints = new Map<string, string | undefined>();
   #warnedTokens = 0;
+  readonly #cache: ResultCache | undefined;
+  readonly #terms = new TermCache();
+  readonly #pins: PinLedger;
+  /** The default fetch of http rows, when the pool was given none: ours to close. */
+  readonly #ownFetch: KeepAliveFetch | undefined;
+  /** `<id>\0<VAR>` of unset placeholder variables already logged, so each is said once. */
+  readonly #warnedUnset = new Set<string>();
   #closed = false;
   readonly #eventListeners = new Set<Listener<[PoolEvent]>>();
+  readonly #tokens: TokenStore;
+  /** Per server, the OAuth tokens its provider last handed out: redacted from messages. */
+  readonly #oauthSecrets = new Map<string, readonly string[]>();
   readonly #notificationListeners = new Set<Listener<[string, ServerNotification]>>();
+  readonly #elicitation: ElicitationRouter;
+  readonly #passthrough: Passthrough;
+  readonly #conversations: ConversationRegistry;
 
   constructor(options: McpPoolOptions) {
     this.#options = options;
+    this.#cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
+    this.#tokens = options.tokenStore ?? memoryTokenStore();
     this.#log = options.log ?? { error: (message) => process.stderr.write(`${message}\n`) };
     this.#queue = new ReconcileQueue({
       ...(options.syncDebounceMs !== undefined ? { debounceMs: options.syncDebounceMs } : {}),
       onError: (error) =>
         this.#log.error?.(`mcpool: reconcile failed: ${(error as Error).message}`),
     });
+    this.#pins = new PinLedger(options.pins, (id, error) =>
+      this.#log.error?.(`mcpool: ${id}: reading the pin store failed: ${error.message}`),
+    );
     const capabilities: ClientCapabilities = {};
+    const elicitation = options.onElicit && elicitationCapability(options.elicitationModes);
+    if (elicitation) capabilities.elicitation = elicitation;
+    this.#elicitation = new ElicitationRouter(options.onElicit, this.#log);
+    this.#passthrough = new Passthrough({
+      entry: (id) => this.#entry(id),
+      find: (id) => this.#entries.get(id),
+      timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
+      log: this.#log,
+    });
+    this.#ownFetch = options.fetch ? undefined : keepAliveFetch();
     this.#context = {
       clientInfo: { name: options.clientName, version: options.clientVersion ?? VERSION },
       capabilities,
+      oauthSecrets: (serverId) => this.#oauthSecrets.get(serverId) ?? [],
       createTransport: options.createTransport ?? createDefaultTransport,
       transportContext: {
         childEnv: options.childEnv ?? "inherit",
-        ...(options.fetch ? { fetch: options.fetch } : {}),
+        fetch: options.fetch ?? this.#ownFetch,
+        ...(options.env ? { env: options.env } : {}),
+        onUnsetVariable: (serverId, name) => this.#warnUnset(serverId, name),
         ...(options.onChild ? { onChild: options.onChild } : {}),
+        authProvider: (row) =>
+          options.authProvider
+            ? options.authProvider(row)
+            : storedAuthProvider({
+                row,
+                store: this.#tokens,
+                // A call that lost its token: the server says auth-required until a sign-in.
+                onAuthRequired: () => this.#entries.get(row.id)?.authLost(),
+                onTokens: (values) => this.#oauthSecrets.set(row.id, values),
+              }),
         onJunk: (line) =>
           this.#log.info?.(
             `mcpool: skipped a stdout line that is not JSON-RPC: ${line.slice(0, 200)}`,
@@ -140,14 +264,34 @@ export class McpPool {
       log: this.#log,
       emit: (event) => this.#emit(event),
       notify: (serverId, notification) => this.#notify(serverId, notification),
-      changed: () => {
+      changed: (entry) => {
         this.#index = undefined;
+        this.#checkPin(entry);
       },
       idleTimeoutMs: options.idleTimeoutMs,
       indexTools: options.indexTools !== false,
       schedule: (work) => this.#queue.run(work),
       listed: (entry) => this.#saveTools(entry),
+      elicit: (serverId, params, signal) => this.#elicitation.elicit(serverId, params, signal),
+      held: (serverId) => this.#passthrough.held(serverId),
     };
+    this.#conversations = new ConversationRegistry({
+      context: this.#context,
+      options: options.conversations,
+      log: this.#log,
+      emit: (event) => this.#emit(event),
+      entryOf: (id) => this.#entries.get(id),
+      maxResultChars: options.maxResultChars,
+      maxDescriptionChars: options.maxDescriptionChars,
+    });
+  }
+
+  /**
+   * The clients of `session: "conversation"` rows (B9): leases, terminate(), listings,
+   * stats(). Calls reach them through call() with `identity`.
+   */
+  get conversations(): ConversationRegistry {
+    return this.#conversations;
   }
 
   // ── Reconcile ────────────────────────────────────────────────────────────────────
@@ -188,11 +332,14 @@ export class McpPool {
     for (const row of plan.update) {
       const entry = this.#entries.get(row.id)!;
       entry.update(row);
-      if (!isEnabled(row) && entry.connection) closing.push(entry.close("changed"));
+      this.#checkPin(entry);
+      if ((!isEnabled(row) || isConversationRow(row)) && entry.connection)
+        closing.push(entry.close("changed"));
     }
-    for (const row of plan.add) this.#entries.set(row.id, new ServerEntry(row, this.#context));
+    for (const row of plan.add) this.#entries.set(row.id, new RowEntry(row, this.#context));
     this.#order = plan.order;
     this.#index = undefined;
+    this.#conversations.sync(rows);
     await Promise.all(closing);
 
     const now = Date.now();
@@ -269,7 +416,7 @@ export class McpPool {
     return this.#enqueue(async () => {
       const entry = this.#entry(id);
       entry.stopped = true;
-      await entry.close("stop");
+      await Promise.all([entry.close("stop"), this.#conversations.end(id)]);
     });
   }
 
@@ -283,11 +430,56 @@ export class McpPool {
         );
       }
       const entry = this.#entry(id);
-      await entry.close("reconnect");
+      await Promise.all([entry.close("reconnect"), this.#conversations.end(id)]);
       entry.resetBackoff();
       entry.stopped = false;
-      if (isEnabled(entry.row)) await entry.ensure();
+      if (isEnabled(entry.row) && !isConversationRow(entry.row)) await entry.ensure();
     });
+  }
+
+  /**
+   * Hands an http server the OAuth credentials an interactive sign-in got (`mcpool login`):
+   * they go to the token store under the server's url, and the server is dialled again.
+   * Resolves with the status the dial left, never with a connect failure; refuses an
+   * unknown id, a stdio row and credentials without an access token (`invalid-arguments`).
+   */
+  async storeCredentials(id: string, credentials: unknown): Promise<ServerAuthState> {
+    this.#assertOpen();
+    const key = this.#credentialsKeyOf(id);
+    await this.#tokens.save(key, parseCredentials(id, credentials));
+    return this.#redialAfterAuth(id);
+  }
+
+  /** Forgets what a sign-in left for an http server (`mcpool logout`) and dials it again. */
+  async forgetCredentials(id: string): Promise<ServerAuthState> {
+    this.#assertOpen();
+    await this.#tokens.delete(this.#credentialsKeyOf(id));
+    return this.#redialAfterAuth(id);
+  }
+
+  #credentialsKeyOf(id: string): string {
+    const row = this.#entry(id).row;
+    if (row.transport !== "http") {
+      throw new McpPoolError(
+        "invalid-arguments",
+        `server "${id}" is a stdio server; only http servers sign in`,
+        { serverId: id },
+      );
+    }
+    const env = this.#context.transportContext.env ?? process.env;
+    // The key is the url as dialled, so it is the one the transport's provider reads.
+    return credentialsKey((expandServerConfig(row, env) as HttpServerConfig).url);
+  }
+
+  async #redialAfterAuth(id: string): Promise<ServerAuthState> {
+    // A failed dial is the answer, not an error: the state says what it was.
+    await this.reconnect(id).catch(() => undefined);
+    const entry = this.#entry(id);
+    return {
+      id,
+      status: entry.status,
+      ...(entry.error !== undefined ? { error: entry.error } : {}),
+    };
   }
 
   /** Dials a row that need not be saved, lists its tools and hangs up. Never throws. */
@@ -297,12 +489,82 @@ export class McpPool {
       row.connectTimeoutMs ??
       this.#options.probeTimeoutMs ??
       this.#options.connectTimeoutMs;
+    const { childEnv, fetch, env, onUnsetVariable } = this.#context.transportContext;
     return probeRow(row, this.#context.clientInfo, {
       createTransport: this.#context.createTransport,
-      childEnv: this.#context.transportContext.childEnv,
-      ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}),
+      childEnv,
+      ...(fetch ? { fetch } : {}),
+      ...(env ? { env } : {}),
+      ...(onUnsetVariable ? { onUnsetVariable } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      // Stored tokens serve a probe too; its refusal says nothing about the live server.
+      authProvider: (dialled) =>
+        this.#options.authProvider
+          ? this.#options.authProvider(dialled)
+          : storedAuthProvider({ row: dialled, store: this.#tokens }),
     });
+  }
+
+  /**
+   * The connected SDK Client of one server, for what call() does not carry: resources,
+   * prompts, subscriptions. Starts an idle server; refuses a disabled or unknown one
+   * (`disabled`, `unknown-server`). A client held past a session loss is refused by the
+   * server; use() handles that.
+   */
+  async client(id: string): Promise<Client> {
+    this.#assertOpen();
+    return (await this.#entry(id).ensure()).client;
+  }
+
+  /**
+   * `run` with the server's connected Client, counted as a use (nothing retires the
+   * connection under it). When the remote has forgotten the session (B6) the server is
+   * redialled once — one redial for every request that saw the loss — and `run` called
+   * again with the new Client; any other failure is passed through.
+   */
+  async use<T>(id: string, run: (client: Client) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    const entry = this.#entry(id);
+    return withSession(entry, (connection) => holding(connection, () => run(connection.client)));
+  }
+
+  /**
+   * Sends one MCP request that call() does not carry to server `id` (C15): resources/list,
+   * resources/templates/list, resources/read, prompts/list, prompts/get,
+   * completion/complete, logging/setLevel, ping. Refused with `not-offered` where the
+   * server's capabilities lack the surface; otherwise as use(). See passthrough.ts.
+   */
+  async request<M extends PassthroughMethod>(
+    id: string,
+    method: M,
+    ...[params, options]: PassthroughArgs<M>
+  ): Promise<PassthroughResult<M>> {
+    this.#assertOpen();
+    return this.#passthrough.request(id, method, params, options);
+  }
+
+  /**
+   * Listens to server `id`'s `notifications/resources/updated` for `uri` (C15), subscribing
+   * upstream for the first listener. Resolves with the function that stops listening; the
+   * last one to stop unsubscribes upstream. Refused with `not-offered` where the server does
+   * not offer resource subscriptions.
+   */
+  async subscribeResource(
+    id: string,
+    uri: string,
+    listener: ResourceListener,
+  ): Promise<() => Promise<void>> {
+    this.#assertOpen();
+    return this.#passthrough.subscribe(id, uri, listener);
+  }
+
+  #warnUnset(serverId: string, name: string): void {
+    const key = `${serverId}\0${name}`;
+    if (this.#warnedUnset.has(key)) return;
+    this.#warnedUnset.add(key);
+    this.#log.error?.(
+      `mcpool: ${serverId}: \${${name}} is not set and has no default; it is passed to the server as written`,
+    );
   }
 
   #entry(id: string): ServerEntry {
@@ -329,7 +591,7 @@ export class McpPool {
         slug,
         label: labelOf(row),
         config: structuredClone(options.secrets ? row : withoutSecrets(row)),
-        status: entry.status,
+        status: index.pinMismatch.has(id) ? "pin-mismatch" : entry.status,
         tools: entry.tools.map((tool) => ({
           name: tool.name,
           qualified: qualifiedName(slug, tool.name),
@@ -338,6 +600,7 @@ export class McpPool {
           ...(tool.annotations !== undefined ? { annotations: { ...tool.annotations } } : {}),
           hidden: hidden.has(tool.name),
           ...(lost ? { clashed: true } : {}),
+          ...tokensOf(index, entry, qualifiedName(slug, tool.name)),
         })),
       };
       if (entry.error !== undefined) state.error = entry.error;
@@ -351,7 +614,13 @@ export class McpPool {
           state.capabilities = structuredClone(connection.capabilities);
       }
       if (entry.fingerprint !== undefined) state.toolsFingerprint = entry.fingerprint;
+      if (index.pinMismatch.has(id)) {
+        const diff = this.#pins.diff(entry);
+        if (diff) state.pinDiff = structuredClone(diff);
+      }
       if (entry.stale) state.stale = true;
+      const conversations = this.#conversations.statsOf(id);
+      if (conversations) state.conversations = conversations;
       return state;
     });
   }
@@ -407,6 +676,41 @@ export class McpPool {
     return [...byServer.values()];
   }
 
+  /** catalog() cut to the `limit` (default 20) best matches for `query` (C6). Connects nothing. */
+  search(
+    query: string,
+    options: { servers?: readonly string[]; limit?: number } = {},
+  ): CatalogServer[] {
+    return searchCatalog(query, this.catalog(options.servers), {
+      cache: this.#terms,
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    });
+  }
+
+  /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out (C8). */
+  alwaysLoaded(servers?: readonly string[]): string[] {
+    const scope = servers ? new Set(servers) : undefined;
+    return this.#currentIndex()
+      .ordered.filter(
+        (indexed) =>
+          this.#visible(indexed, scope, false) &&
+          (indexed.entry.row.alwaysLoad ?? []).includes(indexed.tool.name),
+      )
+      .map((indexed) => indexed.qualified);
+  }
+
+  /** What a definition has no room for (C7); undefined where call() would refuse. Connects nothing. */
+  describe(
+    qualified: string,
+    options: { servers?: readonly string[]; hidden?: boolean } = {},
+  ): ToolDescription | undefined {
+    const indexed = this.#currentIndex().byName.get(qualified);
+    const scope = options.servers ? new Set(options.servers) : undefined;
+    if (!indexed || !this.#visible(indexed, scope, options.hidden === true)) return undefined;
+    const hidden = (indexed.entry.row.hiddenTools ?? []).includes(indexed.tool.name);
+    return describeTool(indexed.tool, { ...indexed, serverId: indexed.entry.id, hidden });
+  }
+
   #visible(indexed: IndexedTool, scope: ReadonlySet<string> | undefined, hidden: boolean): boolean {
     if (scope && !scope.has(indexed.entry.id)) return false;
     return hidden || !(indexed.entry.row.hiddenTools ?? []).includes(indexed.tool.name);
@@ -417,6 +721,7 @@ export class McpPool {
       this.#order.map((id) => this.#entries.get(id)!),
       {
         maxDescriptionChars: this.#options.maxDescriptionChars,
+        checkPins: this.#options.indexTools !== false,
         onClash: (key, message) => {
           if (this.#reportedClashes.has(key)) return;
           this.#reportedClashes.add(key);
@@ -425,6 +730,81 @@ export class McpPool {
       },
     );
     return this.#index;
+  }
+
+  // ── Pinning (C18) ────────────────────────────────────────────────────────────────
+
+  /**
+   * What a person approving a server's tools is shown: the row's pin, the live list and,
+   * when the pin store knows the list the pin was approved for, what changed since. Dials
+   * an idle server, so the list shown is a live one and not a last-known one.
+   */
+  async pinInfo(id: string): Promise<PinInfo> {
+    this.#assertOpen();
+    const entry = this.#entry(id);
+    entry.busy();
+    try {
+      if (!entry.connection) await entry.ensure();
+      await entry.settled();
+    } finally {
+      entry.idle();
+    }
+    const fingerprint = entry.fingerprint;
+    if (fingerprint === undefined) {
+      throw new McpPoolError("connection-lost", `server "${id}" has no tool list to approve`, {
+        serverId: id,
+      });
+    }
+    return this.#pins.info({ id, row: entry.row, fingerprint, tools: entry.tools });
+  }
+
+  /**
+   * Records in the pin store that a person approved the live list hashing to `fingerprint`,
+   * refusing (`pin-mismatch`) when the list has moved on since it was shown. The pin itself
+   * is the row's: the tools are offered again once a sync brings a row pinning it.
+   */
+  async approve(id: string, fingerprint: string): Promise<PinInfo> {
+    const info = await this.pinInfo(id);
+    if (!samePin(fingerprint, info.fingerprint)) {
+      throw new McpPoolError(
+        "pin-mismatch",
+        `the tools of server "${id}" changed after they were shown (they now hash to ${info.fingerprint.slice(0, 12)}…); look again with \`mcpool approve ${id} --show\``,
+        { serverId: id, expected: fingerprint, actual: info.fingerprint },
+      );
+    }
+    await this.#pins.save(info);
+    return info;
+  }
+
+  /** Emits pin-mismatch for a server whose list stopped matching its row's pin (once per list). */
+  #checkPin(entry: ServerEntry): void {
+    const event = this.#pins.check(entry, entry.removed || this.#options.indexTools === false);
+    if (!event) return;
+    const { diff } = event;
+    this.#log.error?.(
+      `mcpool: ${entry.id}: its tools no longer match the approved pin and are withheld${diff ? ` (added: ${diff.added.join(", ") || "none"}; removed: ${diff.removed.join(", ") || "none"}; changed: ${diff.changed.join(", ") || "none"})` : ""}; review with \`mcpool approve ${entry.id} --show\``,
+    );
+    this.#emit(event);
+  }
+
+  /** A name only a withheld server lists, in scope and not hidden: refused with why. */
+  #refuseWithheld(
+    index: ToolIndex,
+    qualified: string,
+    scope: ReadonlySet<string> | undefined,
+    hidden: boolean,
+  ): void {
+    const withheld = index.withheld.get(qualified);
+    // Not connected: its list is a last-known one; the caller dials it and looks again.
+    if (!withheld?.entry.connection) return;
+    const { entry, tool } = withheld;
+    if (scope && !scope.has(entry.id)) return;
+    if (!hidden && (entry.row.hiddenTools ?? []).includes(tool.name)) return;
+    throw new McpPoolError(
+      "pin-mismatch",
+      `the tools of server "${entry.id}" changed since they were approved and are withheld; review the change and run \`mcpool approve ${entry.id}\``,
+      { serverId: entry.id, expected: entry.row.pin, actual: entry.fingerprint },
+    );
   }
 
   // ── Calls ────────────────────────────────────────────────────────────────────────
@@ -452,10 +832,13 @@ export class McpPool {
     const opts: CallOptions = isScope(options) ? { servers: options } : (options ?? {});
     const started = performance.now();
     let indexed: IndexedTool | undefined;
+    let unroute: (() => void) | undefined;
     try {
       this.#assertOpen();
       indexed = await this.#resolve(qualified, opts);
-      const { result, text, chars, truncated } = await this.#invoke(indexed, input, opts);
+      // From here until the call settles, the server's elicitations may be this caller's (C14).
+      if (opts.onElicit) unroute = this.#elicitation.register(indexed.entry.id, opts.onElicit);
+      const { result, text, chars, truncated, cached } = await this.#prepared(indexed, input, opts);
       if (this.#eventListeners.size > 0) {
         this.#emit({
           type: "call",
@@ -468,6 +851,7 @@ export class McpPool {
           truncated,
           ...(opts.hidden ? { hidden: true } : {}),
           ...(opts.raw ? { raw: true } : {}),
+          ...(cached ? { cached: true } : {}),
         });
       }
       return opts.raw ? result : text;
@@ -485,6 +869,7 @@ export class McpPool {
       }
       throw error;
     } finally {
+      unroute?.();
       // The use is over: the idle clock starts again (B1).
       indexed?.entry.idle();
     }
@@ -504,6 +889,9 @@ export class McpPool {
       if (again) return again;
       throw unknownTool(qualified);
     }
+    // A conversation row's tools are listed on the caller's own client (B9).
+    const conversational = await this.#conversations.resolve(qualified, scope, opts);
+    if (conversational) return conversational;
     // Nothing answers to the name: wake the servers in scope whose slug could have made it.
     const candidates = this.#order
       .map((id) => this.#entries.get(id)!)
@@ -533,11 +921,44 @@ export class McpPool {
     scope: ReadonlySet<string> | undefined,
     hidden: boolean,
   ): IndexedTool | undefined {
-    const indexed = this.#currentIndex().byName.get(qualified);
-    if (!indexed) return undefined;
+    const index = this.#currentIndex();
+    const indexed = index.byName.get(qualified);
+    if (!indexed) {
+      this.#refuseWithheld(index, qualified, scope, hidden);
+      return undefined;
+    }
     if (scope && !scope.has(indexed.entry.id)) throw unknownTool(qualified, "out-of-scope");
     if (!this.#visible(indexed, undefined, hidden)) throw unknownTool(qualified);
     return indexed;
+  }
+
+  /** After the scope and hiding refusals: coercion (C9), then the result cache (C11). */
+  #prepared(
+    indexed: IndexedTool,
+    input: unknown,
+    opts: CallOptions,
+  ): Promise<Invoked & { cached?: true }> {
+    const { entry, tool } = indexed;
+    const row = entry.row;
+    const coerce = opts.coerce ?? row.coerceArguments ?? this.#options.coerceArguments ?? true;
+    const args = callArguments(indexed.qualified, input, tool.inputSchema, coerce);
+    // Never cached: a conversation's answers are its session's (B9).
+    if (isConversationTool(indexed)) return this.#conversations.invoke(indexed, args, opts);
+    if (!this.#cache) return this.#invoke(indexed, args, opts);
+    return this.#cache.run(
+      {
+        serverId: entry.id,
+        toolName: tool.name,
+        annotations: tool.annotations,
+        trusted: row.trustAnnotations === true,
+        args,
+        raw: opts.raw,
+        cache: opts.cache,
+        maxResultChars:
+          opts.maxResultChars ?? row.maxResultChars ?? this.#options.maxResultChars ?? 0,
+      },
+      () => this.#invoke(indexed, args, opts),
+    );
   }
 
   async #invoke(
@@ -554,13 +975,9 @@ export class McpPool {
     >;
     let result: CallToolResult;
     try {
-      result = await this.#send(
-        await entry.ensure(),
-        tool.name,
-        args,
-        timeoutMs,
-        opts.signal,
-        entry.id,
+      // A remote that forgot our session is redialled once and sent the call again (B6).
+      result = await withSession(entry, (connection) =>
+        this.#send(connection, tool.name, args, timeoutMs, opts.signal, entry.id, opts.onProgress),
       );
     } catch (error) {
       const retryable =
@@ -577,6 +994,7 @@ export class McpPool {
         timeoutMs,
         opts.signal,
         entry.id,
+        opts.onProgress,
       );
     }
     const max = opts.maxResultChars ?? row.maxResultChars ?? this.#options.maxResultChars ?? 0;
@@ -595,12 +1013,16 @@ export class McpPool {
     timeoutMs: number | undefined,
     signal: AbortSignal | undefined,
     serverId: string,
+    onProgress?: CallOptions["onProgress"],
   ): Promise<CallToolResult> {
     connection.inflight += 1;
     try {
+      // onprogress makes the SDK send a progressToken of its own; resetTimeoutOnProgress
+      // stays false, so a chatty server cannot hold a call past its timeout.
       return (await connection.client.callTool({ name, arguments: args }, CallToolResultSchema, {
         ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
         ...(signal ? { signal } : {}),
+        ...(onProgress ? { onprogress: onProgress } : {}),
       })) as CallToolResult;
     } catch (error) {
       if (signal?.aborted) throw error;
@@ -627,11 +1049,37 @@ export class McpPool {
       if (error instanceof McpError) {
         throw new McpPoolError("tool-error", error.message, { serverId, mcpCode: error.code });
       }
+      if (isAuthRequired(error)) {
+        throw new McpPoolError(
+          "auth-required",
+          authRequiredMessage(serverId),
+          { serverId },
+          { cause: error },
+        );
+      }
       throw error;
     } finally {
       connection.inflight -= 1;
       if (connection.inflight === 0) connection.drained?.();
     }
+  }
+
+  /**
+   * Runs the hooks rows attach to `event` as calls of their (possibly hidden) tools (C17).
+   * Parallel, bounded, outcomes in configuration order; never rejects. See run-hooks.ts.
+   */
+  runHooks(
+    event: HookEvent,
+    context: HookContext,
+    options: RunHooksOptions = {},
+  ): Promise<HookOutcome[]> {
+    const rows = (): McpServerConfig[] => this.#order.map((id) => this.#entries.get(id)!.row);
+    return runHooks(
+      { rows, call: (name, input, opts) => this.call(name, input, opts) },
+      event,
+      context,
+      options,
+    );
   }
 
   // ── Events and notifications ─────────────────────────────────────────────────────
@@ -651,6 +1099,11 @@ export class McpPool {
   }
 
   #emit(event: PoolEvent): void {
+    // What a server answered before a close or a new tool list is not what it would now.
+    if (event.type === "close" || event.type === "tools-changed")
+      this.#cache?.clear(event.serverId);
+    // Resource subscriptions die with a connection: a new one is subscribed again (C15).
+    if (event.type === "connect") this.#passthrough.connected(event.serverId);
     for (const listener of this.#eventListeners) {
       try {
         listener(event);
@@ -661,6 +1114,7 @@ export class McpPool {
   }
 
   #notify(serverId: string, notification: ServerNotification): void {
+    this.#passthrough.deliver(serverId, notification);
     for (const listener of this.#notificationListeners) {
       try {
         listener(serverId, notification);
@@ -677,6 +1131,7 @@ export class McpPool {
     if (this.#closed) return;
     this.#queue.cancel();
     this.#closed = true;
+    await this.#conversations.close();
     await this.#queue.run(async () => {
       const entries = [...this.#entries.values()];
       for (const entry of entries) entry.removed = true;
@@ -690,6 +1145,8 @@ export class McpPool {
       this.#order = [];
       this.#index = undefined;
     });
+    // Every transport is closed: what is left on the agent is idle sockets.
+    await this.#ownFetch?.destroy();
   }
 
   #assertOpen(): void {
@@ -715,6 +1172,12 @@ export interface CatalogServer {
     annotations?: Record<string, unknown>;
     tokens: number;
   }[];
+}
+
+/** The tokens of a tool state() lists, when the index holds it for this server. */
+function tokensOf(index: ToolIndex, entry: ServerEntry, qualified: string): { tokens?: number } {
+  const indexed = index.byName.get(qualified);
+  return indexed?.entry === entry ? { tokens: indexed.tokens } : {};
 }
 
 function isScope(value: unknown): value is readonly string[] {

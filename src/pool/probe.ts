@@ -4,7 +4,9 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Environment } from "../config/placeholders.js";
 import type { McpServerConfig } from "../config/rows.js";
+import { redactSecrets, secretValues } from "./secrets.js";
 import type { ChildEnvPolicy } from "./child-env.js";
 import { toolsFingerprint } from "./fingerprint.js";
 import { listAllTools } from "./list-tools.js";
@@ -13,6 +15,7 @@ import {
   processOf,
   type CreateTransport,
   type FetchLike,
+  type TransportContext,
 } from "./transport.js";
 import type { ProbeResult } from "./types.js";
 import { VERSION } from "../version.js";
@@ -23,6 +26,12 @@ export interface ProbeOptions {
   createTransport?: CreateTransport;
   childEnv?: ChildEnvPolicy;
   fetch?: FetchLike;
+  /** Where placeholders are read. Default: process.env. */
+  env?: Environment;
+  /** Told each placeholder variable that is unset and has no default. */
+  onUnsetVariable?: (serverId: string, name: string) => void;
+  /** The OAuth provider of an http row (see TransportContext); none: a 401 fails the probe. */
+  authProvider?: TransportContext["authProvider"];
 }
 
 /** The client identity a probe presents; `-probe` is appended to the name. */
@@ -43,6 +52,9 @@ export async function probe(
     transport = await createTransport(row, {
       childEnv: options.childEnv ?? "inherit",
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.onUnsetVariable ? { onUnsetVariable: options.onUnsetVariable } : {}),
+      ...(options.authProvider ? { authProvider: options.authProvider } : {}),
     });
     client = new Client({ name: `${name}-probe`, version }, { capabilities: {} });
     const started = Date.now();
@@ -66,7 +78,13 @@ export async function probe(
     // Let the child finish writing why it failed before reading the tail.
     if (transport) await transport.close().catch(() => undefined);
     const stderr = child?.stderr.text();
-    return { ok: false, error: stderr || (error as Error).message, tools: [] };
+    // What the server said may quote the row's secrets (E1).
+    const secrets = secretValues(row, options.env ?? process.env);
+    return {
+      ok: false,
+      error: redactSecrets(stderr || (error as Error).message, secrets),
+      tools: [],
+    };
   } finally {
     await client?.close().catch(() => undefined);
     await transport?.close().catch(() => undefined);

@@ -6,6 +6,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
+  ElicitRequestSchema,
   ErrorCode,
   McpError,
   ToolListChangedNotificationSchema,
@@ -16,7 +17,10 @@ import { isEnabled, type McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "./errors.js";
 import { toolsFingerprint } from "./fingerprint.js";
 import { listAllTools } from "./list-tools.js";
+import { authRequiredMessage, isAuthRequired } from "./oauth.js";
+import { redactPoolError, redactSecrets, secretValues } from "./secrets.js";
 import { processOf, type CreateTransport, type TransportContext } from "./transport.js";
+import { progressBeforeResponses, type ElicitParams, type ElicitResult } from "./routing.js";
 import type { CloseReason, PoolEvent, PoolLog, ServerNotification, ServerStatus } from "./types.js";
 
 /** A connection that stayed up this long was healthy; its crash starts a new count. */
@@ -28,6 +32,8 @@ export const MAX_BACKOFF_MS = 5 * 60_000;
 
 export interface EntryContext {
   clientInfo: { name: string; version: string };
+  /** The OAuth tokens last handed to this server's connections, for redaction (E1). */
+  oauthSecrets?(serverId: string): readonly string[];
   capabilities: ClientCapabilities;
   createTransport: CreateTransport;
   transportContext: TransportContext;
@@ -49,6 +55,10 @@ export interface EntryContext {
   schedule(work: () => Promise<void>): Promise<void>;
   /** The server gave a list: the pool decides whether its tools cache needs it. */
   listed(entry: ServerEntry): void;
+  /** Answers the server's elicitation/create (C14); installed when `capabilities` declare it. */
+  elicit?(serverId: string, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult>;
+  /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
+  held?(serverId: string): boolean;
 }
 
 export interface Connection {
@@ -115,6 +125,15 @@ export class ServerEntry {
       );
     }
     if (!options.ignoreBackoff && this.retryAt !== undefined && this.retryAt > Date.now()) {
+      // Only a sign-in helps a server that asked for one: say that, not "failed recently".
+      if (this.status === "auth-required") {
+        return Promise.reject(
+          new McpPoolError("auth-required", authRequiredMessage(this.id), {
+            serverId: this.id,
+            retryAt: this.retryAt,
+          }),
+        );
+      }
       return Promise.reject(
         new McpPoolError(
           "backoff",
@@ -164,9 +183,16 @@ export class ServerEntry {
         context.notify(row.id, notification as ServerNotification);
         this.#relist(current);
       });
+      const elicit = context.elicit;
+      if (elicit && context.capabilities.elicitation) {
+        client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+          elicit(row.id, request.params, extra.signal),
+        );
+      }
       client.onclose = () => this.#closed(current);
       const deadline = budget === undefined ? undefined : started + budget;
       await client.connect(transport, budget === undefined ? {} : { timeout: budget });
+      progressBeforeResponses(transport);
       const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
       const tools = context.indexTools
         ? await listAllTools(client, remaining === undefined ? {} : { timeout: remaining })
@@ -200,8 +226,13 @@ export class ServerEntry {
       const stderr = transport ? processOf(transport)?.stderr.text() : undefined;
       const exit = transport ? processOf(transport)?.exit : undefined;
       await transport?.close().catch(() => undefined);
-      const error = connectError(row.id, cause, budget, stderr, exit);
-      if (!this.removed && this.row === row) {
+      const error = redactPoolError(
+        connectError(row.id, cause, budget, stderr, exit),
+        this.#secrets(row),
+      );
+      if (!this.removed && this.row === row && error.code === "auth-required") {
+        this.#authRequired(error.message, Date.now());
+      } else if (!this.removed && this.row === row) {
         this.#failed(error.message, Date.now());
         context.emit({
           type: "connect-failed",
@@ -214,6 +245,35 @@ export class ServerEntry {
       }
       throw error;
     }
+  }
+
+  /**
+   * The server wants a sign-in. Not a failure that grows a backoff: the first backoff only,
+   * so a reconcile or a call retries soon after `mcpool login` without a redial per call.
+   */
+  #authRequired(message: string, now: number): void {
+    this.status = "auth-required";
+    this.error = message;
+    this.retryAt = now + this.#context.crashBackoffMs;
+    this.tools = [];
+    this.fingerprint = undefined;
+    this.stale = false;
+    this.#context.emit({ type: "auth-required", serverId: this.id, error: message });
+    this.#context.log.error?.(`mcpool: ${message}`);
+    this.#context.changed(this);
+  }
+
+  /**
+   * A call found the session's token refused and nothing to refresh it with: the live
+   * connection retires and the server says `auth-required` until someone signs in.
+   */
+  authLost(): void {
+    const connection = this.connection;
+    if (!connection || this.status === "auth-required") return;
+    this.connection = undefined;
+    this.busy();
+    void this.#retire(connection, "reconnect");
+    this.#authRequired(authRequiredMessage(this.id), Date.now());
   }
 
   #failed(message: string, now: number): void {
@@ -242,7 +302,9 @@ export class ServerEntry {
     const exit = child?.exit;
     const how = exit ? describeExit(exit) : "closed the connection";
     const stderr = child?.stderr.text();
-    const message = `server "${this.id}" ${how} unexpectedly${stderr ? `; stderr:\n${stderr}` : ""}`;
+    const message = this.redact(
+      `server "${this.id}" ${how} unexpectedly${stderr ? `; stderr:\n${stderr}` : ""}`,
+    );
     this.#failed(message, now);
     // The leader is gone; whatever it left in its group goes with it.
     void connection.transport.close().catch(() => undefined);
@@ -369,6 +431,32 @@ export class ServerEntry {
   }
 
   /**
+   * The remote forgot the session behind `dead` (B6): one redial, shared by every caller
+   * that saw it refused. The dead client retires in the background once the calls still in
+   * flight on it are done; a caller whose refusal arrives after the redial gets the new one.
+   */
+  redial(dead: Connection): Promise<Connection> {
+    if (this.connection === dead) {
+      this.connection = undefined;
+      this.#context.log.info?.(`mcpool: ${this.id} lost its session; redialling`);
+      void this.#retire(dead, "redial");
+    }
+    return this.ensure({ ignoreBackoff: true });
+  }
+
+  /** `text` without this row's secrets (E1): for anything built from what a server said. */
+  redact(text: string): string {
+    return redactSecrets(text, this.#secrets(this.row));
+  }
+
+  #secrets(row: McpServerConfig): string[] {
+    const secrets = secretValues(row, this.#context.transportContext.env ?? process.env);
+    // The OAuth tokens its connections were given: a remote may quote them back too.
+    const tokens = this.#context.oauthSecrets?.(row.id) ?? [];
+    return tokens.length === 0 ? secrets : [...tokens, ...secrets];
+  }
+
+  /**
    * Last-known tools from a store (the tools cache), for a server registered without
    * dialling: offered as stale until the server itself answers.
    */
@@ -394,12 +482,13 @@ export class ServerEntry {
   idle(): void {
     const ms = this.row.idleTimeoutMs ?? this.#context.idleTimeoutMs;
     const connection = this.connection;
-    if (!ms || !connection || connection.inflight > 0) return;
+    if (!ms || !connection) return;
+    const held = (): boolean => connection.inflight > 0 || this.#context.held?.(this.id) === true;
+    if (held()) return;
     this.busy();
     const timer = setTimeout(() => {
       void this.#context.schedule(async () => {
-        if (this.#idleTimer !== timer || this.connection !== connection || connection.inflight > 0)
-          return;
+        if (this.#idleTimer !== timer || this.connection !== connection || held()) return;
         this.#idleTimer = undefined;
         await this.close("idle");
       });
@@ -412,7 +501,8 @@ export class ServerEntry {
   resetBackoff(): void {
     this.retryAt = undefined;
     this.failures = 0;
-    if (this.status === "error" || this.status === "crash-loop") this.status = "idle";
+    if (this.status === "error" || this.status === "crash-loop" || this.status === "auth-required")
+      this.status = "idle";
     this.error = undefined;
   }
 
@@ -450,6 +540,9 @@ function connectError(
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined,
 ): McpPoolError {
   if (cause instanceof McpPoolError) return cause;
+  if (isAuthRequired(cause)) {
+    return new McpPoolError("auth-required", authRequiredMessage(id), { serverId: id }, { cause });
+  }
   const detail = { serverId: id, ...(stderr ? { stderr } : {}) };
   const tail = stderr ? `; stderr:\n${stderr}` : "";
   if (cause instanceof McpError && cause.code === ErrorCode.RequestTimeout) {

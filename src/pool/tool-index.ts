@@ -2,10 +2,13 @@
  * The tool index: qualified name → (server, tool), in a stable order (configuration
  * order, then each server's own), with clashes resolved by the rows (SPEC C1, C2, C5).
  * Rebuilt whole whenever a server's list or row changes; lookups are by whole string.
+ * It is the one place that decides which tools are offered: a server whose list does not
+ * match its row's pin (C18) is withheld here, so everything built on the index inherits it.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { labelOf, slugOf } from "../config/rows.js";
 import { qualifiedName } from "./naming.js";
+import { pinWithholds } from "./pinning.js";
 import { truncateText } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
 import type { ToolDefinition } from "./types.js";
@@ -25,18 +28,36 @@ export interface ToolIndex {
   ordered: readonly IndexedTool[];
   /** Servers whose whole namespace lost a clash, with the id that won it. */
   lostTo: ReadonlyMap<string, string>;
+  /** Ids of the servers whose list does not match their pin: none of their tools is offered. */
+  pinMismatch: ReadonlySet<string>;
+  /** The tools those servers list, by the name they would have, so a call can say why not. */
+  withheld: ReadonlyMap<string, { entry: ServerEntry; tool: Tool }>;
 }
 
 export interface IndexOptions {
   maxDescriptionChars?: number | undefined;
   /** Called for every clash; the caller decides whether it has been reported before. */
   onClash(key: string, message: string): void;
+  /** false: pins are not enforced (a pool that lists no tools has nothing to compare). Default true. */
+  checkPins?: boolean;
 }
 
 export function buildToolIndex(entries: readonly ServerEntry[], options: IndexOptions): ToolIndex {
   const claims = new Map<string, string[]>();
   const named: { entry: ServerEntry; tools: { qualified: string; tool: Tool }[] }[] = [];
+  const pinMismatch = new Set<string>();
+  const withheld = new Map<string, { entry: ServerEntry; tool: Tool }>();
   for (const entry of entries) {
+    // Withheld before clashes are settled: an unapproved list must not win a namespace.
+    if (options.checkPins !== false && pinWithholds(entry.row, entry.fingerprint)) {
+      pinMismatch.add(entry.id);
+      const slug = slugOf(entry.row);
+      for (const tool of entry.tools) {
+        const qualified = qualifiedName(slug, tool.name);
+        if (!withheld.has(qualified)) withheld.set(qualified, { entry, tool });
+      }
+      continue;
+    }
     if (entry.tools.length === 0) continue;
     const slug = slugOf(entry.row);
     const seen = new Set<string>();
@@ -103,7 +124,7 @@ export function buildToolIndex(entries: readonly ServerEntry[], options: IndexOp
       ordered.push(indexed);
     }
   }
-  return { byName, ordered, lostTo };
+  return { byName, ordered, lostTo, pinMismatch, withheld };
 }
 
 /** Shallow: `parameters` is the server's own schema, passed through untouched. */

@@ -3,21 +3,35 @@
  * plug into (`createTransport`). Placeholders and secrets are read here, at the boundary,
  * and nowhere else.
  */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { McpServerConfig } from "../config/rows.js";
+import { expandServerConfig, type Environment } from "../config/placeholders.js";
+import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
+import { remoteUrlProblem } from "../config/url-policy.js";
 import { childEnvironment, type ChildEnvPolicy } from "./child-env.js";
+import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 export interface TransportContext {
   childEnv: ChildEnvPolicy;
+  /** What http rows are fetched with, under origin pinning. Default: one shared keepAliveFetch(). */
   fetch?: FetchLike;
+  /** Where placeholders and inherited variables are read. Default: process.env. */
+  env?: Environment;
+  /** Told each variable a placeholder names that is unset and has no default (left verbatim). */
+  onUnsetVariable?: (serverId: string, name: string) => void;
   /** Called with each stdout line of a stdio child that is not JSON-RPC. */
   onJunk?: (line: string) => void;
   /** Told when a stdio child starts and when it and its group are gone. */
   onChild?: ChildListener;
+  /**
+   * The OAuth provider of an http row, given the row as dialled (placeholders filled);
+   * undefined: no OAuth, a 401 fails the connect. See oauth.ts.
+   */
+  authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
 }
 
 export type ChildListener = (event: {
@@ -32,12 +46,17 @@ export type CreateTransport = (
   context: TransportContext,
 ) => Transport | Promise<Transport>;
 
-export const createDefaultTransport: CreateTransport = (row, context) => {
+export const createDefaultTransport: CreateTransport = (configured, context) => {
+  // Placeholders are filled here and only here (A3): the expanded row is never stored.
+  const env = context.env ?? process.env;
+  const row = expandServerConfig(configured, env, (name) =>
+    context.onUnsetVariable?.(configured.id, name),
+  );
   if (row.transport === "stdio") {
     return new ChildProcessTransport({
       command: row.command,
       args: row.args ?? [],
-      env: childEnvironment(context.childEnv, row.env, process.env),
+      env: childEnvironment(context.childEnv, row.env, env),
       ...(row.cwd ? { cwd: row.cwd } : {}),
       ...(context.onJunk ? { onJunk: context.onJunk } : {}),
       ...(context.onChild
@@ -48,9 +67,18 @@ export const createDefaultTransport: CreateTransport = (row, context) => {
         : {}),
     });
   }
-  return new StreamableHTTPClientTransport(new URL(row.url), {
-    requestInit: { headers: { ...row.headers } },
-    ...(context.fetch ? { fetch: context.fetch } : {}),
+  // The policy again on what the placeholders made of the url (E3).
+  const problem = remoteUrlProblem(row.url);
+  if (problem !== undefined) throw new Error(problem);
+  const url = new URL(row.url);
+  const headers = { ...row.headers };
+  const authProvider = context.authProvider?.(row);
+  return new StreamableHTTPClientTransport(url, {
+    requestInit: { headers },
+    ...(authProvider ? { authProvider } : {}),
+    // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
+    redirectPolicy: "follow",
+    fetch: originPinnedFetch(url, Object.keys(headers), context.fetch ?? sharedKeepAliveFetch()),
   });
 };
 

@@ -3,9 +3,27 @@
  * Plain data only, so the daemon can send every one of them over its socket unchanged.
  */
 import type { McpServerConfig } from "../config/rows.js";
+import type {
+  ConversationEvent,
+  ConversationIdentity,
+  ConversationStats,
+} from "./conversation-types.js";
 import type { PoolErrorCode } from "./errors.js";
+import type { CallElicitHandler, CallProgress } from "./routing.js";
 
-export type ServerStatus = "ready" | "connecting" | "idle" | "disabled" | "error" | "crash-loop";
+/**
+ * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld (C18).
+ * `auth-required`: the server wants an OAuth sign-in nobody has done (`mcpool login ID`).
+ */
+export type ServerStatus =
+  | "ready"
+  | "connecting"
+  | "idle"
+  | "disabled"
+  | "error"
+  | "crash-loop"
+  | "pin-mismatch"
+  | "auth-required";
 
 export interface ToolAnnotations {
   title?: string;
@@ -28,6 +46,28 @@ export interface ToolState {
   hidden: boolean;
   /** Left out everywhere because another server holds the name (C2). */
   clashed?: boolean;
+  /** Estimated tokens its definition costs to send, while the index holds it. */
+  tokens?: number;
+}
+
+/** What describe() says of one tool: what an OpenAI definition has no room for (C7). */
+export interface ToolDescription {
+  /** The qualified name. */
+  name: string;
+  serverId: string;
+  /** The server's own name for the tool. */
+  toolName: string;
+  title?: string;
+  description?: string;
+  /** The server's claims, as it sent them; untrusted. */
+  annotations?: ToolAnnotations;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  /** The tool's `_meta`. */
+  meta?: Record<string, unknown>;
+  tokens: number;
+  /** The row hides it; only described when asked with `hidden: true`. */
+  hidden?: boolean;
 }
 
 export interface ServerState {
@@ -50,9 +90,21 @@ export interface ServerState {
   instructions?: string;
   capabilities?: Record<string, unknown>;
   toolsFingerprint?: string;
+  /** At `pin-mismatch`: how the list differs from the approved one, when that one is known. */
+  pinDiff?: PinDiff;
   /** The list is the last one known, not a live one. */
   stale?: boolean;
   tools: ToolState[];
+  /** A `session: "conversation"` row's clients, endings and operations: counts only (B9). */
+  conversations?: ConversationStats;
+}
+
+/** What storeCredentials() and forgetCredentials() leave a server at, after the redial. */
+export interface ServerAuthState {
+  id: string;
+  status: ServerStatus;
+  /** Why the dial failed, when it did; never a token. */
+  error?: string;
 }
 
 /** An OpenAI-shaped function definition, as tools() hands it out (frozen). */
@@ -77,6 +129,64 @@ export interface CallOptions {
   maxResultChars?: number;
   /** Call a tool the row hides (hooks do). */
   hidden?: boolean;
+  /** Coerce the arguments against the tool's schema; overrides the row and the pool. Default true. */
+  coerce?: boolean;
+  /** false: ask the server even when the result cache holds an answer, and keep the new one. */
+  cache?: boolean;
+  /** Told of each progress notification the server sends for this call (C14); never extends the timeout. */
+  onProgress?: (progress: CallProgress) => void;
+  /**
+   * Answers the server's elicitation/create while this call is in flight on it (C14). Takes
+   * effect only in a pool given `onElicit`, which is what declares the capability.
+   */
+  onElicit?: CallElicitHandler;
+  /** The conversation a call to a `session: "conversation"` row is for (B9); others ignore it. */
+  identity?: ConversationIdentity;
+  /** Server id → a binding from a conversation listing: the call is checked against it (B9). */
+  bindings?: Readonly<Record<string, string>>;
+}
+
+/** How a live tool list differs from the one its pin was approved for, by tool name (C18). */
+export interface PinDiff {
+  added: string[];
+  removed: string[];
+  /** Same name, different tool: title, description, a schema or an annotation. */
+  changed: string[];
+}
+
+/** A tool as a pin covers it: the fields toolsFingerprint hashes. */
+export interface PinnedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: ToolAnnotations;
+}
+
+/** One changed tool, with a short line per thing that changed (`destructiveHint: false → true`). */
+export interface ToolChange {
+  name: string;
+  changes: string[];
+}
+
+/** What a person approving a server's tools is shown (C18): its pin against its live list. */
+export interface PinInfo {
+  serverId: string;
+  /** The fingerprint the row pins, if it pins one. */
+  pin?: string;
+  /** The live list's fingerprint. */
+  fingerprint: string;
+  /** The live list. */
+  tools: PinnedTool[];
+  /** The pin does not match: the server's tools are withheld. */
+  withheld: boolean;
+  /** The list the pin was approved for, when the pool's pin store holds it. */
+  approved?: PinnedTool[];
+  /** How the live list differs from `approved`, when that is known. */
+  diff?: PinDiff;
+  /** What changed in each of `diff.changed`. */
+  changes?: ToolChange[];
 }
 
 export interface ProbeResult {
@@ -93,6 +203,8 @@ export type CloseReason =
 export type PoolEvent =
   | { type: "connect"; serverId: string; ms: number; tools: number }
   | { type: "connect-failed"; serverId: string; ms: number; error: string }
+  /** The server needs a sign-in: no usable token and no way to get one without a person. */
+  | { type: "auth-required"; serverId: string; error: string }
   | { type: "close"; serverId: string; reason: CloseReason; error?: string }
   | {
       type: "tools-changed";
@@ -102,6 +214,16 @@ export type PoolEvent =
       tools: number;
       added: string[];
       removed: string[];
+    }
+  | {
+      type: "pin-mismatch";
+      serverId: string;
+      /** The row's pin. */
+      expected: string;
+      /** What the server's list hashes to now. */
+      actual: string;
+      /** Absent when the approved list is not known. */
+      diff?: PinDiff;
     }
   | {
       type: "call";
@@ -117,7 +239,8 @@ export type PoolEvent =
       hidden?: boolean;
       raw?: boolean;
       cached?: boolean;
-    };
+    }
+  | ConversationEvent;
 
 /** A server notification, forwarded with the id of the server that sent it. */
 export interface ServerNotification {

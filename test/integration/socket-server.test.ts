@@ -24,15 +24,19 @@ import {
   type SocketServer,
   type SocketServerOptions,
 } from "../../src/daemon/socket-server.js";
+import type { HookContext, HookEvent, HookOutcome } from "../../src/config/hooks.js";
 import type { McpServerConfig, StdioServerConfig } from "../../src/config/rows.js";
 import { McpPoolError } from "../../src/pool/errors.js";
 import type {
   CallOptions,
+  PinInfo,
   PoolEvent,
+  ServerAuthState,
   ServerNotification,
   ServerState,
   ToolDefinition,
 } from "../../src/pool/types.js";
+import { fakeConversations } from "../helpers/fake-conversations.js";
 import { alive, waitFor } from "../helpers/processes.js";
 
 // Every wait in this file is bounded by this, well under vitest's own timeout.
@@ -73,6 +77,7 @@ class FakePool implements PoolLike {
   hangStarted = deferred();
   hangAborted = deferred<unknown>();
   bigTools = 0;
+  readonly conversations = fakeConversations();
 
   state(options: { secrets: boolean }): ServerState[] {
     this.stateSecrets.push(options.secrets);
@@ -139,6 +144,50 @@ class FakePool implements PoolLike {
     }
   }
 
+  search(query: string, options: { servers?: readonly string[]; limit?: number }) {
+    const label = `${query}/${options.servers?.join(",") ?? "all"}/${options.limit ?? "-"}`;
+    return [{ id: "echo", slug: "echo", label, tools: [{ name: "echo__echo" }] }];
+  }
+
+  describe(name: string, options: { servers?: readonly string[]; hidden?: boolean }) {
+    if (name !== "echo__echo") return undefined;
+    const toolName = options.hidden ? "hidden" : "echo";
+    return { name, serverId: "echo", toolName, inputSchema: { type: "object" }, tokens: 3 };
+  }
+
+  alwaysLoaded(servers?: readonly string[]): string[] {
+    return servers?.length === 0 ? [] : ["echo__echo"];
+  }
+
+  async runHooks(event: HookEvent, context: HookContext): Promise<HookOutcome[]> {
+    return [
+      {
+        hook: "recall",
+        serverId: "echo",
+        label: "Echo",
+        event,
+        tool: "echo__echo",
+        ok: true,
+        text: context.prompt ?? "",
+        inject: true,
+        ms: 1,
+      },
+    ];
+  }
+
+  readonly requests: { id: string; method: string; params: unknown }[] = [];
+  readonly resourceListeners = new Map<string, (n: ServerNotification) => void>();
+
+  async request(id: string, method: string, params?: unknown): Promise<never> {
+    this.requests.push({ id, method, params });
+    return {} as never;
+  }
+
+  async subscribeResource(id: string, uri: string, listener: (n: ServerNotification) => void) {
+    this.resourceListeners.set(`${id} ${uri}`, listener);
+    return async () => void this.resourceListeners.delete(`${id} ${uri}`);
+  }
+
   probe(row: McpServerConfig) {
     return { ok: true, tools: [{ name: `probed-${row.id}` }] };
   }
@@ -149,6 +198,36 @@ class FakePool implements PoolLike {
 
   reconnect(id: string): void {
     this.reconnected.push(id);
+  }
+
+  async pinInfo(id: string): Promise<PinInfo> {
+    if (id !== "echo") throw new McpPoolError("unknown-server", `unknown server "${id}"`);
+    const tools = [{ name: "echo", inputSchema: { type: "object" } }];
+    return {
+      serverId: id,
+      pin: "a".repeat(64),
+      fingerprint: "b".repeat(64),
+      tools,
+      withheld: true,
+    };
+  }
+
+  async approve(id: string, fingerprint: string): Promise<PinInfo> {
+    const info = await this.pinInfo(id);
+    if (fingerprint !== info.fingerprint) throw new McpPoolError("pin-mismatch", "moved on");
+    return { ...info, pin: fingerprint, withheld: false };
+  }
+
+  /** What auth/store handed over, so a test can see it arrived whole and went nowhere else. */
+  readonly credentials: unknown[] = [];
+
+  async storeCredentials(id: string, credentials: unknown): Promise<ServerAuthState> {
+    this.credentials.push(credentials);
+    return { id, status: "ready" };
+  }
+
+  async forgetCredentials(id: string): Promise<ServerAuthState> {
+    return { id, status: "auth-required", error: `run \`mcpool login ${id}\`` };
   }
 
   onEvent(listener: (event: PoolEvent) => void): () => void {
@@ -374,6 +453,17 @@ describe("socket server and PoolClient", () => {
     expect((await c.tools({ names: ["echo__echo"] }))[0]?.function.name).toBe("echo__echo");
     expect((await c.catalog(["echo"]))[0]).toMatchObject({ id: "echo", label: "echo" });
     expect((await c.catalog())[0]?.label).toBe("all");
+    expect((await c.search("read", { servers: ["echo"], limit: 3 }))[0]?.label).toBe("read/echo/3");
+    expect(await c.describe("echo__echo", { hidden: true })).toMatchObject({ toolName: "hidden" });
+    expect(await c.describe("echo__missing")).toBeUndefined();
+    expect(await c.alwaysLoaded()).toEqual(["echo__echo"]);
+    expect(await c.alwaysLoaded([])).toEqual([]);
+    const outcomes = await c.runHooks("beforeTurn", { session: { id: "s" }, prompt: "hi" });
+    expect(outcomes).toMatchObject([{ hook: "recall", event: "beforeTurn", ok: true, text: "hi" }]);
+    await expect(
+      c.call("echo__echo", {}, { coerce: false, cache: false, hidden: true }),
+    ).resolves.toBe("echo: {}");
+    expect(pool.calls.at(-1)?.options).toMatchObject({ coerce: false, cache: false, hidden: true });
 
     expect(await c.call("echo__echo", { text: "hé 🎉" })).toBe('echo: {"text":"hé 🎉"}');
     expect(pool.calls.at(-1)?.options).not.toHaveProperty("raw");
@@ -408,6 +498,15 @@ describe("socket server and PoolClient", () => {
     });
     await c.stop("echo");
     await c.reconnect("echo");
+    expect(await c.pinInfo("echo")).toMatchObject({ withheld: true, fingerprint: "b".repeat(64) });
+    expect(await rejection(c.approve("echo", "c".repeat(64)))).toMatchObject({
+      code: "pin-mismatch",
+    });
+    expect(await c.approve("echo", "b".repeat(64))).toMatchObject({ withheld: false });
+    const tokens = { access_token: "canary-token", token_type: "Bearer" };
+    expect(await c.storeCredentials("echo", { tokens })).toEqual({ id: "echo", status: "ready" });
+    expect(pool.credentials).toEqual([{ tokens, clientInformation: undefined }]);
+    expect(await c.forgetCredentials("echo")).toMatchObject({ status: "auth-required" });
     expect(pool.stopped).toEqual(["echo"]);
     expect(pool.reconnected).toEqual(["echo"]);
     expect(await c.reload()).toMatchObject({ ok: false, line: 3, column: 7, problems: ["row x"] });
@@ -438,6 +537,68 @@ describe("socket server and PoolClient", () => {
     pool.emit({ type: "connect", serverId: "echo", ms: 6, tools: 1 });
     await c.status(); // an event still delivered would have arrived before this answer
     expect(events).toHaveLength(1);
+
+    // Passthrough (C15): the server id and MCP's params reach the pool, nothing else.
+    await c.listResources("echo", { cursor: "c1" });
+    await c.listResourceTemplates("echo");
+    await c.readResource("echo", "file:///a");
+    await c.listPrompts("echo");
+    await c.getPrompt("echo", "greet", { who: "x" });
+    const ref = { type: "ref/prompt" as const, name: "greet" };
+    await c.complete("echo", { ref, argument: { name: "who", value: "a" } });
+    await c.ping("echo");
+    await c.setLoggingLevel("echo", "debug");
+    expect(pool.requests).toEqual([
+      { id: "echo", method: "resources/list", params: { cursor: "c1" } },
+      { id: "echo", method: "resources/templates/list", params: {} },
+      { id: "echo", method: "resources/read", params: { uri: "file:///a" } },
+      { id: "echo", method: "prompts/list", params: {} },
+      { id: "echo", method: "prompts/get", params: { name: "greet", arguments: { who: "x" } } },
+      {
+        id: "echo",
+        method: "completion/complete",
+        params: { ref, argument: { name: "who", value: "a" } },
+      },
+      { id: "echo", method: "ping", params: undefined },
+      { id: "echo", method: "logging/setLevel", params: { level: "debug" } },
+    ]);
+    await c.subscribeResource("echo", "file:///a");
+    expect([...pool.resourceListeners.keys()]).toEqual(["echo file:///a"]);
+    await c.unsubscribeResource("echo", "file:///a");
+    expect(pool.resourceListeners.size).toBe(0);
+
+    // Per-conversation rows (B9): identities, selectors and leases reach the registry.
+    const who = { tenant: "acme", principal: "alice", conversationId: "c1" };
+    const lease = await c.conversations.acquire("orders", who);
+    expect(lease).toMatchObject({ serverId: "orders", keyHash: "0123456789ab" });
+    expect(pool.conversations.held.size).toBe(1);
+    await lease.release();
+    expect(pool.conversations.held.size).toBe(0);
+    const mine = c.withIdentity(who);
+    expect((await mine.tools()).map((t) => t.function.name)).toEqual([
+      "echo__tool0",
+      "orders__count",
+    ]);
+    expect((await mine.listTools()).bindings).toEqual({ orders: "binding-1" });
+    await mine.call("echo__echo", { text: "x" });
+    expect(pool.calls.at(-1)?.options).toMatchObject({
+      identity: who,
+      bindings: { orders: "binding-1" },
+    });
+    expect(await mine.terminate({ timeoutMs: 50 })).toMatchObject([{ outcome: "terminated" }]);
+    expect(await c.conversations.stats(["orders"])).toMatchObject([{ serverId: "orders" }]);
+    await c.conversations.permissionsChanged({ tenant: "acme" });
+    await c.conversations.toolsChanged(["orders"]);
+    expect(pool.conversations.log.map(([method]) => method)).toEqual([
+      "acquire",
+      "tools",
+      "tools",
+      "terminate",
+      "stats",
+      "permissionsChanged",
+      "toolsChanged",
+    ]);
+    expect(pool.conversations.log[3]).toEqual(["terminate", who, { timeoutMs: 50 }]);
 
     await c.shutdown();
     await within(daemon.shutdownCalled, "deps.shutdown()");
@@ -681,6 +842,21 @@ describe("lifecycle", () => {
     controller.abort();
     expect(await call).toMatchObject({ name: "AbortError" });
     expect(await c.call("echo__echo", { after: 1 })).toBe('echo: {"after":1}');
+  });
+
+  it("withdraws an aborted call at the daemon too: its handler's signal aborts, the connection stays", async () => {
+    const { pool } = await startDaemon();
+    const c = await client();
+    const controller = new AbortController();
+    const call = rejection(c.call("echo__hang", {}, { signal: controller.signal }));
+    await within(pool.hangStarted.promise, "the call to reach the pool");
+    controller.abort();
+    expect(await within(pool.hangAborted.promise, "ctx.signal to abort")).toMatchObject({
+      name: "AbortError",
+    });
+    await call;
+    expect(c.daemon).toBeDefined();
+    expect(await c.call("echo__echo", { after: 2 })).toBe('echo: {"after":2}');
   });
 
   it("fails pending calls with daemon-unavailable at once when the daemon goes away", async () => {

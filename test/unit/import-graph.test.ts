@@ -174,6 +174,25 @@ function violations(graph: Graph): string[] {
     }
   }
 
+  // src/bridge is a client of the daemon (SPEC §1): mcpool-client, Node and the MCP SDK only,
+  // never a second pool in another process.
+  const bridgeFiles = files.filter((f) => under(f, "src/bridge"));
+  for (const [file, chain] of reachable(graph, bridgeFiles)) {
+    const via = chain.join(" → ");
+    if (!under(file, "src/bridge") && !under(file, "client/src")) {
+      found.push(`${via}: src/bridge reaches ${file}; it may use only mcpool-client`);
+    }
+    if (!under(file, "src/bridge")) continue;
+    for (const specifier of graph.get(file)?.external ?? []) {
+      const allowed =
+        isNodeBuiltin(specifier) || isMcpSdk(specifier) || specifier === "mcpool-client";
+      if (!allowed)
+        found.push(
+          `${via}: imports "${specifier}"; src/bridge may use only mcpool-client, Node and the MCP SDK`,
+        );
+    }
+  }
+
   // client/ is the wire contract: json-rpc-2.0 and Node only.
   const clientFiles = files.filter((f) => under(f, "client/src"));
   for (const [file, chain] of reachable(graph, clientFiles)) {
@@ -304,6 +323,26 @@ describe("violations", () => {
       `client/src/index.ts: imports the MCP SDK ("@modelcontextprotocol/sdk")`,
       `client/src/other.ts: imports "mcpool/servers", which is src/`,
       "client/src/index.ts → src/config/rows.ts: client/src reaches src/",
+    ]);
+  });
+
+  it("finds src/bridge reaching the pool, the daemon or a package other than the client and the SDK", () => {
+    const found = violations(
+      graphOf({
+        "src/bridge/a.ts": {
+          local: ["src/bridge/b.ts"],
+          external: ["mcpool-client", "node:http", "@modelcontextprotocol/sdk/types.js", "undici"],
+        },
+        "src/bridge/b.ts": { local: ["src/pool/pool.ts"] },
+        "src/pool/pool.ts": {},
+        "src/bridge/c.ts": { local: ["src/daemon/paths.ts"] },
+        "src/daemon/paths.ts": {},
+      }),
+    );
+    expect(found).toEqual([
+      `src/bridge/a.ts: imports "undici"; src/bridge may use only mcpool-client, Node and the MCP SDK`,
+      "src/bridge/b.ts → src/pool/pool.ts: src/bridge reaches src/pool/pool.ts; it may use only mcpool-client",
+      "src/bridge/c.ts → src/daemon/paths.ts: src/bridge reaches src/daemon/paths.ts; it may use only mcpool-client",
     ]);
   });
 

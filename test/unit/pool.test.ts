@@ -203,7 +203,13 @@ describe("McpPool over in-memory servers", () => {
     expect(state?.startedAt).toBeTypeOf("number");
     expect(state?.capabilities).toHaveProperty("tools");
     expect(state?.tools).toEqual([
-      { name: "t", qualified: "s__t", description: "The t tool.", hidden: false },
+      {
+        name: "t",
+        qualified: "s__t",
+        description: "The t tool.",
+        hidden: false,
+        tokens: expect.any(Number),
+      },
     ]);
     expect(JSON.stringify(pool.state())).not.toContain("canary-123");
     expect(pool.state({ secrets: true })[0]?.config).toMatchObject({

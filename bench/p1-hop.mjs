@@ -1,0 +1,106 @@
+/**
+ * P1 hop cost (SPEC §3): a trivial tools/call, sequential, p50/p99 — the SDK Client
+ * in-process against a stdio echo child vs the same fixture through client → socket →
+ * daemon → child. Both arms are warm and alternate in rounds, so drift hits both.
+ * Also with `sleep {ms: 1}`, where the hop should vanish in the tool's own time.
+ * A third arm times the floor of any hop on this machine: one NDJSON line to a bare Node
+ * process on a Unix socket and back (SPEC §3 measured 0.02–0.07 ms on its machines).
+ */
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import process from "node:process";
+import { startAgent } from "./lib/agents.mjs";
+import { benchHome, client, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
+import { directClient, listAll } from "./lib/direct.mjs";
+import { run } from "./lib/harness.mjs";
+import { lineClient } from "./lib/line-client.mjs";
+import { onCleanup } from "./lib/cleanup.mjs";
+import { figure, note, round } from "./lib/report.mjs";
+import { percentile } from "./lib/stats.mjs";
+
+const CALLS = Number(process.env.BENCH_P1_CALLS ?? 2000);
+const WARMUP = 500;
+const ROUNDS = 10;
+
+const CASES = [
+  { label: "echo", tool: "echo", args: { text: "hello" }, calls: CALLS },
+  { label: "sleep1ms", tool: "sleep", args: { ms: 1 }, calls: CALLS },
+];
+
+async function sample(call, n, into) {
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await call();
+    into.push(performance.now() - started);
+  }
+}
+
+run("P1 hop cost", async () => {
+  const home = benchHome();
+  home.writeConfig({ echo: rows.echo() });
+  await startDaemon(home);
+  const pool = await client(home, "bench-p1");
+  await waitReady(pool, 1);
+  const direct = await directClient(rows.echo());
+  await listAll(direct.client);
+  await pool.tools();
+  const bareSocket = join(home.dir, "bare.sock");
+  await startAgent("bare-node", [bareSocket]);
+  const bare = await lineClient(bareSocket);
+  onCleanup(() => bare.close());
+
+  const figures = [];
+  for (const { label, tool, args, calls } of CASES) {
+    const arms = {
+      direct: () => direct.client.callTool({ name: tool, arguments: args }),
+      daemon: () => pool.call(`echo__${tool}`, args),
+      floor: () => bare.request("tools/call", { name: tool, arguments: args }),
+    };
+    const samples = { direct: [], daemon: [], floor: [] };
+    const withFloor = label === "echo";
+    const names = withFloor ? ["direct", "daemon", "floor"] : ["direct", "daemon"];
+    for (const arm of names) await sample(arms[arm], WARMUP, []);
+    const perRound = Math.ceil(calls / ROUNDS);
+    for (let pass = 0; pass < ROUNDS; pass++) {
+      const order = pass % 2 === 0 ? names : [...names].reverse();
+      for (const arm of order) await sample(arms[arm], perRound, samples[arm]);
+    }
+    note(`${label}: ${samples.direct.length} calls per arm in ${ROUNDS} alternating rounds`);
+    const detail = { calls: samples.daemon.length, rounds: ROUNDS, warmup: WARMUP };
+    const [p50Limit, p99Limit] = label === "echo" ? [1.6, 2] : [1.05, undefined];
+    for (const [p, limit] of [
+      [50, p50Limit],
+      [99, p99Limit],
+    ]) {
+      figures.push(
+        figure({
+          name: `P1.${label}.p${p}`,
+          unit: "ms",
+          value: percentile(samples.daemon, p),
+          baseline: percentile(samples.direct, p),
+          baselineLabel: "SDK Client in-process → same stdio child",
+          checks: limit === undefined ? [] : [["ratio", "<=", limit]],
+          ...detail,
+        }),
+      );
+    }
+    if (withFloor) {
+      const direct50 = percentile(samples.direct, 50);
+      figures.push(
+        figure({
+          name: "P1.socketFloor.p50",
+          unit: "ms",
+          value: percentile(samples.floor, 50),
+          baseline: direct50,
+          baselineLabel: "SDK Client in-process → stdio child (the P1 baseline)",
+          checks: [],
+          note: "one NDJSON round trip to a bare Node process on a Unix socket: the least a hop adds",
+          hopAdded: round(percentile(samples.daemon, 50) - direct50),
+          hopBudgetAt1_6: round(0.6 * direct50),
+          ...detail,
+        }),
+      );
+    }
+  }
+  return figures;
+});

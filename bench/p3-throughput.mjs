@@ -1,0 +1,92 @@
+/**
+ * P3 throughput (SPEC §3): calls/s from 16 client connections through one daemon to one
+ * stdio echo child, vs 16 concurrent callers sharing one in-process SDK client to the same
+ * fixture. Each caller calls in a loop, one call at a time; arms alternate in timed rounds.
+ */
+import { performance } from "node:perf_hooks";
+import process from "node:process";
+import { connect } from "mcpool-client";
+import { benchHome, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
+import { directClient, listAll } from "./lib/direct.mjs";
+import { onCleanup, run } from "./lib/harness.mjs";
+import { figure, note } from "./lib/report.mjs";
+
+const CALLERS = 16;
+const ROUNDS = 4;
+const ROUND_MS = Number(process.env.BENCH_P3_ROUND_MS ?? 2000);
+const WARMUP_MS = 1000;
+const ARGS = { text: "hello" };
+
+/** `callers` loops calling for `ms`; the number of calls completed. */
+async function drive(callers, ms) {
+  const deadline = performance.now() + ms;
+  let calls = 0;
+  await Promise.all(
+    callers.map(async (call) => {
+      while (performance.now() < deadline) {
+        await call();
+        calls += 1;
+      }
+    }),
+  );
+  return calls;
+}
+
+run("P3 throughput", async () => {
+  const home = benchHome();
+  home.writeConfig({ echo: rows.echo() });
+  await startDaemon(home);
+  const clients = [];
+  for (let i = 0; i < CALLERS; i++) {
+    const pool = await connect({ socketPath: home.socketPath, clientName: `bench-p3-${i}` });
+    onCleanup(() => pool.close());
+    clients.push(pool);
+  }
+  await waitReady(clients[0], 1);
+  const direct = await directClient(rows.echo());
+  await listAll(direct.client);
+
+  const arms = {
+    direct: Array.from(
+      { length: CALLERS },
+      () => () => direct.client.callTool({ name: "echo", arguments: ARGS }),
+    ),
+    daemon: clients.map((pool) => () => pool.call("echo__echo", ARGS)),
+  };
+  await drive(arms.direct, WARMUP_MS);
+  await drive(arms.daemon, WARMUP_MS);
+  const totals = { direct: { calls: 0, ms: 0 }, daemon: { calls: 0, ms: 0 } };
+  const perRound = { direct: [], daemon: [] };
+  for (let pass = 0; pass < ROUNDS; pass++) {
+    const order = pass % 2 === 0 ? ["direct", "daemon"] : ["daemon", "direct"];
+    for (const arm of order) {
+      const started = performance.now();
+      const calls = await drive(arms[arm], ROUND_MS);
+      const ms = performance.now() - started;
+      totals[arm].calls += calls;
+      totals[arm].ms += ms;
+      perRound[arm].push(Math.round((calls / ms) * 1000));
+    }
+  }
+  const rate = (arm) => (totals[arm].calls / totals[arm].ms) * 1000;
+  note(
+    `calls/s per round: direct ${perRound.direct.join(", ")}; daemon ${perRound.daemon.join(", ")}`,
+  );
+  return [
+    figure({
+      name: "P3.throughput",
+      unit: "calls/s",
+      value: rate("daemon"),
+      baseline: rate("direct"),
+      baselineLabel: "16 concurrent callers on one in-process SDK client",
+      checks: [
+        ["ratio", ">=", 0.5],
+        ["value", ">=", 20000],
+      ],
+      callers: CALLERS,
+      rounds: ROUNDS,
+      roundMs: ROUND_MS,
+      perRound,
+    }),
+  ];
+});

@@ -1,0 +1,116 @@
+/**
+ * P5 reconcile (SPEC §3): 50 echo rows in mcp.json; edit one row's connection (its env) and
+ * save the file the way editors do. Counts the children whose pid changed (state()), and
+ * times the save to the edited server's `connect` event. The baseline is the debounce plus
+ * that server's own start (spawn + initialize + list, with the SDK, measured in the same
+ * run, alternating with the edits).
+ */
+import { performance } from "node:perf_hooks";
+import process from "node:process";
+import { benchHome, client, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
+import { directClient, listAll } from "./lib/direct.mjs";
+import { run } from "./lib/harness.mjs";
+import { figure, note, round } from "./lib/report.mjs";
+import { percentile } from "./lib/stats.mjs";
+
+const ROWS = Number(process.env.BENCH_P5_ROWS ?? 50);
+const EDITS = 5;
+/** The daemon's debounce, set explicitly so the baseline knows it (the pool's default too). */
+const DEBOUNCE_MS = Number(process.env.BENCH_P5_DEBOUNCE_MS ?? 100);
+const READY_TIMEOUT_MS = 20_000;
+
+const idOf = (i) => `echo${String(i).padStart(2, "0")}`;
+
+function config(edits) {
+  const servers = {};
+  for (let i = 0; i < ROWS; i++) {
+    servers[idOf(i)] = rows.echo(edits.has(i) ? { BENCH_EDIT: String(edits.get(i)) } : {});
+  }
+  return servers;
+}
+
+async function startDirect(row) {
+  const started = performance.now();
+  const direct = await directClient(row, "bench-p5");
+  await listAll(direct.client);
+  const ms = performance.now() - started;
+  await direct.close();
+  return ms;
+}
+
+run("P5 reconcile", async () => {
+  const home = benchHome();
+  const edits = new Map();
+  const extra = { mcpool: { syncDebounceMs: DEBOUNCE_MS } };
+  home.writeConfig(config(edits), extra);
+  await startDaemon(home);
+  const pool = await client(home, "bench-p5");
+  const started = performance.now();
+  await waitReady(pool, ROWS, 120_000);
+  note(`${ROWS} rows ready in ${Math.round(performance.now() - started)} ms`);
+
+  const connects = [];
+  pool.onEvent((event) => {
+    if (event.type === "connect") connects.push({ at: performance.now(), id: event.serverId });
+  });
+  await pool.state(); // the subscription is in place once a later request is answered
+
+  await startDirect(rows.echo()); // warm-up of the baseline arm
+  const starts = [];
+  const readies = [];
+  const restarted = [];
+  let othersKept = true;
+  for (let edit = 0; edit < EDITS; edit++) {
+    starts.push(await startDirect(rows.echo({ BENCH_EDIT: `direct-${edit}` })));
+
+    const target = (edit * 11 + 7) % ROWS;
+    const id = idOf(target);
+    const before = new Map((await pool.state()).map((s) => [s.id, s.pid]));
+    edits.set(target, edit);
+    const saved = performance.now();
+    home.writeConfig(config(edits), extra);
+    const deadline = saved + READY_TIMEOUT_MS;
+    let ready;
+    while (!(ready = connects.find((c) => c.id === id && c.at > saved))) {
+      if (performance.now() > deadline) throw new Error(`${id} was not ready after the edit`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    readies.push(ready.at - saved);
+    // Let anything else the reconcile might do happen before counting pids.
+    await pool.state();
+    await new Promise((resolve) => setTimeout(resolve, DEBOUNCE_MS * 3));
+    const after = await pool.state();
+    const changed = after.filter((s) => s.pid !== before.get(s.id)).map((s) => s.id);
+    restarted.push(changed.length);
+    if (changed.some((other) => other !== id)) othersKept = false;
+    if (after.some((s) => s.status !== "ready")) othersKept = false;
+  }
+  note(`write→ready ms: ${readies.map((ms) => Math.round(ms)).join(", ")}`);
+  note(`direct start ms: ${starts.map((ms) => Math.round(ms)).join(", ")}`);
+  note(`children restarted per edit: ${restarted.join(", ")}`);
+
+  const ownStart = percentile(starts, 50);
+  return [
+    figure({
+      name: "P5.restarted",
+      unit: "children",
+      value: Math.max(...restarted),
+      baseline: ROWS,
+      baselineLabel: "rows in mcp.json",
+      checks: [["value", "==", 1]],
+      edits: EDITS,
+      perEdit: restarted,
+      othersKeptPid: othersKept,
+    }),
+    figure({
+      name: "P5.writeToReady.p50",
+      unit: "ms",
+      value: percentile(readies, 50),
+      baseline: DEBOUNCE_MS + ownStart,
+      baselineLabel: `debounce ${DEBOUNCE_MS} ms + the server's own start (${round(ownStart)} ms p50)`,
+      checks: [["ratio", "<=", 1]],
+      edits: EDITS,
+      max: round(Math.max(...readies)),
+    }),
+  ];
+});

@@ -1,0 +1,88 @@
+/**
+ * What flows back to an agent while its calls run (SPEC C14): progress notifications,
+ * matched to the call by the token this client chose for it, and the daemon's `elicit`
+ * requests, answered by the handler given to that call, else the one given to onElicit(),
+ * else declined. The daemon sends a connection only what its own calls caused, so two
+ * agents using the same request ids never see each other's traffic.
+ */
+import type { ElicitRequestParams, ElicitResult, Progress, ProgressToken } from "./mcp-shapes.js";
+import type { ElicitParams } from "./protocol.js";
+
+export interface ElicitHandlerContext {
+  /** The pooled server that asks. */
+  serverId: string;
+  /** Aborted when the answer is no longer wanted: the call ended or the server withdrew. */
+  signal: AbortSignal;
+}
+
+/**
+ * Answers a pooled server's question: `accept` with `content` matching the form's
+ * `requestedSchema`, or `decline` / `cancel`. One that throws is answered `cancel`.
+ */
+export type ElicitHandler = (
+  params: ElicitRequestParams,
+  context: ElicitHandlerContext,
+) => ElicitResult | Promise<ElicitResult>;
+
+export type ProgressListener = (progress: Progress) => void;
+
+/** Options of the passthrough methods (SPEC C15). */
+export interface PassthroughOptions {
+  /** Aborting cancels the request at the daemon and upstream; it rejects with the reason. */
+  signal?: AbortSignal;
+}
+
+/** One call's routes while it is in flight. */
+export interface CallRoute {
+  /** What the call's params carry so the daemon routes back to it. */
+  readonly params: { progressToken?: ProgressToken; elicit?: boolean };
+  /** The call went out under this JSON-RPC id. */
+  sent(id: number): void;
+  /** The call settled: nothing more comes back to it. */
+  close(): void;
+}
+
+const DECLINE: ElicitResult = { action: "decline" };
+
+export class CallRouting {
+  /** The handler of onElicit(), for calls that brought none of their own. */
+  handler: ElicitHandler | undefined;
+  #lastToken = 0;
+  readonly #progress = new Map<ProgressToken, ProgressListener>();
+  readonly #elicit = new Map<string | number, ElicitHandler>();
+
+  open(options: { onProgress?: ProgressListener; onElicit?: ElicitHandler }): CallRoute {
+    const { onProgress, onElicit } = options;
+    const token = onProgress ? ++this.#lastToken : undefined;
+    if (token !== undefined && onProgress) this.#progress.set(token, onProgress);
+    let id: number | undefined;
+    return {
+      params: {
+        ...(token !== undefined ? { progressToken: token } : {}),
+        ...(onElicit ? { elicit: true } : {}),
+      },
+      sent: (sentId) => {
+        id = sentId;
+        if (onElicit) this.#elicit.set(sentId, onElicit);
+      },
+      close: () => {
+        if (token !== undefined) this.#progress.delete(token);
+        if (id !== undefined && this.#elicit.get(id) === onElicit) this.#elicit.delete(id);
+      },
+    };
+  }
+
+  /** The `progress` notification's listener, if its call is still in flight. */
+  progressListener(token: unknown): ProgressListener | undefined {
+    return typeof token === "string" || typeof token === "number"
+      ? this.#progress.get(token)
+      : undefined;
+  }
+
+  /** The answer to the daemon's `elicit`: the call's handler, else onElicit()'s, else decline. */
+  async elicit(request: ElicitParams, signal: AbortSignal): Promise<ElicitResult> {
+    const handler = this.#elicit.get(request.callId) ?? this.handler;
+    if (handler === undefined) return DECLINE;
+    return handler(request.params, { serverId: request.serverId, signal });
+  }
+}

@@ -1,0 +1,392 @@
+/**
+ * The bridge (SPEC D7, D8): an MCP server whose every answer comes from the daemon, through
+ * one PoolClient shared by all the host sessions of this process. `createBridge()` checks the
+ * scope against the pool, subscribes to the pool's events and notifications, and hands out
+ * one low-level SDK `Server` per host connection (`createServer()`); the transports are the
+ * caller's (stdio in the CLI, Streamable HTTP in http.ts).
+ *
+ * - tools/list: the pool's definitions in scope (`parameters` as the inputSchema untouched;
+ *   title, annotations, outputSchema and `_meta` from describe()); tools/call: `call(name,
+ *   args, { raw: true })`, the CallToolResult returned as it came, isError included
+ *   (errors.ts for refusals).
+ * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
+ *   pool's lists change: `tools-changed`, `connect` and `close` events of an in-scope server,
+ *   a pooled server's own list_changed notifications, and a daemon that was replaced.
+ * - Logging: the pooled servers' `notifications/message`, filtered by the level each host
+ *   set (logger prefixed with the slug in pool scope); while the host has a call in flight on
+ *   that server, on that call's stream.
+ * - Progress, cancellation and elicitation ride on the client's per-call routing (SPEC C14):
+ *   the host's progressToken gets that call's progress, the host's `notifications/cancelled`
+ *   aborts the call (cancelled upstream by the daemon), and a pooled server's elicitation
+ *   during the call goes to the host on the call's own stream when the host declared the
+ *   capability (url mode only when it declared that too), else is declined.
+ * - Sampling is not forwarded: the daemon has no route for a pooled server's
+ *   `sampling/createMessage`, and the pool does not declare the capability.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ElicitResultSchema,
+  ListToolsRequestSchema,
+  LoggingLevelSchema,
+  SetLevelRequestSchema,
+  type CallToolResult,
+  type ServerCapabilities,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallOptions,
+  ConversationIdentity,
+  ElicitHandler,
+  ElicitResult,
+  PoolClient,
+  ServerNotification,
+  ServerState,
+} from "mcpool-client";
+
+import { callFailure, toMcpError, unknownTool } from "./errors.js";
+import {
+  connectionIdentity,
+  endConversation,
+  identityFor,
+  type BridgeIdentityOptions,
+} from "./conversation.js";
+import { scopeOf, toolNames, type Scope, type ToolNames } from "./naming.js";
+import { PassthroughRouter } from "./passthrough.js";
+import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
+
+export interface BridgeOptions {
+  /** The daemon, reached through mcpool-client; the bridge does not close it. */
+  client: PoolClient;
+  /** `--servers`: the server ids served; absent = every server. */
+  servers?: readonly string[];
+  /** `--server`: serve exactly this server, under its own names. */
+  server?: string;
+  /** serverInfo sent to hosts. Default `{ name: "mcpool", version: "0.0.0" }`. */
+  name?: string;
+  version?: string;
+  /** Where what a host cannot be told goes (the CLI passes stderr). Default: nowhere. */
+  log?: (line: string) => void;
+  /** Whose conversations the host connections are, for per-conversation servers (conversation.ts). */
+  identity?: BridgeIdentityOptions;
+}
+
+export interface Bridge {
+  /** A new SDK Server for one host connection; connect it to a transport. */
+  createServer(): Server;
+  /** Host sessions open now. */
+  readonly sessions: number;
+  /** The capabilities every session declares. */
+  readonly capabilities: ServerCapabilities;
+  /** Closes every session and stops listening to the pool. Idempotent; the client stays open. */
+  close(): Promise<void>;
+}
+
+/** The scope names a server the pool does not have (`--server`), or nothing at all. */
+export class BridgeScopeError extends Error {
+  override readonly name = "BridgeScopeError";
+}
+
+const LIST_CHANGED = [
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/prompts/list_changed",
+];
+
+type ListKind = "tools" | "resources" | "prompts";
+
+function describeScope(states: readonly ServerState[]): string {
+  return states.length === 0 ? "no servers" : states.map((s) => s.id).join(", ");
+}
+
+/** Which capabilities to declare: tools and logging always, the rest where they can work. */
+function capabilitiesFor(scope: Scope, states: readonly ServerState[]): ServerCapabilities {
+  const capabilities: ServerCapabilities = { tools: { listChanged: true }, logging: {} };
+  const single = scope.single !== undefined ? states.find((s) => s.id === scope.single) : undefined;
+  // A server that never connected has not said what it offers: offer it all, refuse on use.
+  const offers = (name: string): boolean =>
+    single?.capabilities === undefined || single.capabilities[name] !== undefined;
+  if (offers("resources")) capabilities.resources = { subscribe: true, listChanged: true };
+  if (offers("prompts")) capabilities.prompts = { listChanged: true };
+  if (offers("completions")) capabilities.completions = {};
+  return capabilities;
+}
+
+export async function createBridge(options: BridgeOptions): Promise<Bridge> {
+  const upstream = options.client;
+  const scope = scopeOf(options);
+  const log = options.log ?? (() => undefined);
+  const states = await upstream.state();
+  if (scope.single !== undefined && !states.some((s) => s.id === scope.single)) {
+    throw new BridgeScopeError(
+      `the pool has no server "${scope.single}" (it has ${describeScope(states)})`,
+    );
+  }
+  for (const id of scope.servers ?? []) {
+    if (!states.some((s) => s.id === id)) log(`mcpool bridge: the pool has no server "${id}"`);
+  }
+  const capabilities = capabilitiesFor(scope, states);
+  const instructions =
+    scope.single !== undefined
+      ? states.find((s) => s.id === scope.single)?.instructions
+      : undefined;
+  const sessions = new Sessions();
+  const router = new PassthroughRouter({ client: upstream, scope, log });
+
+  // ── Tools ──────────────────────────────────────────────────────────────────────────
+
+  /** `--server` names, from the last state() seen; refreshed on each list and on a miss. */
+  let names: ToolNames = toolNames(states, scope.single);
+  /** Qualified name → server id, for routing a call's traffic back (pool scope). */
+  let owners = new Map<string, string>();
+
+  const listTools = async (identity?: ConversationIdentity): Promise<Tool[]> => {
+    const scoped = scope.servers ? { servers: scope.servers } : {};
+    const [definitions, fresh] = await Promise.all([
+      upstream.tools(identity ? { ...scoped, identity } : scoped),
+      upstream.state(),
+    ]);
+    names = toolNames(fresh, scope.single);
+    // What a definition has no room for (title, annotations, outputSchema, _meta), per tool;
+    // a tool that went away meanwhile is described as its definition alone.
+    const described = await Promise.all(
+      definitions.map((d) => upstream.describe(d.function.name, scoped).catch(() => undefined)),
+    );
+    const next = new Map<string, string>();
+    const tools: Tool[] = [];
+    definitions.forEach((definition, i) => {
+      const qualified = definition.function.name;
+      const name = scope.single !== undefined ? names.toHost.get(qualified) : qualified;
+      if (name === undefined) return;
+      const about = described[i];
+      if (about !== undefined) next.set(qualified, about.serverId);
+      const tool: Tool = {
+        name,
+        description: about?.description ?? definition.function.description,
+        inputSchema: definition.function.parameters as Tool["inputSchema"],
+      };
+      if (about?.title !== undefined) tool.title = about.title;
+      if (about?.annotations !== undefined) tool.annotations = { ...about.annotations };
+      if (about?.outputSchema !== undefined) {
+        tool.outputSchema = about.outputSchema as Tool["outputSchema"];
+      }
+      if (about?.meta !== undefined) tool._meta = about.meta;
+      tools.push(tool);
+    });
+    owners = next;
+    return tools;
+  };
+
+  /** The qualified name a host's tool name stands for, or undefined. */
+  const qualify = async (name: string): Promise<string | undefined> => {
+    if (scope.single === undefined) return name;
+    const known = names.toPool.get(name);
+    if (known !== undefined) return known;
+    names = toolNames(await upstream.state(), scope.single);
+    return names.toPool.get(name);
+  };
+
+  const callTool = async (
+    session: Session,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    extra: Extra,
+  ): Promise<CallToolResult> => {
+    let qualified: string | undefined;
+    try {
+      qualified = await qualify(name);
+    } catch (error) {
+      throw toMcpError(error);
+    }
+    if (qualified === undefined) throw unknownTool(name);
+    const serverId = scope.single ?? owners.get(qualified);
+    const options: CallOptions & { raw: true } = { raw: true, signal: extra.signal };
+    if (scope.servers !== undefined) options.servers = scope.servers;
+    if (session.identity) options.identity = identityFor(session.identity, extra._meta);
+    const elicit = elicitFor(session, extra);
+    if (elicit !== undefined) options.onElicit = elicit;
+    const token = extra._meta?.progressToken;
+    if (token !== undefined) {
+      options.onProgress = (progress) => {
+        extra
+          .sendNotification({
+            method: "notifications/progress",
+            params: { ...progress, progressToken: token },
+          })
+          .catch(() => undefined);
+      };
+    }
+    const forget = sessions.track({ session, serverId, extra });
+    try {
+      return (await upstream.call(qualified, args, options)) as CallToolResult;
+    } catch (error) {
+      if (extra.signal.aborted) throw error; // the host gave up: the SDK sends no answer
+      return callFailure(error, name);
+    } finally {
+      forget();
+    }
+  };
+
+  /**
+   * The call's own elicitation handler: the pooled server's question goes to the host on
+   * this request's stream. None when the host did not declare the capability — the client
+   * then declines for it.
+   */
+  const elicitFor = (session: Session, extra: Extra): ElicitHandler | undefined => {
+    const declared = session.server.getClientCapabilities()?.elicitation;
+    if (declared === undefined) return undefined;
+    return async (params, { signal }) => {
+      if (params.mode === "url" && (declared as { url?: unknown }).url === undefined) {
+        return { action: "decline" };
+      }
+      // A host that fails to answer, or goes away, throws: the client answers `cancel`.
+      const answer = await extra.sendRequest(
+        { method: "elicitation/create", params: params as never },
+        ElicitResultSchema,
+        { signal },
+      );
+      return answer as ElicitResult;
+    };
+  };
+
+  // ── Traffic back from the pool ─────────────────────────────────────────────────────
+
+  const notifyListChanged = (kinds: readonly ListKind[]): void => {
+    for (const session of sessions) {
+      for (const kind of kinds) {
+        if (kind !== "tools" && capabilities[kind] === undefined) continue;
+        const send =
+          kind === "tools"
+            ? session.server.sendToolListChanged()
+            : kind === "resources"
+              ? session.server.sendResourceListChanged()
+              : session.server.sendPromptListChanged();
+        send.catch(() => undefined);
+      }
+    }
+  };
+
+  let daemonPid = upstream.daemon?.pid;
+  /** A replaced daemon may hold another pool: every list the host has may be stale. */
+  const checkDaemon = (): void => {
+    const pid = upstream.daemon?.pid;
+    if (pid === undefined || pid === daemonPid) return;
+    daemonPid = pid;
+    notifyListChanged(["tools", "resources", "prompts"]);
+  };
+
+  const slugOf = new Map(states.map((s) => [s.id, s.slug]));
+  const deliverLog = (serverId: string, notification: ServerNotification): void => {
+    const params = { ...notification.params };
+    if (scope.single === undefined) {
+      const slug = slugOf.get(serverId) ?? serverId;
+      params.logger = typeof params.logger === "string" ? `${slug}/${params.logger}` : slug;
+    }
+    const message = {
+      method: "notifications/message" as const,
+      params: params as { level: "info"; data: unknown },
+    };
+    for (const session of sessions) {
+      if (!passesLevel(params.level, session.level)) continue;
+      const call = sessions.latestCall(serverId, session);
+      const sent =
+        call !== undefined
+          ? call.extra.sendNotification(message)
+          : session.server.notification(message);
+      sent.catch(() => undefined);
+    }
+  };
+
+  const offEvents = upstream.onEvent((event) => {
+    checkDaemon();
+    if (event.type === "call" || event.serverId === undefined) return;
+    if (!scope.includes(event.serverId)) return;
+    if (event.type === "tools-changed") notifyListChanged(["tools"]);
+    else if (event.type === "connect" || event.type === "close") {
+      notifyListChanged(["tools", "resources", "prompts"]);
+    }
+  });
+
+  const offNotifications = upstream.onNotification((serverId, notification) => {
+    checkDaemon();
+    if (!scope.includes(serverId)) return;
+    switch (notification.method) {
+      case "notifications/message":
+        deliverLog(serverId, notification);
+        break;
+      case "notifications/resources/list_changed":
+        notifyListChanged(["resources"]);
+        break;
+      case "notifications/prompts/list_changed":
+        notifyListChanged(["prompts"]);
+        break;
+      case "notifications/resources/updated":
+        router.deliverUpdated(serverId, notification);
+        break;
+      default:
+        break;
+    }
+  });
+
+  // ── Sessions ───────────────────────────────────────────────────────────────────────
+
+  const createServer = (): Server => {
+    const server = new Server(
+      { name: options.name ?? "mcpool", version: options.version ?? "0.0.0" },
+      {
+        capabilities,
+        ...(instructions !== undefined ? { instructions } : {}),
+        debouncedNotificationMethods: LIST_CHANGED,
+      },
+    );
+    const identity = connectionIdentity(options.identity ?? {});
+    const session: Session = { server, level: undefined, subscriptions: new Map(), identity };
+    sessions.add(session);
+    server.onclose = () => {
+      endConversation(upstream, identity);
+      sessions.delete(session);
+      router.closeSession(session).catch(() => undefined);
+    };
+    server.onerror = (error) => log(`mcpool bridge: ${error.message}`);
+
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      try {
+        return { tools: await listTools(identityFor(identity, request.params?._meta)) };
+      } catch (error) {
+        throw toMcpError(error);
+      }
+    });
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      callTool(session, request.params.name, request.params.arguments, extra),
+    );
+    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      const level = LoggingLevelSchema.parse(request.params.level);
+      session.level = level;
+      // Only a one-server bridge passes the level on: in pool scope it would change the
+      // level of servers every other agent shares, so there the bridge only filters.
+      await router.setLoggingLevel(level).catch((error: unknown) => {
+        log(`mcpool bridge: logging/setLevel: ${(error as Error).message}`);
+      });
+      return {};
+    });
+    router.install(server, session, capabilities);
+    return server;
+  };
+
+  let closing: Promise<void> | undefined;
+  return {
+    createServer,
+    capabilities,
+    get sessions() {
+      return sessions.size;
+    },
+    close() {
+      closing ??= (async () => {
+        offEvents();
+        offNotifications();
+        await Promise.allSettled([...sessions].map((session) => session.server.close()));
+      })();
+      return closing;
+    },
+  };
+}

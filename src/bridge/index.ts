@@ -1,0 +1,25 @@
+/**
+ * `mcpool bridge` as a library: an MCP server in front of the daemon, for any MCP host
+ * (SPEC D7, D8). It reaches the pool only through mcpool-client; test/unit/import-graph
+ * holds it to that.
+ */
+export {
+  BridgeScopeError,
+  createBridge,
+  type Bridge,
+  type BridgeOptions,
+} from "./bridge-server.js";
+export {
+  bearerMatches,
+  BoundedEventStore,
+  EVENTS_KEPT,
+  listenHttp,
+  loopbackRequest,
+  MAX_BODY_BYTES,
+  MAX_SESSIONS,
+  MCP_PATH,
+  RETRY_MS,
+  type HttpBridge,
+  type HttpBridgeOptions,
+} from "./http.js";
+export { SERVER_META_KEY, scopedName, scopeOf, toolNames, type Scope } from "./naming.js";

@@ -1,0 +1,116 @@
+/**
+ * `mcpool bridge` (SPEC D7, D8): the process around src/bridge. It reaches the daemon —
+ * starting it when its socket is absent — serves MCP on stdio (default) or on Streamable
+ * HTTP at 127.0.0.1:PORT, and runs until the host goes away (stdin ends) or a signal asks
+ * it to stop. In stdio mode stdout is the protocol channel: everything this file has to say
+ * goes to stderr.
+ */
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { connect, McpPoolError, type PoolClient } from "mcpool-client";
+import { BridgeScopeError, createBridge, listenHttp, type Bridge } from "../bridge/index.js";
+import { VERSION } from "../version.js";
+
+export interface BridgeCommandOptions {
+  socketPath: string;
+  /** Passed to an auto-started daemon as `--config`. */
+  configPath?: string;
+  /** `--servers a,b`. */
+  servers?: readonly string[];
+  /** `--server ID`. */
+  server?: string;
+  /** `--http PORT`; absent = stdio. */
+  httpPort?: number;
+  /** `--token T`; "none" = no token (loopback test harnesses only); absent = generated. */
+  token?: string;
+  err(line: string): void;
+}
+
+/** Exit codes, as the CLI's: 0 done, 2 bad input, 3 no daemon. */
+const EXIT = { ok: 0, badInput: 2, notRunning: 3 } as const;
+
+/** The daemon's argv when the bridge has to start it: this very CLI, `serve`. */
+export function daemonCommand(configPath?: string): string[] {
+  const main = fileURLToPath(new URL("./main.js", import.meta.url));
+  return [process.execPath, main, "serve", ...(configPath ? ["--config", configPath] : [])];
+}
+
+function untilStopped(stdio: boolean): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (why: string) => () => resolve(why);
+    process.once("SIGINT", stop("SIGINT"));
+    process.once("SIGTERM", stop("SIGTERM"));
+    if (stdio) {
+      // The host closed our stdin: it is done with us.
+      process.stdin.once("end", stop("stdin closed"));
+      process.stdin.once("close", stop("stdin closed"));
+      // A host that went away mid-answer: nobody is left to read stdout.
+      process.stdout.once("error", stop("stdout closed"));
+    }
+  });
+}
+
+export async function runBridgeCommand(options: BridgeCommandOptions): Promise<number> {
+  const { err } = options;
+  let client: PoolClient;
+  try {
+    client = await connect({
+      clientName: options.server ? `mcpool-bridge/${options.server}` : "mcpool-bridge",
+      socketPath: options.socketPath,
+      autoStart: true,
+      autoStartCommand: daemonCommand(options.configPath),
+    });
+  } catch (error) {
+    if (!(error instanceof McpPoolError)) throw error;
+    err(`mcpool bridge: ${error.message}`);
+    err(
+      `mcpool bridge: start the daemon with \`mcpool serve\` (or \`mcpool service install\`), then start the bridge again`,
+    );
+    return EXIT.notRunning;
+  }
+  let bridge: Bridge;
+  try {
+    bridge = await createBridge({
+      client,
+      ...(options.server !== undefined ? { server: options.server } : {}),
+      ...(options.servers !== undefined ? { servers: options.servers } : {}),
+      name: "mcpool",
+      version: VERSION,
+      log: err,
+    });
+  } catch (error) {
+    await client.close();
+    if (error instanceof BridgeScopeError) {
+      err(`mcpool bridge: ${error.message}`);
+      return EXIT.badInput;
+    }
+    throw error;
+  }
+
+  if (options.httpPort === undefined) {
+    const server = bridge.createServer();
+    await server.connect(new StdioServerTransport());
+    const why = await untilStopped(true);
+    err(`mcpool bridge: stopping (${why})`);
+  } else {
+    const token =
+      options.token === "none" ? null : (options.token ?? randomBytes(24).toString("base64url"));
+    const http = await listenHttp({ bridge, port: options.httpPort, token, log: err });
+    if (token === null) {
+      err(
+        "mcpool bridge: --token none: no token is asked for; any process on this machine can use the pool through this port",
+      );
+    } else if (options.token === undefined) {
+      err(`mcpool bridge: token ${token} (send "Authorization: Bearer ${token}")`);
+    }
+    // Last: the line that says it is ready.
+    err(`mcpool bridge: serving ${http.url}`);
+    const why = await untilStopped(false);
+    err(`mcpool bridge: stopping (${why})`);
+    await http.close();
+  }
+  await bridge.close();
+  await client.close();
+  return EXIT.ok;
+}

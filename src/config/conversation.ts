@@ -1,0 +1,124 @@
+/**
+ * The row options of a per-conversation server (SPEC B9, seed 003): `session:
+ * "conversation"` gives every identity `{tenant?, principal?, conversationId}` a client of
+ * its own, and `conversation` bounds and shapes those clients. Only what a file can say
+ * lives here; the pool reads it (src/pool/conversations.ts) and supplies the defaults.
+ *
+ * Browser-safe: no `node:` imports, nothing from the SDK or the pool.
+ */
+
+/** `shared`: one connection serves every caller. `conversation`: one client per identity. */
+export type SessionMode = "shared" | "conversation";
+
+/**
+ * What an operator vouches for: conversations whose share names are equal see the same
+ * tool list, so one listing serves them all. Never shared across tenants; the pool also
+ * keys the listing by the row's connection, so an edited url or command lists afresh.
+ */
+export interface ShareNames {
+  /** The server's configuration, e.g. `"orders-runtime@v7"`. */
+  configuration: string;
+  /** The authorization the caller's list depends on, e.g. `"analyst@policy-3"`. */
+  authorization: string;
+}
+
+/** Budgets and rules of a `session: "conversation"` row. Every field is optional. */
+export interface ConversationRowOptions {
+  /** Open clients (opening and in use included) this row may hold. Default 8. */
+  maxClients?: number;
+  /** Open clients one `{tenant, principal}` may hold. Default: `maxClients`. */
+  maxClientsPerPrincipal?: number;
+  /** Clients being ended at once (DELETE or child stop in progress). Default 4. */
+  maxEnding?: number;
+  /** Calls, listings and endings outstanding on this row's clients. Default 64. */
+  maxOperations?: number;
+  /** A client unused for this many ms is ended at the next use of the row; 0 never. Default 600 000. */
+  idleMs?: number;
+  /** Refuse an identity without a principal (`no-identity`). Default true. */
+  requirePrincipal?: boolean;
+  /** Refuse an identity without a tenant (`no-identity`). Default false. */
+  requireTenant?: boolean;
+  /** A tool listing is listed again after this many ms; 0 never. Default 0. */
+  definitionTtlMs?: number;
+  /** Conversations (of one tenant) that may share one listing; absent, each client lists its own. */
+  share?: ShareNames;
+}
+
+/** Whether a row serves each conversation from a client of its own. */
+export function isConversationRow(row: { session?: SessionMode | undefined }): boolean {
+  return row.session === "conversation";
+}
+
+const BUDGETS = ["maxClients", "maxClientsPerPrincipal", "maxEnding", "maxOperations"] as const;
+const DURATIONS = ["idleMs", "definitionTtlMs"] as const;
+const FLAGS = ["requirePrincipal", "requireTenant"] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What a value is, for a message; numbers, booleans and short strings as themselves. */
+function show(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "string") return value.length <= 40 ? JSON.stringify(value) : "a string";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * Every problem with a row's `session` and `conversation` fields, one sentence each.
+ * Unknown keys in `conversation` pass, as unknown row keys do (a newer version's options).
+ */
+export function validateSessionOptions(row: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const session = row.session;
+  if (session !== undefined && session !== "shared" && session !== "conversation") {
+    problems.push(`\`session\` must be "shared" or "conversation", got ${show(session)}`);
+  }
+  const options = row.conversation;
+  if (options === undefined) return problems;
+  if (!isRecord(options)) {
+    problems.push(`\`conversation\` must be an object, got ${show(options)}`);
+    return problems;
+  }
+  if (session !== "conversation") {
+    problems.push('`conversation` applies only to a row with `session: "conversation"`');
+  }
+  for (const field of BUDGETS) {
+    const value = options[field];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+      problems.push(`\`conversation.${field}\` must be a whole number ≥ 1, got ${show(value)}`);
+    }
+  }
+  for (const field of DURATIONS) {
+    const value = options[field];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+      problems.push(
+        `\`conversation.${field}\` must be a whole number of milliseconds ≥ 0, got ${show(value)}`,
+      );
+    }
+  }
+  for (const field of FLAGS) {
+    const value = options[field];
+    if (value !== undefined && typeof value !== "boolean") {
+      problems.push(`\`conversation.${field}\` must be true or false, got ${show(value)}`);
+    }
+  }
+  if (options.share !== undefined) {
+    const share = options.share;
+    if (!isRecord(share)) {
+      problems.push(`\`conversation.share\` must be an object, got ${show(share)}`);
+    } else {
+      for (const field of ["configuration", "authorization"] as const) {
+        const value = share[field];
+        if (typeof value !== "string" || value === "") {
+          problems.push(`\`conversation.share.${field}\` must be a non-empty string`);
+        }
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,42 @@
+/**
+ * What a `tools/call` hears back while it runs (SPEC C14), routed to the connection that
+ * made it and nowhere else: its progress as `progress` notifications carrying the token the
+ * client chose, and its server's elicitations as an `elicit` request naming the call. The
+ * pool gives each call its own upstream progress token and its own elicitation route, so
+ * two clients using the same JSON-RPC ids and tokens never see each other's traffic.
+ */
+import type { CallParams } from "mcpool-client";
+
+import type { CallOptions } from "../pool/types.js";
+import type { RequestContext } from "./socket-server.js";
+
+/**
+ * The call options that route a call's traffic back to `ctx`'s connection. `answers`: the
+ * connection answers elicitations (the call asked with `elicit`, or the connection
+ * subscribed with `{ elicit: true }`); only then does the pool count it as a caller to ask.
+ */
+export function routedCall(
+  params: CallParams,
+  ctx: RequestContext,
+  answers: boolean,
+): Pick<CallOptions, "onProgress" | "onElicit"> {
+  const options: Pick<CallOptions, "onProgress" | "onElicit"> = {};
+  const token = params.progressToken;
+  if (token !== undefined) {
+    options.onProgress = (progress) => {
+      ctx.notify("progress", {
+        progressToken: token,
+        progress: progress.progress,
+        ...(progress.total !== undefined ? { total: progress.total } : {}),
+        ...(progress.message !== undefined ? { message: progress.message } : {}),
+      });
+    };
+  }
+  const callId = ctx.id;
+  // A call sent as a notification has no id to name, and nobody to answer for it.
+  if (answers && callId !== undefined && callId !== null) {
+    options.onElicit = (asked, { serverId, signal }) =>
+      ctx.request("elicit", { serverId, callId, params: asked }, signal);
+  }
+  return options;
+}

@@ -1,0 +1,126 @@
+/**
+ * The requests in flight on one connection, both ways (SPEC D2, C14). Each request a client
+ * sends gets its own AbortSignal, aborted when the client withdraws it (`request/cancel`)
+ * or the connection closes — so a handler passing it on to the pool cancels the call
+ * upstream. The daemon's own requests (`elicit`) are matched to the client's answers here,
+ * withdrawn with `request/cancel` when their signal aborts, and failed when the connection
+ * closes. Ids are per connection: two clients using the same ids never meet here.
+ */
+import { createJSONRPCNotification, createJSONRPCRequest, type JSONRPCID } from "json-rpc-2.0";
+import {
+  CANCEL,
+  McpPoolError as ClientError,
+  fromWireError,
+  type DaemonParamsOf,
+  type DaemonRequestName,
+  type DaemonResultOf,
+  type WireError,
+} from "mcpool-client";
+
+interface Outbound {
+  resolve(result: unknown): void;
+  reject(error: unknown): void;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export class PeerRequests {
+  /** Requests the client sent, by id, while their handlers run. */
+  readonly #inbound = new Map<JSONRPCID, AbortController>();
+  /** Every handler running, notifications (no id) included: all abort on close. */
+  readonly #running = new Set<AbortController>();
+  readonly #outbound = new Map<number, Outbound>();
+  #lastId = 0;
+  #closed: Error | undefined;
+  readonly #send: (message: object) => boolean;
+
+  /** `send` writes one message to the client; false when it could not. */
+  constructor(send: (message: object) => boolean) {
+    this.#send = send;
+  }
+
+  /** A request of the client begins: the signal its handler gets. */
+  begin(id: JSONRPCID | undefined): AbortController {
+    const controller = new AbortController();
+    if (this.#closed) controller.abort(this.#closed);
+    this.#running.add(controller);
+    if (id !== undefined && id !== null) this.#inbound.set(id, controller);
+    return controller;
+  }
+
+  /** The request's handler settled. */
+  end(id: JSONRPCID | undefined, controller: AbortController): void {
+    this.#running.delete(controller);
+    if (id !== undefined && id !== null && this.#inbound.get(id) === controller) {
+      this.#inbound.delete(id);
+    }
+  }
+
+  /** `request/cancel` from the client: its request `id` is no longer wanted. */
+  cancel(id: JSONRPCID): void {
+    const controller = this.#inbound.get(id);
+    if (!controller) return;
+    this.#inbound.delete(id);
+    controller.abort(new DOMException("the client cancelled the request", "AbortError"));
+  }
+
+  /** Sends the client a request; rejects when `signal` aborts (the client is told) or on close. */
+  request<R extends DaemonRequestName>(
+    name: R,
+    params: DaemonParamsOf<R>,
+    signal?: AbortSignal,
+  ): Promise<DaemonResultOf<R>> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const id = ++this.#lastId;
+    return new Promise<DaemonResultOf<R>>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!this.#outbound.delete(id)) return;
+        this.#send(createJSONRPCNotification(CANCEL.method, { id }));
+        reject(signal?.reason);
+      };
+      const settle =
+        <T>(done: (value: T) => void) =>
+        (value: T) => {
+          signal?.removeEventListener("abort", onAbort);
+          done(value);
+        };
+      this.#outbound.set(id, {
+        resolve: settle(resolve as (value: unknown) => void),
+        reject: settle(reject),
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (!this.#send(createJSONRPCRequest(id, name, params))) {
+        this.#outbound.delete(id);
+        settle(reject)(new ClientError("daemon-unavailable", "the client cannot be written to"));
+      }
+    });
+  }
+
+  /** An answer from the client; false when it answers nothing this side asked. */
+  answer(message: Record<string, unknown>): boolean {
+    const id = message.id;
+    if (typeof id !== "number") return false;
+    const pending = this.#outbound.get(id);
+    if (!pending) return false;
+    this.#outbound.delete(id);
+    if (isRecord(message.error))
+      pending.reject(fromWireError(message.error as unknown as WireError));
+    else pending.resolve(message.result);
+    return true;
+  }
+
+  /** The connection closed: every handler aborts, every request of ours fails. Idempotent. */
+  close(reason: Error): void {
+    if (this.#closed) return;
+    this.#closed = reason;
+    for (const controller of this.#running) controller.abort(reason);
+    this.#running.clear();
+    this.#inbound.clear();
+    const outbound = [...this.#outbound.values()];
+    this.#outbound.clear();
+    for (const pending of outbound) pending.reject(reason);
+  }
+}

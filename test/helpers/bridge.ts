@@ -1,0 +1,94 @@
+/**
+ * `mcpool bridge` from the built CLI, as a host sees it: an SDK Client over stdio, or the
+ * bridge's Streamable HTTP listener with the URL and token it printed on stderr.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { cliPath, type TestHome } from "./daemon.js";
+import { alive, waitFor } from "./processes.js";
+
+export interface StdioBridge {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+/** An SDK Client connected to `mcpool bridge …args` over stdio. */
+export async function stdioBridge(
+  home: TestHome,
+  args: string[] = [],
+  capabilities: ClientCapabilities = {},
+): Promise<StdioBridge> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cliPath, "bridge", ...args],
+    env: stringEnv(home.env),
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const client = new Client({ name: "bridge-test", version: "1.0.0" }, { capabilities });
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    await transport.close().catch(() => undefined);
+    throw new Error(`the bridge did not start: ${(error as Error).message}\n${stderr}`);
+  }
+  const pid = transport.pid;
+  return {
+    client,
+    transport,
+    stderr: () => stderr,
+    async close() {
+      await client.close().catch(() => undefined);
+      if (pid !== null) await waitFor(() => !alive(pid), 10_000, "the bridge to exit");
+    },
+  };
+}
+
+export interface HttpBridgeProcess {
+  child: ChildProcess;
+  url: string;
+  /** The token it printed; undefined when started with --token. */
+  token: string | undefined;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/** `mcpool bridge --http 0 …args`, once it says where it serves. */
+export async function httpBridge(home: TestHome, args: string[] = []): Promise<HttpBridgeProcess> {
+  const child = spawn(process.execPath, [cliPath, "bridge", "--http", "0", ...args], {
+    env: home.env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await waitFor(
+    () => /serving http:\/\/\S+/.test(stderr) || child.exitCode !== null,
+    20_000,
+    "the bridge to listen",
+  );
+  if (child.exitCode !== null) throw new Error(`the bridge exited: ${stderr}`);
+  const url = /serving (http:\/\/\S+)/.exec(stderr)?.[1] as string;
+  const token = /token (\S+) \(send/.exec(stderr)?.[1];
+  return {
+    child,
+    url,
+    token,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}

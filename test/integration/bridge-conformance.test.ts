@@ -1,0 +1,170 @@
+/**
+ * Done-means of issue 7: the official MCP conformance server suite
+ * (@modelcontextprotocol/conformance, pinned; `conformance server --suite all`) against
+ * `mcpool bridge --server fixture --http` in front of a real daemon pooling
+ * test/fixtures/conformance-server.mjs over stdio — every hop real.
+ *
+ * - The runner imports `fs.globSync`, which Node 20 lacks: it runs under
+ *   test/helpers/node20-glob-sync.mjs (`--import`).
+ * - The runner's client cannot send an Authorization header (it builds its transport from
+ *   the URL alone), so the bridge runs with `--token none`: loopback only, Host/Origin still
+ *   checked — which is what its dns-rebinding-protection scenario tests.
+ *
+ * The floor below is what the bridge passes today; a scenario that starts passing raises
+ * the count, one that stops fails the test. KNOWN_FAILURES says why the others fail.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { PoolClient } from "mcpool-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { httpBridge, type HttpBridgeProcess } from "../helpers/bridge.js";
+import {
+  client as poolClient,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { fixture } from "../helpers/processes.js";
+
+const require = createRequire(import.meta.url);
+const runner = join(
+  dirname(require.resolve("@modelcontextprotocol/conformance/package.json")),
+  "dist/index.js",
+);
+const preload = fileURLToPath(new URL("../helpers/node20-glob-sync.mjs", import.meta.url));
+
+/** Scenarios passing today, of the 32 in 0.1.16's `--suite all`. */
+const PASSING_FLOOR = 30;
+/** Checks passing today (a scenario has one or more). */
+const PASSING_CHECKS_FLOOR = 42;
+/** Bound on the whole suite: ~32 scenarios of a few hundred ms each, on a loaded machine. */
+const SUITE_TIMEOUT_MS = 240_000;
+
+/** Why the scenarios that do not pass do not pass. */
+const KNOWN_FAILURES: Record<string, string> = {
+  "tools-call-with-progress":
+    "the pool's SDK Client drops the last progress notification when it arrives in the same stdout read as the call's answer (the SDK dispatches notifications a microtask late, after the answer has removed the progress handler), so 2 of 3 reach the bridge",
+  "tools-call-sampling":
+    "sampling is not routed: the pool declares no sampling capability and the daemon has no route from a pooled server's sampling/createMessage to a client, so the fixture's request fails with -32601",
+};
+
+interface Check {
+  id: string;
+  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | string;
+  errorMessage?: string;
+}
+
+interface ScenarioResult {
+  scenario: string;
+  passed: number;
+  failed: Check[];
+  warnings: number;
+}
+
+/** `<out>/server-<scenario>-<timestamp>/checks.json`, one per scenario. */
+function readResults(out: string): ScenarioResult[] {
+  return readdirSync(out)
+    .filter((dir) => existsSync(join(out, dir, "checks.json")))
+    .map((dir) => {
+      const scenario = dir.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, "");
+      const checks = JSON.parse(readFileSync(join(out, dir, "checks.json"), "utf8")) as Check[];
+      return {
+        scenario,
+        passed: checks.filter((c) => c.status === "SUCCESS").length,
+        failed: checks.filter((c) => c.status === "FAILURE"),
+        warnings: checks.filter((c) => c.status === "WARNING").length,
+      };
+    })
+    .sort((a, b) => a.scenario.localeCompare(b.scenario));
+}
+
+describe("the MCP conformance server suite against mcpool bridge --server fixture --http", () => {
+  let home: TestHome;
+  let daemon: RunningDaemon;
+  let bridge: HttpBridgeProcess;
+  let out: string;
+
+  beforeAll(async () => {
+    home = testHome("mcpool-conformance-");
+    home.writeConfig({
+      fixture: { command: process.execPath, args: [fixture("conformance-server.mjs")] },
+    });
+    daemon = await startDaemon(home);
+    const pool: PoolClient = await poolClient(home);
+    await pool.close();
+    bridge = await httpBridge(home, ["--server", "fixture", "--token", "none"]);
+    out = mkdtempSync(join(tmpdir(), "mcpool-conformance-out-"));
+  });
+
+  afterAll(async () => {
+    await bridge?.stop();
+    await daemon?.stop();
+    home?.remove();
+    if (out) rmSync(out, { recursive: true, force: true });
+  });
+
+  it(
+    "passes at least the scenarios it passes today, and fails no other",
+    async () => {
+      const run = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          [
+            "--import",
+            preload,
+            runner,
+            "server",
+            "--url",
+            bridge.url,
+            "--suite",
+            "all",
+            "--output-dir",
+            out,
+          ],
+          { cwd: out, env: home.env, stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          reject(new Error(`the suite did not finish within ${SUITE_TIMEOUT_MS} ms`));
+        }, SUITE_TIMEOUT_MS);
+        child.once("exit", (code) => {
+          clearTimeout(timer);
+          resolve({ code, output });
+        });
+      });
+      const results = readResults(out);
+      expect(results.length, run.output.slice(-4000)).toBeGreaterThanOrEqual(32);
+
+      const passing = results.filter((r) => r.failed.length === 0);
+      const checks = results.reduce((sum, r) => sum + r.passed, 0);
+      const lines = results.map((r) => {
+        const mark = r.failed.length === 0 ? "pass" : "FAIL";
+        const why = r.failed.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`).join("; ");
+        return `${mark}  ${r.scenario}  (${r.passed} checks passed, ${r.failed.length} failed, ${r.warnings} warnings)${why ? `  ${why}` : ""}`;
+      });
+      // The per-scenario report the issue asks for, in the test's output.
+      console.log(
+        [
+          `conformance: ${passing.length}/${results.length} scenarios, ${checks} checks passed`,
+          ...lines,
+        ].join("\n"),
+      );
+
+      const unexpected = results
+        .filter((r) => r.failed.length > 0 && !(r.scenario in KNOWN_FAILURES))
+        .map((r) => `${r.scenario}: ${r.failed.map((c) => c.errorMessage).join("; ")}`);
+      expect(unexpected).toEqual([]);
+      expect(passing.length).toBeGreaterThanOrEqual(PASSING_FLOOR);
+      expect(checks).toBeGreaterThanOrEqual(PASSING_CHECKS_FLOOR);
+    },
+    SUITE_TIMEOUT_MS + 30_000,
+  );
+});

@@ -1,0 +1,188 @@
+/**
+ * OAuth through a real daemon: `mcpool login` against a loopback OAuth-protected server
+ * (its browser played by a fetch of the URL it prints), the token surviving a daemon
+ * restart, `mcpool logout`, and the canary: a token that appears in no status, event, log
+ * line, tools cache file or mcp.json — only in the daemon's 0600 token store.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { PoolClient, PoolEvent } from "mcpool-client";
+import {
+  cliPath,
+  client,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { startOAuthServer, type OAuthServer } from "../helpers/oauth-server.js";
+
+const CANARY = "canary-oauth-7d1f";
+const BOUND_MS = 20_000;
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+
+afterEach(async () => {
+  while (cleanups.length > 0) await Promise.resolve(cleanups.pop()!()).catch(() => undefined);
+});
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `mcpool …` as a child; `onStderr` sees its stderr as it arrives. Never blocks the loop. */
+function mcpool(home: TestHome, args: string[], onStderr?: (text: string) => void): Promise<Run> {
+  const child = spawn(process.execPath, [cliPath, ...args], {
+    env: home.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+    onStderr?.(stderr);
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), BOUND_MS);
+  cleanups.push(() => void (child.exitCode === null && child.kill("SIGKILL")));
+  return new Promise((resolve) =>
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+/** `mcpool login ID --no-browser`, with the printed URL fetched as a browser would. */
+function login(home: TestHome, id: string): Promise<Run> {
+  let opened = false;
+  return mcpool(home, ["login", id, "--no-browser"], (stderr) => {
+    const url = /https?:\/\/\S+\/authorize\?\S+/.exec(stderr)?.[0];
+    if (url === undefined || opened) return;
+    opened = true;
+    void fetch(url).then((response) => response.body?.cancel());
+  });
+}
+
+async function up(home: TestHome): Promise<{ daemon: RunningDaemon; agent: PoolClient }> {
+  const daemon = await startDaemon(home);
+  cleanups.push(() => daemon.stop());
+  const agent = await client(home);
+  cleanups.push(() => agent.close());
+  return { daemon, agent };
+}
+
+/** Polls the daemon until the server has the status; bounded. */
+async function until(agent: PoolClient, id: string, want: string): Promise<void> {
+  const deadline = Date.now() + BOUND_MS;
+  let last: string | undefined;
+  for (;;) {
+    last = (await agent.state()).find((s) => s.id === id)?.status;
+    if (last === want) return;
+    if (Date.now() > deadline)
+      throw new Error(`${id} is ${last}, not ${want}, after ${BOUND_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Every file under `dir`, recursively, with its text. */
+function filesUnder(dir: string): { path: string; text: string }[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const path = join(entry.parentPath, entry.name);
+      return { path, text: readFileSync(path, "utf8") };
+    });
+}
+
+describe("OAuth through the daemon", () => {
+  it("signs in with `mcpool login`, keeps the token across a restart, forgets it on logout, and never shows it", async () => {
+    const remote: OAuthServer = await startOAuthServer({ tokenPrefix: CANARY });
+    cleanups.push(() => remote.close());
+    const home = testHome("mcpool-oauth-");
+    cleanups.push(() => home.remove());
+    home.writeConfig({ gh: { type: "http", url: remote.url } });
+
+    const first = await up(home);
+    const events: PoolEvent[] = [];
+    first.agent.onEvent((event) => events.push(event));
+    await until(first.agent, "gh", "auth-required");
+    const refused = await first.agent.call("gh__whoami").catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "auth-required" });
+    expect((refused as Error).message).toContain("mcpool login gh");
+
+    const signedIn = await login(home, "gh");
+    expect(signedIn.stderr).toContain("/authorize?");
+    expect(signedIn.stdout).toContain('signed in to "gh"; the server is ready');
+    expect(signedIn.code).toBe(0);
+    expect(remote.stats).toMatchObject({ registrations: 1, authorizations: 1, codeExchanges: 1 });
+    expect(await first.agent.call("gh__whoami")).toBe("hello from whoami");
+    expect(events.some((e) => e.type === "connect" && e.serverId === "gh")).toBe(true);
+
+    // The token store: one 0600 file in a 0700 directory, holding the live token.
+    const dataDir = join(home.dir, "data", "mcpool");
+    const tokenDir = join(dataDir, "oauth");
+    expect(statSync(tokenDir).mode & 0o777).toBe(0o700);
+    const tokenFiles = readdirSync(tokenDir);
+    expect(tokenFiles).toHaveLength(1);
+    const tokenFile = join(tokenDir, tokenFiles[0]!);
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(tokenFile, "utf8")).toContain(`${CANARY}-access-`);
+
+    // The canary: nowhere else.
+    const status = await mcpool(home, ["status", "--json"]);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout).servers[0].status).toBe("ready");
+    const outputs = {
+      status: status.stdout,
+      stateWithSecrets: JSON.stringify(await first.agent.state({ secrets: true })),
+      events: JSON.stringify(events),
+      loginOutput: signedIn.stdout + signedIn.stderr,
+      daemonStderr: first.daemon.stderr(),
+      config: readFileSync(home.configPath, "utf8"),
+    };
+    for (const [name, text] of Object.entries(outputs)) {
+      expect(text.includes(CANARY), `${name} holds the token`).toBe(false);
+    }
+    const cacheFiles = filesUnder(join(dataDir, "tools-cache"));
+    expect(cacheFiles.length).toBeGreaterThan(0);
+    const logFiles = filesUnder(join(home.dir, "state", "mcpool"));
+    expect(logFiles.length).toBeGreaterThan(0);
+    for (const { path, text } of [...cacheFiles, ...logFiles]) {
+      expect(text.includes(CANARY), `${path} holds the token`).toBe(false);
+    }
+
+    // A new daemon reads the store: connected without a login.
+    await first.agent.close();
+    expect(await first.daemon.stop()).toBe(0);
+    const second = await up(home);
+    await until(second.agent, "gh", "ready");
+    expect(await second.agent.call("gh__whoami")).toBe("hello from whoami");
+    expect(remote.stats.authorizations).toBe(1);
+    expect(second.daemon.stderr().includes(CANARY)).toBe(false);
+
+    const out = await mcpool(home, ["logout", "gh"]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('signed out of "gh"; the server is auth-required');
+    expect(existsSync(tokenFile)).toBe(false);
+    await until(second.agent, "gh", "auth-required");
+  });
+
+  it("refuses to log in to an unknown server or a stdio one, with exit code 2", async () => {
+    const home = testHome("mcpool-oauth-");
+    cleanups.push(() => home.remove());
+    home.writeConfig({ local: { command: "true", disabled: true } });
+    await up(home);
+    const unknown = await mcpool(home, ["login", "nope", "--no-browser"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown server "nope"');
+    const stdio = await mcpool(home, ["login", "local", "--no-browser"]);
+    expect(stdio.code).toBe(2);
+    expect(stdio.stderr).toContain("only http servers sign in");
+  });
+});

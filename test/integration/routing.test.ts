@@ -1,0 +1,230 @@
+/**
+ * Traffic back to the caller through a real daemon (SPEC C14, FAULTS "The wire"): agents
+ * on their own connections, one shared stdio server (test/fixtures/interactive.mjs) that
+ * tags everything it sends with the call's own argument, so a crossed wire shows.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { ElicitRequestParams, PoolClient, Progress, ServerNotification } from "mcpool-client";
+import {
+  client,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { fixture, nextMatching, waitFor } from "../helpers/processes.js";
+
+const BOUND_MS = 10_000;
+
+const homes: TestHome[] = [];
+const daemons: RunningDaemon[] = [];
+const clients: PoolClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  for (const h of homes.splice(0)) h.remove();
+});
+
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** A daemon serving the interactive fixture as `talk`, and a watcher agent hearing its logs. */
+async function setup(): Promise<{ home: TestHome; watcher: PoolClient }> {
+  const home = testHome("mcpool-routing-");
+  homes.push(home);
+  home.writeConfig({ talk: { command: process.execPath, args: [fixture("interactive.mjs")] } });
+  daemons.push(await startDaemon(home));
+  const watcher = await agent(home, "watcher");
+  await waitFor(() => watcher.daemon !== undefined, BOUND_MS, "hello");
+  const deadline = Date.now() + BOUND_MS;
+  while ((await watcher.state()).find((s) => s.id === "talk")?.status !== "ready") {
+    if (Date.now() > deadline) throw new Error("talk never became ready");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return { home, watcher };
+}
+
+async function agent(home: TestHome, name: string): Promise<PoolClient> {
+  const c = await client(home, name);
+  clients.push(c);
+  return c;
+}
+
+/**
+ * Listens for the fixture's logging/message whose data is `data`; resolves once the daemon
+ * has the subscription, with the wait for that message.
+ */
+async function logged(
+  watcher: PoolClient,
+  data: string,
+): Promise<{ heard: Promise<ServerNotification> }> {
+  const heard = nextMatching<ServerNotification>(
+    (listener) => watcher.onNotification((_id, n) => listener(n)),
+    (n) => n.method === "notifications/message" && n.params?.data === data,
+    BOUND_MS,
+  );
+  await watcher.status(); // the subscription is handled before this answer is written
+  return { heard };
+}
+
+async function inflight(watcher: PoolClient): Promise<number> {
+  return (await watcher.state()).find((s) => s.id === "talk")?.inflight ?? 0;
+}
+
+async function settled(watcher: PoolClient): Promise<void> {
+  const deadline = Date.now() + BOUND_MS;
+  while ((await inflight(watcher)) > 0) {
+    if (Date.now() > deadline) throw new Error("a call is still in flight");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("routing back to the caller through the daemon", () => {
+  it("cancels upstream a call whose AbortSignal fires, and one whose agent disconnects", async () => {
+    const { home, watcher } = await setup();
+    const aborter = await agent(home, "aborter");
+    const controller = new AbortController();
+    const waiting = deferred();
+    const cancelled = await logged(watcher, "cancelled aborted");
+    const aborted = aborter
+      .call(
+        "talk__wait",
+        { tag: "aborted" },
+        { signal: controller.signal, onProgress: () => waiting.resolve() },
+      )
+      .catch((e: unknown) => e);
+    await waiting.promise; // the server is running it
+    controller.abort();
+    expect(await aborted).toMatchObject({ name: "AbortError" });
+    await cancelled.heard; // the server saw notifications/cancelled for it
+    await settled(watcher);
+    // The aborting agent's connection is unharmed.
+    expect(await aborter.call("talk__steps", { tag: "after", count: 1 })).toBe("after done");
+
+    const leaver = await client(home, "leaver");
+    const started = deferred();
+    const left = await logged(watcher, "cancelled left");
+    const pending = leaver
+      .call("talk__wait", { tag: "left" }, { onProgress: () => started.resolve() })
+      .catch((e: unknown) => e);
+    await started.promise;
+    await leaver.close();
+    expect(await pending).toMatchObject({ code: "closed" });
+    await left.heard;
+    await settled(watcher);
+  });
+
+  it("gives two agents with the same request ids each their own answers, progress and elicitations, interleaved", async () => {
+    const { home } = await setup();
+    // Same steps on both connections: hello, then the calls, so the JSON-RPC ids coincide.
+    const [a, b] = [await agent(home, "a"), await agent(home, "b")];
+    const progressOf = { A: [] as string[], B: [] as string[] };
+    const track = (tag: "A" | "B") => (p: Progress) => progressOf[tag].push(p.message ?? "");
+
+    // Progress: both calls are in flight together (the fixture holds each until both arrive).
+    const [doneA, doneB] = await Promise.all([
+      a.call("talk__steps", { tag: "A", count: 3, meet: 2 }, { onProgress: track("A") }),
+      b.call("talk__steps", { tag: "B", count: 3, meet: 2 }, { onProgress: track("B") }),
+    ]);
+    expect([doneA, doneB]).toEqual(["A done", "B done"]);
+    expect(progressOf.A).toEqual(["A 1", "A 2", "A 3"]);
+    expect(progressOf.B).toEqual(["B 1", "B 2", "B 3"]);
+
+    // Elicitation: A's question is still open when B calls and is asked its own.
+    const asked = { A: [] as string[], B: [] as string[] };
+    const askedA = deferred();
+    const answerA = deferred();
+    progressOf.A = [];
+    progressOf.B = [];
+    const callA = a.call(
+      "talk__ask",
+      { tag: "A" },
+      {
+        onProgress: track("A"),
+        onElicit: async (params: ElicitRequestParams, { serverId }) => {
+          asked.A.push(`${serverId} ${params.message}`);
+          askedA.resolve();
+          await answerA.promise;
+          return { action: "accept", content: { name: "ay" } };
+        },
+      },
+    );
+    await askedA.promise;
+    const callB = b.call(
+      "talk__ask",
+      { tag: "B" },
+      {
+        onProgress: track("B"),
+        onElicit: (params, { serverId }) => {
+          asked.B.push(`${serverId} ${params.message}`);
+          return { action: "accept", content: { name: "bee" } };
+        },
+      },
+    );
+    expect(await callB).toBe('B got {"action":"accept","content":{"name":"bee"}}');
+    answerA.resolve();
+    expect(await callA).toBe('A got {"action":"accept","content":{"name":"ay"}}');
+    expect(asked).toEqual({ A: ["talk A: your name?"], B: ["talk B: your name?"] });
+    expect(progressOf).toEqual({ A: ["A asking", "A answered"], B: ["B asking", "B answered"] });
+  });
+
+  it("declines a question no agent takes, answers cancel for a handler that throws or disconnects", async () => {
+    const { home, watcher } = await setup();
+    const capabilities = JSON.parse(await watcher.call("talk__caps", {})) as Record<
+      string,
+      unknown
+    >;
+    expect(capabilities).toEqual({ elicitation: { form: {} } });
+
+    const nobody = await agent(home, "nobody");
+    expect(await nobody.call("talk__ask", { tag: "N" })).toBe('N got {"action":"decline"}');
+
+    // A handler given to onElicit() answers the calls that brought none of their own.
+    const helper = await agent(home, "helper");
+    const off = helper.onElicit((params) => ({
+      action: "accept",
+      content: { name: params.message },
+    }));
+    expect(await helper.call("talk__ask", { tag: "W" })).toBe(
+      'W got {"action":"accept","content":{"name":"W: your name?"}}',
+    );
+    off();
+
+    const thrower = await agent(home, "thrower");
+    const thrown = await thrower.call(
+      "talk__ask",
+      { tag: "T" },
+      {
+        onElicit: () => {
+          throw new Error("no person at this keyboard");
+        },
+      },
+    );
+    expect(thrown).toBe('T got {"action":"cancel"}');
+
+    const leaver = await client(home, "leaver");
+    const asked = deferred();
+    const answered = await logged(watcher, "answered L cancel");
+    const pending = leaver
+      .call(
+        "talk__ask",
+        { tag: "L" },
+        {
+          onElicit: () => {
+            asked.resolve();
+            return new Promise(() => undefined);
+          },
+        },
+      )
+      .catch((e: unknown) => e);
+    await asked.promise;
+    await leaver.close();
+    expect(await pending).toMatchObject({ code: "closed" });
+    await answered.heard;
+    await settled(watcher);
+  });
+});

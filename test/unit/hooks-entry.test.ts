@@ -1,0 +1,70 @@
+/**
+ * `mcpool/hooks` is what a browser bundle takes to edit hook rows: it must compile with no
+ * Node types and import nothing, and the root must hand out the same functions, so a
+ * server and a form agree on every rule.
+ */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+import * as root from "../../src/index.js";
+import * as hooks from "../../src/config/hooks.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ENTRY = `${ROOT}src/config/hooks.ts`;
+
+describe("the mcpool/hooks entry", () => {
+  it("is the file package.json exports as ./hooks, types first", () => {
+    const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as {
+      exports: Record<string, Record<string, string>>;
+    };
+    expect(pkg.exports["./hooks"]).toEqual({
+      types: "./dist/config/hooks.d.ts",
+      default: "./dist/config/hooks.js",
+    });
+    expect(Object.keys(pkg.exports["./hooks"]!)[0]).toBe("types");
+  });
+
+  it("compiles with no Node types and no DOM", () => {
+    const program = ts.createProgram([ENTRY], {
+      target: ts.ScriptTarget.ES2022,
+      lib: ["lib.es2022.d.ts"],
+      types: [],
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+    });
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+    expect(problems).toEqual([]);
+  });
+
+  it("imports nothing at all", () => {
+    const source = ts.createSourceFile(ENTRY, readFileSync(ENTRY, "utf8"), ts.ScriptTarget.ES2022);
+    const imports = source.statements.filter(
+      (s) => ts.isImportDeclaration(s) || (ts.isExportDeclaration(s) && s.moduleSpecifier),
+    );
+    expect(imports).toEqual([]);
+  });
+
+  it("is also exported from the root, as the same functions", () => {
+    for (const name of [
+      "HOOK_EVENTS",
+      "INJECT_EVENTS",
+      "VETO_EVENTS",
+      "hookVars",
+      "validateHooks",
+      "renderTemplate",
+      "contextBlocks",
+      "readVeto",
+      "hookTimeoutMs",
+    ] as const) {
+      expect(root[name], name).toBe(hooks[name]);
+    }
+  });
+});

@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { hostConfigPath, serverMapPaths } from "../../src/cli/host-configs.js";
+import { unifiedDiff } from "../../src/cli/unified-diff.js";
+import { wiredEntry } from "../../src/cli/wire.js";
+import { parseTree } from "jsonc-parser";
+
+describe("unifiedDiff", () => {
+  it("shows each change with three lines of context and correct hunk headers", () => {
+    const before = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\n";
+    const after = "a\nb\nC\nd\ne\nf\ng\nh\ni\nj\nk\nL\nm\nn\n";
+    expect(unifiedDiff(before, after, "old", "new")).toBe(
+      [
+        "--- old",
+        "+++ new",
+        "@@ -1,6 +1,6 @@",
+        " a",
+        " b",
+        "-c",
+        "+C",
+        " d",
+        " e",
+        " f",
+        "@@ -9,5 +9,6 @@",
+        " i",
+        " j",
+        " k",
+        "-l",
+        "+L",
+        " m",
+        "+n",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("is empty for equal texts and marks removed, kept and added lines", () => {
+    expect(unifiedDiff("x\n", "x\n", "a", "b")).toBe("");
+    expect(unifiedDiff("a\nb\n", "b\nc\n", "x", "y")).toBe(
+      "--- x\n+++ y\n@@ -1,2 +1,2 @@\n-a\n b\n+c\n",
+    );
+    expect(unifiedDiff("", "q\n", "a", "b")).toBe("--- a\n+++ b\n@@ -0,0 +1,1 @@\n+q\n");
+  });
+});
+
+describe("host config locations", () => {
+  const linux = { home: "/home/u", platform: "linux" as const, env: {} };
+  const mac = { home: "/Users/u", platform: "darwin" as const, env: {} };
+
+  it("finds each host's file on Linux and macOS", () => {
+    expect(hostConfigPath("claude-desktop", linux)).toBe(
+      "/home/u/.config/Claude/claude_desktop_config.json",
+    );
+    expect(hostConfigPath("claude-desktop", mac)).toBe(
+      "/Users/u/Library/Application Support/Claude/claude_desktop_config.json",
+    );
+    expect(hostConfigPath("claude-code", linux)).toBe("/home/u/.claude.json");
+    expect(hostConfigPath("cursor", mac)).toBe("/Users/u/.cursor/mcp.json");
+    expect(hostConfigPath("vscode", linux)).toBe("/home/u/.config/Code/User/mcp.json");
+    expect(hostConfigPath("vscode", mac)).toBe(
+      "/Users/u/Library/Application Support/Code/User/mcp.json",
+    );
+    expect(hostConfigPath("vscode", { ...linux, env: { XDG_CONFIG_HOME: "/x" } })).toBe(
+      "/x/Code/User/mcp.json",
+    );
+  });
+
+  it("finds Claude Code's user servers and each project's", () => {
+    const tree = parseTree(
+      JSON.stringify({
+        mcpServers: { a: {} },
+        projects: { "/p/one": { mcpServers: { b: {} } }, "/p/two": { allowedTools: [] } },
+      }),
+    );
+    expect(serverMapPaths("claude-code", tree)).toEqual([
+      ["mcpServers"],
+      ["projects", "/p/one", "mcpServers"],
+    ]);
+    expect(serverMapPaths("vscode", parseTree('{"servers": {}}'))).toEqual([["servers"]]);
+  });
+});
+
+describe("wiredEntry", () => {
+  const command = ["/usr/bin/node", "/opt/mcpool/dist/cli/main.js"];
+
+  it("replaces the connection with the bridge and keeps the host's own keys", () => {
+    expect(
+      wiredEntry(
+        {
+          command: "npx",
+          args: ["-y", "x"],
+          env: { A: "1" },
+          autoApprove: ["read"],
+          disabled: true,
+        },
+        "cursor",
+        "files",
+        command,
+        undefined,
+      ),
+    ).toEqual({
+      command: "/usr/bin/node",
+      args: ["/opt/mcpool/dist/cli/main.js", "bridge", "--server", "files"],
+      autoApprove: ["read"],
+      disabled: true,
+    });
+  });
+
+  it("names the transport for VS Code and passes a non-default socket on", () => {
+    expect(
+      wiredEntry(
+        { type: "http", url: "https://x/mcp" },
+        "vscode",
+        "remote",
+        command,
+        "/run/s.sock",
+      ),
+    ).toEqual({
+      type: "stdio",
+      command: "/usr/bin/node",
+      args: [
+        "/opt/mcpool/dist/cli/main.js",
+        "bridge",
+        "--server",
+        "remote",
+        "--socket",
+        "/run/s.sock",
+      ],
+    });
+  });
+});
