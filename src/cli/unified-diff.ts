@@ -1,9 +1,12 @@
 /**
  * A unified diff of two texts, line by line, as `diff -u` and `git diff` print it: what
- * `mcpool import` shows before it writes anything. Files here are config files of a few
- * hundred lines, so the longest common subsequence is found with the plain quadratic table
- * rather than a dependency.
+ * `mcpool import` and `mcpool wire` show before they write anything. Myers' O((n+m)·D)
+ * algorithm: `~/.claude.json` runs to thousands of lines and an edit touches a few, so the
+ * cost follows the size of the change, not the product of the two lengths.
  */
+
+/** Past this many differences the two texts are shown as a whole replacement. */
+const MAX_EDIT_DISTANCE = 4000;
 
 /** Unchanged lines kept around each change, as `diff -u` does. */
 const CONTEXT = 3;
@@ -28,36 +31,80 @@ function editScript(a: readonly string[], b: readonly string[]): Op[] {
     endA--;
     endB--;
   }
-  const n = endA - start;
-  const m = endB - start;
-  // lcs[i][j]: length of the longest common subsequence of a[start+i..endA) and b[start+j..endB).
-  const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      lcs[i]![j] =
-        a[start + i] === b[start + j]
-          ? lcs[i + 1]![j + 1]! + 1
-          : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
-    }
-  }
   const ops: Op[] = a.slice(0, start).map((line) => ({ kind: " ", line }));
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[start + i] === b[start + j]) {
-      ops.push({ kind: " ", line: a[start + i]! });
-      i++;
-      j++;
-    } else if (i < n && (j === m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
-      // Removals before additions, as diff prints them.
-      ops.push({ kind: "-", line: a[start + i]! });
-      i++;
-    } else {
-      ops.push({ kind: "+", line: b[start + j]! });
-      j++;
+  ops.push(...middleScript(a.slice(start, endA), b.slice(start, endB)));
+  for (const line of a.slice(endA)) ops.push({ kind: " ", line });
+  return ops;
+}
+
+/** Myers' shortest edit script between `a` and `b`, removals before additions. */
+function middleScript(a: readonly string[], b: readonly string[]): Op[] {
+  const n = a.length;
+  const m = b.length;
+  // v[k] for diagonals -d..d of each round, kept for the walk back.
+  const trace: Int32Array[] = [];
+  let v = new Int32Array(3);
+  let found = n === 0 && m === 0;
+  for (let d = 0; !found && d <= Math.min(n + m, MAX_EDIT_DISTANCE); d++) {
+    const next = new Int32Array(2 * d + 3);
+    const at = (row: Int32Array, k: number): number => row[k + (row.length >> 1)]!;
+    for (let k = -d; k <= d; k += 2) {
+      let x =
+        k === -d || (k !== d && at(v, k - 1) < at(v, k + 1)) ? at(v, k + 1) : at(v, k - 1) + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x++;
+        y++;
+      }
+      next[k + d + 1] = x;
+      if (x >= n && y >= m) found = true;
+    }
+    trace.push(next);
+    v = next;
+  }
+  if (!found) {
+    return [
+      ...a.map((line) => ({ kind: "-" as const, line })),
+      ...b.map((line) => ({ kind: "+" as const, line })),
+    ];
+  }
+  const ops: Op[] = [];
+  let x = n;
+  let y = m;
+  for (let d = trace.length - 1; d >= 0; d--) {
+    const row = d > 0 ? trace[d - 1]! : new Int32Array(3);
+    const at = (k: number): number => row[k + (row.length >> 1)]!;
+    const k = x - y;
+    const prevK = d === 0 ? 0 : k === -d || (k !== d && at(k - 1) < at(k + 1)) ? k + 1 : k - 1;
+    const prevX = d === 0 ? 0 : at(prevK);
+    const prevY = prevX - prevK;
+    while (x > prevX && y > prevY) {
+      ops.push({ kind: " ", line: a[--x]! });
+      y--;
+    }
+    if (d > 0) {
+      if (x === prevX) ops.push({ kind: "+", line: b[--y]! });
+      else ops.push({ kind: "-", line: a[--x]! });
     }
   }
-  for (const line of a.slice(endA)) ops.push({ kind: " ", line });
+  ops.reverse();
+  // Within each run of changes, removals first, as diff prints them.
+  for (let i = 0; i < ops.length;) {
+    if (ops[i]!.kind === " ") {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < ops.length && ops[j]!.kind !== " ") j++;
+    const run = ops.slice(i, j);
+    ops.splice(
+      i,
+      j - i,
+      ...run.filter((op) => op.kind === "-"),
+      ...run.filter((op) => op.kind === "+"),
+    );
+    i = j;
+  }
   return ops;
 }
 
