@@ -54,12 +54,13 @@ import type {
   LoggingLevel,
   ReadResourceResult,
 } from "./mcp-shapes.js";
-import type { CompleteParams, ProgressParams } from "./protocol.js";
+import type { CompleteParams, ElicitParams, ProgressParams, SampleParams } from "./protocol.js";
 import {
   CallRouting,
   type ElicitHandler,
   type PassthroughOptions,
   type ProgressListener,
+  type SampleHandler,
 } from "./routing.js";
 
 /** Bound on reaching the daemon and hearing its hello, ms. */
@@ -124,6 +125,11 @@ export interface CallOptions {
    * it, the handler given to onElicit() does, else they are declined.
    */
   onElicit?: ElicitHandler;
+  /**
+   * Answers the sampling requests the server sends while this call is in flight on it;
+   * without it, the handler given to onSample() does, else the server is refused.
+   */
+  onSample?: SampleHandler;
   /** The conversation, for a `session: "conversation"` row (SPEC B9); see withIdentity(). */
   identity?: ConversationIdentity;
   /** Server id → binding from conversations.tools(): a stale tool is refused before it is sent. */
@@ -230,6 +236,12 @@ export interface PoolClient {
    * The daemon asks only the client whose call is in flight on the server that asks.
    */
   onElicit(handler: ElicitHandler): () => void;
+  /**
+   * Answers the sampling requests of this client's calls that brought no `onSample` of
+   * their own (SPEC C14); replaces any handler given before. Returns the function that
+   * removes it. The daemon asks only the client whose call is in flight on the server.
+   */
+  onSample(handler: SampleHandler): () => void;
   // Passthrough (SPEC C15): refused with `not-offered` where the server does not offer it.
   listResources(
     serverId: string,
@@ -489,6 +501,16 @@ class SocketPoolClient implements PoolClient {
     };
   }
 
+  onSample(handler: SampleHandler): () => void {
+    this.routing.sampler = handler;
+    this.updateSubscription();
+    return () => {
+      if (this.routing.sampler !== handler) return;
+      this.routing.sampler = undefined;
+      this.updateSubscription();
+    };
+  }
+
   listResources(
     serverId: string,
     options: PassthroughOptions & { cursor?: string } = {},
@@ -713,8 +735,11 @@ class SocketPoolClient implements PoolClient {
     }
     const connection: Connection = new Connection(socket, this.maxFrameBytes, {
       onNotification: (name, params) => this.dispatch(name, params),
-      // The daemon's only request is `elicit`, for a call this client has in flight.
-      onRequest: (_name, params, signal) => this.routing.elicit(params, signal),
+      // The daemon's requests (`elicit`, `sample`) are for a call this client has in flight.
+      onRequest: (name, params, signal) =>
+        name === "sample"
+          ? this.routing.sample(params as SampleParams, signal)
+          : this.routing.elicit(params as ElicitParams, signal),
       onClose: () => this.lost(connection),
     });
     connection.setRef(this.holds > 0);
@@ -793,11 +818,12 @@ class SocketPoolClient implements PoolClient {
     this.retryTimer.unref();
   }
 
-  private wanted(): { events: boolean; notifications: boolean; elicit: boolean } {
+  private wanted(): { events: boolean; notifications: boolean; elicit: boolean; sample: boolean } {
     return {
       events: this.eventListeners.size > 0,
       notifications: this.notificationListeners.size > 0,
       elicit: this.routing.handler !== undefined,
+      sample: this.routing.sampler !== undefined,
     };
   }
 
@@ -807,7 +833,8 @@ class SocketPoolClient implements PoolClient {
     if (
       want.events === had.events &&
       want.notifications === had.notifications &&
-      want.elicit === had.elicit
+      want.elicit === had.elicit &&
+      want.sample === had.sample
     )
       return;
     connection.subscribed = want;

@@ -74,7 +74,7 @@ function abortReason(signal: AbortSignal): unknown {
 
 export class Connection {
   /** Streams the daemon has been asked to push on this connection. */
-  subscribed = { events: false, notifications: false, elicit: false };
+  subscribed = { events: false, notifications: false, elicit: false, sample: false };
   private readonly rpc: JSONRPCClient<Buffer>;
   private readonly pending = new Map<number, Pending>();
   /** The daemon's requests being answered, by their id: `request/cancel` aborts one. */

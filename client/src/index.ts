@@ -108,6 +108,7 @@ export {
   type ListPageParams,
   type ProgressParams,
   type ResourceUriParams,
+  type SampleParams,
   type ServerScopedParams,
   type SetLevelParams,
 } from "./protocol.js";
@@ -116,5 +117,7 @@ export type {
   ElicitHandlerContext,
   PassthroughOptions,
   ProgressListener,
+  SampleHandler,
+  SampleHandlerContext,
 } from "./routing.js";
 export type * from "./mcp-shapes.js";

@@ -53,6 +53,35 @@ export interface ElicitResult {
   [key: string]: unknown;
 }
 
+/** One message of a sampling conversation: its `content` is text, an image, audio, or more. */
+export interface SamplingMessage {
+  role: "user" | "assistant";
+  content: Record<string, unknown> | Record<string, unknown>[];
+  [key: string]: unknown;
+}
+
+/** What a pooled server asks in `sampling/createMessage`: a completion of `messages`. */
+export interface CreateMessageRequestParams {
+  messages: SamplingMessage[];
+  maxTokens: number;
+  systemPrompt?: string;
+  modelPreferences?: Record<string, unknown>;
+  includeContext?: "none" | "thisServer" | "allServers";
+  temperature?: number;
+  stopSequences?: string[];
+  metadata?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** The answer to a sampling request: the model's message, and which model wrote it. */
+export interface CreateMessageResult {
+  role: "user" | "assistant";
+  content: Record<string, unknown> | Record<string, unknown>[];
+  model: string;
+  stopReason?: string;
+  [key: string]: unknown;
+}
+
 export type LoggingLevel =
   "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 

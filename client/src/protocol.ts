@@ -4,7 +4,7 @@
  * sides refuse a PROTOCOL_VERSION other than their own (`protocol-mismatch`).
  * Requests are the METHODS below, each declared once; the daemon pushes NOTIFICATIONS only
  * to connections that asked with `pool/subscribe`. Refusals keep the pool's code (errors.ts).
- * The daemon sends DAEMON_REQUESTS (`elicit`) only to the connection whose call caused them;
+ * The daemon sends DAEMON_REQUESTS (`elicit`, `sample`) only to the connection whose call caused them;
  * either side withdraws a request it sent with a `request/cancel` notification (CANCEL).
  */
 import type {
@@ -28,6 +28,8 @@ import type {
 import type {
   CompleteResult,
   CompletionReference,
+  CreateMessageRequestParams,
+  CreateMessageResult,
   ElicitRequestParams,
   ElicitResult,
   GetPromptResult,
@@ -91,6 +93,8 @@ export interface CallParams {
   progressToken?: ProgressToken;
   /** This call answers the elicitations its server sends while it is in flight (`elicit`). */
   elicit?: boolean;
+  /** This call answers the sampling requests its server sends while it is in flight (`sample`). */
+  sample?: boolean;
   /** The conversation, for a `session: "conversation"` row (SPEC B9). */
   identity?: ConversationIdentity;
   /** Server id → binding from `conversation/tools`: refused before sending if stale. */
@@ -158,6 +162,8 @@ export interface SubscribeParams {
   notifications?: boolean;
   /** Every call of this connection answers its server's elicitations (`elicit`). */
   elicit?: boolean;
+  /** Every call of this connection answers its server's sampling requests (`sample`). */
+  sample?: boolean;
 }
 
 /** Passthrough (SPEC C15): one MCP request to one pooled server, by its id. */
@@ -199,6 +205,14 @@ export interface ElicitParams {
   /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
   callId: string | number;
   params: ElicitRequestParams;
+}
+
+/** `sample`: a pooled server asks for an LLM completion, during the call `callId` this connection made. */
+export interface SampleParams {
+  serverId: string;
+  /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
+  callId: string | number;
+  params: CreateMessageRequestParams;
 }
 
 /** `request/cancel`: the request `id` the sender made is no longer wanted. */
@@ -295,6 +309,7 @@ export const METHODS = {
       hidden: "boolean?",
       progressToken: "id?",
       elicit: "boolean?",
+      sample: "boolean?",
       identity: "object?",
       bindings: "object?",
     }),
@@ -329,7 +344,12 @@ export const METHODS = {
   "auth/forget": method<ServerIdParams, ServerAuthState>(fields({ id: "string" })),
   "pool/reload": method<Empty, ConfigStatus>(fields({})),
   "pool/subscribe": method<SubscribeParams, Empty>(
-    fields({ events: "boolean?", notifications: "boolean?", elicit: "boolean?" }),
+    fields({
+      events: "boolean?",
+      notifications: "boolean?",
+      elicit: "boolean?",
+      sample: "boolean?",
+    }),
   ),
   "daemon/status": method<Empty, DaemonStatus>(fields({})),
   "daemon/shutdown": method<Empty, Empty>(fields({})),
@@ -426,10 +446,19 @@ const checkElicit: ParamsCheck = (params) => {
   return typeof asked.message === "string" ? undefined : `"params.message" must be a string`;
 };
 
+const checkSample: ParamsCheck = (params) => {
+  const problem = fields({ serverId: "string", callId: "id", params: "object" })(params);
+  if (problem !== undefined) return problem;
+  const asked = params.params as Record<string, unknown>;
+  return Array.isArray(asked.messages) ? undefined : `"params.messages" must be an array`;
+};
+
 /** Every request the daemon may send a client: only to the connection whose call caused it. */
 export const DAEMON_REQUESTS = {
   /** Answer with the user's reply; a handler that throws is answered `cancel` upstream. */
   elicit: method<ElicitParams, ElicitResult>(checkElicit),
+  /** Answer with the model's message; a refusal reaches the server as a JSON-RPC error. */
+  sample: method<SampleParams, CreateMessageResult>(checkSample),
 } as const;
 
 export type DaemonRequests = typeof DAEMON_REQUESTS;

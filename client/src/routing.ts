@@ -5,8 +5,16 @@
  * else declined. The daemon sends a connection only what its own calls caused, so two
  * agents using the same request ids never see each other's traffic.
  */
-import type { ElicitRequestParams, ElicitResult, Progress, ProgressToken } from "./mcp-shapes.js";
-import type { ElicitParams } from "./protocol.js";
+import { McpPoolError } from "./errors.js";
+import type {
+  CreateMessageRequestParams,
+  CreateMessageResult,
+  ElicitRequestParams,
+  ElicitResult,
+  Progress,
+  ProgressToken,
+} from "./mcp-shapes.js";
+import type { ElicitParams, SampleParams } from "./protocol.js";
 
 export interface ElicitHandlerContext {
   /** The pooled server that asks. */
@@ -24,6 +32,18 @@ export type ElicitHandler = (
   context: ElicitHandlerContext,
 ) => ElicitResult | Promise<ElicitResult>;
 
+/** The pooled server that asks for a completion, and when the answer is no longer wanted. */
+export type SampleHandlerContext = ElicitHandlerContext;
+
+/**
+ * Answers a pooled server's sampling request with the model's message (`role`, `content`,
+ * `model`). One that throws reaches the server as a JSON-RPC error.
+ */
+export type SampleHandler = (
+  params: CreateMessageRequestParams,
+  context: SampleHandlerContext,
+) => CreateMessageResult | Promise<CreateMessageResult>;
+
 export type ProgressListener = (progress: Progress) => void;
 
 /** Options of the passthrough methods (SPEC C15). */
@@ -35,7 +55,7 @@ export interface PassthroughOptions {
 /** One call's routes while it is in flight. */
 export interface CallRoute {
   /** What the call's params carry so the daemon routes back to it. */
-  readonly params: { progressToken?: ProgressToken; elicit?: boolean };
+  readonly params: { progressToken?: ProgressToken; elicit?: boolean; sample?: boolean };
   /** The call went out under this JSON-RPC id. */
   sent(id: number): void;
   /** The call settled: nothing more comes back to it. */
@@ -47,12 +67,19 @@ const DECLINE: ElicitResult = { action: "decline" };
 export class CallRouting {
   /** The handler of onElicit(), for calls that brought none of their own. */
   handler: ElicitHandler | undefined;
+  /** The handler of onSample(), for calls that brought none of their own. */
+  sampler: SampleHandler | undefined;
   #lastToken = 0;
   readonly #progress = new Map<ProgressToken, ProgressListener>();
   readonly #elicit = new Map<string | number, ElicitHandler>();
+  readonly #sample = new Map<string | number, SampleHandler>();
 
-  open(options: { onProgress?: ProgressListener; onElicit?: ElicitHandler }): CallRoute {
-    const { onProgress, onElicit } = options;
+  open(options: {
+    onProgress?: ProgressListener;
+    onElicit?: ElicitHandler;
+    onSample?: SampleHandler;
+  }): CallRoute {
+    const { onProgress, onElicit, onSample } = options;
     const token = onProgress ? ++this.#lastToken : undefined;
     if (token !== undefined && onProgress) this.#progress.set(token, onProgress);
     let id: number | undefined;
@@ -60,14 +87,17 @@ export class CallRouting {
       params: {
         ...(token !== undefined ? { progressToken: token } : {}),
         ...(onElicit ? { elicit: true } : {}),
+        ...(onSample ? { sample: true } : {}),
       },
       sent: (sentId) => {
         id = sentId;
         if (onElicit) this.#elicit.set(sentId, onElicit);
+        if (onSample) this.#sample.set(sentId, onSample);
       },
       close: () => {
         if (token !== undefined) this.#progress.delete(token);
         if (id !== undefined && this.#elicit.get(id) === onElicit) this.#elicit.delete(id);
+        if (id !== undefined && this.#sample.get(id) === onSample) this.#sample.delete(id);
       },
     };
   }
@@ -83,6 +113,15 @@ export class CallRouting {
   async elicit(request: ElicitParams, signal: AbortSignal): Promise<ElicitResult> {
     const handler = this.#elicit.get(request.callId) ?? this.handler;
     if (handler === undefined) return DECLINE;
+    return handler(request.params, { serverId: request.serverId, signal });
+  }
+
+  /** The answer to the daemon's `sample`: the call's handler, else onSample()'s, else refused. */
+  async sample(request: SampleParams, signal: AbortSignal): Promise<CreateMessageResult> {
+    const handler = this.#sample.get(request.callId) ?? this.sampler;
+    if (handler === undefined) {
+      throw new McpPoolError("not-offered", "sampling not available: this client has no handler");
+    }
     return handler(request.params, { serverId: request.serverId, signal });
   }
 }

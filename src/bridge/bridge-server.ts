@@ -20,8 +20,9 @@
  *   aborts the call (cancelled upstream by the daemon), and a pooled server's elicitation
  *   during the call goes to the host on the call's own stream when the host declared the
  *   capability (url mode only when it declared that too), else is declined.
- * - Sampling is not forwarded: the daemon has no route for a pooled server's
- *   `sampling/createMessage`, and the pool does not declare the capability.
+ * - Sampling rides the same way: a pooled server's `sampling/createMessage` during the call
+ *   goes to the host with createMessage on the call's stream when the host declared
+ *   `sampling`, else the daemon refuses it (-32601).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -40,6 +41,7 @@ import type {
   ElicitHandler,
   ElicitResult,
   PoolClient,
+  SampleHandler,
   ServerNotification,
   ServerState,
 } from "mcpool-client";
@@ -205,6 +207,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
     const elicit = elicitFor(session, extra);
     if (elicit !== undefined) options.onElicit = elicit;
+    const sample = sampleFor(session, extra);
+    if (sample !== undefined) options.onSample = sample;
     const token = extra._meta?.progressToken;
     if (token !== undefined) {
       options.onProgress = (progress) => {
@@ -247,6 +251,21 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       );
       return answer as ElicitResult;
     };
+  };
+
+  /**
+   * The call's own sampling handler: the pooled server's request goes to the host with
+   * createMessage on this request's stream. None when the host did not declare sampling —
+   * the daemon then refuses the server (-32601).
+   */
+  const sampleFor = (session: Session, extra: Extra): SampleHandler | undefined => {
+    if (session.server.getClientCapabilities()?.sampling === undefined) return undefined;
+    // A host that refuses, fails or goes away throws: the server gets a JSON-RPC error.
+    return async (params, { signal }) =>
+      (await session.server.createMessage(params as never, {
+        signal,
+        relatedRequestId: extra.requestId,
+      })) as Awaited<ReturnType<SampleHandler>>;
   };
 
   // ── Traffic back from the pool ─────────────────────────────────────────────────────

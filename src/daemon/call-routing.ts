@@ -1,11 +1,12 @@
 /**
  * What a `tools/call` hears back while it runs (SPEC C14), routed to the connection that
  * made it and nowhere else: its progress as `progress` notifications carrying the token the
- * client chose, and its server's elicitations as an `elicit` request naming the call. The
+ * client chose, and its server's elicitations and sampling requests as an `elicit` or
+ * `sample` request naming the call. The
  * pool gives each call its own upstream progress token and its own elicitation route, so
  * two clients using the same JSON-RPC ids and tokens never see each other's traffic.
  */
-import type { CallParams } from "mcpool-client";
+import type { CallParams, SampleParams } from "mcpool-client";
 
 import type { CallOptions } from "../pool/types.js";
 import type { RequestContext } from "./socket-server.js";
@@ -14,13 +15,15 @@ import type { RequestContext } from "./socket-server.js";
  * The call options that route a call's traffic back to `ctx`'s connection. `answers`: the
  * connection answers elicitations (the call asked with `elicit`, or the connection
  * subscribed with `{ elicit: true }`); only then does the pool count it as a caller to ask.
+ * `samples`: the same for sampling (`sample`, or `{ sample: true }`).
  */
 export function routedCall(
   params: CallParams,
   ctx: RequestContext,
   answers: boolean,
-): Pick<CallOptions, "onProgress" | "onElicit"> {
-  const options: Pick<CallOptions, "onProgress" | "onElicit"> = {};
+  samples = false,
+): Pick<CallOptions, "onProgress" | "onElicit" | "onSample"> {
+  const options: Pick<CallOptions, "onProgress" | "onElicit" | "onSample"> = {};
   const token = params.progressToken;
   if (token !== undefined) {
     options.onProgress = (progress) => {
@@ -37,6 +40,15 @@ export function routedCall(
   if (answers && callId !== undefined && callId !== null) {
     options.onElicit = (asked, { serverId, signal }) =>
       ctx.request("elicit", { serverId, callId, params: asked }, signal);
+  }
+  if (samples && callId !== undefined && callId !== null) {
+    // The wire's shapes are structural copies of the SDK's; the SDK checks the answer.
+    options.onSample = async (asked, { serverId, signal }) =>
+      (await ctx.request(
+        "sample",
+        { serverId, callId, params: asked as SampleParams["params"] },
+        signal,
+      )) as Awaited<ReturnType<NonNullable<CallOptions["onSample"]>>>;
   }
   return options;
 }

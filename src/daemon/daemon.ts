@@ -3,6 +3,7 @@
  * `mcp.json`, records its children so a successor can reap them, and stops everything it
  * started on the way out. `createDaemon()` does nothing until `start()`.
  */
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ConfigStatus, DaemonStatus } from "mcpool-client";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import type { ChildEnvPolicy } from "../pool/child-env.js";
@@ -196,6 +197,14 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         // Agents answer the elicitations of their own calls (C14), so every connection
         // declares the capability; a question no agent takes is declined.
         onElicit: () => ({ action: "decline" }),
+        // Sampling likewise, unless `"sampling": false`; a request no agent takes is refused.
+        ...(first.pool.sampling === false
+          ? {}
+          : {
+              onSample: () => {
+                throw new McpError(ErrorCode.MethodNotFound, "sampling not available");
+              },
+            }),
         ...poolSection(first.pool),
         ...options.pool,
       });

@@ -2,7 +2,7 @@
  * The requests in flight on one connection, both ways (SPEC D2, C14). Each request a client
  * sends gets its own AbortSignal, aborted when the client withdraws it (`request/cancel`)
  * or the connection closes — so a handler passing it on to the pool cancels the call
- * upstream. The daemon's own requests (`elicit`) are matched to the client's answers here,
+ * upstream. The daemon's own requests (`elicit`, `sample`) are matched to the client's answers here,
  * withdrawn with `request/cancel` when their signal aborts, and failed when the connection
  * closes. Ids are per connection: two clients using the same ids never meet here.
  */

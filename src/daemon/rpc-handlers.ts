@@ -108,6 +108,8 @@ interface Subscription {
   offNotifications?: () => void;
   /** Every call of the connection answers its server's elicitations (C14). */
   elicit?: boolean;
+  /** Every call of the connection answers its server's sampling requests (C14). */
+  sample?: boolean;
 }
 
 export function createHandlers(deps: HandlerDeps): HandlerTable {
@@ -140,6 +142,7 @@ export function createHandlers(deps: HandlerDeps): HandlerTable {
           params,
           ctx,
           params.elicit === true || subscriptions.get(ctx.connection.id)?.elicit === true,
+          params.sample === true || subscriptions.get(ctx.connection.id)?.sample === true,
         ),
       });
       const out = await pool.call(params.name, params.arguments, options);
@@ -226,6 +229,7 @@ export function createHandlers(deps: HandlerDeps): HandlerTable {
         sub.offEvents = undefined;
       }
       if (params.elicit !== undefined) sub.elicit = params.elicit;
+      if (params.sample !== undefined) sub.sample = params.sample;
       if (params.notifications === true && sub.offNotifications === undefined) {
         sub.offNotifications = pool.onNotification((serverId, notification) => {
           // A resource's updates go only to the connections that subscribed to it (C15).

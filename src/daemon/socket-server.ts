@@ -67,7 +67,7 @@ export interface RequestContext {
   /** Pushes a notification to this connection; false when it can no longer take one. */
   notify<N extends NotificationName>(name: N, params: NotificationParamsOf<N>): boolean;
   /**
-   * Asks this connection's client (DAEMON_REQUESTS: `elicit`). Rejects with the client's
+   * Asks this connection's client (DAEMON_REQUESTS: `elicit`, `sample`). Rejects with the client's
    * refusal, when the connection closes, or when `signal` aborts — the client is then told
    * with `request/cancel`.
    */
@@ -386,7 +386,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       return refuse(id, JSONRPCErrorCode.InvalidRequest, "Invalid Request: not JSON-RPC 2.0");
     }
     if (typeof message.method !== "string") {
-      // An answer from the client to one of ours (`elicit`); a stray one is ignored.
+      // An answer from the client to one of ours (`elicit`, `sample`); a stray one is ignored.
       if (rawId !== undefined && ("result" in message || "error" in message) && !beforeHello) {
         peer.requests.answer(message);
         return;

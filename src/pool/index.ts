@@ -57,6 +57,11 @@ export {
   type ElicitParams,
   type ElicitResult,
   type PoolElicitHandler,
+  type CallSampleHandler,
+  type CreateMessageResult,
+  type PoolSampleHandler,
+  type SampleContext,
+  type SampleParams,
 } from "./routing.js";
 export {
   offers,

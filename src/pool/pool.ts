@@ -60,6 +60,8 @@ import {
   elicitationCapability,
   type ElicitationMode,
   type PoolElicitHandler,
+  SamplingRouter,
+  type PoolSampleHandler,
 } from "./routing.js";
 import { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
@@ -172,6 +174,13 @@ export interface McpPoolOptions {
   onElicit?: PoolElicitHandler;
   /** Elicitation modes declared with `onElicit`. Default `["form"]`; add `"url"` when the host can open a link. */
   elicitationModes?: readonly ElicitationMode[];
+  /**
+   * Answers a server's sampling/createMessage that no call in flight on it takes with its
+   * own CallOptions.onSample (C14). Setting it is what declares the sampling capability on
+   * every connection; without it the pool declares none. A handler that throws answers the
+   * server with a JSON-RPC error (its McpError, else -32603).
+   */
+  onSample?: PoolSampleHandler;
   /** Per-conversation rows (B9): share names, terminate and ending bounds, clock. */
   conversations?: ConversationPoolOptions;
 }
@@ -205,6 +214,7 @@ export class McpPool {
   readonly #oauthSecrets = new Map<string, readonly string[]>();
   readonly #notificationListeners = new Set<Listener<[string, ServerNotification]>>();
   readonly #elicitation: ElicitationRouter;
+  readonly #sampling: SamplingRouter;
   readonly #passthrough: Passthrough;
   readonly #conversations: ConversationRegistry;
 
@@ -225,6 +235,8 @@ export class McpPool {
     const elicitation = options.onElicit && elicitationCapability(options.elicitationModes);
     if (elicitation) capabilities.elicitation = elicitation;
     this.#elicitation = new ElicitationRouter(options.onElicit, this.#log);
+    if (options.onSample) capabilities.sampling = {};
+    this.#sampling = new SamplingRouter(options.onSample);
     this.#passthrough = new Passthrough({
       entry: (id) => this.#entry(id),
       find: (id) => this.#entries.get(id),
@@ -273,6 +285,7 @@ export class McpPool {
       schedule: (work) => this.#queue.run(work),
       listed: (entry) => this.#saveTools(entry),
       elicit: (serverId, params, signal) => this.#elicitation.elicit(serverId, params, signal),
+      sample: (serverId, params, signal) => this.#sampling.sample(serverId, params, signal),
       held: (serverId) => this.#passthrough.held(serverId),
     };
     this.#conversations = new ConversationRegistry({
@@ -833,11 +846,13 @@ export class McpPool {
     const started = performance.now();
     let indexed: IndexedTool | undefined;
     let unroute: (() => void) | undefined;
+    let unsample: (() => void) | undefined;
     try {
       this.#assertOpen();
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
       if (opts.onElicit) unroute = this.#elicitation.register(indexed.entry.id, opts.onElicit);
+      if (opts.onSample) unsample = this.#sampling.register(indexed.entry.id, opts.onSample);
       const { result, text, chars, truncated, cached } = await this.#prepared(indexed, input, opts);
       if (this.#eventListeners.size > 0) {
         this.#emit({
@@ -870,6 +885,7 @@ export class McpPool {
       throw error;
     } finally {
       unroute?.();
+      unsample?.();
       // The use is over: the idle clock starts again (B1).
       indexed?.entry.idle();
     }

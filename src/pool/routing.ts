@@ -18,6 +18,10 @@
  */
 import {
   ElicitResultSchema,
+  ErrorCode,
+  McpError,
+  type CreateMessageRequest,
+  type CreateMessageResult,
   type ElicitRequest,
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -170,6 +174,119 @@ export class ElicitationRouter {
         `mcpool: ${serverId}: an elicitation handler failed, answered cancel: ${(error as Error).message}`,
       );
       return CANCEL;
+    } finally {
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+/** What a server asks in sampling/createMessage: messages to complete, and how. */
+export type SampleParams = CreateMessageRequest["params"];
+export type { CreateMessageResult };
+
+export interface SampleContext {
+  /** The server that asks. */
+  serverId: string;
+  /** Aborted when the answer is no longer wanted: the server withdrew the request, or the call ended. */
+  signal: AbortSignal;
+}
+
+/** Answers the sampling requests of one call (CallOptions.onSample). */
+export type CallSampleHandler = (
+  params: SampleParams,
+  context: SampleContext,
+) => CreateMessageResult | Promise<CreateMessageResult>;
+
+/** Answers a sampling request no call in flight took (McpPoolOptions.onSample). */
+export type PoolSampleHandler = (
+  serverId: string,
+  params: SampleParams,
+  context: SampleContext,
+) => CreateMessageResult | Promise<CreateMessageResult>;
+
+interface Sampler {
+  readonly handler: CallSampleHandler;
+  /** Aborted when the call ends: a request still being answered is withdrawn. */
+  readonly ended: AbortController;
+  /** Sampling requests this caller is answering now. */
+  asking: number;
+}
+
+/**
+ * Routes a server's `sampling/createMessage` as ElicitationRouter routes its elicitations:
+ * to the callers in flight on that server with a handler, the most recent not already
+ * answering first; then the pool's handler. Unlike an elicitation, a sampling request has
+ * no answer meaning "no": with nobody to ask, or a handler that fails, the server gets a
+ * JSON-RPC error (-32601 "sampling not available", or the handler's McpError, else
+ * -32603), as the SDK answers a client without sampling. The SDK validates the result.
+ */
+export class SamplingRouter {
+  /** Per server id, the callers in flight with a handler, oldest first. */
+  readonly #callers = new Map<string, Sampler[]>();
+  readonly #fallback: PoolSampleHandler | undefined;
+
+  constructor(fallback: PoolSampleHandler | undefined) {
+    this.#fallback = fallback;
+  }
+
+  /** A call with a handler is in flight on `serverId` until the returned function is called. */
+  register(serverId: string, handler: CallSampleHandler): () => void {
+    const caller: Sampler = { handler, ended: new AbortController(), asking: 0 };
+    const list = this.#callers.get(serverId) ?? [];
+    list.push(caller);
+    this.#callers.set(serverId, list);
+    return () => {
+      const now = this.#callers.get(serverId);
+      const at = now?.indexOf(caller) ?? -1;
+      if (now && at !== -1) {
+        now.splice(at, 1);
+        if (now.length === 0) this.#callers.delete(serverId);
+      }
+      caller.ended.abort(new Error("the call that asked has ended"));
+    };
+  }
+
+  /** The answer to one sampling/createMessage of `serverId`; rejects with an McpError. */
+  async sample(
+    serverId: string,
+    params: SampleParams,
+    signal: AbortSignal,
+  ): Promise<CreateMessageResult> {
+    const callers = this.#callers.get(serverId) ?? [];
+    const caller =
+      callers.findLast((c) => c.asking === 0) ?? (callers.length > 0 ? callers.at(-1) : undefined);
+    if (caller) {
+      caller.asking += 1;
+      try {
+        const asked = AbortSignal.any([signal, caller.ended.signal]);
+        return await this.#ask(serverId, asked, (ctx) => caller.handler(params, ctx));
+      } finally {
+        caller.asking -= 1;
+      }
+    }
+    const fallback = this.#fallback;
+    if (fallback) return this.#ask(serverId, signal, (ctx) => fallback(serverId, params, ctx));
+    throw new McpError(ErrorCode.MethodNotFound, "sampling not available");
+  }
+
+  async #ask(
+    serverId: string,
+    signal: AbortSignal,
+    run: (context: SampleContext) => CreateMessageResult | Promise<CreateMessageResult>,
+  ): Promise<CreateMessageResult> {
+    const withdrawn = (): McpError =>
+      new McpError(ErrorCode.InternalError, "the sampling request was withdrawn");
+    if (signal.aborted) throw withdrawn();
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(withdrawn());
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([Promise.resolve().then(() => run({ serverId, signal })), aborted]);
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      throw new McpError(ErrorCode.InternalError, `sampling failed: ${(error as Error).message}`);
     } finally {
       if (onAbort) signal.removeEventListener("abort", onAbort);
     }

@@ -6,6 +6,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
+  CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
   McpError,
@@ -20,7 +21,13 @@ import { listAllTools } from "./list-tools.js";
 import { authRequiredMessage, isAuthRequired } from "./oauth.js";
 import { redactPoolError, redactSecrets, secretValues } from "./secrets.js";
 import { processOf, type CreateTransport, type TransportContext } from "./transport.js";
-import { progressBeforeResponses, type ElicitParams, type ElicitResult } from "./routing.js";
+import {
+  progressBeforeResponses,
+  type CreateMessageResult,
+  type ElicitParams,
+  type ElicitResult,
+  type SampleParams,
+} from "./routing.js";
 import type { CloseReason, PoolEvent, PoolLog, ServerNotification, ServerStatus } from "./types.js";
 
 /** A connection that stayed up this long was healthy; its crash starts a new count. */
@@ -57,6 +64,12 @@ export interface EntryContext {
   listed(entry: ServerEntry): void;
   /** Answers the server's elicitation/create (C14); installed when `capabilities` declare it. */
   elicit?(serverId: string, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult>;
+  /** Answers the server's sampling/createMessage (C14); installed when `capabilities` declare it. */
+  sample?(
+    serverId: string,
+    params: SampleParams,
+    signal: AbortSignal,
+  ): Promise<CreateMessageResult>;
   /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
   held?(serverId: string): boolean;
 }
@@ -187,6 +200,12 @@ export class ServerEntry {
       if (elicit && context.capabilities.elicitation) {
         client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
           elicit(row.id, request.params, extra.signal),
+        );
+      }
+      const sample = context.sample;
+      if (sample && context.capabilities.sampling) {
+        client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
+          sample(row.id, request.params, extra.signal),
         );
       }
       client.onclose = () => this.#closed(current);

@@ -9,7 +9,7 @@ import type {
   ConversationStats,
 } from "./conversation-types.js";
 import type { PoolErrorCode } from "./errors.js";
-import type { CallElicitHandler, CallProgress } from "./routing.js";
+import type { CallElicitHandler, CallProgress, CallSampleHandler } from "./routing.js";
 
 /**
  * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld (C18).
@@ -140,6 +140,11 @@ export interface CallOptions {
    * effect only in a pool given `onElicit`, which is what declares the capability.
    */
   onElicit?: CallElicitHandler;
+  /**
+   * Answers the server's sampling/createMessage while this call is in flight on it (C14).
+   * Takes effect only in a pool given `onSample`, which is what declares the capability.
+   */
+  onSample?: CallSampleHandler;
   /** The conversation a call to a `session: "conversation"` row is for (B9); others ignore it. */
   identity?: ConversationIdentity;
   /** Server id → a binding from a conversation listing: the call is checked against it (B9). */

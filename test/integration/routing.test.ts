@@ -4,7 +4,13 @@
  * tags everything it sends with the call's own argument, so a crossed wire shows.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ElicitRequestParams, PoolClient, Progress, ServerNotification } from "mcpool-client";
+import type {
+  CreateMessageRequestParams,
+  ElicitRequestParams,
+  PoolClient,
+  Progress,
+  ServerNotification,
+} from "mcpool-client";
 import {
   client,
   startDaemon,
@@ -178,7 +184,7 @@ describe("routing back to the caller through the daemon", () => {
       string,
       unknown
     >;
-    expect(capabilities).toEqual({ elicitation: { form: {} } });
+    expect(capabilities).toEqual({ elicitation: { form: {} }, sampling: {} });
 
     const nobody = await agent(home, "nobody");
     expect(await nobody.call("talk__ask", { tag: "N" })).toBe('N got {"action":"decline"}');
@@ -226,5 +232,73 @@ describe("routing back to the caller through the daemon", () => {
     expect(await pending).toMatchObject({ code: "closed" });
     await answered.heard;
     await settled(watcher);
+  });
+
+  it("routes sampling to the agent whose call is in flight, and refuses it where no agent takes it", async () => {
+    const { home } = await setup();
+    const [a, b] = [await agent(home, "a"), await agent(home, "b")];
+    const said = (params: CreateMessageRequestParams): string => {
+      const content = params.messages[0]?.content as { text?: string } | undefined;
+      return content?.text ?? "";
+    };
+    const reply = (value: string) => ({
+      role: "assistant" as const,
+      content: { type: "text", text: value },
+      model: "test-model",
+    });
+
+    // A's request is still open when B calls and is asked its own.
+    const askedA = deferred();
+    const answerA = deferred();
+    const asked = { A: [] as string[], B: [] as string[] };
+    const callA = a.call(
+      "talk__sample",
+      { tag: "A" },
+      {
+        onSample: async (params, { serverId }) => {
+          asked.A.push(`${serverId} ${said(params)}`);
+          askedA.resolve();
+          await answerA.promise;
+          return reply("from a");
+        },
+      },
+    );
+    await askedA.promise;
+    const callB = b.call(
+      "talk__sample",
+      { tag: "B" },
+      {
+        onSample: (params, { serverId }) => {
+          asked.B.push(`${serverId} ${said(params)}`);
+          return reply("from b");
+        },
+      },
+    );
+    expect(await callB).toBe("B sampled from b");
+    answerA.resolve();
+    expect(await callA).toBe("A sampled from a");
+    expect(asked).toEqual({ A: ["talk A: say something"], B: ["talk B: say something"] });
+
+    // A handler given to onSample() answers the calls that brought none of their own.
+    const helper = await agent(home, "helper");
+    const off = helper.onSample((params) => reply(`echo ${said(params)}`));
+    expect(await helper.call("talk__sample", { tag: "W" })).toBe("W sampled echo W: say something");
+    off();
+
+    // Nobody to ask: the server is refused with method-not-found, as by a host without sampling.
+    const nobody = await agent(home, "nobody");
+    expect(await nobody.call("talk__sample", { tag: "N" })).toBe("N refused -32601");
+    // A handler that throws: the server gets a JSON-RPC error it can handle.
+    const thrower = await agent(home, "thrower");
+    const thrown = await thrower.call(
+      "talk__sample",
+      { tag: "T" },
+      {
+        onSample: () => {
+          throw new Error("no model here");
+        },
+      },
+    );
+    expect(thrown).toBe("T refused -32603");
   });
 });

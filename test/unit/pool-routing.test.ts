@@ -9,11 +9,13 @@ import {
   CallToolRequestSchema,
   CompleteRequestSchema,
   ElicitResultSchema,
+  ErrorCode,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
   SetLevelRequestSchema,
   SubscribeRequestSchema,
@@ -29,6 +31,7 @@ import {
   type CallProgress,
   type McpPoolOptions,
   type ElicitParams,
+  type SampleParams,
   type ServerNotification,
 } from "../../src/index.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
@@ -80,7 +83,7 @@ function interactive(capabilities: ServerCapabilities = { tools: {} }) {
     seen.live.push(server);
     server.oninitialized = () => seen.capabilities.push(server.getClientCapabilities() ?? {});
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: ["steps", "ask", "hold", "chatter"].map((name) => ({
+      tools: ["steps", "ask", "hold", "chatter", "sample"].map((name) => ({
         name,
         inputSchema: { type: "object" as const },
       })),
@@ -113,6 +116,19 @@ function interactive(capabilities: ServerCapabilities = { tools: {} }) {
           );
           seen.answers.push({ tag, ...answer });
           return text(`${tag} got ${answer.action} ${JSON.stringify(answer.content ?? {})}`);
+        }
+        case "sample": {
+          // The server's own createMessage: refused by the SDK where sampling is not declared.
+          try {
+            const answer = await server.createMessage({
+              messages: [{ role: "user", content: { type: "text", text: `${tag}?` } }],
+              maxTokens: 10,
+            });
+            const said = answer.content as { text?: string };
+            return text(`${tag} sampled ${said.text ?? ""}`);
+          } catch (error) {
+            return text(`${tag} refused ${(error as { code?: unknown }).code ?? "-"}`);
+          }
         }
         case "hold":
           seen.held.resolve();
@@ -425,6 +441,113 @@ describe("elicitation (C14)", () => {
       "the server to hear an answer",
     );
     expect(server.seen.answers.find((a) => a.tag === "G")).toMatchObject({ action: "cancel" });
+  });
+});
+
+describe("sampling (C14)", () => {
+  const reply = (value: string) => ({
+    role: "assistant" as const,
+    content: { type: "text" as const, text: value },
+    model: "test-model",
+  });
+  const said = (params: SampleParams): string =>
+    (params.messages[0]?.content as { text?: string } | undefined)?.text ?? "";
+
+  it("declares the capability only when the pool has onSample", async () => {
+    const plain = interactive();
+    await pool(plain).sync([memoryRow("s")]);
+    const sampling = interactive();
+    await pool(sampling, { onSample: () => reply("pool") }).sync([memoryRow("s")]);
+    expect(plain.seen.capabilities).toEqual([{}]);
+    expect(sampling.seen.capabilities).toEqual([{ sampling: {} }]);
+  });
+
+  it("asks the caller whose call is in flight: two concurrent callers each get their own", async () => {
+    const server = interactive();
+    const fallback: string[] = [];
+    const p = pool(server, {
+      onSample: (_id: string, params: SampleParams) => {
+        fallback.push(said(params));
+        return reply("pool");
+      },
+    });
+    await p.sync([memoryRow("s")]);
+    const askedA = deferred<string>();
+    const answerA = deferred();
+    const a = p.call(
+      "s__sample",
+      { tag: "A" },
+      {
+        onSample: async (params, { serverId }) => {
+          askedA.resolve(`${serverId} ${said(params)}`);
+          await answerA.promise;
+          return reply("from A");
+        },
+      },
+    );
+    expect(await within(askedA.promise, "A to be asked")).toBe("s A?");
+    // B starts after A and is asked its own while A is still answering.
+    const askedB: string[] = [];
+    const b = await p.call(
+      "s__sample",
+      { tag: "B" },
+      {
+        onSample: (params) => {
+          askedB.push(said(params));
+          return reply("from B");
+        },
+      },
+    );
+    expect(b).toBe("B sampled from B");
+    answerA.resolve();
+    expect(await a).toBe("A sampled from A");
+    expect(askedB).toEqual(["B?"]);
+    expect(fallback).toEqual([]);
+    // A call without a handler of its own falls back to the pool's.
+    expect(await p.call("s__sample", { tag: "F" })).toBe("F sampled pool");
+    expect(fallback).toEqual(["F?"]);
+  });
+
+  it("refuses with a JSON-RPC error when nobody takes it or the handler fails", async () => {
+    // No pool handler: nothing declared, and the SDK refuses the server's request itself.
+    const bare = interactive();
+    const q = pool(bare);
+    await q.sync([memoryRow("s")]);
+    const asked: string[] = [];
+    const refused = await q.call(
+      "s__sample",
+      { tag: "N" },
+      { onSample: (params) => (asked.push(said(params)), reply("never")) },
+    );
+    expect(refused).toMatch(/^N refused/);
+    expect(asked).toEqual([]);
+
+    // A pool handler that refuses: the server sees its McpError's code.
+    const server = interactive();
+    const p = pool(server, {
+      onSample: () => {
+        throw new McpError(ErrorCode.MethodNotFound, "sampling not available");
+      },
+    });
+    await p.sync([memoryRow("s")]);
+    expect(await p.call("s__sample", { tag: "R" })).toBe(`R refused ${ErrorCode.MethodNotFound}`);
+    const thrown = await p.call(
+      "s__sample",
+      { tag: "T" },
+      {
+        onSample: () => {
+          throw new Error("no model here");
+        },
+      },
+    );
+    expect(thrown).toBe(`T refused ${ErrorCode.InternalError}`);
+    // An answer that is not a CreateMessageResult is refused by the SDK, not passed on.
+    const nonsense = await p.call(
+      "s__sample",
+      { tag: "X" },
+      { onSample: () => ({ role: "nobody" }) as never },
+    );
+    expect(nonsense).toBe(`X refused ${ErrorCode.InvalidParams}`);
   });
 });
 
