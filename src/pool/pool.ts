@@ -5,29 +5,22 @@
  * The pool owns the reconcile queue, the tool index, scope and the call pipeline; each
  * server's connection, crash handling and backoff live in its ServerEntry.
  */
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { expandServerConfig, type Environment } from "../config/placeholders.js";
+import { expandServerConfig } from "../config/placeholders.js";
 import {
   isEnabled,
   labelOf,
   slugOf,
-  withoutSecrets,
   type HttpServerConfig,
   type McpServerConfig,
 } from "../config/rows.js";
 import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
 import { isConversationRow } from "../config/conversation.js";
 import { VERSION } from "../version.js";
-import type { ChildEnvPolicy } from "./child-env.js";
-import {
-  ConversationRegistry,
-  isConversationTool,
-  RowEntry,
-  type ConversationPoolOptions,
-} from "./conversations.js";
+
+import { ConversationRegistry, isConversationTool, RowEntry } from "./conversations.js";
 import { callArguments } from "./coercion.js";
 import { describeTool } from "./describe.js";
 import { McpPoolError } from "./errors.js";
@@ -42,7 +35,7 @@ import {
   type TokenStore,
 } from "./oauth.js";
 import { holding, withSession } from "./session.js";
-import { ResultCache, type Invoked, type ResultCacheOptions } from "./result-cache.js";
+import { ResultCache, type Invoked } from "./result-cache.js";
 import { runHooks, type RunHooksOptions } from "./run-hooks.js";
 import { searchCatalog, TermCache } from "./search.js";
 import { qualifiedName } from "./naming.js";
@@ -55,26 +48,15 @@ import {
   type PassthroughResult,
   type ResourceListener,
 } from "./passthrough.js";
-import {
-  ElicitationRouter,
-  elicitationCapability,
-  type ElicitationMode,
-  type PoolElicitHandler,
-  SamplingRouter,
-  type PoolSampleHandler,
-} from "./routing.js";
-import { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
+import { ElicitationRouter, elicitationCapability, SamplingRouter } from "./routing.js";
+import { connectionHash, type CachedTools } from "./tools-cache.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
 import { resultText, truncateText } from "./results.js";
 import { ServerEntry, type Connection, type EntryContext } from "./server-entry.js";
 import { buildToolIndex, type IndexedTool, type ToolIndex } from "./tool-index.js";
-import { PinLedger, samePin, type PinStore } from "./pinning.js";
-import {
-  createDefaultTransport,
-  type ChildListener,
-  type CreateTransport,
-  type FetchLike,
-} from "./transport.js";
+import { serverState } from "./server-state.js";
+import { PinLedger, samePin } from "./pinning.js";
+import { createDefaultTransport } from "./transport.js";
 import type {
   CallOptions,
   PinInfo,
@@ -88,102 +70,19 @@ import type {
   ToolDescription,
 } from "./types.js";
 
-/** How long a server that failed is left alone before a call or reconcile dials it again. */
-export const DEFAULT_CRASH_BACKOFF_MS = 5000;
-/** tools() logs once when a set it hands out is estimated above this many tokens. */
-export const DEFAULT_TOOLS_TOKEN_WARNING = 3000;
-/** Children started at once by a reconcile, so forty `npx` servers do not trample each other. */
-export const DEFAULT_MAX_CONCURRENT_STARTS = 8;
+import {
+  DEFAULT_CRASH_BACKOFF_MS,
+  DEFAULT_MAX_CONCURRENT_STARTS,
+  DEFAULT_TOOLS_TOKEN_WARNING,
+  type McpPoolOptions,
+} from "./pool-options.js";
 
-export interface McpPoolOptions {
-  /** Where sync() with no argument reads its rows. Without it, sync() needs rows. */
-  load?: () => readonly McpServerConfig[] | Promise<readonly McpServerConfig[]>;
-  /** clientInfo.name of the MCP handshake: the whole of what a server learns about us. */
-  clientName: string;
-  /** clientInfo.version. Default: this package's version. */
-  clientVersion?: string;
-  /** Where the pool logs. Both halves optional; `{}` is silence. Default: errors to stderr. */
-  log?: PoolLog;
-  /** Connect budget in ms over initialize plus every tools/list page. Default: the SDK's 60 s per request. */
-  connectTimeoutMs?: number;
-  /** Per-call timeout in ms. Default: the SDK's 60 s. Progress does not extend it. */
-  callTimeoutMs?: number;
-  /** Probe budget in ms. Default: `connectTimeoutMs`. */
-  probeTimeoutMs?: number;
-  /** First backoff after a failure, ms, doubling per failure in a row (capped). Default 5000. */
-  crashBackoffMs?: number;
-  /** Cap on the characters call() returns; 0 or unset is no cap. */
-  maxResultChars?: number;
-  /** Cap on each description tools() hands out, `[Label] ` prefix included; unset is no cap. */
-  maxDescriptionChars?: number;
-  /** Estimated tokens above which tools() logs a warning once per larger set; 0 silences. Default 3000. */
-  toolsTokenWarning?: number;
-  /** Builds the transport for a row; tests and custom transports plug in here. */
-  createTransport?: CreateTransport;
-  /**
-   * fetch used by http rows, always under origin pinning. Default: a keepAliveFetch()
-   * (30 s idle) of the pool's own, closed with the pool.
-   */
-  fetch?: FetchLike;
-  /** Where `${VAR}` placeholders and inherited child variables are read. Default: process.env. */
-  env?: Environment;
-  /** Environment policy for stdio children. Default `inherit`. */
-  childEnv?: ChildEnvPolicy;
-  /** Children a reconcile starts at once. Default 8. */
-  maxConcurrentStarts?: number;
-  /** Debounce of syncSoon(), ms. Default 100. */
-  syncDebounceMs?: number;
-  /** Told when a stdio child starts and when it and its process group are gone (pid records). */
-  onChild?: ChildListener;
-  /** Register rows without dialling; the first use starts a server. Rows may override. Default false. */
-  lazy?: boolean;
-  /** Close a server after this many ms without a use; rows may override, 0 never. Default: never. */
-  idleTimeoutMs?: number;
-  /** false: never list tools (a proxy that passes tools/list through). Default true. */
-  indexTools?: boolean;
-  /** Where last-known tool lists outlive the process, so a lazy pool has a catalogue at once. */
-  toolsCache?: ToolsCacheStore;
-  /**
-   * Where http rows' OAuth tokens and client registrations are kept, keyed by server url
-   * (oauth.ts). Read by a non-interactive provider: stored tokens, refreshed through the SDK,
-   * `auth-required` when only a person could help. Default: this process's memory.
-   */
-  tokenStore?: TokenStore;
-  /**
-   * Builds the OAuthClientProvider of an http row (given as dialled, placeholders filled)
-   * instead of the stored, non-interactive one; undefined leaves the row without OAuth. A
-   * provider that redirects makes the connect or call fail with `auth-required`.
-   */
-  authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
-  /** Coerce call arguments against each tool's input schema (C9); rows and calls may override. Default true. */
-  coerceArguments?: boolean;
-  /** Answer repeated read-only calls from memory (C11); off unless given. Defaults 30 s, 256 entries. */
-  resultCache?: ResultCacheOptions;
-  /**
-   * Where the list each pin was approved for is kept (C18), so a mismatch can say what
-   * changed and approve() can record a new one. Without it the difference is unknown;
-   * withholding works the same.
-   */
-  pins?: PinStore;
-  /**
-   * Answers a server's elicitation/create that no call in flight on it takes with its own
-   * CallOptions.onElicit (C14). Setting it is what declares the elicitation capability on
-   * every connection; without it the pool declares none and servers do not ask. A handler
-   * that throws is logged and answered `cancel`. The asking call stays on its clock.
-   */
-  onElicit?: PoolElicitHandler;
-  /** Elicitation modes declared with `onElicit`. Default `["form"]`; add `"url"` when the host can open a link. */
-  elicitationModes?: readonly ElicitationMode[];
-  /**
-   * Answers a server's sampling/createMessage that no call in flight on it takes with its
-   * own CallOptions.onSample (C14). Setting it is what declares the sampling capability on
-   * every connection; without it the pool declares none. A handler that throws answers the
-   * server with a JSON-RPC error (its McpError, else -32603).
-   */
-  onSample?: PoolSampleHandler;
-  /** Per-conversation rows (B9): share names, terminate and ending bounds, clock. */
-  conversations?: ConversationPoolOptions;
-}
+export {
+  DEFAULT_CRASH_BACKOFF_MS,
+  DEFAULT_MAX_CONCURRENT_STARTS,
+  DEFAULT_TOOLS_TOKEN_WARNING,
+  type McpPoolOptions,
+};
 
 type Listener<T extends unknown[]> = (...args: T) => void;
 
@@ -594,47 +493,11 @@ export class McpPool {
     const index = this.#currentIndex();
     return this.#order.map((id) => {
       const entry = this.#entries.get(id)!;
-      const row = entry.row;
-      const connection = entry.connection;
-      const hidden = new Set(row.hiddenTools ?? []);
-      const lost = index.lostTo.has(id);
-      const slug = slugOf(row);
-      const state: ServerState = {
-        id,
-        slug,
-        label: labelOf(row),
-        config: structuredClone(options.secrets ? row : withoutSecrets(row)),
-        status: index.pinMismatch.has(id) ? "pin-mismatch" : entry.status,
-        tools: entry.tools.map((tool) => ({
-          name: tool.name,
-          qualified: qualifiedName(slug, tool.name),
-          ...(tool.description !== undefined ? { description: tool.description } : {}),
-          ...(tool.title !== undefined ? { title: tool.title } : {}),
-          ...(tool.annotations !== undefined ? { annotations: { ...tool.annotations } } : {}),
-          hidden: hidden.has(tool.name),
-          ...(lost ? { clashed: true } : {}),
-          ...tokensOf(index, entry, qualifiedName(slug, tool.name)),
-        })),
-      };
-      if (entry.error !== undefined) state.error = entry.error;
-      if (entry.retryAt !== undefined) state.retryAt = entry.retryAt;
-      if (connection) {
-        if (connection.pid !== undefined) state.pid = connection.pid;
-        state.startedAt = connection.startedAt;
-        if (connection.inflight > 0) state.inflight = connection.inflight;
-        if (connection.instructions !== undefined) state.instructions = connection.instructions;
-        if (connection.capabilities !== undefined)
-          state.capabilities = structuredClone(connection.capabilities);
-      }
-      if (entry.fingerprint !== undefined) state.toolsFingerprint = entry.fingerprint;
-      if (index.pinMismatch.has(id)) {
-        const diff = this.#pins.diff(entry);
-        if (diff) state.pinDiff = structuredClone(diff);
-      }
-      if (entry.stale) state.stale = true;
-      const conversations = this.#conversations.statsOf(id);
-      if (conversations) state.conversations = conversations;
-      return state;
+      return serverState(entry, index, {
+        secrets: options.secrets === true,
+        pinDiff: index.pinMismatch.has(id) ? this.#pins.diff(entry) : undefined,
+        conversations: this.#conversations.statsOf(id),
+      });
     });
   }
 
@@ -1191,10 +1054,6 @@ export interface CatalogServer {
 }
 
 /** The tokens of a tool state() lists, when the index holds it for this server. */
-function tokensOf(index: ToolIndex, entry: ServerEntry, qualified: string): { tokens?: number } {
-  const indexed = index.byName.get(qualified);
-  return indexed?.entry === entry ? { tokens: indexed.tokens } : {};
-}
 
 function isScope(value: unknown): value is readonly string[] {
   return Array.isArray(value);

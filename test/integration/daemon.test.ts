@@ -321,6 +321,25 @@ describe("the daemon", () => {
     }
   });
 
+  it("keeps its file descriptors flat across 1,000 agent connect/disconnect cycles", async () => {
+    const h = home();
+    h.writeConfig({ echo: echo() });
+    const d = await daemon(h);
+    const warm = await client(h, "warm-up");
+    await warm.call("echo__echo", { text: "x" });
+    await warm.close();
+    const fdCount = (): number => readdirSync(`/proc/${d.pid}/fd`).length;
+    const before = fdCount();
+    for (let i = 0; i < 1000; i++) {
+      const c = await client(h, `cycle-${i}`);
+      await c.close();
+    }
+    // The daemon closes its side after ours; give the last few a bounded moment.
+    await waitFor(() => fdCount() <= before + 2, 10_000, "the daemon's descriptors to settle");
+    const status = await (await agent(h, "after")).status();
+    expect(status.clients).toBe(1);
+  }, 120_000);
+
   it("creates its socket 0600 in a 0700 directory even under umask 000", async () => {
     const h = home();
     h.writeConfig({});
