@@ -141,7 +141,9 @@ export function describe(result, top = 25, title = "profile") {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const file = process.argv[2];
   if (!file) {
-    process.stderr.write("usage: node bench/analyse-cpuprofile.mjs <file.cpuprofile> [--top N]\n");
+    process.stderr.write(
+      "usage: node bench/analyse-cpuprofile.mjs <file.cpuprofile> [--top N] [--from US --to US]\n",
+    );
     process.exit(2);
   }
   const at = process.argv.indexOf("--top");
