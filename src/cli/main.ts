@@ -7,19 +7,13 @@ import { parseArgs } from "node:util";
 import { readFile } from "node:fs/promises";
 import { connect, McpPoolError as ClientError, type PoolClient } from "mcpool-client";
 import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
-import { createDaemon } from "../daemon/daemon.js";
 import { resolvePaths } from "../daemon/paths.js";
 import { VERSION } from "../version.js";
-import { approve } from "./approve.js";
-import { demo } from "./demo.js";
 import { conversationLines } from "./conversation-status.js";
 import { cell, duration, table } from "./format.js";
-import { login, logout } from "./login.js";
-import { runService } from "./service.js";
-import { runImport } from "./import.js";
-import { runBridgeCommand } from "./bridge.js";
-import { runWire } from "./wire.js";
 
+// Subcommands are imported when they run: `serve` is a long-lived process whose memory is
+// a product figure (SPEC P4, P7), and it needs none of the bridge, login, import or wire.
 export const EXIT = { ok: 0, failed: 1, badInput: 2, notRunning: 3 } as const;
 
 const USAGE = `usage: mcpool <command> [options]
@@ -125,7 +119,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case "serve":
       return serve(values.config, values.socket);
     case "bridge":
-      return runBridgeCommand({
+      return (await import("./bridge.js")).runBridgeCommand({
         socketPath: socketPath ?? resolvePaths({}).socketPath,
         ...bridgeScope(values.server, values.servers),
         ...(values.config ? { configPath: values.config } : {}),
@@ -134,7 +128,7 @@ async function main(argv: readonly string[]): Promise<number> {
         err: io.err,
       });
     case "wire":
-      return runWire({
+      return (await import("./wire.js")).runWire({
         host: arg(0, "HOST (claude-desktop, claude-code, cursor or vscode)"),
         write: values.write === true,
         configPath: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
@@ -143,7 +137,7 @@ async function main(argv: readonly string[]): Promise<number> {
         err: io.err,
       });
     case "import":
-      return runImport({
+      return (await import("./import.js")).runImport({
         ...(values.from !== undefined ? { from: values.from } : {}),
         write: values.write === true,
         json,
@@ -152,7 +146,7 @@ async function main(argv: readonly string[]): Promise<number> {
         err: io.err,
       });
     case "demo":
-      await demo(io.out);
+      await (await import("./demo.js")).demo(io.out);
       return EXIT.ok;
     case "status":
       return withClient(async (client) => {
@@ -275,6 +269,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case "login":
     case "logout": {
       const id = arg(0, "server ID");
+      const { login, logout } = await import("./login.js");
       const run = command === "login" ? login : logout;
       return run(withClient, id, {
         openBrowser: values["no-browser"] !== true,
@@ -285,6 +280,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case "approve": {
       const id = arg(0, "server ID");
+      const { approve } = await import("./approve.js");
       return withClient((client) =>
         approve(client, id, { show: values.show === true, json, out: io.out }),
       );
@@ -349,6 +345,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (action !== "install" && action !== "uninstall" && action !== "status") {
         throw new UsageError(`mcpool service: unknown action "${action}"`);
       }
+      const { runService } = await import("./service.js");
       return runService(action, { dryRun: values["dry-run"] === true, write: io.out });
     }
     default:
@@ -439,6 +436,7 @@ async function serve(
   for (const name of ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]) delete process.env[name];
   let stopRequested: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+  const { createDaemon } = await import("../daemon/daemon.js");
   const daemon = await createDaemon({
     ...(configPath ? { configPath } : {}),
     ...(socketPath ? { socketPath } : {}),

@@ -14,7 +14,11 @@
  * `authorization`; a hop from https to plain http, or to a url the remote URL policy
  * refuses, is refused; hops are bounded.
  */
-import { Agent, fetch as undiciFetch } from "undici";
+import type { Agent } from "undici";
+
+/** undici is loaded with the first http request: a daemon with only stdio rows never pays for it. */
+let undici: Promise<typeof import("undici")> | undefined;
+const loadUndici = (): Promise<typeof import("undici")> => (undici ??= import("undici"));
 import { isAllowedRemoteUrl } from "../config/url-policy.js";
 import type { FetchLike } from "./transport.js";
 
@@ -63,6 +67,8 @@ export function keepAliveFetch(idleMs: number = DEFAULT_KEEP_ALIVE_MS): KeepAliv
   const links = new SignalLinks();
 
   const fetch = async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
+    if (ended) throw new TypeError("keepAliveFetch: this fetch has been closed");
+    const { Agent, fetch: undiciFetch } = await loadUndici();
     if (ended) throw new TypeError("keepAliveFetch: this fetch has been closed");
     agent ??= new Agent({
       keepAliveTimeout: idleMs,

@@ -3,14 +3,15 @@
  *
  * The SDK's StdioClientTransport signals only the child it spawned, so a server started
  * through a wrapper (`sh -c`, `npx`, `uvx`) leaves its real process behind. This one keeps
- * the SDK's framing (ReadBuffer, serializeMessage) and owns the process handling:
+ * the SDK's serializer and owns the process handling and the reading side:
  * - the child is a process-group leader (`detached`), so a stop reaches every descendant;
  * - close() escalates stdin EOF → SIGTERM to the group → SIGKILL to the group;
  * - stdout lines that are not JSON-RPC are skipped and reported, never fatal;
  * - stderr is kept as a bounded tail for error messages.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { LineReader, parseJsonRpcLine } from "./line-reader.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StderrTail } from "./stderr-tail.js";
@@ -55,13 +56,11 @@ export class ChildProcessTransport implements Transport {
   #exited?: Promise<ChildExit>;
   #closing?: Promise<void>;
   readonly #options: ChildProcessTransportOptions;
-  readonly #buffer: ReadBuffer;
+  readonly #buffer: LineReader;
 
   constructor(options: ChildProcessTransportOptions) {
     this.#options = options;
-    this.#buffer = new ReadBuffer({
-      maxBufferSize: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
-    });
+    this.#buffer = new LineReader(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   }
 
   get pid(): number | undefined {
@@ -124,24 +123,18 @@ export class ChildProcessTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
+    let lines: string[];
     try {
-      this.#buffer.append(chunk);
+      lines = this.#buffer.push(chunk);
     } catch (error) {
       this.onerror?.(error as Error);
       void this.close();
       return;
     }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#buffer.readMessage();
-      } catch (error) {
-        // The line is consumed before it is parsed, so skipping it is just carrying on.
-        this.#options.onJunk?.(error instanceof Error ? error.message : String(error));
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
+    for (const line of lines) {
+      const message = parseJsonRpcLine(line);
+      if (message === undefined) this.#options.onJunk?.(line.slice(0, 200));
+      else this.onmessage?.(message);
     }
   }
 

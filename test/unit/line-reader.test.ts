@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { LineReader, parseJsonRpcLine } from "../../src/pool/line-reader.js";
+
+describe("LineReader", () => {
+  it("splits many lines per chunk and joins a line split across chunks", () => {
+    const reader = new LineReader(1024);
+    expect(reader.push(Buffer.from("a\nb\r\nc"))).toEqual(["a", "b"]);
+    expect(reader.push(Buffer.from("d"))).toEqual([]);
+    expect(reader.push(Buffer.from("e\n"))).toEqual(["cde"]);
+  });
+
+  it("decodes a character split across chunk boundaries exactly", () => {
+    const bytes = Buffer.from("é🙂\n");
+    const reader = new LineReader(1024);
+    const lines = [...bytes].flatMap((byte) => reader.push(Buffer.from([byte])));
+    expect(lines).toEqual(["é🙂"]);
+  });
+
+  it("refuses a line that outgrows its cap before the newline arrives", () => {
+    const reader = new LineReader(8);
+    expect(reader.push(Buffer.from("12345"))).toEqual([]);
+    expect(() => reader.push(Buffer.from("6789"))).toThrow(/8 bytes/);
+    expect(reader.push(Buffer.from("ok\n"))).toEqual(["ok"]);
+  });
+});
+
+describe("parseJsonRpcLine", () => {
+  it("takes requests, notifications and responses", () => {
+    expect(parseJsonRpcLine('{"jsonrpc":"2.0","id":1,"method":"ping"}')).toMatchObject({
+      method: "ping",
+    });
+    expect(parseJsonRpcLine('{"jsonrpc":"2.0","method":"notifications/x"}')).toMatchObject({
+      method: "notifications/x",
+    });
+    expect(parseJsonRpcLine('{"jsonrpc":"2.0","id":"a","result":{}}')).toMatchObject({ id: "a" });
+    expect(
+      parseJsonRpcLine('{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m"}}'),
+    ).toMatchObject({ id: 2 });
+  });
+
+  it("skips what is not JSON-RPC 2.0", () => {
+    for (const junk of [
+      "this is not json",
+      '{"half":',
+      "[1,2]",
+      "null",
+      '{"jsonrpc":"1.0","method":"x"}',
+      '{"jsonrpc":"2.0","id":1}',
+      "",
+    ]) {
+      expect(parseJsonRpcLine(junk)).toBeUndefined();
+    }
+  });
+});
