@@ -39,7 +39,6 @@ import type {
   PoolEvent,
   ProbeResult,
   ServerAuthState,
-  ServerNotification,
   ServerRow,
   ServerState,
   ToolDefinition,
@@ -59,235 +58,36 @@ import {
   CallRouting,
   type ElicitHandler,
   type PassthroughOptions,
-  type ProgressListener,
   type SampleHandler,
 } from "./routing.js";
 
-/** Bound on reaching the daemon and hearing its hello, ms. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-/** Bound on waiting for an auto-started daemon's socket to appear, ms. */
-export const DEFAULT_AUTO_START_TIMEOUT_MS = 5_000;
-/** Longest pause between background redials, ms; a restarting daemon is back within it. */
-export const DEFAULT_MAX_RECONNECT_DELAY_MS = 5_000;
+import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_AUTO_START_TIMEOUT_MS,
+  DEFAULT_MAX_RECONNECT_DELAY_MS,
+  type ConnectOptions,
+  type CallOptions,
+  type RunHooksOptions,
+  type EventListener,
+  type NotificationListener,
+  type PoolClient,
+} from "./pool-client.js";
+
 // First pause after a lost connection: a daemon restarted by its service manager needs a
 // moment to bind, and ten redials a second cost nothing. Doubles up to the maximum.
 const FIRST_RECONNECT_DELAY_MS = 100;
 
-export interface ConnectOptions {
-  /** The daemon's socket. Default: defaultSocketPath(). */
-  socketPath?: string;
-  /** Sent in hello; the daemon shows it in its logs. */
-  clientName: string;
-  /** Start the daemon when its socket is absent, with `autoStartCommand`. Default false. */
-  autoStart?: boolean;
-  /**
-   * The daemon's argv for `autoStart`, e.g. `[process.execPath, "/…/mcpool/dist/cli/main.js",
-   * "serve"]`. Spawned detached with MCPOOL_SOCKET set to the socket path. Default: none, in
-   * which case `autoStart` fails with `daemon-unavailable`.
-   */
-  autoStartCommand?: readonly string[];
-  /** Bound on an auto-started daemon's socket appearing, ms. Default 5000. */
-  autoStartTimeoutMs?: number;
-  /** Largest frame accepted from the daemon, bytes. Default 16 MiB. */
-  maxFrameBytes?: number;
-  /** Bound on connecting plus hello, ms, for each dial. Default 5000. */
-  connectTimeoutMs?: number;
-  /** Longest pause between background redials, ms. Default 5000. */
-  maxReconnectDelayMs?: number;
-  /** Aborts connect() itself (not the client it returns). */
-  signal?: AbortSignal;
-}
-
-export interface CallOptions {
-  /** Server ids the call may reach; absent = all, empty = none. */
-  servers?: readonly string[];
-  /** Overrides the row's and the pool's call timeout, ms. */
-  timeoutMs?: number;
-  /** Return the CallToolResult instead of its text. */
-  raw?: boolean;
-  /** Overrides the row's and the pool's result cap, characters; 0 = no cap. */
-  maxResultChars?: number;
-  /** Coerce the arguments against the tool's schema; overrides the row and the pool. Default true. */
-  coerce?: boolean;
-  /** false: ask the server even when the result cache holds an answer, and keep the new one. */
-  cache?: boolean;
-  /** Call a tool the row hides. */
-  hidden?: boolean;
-  /**
-   * Rejects the call with the signal's reason (an AbortError) when aborted, and cancels it:
-   * the daemon aborts it and the server is sent `notifications/cancelled`.
-   */
-  signal?: AbortSignal;
-  /** Told of each progress notification the server sends for this call (and only this call). */
-  onProgress?: ProgressListener;
-  /**
-   * Answers the elicitations the server sends while this call is in flight on it; without
-   * it, the handler given to onElicit() does, else they are declined.
-   */
-  onElicit?: ElicitHandler;
-  /**
-   * Answers the sampling requests the server sends while this call is in flight on it;
-   * without it, the handler given to onSample() does, else the server is refused.
-   */
-  onSample?: SampleHandler;
-  /** The conversation, for a `session: "conversation"` row (SPEC B9); see withIdentity(). */
-  identity?: ConversationIdentity;
-  /** Server id → binding from conversations.tools(): a stale tool is refused before it is sent. */
-  bindings?: Readonly<Record<string, string>>;
-}
-
-export interface RunHooksOptions {
-  /** Servers whose hooks run: absent = every server, empty = none. */
-  servers?: readonly string[];
-  /**
-   * Stops waiting: runHooks() resolves at once with no outcomes. The daemon's hooks run on
-   * to their own bounds (the wire has no per-request cancellation).
-   */
-  signal?: AbortSignal;
-  /** Told of each outcome that is not ok. A listener that throws is ignored. */
-  onNotice?: (outcome: HookOutcome) => void;
-}
-
-export type EventListener = (event: PoolEvent) => void;
-export type NotificationListener = (serverId: string, notification: ServerNotification) => void;
-
-export interface PoolClient {
-  /** The daemon's hello on the current connection; undefined while disconnected. */
-  readonly daemon: HelloResult | undefined;
-  state(options?: { secrets?: boolean }): Promise<readonly ServerState[]>;
-  /** With `identity`, the conversation's tools of `session: "conversation"` rows too. */
-  tools(options?: {
-    names?: readonly string[];
-    servers?: readonly string[];
-    identity?: ConversationIdentity;
-  }): Promise<readonly ToolDefinition[]>;
-  /** Per-conversation servers (SPEC B9): leases, terminate, listings, counts. */
-  readonly conversations: ConversationsClient;
-  /** A handle that names `identity` on every call and listing. */
-  withIdentity(identity: ConversationIdentity): IdentifiedClient;
-  catalog(servers?: readonly string[]): Promise<readonly CatalogServer[]>;
-  /** The catalogue cut to the best matches for `query`, servers by their best tool (SPEC C6). */
-  search(
-    query: string,
-    options?: { servers?: readonly string[]; limit?: number },
-  ): Promise<readonly CatalogServer[]>;
-  /** What a definition has no room for; undefined where a call would be refused (SPEC C7). */
-  describe(
-    name: string,
-    options?: { servers?: readonly string[]; hidden?: boolean },
-  ): Promise<ToolDescription | undefined>;
-  /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
-  alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]>;
-  /**
-   * Runs the hooks rows attach to `event`, in the daemon (SPEC C17). Never rejects: a hook
-   * that failed is an outcome with `ok: false`; a daemon that cannot be reached, or an
-   * abort, resolves with no outcomes.
-   */
-  runHooks(
-    event: HookEvent,
-    context: HookContext,
-    options?: RunHooksOptions,
-  ): Promise<readonly HookOutcome[]>;
-  call(
-    name: string,
-    args?: Record<string, unknown>,
-    options?: CallOptions & { raw?: false },
-  ): Promise<string>;
-  call(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    options: CallOptions & { raw: true },
-  ): Promise<CallToolResult>;
-  probe(row: ServerRow): Promise<ProbeResult>;
-  stop(id: string): Promise<void>;
-  reconnect(id: string): Promise<void>;
-  /** A server's pin against its live list, and what changed since the approval (SPEC C18). */
-  pinInfo(id: string): Promise<PinInfo>;
-  /**
-   * Records the live list hashing to `fingerprint` as approved, in the daemon's pin store;
-   * refused with `pin-mismatch` if the list moved since it was shown. The row's `pin` in
-   * mcp.json is what makes the daemon offer the tools again.
-   */
-  approve(id: string, fingerprint: string): Promise<PinInfo>;
-  /**
-   * Hands the daemon an OAuth sign-in's tokens and client registration for an http server
-   * (what `mcpool login` does); the daemon stores them and redials the server.
-   */
-  storeCredentials(
-    id: string,
-    credentials: { tokens: Record<string, unknown>; clientInformation?: Record<string, unknown> },
-  ): Promise<ServerAuthState>;
-  /** Makes the daemon forget a server's sign-in and redial it (`mcpool logout`). */
-  forgetCredentials(id: string): Promise<ServerAuthState>;
-  reload(): Promise<ConfigStatus>;
-  status(): Promise<DaemonStatus>;
-  shutdown(): Promise<void>;
-  /**
-   * Calls `listener` with every pool event; returns the unsubscribe function. Listening does
-   * not keep the process alive. A listener that throws is reported as an uncaught exception,
-   * as EventTarget does, without keeping the other listeners from the event.
-   */
-  onEvent(listener: EventListener): () => void;
-  /** Calls `listener` with every notification of a pooled server; returns the unsubscribe. */
-  onNotification(listener: NotificationListener): () => void;
-  /**
-   * Answers the elicitations of this client's calls that brought no `onElicit` of their own
-   * (SPEC C14); replaces any handler given before. Returns the function that removes it.
-   * The daemon asks only the client whose call is in flight on the server that asks.
-   */
-  onElicit(handler: ElicitHandler): () => void;
-  /**
-   * Answers the sampling requests of this client's calls that brought no `onSample` of
-   * their own (SPEC C14); replaces any handler given before. Returns the function that
-   * removes it. The daemon asks only the client whose call is in flight on the server.
-   */
-  onSample(handler: SampleHandler): () => void;
-  // Passthrough (SPEC C15): refused with `not-offered` where the server does not offer it.
-  listResources(
-    serverId: string,
-    options?: PassthroughOptions & { cursor?: string },
-  ): Promise<ListResourcesResult>;
-  listResourceTemplates(
-    serverId: string,
-    options?: PassthroughOptions & { cursor?: string },
-  ): Promise<ListResourceTemplatesResult>;
-  readResource(
-    serverId: string,
-    uri: string,
-    options?: PassthroughOptions,
-  ): Promise<ReadResourceResult>;
-  /**
-   * The server's `notifications/resources/updated` for `uri` come to onNotification()
-   * listeners, to this client only; kept across a daemon restart.
-   */
-  subscribeResource(serverId: string, uri: string): Promise<void>;
-  unsubscribeResource(serverId: string, uri: string): Promise<void>;
-  listPrompts(
-    serverId: string,
-    options?: PassthroughOptions & { cursor?: string },
-  ): Promise<ListPromptsResult>;
-  getPrompt(
-    serverId: string,
-    name: string,
-    args?: Record<string, string>,
-    options?: PassthroughOptions,
-  ): Promise<GetPromptResult>;
-  complete(
-    serverId: string,
-    request: Omit<CompleteParams, "serverId">,
-    options?: PassthroughOptions,
-  ): Promise<CompleteResult>;
-  /** The server answers a ping (the daemon dials it first if it is idle). */
-  ping(serverId: string, options?: PassthroughOptions): Promise<void>;
-  /** The server's log level, for every agent that uses it. */
-  setLoggingLevel(
-    serverId: string,
-    level: LoggingLevel,
-    options?: PassthroughOptions,
-  ): Promise<void>;
-  /** Fails pending calls with `closed`, stops redialling; resolves once the socket closed. */
-  close(): Promise<void>;
-}
+export {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_AUTO_START_TIMEOUT_MS,
+  DEFAULT_MAX_RECONNECT_DELAY_MS,
+  type ConnectOptions,
+  type CallOptions,
+  type RunHooksOptions,
+  type EventListener,
+  type NotificationListener,
+  type PoolClient,
+};
 
 /** Connects to the daemon and exchanges hello. Fails with `daemon-unavailable` or `protocol-mismatch`. */
 export async function connect(options: ConnectOptions): Promise<PoolClient> {

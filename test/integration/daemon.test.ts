@@ -162,6 +162,8 @@ describe("the daemon", () => {
     const h = home();
     await daemon(h);
     expect(existsSync(h.configPath)).toBe(true);
+    // The first reconcile runs behind the socket: wait for the demo server to be up.
+    await ready(await agent(h), ["echo"]);
     const out = execFileSync(process.execPath, [cliPath, "tools"], {
       env: h.env,
       encoding: "utf8",
