@@ -32,6 +32,7 @@ export const POOL_ERROR_CODES = [
   "auth-required",
   "binding-changed",
   "session-expired",
+  "server-crashed",
 ] as const;
 
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];

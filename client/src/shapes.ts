@@ -143,7 +143,9 @@ export type ServerStatus =
   | "error"
   | "crash-loop"
   | "pin-mismatch"
-  | "auth-required";
+  | "auth-required"
+  /** A call timed out and a ping went unanswered: the server is being replaced (F3). */
+  | "unresponsive";
 
 export interface ToolAnnotations {
   title?: string;
@@ -290,13 +292,24 @@ export interface CallToolResult {
 }
 
 export type CloseReason =
-  "idle" | "stop" | "reconnect" | "removed" | "changed" | "redial" | "shutdown" | "crash";
+  | "idle"
+  | "stop"
+  | "reconnect"
+  | "removed"
+  | "changed"
+  | "redial"
+  | "shutdown"
+  | "crash"
+  | "unresponsive";
 
 export type PoolEvent =
-  | { type: "connect"; serverId: string; ms: number; tools: number }
+  /** `recovered`: it came back after a crash, a hang or a failed dial (F1). */
+  | { type: "connect"; serverId: string; ms: number; tools: number; recovered?: true }
   | { type: "connect-failed"; serverId: string; ms: number; error: string }
   /** The server needs a sign-in: no usable token and no way to get one without a person. */
   | { type: "auth-required"; serverId: string; error: string }
+  /** A call timed out and the server did not answer a ping: it is replaced (F3). */
+  | { type: "unresponsive"; serverId: string; error: string }
   | { type: "close"; serverId: string; reason: CloseReason; error?: string }
   | {
       type: "tools-changed";

@@ -209,6 +209,13 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         ...options.pool,
       });
 
+      // The first reconcile starts before the socket opens, so a request that arrives at
+      // once finds every row registered; it runs in the background, because a wedged server
+      // must not keep the socket from answering. Early listings and calls wait for it (F4).
+      pool
+        .sync(first.rows)
+        .catch((error: unknown) => daemonLog.error(`mcpool: ${(error as Error).message}`));
+
       server = createSocketServer({
         ...(options.listenFd !== undefined
           ? { listenFd: options.listenFd }
@@ -222,17 +229,19 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         }),
         log: daemonLog,
       });
-      await server.start();
+      try {
+        await server.start();
+      } catch (error) {
+        // The children the first reconcile started must not outlive a daemon that never served.
+        await pool.close().catch(() => undefined);
+        releaseLock?.();
+        throw error;
+      }
 
       watcher = watchConfig(paths.configPath, () => {
         pool?.syncSoon().catch(() => undefined);
       });
       await watcher.ready;
-      // The first reconcile runs in the background: a wedged server must not keep the
-      // socket from answering. Calls to a server still connecting wait for it.
-      pool
-        .sync(first.rows)
-        .catch((error: unknown) => daemonLog.error(`mcpool: ${(error as Error).message}`));
       daemonLog.info(
         `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,
       );

@@ -10,6 +10,7 @@ import {
   type CatalogServer,
   type ConfigStatus,
   type DaemonStatus,
+  type MethodName,
 } from "mcpool-client";
 
 import {
@@ -41,6 +42,8 @@ type Awaitable<T> = T | PromiseLike<T>;
 
 /** Exactly what the handlers use of the pool. */
 export interface PoolLike extends PassthroughPool, ConversationPool {
+  /** Resolves once the first reconcile is done, or a bound passed; never rejects (F4). */
+  ready(): Promise<void>;
   state(options: { secrets: boolean }): Awaitable<readonly ServerState[]>;
   tools(options: {
     names?: readonly string[];
@@ -112,7 +115,29 @@ interface Subscription {
   sample?: boolean;
 }
 
+/** Listings that would miss the servers still starting: they wait for the pool's first reconcile (F4). */
+const READY_FIRST = [
+  "tools/list",
+  "tools/catalog",
+  "tools/search",
+  "tools/describe",
+  "tools/always-loaded",
+] as const satisfies readonly MethodName[];
+
 export function createHandlers(deps: HandlerDeps): HandlerTable {
+  const table = handlerTable(deps);
+  const waiting: Record<string, unknown> = {};
+  for (const method of READY_FIRST) {
+    const handle = table[method] as (params: unknown, ctx: unknown) => unknown;
+    waiting[method] = async (params: unknown, ctx: unknown) => {
+      await deps.pool.ready();
+      return handle(params, ctx);
+    };
+  }
+  return { ...table, ...waiting } as HandlerTable;
+}
+
+function handlerTable(deps: HandlerDeps): HandlerTable {
   const { pool } = deps;
   /** Per connection id: what it subscribed to, undone when the connection closes. */
   const subscriptions = new Map<number, Subscription>();

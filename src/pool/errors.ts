@@ -25,6 +25,7 @@ export const POOL_ERROR_CODES = [
   "auth-required",
   "binding-changed",
   "session-expired",
+  "server-crashed",
 ] as const;
 
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];
@@ -76,6 +77,7 @@ const HTTP_STATUS: Record<PoolErrorCode, number> = {
   closed: 503,
   "connect-failed": 502,
   "connection-lost": 502,
+  "server-crashed": 502,
   "tool-error": 502,
   backoff: 503,
   "pool-full": 503,

@@ -39,6 +39,11 @@ export interface McpPoolOptions {
   probeTimeoutMs?: number;
   /** First backoff after a failure, ms, doubling per failure in a row (capped). Default 5000. */
   crashBackoffMs?: number;
+  /**
+   * ms a server gets to answer a `ping` after one of its calls timed out; no answer and it
+   * is taken for hung, shown `unresponsive` and replaced (F3). Default 5000.
+   */
+  pingTimeoutMs?: number;
   /** Cap on the characters call() returns; 0 or unset is no cap. */
   maxResultChars?: number;
   /** Cap on each description tools() hands out, `[Label] ` prefix included; unset is no cap. */

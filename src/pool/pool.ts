@@ -34,7 +34,7 @@ import {
   storedAuthProvider,
   type TokenStore,
 } from "./oauth.js";
-import { holding, withSession } from "./session.js";
+import { holding, sessionLost, withSession } from "./session.js";
 import { ResultCache, type Invoked } from "./result-cache.js";
 import { runHooks, type RunHooksOptions } from "./run-hooks.js";
 import { searchCatalog, TermCache } from "./search.js";
@@ -84,6 +84,9 @@ export {
   type McpPoolOptions,
 };
 
+/** Bound on how long an early listing or call waits for the first reconcile, ms (F4). */
+export const READY_WAIT_MS = 10_000;
+
 type Listener<T extends unknown[]> = (...args: T) => void;
 
 export class McpPool {
@@ -107,6 +110,9 @@ export class McpPool {
   /** `<id>\0<VAR>` of unset placeholder variables already logged, so each is said once. */
   readonly #warnedUnset = new Set<string>();
   #closed = false;
+  /** The first reconcile, settled or not: what an early call or listing waits for (F4). */
+  #firstSync: Promise<void> | undefined;
+  #firstSyncDone = false;
   readonly #eventListeners = new Set<Listener<[PoolEvent]>>();
   readonly #tokens: TokenStore;
   /** Per server, the OAuth tokens its provider last handed out: redacted from messages. */
@@ -186,6 +192,13 @@ export class McpPool {
       elicit: (serverId, params, signal) => this.#elicitation.elicit(serverId, params, signal),
       sample: (serverId, params, signal) => this.#sampling.sample(serverId, params, signal),
       held: (serverId) => this.#passthrough.held(serverId),
+      ...(options.pingTimeoutMs !== undefined ? { pingTimeoutMs: options.pingTimeoutMs } : {}),
+      revives: (entry) =>
+        !this.#closed &&
+        isEnabled(entry.row) &&
+        !this.#isLazy(entry.row) &&
+        !isConversationRow(entry.row) &&
+        this.#entries.get(entry.id) === entry,
     };
     this.#conversations = new ConversationRegistry({
       context: this.#context,
@@ -213,13 +226,38 @@ export class McpPool {
    * queue: never beside another reconcile. `sync([])` closes everything.
    */
   sync(configs?: readonly McpServerConfig[]): Promise<void> {
-    return this.#enqueue(() => this.#reconcile(configs));
+    return this.#first(this.#enqueue(() => this.#reconcile(configs)));
   }
 
   /** A sync() after the debounce; calls within it share one reconcile. */
   syncSoon(): Promise<void> {
     if (this.#closed) return Promise.reject(new McpPoolError("closed", "the pool is closed"));
-    return this.#queue.soon(() => this.#reconcile(undefined));
+    return this.#first(this.#queue.soon(() => this.#reconcile(undefined)));
+  }
+
+  #first(run: Promise<void>): Promise<void> {
+    this.#firstSync ??= run.then(
+      () => void (this.#firstSyncDone = true),
+      () => void (this.#firstSyncDone = true),
+    );
+    return run;
+  }
+
+  /**
+   * Resolves once the first reconcile has finished — every eager server connected or
+   * failed — or after `timeoutMs` (default {@link READY_WAIT_MS}), whichever comes first;
+   * at once when no sync was asked for yet. Never rejects. A listing made before it would
+   * miss the servers still starting (F4); call() waits for it by itself.
+   */
+  ready(timeoutMs = READY_WAIT_MS): Promise<void> {
+    const first = this.#firstSync;
+    if (first === undefined || this.#firstSyncDone) return Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
+    return Promise.race([first, bound]).finally(() => clearTimeout(timer));
   }
 
   /** Runs a pending syncSoon() now and waits for the queue to drain. */
@@ -761,6 +799,11 @@ export class McpPool {
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();
     if (found && found.entry.connection) return found;
+    if (!found && !this.#firstSyncDone && this.#firstSync) {
+      // The pool is still starting: the name may be one a server has yet to list (F4).
+      await this.ready();
+      return this.#resolve(qualified, opts);
+    }
     if (found) {
       // A last-known (stale) tool: its server comes back first, and may offer other tools.
       await found.entry.ensure();
@@ -856,23 +899,23 @@ export class McpPool {
     try {
       // A remote that forgot our session is redialled once and sent the call again (B6).
       result = await withSession(entry, (connection) =>
-        this.#send(connection, tool.name, args, timeoutMs, opts.signal, entry.id, opts.onProgress),
+        this.#send(entry, connection, tool.name, args, timeoutMs, opts.signal, opts.onProgress),
       );
     } catch (error) {
       const retryable =
         error instanceof McpPoolError &&
-        error.code === "connection-lost" &&
+        error.code === "server-crashed" &&
         row.trustAnnotations === true &&
         (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true);
       if (!retryable) throw error;
-      // A read cut off by a crash is safe to send again, once, to the restarted server.
+      // A read cut off by a crash is safe to send again, once, to the restarted server (F2).
       result = await this.#send(
+        entry,
         await entry.ensure({ ignoreBackoff: true }),
         tool.name,
         args,
         timeoutMs,
         opts.signal,
-        entry.id,
         opts.onProgress,
       );
     }
@@ -886,57 +929,36 @@ export class McpPool {
   }
 
   async #send(
+    entry: ServerEntry,
     connection: Connection,
     name: string,
     args: Record<string, unknown>,
     timeoutMs: number | undefined,
     signal: AbortSignal | undefined,
-    serverId: string,
     onProgress?: CallOptions["onProgress"],
   ): Promise<CallToolResult> {
     connection.inflight += 1;
     try {
       // onprogress makes the SDK send a progressToken of its own; resetTimeoutOnProgress
       // stays false, so a chatty server cannot hold a call past its timeout.
-      return (await connection.client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-        ...(signal ? { signal } : {}),
-        ...(onProgress ? { onprogress: onProgress } : {}),
-      })) as CallToolResult;
+      const result = (await connection.client.callTool(
+        { name, arguments: args },
+        CallToolResultSchema,
+        {
+          ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+          ...(signal ? { signal } : {}),
+          ...(onProgress ? { onprogress: onProgress } : {}),
+        },
+      )) as CallToolResult;
+      connection.answered = true;
+      return result;
     } catch (error) {
       if (signal?.aborted) throw error;
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        const ms = timeoutMs ?? 60_000;
-        throw new McpPoolError(
-          "timeout",
-          `call to "${name}" on server "${serverId}" timed out after ${ms} ms`,
-          {
-            serverId,
-            timeoutMs: ms,
-          },
-        );
+        // Slow, or hung? A ping on a small budget tells, and a hung server is replaced (F3).
+        entry.timedOut(connection);
       }
-      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-        throw new McpPoolError(
-          "connection-lost",
-          `server "${serverId}" closed the connection during the call to "${name}"`,
-          {
-            serverId,
-          },
-        );
-      }
-      if (error instanceof McpError) {
-        throw new McpPoolError("tool-error", error.message, { serverId, mcpCode: error.code });
-      }
-      if (isAuthRequired(error)) {
-        throw new McpPoolError(
-          "auth-required",
-          authRequiredMessage(serverId),
-          { serverId },
-          { cause: error },
-        );
-      }
-      throw error;
+      throw callError(entry, connection, name, timeoutMs, error);
     } finally {
       connection.inflight -= 1;
       if (connection.inflight === 0) connection.drained?.();
@@ -1065,6 +1087,65 @@ function unknownTool(
   code: "unknown-tool" | "out-of-scope" = "unknown-tool",
 ): McpPoolError {
   return new McpPoolError(code, `no server offers the tool "${qualified}"`);
+}
+
+/** What a failed tools/call becomes: one pool error code per way it can fail. */
+function callError(
+  entry: ServerEntry,
+  connection: Connection,
+  name: string,
+  timeoutMs: number | undefined,
+  error: unknown,
+): unknown {
+  const serverId = entry.id;
+  // Passed through whole: withSession redials on it (B6).
+  if (error instanceof McpPoolError || sessionLost(error)) return error;
+  const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+  if (timedOut || connection.unresponsive) {
+    const ms = timeoutMs ?? 60_000;
+    const why = timedOut
+      ? `timed out after ${ms} ms`
+      : "got no answer: the server stopped answering and is being replaced";
+    return new McpPoolError("timeout", `call to "${name}" on server "${serverId}" ${why}`, {
+      serverId,
+      timeoutMs: ms,
+    });
+  }
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+    // Closed by us (a reconnect, a retirement past its drain bound): the call was cut short.
+    if (connection.closing) {
+      return new McpPoolError(
+        "connection-lost",
+        `the connection to server "${serverId}" was closed during the call to "${name}"`,
+        { serverId },
+      );
+    }
+    return new McpPoolError(
+      "server-crashed",
+      `server "${serverId}" went down during the call to "${name}"; the tool may have run`,
+      { serverId },
+    );
+  }
+  if (error instanceof McpError) {
+    return new McpPoolError("tool-error", error.message, { serverId, mcpCode: error.code });
+  }
+  if (isAuthRequired(error)) {
+    return new McpPoolError(
+      "auth-required",
+      authRequiredMessage(serverId),
+      { serverId },
+      { cause: error },
+    );
+  }
+  // A remote that cannot be reached (connection refused, reset): name the server and the cause.
+  const cause = error instanceof Error ? (error.cause as Error | undefined) : undefined;
+  const detail = cause?.message ? `${(error as Error).message}: ${cause.message}` : String(error);
+  return new McpPoolError(
+    "connection-lost",
+    entry.redact(`server "${serverId}" could not be reached for the call to "${name}": ${detail}`),
+    { serverId },
+    { cause: error },
+  );
 }
 
 async function startAll(entries: readonly ServerEntry[], limit: number): Promise<void> {

@@ -30,8 +30,16 @@ import {
 } from "./routing.js";
 import type { CloseReason, PoolEvent, PoolLog, ServerNotification, ServerStatus } from "./types.js";
 
-/** A connection that stayed up this long was healthy; its crash starts a new count. */
-export const STABLE_CONNECTION_MS = 60_000;
+/**
+ * A connection that answered a call, or stayed up this long, was healthy (F1): its crash
+ * is redialled at once and starts a new count, however often that happened before.
+ */
+export const HEALTHY_AFTER_MS = 30_000;
+/**
+ * How long a server that let a call time out gets to answer a `ping` (F3) before it is
+ * taken for hung and replaced. A slow tool does not stop a live server from answering one.
+ */
+export const DEFAULT_PING_TIMEOUT_MS = 5_000;
 /** Failures in a row after which status says `crash-loop` instead of `error`. */
 export const CRASH_LOOP_AFTER = 3;
 /** Ceiling of the exponential backoff, ms. */
@@ -72,6 +80,13 @@ export interface EntryContext {
   ): Promise<CreateMessageResult>;
   /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
   held?(serverId: string): boolean;
+  /** ms a suspect server gets to answer a ping (F3). Default {@link DEFAULT_PING_TIMEOUT_MS}. */
+  pingTimeoutMs?: number;
+  /**
+   * Whether a server that went down comes back without waiting for a use (F1): eager,
+   * enabled rows of an open pool. Lazy rows come back on their next use.
+   */
+  revives?(entry: ServerEntry): boolean;
 }
 
 export interface Connection {
@@ -85,6 +100,12 @@ export interface Connection {
   inflight: number;
   /** Set when we are closing it, so its close is not mistaken for a crash. */
   closing: boolean;
+  /** It answered a request: a crash now is the crash of a healthy server (F1). */
+  answered: boolean;
+  /** A call timed out and a ping went unanswered: we are replacing it (F3). */
+  unresponsive: boolean;
+  /** The ping in progress after a call timed out, if any: one at a time. */
+  pinging?: Promise<void>;
   drained?: () => void;
 }
 
@@ -111,6 +132,8 @@ export class ServerEntry {
   #retiring = new Set<Promise<void>>();
   #relisting: Promise<void> | undefined;
   #relistAgain = false;
+  /** The one-shot timer that brings a downed eager server back (F1); never a poll. */
+  #reviveTimer: NodeJS.Timeout | undefined;
   readonly #context: EntryContext;
 
   constructor(row: McpServerConfig, context: EntryContext) {
@@ -187,6 +210,8 @@ export class ServerEntry {
         capabilities: undefined,
         inflight: 0,
         closing: false,
+        answered: false,
+        unresponsive: false,
       };
       const current = connection;
       client.fallbackNotificationHandler = async (notification) => {
@@ -223,19 +248,24 @@ export class ServerEntry {
       connection.instructions = client.getInstructions();
       connection.capabilities = client.getServerCapabilities() as
         Record<string, unknown> | undefined;
+      const recovered = this.error !== undefined;
       this.connection = connection;
       this.stopped = false;
       this.status = "ready";
       this.error = undefined;
       this.retryAt = undefined;
+      this.#cancelRevive();
       this.#setTools(tools);
       context.emit({
         type: "connect",
         serverId: row.id,
         ms: Date.now() - started,
         tools: tools.length,
+        ...(recovered ? { recovered: true } : {}),
       });
-      context.log.info?.(`mcpool: ${row.id} connected with ${tools.length} tools`);
+      context.log.info?.(
+        `mcpool: ${row.id} ${recovered ? "is back" : "connected"} with ${tools.length} tools`,
+      );
       context.changed(this);
       if (context.indexTools) context.listed(this);
       this.idle();
@@ -261,6 +291,7 @@ export class ServerEntry {
         });
         context.log.error?.(`mcpool: ${error.message}`);
         context.changed(this);
+        this.#scheduleRevive();
       }
       throw error;
     }
@@ -304,19 +335,14 @@ export class ServerEntry {
     this.status = this.failures >= CRASH_LOOP_AFTER ? "crash-loop" : "error";
     this.error = message;
     this.retryAt = now + backoff;
-    this.tools = [];
-    this.fingerprint = undefined;
-    this.stale = false;
+    // The last-known list stays offered (F1): a call finds out about the backoff itself.
+    this.stale = this.tools.length > 0;
   }
 
   /** The transport closed. Ours to expect when we closed it; a crash otherwise. */
   #closed(connection: Connection): void {
     connection.drained?.();
     if (connection.closing || this.connection !== connection) return;
-    this.connection = undefined;
-    this.busy();
-    const now = Date.now();
-    if (now - connection.startedAt > STABLE_CONNECTION_MS) this.failures = 0;
     const child = processOf(connection.transport);
     const exit = child?.exit;
     const how = exit ? describeExit(exit) : "closed the connection";
@@ -324,12 +350,102 @@ export class ServerEntry {
     const message = this.redact(
       `server "${this.id}" ${how} unexpectedly${stderr ? `; stderr:\n${stderr}` : ""}`,
     );
-    this.#failed(message, now);
     // The leader is gone; whatever it left in its group goes with it.
     void connection.transport.close().catch(() => undefined);
-    this.#context.emit({ type: "close", serverId: this.id, reason: "crash", error: message });
-    this.#context.log.error?.(`mcpool: ${message}`);
+    this.#lost(connection, "crash", message);
+  }
+
+  /**
+   * A call on `connection` timed out: ask the server for a ping on a small budget (F3). A
+   * server that answers anything is alive and only slow; one that answers nothing is hung,
+   * and is replaced.
+   */
+  timedOut(connection: Connection): void {
+    if (connection.pinging || connection.closing || this.connection !== connection) return;
+    const budget = this.#context.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
+    connection.pinging = connection.client
+      .ping({ timeout: budget })
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          const silent = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+          if (silent && this.connection === connection && !connection.closing) {
+            this.#hung(connection, budget);
+          }
+        },
+      )
+      .finally(() => (connection.pinging = undefined));
+  }
+
+  #hung(connection: Connection, budget: number): void {
+    connection.unresponsive = true;
+    connection.closing = true;
+    const message = `server "${this.id}" stopped answering: a call timed out and a ping got no answer within ${budget} ms; replacing it`;
+    // Not drained: nothing will come back on it. Its calls fail with `timeout` as it closes,
+    // and the stop ladder reaches SIGKILL, which a stopped process cannot ignore.
+    void (async () => {
+      await connection.client.close().catch(() => undefined);
+      await connection.transport.close().catch(() => undefined);
+    })();
+    this.#lost(connection, "unresponsive", this.redact(message));
+  }
+
+  /**
+   * The live connection is gone without us closing it: a crash, or a hang we cut short.
+   * A server that had been healthy is redialled at once and its count starts again; one
+   * that died soon after starting backs off, and says `crash-loop` when it keeps doing so.
+   * Either way its last-known tools stay offered, marked stale (F1).
+   */
+  #lost(connection: Connection, reason: "crash" | "unresponsive", message: string): void {
+    this.connection = undefined;
+    this.busy();
+    const now = Date.now();
+    const healthy = connection.answered || now - connection.startedAt >= HEALTHY_AFTER_MS;
+    if (healthy) {
+      this.failures = 0;
+      this.status = reason === "unresponsive" ? "unresponsive" : "error";
+      this.error = message;
+      this.retryAt = undefined;
+      this.stale = this.tools.length > 0;
+    } else {
+      this.#failed(message, now);
+    }
+    if (reason === "unresponsive") {
+      this.#context.emit({ type: "unresponsive", serverId: this.id, error: message });
+    }
+    this.#context.emit({ type: "close", serverId: this.id, reason, error: message });
+    this.#context.log.error?.(
+      `mcpool: ${message}${this.retryAt === undefined ? "" : `; next attempt at ${new Date(this.retryAt).toISOString()}`}`,
+    );
     this.#context.changed(this);
+    this.#scheduleRevive();
+  }
+
+  /**
+   * Brings an eager server back without waiting for a use (F1): at once after a healthy
+   * server's crash, at `retryAt` after a failure. One timer, armed only while the server
+   * is down, so an idle pool never wakes for it.
+   */
+  #scheduleRevive(): void {
+    this.#cancelRevive();
+    if (this.removed || this.stopped || this.#context.revives?.(this) !== true) return;
+    const delay = Math.max(0, (this.retryAt ?? 0) - Date.now());
+    const timer = setTimeout(() => {
+      if (this.#reviveTimer !== timer) return;
+      this.#reviveTimer = undefined;
+      if (this.connection || this.removed || this.stopped) return;
+      if (this.#context.revives?.(this) !== true) return;
+      this.#context.log.info?.(`mcpool: ${this.id}: restarting`);
+      // A failure is recorded on the entry, logged, and schedules the next attempt.
+      this.ensure().catch(() => undefined);
+    }, delay);
+    timer.unref();
+    this.#reviveTimer = timer;
+  }
+
+  #cancelRevive(): void {
+    if (this.#reviveTimer) clearTimeout(this.#reviveTimer);
+    this.#reviveTimer = undefined;
   }
 
   #setTools(tools: Tool[]): void {
@@ -395,8 +511,10 @@ export class ServerEntry {
    * timeout) before the transport closes.
    */
   async close(reason: CloseReason): Promise<void> {
+    this.#cancelRevive();
     const pending = this.#connecting;
     if (pending) await pending.catch(() => undefined);
+    this.#cancelRevive();
     this.busy();
     const connection = this.connection;
     this.connection = undefined;
@@ -431,6 +549,7 @@ export class ServerEntry {
   async replace(row: McpServerConfig): Promise<void> {
     const pending = this.#connecting;
     if (pending) await pending.catch(() => undefined);
+    this.#cancelRevive();
     this.busy();
     const old = this.connection;
     this.connection = undefined;
@@ -520,7 +639,12 @@ export class ServerEntry {
   resetBackoff(): void {
     this.retryAt = undefined;
     this.failures = 0;
-    if (this.status === "error" || this.status === "crash-loop" || this.status === "auth-required")
+    if (
+      this.status === "error" ||
+      this.status === "crash-loop" ||
+      this.status === "auth-required" ||
+      this.status === "unresponsive"
+    )
       this.status = "idle";
     this.error = undefined;
   }

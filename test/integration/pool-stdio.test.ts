@@ -1,29 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { McpPool, McpPoolError, type McpServerConfig, type PoolEvent } from "../../src/index.js";
+import { McpPool, McpPoolError, type PoolEvent } from "../../src/index.js";
+import { nodeRow, poolMaker } from "../helpers/stdio-pool.js";
 import { alive, fixture, groupMembers, nextMatching, waitFor } from "../helpers/processes.js";
 
-const pools: McpPool[] = [];
-
-function pool(options: Partial<ConstructorParameters<typeof McpPool>[0]> = {}): McpPool {
-  const created = new McpPool({
-    clientName: "mcpool-test",
-    log: {},
-    connectTimeoutMs: 15_000,
-    ...options,
-  });
-  pools.push(created);
-  return created;
-}
-
-function node(id: string, script: string, extra: Partial<McpServerConfig> = {}): McpServerConfig {
-  return {
-    id,
-    transport: "stdio",
-    command: process.execPath,
-    args: [fixture(script)],
-    ...extra,
-  } as McpServerConfig;
-}
+const { pool, made: pools } = poolMaker();
+const node = nodeRow;
 
 function pidOf(p: McpPool, id: string): number {
   const pid = p.state().find((s) => s.id === id)?.pid;
@@ -124,7 +105,7 @@ describe("a pool of stdio children", () => {
     expect(state?.error).toMatch(/exited with code 1/);
   });
 
-  it("moves a crashed server to error with its stderr, fails the call in flight once, and drops its tools", async () => {
+  it("moves a server that crashes soon after starting to error with its stderr, fails the call in flight once with server-crashed, and keeps its tools as last-known", async () => {
     const p = pool({ crashBackoffMs: 60_000 });
     await p.sync([node("crashy", "crash.mjs"), node("echo", "echo.mjs")]);
     const echoPid = pidOf(p, "echo");
@@ -133,13 +114,19 @@ describe("a pool of stdio children", () => {
       (e) => e.type === "close" && e.reason === "crash",
     );
     const error = await p.call("crashy__crash", {}).catch((e: unknown) => e);
-    expect((error as McpPoolError).code).toBe("connection-lost");
+    expect((error as McpPoolError).code).toBe("server-crashed");
+    expect((error as McpPoolError).message).toMatch(/may have run/);
     await closed;
     const crashy = p.state().find((s) => s.id === "crashy");
+    // It never answered a call and died at once: a backoff, not an instant redial (F1).
     expect(crashy?.status).toBe("error");
+    expect(crashy?.retryAt).toBeGreaterThan(Date.now());
     expect(crashy?.error).toMatch(/fixture crashing on purpose/);
-    expect(crashy?.tools).toEqual([]);
-    expect(p.tools().some((t) => t.function.name.startsWith("crashy__"))).toBe(false);
+    expect(crashy?.stale).toBe(true);
+    expect(crashy?.tools.map((t) => t.name)).toContain("crash");
+    expect(p.tools().some((t) => t.function.name === "crashy__echo")).toBe(true);
+    const refused = await p.call("crashy__echo", { text: "x" }).catch((e: unknown) => e);
+    expect((refused as McpPoolError).code).toBe("backoff");
     // The other server never noticed.
     expect(pidOf(p, "echo")).toBe(echoPid);
     expect(await p.call("echo__echo", { text: "fine" })).toBe("fine");

@@ -79,6 +79,8 @@ class FakePool implements PoolLike {
   bigTools = 0;
   readonly conversations = fakeConversations();
 
+  async ready(): Promise<void> {}
+
   state(options: { secrets: boolean }): ServerState[] {
     this.stateSecrets.push(options.secrets);
     const { env: _env, ...bare } = ROW;

@@ -375,7 +375,7 @@ describe("McpPool over in-memory servers", () => {
     const untrusted = scriptedServer([tool("read", crashOnce)]);
     const other = track(makePool({ servers: { s: untrusted.build }, crashBackoffMs: 60_000 }));
     await other.sync([memoryRow("s")]);
-    expect((await refusal(other.call("s__read", {}))).code).toBe("connection-lost");
+    expect((await refusal(other.call("s__read", {}))).code).toBe("server-crashed");
     expect(untrusted.spawns).toBe(1);
   });
 
