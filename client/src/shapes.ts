@@ -310,6 +310,8 @@ export type PoolEvent =
   | { type: "auth-required"; serverId: string; error: string }
   /** A call timed out and the server did not answer a ping: it is replaced (F3). */
   | { type: "unresponsive"; serverId: string; error: string }
+  /** A server that went down is being dialled again without waiting for a use (F1). */
+  | { type: "restart"; serverId: string }
   | { type: "close"; serverId: string; reason: CloseReason; error?: string }
   | {
       type: "tools-changed";

@@ -62,6 +62,7 @@ const POOL_SECTION_NUMBERS = [
   "callTimeoutMs",
   "probeTimeoutMs",
   "crashBackoffMs",
+  "pingTimeoutMs",
   "maxResultChars",
   "maxDescriptionChars",
   "toolsTokenWarning",

@@ -435,6 +435,7 @@ export class ServerEntry {
       this.#reviveTimer = undefined;
       if (this.connection || this.removed || this.stopped) return;
       if (this.#context.revives?.(this) !== true) return;
+      this.#context.emit({ type: "restart", serverId: this.id });
       this.#context.log.info?.(`mcpool: ${this.id}: restarting`);
       // A failure is recorded on the entry, logged, and schedules the next attempt.
       this.ensure().catch(() => undefined);

@@ -37,14 +37,17 @@ export function groupMembers(pgid: number): number[] {
   return out;
 }
 
-/** Polls `condition` until true or the bound runs out; the only wait tests use for the process table. */
+/**
+ * Polls `condition` (which may ask the daemon) until true or the bound runs out; the only
+ * wait tests use for the process table.
+ */
 export async function waitFor(
-  condition: () => boolean,
+  condition: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
   what = "condition",
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline)
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

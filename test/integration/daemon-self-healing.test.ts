@@ -1,0 +1,166 @@
+/**
+ * Self-healing through a real `mcpool serve` (SPEC F1, F3, F4; FAULTS "A service left
+ * running for days"): a child killed with SIGKILL after running fine is back by itself
+ * with its tools offered all along; a SIGSTOPped child is found, shown `unresponsive` and
+ * replaced; agents that call the instant the daemon serves are answered, never
+ * `unknown-tool`.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { connect, type PoolClient, type PoolEvent } from "mcpool-client";
+import {
+  cliPath,
+  client,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+const homes: TestHome[] = [];
+const daemons: RunningDaemon[] = [];
+const clients: PoolClient[] = [];
+const stopped: number[] = [];
+
+afterEach(async () => {
+  for (const pid of stopped.splice(0)) {
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      // gone
+    }
+  }
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  for (const home of homes.splice(0)) home.remove();
+});
+
+function home(): TestHome {
+  const created = testHome("mcpool-heal-");
+  homes.push(created);
+  return created;
+}
+
+async function agent(h: TestHome, name = "agent"): Promise<PoolClient> {
+  const c = await client(h, name);
+  clients.push(c);
+  return c;
+}
+
+const crashRow = { command: process.execPath, args: [fixture("crash.mjs")] };
+
+async function serverOf(c: PoolClient, id: string) {
+  return (await c.state()).find((s) => s.id === id);
+}
+
+function events(c: PoolClient): PoolEvent[] {
+  const seen: PoolEvent[] = [];
+  c.onEvent((event) => seen.push(event));
+  return seen;
+}
+
+describe("a daemon that heals its servers", () => {
+  it("brings a child killed with SIGKILL back by itself, twice, tools offered all along", async () => {
+    const h = home();
+    h.writeConfig({ crashy: crashRow }, { mcpool: { crashBackoffMs: 60_000 } });
+    daemons.push(await startDaemon(h));
+    const c = await agent(h);
+    const seen = events(c);
+    await waitFor(async () => (await serverOf(c, "crashy"))?.status === "ready", 20_000, "ready");
+    for (let round = 0; round < 2; round += 1) {
+      expect(await c.call("crashy__echo", { text: `r${round}` })).toBe(`r${round}`);
+      const before = (await serverOf(c, "crashy"))!.pid!;
+      process.kill(before, "SIGKILL");
+      await waitFor(
+        async () => {
+          const state = await serverOf(c, "crashy");
+          return state?.status === "ready" && state.pid !== before;
+        },
+        20_000,
+        "the server to be back with a new pid",
+      );
+      expect((await c.tools()).map((t) => t.function.name)).toContain("crashy__echo");
+      expect((await serverOf(c, "crashy"))?.retryAt).toBeUndefined();
+      expect(alive(before)).toBe(false);
+    }
+    // One log line each for the crash, the restart and the recovery.
+    const log = daemons[0]!.stderr();
+    expect(log.match(/crashy" was killed by SIGKILL unexpectedly/g)).toHaveLength(2);
+    expect(log.match(/crashy: restarting/g)).toHaveLength(2);
+    expect(log.match(/crashy is back/g)).toHaveLength(2);
+    const mine = seen.filter((e) => "serverId" in e && e.serverId === "crashy");
+    expect(mine.filter((e) => e.type === "close" && e.reason === "crash")).toHaveLength(2);
+    expect(mine.filter((e) => e.type === "restart")).toHaveLength(2);
+    expect(mine.filter((e) => e.type === "connect" && e.recovered === true)).toHaveLength(2);
+  }, 60_000);
+
+  it("finds a SIGSTOPped child, shows it unresponsive, replaces it and serves the next call", async () => {
+    const h = home();
+    h.writeConfig(
+      { frozen: { ...crashRow, callTimeoutMs: 500 } },
+      { mcpool: { crashBackoffMs: 60_000, pingTimeoutMs: 500 } },
+    );
+    daemons.push(await startDaemon(h));
+    const c = await agent(h);
+    const seen = events(c);
+    await waitFor(async () => (await serverOf(c, "frozen"))?.status === "ready", 20_000, "ready");
+    expect(await c.call("frozen__echo", { text: "warm" })).toBe("warm");
+    const before = (await serverOf(c, "frozen"))!.pid!;
+    process.kill(before, "SIGSTOP");
+    stopped.push(before);
+    await expect(c.call("frozen__echo", { text: "lost" })).rejects.toMatchObject({
+      code: "timeout",
+    });
+    await waitFor(() => seen.some((e) => e.type === "unresponsive"), 20_000, "unresponsive");
+    await waitFor(
+      async () => {
+        const state = await serverOf(c, "frozen");
+        return state?.status === "ready" && state.pid !== before;
+      },
+      20_000,
+      "a new child",
+    );
+    expect(await c.call("frozen__echo", { text: "served" })).toBe("served");
+    await waitFor(() => !alive(before), 20_000, "the stopped child to be killed");
+    expect(daemons[0]!.stderr()).toMatch(/frozen" stopped answering/);
+  }, 60_000);
+
+  it("answers agents that call the instant the daemon serves, never unknown-tool", async () => {
+    const h = home();
+    const rows = Object.fromEntries(
+      ["a", "b", "c", "d", "e"].map((id) => [
+        id,
+        { command: process.execPath, args: [fixture("echo.mjs")] },
+      ]),
+    );
+    h.writeConfig(rows);
+    const child = spawn(process.execPath, [cliPath, "serve"], {
+      env: h.env,
+      stdio: ["ignore", "ignore", "ignore"],
+    });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      // Dial the moment the socket file appears, before the servers have started.
+      await waitFor(() => existsSync(h.socketPath), 20_000, "the socket");
+      const agents = await Promise.all(
+        ["a", "b", "c", "d", "e"].map(async (id) => {
+          const c = await connect({ socketPath: h.socketPath, clientName: `early-${id}` });
+          clients.push(c);
+          return { id, c };
+        }),
+      );
+      const answers = await Promise.all(
+        agents.map(({ id, c }) => c.call(`${id}__echo`, { text: id })),
+      );
+      expect(answers).toEqual(["a", "b", "c", "d", "e"]);
+      const listed = (await agents[0]!.c.tools()).map((t) => t.function.name);
+      for (const id of ["a", "b", "c", "d", "e"]) expect(listed).toContain(`${id}__echo`);
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+      child.kill("SIGTERM");
+      await exited;
+    }
+  }, 60_000);
+});
