@@ -56,6 +56,8 @@ export interface HttpMcpServerOptions {
   keepAliveTimeout?: number;
   /** Paths answered with a 307 to the given Location. */
   redirects?: Readonly<Record<string, string>>;
+  /** The port to listen on: a server "back" where a stopped one was. Default any free port. */
+  port?: number;
 }
 
 export async function startHttpMcpServer(
@@ -166,7 +168,7 @@ export async function startHttpMcpServer(
   });
   server.on("connection", () => (state.connections += 1));
   if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${port}`;
 

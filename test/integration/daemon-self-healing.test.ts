@@ -18,13 +18,16 @@ import {
   type TestHome,
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
+import { startHttpMcpServer, type HttpMcpServer } from "../helpers/http-mcp-server.js";
 
 const homes: TestHome[] = [];
 const daemons: RunningDaemon[] = [];
 const clients: PoolClient[] = [];
 const stopped: number[] = [];
+const remotes: HttpMcpServer[] = [];
 
 afterEach(async () => {
+  await Promise.all(remotes.splice(0).map((r) => r.close().catch(() => undefined)));
   for (const pid of stopped.splice(0)) {
     try {
       process.kill(pid, "SIGCONT");
@@ -163,4 +166,22 @@ describe("a daemon that heals its servers", () => {
       await exited;
     }
   }, 60_000);
+
+  it("names the server and the cause when a remote is down, and calls it again once it is back", async () => {
+    const first = await startHttpMcpServer();
+    const h = home();
+    h.writeConfig({ remote: { type: "http", url: first.url } });
+    daemons.push(await startDaemon(h));
+    const c = await agent(h);
+    expect(await c.call("remote__echo", { text: "up" })).toBe("up");
+    await first.close();
+    const error = await c.call("remote__echo", { text: "down" }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "connection-lost" });
+    expect((error as Error).message).toMatch(/server "remote" could not be reached/);
+    expect((error as Error).message).not.toMatch(/internal error/);
+    const back = await startHttpMcpServer({ port: first.port });
+    remotes.push(back);
+    // The new process forgot the session: one redial, and the call goes through (B6).
+    expect(await c.call("remote__echo", { text: "back" })).toBe("back");
+  });
 });
