@@ -154,12 +154,17 @@ describe("a daemon that heals its servers", () => {
           return { id, c };
         }),
       );
-      const answers = await Promise.all(
-        agents.map(({ id, c }) => c.call(`${id}__echo`, { text: id })),
+      // What an agent does first: list the tools, then call one. Both see every server.
+      const seen = await Promise.all(
+        agents.map(async ({ id, c }) => {
+          const listed = (await c.tools()).map((t) => t.function.name);
+          return { listed, answer: await c.call(`${id}__echo`, { text: id }) };
+        }),
       );
-      expect(answers).toEqual(["a", "b", "c", "d", "e"]);
-      const listed = (await agents[0]!.c.tools()).map((t) => t.function.name);
-      for (const id of ["a", "b", "c", "d", "e"]) expect(listed).toContain(`${id}__echo`);
+      for (const { listed } of seen) {
+        for (const id of ["a", "b", "c", "d", "e"]) expect(listed).toContain(`${id}__echo`);
+      }
+      expect(seen.map((s) => s.answer)).toEqual(["a", "b", "c", "d", "e"]);
     } finally {
       await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
       child.kill("SIGTERM");
