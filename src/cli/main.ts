@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { connect, McpPoolError as ClientError, type PoolClient } from "mcpool-client";
 import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
 import { resolvePaths } from "../daemon/paths.js";
+import { printable } from "../pool/printable.js";
 import { VERSION } from "../version.js";
 import { conversationLines } from "./conversation-status.js";
 import { cell, duration, table } from "./format.js";
@@ -331,7 +332,8 @@ async function main(argv: readonly string[]): Promise<number> {
       const path = resolvePaths({}).logDir;
       const lines = Number(values.n ?? 50);
       const text = await readFile(`${path}/mcpool.log`, "utf8").catch(() => "");
-      io.out(text.trimEnd().split("\n").slice(-lines).join("\n"));
+      // Written printable since F8; a file from before may still hold escape codes.
+      io.out(printable(text.trimEnd().split("\n").slice(-lines).join("\n"), { multiline: true }));
       return EXIT.ok;
     }
     case "shutdown":
