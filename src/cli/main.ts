@@ -1,15 +1,18 @@
 #!/usr/bin/env node
 /**
  * The `mcpool` command. The only module allowed to call process.exit.
- * Exit codes: 0 done, 1 the call or operation failed, 2 bad input, 3 daemon not running.
+ * Exit codes: 0 done, 1 the call or operation failed, 2 bad input, 3 daemon not running,
+ * 141 its reader closed stdout or stderr before everything was written (exit.ts).
  */
 import { parseArgs } from "node:util";
 import { readFile } from "node:fs/promises";
 import { connect, McpPoolError as ClientError, type PoolClient } from "mcpool-client";
 import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
 import { resolvePaths } from "../daemon/paths.js";
+import { printable } from "../pool/printable.js";
 import { VERSION } from "../version.js";
 import { conversationLines } from "./conversation-status.js";
+import { endQuietlyOnBrokenPipe, EXIT_BROKEN_PIPE, exitWhenFlushed } from "./exit.js";
 import { cell, duration, table } from "./format.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
@@ -47,7 +50,7 @@ commands:
 
 options: --json (machine-readable output), --socket PATH, --config PATH
 environment: MCPOOL_SOCKET, MCPOOL_CONFIG
-exit codes: 0 ok, 1 failed, 2 bad input, 3 daemon not running
+exit codes: 0 ok, 1 failed, 2 bad input, 3 daemon not running, ${EXIT_BROKEN_PIPE} output pipe closed early
 `;
 
 class UsageError extends Error {}
@@ -86,6 +89,8 @@ async function main(argv: readonly string[]): Promise<number> {
     },
   });
   const [command, ...rest] = positionals;
+  // The bridge ends itself, cleanly, when its host stops reading (bridge.ts).
+  if (command !== "bridge") endQuietlyOnBrokenPipe();
   if (values.version) {
     io.out(VERSION);
     return EXIT.ok;
@@ -331,7 +336,8 @@ async function main(argv: readonly string[]): Promise<number> {
       const path = resolvePaths({}).logDir;
       const lines = Number(values.n ?? 50);
       const text = await readFile(`${path}/mcpool.log`, "utf8").catch(() => "");
-      io.out(text.trimEnd().split("\n").slice(-lines).join("\n"));
+      // Written printable since F8; a file from before may still hold escape codes.
+      io.out(printable(text.trimEnd().split("\n").slice(-lines).join("\n"), { multiline: true }));
       return EXIT.ok;
     }
     case "shutdown":
@@ -460,29 +466,30 @@ async function serve(
   return EXIT.ok;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    if (
-      error instanceof UsageError ||
-      (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
-    ) {
-      io.err(`mcpool: ${(error as Error).message}\n\n${USAGE}`);
-      process.exit(EXIT.badInput);
+/** Says what went wrong; the exit code that means it. */
+function failure(error: unknown): number {
+  if (
+    error instanceof UsageError ||
+    (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
+  ) {
+    io.err(`mcpool: ${(error as Error).message}\n\n${USAGE}`);
+    return EXIT.badInput;
+  }
+  if (error instanceof ClientError) {
+    io.err(`mcpool: ${error.message}`);
+    if (error.code === "daemon-unavailable") {
+      io.err("is the daemon running? start it with `mcpool serve` or `mcpool service install`");
+      return EXIT.notRunning;
     }
-    if (error instanceof ClientError) {
-      io.err(`mcpool: ${error.message}`);
-      if (error.code === "daemon-unavailable") {
-        io.err("is the daemon running? start it with `mcpool serve` or `mcpool service install`");
-        process.exit(EXIT.notRunning);
-      }
-      process.exit(
-        error.code === "invalid-arguments" || error.code === "unknown-server"
-          ? EXIT.badInput
-          : EXIT.failed,
-      );
-    }
-    io.err(`mcpool: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(EXIT.failed);
-  },
+    return error.code === "invalid-arguments" || error.code === "unknown-server"
+      ? EXIT.badInput
+      : EXIT.failed;
+  }
+  io.err(`mcpool: ${error instanceof Error ? error.message : String(error)}`);
+  return EXIT.failed;
+}
+
+// Never process.exit() straight away: a pipe may not have taken the output yet (F9).
+void main(process.argv.slice(2)).then(exitWhenFlushed, (error: unknown) =>
+  exitWhenFlushed(failure(error)),
 );

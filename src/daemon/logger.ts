@@ -2,9 +2,12 @@
  * The daemon's log: every line to stderr (what a service manager collects) and to a
  * bounded log file in the log directory, rotated once to `.1` when it passes its cap.
  * Library code never writes stdout: for `mcpool bridge` it is a protocol channel.
+ * Messages quote what servers said; every one is made printable (no escape sequences or
+ * control bytes) before it reaches a terminal through stderr or `mcpool logs` (SPEC F8).
  */
 import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { printable } from "../pool/printable.js";
 import type { PoolLog } from "../pool/types.js";
 
 /** A week of a busy daemon's lines; two files at most. */
@@ -24,7 +27,7 @@ export function createLog(
   const maxBytes = options.maxBytes ?? DEFAULT_LOG_MAX_BYTES;
   let size = sizeOf(path);
   const write = (level: string, message: string): void => {
-    const line = `${new Date().toISOString()} ${level} ${message}\n`;
+    const line = `${new Date().toISOString()} ${level} ${printable(message, { multiline: true })}\n`;
     if (options.stderr !== false) process.stderr.write(line);
     try {
       if (size + line.length > maxBytes) {

@@ -25,6 +25,7 @@ import { callArguments } from "./coercion.js";
 import { describeTool } from "./describe.js";
 import { McpPoolError } from "./errors.js";
 import { keepAliveFetch, type KeepAliveFetch } from "./fetch.js";
+import { JunkLog } from "./junk-log.js";
 import {
   authRequiredMessage,
   credentialsKey,
@@ -149,6 +150,7 @@ export class McpPool {
       log: this.#log,
     });
     this.#ownFetch = options.fetch ? undefined : keepAliveFetch();
+    const junk = new JunkLog({ log: (message) => this.#log.info?.(message) });
     this.#context = {
       clientInfo: { name: options.clientName, version: options.clientVersion ?? VERSION },
       capabilities,
@@ -170,10 +172,7 @@ export class McpPool {
                 onAuthRequired: () => this.#entries.get(row.id)?.authLost(),
                 onTokens: (values) => this.#oauthSecrets.set(row.id, values),
               }),
-        onJunk: (line) =>
-          this.#log.info?.(
-            `mcpool: skipped a stdout line that is not JSON-RPC: ${line.slice(0, 200)}`,
-          ),
+        onJunk: (serverId, line, redact) => junk.line(serverId, line, redact),
       },
       connectTimeoutMs: options.connectTimeoutMs,
       callTimeoutMs: options.callTimeoutMs,

@@ -1,7 +1,10 @@
 /**
  * A bounded tail of what a child wrote to stderr: the explanation of a failed start is
  * nearly always its last lines, and a child writing gigabytes must not grow our memory.
+ * It ends up in error messages, status and the log, so it is read back printable: no escape
+ * sequences or control bytes, only its lines (printable.ts).
  */
+import { printable } from "./printable.js";
 
 /** Enough for a Python traceback or a Node stack; small enough to put in an error. */
 export const DEFAULT_STDERR_TAIL_CHARS = 4096;
@@ -22,8 +25,8 @@ export class StderrTail {
     if (this.#text.length > this.#max * 2) this.#text = this.#text.slice(-this.#max);
   }
 
-  /** The last `maxChars` characters, trimmed. */
+  /** The last `maxChars` characters, trimmed and made printable. */
   text(): string {
-    return this.#text.slice(-this.#max).trim();
+    return printable(this.#text.slice(-this.#max), { multiline: true }).trim();
   }
 }

@@ -30,7 +30,7 @@ export interface ChildProcessTransportOptions {
   /** ms between the steps of the stop ladder. Default {@link DEFAULT_STOP_GRACE_MS}. */
   stopGraceMs?: number;
   maxLineBytes?: number;
-  /** Called with each stdout line that is not a JSON-RPC message. */
+  /** Called with each stdout line that is not a JSON-RPC message, whole: cutting it is the caller's. */
   onJunk?: (line: string) => void;
   /** Called with every stderr chunk (already kept in the tail). */
   onStderr?: (chunk: Buffer) => void;
@@ -133,7 +133,7 @@ export class ChildProcessTransport implements Transport {
     }
     for (const line of lines) {
       const message = parseJsonRpcLine(line);
-      if (message === undefined) this.#options.onJunk?.(line.slice(0, 200));
+      if (message === undefined) this.#options.onJunk?.(line);
       else this.onmessage?.(message);
     }
   }

@@ -11,6 +11,7 @@ import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
 import { remoteUrlProblem } from "../config/url-policy.js";
 import { childEnvironment, type ChildEnvPolicy } from "./child-env.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { redactSecrets, secretValues } from "./secrets.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -23,8 +24,11 @@ export interface TransportContext {
   env?: Environment;
   /** Told each variable a placeholder names that is unset and has no default (left verbatim). */
   onUnsetVariable?: (serverId: string, name: string) => void;
-  /** Called with each stdout line of a stdio child that is not JSON-RPC. */
-  onJunk?: (line: string) => void;
+  /**
+   * Called with each stdout line of a stdio child that is not JSON-RPC, whole, and with what
+   * removes the secrets that child was given (its row's env as dialled; see secrets.ts).
+   */
+  onJunk?: (serverId: string, line: string, redact: (text: string) => string) => void;
   /** Told when a stdio child starts and when it and its group are gone. */
   onChild?: ChildListener;
   /**
@@ -58,7 +62,7 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
       args: row.args ?? [],
       env: childEnvironment(context.childEnv, row.env, env),
       ...(row.cwd ? { cwd: row.cwd } : {}),
-      ...(context.onJunk ? { onJunk: context.onJunk } : {}),
+      ...(context.onJunk ? { onJunk: junkListener(configured, env, context.onJunk) } : {}),
       ...(context.onChild
         ? {
             onSpawn: (pid: number) => context.onChild?.({ type: "spawn", serverId: row.id, pid }),
@@ -81,6 +85,21 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
     fetch: originPinnedFetch(url, Object.keys(headers), context.fetch ?? sharedKeepAliveFetch()),
   });
 };
+
+/**
+ * The child's junk lines, tagged with its server and redacted with the secrets of the row it
+ * was started from: a retiring child of an edited or removed row is still redacted right.
+ */
+function junkListener(
+  row: McpServerConfig,
+  env: Environment,
+  onJunk: NonNullable<TransportContext["onJunk"]>,
+): (line: string) => void {
+  let secrets: string[] | undefined;
+  const redact = (text: string): string =>
+    redactSecrets(text, (secrets ??= secretValues(row, env)));
+  return (line) => onJunk(row.id, line, redact);
+}
 
 /** What a transport can tell about the process behind it, if there is one. */
 export function processOf(transport: Transport): ChildProcessTransport | undefined {
