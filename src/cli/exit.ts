@@ -33,6 +33,18 @@ export function endQuietlyOnBrokenPipe(): void {
   }
 }
 
+/**
+ * For `serve`: a terminal or pipe that went away is no reason to stop serving — the log
+ * file has every line. Writes to a broken stream are dropped; other errors still throw.
+ */
+export function serveWithoutBrokenPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error) => {
+      if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
+    });
+  }
+}
+
 function exitOnBrokenPipe(error: unknown): void {
   if ((error as NodeJS.ErrnoException).code === "EPIPE") process.exit(EXIT_BROKEN_PIPE);
 }

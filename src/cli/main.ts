@@ -12,7 +12,12 @@ import { resolvePaths } from "../daemon/paths.js";
 import { printable } from "../pool/printable.js";
 import { VERSION } from "../version.js";
 import { conversationLines } from "./conversation-status.js";
-import { endQuietlyOnBrokenPipe, EXIT_BROKEN_PIPE, exitWhenFlushed } from "./exit.js";
+import {
+  endQuietlyOnBrokenPipe,
+  EXIT_BROKEN_PIPE,
+  exitWhenFlushed,
+  serveWithoutBrokenPipes,
+} from "./exit.js";
 import { cell, duration, table } from "./format.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
@@ -89,8 +94,10 @@ async function main(argv: readonly string[]): Promise<number> {
     },
   });
   const [command, ...rest] = positionals;
-  // The bridge ends itself, cleanly, when its host stops reading (bridge.ts).
-  if (command !== "bridge") endQuietlyOnBrokenPipe();
+  // The bridge ends itself, cleanly, when its host stops reading (bridge.ts); the daemon
+  // keeps serving with its log file when whoever read its stderr goes away.
+  if (command === "serve") serveWithoutBrokenPipes();
+  else if (command !== "bridge") endQuietlyOnBrokenPipe();
   if (values.version) {
     io.out(VERSION);
     return EXIT.ok;

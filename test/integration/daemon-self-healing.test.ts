@@ -189,4 +189,28 @@ describe("a daemon that heals its servers", () => {
     // The new process forgot the session: one redial, and the call goes through (B6).
     expect(await c.call("remote__echo", { text: "back" })).toBe("back");
   });
+
+  it("keeps serving when whoever read its stderr goes away", async () => {
+    const h = home();
+    h.writeConfig({ crashy: crashRow }, { mcpool: { crashBackoffMs: 60_000 } });
+    const daemon = await startDaemon(h);
+    daemons.push(daemon);
+    const c = await agent(h);
+    await waitFor(async () => (await serverOf(c, "crashy"))?.status === "ready", 20_000, "ready");
+    expect(await c.call("crashy__echo", { text: "healthy" })).toBe("healthy");
+    // The terminal is gone: the next log lines meet a closed pipe.
+    daemon.process.stderr!.destroy();
+    const before = (await serverOf(c, "crashy"))!.pid!;
+    process.kill(before, "SIGKILL");
+    await waitFor(
+      async () => {
+        const state = await serverOf(c, "crashy");
+        return state?.status === "ready" && state.pid !== before;
+      },
+      20_000,
+      `the server to be back after logging into a closed stderr (daemon exit ${String(daemon.process.exitCode)})`,
+    );
+    expect(await c.call("crashy__echo", { text: "still serving" })).toBe("still serving");
+    expect(daemon.process.exitCode).toBeNull();
+  });
 });
