@@ -43,20 +43,67 @@ export async function checkSocket(path: string): Promise<"present" | "absent"> {
   return "present";
 }
 
-// How often the socket's appearance is checked after starting the daemon: no event tells us,
-// and a daemon takes ~100 ms to bind, so 50 ms costs little and adds little latency.
+// How often an auto-started daemon is looked for: no event tells us when it binds, and a
+// daemon takes ~100 ms to, so 50 ms costs little and adds little latency.
 const START_POLL_MS = 50;
 
+/** How `reachDaemon` starts a daemon that is not there. */
+export interface AutoStart {
+  /** The daemon's argv, spawned detached with MCPOOL_SOCKET set to the path. */
+  command: readonly string[];
+  /** Bound on the started daemon answering a connect, ms. */
+  timeoutMs: number;
+}
+
 /**
- * Spawns `command` detached (its own session, no stdio, not waited for) with MCPOOL_SOCKET
- * set to `path`, then waits for a socket of ours to appear there, at most `timeoutMs`.
+ * A connected socket to the daemon at `path`. With `autoStart`, a daemon is started when none
+ * is there: no socket file, or one nobody listens on, left by a daemon that died (SPEC F5).
+ * Several clients may do so at once: the daemons' instance lock lets one serve, the others
+ * exit 0, and every client connects to the one that serves.
  */
-export async function startDaemon(
+export async function reachDaemon(
   path: string,
-  command: readonly string[],
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<void> {
+  connect: OpenSocketOptions,
+  autoStart?: AutoStart,
+): Promise<Socket> {
+  if (autoStart !== undefined) {
+    return (await connectIfServed(path, connect)) ?? startDaemon(path, autoStart, connect);
+  }
+  if ((await checkSocket(path)) === "absent") {
+    throw unavailable(`no daemon is listening at ${path}`, { socketPath: path });
+  }
+  return openSocket(path, connect);
+}
+
+/**
+ * A connected socket, or undefined when no daemon is there: no socket file, or one nobody
+ * listens on (ENOENT, ECONNREFUSED). Any other failure is thrown.
+ */
+async function connectIfServed(
+  path: string,
+  connect: OpenSocketOptions,
+): Promise<Socket | undefined> {
+  if ((await checkSocket(path)) === "absent") return undefined;
+  try {
+    return await openSocket(path, connect);
+  } catch (error) {
+    const errno = error instanceof McpPoolError ? error.detail.errno : undefined;
+    if (errno === "ENOENT" || errno === "ECONNREFUSED") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Spawns the daemon detached (its own session, no stdio, not waited for) with MCPOOL_SOCKET
+ * set to `path`, then connects as soon as a daemon answers there, within `timeoutMs`. Until
+ * then a stale socket file refuses the connect (ECONNREFUSED), or the path is empty: both
+ * mean "not yet". The daemon that wins the lock renames its socket over the stale one.
+ */
+async function startDaemon(
+  path: string,
+  { command, timeoutMs }: AutoStart,
+  connect: OpenSocketOptions,
+): Promise<Socket> {
   const [file, ...args] = command;
   if (file === undefined) throw unavailable("autoStart needs a non-empty autoStartCommand");
   const child = spawn(file, args, {
@@ -80,10 +127,11 @@ export async function startDaemon(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (failure !== undefined) throw failure;
-    if (signal?.aborted) throw signal.reason;
-    if ((await checkSocket(path)) === "present") return;
+    if (connect.signal?.aborted) throw connect.signal.reason;
+    const socket = await connectIfServed(path, connect);
+    if (socket !== undefined) return socket;
     if (Date.now() >= deadline) {
-      throw unavailable(`the daemon did not create ${path} within ${timeoutMs} ms`, {
+      throw unavailable(`the daemon did not answer at ${path} within ${timeoutMs} ms`, {
         socketPath: path,
         timeoutMs,
       });

@@ -1,0 +1,142 @@
+/**
+ * SPEC F5 (FAULTS "The daemon killed with SIGKILL → the next agent that auto-starts brings it
+ * back although the socket file is still there; its children are reaped"): five agents, each
+ * its own process, find the dead daemon's socket file at once; each starts a daemon, the
+ * instance lock lets exactly one serve, and all five are answered by it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+const BOUND_MS = 20_000;
+const AGENTS = 5;
+
+const clientUrl = pathToFileURL(
+  createRequire(join(process.cwd(), "package.json")).resolve("mcpool-client"),
+).href;
+
+const homes: TestHome[] = [];
+const spawned: ChildProcess[] = [];
+/** Processes not ours to wait for (detached daemons, a dead daemon's children). */
+const strays: number[] = [];
+
+afterEach(async () => {
+  for (const h of homes) strays.push(...daemonsOf(h));
+  for (const child of spawned.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+  for (const h of homes.splice(0)) h.remove();
+});
+
+/** Live `mcpool serve` processes for this home's socket, from /proc. */
+function daemonsOf(h: TestHome): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || !alive(Number(name))) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
+      const env = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
+      if (
+        argv.includes(cliPath) &&
+        argv.includes("serve") &&
+        env.includes(`MCPOOL_SOCKET=${h.socketPath}`)
+      )
+        found.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** An agent in its own process: auto-starts the daemon as `mcpool bridge` does, then asks it. */
+function agentScript(h: TestHome): string {
+  const path = join(h.dir, "agent.mjs");
+  writeFileSync(
+    path,
+    `import { connect } from ${JSON.stringify(clientUrl)};
+const client = await connect({
+  socketPath: process.env.MCPOOL_SOCKET,
+  clientName: process.argv[2],
+  autoStart: true,
+  autoStartCommand: [process.execPath, ${JSON.stringify(cliPath)}, "serve"],
+  autoStartTimeoutMs: ${BOUND_MS},
+});
+const { pid } = await client.status();
+const echo = await client.call("echo__echo", { text: process.argv[2] });
+process.stdout.write(JSON.stringify({ pid, echo }));
+await client.close();
+`,
+  );
+  return path;
+}
+
+function runAgent(
+  h: TestHome,
+  script: string,
+  name: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [script, name], {
+    env: h.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  spawned.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+describe("auto-start after a crash", () => {
+  it("brings one daemon back for five agents although the dead one left its socket file", async () => {
+    const h = testHome();
+    homes.push(h);
+    h.writeConfig({
+      echo: { command: process.execPath, args: [fixture("echo.mjs")] },
+      // Ignores stdin EOF and SIGTERM: only the next daemon's reaping ends it.
+      stubborn: { command: process.execPath, args: [fixture("hang.mjs")] },
+    });
+    const old = await startDaemon(h);
+    const before = await client(h, "before");
+    const orphan = Number(await before.call("stubborn__pid", {}));
+    strays.push(orphan);
+    await before.close();
+    await old.kill9();
+    expect(lstatSync(h.socketPath).isSocket()).toBe(true);
+    expect(alive(orphan)).toBe(true);
+    // The next daemon runs echo alone: the stubborn child can end only by its reaping.
+    h.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
+
+    const script = agentScript(h);
+    const names = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
+    const runs = await Promise.all(names.map((name) => runAgent(h, script, name)));
+
+    for (const [i, run] of runs.entries()) {
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ echo: names[i] });
+    }
+    const pids = new Set(runs.map((run) => (JSON.parse(run.stdout) as { pid: number }).pid));
+    expect(pids.size).toBe(1);
+    const [serving] = pids;
+    // The losers exit 0 by themselves once the lock tells them a daemon serves.
+    await waitFor(() => daemonsOf(h).length === 1, BOUND_MS, "the losing daemons to exit");
+    expect(daemonsOf(h)).toEqual([serving]);
+    expect(serving).not.toBe(old.pid);
+    await waitFor(() => !alive(orphan), BOUND_MS, "the dead daemon's child to be reaped");
+
+    process.kill(serving!, "SIGTERM");
+    await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
+  }, 60_000);
+});
