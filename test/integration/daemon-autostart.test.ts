@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
@@ -139,4 +139,37 @@ describe("auto-start after a crash", () => {
     process.kill(serving!, "SIGTERM");
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
   }, 60_000);
+
+  it("never takes the socket of a live daemon whose lock names a dead process", async () => {
+    const h = testHome();
+    homes.push(h);
+    h.writeConfig({});
+    const first = await startDaemon(h);
+    spawned.push(first.process);
+    const socket = lstatSync(h.socketPath);
+    // As a daemon in another pid namespace looks: its pid names nothing here.
+    const exited = spawn(process.execPath, ["-e", "0"]);
+    await new Promise((resolve) => exited.once("exit", resolve));
+    const lockPath = join(dirname(h.socketPath), "mcpool.lock");
+    writeFileSync(
+      lockPath,
+      JSON.stringify({ pid: exited.pid, startTime: 1, nonce: "0123456789abcdef" }),
+    );
+
+    const second = spawn(process.execPath, [cliPath, "serve"], {
+      env: h.env,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    spawned.push(second);
+    let stderr = "";
+    second.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitFor(() => second.exitCode !== null, BOUND_MS, "the second daemon to give way");
+    expect(stderr).toMatch(/already running/);
+    expect(second.exitCode).toBe(0);
+    expect(lstatSync(h.socketPath).ino).toBe(socket.ino);
+    const c = await client(h, "after");
+    expect((await c.status()).pid).toBe(first.pid);
+    await c.close();
+    expect(await first.stop()).toBe(0);
+  });
 });
