@@ -94,10 +94,11 @@ async function connectIfServed(
 }
 
 /**
- * Spawns the daemon detached (its own session, no stdio, not waited for) with MCPOOL_SOCKET
- * set to `path`, then connects as soon as a daemon answers there, within `timeoutMs`. Until
- * then a stale socket file refuses the connect (ECONNREFUSED), or the path is empty: both
- * mean "not yet". The daemon that wins the lock renames its socket over the stale one.
+ * Starts the daemon, then connects as soon as a daemon answers at `path`, within `timeoutMs`.
+ * Until then a stale socket file refuses the connect (ECONNREFUSED), or the path is empty:
+ * both mean "not yet". The daemon that wins the lock renames its socket over the stale one.
+ * One that gave way to a daemon still shutting down (the socket gone, the lock still held) is
+ * started again once that one has had time to go.
  */
 async function startDaemon(
   path: string,
@@ -106,27 +107,10 @@ async function startDaemon(
 ): Promise<Socket> {
   const [file, ...args] = command;
   if (file === undefined) throw unavailable("autoStart needs a non-empty autoStartCommand");
-  const child = spawn(file, args, {
-    detached: true,
-    stdio: "ignore",
-    env: { ...process.env, MCPOOL_SOCKET: path },
-  });
-  child.unref();
-  let failure: McpPoolError | undefined;
-  child.once("error", (error) => {
-    failure = unavailable(`could not start the daemon (${file}): ${errnoCode(error) ?? error}`);
-  });
-  child.once("exit", (code, signalName) => {
-    // A second daemon exits 0 when a first one already serves the socket: keep waiting.
-    if (code !== 0) {
-      failure ??= unavailable(
-        `the daemon (${file}) exited with ${signalName ?? `code ${code}`} before listening`,
-      );
-    }
-  });
   const deadline = Date.now() + timeoutMs;
+  let launch = spawnDaemon(path, file, args);
   for (;;) {
-    if (failure !== undefined) throw failure;
+    if (launch.failure !== undefined) throw launch.failure;
     if (connect.signal?.aborted) throw connect.signal.reason;
     const socket = await connectIfServed(path, connect);
     if (socket !== undefined) return socket;
@@ -136,8 +120,52 @@ async function startDaemon(
         timeoutMs,
       });
     }
+    if (
+      launch.gaveWay &&
+      Date.now() - launch.at >= RELAUNCH_MS &&
+      (await checkSocket(path)) === "absent"
+    ) {
+      launch = spawnDaemon(path, file, args);
+    }
     await new Promise((resolve) => setTimeout(resolve, START_POLL_MS));
   }
+}
+
+// Between starts of the daemon while the one that holds the lock shuts down: its drain takes
+// up to seconds, and each start that finds the lock still held costs a Node process.
+const RELAUNCH_MS = 500;
+
+interface Launch {
+  /** Epoch ms of the spawn. */
+  readonly at: number;
+  /** It exited 0 without serving: another daemon held the lock. */
+  gaveWay: boolean;
+  failure: McpPoolError | undefined;
+}
+
+/** Spawns the daemon detached (its own session, no stdio, not waited for). */
+function spawnDaemon(path: string, file: string, args: readonly string[]): Launch {
+  const launch: Launch = { at: Date.now(), gaveWay: false, failure: undefined };
+  const child = spawn(file, args, {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, MCPOOL_SOCKET: path },
+  });
+  child.unref();
+  child.once("error", (error) => {
+    launch.failure = unavailable(
+      `could not start the daemon (${file}): ${errnoCode(error) ?? error}`,
+    );
+  });
+  child.once("exit", (code, signalName) => {
+    // A second daemon exits 0 when a first one holds the lock: keep waiting for that one.
+    if (code === 0) launch.gaveWay = true;
+    else
+      launch.failure ??= unavailable(
+        `the daemon (${file}) exited with ${signalName ?? `code ${code}`} before listening`,
+      );
+  });
+  return launch;
 }
 
 export interface OpenSocketOptions {

@@ -5,11 +5,12 @@
  * instance lock lets exactly one serve, and all five are answered by it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import type { PoolClient } from "mcpool-client";
 import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
@@ -22,10 +23,12 @@ const clientUrl = pathToFileURL(
 
 const homes: TestHome[] = [];
 const spawned: ChildProcess[] = [];
+const clients: PoolClient[] = [];
 /** Processes not ours to wait for (detached daemons, a dead daemon's children). */
 const strays: number[] = [];
 
 afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
   for (const h of homes) strays.push(...daemonsOf(h));
   for (const child of spawned.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   for (const pid of strays.splice(0)) {
@@ -38,7 +41,7 @@ afterEach(async () => {
   for (const h of homes.splice(0)) h.remove();
 });
 
-/** Live `mcpool serve` processes for this home's socket, from /proc. */
+/** Live `mcpool serve` processes for this home's socket (traced ones too), from /proc. */
 function daemonsOf(h: TestHome): number[] {
   const found: number[] = [];
   for (const name of readdirSync("/proc")) {
@@ -46,11 +49,7 @@ function daemonsOf(h: TestHome): number[] {
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
       const env = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
-      if (
-        argv.includes(cliPath) &&
-        argv.includes("serve") &&
-        env.includes(`MCPOOL_SOCKET=${h.socketPath}`)
-      )
+      if (argv.includes("serve") && env.includes(`MCPOOL_SOCKET=${h.socketPath}`))
         found.push(Number(name));
     } catch {
       // gone, or not ours to read
@@ -60,7 +59,7 @@ function daemonsOf(h: TestHome): number[] {
 }
 
 /** An agent in its own process: auto-starts the daemon as `mcpool bridge` does, then asks it. */
-function agentScript(h: TestHome): string {
+function agentScript(h: TestHome, daemon = [process.execPath, cliPath, "serve"]): string {
   const path = join(h.dir, "agent.mjs");
   writeFileSync(
     path,
@@ -69,7 +68,7 @@ const client = await connect({
   socketPath: process.env.MCPOOL_SOCKET,
   clientName: process.argv[2],
   autoStart: true,
-  autoStartCommand: [process.execPath, ${JSON.stringify(cliPath)}, "serve"],
+  autoStartCommand: ${JSON.stringify(daemon)},
   autoStartTimeoutMs: ${BOUND_MS},
 });
 const { pid } = await client.status();
@@ -79,6 +78,24 @@ await client.close();
 `,
   );
   return path;
+}
+
+/** A daemon command that notes each start and exit in `trace`, then runs `mcpool serve`. */
+function tracedDaemon(h: TestHome, trace: string): string[] {
+  const path = join(h.dir, "traced-daemon.mjs");
+  writeFileSync(
+    path,
+    `import { appendFileSync } from "node:fs";
+appendFileSync(${JSON.stringify(trace)}, \`start \${process.pid}\\n\`);
+process.on("exit", (code) => appendFileSync(${JSON.stringify(trace)}, \`exit \${process.pid} \${code}\\n\`));
+await import(${JSON.stringify(pathToFileURL(cliPath).href)});
+`,
+  );
+  return [process.execPath, path, "serve"];
+}
+
+function readIfAny(path: string): string {
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
 }
 
 function runAgent(
@@ -98,16 +115,21 @@ function runAgent(
   return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
 }
 
+const row = (file: string) => ({ command: process.execPath, args: [fixture(file)] });
+
+function home(servers: Record<string, unknown>): TestHome {
+  const h = testHome();
+  homes.push(h);
+  h.writeConfig(servers);
+  return h;
+}
+
 describe("auto-start after a crash", () => {
   it("brings one daemon back for five agents although the dead one left its socket file", async () => {
-    const h = testHome();
-    homes.push(h);
-    h.writeConfig({
-      echo: { command: process.execPath, args: [fixture("echo.mjs")] },
-      // Ignores stdin EOF and SIGTERM: only the next daemon's reaping ends it.
-      stubborn: { command: process.execPath, args: [fixture("hang.mjs")] },
-    });
+    // The stubborn server ignores stdin EOF and SIGTERM: only the next daemon's reaping ends it.
+    const h = home({ echo: row("echo.mjs"), stubborn: row("hang.mjs") });
     const old = await startDaemon(h);
+    spawned.push(old.process);
     const before = await client(h, "before");
     const orphan = Number(await before.call("stubborn__pid", {}));
     strays.push(orphan);
@@ -116,7 +138,7 @@ describe("auto-start after a crash", () => {
     expect(lstatSync(h.socketPath).isSocket()).toBe(true);
     expect(alive(orphan)).toBe(true);
     // The next daemon runs echo alone: the stubborn child can end only by its reaping.
-    h.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
+    h.writeConfig({ echo: row("echo.mjs") });
 
     const script = agentScript(h);
     const names = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
@@ -141,9 +163,7 @@ describe("auto-start after a crash", () => {
   }, 60_000);
 
   it("never takes the socket of a live daemon whose lock names a dead process", async () => {
-    const h = testHome();
-    homes.push(h);
-    h.writeConfig({});
+    const h = home({});
     const first = await startDaemon(h);
     spawned.push(first.process);
     const socket = lstatSync(h.socketPath);
@@ -172,4 +192,39 @@ describe("auto-start after a crash", () => {
     await c.close();
     expect(await first.stop()).toBe(0);
   });
+
+  it("starts a daemon again for an agent that came while the old one was draining", async () => {
+    const h = home({ echo: row("echo.mjs"), gate: row("gate.mjs") });
+    const old = await startDaemon(h);
+    spawned.push(old.process);
+    const holder = await client(h, "holder");
+    clients.push(holder);
+    const gate = join(h.dir, "open");
+    const held = holder.call("gate__wait", { path: gate }).catch((error: Error) => error.message);
+    const deadline = Date.now() + BOUND_MS;
+    while (!(await holder.state()).find((s) => s.id === "gate")?.inflight) {
+      if (Date.now() > deadline) throw new Error("the gate call never reached the server");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    old.process.kill("SIGTERM");
+    await waitFor(() => !existsSync(h.socketPath), BOUND_MS, "the drain to begin");
+
+    const trace = join(h.dir, "trace");
+    const late = runAgent(h, agentScript(h, tracedDaemon(h, trace)), "late");
+    // Its first daemon finds the lock held by the draining one and gives way.
+    await waitFor(() => /^exit \d+ 0$/m.test(readIfAny(trace)), BOUND_MS, "a daemon to give way");
+    writeFileSync(gate, "");
+    expect(await held).toBe(`opened ${gate}`);
+    expect(await old.stop()).toBe(0);
+
+    const run = await late;
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const { pid, echo } = JSON.parse(run.stdout) as { pid: number; echo: string };
+    expect(echo).toBe("late");
+    expect(readIfAny(trace)).toContain(`start ${pid}\n`);
+    expect(daemonsOf(h)).toEqual([pid]);
+    process.kill(pid, "SIGTERM");
+    await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
+  }, 60_000);
 });
