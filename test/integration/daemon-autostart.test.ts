@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
+import { stdioBridge } from "../helpers/bridge.js";
 import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
@@ -161,6 +162,33 @@ describe("auto-start after a crash", () => {
     process.kill(serving!, "SIGTERM");
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
   }, 60_000);
+
+  it("lets `mcpool bridge` bring the daemon back the same way", async () => {
+    const h = home({ echo: row("echo.mjs") });
+    const old = await startDaemon(h);
+    spawned.push(old.process);
+    await old.kill9();
+    expect(lstatSync(h.socketPath).isSocket()).toBe(true);
+
+    const bridge = await stdioBridge(h, ["--server", "echo"]);
+    try {
+      // The bridge answers once it reaches a daemon; the echo server comes up a moment later.
+      const deadline = Date.now() + BOUND_MS;
+      while (!(await bridge.client.listTools()).tools.some((t) => t.name === "echo")) {
+        if (Date.now() > deadline) throw new Error("the new daemon never offered echo");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const result = await bridge.client.callTool({ name: "echo", arguments: { text: "back" } });
+      expect(result.content).toEqual([{ type: "text", text: "back" }]);
+    } finally {
+      await bridge.close();
+    }
+    const [serving] = daemonsOf(h);
+    expect(daemonsOf(h)).toEqual([serving]);
+    expect(serving).not.toBe(old.pid);
+    process.kill(serving!, "SIGTERM");
+    await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
+  });
 
   it("never takes the socket of a live daemon whose lock names a dead process", async () => {
     const h = home({});
