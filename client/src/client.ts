@@ -13,7 +13,7 @@ import {
   type ConversationsClient,
   type IdentifiedClient,
 } from "./conversations.js";
-import { checkSocket, openSocket, startDaemon } from "./dial.js";
+import { reachDaemon } from "./dial.js";
 import { DEFAULT_MAX_FRAME_BYTES } from "./codec.js";
 import { McpPoolError } from "./errors.js";
 import { defaultSocketPath } from "./paths.js";
@@ -512,23 +512,13 @@ class SocketPoolClient implements PoolClient {
   }
 
   private async dialOnce(user: boolean): Promise<Connection> {
-    if ((await checkSocket(this.socketPath)) === "absent") {
-      if (!(user && this.autoStart)) {
-        throw new McpPoolError(
-          "daemon-unavailable",
-          `no daemon is listening at ${this.socketPath}`,
-          {
-            socketPath: this.socketPath,
-          },
-        );
-      }
-      await startDaemon(this.socketPath, this.autoStartCommand, this.autoStartTimeoutMs);
-    }
-    if (this.closing !== undefined) throw this.closedError();
-    const socket = await openSocket(this.socketPath, {
-      timeoutMs: this.connectTimeoutMs,
-      ref: this.holds > 0,
-    });
+    const socket = await reachDaemon(
+      this.socketPath,
+      { timeoutMs: this.connectTimeoutMs, ref: this.holds > 0 },
+      user && this.autoStart
+        ? { command: this.autoStartCommand, timeoutMs: this.autoStartTimeoutMs }
+        : undefined,
+    );
     if (this.closing !== undefined) {
       socket.destroy();
       throw this.closedError();

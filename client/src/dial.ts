@@ -43,53 +43,129 @@ export async function checkSocket(path: string): Promise<"present" | "absent"> {
   return "present";
 }
 
-// How often the socket's appearance is checked after starting the daemon: no event tells us,
-// and a daemon takes ~100 ms to bind, so 50 ms costs little and adds little latency.
+// How often an auto-started daemon is looked for: no event tells us when it binds, and a
+// daemon takes ~100 ms to, so 50 ms costs little and adds little latency.
 const START_POLL_MS = 50;
 
+/** How `reachDaemon` starts a daemon that is not there. */
+export interface AutoStart {
+  /** The daemon's argv, spawned detached with MCPOOL_SOCKET set to the path. */
+  command: readonly string[];
+  /** Bound on the started daemon answering a connect, ms. */
+  timeoutMs: number;
+}
+
 /**
- * Spawns `command` detached (its own session, no stdio, not waited for) with MCPOOL_SOCKET
- * set to `path`, then waits for a socket of ours to appear there, at most `timeoutMs`.
+ * A connected socket to the daemon at `path`. With `autoStart`, a daemon is started when none
+ * is there: no socket file, or one nobody listens on, left by a daemon that died (SPEC F5).
+ * Several clients may do so at once: the daemons' instance lock lets one serve, the others
+ * exit 0, and every client connects to the one that serves.
  */
-export async function startDaemon(
+export async function reachDaemon(
   path: string,
-  command: readonly string[],
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<void> {
+  connect: OpenSocketOptions,
+  autoStart?: AutoStart,
+): Promise<Socket> {
+  if (autoStart !== undefined) {
+    return (await connectIfServed(path, connect)) ?? startDaemon(path, autoStart, connect);
+  }
+  if ((await checkSocket(path)) === "absent") {
+    throw unavailable(`no daemon is listening at ${path}`, { socketPath: path });
+  }
+  return openSocket(path, connect);
+}
+
+/**
+ * A connected socket, or undefined when no daemon is there: no socket file, or one nobody
+ * listens on (ENOENT, ECONNREFUSED). Any other failure is thrown.
+ */
+async function connectIfServed(
+  path: string,
+  connect: OpenSocketOptions,
+): Promise<Socket | undefined> {
+  if ((await checkSocket(path)) === "absent") return undefined;
+  try {
+    return await openSocket(path, connect);
+  } catch (error) {
+    const errno = error instanceof McpPoolError ? error.detail.errno : undefined;
+    if (errno === "ENOENT" || errno === "ECONNREFUSED") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Starts the daemon, then connects as soon as a daemon answers at `path`, within `timeoutMs`.
+ * Until then a stale socket file refuses the connect (ECONNREFUSED), or the path is empty:
+ * both mean "not yet". The daemon that wins the lock renames its socket over the stale one.
+ * One that gave way to a daemon still shutting down (the socket gone, the lock still held) is
+ * started again once that one has had time to go.
+ */
+async function startDaemon(
+  path: string,
+  { command, timeoutMs }: AutoStart,
+  connect: OpenSocketOptions,
+): Promise<Socket> {
   const [file, ...args] = command;
   if (file === undefined) throw unavailable("autoStart needs a non-empty autoStartCommand");
+  const deadline = Date.now() + timeoutMs;
+  let launch = spawnDaemon(path, file, args);
+  for (;;) {
+    if (launch.failure !== undefined) throw launch.failure;
+    if (connect.signal?.aborted) throw connect.signal.reason;
+    const socket = await connectIfServed(path, connect);
+    if (socket !== undefined) return socket;
+    if (Date.now() >= deadline) {
+      throw unavailable(`the daemon did not answer at ${path} within ${timeoutMs} ms`, {
+        socketPath: path,
+        timeoutMs,
+      });
+    }
+    if (
+      launch.gaveWay &&
+      Date.now() - launch.at >= RELAUNCH_MS &&
+      (await checkSocket(path)) === "absent"
+    ) {
+      launch = spawnDaemon(path, file, args);
+    }
+    await new Promise((resolve) => setTimeout(resolve, START_POLL_MS));
+  }
+}
+
+// Between starts of the daemon while the one that holds the lock shuts down: its drain takes
+// up to seconds, and each start that finds the lock still held costs a Node process.
+const RELAUNCH_MS = 500;
+
+interface Launch {
+  /** Epoch ms of the spawn. */
+  readonly at: number;
+  /** It exited 0 without serving: another daemon held the lock. */
+  gaveWay: boolean;
+  failure: McpPoolError | undefined;
+}
+
+/** Spawns the daemon detached (its own session, no stdio, not waited for). */
+function spawnDaemon(path: string, file: string, args: readonly string[]): Launch {
+  const launch: Launch = { at: Date.now(), gaveWay: false, failure: undefined };
   const child = spawn(file, args, {
     detached: true,
     stdio: "ignore",
     env: { ...process.env, MCPOOL_SOCKET: path },
   });
   child.unref();
-  let failure: McpPoolError | undefined;
   child.once("error", (error) => {
-    failure = unavailable(`could not start the daemon (${file}): ${errnoCode(error) ?? error}`);
+    launch.failure = unavailable(
+      `could not start the daemon (${file}): ${errnoCode(error) ?? error}`,
+    );
   });
   child.once("exit", (code, signalName) => {
-    // A second daemon exits 0 when a first one already serves the socket: keep waiting.
-    if (code !== 0) {
-      failure ??= unavailable(
+    // A second daemon exits 0 when a first one holds the lock: keep waiting for that one.
+    if (code === 0) launch.gaveWay = true;
+    else
+      launch.failure ??= unavailable(
         `the daemon (${file}) exited with ${signalName ?? `code ${code}`} before listening`,
       );
-    }
   });
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (failure !== undefined) throw failure;
-    if (signal?.aborted) throw signal.reason;
-    if ((await checkSocket(path)) === "present") return;
-    if (Date.now() >= deadline) {
-      throw unavailable(`the daemon did not create ${path} within ${timeoutMs} ms`, {
-        socketPath: path,
-        timeoutMs,
-      });
-    }
-    await new Promise((resolve) => setTimeout(resolve, START_POLL_MS));
-  }
+  return launch;
 }
 
 export interface OpenSocketOptions {

@@ -42,7 +42,7 @@ import type {
 
 /** Bound on reaching the daemon and hearing its hello, ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-/** Bound on waiting for an auto-started daemon's socket to appear, ms. */
+/** Bound on waiting for an auto-started daemon to answer on its socket, ms. */
 export const DEFAULT_AUTO_START_TIMEOUT_MS = 5_000;
 /** Longest pause between background redials, ms; a restarting daemon is back within it. */
 export const DEFAULT_MAX_RECONNECT_DELAY_MS = 5_000;
@@ -52,7 +52,10 @@ export interface ConnectOptions {
   socketPath?: string;
   /** Sent in hello; the daemon shows it in its logs. */
   clientName: string;
-  /** Start the daemon when its socket is absent, with `autoStartCommand`. Default false. */
+  /**
+   * Start the daemon with `autoStartCommand` when none answers: its socket is absent, or a
+   * daemon that died left it behind. Default false.
+   */
   autoStart?: boolean;
   /**
    * The daemon's argv for `autoStart`, e.g. `[process.execPath, "/…/mcpool/dist/cli/main.js",
@@ -60,7 +63,7 @@ export interface ConnectOptions {
    * which case `autoStart` fails with `daemon-unavailable`.
    */
   autoStartCommand?: readonly string[];
-  /** Bound on an auto-started daemon's socket appearing, ms. Default 5000. */
+  /** Bound on an auto-started daemon answering on its socket, ms. Default 5000. */
   autoStartTimeoutMs?: number;
   /** Largest frame accepted from the daemon, bytes. Default 16 MiB. */
   maxFrameBytes?: number;

@@ -1,8 +1,8 @@
 /**
  * `mcpool bridge` (SPEC D7, D8): the process around src/bridge. It reaches the daemon —
- * starting it when its socket is absent — serves MCP on stdio (default) or on Streamable
- * HTTP at 127.0.0.1:PORT, and runs until the host goes away (stdin ends) or a signal asks
- * it to stop. In stdio mode stdout is the protocol channel: everything this file has to say
+ * starting it when none answers, socket file or not (F5) — serves MCP on stdio (default)
+ * or on Streamable HTTP at 127.0.0.1:PORT, and runs until the host goes away (stdin ends)
+ * or a signal asks it to stop. In stdio mode stdout is the protocol channel: everything this file has to say
  * goes to stderr.
  */
 import { randomBytes } from "node:crypto";

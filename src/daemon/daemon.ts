@@ -23,6 +23,7 @@ import { createPidRecords } from "./pid-records.js";
 import { createFilePinStore } from "./pin-store.js";
 import { createHandlers } from "./rpc-handlers.js";
 import { createSocketServer, type SocketServer } from "./socket-server.js";
+import { socketAnswers } from "./socket-probe.js";
 import { createFileToolsCache } from "./tools-cache-store.js";
 import { createFileTokenStore } from "./token-store.js";
 import { watchConfig, type ConfigWatcher } from "./watcher.js";
@@ -160,7 +161,14 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const daemonLog = log;
       if (runtime.tightened) daemonLog.info(`mcpool: tightened ${paths.socketDir} to 0700`);
 
-      const lock = await acquireInstanceLock(paths.lockPath);
+      // A holder the lock cannot see may still serve its socket (F5). Not with an inherited
+      // listener: that is our own, and a probe of its path would find it live.
+      const lock = await acquireInstanceLock(
+        paths.lockPath,
+        options.listenFd === undefined
+          ? { isDaemonAlive: () => socketAnswers(paths.socketPath) }
+          : {},
+      );
       if (!lock.acquired) return { started: false, holderPid: lock.holderPid };
       releaseLock = lock.release;
 

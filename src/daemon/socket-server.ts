@@ -90,7 +90,11 @@ export type HandlerTable = { readonly [M in MethodName]: Handler<M> };
 export const DEFAULT_MAX_OUTBOUND_BYTES = 64 * 1024 * 1024;
 /** Bound on a new connection's hello, ms. */
 export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
-/** Bound on close() letting calls in flight finish, ms, before it destroys what is left. */
+/**
+ * Bound on close() letting calls in flight finish, ms, before it destroys what is left: the
+ * daemon's shutdown grace (F6). The service units allow 15 s to stop (TimeoutStopSec,
+ * ExitTimeOut); this plus the children's stop ladder (2 s + 2 s) stays under it.
+ */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 // After an error answer that ends a connection, the peer gets this long to read it before
 // the socket is destroyed outright (a peer that never reads must not keep the fd).
@@ -312,14 +316,15 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       notify: peer.notify,
       request: (name, params, signal) => peer.requests.request(name, params, signal),
     };
+    // The answer is written before the request counts as settled: in a drain, settling the
+    // last one ends the connection, and an answer written after that would be lost (F6).
     const succeed = (result: unknown): void => {
       peer.requests.end(id, request);
-      settled(peer);
       if (id !== undefined) respond(peer, createJSONRPCSuccessResponse(id, result), id);
+      settled(peer);
     };
     const refuse = (error: unknown): void => {
       peer.requests.end(id, request);
-      settled(peer);
       const wire = wireErrorOf(error);
       // A call whose client went away or withdrew it fails by design; nobody waits for it.
       if (wire === undefined && !request.signal.aborted) {
@@ -327,12 +332,12 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
           `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
         );
       }
-      if (id === undefined) return;
       const answer = wire ?? {
         code: JSONRPCErrorCode.InternalError,
         message: `internal error while handling ${method}`,
       };
-      respond(peer, { jsonrpc: "2.0", id, error: answer }, id);
+      if (id !== undefined) respond(peer, { jsonrpc: "2.0", id, error: answer }, id);
+      settled(peer);
     };
     peer.inflight++;
     let result: unknown;

@@ -1,0 +1,258 @@
+/**
+ * SPEC F5 (FAULTS "The daemon killed with SIGKILL → the next agent that auto-starts brings it
+ * back although the socket file is still there; its children are reaped"): five agents, each
+ * its own process, find the dead daemon's socket file at once; each starts a daemon, the
+ * instance lock lets exactly one serve, and all five are answered by it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import type { PoolClient } from "mcpool-client";
+import { stdioBridge } from "../helpers/bridge.js";
+import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+const BOUND_MS = 20_000;
+const AGENTS = 5;
+
+const clientUrl = pathToFileURL(
+  createRequire(join(process.cwd(), "package.json")).resolve("mcpool-client"),
+).href;
+
+const homes: TestHome[] = [];
+const spawned: ChildProcess[] = [];
+const clients: PoolClient[] = [];
+/** Processes not ours to wait for (detached daemons, a dead daemon's children). */
+const strays: number[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  for (const h of homes) strays.push(...daemonsOf(h));
+  for (const child of spawned.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+  for (const h of homes.splice(0)) h.remove();
+});
+
+/** Live `mcpool serve` processes for this home's socket (traced ones too), from /proc. */
+function daemonsOf(h: TestHome): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || !alive(Number(name))) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
+      const env = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
+      if (argv.includes("serve") && env.includes(`MCPOOL_SOCKET=${h.socketPath}`))
+        found.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** An agent in its own process: auto-starts the daemon as `mcpool bridge` does, then asks it. */
+function agentScript(h: TestHome, daemon = [process.execPath, cliPath, "serve"]): string {
+  const path = join(h.dir, "agent.mjs");
+  writeFileSync(
+    path,
+    `import { connect } from ${JSON.stringify(clientUrl)};
+const client = await connect({
+  socketPath: process.env.MCPOOL_SOCKET,
+  clientName: process.argv[2],
+  autoStart: true,
+  autoStartCommand: ${JSON.stringify(daemon)},
+  autoStartTimeoutMs: ${BOUND_MS},
+});
+const { pid } = await client.status();
+const echo = await client.call("echo__echo", { text: process.argv[2] });
+process.stdout.write(JSON.stringify({ pid, echo }));
+await client.close();
+`,
+  );
+  return path;
+}
+
+/** A daemon command that notes each start and exit in `trace`, then runs `mcpool serve`. */
+function tracedDaemon(h: TestHome, trace: string): string[] {
+  const path = join(h.dir, "traced-daemon.mjs");
+  writeFileSync(
+    path,
+    `import { appendFileSync } from "node:fs";
+appendFileSync(${JSON.stringify(trace)}, \`start \${process.pid}\\n\`);
+process.on("exit", (code) => appendFileSync(${JSON.stringify(trace)}, \`exit \${process.pid} \${code}\\n\`));
+await import(${JSON.stringify(pathToFileURL(cliPath).href)});
+`,
+  );
+  return [process.execPath, path, "serve"];
+}
+
+function readIfAny(path: string): string {
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+}
+
+function runAgent(
+  h: TestHome,
+  script: string,
+  name: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [script, name], {
+    env: h.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  spawned.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+const row = (file: string) => ({ command: process.execPath, args: [fixture(file)] });
+
+function home(servers: Record<string, unknown>): TestHome {
+  const h = testHome();
+  homes.push(h);
+  h.writeConfig(servers);
+  return h;
+}
+
+describe("auto-start after a crash", () => {
+  it("brings one daemon back for five agents although the dead one left its socket file", async () => {
+    // The stubborn server ignores stdin EOF and SIGTERM: only the next daemon's reaping ends it.
+    const h = home({ echo: row("echo.mjs"), stubborn: row("hang.mjs") });
+    const old = await startDaemon(h);
+    spawned.push(old.process);
+    const before = await client(h, "before");
+    const orphan = Number(await before.call("stubborn__pid", {}));
+    strays.push(orphan);
+    await before.close();
+    await old.kill9();
+    expect(lstatSync(h.socketPath).isSocket()).toBe(true);
+    expect(alive(orphan)).toBe(true);
+    // The next daemon runs echo alone: the stubborn child can end only by its reaping.
+    h.writeConfig({ echo: row("echo.mjs") });
+
+    const script = agentScript(h);
+    const names = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
+    const runs = await Promise.all(names.map((name) => runAgent(h, script, name)));
+
+    for (const [i, run] of runs.entries()) {
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ echo: names[i] });
+    }
+    const pids = new Set(runs.map((run) => (JSON.parse(run.stdout) as { pid: number }).pid));
+    expect(pids.size).toBe(1);
+    const [serving] = pids;
+    // The losers exit 0 by themselves once the lock tells them a daemon serves.
+    await waitFor(() => daemonsOf(h).length === 1, BOUND_MS, "the losing daemons to exit");
+    expect(daemonsOf(h)).toEqual([serving]);
+    expect(serving).not.toBe(old.pid);
+    await waitFor(() => !alive(orphan), BOUND_MS, "the dead daemon's child to be reaped");
+
+    process.kill(serving!, "SIGTERM");
+    await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
+  }, 60_000);
+
+  it("lets `mcpool bridge` bring the daemon back the same way", async () => {
+    const h = home({ echo: row("echo.mjs") });
+    const old = await startDaemon(h);
+    spawned.push(old.process);
+    await old.kill9();
+    expect(lstatSync(h.socketPath).isSocket()).toBe(true);
+
+    const bridge = await stdioBridge(h, ["--server", "echo"]);
+    try {
+      // The bridge answers once it reaches a daemon; the echo server comes up a moment later.
+      const deadline = Date.now() + BOUND_MS;
+      while (!(await bridge.client.listTools()).tools.some((t) => t.name === "echo")) {
+        if (Date.now() > deadline) throw new Error("the new daemon never offered echo");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const result = await bridge.client.callTool({ name: "echo", arguments: { text: "back" } });
+      expect(result.content).toEqual([{ type: "text", text: "back" }]);
+    } finally {
+      await bridge.close();
+    }
+    const [serving] = daemonsOf(h);
+    expect(daemonsOf(h)).toEqual([serving]);
+    expect(serving).not.toBe(old.pid);
+    process.kill(serving!, "SIGTERM");
+    await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
+  });
+
+  it("never takes the socket of a live daemon whose lock names a dead process", async () => {
+    const h = home({});
+    const first = await startDaemon(h);
+    spawned.push(first.process);
+    const socket = lstatSync(h.socketPath);
+    // As a daemon in another pid namespace looks: its pid names nothing here.
+    const exited = spawn(process.execPath, ["-e", "0"]);
+    await new Promise((resolve) => exited.once("exit", resolve));
+    const lockPath = join(dirname(h.socketPath), "mcpool.lock");
+    writeFileSync(
+      lockPath,
+      JSON.stringify({ pid: exited.pid, startTime: 1, nonce: "0123456789abcdef" }),
+    );
+
+    const second = spawn(process.execPath, [cliPath, "serve"], {
+      env: h.env,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    spawned.push(second);
+    let stderr = "";
+    second.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitFor(() => second.exitCode !== null, BOUND_MS, "the second daemon to give way");
+    expect(stderr).toMatch(/already running/);
+    expect(second.exitCode).toBe(0);
+    expect(lstatSync(h.socketPath).ino).toBe(socket.ino);
+    const c = await client(h, "after");
+    expect((await c.status()).pid).toBe(first.pid);
+    await c.close();
+    expect(await first.stop()).toBe(0);
+  });
+
+  it("starts a daemon again for an agent that came while the old one was draining", async () => {
+    const h = home({ echo: row("echo.mjs"), gate: row("gate.mjs") });
+    const old = await startDaemon(h);
+    spawned.push(old.process);
+    const holder = await client(h, "holder");
+    clients.push(holder);
+    const gate = join(h.dir, "open");
+    const held = holder.call("gate__wait", { path: gate }).catch((error: Error) => error.message);
+    const deadline = Date.now() + BOUND_MS;
+    while (!(await holder.state()).find((s) => s.id === "gate")?.inflight) {
+      if (Date.now() > deadline) throw new Error("the gate call never reached the server");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    old.process.kill("SIGTERM");
+    await waitFor(() => !existsSync(h.socketPath), BOUND_MS, "the drain to begin");
+
+    const trace = join(h.dir, "trace");
+    const late = runAgent(h, agentScript(h, tracedDaemon(h, trace)), "late");
+    // Its first daemon finds the lock held by the draining one and gives way.
+    await waitFor(() => /^exit \d+ 0$/m.test(readIfAny(trace)), BOUND_MS, "a daemon to give way");
+    writeFileSync(gate, "");
+    expect(await held).toBe(`opened ${gate}`);
+    expect(await old.stop()).toBe(0);
+
+    const run = await late;
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const { pid, echo } = JSON.parse(run.stdout) as { pid: number; echo: string };
+    expect(echo).toBe("late");
+    expect(readIfAny(trace)).toContain(`start ${pid}\n`);
+    expect(daemonsOf(h)).toEqual([pid]);
+    process.kill(pid, "SIGTERM");
+    await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
+  }, 60_000);
+});
