@@ -144,10 +144,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 
   const listTools = async (identity?: ConversationIdentity): Promise<Tool[]> => {
     const scoped = scope.servers ? { servers: scope.servers } : {};
-    const [definitions, fresh] = await Promise.all([
-      upstream.tools(identity ? { ...scoped, identity } : scoped),
-      upstream.state(),
-    ]);
+    // The definitions first: a listing waits for the daemon's first reconcile (F4), and the
+    // state read after it then knows every tool the definitions name.
+    const definitions = await upstream.tools(identity ? { ...scoped, identity } : scoped);
+    const fresh = await upstream.state();
     names = toolNames(fresh, scope.single);
     // What a definition has no room for (title, annotations, outputSchema, _meta), per tool;
     // a tool that went away meanwhile is described as its definition alone.
