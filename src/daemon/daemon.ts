@@ -224,9 +224,17 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       });
       await server.start();
 
-      watcher = watchConfig(paths.configPath, () => {
-        pool?.syncSoon().catch(() => undefined);
-      });
+      watcher = watchConfig(
+        paths.configPath,
+        () => {
+          pool?.syncSoon().catch(() => undefined);
+        },
+        // Logged, and the path read again so status says what is there now.
+        (error) => {
+          daemonLog.error(`mcpool: watching ${paths.configPath}: ${error.message}`);
+          pool?.syncSoon().catch(() => undefined);
+        },
+      );
       await watcher.ready;
       // The first reconcile runs in the background: a wedged server must not keep the
       // socket from answering. Calls to a server still connecting wait for it.
