@@ -6,7 +6,8 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ConfigStatus } from "mcpool-client";
-import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
+import { ConfigSyntaxError, parseMcpJsonInTurns } from "../config/mcp-json.js";
+import { nextTurn } from "../pool/batches.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { readConfigFile } from "./config-file.js";
 import { starterConfig } from "./embedded-default.js";
@@ -58,7 +59,7 @@ export class ConfigSource {
       await writeAtomically(this.path, text);
     }
     try {
-      const parsed = parseMcpJson(text);
+      const parsed = await parseMcpJsonInTurns(text, nextTurn);
       this.#rows = parsed.rows;
       this.#pool = parsed.pool;
       this.#everLoaded = true;

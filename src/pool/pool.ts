@@ -40,6 +40,7 @@ import { runHooks, type RunHooksOptions } from "./run-hooks.js";
 import { searchCatalog, TermCache } from "./search.js";
 import { qualifiedName } from "./naming.js";
 import { probe as probeRow } from "./probe.js";
+import { eachInTurns, mapInTurns } from "./batches.js";
 import { planReconcile } from "./reconcile-plan.js";
 import {
   Passthrough,
@@ -233,6 +234,8 @@ export class McpPool {
     this.#rows = rows;
     const previous = new Map([...this.#entries].map(([id, entry]) => [id, entry.row]));
     const plan = planReconcile(previous, rows);
+    // Built before anything changes, in turns: the pool stays consistent while it answers.
+    const added = await mapInTurns(plan.add, (row) => new RowEntry(row, this.#context));
     const closing: Promise<void>[] = [];
     for (const id of plan.remove) {
       const entry = this.#entries.get(id)!;
@@ -248,7 +251,7 @@ export class McpPool {
       if ((!isEnabled(row) || isConversationRow(row)) && entry.connection)
         closing.push(entry.close("changed"));
     }
-    for (const row of plan.add) this.#entries.set(row.id, new RowEntry(row, this.#context));
+    for (const entry of added) this.#entries.set(entry.id, entry);
     this.#order = plan.order;
     this.#index = undefined;
     this.#conversations.sync(rows);
@@ -256,10 +259,9 @@ export class McpPool {
 
     const now = Date.now();
     // A lazy row is registered, not dialled: its last-known list comes from the tools cache.
-    await Promise.all(
-      plan.add
-        .filter((row) => this.#isLazy(row) && isEnabled(row))
-        .map((row) => this.#loadCachedTools(this.#entries.get(row.id)!)),
+    await eachInTurns(
+      added.filter((entry) => this.#isLazy(entry.row) && isEnabled(entry.row)),
+      (entry) => this.#loadCachedTools(entry),
     );
     const due = this.#order
       .map((id) => this.#entries.get(id)!)
