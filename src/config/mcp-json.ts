@@ -15,6 +15,7 @@ import {
   type Node,
   type ParseError,
 } from "jsonc-parser";
+import { durationProblems, POOL_DURATIONS } from "./durations.js";
 import { defaultEnvironment, unsetVariables, type Environment } from "./placeholders.js";
 import type { McpServerConfig } from "./rows.js";
 import { validateServerConfig } from "./validate.js";
@@ -135,6 +136,11 @@ function* parseSteps(text: string, options: McpJsonOptions): Generator<void, Mcp
 
   const pool = isObject(root.mcpool) ? root.mcpool : {};
   const problems: ConfigProblem[] = [];
+  // The section's durations are judged here, so `validate` and the daemon's status say it;
+  // the daemon leaves a bad one out of the pool's options.
+  for (const message of durationProblems(POOL_DURATIONS, pool, "mcpool.")) {
+    problems.push({ message, ...locator.keyPosition([], "mcpool") });
+  }
   const rows: McpServerConfig[] = [];
   // `where` is asked only for a row with something to say: most rows never need a position.
   const add = (id: string, body: unknown, where: () => Position): void => {

@@ -5,6 +5,7 @@
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ConfigStatus, DaemonStatus } from "mcpool-client";
+import { durationProblem, POOL_DURATIONS } from "../config/durations.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import type { ChildEnvPolicy } from "../pool/child-env.js";
 import type { ElicitationMode } from "../pool/routing.js";
@@ -74,7 +75,12 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   const options: Partial<McpPoolOptions> = {};
   for (const key of POOL_SECTION_NUMBERS) {
     const value = section[key];
-    if (typeof value === "number" && Number.isFinite(value) && value >= 0) options[key] = value;
+    // A bad duration is a problem in status (parseMcpJson says it); the default stands.
+    const usable =
+      key in POOL_DURATIONS
+        ? durationProblem(key, value, POOL_DURATIONS[key]) === undefined
+        : typeof value === "number" && Number.isFinite(value) && value >= 0;
+    if (usable) options[key] = value as number;
   }
   if (typeof section.lazy === "boolean") options.lazy = section.lazy;
   if (typeof section.indexTools === "boolean") options.indexTools = section.indexTools;

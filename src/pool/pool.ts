@@ -41,6 +41,7 @@ import { searchCatalog, TermCache } from "./search.js";
 import { qualifiedName } from "./naming.js";
 import { probe as probeRow } from "./probe.js";
 import { eachInTurns, mapInTurns } from "./batches.js";
+import { checkCallTimeout, checkPoolDurations, checkRowDurations } from "./duration-checks.js";
 import { planReconcile } from "./reconcile-plan.js";
 import {
   Passthrough,
@@ -119,6 +120,7 @@ export class McpPool {
   readonly #conversations: ConversationRegistry;
 
   constructor(options: McpPoolOptions) {
+    checkPoolDurations(options);
     this.#options = options;
     this.#cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
     this.#tokens = options.tokenStore ?? memoryTokenStore();
@@ -231,6 +233,7 @@ export class McpPool {
   async #reconcile(configs: readonly McpServerConfig[] | undefined): Promise<void> {
     if (this.#closed) return;
     const rows = configs ?? (await this.#loadRows());
+    checkRowDurations(rows);
     this.#rows = rows;
     const previous = new Map([...this.#entries].map(([id, entry]) => [id, entry.row]));
     const plan = planReconcile(previous, rows);
@@ -714,6 +717,7 @@ export class McpPool {
     let unsample: (() => void) | undefined;
     try {
       this.#assertOpen();
+      checkCallTimeout(opts.timeoutMs);
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
       if (opts.onElicit) unroute = this.#elicitation.register(indexed.entry.id, opts.onElicit);
