@@ -19,6 +19,7 @@ const SCRIPTS = [
   ["p5", "p5-reconcile.mjs"],
   ["p6", "p6-scale.mjs"],
   ["p7", "p7-idle.mjs"],
+  ["p8", "p8-config-scale.mjs"],
 ];
 /** One script that takes longer than this is stuck; the whole run must fit in ten minutes. */
 const SCRIPT_TIMEOUT_MS = 4 * 60_000;

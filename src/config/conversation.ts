@@ -6,6 +6,7 @@
  *
  * Browser-safe: no `node:` imports, nothing from the SDK or the pool.
  */
+import { durationProblems } from "./durations.js";
 
 /** `shared`: one connection serves every caller. `conversation`: one client per identity. */
 export type SessionMode = "shared" | "conversation";
@@ -50,7 +51,8 @@ export function isConversationRow(row: { session?: SessionMode | undefined }): b
 }
 
 const BUDGETS = ["maxClients", "maxClientsPerPrincipal", "maxEnding", "maxOperations"] as const;
-const DURATIONS = ["idleMs", "definitionTtlMs"] as const;
+/** Durations of `conversation`, with what 0 means (both: never). */
+const DURATIONS = { idleMs: "never", definitionTtlMs: "never" };
 const FLAGS = ["requirePrincipal", "requireTenant"] as const;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -92,15 +94,7 @@ export function validateSessionOptions(row: Record<string, unknown>): string[] {
       problems.push(`\`conversation.${field}\` must be a whole number ≥ 1, got ${show(value)}`);
     }
   }
-  for (const field of DURATIONS) {
-    const value = options[field];
-    if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-      problems.push(
-        `\`conversation.${field}\` must be a whole number of milliseconds ≥ 0, got ${show(value)}`,
-      );
-    }
-  }
+  problems.push(...durationProblems(DURATIONS, options, "conversation."));
   for (const field of FLAGS) {
     const value = options[field];
     if (value !== undefined && typeof value !== "boolean") {

@@ -15,6 +15,7 @@ import {
   type Node,
   type ParseError,
 } from "jsonc-parser";
+import { durationProblems, POOL_DURATIONS } from "./durations.js";
 import { defaultEnvironment, unsetVariables, type Environment } from "./placeholders.js";
 import type { McpServerConfig } from "./rows.js";
 import { validateServerConfig } from "./validate.js";
@@ -90,40 +91,65 @@ function isObject(value: unknown): value is Body {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Rows validated between two pauses of parseMcpJsonInTurns: a few milliseconds of work, so
+ * a daemon reading 10,000 rows still answers its clients in between.
+ */
+const ROWS_PER_PAUSE = 500;
+
 /** Parses `mcp.json` text into valid rows, the pool section and every problem found. */
 export function parseMcpJson(text: string, options: McpJsonOptions = {}): McpJson {
+  const steps = parseSteps(text, options);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/**
+ * parseMcpJson awaiting `pause()` every few hundred rows, for a caller that must stay
+ * responsive while a large file is read (the daemon passes a turn of its event loop).
+ */
+export async function parseMcpJsonInTurns(
+  text: string,
+  pause: () => Promise<void>,
+  options: McpJsonOptions = {},
+): Promise<McpJson> {
+  const steps = parseSteps(text, options);
+  let step = steps.next();
+  while (!step.done) {
+    await pause();
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/** parseMcpJson's work, yielding (nothing) every ROWS_PER_PAUSE rows. */
+function* parseSteps(text: string, options: McpJsonOptions): Generator<void, McpJson> {
   const env = options.env ?? defaultEnvironment();
   const warnings: ConfigProblem[] = [];
-  const errors: ParseError[] = [];
-  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  const position = positionOf(text);
-  if (errors.length > 0 || !tree) {
-    const first = errors[0];
-    const where = position(first?.offset ?? 0);
-    throw new ConfigSyntaxError(
-      first ? printParseErrorCode(first.error) : "empty file",
-      where.line,
-      where.column,
-    );
-  }
-  const root = nodeValue(tree);
+  const locator = new Locator(text);
+  const root = parseRoot(text, locator);
   if (!isObject(root)) {
-    const where = position(tree.offset);
+    const where = locator.position(locator.tree().offset);
     throw new ConfigSyntaxError("the file must hold a JSON object", where.line, where.column);
   }
 
   const pool = isObject(root.mcpool) ? root.mcpool : {};
   const problems: ConfigProblem[] = [];
+  // The section's durations are judged here, so `validate` and the daemon's status say it;
+  // the daemon leaves a bad one out of the pool's options.
+  for (const message of durationProblems(POOL_DURATIONS, pool, "mcpool.")) {
+    problems.push({ message, ...locator.keyPosition([], "mcpool") });
+  }
   const rows: McpServerConfig[] = [];
-  const add = (id: string, body: unknown, path: (string | number)[]): void => {
-    const node = findNodeAtLocation(tree, path);
-    const where = position(node?.parent?.offset ?? node?.offset ?? 0);
+  // `where` is asked only for a row with something to say: most rows never need a position.
+  const add = (id: string, body: unknown, where: () => Position): void => {
     const normalized = normalizeBody(id, body);
     const found =
       "problem" in normalized ? [normalized.problem] : validateServerConfig(normalized.row);
     if (found.length > 0 || "problem" in normalized) {
       for (const message of found)
-        problems.push({ message: `\`${id}\`: ${message}`, id, ...where });
+        problems.push({ message: `\`${id}\`: ${message}`, id, ...where() });
       return;
     }
     rows.push(normalized.row);
@@ -131,15 +157,27 @@ export function parseMcpJson(text: string, options: McpJsonOptions = {}): McpJso
       warnings.push({
         message: `\`${id}\`: \${${name}} is not set and has no default; it is passed on as written`,
         id,
-        ...where,
+        ...where(),
       });
     }
   };
+  function* addAll(
+    map: Body,
+    path: string[],
+    skip: (id: string) => boolean = () => false,
+  ): Generator<void> {
+    let count = 0;
+    for (const [id, body] of Object.entries(map)) {
+      if (skip(id)) continue;
+      add(id, body, () => locator.keyPosition(path, id));
+      if (++count % ROWS_PER_PAUSE === 0) yield;
+    }
+  }
 
   if (isObject(root.mcpServers)) {
-    for (const [id, body] of Object.entries(root.mcpServers)) add(id, body, ["mcpServers", id]);
+    yield* addAll(root.mcpServers, ["mcpServers"]);
   } else if (isObject(root.servers)) {
-    for (const [id, body] of Object.entries(root.servers)) add(id, body, ["servers", id]);
+    yield* addAll(root.servers, ["servers"]);
   } else if (looksLikeBody(root)) {
     if (typeof root.name !== "string" || root.name === "") {
       problems.push({
@@ -149,13 +187,10 @@ export function parseMcpJson(text: string, options: McpJsonOptions = {}): McpJso
       });
     } else {
       const { name, ...body } = root;
-      add(name, body, []);
+      add(name, body, () => locator.position(locator.tree().offset));
     }
   } else {
-    for (const [id, body] of Object.entries(root)) {
-      if (id === "mcpool" || id === "$schema" || id === "inputs") continue;
-      add(id, body, [id]);
-    }
+    yield* addAll(root, [], (id) => id === "mcpool" || id === "$schema" || id === "inputs");
   }
   return { rows, pool, problems, warnings };
 }
@@ -240,7 +275,95 @@ function nodeValue(node: Node): unknown {
   }
 }
 
-function positionOf(text: string): (offset: number) => { line: number; column: number } {
+/**
+ * The file's value. Strict JSON — what generators and most hosts write — goes through the
+ * native parser, many times faster on a large file than building a syntax tree; JSONC
+ * (comments, trailing commas) and every syntax error go through jsonc-parser, which says
+ * where the error is.
+ */
+function parseRoot(text: string, locator: Locator): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // Not strict JSON: JSONC, or an error to be placed.
+  }
+  const errors: ParseError[] = [];
+  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0 || !tree) {
+    const first = errors[0];
+    const where = locator.position(first?.offset ?? 0);
+    throw new ConfigSyntaxError(
+      first ? printParseErrorCode(first.error) : "empty file",
+      where.line,
+      where.column,
+    );
+  }
+  locator.adopt(tree);
+  return nodeValue(tree);
+}
+
+interface Position {
+  line: number;
+  column: number;
+}
+
+/**
+ * Positions in the text, worked out on the first question: the syntax tree and the line
+ * starts are built once, and each object's keys are indexed in one pass over its
+ * properties (a findNodeAtLocation per row walks the siblings: quadratic in rows).
+ */
+class Locator {
+  readonly #text: string;
+  #tree: Node | undefined;
+  #line: ((offset: number) => Position) | undefined;
+  readonly #keys = new Map<string, { node: Node | undefined; offsets: Map<string, number> }>();
+
+  constructor(text: string) {
+    this.#text = text;
+  }
+
+  adopt(tree: Node): void {
+    this.#tree = tree;
+  }
+
+  /** The tree of a text that parsed (parseRoot has made sure of that). */
+  tree(): Node {
+    this.#tree ??= parseTree(this.#text, [], {
+      allowTrailingComma: true,
+      disallowComments: false,
+    })!;
+    return this.#tree;
+  }
+
+  position(offset: number): Position {
+    this.#line ??= positionOf(this.#text);
+    return this.#line(offset);
+  }
+
+  /** Where key `id` of the object at `path` starts ([] is the root). */
+  keyPosition(path: string[], id: string): Position {
+    const name = path.join("\0");
+    let keys = this.#keys.get(name);
+    if (!keys) {
+      const node = path.length === 0 ? this.tree() : findNodeAtLocation(this.tree(), path);
+      keys = { node, offsets: propertyOffsets(node) };
+      this.#keys.set(name, keys);
+    }
+    return this.position(keys.offsets.get(id) ?? keys.node?.offset ?? 0);
+  }
+}
+
+/** Where each key of an object node starts (its first occurrence, as findNodeAtLocation found it). */
+function propertyOffsets(node: Node | undefined): Map<string, number> {
+  const offsets = new Map<string, number>();
+  for (const property of node?.children ?? []) {
+    const key = property.children?.[0];
+    if (key && !offsets.has(String(key.value))) offsets.set(String(key.value), property.offset);
+  }
+  return offsets;
+}
+
+function positionOf(text: string): (offset: number) => Position {
   const starts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
   return (offset) => {

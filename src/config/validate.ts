@@ -7,6 +7,7 @@
  * a value that may be a secret (env and header values, the url's credentials or query).
  */
 import { validateSessionOptions } from "./conversation.js";
+import { durationProblems, ROW_DURATIONS } from "./durations.js";
 import { validateHooks } from "./hooks.js";
 import { slugOf } from "./rows.js";
 import { configuredUrlProblem } from "./url-policy.js";
@@ -28,12 +29,8 @@ const TRANSPORTS = ["stdio", "http"] as const;
 const STDIO_FIELDS = ["command", "args", "env", "cwd"] as const;
 const HTTP_FIELDS = ["url", "headers", "auth"] as const;
 
-/** Options that are a whole number ≥ 0, or null/absent for "the pool's". */
+/** Options that are a whole number ≥ 0, or null/absent for "the pool's" (durations apart). */
 const WHOLE_NUMBER_FIELDS = {
-  connectTimeoutMs: "milliseconds",
-  callTimeoutMs: "milliseconds",
-  probeTimeoutMs: "milliseconds",
-  idleTimeoutMs: "milliseconds",
   maxResultChars: "characters",
 } as const;
 
@@ -259,6 +256,7 @@ function checkOptions(row: Fields, problems: string[]): void {
       );
     }
   }
+  problems.push(...durationProblems(ROW_DURATIONS, row));
   for (const field of BOOLEAN_FIELDS) {
     if (has(row, field) && typeof row[field] !== "boolean") {
       problems.push(`\`${field}\` must be true or false, got ${show(row[field])}`);

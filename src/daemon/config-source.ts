@@ -3,11 +3,13 @@
  * when a read fails, and say what is wrong with its position. A missing file at first start
  * is written as the embedded default; a file that disappears later keeps the pool running.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ConfigStatus } from "mcpool-client";
-import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
+import { ConfigSyntaxError, parseMcpJsonInTurns } from "../config/mcp-json.js";
+import { nextTurn } from "../pool/batches.js";
 import type { McpServerConfig } from "../config/rows.js";
+import { readConfigFile } from "./config-file.js";
 import { starterConfig } from "./embedded-default.js";
 
 export interface ConfigRead {
@@ -47,22 +49,17 @@ export class ConfigSource {
    */
   async read(): Promise<ConfigRead> {
     let text: string;
-    try {
-      text = await readFile(this.path, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-        return this.#failed(`cannot read the config file: ${(error as Error).message}`);
-      }
-      if (this.#everLoaded) {
-        return this.#failed(
-          "the config file is missing; the last good configuration keeps running",
-        );
-      }
+    const file = await readConfigFile(this.path);
+    if (file.ok) text = file.text;
+    else if (!file.missing) return this.#failed(file.error);
+    else if (this.#everLoaded) {
+      return this.#failed("the config file is missing; the last good configuration keeps running");
+    } else {
       text = starterConfig();
       await writeAtomically(this.path, text);
     }
     try {
-      const parsed = parseMcpJson(text);
+      const parsed = await parseMcpJsonInTurns(text, nextTurn);
       this.#rows = parsed.rows;
       this.#pool = parsed.pool;
       this.#everLoaded = true;

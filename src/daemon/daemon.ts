@@ -5,6 +5,7 @@
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ConfigStatus, DaemonStatus } from "mcpool-client";
+import { durationProblem, POOL_DURATIONS } from "../config/durations.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import type { ChildEnvPolicy } from "../pool/child-env.js";
 import type { ElicitationMode } from "../pool/routing.js";
@@ -76,7 +77,12 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   const options: Partial<McpPoolOptions> = {};
   for (const key of POOL_SECTION_NUMBERS) {
     const value = section[key];
-    if (typeof value === "number" && Number.isFinite(value) && value >= 0) options[key] = value;
+    // A bad duration is a problem in status (parseMcpJson says it); the default stands.
+    const usable =
+      key in POOL_DURATIONS
+        ? durationProblem(key, value, POOL_DURATIONS[key]) === undefined
+        : typeof value === "number" && Number.isFinite(value) && value >= 0;
+    if (usable) options[key] = value as number;
   }
   if (typeof section.lazy === "boolean") options.lazy = section.lazy;
   if (typeof section.indexTools === "boolean") options.indexTools = section.indexTools;
@@ -247,9 +253,17 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         throw error;
       }
 
-      watcher = watchConfig(paths.configPath, () => {
-        pool?.syncSoon().catch(() => undefined);
-      });
+      watcher = watchConfig(
+        paths.configPath,
+        () => {
+          pool?.syncSoon().catch(() => undefined);
+        },
+        // Logged, and the path read again so status says what is there now.
+        (error) => {
+          daemonLog.error(`mcpool: watching ${paths.configPath}: ${error.message}`);
+          pool?.syncSoon().catch(() => undefined);
+        },
+      );
       await watcher.ready;
       daemonLog.info(
         `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,

@@ -3,7 +3,7 @@
  * written atomically with mode 0600. It holds the connection's digest and the tool list,
  * never a row's env or headers.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CachedTools, ToolsCacheStore } from "../pool/tools-cache.js";
 import { writeAtomically } from "./config-source.js";
@@ -15,9 +15,25 @@ export function createFileToolsCache(dataDir: string): ToolsCacheStore & { dir: 
   const dir = join(dataDir, "tools-cache");
   const fileOf = (id: string): string | undefined =>
     SAFE_ID.test(id) ? join(dir, `${id}.json`) : undefined;
+  // The ids with a file, listed once: a row without one costs no failed open (a thrown
+  // ENOENT each, which made registering 30,000 lazy rows take seconds). This daemon is the
+  // only writer (one per user), so adding what save() writes keeps the list true.
+  let listed: Set<string> | undefined;
+  const present = (): Set<string> => {
+    if (listed) return listed;
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      // No directory yet: nothing cached.
+    }
+    listed = new Set(names.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)));
+    return listed;
+  };
   return {
     dir,
     load(id) {
+      if (!present().has(id)) return undefined;
       const file = fileOf(id);
       if (!file) return undefined;
       try {
@@ -37,6 +53,7 @@ export function createFileToolsCache(dataDir: string): ToolsCacheStore & { dir: 
         file,
         `${JSON.stringify({ connection: cached.connection, tools: cached.tools })}\n`,
       );
+      listed?.add(id);
     },
   };
 }

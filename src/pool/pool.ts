@@ -41,6 +41,8 @@ import { runHooks, type RunHooksOptions } from "./run-hooks.js";
 import { searchCatalog, TermCache } from "./search.js";
 import { qualifiedName } from "./naming.js";
 import { probe as probeRow } from "./probe.js";
+import { eachInTurns, mapInTurns } from "./batches.js";
+import { checkCallTimeout, checkPoolDurations, checkRowDurations } from "./duration-checks.js";
 import { planReconcile } from "./reconcile-plan.js";
 import {
   Passthrough,
@@ -125,6 +127,7 @@ export class McpPool {
   readonly #conversations: ConversationRegistry;
 
   constructor(options: McpPoolOptions) {
+    checkPoolDurations(options);
     this.#options = options;
     this.#cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
     this.#tokens = options.tokenStore ?? memoryTokenStore();
@@ -267,9 +270,12 @@ export class McpPool {
   async #reconcile(configs: readonly McpServerConfig[] | undefined): Promise<void> {
     if (this.#closed) return;
     const rows = configs ?? (await this.#loadRows());
+    checkRowDurations(rows);
     this.#rows = rows;
     const previous = new Map([...this.#entries].map(([id, entry]) => [id, entry.row]));
     const plan = planReconcile(previous, rows);
+    // Built before anything changes, in turns: the pool stays consistent while it answers.
+    const added = await mapInTurns(plan.add, (row) => new RowEntry(row, this.#context));
     const closing: Promise<void>[] = [];
     for (const id of plan.remove) {
       const entry = this.#entries.get(id)!;
@@ -285,7 +291,7 @@ export class McpPool {
       if ((!isEnabled(row) || isConversationRow(row)) && entry.connection)
         closing.push(entry.close("changed"));
     }
-    for (const row of plan.add) this.#entries.set(row.id, new RowEntry(row, this.#context));
+    for (const entry of added) this.#entries.set(entry.id, entry);
     this.#order = plan.order;
     this.#index = undefined;
     this.#conversations.sync(rows);
@@ -293,10 +299,9 @@ export class McpPool {
 
     const now = Date.now();
     // A lazy row is registered, not dialled: its last-known list comes from the tools cache.
-    await Promise.all(
-      plan.add
-        .filter((row) => this.#isLazy(row) && isEnabled(row))
-        .map((row) => this.#loadCachedTools(this.#entries.get(row.id)!)),
+    await eachInTurns(
+      added.filter((entry) => this.#isLazy(entry.row) && isEnabled(entry.row)),
+      (entry) => this.#loadCachedTools(entry),
     );
     const due = this.#order
       .map((id) => this.#entries.get(id)!)
@@ -749,6 +754,7 @@ export class McpPool {
     let unsample: (() => void) | undefined;
     try {
       this.#assertOpen();
+      checkCallTimeout(opts.timeoutMs);
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
       if (opts.onElicit) unroute = this.#elicitation.register(indexed.entry.id, opts.onElicit);

@@ -484,7 +484,7 @@ describe("conversation row options", () => {
       }),
     ).toEqual([
       "`conversation.maxClients` must be a whole number ≥ 1, got 0",
-      "`conversation.idleMs` must be a whole number of milliseconds ≥ 0, got -1",
+      "`conversation.idleMs` must be a whole number of milliseconds from 0 (never) to 2147483647 (about 24.8 days), the longest a timer can wait; got -1",
       '`conversation.requirePrincipal` must be true or false, got "no"',
       "`conversation.share.configuration` must be a non-empty string",
       "`conversation.share.authorization` must be a non-empty string",

@@ -25,7 +25,7 @@ describe("validateServerConfig", () => {
       env: { TOKEN: "x" },
       cwd: "/srv/repo",
       connectTimeoutMs: 120_000,
-      callTimeoutMs: 0,
+      callTimeoutMs: 30_000,
       probeTimeoutMs: null,
       idleTimeoutMs: 300_000,
       maxResultChars: 16_000,
@@ -240,29 +240,51 @@ describe("validateServerConfig", () => {
   });
 
   describe("options", () => {
-    const wholeNumbers = [
-      "connectTimeoutMs",
-      "callTimeoutMs",
-      "probeTimeoutMs",
-      "idleTimeoutMs",
-      "maxResultChars",
-    ];
+    const durations = ["connectTimeoutMs", "callTimeoutMs", "probeTimeoutMs", "idleTimeoutMs"];
 
-    it("accepts null, absent, 0 and positive whole numbers for every numeric option", () => {
-      for (const field of wholeNumbers) {
-        for (const value of [null, undefined, 0, 1, 120_000]) {
+    it("accepts null, absent and whole numbers of characters ≥ 0 for maxResultChars", () => {
+      for (const value of [null, undefined, 0, 1, 120_000]) {
+        expect(problemsOf(stdio, { maxResultChars: value })).toEqual([]);
+      }
+    });
+
+    it("refuses negative, fractional, non-finite and non-number values for maxResultChars", () => {
+      for (const value of [-1, 1.5, Number.NaN, Infinity, "5000", true]) {
+        const problems = problemsOf(stdio, { maxResultChars: value });
+        expect(problems).toHaveLength(1);
+        expect(problems[0]).toMatch(/^`maxResultChars` must be a whole number/);
+      }
+    });
+
+    it("accepts null, absent and 1 ms up to the longest a timer waits for every duration", () => {
+      for (const field of durations) {
+        for (const value of [null, undefined, 1, 120_000, 2 ** 31 - 1]) {
           expect(problemsOf(stdio, { [field]: value })).toEqual([]);
         }
       }
     });
 
-    it("refuses negative, fractional, non-finite and non-number values for every numeric option", () => {
-      for (const field of wholeNumbers) {
-        for (const value of [-1, 1.5, Number.NaN, Infinity, "5000", true]) {
+    it("refuses a duration a timer cannot honour, saying the bounds: 3e9 ms would time out at once", () => {
+      for (const field of durations) {
+        for (const value of [-1, 1.5, Number.NaN, Infinity, "5000", true, 2 ** 31, 3e9]) {
           const problems = problemsOf(stdio, { [field]: value });
           expect(problems).toHaveLength(1);
-          expect(problems[0]).toMatch(new RegExp(`^\`${field}\` must be a whole number`));
+          expect(problems[0]).toMatch(
+            new RegExp(
+              `^\`${field}\` must be a whole number of milliseconds from .* to 2147483647`,
+            ),
+          );
         }
+      }
+      expect(problemsOf(stdio, { callTimeoutMs: 3e9 })).toEqual([
+        "`callTimeoutMs` must be a whole number of milliseconds from 1 to 2147483647 (about 24.8 days), the longest a timer can wait; got 3000000000",
+      ]);
+    });
+
+    it("allows 0 only where it means off: idleTimeoutMs, not the timeouts", () => {
+      expect(problemsOf(stdio, { idleTimeoutMs: 0 })).toEqual([]);
+      for (const field of ["connectTimeoutMs", "callTimeoutMs", "probeTimeoutMs"]) {
+        expect(problemsOf(stdio, { [field]: 0 })[0]).toMatch(/from 1 to/);
       }
     });
 
