@@ -56,6 +56,7 @@ import { connectionHash, type CachedTools } from "./tools-cache.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
 import { resultText, truncateText } from "./results.js";
 import { ServerEntry, type Connection, type EntryContext } from "./server-entry.js";
+import { isBrokenPipe } from "./stdio-transport.js";
 import { buildToolIndex, type IndexedTool, type ToolIndex } from "./tool-index.js";
 import { serverState } from "./server-state.js";
 import { PinLedger, samePin } from "./pinning.js";
@@ -963,6 +964,7 @@ export class McpPool {
         // Slow, or hung? A ping on a small budget tells, and a hung server is replaced (F3).
         entry.timedOut(connection);
       }
+      if (isBrokenPipe(error)) entry.brokenPipe(connection);
       throw callError(entry, connection, name, timeoutMs, error);
     } finally {
       connection.inflight -= 1;
@@ -1116,7 +1118,8 @@ function callError(
       timeoutMs: ms,
     });
   }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  const cutOff = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+  if (cutOff || isBrokenPipe(error)) {
     // Closed by us (a reconnect, a retirement past its drain bound): the call was cut short.
     if (connection.closing) {
       return new McpPoolError(

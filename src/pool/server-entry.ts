@@ -356,6 +356,14 @@ export class ServerEntry {
   }
 
   /**
+   * A write to the server's stdin failed: it died under the call, before its close reached
+   * us. Taken as that crash now, so a read sent again (F2) goes to the next child.
+   */
+  brokenPipe(connection: Connection): void {
+    this.#closed(connection);
+  }
+
+  /**
    * A call on `connection` timed out: ask the server for a ping on a small budget (F3). A
    * server that answers anything is alive and only slow; one that answers nothing is hung,
    * and is replaced.

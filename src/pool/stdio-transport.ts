@@ -140,7 +140,8 @@ export class ChildProcessTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
-    if (!stdin || stdin.destroyed || this.#exit) return Promise.reject(new Error("Not connected"));
+    if (!stdin) return Promise.reject(new Error("Not connected"));
+    if (stdin.destroyed || this.#exit) return Promise.reject(brokenPipe());
     return new Promise((resolve, reject) => {
       const ok = stdin.write(serializeMessage(message), (error) => {
         if (error) reject(error);
@@ -182,6 +183,20 @@ export class ChildProcessTransport implements Transport {
     }
     this.#options.onGone?.(pgid);
   }
+}
+
+/**
+ * Whether a send failed because the child's end of stdin is gone: the child died under the
+ * call and the close that says so is still on its way, so the write lost the race (F2).
+ */
+export function isBrokenPipe(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "EPIPE" || code === "ERR_STREAM_DESTROYED";
+}
+
+/** What send() rejects with once the child has exited, as a write would have failed. */
+function brokenPipe(): Error {
+  return Object.assign(new Error("Not connected: the child's stdin is closed"), { code: "EPIPE" });
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {

@@ -12,7 +12,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -26,24 +26,13 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
+import { filesUnder } from "../helpers/files.js";
 import { fixture, nextMatching } from "../helpers/processes.js";
 
 const cleanups: (() => Promise<unknown> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Every regular file under `dir`, with its path. */
-function filesUnder(dir: string): { path: string; text: string }[] {
-  const out: { path: string; text: string }[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const stat = lstatSync(path);
-    if (stat.isDirectory()) out.push(...filesUnder(path));
-    else if (stat.isFile()) out.push({ path, text: readFileSync(path, "latin1") });
-  }
-  return out;
-}
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
   const error = await promise.then(

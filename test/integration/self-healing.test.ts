@@ -141,6 +141,42 @@ describe("calls cut off by a crash (F2)", () => {
   });
 });
 
+describe("calls written to a child that just died (F2)", () => {
+  /**
+   * Kills the child and returns once the kernel has it dead, without yielding to the event
+   * loop: the pool has not yet heard of the exit, so the next call's write meets a closed pipe.
+   */
+  function killUnheard(pid: number): void {
+    process.kill(pid, "SIGKILL");
+    const deadline = Date.now() + 10_000;
+    while (alive(pid)) {
+      if (Date.now() > deadline) throw new Error(`pid ${pid} outlived SIGKILL`);
+    }
+  }
+
+  it("sends a trusted read whose write found the pipe broken again, to the new child", async () => {
+    const p = pool({ crashBackoffMs: 60_000 });
+    await p.sync([node("crashy", "crash.mjs", { trustAnnotations: true })]);
+    expect(await p.call("crashy__echo", { text: "warm" })).toBe("warm");
+    const before = pidOf(p, "crashy");
+    killUnheard(before);
+    const answer = await p.call("crashy__read", { ms: 1 });
+    expect(answer).toMatch(/^read by \d+$/);
+    expect(answer).not.toBe(`read by ${before}`);
+  });
+
+  it("fails any other call whose write found the pipe broken with server-crashed", async () => {
+    const p = pool({ crashBackoffMs: 60_000 });
+    await p.sync([node("crashy", "crash.mjs", { trustAnnotations: true })]);
+    expect(await p.call("crashy__echo", { text: "warm" })).toBe("warm");
+    killUnheard(pidOf(p, "crashy"));
+    const error = await p.call("crashy__echo", { text: "lost" }).catch((e: unknown) => e);
+    expect((error as McpPoolError).code).toBe("server-crashed");
+    // The crash was taken as one: the server is back by itself and serves the next call.
+    expect(await p.call("crashy__echo", { text: "again" })).toBe("again");
+  });
+});
+
 describe("hung servers (F3)", () => {
   it("finds a SIGSTOPped server by a ping after a timeout, shows it unresponsive, replaces it", async () => {
     const p = pool({ crashBackoffMs: 60_000, pingTimeoutMs: 300 });
