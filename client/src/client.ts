@@ -493,10 +493,15 @@ class SocketPoolClient implements PoolClient {
 
   /** The one dial in progress, or a new one. `user`: a caller waits on it (autoStart applies). */
   private dial(user: boolean): Promise<Connection> {
-    if (this.dialling !== undefined) return this.dialling;
+    const starts = user && this.autoStart;
+    if (this.dialling !== undefined) {
+      // A background redial never starts a daemon: a caller who may start one dials again
+      // itself when it fails (after its handlers below have cleared `dialling`).
+      return starts ? this.dialling.catch(() => this.dial(true)) : this.dialling;
+    }
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    const attempt = this.dialOnce(user);
+    const attempt = starts ? this.dialStarting() : this.dialOnce(user);
     this.dialling = attempt;
     attempt.then(
       () => {
@@ -509,6 +514,24 @@ class SocketPoolClient implements PoolClient {
       },
     );
     return attempt;
+  }
+
+  /**
+   * A dial that may start the daemon. A daemon dying as we dial can accept the connect and
+   * reset it before its hello; a reset or an end (not a hello that ran out of time) is
+   * dialled once more, which finds the socket refused and starts a daemon (F5).
+   */
+  private async dialStarting(): Promise<Connection> {
+    try {
+      return await this.dialOnce(true);
+    } catch (error) {
+      const reset =
+        error instanceof McpPoolError &&
+        error.code === "daemon-unavailable" &&
+        error.detail.timeoutMs === undefined;
+      if (!reset || this.closing !== undefined) throw error;
+      return this.dialOnce(true);
+    }
   }
 
   private async dialOnce(user: boolean): Promise<Connection> {

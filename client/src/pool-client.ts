@@ -42,8 +42,12 @@ import type {
 
 /** Bound on reaching the daemon and hearing its hello, ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-/** Bound on waiting for an auto-started daemon to answer on its socket, ms. */
-export const DEFAULT_AUTO_START_TIMEOUT_MS = 5_000;
+/**
+ * Bound on waiting for an auto-started daemon to answer on its socket, ms. Generous: a new
+ * daemon first reaps a dead one's children (up to 4 s for one that ignores SIGTERM), and a
+ * loaded machine was seen taking 8 s to start one.
+ */
+export const DEFAULT_AUTO_START_TIMEOUT_MS = 20_000;
 /** Longest pause between background redials, ms; a restarting daemon is back within it. */
 export const DEFAULT_MAX_RECONNECT_DELAY_MS = 5_000;
 
@@ -63,7 +67,7 @@ export interface ConnectOptions {
    * which case `autoStart` fails with `daemon-unavailable`.
    */
   autoStartCommand?: readonly string[];
-  /** Bound on an auto-started daemon answering on its socket, ms. Default 5000. */
+  /** Bound on an auto-started daemon answering on its socket, ms. Default 20000. */
   autoStartTimeoutMs?: number;
   /** Largest frame accepted from the daemon, bytes. Default 16 MiB. */
   maxFrameBytes?: number;

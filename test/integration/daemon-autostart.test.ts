@@ -5,12 +5,20 @@
  * instance lock lets exactly one serve, and all five are answered by it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import type { PoolClient } from "mcpool-client";
+import { connect, type PoolClient } from "mcpool-client";
 import { stdioBridge } from "../helpers/bridge.js";
 import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
@@ -252,4 +260,28 @@ describe("auto-start after a crash", () => {
     process.kill(pid, "SIGTERM");
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
   }, 60_000);
+
+  it("starts a daemon when the socket it dials accepts and then drops the connection (a daemon dying as it is dialled)", async () => {
+    const h = home({ echo: row("echo.mjs") });
+    mkdirSync(dirname(h.socketPath), { recursive: true, mode: 0o700 });
+    // The last moments of a daemon: the connect is accepted, then dropped before any hello.
+    const dying = createServer((socket) => {
+      socket.destroy();
+      dying.close();
+    });
+    await new Promise<void>((resolve) => dying.listen(h.socketPath, resolve));
+    const vars = Object.entries(h.env)
+      .filter(([key]) => key === "HOME" || key.startsWith("XDG_") || key.startsWith("MCPOOL_"))
+      .map(([key, value]) => `${key}=${value ?? ""}`);
+    const c = await connect({
+      socketPath: h.socketPath,
+      clientName: "late",
+      autoStart: true,
+      autoStartCommand: ["/usr/bin/env", ...vars, process.execPath, cliPath, "serve"],
+      autoStartTimeoutMs: BOUND_MS,
+    });
+    clients.push(c);
+    expect(await c.call("echo__echo", { text: "answered" })).toBe("answered");
+    expect(daemonsOf(h)).toHaveLength(1);
+  });
 });
