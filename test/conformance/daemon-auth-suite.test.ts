@@ -49,9 +49,9 @@ const SCENARIOS = [
 /** Runners at once. */
 const CONCURRENCY = 3;
 /** The runner's bound on one client (the adapter, its daemon and its logins), ms. */
-const CLIENT_TIMEOUT_MS = 90_000;
+const CLIENT_TIMEOUT_MS = 120_000;
 /** Bound on one runner, ms: the client's bound plus the runner's own start and stop. */
-const SCENARIO_BOUND_MS = 120_000;
+const SCENARIO_BOUND_MS = 150_000;
 /** Bound on the whole test: every wave at its bound, then every scenario rerun alone. */
 const TEST_BOUND_MS =
   Math.ceil(SCENARIOS.length / CONCURRENCY) * SCENARIO_BOUND_MS +
