@@ -117,16 +117,27 @@ export interface HttpServerConfig extends ServerOptions {
   url: string;
   /** Secret: present only in `state({ secrets: true })`. */
   headers?: Record<string, string>;
-  /** OAuth sign-in; `clientSecret` is present only in `state({ secrets: true })`. */
+  /** OAuth sign-in; `clientSecret` and `privateKey` only in `state({ secrets: true })`. */
   auth?: "oauth" | OAuthClientSettings;
 }
 
 /** A row's OAuth client, when it does not register one dynamically. */
 export interface OAuthClientSettings {
+  grant?: OAuthGrant;
   clientId?: string;
+  /** Secret: present only in `state({ secrets: true })`. */
   clientSecret?: string;
+  clientMetadataUrl?: string;
+  /** Secret: present only in `state({ secrets: true })`. */
+  privateKey?: string;
+  privateKeyFile?: string;
+  algorithm?: string;
+  issuer?: string;
   scopes?: string[];
 }
+
+/** `client_credentials`: a machine-to-machine grant the daemon makes by itself. */
+export type OAuthGrant = "authorization_code" | "client_credentials";
 
 /** A server row, as configured. */
 export type ServerRow = StdioServerConfig | HttpServerConfig;
@@ -191,6 +202,22 @@ export interface ServerState {
   tools: ToolState[];
   /** A `session: "conversation"` row's counts (SPEC B9). */
   conversations?: ConversationStats;
+  /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
+  signIn?: SignInRequest;
+}
+
+/** What the server's last refusal asked for, and how many sign-ins have not met it. */
+export interface SignInRequest {
+  /** The scope to request: the challenge's, together with what was granted before. */
+  scope?: string;
+  /** The protected-resource metadata the challenge pointed at (RFC 9728). */
+  resourceMetadataUrl?: string;
+  /** A 403 `insufficient_scope`: signed in, but without enough scope (step-up). */
+  insufficientScope?: boolean;
+  /** Sign-ins handed over that the server answered with this same challenge. */
+  attempts: number;
+  /** The bound was reached: only `mcpool login --force` asks again. */
+  exhausted?: boolean;
 }
 
 /** Where a server is after `auth/store` or `auth/forget` redialled it. */

@@ -1,18 +1,26 @@
 /**
  * `mcpool login ID` and `mcpool logout ID`: the interactive half of OAuth (the daemon holds
- * the non-interactive half, src/pool/oauth.ts). Login dials the server the way the daemon
- * does (placeholders, URL policy, origin pinning: createDefaultTransport), lets the SDK
- * discover the authorization server, register a client (or use the row's), and build a
- * PKCE authorization URL; opens it in the browser (or prints it); waits on a loopback
- * listener on 127.0.0.1 for the redirect; exchanges the code; and hands the tokens and the
- * client registration to the daemon (`auth/store`), which stores them 0600 and redials.
- * The listener exists for this flow only and is closed after it, whatever happened.
+ * the non-interactive half, src/pool/oauth.ts). Login signs in whenever the daemon says the
+ * server needs it (`auth-required`), asking for what the daemon was refused with: the scope
+ * of the server's challenge together with what was granted before (step-up, 403
+ * `insufficient_scope`), at the resource metadata it named, even where a dial of its own
+ * would get in without a token (a server that lets `initialize` through and refuses the
+ * rest). Otherwise it dials the server the way the daemon does (placeholders, URL policy,
+ * origin pinning: createDefaultTransport; initialize, then tools/list) and signs in if that
+ * is refused; `--force` signs in regardless. Either way the SDK discovers the authorization
+ * server, registers a client (or uses the row's) and builds a PKCE authorization URL; login
+ * opens it in the browser (or prints it), waits on a loopback listener on 127.0.0.1 for the
+ * redirect, exchanges the code, and hands the tokens and the client registration to the
+ * daemon (`auth/store`), which stores them 0600 and redials. The listener exists for this
+ * flow only and is closed after it, whatever happened. A server the daemon stopped asking
+ * for (the sign-in bound, sign-in.ts) is signed in to only with `--force`.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
+  auth,
   UnauthorizedError,
   type OAuthClientProvider,
 } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -22,8 +30,14 @@ import type {
   OAuthClientInformationMixed,
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { McpPoolError as ClientError, type PoolClient, type ServerAuthState } from "mcpool-client";
-import type { Environment } from "../config/placeholders.js";
+import {
+  McpPoolError as ClientError,
+  type PoolClient,
+  type ServerAuthState,
+  type ServerState,
+  type SignInRequest,
+} from "mcpool-client";
+import { expandServerConfig, type Environment } from "../config/placeholders.js";
 import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
 import {
   clientMetadataFor,
@@ -31,6 +45,7 @@ import {
   oauthSettings,
   type StoredCredentials,
 } from "../pool/oauth.js";
+import { isMachineGrant } from "../pool/oauth-machine.js";
 import { createDefaultTransport } from "../pool/transport.js";
 import { VERSION } from "../version.js";
 
@@ -49,6 +64,13 @@ export interface SignInOptions {
   timeoutMs?: number;
   /** Where the row's placeholders are read. Default: process.env. */
   env?: Environment;
+  /**
+   * What the daemon's refusal asked for: signs in with it at once, without a dial (whose
+   * own requests may well be let through).
+   */
+  request?: SignInRequest | undefined;
+  /** Sign in even when a dial gets in without one (`--force`, or the daemon says so). */
+  always?: boolean;
 }
 
 export type SignInResult =
@@ -62,7 +84,9 @@ export type SignInResult =
  */
 export async function signIn(row: HttpServerConfig, options: SignInOptions): Promise<SignInResult> {
   const listener = await listenForRedirect();
-  const settings = oauthSettings(row);
+  // The client settings as the daemon dials them: placeholders filled (a `${VAR}` secret).
+  const dialled = expandServerConfig(row, options.env) as HttpServerConfig;
+  const settings = oauthSettings(dialled);
   let client: Client | undefined;
   try {
     const provider = new LoginProvider(listener.redirectUrl, settings, (url) =>
@@ -77,17 +101,23 @@ export async function signIn(row: HttpServerConfig, options: SignInOptions): Pro
     if (!(transport instanceof StreamableHTTPClientTransport)) {
       throw new Error(`server "${row.id}" is not an http server`);
     }
-    client = new Client({ name: "mcpool-login", version: VERSION }, { capabilities: {} });
-    try {
-      await client.connect(transport);
-      // In without a redirect: no sign-in needed, or a client that needs no person.
-      const tokens = provider.savedTokens;
-      return tokens
-        ? { signedIn: true, credentials: provider.credentials(tokens) }
-        : { signedIn: false };
-    } catch (error) {
-      if (!(error instanceof UnauthorizedError) || provider.authorizationUrl === undefined) {
-        throw error;
+    const serverUrl = dialled.url;
+    // With the daemon's challenge, or with a dial that got in: the SDK's own flow, at once.
+    const direct = async (request: SignInRequest | undefined): Promise<void> => {
+      const result = await auth(provider, authOptions(serverUrl, request));
+      if (result !== "REDIRECT") throw new Error(`no authorization began for "${row.id}"`);
+    };
+    if (options.request) {
+      await direct(options.request);
+    } else {
+      client = new Client({ name: "mcpool-login", version: VERSION }, { capabilities: {} });
+      const redirected = await dialsThrough(client, transport, provider);
+      if (!redirected) {
+        // In without a redirect: no sign-in needed, or a client that needs no person.
+        const tokens = provider.savedTokens;
+        if (tokens) return { signedIn: true, credentials: provider.credentials(tokens) };
+        if (!options.always) return { signedIn: false };
+        await direct(undefined);
       }
     }
     const code = await withTimeout(
@@ -96,13 +126,56 @@ export async function signIn(row: HttpServerConfig, options: SignInOptions): Pro
       `no sign-in for "${row.id}" arrived within ${Math.round((options.timeoutMs ?? LOGIN_TIMEOUT_MS) / 1000)} s`,
     );
     // The SDK's own exchange, with the PKCE verifier and the resource it discovered.
-    await transport.finishAuth(code);
+    if (client) {
+      await transport.finishAuth(code);
+    } else {
+      const result = await auth(provider, {
+        ...authOptions(serverUrl, options.request),
+        authorizationCode: code,
+      });
+      if (result !== "AUTHORIZED") throw new Error(`the code for "${row.id}" was not exchanged`);
+    }
     const tokens = provider.savedTokens;
     if (!tokens) throw new Error(`the authorization server issued no tokens for "${row.id}"`);
     return { signedIn: true, credentials: provider.credentials(tokens) };
   } finally {
     await client?.close().catch(() => undefined);
     await listener.close();
+  }
+}
+
+/** What the SDK's auth() is told of a refusal: its scope and resource metadata, if any. */
+function authOptions(
+  serverUrl: string,
+  request: SignInRequest | undefined,
+): Parameters<typeof auth>[1] {
+  return {
+    serverUrl,
+    ...(request?.scope !== undefined ? { scope: request.scope } : {}),
+    ...(request?.resourceMetadataUrl !== undefined
+      ? { resourceMetadataUrl: new URL(request.resourceMetadataUrl) }
+      : {}),
+  };
+}
+
+/**
+ * Dials as the daemon does (initialize, then the first page of tools/list, where servers
+ * that let initialize through refuse): true when the SDK was sent to the browser.
+ */
+async function dialsThrough(
+  client: Client,
+  transport: StreamableHTTPClientTransport,
+  provider: LoginProvider,
+): Promise<boolean> {
+  try {
+    await client.connect(transport);
+    if (client.getServerCapabilities()?.tools) await client.listTools();
+    return false;
+  } catch (error) {
+    if (!(error instanceof UnauthorizedError) || provider.authorizationUrl === undefined) {
+      throw error;
+    }
+    return true;
   }
 }
 
@@ -122,6 +195,11 @@ class LoginProvider implements OAuthClientProvider {
 
   get clientMetadata() {
     return clientMetadataFor(this.redirectUrl, this.settings);
+  }
+
+  /** Offered where the authorization server takes URL client ids (SEP-991); else DCR. */
+  get clientMetadataUrl(): string | undefined {
+    return this.settings.clientMetadataUrl;
   }
 
   state(): string {
@@ -270,9 +348,14 @@ export type WithClient = <T>(run: (client: PoolClient) => Promise<T>) => Promise
 export interface LoginCommandOptions {
   openBrowser: boolean;
   json: boolean;
+  /** Sign in even when the daemon needs none, or stopped asking (`--force`). */
+  force?: boolean;
   out(line: string): void;
   err(line: string): void;
 }
+
+/** Exit code of a login the daemon's state says is pointless: the server refuses every sign-in. */
+const EXIT_GAVE_UP = 1;
 
 /** `mcpool login ID`: resolves with the exit code; throws for the CLI to report. */
 export async function login(
@@ -281,31 +364,81 @@ export async function login(
   options: LoginCommandOptions,
 ): Promise<number> {
   // The row with its secrets (a configured client secret), from the daemon that will dial it.
-  const row = await withClient(async (client) => {
-    const state = (await client.state({ secrets: true })).find((s) => s.id === id);
-    if (!state) throw new ClientError("unknown-server", `unknown server "${id}"`);
-    return state.config as McpServerConfig;
+  const state = await withClient(async (client) => {
+    const found = (await client.state({ secrets: true })).find((s) => s.id === id);
+    if (!found) throw new ClientError("unknown-server", `unknown server "${id}"`);
+    return found;
   });
+  const row = state.config as McpServerConfig;
   if (row.transport !== "http") {
     throw new ClientError(
       "invalid-arguments",
       `server "${id}" is a stdio server; only http servers sign in`,
     );
   }
-  const result = await signIn(row, { openBrowser: options.openBrowser, say: options.err });
+  const force = options.force === true;
+  const early = withoutSignIn(id, row, state, force);
+  if (early) {
+    report(options, { id, status: state.status, ...errorOf(state) }, early.say);
+    return early.code;
+  }
+  const needed = state.status === "auth-required";
+  const result = await signIn(row, {
+    openBrowser: options.openBrowser,
+    say: options.err,
+    request: needed ? state.signIn : undefined,
+    always: needed || force,
+  });
   if (!result.signedIn) {
-    report(options, { id, status: "ready" }, `"${id}" let mcpool in without a sign-in`);
+    report(
+      options,
+      { id, status: state.status, ...errorOf(state) },
+      `"${id}" let mcpool in without a sign-in`,
+    );
     return 0;
   }
   const { tokens, clientInformation } = result.credentials;
-  const state = await withClient((client) =>
+  const after = await withClient((client) =>
     client.storeCredentials(id, {
       tokens: { ...tokens },
       ...(clientInformation ? { clientInformation: { ...clientInformation } } : {}),
     }),
   );
-  report(options, state, `signed in to "${id}"`);
-  return state.status === "ready" || state.status === "idle" || state.status === "disabled" ? 0 : 1;
+  report(options, after, `signed in to "${id}"`);
+  return after.status === "ready" || after.status === "idle" || after.status === "disabled" ? 0 : 1;
+}
+
+/**
+ * When login has nothing to do, what it says, in the daemon's own words: a row with a
+ * machine grant, a server that is up, one the daemon stopped asking for.
+ */
+function withoutSignIn(
+  id: string,
+  row: HttpServerConfig,
+  state: ServerState,
+  force: boolean,
+): { say: string; code: number } | undefined {
+  if (isMachineGrant(row)) {
+    return {
+      say: `"${id}" signs in by itself with its client credentials; no login needed`,
+      code: 0,
+    };
+  }
+  if (force) return undefined;
+  if (state.signIn?.exhausted) {
+    return { say: `not signing in to "${id}"`, code: EXIT_GAVE_UP };
+  }
+  if (state.status === "ready" || state.status === "pin-mismatch") {
+    return {
+      say: `"${id}" needs no sign-in (\`mcpool login ${id} --force\` signs in again)`,
+      code: 0,
+    };
+  }
+  return undefined;
+}
+
+function errorOf(state: ServerState): { error?: string } {
+  return state.error !== undefined ? { error: state.error } : {};
 }
 
 /** `mcpool logout ID`: the daemon forgets the sign-in and redials the server. */

@@ -36,8 +36,9 @@ commands:
   probe ID                                dial a configured server afresh and list its tools
   approve ID [--show]                     show how a server's tools changed since its pin, and
                                           approve them (writes the pin into mcp.json)
-  login ID [--no-browser]                 sign in to an http server (OAuth) and hand the
-                                          tokens to the daemon
+  login ID [--no-browser] [--force]       sign in to an http server (OAuth) when the daemon
+                                          says it needs one (--force: regardless) and hand
+                                          the tokens to the daemon
   logout ID                               forget a server's sign-in
   stop ID | restart ID                    stop one server / restart it
   reload                                  re-read mcp.json and reconcile now
@@ -89,6 +90,7 @@ async function main(argv: readonly string[]): Promise<number> {
       from: { type: "string" },
       show: { type: "boolean" },
       "no-browser": { type: "boolean" },
+      force: { type: "boolean" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -285,6 +287,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const run = command === "login" ? login : logout;
       return run(withClient, id, {
         openBrowser: values["no-browser"] !== true,
+        force: values.force === true,
         json,
         out: io.out,
         err: io.err,

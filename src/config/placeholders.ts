@@ -1,7 +1,7 @@
 /**
  * Environment placeholders in rows (SPEC A3): `${VAR}`, `${VAR:-default}` and `${env:VAR}`
- * (VS Code's spelling, also with `:-default`) in command, args, env values, cwd, url and
- * header values.
+ * (VS Code's spelling, also with `:-default`) in command, args, env values, cwd, url,
+ * header values and the strings of an `auth` object (a client secret, a key, its file).
  *
  * Rows keep their placeholders as written: they are expanded only when a transport is
  * built, so a resolved secret exists in the connecting process's memory and nowhere else —
@@ -9,7 +9,7 @@
  * Browser-safe: no `node:` imports; `process.env` is read through `globalThis` when there is
  * one, and a browser has none.
  */
-import type { McpServerConfig } from "./rows.js";
+import type { HttpServerConfig, McpServerConfig } from "./rows.js";
 
 /** Variables to resolve placeholders against; `undefined` is unset. */
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -93,12 +93,29 @@ function mapConnectionStrings(
     ...row,
     url: map(row.url),
     ...(row.headers !== undefined ? { headers: mapValues(row.headers, map) } : {}),
+    ...(typeof row.auth === "object" ? { auth: mapAuth(row.auth, map) } : {}),
   };
+}
+
+/** An `auth` object with `map` applied to its strings and scopes; the grant is a keyword. */
+function mapAuth(
+  auth: Exclude<HttpServerConfig["auth"], "oauth" | undefined>,
+  map: (value: string) => string,
+): typeof auth {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(auth)) {
+    if (key === "grant") out[key] = value;
+    else if (typeof value === "string") out[key] = map(value);
+    else if (Array.isArray(value))
+      out[key] = value.map((v) => (typeof v === "string" ? map(v) : v));
+    else out[key] = value;
+  }
+  return out as typeof auth;
 }
 
 /**
  * The row a transport is built from: a copy with every placeholder in command, args, env
- * values, cwd, url and header values filled from `env`. Never store what this returns.
+ * values, cwd, url, header values and `auth` strings filled from `env`. Never store what this returns.
  * `onUnset` hears the name of each variable left verbatim, once per occurrence.
  */
 export function expandServerConfig(

@@ -75,15 +75,40 @@ export interface HttpServerConfig extends ServerOptions {
   auth?: "oauth" | OAuthClientSettings;
 }
 
-/** The OAuth client of an http row, when it does not register one dynamically. */
+/**
+ * The OAuth client of an http row, when it does not register one dynamically. Every string
+ * may hold `${VAR}` placeholders, expanded when the server is dialled (like header values).
+ */
 export interface OAuthClientSettings {
+  /**
+   * `authorization_code` (the default): a person signs in with `mcpool login`.
+   * `client_credentials`: a machine-to-machine grant the daemon makes by itself, with
+   * `clientSecret` (client_secret_basic) or a private key (private_key_jwt, RFC 7523).
+   */
+  grant?: OAuthGrant;
   /** A client registered with the authorization server beforehand. Absent: dynamic registration. */
   clientId?: string;
   /** Its secret, for a confidential client. Secret: left out of state() by default. */
   clientSecret?: string;
+  /**
+   * The https URL of this client's metadata document (SEP-991), used as its client id by an
+   * authorization server that takes those; others get dynamic registration.
+   */
+  clientMetadataUrl?: string;
+  /** PEM (PKCS#8) key that signs private_key_jwt assertions. Secret, like `clientSecret`. */
+  privateKey?: string;
+  /** A file holding that PEM key, read at dial time; the path itself is not secret. */
+  privateKeyFile?: string;
+  /** The JWS algorithm of the assertions (`ES256`, `RS256`…). Default: from the key's type. */
+  algorithm?: string;
+  /** The authorization server machine credentials may be sent to; absent: the one the server names. */
+  issuer?: string;
   /** Scopes to ask for when neither the server's challenge nor its metadata name any. */
   scopes?: string[];
 }
+
+/** The OAuth grants a row may use. */
+export type OAuthGrant = "authorization_code" | "client_credentials";
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 
@@ -104,15 +129,15 @@ export function isEnabled(row: Pick<ServerOptions, "enabled">): boolean {
   return row.enabled !== false;
 }
 
-/** A copy of a row without its secrets (`env`, `headers`, `auth.clientSecret`). */
+/** A copy of a row without its secrets (`env`, `headers`, `auth.clientSecret`, `auth.privateKey`). */
 export function withoutSecrets(row: McpServerConfig): McpServerConfig {
   if (row.transport === "stdio") {
     const { env: _env, ...rest } = row;
     return rest;
   }
   const { headers: _headers, auth, ...rest } = row;
-  if (typeof auth === "object" && auth.clientSecret !== undefined) {
-    const { clientSecret: _secret, ...client } = auth;
+  if (typeof auth === "object") {
+    const { clientSecret: _secret, privateKey: _key, ...client } = auth;
     return { ...rest, auth: client };
   }
   return auth === undefined ? rest : { ...rest, auth };

@@ -19,12 +19,12 @@ function sameMap(
   return x.length === Object.keys(y).length && x.every(([key, value]) => y[key] === value);
 }
 
-/** OAuth settings compared by value: a new client or scope list signs in afresh. */
+/** OAuth settings compared by value: a new client, key or scope list signs in afresh. */
 function sameAuth(a: HttpServerConfig["auth"], b: HttpServerConfig["auth"]): boolean {
   if (typeof a !== "object" || typeof b !== "object") return a === b;
-  return (
-    a.clientId === b.clientId && a.clientSecret === b.clientSecret && sameList(a.scopes, b.scopes)
-  );
+  const { scopes: x, ...restA } = a;
+  const { scopes: y, ...restB } = b;
+  return sameMap(restA, restB) && sameList(x, y);
 }
 
 /** Whether two rows dial the same thing, so an edit between them needs no restart. */

@@ -187,8 +187,20 @@ function checkUrl(row: Fields, problems: string[]): void {
   if (problem !== undefined) problems.push(problem);
 }
 
-/** Fields an `auth` object may hold; its values are never quoted (the secret is one). */
-const AUTH_FIELDS = ["clientId", "clientSecret", "scopes"] as const;
+/** Fields an `auth` object may hold; its values are never quoted (the secrets are some). */
+const AUTH_FIELDS = [
+  "grant",
+  "clientId",
+  "clientSecret",
+  "clientMetadataUrl",
+  "privateKey",
+  "privateKeyFile",
+  "algorithm",
+  "issuer",
+  "scopes",
+] as const;
+const AUTH_STRING_FIELDS = AUTH_FIELDS.filter((field) => field !== "grant" && field !== "scopes");
+const GRANTS = ["authorization_code", "client_credentials"] as const;
 
 function checkAuth(row: Fields, problems: string[]): void {
   if (!has(row, "auth")) return;
@@ -205,7 +217,7 @@ function checkAuth(row: Fields, problems: string[]): void {
       problems.push(`\`auth.${key}\` is not an OAuth setting; use ${AUTH_FIELDS.join(", ")}`);
     }
   }
-  for (const field of ["clientId", "clientSecret"] as const) {
+  for (const field of AUTH_STRING_FIELDS) {
     if (has(auth, field) && (typeof auth[field] !== "string" || auth[field] === "")) {
       problems.push(`\`auth.${field}\` must be a non-empty string, got ${kindOf(auth[field])}`);
     }
@@ -214,6 +226,41 @@ function checkAuth(row: Fields, problems: string[]): void {
     problems.push("`auth.clientSecret` needs the `auth.clientId` it belongs to");
   }
   checkStringList(auth, "scopes", problems, "auth.scopes");
+  checkGrant(auth, problems);
+  const metadataUrl = auth.clientMetadataUrl;
+  if (typeof metadataUrl === "string" && !/^(https:\/\/|\$\{)/.test(metadataUrl)) {
+    problems.push("`auth.clientMetadataUrl` must be an https URL (SEP-991 client id)");
+  }
+}
+
+/** The grant and the credentials it needs: a machine grant needs exactly one way to prove itself. */
+function checkGrant(auth: Fields, problems: string[]): void {
+  const grant = auth.grant;
+  if (grant !== undefined && !(GRANTS as readonly unknown[]).includes(grant)) {
+    const got = typeof grant === "string" ? JSON.stringify(grant) : kindOf(grant);
+    problems.push(`\`auth.grant\` must be one of ${GRANTS.join(", ")}; got ${got}`);
+    return;
+  }
+  const keys = ["privateKey", "privateKeyFile"].filter((field) => has(auth, field));
+  if (grant !== "client_credentials") {
+    for (const field of [...keys, "algorithm"].filter((f) => has(auth, f))) {
+      problems.push(`\`auth.${field}\` belongs to \`"grant": "client_credentials"\``);
+    }
+    return;
+  }
+  if (!has(auth, "clientId"))
+    problems.push("`auth.grant` client_credentials needs `auth.clientId`");
+  const proofs = keys.length + (has(auth, "clientSecret") ? 1 : 0);
+  if (proofs !== 1) {
+    problems.push(
+      "`auth.grant` client_credentials needs exactly one of `auth.clientSecret`, `auth.privateKey`, `auth.privateKeyFile`",
+    );
+  }
+  if (has(auth, "algorithm") && keys.length === 0) {
+    problems.push(
+      "`auth.algorithm` signs with a private key: add `auth.privateKey` or `auth.privateKeyFile`",
+    );
+  }
 }
 
 function checkHttp(row: Fields, problems: string[]): void {

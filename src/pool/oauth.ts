@@ -148,6 +148,8 @@ export interface StoredProviderOptions {
   onAuthRequired?: () => void;
   /** Told the token strings the provider hands out, so messages can be redacted of them. */
   onTokens?: (values: string[]) => void;
+  /** Told the scope the stored tokens were granted (for a step-up's request). */
+  onGranted?: (scope: string | undefined) => void;
 }
 
 /**
@@ -168,6 +170,7 @@ export function storedAuthProvider(options: StoredProviderOptions): OAuthClientP
     const { access_token, refresh_token, id_token } = credentials.tokens ?? {};
     const values = [access_token, refresh_token, id_token].filter((v): v is string => !!v);
     if (values.length > 0) options.onTokens?.(values);
+    if (credentials.tokens) options.onGranted?.(credentials.tokens.scope);
     return credentials;
   };
   const read = (): Promise<StoredCredentials> =>

@@ -26,15 +26,8 @@ import { describeTool } from "./describe.js";
 import { McpPoolError } from "./errors.js";
 import { keepAliveFetch, type KeepAliveFetch } from "./fetch.js";
 import { JunkLog } from "./junk-log.js";
-import {
-  authRequiredMessage,
-  credentialsKey,
-  isAuthRequired,
-  memoryTokenStore,
-  parseCredentials,
-  storedAuthProvider,
-  type TokenStore,
-} from "./oauth.js";
+import { credentialsKey } from "./oauth.js";
+import { PoolAuth } from "./pool-auth.js";
 import { holding, sessionLost, withSession } from "./session.js";
 import { ResultCache, type Invoked } from "./result-cache.js";
 import { runHooks, type RunHooksOptions } from "./run-hooks.js";
@@ -118,9 +111,7 @@ export class McpPool {
   #firstSync: Promise<void> | undefined;
   #firstSyncDone = false;
   readonly #eventListeners = new Set<Listener<[PoolEvent]>>();
-  readonly #tokens: TokenStore;
-  /** Per server, the OAuth tokens its provider last handed out: redacted from messages. */
-  readonly #oauthSecrets = new Map<string, readonly string[]>();
+  readonly #auth: PoolAuth;
   readonly #notificationListeners = new Set<Listener<[string, ServerNotification]>>();
   readonly #elicitation: ElicitationRouter;
   readonly #sampling: SamplingRouter;
@@ -131,8 +122,13 @@ export class McpPool {
     checkPoolDurations(options);
     this.#options = options;
     this.#cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
-    this.#tokens = options.tokenStore ?? memoryTokenStore();
     this.#log = options.log ?? { error: (message) => process.stderr.write(`${message}\n`) };
+    this.#auth = new PoolAuth({
+      tokenStore: options.tokenStore,
+      authProvider: options.authProvider,
+      lost: (serverId) => this.#entries.get(serverId)?.authLost(),
+      log: (message) => this.#log.error?.(message),
+    });
     this.#queue = new ReconcileQueue({
       ...(options.syncDebounceMs !== undefined ? { debounceMs: options.syncDebounceMs } : {}),
       onError: (error) =>
@@ -158,7 +154,8 @@ export class McpPool {
     this.#context = {
       clientInfo: { name: options.clientName, version: options.clientVersion ?? VERSION },
       capabilities,
-      oauthSecrets: (serverId) => this.#oauthSecrets.get(serverId) ?? [],
+      oauthSecrets: (serverId) => this.#auth.secrets(serverId),
+      authRequired: (serverId, cause) => this.#auth.refusal(serverId, cause),
       createTransport: options.createTransport ?? createDefaultTransport,
       transportContext: {
         childEnv: options.childEnv ?? "inherit",
@@ -166,16 +163,8 @@ export class McpPool {
         ...(options.env ? { env: options.env } : {}),
         onUnsetVariable: (serverId, name) => this.#warnUnset(serverId, name),
         ...(options.onChild ? { onChild: options.onChild } : {}),
-        authProvider: (row) =>
-          options.authProvider
-            ? options.authProvider(row)
-            : storedAuthProvider({
-                row,
-                store: this.#tokens,
-                // A call that lost its token: the server says auth-required until a sign-in.
-                onAuthRequired: () => this.#entries.get(row.id)?.authLost(),
-                onTokens: (values) => this.#oauthSecrets.set(row.id, values),
-              }),
+        authProvider: (row) => this.#auth.provider(row, true),
+        onAuthChallenge: (serverId, challenge) => this.#auth.challenged(serverId, challenge),
         onJunk: (serverId, line, redact) => junk.line(serverId, line, redact),
       },
       connectTimeoutMs: options.connectTimeoutMs,
@@ -400,15 +389,14 @@ export class McpPool {
    */
   async storeCredentials(id: string, credentials: unknown): Promise<ServerAuthState> {
     this.#assertOpen();
-    const key = this.#credentialsKeyOf(id);
-    await this.#tokens.save(key, parseCredentials(id, credentials));
+    await this.#auth.save(id, this.#credentialsKeyOf(id), credentials);
     return this.#redialAfterAuth(id);
   }
 
   /** Forgets what a sign-in left for an http server (`mcpool logout`) and dials it again. */
   async forgetCredentials(id: string): Promise<ServerAuthState> {
     this.#assertOpen();
-    await this.#tokens.delete(this.#credentialsKeyOf(id));
+    await this.#auth.forget(id, this.#credentialsKeyOf(id));
     return this.#redialAfterAuth(id);
   }
 
@@ -453,10 +441,7 @@ export class McpPool {
       ...(onUnsetVariable ? { onUnsetVariable } : {}),
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       // Stored tokens serve a probe too; its refusal says nothing about the live server.
-      authProvider: (dialled) =>
-        this.#options.authProvider
-          ? this.#options.authProvider(dialled)
-          : storedAuthProvider({ row: dialled, store: this.#tokens }),
+      authProvider: (dialled) => this.#auth.provider(dialled, false),
     });
   }
 
@@ -540,6 +525,7 @@ export class McpPool {
         secrets: options.secrets === true,
         pinDiff: index.pinMismatch.has(id) ? this.#pins.diff(entry) : undefined,
         conversations: this.#conversations.statsOf(id),
+        signIn: this.#auth.request(id),
       });
     });
   }
@@ -957,6 +943,7 @@ export class McpPool {
         },
       )) as CallToolResult;
       connection.answered = true;
+      this.#auth.satisfied(entry.id, "call");
       return result;
     } catch (error) {
       if (signal?.aborted) throw error;
@@ -965,7 +952,10 @@ export class McpPool {
         entry.timedOut(connection);
       }
       if (isBrokenPipe(error)) entry.brokenPipe(connection);
-      throw callError(entry, connection, name, timeoutMs, error);
+      const refusal = this.#auth.refusal(entry.id, error);
+      // A refusal the SDK gave up on (a step-up it could not make) retires the connection.
+      if (refusal !== undefined) entry.authLost();
+      throw callError(entry, connection, name, timeoutMs, error, refusal);
     } finally {
       connection.inflight -= 1;
       if (connection.inflight === 0) connection.drained?.();
@@ -1011,7 +1001,10 @@ export class McpPool {
     if (event.type === "close" || event.type === "tools-changed")
       this.#cache?.clear(event.serverId);
     // Resource subscriptions die with a connection: a new one is subscribed again (C15).
-    if (event.type === "connect") this.#passthrough.connected(event.serverId);
+    if (event.type === "connect") {
+      this.#passthrough.connected(event.serverId);
+      this.#auth.satisfied(event.serverId, "connect");
+    }
     for (const listener of this.#eventListeners) {
       try {
         listener(event);
@@ -1103,6 +1096,7 @@ function callError(
   name: string,
   timeoutMs: number | undefined,
   error: unknown,
+  authRefusal: string | undefined,
 ): unknown {
   const serverId = entry.id;
   // Passed through whole: withSession redials on it (B6).
@@ -1137,13 +1131,8 @@ function callError(
   if (error instanceof McpError) {
     return new McpPoolError("tool-error", error.message, { serverId, mcpCode: error.code });
   }
-  if (isAuthRequired(error)) {
-    return new McpPoolError(
-      "auth-required",
-      authRequiredMessage(serverId),
-      { serverId },
-      { cause: error },
-    );
+  if (authRefusal !== undefined) {
+    return new McpPoolError("auth-required", authRefusal, { serverId }, { cause: error });
   }
   // A remote that cannot be reached (connection refused, reset): name the server and the cause.
   const cause = error instanceof Error ? (error.cause as Error | undefined) : undefined;

@@ -49,6 +49,12 @@ export interface EntryContext {
   clientInfo: { name: string; version: string };
   /** The OAuth tokens last handed to this server's connections, for redaction (E1). */
   oauthSecrets?(serverId: string): readonly string[];
+  /**
+   * The sentence of an auth-required refusal (E5) when `cause` means the server wants a
+   * sign-in, or, without a cause, for the refusal the server stands at; undefined when the
+   * cause means something else. Default: isAuthRequired() and authRequiredMessage().
+   */
+  authRequired?(serverId: string, cause?: unknown): string | undefined;
   capabilities: ClientCapabilities;
   createTransport: CreateTransport;
   transportContext: TransportContext;
@@ -164,7 +170,7 @@ export class ServerEntry {
       // Only a sign-in helps a server that asked for one: say that, not "failed recently".
       if (this.status === "auth-required") {
         return Promise.reject(
-          new McpPoolError("auth-required", authRequiredMessage(this.id), {
+          new McpPoolError("auth-required", this.#authMessage(), {
             serverId: this.id,
             retryAt: this.retryAt,
           }),
@@ -276,7 +282,7 @@ export class ServerEntry {
       const exit = transport ? processOf(transport)?.exit : undefined;
       await transport?.close().catch(() => undefined);
       const error = redactPoolError(
-        connectError(row.id, cause, budget, stderr, exit),
+        connectError(row.id, cause, budget, stderr, exit, this.#authCause(cause)),
         this.#secrets(row),
       );
       if (!this.removed && this.row === row && error.code === "auth-required") {
@@ -323,7 +329,19 @@ export class ServerEntry {
     this.connection = undefined;
     this.busy();
     void this.#retire(connection, "reconnect");
-    this.#authRequired(authRequiredMessage(this.id), Date.now());
+    this.#authRequired(this.#authMessage(), Date.now());
+  }
+
+  /** The sentence of the refusal the server stands at (see EntryContext.authRequired). */
+  #authMessage(): string {
+    return this.#context.authRequired?.(this.id) ?? authRequiredMessage(this.id);
+  }
+
+  /** The auth-required sentence when `cause` means a sign-in is wanted; else undefined. */
+  #authCause(cause: unknown): string | undefined {
+    const hook = this.#context.authRequired;
+    if (hook) return hook(this.id, cause);
+    return isAuthRequired(cause) ? authRequiredMessage(this.id) : undefined;
   }
 
   #failed(message: string, now: number): void {
@@ -690,10 +708,11 @@ function connectError(
   budget: number | undefined,
   stderr: string | undefined,
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined,
+  authMessage: string | undefined,
 ): McpPoolError {
   if (cause instanceof McpPoolError) return cause;
-  if (isAuthRequired(cause)) {
-    return new McpPoolError("auth-required", authRequiredMessage(id), { serverId: id }, { cause });
+  if (authMessage !== undefined) {
+    return new McpPoolError("auth-required", authMessage, { serverId: id }, { cause });
   }
   const detail = { serverId: id, ...(stderr ? { stderr } : {}) };
   const tail = stderr ? `; stderr:\n${stderr}` : "";

@@ -16,6 +16,8 @@ export interface ServerStateExtras {
   pinDiff: PinDiff | undefined;
   /** Counts of a conversation row's clients. */
   conversations: ServerState["conversations"];
+  /** What a sign-in should ask for, when the server refused one. */
+  signIn?: ServerState["signIn"];
 }
 
 export function serverState(
@@ -49,6 +51,7 @@ export function serverState(
     }),
   };
   if (entry.error !== undefined) state.error = entry.error;
+  if (entry.status === "auth-required" && extras.signIn) state.signIn = extras.signIn;
   if (entry.retryAt !== undefined) state.retryAt = entry.retryAt;
   if (connection) {
     if (connection.pid !== undefined) state.pid = connection.pid;

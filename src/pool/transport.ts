@@ -12,6 +12,7 @@ import { remoteUrlProblem } from "../config/url-policy.js";
 import { childEnvironment, type ChildEnvPolicy } from "./child-env.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { redactSecrets, secretValues } from "./secrets.js";
+import { witnessChallenges, type AuthChallenge } from "./sign-in.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -36,6 +37,8 @@ export interface TransportContext {
    * undefined: no OAuth, a 401 fails the connect. See oauth.ts.
    */
   authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
+  /** Told what each 401, or 403 insufficient_scope, of an OAuth row's server said (sign-in.ts). */
+  onAuthChallenge?: (serverId: string, challenge: AuthChallenge) => void;
 }
 
 export type ChildListener = (event: {
@@ -77,12 +80,21 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
   const url = new URL(row.url);
   const headers = { ...row.headers };
   const authProvider = context.authProvider?.(row);
+  const onChallenge = context.onAuthChallenge;
+  const pinned = originPinnedFetch(
+    url,
+    Object.keys(headers),
+    context.fetch ?? sharedKeepAliveFetch(),
+  );
   return new StreamableHTTPClientTransport(url, {
     requestInit: { headers },
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
     redirectPolicy: "follow",
-    fetch: originPinnedFetch(url, Object.keys(headers), context.fetch ?? sharedKeepAliveFetch()),
+    fetch:
+      authProvider && onChallenge
+        ? witnessChallenges(pinned, url, (challenge) => onChallenge(row.id, challenge))
+        : pinned,
   });
 };
 

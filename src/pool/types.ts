@@ -99,6 +99,22 @@ export interface ServerState {
   tools: ToolState[];
   /** A `session: "conversation"` row's clients, endings and operations: counts only (B9). */
   conversations?: ConversationStats;
+  /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
+  signIn?: SignInRequest;
+}
+
+/** What the server's last refusal asked for, and how many sign-ins have not met it. */
+export interface SignInRequest {
+  /** The scope to request: the challenge's, together with what was granted before. */
+  scope?: string;
+  /** The protected-resource metadata the challenge pointed at (RFC 9728). */
+  resourceMetadataUrl?: string;
+  /** A 403 `insufficient_scope`: signed in, but without enough scope (step-up). */
+  insufficientScope?: boolean;
+  /** Sign-ins handed over that the server answered with this same challenge. */
+  attempts: number;
+  /** The bound was reached: only `mcpool login --force` asks again. */
+  exhausted?: boolean;
 }
 
 /** What storeCredentials() and forgetCredentials() leave a server at, after the redial. */

@@ -10,14 +10,14 @@
  * machine. A scenario that fails in the suite is therefore run once more on its own, and
  * only a failure there fails this test; the rerun is reported either way.
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import {
+  conformance as runConformance,
+  soloOutcome,
+  summary,
+} from "../helpers/conformance-runner.js";
 
-const RUNNER = fileURLToPath(
-  new URL("../../node_modules/@modelcontextprotocol/conformance/dist/index.js", import.meta.url),
-);
-const PRELOAD = fileURLToPath(new URL("../helpers/node20-glob-sync.mjs", import.meta.url));
 const ADAPTER = fileURLToPath(new URL("./client-adapter.mjs", import.meta.url));
 
 /** The client scenarios of @modelcontextprotocol/conformance 0.1.16's `--suite all`. */
@@ -29,74 +29,8 @@ const CLIENT_TIMEOUT_MS = 120_000;
 /** Bound on one scenario run alone, ms. */
 const SOLO_BOUND_MS = 60_000;
 
-interface Run {
-  code: number | null;
-  output: string;
-}
-
-/** The runner in its own process group, so a bound that runs out takes its clients too. */
-function conformance(args: string[], boundMs: number): Promise<Run> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      PRELOAD,
-      RUNNER,
-      "client",
-      "--command",
-      `${process.execPath} ${ADAPTER}`,
-      "--timeout",
-      String(CLIENT_TIMEOUT_MS),
-      "--verbose",
-      ...args,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const timer = setTimeout(() => {
-    try {
-      process.kill(-child.pid!, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }, boundMs);
-  return new Promise((resolve) =>
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    }),
-  );
-}
-
-interface Outcome {
-  passed: number;
-  failed: number;
-  warnings: number;
-  /** The failing checks' messages, as the runner prints them with --verbose. */
-  reasons: string[];
-}
-
-/** The suite summary: `✓ name: 3 passed, 0 failed[, 1 warnings]`, failures indented below. */
-function summary(output: string): Map<string, Outcome> {
-  const out = new Map<string, Outcome>();
-  const text = output.slice(output.indexOf("=== SUITE SUMMARY ==="));
-  let current: Outcome | undefined;
-  for (const line of text.split("\n")) {
-    const head = /^[✓✗] (\S+): (\d+) passed, (\d+) failed(?:, (\d+) warnings)?$/.exec(line);
-    if (head) {
-      current = {
-        passed: Number(head[2]),
-        failed: Number(head[3]),
-        warnings: Number(head[4] ?? 0),
-        reasons: [],
-      };
-      out.set(head[1]!, current);
-    } else if (current && line.startsWith("    - ")) current.reasons.push(line.slice(6));
-  }
-  return out;
-}
+const conformance = (args: string[], boundMs: number) =>
+  runConformance(ADAPTER, args, boundMs, CLIENT_TIMEOUT_MS);
 
 describe("the MCP conformance client suite", () => {
   it(
@@ -110,7 +44,7 @@ describe("the MCP conformance client suite", () => {
       const stillFailing: string[] = [];
       for (const [name, outcome] of failing) {
         const solo = await conformance(["--scenario", name], SOLO_BOUND_MS);
-        const passed = /OVERALL: PASSED/.test(solo.output);
+        const passed = soloOutcome(solo.output).passed;
         console.log(
           `conformance: ${name} failed in the suite (${outcome.reasons.join("; ")}); alone it ${passed ? "passed" : "failed"}`,
         );

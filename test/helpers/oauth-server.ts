@@ -24,6 +24,11 @@ export interface OAuthServerOptions {
   plain401?: boolean;
   /** Issue no refresh tokens. */
   noRefresh?: boolean;
+  /**
+   * A machine client: /token also takes `grant_type=client_credentials` from it, proven
+   * with client_secret_basic (SEP-1046). Its tokens come without refresh tokens.
+   */
+  machineClient?: { clientId: string; clientSecret: string };
 }
 
 export interface OAuthServerStats {
@@ -31,6 +36,8 @@ export interface OAuthServerStats {
   authorizations: number;
   codeExchanges: number;
   refreshes: number;
+  /** Tokens issued to the machine client. */
+  clientCredentials: number;
   /** /mcp requests answered 401. */
   unauthorized: number;
   /** /mcp requests let through. */
@@ -109,6 +116,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     authorizations: 0,
     codeExchanges: 0,
     refreshes: 0,
+    clientCredentials: 0,
     unauthorized: 0,
     authorized: 0,
   };
@@ -117,7 +125,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
   const served = { quoteBearer: false } as OAuthServer;
   const token = (kind: string): string => `${prefix}-${kind}-${base64url(randomBytes(12))}`;
 
-  const issue = (clientId: string): Record<string, unknown> => {
+  const issue = (clientId: string, refreshable = !options.noRefresh): Record<string, unknown> => {
     const accessToken = token("access");
     access.set(accessToken, Date.now() + ttl * 1000);
     const out: Record<string, unknown> = {
@@ -125,7 +133,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
       token_type: "Bearer",
       expires_in: ttl,
     };
-    if (!options.noRefresh) {
+    if (refreshable) {
       const refreshToken = token("refresh");
       refresh.set(refreshToken, clientId);
       out.refresh_token = refreshToken;
@@ -156,9 +164,16 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
           token_endpoint: `${origin}/token`,
           registration_endpoint: `${origin}/register`,
           response_types_supported: ["code"],
-          grant_types_supported: ["authorization_code", "refresh_token"],
+          grant_types_supported: [
+            "authorization_code",
+            "refresh_token",
+            ...(options.machineClient ? ["client_credentials"] : []),
+          ],
           code_challenge_methods_supported: ["S256"],
-          token_endpoint_auth_methods_supported: ["none"],
+          token_endpoint_auth_methods_supported: [
+            "none",
+            ...(options.machineClient ? ["client_secret_basic"] : []),
+          ],
         });
       }
     }
@@ -235,6 +250,19 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
         refresh.delete(old); // rotation: a refresh token is good once
         stats.refreshes += 1;
         return json(response, 200, issue(clientId));
+      }
+      const machine = options.machineClient;
+      if (grant === "client_credentials" && machine) {
+        const basic = /^Basic (.+)$/.exec(request.headers.authorization ?? "")?.[1] ?? "";
+        const [id, secret] = Buffer.from(basic, "base64").toString("utf8").split(":");
+        if (decodeURIComponent(id ?? "") !== machine.clientId) {
+          return json(response, 401, { error: "invalid_client" });
+        }
+        if (decodeURIComponent(secret ?? "") !== machine.clientSecret) {
+          return json(response, 401, { error: "invalid_client" });
+        }
+        stats.clientCredentials += 1;
+        return json(response, 200, issue(machine.clientId, false));
       }
       return json(response, 400, { error: "unsupported_grant_type" });
     }

@@ -173,6 +173,65 @@ describe("OAuth through the daemon", () => {
     await until(second.agent, "gh", "auth-required");
   });
 
+  it("signs in by itself with client credentials from mcp.json, takes a new token when one expires, and never shows the secret or the token", async () => {
+    const secret = "canary-secret-5b2e";
+    const remote = await startOAuthServer({
+      tokenPrefix: CANARY,
+      machineClient: { clientId: "svc", clientSecret: secret },
+    });
+    cleanups.push(() => remote.close());
+    const home = testHome("mcpool-oauth-");
+    cleanups.push(() => home.remove());
+    // The secret reaches the daemon as a variable, the way a service's environment file would.
+    home.env.SVC_SECRET = secret;
+    home.writeConfig({
+      svc: {
+        type: "http",
+        url: remote.url,
+        auth: { grant: "client_credentials", clientId: "svc", clientSecret: "${SVC_SECRET}" },
+      },
+    });
+    const { daemon, agent } = await up(home);
+    const events: PoolEvent[] = [];
+    agent.onEvent((event) => events.push(event));
+    await until(agent, "svc", "ready");
+    expect(await agent.call("svc__whoami")).toBe("hello from whoami");
+    expect(remote.stats).toMatchObject({ clientCredentials: 1, authorizations: 0 });
+
+    // An expired token is met with another grant: nobody is asked.
+    remote.expireAccessTokens();
+    expect(await agent.call("svc__whoami")).toBe("hello from whoami");
+    expect(remote.stats.clientCredentials).toBe(2);
+    const login = await mcpool(home, ["login", "svc", "--no-browser"]);
+    expect(login.code).toBe(0);
+    expect(login.stdout).toContain("signs in by itself with its client credentials");
+
+    const status = await mcpool(home, ["status", "--json"]);
+    const withSecrets = JSON.stringify(await agent.state({ secrets: true }));
+    // Secrets asked for are the row as written: the placeholder, not what it stands for.
+    expect(withSecrets).toContain("${SVC_SECRET}");
+    const outputs: Record<string, string> = {
+      status: status.stdout,
+      state: JSON.stringify(await agent.state()),
+      stateWithSecrets: withSecrets,
+      events: JSON.stringify(events),
+      loginOutput: login.stdout + login.stderr,
+      daemonStderr: daemon.stderr(),
+      config: readFileSync(home.configPath, "utf8"),
+    };
+    const files = [
+      ...filesUnder(join(home.dir, "data")),
+      ...filesUnder(join(home.dir, "state")),
+      ...filesUnder(join(home.dir, "cache")),
+    ];
+    expect(files.length).toBeGreaterThan(0);
+    for (const { path, text } of files) outputs[path] = text;
+    for (const [name, text] of Object.entries(outputs)) {
+      expect(text.includes(CANARY), `${name} holds the token`).toBe(false);
+      expect(text.includes(secret), `${name} holds the client secret`).toBe(false);
+    }
+  });
+
   it("refuses to log in to an unknown server or a stdio one, with exit code 2", async () => {
     const home = testHome("mcpool-oauth-");
     cleanups.push(() => home.remove());

@@ -1,0 +1,125 @@
+/**
+ * Machine-to-machine OAuth for http rows (`"auth": {"grant": "client_credentials", …}`,
+ * SEP-1046): the provider the SDK's transport drives with no person at hand, for a daemon
+ * under systemd. On a 401 the SDK fetches a token with the client_credentials grant, the
+ * client proving itself with its secret (client_secret_basic, or _post where that is all
+ * the server takes) or with a JWT assertion signed by its private key (private_key_jwt,
+ * RFC 7523 §2.2, signed by the SDK's createPrivateKeyJwtAuth). An expired token is met by
+ * another 401 and another grant: nothing to refresh, nobody to ask.
+ *
+ * Tokens live in this provider's memory only (a grant is always at hand); the secret and
+ * key come from the row as dialled (placeholders filled) or the key's file, read at dial
+ * time. None of them is ever logged or reported; the pool is told the token strings so
+ * that messages can be redacted of them.
+ */
+import { createPrivateKey } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
+import type {
+  AddClientAuthentication,
+  OAuthClientProvider,
+} from "@modelcontextprotocol/sdk/client/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { HttpServerConfig, OAuthClientSettings } from "../config/rows.js";
+
+/** Whether a row signs in by itself with a machine grant. */
+export function isMachineGrant(row: Pick<HttpServerConfig, "auth">): boolean {
+  return typeof row.auth === "object" && row.auth.grant === "client_credentials";
+}
+
+/** The JWS algorithm for a key whose row names none: what its type and curve sign with. */
+function algorithmOf(pem: string): string {
+  const key = createPrivateKey(pem);
+  const type = key.asymmetricKeyType;
+  if (type === "ec") {
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    return curve === "secp384r1" ? "ES384" : curve === "secp521r1" ? "ES512" : "ES256";
+  }
+  if (type === "ed25519" || type === "ed448") return "EdDSA";
+  if (type === "rsa-pss") return "PS256";
+  return "RS256";
+}
+
+/** The PEM a row's private_key_jwt signs with: inline (often `${VAR}`), or read from its file. */
+function privateKeyOf(settings: OAuthClientSettings, serverId: string): string | undefined {
+  if (settings.privateKey !== undefined) return settings.privateKey;
+  if (settings.privateKeyFile === undefined) return undefined;
+  try {
+    return readFileSync(settings.privateKeyFile, "utf8");
+  } catch (error) {
+    // The path is configuration, not a secret; the file's content never appears.
+    throw new Error(
+      `server "${serverId}": cannot read auth.privateKeyFile ${settings.privateKeyFile}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}`,
+    );
+  }
+}
+
+export interface MachineProviderOptions {
+  /** The row as dialled: placeholders filled. */
+  row: HttpServerConfig;
+  /** Told the token strings the provider hands out, so messages can be redacted of them. */
+  onTokens?: (values: string[]) => void;
+}
+
+/** The provider of a `client_credentials` row, for one connection. */
+export function machineAuthProvider(options: MachineProviderOptions): OAuthClientProvider {
+  const { row } = options;
+  const settings = typeof row.auth === "object" ? row.auth : {};
+  const pem = privateKeyOf(settings, row.id);
+  const clientInformation: OAuthClientInformationMixed = {
+    client_id: settings.clientId ?? "",
+    ...(settings.clientSecret !== undefined ? { client_secret: settings.clientSecret } : {}),
+    ...(settings.issuer !== undefined ? { issuer: settings.issuer } : {}),
+  };
+  const clientMetadata: OAuthClientMetadata = {
+    client_name: "mcpool",
+    redirect_uris: [],
+    grant_types: ["client_credentials"],
+    token_endpoint_auth_method: pem === undefined ? "client_secret_basic" : "private_key_jwt",
+    ...(settings.scopes && settings.scopes.length > 0 ? { scope: settings.scopes.join(" ") } : {}),
+  };
+  const addClientAuthentication: AddClientAuthentication | undefined =
+    pem === undefined
+      ? undefined
+      : createPrivateKeyJwtAuth({
+          issuer: clientInformation.client_id,
+          subject: clientInformation.client_id,
+          privateKey: pem,
+          alg: settings.algorithm ?? algorithmOf(pem),
+        });
+  let tokens: OAuthTokens | undefined;
+  const refuse = (): never => {
+    throw new Error(`server "${row.id}" signs in with client credentials; no browser is involved`);
+  };
+  return {
+    // No redirect URL: the SDK takes the non-interactive path and fetches a token.
+    get redirectUrl() {
+      return undefined;
+    },
+    get clientMetadata() {
+      return clientMetadata;
+    },
+    clientInformation: () => clientInformation,
+    tokens: () => tokens,
+    saveTokens(next) {
+      tokens = next;
+      const values = [next.access_token, next.refresh_token].filter((v): v is string => !!v);
+      options.onTokens?.(values);
+    },
+    redirectToAuthorization: refuse,
+    saveCodeVerifier() {
+      // No authorization code, no PKCE.
+    },
+    codeVerifier: refuse,
+    prepareTokenRequest(scope) {
+      const params = new URLSearchParams({ grant_type: "client_credentials" });
+      if (scope) params.set("scope", scope);
+      return params;
+    },
+    ...(addClientAuthentication ? { addClientAuthentication } : {}),
+  };
+}

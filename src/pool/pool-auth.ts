@@ -1,0 +1,110 @@
+/**
+ * The pool's half of signing in (SPEC E5), in one place: which OAuth provider a row's
+ * connection gets (the stored, non-interactive one, or a machine grant's), the tokens to
+ * redact, what each server's refusals asked for (sign-in.ts), and the one sentence every
+ * auth-required status, event, log line and error carries for a server. McpPool holds one.
+ */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { HttpServerConfig } from "../config/rows.js";
+import { isMachineGrant, machineAuthProvider } from "./oauth-machine.js";
+import {
+  isAuthRequired,
+  memoryTokenStore,
+  parseCredentials,
+  storedAuthProvider,
+  type TokenStore,
+} from "./oauth.js";
+import { SignInLedger, type AuthChallenge } from "./sign-in.js";
+import type { SignInRequest } from "./types.js";
+
+export interface PoolAuthOptions {
+  /** Where sign-ins are kept. Default: this process's memory. */
+  tokenStore: TokenStore | undefined;
+  /** A caller's own provider per row, which outranks ours (McpPoolOptions.authProvider). */
+  authProvider: ((row: HttpServerConfig) => OAuthClientProvider | undefined) | undefined;
+  /** A live connection's token was refused and nothing can renew it. */
+  lost(serverId: string): void;
+  log(message: string): void;
+}
+
+export class PoolAuth {
+  readonly store: TokenStore;
+  readonly #options: PoolAuthOptions;
+  /** Per server, the OAuth tokens its provider last handed out: redacted from messages. */
+  readonly #secrets = new Map<string, readonly string[]>();
+  readonly #ledger: SignInLedger;
+
+  constructor(options: PoolAuthOptions) {
+    this.#options = options;
+    this.store = options.tokenStore ?? memoryTokenStore();
+    this.#ledger = new SignInLedger(options.log);
+  }
+
+  /**
+   * The provider of one connection of `row` (placeholders filled). `live`: a connection of
+   * the pool, whose lost token makes the server auth-required; otherwise a probe's.
+   */
+  provider(row: HttpServerConfig, live: boolean): OAuthClientProvider | undefined {
+    if (this.#options.authProvider) return this.#options.authProvider(row);
+    const onTokens = (values: string[]): void => void this.#secrets.set(row.id, values);
+    if (isMachineGrant(row)) return machineAuthProvider({ row, onTokens });
+    return storedAuthProvider({
+      row,
+      store: this.store,
+      ...(live
+        ? {
+            // A call that lost its token: the server says auth-required until a sign-in.
+            onAuthRequired: () => this.#options.lost(row.id),
+            onTokens,
+            onGranted: (scope: string | undefined) => this.#ledger.granted(row.id, scope),
+          }
+        : {}),
+    });
+  }
+
+  secrets(serverId: string): readonly string[] {
+    return this.#secrets.get(serverId) ?? [];
+  }
+
+  challenged(serverId: string, challenge: AuthChallenge): void {
+    this.#ledger.challenged(serverId, challenge);
+  }
+
+  /**
+   * The auth-required sentence when `cause` means the server wants a sign-in (or, without a
+   * cause, for its standing refusal); undefined when the cause is something else. A 401 or
+   * 403 the SDK gave up on after renewing a token counts when the server's challenge was seen.
+   */
+  refusal(serverId: string, cause?: unknown): string | undefined {
+    const seen =
+      cause instanceof StreamableHTTPError &&
+      (cause.code === 401 || cause.code === 403) &&
+      this.#ledger.request(serverId) !== undefined;
+    if (cause === undefined || seen || isAuthRequired(cause)) return this.#ledger.message(serverId);
+    return undefined;
+  }
+
+  /** What a sign-in should ask for, while the server's last challenge is unmet. */
+  request(serverId: string): SignInRequest | undefined {
+    return this.#ledger.request(serverId);
+  }
+
+  /** A dial or a call of the server went through. */
+  satisfied(serverId: string, by: "connect" | "call"): void {
+    this.#ledger.satisfied(serverId, by);
+  }
+
+  /** Saves what `mcpool login` handed over, under the server's store key. */
+  async save(serverId: string, key: string, credentials: unknown): Promise<void> {
+    const parsed = parseCredentials(serverId, credentials);
+    await this.store.save(key, parsed);
+    this.#ledger.granted(serverId, parsed.tokens?.scope);
+    this.#ledger.signedIn(serverId);
+  }
+
+  async forget(serverId: string, key: string): Promise<void> {
+    await this.store.delete(key);
+    this.#ledger.forget(serverId);
+  }
+}
