@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
@@ -115,26 +115,28 @@ describe("lifecycle through the daemon", () => {
   it("finishes a slow call started before an edit that restarts its server", async () => {
     const h = testHome();
     homes.push(h);
-    h.writeConfig({ echo: echo() });
+    const gate = { command: process.execPath, args: [fixture("gate.mjs")] };
+    h.writeConfig({ echo: gate });
     const { agent } = await up(h);
     const [oldPid] = (await pidsWhenReady(agent, 1)).values();
-    const slow = agent.call("echo__sleep", { ms: 1500 });
-    const deadline = Date.now() + 10_000;
-    while (!(await agent.state())[0]?.inflight) {
-      if (Date.now() > deadline) throw new Error("the slow call never started");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // The call is held until the test opens the gate: however slow the machine, it is still
+    // in flight when the new generation is up.
+    const open = join(h.dir, "gate-open");
+    const slow = agent.call("echo__wait", { path: open });
+    await waitFor(async () => ((await agent.state())[0]?.inflight ?? 0) > 0, 10_000, "the call");
     const reconnected = nextMatching<PoolEvent>(
       (l) => agent.onEvent(l),
       (e) => e.type === "connect" && e.serverId === "echo",
       20_000,
     );
-    h.writeConfig({ echo: echo({ env: { GENERATION: "2" } }) });
+    h.writeConfig({ echo: { ...gate, env: { GENERATION: "2" } } });
     await reconnected;
     const newPid = Number(await agent.call("echo__pid", {}));
     expect(newPid).not.toBe(oldPid);
+    // The old generation drains: alive while its call runs, gone once it is answered.
     expect(alive(oldPid!)).toBe(true);
-    expect(await slow).toBe("slept 1500");
+    writeFileSync(open, "");
+    expect(await slow).toBe(`opened ${open}`);
     await waitFor(() => !alive(oldPid!), 10_000, "the old generation to go");
     expect(alive(newPid)).toBe(true);
   });
