@@ -21,16 +21,20 @@ const PROBE_TIMEOUT_MS = 10_000;
 
 /**
  * The PATH the service runs with. A service manager starts the daemon with its own short
- * PATH of system directories (launchd's is /usr/bin:/bin:/usr/sbin:/sbin) that has none of nvm's, volta's, asdf's, pipx's or Homebrew's directories, so a row whose
- * command is `npx` or `uvx` would fail with ENOENT under the service while it works from a
- * shell. So the installing shell's PATH is written into the unit: the node that installed
- * mcpool first (its `npx` belongs to it), then the shell's entries in order, then
- * {@link BASE_PATH}. Relative entries (`.`, an empty one) mean the shell's current directory,
- * which the service does not share; they and duplicates are dropped, as is any entry with
- * a control character, which no unit file can hold.
+ * PATH of system directories (launchd's is /usr/bin:/bin:/usr/sbin:/sbin) with none of
+ * nvm's, volta's, asdf's, pipx's or Homebrew's directories, so a row whose command is
+ * `npx` or `uvx` would fail with ENOENT under the service while it works from a shell.
+ * So the installing shell's PATH is written into the unit, in its order, so that each
+ * command resolves as it did there; the directory of the node that ran the installer comes
+ * first when the shell's PATH lacks it (its `npx` belongs to it), {@link BASE_PATH} last.
+ * Relative entries (`.`, an empty one) mean the shell's current directory, which the
+ * service does not share; they and duplicates are dropped, as is any entry with a control
+ * character, which no unit file can hold.
  */
 export function servicePath(node: string, shellPath: string): string {
-  const entries = [dirname(node), ...shellPath.split(delimiter), ...BASE_PATH];
+  const shell = shellPath.split(delimiter);
+  const nodeDir = shell.includes(dirname(node)) ? [] : [dirname(node)];
+  const entries = [...nodeDir, ...shell, ...BASE_PATH];
   const usable = entries.filter((entry) => isAbsolute(entry) && !CONTROL_CHARACTER.test(entry));
   return [...new Set(usable)].join(delimiter);
 }

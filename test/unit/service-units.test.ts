@@ -45,7 +45,7 @@ const VARS = {
   path: SHELL_PATH,
 };
 
-/** What the service runs with: node's directory, the shell's absolute entries, the base. */
+/** The service's PATH from VARS: node's directory (absent from SHELL_PATH), the shell's, the base. */
 const SERVICE_PATH =
   "/usr/local/bin:/home/ada/.nvm/versions/node/v20.19.0/bin:/home/ada/.local/bin:/usr/bin:" +
   "/opt/homebrew/bin:/bin:/usr/sbin:/sbin";
@@ -270,9 +270,15 @@ describe("renderUnit", () => {
 });
 
 describe("servicePath", () => {
-  it("drops entries a unit cannot hold or the service cannot use, and keeps the order", () => {
+  it("keeps the shell's order, dropping what a unit cannot hold or the service cannot use", () => {
     expect(servicePath("/n/bin/node", "/a:relative::/b\n:/a:/n/bin")).toBe(
-      "/n/bin:/a:/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+      "/a:/n/bin:/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+    );
+  });
+
+  it("puts the installing node's directory first when the shell's PATH lacks it", () => {
+    expect(servicePath("/n/bin/node", "/a:/usr/bin")).toBe(
+      "/n/bin:/a:/usr/bin:/opt/homebrew/bin:/usr/local/bin:/bin:/usr/sbin:/sbin",
     );
   });
 });
