@@ -69,11 +69,8 @@ export async function checkServiceManager(
     }
     return;
   }
-  if (platform !== "linux") {
-    throw new ServiceUnavailableError(
-      `mcpool has no service manager support on ${platform}; ${RUN_IT_YOURSELF}`,
-    );
-  }
+  // servicePlan has refused every other platform before this is asked.
+  if (platform !== "linux") return;
   const systemctl = onPath("systemctl", pathVar);
   if (systemctl === undefined) {
     throw new ServiceUnavailableError(
