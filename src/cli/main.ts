@@ -361,8 +361,14 @@ async function main(argv: readonly string[]): Promise<number> {
       if (action !== "install" && action !== "uninstall" && action !== "status") {
         throw new UsageError(`mcpool service: unknown action "${action}"`);
       }
-      const { runService } = await import("./service.js");
-      return runService(action, { dryRun: values["dry-run"] === true, write: io.out });
+      const { runService, ServiceUnavailableError } = await import("./service.js");
+      return runService(action, { dryRun: values["dry-run"] === true, write: io.out }).catch(
+        (error: unknown) => {
+          if (!(error instanceof ServiceUnavailableError)) throw error;
+          io.err(`mcpool: ${error.message}`);
+          return EXIT.badInput;
+        },
+      );
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

@@ -16,6 +16,16 @@ import { fileURLToPath } from "node:url";
 
 import envPaths from "env-paths";
 
+import {
+  checkServiceManager,
+  CONTROL_CHARACTER,
+  RUN_IT_YOURSELF,
+  ServiceUnavailableError,
+  servicePath,
+} from "./service-env.js";
+
+export { ServiceUnavailableError } from "./service-env.js";
+
 export type ServiceAction = "install" | "uninstall" | "status";
 
 /** Where things are on this machine; every path absolute. */
@@ -30,6 +40,8 @@ export interface ServiceEnv {
   node: string;
   /** The package's CLI entry, `dist/cli/main.js`. */
   bin: string;
+  /** The installing shell's PATH, the base of the service's own (see `servicePath`). */
+  path: string;
 }
 
 /** The shipped templates, keyed by their path inside the package. */
@@ -85,14 +97,15 @@ export class ServiceCommandError extends Error {
 }
 
 /**
- * Fills a unit template's `@NODE@`, `@MCPOOL_BIN@`, `@NODE_DIR@` (the directory of `node`)
- * and `@LOG_DIR@`, escaping each value for the file's syntax: XML for a plist, systemd's
- * quoting and specifier rules otherwise. An unknown placeholder, a relative path or a
- * control character is an error rather than a broken unit.
+ * Fills a unit template's `@NODE@`, `@MCPOOL_BIN@`, `@LOG_DIR@` and `@PATH@` (the
+ * service's PATH, built from the installing shell's by `servicePath`), escaping each
+ * value for the file's syntax: XML for a plist, systemd's quoting and specifier rules
+ * otherwise. An unknown placeholder, a relative path or a control character is an error
+ * rather than a broken unit.
  */
 export function renderUnit(
   template: string,
-  vars: { node: string; bin: string; logDir: string },
+  vars: { node: string; bin: string; logDir: string; path: string },
 ): string {
   for (const [name, value] of [
     ["node", vars.node],
@@ -100,16 +113,15 @@ export function renderUnit(
     ["logDir", vars.logDir],
   ] as const) {
     if (!isAbsolute(value)) throw new Error(`${name} must be an absolute path, got "${value}"`);
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f]/.test(value)) {
+    if (CONTROL_CHARACTER.test(value)) {
       throw new Error(`${name} contains a control character: ${JSON.stringify(value)}`);
     }
   }
   const values: Record<string, string> = {
     NODE: vars.node,
     MCPOOL_BIN: vars.bin,
-    NODE_DIR: dirname(vars.node),
     LOG_DIR: vars.logDir,
+    PATH: servicePath(vars.node, vars.path),
   };
   const lookup = (name: string): string => {
     const value = values[name];
@@ -122,12 +134,19 @@ export function renderUnit(
   return template
     .split("\n")
     .map((line) =>
-      // Only Exec*= lines are split into words; there a value may be quoted whole.
-      /^\s*Exec\w*\s*=/.test(line)
-        ? line.replace(PLACEHOLDER, (_, name: string) => systemdExecWord(lookup(name)))
-        : line.replace(PLACEHOLDER, (_, name: string) => systemdPlain(name, lookup(name))),
+      line.replace(PLACEHOLDER, (_, name: string) => systemdValue(line, name, lookup(name))),
     )
     .join("\n");
+}
+
+/**
+ * A value on one line of a systemd unit. Exec*= lines are split into words, where a value
+ * may be quoted whole; an Environment= assignment in the template is quoted already.
+ */
+function systemdValue(line: string, name: string, value: string): string {
+  if (/^\s*Exec\w*\s*=/.test(line)) return systemdExecWord(value);
+  if (/^\s*Environment\s*=\s*"/.test(line)) return systemdQuoted(value);
+  return systemdPlain(name, value);
 }
 
 const PLACEHOLDER = /@([A-Z][A-Z0-9_]*)@/g;
@@ -150,6 +169,14 @@ function systemdExecWord(value: string): string {
   const escaped = value.replace(/%/g, "%%").replace(/\$/g, "$$$$");
   if (!/[\s"'\\;]/.test(value)) return escaped;
   return `"${escaped.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
+/**
+ * A value inside a double-quoted `Environment=` assignment: quotes and backslashes are
+ * C-escaped, `%` doubled; `$` is not special there (systemd.exec(5), "Environment=").
+ */
+function systemdQuoted(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/%/g, "%%");
 }
 
 /** A value inside any other setting, where quoting rules differ from key to key. */
@@ -179,6 +206,7 @@ export function servicePlan(
       node: env.node,
       bin: env.bin,
       logDir: env.logDir,
+      path: env.path,
     });
   switch (platform) {
     case "linux": {
@@ -255,9 +283,8 @@ export function servicePlan(
       break;
     }
   }
-  throw new Error(
-    `mcpool has no service manager support on ${platform}; ` +
-      "run `mcpool serve` under your own supervisor instead (it stays in the foreground)",
+  throw new ServiceUnavailableError(
+    `mcpool has no service manager support on ${platform}; ${RUN_IT_YOURSELF}`,
   );
 }
 
@@ -285,7 +312,8 @@ export interface RunServiceOptions {
 /**
  * Carries out `action` and reports each step through `options.write`. Resolves to the
  * exit status for the CLI: 0, or for `status` the status command's own (systemctl
- * answers 3 for a stopped unit). A failed step rejects with a `ServiceCommandError`.
+ * answers 3 for a stopped unit). A failed step rejects with a `ServiceCommandError`; a
+ * machine with no service manager to reach, with a `ServiceUnavailableError`.
  */
 export async function runService(
   action: ServiceAction,
@@ -314,6 +342,8 @@ export async function runService(
     write(`mcpool is not installed as a service (no ${plan.remove.join(", ")})`);
     return 0;
   }
+  // Before anything is written: units no manager will load are only clutter.
+  await checkServiceManager(platform);
 
   for (const dir of plan.dirs) await mkdir(dir, { recursive: true, mode: 0o700 });
   for (const file of plan.files) {
@@ -405,6 +435,7 @@ function defaultServiceEnv(): ServiceEnv {
     node: process.execPath,
     // This module is dist/cli/service.js in the package; main.js is its sibling.
     bin: fileURLToPath(new URL("./main.js", import.meta.url)),
+    path: process.env.PATH ?? "",
   };
 }
 

@@ -64,11 +64,14 @@ export interface RunningDaemon {
   kill9(): Promise<void>;
 }
 
+/** `bin`: an installed `mcpool` command to run instead of this checkout's `dist/cli/main.js`. */
 export async function startDaemon(
   home: TestHome,
   extraArgs: string[] = [],
+  { bin }: { bin?: string } = {},
 ): Promise<RunningDaemon> {
-  const child = spawn(process.execPath, [cliPath, "serve", ...extraArgs], {
+  const argv = bin === undefined ? [process.execPath, cliPath] : [bin];
+  const child = spawn(argv[0] as string, [...argv.slice(1), "serve", ...extraArgs], {
     env: home.env,
     stdio: ["ignore", "pipe", "pipe"],
   });

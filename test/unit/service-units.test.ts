@@ -5,18 +5,9 @@
  * run through `systemd-analyze verify --user`, so systemd itself judges every key.
  */
 import { spawnSync } from "node:child_process";
-import {
-  accessSync,
-  constants,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { afterAll, describe, expect, it } from "vitest";
@@ -30,6 +21,7 @@ import {
   type ServiceEnv,
   type ServiceTemplates,
 } from "../../src/cli/service.js";
+import { onPath, servicePath } from "../../src/cli/service-env.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -42,11 +34,21 @@ const templates: ServiceTemplates = {
   ),
 };
 
+/** A shell PATH as nvm and pipx leave it, with a relative entry and a duplicate. */
+const SHELL_PATH =
+  "/home/ada/.nvm/versions/node/v20.19.0/bin:/home/ada/.local/bin:.:/usr/bin:/home/ada/.local/bin";
+
 const VARS = {
   node: "/usr/local/bin/node",
   bin: "/opt/mcpool/dist/cli/main.js",
   logDir: "/home/ada/.local/state/mcpool",
+  path: SHELL_PATH,
 };
+
+/** The service's PATH from VARS: node's directory (absent from SHELL_PATH), the shell's, the base. */
+const SERVICE_PATH =
+  "/usr/local/bin:/home/ada/.nvm/versions/node/v20.19.0/bin:/home/ada/.local/bin:/usr/bin:" +
+  "/opt/homebrew/bin:/bin:/usr/sbin:/sbin";
 
 const LINUX_ENV: ServiceEnv = { home: "/home/ada", uid: 1000, ...VARS };
 const DARWIN_ENV: ServiceEnv = {
@@ -55,6 +57,7 @@ const DARWIN_ENV: ServiceEnv = {
   node: "/opt/homebrew/bin/node",
   bin: "/opt/homebrew/lib/node_modules/mcpool/dist/cli/main.js",
   logDir: "/Users/ada/Library/Logs/mcpool",
+  path: "/Users/ada/.volta/bin:/opt/homebrew/bin:/usr/bin:/bin",
 };
 
 /** `[Section]` → the `Key=value` pairs in order; a key may repeat (Environment=). */
@@ -122,7 +125,12 @@ describe("systemd/mcpool.service", () => {
     expect(valuesOf(unit, "Service", "RestartSec")).toEqual(["2"]);
     expect(valuesOf(unit, "Service", "UMask")).toEqual(["0077"]);
     expect(valuesOf(unit, "Service", "TimeoutStopSec")).toEqual(["15"]);
-    expect(valuesOf(unit, "Service", "Environment")).toContain("NODE_ENV=production");
+  });
+
+  it("runs with the installing shell's PATH and forces no NODE_ENV on the servers", () => {
+    const environment = valuesOf(unit, "Service", "Environment");
+    expect(environment).toContain('"PATH=@PATH@"');
+    expect(environment.join("\n")).not.toMatch(/NODE_ENV/);
   });
 
   it("runs `serve` through the placeholders the installer fills", () => {
@@ -175,6 +183,12 @@ describe("launchd/dev.mcpool.daemon.plist", () => {
     expect(plistValue(plist, "KeepAlive")).toBe("<dict><key>SuccessfulExit</key><false/></dict>");
   });
 
+  it("runs with the installing shell's PATH and no NODE_ENV", () => {
+    expect(plistValue(plist, "EnvironmentVariables")).toBe(
+      "<dict><key>PATH</key><string>@PATH@</string></dict>",
+    );
+  });
+
   it("logs into the log directory, runs in the background with umask 0077", () => {
     expect(plistValue(plist, "StandardOutPath")).toBe("<string>@LOG_DIR@/mcpool.out.log</string>");
     expect(plistValue(plist, "StandardErrorPath")).toBe(
@@ -203,7 +217,28 @@ describe("renderUnit", () => {
     expect(plistValue(plist, "StandardErrorPath")).toBe(
       "<string>/home/ada/.local/state/mcpool/mcpool.err.log</string>",
     );
-    expect(plistValue(plist, "EnvironmentVariables")).toContain("<string>/usr/local/bin:");
+  });
+
+  it("writes the installing shell's PATH, node's directory first, into the unit and the plist", () => {
+    const service = parseIni(renderUnit(templates["systemd/mcpool.service"], VARS));
+    expect(valuesOf(service, "Service", "Environment")).toContain(`"PATH=${SERVICE_PATH}"`);
+    const plist = renderUnit(templates["launchd/dev.mcpool.daemon.plist"], VARS);
+    expect(plistValue(plist, "EnvironmentVariables")).toBe(
+      `<dict><key>PATH</key><string>${SERVICE_PATH}</string></dict>`,
+    );
+  });
+
+  it("escapes a PATH entry with a space, quote, backslash or % for systemd and XML", () => {
+    const path = '/home/ada/My Tools/bin:/opt/100%/"q"\\x:/opt/a&b';
+    const service = renderUnit(templates["systemd/mcpool.service"], { ...VARS, path });
+    expect(valuesOf(parseIni(service), "Service", "Environment")).toContain(
+      '"PATH=/usr/local/bin:/home/ada/My Tools/bin:/opt/100%%/\\"q\\"\\\\x:/opt/a&b:' +
+        '/opt/homebrew/bin:/usr/bin:/bin:/usr/sbin:/sbin"',
+    );
+    const plist = renderUnit(templates["launchd/dev.mcpool.daemon.plist"], { ...VARS, path });
+    expect(plistValue(plist, "EnvironmentVariables")).toContain(
+      "<string>/usr/local/bin:/home/ada/MyTools/bin:/opt/100%/&quot;q&quot;\\x:/opt/a&amp;b:",
+    );
   });
 
   it("quotes a path with a space and escapes systemd's % and $ in ExecStart", () => {
@@ -231,6 +266,20 @@ describe("renderUnit", () => {
       /control character/,
     );
     expect(() => renderUnit("ExecStart=@NOPE@", VARS)).toThrow(/@NOPE@/);
+  });
+});
+
+describe("servicePath", () => {
+  it("keeps the shell's order, dropping what a unit cannot hold or the service cannot use", () => {
+    expect(servicePath("/n/bin/node", "/a:relative::/b\n:/a:/n/bin")).toBe(
+      "/a:/n/bin:/opt/homebrew/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+    );
+  });
+
+  it("puts the installing node's directory first when the shell's PATH lacks it", () => {
+    expect(servicePath("/n/bin/node", "/a:/usr/bin")).toBe(
+      "/n/bin:/a:/usr/bin:/opt/homebrew/bin:/usr/local/bin:/bin:/usr/sbin:/sbin",
+    );
   });
 });
 
@@ -334,20 +383,6 @@ describe("runService", () => {
   });
 });
 
-/** `which`: the first executable `name` on PATH. */
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 describe("the rendered systemd units", () => {
   const analyze = onPath("systemd-analyze");
   const dir = mkdtempSync(join(tmpdir(), "mcpool-units-"));
@@ -357,7 +392,9 @@ describe("the rendered systemd units", () => {
   function renderInto(name: string, extraServiceLine = ""): { service: string; socket: string } {
     const unitDir = join(dir, name);
     mkdirSync(unitDir, { recursive: true });
-    const vars = { node: "/usr/bin/env", bin: join(unitDir, "main.js"), logDir: unitDir };
+    // A PATH systemd must take quoted: a space, a quote, a backslash and a specifier.
+    const path = `${join(unitDir, "my tools")}:/opt/100%/"q"\\x:/usr/bin`;
+    const vars = { node: "/usr/bin/env", bin: join(unitDir, "main.js"), logDir: unitDir, path };
     const service = join(unitDir, "mcpool.service");
     const socket = join(unitDir, "mcpool.socket");
     writeFileSync(
