@@ -1,13 +1,15 @@
 /**
  * FAULTS.md promises no other test proved (test/faults.ts maps every promise to its tests),
  * each through a real daemon: a socket path too long for sun_path, ten daemons started at
- * once, a child SIGKILLed under several agents' calls, atomic saves in a row, a burst of
- * edits, and a child flooding stderr. Measured with the process table, exit codes, the
- * daemon's status and its RSS, never with sleeps.
+ * once, a child SIGKILLed under several agents' calls or SIGSTOPped beside a busy neighbour,
+ * a child flooding stderr or writing one endless stdout line, a remote that stays down,
+ * atomic saves in a row, and a burst of edits. Measured with the process table, exit codes,
+ * the daemon's status, log and RSS, never with sleeps.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -34,6 +36,11 @@ const RACE_BOUND_MS = 50_000;
 // without a capped tail, the daemon would hold the whole flood.
 const FLOOD_MIB = 384;
 const RSS_GROWTH_BOUND_MIB = 128;
+// A child's stdout line cap (stdio-transport.ts), and a line far past it.
+const LINE_CAP_MIB = 64;
+const HUGE_LINE_MIB = 768;
+// Attempts on a remote that stays down, its backoff doubling from 50 ms: ~6 s in all.
+const REMOTE_ATTEMPTS = 7;
 
 const homes: TestHome[] = [];
 const daemons: RunningDaemon[] = [];
@@ -217,6 +224,61 @@ describe("children", () => {
     expect(await observer.call("bystander__echo", { text: "unharmed" })).toBe("unharmed");
   }, 60_000);
 
+  it("answers other servers while a SIGSTOPped one holds a call", async () => {
+    const h = home();
+    h.writeConfig({
+      frozen: echoRow({ callTimeoutMs: 60_000 }),
+      other: echoRow(),
+    });
+    await daemon(h);
+    const c = await agent(h);
+    const pids = await ready(c, ["frozen", "other"]);
+    process.kill(pids.frozen!, "SIGSTOP");
+    try {
+      const held = c.call("frozen__echo", { text: "held" });
+      await waitFor(
+        async () => (await c.state()).find((s) => s.id === "frozen")?.inflight === 1,
+        BOUND_MS,
+        "the call to the stopped child in flight",
+      );
+      for (let i = 0; i < 20; i++)
+        expect(await c.call("other__echo", { text: `free ${i}` })).toBe(`free ${i}`);
+      // Still held: the other server was served while this call waited on its stopped child.
+      expect((await c.state()).find((s) => s.id === "frozen")?.inflight).toBe(1);
+      process.kill(pids.frozen!, "SIGCONT");
+      expect(await held).toBe("held");
+    } finally {
+      process.kill(pids.frozen!, "SIGCONT");
+    }
+  });
+
+  it("gives up on a stdout line past the cap, keeping the daemon's memory bounded", async () => {
+    const h = home();
+    h.writeConfig(
+      {
+        huge: { command: process.execPath, args: [fixture("stderr-flood.mjs")] },
+        other: echoRow(),
+      },
+      { mcpool: { crashBackoffMs: 60_000 } },
+    );
+    const d = await daemon(h);
+    const c = await agent(h);
+    const before = await ready(c, ["huge", "other"]);
+    const rssBefore = rssBytes(d.pid);
+    const crash = nextMatching<PoolEvent>(
+      (l) => c.onEvent(l),
+      (e) => e.type === "close" && e.serverId === "huge",
+      BOUND_MS * 3,
+    );
+    const error = await c.call("huge__line", { mb: HUGE_LINE_MIB }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "server-crashed" });
+    await crash;
+    const growth = rssBytes(d.pid) - rssBefore;
+    expect(growth).toBeLessThan((LINE_CAP_MIB + RSS_GROWTH_BOUND_MIB) * 1024 * 1024);
+    expect((await ready(c, ["other"])).other).toBe(before.other);
+    expect(await c.call("other__echo", { text: "unharmed" })).toBe("unharmed");
+  }, 120_000);
+
   it("keeps the daemon's memory bounded while a child writes hundreds of MiB to stderr", async () => {
     const h = home();
     h.writeConfig({
@@ -237,6 +299,46 @@ describe("children", () => {
     expect(growth).toBeLessThan(RSS_GROWTH_BOUND_MIB * 1024 * 1024);
     expect(await c.call("flood__echo", { text: "after" })).toBe("after");
   }, 120_000);
+});
+
+describe("remote servers", () => {
+  it("backs off a remote that stays down, logging each attempt once", async () => {
+    const h = home();
+    // A loopback port nobody listens on: every dial is refused at once.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, "127.0.0.1", () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    h.writeConfig(
+      { down: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
+      { mcpool: { crashBackoffMs: 50 } },
+    );
+    const d = await daemon(h);
+    const c = await agent(h);
+    const failures: PoolEvent[] = [];
+    let heardAt = 0;
+    c.onEvent((e) => {
+      if (e.type !== "connect-failed" || e.serverId !== "down") return;
+      failures.push(e);
+      heardAt = Date.now();
+    });
+    await waitFor(() => failures.length >= REMOTE_ATTEMPTS, BOUND_MS * 2, "repeated attempts");
+    const state = (await c.state()).find((s) => s.id === "down")!;
+    expect(state.status).toBe("crash-loop");
+    expect(state.error).toMatch(/could not connect to server "down"/);
+    // Each wait twice the last (3.2 s after the seventh): far more than the first 50 ms,
+    // with room for a loaded machine between the failure and our reading of it.
+    expect(state.retryAt! - heardAt).toBeGreaterThan(50 * 2 ** (REMOTE_ATTEMPTS - 4));
+    const lines = d
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes('"down"'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.length, lines.join("\n")).toBeLessThanOrEqual(failures.length + 2);
+  }, 60_000);
 });
 
 describe("configuration", () => {
