@@ -65,6 +65,7 @@ export const FAULTS: readonly FaultPromise[] = [
     promise:
       "Runtime dir exists but belongs to another user, or is a symlink → refused, never chmod'ed or followed; a clear error names the path.",
     proofs: [
+      { file: gaps, test: "refuses a runtime directory that is a symlink, naming it" },
       {
         file: identity,
         test: "refuses a symlink without following it, leaving its target untouched",
@@ -82,6 +83,10 @@ export const FAULTS: readonly FaultPromise[] = [
     section: IDENTITY,
     promise: "Runtime dir is ours but 0755 → tightened to 0700 before listening.",
     proofs: [
+      {
+        file: gaps,
+        test: "tightens a runtime directory of ours from 0755 to 0700 before it serves",
+      },
       { file: identity, test: "tightens an existing 0755 directory of ours to 0700 and says so" },
     ],
   },
@@ -580,6 +585,10 @@ export const FAULTS: readonly FaultPromise[] = [
     section: CONFIG,
     promise: "The file is deleted → the running pool is kept and a warning is reported.",
     proofs: [
+      {
+        file: gaps,
+        test: "keeps the running pool when the file is deleted, and says so in status",
+      },
       {
         file: daemon,
         test: "keeps the last good configuration running when the file stops parsing, and says where",

@@ -8,7 +8,17 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -138,6 +148,36 @@ describe("the socket and the daemon's identity", () => {
     // Neither the directory nor a socket at the path the kernel would have cut it to.
     expect(existsSync(join(h.dir, "s".repeat(SOCKET_PATH_LIMIT)))).toBe(false);
     expect(existsSync(socketPath.slice(0, SOCKET_PATH_LIMIT))).toBe(false);
+  });
+
+  it("refuses a runtime directory that is a symlink, naming it, and leaves its target as it was", () => {
+    const h = home();
+    const target = join(h.dir, "elsewhere");
+    mkdirSync(target, { mode: 0o755 });
+    chmodSync(target, 0o755);
+    symlinkSync(target, join(h.dir, "run"));
+    const run = spawnSync(process.execPath, [cliPath, "serve"], {
+      env: h.env,
+      encoding: "utf8",
+      timeout: BOUND_MS,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(join(h.dir, "run"));
+    expect(statSync(target).mode & 0o777).toBe(0o755);
+    expect(readdirSync(target)).toEqual([]);
+  });
+
+  it("tightens a runtime directory of ours from 0755 to 0700 before it serves", async () => {
+    const h = home();
+    h.writeConfig({});
+    const runtime = join(h.dir, "run");
+    mkdirSync(runtime);
+    chmodSync(runtime, 0o755);
+    const d = await daemon(h);
+    expect(statSync(runtime).mode & 0o777).toBe(0o700);
+    expect(d.stderr()).toContain(`tightened ${runtime} to 0700`);
+    // The line comes before the one that says it serves.
+    expect(d.stderr().indexOf("tightened")).toBeLessThan(d.stderr().indexOf("serving "));
   });
 
   it(
@@ -363,6 +403,24 @@ describe("configuration", () => {
     expect((await c.status()).servers.map((s) => s.id)).toEqual(["s1", "s2", "s3", "s4", "s5"]);
     expect((await c.status()).config.ok).toBe(true);
   }, 60_000);
+
+  it("keeps the running pool when the file is deleted, and says so in status", async () => {
+    const h = home();
+    h.writeConfig({ echo: echoRow() });
+    await daemon(h);
+    const c = await agent(h);
+    const before = await ready(c, ["echo"]);
+    rmSync(h.configPath);
+    // No reload: the watch sees the deletion by itself.
+    await waitFor(
+      async () => /missing/.test((await c.status()).config.error ?? ""),
+      BOUND_MS,
+      "status to report the missing file",
+    );
+    expect((await c.status()).config.ok).toBe(false);
+    expect((await ready(c, ["echo"])).echo).toBe(before.echo);
+    expect(await c.call("echo__echo", { text: "kept" })).toBe("kept");
+  });
 
   it("debounces ten edits in a burst to a couple of restarts, and leaves no old child behind", async () => {
     const h = home();
