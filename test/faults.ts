@@ -110,6 +110,7 @@ export const FAULTS: readonly FaultPromise[] = [
     section: IDENTITY,
     promise: "Another uid connects → refused (test it as a second, unprivileged user).",
     proofs: [
+      { file: permissions, test: "refuses a raw connect from another user" },
       { file: permissions, test: "refuses another user" },
       { file: permissions, test: "lets its own user in" },
     ],
