@@ -69,6 +69,15 @@ describe("the socket belongs to its user", () => {
     expect(outcome.code).toBe("daemon-unavailable");
   });
 
+  it("refuses a raw connect from another user, with no client library to check first", () => {
+    const script = `
+      const { createConnection } = await import("node:net");
+      const socket = createConnection(${JSON.stringify(socketPath)});
+      socket.on("connect", () => { console.log("connected"); socket.destroy(); });
+      socket.on("error", (e) => console.log(e.code));`;
+    expect(runNodeAs(OTHER, script).trim()).toBe("EACCES");
+  });
+
   it("is refused by a client of another uid before a byte is sent, even root", async () => {
     const error = await connect({ socketPath, clientName: "root" }).then(
       () => undefined,

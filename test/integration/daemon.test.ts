@@ -331,13 +331,18 @@ describe("the daemon", () => {
     await warm.call("echo__echo", { text: "x" });
     await warm.close();
     const fdCount = (): number => readdirSync(`/proc/${d.pid}/fd`).length;
+    const rssKib = (): number =>
+      Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${d.pid}/status`, "latin1"))?.[1]);
     const before = fdCount();
+    const rssBefore = rssKib();
     for (let i = 0; i < 1000; i++) {
       const c = await client(h, `cycle-${i}`);
       await c.close();
     }
     // The daemon closes its side after ours; give the last few a bounded moment.
     await waitFor(() => fdCount() <= before + 2, 10_000, "the daemon's descriptors to settle");
+    // Coarse: a leak of 64 KiB per connection would pass it; it catches what grows with each.
+    expect(rssKib() - rssBefore).toBeLessThan(64 * 1024);
     const status = await (await agent(h, "after")).status();
     expect(status.clients).toBe(1);
   }, 120_000);

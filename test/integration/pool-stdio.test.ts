@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { McpPool, McpPoolError, type PoolEvent } from "../../src/index.js";
 import { nodeRow, poolMaker } from "../helpers/stdio-pool.js";
@@ -142,11 +145,13 @@ describe("a pool of stdio children", () => {
 
   it("passes arguments containing shell syntax literally", async () => {
     const p = pool();
-    await p.sync([
-      node("echo", "echo.mjs", {
-        args: [fixture("echo.mjs"), "$(touch /tmp/mcpool-pwned)", ";", "rm -rf /"],
-      }),
-    ]);
+    const marker = join(tmpdir(), `mcpool-pwned-${process.pid}`);
+    const args = [fixture("echo.mjs"), `$(touch ${marker})`, ";", `touch ${marker}`];
+    await p.sync([node("echo", "echo.mjs", { args })]);
     expect(await p.call("echo__echo", { text: "$(id); ls" })).toBe("$(id); ls");
+    // No shell ran: the child got the arguments as written, and nothing was executed.
+    const argv = readFileSync(`/proc/${pidOf(p, "echo")}/cmdline`, "latin1").split("\0");
+    expect(argv.slice(-args.length - 1, -1)).toEqual(args);
+    expect(existsSync(marker)).toBe(false);
   });
 });
