@@ -36,6 +36,7 @@ const identity = "test/integration/daemon-identity.test.ts";
 const permissions = "test/integration/daemon-permissions.test.ts";
 const socketServer = "test/integration/socket-server.test.ts";
 const poolStdio = "test/integration/pool-stdio.test.ts";
+const chaos = "test/integration/chaos.test.ts";
 const selfHealing = "test/integration/self-healing.test.ts";
 const daemonHealing = "test/integration/daemon-self-healing.test.ts";
 const autostart = "test/integration/daemon-autostart.test.ts";
@@ -619,6 +620,10 @@ export const FAULTS: readonly FaultPromise[] = [
       "A server killed (OOM killer, SIGKILL) after running fine → back within seconds by itself, every time, its tools offered all along; a server that dies right after each start → backoff, `crash-loop`, no CPU spin.",
     proofs: [
       {
+        file: chaos,
+        test: "answers what it promises through random SIGKILLs and SIGSTOPs of children and a SIGKILL of the daemon",
+      },
+      {
         file: daemonHealing,
         test: "brings a child killed with SIGKILL back by itself, twice, tools offered all along",
       },
@@ -638,6 +643,10 @@ export const FAULTS: readonly FaultPromise[] = [
       "A server that stops answering (SIGSTOP, a wedged loop) → found, shown `unresponsive`, replaced; other servers untouched.",
     proofs: [
       {
+        file: chaos,
+        test: "answers what it promises through random SIGKILLs and SIGSTOPs of children and a SIGKILL of the daemon",
+      },
+      {
         file: daemonHealing,
         test: "finds a SIGSTOPped child, shows it unresponsive, replaces it and serves the next call",
       },
@@ -653,6 +662,10 @@ export const FAULTS: readonly FaultPromise[] = [
     promise:
       "The daemon killed with SIGKILL → the next agent that auto-starts brings it back although the socket file is still there; its children are reaped.",
     proofs: [
+      {
+        file: chaos,
+        test: "answers what it promises through random SIGKILLs and SIGSTOPs of children and a SIGKILL of the daemon",
+      },
       {
         file: autostart,
         test: "brings one daemon back for five agents although the dead one left its socket file",
