@@ -38,6 +38,7 @@ export async function exchangeIdToken(request: IdJagRequest): Promise<string> {
   if (problem !== undefined) {
     throw new Error(`server "${serverId}": ${problem.replace("`url`", "auth.idpTokenEndpoint")}`);
   }
+  // The row's `issuer`, where it pins one, is the authorization server the ID-JAG is for.
   const audience =
     settings.issuer ??
     discovery?.authorizationServerMetadata?.issuer ??

@@ -102,11 +102,11 @@ export function machineAuthProvider(options: MachineProviderOptions): OAuthClien
         });
   let tokens: OAuthTokens | undefined;
   let discovery: OAuthDiscoveryState | undefined;
-  /** Credentials handed out so far, the ID-JAGs among them: all redacted from messages. */
-  const issued = new Set<string>();
-  const tell = (values: string[]): void => {
-    for (const value of values) issued.add(value);
-    options.onTokens?.([...issued]);
+  /** The latest ID-JAG: a credential too, redacted with the tokens until the next one. */
+  let assertion: string | undefined;
+  const tell = (): void => {
+    const values = [tokens?.access_token, tokens?.refresh_token, assertion];
+    options.onTokens?.(values.filter((v): v is string => !!v));
   };
   const refuse = (): never => {
     throw new Error(`server "${row.id}" signs in with client credentials; no browser is involved`);
@@ -123,12 +123,12 @@ export function machineAuthProvider(options: MachineProviderOptions): OAuthClien
     tokens: () => tokens,
     saveTokens(next) {
       tokens = next;
-      tell([next.access_token, next.refresh_token].filter((v): v is string => !!v));
+      tell();
     },
+    // Kept for the ID-JAG's audience and resource; not handed back, so each grant discovers.
     saveDiscoveryState(state) {
       discovery = state;
     },
-    discoveryState: () => discovery,
     redirectToAuthorization: refuse,
     saveCodeVerifier() {
       // No authorization code, no PKCE.
@@ -138,8 +138,8 @@ export function machineAuthProvider(options: MachineProviderOptions): OAuthClien
       const params = new URLSearchParams({ grant_type: "client_credentials" });
       if (idJag) {
         const request = { settings, serverId: row.id, serverUrl: row.url, discovery, scope };
-        const assertion = await exchangeIdToken(request);
-        tell([assertion]);
+        assertion = await exchangeIdToken(request);
+        tell();
         params.set("grant_type", JWT_BEARER);
         params.set("assertion", assertion);
       }
