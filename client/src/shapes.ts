@@ -117,7 +117,7 @@ export interface HttpServerConfig extends ServerOptions {
   url: string;
   /** Secret: present only in `state({ secrets: true })`. */
   headers?: Record<string, string>;
-  /** OAuth sign-in; `clientSecret` and `privateKey` only in `state({ secrets: true })`. */
+  /** OAuth sign-in; its secrets (client secret, key, ID token) only in `state({ secrets: true })`. */
   auth?: "oauth" | OAuthClientSettings;
 }
 
@@ -133,11 +133,20 @@ export interface OAuthClientSettings {
   privateKeyFile?: string;
   algorithm?: string;
   issuer?: string;
+  /** Secret: present only in `state({ secrets: true })`. */
+  idToken?: string;
+  idpTokenEndpoint?: string;
+  idpClientId?: string;
+  /** Secret: present only in `state({ secrets: true })`. */
+  idpClientSecret?: string;
   scopes?: string[];
 }
 
-/** `client_credentials`: a machine-to-machine grant the daemon makes by itself. */
-export type OAuthGrant = "authorization_code" | "client_credentials";
+/**
+ * `client_credentials`, `id-jag` (SEP-990 enterprise-managed authorization): grants the
+ * daemon makes by itself, with no person signing in.
+ */
+export type OAuthGrant = "authorization_code" | "client_credentials" | "id-jag";
 
 /** A server row, as configured. */
 export type ServerRow = StdioServerConfig | HttpServerConfig;

@@ -84,6 +84,10 @@ export interface OAuthClientSettings {
    * `authorization_code` (the default): a person signs in with `mcpool login`.
    * `client_credentials`: a machine-to-machine grant the daemon makes by itself, with
    * `clientSecret` (client_secret_basic) or a private key (private_key_jwt, RFC 7523).
+   * `id-jag`: enterprise-managed authorization (SEP-990), also by itself: `idToken`, an
+   * ID token from the enterprise's IdP, is exchanged at `idpTokenEndpoint` for an Identity
+   * Assertion JWT Authorization Grant (RFC 8693), which this client, proving itself as for
+   * `client_credentials`, presents to the server's authorization server (RFC 7523 jwt-bearer).
    */
   grant?: OAuthGrant;
   /** A client registered with the authorization server beforehand. Absent: dynamic registration. */
@@ -103,12 +107,20 @@ export interface OAuthClientSettings {
   algorithm?: string;
   /** The authorization server machine credentials may be sent to; absent: the one the server names. */
   issuer?: string;
+  /** `id-jag`: the IdP's ID token for the user. Secret, like `clientSecret`; usually `${VAR}`. */
+  idToken?: string;
+  /** `id-jag`: the IdP's token endpoint, where the ID token is exchanged for an ID-JAG. */
+  idpTokenEndpoint?: string;
+  /** `id-jag`: this client's id at the IdP, when the IdP wants one for the exchange. */
+  idpClientId?: string;
+  /** `id-jag`: its secret at the IdP (client_secret_basic). Secret, like `clientSecret`. */
+  idpClientSecret?: string;
   /** Scopes to ask for when neither the server's challenge nor its metadata name any. */
   scopes?: string[];
 }
 
 /** The OAuth grants a row may use. */
-export type OAuthGrant = "authorization_code" | "client_credentials";
+export type OAuthGrant = "authorization_code" | "client_credentials" | "id-jag";
 
 export type McpServerConfig = StdioServerConfig | HttpServerConfig;
 
@@ -129,7 +141,10 @@ export function isEnabled(row: Pick<ServerOptions, "enabled">): boolean {
   return row.enabled !== false;
 }
 
-/** A copy of a row without its secrets (`env`, `headers`, `auth.clientSecret`, `auth.privateKey`). */
+/**
+ * A copy of a row without its secrets (`env`, `headers`, and in `auth` the client secret,
+ * private key, ID token and IdP client secret).
+ */
 export function withoutSecrets(row: McpServerConfig): McpServerConfig {
   if (row.transport === "stdio") {
     const { env: _env, ...rest } = row;
@@ -137,7 +152,13 @@ export function withoutSecrets(row: McpServerConfig): McpServerConfig {
   }
   const { headers: _headers, auth, ...rest } = row;
   if (typeof auth === "object") {
-    const { clientSecret: _secret, privateKey: _key, ...client } = auth;
+    const {
+      clientSecret: _secret,
+      privateKey: _key,
+      idToken: _idToken,
+      idpClientSecret: _idpSecret,
+      ...client
+    } = auth;
     return { ...rest, auth: client };
   }
   return auth === undefined ? rest : { ...rest, auth };

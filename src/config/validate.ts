@@ -197,10 +197,18 @@ const AUTH_FIELDS = [
   "privateKeyFile",
   "algorithm",
   "issuer",
+  "idToken",
+  "idpTokenEndpoint",
+  "idpClientId",
+  "idpClientSecret",
   "scopes",
 ] as const;
 const AUTH_STRING_FIELDS = AUTH_FIELDS.filter((field) => field !== "grant" && field !== "scopes");
-const GRANTS = ["authorization_code", "client_credentials"] as const;
+const GRANTS = ["authorization_code", "client_credentials", "id-jag"] as const;
+/** The grants the daemon makes by itself, proving the client with a secret or a key. */
+const MACHINE_GRANTS: readonly unknown[] = ["client_credentials", "id-jag"];
+/** What only an `id-jag` row uses: the IdP's ID token and where to exchange it. */
+const ID_JAG_FIELDS = ["idToken", "idpTokenEndpoint", "idpClientId", "idpClientSecret"];
 
 function checkAuth(row: Fields, problems: string[]): void {
   if (!has(row, "auth")) return;
@@ -241,19 +249,26 @@ function checkGrant(auth: Fields, problems: string[]): void {
     problems.push(`\`auth.grant\` must be one of ${GRANTS.join(", ")}; got ${got}`);
     return;
   }
+  if (grant !== "id-jag") {
+    for (const field of ID_JAG_FIELDS.filter((f) => has(auth, f))) {
+      problems.push(`\`auth.${field}\` belongs to \`"grant": "id-jag"\``);
+    }
+  }
   const keys = ["privateKey", "privateKeyFile"].filter((field) => has(auth, field));
-  if (grant !== "client_credentials") {
+  if (!MACHINE_GRANTS.includes(grant)) {
     for (const field of [...keys, "algorithm"].filter((f) => has(auth, f))) {
-      problems.push(`\`auth.${field}\` belongs to \`"grant": "client_credentials"\``);
+      problems.push(
+        `\`auth.${field}\` belongs to \`"grant": "client_credentials"\` or \`"id-jag"\``,
+      );
     }
     return;
   }
   if (!has(auth, "clientId"))
-    problems.push("`auth.grant` client_credentials needs `auth.clientId`");
+    problems.push(`\`auth.grant\` ${String(grant)} needs \`auth.clientId\``);
   const proofs = keys.length + (has(auth, "clientSecret") ? 1 : 0);
   if (proofs !== 1) {
     problems.push(
-      "`auth.grant` client_credentials needs exactly one of `auth.clientSecret`, `auth.privateKey`, `auth.privateKeyFile`",
+      `\`auth.grant\` ${String(grant)} needs exactly one of \`auth.clientSecret\`, \`auth.privateKey\`, \`auth.privateKeyFile\``,
     );
   }
   if (has(auth, "algorithm") && keys.length === 0) {
@@ -261,6 +276,21 @@ function checkGrant(auth: Fields, problems: string[]): void {
       "`auth.algorithm` signs with a private key: add `auth.privateKey` or `auth.privateKeyFile`",
     );
   }
+  if (grant === "id-jag") checkIdJag(auth, problems);
+}
+
+/** An `id-jag` row's IdP side: the ID token, the endpoint that exchanges it, its client. */
+function checkIdJag(auth: Fields, problems: string[]): void {
+  for (const field of ["idToken", "idpTokenEndpoint"].filter((f) => !has(auth, f))) {
+    problems.push(`\`auth.grant\` id-jag needs \`auth.${field}\``);
+  }
+  if (has(auth, "idpClientSecret") && !has(auth, "idpClientId")) {
+    problems.push("`auth.idpClientSecret` needs the `auth.idpClientId` it belongs to");
+  }
+  const endpoint = auth.idpTokenEndpoint;
+  const problem = typeof endpoint === "string" ? configuredUrlProblem(endpoint) : undefined;
+  // The policy's message names `url`; this one is the IdP's endpoint.
+  if (problem !== undefined) problems.push(problem.replace("`url`", "`auth.idpTokenEndpoint`"));
 }
 
 function checkHttp(row: Fields, problems: string[]): void {

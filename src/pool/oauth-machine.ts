@@ -7,6 +7,11 @@
  * RFC 7523 §2.2, signed by the SDK's createPrivateKeyJwtAuth). An expired token is met by
  * another 401 and another grant: nothing to refresh, nobody to ask.
  *
+ * `"grant": "id-jag"` (SEP-990, enterprise-managed authorization) proves the client the
+ * same way, but its grant is the jwt-bearer one (RFC 7523) with an ID-JAG as the assertion,
+ * exchanged for the row's ID token at the IdP just before each token request
+ * (oauth-id-jag.ts); the audience and resource come from the SDK's discovery.
+ *
  * Tokens live in this provider's memory only (a grant is always at hand); the secret and
  * key come from the row as dialled (placeholders filled) or the key's file, read at dial
  * time. None of them is ever logged or reported; the pool is told the token strings so
@@ -18,6 +23,7 @@ import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-e
 import type {
   AddClientAuthentication,
   OAuthClientProvider,
+  OAuthDiscoveryState,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import type {
   OAuthClientInformationMixed,
@@ -25,10 +31,12 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { HttpServerConfig, OAuthClientSettings } from "../config/rows.js";
+import { exchangeIdToken, JWT_BEARER } from "./oauth-id-jag.js";
 
 /** Whether a row signs in by itself with a machine grant. */
 export function isMachineGrant(row: Pick<HttpServerConfig, "auth">): boolean {
-  return typeof row.auth === "object" && row.auth.grant === "client_credentials";
+  if (typeof row.auth !== "object") return false;
+  return row.auth.grant === "client_credentials" || row.auth.grant === "id-jag";
 }
 
 /** The JWS algorithm for a key whose row names none: what its type and curve sign with. */
@@ -65,11 +73,12 @@ export interface MachineProviderOptions {
   onTokens?: (values: string[]) => void;
 }
 
-/** The provider of a `client_credentials` row, for one connection. */
+/** The provider of a `client_credentials` or `id-jag` row, for one connection. */
 export function machineAuthProvider(options: MachineProviderOptions): OAuthClientProvider {
   const { row } = options;
   const settings = typeof row.auth === "object" ? row.auth : {};
   const pem = privateKeyOf(settings, row.id);
+  const idJag = settings.grant === "id-jag";
   const clientInformation: OAuthClientInformationMixed = {
     client_id: settings.clientId ?? "",
     ...(settings.clientSecret !== undefined ? { client_secret: settings.clientSecret } : {}),
@@ -78,7 +87,7 @@ export function machineAuthProvider(options: MachineProviderOptions): OAuthClien
   const clientMetadata: OAuthClientMetadata = {
     client_name: "mcpool",
     redirect_uris: [],
-    grant_types: ["client_credentials"],
+    grant_types: [idJag ? JWT_BEARER : "client_credentials"],
     token_endpoint_auth_method: pem === undefined ? "client_secret_basic" : "private_key_jwt",
     ...(settings.scopes && settings.scopes.length > 0 ? { scope: settings.scopes.join(" ") } : {}),
   };
@@ -92,6 +101,13 @@ export function machineAuthProvider(options: MachineProviderOptions): OAuthClien
           alg: settings.algorithm ?? algorithmOf(pem),
         });
   let tokens: OAuthTokens | undefined;
+  let discovery: OAuthDiscoveryState | undefined;
+  /** The latest ID-JAG: a credential too, redacted with the tokens until the next one. */
+  let assertion: string | undefined;
+  const tell = (): void => {
+    const values = [tokens?.access_token, tokens?.refresh_token, assertion];
+    options.onTokens?.(values.filter((v): v is string => !!v));
+  };
   const refuse = (): never => {
     throw new Error(`server "${row.id}" signs in with client credentials; no browser is involved`);
   };
@@ -107,16 +123,26 @@ export function machineAuthProvider(options: MachineProviderOptions): OAuthClien
     tokens: () => tokens,
     saveTokens(next) {
       tokens = next;
-      const values = [next.access_token, next.refresh_token].filter((v): v is string => !!v);
-      options.onTokens?.(values);
+      tell();
+    },
+    // Kept for the ID-JAG's audience and resource; not handed back, so each grant discovers.
+    saveDiscoveryState(state) {
+      discovery = state;
     },
     redirectToAuthorization: refuse,
     saveCodeVerifier() {
       // No authorization code, no PKCE.
     },
     codeVerifier: refuse,
-    prepareTokenRequest(scope) {
+    async prepareTokenRequest(scope) {
       const params = new URLSearchParams({ grant_type: "client_credentials" });
+      if (idJag) {
+        const request = { settings, serverId: row.id, serverUrl: row.url, discovery, scope };
+        assertion = await exchangeIdToken(request);
+        tell();
+        params.set("grant_type", JWT_BEARER);
+        params.set("assertion", assertion);
+      }
       if (scope) params.set("scope", scope);
       return params;
     },

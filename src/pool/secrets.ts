@@ -3,8 +3,8 @@
  * say anything: a child prints its token in a traceback, a remote answers 401 quoting the
  * bearer it was sent. Every message the pool builds from such text — status, events, logs,
  * errors, probe results — passes through `redactSecrets` with the row's secret values:
- * its env and header values and its OAuth client secret or key, as written and as expanded
- * from placeholders.
+ * its env and header values and its OAuth client secret or key, ID token and IdP client
+ * secret, as written and as expanded from placeholders.
  */
 import { expandPlaceholders, type Environment } from "../config/placeholders.js";
 import type { McpServerConfig } from "../config/rows.js";
@@ -31,9 +31,14 @@ export function secretValues(row: McpServerConfig, env: Environment): string[] {
       if (value.length >= MIN_SECRET_LENGTH) values.add(value);
     }
   }
-  // The OAuth client secret and private key of the row are too, as written and as expanded.
+  // The OAuth secrets of the row are too, as written and as expanded.
   const auth = row.transport === "http" && typeof row.auth === "object" ? row.auth : undefined;
-  for (const written of [auth?.clientSecret, auth?.privateKey]) {
+  for (const written of [
+    auth?.clientSecret,
+    auth?.privateKey,
+    auth?.idToken,
+    auth?.idpClientSecret,
+  ]) {
     if (typeof written !== "string") continue;
     for (const value of [written, expandPlaceholders(written, env)]) {
       if (value.length >= MIN_SECRET_LENGTH) values.add(value);

@@ -13,7 +13,7 @@
  *
  * Everything OAuth is mcpool's: discovery, registration, scope choice, step-up, the bound
  * on sign-ins, machine grants (`"grant": "client_credentials"` rows, with the secret or key
- * file given as `${VAR}`). The person gives up after USER_PATIENCE rounds, or when login
+ * file given as `${VAR}`; `"grant": "id-jag"` rows, with the IdP's ID token as `${VAR}`). The person gives up after USER_PATIENCE rounds, or when login
  * says mcpool stopped asking. Exit 0 when the tool was called, 1 otherwise.
  */
 /* global fetch, URL */
@@ -94,6 +94,21 @@ function row() {
         },
       };
     }
+    case "auth/cross-app-access-complete-flow":
+      // SEP-990: what an enterprise hands its service, the ID token in the environment.
+      env.CONF_CLIENT_SECRET = context.client_secret;
+      env.CONF_ID_TOKEN = context.idp_id_token;
+      return {
+        ...base,
+        auth: {
+          grant: "id-jag",
+          clientId: context.client_id,
+          clientSecret: "${CONF_CLIENT_SECRET}",
+          idToken: "${CONF_ID_TOKEN}",
+          idpTokenEndpoint: context.idp_token_endpoint,
+          idpClientId: context.idp_client_id,
+        },
+      };
     default:
       // Servers of the 2025-03-26 spec publish no resource metadata: the daemon's message
       // for them says to set "auth": "oauth", and so does this person.

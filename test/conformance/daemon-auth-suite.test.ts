@@ -5,13 +5,11 @@
  * and an agent calls the server's tool through the daemon. Step-up, the sign-in bound and
  * the machine grants are mcpool's own, not the adapter's.
  *
- * Every `auth/*` scenario of `--suite all` runs, but cross-app-access-complete-flow
- * (SEP-990 enterprise-managed authorization: an IdP's ID token exchanged for an ID-JAG),
- * which mcpool has no configuration for; the in-process run (client-suite.test.ts) covers
- * it with the library's own provider.
+ * Every `auth/*` scenario of `--suite all` runs, cross-app-access-complete-flow (SEP-990
+ * enterprise-managed authorization) among them, as a `"grant": "id-jag"` row.
  *
  * Each scenario gets its own runner (`--scenario`), CONCURRENCY at a time: a scenario
- * starts a daemon and up to four CLI processes, and 21 of them at once on two shared cores
+ * starts a daemon and up to four CLI processes, and 22 of them at once on two shared cores
  * spend their time starting Node, not signing in. As in client-suite.test.ts, a scenario
  * that fails is run once more alone, and only a failure there fails this test; the rerun is
  * reported either way.
@@ -45,6 +43,7 @@ const SCENARIOS = [
   "auth/offline-access-not-supported",
   "auth/client-credentials-basic",
   "auth/client-credentials-jwt",
+  "auth/cross-app-access-complete-flow",
 ];
 /** Runners at once. */
 const CONCURRENCY = 3;

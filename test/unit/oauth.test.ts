@@ -43,7 +43,7 @@ describe("the auth field of an http row", () => {
     ];
     expect(problems).toEqual([
       expect.stringContaining('`auth` must be "oauth" or an object'),
-      "`auth.scope` is not an OAuth setting; use grant, clientId, clientSecret, clientMetadataUrl, privateKey, privateKeyFile, algorithm, issuer, scopes",
+      "`auth.scope` is not an OAuth setting; use grant, clientId, clientSecret, clientMetadataUrl, privateKey, privateKeyFile, algorithm, issuer, idToken, idpTokenEndpoint, idpClientId, idpClientSecret, scopes",
       "`auth.clientSecret` needs the `auth.clientId` it belongs to",
       "`auth.clientId` must be a non-empty string, got a number",
       "`auth.scopes` must be an array of strings, got a string",

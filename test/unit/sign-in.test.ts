@@ -118,12 +118,12 @@ describe("machine-to-machine grants in a row", () => {
       ...validateServerConfig(row({ clientMetadataUrl: "http://app.example.com/c.json" })),
     ];
     expect(problems).toEqual([
-      '`auth.grant` must be one of authorization_code, client_credentials; got "password"',
+      '`auth.grant` must be one of authorization_code, client_credentials, id-jag; got "password"',
       "`auth.clientSecret` needs the `auth.clientId` it belongs to",
       "`auth.grant` client_credentials needs `auth.clientId`",
       "`auth.grant` client_credentials needs exactly one of `auth.clientSecret`, `auth.privateKey`, `auth.privateKeyFile`",
-      '`auth.privateKey` belongs to `"grant": "client_credentials"`',
-      '`auth.algorithm` belongs to `"grant": "client_credentials"`',
+      '`auth.privateKey` belongs to `"grant": "client_credentials"` or `"id-jag"`',
+      '`auth.algorithm` belongs to `"grant": "client_credentials"` or `"id-jag"`',
       "`auth.clientMetadataUrl` must be an https URL (SEP-991 client id)",
     ]);
     expect(problems.join("\n")).not.toContain("hush");
@@ -154,6 +154,78 @@ describe("machine-to-machine grants in a row", () => {
       "-----BEGIN PRIVATE KEY-----x",
     );
     expect(withoutSecrets(key)).toEqual(row({ grant: "client_credentials", clientId: "svc" }));
+  });
+
+  it("takes an id-jag row (SEP-990) and says what it lacks or what is misplaced without quoting a secret", () => {
+    const idJag = {
+      grant: "id-jag",
+      clientId: "svc",
+      clientSecret: "${SVC_SECRET}",
+      idToken: "${IDP_ID_TOKEN}",
+      idpTokenEndpoint: "https://idp.example.com/oauth2/token",
+    } as const;
+    const good = [
+      idJag,
+      { ...idJag, idpClientId: "mcpool", idpClientSecret: "${IDP_SECRET}", scopes: ["mcp:read"] },
+      { ...idJag, clientSecret: undefined, privateKeyFile: "/k.pem" },
+      { ...idJag, idpTokenEndpoint: "http://127.0.0.1:8080/token" },
+    ];
+    for (const auth of good) {
+      expect(validateServerConfig(row(JSON.parse(JSON.stringify(auth))))).toEqual([]);
+    }
+    const problems = [
+      ...validateServerConfig(row({ grant: "id-jag", clientSecret: "hush-123456" })),
+      ...validateServerConfig(
+        row({ ...idJag, idToken: "hush-id-token", idpClientSecret: "hush-idp-secret" }),
+      ),
+      ...validateServerConfig(row({ ...idJag, idpTokenEndpoint: "http://idp.example.com/t" })),
+      ...validateServerConfig(
+        row({
+          grant: "client_credentials",
+          clientId: "svc",
+          clientSecret: "hush-123456",
+          idToken: "hush-id-token",
+        }),
+      ),
+    ];
+    expect(problems).toEqual([
+      "`auth.clientSecret` needs the `auth.clientId` it belongs to",
+      "`auth.grant` id-jag needs `auth.clientId`",
+      "`auth.grant` id-jag needs `auth.idToken`",
+      "`auth.grant` id-jag needs `auth.idpTokenEndpoint`",
+      "`auth.idpClientSecret` needs the `auth.idpClientId` it belongs to",
+      "`auth.idpTokenEndpoint` uses plain http to idp.example.com; http is allowed only to loopback (localhost, 127.0.0.0/8, ::1); use https",
+      '`auth.idToken` belongs to `"grant": "id-jag"`',
+    ]);
+    expect(problems.join("\n")).not.toContain("hush");
+  });
+
+  it("keeps an id-jag row's ID token and IdP secret out of state and redacts both spellings", () => {
+    const written = row({
+      grant: "id-jag",
+      clientId: "svc",
+      clientSecret: "${SVC_SECRET}",
+      idToken: "${IDP_ID_TOKEN}",
+      idpTokenEndpoint: "https://idp.example.com/token",
+      idpClientId: "mcpool",
+      idpClientSecret: "${IDP_SECRET}",
+    });
+    const env = {
+      SVC_SECRET: "hush-123456",
+      IDP_ID_TOKEN: "eyJ.hush-id.token",
+      IDP_SECRET: "hush-idp",
+    };
+    expect(secretValues(written, env)).toEqual(
+      expect.arrayContaining(["${IDP_ID_TOKEN}", "eyJ.hush-id.token", "${IDP_SECRET}", "hush-idp"]),
+    );
+    expect(withoutSecrets(written)).toEqual(
+      row({
+        grant: "id-jag",
+        clientId: "svc",
+        idpTokenEndpoint: "https://idp.example.com/token",
+        idpClientId: "mcpool",
+      }),
+    );
   });
 
   it("restarts a server whose grant or key changed", () => {
