@@ -420,7 +420,7 @@ function withoutSignIn(
 ): { say: string; code: number } | undefined {
   if (isMachineGrant(row)) {
     return {
-      say: `"${id}" signs in by itself with its client credentials; no login needed`,
+      say: `"${id}" signs in by itself with ${typeof row.auth === "object" && row.auth.grant === "id-jag" ? "an ID-JAG for its IdP ID token" : "its client credentials"}; no login needed`,
       code: 0,
     };
   }
