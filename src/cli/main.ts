@@ -170,7 +170,7 @@ async function main(argv: readonly string[]): Promise<number> {
           const lines = [
             `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)`,
             `socket  ${status.socketPath}`,
-            `config  ${status.configPath}: ${status.config.ok ? "ok" : `ERROR ${status.config.error ?? ""}${status.config.line !== undefined ? ` (line ${status.config.line}, column ${status.config.column})` : ""}`}`,
+            `config  ${status.configPath}: ${status.config.ok ? "ok" : `ERROR ${status.config.error ?? ""}${status.config.loadedAt !== undefined ? "; the last good configuration keeps running" : ""}`}`,
             ...status.config.problems.map((p) => `        problem: ${p}`),
             "",
             table(
@@ -428,12 +428,12 @@ async function validate(path: string, json: boolean): Promise<number> {
         io.out(
           JSON.stringify({
             ok: false,
-            error: error.message,
+            error: error.reason,
             line: error.line,
             column: error.column,
           }),
         );
-      else io.out(`${path}:${error.line}:${error.column}: ${error.message}`);
+      else io.out(`${path}:${error.line}:${error.column}: ${error.reason}`);
       return EXIT.badInput;
     }
     throw error;

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -122,7 +122,7 @@ describe("the mcpool command", () => {
     expect(result.stdout).toContain(`${file}:5:`);
     expect(result.stdout).toMatch(/1 valid server\(s\), 1 problem\(s\)/);
     writeFileSync(file, '{ "mcpServers": { "a": ');
-    expect(mcpool(home, "validate", file).stdout).toMatch(/:1:\d+: .* at line 1, column \d+/);
+    expect(mcpool(home, "validate", file).stdout).toMatch(/:1:\d+: expected a value\n$/);
   });
 
   it("says the daemon is not running with exit code 3", () => {
@@ -140,5 +140,39 @@ describe("the mcpool command", () => {
     expect(mcpool(home, "logs").stdout).toMatch(/serving /);
     expect(mcpool(home, "shutdown").code).toBe(0);
     expect(await daemon.stop()).toBe(0);
+  });
+});
+
+describe("the daemon's log of config reads (issue 14)", () => {
+  it("logs each reload, and an invalid row once however often the file is read", async () => {
+    const home = testHome();
+    const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
+    home.writeConfig({ echo, typo: { command: "node", evn: {} } });
+    const daemon = await startDaemon(home);
+    try {
+      const typo = /`typo`: `evn` is not a setting; did you mean `env`\?/g;
+      const reloaded = /mcpool: reloaded .*mcp\.json: 1 problem\(s\), those rows left out/g;
+      for (let i = 0; i < 2; i++) expect(mcpool(home, "reload").code).toBe(0);
+      const log = mcpool(home, "logs", "-n", "500").stdout;
+      expect(log.match(reloaded)?.length).toBeGreaterThanOrEqual(2);
+      expect(log.match(typo)).toHaveLength(1);
+
+      // A missing file is said once, without the keeping repeated.
+      rmSync(home.configPath);
+      expect(mcpool(home, "reload").stdout).toMatch(
+        /mcp\.json: the file is missing; the last good configuration keeps running\n$/,
+      );
+      await waitFor(
+        () =>
+          /the file is missing; the last good configuration keeps running$/m.test(
+            mcpool(home, "logs").stdout,
+          ),
+        10_000,
+        "the missing file to be logged",
+      );
+    } finally {
+      await daemon.stop();
+      home.remove();
+    }
   });
 });
