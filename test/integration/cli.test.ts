@@ -136,6 +136,77 @@ describe("the mcpool command", () => {
     }
   });
 
+  it("says one line per bad input, and the usage only for --help or an unknown command", () => {
+    const oneLine = (stderr: string) => {
+      expect(stderr.split("\n")).toHaveLength(2);
+      expect(stderr).not.toContain("usage:");
+    };
+    const badJson = mcpool(home, "call", "echo__echo", "{not json");
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toMatch(/^mcpool: the arguments of call are not JSON: /);
+    oneLine(badJson.stderr);
+    const noName = mcpool(home, "call");
+    expect(noName).toMatchObject({ code: 2, stderr: "mcpool: call needs QUALIFIED tool name\n" });
+    const badOption = mcpool(home, "status", "--frob");
+    expect(badOption.code).toBe(2);
+    expect(badOption.stderr).toMatch(/^mcpool: Unknown option '--frob'/);
+    oneLine(badOption.stderr);
+    const missing = mcpool(home, "validate", join(home.dir, "absent.json"));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^mcpool: cannot read .*absent\.json: ENOENT/);
+    oneLine(missing.stderr);
+
+    const unknown = mcpool(home, "frobnicate");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^mcpool: unknown command "frobnicate"\n\nusage: mcpool /);
+    expect(mcpool(home, "--help")).toMatchObject({ code: 0, stdout: /^usage: mcpool / });
+  });
+
+  it("exits 2 naming an unknown server id instead of listing nothing", () => {
+    const said = 'mcpool: unknown server "nope"; the servers are echo, broken\n';
+    expect(mcpool(home, "tools", "--server", "nope")).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr: said,
+    });
+    expect(mcpool(home, "search", "echo", "--server", "nope")).toMatchObject({
+      code: 2,
+      stderr: said,
+    });
+  });
+
+  it("prints the log as JSON lines with --json", () => {
+    const { code, stdout } = mcpool(home, "logs", "--json");
+    expect(code).toBe(0);
+    const entries = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { time: string; level: string; message: string });
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    expect(entries.some((e) => e.level === "info" && /^mcpool: serving /.test(e.message))).toBe(
+      true,
+    );
+  });
+
+  it("says that a stopped server starts again on its next call, and it does", () => {
+    expect(mcpool(home, "stop", "echo")).toMatchObject({
+      code: 0,
+      stdout:
+        "echo: stopped; the next call to one of its tools starts it again (`mcpool restart echo` starts it now)\n",
+    });
+    const pid = Number(mcpool(home, "call", "echo__pid").stdout);
+    expect(alive(pid)).toBe(true);
+  });
+
+  it("points at --json and logs when status cuts an error short", () => {
+    const { stdout } = mcpool(home, "status");
+    expect(stdout).toMatch(/^broken\s+error\s.*…$/m);
+    expect(stdout).toContain(
+      "errors ending in … are cut: `mcpool status --json` or `mcpool logs` has them whole",
+    );
+  });
+
   it("shows the log, and shuts the daemon down", async () => {
     expect(mcpool(home, "logs").stdout).toMatch(/serving /);
     expect(mcpool(home, "shutdown").code).toBe(0);
