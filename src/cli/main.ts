@@ -19,6 +19,7 @@ import {
   serveWithoutBrokenPipes,
 } from "./exit.js";
 import { cell, duration, table } from "./format.js";
+import { withProgress } from "./progress.js";
 import {
   cutErrorsHint,
   ERROR_CELL_WIDTH,
@@ -290,9 +291,12 @@ async function main(argv: readonly string[]): Promise<number> {
       }
       return withClient(async (client) => {
         if (json) {
-          io.out(JSON.stringify(await client.call(name, input, { raw: true }), null, 2));
+          const raw = await withProgress(`calling ${name}`, () =>
+            client.call(name, input, { raw: true }),
+          );
+          io.out(JSON.stringify(raw, null, 2));
         } else {
-          io.out(await client.call(name, input));
+          io.out(await withProgress(`calling ${name}`, () => client.call(name, input)));
         }
         return EXIT.ok;
       });
@@ -322,7 +326,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return withClient(async (client) => {
         const state = (await client.state({ secrets: true })).find((s) => s.id === id);
         if (!state) throw new ClientError("unknown-server", `unknown server "${id}"`);
-        const result = await client.probe(state.config);
+        const result = await withProgress(`probing ${id}`, () => client.probe(state.config));
         print(result, () =>
           result.ok
             ? [
@@ -339,14 +343,14 @@ async function main(argv: readonly string[]): Promise<number> {
       const id = arg(0, "server ID");
       return withClient(async (client) => {
         if (command === "stop") await client.stop(id);
-        else await client.reconnect(id);
+        else await withProgress(`restarting ${id}`, () => client.reconnect(id));
         print({ ok: true }, () => (command === "stop" ? stoppedMessage(id) : `${id}: restarted`));
         return EXIT.ok;
       });
     }
     case "reload":
       return withClient(async (client) => {
-        const config = await client.reload();
+        const config = await withProgress("reloading", () => client.reload());
         print(config, () =>
           config.ok
             ? [`reloaded ${config.path}`, ...config.problems.map((p) => `problem: ${p}`)].join("\n")

@@ -207,6 +207,27 @@ describe("the mcpool command", () => {
     );
   });
 
+  it("shows a progress line for a slow call on a terminal only", () => {
+    // Longer than the second after which the line appears (progress.ts).
+    const slow = ["call", "echo__sleep", '{"ms":2500}'];
+    const piped = mcpool(home, ...slow);
+    expect(piped).toMatchObject({ code: 0, stderr: "" });
+    expect(piped.stdout).toMatch(/slept/);
+    // `script` gives the command a pseudo-terminal, as a person's shell would.
+    const command = [process.execPath, cliPath, ...slow].map((a) => `'${a}'`).join(" ");
+    const tty = spawnSync("script", ["-qfec", command, "/dev/null"], {
+      env: home.env,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(tty.status).toBe(0);
+    expect(tty.stdout).toMatch(/⠋ calling echo__sleep \(\d+s\)/);
+    // The line is erased before the answer is printed.
+    const erased = tty.stdout.lastIndexOf("\r\u001b[K");
+    expect(erased).toBeGreaterThan(-1);
+    expect(tty.stdout.slice(erased)).toMatch(/slept 2500/);
+  });
+
   it("shows the log, and shuts the daemon down", async () => {
     expect(mcpool(home, "logs").stdout).toMatch(/serving /);
     expect(mcpool(home, "shutdown").code).toBe(0);
