@@ -51,7 +51,7 @@ commands:
   stop ID | restart ID                    stop one server / restart it
   reload                                  re-read mcp.json and reconcile now
   validate [FILE]                         check an mcp.json without the daemon
-  logs [-n N]                             the daemon's log file
+  logs [-n N] [-f]                        the daemon's log file (-f: follow it)
   shutdown                                stop the daemon and every server
   service install|uninstall|status        run the daemon under systemd (Linux) or launchd (macOS)
   demo                                    pool the built-in echo server in this process
@@ -98,6 +98,7 @@ async function main(argv: readonly string[]): Promise<number> {
       server: { type: "string" },
       limit: { type: "string" },
       n: { type: "string", short: "n" },
+      follow: { type: "boolean", short: "f" },
       "dry-run": { type: "boolean" },
       servers: { type: "string" },
       http: { type: "string" },
@@ -364,16 +365,21 @@ async function main(argv: readonly string[]): Promise<number> {
         json,
       );
     case "logs": {
-      const path = resolvePaths({}).logDir;
+      const file = `${resolvePaths({}).logDir}/mcpool.log`;
       const lines = Number(values.n ?? 50);
-      const text = await readFile(`${path}/mcpool.log`, "utf8").catch(() => "");
+      const text = await readFile(file, "utf8").catch(() => "");
       // Written printable since F8; a file from before may still hold escape codes.
       const tail = printable(text.trimEnd().split("\n").slice(-lines).join("\n"), {
         multiline: true,
       });
-      if (json) for (const entry of logEntries(tail.split("\n"))) io.out(JSON.stringify(entry));
-      else io.out(tail);
-      return EXIT.ok;
+      const show = (chunk: string): void => {
+        if (!json) io.out(chunk);
+        else for (const entry of logEntries(chunk.split("\n"))) io.out(JSON.stringify(entry));
+      };
+      if (tail !== "") show(tail);
+      if (values.follow !== true) return EXIT.ok;
+      const { followLog } = await import("./follow-log.js");
+      return followLog(file, Buffer.byteLength(text), show);
     }
     case "shutdown":
       return withClient(async (client) => {

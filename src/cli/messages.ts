@@ -39,14 +39,18 @@ export function cutErrorsHint(errors: readonly (string | undefined)[]): string[]
   return ["", "errors ending in … are cut: `mcpool status --json` or `mcpool logs` has them whole"];
 }
 
-/** One line of the daemon's log: `<ISO time> <level> <message>`. */
+/** One line of the daemon's log: `<ISO time> <level> <message>`, and the server it is about. */
 export interface LogEntry {
   time: string;
   level: string;
   message: string;
+  server?: string;
 }
 
 const LOG_LINE = /^(\d{4}-\d\d-\d\dT[\d:.]+Z) (\w+) (.*)$/;
+
+/** The pool writes what concerns one server as `mcpool: <id>: …`; ids hold no `/` or space. */
+const SERVER_MESSAGE = /^mcpool: ([A-Za-z0-9_-]+): /;
 
 /**
  * The log's lines as entries; a line that does not start with a time continues the message
@@ -56,8 +60,15 @@ export function logEntries(lines: readonly string[]): LogEntry[] {
   const entries: LogEntry[] = [];
   for (const line of lines) {
     const match = LOG_LINE.exec(line);
-    if (match) entries.push({ time: match[1]!, level: match[2]!, message: match[3]! });
-    else if (entries.length > 0) entries.at(-1)!.message += `\n${line}`;
+    if (match) {
+      const server = SERVER_MESSAGE.exec(match[3]!)?.[1];
+      entries.push({
+        time: match[1]!,
+        level: match[2]!,
+        message: match[3]!,
+        ...(server !== undefined ? { server } : {}),
+      });
+    } else if (entries.length > 0) entries.at(-1)!.message += `\n${line}`;
     else if (line !== "") entries.push({ time: "", level: "", message: line });
   }
   return entries;

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -263,6 +263,45 @@ describe("the daemon's log of config reads (issue 14)", () => {
         "the missing file to be logged",
       );
     } finally {
+      await daemon.stop();
+      home.remove();
+    }
+  });
+
+  it("follows the log with -f, each line as JSON with the server it is about", async () => {
+    const home = testHome();
+    const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
+    home.writeConfig({ echo });
+    const daemon = await startDaemon(home);
+    const follower = spawn(process.execPath, [cliPath, "logs", "-f", "--json", "-n", "1"], {
+      env: home.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    follower.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise((resolve) => follower.once("exit", resolve));
+    try {
+      // Its first line is the tail; what follows is written after it started.
+      await waitFor(() => out.includes("\n"), 10_000, "the tail to be printed");
+      home.writeConfig({
+        echo,
+        late: { ...echo, args: [fixture("echo.mjs"), "${MCPOOL_UNSET_X}"] },
+      });
+      expect(mcpool(home, "reload").code).toBe(0);
+      const entries = () =>
+        out
+          .trimEnd()
+          .split("\n")
+          .map((line) => JSON.parse(line) as { message: string; server?: string });
+      await waitFor(
+        () => entries().some((e) => e.server === "late" && /MCPOOL_UNSET_X/.test(e.message)),
+        20_000,
+        "the follower to print the late server's line",
+      );
+      expect(entries().some((e) => /^mcpool: reloaded /.test(e.message))).toBe(true);
+    } finally {
+      follower.kill("SIGTERM");
+      await exited;
       await daemon.stop();
       home.remove();
     }
