@@ -39,6 +39,7 @@ import {
   type HostName,
   type JsonPath,
 } from "./host-configs.js";
+import { redactJsonSecrets } from "./redact-json.js";
 import { unifiedDiff } from "./unified-diff.js";
 
 /** Where the hosts' files are looked for: a home, a platform, an environment, a project. */
@@ -59,6 +60,8 @@ export interface HostSource {
 export interface ImportCandidate {
   host: HostName;
   path: string;
+  /** The project of `~/.claude.json` whose map holds it, if it is a project's. */
+  project?: string;
   /** The key the host gives it. */
   name: string;
   row: McpServerConfig;
@@ -286,7 +289,9 @@ function targetServers(
   return { path, existing };
 }
 
-const sourceName = (c: { host: string; path: string }): string => `${c.host} (${c.path})`;
+/** Where a server was found: the host, its file and, in `~/.claude.json`, the project. */
+const sourceName = (c: { host: string; path: string; project?: string }): string =>
+  `${c.host} (${c.path}${c.project !== undefined ? ` project ${c.project}` : ""})`;
 
 /** Reads the hosts' files and mcpool's, and works out the merge. Writes nothing. */
 export async function planImport(options: {
@@ -333,22 +338,27 @@ export async function planImport(options: {
       let map: unknown = root;
       for (const key of mapPath) map = isObject(map) ? map[key as string] : undefined;
       if (!isObject(map)) continue;
-      const where = mapPath.length > 2 ? ` (project ${String(mapPath[1])})` : "";
+      // Claude Code keeps a map per project: `projects.<path>.mcpServers`.
+      const found = {
+        host: source.host,
+        path: source.path,
+        ...(mapPath.length > 2 ? { project: String(mapPath[1]) } : {}),
+      };
       for (const [name, body] of Object.entries(map)) {
         count += 1;
         const id = idFor(name);
         const normalized = normalizeBody(id, body);
         if ("problem" in normalized) {
-          plan.skipped.push(`"${name}" from ${sourceName(source)}${where}: ${normalized.problem}`);
+          plan.skipped.push(`"${name}" from ${sourceName(found)}: ${normalized.problem}`);
           continue;
         }
         const row = { ...normalized.row, label: name } as McpServerConfig;
         const problems = validateServerConfig(row);
         if (problems.length > 0) {
-          plan.skipped.push(`"${name}" from ${sourceName(source)}${where}: ${problems.join("; ")}`);
+          plan.skipped.push(`"${name}" from ${sourceName(found)}: ${problems.join("; ")}`);
           continue;
         }
-        candidates.push({ host: source.host, path: source.path, name, row });
+        candidates.push({ ...found, name, row });
       }
     }
     plan.read.push({ host: source.host, path: source.path, servers: count });
@@ -406,7 +416,12 @@ export async function planImport(options: {
   plan.after = plan.added.length > 0 ? text : (plan.before ?? "");
   plan.diff =
     plan.added.length > 0
-      ? unifiedDiff(plan.before ?? "", plan.after, options.target, `${options.target} (imported)`)
+      ? unifiedDiff(
+          redactJsonSecrets(plan.before ?? ""),
+          redactJsonSecrets(plan.after),
+          options.target,
+          `${options.target} (imported)`,
+        )
       : "";
   return plan;
 }

@@ -19,6 +19,14 @@ import {
   serveWithoutBrokenPipes,
 } from "./exit.js";
 import { cell, duration, table } from "./format.js";
+import { withProgress } from "./progress.js";
+import {
+  cutErrorsHint,
+  ERROR_CELL_WIDTH,
+  logEntries,
+  requireServer,
+  stoppedMessage,
+} from "./messages.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
 // a product figure (SPEC P4, P7), and it needs none of the bridge, login, import or wire.
@@ -43,7 +51,7 @@ commands:
   stop ID | restart ID                    stop one server / restart it
   reload                                  re-read mcp.json and reconcile now
   validate [FILE]                         check an mcp.json without the daemon
-  logs [-n N]                             the daemon's log file
+  logs [-n N] [-f]                        the daemon's log file (-f: follow it)
   shutdown                                stop the daemon and every server
   service install|uninstall|status        run the daemon under systemd (Linux) or launchd (macOS)
   demo                                    pool the built-in echo server in this process
@@ -59,7 +67,15 @@ environment: MCPOOL_SOCKET, MCPOOL_CONFIG
 exit codes: 0 ok, 1 failed, 2 bad input, 3 daemon not running, ${EXIT_BROKEN_PIPE} output pipe closed early
 `;
 
-class UsageError extends Error {}
+/** Bad input; `showUsage` for an unknown command, where the list of commands is the answer. */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly showUsage = false,
+  ) {
+    super(message);
+  }
+}
 
 interface Io {
   out(line: string): void;
@@ -82,6 +98,7 @@ async function main(argv: readonly string[]): Promise<number> {
       server: { type: "string" },
       limit: { type: "string" },
       n: { type: "string", short: "n" },
+      follow: { type: "boolean", short: "f" },
       "dry-run": { type: "boolean" },
       servers: { type: "string" },
       http: { type: "string" },
@@ -125,7 +142,7 @@ async function main(argv: readonly string[]): Promise<number> {
   };
   const arg = (index: number, name: string): string => {
     const value = rest[index];
-    if (value === undefined) throw new UsageError(`mcpool ${command}: missing ${name}`);
+    if (value === undefined) throw new UsageError(`${command} needs ${name}`);
     return value;
   };
 
@@ -170,7 +187,7 @@ async function main(argv: readonly string[]): Promise<number> {
           const lines = [
             `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)`,
             `socket  ${status.socketPath}`,
-            `config  ${status.configPath}: ${status.config.ok ? "ok" : `ERROR ${status.config.error ?? ""}${status.config.line !== undefined ? ` (line ${status.config.line}, column ${status.config.column})` : ""}`}`,
+            `config  ${status.configPath}: ${status.config.ok ? "ok" : `ERROR ${status.config.error ?? ""}${status.config.loadedAt !== undefined ? "; the last good configuration keeps running" : ""}`}`,
             ...status.config.problems.map((p) => `        problem: ${p}`),
             "",
             table(
@@ -188,9 +205,11 @@ async function main(argv: readonly string[]): Promise<number> {
                     (s.status === "pin-mismatch"
                       ? `tools withheld: see \`mcpool approve ${s.id} --show\``
                       : undefined),
+                  ERROR_CELL_WIDTH,
                 ),
               ]),
             ),
+            ...cutErrorsHint(status.servers.map((s) => s.error)),
             ...conversationLines(status.servers),
           ];
           return lines.join("\n");
@@ -199,6 +218,7 @@ async function main(argv: readonly string[]): Promise<number> {
       });
     case "tools":
       return withClient(async (client) => {
+        await requireServer(client, values.server);
         const tools = await client.tools(values.server ? { servers: [values.server] } : {});
         print(tools, () =>
           tools.length === 0
@@ -212,12 +232,13 @@ async function main(argv: readonly string[]): Promise<number> {
       });
     case "search": {
       const query = rest.join(" ");
-      if (query.trim() === "") throw new UsageError("mcpool search: missing QUERY");
+      if (query.trim() === "") throw new UsageError("search needs a QUERY");
       const limit = values.limit === undefined ? undefined : Number(values.limit);
       if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
-        throw new UsageError("mcpool search: --limit must be a whole number > 0");
+        throw new UsageError("search --limit must be a whole number > 0");
       }
       return withClient(async (client) => {
+        await requireServer(client, values.server);
         const found = await client.search(query, {
           ...(values.server ? { servers: [values.server] } : {}),
           ...(limit !== undefined ? { limit } : {}),
@@ -263,19 +284,20 @@ async function main(argv: readonly string[]): Promise<number> {
         try {
           input = JSON.parse(rest[1]) as Record<string, unknown>;
         } catch (error) {
-          throw new UsageError(
-            `mcpool call: the arguments are not JSON: ${(error as Error).message}`,
-          );
+          throw new UsageError(`the arguments of call are not JSON: ${(error as Error).message}`);
         }
         if (typeof input !== "object" || input === null || Array.isArray(input)) {
-          throw new UsageError("mcpool call: the arguments must be a JSON object");
+          throw new UsageError("the arguments of call must be a JSON object");
         }
       }
       return withClient(async (client) => {
         if (json) {
-          io.out(JSON.stringify(await client.call(name, input, { raw: true }), null, 2));
+          const raw = await withProgress(`calling ${name}`, () =>
+            client.call(name, input, { raw: true }),
+          );
+          io.out(JSON.stringify(raw, null, 2));
         } else {
-          io.out(await client.call(name, input));
+          io.out(await withProgress(`calling ${name}`, () => client.call(name, input)));
         }
         return EXIT.ok;
       });
@@ -305,7 +327,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return withClient(async (client) => {
         const state = (await client.state({ secrets: true })).find((s) => s.id === id);
         if (!state) throw new ClientError("unknown-server", `unknown server "${id}"`);
-        const result = await client.probe(state.config);
+        const result = await withProgress(`probing ${id}`, () => client.probe(state.config));
         print(result, () =>
           result.ok
             ? [
@@ -322,14 +344,14 @@ async function main(argv: readonly string[]): Promise<number> {
       const id = arg(0, "server ID");
       return withClient(async (client) => {
         if (command === "stop") await client.stop(id);
-        else await client.reconnect(id);
-        print({ ok: true }, () => `${id}: ${command === "stop" ? "stopped" : "restarted"}`);
+        else await withProgress(`restarting ${id}`, () => client.reconnect(id));
+        print({ ok: true }, () => (command === "stop" ? stoppedMessage(id) : `${id}: restarted`));
         return EXIT.ok;
       });
     }
     case "reload":
       return withClient(async (client) => {
-        const config = await client.reload();
+        const config = await withProgress("reloading", () => client.reload());
         print(config, () =>
           config.ok
             ? [`reloaded ${config.path}`, ...config.problems.map((p) => `problem: ${p}`)].join("\n")
@@ -343,12 +365,21 @@ async function main(argv: readonly string[]): Promise<number> {
         json,
       );
     case "logs": {
-      const path = resolvePaths({}).logDir;
+      const file = `${resolvePaths({}).logDir}/mcpool.log`;
       const lines = Number(values.n ?? 50);
-      const text = await readFile(`${path}/mcpool.log`, "utf8").catch(() => "");
+      const text = await readFile(file, "utf8").catch(() => "");
       // Written printable since F8; a file from before may still hold escape codes.
-      io.out(printable(text.trimEnd().split("\n").slice(-lines).join("\n"), { multiline: true }));
-      return EXIT.ok;
+      const tail = printable(text.trimEnd().split("\n").slice(-lines).join("\n"), {
+        multiline: true,
+      });
+      const show = (chunk: string): void => {
+        if (!json) io.out(chunk);
+        else for (const entry of logEntries(chunk.split("\n"))) io.out(JSON.stringify(entry));
+      };
+      if (tail !== "") show(tail);
+      if (values.follow !== true) return EXIT.ok;
+      const { followLog } = await import("./follow-log.js");
+      return followLog(file, Buffer.byteLength(text), show);
     }
     case "shutdown":
       return withClient(async (client) => {
@@ -359,7 +390,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case "service": {
       const action = arg(0, "install, uninstall or status");
       if (action !== "install" && action !== "uninstall" && action !== "status") {
-        throw new UsageError(`mcpool service: unknown action "${action}"`);
+        throw new UsageError(`service: unknown action "${action}"`);
       }
       const { runService, ServiceUnavailableError } = await import("./service.js");
       return runService(action, { dryRun: values["dry-run"] === true, write: io.out }).catch(
@@ -371,7 +402,7 @@ async function main(argv: readonly string[]): Promise<number> {
       );
     }
     default:
-      throw new UsageError(`unknown command "${command}"`);
+      throw new UsageError(`unknown command "${command}"`, true);
   }
 }
 
@@ -380,7 +411,7 @@ function bridgeScope(
   servers: string | undefined,
 ): { server?: string; servers?: string[] } {
   if (server !== undefined && servers !== undefined) {
-    throw new UsageError("mcpool bridge: --server and --servers exclude each other");
+    throw new UsageError("bridge --server and --servers exclude each other");
   }
   if (server !== undefined) return { server };
   if (servers === undefined) return {};
@@ -391,7 +422,7 @@ function bridgeScope(
 function portOf(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`mcpool bridge: --http takes a port number, not "${value}"`);
+    throw new UsageError(`bridge --http takes a port number, not "${value}"`);
   }
   return port;
 }
@@ -401,7 +432,7 @@ async function validate(path: string, json: boolean): Promise<number> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    io.err(`mcpool validate: cannot read ${path}: ${(error as Error).message}`);
+    io.err(`mcpool: cannot read ${path}: ${(error as Error).message}`);
     return EXIT.badInput;
   }
   try {
@@ -428,12 +459,12 @@ async function validate(path: string, json: boolean): Promise<number> {
         io.out(
           JSON.stringify({
             ok: false,
-            error: error.message,
+            error: error.reason,
             line: error.line,
             column: error.column,
           }),
         );
-      else io.out(`${path}:${error.line}:${error.column}: ${error.message}`);
+      else io.out(`${path}:${error.line}:${error.column}: ${error.reason}`);
       return EXIT.badInput;
     }
     throw error;
@@ -488,7 +519,8 @@ function failure(error: unknown): number {
     error instanceof UsageError ||
     (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
   ) {
-    io.err(`mcpool: ${(error as Error).message}\n\n${USAGE}`);
+    io.err(`mcpool: ${(error as Error).message}`);
+    if (error instanceof UsageError && error.showUsage) io.err(`\n${USAGE.trimEnd()}`);
     return EXIT.badInput;
   }
   if (error instanceof ClientError) {

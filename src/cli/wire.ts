@@ -36,6 +36,7 @@ import {
   type HostName,
   type JsonPath,
 } from "./host-configs.js";
+import { redactJsonSecrets } from "./redact-json.js";
 import { unifiedDiff } from "./unified-diff.js";
 
 export interface WireOptions {
@@ -248,7 +249,14 @@ export async function runWire(options: WireOptions): Promise<number> {
   }
   if (!options.write) {
     out("");
-    out(unifiedDiff(text, next, path, `${path} (wired)`).trimEnd());
+    out(
+      unifiedDiff(
+        redactJsonSecrets(text),
+        redactJsonSecrets(next),
+        path,
+        `${path} (wired)`,
+      ).trimEnd(),
+    );
     out("");
     out("dry run: nothing was written; run again with --write to apply (a backup is kept)");
     return EXIT.ok;

@@ -15,9 +15,10 @@ import {
   type Node,
   type ParseError,
 } from "jsonc-parser";
-import { durationProblems, POOL_DURATIONS } from "./durations.js";
+import { poolSectionProblems } from "./pool-section.js";
 import { defaultEnvironment, unsetVariables, type Environment } from "./placeholders.js";
 import type { McpServerConfig } from "./rows.js";
+import { closestKey, typoMessage } from "./suggest.js";
 import { validateServerConfig } from "./validate.js";
 
 export interface ConfigProblem {
@@ -50,17 +51,61 @@ export interface McpJsonOptions {
   env?: Environment;
 }
 
-/** The file is not JSON(C): nothing in it can be trusted, so nothing of it applies. */
+/**
+ * The file is not JSON(C): nothing in it can be trusted, so nothing of it applies. `reason`
+ * is the sentence alone, for a caller that prints the position its own way (`file:6:30:`);
+ * `message` carries the position once.
+ */
 export class ConfigSyntaxError extends Error {
   override readonly name = "ConfigSyntaxError";
   constructor(
-    message: string,
+    readonly reason: string,
     readonly line: number,
     readonly column: number,
   ) {
-    super(`${message} at line ${line}, column ${column}`);
+    super(`${reason} at line ${line}, column ${column}`);
   }
 }
+
+/** jsonc-parser's error codes as a person editing the file would say them. */
+const SYNTAX_REASONS: Readonly<Record<string, string>> = {
+  InvalidSymbol: "unexpected character here",
+  InvalidNumberFormat: "this number is not written the JSON way",
+  PropertyNameExpected: "expected a key in double quotes",
+  ValueExpected: "expected a value",
+  ColonExpected: "expected a `:` between the key and its value",
+  CommaExpected: "expected a `,` before the next entry",
+  CloseBraceExpected: "expected a `}` to close this object",
+  CloseBracketExpected: "expected a `]` to close this list",
+  EndOfFileExpected: "expected the end of the file after the top-level object",
+  InvalidCommentToken: "this comment is not closed",
+  UnexpectedEndOfComment: "the file ends inside a comment",
+  UnexpectedEndOfString: 'this string is not closed with a `"`',
+  UnexpectedEndOfNumber: "the file ends inside a number",
+  InvalidUnicode: "this `\\u` escape needs four hex digits",
+  InvalidEscapeCharacter: "this backslash escape is not one JSON knows",
+  InvalidCharacter: "this character must be escaped inside a string",
+};
+
+/** The keys a body may hold: its transport's fields, the options, and what hosts write. */
+const BODY_KEYS: readonly string[] = [
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "httpUrl",
+  "headers",
+  "auth",
+  "type",
+  "transport",
+  "disabled",
+  "name",
+  "$schema",
+];
+
+/** The keys that hold the servers or the pool's options at the top of the file. */
+const TOP_LEVEL_KEYS = ["mcpServers", "servers", "mcpool", "inputs", "$schema"];
 
 /** Option keys a body may carry beside its transport fields, passed through as written. */
 const PASSTHROUGH = [
@@ -136,17 +181,19 @@ function* parseSteps(text: string, options: McpJsonOptions): Generator<void, Mcp
 
   const pool = isObject(root.mcpool) ? root.mcpool : {};
   const problems: ConfigProblem[] = [];
-  // The section's durations are judged here, so `validate` and the daemon's status say it;
-  // the daemon leaves a bad one out of the pool's options.
-  for (const message of durationProblems(POOL_DURATIONS, pool, "mcpool.")) {
-    problems.push({ message, ...locator.keyPosition([], "mcpool") });
+  // The section is judged here, so `validate` and the daemon's status say what is wrong;
+  // the daemon leaves a bad value out of the pool's options.
+  for (const { key, message } of poolSectionProblems(pool)) {
+    problems.push({ message, ...locator.keyPosition(["mcpool"], key) });
   }
   const rows: McpServerConfig[] = [];
   // `where` is asked only for a row with something to say: most rows never need a position.
   const add = (id: string, body: unknown, where: () => Position): void => {
     const normalized = normalizeBody(id, body);
     const found =
-      "problem" in normalized ? [normalized.problem] : validateServerConfig(normalized.row);
+      "problem" in normalized
+        ? [normalized.problem]
+        : [...bodyTypos(body), ...validateServerConfig(normalized.row)];
     if (found.length > 0 || "problem" in normalized) {
       for (const message of found)
         problems.push({ message: `\`${id}\`: ${message}`, id, ...where() });
@@ -190,7 +237,18 @@ function* parseSteps(text: string, options: McpJsonOptions): Generator<void, Mcp
       add(name, body, () => locator.position(locator.tree().offset));
     }
   } else {
-    yield* addAll(root, [], (id) => id === "mcpool" || id === "$schema" || id === "inputs");
+    // A bare map: a key a typo from `mcpServers` whose value is no server body is a
+    // misspelt section, not a server (a server named `server` stays one).
+    const misspelt = (id: string): string | undefined => {
+      const value = root[id];
+      return isObject(value) && looksLikeBody(value) ? undefined : closestKey(id, TOP_LEVEL_KEYS);
+    };
+    for (const id of Object.keys(root)) {
+      const near = misspelt(id);
+      if (near !== undefined)
+        problems.push({ message: typoMessage(id, near), ...locator.keyPosition([], id) });
+    }
+    yield* addAll(root, [], (id) => TOP_LEVEL_KEYS.includes(id) || misspelt(id) !== undefined);
   }
   return { rows, pool, problems, warnings };
 }
@@ -202,6 +260,18 @@ function* parseSteps(text: string, options: McpJsonOptions): Generator<void, Mcp
  */
 export function fromMcpServersJson(text: string, options: McpJsonOptions = {}): McpServerConfig[] {
   return parseMcpJson(text, options).rows;
+}
+
+/** A body's keys that look like typos of known ones (`evn`, `callTimeoutMS`). */
+function bodyTypos(body: unknown): string[] {
+  if (!isObject(body)) return [];
+  const known = [...BODY_KEYS, ...PASSTHROUGH];
+  const problems: string[] = [];
+  for (const key of Object.keys(body)) {
+    const near = closestKey(key, known);
+    if (near !== undefined) problems.push(typoMessage(key, near));
+  }
+  return problems;
 }
 
 function looksLikeBody(value: Body): boolean {
@@ -292,8 +362,9 @@ function parseRoot(text: string, locator: Locator): unknown {
   if (errors.length > 0 || !tree) {
     const first = errors[0];
     const where = locator.position(first?.offset ?? 0);
+    const code = first ? printParseErrorCode(first.error) : undefined;
     throw new ConfigSyntaxError(
-      first ? printParseErrorCode(first.error) : "empty file",
+      code === undefined ? "the file is empty" : (SYNTAX_REASONS[code] ?? code),
       where.line,
       where.column,
     );

@@ -53,7 +53,7 @@ export class ConfigSource {
     if (file.ok) text = file.text;
     else if (!file.missing) return this.#failed(file.error);
     else if (this.#everLoaded) {
-      return this.#failed("the config file is missing; the last good configuration keeps running");
+      return this.#failed("the file is missing");
     } else {
       text = starterConfig();
       await writeAtomically(this.path, text);
@@ -92,6 +92,39 @@ export class ConfigSource {
     };
     return { rows: this.#rows, pool: this.#pool, status: this.status() };
   }
+}
+
+/** Where the daemon's log lines go; the shape of DaemonLog this module needs. */
+interface ReadLog {
+  info(line: string): void;
+  error(line: string): void;
+}
+
+/**
+ * A logger of each read of the file (issue 14): one line per reload, saying what applied
+ * or why nothing did, and each invalid row the first time it is seen — a row that stays
+ * invalid through ten unrelated edits is not logged ten times. A row fixed and broken
+ * again is logged again.
+ */
+export function createReadLog(path: string, log: ReadLog): (status: ConfigStatus) => void {
+  let reads = 0;
+  let logged = new Set<string>();
+  return (status) => {
+    const verb = reads++ === 0 ? "read" : "reloaded";
+    if (!status.ok) {
+      const kept =
+        status.loadedAt !== undefined ? "; the last good configuration keeps running" : "";
+      log.error(`mcpool: ${path}: ${status.error ?? "unreadable"}${kept}`);
+      return;
+    }
+    const count = status.problems.length;
+    log.info(
+      `mcpool: ${verb} ${path}${count > 0 ? `: ${count} problem(s), those rows left out` : ""}`,
+    );
+    const now = new Set(status.problems);
+    for (const problem of now) if (!logged.has(problem)) log.error(`mcpool: ${path}: ${problem}`);
+    logged = now;
+  };
 }
 
 /** Write to a sibling temp file and rename over: a reader sees the old file or the new one. */

@@ -10,7 +10,7 @@ import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import type { ChildEnvPolicy } from "../pool/child-env.js";
 import type { ElicitationMode } from "../pool/routing.js";
 import { VERSION } from "../version.js";
-import { ConfigSource } from "./config-source.js";
+import { ConfigSource, createReadLog } from "./config-source.js";
 import { acquireInstanceLock } from "./instance-lock.js";
 import { createLog, type DaemonLog } from "./logger.js";
 import {
@@ -185,10 +185,9 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           `mcpool: reaped ${reaped.length} children of a previous daemon: ${reaped.join(", ")}`,
         );
 
+      const logRead = createReadLog(paths.configPath, daemonLog);
       const first = await config.read();
-      if (!first.status.ok) daemonLog.error(`mcpool: ${paths.configPath}: ${first.status.error}`);
-      for (const problem of first.status.problems)
-        daemonLog.error(`mcpool: ${paths.configPath}: ${problem}`);
+      logRead(first.status);
 
       pool = new McpPool({
         clientName: "mcpool",
@@ -196,10 +195,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         log: daemonLog,
         load: async () => {
           const read = await config.read();
-          if (!read.status.ok)
-            daemonLog.error(
-              `mcpool: ${paths.configPath}: ${read.status.error}; keeping the last good configuration`,
-            );
+          logRead(read.status);
           return read.rows;
         },
         onChild: (event) => {

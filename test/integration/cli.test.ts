@@ -1,5 +1,5 @@
-import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -122,7 +122,7 @@ describe("the mcpool command", () => {
     expect(result.stdout).toContain(`${file}:5:`);
     expect(result.stdout).toMatch(/1 valid server\(s\), 1 problem\(s\)/);
     writeFileSync(file, '{ "mcpServers": { "a": ');
-    expect(mcpool(home, "validate", file).stdout).toMatch(/:1:\d+: .* at line 1, column \d+/);
+    expect(mcpool(home, "validate", file).stdout).toMatch(/:1:\d+: expected a value\n$/);
   });
 
   it("says the daemon is not running with exit code 3", () => {
@@ -136,9 +136,179 @@ describe("the mcpool command", () => {
     }
   });
 
+  it("says one line per bad input, and the usage only for --help or an unknown command", () => {
+    const oneLine = (stderr: string) => {
+      expect(stderr.split("\n")).toHaveLength(2);
+      expect(stderr).not.toContain("usage:");
+    };
+    const badJson = mcpool(home, "call", "echo__echo", "{not json");
+    expect(badJson.code).toBe(2);
+    expect(badJson.stderr).toMatch(/^mcpool: the arguments of call are not JSON: /);
+    oneLine(badJson.stderr);
+    const noName = mcpool(home, "call");
+    expect(noName).toMatchObject({ code: 2, stderr: "mcpool: call needs QUALIFIED tool name\n" });
+    const badOption = mcpool(home, "status", "--frob");
+    expect(badOption.code).toBe(2);
+    expect(badOption.stderr).toMatch(/^mcpool: Unknown option '--frob'/);
+    oneLine(badOption.stderr);
+    const missing = mcpool(home, "validate", join(home.dir, "absent.json"));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^mcpool: cannot read .*absent\.json: ENOENT/);
+    oneLine(missing.stderr);
+
+    const unknown = mcpool(home, "frobnicate");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^mcpool: unknown command "frobnicate"\n\nusage: mcpool /);
+    expect(mcpool(home, "--help")).toMatchObject({ code: 0, stdout: /^usage: mcpool / });
+  });
+
+  it("exits 2 naming an unknown server id instead of listing nothing", () => {
+    const said = 'mcpool: unknown server "nope"; the servers are echo, broken\n';
+    expect(mcpool(home, "tools", "--server", "nope")).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr: said,
+    });
+    expect(mcpool(home, "search", "echo", "--server", "nope")).toMatchObject({
+      code: 2,
+      stderr: said,
+    });
+  });
+
+  it("prints the log as JSON lines with --json", () => {
+    const { code, stdout } = mcpool(home, "logs", "--json");
+    expect(code).toBe(0);
+    const entries = stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { time: string; level: string; message: string });
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    expect(entries.some((e) => e.level === "info" && /^mcpool: serving /.test(e.message))).toBe(
+      true,
+    );
+  });
+
+  it("says that a stopped server starts again on its next call, and it does", () => {
+    expect(mcpool(home, "stop", "echo")).toMatchObject({
+      code: 0,
+      stdout:
+        "echo: stopped; the next call to one of its tools starts it again (`mcpool restart echo` starts it now)\n",
+    });
+    const pid = Number(mcpool(home, "call", "echo__pid").stdout);
+    expect(alive(pid)).toBe(true);
+  });
+
+  it("points at --json and logs when status cuts an error short", async () => {
+    // The broken server retries by itself (self-healing); between tries it shows no error.
+    let stdout = "";
+    await waitFor(
+      () => /^broken\s.*…$/m.test((stdout = mcpool(home, "status").stdout)),
+      20_000,
+      "broken's error to be shown cut",
+    );
+    expect(stdout).toContain(
+      "errors ending in … are cut: `mcpool status --json` or `mcpool logs` has them whole",
+    );
+  });
+
+  it("shows a progress line for a slow call on a terminal only", () => {
+    // Longer than the second after which the line appears (progress.ts).
+    const slow = ["call", "echo__sleep", '{"ms":2500}'];
+    const piped = mcpool(home, ...slow);
+    expect(piped).toMatchObject({ code: 0, stderr: "" });
+    expect(piped.stdout).toMatch(/slept/);
+    // `script` gives the command a pseudo-terminal, as a person's shell would.
+    const command = [process.execPath, cliPath, ...slow].map((a) => `'${a}'`).join(" ");
+    const tty = spawnSync("script", ["-qfec", command, "/dev/null"], {
+      env: home.env,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(tty.status).toBe(0);
+    expect(tty.stdout).toMatch(/⠋ calling echo__sleep \(\d+s\)/);
+    // The line is erased before the answer is printed.
+    const erased = tty.stdout.lastIndexOf("\r\u001b[K");
+    expect(erased).toBeGreaterThan(-1);
+    expect(tty.stdout.slice(erased)).toMatch(/slept 2500/);
+  });
+
   it("shows the log, and shuts the daemon down", async () => {
     expect(mcpool(home, "logs").stdout).toMatch(/serving /);
     expect(mcpool(home, "shutdown").code).toBe(0);
     expect(await daemon.stop()).toBe(0);
+  });
+});
+
+describe("the daemon's log of config reads (issue 14)", () => {
+  it("logs each reload, and an invalid row once however often the file is read", async () => {
+    const home = testHome();
+    const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
+    home.writeConfig({ echo, typo: { command: "node", evn: {} } });
+    const daemon = await startDaemon(home);
+    try {
+      const typo = /`typo`: `evn` is not a setting; did you mean `env`\?/g;
+      const reloaded = /mcpool: reloaded .*mcp\.json: 1 problem\(s\), those rows left out/g;
+      for (let i = 0; i < 2; i++) expect(mcpool(home, "reload").code).toBe(0);
+      const log = mcpool(home, "logs", "-n", "500").stdout;
+      expect(log.match(reloaded)?.length).toBeGreaterThanOrEqual(2);
+      expect(log.match(typo)).toHaveLength(1);
+
+      // A missing file is said once, without the keeping repeated.
+      rmSync(home.configPath);
+      expect(mcpool(home, "reload").stdout).toMatch(
+        /mcp\.json: the file is missing; the last good configuration keeps running\n$/,
+      );
+      await waitFor(
+        () =>
+          /the file is missing; the last good configuration keeps running$/m.test(
+            mcpool(home, "logs").stdout,
+          ),
+        10_000,
+        "the missing file to be logged",
+      );
+    } finally {
+      await daemon.stop();
+      home.remove();
+    }
+  });
+
+  it("follows the log with -f, each line as JSON with the server it is about", async () => {
+    const home = testHome();
+    const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
+    home.writeConfig({ echo });
+    const daemon = await startDaemon(home);
+    const follower = spawn(process.execPath, [cliPath, "logs", "-f", "--json", "-n", "1"], {
+      env: home.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    follower.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise((resolve) => follower.once("exit", resolve));
+    try {
+      // Its first line is the tail; what follows is written after it started.
+      await waitFor(() => out.includes("\n"), 10_000, "the tail to be printed");
+      home.writeConfig({
+        echo,
+        late: { ...echo, args: [fixture("echo.mjs"), "${MCPOOL_UNSET_X}"] },
+      });
+      expect(mcpool(home, "reload").code).toBe(0);
+      const entries = () =>
+        out
+          .trimEnd()
+          .split("\n")
+          .map((line) => JSON.parse(line) as { message: string; server?: string });
+      await waitFor(
+        () => entries().some((e) => e.server === "late" && /MCPOOL_UNSET_X/.test(e.message)),
+        20_000,
+        "the follower to print the late server's line",
+      );
+      expect(entries().some((e) => /^mcpool: reloaded /.test(e.message))).toBe(true);
+    } finally {
+      follower.kill("SIGTERM");
+      await exited;
+      await daemon.stop();
+      home.remove();
+    }
   });
 });

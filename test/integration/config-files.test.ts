@@ -228,7 +228,9 @@ describe("config files as each host writes them", () => {
     })();
     expect(error).toBeInstanceOf(ConfigSyntaxError);
     expect(error).toMatchObject({ line: 4, column: 5 });
-    expect((error as Error).message).toBe("CommaExpected at line 4, column 5");
+    expect((error as Error).message).toBe(
+      "expected a `,` before the next entry at line 4, column 5",
+    );
   });
 
   it("mcpool validate prints each problem and each unset placeholder with its line", () => {

@@ -404,6 +404,44 @@ describe("mcpool import", () => {
     // Four CLI processes, each a cold Node start.
   }, 60_000);
 
+  it("never prints a secret in its diff, and names the project of each side of a clash", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mcpool-import-"));
+    dirs.push(home);
+    const target = join(home, ".config", "mcpool", "mcp.json");
+    const db = (url: string) => ({
+      command: "db-mcp",
+      env: { DATABASE_URL: url, TOKEN_FILE: "${TOKEN_FILE}" },
+    });
+    write(
+      join(home, ".claude.json"),
+      JSON.stringify({
+        mcpServers: {
+          remote: {
+            type: "http",
+            url: "https://mcp.example.com/mcp",
+            headers: { "X-Api-Key": "sk-live-0123456789" },
+          },
+        },
+        projects: {
+          "/work/a": { mcpServers: { db: db("postgres://ada:hunter2-secret@db-a/x") } },
+          "/work/b": { mcpServers: { db: db("postgres://ada:hunter2-secret@db-b/x") } },
+        },
+      }),
+    );
+    const plan = await planImport({
+      target,
+      hosts: ["claude-code"],
+      where: { home, cwd: home, platform: "linux", env: {} },
+    });
+    expect(plan.added.map((a) => a.id)).toEqual(["remote"]);
+    expect(plan.diff).toContain('+        "X-Api-Key": "[redacted]"');
+    expect(plan.diff).not.toContain("sk-live-0123456789");
+    const claude = join(home, ".claude.json");
+    expect(plan.clashes).toEqual([
+      `"db": claude-code (${claude} project /work/a) and claude-code (${claude} project /work/b) configure it differently; not imported — rename one in its host, or add it by hand`,
+    ]);
+  });
+
   it("makes ids from host keys that cannot name tools", () => {
     expect(idFor("brave search")).toBe("brave-search");
     expect(idFor("@scope/server.fs")).toBe("scope-server-fs");

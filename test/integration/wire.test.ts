@@ -82,6 +82,21 @@ describe("mcpool wire", () => {
     expect(readdirSync(dirname(path))).toEqual(["mcp.json"]);
   });
 
+  it("shows env and header values as [redacted] in its diff", async () => {
+    const env = { DATABASE_URL: "postgres://ada:hunter2-secret@db/x", HOME_DIR: "${HOME}" };
+    home.writeConfig({ db: { command: "db-mcp", env } });
+    const path = join(home.dir, ".cursor", "mcp.json");
+    const body = JSON.stringify({ command: "db-mcp", env });
+    write(path, `{\n  "mcpServers": {\n    "db": ${body}\n  }\n}\n`);
+    const run = await mcpool(home, ["wire", "cursor"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("db → mcpool bridge --server db");
+    expect(run.stdout).toMatch(
+      /^-\s+"db": .*"DATABASE_URL":"\[redacted\]","HOME_DIR":"\$\{HOME\}"/m,
+    );
+    expect(run.stdout).not.toContain("hunter2");
+  });
+
   it("rewrites matching entries with --write, keeping comments, other keys and a backup", async () => {
     const path = join(home.dir, ".cursor", "mcp.json");
     const original = `{

@@ -36,7 +36,7 @@ describe("durations a timer cannot honour", () => {
     expect(parsed.problems.map((p) => [p.id, p.line, p.message])).toEqual([
       [
         undefined,
-        2,
+        3,
         "`mcpool.callTimeoutMs` must be a whole number of milliseconds from 1 to 2147483647 (about 24.8 days), the longest a timer can wait; got 3000000000",
       ],
       [

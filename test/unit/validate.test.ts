@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { isLoopbackHost, validateServerConfig, validateServers } from "../../src/config/index.js";
+import { parseMcpJson } from "../../src/config/mcp-json.js";
 
 const stdio = { id: "git", transport: "stdio", command: "uvx", args: ["mcp-server-git"] };
 const http = { id: "docs", transport: "http", url: "https://mcp.example.com/mcp" };
@@ -411,5 +412,139 @@ describe("validateServers", () => {
 
   it("does not call slugs that differ only in case shared", () => {
     expect(validateServers([stdio, { ...http, slug: "GIT" }])).toEqual([]);
+  });
+});
+
+/** The messages and positions `mcpool validate` would print for a file. */
+function fileProblems(text: string): { message: string; line?: number; column?: number }[] {
+  return parseMcpJson(text, { env: {} }).problems.map(({ message, line, column }) => ({
+    message,
+    line,
+    column,
+  }));
+}
+
+describe("typos in mcp.json (issue 14)", () => {
+  it("names a misspelt key of a row and the key it means", () => {
+    const text = JSON.stringify({
+      mcpServers: { a: { command: "node", evn: { X: "1" } }, ok: { command: "node" } },
+    });
+    const parsed = parseMcpJson(text, { env: {} });
+    expect(parsed.problems.map((p) => p.message)).toEqual([
+      "`a`: `evn` is not a setting; did you mean `env`?",
+    ]);
+    expect(parsed.rows.map((row) => row.id)).toEqual(["ok"]);
+  });
+
+  it("takes a key differing only in case for a typo", () => {
+    const text = JSON.stringify({ mcpServers: { a: { command: "node", callTimeoutMS: 5 } } });
+    expect(fileProblems(text).map((p) => p.message)).toEqual([
+      "`a`: `callTimeoutMS` is not a setting; did you mean `callTimeoutMs`?",
+    ]);
+  });
+
+  it("leaves a host's own keys, near no setting of ours, alone", () => {
+    const text = JSON.stringify({
+      mcpServers: { a: { command: "node", autoApprove: [], description: "mine" } },
+    });
+    expect(fileProblems(text)).toEqual([]);
+  });
+
+  it("reports a duration written as text", () => {
+    const text = JSON.stringify({ mcpServers: { a: { command: "node", callTimeoutMs: "30s" } } });
+    expect(fileProblems(text).map((p) => p.message)).toEqual([
+      expect.stringMatching(
+        /^`a`: `callTimeoutMs` must be a whole number of milliseconds.*got "30s"$/,
+      ),
+    ]);
+  });
+
+  it("reports a misspelt top-level section instead of taking it for a server", () => {
+    const text = '{\n  "mcpServer": {\n    "a": { "command": "node" }\n  }\n}\n';
+    expect(fileProblems(text)).toEqual([
+      { message: "`mcpServer` is not a setting; did you mean `mcpServers`?", line: 2, column: 3 },
+    ]);
+  });
+
+  it("keeps a server of a bare map whose name is near a section's", () => {
+    const parsed = parseMcpJson(JSON.stringify({ server: { command: "node" } }), { env: {} });
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.rows.map((row) => row.id)).toEqual(["server"]);
+  });
+
+  it("reports the pool section's typos, types and enum values at their key", () => {
+    const text = [
+      "{",
+      '  "mcpServers": {},',
+      '  "mcpool": {',
+      '    "childEnv": "nope",',
+      '    "callTimeoutMS": 5,',
+      '    "lazy": "yes",',
+      '    "maxConcurrentStarts": -1,',
+      '    "elicitationModes": ["form", "mail"],',
+      '    "resultCache": { "ttlMS": 5 }',
+      "  }",
+      "}",
+    ].join("\n");
+    expect(fileProblems(text)).toEqual([
+      {
+        message:
+          '`mcpool.childEnv` must be "inherit", "minimal" or a list of variable names; got "nope"',
+        line: 4,
+        column: 5,
+      },
+      {
+        message: "`mcpool.callTimeoutMS` is not a setting; did you mean `mcpool.callTimeoutMs`?",
+        line: 5,
+        column: 5,
+      },
+      { message: '`mcpool.lazy` must be true or false; got "yes"', line: 6, column: 5 },
+      {
+        message: "`mcpool.maxConcurrentStarts` must be a whole number ≥ 0; got -1",
+        line: 7,
+        column: 5,
+      },
+      {
+        message: '`mcpool.elicitationModes` must be a list of "form" and "url"; got other values',
+        line: 8,
+        column: 5,
+      },
+      {
+        message:
+          "`mcpool.resultCache.ttlMS` is not a setting; did you mean `mcpool.resultCache.ttlMs`?",
+        line: 9,
+        column: 5,
+      },
+    ]);
+  });
+
+  it("accepts every pool option the README documents", () => {
+    const text = JSON.stringify({
+      mcpool: {
+        callTimeoutMs: 30_000,
+        idleTimeoutMs: 0,
+        childEnv: ["PATH"],
+        lazy: true,
+        indexTools: false,
+        sampling: false,
+        resultCache: { ttlMs: 1000, maxEntries: 10 },
+        elicitationModes: [],
+        maxDescriptionChars: 200,
+        pingTimeoutMs: 0,
+      },
+    });
+    expect(fileProblems(text)).toEqual([]);
+  });
+
+  it("says a syntax error in words, its position once", () => {
+    const text = '{\n  "mcpServers": {\n    "a" { "command": "node" }\n  }\n}\n';
+    expect(() => parseMcpJson(text)).toThrow(
+      expect.objectContaining({
+        reason: "expected a `:` between the key and its value",
+        message: "expected a `:` between the key and its value at line 3, column 9",
+        line: 3,
+        column: 9,
+      }),
+    );
   });
 });
