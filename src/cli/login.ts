@@ -48,6 +48,7 @@ import {
 import { isMachineGrant } from "../pool/oauth-machine.js";
 import { createDefaultTransport } from "../pool/transport.js";
 import { VERSION } from "../version.js";
+import { withProgress, type ProgressStream } from "./progress.js";
 
 /** How long a person has to finish signing in, from the moment the URL is shown. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -71,6 +72,8 @@ export interface SignInOptions {
   request?: SignInRequest | undefined;
   /** Sign in even when a dial gets in without one (`--force`, or the daemon says so). */
   always?: boolean;
+  /** Where the progress line of each wait is drawn (a terminal only). Default: stderr. */
+  progress?: ProgressStream;
 }
 
 export type SignInResult =
@@ -88,10 +91,11 @@ export async function signIn(row: HttpServerConfig, options: SignInOptions): Pro
   const dialled = expandServerConfig(row, options.env) as HttpServerConfig;
   const settings = oauthSettings(dialled);
   let client: Client | undefined;
+  // Each step can take seconds (discovery, a person in a browser, the exchange): issue 14.
+  const step = <T>(label: string, work: () => Promise<T>): Promise<T> =>
+    withProgress(label, work, options.progress);
   try {
-    const provider = new LoginProvider(listener.redirectUrl, settings, (url) =>
-      announce(row.id, url, options),
-    );
+    const provider = new LoginProvider(listener.redirectUrl, settings);
     listener.expectState(provider.stateValue);
     const transport = createDefaultTransport(row, {
       childEnv: "inherit",
@@ -107,34 +111,45 @@ export async function signIn(row: HttpServerConfig, options: SignInOptions): Pro
       const result = await auth(provider, authOptions(serverUrl, request));
       if (result !== "REDIRECT") throw new Error(`no authorization began for "${row.id}"`);
     };
+    const contacting = `contacting "${row.id}" and its authorization server`;
     if (options.request) {
-      await direct(options.request);
+      await step(contacting, () => direct(options.request));
     } else {
-      client = new Client({ name: "mcpool-login", version: VERSION }, { capabilities: {} });
-      const redirected = await dialsThrough(client, transport, provider);
+      const dialling = new Client({ name: "mcpool-login", version: VERSION }, { capabilities: {} });
+      client = dialling;
+      const redirected = await step(contacting, () => dialsThrough(dialling, transport, provider));
       if (!redirected) {
         // In without a redirect: no sign-in needed, or a client that needs no person.
         const tokens = provider.savedTokens;
         if (tokens) return { signedIn: true, credentials: provider.credentials(tokens) };
         if (!options.always) return { signedIn: false };
-        await direct(undefined);
+        await step(contacting, () => direct(undefined));
       }
     }
-    const code = await withTimeout(
-      listener.code,
-      options.timeoutMs ?? LOGIN_TIMEOUT_MS,
-      `no sign-in for "${row.id}" arrived within ${Math.round((options.timeoutMs ?? LOGIN_TIMEOUT_MS) / 1000)} s`,
+    // Shown once the progress line is erased: the URL is what a person acts on.
+    const url = provider.authorizationUrl;
+    if (url === undefined) throw new Error(`no authorization began for "${row.id}"`);
+    announce(row.id, url, options);
+    const timeoutMs = options.timeoutMs ?? LOGIN_TIMEOUT_MS;
+    const code = await step(`waiting for the sign-in to "${row.id}" in the browser`, () =>
+      withTimeout(
+        listener.code,
+        timeoutMs,
+        `no sign-in for "${row.id}" arrived within ${Math.round(timeoutMs / 1000)} s`,
+      ),
     );
     // The SDK's own exchange, with the PKCE verifier and the resource it discovered.
-    if (client) {
-      await transport.finishAuth(code);
-    } else {
+    await step("exchanging the code for a token", async () => {
+      if (client) {
+        await transport.finishAuth(code);
+        return;
+      }
       const result = await auth(provider, {
         ...authOptions(serverUrl, options.request),
         authorizationCode: code,
       });
       if (result !== "AUTHORIZED") throw new Error(`the code for "${row.id}" was not exchanged`);
-    }
+    });
     const tokens = provider.savedTokens;
     if (!tokens) throw new Error(`the authorization server issued no tokens for "${row.id}"`);
     return { signedIn: true, credentials: provider.credentials(tokens) };
@@ -190,7 +205,6 @@ class LoginProvider implements OAuthClientProvider {
   constructor(
     readonly redirectUrl: string,
     private readonly settings: ReturnType<typeof oauthSettings>,
-    private readonly onRedirect: (url: URL) => void,
   ) {}
 
   get clientMetadata() {
@@ -224,7 +238,6 @@ class LoginProvider implements OAuthClientProvider {
 
   redirectToAuthorization(url: URL): void {
     this.authorizationUrl = url;
-    this.onRedirect(url);
   }
 
   saveCodeVerifier(verifier: string): void {
@@ -398,11 +411,14 @@ export async function login(
     return 0;
   }
   const { tokens, clientInformation } = result.credentials;
-  const after = await withClient((client) =>
-    client.storeCredentials(id, {
-      tokens: { ...tokens },
-      ...(clientInformation ? { clientInformation: { ...clientInformation } } : {}),
-    }),
+  // The daemon stores the token and redials with it before it answers.
+  const after = await withProgress(`connecting to "${id}"`, () =>
+    withClient((client) =>
+      client.storeCredentials(id, {
+        tokens: { ...tokens },
+        ...(clientInformation ? { clientInformation: { ...clientInformation } } : {}),
+      }),
+    ),
   );
   report(options, after, `signed in to "${id}"`);
   return after.status === "ready" || after.status === "idle" || after.status === "disabled" ? 0 : 1;

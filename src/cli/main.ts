@@ -177,7 +177,7 @@ async function main(argv: readonly string[]): Promise<number> {
         err: io.err,
       });
     case "demo":
-      await (await import("./demo.js")).demo(io.out);
+      await (await import("./demo.js")).demo(io.out, { json });
       return EXIT.ok;
     case "status":
       return withClient(async (client) => {

@@ -233,6 +233,24 @@ describe("the mcpool command", () => {
     expect(tty.stdout.slice(erased)).toMatch(/slept 2500/);
   });
 
+  it("prints the demo as one JSON document with --json", () => {
+    const run = mcpool(home, "demo", "--json");
+    expect(run.code).toBe(0);
+    const demo = JSON.parse(run.stdout) as {
+      server: { id: string; status: string; pid: number };
+      tools: { name: string; description: string }[];
+      call: { tool: string; input: unknown; result: string };
+    };
+    expect(demo.server).toMatchObject({ id: "echo", status: "ready" });
+    expect(demo.server.pid).toBeGreaterThan(0);
+    expect(demo.tools.map((t) => t.name)).toContain("echo__add");
+    expect(demo.call).toEqual({
+      tool: "echo__add",
+      input: { a: 1, b: 2 },
+      result: `add(${JSON.stringify({ a: 1, b: 2 })})`,
+    });
+  });
+
   it("shows the log, and shuts the daemon down", async () => {
     expect(mcpool(home, "logs").stdout).toMatch(/serving /);
     expect(mcpool(home, "shutdown").code).toBe(0);

@@ -232,6 +232,50 @@ describe("OAuth through the daemon", () => {
     }
   });
 
+  it("on a terminal, shows a progress line while it waits for the browser, and erases it", async () => {
+    const remote: OAuthServer = await startOAuthServer({ tokenPrefix: CANARY });
+    cleanups.push(() => remote.close());
+    const home = testHome("mcpool-oauth-");
+    cleanups.push(() => home.remove());
+    home.writeConfig({ gh: { type: "http", url: remote.url } });
+    const { agent } = await up(home);
+    await until(agent, "gh", "auth-required");
+
+    // `script` gives login a pseudo-terminal, as a person's shell would. The "browser" only
+    // follows the URL once the line that says login is waiting for it has been drawn.
+    const command = [process.execPath, cliPath, "login", "gh", "--no-browser"]
+      .map((a) => `'${a}'`)
+      .join(" ");
+    const child = spawn("script", ["-qfec", command, "/dev/null"], {
+      env: home.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    cleanups.push(() => void (child.exitCode === null && child.kill("SIGKILL")));
+    let screen = "";
+    let opened = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      screen += chunk.toString();
+      const url = /https?:\/\/\S+\/authorize\?\S+/.exec(screen)?.[0];
+      if (
+        opened ||
+        url === undefined ||
+        !/waiting for the sign-in to "gh" in the browser \(\d+s\)/.test(screen)
+      )
+        return;
+      opened = true;
+      void fetch(url).then((response) => response.body?.cancel());
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), BOUND_MS);
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    clearTimeout(timer);
+    expect(opened).toBe(true);
+    expect(code).toBe(0);
+    // The line is erased before the result is printed.
+    const erased = screen.lastIndexOf("\r\u001b[K");
+    expect(erased).toBeGreaterThan(-1);
+    expect(screen.slice(erased)).toContain('signed in to "gh"; the server is ready');
+  });
+
   it("refuses to log in to an unknown server or a stdio one, with exit code 2", async () => {
     const home = testHome("mcpool-oauth-");
     cleanups.push(() => home.remove());
