@@ -4,7 +4,10 @@
  * daemon → child. Both arms are warm and alternate in rounds, so drift hits both.
  * Also with `sleep {ms: 1}`, where the hop should vanish in the tool's own time.
  * A third arm times the floor of any hop on this machine: one NDJSON line to a bare Node
- * process on a Unix socket and back (SPEC §3 measured 0.02–0.07 ms on its machines).
+ * process on a Unix socket and back (SPEC §3 measured 0.02–0.07 ms on its machines). A
+ * fourth is the yardstick of issue 16: a bare relay process (agents/bare-relay.mjs) that owns
+ * its own echo child and forwards each line under a fresh id — a second process and a socket
+ * hop, and nothing else. The daemon is judged against both the direct client and the relay.
  */
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -48,6 +51,11 @@ run("P1 hop cost", async () => {
   await startAgent("bare-node", [bareSocket]);
   const bare = await lineClient(bareSocket);
   onCleanup(() => bare.close());
+  const relaySocket = join(home.dir, "relay.sock");
+  const echo = rows.echo();
+  await startAgent("bare-relay", [relaySocket, echo.command, ...echo.args]);
+  const relay = await lineClient(relaySocket);
+  onCleanup(() => relay.close());
 
   const figures = [];
   for (const { label, tool, args, calls } of CASES) {
@@ -55,10 +63,13 @@ run("P1 hop cost", async () => {
       direct: () => direct.client.callTool({ name: tool, arguments: args }),
       daemon: () => pool.call(`echo__${tool}`, args),
       floor: () => bare.request("tools/call", { name: tool, arguments: args }),
+      relay: () => relay.request("tools/call", { name: tool, arguments: args }),
     };
-    const samples = { direct: [], daemon: [], floor: [] };
+    const samples = { direct: [], daemon: [], floor: [], relay: [] };
     const withFloor = label === "echo";
-    const names = withFloor ? ["direct", "daemon", "floor"] : ["direct", "daemon"];
+    const names = withFloor
+      ? ["direct", "daemon", "relay", "floor"]
+      : ["direct", "daemon", "relay"];
     for (const arm of names) await sample(arms[arm], WARMUP, []);
     const perRound = Math.ceil(calls / ROUNDS);
     for (let pass = 0; pass < ROUNDS; pass++) {
@@ -80,6 +91,24 @@ run("P1 hop cost", async () => {
           baseline: percentile(samples.direct, p),
           baselineLabel: "SDK Client in-process → same stdio child",
           checks: limit === undefined ? [] : [["ratio", "<=", limit]],
+          ...detail,
+        }),
+      );
+    }
+    // Issue 16's targets against the relay: p50 ≤ 1.25×, p99 ≤ 1.5× (echo only).
+    for (const [p, limit] of [
+      [50, label === "echo" ? 1.25 : undefined],
+      [99, label === "echo" ? 1.5 : undefined],
+    ]) {
+      figures.push(
+        figure({
+          name: `P1.${label}.p${p}.vsRelay`,
+          unit: "ms",
+          value: percentile(samples.daemon, p),
+          baseline: percentile(samples.relay, p),
+          baselineLabel: "bare relay process (own echo child, fresh ids, no validation)",
+          checks: limit === undefined ? [] : [["ratio", "<=", limit]],
+          relayVsDirect: round(percentile(samples.relay, p) / percentile(samples.direct, p)),
           ...detail,
         }),
       );
