@@ -3,7 +3,7 @@
  * and one call, and closes. Proves the install works before any daemon is involved.
  */
 import { McpPool } from "../pool/pool.js";
-import { echoServerPath } from "../testing/index.js";
+import { echoServerPath } from "../demo/echo-server-path.js";
 
 export async function demo(write: (line: string) => void): Promise<void> {
   const pool = new McpPool({ clientName: "mcpool-demo" });
