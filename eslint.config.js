@@ -35,7 +35,46 @@ export default tseslint.config(
   {
     files: ["src/pool/**/*.ts"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: ["../daemon/*", "../cli/*", "../bridge/*"] }],
+      "no-restricted-imports": [
+        "error",
+        { patterns: ["../daemon/*", "../cli/*", "../bridge/*", "../testing/*"] },
+      ],
+    },
+  },
+  {
+    // The daemon (SPEC §1) serves the pool: config and pool below it, mcpool-client beside it;
+    // never the CLI above it, the bridge (a client of the daemon) or the test helpers.
+    files: ["src/daemon/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["../cli/*"], message: "nothing imports src/cli" },
+            { group: ["../bridge/*"], message: "the bridge is a client of the daemon" },
+            {
+              group: ["../testing/*"],
+              message: "src/testing is for tests; production code uses src/demo",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // mcpool-client is the wire contract and its client (SPEC §1): json-rpc-2.0 and Node only,
+    // never src/ (the daemon's side) or the MCP SDK.
+    files: ["client/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["../../src/*", "mcpool", "mcpool/*"], message: "client/ never imports src/" },
+            { group: ["@modelcontextprotocol/*"], message: "client/ never imports the MCP SDK" },
+          ],
+        },
+      ],
     },
   },
   {
@@ -44,7 +83,7 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: ["../pool/*", "../daemon/*", "../cli/*", "../config/*"] },
+        { patterns: ["../pool/*", "../daemon/*", "../cli/*", "../config/*", "../testing/*"] },
       ],
     },
   },

@@ -17,7 +17,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ECHO_TOOL_NAMES, echoServer } from "../../src/testing/echo-server.js";
+import { ECHO_TOOL_NAMES, echoServer } from "../../src/demo/echo-server.js";
 
 const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
 // Bound on waiting for something that does happen; when it does not, the test fails this late.

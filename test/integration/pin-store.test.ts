@@ -37,6 +37,15 @@ describe("the daemon's pin store", () => {
     expect(store.load("tidy")).toEqual({ fingerprint: "e".repeat(64), tools: [] });
   });
 
+  it("reads a file holding JSON that is no object (null, a list, a number) as no approval", async () => {
+    const store = createFilePinStore(dir);
+    await store.save("tidy", LIST);
+    for (const text of ["null", "[]", "7", '"pin"']) {
+      writeFileSync(join(store.dir, "tidy.json"), text);
+      expect(store.load("tidy")).toBeUndefined();
+    }
+  });
+
   it("reads a damaged file as no approval, and refuses an id that could leave the directory", async () => {
     const store = createFilePinStore(dir);
     await store.save("tidy", LIST);

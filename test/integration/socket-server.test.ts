@@ -17,6 +17,7 @@ import {
   type PoolClient,
 } from "mcpool-client";
 
+import { DaemonSetupError, MAX_SOCKET_PATH_BYTES } from "../../src/daemon/paths.js";
 import { createHandlers, type PoolLike } from "../../src/daemon/rpc-handlers.js";
 import {
   createSocketServer,
@@ -613,6 +614,20 @@ describe("socket server and PoolClient", () => {
     expect(statSync(socketPath).mode & 0o777).toBe(0o600);
     expect(readdirSync(dir)).toEqual(["mcpool.sock"]);
     await daemon.server.close();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("refuses a socket path too long for sun_path by the daemon's one limit, binding nothing", async () => {
+    // One byte over paths.ts's limit, in the test's own directory.
+    const long = join(dir, "s".repeat(MAX_SOCKET_PATH_BYTES - dir.length));
+    expect(Buffer.byteLength(long)).toBe(MAX_SOCKET_PATH_BYTES + 1);
+    const error = await rejection(startDaemon({ socketPath: long }));
+    expect(error).toBeInstanceOf(DaemonSetupError);
+    expect(error).toMatchObject({
+      code: "socket-path-too-long",
+      path: long,
+      detail: { bytes: MAX_SOCKET_PATH_BYTES + 1, limit: MAX_SOCKET_PATH_BYTES },
+    });
     expect(readdirSync(dir)).toEqual([]);
   });
 

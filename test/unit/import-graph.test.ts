@@ -130,6 +130,14 @@ function isMcpSdk(specifier: string): boolean {
   return specifier.startsWith("@modelcontextprotocol/");
 }
 
+/** The SDK's server classes and its in-memory transport: what a daemon never needs. */
+function isSdkServerSide(specifier: string): boolean {
+  return (
+    specifier.startsWith("@modelcontextprotocol/sdk/server/") ||
+    specifier.startsWith("@modelcontextprotocol/sdk/inMemory")
+  );
+}
+
 function under(file: string, dir: string): boolean {
   return file.startsWith(`${dir}/`);
 }
@@ -171,6 +179,31 @@ function violations(graph: Graph): string[] {
   for (const [file, chain] of reachable(graph, poolFiles)) {
     for (const layer of ["src/daemon", "src/cli", "src/bridge"]) {
       if (under(file, layer)) found.push(`${chain.join(" → ")}: src/pool reaches ${layer}`);
+    }
+  }
+
+  // src/testing is for tests: production code that imports it ships the SDK's server and
+  // in-memory transport in every process that loads it.
+  for (const [file, edges] of graph) {
+    if (!under(file, "src") || under(file, "src/testing")) continue;
+    for (const target of edges.local) {
+      if (under(target, "src/testing")) {
+        found.push(`${file}: imports ${target}; production code never imports src/testing`);
+      }
+    }
+  }
+
+  // src/daemon serves the pool over the socket: never the bridge (a client of the daemon),
+  // and never the SDK's server side or its in-memory transport, which only tests and the
+  // bridge need.
+  const daemonFiles = files.filter((f) => under(f, "src/daemon"));
+  for (const [file, chain] of reachable(graph, daemonFiles)) {
+    const via = chain.join(" → ");
+    if (under(file, "src/bridge")) found.push(`${via}: src/daemon reaches src/bridge`);
+    for (const specifier of graph.get(file)?.external ?? []) {
+      if (isSdkServerSide(specifier)) {
+        found.push(`${via}: src/daemon loads the MCP SDK's "${specifier}"`);
+      }
     }
   }
 
@@ -343,6 +376,30 @@ describe("violations", () => {
       `src/bridge/a.ts: imports "undici"; src/bridge may use only mcpool-client, Node and the MCP SDK`,
       "src/bridge/b.ts → src/pool/pool.ts: src/bridge reaches src/pool/pool.ts; it may use only mcpool-client",
       "src/bridge/c.ts → src/daemon/paths.ts: src/bridge reaches src/daemon/paths.ts; it may use only mcpool-client",
+    ]);
+  });
+
+  it("finds the daemon reaching the bridge or the SDK's server side, and production code importing src/testing", () => {
+    const found = violations(
+      graphOf({
+        "src/daemon/daemon.ts": { local: ["src/daemon/default.ts", "src/bridge/naming.ts"] },
+        "src/daemon/default.ts": { local: ["src/testing/index.ts"] },
+        "src/testing/index.ts": {
+          local: ["src/testing/memory.ts"],
+          external: ["@modelcontextprotocol/sdk/server/index.js"],
+        },
+        "src/testing/memory.ts": { external: ["@modelcontextprotocol/sdk/inMemory.js"] },
+        "src/bridge/naming.ts": {},
+        "src/cli/demo.ts": { local: ["src/testing/index.ts"] },
+        "src/demo/echo-server-path.ts": { external: ["node:url"] },
+      }),
+    );
+    expect(found).toEqual([
+      "src/daemon/default.ts: imports src/testing/index.ts; production code never imports src/testing",
+      "src/cli/demo.ts: imports src/testing/index.ts; production code never imports src/testing",
+      "src/daemon/daemon.ts → src/bridge/naming.ts: src/daemon reaches src/bridge",
+      `src/daemon/default.ts → src/testing/index.ts: src/daemon loads the MCP SDK's "@modelcontextprotocol/sdk/server/index.js"`,
+      `src/daemon/default.ts → src/testing/index.ts → src/testing/memory.ts: src/daemon loads the MCP SDK's "@modelcontextprotocol/sdk/inMemory.js"`,
     ]);
   });
 

@@ -1,0 +1,66 @@
+/**
+ * A directory of one JSON file per server row, `<data>/<name>/<id>.json`, each written
+ * atomically with mode 0600 in a 0700 directory: the shape of the daemon's pin store and of
+ * its tools cache. A file that is absent, unreadable, not JSON or not an object reads as
+ * nothing; what the object must hold is the store's to check. Ids are [A-Za-z0-9_-] once
+ * validated; anything else is refused rather than escaped, so no id leaves the directory.
+ */
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeAtomically } from "./config-source.js";
+
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface RowFiles {
+  readonly dir: string;
+  /** The object in `id`'s file; undefined when there is none to read. */
+  read(id: string): Record<string, unknown> | undefined;
+  /** Replaces `id`'s file with `value` as JSON; false, writing nothing, for an unsafe id. */
+  write(id: string, value: object): Promise<boolean>;
+  /**
+   * The ids with a file, listed once and kept up to date by `write`: true only while this
+   * process is the directory's one writer. A row without a file then costs no failed open.
+   */
+  listed(): ReadonlySet<string>;
+}
+
+export function createRowFiles(dataDir: string, name: string): RowFiles {
+  const dir = join(dataDir, name);
+  const fileOf = (id: string): string | undefined =>
+    SAFE_ID.test(id) ? join(dir, `${id}.json`) : undefined;
+  let listed: Set<string> | undefined;
+  return {
+    dir,
+    read(id) {
+      const file = fileOf(id);
+      if (!file) return undefined;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(readFileSync(file, "utf8"));
+      } catch {
+        return undefined;
+      }
+      const isObject = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed);
+      return isObject ? (parsed as Record<string, unknown>) : undefined;
+    },
+    async write(id, value) {
+      const file = fileOf(id);
+      if (!file) return false;
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      await writeAtomically(file, `${JSON.stringify(value)}\n`);
+      listed?.add(id);
+      return true;
+    },
+    listed() {
+      if (listed) return listed;
+      let names: string[] = [];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        // No directory yet: no file.
+      }
+      listed = new Set(names.filter((n) => n.endsWith(".json")).map((n) => n.slice(0, -5)));
+      return listed;
+    },
+  };
+}

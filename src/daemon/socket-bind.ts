@@ -1,0 +1,82 @@
+/**
+ * Binding the daemon's socket path (SPEC D2). The socket is bound under a temporary name,
+ * made 0600, then renamed into place, so a client never finds a socket it may not use and
+ * never finds none; and a stopping daemon unlinks only the inode it bound, never the socket
+ * of the daemon that replaced it. Both names are held to paths.ts's `sun_path` limit, the
+ * one the daemon checks its socket path against before it starts.
+ */
+import { chmod, lstat, rename, stat, unlink } from "node:fs/promises";
+import type { Server } from "node:net";
+import { dirname, join } from "node:path";
+
+import type { PoolLog } from "../pool/types.js";
+import { MAX_SOCKET_PATH_BYTES, checkSocketPath } from "./paths.js";
+
+/** The socket this process bound: the path, and the inode that was ours there. */
+export interface BoundSocket {
+  readonly path: string;
+  readonly dev: number;
+  readonly ino: number;
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/**
+ * The name `path` is bound under before the rename: beside it when that fits in `limit`
+ * bytes, else a short hidden name in its directory. `pid` keeps two daemons' apart.
+ */
+export function temporarySocketPath(
+  path: string,
+  pid: number = process.pid,
+  limit: number = MAX_SOCKET_PATH_BYTES,
+): string {
+  const beside = `${path}.${pid}.tmp`;
+  if (Buffer.byteLength(beside) <= limit) return beside;
+  return join(dirname(path), `.${pid}.tmp`);
+}
+
+/** `server.listen(target)`, as a promise that rejects with the listen error. */
+export function listen(server: Server, target: string | { fd: number }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(target, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Makes `server` listen at `path`, replacing whatever socket is there by rename(2), which
+ * is atomic. Throws paths.ts's `socket-path-too-long` for a path `bind(2)` would refuse.
+ */
+export async function bindSocket(server: Server, path: string): Promise<BoundSocket> {
+  checkSocketPath(path);
+  const temporary = temporarySocketPath(path);
+  await unlink(temporary).catch((error: unknown) => {
+    if (errnoCode(error) !== "ENOENT") throw error;
+  });
+  await listen(server, temporary);
+  try {
+    await chmod(temporary, 0o600);
+    const { dev, ino } = await stat(temporary);
+    await rename(temporary, path);
+    return { path, dev, ino };
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Unlinks the socket path if it still is the inode we bound. */
+export async function releaseSocket(mine: BoundSocket, log: PoolLog): Promise<void> {
+  try {
+    const now = await lstat(mine.path);
+    if (now.dev === mine.dev && now.ino === mine.ino) await unlink(mine.path);
+  } catch (error) {
+    if (errnoCode(error) !== "ENOENT")
+      log.error?.(`could not remove ${mine.path}: ${String(error)}`);
+  }
+}
