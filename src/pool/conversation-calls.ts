@@ -224,7 +224,6 @@ export class ConversationCalls {
       await this.#confirm(served, indexed, client);
       const connection = client.connection;
       if (connection === undefined) throw lostError(row.id, indexed.tool.name);
-      if (opts.onElicit) client.elicitors.push(opts.onElicit);
       result = (await holding(connection, () =>
         connection.client.callTool(
           { name: indexed.tool.name, arguments: args },
@@ -239,11 +238,7 @@ export class ConversationCalls {
     } catch (error) {
       throw this.#callError(served, client, error, indexed.tool.name, timeoutMs, opts.signal);
     } finally {
-      if (client !== undefined) {
-        const at = opts.onElicit ? client.elicitors.lastIndexOf(opts.onElicit) : -1;
-        if (at !== -1) client.elicitors.splice(at, 1);
-        this.#host.release(served, client);
-      }
+      if (client !== undefined) this.#host.release(served, client);
       uncharge();
     }
     const max = opts.maxResultChars ?? row.maxResultChars ?? this.#init.maxResultChars ?? 0;

@@ -21,6 +21,7 @@
 import { isConversationRow } from "../config/conversation.js";
 import { isEnabled, type McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
+import type { CallRoutes } from "./call-routes.js";
 import { ConversationCalls, type ConversationTool } from "./conversation-calls.js";
 import { ConversationClient } from "./conversation-client.js";
 import { ConversationRow, Lease, type ConversationLease } from "./conversation-row.js";
@@ -90,6 +91,8 @@ export interface ConversationRegistryInit {
   emit(event: PoolEvent): void;
   /** The pool's registered (never dialled) entry of a row, which listed tools point at. */
   entryOf(serverId: string): ServerEntry | undefined;
+  /** The pool's routes back to its callers, which a conversation's clients answer from. */
+  routes: CallRoutes;
   maxResultChars: number | undefined;
   maxDescriptionChars: number | undefined;
 }
@@ -456,6 +459,7 @@ export class ConversationRegistry {
       row: served.row,
       context: this.#init.context,
       lastUsed: this.#now(),
+      routes: this.#init.routes,
       onLost: (lost) => this.#drop(served, lost),
       onListChanged: (changed) =>
         served.listings.invalidate(
