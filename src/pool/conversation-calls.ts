@@ -5,7 +5,7 @@
  * tenant that resolve to the same names. Every call is checked against the listing it was
  * resolved from right before it is sent, on the client that sends it: `stale-tools` when
  * the listing stopped being served, `binding-changed` when the names moved. The budgets,
- * clients and endings are the registry's (conversations.ts), reached through CallsHost.
+ * clients and endings are each row's own (conversation-row.ts).
  */
 import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -56,20 +56,15 @@ export function isConversationTool(indexed: IndexedTool): indexed is Conversatio
   return "conversation" in indexed;
 }
 
-/** What listings and calls use of the registry: its rows, clients and budgets. */
+/**
+ * What listings and calls use of the registry: its rows. Clients and budgets are each
+ * row's own (conversation-row.ts).
+ */
 export interface CallsHost {
   /** The conversation rows in scope (all when absent), in configuration order. */
   rows(servers?: readonly string[]): ConversationRow[];
   /** Whether `row` is still the registry's (not removed since it was resolved). */
   isCurrent(row: ConversationRow): boolean;
-  /** The conversation's client with one use counted, opened if needed; may refuse. */
-  hold(row: ConversationRow, identity: ConversationIdentity): Promise<ConversationClient>;
-  release(row: ConversationRow, client: ConversationClient): void;
-  /** One operation charged, or `pool-full` (operations); returns the uncharge. */
-  charge(row: ConversationRow, keyHash: string): () => void;
-  /** A client that can take no more uses (its session expired): it ends. */
-  drop(row: ConversationRow, client: ConversationClient): void;
-  hash(key: string): string;
   now(): number;
   assertOpen(): void;
 }
@@ -214,17 +209,15 @@ export class ConversationCalls {
     if (!this.#host.isCurrent(served)) {
       throw new McpPoolError("unknown-server", `unknown server "${row.id}"`, { serverId: row.id });
     }
-    const keyHash = this.#host.hash(conversationKey(identity));
-    const uncharge = this.#host.charge(served, keyHash);
+    const uncharge = served.charge(served.keyHashOf(conversationKey(identity)));
     const timeoutMs = opts.timeoutMs ?? row.callTimeoutMs ?? this.#init.callTimeoutMs;
     let client: ConversationClient | undefined;
     let result: CallToolResult;
     try {
-      client = await this.#host.hold(served, identity);
+      client = await served.hold(identity);
       await this.#confirm(served, indexed, client);
       const connection = client.connection;
       if (connection === undefined) throw lostError(row.id, indexed.tool.name);
-      if (opts.onElicit) client.elicitors.push(opts.onElicit);
       result = (await holding(connection, () =>
         connection.client.callTool(
           { name: indexed.tool.name, arguments: args },
@@ -239,11 +232,7 @@ export class ConversationCalls {
     } catch (error) {
       throw this.#callError(served, client, error, indexed.tool.name, timeoutMs, opts.signal);
     } finally {
-      if (client !== undefined) {
-        const at = opts.onElicit ? client.elicitors.lastIndexOf(opts.onElicit) : -1;
-        if (at !== -1) client.elicitors.splice(at, 1);
-        this.#host.release(served, client);
-      }
+      if (client !== undefined) served.release(client);
       uncharge();
     }
     const max = opts.maxResultChars ?? row.maxResultChars ?? this.#init.maxResultChars ?? 0;
@@ -348,10 +337,10 @@ export class ConversationCalls {
     shareKey: string | undefined,
   ): Promise<Listing | undefined> {
     const key = conversationKey(identity);
-    const uncharge = this.#host.charge(served, this.#host.hash(key));
+    const uncharge = served.charge(served.keyHashOf(key));
     let client: ConversationClient | undefined;
     try {
-      client = await this.#host.hold(served, identity);
+      client = await served.hold(identity);
       const connection = client.connection;
       if (connection === undefined) throw lostError(served.row.id, "tools/list");
       const budget = served.row.connectTimeoutMs ?? this.#init.connectTimeoutMs;
@@ -381,7 +370,7 @@ export class ConversationCalls {
     } catch (error) {
       throw this.#callError(served, client, error, "tools/list", undefined, undefined);
     } finally {
-      if (client !== undefined) this.#host.release(served, client);
+      if (client !== undefined) served.release(client);
       uncharge();
     }
   }
@@ -419,7 +408,7 @@ export class ConversationCalls {
       // The server forgot the session it issued: this client is done, the next use opens
       // another for the same conversation. The request is not sent again.
       client.expired = true;
-      this.#host.drop(served, client);
+      served.drop(client);
       return new McpPoolError(
         "session-expired",
         `server "${serverId}" no longer knows this conversation's session; the next call opens a new one`,

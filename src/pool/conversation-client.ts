@@ -8,11 +8,11 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/rows.js";
 import type { ConversationEndReason } from "./conversation-types.js";
 import type { Listing } from "./conversation-listings.js";
+import type { CallRoutes } from "./call-routes.js";
 import { sharedKeepAliveFetch } from "./fetch.js";
 import type { ConversationIdentity } from "./identity.js";
 import { ServerEntry, type Connection, type EntryContext } from "./server-entry.js";
 import { deleteSession, DeleteWatch, sessionHandleOf, type SessionEnd } from "./session-end.js";
-import type { CallElicitHandler, ElicitResult } from "./routing.js";
 import { processOf } from "./transport.js";
 import type { CloseReason } from "./types.js";
 
@@ -27,6 +27,8 @@ export interface ClientInit {
   row: McpServerConfig;
   context: EntryContext;
   lastUsed: number;
+  /** The pool's routes back to its callers: this client's requests go to its conversation's. */
+  routes: CallRoutes;
   /** The connection closed under the client (a child that died). */
   onLost(client: ConversationClient): void;
   /** The server said its tools changed, on this client's session. */
@@ -64,8 +66,6 @@ export class ConversationClient {
   deferred = false;
   /** The first open, joined by every use that arrives while it is in progress. */
   opened: Promise<void> | undefined;
-  /** Elicitation handlers of the calls in flight on the client, the most recent last. */
-  readonly elicitors: CallElicitHandler[] = [];
   readonly #watch = new DeleteWatch();
   #transport: Transport | undefined;
   #unused: (() => void)[] = [];
@@ -174,8 +174,9 @@ function bounded(work: Promise<SessionEnd>, timeoutMs: number): Promise<SessionE
  * reindexing, a fetch whose DELETE answers are watched. Its connect and close events stay
  * inside the registry, which reports them keyed by keyHash. What the server sends belongs
  * to one conversation: its notifications are not passed to every subscriber (progress
- * reaches its call through the SDK), and its elicitations go to the calls in flight on
- * this client only — never to another conversation's caller — else they are declined.
+ * reaches its call through the SDK), and its elicitations and sampling requests go to the
+ * calls in flight of this conversation only — never to another conversation's caller —
+ * else to the pool's handler (call-routes.ts).
  */
 function clientContext(
   base: EntryContext,
@@ -207,15 +208,10 @@ function clientContext(
     notify: (_serverId, notification) => {
       if (notification.method === "notifications/tools/list_changed") init.onListChanged(client);
     },
-    elicit: async (serverId, params, signal): Promise<ElicitResult> => {
-      const handler = client.elicitors.at(-1);
-      if (handler === undefined) return { action: "decline" };
-      try {
-        return await handler(params, { serverId, signal });
-      } catch {
-        return { action: "cancel" };
-      }
-    },
+    elicit: (serverId, params, signal) =>
+      init.routes.elicit({ serverId, conversation: client.key }, params, signal),
+    sample: (serverId, params, signal) =>
+      init.routes.sample({ serverId, conversation: client.key }, params, signal),
     changed: () => undefined,
     listed: () => undefined,
     schedule: (work) => work(),

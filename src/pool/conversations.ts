@@ -17,17 +17,19 @@
  * - Tool lists are per client unless share names are declared; a call is checked against
  *   its listing before anything is sent (`stale-tools`, `binding-changed`).
  * - Identities are never logged or put in events: reports carry `keyHash`.
+ *
+ * Where it lives: each row owns its clients' state machine and budgets (conversation-row.ts);
+ * listings and calls are conversation-calls.ts; the registry keeps the rows in step with
+ * the pool's, answers terminate() by its deadline, and waits for every ending (settled()).
  */
 import { isConversationRow } from "../config/conversation.js";
 import { isEnabled, type McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
+import type { CallRoutes } from "./call-routes.js";
 import { ConversationCalls, type ConversationTool } from "./conversation-calls.js";
-import { ConversationClient } from "./conversation-client.js";
-import { ConversationRow, Lease, type ConversationLease } from "./conversation-row.js";
+import type { ConversationLease } from "./conversation-lease.js";
+import { ConversationRow, type RowShared } from "./conversation-row.js";
 import type {
-  ConversationEndReason,
-  ConversationEvent,
-  ConversationLimit,
   ConversationServerStats,
   ConversationStats,
   ConversationTools,
@@ -38,28 +40,24 @@ import { McpPoolError } from "./errors.js";
 import {
   checkIdentity,
   checkSelector,
-  conversationKey,
   identityOfKey,
   KeyHasher,
-  principalKey,
   selects,
   type ConversationIdentity,
   type ConversationSelector,
 } from "./identity.js";
 import type { Invoked } from "./result-cache.js";
 import type { EntryContext, ServerEntry } from "./server-entry.js";
-import { isResolved, type SessionEnd } from "./session-end.js";
-import type { CallOptions, CloseReason, PoolEvent, PoolLog } from "./types.js";
+import type { CallOptions, PoolEvent, PoolLog } from "./types.js";
 
 export { isConversationTool, type ConversationTool } from "./conversation-calls.js";
+export { RowEntry, type ConversationLease } from "./conversation-lease.js";
 export {
   DEFAULT_CONVERSATION_IDLE_MS,
   DEFAULT_MAX_CLIENTS,
   DEFAULT_MAX_ENDING,
   DEFAULT_MAX_OPERATIONS,
-  RowEntry,
-  type ConversationLease,
-} from "./conversation-row.js";
+} from "./conversation-settings.js";
 
 /** How long terminate() waits for the remote outcomes before it answers, ms. */
 export const DEFAULT_TERMINATE_TIMEOUT_MS = 10_000;
@@ -90,35 +88,42 @@ export interface ConversationRegistryInit {
   emit(event: PoolEvent): void;
   /** The pool's registered (never dialled) entry of a row, which listed tools point at. */
   entryOf(serverId: string): ServerEntry | undefined;
+  /** The pool's routes back to its callers, which a conversation's clients answer from. */
+  routes: CallRoutes;
   maxResultChars: number | undefined;
   maxDescriptionChars: number | undefined;
 }
 
 export class ConversationRegistry {
-  readonly #init: ConversationRegistryInit;
   readonly #options: ConversationPoolOptions;
   readonly #servers = new Map<string, ConversationRow>();
-  readonly #hasher = new KeyHasher();
   readonly #pending = new Set<Promise<unknown>>();
   readonly #now: () => number;
+  readonly #shared: RowShared;
   readonly #calls: ConversationCalls;
-  #nextClientId = 1;
   #closed = false;
 
   constructor(init: ConversationRegistryInit) {
-    this.#init = init;
     this.#options = init.options ?? {};
-    this.#now = this.#options.now ?? (() => performance.now());
+    const now = this.#options.now ?? (() => performance.now());
+    this.#now = now;
+    let nextClientId = 1;
+    this.#shared = {
+      context: init.context,
+      routes: init.routes,
+      hasher: new KeyHasher(),
+      now,
+      nextClientId: () => nextClientId++,
+      endTimeoutMs: this.#options.endTimeoutMs ?? DEFAULT_END_TIMEOUT_MS,
+      emit: (event) => init.emit(event),
+      track: (work) => this.#track(work),
+      assertOpen: () => this.#assertOpen(),
+    };
     this.#calls = new ConversationCalls(
       {
         rows: (servers) => this.#scope(servers),
         isCurrent: (row) => this.#servers.get(row.id) === row,
-        hold: (row, identity) => this.#hold(row, identity),
-        release: (row, client) => this.#release(row, client),
-        charge: (row, keyHash) => this.#charge(row, keyHash),
-        drop: (row, client) => this.#drop(row, client),
-        hash: (key) => this.#hasher.hash(key),
-        now: () => this.#now(),
+        now,
         assertOpen: () => this.#assertOpen(),
       },
       {
@@ -154,23 +159,23 @@ export class ConversationRegistry {
       const row = next.get(id);
       if (row === undefined) {
         this.#servers.delete(id);
-        void this.#retire(served, "removed");
+        void served.retire("removed");
       } else if (!sameConnection(served.row, row)) {
         served.update(row);
-        void this.#retire(served, "changed");
+        void served.retire("changed");
       } else {
         served.update(row);
       }
     }
     for (const [id, row] of next)
-      if (!this.#servers.has(id)) this.#servers.set(id, new ConversationRow(row));
+      if (!this.#servers.has(id)) this.#servers.set(id, new ConversationRow(row, this.#shared));
   }
 
   /** stop()/reconnect() of a row: its clients end as they fall idle; the row stays. */
   end(serverId: string): Promise<void> {
     const served = this.#servers.get(serverId);
     if (served === undefined) return Promise.resolve();
-    return this.#retire(served, "stopped");
+    return served.retire("stopped");
   }
 
   // ── Leases ───────────────────────────────────────────────────────────────────────
@@ -188,24 +193,13 @@ export class ConversationRegistry {
     this.#assertOpen();
     const served = this.#served(serverId);
     const checked = checkIdentity(identity, served.settings.rules, serverId);
-    const client = await this.#hold(served, checked);
+    const client = await served.hold(checked);
     if (this.#closed || options.signal?.aborted) {
-      this.#release(served, client);
+      served.release(client);
       throw options.signal?.aborted ? options.signal.reason : closedError();
     }
-    client.leases += 1;
-    const lease = new Lease(serverId, client, (held) => {
-      served.leases.delete(held);
-      held.client.leases -= 1;
-      this.#release(served, held.client);
-    });
-    served.leases.add(lease);
-    return lease;
+    return served.lease(client);
   }
-
-  // ── Listings ─────────────────────────────────────────────────────────────────────
-
-  // ── Calls ────────────────────────────────────────────────────────────────────────
 
   // ── Listings and calls (conversation-calls.ts) ───────────────────────────────────
 
@@ -293,7 +287,7 @@ export class ConversationRegistry {
     });
     const answers: Promise<TerminateResult>[] = [];
     for (const served of scoped) {
-      this.#sweep(served);
+      served.sweep();
       // Its tools were listed for a conversation that is over.
       served.listings.invalidate(
         (listing) =>
@@ -302,7 +296,7 @@ export class ConversationRegistry {
       );
       for (const client of [...served.clients, ...served.ending]) {
         if (!selects(wanted, client.identity)) continue;
-        answers.push(this.#terminateOne(served, client, deadline, started));
+        answers.push(served.terminate(client, deadline, started));
       }
     }
     try {
@@ -312,52 +306,10 @@ export class ConversationRegistry {
     }
   }
 
-  async #terminateOne(
-    served: ConversationRow,
-    client: ConversationClient,
-    deadline: Promise<"deadline">,
-    started: number,
-  ): Promise<TerminateResult> {
-    let remote: Promise<SessionEnd>;
-    if (client.remote !== undefined) {
-      remote = client.remote;
-    } else {
-      if (served.current.get(client.key) === client) served.current.delete(client.key);
-      if (client.uses === 0) {
-        remote = this.#startEnding(served, client, "terminated");
-      } else {
-        // In use: never ended under its holders; it ends when they let go.
-        client.endAfterUse ??= "terminated";
-        remote = client.whenUnused().then(() => this.#startEnding(served, client, "terminated"));
-      }
-    }
-    const answer = await Promise.race([remote, deadline]);
-    const base = {
-      serverId: served.row.id,
-      conversationId: client.identity.conversationId,
-      keyHash: client.keyHash,
-      durationMs: Math.max(0, this.#now() - started),
-    };
-    if (answer === "deadline") {
-      if (!client.deferred) {
-        client.deferred = true;
-        served.unsettled += 1;
-        this.#report(served, client.keyHash, { kind: "deferred", reason: "terminated" });
-      }
-      return { ...base, outcome: "timed-out", resolved: false };
-    }
-    return {
-      ...base,
-      outcome: answer.outcome,
-      resolved: isResolved(answer.outcome),
-      ...(answer.status !== undefined ? { status: answer.status } : {}),
-    };
-  }
-
   /** Ends every idle client unused for its row's `idleMs`; returns how many endings began. */
   sweep(): number {
     let ended = 0;
-    for (const served of this.#servers.values()) ended += this.#sweep(served);
+    for (const served of this.#servers.values()) ended += served.sweep();
     return ended;
   }
 
@@ -388,9 +340,7 @@ export class ConversationRegistry {
   async close(): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
-      const retiring = [...this.#servers.values()].map((served) =>
-        this.#retire(served, "shutdown"),
-      );
+      const retiring = [...this.#servers.values()].map((served) => served.retire("shutdown"));
       this.#track(Promise.all(retiring));
     }
     await this.settled();
@@ -417,201 +367,6 @@ export class ConversationRegistry {
     return all.filter((served) => wanted.has(served.row.id));
   }
 
-  /**
-   * A client of the conversation with one use already counted: the current one, or a new
-   * one when there is none (making room first, or refusing at once). The opener's use is
-   * counted before the dial, so the client is in use from its first moment.
-   */
-  async #hold(
-    served: ConversationRow,
-    identity: ConversationIdentity,
-  ): Promise<ConversationClient> {
-    this.#assertOpen();
-    // Every use sweeps first: idle clients end here, with no timer in between.
-    this.#sweep(served);
-    const key = conversationKey(identity);
-    const existing = served.current.get(key);
-    if (existing?.usable) {
-      existing.uses += 1;
-      try {
-        await existing.opened;
-      } catch (error) {
-        this.#release(served, existing);
-        throw error;
-      }
-      return existing;
-    }
-    if (existing !== undefined) this.#drop(served, existing);
-    const keyHash = this.#hasher.hash(key);
-    // Room is made (idle clients evicted) or refused at once: never a queue.
-    const room = served.roomFor(principalKey(identity));
-    if ("limit" in room) throw this.#full(served, keyHash, room.limit);
-    for (const victim of room.victims) void this.#startEnding(served, victim, "evicted");
-    const client = new ConversationClient({
-      id: this.#nextClientId++,
-      key,
-      keyHash,
-      principal: principalKey(identity),
-      identity,
-      row: served.row,
-      context: this.#init.context,
-      lastUsed: this.#now(),
-      onLost: (lost) => this.#drop(served, lost),
-      onListChanged: (changed) =>
-        served.listings.invalidate(
-          (listing) =>
-            listing === changed.listing ||
-            (changed.lastShareKey !== undefined && listing.shareKey === changed.lastShareKey),
-        ),
-    });
-    client.uses = 1;
-    served.clients.add(client);
-    served.current.set(key, client);
-    const started = this.#now();
-    client.opened = client.open().then(
-      () => {
-        this.#report(served, keyHash, {
-          kind: "opened",
-          durationMs: Math.max(0, this.#now() - started),
-        });
-      },
-      (error: unknown) => {
-        served.clients.delete(client);
-        if (served.current.get(key) === client) served.current.delete(key);
-        client.phase = "ended";
-        this.#report(served, keyHash, { kind: "open-failed", error: (error as Error).message });
-        throw error;
-      },
-    );
-    try {
-      await client.opened;
-    } catch (error) {
-      client.release(this.#now());
-      throw error;
-    }
-    return client;
-  }
-
-  /** A client that cannot serve new uses (lost, expired): new uses get another; it ends. */
-  #drop(served: ConversationRow, client: ConversationClient): void {
-    if (served.current.get(client.key) === client) served.current.delete(client.key);
-    if (client.phase === "ending" || client.phase === "ended") return;
-    const reason: ConversationEndReason = client.expired ? "expired" : "lost";
-    if (client.uses === 0) void this.#startEnding(served, client, reason);
-    else client.endAfterUse ??= reason;
-  }
-
-  /** One operation charged to the row, or `pool-full` (operations). Returns the uncharge. */
-  #charge(served: ConversationRow, keyHash: string): () => void {
-    if (served.operations >= served.settings.maxOperations) {
-      throw this.#full(served, keyHash, "operations");
-    }
-    served.operations += 1;
-    let charged = true;
-    return () => {
-      if (!charged) return;
-      charged = false;
-      served.operations -= 1;
-    };
-  }
-
-  #full(served: ConversationRow, keyHash: string, limit: ConversationLimit): McpPoolError {
-    this.#report(served, keyHash, { kind: "refused", limit });
-    return served.full(limit);
-  }
-
-  #release(served: ConversationRow, client: ConversationClient): void {
-    client.release(this.#now());
-    if (client.uses > 0 || client.phase !== "open") return;
-    if (client.endAfterUse !== undefined)
-      void this.#startEnding(served, client, client.endAfterUse);
-  }
-  /** Ends the row's idle clients unused for `idleMs`, as ending slots allow. */
-  #sweep(served: ConversationRow): number {
-    const due = served.sweepable(this.#now());
-    for (const client of due) void this.#startEnding(served, client, "idle");
-    return due.length;
-  }
-
-  /**
-   * Ends a client: out of the client budgets and into the ending one (and an operation)
-   * until its local close has really finished. Resolves with the remote outcome, which
-   * comes before the local close; the whole ending is tracked for settled().
-   */
-  #startEnding(
-    served: ConversationRow,
-    client: ConversationClient,
-    reason: ConversationEndReason,
-  ): Promise<SessionEnd> {
-    if (client.remote !== undefined) return client.remote;
-    served.clients.delete(client);
-    if (served.current.get(client.key) === client) served.current.delete(client.key);
-    served.ending.add(client);
-    served.operations += 1;
-    client.phase = "ending";
-    const started = this.#now();
-    const closeReason = CLOSE_REASONS[reason];
-    const endTimeoutMs = this.#options.endTimeoutMs ?? DEFAULT_END_TIMEOUT_MS;
-    const remote = client.endRemote(closeReason, endTimeoutMs);
-    client.remote = remote;
-    const ending = remote
-      .then(async (end) => {
-        await client.closeLocal(closeReason).catch(() => undefined);
-        return end;
-      })
-      .then((end) => {
-        served.ending.delete(client);
-        served.operations -= 1;
-        client.phase = "ended";
-        if (client.deferred) served.unsettled -= 1;
-        if (!isResolved(end.outcome)) served.unresolvedEndings += 1;
-        this.#report(served, client.keyHash, {
-          kind: "ended",
-          reason,
-          outcome: end.outcome,
-          resolved: isResolved(end.outcome),
-          ...(end.status !== undefined ? { status: end.status } : {}),
-          durationMs: Math.max(0, this.#now() - started),
-        });
-        return end;
-      });
-    client.ending = ending;
-    this.#track(ending);
-    return remote;
-  }
-
-  /**
-   * Every client of a row stops taking new uses: leases are revoked, idle clients end now,
-   * clients in use end when their operations settle. Listings stop being served.
-   */
-  #retire(served: ConversationRow, reason: ConversationEndReason): Promise<void> {
-    served.listings.invalidate(() => true);
-    served.current.clear();
-    for (const lease of [...served.leases]) {
-      this.#report(served, lease.keyHash, { kind: "revoked", reason });
-      lease.release();
-    }
-    const endings: Promise<unknown>[] = [];
-    for (const client of [...served.clients]) {
-      if (client.uses === 0 && client.phase === "open") {
-        endings.push(this.#startEnding(served, client, reason));
-      } else {
-        client.endAfterUse ??= reason;
-        endings.push(client.whenUnused().then(() => client.ending));
-      }
-    }
-    for (const client of served.ending) endings.push(client.ending ?? Promise.resolve());
-    return Promise.all(endings).then(() => undefined);
-  }
-
-  #report(
-    served: ConversationRow,
-    keyHash: string,
-    fields: Omit<ConversationEvent, "type" | "serverId" | "keyHash">,
-  ): void {
-    this.#init.emit({ type: "conversation", serverId: served.row.id, keyHash, ...fields });
-  }
-
   #track(work: Promise<unknown>): void {
     const settled = work.then(
       () => undefined,
@@ -625,19 +380,6 @@ export class ConversationRegistry {
     if (this.#closed) throw closedError();
   }
 }
-
-/** The close reason a conversation client's ServerEntry closes with. */
-const CLOSE_REASONS: Record<ConversationEndReason, CloseReason> = {
-  terminated: "stop",
-  idle: "idle",
-  evicted: "idle",
-  lost: "redial",
-  expired: "redial",
-  removed: "removed",
-  changed: "changed",
-  stopped: "stop",
-  shutdown: "shutdown",
-};
 
 function closedError(): McpPoolError {
   return new McpPoolError("closed", "the pool is closed");

@@ -28,6 +28,33 @@ export function qualifiedName(slug: string, toolName: string): string {
   const original = `${slug}__${toolName}`;
   const safe = original.replace(DISALLOWED, "_");
   if (safe.length <= MAX_NAME_LENGTH) return safe;
+  return hashedName(original);
+}
+
+/** `original` in the alphabet, cut to 57 characters, then `_` and 6 hex of its SHA-256. */
+function hashedName(original: string): string {
+  const safe = original.replace(DISALLOWED, "_");
   const hash = createHash("sha256").update(original, "utf8").digest("hex");
   return `${safe.slice(0, KEPT_LENGTH)}_${hash.slice(0, HASH_LENGTH)}`;
+}
+
+/**
+ * The qualified names of one server's tools, in the server's order. Two tools whose names
+ * map to one qualified name (`fs.read` and `fs_read`) both stay callable: the first keeps
+ * it, and a later one takes the hashed form — the first 57 characters, `_` and 6 hex of a
+ * SHA-256 of its original `<slug>__<tool>` — which is its own because the originals
+ * differ. Only a name taken twice over (a tool listed twice under one name, or a hashed
+ * form that is another tool's own name) leaves that tool undefined: it is left out.
+ */
+export function qualifiedNames(slug: string, toolNames: readonly string[]): (string | undefined)[] {
+  const listed = new Set<string>();
+  const taken = new Set<string>();
+  return toolNames.map((toolName) => {
+    const plain = qualifiedName(slug, toolName);
+    const name = taken.has(plain) ? hashedName(`${slug}__${toolName}`) : plain;
+    if (listed.has(toolName) || taken.has(name)) return undefined;
+    listed.add(toolName);
+    taken.add(name);
+    return name;
+  });
 }

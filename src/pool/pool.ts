@@ -20,6 +20,7 @@ import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
 import { isConversationRow } from "../config/conversation.js";
 import { VERSION } from "../version.js";
 
+import { CallRoutes, routeOf } from "./call-routes.js";
 import { ConversationRegistry, isConversationTool, RowEntry } from "./conversations.js";
 import { callArguments } from "./coercion.js";
 import { describeTool } from "./describe.js";
@@ -44,7 +45,6 @@ import {
   type PassthroughResult,
   type ResourceListener,
 } from "./passthrough.js";
-import { ElicitationRouter, elicitationCapability, SamplingRouter } from "./routing.js";
 import { connectionHash, type CachedTools } from "./tools-cache.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
 import { resultText, truncateText } from "./results.js";
@@ -113,8 +113,7 @@ export class McpPool {
   readonly #eventListeners = new Set<Listener<[PoolEvent]>>();
   readonly #auth: PoolAuth;
   readonly #notificationListeners = new Set<Listener<[string, ServerNotification]>>();
-  readonly #elicitation: ElicitationRouter;
-  readonly #sampling: SamplingRouter;
+  readonly #routes: CallRoutes;
   readonly #passthrough: Passthrough;
   readonly #conversations: ConversationRegistry;
 
@@ -137,12 +136,8 @@ export class McpPool {
     this.#pins = new PinLedger(options.pins, (id, error) =>
       this.#log.error?.(`mcpool: ${id}: reading the pin store failed: ${error.message}`),
     );
-    const capabilities: ClientCapabilities = {};
-    const elicitation = options.onElicit && elicitationCapability(options.elicitationModes);
-    if (elicitation) capabilities.elicitation = elicitation;
-    this.#elicitation = new ElicitationRouter(options.onElicit, this.#log);
-    if (options.onSample) capabilities.sampling = {};
-    this.#sampling = new SamplingRouter(options.onSample);
+    this.#routes = new CallRoutes(options, this.#log);
+    const capabilities: ClientCapabilities = { ...this.#routes.capabilities };
     this.#passthrough = new Passthrough({
       entry: (id) => this.#entry(id),
       find: (id) => this.#entries.get(id),
@@ -181,8 +176,8 @@ export class McpPool {
       indexTools: options.indexTools !== false,
       schedule: (work) => this.#queue.run(work),
       listed: (entry) => this.#saveTools(entry),
-      elicit: (serverId, params, signal) => this.#elicitation.elicit(serverId, params, signal),
-      sample: (serverId, params, signal) => this.#sampling.sample(serverId, params, signal),
+      elicit: (serverId, params, signal) => this.#routes.elicit({ serverId }, params, signal),
+      sample: (serverId, params, signal) => this.#routes.sample({ serverId }, params, signal),
       held: (serverId) => this.#passthrough.held(serverId),
       ...(options.pingTimeoutMs !== undefined ? { pingTimeoutMs: options.pingTimeoutMs } : {}),
       revives: (entry) =>
@@ -198,6 +193,7 @@ export class McpPool {
       log: this.#log,
       emit: (event) => this.#emit(event),
       entryOf: (id) => this.#entries.get(id),
+      routes: this.#routes,
       maxResultChars: options.maxResultChars,
       maxDescriptionChars: options.maxDescriptionChars,
     });
@@ -738,14 +734,12 @@ export class McpPool {
     const started = performance.now();
     let indexed: IndexedTool | undefined;
     let unroute: (() => void) | undefined;
-    let unsample: (() => void) | undefined;
     try {
       this.#assertOpen();
       checkCallTimeout(opts.timeoutMs);
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
-      if (opts.onElicit) unroute = this.#elicitation.register(indexed.entry.id, opts.onElicit);
-      if (opts.onSample) unsample = this.#sampling.register(indexed.entry.id, opts.onSample);
+      unroute = this.#routes.register(routeOf(indexed), opts);
       const { result, text, chars, truncated, cached } = await this.#prepared(indexed, input, opts);
       if (this.#eventListeners.size > 0) {
         this.#emit({
@@ -778,7 +772,6 @@ export class McpPool {
       throw error;
     } finally {
       unroute?.();
-      unsample?.();
       // The use is over: the idle clock starts again (B1).
       indexed?.entry.idle();
     }

@@ -1,15 +1,15 @@
 /**
  * Traffic a pooled server sends back to the caller during a call (SPEC C14). Progress needs
  * no routing here: the SDK gives each tools/call its own progressToken and hands its
- * notifications to that call's `onprogress`. Elicitation does: a server's
- * `elicitation/create` is a request of its own, and nothing on it names the call it is for.
+ * notifications to that call's `onprogress`. Elicitation and sampling do: a server's
+ * `elicitation/create` or `sampling/createMessage` is a request of its own, and nothing on
+ * it names the call it is for. Both go through one CallerRouter (caller-router.ts) each,
+ * which picks the caller; this file says what each kind answers when no caller does.
  *
- * Where the answer goes: the callers in flight on that server that registered a handler,
- * the most recent first — but one already answering an elicitation is passed over while
- * another is not, because a tool awaiting its question cannot ask a second one. Then the
- * pool's own handler; then `decline`. A handler that throws, answers something that is not
- * an ElicitResult, or whose call ends first (a disconnected agent) answers `cancel`, which
- * the server can handle, rather than a protocol error.
+ * Elicitation: a handler that throws, answers something that is not an ElicitResult, or
+ * whose call ends first (a disconnected agent) answers `cancel`, which the server can
+ * handle, rather than a protocol error; nobody to ask answers `decline`. Sampling has no
+ * answer meaning "no": the server gets a JSON-RPC error instead (see samplingPolicy).
  *
  * Why not by the related request: in SDK 1.32 a server's `extra.sendRequest` passes
  * `relatedRequestId` to its own transport only, to pick the HTTP response stream (stdio
@@ -26,6 +26,12 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type {
+  CallerHandler,
+  FallbackHandler,
+  RequestContext,
+  RoutePolicy,
+} from "./caller-router.js";
 import type { PoolLog } from "./types.js";
 
 /** What a server asks in elicitation/create: a form (`requestedSchema`), or a `url` to open. */
@@ -35,25 +41,14 @@ export type { ElicitResult };
 /** The elicitation modes a pool can declare; url only when the host can open a link. */
 export type ElicitationMode = "form" | "url";
 
-export interface ElicitContext {
-  /** The server that asks. */
-  serverId: string;
-  /** Aborted when the answer is no longer wanted: the server withdrew the question, or the call ended. */
-  signal: AbortSignal;
-}
+/** The server that asks, and a signal aborted when the question is withdrawn or the call ends. */
+export type ElicitContext = RequestContext;
 
 /** Answers the elicitations of one call (CallOptions.onElicit). */
-export type CallElicitHandler = (
-  params: ElicitParams,
-  context: ElicitContext,
-) => ElicitResult | Promise<ElicitResult>;
+export type CallElicitHandler = CallerHandler<ElicitParams, ElicitResult>;
 
 /** Answers an elicitation no call in flight took (McpPoolOptions.onElicit). */
-export type PoolElicitHandler = (
-  serverId: string,
-  params: ElicitParams,
-  context: ElicitContext,
-) => ElicitResult | Promise<ElicitResult>;
+export type PoolElicitHandler = FallbackHandler<ElicitParams, ElicitResult>;
 
 /** One progress notification of a call, without its token (MCP `notifications/progress`). */
 export interface CallProgress {
@@ -89,206 +84,63 @@ export function elicitationCapability(
   };
 }
 
-interface Caller {
-  readonly handler: CallElicitHandler;
-  /** Aborted when the call ends: a question still being answered is withdrawn. */
-  readonly ended: AbortController;
-  /** Elicitations this caller is answering now. */
-  asking: number;
-}
-
-const CANCEL: ElicitResult = { action: "cancel" };
-const DECLINE: ElicitResult = { action: "decline" };
-
-export class ElicitationRouter {
-  /** Per server id, the callers in flight with a handler, oldest first. */
-  readonly #callers = new Map<string, Caller[]>();
-  readonly #fallback: PoolElicitHandler | undefined;
-  readonly #log: PoolLog;
-
-  constructor(fallback: PoolElicitHandler | undefined, log: PoolLog) {
-    this.#fallback = fallback;
-    this.#log = log;
-  }
-
-  /** A call with a handler is in flight on `serverId` until the returned function is called. */
-  register(serverId: string, handler: CallElicitHandler): () => void {
-    const caller: Caller = { handler, ended: new AbortController(), asking: 0 };
-    const list = this.#callers.get(serverId) ?? [];
-    list.push(caller);
-    this.#callers.set(serverId, list);
-    return () => {
-      const now = this.#callers.get(serverId);
-      const at = now?.indexOf(caller) ?? -1;
-      if (now && at !== -1) {
-        now.splice(at, 1);
-        if (now.length === 0) this.#callers.delete(serverId);
-      }
-      caller.ended.abort(new Error("the call that was asked has ended"));
-    };
-  }
-
-  /** The answer to one elicitation/create of `serverId`; never rejects. */
-  async elicit(serverId: string, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult> {
-    const callers = this.#callers.get(serverId) ?? [];
-    const caller =
-      callers.findLast((c) => c.asking === 0) ?? (callers.length > 0 ? callers.at(-1) : undefined);
-    if (caller) {
-      caller.asking += 1;
-      try {
-        const asked = AbortSignal.any([signal, caller.ended.signal]);
-        return await this.#ask(serverId, asked, (ctx) => caller.handler(params, ctx));
-      } finally {
-        caller.asking -= 1;
-      }
-    }
-    const fallback = this.#fallback;
-    if (fallback) return this.#ask(serverId, signal, (ctx) => fallback(serverId, params, ctx));
-    return DECLINE;
-  }
-
-  async #ask(
-    serverId: string,
-    signal: AbortSignal,
-    run: (context: ElicitContext) => ElicitResult | Promise<ElicitResult>,
-  ): Promise<ElicitResult> {
-    if (signal.aborted) return CANCEL;
-    let onAbort: (() => void) | undefined;
-    const withdrawn = new Promise<ElicitResult>((resolve) => {
-      onAbort = () => resolve(CANCEL);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      const answer = await Promise.race([
-        Promise.resolve().then(() => run({ serverId, signal })),
-        withdrawn,
-      ]);
-      const parsed = ElicitResultSchema.safeParse(answer);
-      if (parsed.success) return parsed.data;
-      this.#log.error?.(
-        `mcpool: ${serverId}: an elicitation handler answered something that is not an ElicitResult; answered cancel`,
-      );
-      return CANCEL;
-    } catch (error) {
-      this.#log.error?.(
-        `mcpool: ${serverId}: an elicitation handler failed, answered cancel: ${(error as Error).message}`,
-      );
-      return CANCEL;
-    } finally {
-      if (onAbort) signal.removeEventListener("abort", onAbort);
-    }
-  }
-}
-
 /** What a server asks in sampling/createMessage: messages to complete, and how. */
 export type SampleParams = CreateMessageRequest["params"];
 export type { CreateMessageResult };
 
-export interface SampleContext {
-  /** The server that asks. */
-  serverId: string;
-  /** Aborted when the answer is no longer wanted: the server withdrew the request, or the call ended. */
-  signal: AbortSignal;
-}
+/** The server that asks, and a signal aborted when the request is withdrawn or the call ends. */
+export type SampleContext = RequestContext;
 
 /** Answers the sampling requests of one call (CallOptions.onSample). */
-export type CallSampleHandler = (
-  params: SampleParams,
-  context: SampleContext,
-) => CreateMessageResult | Promise<CreateMessageResult>;
+export type CallSampleHandler = CallerHandler<SampleParams, CreateMessageResult>;
 
 /** Answers a sampling request no call in flight took (McpPoolOptions.onSample). */
-export type PoolSampleHandler = (
-  serverId: string,
-  params: SampleParams,
-  context: SampleContext,
-) => CreateMessageResult | Promise<CreateMessageResult>;
+export type PoolSampleHandler = FallbackHandler<SampleParams, CreateMessageResult>;
 
-interface Sampler {
-  readonly handler: CallSampleHandler;
-  /** Aborted when the call ends: a request still being answered is withdrawn. */
-  readonly ended: AbortController;
-  /** Sampling requests this caller is answering now. */
-  asking: number;
+const CANCEL: ElicitResult = { action: "cancel" };
+const DECLINE: ElicitResult = { action: "decline" };
+
+/**
+ * Elicitation always gets an answer the server can handle: `decline` with nobody to ask,
+ * `cancel` for a handler that fails, answers nonsense, or is withdrawn.
+ */
+export function elicitationPolicy(log: PoolLog): RoutePolicy<ElicitResult> {
+  return {
+    unanswered: () => DECLINE,
+    withdrawn: () => CANCEL,
+    accept(answer, serverId) {
+      const parsed = ElicitResultSchema.safeParse(answer);
+      if (parsed.success) return parsed.data;
+      log.error?.(
+        `mcpool: ${serverId}: an elicitation handler answered something that is not an ElicitResult; answered cancel`,
+      );
+      return CANCEL;
+    },
+    failed(error, serverId) {
+      log.error?.(
+        `mcpool: ${serverId}: an elicitation handler failed, answered cancel: ${(error as Error).message}`,
+      );
+      return CANCEL;
+    },
+  };
 }
 
 /**
- * Routes a server's `sampling/createMessage` as ElicitationRouter routes its elicitations:
- * to the callers in flight on that server with a handler, the most recent not already
- * answering first; then the pool's handler. Unlike an elicitation, a sampling request has
- * no answer meaning "no": with nobody to ask, or a handler that fails, the server gets a
- * JSON-RPC error (-32601 "sampling not available", or the handler's McpError, else
- * -32603), as the SDK answers a client without sampling. The SDK validates the result.
+ * Unlike an elicitation, a sampling request has no answer meaning "no": with nobody to
+ * ask, or a handler that fails, the server gets a JSON-RPC error (-32601 "sampling not
+ * available", or the handler's McpError, else -32603), as the SDK answers a client without
+ * sampling. The SDK validates the result.
  */
-export class SamplingRouter {
-  /** Per server id, the callers in flight with a handler, oldest first. */
-  readonly #callers = new Map<string, Sampler[]>();
-  readonly #fallback: PoolSampleHandler | undefined;
-
-  constructor(fallback: PoolSampleHandler | undefined) {
-    this.#fallback = fallback;
-  }
-
-  /** A call with a handler is in flight on `serverId` until the returned function is called. */
-  register(serverId: string, handler: CallSampleHandler): () => void {
-    const caller: Sampler = { handler, ended: new AbortController(), asking: 0 };
-    const list = this.#callers.get(serverId) ?? [];
-    list.push(caller);
-    this.#callers.set(serverId, list);
-    return () => {
-      const now = this.#callers.get(serverId);
-      const at = now?.indexOf(caller) ?? -1;
-      if (now && at !== -1) {
-        now.splice(at, 1);
-        if (now.length === 0) this.#callers.delete(serverId);
-      }
-      caller.ended.abort(new Error("the call that asked has ended"));
-    };
-  }
-
-  /** The answer to one sampling/createMessage of `serverId`; rejects with an McpError. */
-  async sample(
-    serverId: string,
-    params: SampleParams,
-    signal: AbortSignal,
-  ): Promise<CreateMessageResult> {
-    const callers = this.#callers.get(serverId) ?? [];
-    const caller =
-      callers.findLast((c) => c.asking === 0) ?? (callers.length > 0 ? callers.at(-1) : undefined);
-    if (caller) {
-      caller.asking += 1;
-      try {
-        const asked = AbortSignal.any([signal, caller.ended.signal]);
-        return await this.#ask(serverId, asked, (ctx) => caller.handler(params, ctx));
-      } finally {
-        caller.asking -= 1;
-      }
-    }
-    const fallback = this.#fallback;
-    if (fallback) return this.#ask(serverId, signal, (ctx) => fallback(serverId, params, ctx));
+export const samplingPolicy: RoutePolicy<CreateMessageResult> = {
+  unanswered() {
     throw new McpError(ErrorCode.MethodNotFound, "sampling not available");
-  }
-
-  async #ask(
-    serverId: string,
-    signal: AbortSignal,
-    run: (context: SampleContext) => CreateMessageResult | Promise<CreateMessageResult>,
-  ): Promise<CreateMessageResult> {
-    const withdrawn = (): McpError =>
-      new McpError(ErrorCode.InternalError, "the sampling request was withdrawn");
-    if (signal.aborted) throw withdrawn();
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(withdrawn());
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      return await Promise.race([Promise.resolve().then(() => run({ serverId, signal })), aborted]);
-    } catch (error) {
-      if (error instanceof McpError) throw error;
-      throw new McpError(ErrorCode.InternalError, `sampling failed: ${(error as Error).message}`);
-    } finally {
-      if (onAbort) signal.removeEventListener("abort", onAbort);
-    }
-  }
-}
+  },
+  withdrawn() {
+    throw new McpError(ErrorCode.InternalError, "the sampling request was withdrawn");
+  },
+  accept: (answer) => answer as CreateMessageResult,
+  failed(error) {
+    if (error instanceof McpError) throw error;
+    throw new McpError(ErrorCode.InternalError, `sampling failed: ${(error as Error).message}`);
+  },
+};

@@ -6,7 +6,7 @@
 import { labelOf, slugOf, withoutSecrets } from "../config/rows.js";
 import { qualifiedName } from "./naming.js";
 import type { ServerEntry } from "./server-entry.js";
-import type { ToolIndex } from "./tool-index.js";
+import { toolNamesOf, type ToolIndex } from "./tool-index.js";
 import type { PinDiff, ServerState } from "./types.js";
 
 export interface ServerStateExtras {
@@ -29,14 +29,16 @@ export function serverState(
   const hidden = new Set(row.hiddenTools ?? []);
   const lost = index.lostTo.has(id);
   const slug = slugOf(row);
+  const names = toolNamesOf(entry);
   const state: ServerState = {
     id,
     slug,
     label: labelOf(row),
     config: structuredClone(extras.secrets ? row : withoutSecrets(row)),
     status: index.pinMismatch.has(id) ? "pin-mismatch" : entry.status,
-    tools: entry.tools.map((tool) => {
-      const qualified = qualifiedName(slug, tool.name);
+    tools: entry.tools.map((tool, at) => {
+      // A tool left out by naming (listed twice) still shows, under its plain name.
+      const qualified = names[at] ?? qualifiedName(slug, tool.name);
       const indexed = index.byName.get(qualified);
       return {
         name: tool.name,

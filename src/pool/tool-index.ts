@@ -7,7 +7,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { labelOf, slugOf } from "../config/rows.js";
-import { qualifiedName } from "./naming.js";
+import { qualifiedNames } from "./naming.js";
 import { pinWithholds } from "./pinning.js";
 import { truncateText } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
@@ -51,27 +51,26 @@ export function buildToolIndex(entries: readonly ServerEntry[], options: IndexOp
     // Withheld before clashes are settled: an unapproved list must not win a namespace.
     if (options.checkPins !== false && pinWithholds(entry.row, entry.fingerprint)) {
       pinMismatch.add(entry.id);
-      const slug = slugOf(entry.row);
-      for (const tool of entry.tools) {
-        const qualified = qualifiedName(slug, tool.name);
-        if (!withheld.has(qualified)) withheld.set(qualified, { entry, tool });
-      }
+      const names = toolNamesOf(entry);
+      entry.tools.forEach((tool, at) => {
+        const qualified = names[at];
+        if (qualified !== undefined && !withheld.has(qualified))
+          withheld.set(qualified, { entry, tool });
+      });
       continue;
     }
     if (entry.tools.length === 0) continue;
-    const slug = slugOf(entry.row);
-    const seen = new Set<string>();
+    const names = toolNamesOf(entry);
     const tools: { qualified: string; tool: Tool }[] = [];
-    for (const tool of entry.tools) {
-      const qualified = qualifiedName(slug, tool.name);
-      if (seen.has(qualified)) {
+    for (const [at, tool] of entry.tools.entries()) {
+      const qualified = names[at];
+      if (qualified === undefined) {
         options.onClash(
-          `${entry.id}\0${qualified}`,
-          `server "${entry.id}" offers two tools named ${qualified}; "${tool.name}" is left out`,
+          `${entry.id}\0${tool.name}`,
+          `server "${entry.id}" offers "${tool.name}" under a name another of its tools already has; "${tool.name}" is left out`,
         );
         continue;
       }
-      seen.add(qualified);
       tools.push({ qualified, tool });
       const owners = claims.get(qualified);
       if (owners) owners.push(entry.id);
@@ -125,6 +124,14 @@ export function buildToolIndex(entries: readonly ServerEntry[], options: IndexOp
     }
   }
   return { byName, ordered, lostTo, pinMismatch, withheld };
+}
+
+/** The qualified name of each of the entry's tools, in its order (naming.ts). */
+export function toolNamesOf(entry: Pick<ServerEntry, "row" | "tools">): (string | undefined)[] {
+  return qualifiedNames(
+    slugOf(entry.row),
+    entry.tools.map((tool) => tool.name),
+  );
 }
 
 /** Shallow: `parameters` is the server's own schema, passed through untouched. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 
 import { describe, expect, it } from "vitest";
 
-import { qualifiedName } from "../../src/pool/naming.js";
+import { qualifiedName, qualifiedNames } from "../../src/pool/naming.js";
 
 function hash6(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex").slice(0, 6);
@@ -65,5 +65,32 @@ describe("qualifiedName", () => {
   it("is deterministic", () => {
     const tool = "z".repeat(100);
     expect(qualifiedName("s", tool)).toBe(qualifiedName("s", tool));
+  });
+});
+
+describe("qualifiedNames", () => {
+  it("gives the later of two tools meeting on one name the hashed form of its own original", () => {
+    expect(qualifiedNames("fs", ["fs.read", "fs_read", "write"])).toEqual([
+      "fs__fs_read",
+      `fs__fs_read_${hash6("fs__fs_read")}`,
+      "fs__write",
+    ]);
+    // The order decides which one keeps the plain name.
+    expect(qualifiedNames("fs", ["fs_read", "fs.read"])).toEqual([
+      "fs__fs_read",
+      `fs__fs_read_${hash6("fs__fs.read")}`,
+    ]);
+  });
+
+  it("keeps a hashed form within 64 characters", () => {
+    const tool = "t".repeat(64 - "s__".length);
+    const [first, second] = qualifiedNames("s", [tool, tool.replace(/^t/u, ".")]);
+    expect(first).toBe(`s__${tool}`);
+    expect(second).toHaveLength(64);
+    expect(second).not.toBe(first);
+  });
+
+  it("leaves out a tool listed twice under one name, and nothing else", () => {
+    expect(qualifiedNames("s", ["a", "a", "b"])).toEqual(["s__a", undefined, "s__b"]);
   });
 });

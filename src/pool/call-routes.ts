@@ -1,0 +1,76 @@
+/**
+ * The pool's routes back to its callers (SPEC C14): one CallerRouter for elicitation and
+ * one for sampling, the client capabilities that say which a server may send, and the
+ * route of a call. Every call path registers here and every connection answers from here,
+ * per-conversation clients (B9) included: a conversation's requests go to its own callers.
+ */
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { CallerRouter, type Route } from "./caller-router.js";
+import { isConversationTool } from "./conversation-calls.js";
+import { conversationKey } from "./identity.js";
+import type { McpPoolOptions } from "./pool-options.js";
+import {
+  elicitationCapability,
+  elicitationPolicy,
+  samplingPolicy,
+  type CreateMessageResult,
+  type ElicitParams,
+  type ElicitResult,
+  type SampleParams,
+} from "./routing.js";
+import type { IndexedTool } from "./tool-index.js";
+import type { CallOptions, PoolLog } from "./types.js";
+
+export type { Route } from "./caller-router.js";
+
+export class CallRoutes {
+  /** What the pool declares: elicitation with `onElicit`, sampling with `onSample`. */
+  readonly capabilities: Pick<ClientCapabilities, "elicitation" | "sampling">;
+  readonly #elicitation: CallerRouter<ElicitParams, ElicitResult>;
+  readonly #sampling: CallerRouter<SampleParams, CreateMessageResult>;
+
+  constructor(
+    options: Pick<McpPoolOptions, "onElicit" | "onSample" | "elicitationModes">,
+    log: PoolLog,
+  ) {
+    const elicitation = options.onElicit && elicitationCapability(options.elicitationModes);
+    this.capabilities = {
+      ...(elicitation ? { elicitation } : {}),
+      ...(options.onSample ? { sampling: {} } : {}),
+    };
+    this.#elicitation = new CallerRouter(options.onElicit, elicitationPolicy(log));
+    this.#sampling = new CallerRouter(options.onSample, samplingPolicy);
+  }
+
+  /**
+   * From now until the returned function is called, the requests that come in on `route`
+   * may be this caller's: its elicitations with `onElicit`, its sampling with `onSample`.
+   */
+  register(route: Route, opts: Pick<CallOptions, "onElicit" | "onSample">): () => void {
+    const unelicit = opts.onElicit && this.#elicitation.register(route, opts.onElicit);
+    const unsample = opts.onSample && this.#sampling.register(route, opts.onSample);
+    return () => {
+      unelicit?.();
+      unsample?.();
+    };
+  }
+
+  /** The answer to one elicitation/create that came in on `route`; never rejects. */
+  elicit(route: Route, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult> {
+    return this.#elicitation.route(route, params, signal);
+  }
+
+  /** The answer to one sampling/createMessage that came in on `route`; rejects with an McpError. */
+  sample(route: Route, params: SampleParams, signal: AbortSignal): Promise<CreateMessageResult> {
+    return this.#sampling.route(route, params, signal);
+  }
+}
+
+/** Where the requests a call's server sends while it runs come in: its conversation's, or its server's. */
+export function routeOf(indexed: IndexedTool): Route {
+  if (!isConversationTool(indexed)) return { serverId: indexed.entry.id };
+  return {
+    serverId: indexed.entry.id,
+    conversation: conversationKey(indexed.conversation.identity),
+  };
+}
