@@ -6,7 +6,46 @@
  * agent that is done simply exits (esbuild's service does the same with reference counts).
  */
 import { Connection } from "./connection.js";
-import type { ConversationIdentity } from "./conversation-shapes.js";
+import {
+  type CallParams,
+  type CallToolResult,
+  type CatalogServer,
+  type CompleteParams,
+  type CompleteResult,
+  type ConfigStatus,
+  type ConversationIdentity,
+  type DaemonStatus,
+  DEFAULT_MAX_FRAME_BYTES,
+  defined,
+  type ElicitParams,
+  type GetPromptResult,
+  type HelloResult,
+  type HookContext,
+  type HookEvent,
+  type HookOutcome,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type LoggingLevel,
+  McpPoolError,
+  type MethodName,
+  type NotificationName,
+  type ParamsOf,
+  type PinInfo,
+  type PoolEvent,
+  type ProbeResult,
+  type ProgressParams,
+  PROTOCOL_VERSION,
+  type ReadResourceResult,
+  type ResultOf,
+  type SampleParams,
+  type ServerAuthState,
+  type ServerNotificationParams,
+  type ServerRow,
+  type ServerState,
+  type ToolDefinition,
+  type ToolDescription,
+} from "mcpool-protocol";
 import {
   conversationsClient,
   identified,
@@ -14,46 +53,7 @@ import {
   type IdentifiedClient,
 } from "./conversations.js";
 import { reachDaemon } from "./dial.js";
-import { DEFAULT_MAX_FRAME_BYTES } from "./codec.js";
-import { McpPoolError } from "./errors.js";
 import { defaultSocketPath } from "./paths.js";
-import {
-  PROTOCOL_VERSION,
-  type CallParams,
-  type HelloResult,
-  type MethodName,
-  type NotificationName,
-  type ParamsOf,
-  type ResultOf,
-  type ServerNotificationParams,
-} from "./protocol.js";
-import type {
-  CallToolResult,
-  CatalogServer,
-  ConfigStatus,
-  DaemonStatus,
-  HookContext,
-  HookEvent,
-  HookOutcome,
-  PinInfo,
-  PoolEvent,
-  ProbeResult,
-  ServerAuthState,
-  ServerRow,
-  ServerState,
-  ToolDefinition,
-  ToolDescription,
-} from "./shapes.js";
-import type {
-  CompleteResult,
-  GetPromptResult,
-  ListPromptsResult,
-  ListResourcesResult,
-  ListResourceTemplatesResult,
-  LoggingLevel,
-  ReadResourceResult,
-} from "./mcp-shapes.js";
-import type { CompleteParams, ElicitParams, ProgressParams, SampleParams } from "./protocol.js";
 import {
   CallRouting,
   type ElicitHandler,
@@ -94,12 +94,6 @@ export async function connect(options: ConnectOptions): Promise<PoolClient> {
   const client = new SocketPoolClient(options);
   await client.start(options.signal);
   return client;
-}
-
-function defined<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
-  return out as T;
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {

@@ -2,37 +2,35 @@
  * The PoolClient contract: what an agent holds once connected (SPEC D3), its options and
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
-import type { ConversationIdentity } from "./conversation-shapes.js";
-import type { ConversationsClient, IdentifiedClient } from "./conversations.js";
-import type { HelloResult } from "./protocol.js";
 import type {
   CallToolResult,
   CatalogServer,
+  CompleteParams,
+  CompleteResult,
   ConfigStatus,
+  ConversationIdentity,
   DaemonStatus,
+  GetPromptResult,
+  HelloResult,
   HookContext,
   HookEvent,
   HookOutcome,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  LoggingLevel,
   PinInfo,
   PoolEvent,
   ProbeResult,
+  ReadResourceResult,
   ServerAuthState,
   ServerNotification,
   ServerRow,
   ServerState,
   ToolDefinition,
   ToolDescription,
-} from "./shapes.js";
-import type {
-  CompleteResult,
-  GetPromptResult,
-  ListPromptsResult,
-  ListResourcesResult,
-  ListResourceTemplatesResult,
-  LoggingLevel,
-  ReadResourceResult,
-} from "./mcp-shapes.js";
-import type { CompleteParams } from "./protocol.js";
+} from "mcpool-protocol";
+import type { ConversationsClient, IdentifiedClient } from "./conversations.js";
 import type {
   ElicitHandler,
   PassthroughOptions,

@@ -5,13 +5,14 @@
  * them (SPEC E1); that the asker is this user is the socket's business (0600, uid check).
  */
 import {
+  defined,
   PROTOCOL_VERSION,
   type CallToolResult,
   type CatalogServer,
   type ConfigStatus,
   type DaemonStatus,
   type MethodName,
-} from "mcpool-client";
+} from "mcpool-protocol";
 
 import {
   HOOK_EVENTS,
@@ -97,13 +98,6 @@ export interface HandlerDeps {
   shutdown(): void;
   /** The daemon's version for hello. Default: status().version. */
   version?: string;
-}
-
-/** Keys whose value is undefined left out: to the pool, absent and undefined may differ. */
-function defined<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
-  return out as T;
 }
 
 interface Subscription {

@@ -213,7 +213,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   let destroying: Promise<void> | undefined;
   let serverClosed: Promise<void> | undefined;
 
-  function write(peer: Peer, frame: Buffer): boolean {
+  function write(peer: Peer, frame: Uint8Array): boolean {
     const { socket } = peer;
     if (socket.destroyed || !socket.writable) return false;
     socket.write(frame);
@@ -229,7 +229,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   }
 
   function respond(peer: Peer, message: object, id: JSONRPCID): void {
-    let frame: Buffer;
+    let frame: Uint8Array;
     try {
       frame = encodeFrame(message);
     } catch {
@@ -270,7 +270,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     params: NotificationParamsOf<N>,
   ): boolean {
     if (peer.phase !== "ready") return false;
-    let frame: Buffer;
+    let frame: Uint8Array;
     try {
       frame = encodeFrame(createJSONRPCNotification(name, params));
     } catch {
@@ -286,7 +286,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   /** A request of ours or a `request/cancel`, to a connection past hello; false if not sent. */
   function sendPeer(peer: Peer, message: object): boolean {
     if (peer.phase !== "ready") return false;
-    let frame: Buffer;
+    let frame: Uint8Array;
     try {
       frame = encodeFrame(message);
     } catch {
