@@ -12,6 +12,9 @@ import type {
   DaemonStatus,
   GetPromptResult,
   HelloResult,
+  MethodName,
+  ParamsOf,
+  ResultOf,
   HookContext,
   HookEvent,
   HookOutcome,
@@ -133,6 +136,16 @@ export type NotificationListener = (serverId: string, notification: ServerNotifi
 export interface PoolClient {
   /** The daemon's hello on the current connection; undefined while disconnected. */
   readonly daemon: HelloResult | undefined;
+  /**
+   * Any method of the protocol's METHODS, its params and result typed by the descriptor
+   * (vscode-jsonrpc's sendRequest): a method added to the protocol is usable here before it
+   * has a wrapper. The methods below are such wrappers, with positional arguments.
+   */
+  request<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    options?: { signal?: AbortSignal },
+  ): Promise<ResultOf<M>>;
   state(options?: { secrets?: boolean }): Promise<readonly ServerState[]>;
   /** With `identity`, the conversation's tools of `session: "conversation"` rows too. */
   tools(options?: {

@@ -6,7 +6,7 @@
  * not into what the daemon pushes.
  */
 import { randomUUID } from "node:crypto";
-import { defined, type ConversationIdentity } from "mcpool-protocol";
+import { defined, type CONVERSATION_METHODS, type ConversationIdentity } from "mcpool-protocol";
 
 import type { ConversationLease } from "../pool/conversations.js";
 import type {
@@ -50,19 +50,10 @@ export interface ConversationPool {
   readonly conversations?: ConversationsLike;
 }
 
-export const CONVERSATION_WIRE_METHODS = [
-  "conversation/acquire",
-  "conversation/release",
-  "conversation/terminate",
-  "conversation/tools",
-  "conversation/stats",
-  "conversation/permissions-changed",
-  "conversation/tools-changed",
-] as const;
-
+/** The per-conversation methods are the protocol's CONVERSATION_METHODS, named once there. */
 export type ConversationHandlers = Pick<
   HandlerTable,
-  (typeof CONVERSATION_WIRE_METHODS)[number] | "tools/list"
+  keyof typeof CONVERSATION_METHODS | "tools/list"
 >;
 
 export function createConversationHandlers(pool: ConversationPool): ConversationHandlers {
