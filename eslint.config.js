@@ -19,7 +19,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.ts", "client/src/**/*.ts"],
+    files: ["src/**/*.ts", "protocol/src/**/*.ts", "client/src/**/*.ts"],
     ignores: ["src/cli/**"],
     rules: { "no-console": "error" },
   },
@@ -84,6 +84,16 @@ export default tseslint.config(
       "no-restricted-imports": [
         "error",
         { patterns: ["../pool/*", "../daemon/*", "../cli/*", "../config/*", "../testing/*"] },
+      ],
+    },
+  },
+  {
+    // The wire contract (mcpool-protocol) is runtime-free: no package, no Node built-in.
+    files: ["protocol/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: "^(?!\\./)", message: "protocol/src imports only its own files." }] },
       ],
     },
   },

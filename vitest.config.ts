@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", "client/test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "protocol/test/**/*.test.ts", "client/test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Integration tests spawn real children; two cores are shared between files.

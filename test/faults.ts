@@ -294,11 +294,11 @@ export const FAULTS: readonly FaultPromise[] = [
         test: "decodes a character split across chunk boundaries exactly",
       },
       {
-        file: "client/test/codec.test.ts",
+        file: "protocol/test/codec.test.ts",
         test: "decodes a code point split across chunks, byte by byte",
       },
       {
-        file: "client/test/codec.test.ts",
+        file: "protocol/test/codec.test.ts",
         test: "decodes an emoji split in the middle of its four bytes",
       },
     ],
@@ -379,7 +379,7 @@ export const FAULTS: readonly FaultPromise[] = [
         test: "keeps serving other agents through garbage, half frames and oversized frames",
       },
       {
-        file: "client/test/codec.test.ts",
+        file: "protocol/test/codec.test.ts",
         test: "says when the stream ends inside a frame, and forgets it",
       },
     ],
@@ -391,7 +391,7 @@ export const FAULTS: readonly FaultPromise[] = [
     proofs: [
       { file: socketServer, test: "refuses a frame over the cap while it streams, then closes" },
       {
-        file: "client/test/codec.test.ts",
+        file: "protocol/test/codec.test.ts",
         test: "refuses a line as soon as its buffered bytes pass the cap, before any newline",
       },
     ],

@@ -18,21 +18,26 @@ import {
   type JSONRPCResponse,
 } from "json-rpc-2.0";
 
-import { FrameDecoder, encodeFrame, type Frame } from "./codec.js";
-import { McpPoolError, fromWireError, toWireError } from "./errors.js";
 import {
   CANCEL,
   DAEMON_REQUESTS,
-  isDaemonRequestName,
-  isNotificationName,
   type DaemonParamsOf,
   type DaemonRequestName,
   type DaemonResultOf,
+  encodeFrame,
+  type Frame,
+  FrameDecoder,
+  fromWireError,
+  isDaemonRequestName,
+  isNotificationName,
+  isRecord,
+  McpPoolError,
   type MethodName,
   type NotificationName,
   type ParamsOf,
   type ResultOf,
-} from "./protocol.js";
+  toWireError,
+} from "mcpool-protocol";
 
 export interface ConnectionHooks {
   /** A notification the daemon pushed; `params` is as received, unchecked. */
@@ -64,10 +69,6 @@ const METHOD_NOT_FOUND = -32601;
 const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
@@ -75,7 +76,7 @@ function abortReason(signal: AbortSignal): unknown {
 export class Connection {
   /** Streams the daemon has been asked to push on this connection. */
   subscribed = { events: false, notifications: false, elicit: false, sample: false };
-  private readonly rpc: JSONRPCClient<Buffer>;
+  private readonly rpc: JSONRPCClient<Uint8Array>;
   private readonly pending = new Map<number, Pending>();
   /** The daemon's requests being answered, by their id: `request/cancel` aborts one. */
   private readonly inbound = new Map<JSONRPCID, AbortController>();
@@ -90,7 +91,7 @@ export class Connection {
   ) {
     // The frame is encoded before the request is registered (see request()), so a value
     // that is not JSON fails its own call, synchronously; the library's payload is unused.
-    this.rpc = new JSONRPCClient<Buffer>((_payload, frame) => {
+    this.rpc = new JSONRPCClient<Uint8Array>((_payload, frame) => {
       socket.write(frame);
     });
     const decoder = new FrameDecoder({ maxFrameBytes });
@@ -142,7 +143,7 @@ export class Connection {
     const id = ++this.lastId;
     onId?.(id);
     const request = createJSONRPCRequest(id, method, params);
-    let frame: Buffer;
+    let frame: Uint8Array;
     try {
       frame = encodeFrame(request);
     } catch (error) {

@@ -5,15 +5,19 @@
  * at your door before you name an identity: the daemon takes it at its word.
  */
 import type { CallOptions, PoolClient } from "./client.js";
-import type {
-  ConversationIdentity,
-  ConversationSelector,
-  ConversationServerStats,
-  ConversationTools,
-  TerminateResult,
-} from "./conversation-shapes.js";
-import type { MethodName, ParamsOf, ResultOf } from "./protocol.js";
-import type { CallToolResult, ToolDefinition } from "./shapes.js";
+import {
+  type CallToolResult,
+  type ConversationIdentity,
+  type ConversationSelector,
+  type ConversationServerStats,
+  type ConversationTools,
+  defined,
+  type MethodName,
+  type ParamsOf,
+  type ResultOf,
+  type TerminateResult,
+  type ToolDefinition,
+} from "mcpool-protocol";
 
 /** A hold on one conversation's client; the daemon lets go when this connection closes. */
 export interface ConversationLeaseHandle extends AsyncDisposable {
@@ -88,12 +92,6 @@ export type Run = <M extends MethodName>(
   params: ParamsOf<M>,
   signal?: AbortSignal,
 ) => Promise<ResultOf<M>>;
-
-function defined<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
-  return out as T;
-}
 
 export function conversationsClient(run: Run): ConversationsClient {
   return {

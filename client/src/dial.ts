@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { lstat } from "node:fs/promises";
 import { createConnection, type Socket } from "node:net";
 
-import { McpPoolError } from "./errors.js";
+import { McpPoolError } from "mcpool-protocol";
 
 function unavailable(message: string, detail: Record<string, unknown> = {}): McpPoolError {
   return new McpPoolError("daemon-unavailable", message, detail);

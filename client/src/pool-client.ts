@@ -2,37 +2,38 @@
  * The PoolClient contract: what an agent holds once connected (SPEC D3), its options and
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
-import type { ConversationIdentity } from "./conversation-shapes.js";
-import type { ConversationsClient, IdentifiedClient } from "./conversations.js";
-import type { HelloResult } from "./protocol.js";
 import type {
   CallToolResult,
   CatalogServer,
+  CompleteParams,
+  CompleteResult,
   ConfigStatus,
+  ConversationIdentity,
   DaemonStatus,
+  GetPromptResult,
+  HelloResult,
+  MethodName,
+  ParamsOf,
+  ResultOf,
   HookContext,
   HookEvent,
   HookOutcome,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  LoggingLevel,
   PinInfo,
   PoolEvent,
   ProbeResult,
+  ReadResourceResult,
   ServerAuthState,
   ServerNotification,
   ServerRow,
   ServerState,
   ToolDefinition,
   ToolDescription,
-} from "./shapes.js";
-import type {
-  CompleteResult,
-  GetPromptResult,
-  ListPromptsResult,
-  ListResourcesResult,
-  ListResourceTemplatesResult,
-  LoggingLevel,
-  ReadResourceResult,
-} from "./mcp-shapes.js";
-import type { CompleteParams } from "./protocol.js";
+} from "mcpool-protocol";
+import type { ConversationsClient, IdentifiedClient } from "./conversations.js";
 import type {
   ElicitHandler,
   PassthroughOptions,
@@ -135,6 +136,16 @@ export type NotificationListener = (serverId: string, notification: ServerNotifi
 export interface PoolClient {
   /** The daemon's hello on the current connection; undefined while disconnected. */
   readonly daemon: HelloResult | undefined;
+  /**
+   * Any method of the protocol's METHODS, its params and result typed by the descriptor
+   * (vscode-jsonrpc's sendRequest): a method added to the protocol is usable here before it
+   * has a wrapper. The methods below are such wrappers, with positional arguments.
+   */
+  request<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    options?: { signal?: AbortSignal },
+  ): Promise<ResultOf<M>>;
   state(options?: { secrets?: boolean }): Promise<readonly ServerState[]>;
   /** With `identity`, the conversation's tools of `session: "conversation"` rows too. */
   tools(options?: {

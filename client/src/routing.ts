@@ -5,16 +5,17 @@
  * else declined. The daemon sends a connection only what its own calls caused, so two
  * agents using the same request ids never see each other's traffic.
  */
-import { McpPoolError } from "./errors.js";
-import type {
-  CreateMessageRequestParams,
-  CreateMessageResult,
-  ElicitRequestParams,
-  ElicitResult,
-  Progress,
-  ProgressToken,
-} from "./mcp-shapes.js";
-import type { ElicitParams, SampleParams } from "./protocol.js";
+import {
+  type CreateMessageRequestParams,
+  type CreateMessageResult,
+  type ElicitParams,
+  type ElicitRequestParams,
+  type ElicitResult,
+  McpPoolError,
+  type Progress,
+  type ProgressToken,
+  type SampleParams,
+} from "mcpool-protocol";
 
 export interface ElicitHandlerContext {
   /** The pooled server that asks. */

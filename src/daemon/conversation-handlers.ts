@@ -6,7 +6,7 @@
  * not into what the daemon pushes.
  */
 import { randomUUID } from "node:crypto";
-import type { ConversationIdentity } from "mcpool-client";
+import { defined, type CONVERSATION_METHODS, type ConversationIdentity } from "mcpool-protocol";
 
 import type { ConversationLease } from "../pool/conversations.js";
 import type {
@@ -50,26 +50,11 @@ export interface ConversationPool {
   readonly conversations?: ConversationsLike;
 }
 
-export const CONVERSATION_WIRE_METHODS = [
-  "conversation/acquire",
-  "conversation/release",
-  "conversation/terminate",
-  "conversation/tools",
-  "conversation/stats",
-  "conversation/permissions-changed",
-  "conversation/tools-changed",
-] as const;
-
+/** The per-conversation methods are the protocol's CONVERSATION_METHODS, named once there. */
 export type ConversationHandlers = Pick<
   HandlerTable,
-  (typeof CONVERSATION_WIRE_METHODS)[number] | "tools/list"
+  keyof typeof CONVERSATION_METHODS | "tools/list"
 >;
-
-function defined<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
-  return out as T;
-}
 
 export function createConversationHandlers(pool: ConversationPool): ConversationHandlers {
   /** Per connection id, per lease id: the leases it holds, released when it closes. */

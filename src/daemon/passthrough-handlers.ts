@@ -5,6 +5,8 @@
  * `notifications/resources/updated` go to the connections that subscribed to that uri on
  * that server, as `notification`, and end with the connection.
  */
+import { defined } from "mcpool-protocol";
+
 import type { ServerNotification } from "../pool/types.js";
 import type {
   PassthroughMethod,
@@ -43,13 +45,6 @@ export const PASSTHROUGH_WIRE_METHODS = [
 ] as const;
 
 export type PassthroughHandlers = Pick<HandlerTable, (typeof PASSTHROUGH_WIRE_METHODS)[number]>;
-
-/** Keys whose value is undefined left out: MCP params are strict about what is present. */
-function defined<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
-  return out as T;
-}
 
 export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHandlers {
   /** Per connection id, per `<serverId>\0<uri>`: how to stop listening. */

@@ -1,38 +1,26 @@
 /**
- * One small handler per method of the wire (mcpool-client's METHODS), each `(params, ctx)`.
+ * One small handler per method of the wire (mcpool-protocol's METHODS), each `(params, ctx)`:
+ * the table's keys, params and results are the descriptors' (HandlerTable), so a new method
+ * is a descriptor in protocol/src/methods.ts and its handler here, and tsc names a missing one.
  * They translate between the wire's params and the pool's calls and nothing more: scope,
  * timeouts and refusals are the pool's. Secrets leave the pool only when a request asks for
  * them (SPEC E1); that the asker is this user is the socket's business (0600, uid check).
  */
 import {
+  defined,
   PROTOCOL_VERSION,
   type CallToolResult,
-  type CatalogServer,
   type ConfigStatus,
   type DaemonStatus,
   type MethodName,
-} from "mcpool-client";
+  type NotificationParamsOf,
+  type ResultOf,
+} from "mcpool-protocol";
 
-import {
-  HOOK_EVENTS,
-  isHookEvent,
-  type HookContext,
-  type HookEvent,
-  type HookOutcome,
-} from "../config/hooks.js";
+import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../config/hooks.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "../pool/errors.js";
-import type {
-  CallOptions,
-  PinInfo,
-  PoolEvent,
-  ProbeResult,
-  ServerAuthState,
-  ServerNotification,
-  ServerState,
-  ToolDefinition,
-  ToolDescription,
-} from "../pool/types.js";
+import type { CallOptions, ServerNotification } from "../pool/types.js";
 import type { HandlerTable } from "./socket-server.js";
 import { routedCall } from "./call-routing.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./passthrough-handlers.js";
@@ -40,48 +28,53 @@ import { createConversationHandlers, type ConversationPool } from "./conversatio
 
 type Awaitable<T> = T | PromiseLike<T>;
 
-/** Exactly what the handlers use of the pool. */
+/** A method's result as its descriptor in mcpool-protocol's METHODS types it. */
+type Answer<M extends MethodName> = Awaitable<ResultOf<M>>;
+
+/**
+ * Exactly what the handlers use of the pool. Its answers are typed by the methods'
+ * descriptors rather than written out again, so a descriptor that changes its result
+ * fails here and in the handler, not on the wire.
+ */
 export interface PoolLike extends PassthroughPool, ConversationPool {
   /** Resolves once the first reconcile is done, or a bound passed; never rejects (F4). */
   ready(): Promise<void>;
-  state(options: { secrets: boolean }): Awaitable<readonly ServerState[]>;
-  tools(options: {
-    names?: readonly string[];
-    servers?: readonly string[];
-  }): Awaitable<readonly ToolDefinition[]>;
-  catalog(servers?: readonly string[]): Awaitable<readonly CatalogServer[]>;
+  state(options: { secrets: boolean }): Answer<"pool/state">;
+  tools(options: { names?: readonly string[]; servers?: readonly string[] }): Answer<"tools/list">;
+  catalog(servers?: readonly string[]): Answer<"tools/catalog">;
   search(
     query: string,
     options: { servers?: readonly string[]; limit?: number },
-  ): Awaitable<readonly CatalogServer[]>;
+  ): Answer<"tools/search">;
+  /** undefined where the wire says null: the name would be refused. */
   describe(
     name: string,
     options: { servers?: readonly string[]; hidden?: boolean },
-  ): Awaitable<ToolDescription | undefined>;
-  alwaysLoaded(servers?: readonly string[]): Awaitable<readonly string[]>;
+  ): Awaitable<NonNullable<ResultOf<"tools/describe">> | undefined>;
+  alwaysLoaded(servers?: readonly string[]): Answer<"tools/always-loaded">;
   /** Never rejects: every hook's failure is an outcome. */
   runHooks(
     event: HookEvent,
     context: HookContext,
     options: { servers?: readonly string[]; signal?: AbortSignal },
-  ): Promise<readonly HookOutcome[]>;
+  ): Promise<ResultOf<"hooks/run">>;
   /** A string, or the CallToolResult when `options.raw`. */
   call(
     name: string,
     input: Record<string, unknown> | undefined,
     options: CallOptions,
   ): Promise<unknown>;
-  probe(row: McpServerConfig): Awaitable<ProbeResult>;
+  probe(row: McpServerConfig): Answer<"server/probe">;
   stop(id: string): Awaitable<void>;
   reconnect(id: string): Awaitable<void>;
   /** Dials an idle server, so what a person approves is a live list. */
-  pinInfo(id: string): Promise<PinInfo>;
-  approve(id: string, fingerprint: string): Promise<PinInfo>;
+  pinInfo(id: string): Promise<ResultOf<"server/pin-info">>;
+  approve(id: string, fingerprint: string): Promise<ResultOf<"server/approve">>;
   /** Stores an OAuth sign-in for an http server and redials it; never rejects on the dial. */
-  storeCredentials(id: string, credentials: unknown): Promise<ServerAuthState>;
-  forgetCredentials(id: string): Promise<ServerAuthState>;
+  storeCredentials(id: string, credentials: unknown): Promise<ResultOf<"auth/store">>;
+  forgetCredentials(id: string): Promise<ResultOf<"auth/forget">>;
   /** Returns the unsubscribe function. */
-  onEvent(listener: (event: PoolEvent) => void): () => void;
+  onEvent(listener: (event: NotificationParamsOf<"event">) => void): () => void;
   /** Returns the unsubscribe function. */
   onNotification(
     listener: (serverId: string, notification: ServerNotification) => void,
@@ -97,13 +90,6 @@ export interface HandlerDeps {
   shutdown(): void;
   /** The daemon's version for hello. Default: status().version. */
   version?: string;
-}
-
-/** Keys whose value is undefined left out: to the pool, absent and undefined may differ. */
-function defined<T extends object>(value: T): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
-  return out as T;
 }
 
 interface Subscription {

@@ -104,7 +104,7 @@ export class SocketPeer {
   }
 
   /** Writes one frame; false when the peer can no longer take one (and then it is dropped). */
-  write(frame: Buffer): boolean {
+  write(frame: Uint8Array): boolean {
     const { socket } = this;
     if (socket.destroyed || !socket.writable) return false;
     socket.write(frame);
@@ -122,7 +122,7 @@ export class SocketPeer {
   /** Answers request `id`; an answer that cannot be sent becomes an error that can. */
   respond(message: object, id: JSONRPCID): void {
     const { maxFrameBytes } = this.limits;
-    let frame: Buffer;
+    let frame: Uint8Array;
     try {
       frame = encodeFrame(message);
     } catch {
@@ -188,7 +188,7 @@ export class SocketPeer {
     this.requests.close(gone);
   }
 
-  #encode(message: object): Buffer | undefined {
+  #encode(message: object): Uint8Array | undefined {
     try {
       return encodeFrame(message);
     } catch {

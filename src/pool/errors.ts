@@ -1,72 +1,23 @@
 /**
  * McpPoolError: every refusal of the pool carries a stable string code (SPEC C12).
  * Structured detail travels beside the message (`retryAt`, `timeoutMs`, stderr tail),
- * never inside text a caller would have to parse.
+ * never inside text a caller would have to parse. The class and its code list are the
+ * wire's (mcpool-protocol), so the error the pool throws is the one a client rebuilds.
  */
+import type { ErrorCode, ErrorDetail } from "mcpool-protocol";
 
-export const POOL_ERROR_CODES = [
-  "unknown-server",
-  "disabled",
-  "backoff",
-  "connect-failed",
-  "connection-lost",
-  "unknown-tool",
-  "out-of-scope",
-  "tool-error",
-  "invalid-arguments",
-  "timeout",
-  "no-configs",
-  "pool-full",
-  "no-identity",
-  "stale-tools",
-  "closed",
-  "pin-mismatch",
-  "not-offered",
-  "auth-required",
-  "binding-changed",
-  "session-expired",
-  "server-crashed",
-] as const;
+export {
+  isPoolErrorCode,
+  McpPoolError,
+  POOL_ERROR_CODES,
+  type ErrorCode,
+  type PoolErrorCode,
+} from "mcpool-protocol";
 
-export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];
+/** The detail of a refusal; the wire's ErrorDetail under the pool's old name. */
+export type PoolErrorDetail = ErrorDetail;
 
-export interface PoolErrorDetail {
-  /** The server the refusal concerns, when there is one. */
-  serverId?: string;
-  /** For `backoff`: epoch ms at which a dial will be attempted again. */
-  retryAt?: number;
-  /** For `timeout`: the bound that ran out. */
-  timeoutMs?: number;
-  /** For `connect-failed` and `connection-lost`: what the child last wrote to stderr. */
-  stderr?: string;
-  /** For `pool-full`: the budget that is full. */
-  limit?: string;
-  /** Anything else worth carrying, already free of secrets. */
-  [key: string]: unknown;
-}
-
-export class McpPoolError extends Error {
-  override readonly name = "McpPoolError";
-  readonly code: PoolErrorCode;
-  readonly detail: PoolErrorDetail;
-
-  constructor(
-    code: PoolErrorCode,
-    message: string,
-    detail: PoolErrorDetail = {},
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-    this.code = code;
-    this.detail = detail;
-  }
-}
-
-export function isPoolErrorCode(value: unknown): value is PoolErrorCode {
-  return typeof value === "string" && (POOL_ERROR_CODES as readonly string[]).includes(value);
-}
-
-const HTTP_STATUS: Record<PoolErrorCode, number> = {
+const HTTP_STATUS: Record<ErrorCode, number> = {
   "unknown-server": 404,
   disabled: 404,
   "unknown-tool": 404,
@@ -93,9 +44,14 @@ const HTTP_STATUS: Record<PoolErrorCode, number> = {
   // The server ended a conversation's session; the next call opens a new one.
   "session-expired": 404,
   timeout: 504,
+  // The client's own codes, for a gateway that fronts a PoolClient rather than a pool:
+  // no daemon to ask, one that speaks another protocol, or a plain JSON-RPC refusal.
+  "daemon-unavailable": 503,
+  "protocol-mismatch": 502,
+  "rpc-error": 502,
 };
 
 /** The HTTP status a gateway should answer a refusal with. */
-export function httpStatusFor(code: PoolErrorCode): number {
+export function httpStatusFor(code: ErrorCode): number {
   return HTTP_STATUS[code];
 }

@@ -9,7 +9,12 @@
  * resolve a version range, so an offline install of a new tarball fails with ENOTCACHED.
  * Answering the metadata requests here from the lockfile closes that gap and keeps the
  * install to the tested dependency tree.
+ *
+ * It also serves tarballs packed from this checkout as if they had been published beside
+ * it (`published`): mcpool-client depends on mcpool-protocol as any npm package depends on
+ * another, so an agent's `npm install` of the client tarball fetches the protocol from here.
  */
+import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
@@ -32,6 +37,12 @@ interface LockEntry {
   cpu?: string[];
 }
 
+/** A tarball packed from this checkout, served as a published version of its package. */
+export interface PublishedTarball {
+  path: string;
+  manifest: { name: string; version: string; dependencies?: Record<string, string> };
+}
+
 export interface LocalRegistry {
   /** `http://127.0.0.1:PORT/`, for `npm --registry`. */
   url: string;
@@ -42,16 +53,23 @@ export interface LocalRegistry {
 
 const NODE_MODULES = "node_modules/";
 const TARBALL_PATH = "/-/tarball/";
+const PUBLISHED_PATH = "/-/published/";
 
 /** Starts the registry for `lockfilePath`, reading tarballs from `cacheDir` (`npm config get cache`). */
 export async function startLocalRegistry(
   lockfilePath: string,
   cacheDir: string,
+  published: readonly PublishedTarball[] = [],
 ): Promise<LocalRegistry> {
   const lock = JSON.parse(await readFile(lockfilePath, "utf8")) as {
     packages: Record<string, LockEntry>;
   };
   const entries = lockedVersions(lock.packages);
+  const ours = new Map<string, PublishedTarball & { integrity: string }>();
+  for (const tarball of published) {
+    const digest = createHash("sha512").update(await readFile(tarball.path));
+    ours.set(tarball.manifest.name, { ...tarball, integrity: `sha512-${digest.digest("base64")}` });
+  }
   const misses: string[] = [];
   let base = "";
   const server = createServer((request, response) => {
@@ -60,8 +78,10 @@ export async function startLocalRegistry(
       misses.push(path);
       response.writeHead(404, { "content-type": "application/json" }).end("{}");
     };
-    if (path.startsWith(TARBALL_PATH)) {
-      const file = cachedContent(cacheDir, path.slice(TARBALL_PATH.length));
+    if (path.startsWith(TARBALL_PATH) || path.startsWith(PUBLISHED_PATH)) {
+      const file = path.startsWith(TARBALL_PATH)
+        ? cachedContent(cacheDir, path.slice(TARBALL_PATH.length))
+        : ours.get(path.slice(PUBLISHED_PATH.length))?.path;
       if (file === undefined) return miss();
       const stream = createReadStream(file);
       stream.once("error", miss);
@@ -69,6 +89,13 @@ export async function startLocalRegistry(
         response.writeHead(200, { "content-type": "application/octet-stream" });
         stream.pipe(response);
       });
+      return;
+    }
+    const own = ours.get(path.slice(1));
+    if (own !== undefined) {
+      response
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify(publishedPackument(own, base)));
       return;
     }
     const versions = entries.get(path.slice(1));
@@ -111,6 +138,20 @@ function packument(name: string, entries: LockEntry[], base: string): unknown {
     };
   }
   return { name, versions, "dist-tags": {} };
+}
+
+/** The registry document of a package packed from this checkout: its one version. */
+function publishedPackument(
+  tarball: PublishedTarball & { integrity: string },
+  base: string,
+): unknown {
+  const { name, version, dependencies } = tarball.manifest;
+  const dist = { integrity: tarball.integrity, tarball: `${base}${PUBLISHED_PATH}${name}` };
+  return {
+    name,
+    versions: { [version]: { name, version, dependencies, dist } },
+    "dist-tags": { latest: version },
+  };
 }
 
 /** Where cacache keeps the content with this sha512 integrity, if it is one. */

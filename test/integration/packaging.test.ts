@@ -1,23 +1,29 @@
 /**
- * The packages as a user gets them (issue 14): `mcpool` and `mcpool-client` are packed
- * from this checkout, `mcpool` is installed alone with `npm install --global` into a
- * temporary prefix and `mcpool-client` into a temporary agent project, and both are run
- * from there: the installed command, its daemon, and the client talking to that daemon.
+ * The packages as a user gets them (issue 14): `mcpool`, `mcpool-client` and
+ * `mcpool-protocol` are packed from this checkout, `mcpool` is installed alone with
+ * `npm install --global` into a temporary prefix (mcpool-client and mcpool-protocol
+ * bundled inside), and `mcpool-client` alone into a temporary agent project (its
+ * mcpool-protocol fetched from the registry, as if published beside it). All three are run
+ * from there: the installed command, its daemon, and an agent importing each package.
  *
  * No network: dependencies come from a registry on 127.0.0.1 that serves the lockfile's
  * versions out of the npm cache `npm ci` filled (test/helpers/local-registry.ts says why
- * `--offline` alone cannot do this). The checkout stays as it was: tarballs, the npm cache
+ * `--offline` alone cannot do this), and the protocol's tarball packed here. The checkout stays as it was: tarballs, the npm cache
  * of the installs and both installs live in one temporary directory.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { startDaemon, testHome, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
-import { startLocalRegistry, type LocalRegistry } from "../helpers/local-registry.js";
+import {
+  startLocalRegistry,
+  type LocalRegistry,
+  type PublishedTarball,
+} from "../helpers/local-registry.js";
 import { waitFor } from "../helpers/processes.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -82,10 +88,11 @@ interface Packed {
 
 describe("the packed packages, installed as a user installs them", () => {
   let dir: string;
-  let registry: LocalRegistry;
+  let registry: LocalRegistry | undefined;
   let env: NodeJS.ProcessEnv;
   let mcpoolPack: Packed;
   let clientPack: Packed;
+  let protocolPack: Packed;
   let prefix: string;
   let agent: string;
   let installs: { global: Ran; agent: Ran };
@@ -103,14 +110,14 @@ describe("the packed packages, installed as a user installs them", () => {
     home = testHome("mcpool-packaging-home-");
     env = shellEnv();
     const cache = await run("npm", ["config", "get", "cache"], { cwd: ROOT, env: process.env });
-    registry = await startLocalRegistry(join(ROOT, "package-lock.json"), cache.stdout.trim());
     writeFileSync(join(dir, "npmrc"), "");
     const npm = (args: string[], cwd: string): Promise<Ran> =>
       run(
         "npm",
         [
           ...args,
-          `--registry=${registry.url}`,
+          // Packing asks no registry; installing asks the one started once the packs exist.
+          ...(registry === undefined ? [] : [`--registry=${registry.url}`]),
           `--cache=${join(dir, "npm-cache")}`,
           // Only these flags count: no ~/.npmrc pointing a scope at another registry.
           `--userconfig=${join(dir, "npmrc")}`,
@@ -130,7 +137,17 @@ describe("the packed packages, installed as a user installs them", () => {
       if (packed.code !== 0) throw new Error(`npm pack failed: ${packed.stderr}`);
       return (JSON.parse(packed.stdout) as Packed[])[0] as Packed;
     };
-    [mcpoolPack, clientPack] = await Promise.all([pack([]), pack(["--workspace=client"])]);
+    [mcpoolPack, clientPack, protocolPack] = await Promise.all([
+      pack([]),
+      pack(["--workspace=client"]),
+      pack(["--workspace=protocol"]),
+    ]);
+    const protocolManifest = JSON.parse(
+      readFileSync(join(ROOT, "protocol", "package.json"), "utf8"),
+    ) as PublishedTarball["manifest"];
+    registry = await startLocalRegistry(join(ROOT, "package-lock.json"), cache.stdout.trim(), [
+      { path: join(dir, protocolPack.filename), manifest: protocolManifest },
+    ]);
 
     mkdirSync(agent);
     writeFileSync(
@@ -151,21 +168,24 @@ describe("the packed packages, installed as a user installs them", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("packs mcpool with mcpool-client's built files inside, and no install-time scripts", () => {
+  it("packs mcpool with mcpool-client's and mcpool-protocol's built files inside, and no install-time scripts", () => {
     const files = mcpoolPack.files.map((file) => file.path);
     expect(files).toContain("dist/cli/main.js");
     expect(files).toContain("systemd/mcpool.service");
     expect(files).toContain("launchd/dev.mcpool.daemon.plist");
     expect(files).toContain("node_modules/mcpool-client/dist/index.js");
-    expect(mcpoolPack.bundled).toContain("mcpool-client");
+    expect(files).toContain("node_modules/mcpool-protocol/dist/index.js");
+    expect(mcpoolPack.bundled).toEqual(
+      expect.arrayContaining(["mcpool-client", "mcpool-protocol"]),
+    );
     expect(clientPack.files.map((file) => file.path)).toContain("dist/index.js");
+    expect(protocolPack.files.map((file) => file.path)).toContain("dist/index.js");
   });
 
-  it("installs mcpool alone from its tarball, with no registry copy of mcpool-client", () => {
+  it("installs mcpool alone from its tarball, with no registry copy of mcpool-client or mcpool-protocol", () => {
     const { code, stderr } = installs.global;
-    expect(code, `${stderr}\nnot in the lockfile or the cache: ${registry.misses.join(" ")}`).toBe(
-      0,
-    );
+    const misses = registry?.misses.join(" ") ?? "";
+    expect(code, `${stderr}\nnot in the lockfile or the cache: ${misses}`).toBe(0);
     expect(installs.global.stderr).not.toMatch(/install.scripts|allowScripts/i);
     const manifest = JSON.parse(readFileSync(installed("package.json"), "utf8")) as {
       scripts?: Record<string, string>;
@@ -173,7 +193,11 @@ describe("the packed packages, installed as a user installs them", () => {
     };
     expect(INSTALL_SCRIPTS.filter((name) => manifest.scripts?.[name] !== undefined)).toEqual([]);
     expect(manifest.dependencies["mcpool-client"]).toBe(VERSION);
+    expect(manifest.dependencies["mcpool-protocol"]).toBe(VERSION);
     expect(existsSync(installed("node_modules", "mcpool-client", "dist", "index.js"))).toBe(true);
+    expect(existsSync(installed("node_modules", "mcpool-protocol", "dist", "index.js"))).toBe(true);
+    // One copy of the contract, so the pool's errors are the client's class.
+    expect(existsSync(installed("node_modules", "mcpool-client", "node_modules"))).toBe(false);
   });
 
   it("runs the installed command: --version and the in-process demo", async () => {
@@ -185,7 +209,7 @@ describe("the packed packages, installed as a user installs them", () => {
     expect(demo.stdout).toContain('echo__add {"a":1,"b":2} → add({"a":1,"b":2})');
   });
 
-  it("serves the daemon from the install to its CLI and to an agent's mcpool-client", async () => {
+  it("serves the daemon from the install to its CLI and to an agent importing all three packages", async () => {
     daemon = await startDaemon(home, [], { bin: bin() });
     const call = await run(bin(), ["call", "echo__add", '{"a":2,"b":3}'], {
       cwd: dir,
@@ -198,19 +222,45 @@ describe("the packed packages, installed as a user installs them", () => {
     writeFileSync(
       join(agent, "agent.js"),
       [
-        'import { connect } from "mcpool-client";',
+        'import { connect, McpPoolError } from "mcpool-client";',
+        'import { McpPoolError as ProtocolError, METHODS } from "mcpool-protocol";',
+        // The global install, as a script that embeds the pool would load it.
+        "const mcpool = await import(process.argv[2]);",
         'const pool = await connect({ clientName: "an-agent" });',
         "const tools = (await pool.tools()).map((tool) => tool.function.name);",
         'const answer = await pool.call("echo__echo", { text: "from the agent" });',
-        "console.log(JSON.stringify({ tools, answer }));",
+        'const refused = await pool.call("nope__nothing").catch((error) => error);',
+        "console.log(JSON.stringify({",
+        "  tools, answer, code: refused.code, caught: refused instanceof ProtocolError,",
+        "  oneClass: McpPoolError === ProtocolError, methods: Object.keys(METHODS),",
+        "  poolCodes: mcpool.POOL_ERROR_CODES, pool: typeof mcpool.McpPool,",
+        "}));",
         "await pool.close();",
       ].join("\n"),
     );
-    const fromAgent = await run(process.execPath, ["agent.js"], { cwd: agent, env: home.env });
+    const fromAgent = await run(
+      process.execPath,
+      ["agent.js", pathToFileURL(installed("dist", "index.js")).href],
+      { cwd: agent, env: home.env },
+    );
     expect(fromAgent.code, fromAgent.stderr).toBe(0);
-    const { tools, answer } = JSON.parse(fromAgent.stdout) as { tools: string[]; answer: unknown };
-    expect(tools).toContain("echo__echo");
-    expect(JSON.stringify(answer)).toContain("from the agent");
+    const seen = JSON.parse(fromAgent.stdout) as {
+      tools: string[];
+      answer: unknown;
+      code: string;
+      caught: boolean;
+      oneClass: boolean;
+      methods: string[];
+      poolCodes: string[];
+      pool: string;
+    };
+    expect(seen.tools).toContain("echo__echo");
+    expect(JSON.stringify(seen.answer)).toContain("from the agent");
+    // The refusal is rebuilt from the wire as the protocol's class, with a pool code.
+    expect(seen).toMatchObject({ caught: true, oneClass: true });
+    expect(seen.poolCodes).toContain(seen.code);
+    expect(seen.methods).toContain("tools/call");
+    expect(seen.pool).toBe("function");
 
     const shutdown = await run(bin(), ["shutdown"], { cwd: dir, env: home.env });
     expect(shutdown.code, shutdown.stderr).toBe(0);

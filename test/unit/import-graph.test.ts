@@ -218,7 +218,10 @@ function violations(graph: Graph): string[] {
     if (!under(file, "src/bridge")) continue;
     for (const specifier of graph.get(file)?.external ?? []) {
       const allowed =
-        isNodeBuiltin(specifier) || isMcpSdk(specifier) || specifier === "mcpool-client";
+        isNodeBuiltin(specifier) ||
+        isMcpSdk(specifier) ||
+        specifier === "mcpool-client" ||
+        specifier === "mcpool-protocol";
       if (!allowed)
         found.push(
           `${via}: imports "${specifier}"; src/bridge may use only mcpool-client, Node and the MCP SDK`,
@@ -236,6 +239,16 @@ function violations(graph: Graph): string[] {
       if (specifier === "mcpool" || specifier.startsWith("mcpool/")) {
         found.push(`${via}: imports "${specifier}", which is src/`);
       }
+    }
+  }
+
+  // protocol/ is the runtime-free contract: no package, no Node built-in, nothing of src/.
+  const protocolFiles = files.filter((f) => under(f, "protocol/src"));
+  for (const [file, chain] of reachable(graph, protocolFiles)) {
+    const via = chain.join(" → ");
+    if (!under(file, "protocol/src")) found.push(`${via}: protocol/src reaches ${file}`);
+    for (const specifier of graph.get(file)?.external ?? []) {
+      found.push(`${via}: imports "${specifier}"; protocol/src imports nothing`);
     }
   }
   return found;
@@ -403,6 +416,22 @@ describe("violations", () => {
     ]);
   });
 
+  it("finds protocol/src importing any package, a Node built-in or another tree", () => {
+    const found = violations(
+      graphOf({
+        "protocol/src/codec.ts": { external: ["node:buffer"] },
+        "protocol/src/errors.ts": { external: ["json-rpc-2.0"] },
+        "protocol/src/methods.ts": { local: ["client/src/paths.ts"] },
+        "client/src/paths.ts": {},
+      }),
+    );
+    expect(found).toEqual([
+      `protocol/src/codec.ts: imports "node:buffer"; protocol/src imports nothing`,
+      `protocol/src/errors.ts: imports "json-rpc-2.0"; protocol/src imports nothing`,
+      "protocol/src/methods.ts → client/src/paths.ts: protocol/src reaches client/src/paths.ts",
+    ]);
+  });
+
   it("finds a relative import that names no file", () => {
     const graph = graphOf({ "src/pool/a.ts": {} });
     (graph.get("src/pool/a.ts") as Edges).unresolved.push("./gone.js");
@@ -411,7 +440,7 @@ describe("violations", () => {
 });
 
 describe("the import graph of this repository", () => {
-  const graph = buildGraph(["src", "client/src"]);
+  const graph = buildGraph(["src", "protocol/src", "client/src"]);
 
   it("is walked: the browser-safe entry reaches the row types through its re-exports", () => {
     expect(graph.get(BROWSER_SAFE_ENTRY)?.local).toContain("src/config/rows.ts");

@@ -8,11 +8,13 @@ import {
   wireCodeOf,
 } from "mcpool-client";
 
-import { POOL_ERROR_CODES } from "../../src/pool/errors.js";
+import { McpPoolError as PoolError, POOL_ERROR_CODES } from "../../src/pool/errors.js";
 
 describe("wire errors", () => {
-  it("lists exactly the pool's codes, in the pool's order", () => {
-    expect([...WIRE_POOL_CODES]).toEqual([...POOL_ERROR_CODES]);
+  it("is one class and one code list on both sides: what the pool throws, a client catches", () => {
+    expect(WIRE_POOL_CODES).toBe(POOL_ERROR_CODES);
+    expect(PoolError).toBe(McpPoolError);
+    expect(new PoolError("backoff", "later", { retryAt: 1 })).toBeInstanceOf(McpPoolError);
   });
 
   it.each([...POOL_ERROR_CODES])(

@@ -5,11 +5,11 @@
  * with the same `.code` and `.detail`. toWireError and fromWireError are the only two places
  * that convert, one per direction; test/unit/wire-errors.test.ts round-trips every code.
  */
+import { isRecord } from "./values.js";
 
 /**
- * The pool's codes, in the pool's order: a copy of POOL_ERROR_CODES in src/pool/errors.ts
- * (this package may not import src/). Order matters: a code's index is its wire number.
- * Append only; test/unit/wire-errors.test.ts fails when the two lists differ.
+ * The pool's codes. Order matters: a code's index is its wire number. Append only.
+ * The pool raises these (src/pool/errors.ts re-exports this list); a client sees them.
  */
 export const POOL_ERROR_CODES = [
   "unknown-server",
@@ -52,7 +52,7 @@ export type ClientErrorCode = (typeof CLIENT_ERROR_CODES)[number];
 
 export type ErrorCode = PoolErrorCode | ClientErrorCode;
 
-/** Structured facts about a refusal; mirrors PoolErrorDetail in src/pool/errors.ts. */
+/** Structured facts about a refusal. */
 export interface ErrorDetail {
   /** The server the refusal concerns, when there is one. */
   serverId?: string;
@@ -68,7 +68,10 @@ export interface ErrorDetail {
   [key: string]: unknown;
 }
 
-/** A refusal, as a client of the daemon sees it. */
+/**
+ * A refusal: the one class the pool throws and a client rebuilds from the wire, so
+ * `instanceof McpPoolError` holds on either side, and in a process that embeds both.
+ */
 export class McpPoolError extends Error {
   override readonly name = "McpPoolError";
   readonly code: ErrorCode;
@@ -82,6 +85,10 @@ export class McpPoolError extends Error {
 }
 
 const ALL_CODES: readonly string[] = [...POOL_ERROR_CODES, ...CLIENT_ERROR_CODES];
+
+export function isPoolErrorCode(value: unknown): value is PoolErrorCode {
+  return typeof value === "string" && (POOL_ERROR_CODES as readonly string[]).includes(value);
+}
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && ALL_CODES.includes(value);
@@ -121,10 +128,6 @@ function codeOfWireNumber(n: number): ErrorCode | undefined {
 export function toWireError(code: ErrorCode, message: string, detail: ErrorDetail = {}): WireError {
   const data: WireErrorData = { code, detail };
   return { code: wireCodeOf(code), message, data };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

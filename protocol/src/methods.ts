@@ -1,5 +1,8 @@
 /**
  * The mcpool wire: JSON-RPC 2.0 messages in newline-delimited UTF-8 frames (codec.ts).
+ * Every method is declared here once, as a typed descriptor both sides read: the daemon's
+ * handler table is keyed by METHODS and typed by ParamsOf/ResultOf, and so is the client's
+ * request(). A new method is one descriptor here and one handler in src/daemon.
  * A client's first request is `hello`; a daemon answers nothing else before it, and both
  * sides refuse a PROTOCOL_VERSION other than their own (`protocol-mismatch`).
  * Requests are the METHODS below, each declared once; the daemon pushes NOTIFICATIONS only
@@ -41,8 +44,12 @@ import type {
   ProgressToken,
   ReadResourceResult,
 } from "./mcp-shapes.js";
-import { CONVERSATION_METHODS } from "./conversation-protocol.js";
+import { fields, method, type MethodSpec, type ParamsCheck } from "./checks.js";
+import { isRecord } from "./values.js";
+import { CONVERSATION_METHODS } from "./conversation-methods.js";
 import type { ConversationIdentity } from "./conversation-shapes.js";
+
+export type { MethodSpec, ParamsCheck } from "./checks.js";
 
 /** Bumped on any change an older peer would misread. */
 export const PROTOCOL_VERSION = 1;
@@ -221,61 +228,6 @@ export interface CancelParams {
 }
 
 export type Empty = Record<string, never>;
-
-/** Returns what is wrong with a request's params, or undefined. Absent params arrive as {}. */
-export type ParamsCheck = (params: Record<string, unknown>) => string | undefined;
-
-/** One method: a runtime check of its params, and its types (phantom, never set). */
-export interface MethodSpec<P, R> {
-  readonly check: ParamsCheck;
-  readonly types?: { params: P; result: R };
-}
-
-/** `id`: a JSON-RPC id or progress token, a string or a finite number. */
-type FieldKind = "string" | "number" | "boolean" | "object" | "string[]" | "id";
-type FieldSpec = Record<string, FieldKind | `${FieldKind}?`>;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-const IS: Record<FieldKind, (value: unknown) => boolean> = {
-  string: (value) => typeof value === "string",
-  number: (value) => typeof value === "number" && Number.isFinite(value) && value >= 0,
-  boolean: (value) => typeof value === "boolean",
-  object: isRecord,
-  "string[]": (value) => Array.isArray(value) && value.every((item) => typeof item === "string"),
-  id: (value) => typeof value === "string" || (typeof value === "number" && Number.isFinite(value)),
-};
-
-const DESCRIBED: Record<FieldKind, string> = {
-  string: "a string",
-  number: "a non-negative number",
-  boolean: "a boolean",
-  object: "an object",
-  "string[]": "an array of strings",
-  id: "a string or a number",
-};
-
-/** A check of named fields; fields it does not name are let through for newer clients. */
-function fields(spec: FieldSpec): ParamsCheck {
-  const entries = Object.entries(spec).map(([name, kind]) => {
-    const optional = kind.endsWith("?");
-    return { name, optional, kind: (optional ? kind.slice(0, -1) : kind) as FieldKind };
-  });
-  return (params) => {
-    for (const { name, optional, kind } of entries) {
-      const value = params[name];
-      if (value === undefined && optional) continue;
-      if (!IS[kind](value)) return `"${name}" must be ${DESCRIBED[kind]}`;
-    }
-    return undefined;
-  };
-}
-
-function method<P, R>(check: ParamsCheck): MethodSpec<P, R> {
-  return { check };
-}
 
 const checkProbe: ParamsCheck = (params) => {
   const row = params.row;

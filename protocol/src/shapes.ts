@@ -1,8 +1,7 @@
 /**
- * The data that crosses the socket: structural copies of the pool's public shapes
- * (src/pool/types.ts) and of a server row (src/config/rows.ts), because this package may not
- * import src/. The daemon hands the pool's own values to the wire typed as these, so tsc
- * fails in src/daemon the day the two drift apart.
+ * The data that crosses the socket, declared once: the pool's public shapes (state(),
+ * tools(), call(), probe(), onEvent() hand out exactly these; src/pool/types.ts re-exports
+ * them) and a server row. Plain data only, so the daemon sends every one of them unchanged.
  */
 import type {
   ConversationEvent,
@@ -10,7 +9,7 @@ import type {
   ConversationStats,
   SessionMode,
 } from "./conversation-shapes.js";
-import type { PoolErrorCode } from "./errors.js";
+import type { ErrorCode } from "./errors.js";
 
 /** Options every row may carry, whatever its transport (SPEC A1). */
 export interface ServerOptions {
@@ -86,7 +85,7 @@ export interface HookOutcome {
   ms: number;
 }
 
-/** What describe() says of one tool beyond its definition (SPEC C7). */
+/** What describe() says of one tool: what an OpenAI definition has no room for (C7). */
 export interface ToolDescription {
   /** The qualified name. */
   name: string;
@@ -95,11 +94,14 @@ export interface ToolDescription {
   toolName: string;
   title?: string;
   description?: string;
+  /** The server's claims, as it sent them; untrusted. */
   annotations?: ToolAnnotations;
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
+  /** The tool's `_meta`. */
   meta?: Record<string, unknown>;
   tokens: number;
+  /** The row hides it; only described when asked with `hidden: true`. */
   hidden?: boolean;
 }
 
@@ -152,7 +154,7 @@ export type OAuthGrant = "authorization_code" | "client_credentials" | "id-jag";
 export type ServerRow = StdioServerConfig | HttpServerConfig;
 
 /**
- * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld.
+ * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld (C18).
  * `auth-required`: the server wants an OAuth sign-in nobody has done (`mcpool login ID`).
  */
 export type ServerStatus =
@@ -184,9 +186,11 @@ export interface ToolState {
   description?: string;
   title?: string;
   annotations?: ToolAnnotations;
+  /** Left out of tools() and catalog() by the row's `hiddenTools`. */
   hidden: boolean;
+  /** Left out everywhere because another server holds the name (C2). */
   clashed?: boolean;
-  /** Estimated tokens its definition costs a model. */
+  /** Estimated tokens its definition costs to send, while the index holds it. */
   tokens?: number;
 }
 
@@ -194,11 +198,16 @@ export interface ServerState {
   id: string;
   slug: string;
   label: string;
+  /** A copy of the row; `env` and `headers` only with `state({ secrets: true })`. */
   config: ServerRow;
   status: ServerStatus;
+  /** Why the server is at `error` / `crash-loop`, including the stderr tail. */
   error?: string;
+  /** For `error` and `crash-loop`: epoch ms before which nothing is dialled. */
   retryAt?: number;
+  /** The child's pid, while a stdio connection is up. */
   pid?: number;
+  /** Epoch ms the current connection was made. */
   startedAt?: number;
   /** Calls in flight on the current connection, when there are any. */
   inflight?: number;
@@ -207,9 +216,10 @@ export interface ServerState {
   toolsFingerprint?: string;
   /** At `pin-mismatch`: how the list differs from the approved one, when that one is known. */
   pinDiff?: PinDiff;
+  /** The list is the last one known, not a live one. */
   stale?: boolean;
   tools: ToolState[];
-  /** A `session: "conversation"` row's counts (SPEC B9). */
+  /** A `session: "conversation"` row's clients, endings and operations: counts only (B9). */
   conversations?: ConversationStats;
   /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
   signIn?: SignInRequest;
@@ -229,7 +239,7 @@ export interface SignInRequest {
   exhausted?: boolean;
 }
 
-/** Where a server is after `auth/store` or `auth/forget` redialled it. */
+/** What storeCredentials() and forgetCredentials() leave a server at, after the redial. */
 export interface ServerAuthState {
   id: string;
   status: ServerStatus;
@@ -237,7 +247,7 @@ export interface ServerAuthState {
   error?: string;
 }
 
-/** An OpenAI-shaped function definition. */
+/** An OpenAI-shaped function definition, as tools() hands it out (frozen). */
 export interface ToolDefinition {
   type: "function";
   function: {
@@ -247,7 +257,7 @@ export interface ToolDefinition {
   };
 }
 
-/** How a live tool list differs from the one its pin was approved for, by tool name. */
+/** How a live tool list differs from the one its pin was approved for, by tool name (C18). */
 export interface PinDiff {
   added: string[];
   removed: string[];
@@ -271,7 +281,7 @@ export interface ToolChange {
   changes: string[];
 }
 
-/** What a person approving a server's tools is shown: its pin against its live list. */
+/** What a person approving a server's tools is shown (C18): its pin against its live list. */
 export interface PinInfo {
   serverId: string;
   /** The fingerprint the row pins, if it pins one. */
@@ -282,7 +292,7 @@ export interface PinInfo {
   tools: PinnedTool[];
   /** The pin does not match: the server's tools are withheld. */
   withheld: boolean;
-  /** The list the pin was approved for, when the daemon's pin store holds it. */
+  /** The list the pin was approved for, when the pool's pin store holds it. */
   approved?: PinnedTool[];
   /** How the live list differs from `approved`, when that is known. */
   diff?: PinDiff;
@@ -375,7 +385,8 @@ export type PoolEvent =
       toolName?: string;
       ms: number;
       ok: boolean;
-      code?: PoolErrorCode;
+      /** A pool code; typed as every code because the pool and a client share the class. */
+      code?: ErrorCode;
       error?: string;
       chars?: number;
       truncated?: boolean;
@@ -385,7 +396,7 @@ export type PoolEvent =
     }
   | ConversationEvent;
 
-/** A notification a pooled server sent. */
+/** A server notification, forwarded with the id of the server that sent it. */
 export interface ServerNotification {
   method: string;
   params?: Record<string, unknown>;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 
-import { DEFAULT_MAX_FRAME_BYTES, FrameDecoder, encodeFrame, type Frame } from "../src/codec.js";
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  FrameDecoder,
+  LineSplitter,
+  encodeFrame,
+  type Frame,
+} from "../src/codec.js";
 
 const values = (frames: Frame[]): unknown[] =>
   frames.map((frame) => (frame.ok ? frame.value : { refused: frame.error.reason }));
@@ -132,5 +138,28 @@ describe("encodeFrame", () => {
   it("refuses what JSON cannot hold", () => {
     expect(() => encodeFrame(undefined)).toThrow(TypeError);
     expect(() => encodeFrame({ big: 1n })).toThrow(TypeError);
+  });
+});
+
+describe("LineSplitter", () => {
+  const text = (lines: (Uint8Array | { oversize: number })[]): unknown[] =>
+    lines.map((line) => (line instanceof Uint8Array ? new TextDecoder().decode(line) : line));
+
+  it("hands out whole lines as bytes, joining a line split across chunks", () => {
+    const lines = new LineSplitter(64);
+    expect(text(lines.push(new TextEncoder().encode("one\ntw")))).toEqual(["one"]);
+    expect(lines.bufferedBytes).toBe(2);
+    expect(text(lines.push(new TextEncoder().encode("o\n\nthree")))).toEqual(["two", ""]);
+    expect(lines.end()).toBe(5);
+    expect(lines.bufferedBytes).toBe(0);
+  });
+
+  it("reports an oversize line once, drops the rest of it unbuffered, and goes on", () => {
+    const lines = new LineSplitter(4);
+    expect(lines.push(new TextEncoder().encode("abc"))).toEqual([]);
+    expect(lines.push(new TextEncoder().encode("defgh"))).toEqual([{ oversize: 8 }]);
+    expect(lines.push(new TextEncoder().encode("ijklmnop"))).toEqual([]);
+    expect(lines.bufferedBytes).toBe(0);
+    expect(text(lines.push(new TextEncoder().encode("q\nok\n")))).toEqual(["ok"]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The wire methods of per-conversation servers (SPEC B9), spread into protocol.ts's
+ * The wire methods of per-conversation servers (SPEC B9), spread into methods.ts's
  * METHODS. A lease lives as long as the connection that took it: a client that disconnects
  * lets go of every conversation it held. Calls and listings name their conversation with
  * `identity` on `tools/call` and `tools/list`; identities travel to the daemon only, and
@@ -12,7 +12,8 @@ import type {
   ConversationTools,
   TerminateResult,
 } from "./conversation-shapes.js";
-import type { Empty, MethodSpec, ParamsCheck } from "./protocol.js";
+import { fields, method } from "./checks.js";
+import type { Empty } from "./methods.js";
 
 export interface ConversationAcquireParams {
   serverId: string;
@@ -54,34 +55,6 @@ export interface PermissionsChangedParams {
 
 export interface ToolsChangedParams {
   servers?: readonly string[];
-}
-
-type Kind = "string" | "number" | "object" | "string[]";
-
-const IS: Record<Kind, (value: unknown) => boolean> = {
-  string: (value) => typeof value === "string",
-  number: (value) => typeof value === "number" && Number.isFinite(value) && value >= 0,
-  object: (value) => typeof value === "object" && value !== null && !Array.isArray(value),
-  "string[]": (value) => Array.isArray(value) && value.every((item) => typeof item === "string"),
-};
-
-/** A check of named fields (`?` optional); others pass, for newer clients. */
-function fields(spec: Record<string, Kind | `${Kind}?`>): ParamsCheck {
-  return (params) => {
-    for (const [name, declared] of Object.entries(spec)) {
-      const optional = declared.endsWith("?");
-      const kind = (optional ? declared.slice(0, -1) : declared) as Kind;
-      const value = params[name];
-      if (value === undefined && optional) continue;
-      if (!IS[kind](value))
-        return `"${name}" must be ${kind === "string[]" ? "an array of strings" : `a valid ${kind}`}`;
-    }
-    return undefined;
-  };
-}
-
-function method<P, R>(check: ParamsCheck): MethodSpec<P, R> {
-  return { check };
 }
 
 const SELECTOR = { tenant: "string?", principal: "string?", conversationId: "string?" } as const;

@@ -1,0 +1,128 @@
+/**
+ * What this client asked the daemon to push, and where pushed messages go. The streams
+ * (`pool/subscribe`: events, notifications, elicit, sample) follow the listeners and
+ * handlers present: the first listener subscribes, the last one gone unsubscribes, and a
+ * new connection is told again before it is used. Resource subscriptions are kept and sent
+ * again after a redial, since the daemon forgot the old connection's. Dispatch hands each
+ * notification to its listeners; a listener that throws is reported as an uncaught
+ * exception, as EventTarget does, without keeping the others from the message.
+ */
+import type {
+  NotificationName,
+  PoolEvent,
+  ProgressParams,
+  ServerNotificationParams,
+} from "mcpool-protocol";
+
+import type { Connection } from "./connection.js";
+import type { EventListener, NotificationListener } from "./pool-client.js";
+import type { CallRouting } from "./routing.js";
+
+type Streams = Connection["subscribed"];
+
+function report(error: unknown): void {
+  process.nextTick(() => {
+    throw error;
+  });
+}
+
+function tell<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ...args: A): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(...args);
+    } catch (error) {
+      report(error);
+    }
+  }
+}
+
+export class Subscriptions {
+  readonly eventListeners = new Set<EventListener>();
+  readonly notificationListeners = new Set<NotificationListener>();
+  /** `<serverId>\0<uri>` of resource subscriptions, sent again after a redial. */
+  readonly resources = new Set<string>();
+
+  /**
+   * @param routing the call routing whose handlers decide the `elicit` and `sample` streams
+   * @param current the link's open connection, if any: where a change is sent at once
+   */
+  constructor(
+    private readonly routing: CallRouting,
+    private readonly current: () => Connection | undefined,
+  ) {}
+
+  /** Adds a listener to `set`; returns the function that removes it. */
+  listen<T>(set: Set<T>, listener: T): () => void {
+    set.add(listener);
+    this.update();
+    return () => {
+      if (set.delete(listener)) this.update();
+    };
+  }
+
+  /** Tells the daemon the streams wanted now, on a connection being set up. */
+  async sync(connection: Connection): Promise<void> {
+    const want = this.wanted();
+    const had = connection.subscribed;
+    if (
+      want.events === had.events &&
+      want.notifications === had.notifications &&
+      want.elicit === had.elicit &&
+      want.sample === had.sample
+    )
+      return;
+    connection.subscribed = want;
+    try {
+      await connection.request("pool/subscribe", want);
+    } catch (error) {
+      // Not subscribed after all: the next change (or the next connection) sends it again.
+      if (connection.subscribed === want) connection.subscribed = had;
+      throw error;
+    }
+  }
+
+  /** The streams wanted changed: tell the current connection; the next dial subscribes. */
+  update(): void {
+    const connection = this.current();
+    if (connection === undefined) return;
+    this.sync(connection).catch(() => undefined);
+  }
+
+  /** A connection became current: what changed during its hello, and the resources. */
+  ready(connection: Connection): void {
+    this.update();
+    for (const key of this.resources) {
+      const [serverId, uri] = key.split("\0") as [string, string];
+      connection.request("resources/subscribe", { serverId, uri }).catch(() => undefined);
+    }
+  }
+
+  /** One notification the daemon pushed, to its listeners; a malformed one is dropped. */
+  dispatch(name: NotificationName, params: unknown): void {
+    if (typeof params !== "object" || params === null) return;
+    if (name === "event") {
+      const event = params as PoolEvent;
+      if (typeof event.type !== "string") return;
+      tell(this.eventListeners, event);
+    } else if (name === "progress") {
+      const { progressToken, ...progress } = params as ProgressParams;
+      const listener = this.routing.progressListener(progressToken);
+      if (listener === undefined || typeof progress.progress !== "number") return;
+      tell([listener], progress);
+    } else {
+      const { serverId, notification } = params as ServerNotificationParams;
+      if (typeof serverId !== "string") return;
+      if (typeof notification !== "object" || notification === null) return;
+      tell(this.notificationListeners, serverId, notification);
+    }
+  }
+
+  private wanted(): Streams {
+    return {
+      events: this.eventListeners.size > 0,
+      notifications: this.notificationListeners.size > 0,
+      elicit: this.routing.handler !== undefined,
+      sample: this.routing.sampler !== undefined,
+    };
+  }
+}

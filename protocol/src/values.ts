@@ -1,0 +1,19 @@
+/**
+ * The two value helpers both sides of the wire need, written once: a JSON object test and
+ * the "leave out what is undefined" copy that params and options go through.
+ */
+
+/** A plain JSON object: not null, not an array. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A copy without the keys whose value is undefined: on the wire and to the pool, an absent
+ * key and one set to undefined may mean different things (MCP params are strict about it).
+ */
+export function defined<T extends object>(value: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
+  return out as T;
+}
