@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hostConfigPath, serverMapPaths } from "../../src/cli/host-configs.js";
 import { unifiedDiff } from "../../src/cli/unified-diff.js";
-import { wiredEntry } from "../../src/cli/wire.js";
-import { parseTree } from "jsonc-parser";
+import { wiredEntry } from "../../src/cli/host-entries.js";
 
 describe("unifiedDiff", () => {
   it("shows each change with three lines of context and correct hunk headers", () => {
@@ -65,17 +64,15 @@ describe("host config locations", () => {
   });
 
   it("finds Claude Code's user servers and each project's", () => {
-    const tree = parseTree(
-      JSON.stringify({
-        mcpServers: { a: {} },
-        projects: { "/p/one": { mcpServers: { b: {} } }, "/p/two": { allowedTools: [] } },
-      }),
-    );
-    expect(serverMapPaths("claude-code", tree)).toEqual([
+    const root = {
+      mcpServers: { a: {} },
+      projects: { "/p/one": { mcpServers: { b: {} } }, "/p/two": { allowedTools: [] } },
+    };
+    expect(serverMapPaths("claude-code", root)).toEqual([
       ["mcpServers"],
       ["projects", "/p/one", "mcpServers"],
     ]);
-    expect(serverMapPaths("vscode", parseTree('{"servers": {}}'))).toEqual([["servers"]]);
+    expect(serverMapPaths("vscode", { servers: {} })).toEqual([["servers"]]);
   });
 });
 
