@@ -31,6 +31,7 @@ import {
 import { connectionKeys, isBridgeBody, toMcpBody, wiredEntry } from "./host-entries.js";
 import { hostEntries, parseHostText, readIfThere, type HostEntry } from "./host-files.js";
 import { redactJsonSecrets } from "./redact-json.js";
+import { redactTomlSecrets, redactYamlSecrets } from "./redact-text.js";
 import { rewriteCodexServer } from "./toml-rewrite.js";
 import { unifiedDiff } from "./unified-diff.js";
 import { rewriteGooseExtension } from "./yaml-rewrite.js";
@@ -215,9 +216,15 @@ async function writeWired(path: string, next: string, now: Date): Promise<string
   return backup;
 }
 
-/** The diff shown for a host's file, secrets redacted where the format is JSON. */
+/** The diff shown for a host's file, secrets redacted in each format. */
 function wireDiff(host: HostName, path: string, text: string, next: string): string {
-  const redact = hostFormat(host) === "json" ? redactJsonSecrets : (t: string) => t;
+  const format = hostFormat(host);
+  const redact =
+    format === "toml"
+      ? redactTomlSecrets
+      : format === "yaml"
+        ? redactYamlSecrets
+        : redactJsonSecrets;
   return unifiedDiff(redact(text), redact(next), path, `${path} (wired)`).trimEnd();
 }
 
