@@ -1,13 +1,14 @@
 /**
- * `mcpool import [--from HOST[,HOST…]] [--write]` (SPEC D8): the MCP servers of the hosts a
- * user already has — Claude Desktop, Claude Code, Cursor, VS Code — merged into mcpool's
- * `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
+ * `mcpool import [--from HOST[,HOST…]] [--write] [--json]` (SPEC D8, issue 18): the MCP
+ * servers of the hosts a user already has — the twelve of `host-configs.ts`, from Claude
+ * Desktop to Codex, Goose and LM Studio — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
  * the old file as `mcp.json.bak-<timestamp>` and replaces it atomically; the daemon sees the
  * save and reconciles.
  *
  * Where each host keeps its list is `host-configs.ts` (shared with `mcpool wire`), plus the
  * project files of the directory this runs in and VS Code's `settings.json` `"mcp"`
- * section. Every entry is read with the same normalization as `mcp.json` itself; what is
+ * section. Each entry is first turned from its host's spelling into an `mcp.json` body
+ * (`host-entries.ts`), then read with the same normalization as `mcp.json` itself; what is
  * written is mcpool's own spelling of it, placeholders kept exactly as the host had them.
  * The same id with the same connection (SPEC A5) from several places is merged silently;
  * the same id with another connection — between two hosts, or against a server mcpool
