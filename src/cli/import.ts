@@ -1,13 +1,14 @@
 /**
- * `mcpool import [--from HOST[,HOST…]] [--write]` (SPEC D8): the MCP servers of the hosts a
- * user already has — Claude Desktop, Claude Code, Cursor, VS Code — merged into mcpool's
- * `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
+ * `mcpool import [--from HOST[,HOST…]] [--write] [--json]` (SPEC D8, issue 18): the MCP
+ * servers of the hosts a user already has — the twelve of `host-configs.ts`, from Claude
+ * Desktop to Codex, Goose and LM Studio — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
  * the old file as `mcp.json.bak-<timestamp>` and replaces it atomically; the daemon sees the
  * save and reconciles.
  *
  * Where each host keeps its list is `host-configs.ts` (shared with `mcpool wire`), plus the
  * project files of the directory this runs in and VS Code's `settings.json` `"mcp"`
- * section. Every entry is read with the same normalization as `mcp.json` itself; what is
+ * section. Each entry is first turned from its host's spelling into an `mcp.json` body
+ * (`host-entries.ts`), then read with the same normalization as `mcp.json` itself; what is
  * written is mcpool's own spelling of it, placeholders kept exactly as the host had them.
  * The same id with the same connection (SPEC A5) from several places is merged silently;
  * the same id with another connection — between two hosts, or against a server mcpool
@@ -15,45 +16,41 @@
  * entries are inserted into the text jsonc-parser located, in the file's own indentation:
  * the user's comments and formatting stay as they were.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import {
-  findNodeAtLocation,
-  getNodeValue,
-  parseTree,
-  printParseErrorCode,
-  type Node,
-  type ParseError,
-} from "jsonc-parser";
 import { normalizeBody } from "../config/mcp-json.js";
 import { labelOf, type McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
 import { validateServerConfig } from "../config/validate.js";
 import {
   HOSTS,
-  hostConfigPath,
+  hostConfigPaths,
   isHostName,
-  serverMapPaths,
+  projectConfigPaths,
   type HostEnvironment,
   type HostName,
   type JsonPath,
 } from "./host-configs.js";
+import { toMcpBody } from "./host-entries.js";
+import { parseHostText, readHostFile, readIfThere } from "./host-files.js";
+import { ImportError, insertProperty, styleOf } from "./json-insert.js";
 import { redactJsonSecrets } from "./redact-json.js";
 import { unifiedDiff } from "./unified-diff.js";
 
+export { ImportError } from "./json-insert.js";
+
 /** Where the hosts' files are looked for: a home, a platform, an environment, a project. */
 export interface ImportWhere extends HostEnvironment {
-  /** The project directory whose `.mcp.json`, `.cursor/` and `.vscode/` files count too. */
+  /** The project directory whose `.mcp.json`, `.cursor/`, `.codex/`… files count too. */
   cwd: string;
 }
 
-/** One host file to read and where in it the server maps are. */
+/** One host file to read and, when not the host's own, where in it the server maps are. */
 export interface HostSource {
   host: HostName;
   path: string;
-  /** The server maps of the parsed file. */
-  maps(root: Node): JsonPath[];
+  maps?: (root: unknown) => JsonPath[];
 }
 
 /** One server as a host has it. */
@@ -67,19 +64,31 @@ export interface ImportCandidate {
   row: McpServerConfig;
 }
 
+/** One host file as `--json` shows it (issue 18): what it holds and what cannot be imported. */
+export interface ImportedFile {
+  host: HostName;
+  file: string;
+  /** Every entry that can be a row, with the id it gets. */
+  servers: { name: string; id: string; project?: string }[];
+  /** Entries that cannot be rows (SSE, a url the policy refuses, a host's built-in…). */
+  skipped: { name: string; why: string }[];
+}
+
 export interface ImportPlan {
   target: string;
-  /** Files read, with how many servers each held. */
-  read: { host: HostName; path: string; servers: number }[];
+  /** Files read, in host order. */
+  files: ImportedFile[];
   /** Files that exist but could not be read or parsed. */
-  unreadable: { host: HostName; path: string; error: string }[];
+  unreadable: { host: HostName; file: string; error: string }[];
+  /** Hosts asked for that have no file at all. */
+  missing: HostName[];
   /** Servers the merge adds, in order. */
   added: { id: string; from: string[]; renamedFrom?: string }[];
   /** Servers found again with the same connection: merged silently. */
   duplicates: { id: string; from: string[] }[];
   /** Same id, another connection: not imported. One sentence each. */
   clashes: string[];
-  /** Entries that cannot be rows (sse, a url the policy refuses…), one sentence each. */
+  /** Entries that cannot be rows, one sentence each (the same as the files' `skipped`). */
   skipped: string[];
   /** What the user should know about an imported server, one sentence each. */
   notes: string[];
@@ -89,51 +98,36 @@ export interface ImportPlan {
   diff: string;
 }
 
-/** Thrown for a target that cannot be merged into; the message says why. */
-export class ImportError extends Error {
-  override readonly name = "ImportError";
-}
-
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** A `key` of an object node, or undefined. */
-function property(node: Node | undefined, key: string): Node | undefined {
-  return node?.children?.find((p) => p.children?.[0]?.value === key)?.children?.[1];
-}
-
-const mapAt =
-  (key: string) =>
-  (root: Node): JsonPath[] =>
-    property(root, key)?.type === "object" ? [[key]] : [];
+/** VS Code's servers in settings.json, from before mcp.json: `"mcp": { "servers" }`. */
+const vscodeSettingsMaps = (root: unknown): JsonPath[] => {
+  if (!isObject(root)) return [];
+  return [
+    ...(isObject(root.mcp) && isObject(root.mcp.servers) ? [["mcp", "servers"]] : []),
+    ...(isObject(root["mcp.servers"]) ? [["mcp.servers"]] : []),
+  ];
+};
 
 /**
- * Every file `hosts` keep servers in, in a fixed order: the user's own file, then the
+ * Every file `hosts` keep servers in, in a fixed order: the user's own files, then the
  * project's (`cwd`). Missing files are simply not read.
  */
 export function hostSources(hosts: readonly HostName[], where: ImportWhere): HostSource[] {
   const sources: HostSource[] = [];
   for (const host of hosts) {
-    const path = hostConfigPath(host, where);
-    sources.push({ host, path, maps: (root) => serverMapPaths(host, root) });
-    if (host === "claude-code") {
-      sources.push({ host, path: join(where.cwd, ".mcp.json"), maps: mapAt("mcpServers") });
-    } else if (host === "cursor") {
-      const project = join(where.cwd, ".cursor", "mcp.json");
-      if (project !== path) sources.push({ host, path: project, maps: mapAt("mcpServers") });
-    } else if (host === "vscode") {
-      // Before mcp.json existed, VS Code kept servers in settings.json under "mcp": { "servers" }.
+    const own = hostConfigPaths(host, where);
+    for (const path of own) sources.push({ host, path });
+    if (host === "vscode") {
       sources.push({
         host,
-        path: join(dirname(path), "settings.json"),
-        maps: (root) => [
-          ...(property(property(root, "mcp"), "servers")?.type === "object"
-            ? [["mcp", "servers"]]
-            : []),
-          ...(property(root, "mcp.servers")?.type === "object" ? [["mcp.servers"]] : []),
-        ],
+        path: join(dirname(own[0]!), "settings.json"),
+        maps: vscodeSettingsMaps,
       });
-      sources.push({ host, path: join(where.cwd, ".vscode", "mcp.json"), maps: mapAt("servers") });
+    }
+    for (const project of projectConfigPaths(host, where.cwd)) {
+      if (!own.includes(project.path)) sources.push({ host, ...project });
     }
   }
   return sources;
@@ -168,106 +162,16 @@ export function bodyOf(row: McpServerConfig): Record<string, unknown> {
   return body;
 }
 
-function positionOf(text: string, offset: number): string {
-  const before = text.slice(0, offset).split("\n");
-  return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
-}
-
-function parse(text: string): { tree: Node } | { error: string } {
-  const errors: ParseError[] = [];
-  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  const first = errors[0];
-  if (first)
-    return { error: `${printParseErrorCode(first.error)} at ${positionOf(text, first.offset)}` };
-  if (tree === undefined) return { error: "empty file" };
-  return { tree };
-}
-
-async function readIfThere(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-}
-
-/** Indentation and line ends as the file already has them, so inserted text looks native. */
-interface Style {
-  unit: string;
-  eol: string;
-}
-
-function styleOf(text: string): Style {
-  const indent = /^([ \t]+)\S/m.exec(text)?.[1] ?? "  ";
-  return {
-    unit: indent.startsWith("\t") ? "\t" : indent,
-    eol: text.includes("\r\n") ? "\r\n" : "\n",
-  };
-}
-
-/** The whitespace a line starts with, for the line holding `offset`. */
-function indentAt(text: string, offset: number): string {
-  const start = text.lastIndexOf("\n", offset - 1) + 1;
-  return /^[ \t]*/.exec(text.slice(start))![0];
-}
-
-/**
- * `text` with `"key": value` added as the last property of the object at `path` (made
- * first if it is missing). Only the new text is formatted — in the file's own indentation —
- * and nothing the user wrote is touched but for the comma the previous property needs.
- * (jsonc-parser's modify() with formatting options also reformats the previous property.)
- */
-function insertProperty(
-  text: string,
-  path: JsonPath,
-  key: string,
-  value: unknown,
-  style: Style,
-): string {
-  const tree = parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
-  const container = tree && (path.length === 0 ? tree : findNodeAtLocation(tree, path));
-  if (container?.type !== "object") {
-    if (path.length === 0) throw new ImportError("the file does not hold a JSON object");
-    const made = insertProperty(text, path.slice(0, -1), String(path.at(-1)), {}, style);
-    return insertProperty(made, path, key, value, style);
-  }
-  const entry = (indent: string): string =>
-    `${JSON.stringify(key)}: ${JSON.stringify(value, null, style.unit).replaceAll("\n", style.eol + indent)}`;
-  const last = container.children?.at(-1);
-  if (last !== undefined) {
-    const indent = indentAt(text, last.offset);
-    const at = last.offset + last.length;
-    let lineEnd = text.indexOf("\n", at);
-    if (lineEnd === -1) lineEnd = text.length;
-    if (text[lineEnd - 1] === "\r") lineEnd -= 1;
-    // `"x": 1, // why` stays one line: the new entry goes on the next, the comma where it was.
-    const tail = /^[ \t]*(,?)[ \t]*(?:\/\/.*)?$/.exec(text.slice(at, lineEnd));
-    if (tail !== null) {
-      const comma = tail[1] === "," ? "" : ",";
-      return `${text.slice(0, at)}${comma}${text.slice(at, lineEnd)}${style.eol}${indent}${entry(indent)}${text.slice(lineEnd)}`;
-    }
-    // Something else follows on the line (`}`, a block comment): insert right there.
-    const comma = /^\s*,/.exec(text.slice(at));
-    const after = comma ? at + comma[0].length : at;
-    return `${text.slice(0, after)}${comma ? "" : ","}${style.eol}${indent}${entry(indent)}${text.slice(after)}`;
-  }
-  const outer = indentAt(text, container.offset);
-  const inner = outer + style.unit;
-  const at = container.offset + 1;
-  return `${text.slice(0, at)}${style.eol}${inner}${entry(inner)}${style.eol}${outer}${text.slice(at)}`;
-}
-
 /** Where the servers of mcpool's own file are, and the rows already there by key. */
 function targetServers(
   text: string,
   target: string,
 ): { path: JsonPath; existing: Map<string, McpServerConfig | undefined> } {
-  const parsed = parse(text);
+  const parsed = parseHostText("json", text);
   if ("error" in parsed) {
     throw new ImportError(`${target} does not parse (${parsed.error}); fix it first`);
   }
-  const root = getNodeValue(parsed.tree) as unknown;
+  const root = parsed.value;
   if (!isObject(root)) throw new ImportError(`${target} does not hold a JSON object`);
   let path: JsonPath;
   let map: Record<string, unknown>;
@@ -293,6 +197,65 @@ function targetServers(
 const sourceName = (c: { host: string; path: string; project?: string }): string =>
   `${c.host} (${c.path}${c.project !== undefined ? ` project ${c.project}` : ""})`;
 
+/** One entry of a host's file as a row, or why it cannot be one. */
+function candidateRow(
+  host: HostName,
+  name: string,
+  value: unknown,
+): { row: McpServerConfig } | { why: string } {
+  const body = toMcpBody(host, value);
+  if ("skip" in body) return { why: String(body.skip) };
+  const normalized = normalizeBody(idFor(name), body);
+  if ("problem" in normalized) return { why: normalized.problem };
+  const row = { ...normalized.row, label: name } as McpServerConfig;
+  const problems = validateServerConfig(row);
+  return problems.length > 0 ? { why: problems.join("; ") } : { row };
+}
+
+/** Reads every source once, in order: the files found, and every server they hold. */
+async function readSources(
+  sources: readonly HostSource[],
+  plan: ImportPlan,
+): Promise<ImportCandidate[]> {
+  const candidates: ImportCandidate[] = [];
+  const seenFiles = new Set<string>();
+  const seenHosts = new Set<HostName>();
+  for (const source of sources) {
+    if (seenFiles.has(source.path)) continue;
+    seenFiles.add(source.path);
+    const read = await readHostFile(source.host, source.path, source.maps);
+    if (read === undefined) continue;
+    seenHosts.add(source.host);
+    if ("error" in read) {
+      plan.unreadable.push({ host: source.host, file: source.path, error: read.error });
+      continue;
+    }
+    const file: ImportedFile = { host: source.host, file: source.path, servers: [], skipped: [] };
+    for (const entry of read.entries) {
+      const found = {
+        host: source.host,
+        path: source.path,
+        ...(entry.project !== undefined ? { project: entry.project } : {}),
+      };
+      const made = candidateRow(source.host, entry.name, entry.value);
+      if ("why" in made) {
+        file.skipped.push({ name: entry.name, why: made.why });
+        plan.skipped.push(`"${entry.name}" from ${sourceName(found)}: ${made.why}`);
+        continue;
+      }
+      file.servers.push({
+        name: entry.name,
+        id: made.row.id,
+        ...(entry.project !== undefined ? { project: entry.project } : {}),
+      });
+      candidates.push({ ...found, name: entry.name, row: made.row });
+    }
+    plan.files.push(file);
+  }
+  plan.missing = [...new Set(sources.map((s) => s.host))].filter((h) => !seenHosts.has(h));
+  return candidates;
+}
+
 /** Reads the hosts' files and mcpool's, and works out the merge. Writes nothing. */
 export async function planImport(options: {
   target: string;
@@ -301,8 +264,9 @@ export async function planImport(options: {
 }): Promise<ImportPlan> {
   const plan: ImportPlan = {
     target: options.target,
-    read: [],
+    files: [],
     unreadable: [],
+    missing: [],
     added: [],
     duplicates: [],
     clashes: [],
@@ -312,57 +276,8 @@ export async function planImport(options: {
     after: "",
     diff: "",
   };
-
   // Every server every host has, in host order.
-  const candidates: ImportCandidate[] = [];
-  const seenFiles = new Set<string>();
-  for (const source of hostSources(options.hosts ?? HOSTS, options.where)) {
-    if (seenFiles.has(source.path)) continue;
-    seenFiles.add(source.path);
-    let text: string | undefined;
-    try {
-      text = await readIfThere(source.path);
-    } catch (error) {
-      plan.unreadable.push({ ...source, error: (error as Error).message });
-      continue;
-    }
-    if (text === undefined) continue;
-    const parsed = parse(text);
-    if ("error" in parsed) {
-      plan.unreadable.push({ host: source.host, path: source.path, error: parsed.error });
-      continue;
-    }
-    const root = getNodeValue(parsed.tree) as unknown;
-    let count = 0;
-    for (const mapPath of source.maps(parsed.tree)) {
-      let map: unknown = root;
-      for (const key of mapPath) map = isObject(map) ? map[key as string] : undefined;
-      if (!isObject(map)) continue;
-      // Claude Code keeps a map per project: `projects.<path>.mcpServers`.
-      const found = {
-        host: source.host,
-        path: source.path,
-        ...(mapPath.length > 2 ? { project: String(mapPath[1]) } : {}),
-      };
-      for (const [name, body] of Object.entries(map)) {
-        count += 1;
-        const id = idFor(name);
-        const normalized = normalizeBody(id, body);
-        if ("problem" in normalized) {
-          plan.skipped.push(`"${name}" from ${sourceName(found)}: ${normalized.problem}`);
-          continue;
-        }
-        const row = { ...normalized.row, label: name } as McpServerConfig;
-        const problems = validateServerConfig(row);
-        if (problems.length > 0) {
-          plan.skipped.push(`"${name}" from ${sourceName(found)}: ${problems.join("; ")}`);
-          continue;
-        }
-        candidates.push({ ...found, name, row });
-      }
-    }
-    plan.read.push({ host: source.host, path: source.path, servers: count });
-  }
+  const candidates = await readSources(hostSources(options.hosts ?? HOSTS, options.where), plan);
 
   plan.before = await readIfThere(options.target);
   const base = plan.before ?? '{\n  "mcpServers": {}\n}\n';
@@ -467,6 +382,31 @@ export interface ImportOptions {
 
 const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
+/**
+ * Which hosts were found, each file with how many servers it holds, which could not be read
+ * and why, and which hosts have no config here at all.
+ */
+function reportFiles(
+  plan: ImportPlan,
+  hosts: readonly HostName[],
+  err: (line: string) => void,
+): void {
+  for (const file of plan.files) {
+    const skipped = file.skipped.length > 0 ? ` (${file.skipped.length} skipped)` : "";
+    err(
+      `read ${file.servers.length} server(s)${skipped} from ${sourceName({ ...file, path: file.file })}`,
+    );
+  }
+  for (const file of plan.unreadable) {
+    err(`could not read ${sourceName({ ...file, path: file.file })}: ${file.error}`);
+  }
+  if (plan.files.length === 0 && plan.unreadable.length === 0) {
+    err(`found no config of ${hosts.join(", ")}`);
+  } else if (plan.missing.length > 0) {
+    err(`no config of ${plan.missing.join(", ")}`);
+  }
+}
+
 /** The command: prints the plan (and the diff), writes it with `write`. Never exits the process. */
 export async function runImport(options: ImportOptions): Promise<number> {
   const { out, err } = options;
@@ -514,11 +454,7 @@ export async function runImport(options: ImportOptions): Promise<number> {
     );
     return EXIT.ok;
   }
-  for (const file of plan.read) err(`read ${file.servers} server(s) from ${sourceName(file)}`);
-  for (const file of plan.unreadable) err(`could not read ${sourceName(file)}: ${file.error}`);
-  if (plan.read.length === 0 && plan.unreadable.length === 0) {
-    err(`found no config of ${(hosts ?? HOSTS).join(", ")}`);
-  }
+  reportFiles(plan, hosts ?? HOSTS, err);
   for (const line of plan.skipped) err(`skipped ${line}`);
   for (const line of plan.clashes) err(`clash: ${line}`);
   for (const line of plan.notes) err(`note: ${line}`);

@@ -58,7 +58,8 @@ commands:
   bridge [--server ID | --servers A,B] [--http PORT [--token T|none]]
                                           serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1)
   wire HOST [--write]                     point a host's entries (claude-desktop, claude-code,
-                                          cursor, vscode) at \`mcpool bridge --server ID\`
+                                          cursor, vscode, codex, gemini, windsurf, opencode,
+                                          zed, cline, goose, lm-studio) at \`mcpool bridge --server ID\`
   import [--from HOST[,HOST]] [--write]   merge those hosts' servers into mcp.json: a diff,
                                           written with --write (a backup is kept)
 
@@ -160,8 +161,9 @@ async function main(argv: readonly string[]): Promise<number> {
       });
     case "wire":
       return (await import("./wire.js")).runWire({
-        host: arg(0, "HOST (claude-desktop, claude-code, cursor or vscode)"),
+        host: arg(0, "HOST (claude-desktop, claude-code, cursor, vscode, codex, gemini, …)"),
         write: values.write === true,
+        json,
         configPath: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
         ...(socketPath ? { socketPath } : {}),
         out: io.out,

@@ -21,7 +21,7 @@ const PLACEHOLDER = /\$\{[^{}]+\}/g;
 const SHOWN_REMAINDER = /^(bearer|basic|token)?$/i;
 
 /** Whether a value names variables only, and so holds no secret of its own. */
-function placeholdersOnly(value: string): boolean {
+export function placeholdersOnly(value: string): boolean {
   const rest = value.replace(PLACEHOLDER, "");
   return rest !== value && SHOWN_REMAINDER.test(rest.trim());
 }

@@ -1,12 +1,13 @@
 /**
- * `mcpool wire <host> [--write]` (SPEC D8): in a host's MCP config, every server entry that
- * mcpool also has — same connection (SPEC A5: command, args, env, cwd; or url, headers) —
- * becomes `mcpool bridge --server ID`, so the host shares the daemon's warm instance instead
- * of starting its own. Entries mcpool does not have are left as they are (`mcpool import`
- * brings them in). A dry run by default: the unified diff of what would change. `--write`
- * copies the file to a timestamped backup beside it first, then replaces it atomically.
- * Edits go through jsonc-parser's modify/applyEdits: comments, order and formatting of
- * everything else survive.
+ * `mcpool wire <host> [--write] [--json]` (SPEC D8, issue 18): in a host's MCP config, every
+ * server entry that mcpool also has — same connection (SPEC A5: command, args, env, cwd; or
+ * url, headers) — becomes `mcpool bridge --server ID`, so the host shares the daemon's warm
+ * instance instead of starting its own. Entries mcpool does not have are left as they are
+ * (`mcpool import` brings them in). A dry run by default: the unified diff of what would
+ * change. `--write` copies the file to a timestamped backup beside it first, then replaces it
+ * atomically. JSON hosts are edited through jsonc-parser's modify/applyEdits, Codex's TOML
+ * table by table (`toml-rewrite.ts`), Goose's YAML entry by entry (`yaml-rewrite.ts`):
+ * comments, order and formatting of everything else survive.
  *
  * The entry's command is this Node and this CLI's main.js, both absolute: a host started
  * from a desktop launcher has a PATH of its own, and may not find `node` or `mcpool` on it.
@@ -15,33 +16,33 @@ import { copyFile, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  applyEdits,
-  getNodeValue,
-  modify,
-  parseTree,
-  type FormattingOptions,
-  type Node,
-  type ParseError,
-} from "jsonc-parser";
+import { applyEdits, modify, type FormattingOptions } from "jsonc-parser";
 import { normalizeBody, parseMcpJson, ConfigSyntaxError } from "../config/mcp-json.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
 import {
   HOSTS,
-  hostConfigPath,
+  hostConfigPaths,
+  hostFormat,
   isHostName,
-  serverMapPaths,
   type HostEnvironment,
   type HostName,
-  type JsonPath,
 } from "./host-configs.js";
+import { connectionKeys, isBridgeBody, toMcpBody, wiredEntry } from "./host-entries.js";
+import { hostEntries, parseHostText, readIfThere, type HostEntry } from "./host-files.js";
 import { redactJsonSecrets } from "./redact-json.js";
+import { redactTomlSecrets, redactYamlSecrets } from "./redact-text.js";
+import { rewriteCodexServer } from "./toml-rewrite.js";
 import { unifiedDiff } from "./unified-diff.js";
+import { rewriteGooseExtension } from "./yaml-rewrite.js";
+
+export { wiredEntry } from "./host-entries.js";
 
 export interface WireOptions {
   host: string;
   write: boolean;
+  /** `--json`: `{host, file, servers, skipped, diff, written, backup?}` on stdout. */
+  json?: boolean;
   /** mcpool's own mcp.json. */
   configPath: string;
   /** A non-default daemon socket, written into each entry as `--socket`. */
@@ -58,99 +59,44 @@ export interface WireOptions {
 
 const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
-/** Keys that make up a connection in the hosts' formats; a wired entry drops them all. */
-const CONNECTION_KEYS = new Set([
-  "type",
-  "transport",
-  "command",
-  "args",
-  "env",
-  "envFile",
-  "cwd",
-  "url",
-  "httpUrl",
-  "serverUrl",
-  "headers",
-]);
-
 /** `[node, …/dist/cli/main.js]`: how a host starts this mcpool. */
 export function mcpoolCommand(): string[] {
   return [process.execPath, fileURLToPath(new URL("./main.js", import.meta.url))];
 }
 
 /** One entry of the host's file and what it becomes. */
-export interface WirePlanEntry {
-  /** The entry's JSON path in the host's file. */
-  path: JsonPath;
-  name: string;
+export interface WirePlanEntry extends HostEntry {
   /** The mcpool server it shares; undefined: left as it is. */
   serverId: string | undefined;
   /** Already `mcpool bridge`: nothing to do. */
   wired: boolean;
+  /** Why it is left as it is, when it is. */
+  why?: string;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** The entry a wired server gets: the bridge's command, the entry's other keys kept. */
-export function wiredEntry(
-  original: Record<string, unknown>,
-  host: HostName,
-  serverId: string,
-  command: readonly string[],
-  socketPath: string | undefined,
-): Record<string, unknown> {
-  const [file, ...prefix] = command;
-  const entry: Record<string, unknown> = {};
-  // VS Code's format names the transport; keep a `type` wherever the entry had one.
-  if (host === "vscode" || "type" in original) entry.type = "stdio";
-  entry.command = file;
-  entry.args = [
-    ...prefix,
-    "bridge",
-    "--server",
-    serverId,
-    ...(socketPath !== undefined ? ["--socket", socketPath] : []),
-  ];
-  for (const [key, value] of Object.entries(original)) {
-    if (!CONNECTION_KEYS.has(key)) entry[key] = value;
-  }
-  return entry;
-}
-
-function isBridgeEntry(value: Record<string, unknown>): boolean {
-  const args = Array.isArray(value.args) ? value.args : [];
-  return args.includes("bridge") && args.includes("--server");
-}
+const LEFT_WHY =
+  "mcpool has no server with the same connection; `mcpool import` adds it, then wire again";
 
 /** Which entries of the host's file match which mcpool rows. */
 export function planWire(
   host: HostName,
-  tree: Node,
+  entries: readonly HostEntry[],
   rows: readonly McpServerConfig[],
 ): WirePlanEntry[] {
-  const plan: WirePlanEntry[] = [];
   const usable = rows.filter((row) => row.enabled !== false);
-  const root: unknown = getNodeValue(tree);
-  for (const mapPath of serverMapPaths(host, tree)) {
-    let node: unknown = root;
-    for (const key of mapPath) node = isObject(node) ? node[key as string] : undefined;
-    if (!isObject(node)) continue;
-    for (const [name, value] of Object.entries(node)) {
-      const path = [...mapPath, name];
-      if (!isObject(value)) continue;
-      if (isBridgeEntry(value)) {
-        plan.push({ path, name, serverId: undefined, wired: true });
-        continue;
-      }
-      const normalized = normalizeBody(name, value);
-      const match =
-        "row" in normalized ? usable.find((row) => sameConnection(normalized.row, row)) : undefined;
-      plan.push({ path, name, serverId: match?.id, wired: false });
-    }
-  }
-  return plan;
+  return entries.map((entry) => {
+    const body = toMcpBody(host, entry.value);
+    if ("skip" in body)
+      return { ...entry, serverId: undefined, wired: false, why: String(body.skip) };
+    if (isBridgeBody(body)) return { ...entry, serverId: undefined, wired: true };
+    const normalized = normalizeBody(entry.name, body);
+    const match =
+      "row" in normalized ? usable.find((row) => sameConnection(normalized.row, row)) : undefined;
+    return { ...entry, serverId: match?.id, wired: false, ...(match ? {} : { why: LEFT_WHY }) };
+  });
 }
 
 /** Indentation and line ends as the file already has them, so edits look native. */
@@ -163,12 +109,123 @@ function formattingOf(text: string): FormattingOptions {
   };
 }
 
+/**
+ * A JSON host's entry rewritten key by key, so its other keys keep their text: the old
+ * connection dropped, then the bridge's keys set (in place where they were, appended where
+ * they were not).
+ */
+function rewriteJsonEntry(
+  text: string,
+  entry: WirePlanEntry,
+  original: Record<string, unknown>,
+  wired: Record<string, unknown>,
+): string {
+  const formattingOptions = formattingOf(text);
+  let next = text;
+  const edit = (key: string, to: unknown): void => {
+    next = applyEdits(next, modify(next, [...entry.path, key], to, { formattingOptions }));
+  };
+  for (const key of Object.keys(original)) if (!(key in wired)) edit(key, undefined);
+  for (const [key, value] of Object.entries(wired)) {
+    if (JSON.stringify(original[key]) !== JSON.stringify(value)) edit(key, value);
+  }
+  return next;
+}
+
+/** The host's text with every matched entry wired; entries that cannot be get a `why`. */
+export function applyWire(
+  host: HostName,
+  text: string,
+  plan: WirePlanEntry[],
+  command: readonly string[],
+  socketPath: string | undefined,
+): string {
+  let next = text;
+  for (const entry of plan) {
+    if (entry.serverId === undefined || !isObject(entry.value)) continue;
+    const wired = wiredEntry(entry.value, host, entry.serverId, command, socketPath);
+    const format = hostFormat(host);
+    const result =
+      format === "toml"
+        ? rewriteCodexServer(
+            next,
+            entry.name,
+            command[0]!,
+            wired.args as string[],
+            connectionKeys(host),
+          )
+        : format === "yaml"
+          ? rewriteGooseExtension(next, entry.name, wired, connectionKeys(host))
+          : { text: rewriteJsonEntry(next, entry, entry.value, wired) };
+    if ("why" in result) {
+      entry.why = result.why;
+      entry.serverId = undefined;
+    } else next = result.text;
+  }
+  return next;
+}
+
 function stamp(date: Date): string {
   return date
     .toISOString()
     .replace(/\.\d+Z$/, "")
     .replace(/[-:]/g, "")
     .replace("T", "-");
+}
+
+/** mcpool's rows, or the sentence that says why they cannot be read. */
+async function mcpoolRows(configPath: string): Promise<McpServerConfig[] | string> {
+  try {
+    return parseMcpJson(await readFile(configPath, "utf8")).rows;
+  } catch (error) {
+    return error instanceof ConfigSyntaxError
+      ? error.message
+      : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+  }
+}
+
+/** The host's first file that exists, and its text; or the first path, for the message. */
+async function hostFile(
+  host: HostName,
+  where: HostEnvironment,
+): Promise<{ path: string; text: string | undefined; error?: string }> {
+  const paths = hostConfigPaths(host, where);
+  for (const path of paths) {
+    try {
+      const text = await readIfThere(path);
+      if (text !== undefined) return { path, text };
+    } catch (error) {
+      return {
+        path,
+        text: undefined,
+        error: (error as NodeJS.ErrnoException).code ?? String(error),
+      };
+    }
+  }
+  return { path: paths[0]!, text: undefined, error: "ENOENT" };
+}
+
+/** Writes `next` over `path`, the old text kept beside it first; returns the backup's path. */
+async function writeWired(path: string, next: string, now: Date): Promise<string> {
+  const backup = join(dirname(path), `${basename(path)}.mcpool-backup-${stamp(now)}`);
+  const mode = (await stat(path)).mode & 0o777;
+  await copyFile(path, backup);
+  const temp = join(dirname(path), `.${basename(path)}.mcpool-${process.pid}.tmp`);
+  await writeFile(temp, next, { mode });
+  await rename(temp, path);
+  return backup;
+}
+
+/** The diff shown for a host's file, secrets redacted in each format. */
+function wireDiff(host: HostName, path: string, text: string, next: string): string {
+  const format = hostFormat(host);
+  const redact =
+    format === "toml"
+      ? redactTomlSecrets
+      : format === "yaml"
+        ? redactYamlSecrets
+        : redactJsonSecrets;
+  return unifiedDiff(redact(text), redact(next), path, `${path} (wired)`).trimEnd();
 }
 
 export async function runWire(options: WireOptions): Promise<number> {
@@ -179,97 +236,96 @@ export async function runWire(options: WireOptions): Promise<number> {
   }
   const host = options.host;
   const where = options.where ?? { home: homedir(), platform: process.platform, env: process.env };
-  const path = hostConfigPath(host, where);
 
-  let rows: McpServerConfig[];
-  try {
-    rows = parseMcpJson(await readFile(options.configPath, "utf8")).rows;
-  } catch (error) {
-    const why =
-      error instanceof ConfigSyntaxError
-        ? error.message
-        : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
-    err(`mcpool wire: cannot read mcpool's config ${options.configPath}: ${why}`);
+  const rows = await mcpoolRows(options.configPath);
+  if (typeof rows === "string") {
+    err(`mcpool wire: cannot read mcpool's config ${options.configPath}: ${rows}`);
+    return EXIT.failed;
+  }
+  const { path, text, error } = await hostFile(host, where);
+  if (text === undefined) {
+    err(`mcpool wire: no ${host} config at ${path} (${error})`);
+    return EXIT.failed;
+  }
+  const parsed = parseHostText(hostFormat(host), text);
+  if ("error" in parsed) {
+    err(`mcpool wire: ${path} does not parse (${parsed.error}); fix it first, nothing was changed`);
     return EXIT.failed;
   }
 
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    err(
-      `mcpool wire: no ${host} config at ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-    );
-    return EXIT.failed;
-  }
-  const errors: ParseError[] = [];
-  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  if (tree === undefined || errors.length > 0) {
-    err(`mcpool wire: ${path} does not parse as JSON; fix it first, nothing was changed`);
-    return EXIT.failed;
-  }
-
-  const plan = planWire(host, tree, rows);
-  const command = options.command ?? mcpoolCommand();
-  const formattingOptions = formattingOf(text);
-  let next = text;
-  for (const entry of plan) {
-    if (entry.serverId === undefined) continue;
-    const current = parseTree(next);
-    let value: unknown = current === undefined ? undefined : getNodeValue(current);
-    for (const key of entry.path) value = isObject(value) ? value[key as string] : undefined;
-    if (!isObject(value)) continue;
-    const wired = wiredEntry(value, host, entry.serverId, command, options.socketPath);
-    // Key by key, so the entry's other keys keep their text: drop the old connection, then
-    // set type/command/args (in place where they were, appended where they were not).
-    const edit = (key: string, to: unknown): void => {
-      next = applyEdits(next, modify(next, [...entry.path, key], to, { formattingOptions }));
-    };
-    for (const key of Object.keys(value)) {
-      if (CONNECTION_KEYS.has(key) && !(key in wired)) edit(key, undefined);
-    }
-    for (const key of ["type", "command", "args"]) if (key in wired) edit(key, wired[key]);
-  }
-
+  const plan = planWire(host, hostEntries(host, parsed.value), rows);
+  const next = applyWire(host, text, plan, options.command ?? mcpoolCommand(), options.socketPath);
   const changed = plan.filter((e) => e.serverId !== undefined);
-  const already = plan.filter((e) => e.wired);
-  const left = plan.filter((e) => e.serverId === undefined && !e.wired);
-  const where_ = (e: WirePlanEntry): string =>
-    e.path.length > 2 ? `${e.name} (project ${String(e.path[1])})` : e.name;
-  for (const e of changed) out(`${where_(e)} → mcpool bridge --server ${e.serverId}`);
-  for (const e of already) out(`${where_(e)}: already goes through mcpool`);
-  if (left.length > 0) {
-    out(
-      `left as they are (mcpool has no server with the same connection; \`mcpool import\` adds them): ${left.map(where_).join(", ")}`,
-    );
+  const diff = changed.length > 0 ? wireDiff(host, path, text, next) : "";
+  let backup: string | undefined;
+  if (options.write && changed.length > 0) {
+    backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
   }
+  if (options.json === true) {
+    out(JSON.stringify(wireReport(host, path, plan, diff, backup), null, 2));
+    return EXIT.ok;
+  }
+  printWire(plan, out);
   if (changed.length === 0) {
     out(`nothing to wire in ${path}`);
-    return EXIT.ok;
-  }
-  if (!options.write) {
+  } else if (backup !== undefined) {
+    out(`wrote ${path} (backup at ${backup})`);
+  } else {
     out("");
-    out(
-      unifiedDiff(
-        redactJsonSecrets(text),
-        redactJsonSecrets(next),
-        path,
-        `${path} (wired)`,
-      ).trimEnd(),
-    );
+    out(diff);
     out("");
     out("dry run: nothing was written; run again with --write to apply (a backup is kept)");
-    return EXIT.ok;
   }
-  const backup = join(
-    dirname(path),
-    `${basename(path)}.mcpool-backup-${stamp((options.now ?? (() => new Date()))())}`,
-  );
-  const mode = (await stat(path)).mode & 0o777;
-  await copyFile(path, backup);
-  const temp = join(dirname(path), `.${basename(path)}.mcpool-${process.pid}.tmp`);
-  await writeFile(temp, next, { mode });
-  await rename(temp, path);
-  out(`wrote ${path} (backup at ${backup})`);
   return EXIT.ok;
+}
+
+const placeOf = (e: WirePlanEntry): string =>
+  e.project !== undefined ? `${e.name} (project ${e.project})` : e.name;
+
+/** `--json` (issue 18): `{host, file, servers: [...], skipped: [{name, why}]}` and the outcome. */
+function wireReport(
+  host: HostName,
+  file: string,
+  plan: readonly WirePlanEntry[],
+  diff: string,
+  backup: string | undefined,
+): Record<string, unknown> {
+  const project = (e: WirePlanEntry) => (e.project !== undefined ? { project: e.project } : {});
+  return {
+    host,
+    file,
+    servers: plan
+      .filter((e) => e.serverId !== undefined || e.wired)
+      .map((e) => ({
+        name: e.name,
+        ...project(e),
+        ...(e.serverId !== undefined
+          ? { server: e.serverId, status: "wired" }
+          : { status: "already" }),
+      })),
+    skipped: plan
+      .filter((e) => e.serverId === undefined && !e.wired)
+      .map((e) => ({ name: e.name, ...project(e), why: e.why ?? LEFT_WHY })),
+    diff,
+    written: backup !== undefined,
+    ...(backup !== undefined ? { backup } : {}),
+  };
+}
+
+function printWire(plan: readonly WirePlanEntry[], out: (line: string) => void): void {
+  for (const e of plan) {
+    if (e.serverId !== undefined) out(`${placeOf(e)} → mcpool bridge --server ${e.serverId}`);
+  }
+  for (const e of plan) if (e.wired) out(`${placeOf(e)}: already goes through mcpool`);
+  const left = plan.filter((e) => e.serverId === undefined && !e.wired && e.why === LEFT_WHY);
+  if (left.length > 0) {
+    out(
+      `left as they are (mcpool has no server with the same connection; \`mcpool import\` adds them): ${left.map(placeOf).join(", ")}`,
+    );
+  }
+  for (const e of plan) {
+    if (e.serverId === undefined && !e.wired && e.why !== LEFT_WHY) {
+      out(`${placeOf(e)}: left as it is (${e.why})`);
+    }
+  }
 }

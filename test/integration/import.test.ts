@@ -227,7 +227,12 @@ describe("mcpool import", () => {
     const before = readFileSync(machine.target, "utf8");
     const plan = await planImport({ target: machine.target, where: machine.where });
 
-    expect(plan.read.map((f) => [f.host, f.path.slice(machine.home.length), f.servers])).toEqual([
+    const counts = plan.files.map((f) => [
+      f.host,
+      f.file.slice(machine.home.length),
+      f.servers.length + f.skipped.length,
+    ]);
+    expect(counts).toEqual([
       ["claude-desktop", "/.config/Claude/claude_desktop_config.json", 2],
       ["claude-code", "/.claude.json", 2],
       ["claude-code", "/src/webapp/.mcp.json", 2],

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { hostConfigPath, serverMapPaths } from "../../src/cli/host-configs.js";
+import { hostConfigPath, hostConfigPaths, serverMapPaths } from "../../src/cli/host-configs.js";
 import { unifiedDiff } from "../../src/cli/unified-diff.js";
-import { wiredEntry } from "../../src/cli/wire.js";
-import { parseTree } from "jsonc-parser";
+import { wiredEntry } from "../../src/cli/host-entries.js";
+import { rewriteCodexServer } from "../../src/cli/toml-rewrite.js";
 
 describe("unifiedDiff", () => {
   it("shows each change with three lines of context and correct hunk headers", () => {
@@ -64,18 +64,47 @@ describe("host config locations", () => {
     );
   });
 
-  it("finds Claude Code's user servers and each project's", () => {
-    const tree = parseTree(
-      JSON.stringify({
-        mcpServers: { a: {} },
-        projects: { "/p/one": { mcpServers: { b: {} } }, "/p/two": { allowedTools: [] } },
-      }),
+  it("finds the other hosts' files on Linux and macOS, and honours CODEX_HOME and XDG_CONFIG_HOME", () => {
+    expect(hostConfigPath("codex", linux)).toBe("/home/u/.codex/config.toml");
+    expect(hostConfigPath("codex", { ...mac, env: { CODEX_HOME: "/opt/codex" } })).toBe(
+      "/opt/codex/config.toml",
     );
-    expect(serverMapPaths("claude-code", tree)).toEqual([
+    expect(hostConfigPath("gemini", mac)).toBe("/Users/u/.gemini/settings.json");
+    expect(hostConfigPath("windsurf", linux)).toBe("/home/u/.codeium/windsurf/mcp_config.json");
+    expect(hostConfigPaths("opencode", linux)).toEqual([
+      "/home/u/.config/opencode/opencode.json",
+      "/home/u/.config/opencode/opencode.jsonc",
+    ]);
+    expect(hostConfigPath("zed", mac)).toBe("/Users/u/.config/zed/settings.json");
+    expect(hostConfigPath("zed", { ...linux, env: { XDG_CONFIG_HOME: "/x" } })).toBe(
+      "/x/zed/settings.json",
+    );
+    expect(hostConfigPath("cline", mac)).toBe(
+      "/Users/u/Library/Application Support/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+    );
+    expect(hostConfigPath("goose", mac)).toBe("/Users/u/.config/goose/config.yaml");
+    expect(hostConfigPath("lm-studio", linux)).toBe("/home/u/.lmstudio/mcp.json");
+  });
+
+  it("reads OpenCode's V2 servers under mcp.servers, and V1's straight under mcp", () => {
+    expect(serverMapPaths("opencode", { mcp: { servers: { a: { type: "local" } } } })).toEqual([
+      ["mcp", "servers"],
+    ]);
+    expect(
+      serverMapPaths("opencode", { mcp: { servers: { type: "local", command: ["x"] } } }),
+    ).toEqual([["mcp"]]);
+  });
+
+  it("finds Claude Code's user servers and each project's", () => {
+    const root = {
+      mcpServers: { a: {} },
+      projects: { "/p/one": { mcpServers: { b: {} } }, "/p/two": { allowedTools: [] } },
+    };
+    expect(serverMapPaths("claude-code", root)).toEqual([
       ["mcpServers"],
       ["projects", "/p/one", "mcpServers"],
     ]);
-    expect(serverMapPaths("vscode", parseTree('{"servers": {}}'))).toEqual([["servers"]]);
+    expect(serverMapPaths("vscode", { servers: {} })).toEqual([["servers"]]);
   });
 });
 
@@ -125,6 +154,46 @@ describe("wiredEntry", () => {
         "--socket",
         "/run/s.sock",
       ],
+    });
+  });
+});
+
+describe("rewriteCodexServer", () => {
+  const connection = new Set(["command", "args", "env", "cwd", "url", "http_headers"]);
+
+  it("rewrites a table whose name is quoted, and only that table", () => {
+    const text = [
+      "# servers",
+      '[mcp_servers."my server"]',
+      'command = "npx" # starts it',
+      'args = ["-y", "x"]',
+      "enabled = true",
+      "",
+      "[mcp_servers.other]",
+      'command = "other"',
+      "",
+    ].join("\n");
+    const result = rewriteCodexServer(text, "my server", "/n", ["/m.js", "bridge"], connection);
+    expect(result).toEqual({
+      text: [
+        "# servers",
+        '[mcp_servers."my server"]',
+        'command = "/n"',
+        'args = ["/m.js", "bridge"]',
+        "enabled = true",
+        "",
+        "[mcp_servers.other]",
+        'command = "other"',
+        "",
+      ].join("\n"),
+    });
+  });
+
+  it("refuses an entry written inline rather than as its own table", () => {
+    const text = '[mcp_servers]\ndocs = { command = "npx", args = ["docs"] }\n';
+    const result = rewriteCodexServer(text, "docs", "/n", ["/m.js"], connection);
+    expect(result).toEqual({
+      why: expect.stringMatching(/not written as a \[mcp_servers\.docs\] table/),
     });
   });
 });

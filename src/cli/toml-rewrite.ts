@@ -1,0 +1,170 @@
+/**
+ * `mcpool wire codex`: Codex's `config.toml` rewritten table by table. Only the
+ * `[mcp_servers.<name>]` table being wired changes — its connection keys (and its `.env`,
+ * `.http_headers` and `.env_http_headers` sub-tables) give way to the bridge's `command` and
+ * `args` — and every other byte of the file stays as it was: no TOML library writes a file
+ * back with its comments and layout, so this edits the text and then checks, with smol-toml,
+ * that the result means exactly the old file with that one change.
+ */
+import { parse as parseToml } from "smol-toml";
+
+type Table = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Table =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The segments of a dotted TOML key (`mcp_servers."my server".env`), or undefined. */
+export function dottedKey(source: string): string[] | undefined {
+  const parts: string[] = [];
+  let rest = source.trim();
+  for (;;) {
+    let match: RegExpExecArray | null;
+    if ((match = /^[A-Za-z0-9_-]+/.exec(rest))) parts.push(match[0]);
+    else if ((match = /^"(?:[^"\\]|\\.)*"/.exec(rest))) parts.push(JSON.parse(match[0]) as string);
+    else if ((match = /^'[^']*'/.exec(rest))) parts.push(match[0].slice(1, -1));
+    else return undefined;
+    rest = rest.slice(match[0].length).trimStart();
+    if (rest === "") return parts;
+    if (!rest.startsWith(".")) return undefined;
+    rest = rest.slice(1).trimStart();
+  }
+}
+
+/** One statement of the file: a table header, a key = value (all its lines), or other lines. */
+interface Statement {
+  kind: "header" | "pair" | "other";
+  /** The header's table path, or the pair's key. */
+  key?: string[];
+  text: string;
+}
+
+/** How far brackets and multi-line strings stay open after `line`, given the state before it. */
+function scanLine(line: string, state: { depth: number; string?: string }): void {
+  for (let i = 0; i < line.length; i++) {
+    if (state.string !== undefined) {
+      if (state.string === '"' || state.string === '"""') {
+        if (line[i] === "\\") {
+          i += 1;
+          continue;
+        }
+      }
+      if (line.startsWith(state.string, i)) {
+        i += state.string.length - 1;
+        state.string = undefined;
+      } else if (state.string.length === 1 && line[i] === "\n") state.string = undefined;
+      continue;
+    }
+    const c = line[i]!;
+    if (c === "#") return;
+    if (line.startsWith('"""', i) || line.startsWith("'''", i)) {
+      state.string = line.slice(i, i + 3);
+      i += 2;
+    } else if (c === '"' || c === "'") state.string = c;
+    else if (c === "[" || c === "{") state.depth += 1;
+    else if (c === "]" || c === "}") state.depth -= 1;
+  }
+}
+
+/** The file cut into statements, each keeping its exact text. */
+function statements(text: string): Statement[] {
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  const out: Statement[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    // `[table]` and `[[array.of.tables]]`: either ends the table before it.
+    const header = /^\s*\[\[?\s*([^[\]]+?)\s*\]\]?\s*(#.*)?\r?\n?$/.exec(line);
+    if (header) {
+      out.push({ kind: "header", key: dottedKey(header[1]!) ?? [], text: line });
+      continue;
+    }
+    const pair = /^\s*([^=#\s][^=#]*?)\s*=/.exec(line);
+    if (!pair || line.trimStart().startsWith("[")) {
+      out.push({ kind: "other", text: line });
+      continue;
+    }
+    let statement = line;
+    const state: { depth: number; string?: string } = { depth: 0 };
+    scanLine(line.slice(pair[0].length), state);
+    while ((state.depth > 0 || (state.string?.length ?? 0) === 3) && i + 1 < lines.length) {
+      i += 1;
+      statement += lines[i]!;
+      scanLine(lines[i]!, state);
+    }
+    out.push({ kind: "pair", key: dottedKey(pair[1]!) ?? [pair[1]!], text: statement });
+  }
+  return out;
+}
+
+const sameStart = (key: readonly string[] | undefined, prefix: readonly string[]): boolean =>
+  key !== undefined && prefix.every((part, i) => key[i] === part);
+
+/** A TOML basic string: JSON's escapes are all TOML's too. */
+const tomlString = (value: string): string => JSON.stringify(value);
+
+/** The file with `value`'s connection keys removed from `mcp_servers[name]`, for the check. */
+function without(root: unknown, name: string, keys: ReadonlySet<string>): unknown {
+  const copy = structuredClone(root) as Table;
+  const entry = isObject(copy.mcp_servers) ? copy.mcp_servers[name] : undefined;
+  if (isObject(entry)) for (const key of keys) delete entry[key];
+  return copy;
+}
+
+/**
+ * `text` with `[mcp_servers.<name>]` starting `command` with `args` instead of its own
+ * connection (`connection`: the keys that make one), or why it cannot be rewritten safely.
+ */
+export function rewriteCodexServer(
+  text: string,
+  name: string,
+  command: string,
+  args: readonly string[],
+  connection: ReadonlySet<string>,
+): { text: string } | { why: string } {
+  const table = ["mcp_servers", name];
+  const parts = statements(text);
+  const at = parts.findIndex((s) => s.kind === "header" && s.key?.join("\0") === table.join("\0"));
+  if (at === -1) {
+    return { why: `not written as a [mcp_servers.${name}] table; wire it by hand` };
+  }
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const kept: string[] = [];
+  let inTable = false;
+  let dropTable = false;
+  for (const [i, part] of parts.entries()) {
+    if (part.kind === "header") {
+      inTable = i === at;
+      // `[mcp_servers.<name>.env]` and the like belong to the connection too.
+      const sub = sameStart(part.key, table) && part.key!.length > 2;
+      dropTable = sub && connection.has(part.key![2]!);
+      if (!dropTable) kept.push(part.text);
+      if (inTable) {
+        const header = part.text.endsWith("\n") ? part.text : part.text + eol;
+        kept[kept.length - 1] = header;
+        kept.push(`command = ${tomlString(command)}${eol}`);
+        kept.push(`args = [${args.map(tomlString).join(", ")}]${eol}`);
+      }
+      continue;
+    }
+    if (dropTable) continue;
+    if (inTable && part.kind === "pair" && connection.has(part.key?.[0] ?? "")) continue;
+    kept.push(part.text);
+  }
+  const next = kept.join("");
+  // The check: the new file means the old one, this entry's connection replaced.
+  try {
+    const before = parseToml(text);
+    const after = parseToml(next);
+    const entry = isObject(after.mcp_servers) ? after.mcp_servers[name] : undefined;
+    const wiredOk =
+      isObject(entry) &&
+      entry.command === command &&
+      JSON.stringify(entry.args) === JSON.stringify(args);
+    const restOk =
+      JSON.stringify(without(before, name, connection)) ===
+      JSON.stringify(without(after, name, connection));
+    if (wiredOk && restOk) return { text: next };
+  } catch {
+    // Fall through: a rewrite that does not parse is not written.
+  }
+  return { why: `its [mcp_servers.${name}] table could not be rewritten safely; wire it by hand` };
+}

@@ -1,0 +1,234 @@
+/**
+ * Issue 18's round trip, through the built CLI and a real daemon: every host (the first four
+ * and the eight beyond them) has a server in its own file; `mcpool import --write` brings
+ * them all into an empty mcp.json; the daemon serves every one of them (each answers
+ * tools/list); `mcpool wire <host> --write` rewrites every host's file; and the entry each
+ * host now has — spawned as the host would spawn it — is `mcpool bridge --server ID`
+ * serving that server's own tools.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { parse as parseJsonc } from "jsonc-parser";
+import type { PoolClient } from "mcpool-client";
+import { parse as parseToml } from "smol-toml";
+import { afterEach, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { HOSTS, hostConfigPath, type HostName } from "../../src/cli/host-configs.js";
+import {
+  cliPath,
+  client,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { startHttpMcpServer, type HttpMcpServer } from "../helpers/http-mcp-server.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+/** A stdio server as a host lists it: a command, its args, its environment. */
+interface Stdio {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** `name`'s entry in `host`'s own file format, alone in that file. */
+function hostFileText(host: HostName, name: string, server: Stdio): string {
+  const { command, args, env } = server;
+  switch (host) {
+    case "codex":
+      return [
+        `[mcp_servers.${name}]`,
+        `command = ${JSON.stringify(command)}`,
+        `args = ${JSON.stringify(args)}`,
+        `env = { ${Object.entries(env)
+          .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+          .join(", ")} }`,
+        "",
+      ].join("\n");
+    case "goose":
+      return [
+        "extensions:",
+        `  ${name}:`,
+        `    cmd: ${JSON.stringify(command)}`,
+        `    args: ${JSON.stringify(args)}`,
+        `    envs: ${JSON.stringify(env)}`,
+        "    enabled: true",
+        `    name: ${name}`,
+        "    timeout: 300",
+        "    type: stdio",
+        "",
+      ].join("\n");
+    case "opencode":
+      return JSON.stringify(
+        { mcp: { [name]: { type: "local", command: [command, ...args], environment: env } } },
+        null,
+        2,
+      );
+    case "zed":
+      return JSON.stringify({ context_servers: { [name]: { command, args, env } } }, null, 2);
+    case "vscode":
+      return JSON.stringify(
+        { servers: { [name]: { type: "stdio", command, args, env } } },
+        null,
+        2,
+      );
+    default:
+      return JSON.stringify({ mcpServers: { [name]: { command, args, env } } }, null, 2);
+  }
+}
+
+/** The command line of `name`'s entry in a host's (wired) file, as the host would run it. */
+function entryCommand(host: HostName, text: string, name: string): string[] {
+  if (host === "codex") {
+    const entry = (parseToml(text).mcp_servers as unknown as Record<string, Stdio>)[name]!;
+    return [entry.command, ...entry.args];
+  }
+  if (host === "goose") {
+    const root = parseYaml(text) as { extensions: Record<string, { cmd: string; args: string[] }> };
+    const entry = root.extensions[name]!;
+    return [entry.cmd, ...entry.args];
+  }
+  const root = parseJsonc(text) as Record<string, Record<string, Record<string, unknown>>>;
+  const key =
+    host === "opencode"
+      ? "mcp"
+      : host === "zed"
+        ? "context_servers"
+        : host === "vscode"
+          ? "servers"
+          : "mcpServers";
+  const entry = root[key]![name]!;
+  if (host === "opencode") return entry.command as string[];
+  return [entry.command as string, ...(entry.args as string[])];
+}
+
+function mcpool(home: TestHome, ...args: string[]) {
+  return spawnSync(process.execPath, [cliPath, ...args], {
+    env: home.env,
+    cwd: join(home.dir, "project"),
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+}
+
+/** The tools `command` serves over stdio, listed by an MCP client as a host would. */
+async function toolsOf(home: TestHome, command: string[]): Promise<string[]> {
+  const env = Object.fromEntries(
+    Object.entries(home.env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  const transport = new StdioClientTransport({
+    command: command[0]!,
+    args: command.slice(1),
+    env,
+    stderr: "pipe",
+  });
+  const host = new Client({ name: "round-trip-host", version: "1.0.0" });
+  await host.connect(transport);
+  const pid = transport.pid;
+  try {
+    return (await host.listTools()).tools.map((t) => t.name).sort();
+  } finally {
+    await host.close();
+    if (pid !== null) await waitFor(() => !alive(pid), 10_000, "the host's entry to exit");
+  }
+}
+
+describe("every host, imported and wired, round trip", () => {
+  let home: TestHome | undefined;
+  let daemon: RunningDaemon | undefined;
+  let pool: PoolClient | undefined;
+  let remote: HttpMcpServer | undefined;
+
+  afterEach(async () => {
+    await pool?.close();
+    await daemon?.stop();
+    await remote?.close();
+    home?.remove();
+    [home, daemon, pool, remote] = [undefined, undefined, undefined, undefined];
+  });
+
+  it("imports every host's server, serves each, and wires each host to a bridge serving its tools", async () => {
+    home = testHome("mcpool-round-trip-");
+    mkdirSync(join(home.dir, "project"), { recursive: true });
+    mkdirSync(dirname(home.configPath), { recursive: true });
+    writeFileSync(home.configPath, '{\n  "mcpServers": {}\n}\n');
+    const where = { home: home.dir, platform: "linux" as const, env: home.env };
+
+    // Server i has tools tool_0…tool_i besides the echo server's own: each is told apart.
+    const expected = new Map<string, string[]>();
+    const files = new Map<HostName, string>();
+    const base = ["add", "echo", "pid", "sleep"];
+    for (const [i, host] of HOSTS.entries()) {
+      const name = `echo-${host}`;
+      const server = {
+        command: process.execPath,
+        args: [fixture("echo.mjs")],
+        env: { FIXTURE_TOOLS: String(i + 1) },
+      };
+      const path = hostConfigPath(host, where);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, hostFileText(host, name, server));
+      files.set(host, path);
+      expected.set(name, [...base, ...Array.from({ length: i + 1 }, (_, t) => `tool_${t}`)].sort());
+    }
+    // And one remote server, in LM Studio's Cursor notation, its token from the environment.
+    remote = await startHttpMcpServer();
+    home.env.REMOTE_TOKEN = "round-trip-token";
+    const lmStudio = files.get("lm-studio")!;
+    const lm = JSON.parse(readFileSync(lmStudio, "utf8")) as {
+      mcpServers: Record<string, unknown>;
+    };
+    lm.mcpServers["remote-lm"] = {
+      url: remote.url,
+      headers: { Authorization: "Bearer ${REMOTE_TOKEN}" },
+    };
+    writeFileSync(lmStudio, JSON.stringify(lm, null, 2));
+    expected.set("remote-lm", ["echo", "session"]);
+
+    const imported = mcpool(home, "import", "--write");
+    expect(imported.status, imported.stderr).toBe(0);
+    expect(imported.stderr).not.toMatch(/skipped|clash|could not read/);
+
+    daemon = await startDaemon(home);
+    pool = await client(home);
+    const live = pool;
+    await waitFor(
+      async () => {
+        const states = await live.state();
+        return [...expected.keys()].every((id) =>
+          states.some((s) => s.id === id && s.status === "ready" && s.tools.length > 0),
+        );
+      },
+      30_000,
+      "every imported server to answer tools/list",
+    );
+    for (const state of await pool.state()) {
+      expect(state.tools.map((t) => t.name).sort(), state.id).toEqual(expected.get(state.id));
+    }
+
+    for (const host of HOSTS) {
+      const wired = mcpool(home, "wire", host, "--write", "--json");
+      expect(wired.status, wired.stderr).toBe(0);
+      const names = host === "lm-studio" ? [`echo-${host}`, "remote-lm"] : [`echo-${host}`];
+      const report = JSON.parse(wired.stdout) as { servers: { name: string; server: string }[] };
+      expect(report.servers.map((s) => [s.name, s.server])).toEqual(names.map((n) => [n, n]));
+      const text = readFileSync(files.get(host)!, "utf8");
+      for (const name of names) {
+        const command = entryCommand(host, text, name);
+        expect(command.slice(1), host).toEqual([
+          cliPath,
+          "bridge",
+          "--server",
+          name,
+          "--socket",
+          home.socketPath,
+        ]);
+        expect(await toolsOf(home, command), `${host}: ${name}`).toEqual(expected.get(name));
+      }
+    }
+  }, 180_000);
+});
