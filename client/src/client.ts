@@ -43,6 +43,7 @@ import type {
   ServerState,
   ToolDefinition,
   ToolDescription,
+  UsageReport,
 } from "./shapes.js";
 import type {
   CompleteResult,
@@ -177,8 +178,17 @@ class SocketPoolClient implements PoolClient {
     }
   }
 
-  state(options: { secrets?: boolean } = {}): Promise<readonly ServerState[]> {
-    return this.run("pool/state", defined({ secrets: options.secrets }));
+  state(
+    options: { secrets?: boolean; resources?: boolean } = {},
+  ): Promise<readonly ServerState[]> {
+    return this.run(
+      "pool/state",
+      defined({ secrets: options.secrets, resources: options.resources }),
+    );
+  }
+
+  usage(options: { since?: number; servers?: readonly string[] } = {}): Promise<UsageReport> {
+    return this.run("pool/usage", defined({ since: options.since, servers: options.servers }));
   }
 
   tools(
@@ -420,8 +430,8 @@ class SocketPoolClient implements PoolClient {
     return this.run("pool/reload", {});
   }
 
-  status(): Promise<DaemonStatus> {
-    return this.run("daemon/status", {});
+  status(options: { resources?: boolean } = {}): Promise<DaemonStatus> {
+    return this.run("daemon/status", defined({ resources: options.resources }));
   }
 
   async shutdown(): Promise<void> {

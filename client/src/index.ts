@@ -71,6 +71,8 @@ export {
   type ServerIdParams,
   type ServerNotificationParams,
   type StateParams,
+  type StatusParams,
+  type UsageParams,
   type SubscribeParams,
   type ToolsParams,
 } from "./protocol.js";

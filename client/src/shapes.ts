@@ -22,6 +22,8 @@ export interface ServerOptions {
   callTimeoutMs?: number | null;
   probeTimeoutMs?: number | null;
   maxResultChars?: number | null;
+  /** MB its process group may hold before it is replaced (G5); 0: no limit. */
+  maxMemoryMb?: number | null;
   hiddenTools?: string[];
   alwaysLoad?: string[];
   trustAnnotations?: boolean;
@@ -213,6 +215,8 @@ export interface ServerState {
   conversations?: ConversationStats;
   /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
   signIn?: SignInRequest;
+  /** With `state({ resources: true })`: CPU, memory and recent calls (G3). */
+  resources?: ServerResources;
 }
 
 /** What the server's last refusal asked for, and how many sign-ins have not met it. */
@@ -383,6 +387,8 @@ export type PoolEvent =
       raw?: boolean;
       cached?: boolean;
     }
+  /** Its process group stayed over `maxMemoryMb`: it is replaced gracefully (G5). */
+  | { type: "over-memory"; serverId: string; rssBytes: number; limitMb: number }
   | ConversationEvent;
 
 /** A notification a pooled server sent. */
@@ -418,4 +424,50 @@ export interface DaemonStatus {
   servers: ServerState[];
   /** Connected clients, this one included. */
   clients: number;
+  /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
+  rssBytes?: number;
+}
+
+/**
+ * What a server costs and how it is used right now (SPEC G3): sampled only when someone asks
+ * (`state({ resources: true })`, `mcpool status`, `mcpool top`) or a memory limit is set.
+ */
+export interface ServerResources {
+  /** CPU % of one core used by the child's process group since the last look (or since it started). */
+  cpuPercent?: number;
+  /** Resident memory of the child's whole process group, bytes. */
+  rssBytes?: number;
+  /** Live processes in the group. */
+  processes?: number;
+  callsLastMinute: number;
+  errorsLastMinute: number;
+  /** Calls per minute over the last ten minutes, oldest first. */
+  callsPerMinute: number[];
+  /** Latency over the last five minutes, ms; absent without calls. */
+  p50Ms?: number;
+  p99Ms?: number;
+  /** The limit in force: the row's `maxMemoryMb`, else the pool's (G5). */
+  maxMemoryMb?: number;
+  /** Times this daemon replaced the server for staying over it. */
+  overMemoryRestarts: number;
+}
+
+/** One tool's use over a window (SPEC G4), kept across daemon restarts. */
+export interface ToolUsage {
+  serverId: string;
+  /** The server's own name for the tool. */
+  tool: string;
+  calls: number;
+  errors: number;
+  /** Mean latency over every recorded call, ms. */
+  meanMs: number;
+  /** Epoch ms. */
+  lastCalledAt: number;
+}
+
+export interface UsageReport {
+  /** Epoch ms the window starts (counted by whole UTC days); absent: since counting began. */
+  since?: number;
+  /** Only tools called in the window, most called first. */
+  tools: ToolUsage[];
 }
