@@ -116,13 +116,12 @@ export function frame(status: DaemonStatus, view: View, now: number, tty: boolea
   ];
   const limited = servers.filter((s) => s.resources?.maxMemoryMb !== undefined);
   if (limited.length > 0) {
-    lines.push(
-      limited
-        .map((s) => `${s.id} ${memory(s.resources)} (${s.resources!.overMemoryRestarts} restarts)`)
-        .join(" · "),
-    );
+    const limits = limited
+      .map((s) => `${s.id} ${memory(s.resources)} (${s.resources!.overMemoryRestarts} restarts)`)
+      .join(" · ");
+    lines.push(fit(limits, WIDTH).trimEnd());
   }
-  if (view.message !== undefined) lines.push(view.message);
+  if (view.message !== undefined) lines.push(fit(view.message, WIDTH).trimEnd());
   if (view.logLines !== undefined) {
     const selected = servers[view.selected]?.id ?? "";
     lines.push("", `log of ${selected}:`, ...view.logLines.map((l) => fit(l, WIDTH).trimEnd()));
