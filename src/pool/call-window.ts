@@ -37,11 +37,14 @@ export class CallWindow {
 
   record(at: number, ms: number, ok: boolean): void {
     const index = Math.floor(at / BUCKET_MS);
-    const bucket = this.#buckets.get(index) ?? [0, 0];
+    let bucket = this.#buckets.get(index);
+    if (bucket === undefined) {
+      // A new bucket is the only time an old one can fall out of the window.
+      this.#prune(index);
+      this.#buckets.set(index, (bucket = [0, 0]));
+    }
     bucket[0] += 1;
     if (!ok) bucket[1] += 1;
-    this.#buckets.set(index, bucket);
-    this.#prune(index);
     if (this.#latencies.length < MAX_LATENCIES) this.#latencies.push([at, ms]);
     else this.#latencies[this.#next] = [at, ms];
     this.#next = (this.#next + 1) % MAX_LATENCIES;

@@ -161,6 +161,8 @@ export class PoolMonitor {
   /** A timer while some server with a live process has a limit; none otherwise. */
   #armMemoryChecks(): void {
     if (this.#closed) return;
+    // No limit anywhere: nothing to look at (and no state() walk per connect of a big pool).
+    if (this.#rowLimits.size === 0 && !(this.#options.maxMemoryMb ?? 0)) return this.#disarm();
     const limited = this.#options.pool
       .state()
       .some((state) => state.pid !== undefined && this.#limitOf(state) !== undefined);

@@ -61,6 +61,7 @@ export class UsageCounter {
   #timer: NodeJS.Timeout | undefined;
   #saving: Promise<void> = Promise.resolve();
   #tools = 0;
+  #day: { start: number; name: string } | undefined;
 
   constructor(store?: UsageStore, saveDelayMs = SAVE_DELAY_MS) {
     this.#store = store;
@@ -82,11 +83,16 @@ export class UsageCounter {
     if (!ok) usage.errors += 1;
     usage.totalMs += ms;
     usage.lastAt = Math.max(usage.lastAt, at);
-    const day = (usage.days[dayOf(at)] ??= [0, 0]);
+    const today = this.#dayOf(at);
+    let day = usage.days[today];
+    if (day === undefined) {
+      // A new day is the only time an old one can fall out of the MAX_DAYS kept.
+      const oldest = dayOf(at - MAX_DAYS * DAY_MS);
+      for (const key of Object.keys(usage.days)) if (key < oldest) delete usage.days[key];
+      usage.days[today] = day = [0, 0];
+    }
     day[0] += 1;
     if (!ok) day[1] += 1;
-    const oldest = dayOf(at - MAX_DAYS * DAY_MS);
-    for (const key of Object.keys(usage.days)) if (key < oldest) delete usage.days[key];
     this.#scheduleSave();
   }
 
@@ -126,6 +132,13 @@ export class UsageCounter {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     return this.#save();
+  }
+
+  /** dayOf(at), without a Date per call: the day is computed once per UTC day. */
+  #dayOf(at: number): string {
+    const start = at - (at % DAY_MS);
+    if (this.#day?.start !== start) this.#day = { start, name: dayOf(at) };
+    return this.#day.name;
   }
 
   #scheduleSave(): void {

@@ -102,11 +102,13 @@ describe("mcpool top in a real terminal", () => {
         [
           ...env,
           `cd '${out}'`,
-          "stty -a > before",
-          `${top}; echo $? > code1`,
-          "stty -a > after1",
-          `${top}; echo $? > code2`,
-          "stty -a > after2",
+          // Each file appears whole (renamed into place), so a test that sees it reads it all.
+          'put() { cat > "$1.tmp"; mv "$1.tmp" "$1"; }',
+          "stty -a | put before",
+          `${top}; echo $? | put code1`,
+          "stty -a | put after1",
+          `${top}; echo $? | put code2`,
+          "stty -a | put after2",
         ].join("\n"),
       );
       tmux("new-session", "-d", "-x", "100", "-y", "30", "sh", join(out, "run.sh"));
