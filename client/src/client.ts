@@ -38,6 +38,7 @@ import {
   type ServerState,
   type ToolDefinition,
   type ToolDescription,
+  type UsageReport,
 } from "mcpool-protocol";
 import {
   conversationsClient,
@@ -137,8 +138,15 @@ class SocketPoolClient implements PoolClient {
     return this.run(method, params, options.signal);
   }
 
-  state(options: { secrets?: boolean } = {}): Promise<readonly ServerState[]> {
-    return this.run("pool/state", defined({ secrets: options.secrets }));
+  state(options: { secrets?: boolean; resources?: boolean } = {}): Promise<readonly ServerState[]> {
+    return this.run(
+      "pool/state",
+      defined({ secrets: options.secrets, resources: options.resources }),
+    );
+  }
+
+  usage(options: { since?: number; servers?: readonly string[] } = {}): Promise<UsageReport> {
+    return this.run("pool/usage", defined({ since: options.since, servers: options.servers }));
   }
 
   tools(
@@ -380,8 +388,8 @@ class SocketPoolClient implements PoolClient {
     return this.run("pool/reload", {});
   }
 
-  status(): Promise<DaemonStatus> {
-    return this.run("daemon/status", {});
+  status(options: { resources?: boolean } = {}): Promise<DaemonStatus> {
+    return this.run("daemon/status", defined({ resources: options.resources }));
   }
 
   async shutdown(): Promise<void> {

@@ -32,6 +32,7 @@ import type {
   ServerState,
   ToolDefinition,
   ToolDescription,
+  UsageReport,
 } from "mcpool-protocol";
 import type { ConversationsClient, IdentifiedClient } from "./conversations.js";
 import type {
@@ -146,7 +147,10 @@ export interface PoolClient {
     params: ParamsOf<M>,
     options?: { signal?: AbortSignal },
   ): Promise<ResultOf<M>>;
-  state(options?: { secrets?: boolean }): Promise<readonly ServerState[]>;
+  /** `resources`: sample each server's CPU, memory and recent calls (issue 17). */
+  state(options?: { secrets?: boolean; resources?: boolean }): Promise<readonly ServerState[]>;
+  /** Calls per tool kept across restarts (issue 17). */
+  usage(options?: { since?: number; servers?: readonly string[] }): Promise<UsageReport>;
   /** With `identity`, the conversation's tools of `session: "conversation"` rows too. */
   tools(options?: {
     names?: readonly string[];
@@ -212,7 +216,7 @@ export interface PoolClient {
   /** Makes the daemon forget a server's sign-in and redial it (`mcpool logout`). */
   forgetCredentials(id: string): Promise<ServerAuthState>;
   reload(): Promise<ConfigStatus>;
-  status(): Promise<DaemonStatus>;
+  status(options?: { resources?: boolean }): Promise<DaemonStatus>;
   shutdown(): Promise<void>;
   /**
    * Calls `listener` with every pool event; returns the unsubscribe function. Listening does

@@ -80,8 +80,10 @@ export {
   type ServerScopedParams,
   type SetLevelParams,
   type StateParams,
+  type StatusParams,
   type SubscribeParams,
   type ToolsParams,
+  type UsageParams,
 } from "./methods.js";
 export {
   CONVERSATION_METHODS,
@@ -98,3 +100,4 @@ export { defined, isRecord } from "./values.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";
 export type * from "./mcp-shapes.js";
+export type * from "./observe-shapes.js";

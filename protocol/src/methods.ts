@@ -28,6 +28,7 @@ import type {
   ToolDefinition,
   ToolDescription,
 } from "./shapes.js";
+import type { UsageReport } from "./observe-shapes.js";
 import type {
   CompleteResult,
   CompletionReference,
@@ -69,6 +70,19 @@ export interface HelloResult {
 export interface StateParams {
   /** Include rows' `env` and `headers`. Default false. */
   secrets?: boolean;
+  /** Sample each server's CPU, memory and recent calls (G3, issue 17). Default false. */
+  resources?: boolean;
+}
+
+/** `daemon/status`: `resources` as for `pool/state`, plus the daemon's own RSS (issue 17). */
+export interface StatusParams {
+  resources?: boolean;
+}
+
+/** `pool/usage` (issue 17): calls per tool since `since` (epoch ms; absent: ever). */
+export interface UsageParams {
+  since?: number;
+  servers?: readonly string[];
 }
 
 /** Scope: absent = every server, empty = none (SPEC C4). */
@@ -244,7 +258,13 @@ export const METHODS = {
   hello: method<HelloParams, HelloResult>(
     fields({ protocolVersion: "number", clientName: "string", pid: "number" }),
   ),
-  "pool/state": method<StateParams, readonly ServerState[]>(fields({ secrets: "boolean?" })),
+  "pool/state": method<StateParams, readonly ServerState[]>(
+    fields({ secrets: "boolean?", resources: "boolean?" }),
+  ),
+  /** Calls per tool kept across restarts, most called first (SPEC G4; issue 17). */
+  "pool/usage": method<UsageParams, UsageReport>(
+    fields({ since: "number?", servers: "string[]?" }),
+  ),
   "tools/list": method<ToolsParams, readonly ToolDefinition[]>(
     fields({ names: "string[]?", servers: "string[]?", identity: "object?" }),
   ),
@@ -303,7 +323,7 @@ export const METHODS = {
       sample: "boolean?",
     }),
   ),
-  "daemon/status": method<Empty, DaemonStatus>(fields({})),
+  "daemon/status": method<StatusParams, DaemonStatus>(fields({ resources: "boolean?" })),
   "daemon/shutdown": method<Empty, Empty>(fields({})),
   // Passthrough (SPEC C15): refused with `not-offered` where the server's capabilities lack it.
   "resources/list": method<ListPageParams, ListResourcesResult>(

@@ -3,6 +3,7 @@
  * tools(), call(), probe(), onEvent() hand out exactly these; src/pool/types.ts re-exports
  * them) and a server row. Plain data only, so the daemon sends every one of them unchanged.
  */
+import type { ServerResources } from "./observe-shapes.js";
 import type {
   ConversationEvent,
   ConversationRowOptions,
@@ -21,6 +22,8 @@ export interface ServerOptions {
   callTimeoutMs?: number | null;
   probeTimeoutMs?: number | null;
   maxResultChars?: number | null;
+  /** MB its process group may hold before it is replaced (G5); 0: no limit. */
+  maxMemoryMb?: number | null;
   hiddenTools?: string[];
   alwaysLoad?: string[];
   trustAnnotations?: boolean;
@@ -223,6 +226,8 @@ export interface ServerState {
   conversations?: ConversationStats;
   /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
   signIn?: SignInRequest;
+  /** With `state({ resources: true })`: CPU, memory and recent calls (G3). */
+  resources?: ServerResources;
 }
 
 /** What the server's last refusal asked for, and how many sign-ins have not met it. */
@@ -394,6 +399,8 @@ export type PoolEvent =
       raw?: boolean;
       cached?: boolean;
     }
+  /** Its process group stayed over `maxMemoryMb`: it is replaced gracefully (G5). */
+  | { type: "over-memory"; serverId: string; rssBytes: number; limitMb: number }
   | ConversationEvent;
 
 /** A server notification, forwarded with the id of the server that sent it. */
@@ -429,4 +436,6 @@ export interface DaemonStatus {
   servers: ServerState[];
   /** Connected clients, this one included. */
   clients: number;
+  /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
+  rssBytes?: number;
 }

@@ -5,28 +5,19 @@
  * 141 its reader closed stdout or stderr before everything was written (exit.ts).
  */
 import { parseArgs } from "node:util";
-import { readFile } from "node:fs/promises";
 import { connect, McpPoolError as ClientError, type PoolClient } from "mcpool-client";
-import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
 import { resolvePaths } from "../daemon/paths.js";
-import { printable } from "../pool/printable.js";
 import { VERSION } from "../version.js";
-import { conversationLines } from "./conversation-status.js";
 import {
   endQuietlyOnBrokenPipe,
   EXIT_BROKEN_PIPE,
   exitWhenFlushed,
   serveWithoutBrokenPipes,
 } from "./exit.js";
-import { cell, duration, table } from "./format.js";
+import { cell, table } from "./format.js";
 import { withProgress } from "./progress.js";
-import {
-  cutErrorsHint,
-  ERROR_CELL_WIDTH,
-  logEntries,
-  requireServer,
-  stoppedMessage,
-} from "./messages.js";
+import { requireServer, stoppedMessage } from "./messages.js";
+import { statusText } from "./status.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
 // a product figure (SPEC P4, P7), and it needs none of the bridge, login, import or wire.
@@ -36,7 +27,8 @@ const USAGE = `usage: mcpool <command> [options]
 
 commands:
   serve [--config PATH] [--socket PATH]   run the daemon in the foreground
-  status                                  each server's status, pid, uptime, tools, last error
+  status                                  each server's status, pid, uptime, CPU, memory, calls,
+                                          tools, last error
   tools [--server ID]                     the tools agents are offered
   search QUERY [--server ID] [--limit N]  the tools that best match QUERY, best first
   describe QUALIFIED                      one tool's annotations and input/output schema
@@ -51,7 +43,12 @@ commands:
   stop ID | restart ID                    stop one server / restart it
   reload                                  re-read mcp.json and reconcile now
   validate [FILE]                         check an mcp.json without the daemon
-  logs [-n N] [-f]                        the daemon's log file (-f: follow it)
+  logs [-n N] [-f] [--server ID]          the daemon's log file (-f: follow it; --server: one
+                                          server's lines)
+  top [--once]                            live view: CPU, memory, calls, latency per server
+  stats [--since 7d] [--server ID] [--unused]
+                                          tools by use, or the never-called ones and their cost
+  hide ID TOOL… | unhide ID TOOL…         stop / resume offering tools (hiddenTools in mcp.json)
   shutdown                                stop the daemon and every server
   service install|uninstall|status        run the daemon under systemd (Linux) or launchd (macOS)
   demo                                    pool the built-in echo server in this process
@@ -109,6 +106,9 @@ async function main(argv: readonly string[]): Promise<number> {
       show: { type: "boolean" },
       "no-browser": { type: "boolean" },
       force: { type: "boolean" },
+      once: { type: "boolean" },
+      since: { type: "string" },
+      unused: { type: "boolean" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -183,41 +183,38 @@ async function main(argv: readonly string[]): Promise<number> {
       return EXIT.ok;
     case "status":
       return withClient(async (client) => {
-        const status = await client.status();
-        print(status, () => {
-          const now = Date.now();
-          const lines = [
-            `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)`,
-            `socket  ${status.socketPath}`,
-            `config  ${status.configPath}: ${status.config.ok ? "ok" : `ERROR ${status.config.error ?? ""}${status.config.loadedAt !== undefined ? "; the last good configuration keeps running" : ""}`}`,
-            ...status.config.problems.map((p) => `        problem: ${p}`),
-            "",
-            table(
-              ["SERVER", "STATUS", "PID", "UPTIME", "TOOLS", "LAST ERROR"],
-              status.servers.map((s) => [
-                s.id,
-                s.stale ? `${s.status} (stale)` : s.status,
-                s.pid !== undefined ? String(s.pid) : "-",
-                s.startedAt !== undefined && (s.status === "ready" || s.status === "pin-mismatch")
-                  ? duration(now - s.startedAt)
-                  : "-",
-                String(s.tools.length),
-                cell(
-                  s.error ??
-                    (s.status === "pin-mismatch"
-                      ? `tools withheld: see \`mcpool approve ${s.id} --show\``
-                      : undefined),
-                  ERROR_CELL_WIDTH,
-                ),
-              ]),
-            ),
-            ...cutErrorsHint(status.servers.map((s) => s.error)),
-            ...conversationLines(status.servers),
-          ];
-          return lines.join("\n");
-        });
+        const status = await client.status({ resources: true });
+        print(status, () => statusText(status));
         return EXIT.ok;
       });
+    case "top":
+      return withClient(async (client) =>
+        (await import("./top.js")).top(client, {
+          once: values.once === true,
+          logFile: logFile(),
+          out: io.out,
+        }),
+      );
+    case "stats":
+      return withClient(async (client) =>
+        (await import("./stats.js")).stats(client, {
+          ...(values.since !== undefined ? { since: values.since } : {}),
+          ...(values.server !== undefined ? { server: values.server } : {}),
+          unused: values.unused === true,
+          json,
+          out: io.out,
+        }),
+      );
+    case "hide":
+    case "unhide": {
+      const id = arg(0, "server ID");
+      const tools = rest.slice(1);
+      if (tools.length === 0) throw new UsageError(`${command} needs at least one TOOL`);
+      const { hideTools } = await import("./stats.js");
+      return withClient((client) =>
+        hideTools(client, id, tools, { hide: command === "hide", json, out: io.out }),
+      );
+    }
     case "tools":
       return withClient(async (client) => {
         await requireServer(client, values.server);
@@ -362,26 +359,19 @@ async function main(argv: readonly string[]): Promise<number> {
         return config.ok ? EXIT.ok : EXIT.badInput;
       });
     case "validate":
-      return validate(
+      return (await import("./validate-command.js")).validate(
         rest[0] ?? values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
-        json,
+        { json, out: io.out, err: io.err },
       );
     case "logs": {
-      const file = `${resolvePaths({}).logDir}/mcpool.log`;
-      const lines = Number(values.n ?? 50);
-      const text = await readFile(file, "utf8").catch(() => "");
-      // Written printable since F8; a file from before may still hold escape codes.
-      const tail = printable(text.trimEnd().split("\n").slice(-lines).join("\n"), {
-        multiline: true,
+      const { showLog } = await import("./log-command.js");
+      return showLog(logFile(), {
+        lines: Number(values.n ?? 50),
+        follow: values.follow === true,
+        ...(values.server !== undefined ? { server: values.server } : {}),
+        json,
+        out: io.out,
       });
-      const show = (chunk: string): void => {
-        if (!json) io.out(chunk);
-        else for (const entry of logEntries(chunk.split("\n"))) io.out(JSON.stringify(entry));
-      };
-      if (tail !== "") show(tail);
-      if (values.follow !== true) return EXIT.ok;
-      const { followLog } = await import("./follow-log.js");
-      return followLog(file, Buffer.byteLength(text), show);
     }
     case "shutdown":
       return withClient(async (client) => {
@@ -429,48 +419,9 @@ function portOf(value: string): number {
   return port;
 }
 
-async function validate(path: string, json: boolean): Promise<number> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    io.err(`mcpool: cannot read ${path}: ${(error as Error).message}`);
-    return EXIT.badInput;
-  }
-  try {
-    const { rows, problems, warnings } = parseMcpJson(text);
-    if (json)
-      io.out(
-        JSON.stringify(
-          { ok: problems.length === 0, rows: rows.length, problems, warnings },
-          null,
-          2,
-        ),
-      );
-    else {
-      for (const p of problems) io.out(`${path}:${p.line ?? 1}:${p.column ?? 1}: ${p.message}`);
-      // Not problems: the variable may be set where the daemon runs.
-      for (const w of warnings)
-        io.out(`${path}:${w.line ?? 1}:${w.column ?? 1}: warning: ${w.message}`);
-      io.out(`${rows.length} valid server(s), ${problems.length} problem(s)`);
-    }
-    return problems.length === 0 ? EXIT.ok : EXIT.badInput;
-  } catch (error) {
-    if (error instanceof ConfigSyntaxError) {
-      if (json)
-        io.out(
-          JSON.stringify({
-            ok: false,
-            error: error.reason,
-            line: error.line,
-            column: error.column,
-          }),
-        );
-      else io.out(`${path}:${error.line}:${error.column}: ${error.reason}`);
-      return EXIT.badInput;
-    }
-    throw error;
-  }
+/** The daemon's log file, where `logs` and `top` read it. */
+function logFile(): string {
+  return `${resolvePaths({}).logDir}/mcpool.log`;
 }
 
 /** LISTEN_FDS for this process: systemd socket activation hands the socket over as fd 3. */

@@ -46,24 +46,25 @@ export function rowPathOf(root: unknown, id: string): JSONPath | undefined {
 }
 
 /**
- * The edit that gives the body at `node` a `pin`: its old value replaced, or a new first
- * member in the indentation of the member it goes before. Inserted by hand rather than by
- * `modify` with formatting, which re-lays out neighbouring lines (an inline array breaks).
+ * The edit that gives the body at `node` the member `key` (its value as JSON text): its old
+ * value replaced, or a new first member in the indentation of the member it goes before.
+ * Inserted by hand rather than by `modify` with formatting, which re-lays out neighbouring
+ * lines (an inline array breaks). `mcpool hide` writes `hiddenTools` with it too.
  */
-function pinEdit(text: string, node: Node, fingerprint: string): Edit {
-  const value = JSON.stringify(fingerprint);
-  const existing = findNodeAtLocation(node, ["pin"]);
+export function memberEdit(text: string, node: Node, key: string, value: string): Edit {
+  const existing = findNodeAtLocation(node, [key]);
   if (existing) return { offset: existing.offset, length: existing.length, content: value };
+  const member = `${JSON.stringify(key)}: ${value}`;
   const first = node.children?.[0];
-  if (!first) return { offset: node.offset + 1, length: 0, content: `"pin": ${value}` };
+  if (!first) return { offset: node.offset + 1, length: 0, content: member };
   const lineStart = text.lastIndexOf("\n", first.offset - 1) + 1;
   const indent = text.slice(lineStart, first.offset);
   if (lineStart > node.offset && /^[ \t]*$/.test(indent)) {
     const eol = text.includes("\r\n") ? "\r\n" : "\n";
-    return { offset: first.offset, length: 0, content: `"pin": ${value},${eol}${indent}` };
+    return { offset: first.offset, length: 0, content: `${member},${eol}${indent}` };
   }
   // The first member shares its line with the brace (or a comment): stay on that line.
-  return { offset: first.offset, length: 0, content: `"pin": ${value}, ` };
+  return { offset: first.offset, length: 0, content: `${member}, ` };
 }
 
 /**
@@ -78,7 +79,7 @@ export function setPinInMcpJson(text: string, id: string, fingerprint: string): 
   const path = tree ? rowPathOf(getNodeValue(tree), id) : undefined;
   const node = tree && path ? findNodeAtLocation(tree, path) : undefined;
   if (node?.type !== "object") throw new Error(`the config file has no server "${id}"`);
-  const next = applyEdits(text, [pinEdit(text, node, fingerprint)]);
+  const next = applyEdits(text, [memberEdit(text, node, "pin", JSON.stringify(fingerprint))]);
   const row = parseMcpJson(next, { env: {} }).rows.find((r) => r.id === id);
   if (row?.pin !== fingerprint) {
     throw new Error(`could not write the pin of "${id}" where the config file's row is read`);

@@ -116,6 +116,7 @@ const PASSTHROUGH = [
   "callTimeoutMs",
   "probeTimeoutMs",
   "maxResultChars",
+  "maxMemoryMb",
   "hiddenTools",
   "alwaysLoad",
   "trustAnnotations",

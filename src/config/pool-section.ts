@@ -25,6 +25,10 @@ const COUNTS = [
   "maxConcurrentStarts",
   // The pool reads it as milliseconds ≥ 0, 0 included.
   "pingTimeoutMs",
+  // A server's memory limit, MB (issue 17); 0: none.
+  "maxMemoryMb",
+  // How often a server under a memory limit is sampled, ms (issue 17).
+  "memoryCheckMs",
 ];
 
 const BOOLEANS = ["lazy", "indexTools", "coerceArguments", "sampling"];

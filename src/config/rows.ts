@@ -25,6 +25,11 @@ export interface ServerOptions {
   probeTimeoutMs?: number | null;
   /** Cap on the characters `call()` returns for this server; 0 means no cap. */
   maxResultChars?: number | null;
+  /**
+   * MB of resident memory the server's process group may hold: over it in two samples in a
+   * row, it is replaced gracefully (SPEC G5). Overrides the pool's; 0 means no limit.
+   */
+  maxMemoryMb?: number | null;
   /** Tools (by the server's own names) left out of tools() and catalog(); read at call time. */
   hiddenTools?: string[];
   /** Tools (by the server's own names) an agent should load from the first turn. */

@@ -32,6 +32,7 @@ const HTTP_FIELDS = ["url", "headers", "auth"] as const;
 /** Options that are a whole number ≥ 0, or null/absent for "the pool's" (durations apart). */
 const WHOLE_NUMBER_FIELDS = {
   maxResultChars: "characters",
+  maxMemoryMb: "megabytes",
 } as const;
 
 /** A toolsFingerprint: SHA-256 in hex (SPEC C18). */

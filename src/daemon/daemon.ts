@@ -27,6 +27,8 @@ import { createSocketServer, type SocketServer } from "./socket-server.js";
 import { socketAnswers } from "./socket-probe.js";
 import { createFileToolsCache } from "./tools-cache-store.js";
 import { createFileTokenStore } from "./token-store.js";
+import { createFileUsageStore } from "./usage-store.js";
+import { PoolMonitor } from "../pool/monitor.js";
 import { watchConfig, type ConfigWatcher } from "./watcher.js";
 
 export interface DaemonOptions {
@@ -112,6 +114,19 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   return options;
 }
 
+/** The `"mcpool"` section's memory limit and its check interval (issue 17); bad values are ignored. */
+function monitorSection(section: Record<string, unknown>): {
+  maxMemoryMb?: number;
+  memoryCheckMs?: number;
+} {
+  const positive = (value: unknown): value is number =>
+    typeof value === "number" && Number.isSafeInteger(value) && value > 0;
+  return {
+    ...(positive(section.maxMemoryMb) ? { maxMemoryMb: section.maxMemoryMb } : {}),
+    ...(positive(section.memoryCheckMs) ? { memoryCheckMs: section.memoryCheckMs } : {}),
+  };
+}
+
 export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   const env = options.env ?? process.env;
   const paths = resolvePaths({
@@ -123,6 +138,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   const config = new ConfigSource(paths.configPath);
   let log: DaemonLog | undefined = options.log;
   let pool: McpPool | undefined;
+  let monitor: PoolMonitor | undefined;
   let server: SocketServer | undefined;
   let watcher: ConfigWatcher | undefined;
   let releaseLock: (() => void) | undefined;
@@ -196,6 +212,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         load: async () => {
           const read = await config.read();
           logRead(read.status);
+          monitor?.setRows(read.rows);
           return read.rows;
         },
         onChild: (event) => {
@@ -220,6 +237,15 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         ...options.pool,
       });
 
+      monitor = new PoolMonitor({
+        pool,
+        usageStore: createFileUsageStore(paths.dataDir),
+        ...monitorSection(first.pool),
+        log: daemonLog,
+      });
+      monitor.setRows(first.rows);
+      monitor.start();
+
       // The first reconcile starts before the socket opens, so a request that arrives at
       // once finds every row registered; it runs in the background, because a wedged server
       // must not keep the socket from answering. Early listings and calls wait for it (F4).
@@ -233,6 +259,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           : { socketPath: paths.socketPath }),
         handlers: createHandlers({
           pool,
+          monitor,
           status,
           reload,
           shutdown: () => options.onShutdownRequested?.(),
@@ -245,6 +272,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       } catch (error) {
         // The children the first reconcile started must not outlive a daemon that never served.
         await pool.close().catch(() => undefined);
+        await monitor.close().catch(() => undefined);
         releaseLock?.();
         throw error;
       }
@@ -272,6 +300,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         await watcher?.close().catch(() => undefined);
         await server?.close().catch(() => undefined);
         await pool?.close().catch(() => undefined);
+        await monitor?.close().catch(() => undefined);
         releaseLock?.();
         log?.info("mcpool: stopped");
       })();

@@ -20,7 +20,7 @@ import {
 import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../config/hooks.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "../pool/errors.js";
-import type { CallOptions, ServerNotification } from "../pool/types.js";
+import type { CallOptions, ServerNotification, ServerState, UsageReport } from "../pool/types.js";
 import type { HandlerTable } from "./socket-server.js";
 import { routedCall } from "./call-routing.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./passthrough-handlers.js";
@@ -81,8 +81,16 @@ export interface PoolLike extends PassthroughPool, ConversationPool {
   ): () => void;
 }
 
+/** What the handlers use of the PoolMonitor (issue 17). */
+export interface MonitorLike {
+  withResources(states: readonly ServerState[]): Promise<ServerState[]>;
+  usage(options: { since?: number; servers?: readonly string[] }): UsageReport;
+}
+
 export interface HandlerDeps {
   pool: PoolLike;
+  /** Resource figures and usage counts (issue 17); absent: neither is offered. */
+  monitor?: MonitorLike;
   status(): DaemonStatus;
   /** Re-reads the config file and reconciles now; resolves with the file's state. */
   reload(): Promise<ConfigStatus>;
@@ -135,7 +143,18 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       pid: process.pid,
     }),
 
-    "pool/state": (params) => pool.state({ secrets: params.secrets === true }),
+    // issue 17 (observe): resources and usage come from the monitor.
+    "pool/state": async (params) => {
+      const states = await pool.state({ secrets: params.secrets === true });
+      return params.resources === true && deps.monitor
+        ? deps.monitor.withResources(states)
+        : states;
+    },
+
+    "pool/usage": (params) =>
+      deps.monitor?.usage(defined({ since: params.since, servers: params.servers })) ?? {
+        tools: [],
+      },
 
     "tools/call": async (params, ctx) => {
       const options: CallOptions = defined({
@@ -259,7 +278,12 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
     // tools/list too: with an identity it adds the conversation's tools (SPEC B9).
     ...createConversationHandlers(pool),
 
-    "daemon/status": () => deps.status(),
+    "daemon/status": async (params) => {
+      const status = deps.status();
+      if (params.resources !== true || !deps.monitor) return status;
+      const servers = await deps.monitor.withResources(status.servers);
+      return { ...status, servers, rssBytes: process.memoryUsage.rss() };
+    },
 
     "daemon/shutdown": () => {
       // After this answer is written: close() drains, and this request must not be the

@@ -33,6 +33,13 @@ export { sessionLost } from "./session.js";
 export { REDACTED } from "./secrets.js";
 export type * from "./types.js";
 export { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
+export {
+  PoolMonitor,
+  MEMORY_CHECK_MS,
+  type MonitoredPool,
+  type PoolMonitorOptions,
+} from "./monitor.js";
+export { UsageCounter, type UsageData, type UsageStore } from "./usage.js";
 export { coerceArguments, argumentProblems } from "./coercion.js";
 export {
   rankTools,

@@ -377,6 +377,13 @@ export class McpPool {
     });
   }
 
+  // issue 17 (observe): the one hook the monitor needs; its logic is in monitor.ts.
+  /** Replaces a server whose process group is over its `maxMemoryMb` (G5), as reconnect() does. */
+  replaceOverMemory(id: string, rssBytes: number, limitMb: number): Promise<void> {
+    this.#emit({ type: "over-memory", serverId: id, rssBytes, limitMb });
+    return this.reconnect(id);
+  }
+
   /**
    * Hands an http server the OAuth credentials an interactive sign-in got (`mcpool login`):
    * they go to the token store under the server's url, and the server is dialled again.

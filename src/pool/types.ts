@@ -13,6 +13,7 @@ export type {
   PinnedTool,
   PoolEvent,
   ProbeResult,
+  ServerResources,
   ServerAuthState,
   ServerNotification,
   ServerState,
@@ -23,6 +24,8 @@ export type {
   ToolDefinition,
   ToolDescription,
   ToolState,
+  ToolUsage,
+  UsageReport,
 } from "mcpool-protocol";
 
 export interface CallOptions {

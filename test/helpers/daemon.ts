@@ -2,7 +2,7 @@
  * A real daemon for integration tests: `mcpool serve` from the built CLI, in a temp home
  * whose XDG directories hold its socket, config, data and logs.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -106,4 +106,17 @@ export async function startDaemon(
 
 export function client(home: TestHome, name = "test"): Promise<PoolClient> {
   return connect({ socketPath: home.socketPath, clientName: name });
+}
+
+/** Runs the built CLI in `home` to its end (bounded); its exit code and output. */
+export function runCli(
+  home: TestHome,
+  ...args: string[]
+): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [cliPath, ...args], {
+    env: home.env,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }

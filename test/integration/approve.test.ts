@@ -176,7 +176,9 @@ describe("mcpool approve", { timeout: TEST_MS }, () => {
     expect(call.code).toBe(1);
     expect(call.stderr).toContain("mcpool approve tidy");
     const status = mcpool(home, "status");
-    expect(status.stdout).toMatch(/^notes\s+pin-mismatch\s+\d+\s+\d+s\s+2\s+tools withheld/m);
+    expect(status.stdout).toMatch(
+      /^notes\s+pin-mismatch\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+2\s+tools withheld/m,
+    );
   });
 
   it("still shows what changed after a daemon restart, and --show writes nothing", async () => {

@@ -1,0 +1,47 @@
+/**
+ * What `mcpool top`, `status` and `stats` read (issue 17): a server's resources and recent
+ * calls, and the use of each tool over a window.
+ */
+/**
+ * What a server costs and how it is used right now (SPEC G3): sampled only when someone asks
+ * (`state({ resources: true })`, `mcpool status`, `mcpool top`) or a memory limit is set.
+ */
+export interface ServerResources {
+  /** CPU % of one core used by the child's process group since the last look (or since it started). */
+  cpuPercent?: number;
+  /** Resident memory of the child's whole process group, bytes. */
+  rssBytes?: number;
+  /** Live processes in the group. */
+  processes?: number;
+  callsLastMinute: number;
+  errorsLastMinute: number;
+  /** Calls per minute over the last ten minutes, oldest first. */
+  callsPerMinute: number[];
+  /** Latency over the last five minutes, ms; absent without calls. */
+  p50Ms?: number;
+  p99Ms?: number;
+  /** The limit in force: the row's `maxMemoryMb`, else the pool's (G5). */
+  maxMemoryMb?: number;
+  /** Times this daemon replaced the server for staying over it. */
+  overMemoryRestarts: number;
+}
+
+/** One tool's use over a window (SPEC G4), kept across daemon restarts. */
+export interface ToolUsage {
+  serverId: string;
+  /** The server's own name for the tool. */
+  tool: string;
+  calls: number;
+  errors: number;
+  /** Mean latency over every recorded call, ms. */
+  meanMs: number;
+  /** Epoch ms. */
+  lastCalledAt: number;
+}
+
+export interface UsageReport {
+  /** Epoch ms the window starts (counted by whole UTC days); absent: since counting began. */
+  since?: number;
+  /** Only tools called in the window, most called first. */
+  tools: ToolUsage[];
+}

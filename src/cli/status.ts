@@ -1,0 +1,65 @@
+/**
+ * `mcpool status` for people: the daemon, its config, and one line per server with its
+ * pid, uptime, CPU and memory of its process group and calls in the last minute (issue 17),
+ * tools and last error. `--json` prints the DaemonStatus as it came.
+ */
+import type { DaemonStatus, ServerState } from "mcpool-client";
+import { conversationLines } from "./conversation-status.js";
+import { bytes, memory, percent } from "./figures.js";
+import { cell, duration, table } from "./format.js";
+import { cutErrorsHint, ERROR_CELL_WIDTH } from "./messages.js";
+
+/** Uptime of a server whose connection is up, else `-`. */
+export function uptime(s: ServerState, now: number): string {
+  return s.startedAt !== undefined && (s.status === "ready" || s.status === "pin-mismatch")
+    ? duration(now - s.startedAt)
+    : "-";
+}
+
+/** The whole human-readable status. */
+export function statusText(status: DaemonStatus, now = Date.now()): string {
+  const rss = status.rssBytes !== undefined ? `, rss ${bytes(status.rssBytes)}` : "";
+  const restarted = status.servers.filter((s) => (s.resources?.overMemoryRestarts ?? 0) > 0);
+  return [
+    `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)${rss}`,
+    `socket  ${status.socketPath}`,
+    `config  ${configLine(status)}`,
+    ...status.config.problems.map((p) => `        problem: ${p}`),
+    "",
+    table(
+      ["SERVER", "STATUS", "PID", "UPTIME", "CPU", "MEM", "CALLS/MIN", "TOOLS", "LAST ERROR"],
+      status.servers.map((s) => [
+        s.id,
+        s.stale ? `${s.status} (stale)` : s.status,
+        s.pid !== undefined ? String(s.pid) : "-",
+        uptime(s, now),
+        percent(s.resources?.cpuPercent),
+        memory(s.resources),
+        s.resources ? String(s.resources.callsLastMinute) : "-",
+        String(s.tools.length),
+        cell(
+          s.error ??
+            (s.status === "pin-mismatch"
+              ? `tools withheld: see \`mcpool approve ${s.id} --show\``
+              : undefined),
+          ERROR_CELL_WIDTH,
+        ),
+      ]),
+    ),
+    ...restarted.map(
+      (s) =>
+        `${s.id}: replaced ${s.resources!.overMemoryRestarts} time(s) for staying over maxMemoryMb (${s.resources!.maxMemoryMb ?? "-"} MB)`,
+    ),
+    ...cutErrorsHint(status.servers.map((s) => s.error)),
+    ...conversationLines(status.servers),
+  ].join("\n");
+}
+
+/** `ok`, or the error and that the last good configuration still runs. */
+export function configLine(status: DaemonStatus): string {
+  const config = status.config;
+  const path = status.configPath;
+  if (config.ok) return `${path}: ok`;
+  const kept = config.loadedAt !== undefined ? "; the last good configuration keeps running" : "";
+  return `${path}: ERROR ${config.error ?? ""}${kept}`;
+}

@@ -1,0 +1,27 @@
+/**
+ * The pool's call counts on disk (SPEC G4): one small file, `<data>/usage.json`, written
+ * atomically with mode 0600. It names servers and tools and counts calls; it holds no
+ * arguments, results or secrets.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { UsageStore } from "../pool/usage.js";
+import { writeAtomically } from "./config-source.js";
+
+export function createFileUsageStore(dataDir: string): UsageStore & { path: string } {
+  const path = join(dataDir, "usage.json");
+  return {
+    path,
+    load() {
+      try {
+        return JSON.parse(readFileSync(path, "utf8")) as unknown;
+      } catch {
+        // Absent or unreadable: counting starts afresh, nothing else is lost.
+        return undefined;
+      }
+    },
+    async save(data) {
+      await writeAtomically(path, `${JSON.stringify(data)}\n`);
+    },
+  };
+}
