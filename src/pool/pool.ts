@@ -269,9 +269,8 @@ export class McpPool {
     const closing: Promise<void>[] = [];
     for (const id of plan.remove) {
       const entry = this.#entries.get(id)!;
-      entry.removed = true;
       this.#entries.delete(id);
-      closing.push(entry.close("removed"));
+      closing.push(entry.remove("removed"));
     }
     for (const row of plan.restart) closing.push(this.#entries.get(row.id)!.replace(row));
     for (const row of plan.update) {
@@ -359,8 +358,7 @@ export class McpPool {
   stop(id: string): Promise<void> {
     return this.#enqueue(async () => {
       const entry = this.#entry(id);
-      entry.stopped = true;
-      await Promise.all([entry.close("stop"), this.#conversations.end(id)]);
+      await Promise.all([entry.stop(), this.#conversations.end(id)]);
     });
   }
 
@@ -374,9 +372,7 @@ export class McpPool {
         );
       }
       const entry = this.#entry(id);
-      await Promise.all([entry.close("reconnect"), this.#conversations.end(id)]);
-      entry.resetBackoff();
-      entry.stopped = false;
+      await Promise.all([entry.reset(), this.#conversations.end(id)]);
       if (isEnabled(entry.row) && !isConversationRow(entry.row)) await entry.ensure();
     });
   }
@@ -1035,10 +1031,9 @@ export class McpPool {
     await this.#conversations.close();
     await this.#queue.run(async () => {
       const entries = [...this.#entries.values()];
-      for (const entry of entries) entry.removed = true;
       await Promise.all(
         entries.map(async (entry) => {
-          await entry.close("shutdown");
+          await entry.remove("shutdown");
           await entry.retired();
         }),
       );
