@@ -7,7 +7,7 @@
  * the listing stopped being served, `binding-changed` when the names moved. The budgets,
  * clients and endings are each row's own (conversation-row.ts).
  */
-import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ShareNames } from "../config/conversation.js";
 import { slugOf } from "../config/rows.js";
@@ -22,6 +22,7 @@ import {
 import type { ConversationRow } from "./conversation-row.js";
 import type { ConversationTools } from "./conversation-types.js";
 import { McpPoolError } from "./errors.js";
+import { upstreamError } from "./upstream-error.js";
 import {
   checkIdentity,
   conversationKey,
@@ -31,7 +32,7 @@ import {
 import { listAllTools } from "./list-tools.js";
 import { qualifiedName } from "./naming.js";
 import type { Invoked } from "./result-cache.js";
-import { resultText, truncateText } from "./results.js";
+import { finishResult, resultBudget } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, sessionLost } from "./session.js";
 import type { IndexedTool } from "./tool-index.js";
@@ -235,13 +236,12 @@ export class ConversationCalls {
       if (client !== undefined) served.release(client);
       uncharge();
     }
-    const max = opts.maxResultChars ?? row.maxResultChars ?? this.#init.maxResultChars ?? 0;
-    const full = resultText(result);
-    if (result.isError && !opts.raw) {
-      throw new McpPoolError("tool-error", truncateText(full, max), { serverId: row.id });
-    }
-    const text = opts.raw ? full : truncateText(full, max);
-    return { result, text, chars: full.length, truncated: text !== full };
+    const maxChars = resultBudget(
+      opts.maxResultChars,
+      row.maxResultChars,
+      this.#init.maxResultChars,
+    );
+    return finishResult(result, { serverId: row.id, maxChars, raw: opts.raw });
   }
 
   /** The listing a binding names, checked for the caller; throws before anything is sent. */
@@ -416,21 +416,12 @@ export class ConversationCalls {
         { cause: error },
       );
     }
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      const ms = timeoutMs ?? 60_000;
-      return new McpPoolError(
-        "timeout",
-        `call to "${name}" on server "${serverId}" timed out after ${ms} ms`,
-        { serverId, timeoutMs: ms },
-      );
-    }
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-      return lostError(serverId, name);
-    }
-    if (error instanceof McpError) {
-      return new McpPoolError("tool-error", error.message, { serverId, mcpCode: error.code });
-    }
-    return error;
+    return upstreamError(error, {
+      serverId,
+      what: `call to "${name}"`,
+      timeoutMs,
+      cutOff: () => lostError(serverId, name),
+    });
   }
 }
 

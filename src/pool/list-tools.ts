@@ -9,6 +9,16 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 /** A server that pages further than this is not paging, it is looping. */
 export const MAX_TOOL_PAGES = 1000;
 
+/**
+ * The SDK Client's per-tool metadata cache (output-schema validators, task support). Its
+ * listTools() replaces the cache with each page's tools, so after a walk it would know only
+ * the last page's; the walk hands it the whole list once it has it. Private in the SDK's
+ * types, hence this view; absent in an SDK without the cache, when there is nothing to fix.
+ */
+interface ToolMetadataCache {
+  cacheToolMetadata?(tools: Tool[]): void;
+}
+
 export async function listAllTools(client: Client, options: RequestOptions = {}): Promise<Tool[]> {
   const deadline = options.timeout !== undefined ? Date.now() + options.timeout : undefined;
   const tools: Tool[] = [];
@@ -22,7 +32,10 @@ export async function listAllTools(client: Client, options: RequestOptions = {})
     });
     tools.push(...result.tools);
     cursor = result.nextCursor;
-    if (cursor === undefined || cursor === "") return tools;
+    if (cursor === undefined || cursor === "") {
+      if (page > 0) (client as unknown as ToolMetadataCache).cacheToolMetadata?.(tools);
+      return tools;
+    }
     if (seen.has(cursor)) {
       throw new Error(
         `tools/list returned the cursor "${cursor}" twice; the server is not advancing`,

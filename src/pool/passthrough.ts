@@ -14,12 +14,10 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   CompleteResultSchema,
   EmptyResultSchema,
-  ErrorCode,
   GetPromptResultSchema,
   ListPromptsResultSchema,
   ListResourcesResultSchema,
   ListResourceTemplatesResultSchema,
-  McpError,
   ReadResourceResultSchema,
   type CompleteRequest,
   type CompleteResult,
@@ -37,6 +35,7 @@ import {
   type SetLevelRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { McpPoolError } from "./errors.js";
+import { upstreamError } from "./upstream-error.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, withSession } from "./session.js";
 import type { PoolLog, ServerNotification } from "./types.js";
@@ -142,34 +141,11 @@ function assertOffered(
   );
 }
 
-/** A failure of an upstream request, as the pool's refusal. */
-function refusal(error: unknown, serverId: string, what: string, timeoutMs: number | undefined) {
-  if (!(error instanceof McpError)) return error;
-  if (error.code === ErrorCode.RequestTimeout) {
-    const ms = timeoutMs ?? 60_000;
-    return new McpPoolError("timeout", `${what} on server "${serverId}" timed out after ${ms} ms`, {
-      serverId,
-      timeoutMs: ms,
-    });
-  }
-  if (error.code === ErrorCode.ConnectionClosed) {
-    return new McpPoolError(
-      "connection-lost",
-      `server "${serverId}" closed the connection during ${what}`,
-      { serverId },
-    );
-  }
-  // The server refused (unknown uri, bad arguments…): its JSON-RPC code travels in mcpCode.
-  return new McpPoolError("tool-error", error.message, {
-    serverId,
-    mcpCode: error.code,
-    ...(error.data !== undefined ? { data: error.data } : {}),
-  });
-}
-
 export interface PassthroughDeps {
   /** The server's entry; throws `unknown-server`. */
   entry(id: string): ServerEntry;
+  /** The auth-required sentence when `error` means the server wants a sign-in (E5). */
+  authRefusal?(serverId: string, error: unknown): string | undefined;
   /** The server's entry, if it is configured. */
   find(id: string): ServerEntry | undefined;
   /** The call timeout that applies to `entry`, ms; undefined is the SDK's 60 s. */
@@ -361,7 +337,12 @@ export class Passthrough {
         }),
       );
     } catch (error) {
-      throw refusal(error, entry.id, surface, timeoutMs);
+      throw upstreamError(error, {
+        serverId: entry.id,
+        what: surface,
+        timeoutMs,
+        authRefusal: this.#deps.authRefusal?.(entry.id, error),
+      });
     } finally {
       entry.idle();
     }

@@ -12,7 +12,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { canonicalJson } from "./fingerprint.js";
-import { resultText, truncateText } from "./results.js";
+import { finishResult, resultText, type FinishedResult } from "./results.js";
 import type { ToolAnnotations } from "./types.js";
 
 /** How long an answer is kept, ms: about a turn, since it bounds what the pool cannot see. */
@@ -44,12 +44,8 @@ export interface CacheableCall {
 }
 
 /** What the pool's invoke step answers with. */
-export interface Invoked {
-  result: CallToolResult;
-  text: string;
-  chars: number;
-  truncated: boolean;
-}
+/** What a call's invocation answers: finishResult()'s output. */
+export type Invoked = FinishedResult;
 
 interface Entry {
   serverId: string;
@@ -91,14 +87,9 @@ export class ResultCache {
     if (key !== undefined && call.cache !== false) {
       const hit = this.#get(key);
       if (hit !== undefined) {
-        const text = truncateText(hit, call.maxResultChars);
-        return {
-          result: { content: [{ type: "text", text: hit }] },
-          text,
-          chars: hit.length,
-          truncated: text !== hit,
-          cached: true,
-        };
+        const result: CallToolResult = { content: [{ type: "text", text: hit }] };
+        const options = { serverId: call.serverId, maxChars: call.maxResultChars };
+        return { ...finishResult(result, options, hit), cached: true };
       }
     }
     // What was read before a write is not what would be read after it — nor what a read

@@ -8,6 +8,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
+import { McpPoolError } from "./errors.js";
 import { canonicalJson } from "./fingerprint.js";
 
 /** What an empty result reads as, so the model does not take silence for a failure. */
@@ -155,4 +156,40 @@ export function truncateText(text: string, maxChars?: number | null): string {
   const head = text.slice(0, headEnd);
   const tail = text.slice(tailStart);
   return `${head}${marker(head.length + tail.length, total)}${tail}`;
+}
+
+/** A call's result once finished: the result, its text as call() returns it, and its size. */
+export interface FinishedResult {
+  result: CallToolResult;
+  /** The flattened text, cut to the budget (uncut when raw). */
+  text: string;
+  /** The length of the flattened text before any cut. */
+  chars: number;
+  truncated: boolean;
+}
+
+/**
+ * The one finishing step of every call path (pool, conversation, result cache): flatten,
+ * then cut to `maxChars` (C10). A result the server marked `isError` is thrown as
+ * `tool-error` with its text cut the same way, unless the caller asked for the raw result.
+ * `full` is the flattened text when the caller has it already (a cached answer).
+ */
+export function finishResult(
+  result: CallToolResult,
+  options: { serverId: string; maxChars: number | undefined; raw?: boolean | undefined },
+  full: string = resultText(result),
+): FinishedResult {
+  if (result.isError && !options.raw) {
+    throw new McpPoolError("tool-error", truncateText(full, options.maxChars), {
+      serverId: options.serverId,
+    });
+  }
+  const text = options.raw ? full : truncateText(full, options.maxChars);
+  return { result, text, chars: full.length, truncated: text !== full };
+}
+
+/** The result budget of a call, in chars: the call's, else the row's, else the pool's; 0 none. */
+export function resultBudget(...budgets: readonly (number | null | undefined)[]): number {
+  for (const budget of budgets) if (budget !== undefined && budget !== null) return budget;
+  return 0;
 }

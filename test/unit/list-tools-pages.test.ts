@@ -1,0 +1,54 @@
+/**
+ * A tool list spread over pages: the SDK forgets its per-tool output-schema validators on
+ * every tools/list page, so the pool must leave it knowing every page's tools (issue 15).
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+
+import { McpPoolError, type McpPool } from "../../src/index.js";
+import { makePool, memoryRow } from "../../src/testing/index.js";
+
+/** Two pages, one tool each; both promise a number and answer with a string. */
+function pagedServer(): Server {
+  const server = new Server({ name: "paged", version: "1.0.0" }, { capabilities: { tools: {} } });
+  const outputSchema = {
+    type: "object" as const,
+    properties: { n: { type: "number" } },
+    required: ["n"],
+  };
+  const pages = [
+    { tools: [{ name: "first", inputSchema: { type: "object" as const }, outputSchema }] },
+    { tools: [{ name: "second", inputSchema: { type: "object" as const }, outputSchema }] },
+  ];
+  server.setRequestHandler(ListToolsRequestSchema, ({ params }) =>
+    params?.cursor === "2" ? pages[1]! : { ...pages[0]!, nextCursor: "2" },
+  );
+  server.setRequestHandler(CallToolRequestSchema, () => ({
+    content: [{ type: "text", text: "not a number" }],
+    structuredContent: { n: "not a number" },
+  }));
+  return server;
+}
+
+const pools: McpPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.close()));
+});
+
+describe("a paginated tool list", () => {
+  it("validates the output of a tool from every page, not only the last", async () => {
+    const pool = makePool({ servers: { paged: pagedServer } });
+    pools.push(pool);
+    await pool.sync([memoryRow("paged")]);
+    expect(pool.tools().map((t) => t.function.name)).toEqual(["paged__first", "paged__second"]);
+    for (const name of ["paged__first", "paged__second"]) {
+      const error = await pool.call(name, {}).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, name).toBeInstanceOf(McpPoolError);
+      expect((error as McpPoolError).message).toMatch(/output schema/);
+    }
+  });
+});
