@@ -178,9 +178,7 @@ class SocketPoolClient implements PoolClient {
     }
   }
 
-  state(
-    options: { secrets?: boolean; resources?: boolean } = {},
-  ): Promise<readonly ServerState[]> {
+  state(options: { secrets?: boolean; resources?: boolean } = {}): Promise<readonly ServerState[]> {
     return this.run(
       "pool/state",
       defined({ secrets: options.secrets, resources: options.resources }),
