@@ -27,6 +27,9 @@ import {
 import { normalizeBody, parseMcpJson, ConfigSyntaxError } from "../config/mcp-json.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
+import { defaultSocketPath } from "mcpool-client";
+import { mcpSocketPath } from "../bridge/mcp-socket-paths.js";
+import { findPipeEntry, isPipeEntry, type PipeEntry } from "./pipe-entry.js";
 import {
   HOSTS,
   hostConfigPath,
@@ -50,6 +53,8 @@ export interface WireOptions {
   where?: HostEnvironment;
   /** The bridge's argv prefix. Default: this Node and this CLI's main.js. */
   command?: readonly string[];
+  /** Where the stock pipes are looked for (PATH). Default: this process's. */
+  env?: NodeJS.ProcessEnv;
   /** For the backup's name. Default: now. */
   now?: () => Date;
   out(line: string): void;
@@ -75,7 +80,7 @@ const CONNECTION_KEYS = new Set([
 
 /** `[node, …/dist/cli/main.js]`: how a host starts this mcpool. */
 export function mcpoolCommand(): string[] {
-  return [process.execPath, fileURLToPath(new URL("./main.js", import.meta.url))];
+  return [process.execPath, fileURLToPath(new URL("./bin.js", import.meta.url))];
 }
 
 /** One entry of the host's file and what it becomes. */
@@ -100,13 +105,14 @@ export function wiredEntry(
   serverId: string,
   command: readonly string[],
   socketPath: string | undefined,
+  pipe?: PipeEntry,
 ): Record<string, unknown> {
   const [file, ...prefix] = command;
   const entry: Record<string, unknown> = {};
   // VS Code's format names the transport; keep a `type` wherever the entry had one.
   if (host === "vscode" || "type" in original) entry.type = "stdio";
-  entry.command = file;
-  entry.args = [
+  entry.command = pipe?.command ?? file;
+  entry.args = pipe?.args ?? [
     ...prefix,
     "bridge",
     "--server",
@@ -121,7 +127,7 @@ export function wiredEntry(
 
 function isBridgeEntry(value: Record<string, unknown>): boolean {
   const args = Array.isArray(value.args) ? value.args : [];
-  return args.includes("bridge") && args.includes("--server");
+  return (args.includes("bridge") && args.includes("--server")) || isPipeEntry(args);
 }
 
 /** Which entries of the host's file match which mcpool rows. */
@@ -212,6 +218,14 @@ export async function runWire(options: WireOptions): Promise<number> {
   const plan = planWire(host, tree, rows);
   const command = options.command ?? mcpoolCommand();
   const formattingOptions = formattingOf(text);
+  // The lightest entry per server: a stock pipe to the daemon's MCP socket when one works now.
+  const daemonSocket = options.socketPath ?? defaultSocketPath();
+  const pipes = new Map<string, PipeEntry>();
+  for (const { serverId } of plan) {
+    if (serverId === undefined || pipes.has(serverId)) continue;
+    const pipe = await findPipeEntry(mcpSocketPath(daemonSocket, serverId), options.env);
+    if (pipe !== undefined) pipes.set(serverId, pipe);
+  }
   let next = text;
   for (const entry of plan) {
     if (entry.serverId === undefined) continue;
@@ -219,7 +233,8 @@ export async function runWire(options: WireOptions): Promise<number> {
     let value: unknown = current === undefined ? undefined : getNodeValue(current);
     for (const key of entry.path) value = isObject(value) ? value[key as string] : undefined;
     if (!isObject(value)) continue;
-    const wired = wiredEntry(value, host, entry.serverId, command, options.socketPath);
+    const pipe = pipes.get(entry.serverId);
+    const wired = wiredEntry(value, host, entry.serverId, command, options.socketPath, pipe);
     // Key by key, so the entry's other keys keep their text: drop the old connection, then
     // set type/command/args (in place where they were, appended where they were not).
     const edit = (key: string, to: unknown): void => {
@@ -236,7 +251,12 @@ export async function runWire(options: WireOptions): Promise<number> {
   const left = plan.filter((e) => e.serverId === undefined && !e.wired);
   const where_ = (e: WirePlanEntry): string =>
     e.path.length > 2 ? `${e.name} (project ${String(e.path[1])})` : e.name;
-  for (const e of changed) out(`${where_(e)} → mcpool bridge --server ${e.serverId}`);
+  for (const e of changed) {
+    const pipe = pipes.get(e.serverId ?? "");
+    out(
+      `${where_(e)} → ${pipe ? `${pipe.tool} to mcpool's socket of` : "mcpool bridge --server"} ${e.serverId}`,
+    );
+  }
   for (const e of already) out(`${where_(e)}: already goes through mcpool`);
   if (left.length > 0) {
     out(
