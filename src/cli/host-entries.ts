@@ -7,6 +7,7 @@
  * rather than a server, come back as `{ skip: why }`.
  */
 import type { HostName } from "./host-configs.js";
+import { isPipeEntry, type PipeEntry } from "./pipe-entry.js";
 
 type Body = Record<string, unknown>;
 
@@ -191,7 +192,7 @@ export function toMcpBody(host: HostName, entry: unknown): Body | { skip: string
 /** Whether a host's entry already starts `mcpool bridge --server …`. */
 export function isBridgeBody(body: Body): boolean {
   const args = Array.isArray(body.args) ? body.args : [];
-  return args.includes("bridge") && args.includes("--server");
+  return (args.includes("bridge") && args.includes("--server")) || isPipeEntry(args);
 }
 
 /** The entry a wired server gets in `host`'s spelling: the bridge, the entry's other keys kept. */
@@ -201,15 +202,18 @@ export function wiredEntry(
   serverId: string,
   command: readonly string[],
   socketPath: string | undefined,
+  /** A stock pipe to the daemon's MCP socket (pipe-entry.ts), instead of `mcpool bridge`. */
+  pipe?: PipeEntry,
 ): Body {
-  const [file, ...prefix] = command;
-  const args = [
-    ...prefix,
-    "bridge",
-    "--server",
-    serverId,
-    ...(socketPath !== undefined ? ["--socket", socketPath] : []),
-  ];
+  const [file, ...args] = pipe
+    ? [pipe.command, ...pipe.args]
+    : [
+        ...command,
+        "bridge",
+        "--server",
+        serverId,
+        ...(socketPath !== undefined ? ["--socket", socketPath] : []),
+      ];
   const entry: Body = {};
   if (host === "opencode") {
     entry.type = "local";

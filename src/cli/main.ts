@@ -456,12 +456,14 @@ async function serve(
     );
     return EXIT.ok;
   }
+  const fronts = await (await import("./serve-fronts.js")).startFronts(daemon, io.err);
   process.on("SIGTERM", () => stopRequested());
   process.on("SIGINT", () => stopRequested());
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
   await stopped;
+  await fronts?.close();
   await daemon.stop();
   return EXIT.ok;
 }

@@ -20,6 +20,9 @@ import { applyEdits, modify, type FormattingOptions } from "jsonc-parser";
 import { normalizeBody, parseMcpJson, ConfigSyntaxError } from "../config/mcp-json.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
+import { defaultSocketPath } from "mcpool-client";
+import { mcpSocketPath } from "../bridge/mcp-socket-paths.js";
+import { findPipeEntry, type PipeEntry } from "./pipe-entry.js";
 import {
   HOSTS,
   hostConfigPaths,
@@ -51,6 +54,8 @@ export interface WireOptions {
   where?: HostEnvironment;
   /** The bridge's argv prefix. Default: this Node and this CLI's main.js. */
   command?: readonly string[];
+  /** Where the stock pipes are looked for (PATH). Default: this process's. */
+  env?: NodeJS.ProcessEnv;
   /** For the backup's name. Default: now. */
   now?: () => Date;
   out(line: string): void;
@@ -59,9 +64,9 @@ export interface WireOptions {
 
 const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
-/** `[node, …/dist/cli/main.js]`: how a host starts this mcpool. */
+/** `[node, …/dist/cli/bin.js]`: how a host starts this mcpool (bin.js: the lean bridge). */
 export function mcpoolCommand(): string[] {
-  return [process.execPath, fileURLToPath(new URL("./main.js", import.meta.url))];
+  return [process.execPath, fileURLToPath(new URL("./bin.js", import.meta.url))];
 }
 
 /** One entry of the host's file and what it becomes. */
@@ -139,18 +144,20 @@ export function applyWire(
   plan: WirePlanEntry[],
   command: readonly string[],
   socketPath: string | undefined,
+  pipes: ReadonlyMap<string, PipeEntry> = new Map(),
 ): string {
   let next = text;
   for (const entry of plan) {
     if (entry.serverId === undefined || !isObject(entry.value)) continue;
-    const wired = wiredEntry(entry.value, host, entry.serverId, command, socketPath);
+    const pipe = pipes.get(entry.serverId);
+    const wired = wiredEntry(entry.value, host, entry.serverId, command, socketPath, pipe);
     const format = hostFormat(host);
     const result =
       format === "toml"
         ? rewriteCodexServer(
             next,
             entry.name,
-            command[0]!,
+            wired.command as string,
             wired.args as string[],
             connectionKeys(host),
           )
@@ -254,7 +261,16 @@ export async function runWire(options: WireOptions): Promise<number> {
   }
 
   const plan = planWire(host, hostEntries(host, parsed.value), rows);
-  const next = applyWire(host, text, plan, options.command ?? mcpoolCommand(), options.socketPath);
+  // The lightest entry per server: a stock pipe to the daemon's MCP socket when one works now.
+  const daemonSocket = options.socketPath ?? defaultSocketPath();
+  const pipes = new Map<string, PipeEntry>();
+  for (const { serverId } of plan) {
+    if (serverId === undefined || pipes.has(serverId)) continue;
+    const pipe = await findPipeEntry(mcpSocketPath(daemonSocket, serverId), options.env);
+    if (pipe !== undefined) pipes.set(serverId, pipe);
+  }
+  const command = options.command ?? mcpoolCommand();
+  const next = applyWire(host, text, plan, command, options.socketPath, pipes);
   const changed = plan.filter((e) => e.serverId !== undefined);
   const diff = changed.length > 0 ? wireDiff(host, path, text, next) : "";
   let backup: string | undefined;
@@ -265,7 +281,7 @@ export async function runWire(options: WireOptions): Promise<number> {
     out(JSON.stringify(wireReport(host, path, plan, diff, backup), null, 2));
     return EXIT.ok;
   }
-  printWire(plan, out);
+  printWire(plan, pipes, out);
   if (changed.length === 0) {
     out(`nothing to wire in ${path}`);
   } else if (backup !== undefined) {
@@ -312,9 +328,16 @@ function wireReport(
   };
 }
 
-function printWire(plan: readonly WirePlanEntry[], out: (line: string) => void): void {
+function printWire(
+  plan: readonly WirePlanEntry[],
+  pipes: ReadonlyMap<string, PipeEntry>,
+  out: (line: string) => void,
+): void {
   for (const e of plan) {
-    if (e.serverId !== undefined) out(`${placeOf(e)} → mcpool bridge --server ${e.serverId}`);
+    if (e.serverId === undefined) continue;
+    const pipe = pipes.get(e.serverId);
+    const via = pipe ? `${pipe.tool} to mcpool's socket of` : "mcpool bridge --server";
+    out(`${placeOf(e)} → ${via} ${e.serverId}`);
   }
   for (const e of plan) if (e.wired) out(`${placeOf(e)}: already goes through mcpool`);
   const left = plan.filter((e) => e.serverId === undefined && !e.wired && e.why === LEFT_WHY);

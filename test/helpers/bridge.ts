@@ -6,6 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { fileURLToPath } from "node:url";
+import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
+import { PERL_RELAY } from "../../src/cli/pipe-entry.js";
 import { cliPath, type TestHome } from "./daemon.js";
 import { alive, waitFor } from "./processes.js";
 
@@ -22,15 +25,47 @@ function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   );
 }
 
-/** An SDK Client connected to `mcpool bridge …args` over stdio. */
+/** The installed `mcpool` executable: the lean bridge's byte pipe before anything else. */
+export const binPath = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
+
+/**
+ * The ways a host reaches the pool over stdio (issue 20): `sdk`, the full CLI's SDK bridge
+ * (main.js); `lean`, the `mcpool` executable, a byte pipe to the daemon's MCP socket; `perl`,
+ * the stock-pipe entry `mcpool wire` writes on a machine without socat or nc.
+ */
+export const BRIDGE_PATHS = ["sdk", "lean", "perl"] as const;
+export type BridgePath = (typeof BRIDGE_PATHS)[number];
+
+/** The daemon's MCP socket for the scope `bridge …args` names (`--server ID` or the pool). */
+export function scopeSocket(home: TestHome, args: readonly string[]): string {
+  const at = args.indexOf("--server");
+  const path = mcpSocketPath(home.socketPath, at === -1 ? undefined : args[at + 1]);
+  if (path === undefined) throw new Error(`no MCP socket for ${args.join(" ")}`);
+  return path;
+}
+
+/** What a host spawns for `mcpool bridge …args` on `via`. */
+export function bridgeCommand(
+  home: TestHome,
+  args: string[],
+  via: BridgePath,
+): { command: string; args: string[] } {
+  if (via === "perl") return { command: "perl", args: ["-e", PERL_RELAY, scopeSocket(home, args)] };
+  return {
+    command: process.execPath,
+    args: [via === "sdk" ? cliPath : binPath, "bridge", ...args],
+  };
+}
+
+/** An SDK Client connected to `mcpool bridge …args` over stdio (through `via`). */
 export async function stdioBridge(
   home: TestHome,
   args: string[] = [],
   capabilities: ClientCapabilities = {},
+  via: BridgePath = "sdk",
 ): Promise<StdioBridge> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [cliPath, "bridge", ...args],
+    ...bridgeCommand(home, args, via),
     env: stringEnv(home.env),
     stderr: "pipe",
   });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { binPath } from "../helpers/bridge.js";
 import { cliPath, testHome, type TestHome } from "../helpers/daemon.js";
 
 interface Run {
@@ -55,7 +56,8 @@ describe("mcpool wire", () => {
       remote: { type: "http", url: "https://mcp.example.com/mcp" },
       off: { command: "off-server", disabled: true },
     });
-    bridgeArgs = (id) => [cliPath, "bridge", "--server", id, "--socket", home.socketPath];
+    // The `mcpool` executable: its bridge is the lean one (issue 20).
+    bridgeArgs = (id) => [binPath, "bridge", "--server", id, "--socket", home.socketPath];
   });
 
   afterEach(() => home.remove());

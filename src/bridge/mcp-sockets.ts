@@ -1,0 +1,223 @@
+/**
+ * The daemon's MCP sockets (issue 20): the pool spoken as MCP on Unix sockets, one socket per
+ * scope (mcp-socket-paths.ts), one MCP session per connection, so that any byte pipe — `nc
+ * -U`, `socat`, a perl one-liner, the lean `mcpool bridge` — is a host's bridge.
+ *
+ * This is the bridge, hosted in the daemon's process by the composition root (`mcpool
+ * serve`), not a part of the daemon: it reaches the pool through one mcpool-client
+ * `PoolClient` on the daemon's own socket, shared by every session, and each connection is
+ * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
+ * routing, list changes, resources, prompts and one conversation per connection included.
+ *
+ * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
+ * listening sockets (SPEC P7), the SDK's server side and the client come with the first host.
+ */
+import { chmod, lstat, mkdir, readdir, rm, unlink } from "node:fs/promises";
+import { createServer, type Server as NetServer, type Socket } from "node:net";
+import { join } from "node:path";
+import type { Server as McpServer } from "@modelcontextprotocol/sdk/server/index.js";
+import type { PoolClient } from "mcpool-client";
+import type { Bridge } from "./bridge-server.js";
+import { mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
+
+export interface McpSocketsOptions {
+  /** The daemon's socket: the MCP sockets go beside it, the shared client dials it. */
+  daemonSocketPath: string;
+  /** The pool's server ids now. */
+  serverIds(): readonly string[];
+  /** Calls `listener` when servers may have come or gone; returns the unsubscribe. */
+  onChange(listener: () => void): () => void;
+  /** serverInfo sent to hosts. */
+  version: string;
+  /** Where what a host cannot be told goes. Default: nowhere. */
+  log?: (line: string) => void;
+}
+
+export interface McpSockets {
+  /** The sockets listening now, by scope (a server id, or "" for the pool). */
+  readonly paths: ReadonlyMap<string, string>;
+  /** Host sessions open now. */
+  readonly sessions: number;
+  /** Stops listening, ends every session, removes the sockets. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The scope key of the whole pool. */
+const POOL_SCOPE = "";
+
+/**
+ * At most this many per-server sockets (one descriptor each, in a process whose children need
+ * theirs): past it a server's host goes through the SDK bridge, which needs none.
+ */
+export const MAX_SERVER_SOCKETS = 256;
+
+/** What the first connection loads: the SDK's server side, the bridge and the client. */
+interface Loaded {
+  client: PoolClient;
+  createBridge: typeof import("./bridge-server.js").createBridge;
+  StdioServerTransport: typeof import("@modelcontextprotocol/sdk/server/stdio.js").StdioServerTransport;
+}
+
+async function load(daemonSocketPath: string): Promise<Loaded> {
+  const [{ connect }, { createBridge }, { StdioServerTransport }] = await Promise.all([
+    import("mcpool-client"),
+    import("./bridge-server.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+  ]);
+  const client = await connect({ clientName: "mcpool-mcp-socket", socketPath: daemonSocketPath });
+  return { client, createBridge, StdioServerTransport };
+}
+
+/** A directory only this user can enter; never through a symlink someone planted. */
+async function privateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const stats = await lstat(dir);
+  if (!stats.isDirectory()) throw new Error(`${dir} is not a directory`);
+  if (process.getuid !== undefined && stats.uid !== process.getuid()) {
+    throw new Error(`${dir} belongs to another user`);
+  }
+  await chmod(dir, 0o700);
+}
+
+export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
+  const log = options.log ?? (() => undefined);
+  const dir = mcpSocketDir(options.daemonSocketPath);
+  await privateDir(dir);
+  // A previous daemon's sockets: we hold the daemon's lock, they are nobody's now.
+  for (const name of await readdir(dir)) {
+    if (name.endsWith(".sock")) await unlink(join(dir, name)).catch(() => undefined);
+  }
+
+  const listeners = new Map<string, NetServer>();
+  const paths = new Map<string, string>();
+  const bridges = new Map<string, Promise<Bridge>>();
+  const sockets = new Set<Socket>();
+  let loaded: Promise<Loaded> | undefined;
+  let closed = false;
+
+  const bridgeFor = async (scope: string): Promise<{ bridge: Bridge; loaded: Loaded }> => {
+    loaded ??= load(options.daemonSocketPath);
+    const ready = await loaded;
+    let bridge = bridges.get(scope);
+    if (bridge === undefined) {
+      bridge = ready.createBridge({
+        client: ready.client,
+        ...(scope === POOL_SCOPE ? {} : { server: scope }),
+        name: "mcpool",
+        version: options.version,
+        log,
+      });
+      bridges.set(scope, bridge);
+      // A scope that failed (its server just went) is tried afresh by the next connection.
+      bridge.catch(() => bridges.delete(scope));
+    }
+    return { bridge: await bridge, loaded: ready };
+  };
+
+  /** One connection, one MCP session; it ends when either side does. */
+  const serve = async (scope: string, socket: Socket): Promise<void> => {
+    sockets.add(socket);
+    let server: McpServer | undefined;
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      sockets.delete(socket);
+      void server?.close().catch(() => undefined);
+      socket.destroy();
+    };
+    socket.once("end", end);
+    socket.once("close", end);
+    socket.on("error", end);
+    try {
+      const { bridge, loaded: ready } = await bridgeFor(scope);
+      if (ended) return;
+      server = bridge.createServer();
+      await server.connect(new ready.StdioServerTransport(socket, socket));
+    } catch (error) {
+      log(`mcpool: MCP socket ${scope || "(pool)"}: ${(error as Error).message}`);
+      end();
+    }
+  };
+
+  const listen = async (scope: string): Promise<void> => {
+    const path = mcpSocketPath(options.daemonSocketPath, scope === POOL_SCOPE ? undefined : scope);
+    if (path === undefined) {
+      log(`mcpool: no MCP socket for "${scope}" (its name or path does not fit a socket)`);
+      return;
+    }
+    const listener = createServer((socket) => void serve(scope, socket));
+    listeners.set(scope, listener);
+    await unlink(path).catch(() => undefined);
+    await new Promise<void>((resolve, reject) => {
+      listener.once("error", reject);
+      listener.listen(path, () => {
+        listener.off("error", reject);
+        resolve();
+      });
+    });
+    await chmod(path, 0o600);
+    paths.set(scope, path);
+  };
+
+  const forget = async (scope: string): Promise<void> => {
+    const listener = listeners.get(scope);
+    listeners.delete(scope);
+    paths.delete(scope);
+    // The socket file goes with the listener; open sessions end on their own.
+    await new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
+    const bridge = bridges.get(scope);
+    bridges.delete(scope);
+    await bridge?.then((b) => b.close()).catch(() => undefined);
+  };
+
+  /**
+   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
+   * the pool's. A burst of pool events is one pass: a pass queued and not yet begun takes them all.
+   */
+  let syncing = Promise.resolve();
+  let queued = false;
+  const sync = (): Promise<void> => {
+    if (queued) return syncing;
+    queued = true;
+    syncing = syncing.then(async () => {
+      queued = false;
+      if (closed) return;
+      const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
+      const wanted = new Set([POOL_SCOPE, ...ids]);
+      for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
+      for (const scope of wanted) {
+        if (listeners.has(scope)) continue;
+        await listen(scope).catch((error: unknown) => {
+          listeners.delete(scope);
+          log(`mcpool: cannot listen for MCP on "${scope}": ${(error as Error).message}`);
+        });
+      }
+    });
+    return syncing;
+  };
+
+  const unsubscribe = options.onChange(() => void sync());
+  await sync();
+
+  let closing: Promise<void> | undefined;
+  return {
+    paths,
+    get sessions() {
+      return sockets.size;
+    },
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        unsubscribe();
+        await syncing;
+        for (const socket of sockets) socket.destroy();
+        await Promise.all([...listeners.keys()].map((scope) => forget(scope)));
+        const ready = await loaded?.catch(() => undefined);
+        await ready?.client.close().catch(() => undefined);
+        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}

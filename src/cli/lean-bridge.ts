@@ -1,0 +1,76 @@
+/**
+ * The lean `mcpool bridge` (issue 20): with the daemon's MCP socket for the scope present,
+ * `mcpool bridge [--server ID] [--socket PATH]` is a byte pipe — stdin to the socket, the
+ * socket to stdout — that loads nothing but Node's net, fs and path: a host's session costs
+ * a bare Node process, not Node plus the MCP SDK (bench P10). A socket absent or refusing
+ * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
+ * which starts the daemon when needed and serves through the SDK bridge.
+ */
+import { existsSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { isAbsolute, join, resolve } from "node:path";
+import { mcpSocketPath } from "../bridge/mcp-socket-paths.js";
+
+/**
+ * mcpool-client's `defaultSocketPath()` (client/src/paths.ts), restated: importing the
+ * client would load it whole. test/unit/lean-bridge.test.ts holds the two to the same answer.
+ */
+export function daemonSocketPath(env: NodeJS.ProcessEnv): string {
+  const explicit = env.MCPOOL_SOCKET;
+  if (explicit !== undefined && explicit !== "") return explicit;
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime !== undefined && isAbsolute(runtime)) return join(runtime, "mcpool", "mcpool.sock");
+  return join("/tmp", `mcpool-${process.getuid?.() ?? "user"}`, "mcpool.sock");
+}
+
+/** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
+export function leanBridgeSocket(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): string | undefined {
+  if (argv[0] !== "bridge") return undefined;
+  let server: string | undefined;
+  let socket: string | undefined;
+  for (let i = 1; i < argv.length; i += 2) {
+    const [flag, value] = [argv[i], argv[i + 1]];
+    if (value === undefined || value.startsWith("-")) return undefined;
+    if (flag === "--server" && server === undefined) server = value;
+    else if (flag === "--socket" && socket === undefined) socket = value;
+    else return undefined;
+  }
+  const daemon = resolve(socket ?? daemonSocketPath(env));
+  return mcpSocketPath(daemon, server);
+}
+
+/** Joins stdio to the connected socket until either end is done. */
+function pipe(socket: Socket): void {
+  process.stdin.pipe(socket);
+  socket.pipe(process.stdout);
+  // The daemon ended the session (or went away): nothing more will come.
+  socket.once("close", () => process.stdout.end(() => process.exit(0)));
+  // The host stopped reading: the session is over.
+  process.stdout.once("error", () => process.exit(0));
+}
+
+/**
+ * Pipes to the MCP socket argv names when it answers; else `fullCli()` (main.ts), which
+ * reads argv itself.
+ */
+export function runLeanBridge(fullCli: () => void): void {
+  const path = leanBridgeSocket(process.argv.slice(2), process.env);
+  if (path === undefined || !existsSync(path)) {
+    fullCli();
+    return;
+  }
+  const socket = connect(path);
+  const refused = (): void => {
+    socket.destroy();
+    fullCli();
+  };
+  socket.once("error", refused);
+  socket.once("connect", () => {
+    socket.off("error", refused);
+    socket.on("error", () => process.exit(0));
+    pipe(socket);
+  });
+}

@@ -1,0 +1,111 @@
+/**
+ * The lightest host entry this machine has (issue 20). The daemon speaks MCP on a Unix socket
+ * per server (src/bridge/mcp-sockets.ts), so any program that joins stdio to a Unix socket is
+ * a bridge: `socat`, OpenBSD `nc -U`, or perl (Debian's Essential perl-base and macOS both
+ * ship it) running a one-line relay on its builtin `socket()` — no modules, a few MB. Each is
+ * taken only when it is on PATH and, run against the server's socket, answers an MCP
+ * `initialize`; else the entry stays `mcpool bridge --server ID`.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { onPath } from "./service-env.js";
+
+export interface PipeEntry {
+  /** Which stock tool. */
+  tool: "socat" | "nc" | "perl";
+  /** Absolute: a host started from a desktop launcher has a PATH of its own. */
+  command: string;
+  args: string[];
+}
+
+/**
+ * The relay: connect to the socket named by the argument (AF_UNIX = SOCK_STREAM = 1 on Linux,
+ * macOS and the BSDs; the BSDs' address starts with a length byte), then a child copies stdin
+ * to the socket and half-closes it, while the parent copies the socket to stdout until the
+ * daemon ends the session.
+ */
+export const PERL_RELAY =
+  'socket(S,1,1,0)or die"mcpool pipe: $!\\n";' +
+  'connect(S,$^O=~/darwin|bsd/?pack("CCa*x",0,1,$ARGV[0]):pack("Sa*x",1,$ARGV[0]))or die"mcpool pipe: $!\\n";' +
+  "$p=fork;if(!$p){while(sysread(STDIN,$d,65536)){syswrite(S,$d)}shutdown(S,1);exit}" +
+  "while(sysread(S,$d,65536)){syswrite(STDOUT,$d)}kill 9,$p";
+
+/** The entries to try, best first, for `socketPath`. */
+function candidates(socketPath: string): { tool: PipeEntry["tool"]; args: string[] }[] {
+  return [
+    { tool: "socat", args: ["STDIO", `UNIX-CONNECT:${socketPath}`] },
+    { tool: "nc", args: ["-U", socketPath] },
+    { tool: "perl", args: ["-e", PERL_RELAY, socketPath] },
+  ];
+}
+
+/** Bound on one check: spawn the tool, connect, initialize, read the answer. */
+export const PIPE_CHECK_MS = 5_000;
+
+const INITIALIZE = `${JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "mcpool-wire-check", version: "0" },
+  },
+})}\n`;
+
+/** Whether `entry` carries an MCP session: an `initialize` sent through it is answered. */
+export function pipeWorks(entry: PipeEntry, timeoutMs = PIPE_CHECK_MS): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(entry.command, entry.args, { stdio: ["pipe", "pipe", "ignore"] });
+    let out = "";
+    let answered = false;
+    const done = (works: boolean): void => {
+      answered ||= works;
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      for (const line of out.split("\n").slice(0, -1)) {
+        try {
+          const message = JSON.parse(line) as { id?: unknown; result?: unknown };
+          if (message.id === 1 && message.result !== undefined) done(true);
+        } catch {
+          // not an answer
+        }
+      }
+    });
+    child.stdin.on("error", () => undefined);
+    child.once("error", () => done(false));
+    // Reaped before the verdict: the check leaves no process behind.
+    child.once("close", () => {
+      clearTimeout(timer);
+      resolve(answered);
+    });
+    child.stdin.write(INITIALIZE);
+  });
+}
+
+/**
+ * The first stock pipe on `env.PATH` that carries a session to `socketPath`; undefined when
+ * there is no socket or no tool works (the caller writes `mcpool bridge`).
+ */
+export async function findPipeEntry(
+  socketPath: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PipeEntry | undefined> {
+  if (socketPath === undefined || !existsSync(socketPath)) return undefined;
+  for (const { tool, args } of candidates(socketPath)) {
+    const command = onPath(tool, env.PATH ?? "");
+    if (command === undefined) continue;
+    const entry: PipeEntry = { tool, command, args };
+    if (await pipeWorks(entry)) return entry;
+  }
+  return undefined;
+}
+
+/** An entry `mcpool wire` wrote with a pipe: its args name one of the daemon's MCP sockets. */
+export function isPipeEntry(args: readonly unknown[]): boolean {
+  return args.some((arg) => typeof arg === "string" && /[\\/]mcp[\\/][^\\/]+\.sock$/.test(arg));
+}

@@ -1,0 +1,28 @@
+/**
+ * What `mcpool serve` runs beside the daemon (issue 20): the MCP sockets (src/bridge/
+ * mcp-sockets.ts), kept in step with the pool's servers. The daemon does not know its fronts;
+ * this composition root hands the front the daemon's socket path and the pool's ids, and the
+ * front reaches the pool through mcpool-client like any other.
+ */
+import type { Daemon } from "../daemon/daemon.js";
+import { startMcpSockets, type McpSockets } from "../bridge/mcp-sockets.js";
+import { VERSION } from "../version.js";
+
+/** The MCP sockets for a started daemon; undefined (said on `log`) when they cannot be made. */
+export async function startFronts(
+  daemon: Daemon,
+  log: (line: string) => void,
+): Promise<McpSockets | undefined> {
+  try {
+    return await startMcpSockets({
+      daemonSocketPath: daemon.paths.socketPath,
+      serverIds: () => daemon.pool.state().map((server) => server.id),
+      onChange: (listener) => daemon.pool.onEvent(listener),
+      version: VERSION,
+      log,
+    });
+  } catch (error) {
+    log(`mcpool: no MCP sockets (hosts use \`mcpool bridge\`): ${(error as Error).message}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The lean bridge's argv and socket path (issue 20): it restates mcpool-client's default
+ * socket path rather than load the client, so the two are held to the same answer here; it
+ * takes only the argv a byte pipe can serve, and leaves the rest to the full CLI.
+ */
+import { defaultSocketPath } from "mcpool-client";
+import { describe, expect, it } from "vitest";
+import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
+import { daemonSocketPath, leanBridgeSocket } from "../../src/cli/lean-bridge.js";
+
+describe("the lean bridge", () => {
+  it("finds the daemon's socket where mcpool-client does", () => {
+    for (const env of [
+      {},
+      { MCPOOL_SOCKET: "/x/y.sock" },
+      { MCPOOL_SOCKET: "" },
+      { XDG_RUNTIME_DIR: "/run/user/1000" },
+      { XDG_RUNTIME_DIR: "relative" },
+    ]) {
+      expect(daemonSocketPath(env)).toBe(defaultSocketPath(env));
+    }
+  });
+
+  it("pipes bridge, bridge --server ID and --socket PATH; leaves everything else to the CLI", () => {
+    const env = { MCPOOL_SOCKET: "/run/m/mcpool.sock" };
+    expect(leanBridgeSocket(["bridge"], env)).toBe("/run/m/mcp/@pool.sock");
+    expect(leanBridgeSocket(["bridge", "--server", "echo"], env)).toBe("/run/m/mcp/echo.sock");
+    expect(leanBridgeSocket(["bridge", "--server", "echo", "--socket", "/s/d.sock"], env)).toBe(
+      "/s/mcp/echo.sock",
+    );
+    for (const argv of [
+      ["status"],
+      ["bridge", "--http", "0"],
+      ["bridge", "--servers", "a,b"],
+      ["bridge", "--server"],
+      ["bridge", "--server", "a", "--server", "b"],
+      ["bridge", "--server", "../x"],
+      ["bridge", "--help"],
+    ]) {
+      expect(leanBridgeSocket(argv, env)).toBeUndefined();
+    }
+  });
+
+  it("gives no socket to an id that is no file name or a path too long for sun_path", () => {
+    expect(mcpSocketPath("/d/mcpool.sock", "a/b")).toBeUndefined();
+    expect(mcpSocketPath("/d/mcpool.sock", ".hidden")).toBeUndefined();
+    expect(mcpSocketPath(`/${"d".repeat(100)}/mcpool.sock`, "echo")).toBeUndefined();
+  });
+});
