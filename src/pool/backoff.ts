@@ -75,3 +75,11 @@ export function dialRefusal(
     { serverId, retryAt },
   );
 }
+
+/** The statuses of a server waiting out a backoff: resetBackoff() takes them back to idle. */
+export const BACKED_OFF: ReadonlySet<ServerStatus> = new Set<ServerStatus>([
+  "error",
+  "crash-loop",
+  "auth-required",
+  "unresponsive",
+]);

@@ -5,7 +5,8 @@
 import { isConversationRow } from "../config/conversation.js";
 import type { ConversationClient } from "./conversation-client.js";
 import { McpPoolError } from "./errors.js";
-import { ServerEntry, type Connection } from "./server-entry.js";
+import type { Connection } from "./connection.js";
+import { ServerEntry } from "./server-entry.js";
 
 /** A hold on one conversation's client across a turn: it is not evicted, swept or ended. */
 export interface ConversationLease extends AsyncDisposable {

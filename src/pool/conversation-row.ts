@@ -28,7 +28,7 @@ import {
   type ConversationIdentity,
   type KeyHasher,
 } from "./identity.js";
-import type { EntryContext } from "./server-entry.js";
+import type { EntryContext } from "./entry-context.js";
 import { isResolved, type SessionEnd } from "./session-end.js";
 import type { CloseReason, PoolEvent } from "./types.js";
 

@@ -47,7 +47,8 @@ import {
   type ConversationSelector,
 } from "./identity.js";
 import type { Invoked } from "./result-cache.js";
-import type { EntryContext, ServerEntry } from "./server-entry.js";
+import type { EntryContext } from "./entry-context.js";
+import type { ServerEntry } from "./server-entry.js";
 import type { CallOptions, PoolEvent, PoolLog } from "./types.js";
 
 export { isConversationTool, type ConversationTool } from "./conversation-calls.js";

@@ -21,7 +21,7 @@ import { newConnection, type Connection } from "./connection.js";
 import { McpPoolError } from "./errors.js";
 import { listAllTools } from "./list-tools.js";
 import { progressBeforeResponses } from "./routing.js";
-import type { EntryContext } from "./server-entry.js";
+import type { EntryContext } from "./entry-context.js";
 import { processOf } from "./transport.js";
 import type { ServerNotification } from "./types.js";
 

@@ -4,6 +4,9 @@
  * reaches into the pool.
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "../config/rows.js";
+import { authRequiredMessage, isAuthRequired } from "./oauth.js";
+import { secretValues } from "./secrets.js";
 
 import type { CreateMessageResult, ElicitParams, ElicitResult, SampleParams } from "./routing.js";
 import type { ServerEntry } from "./server-entry.js";
@@ -64,4 +67,26 @@ export interface EntryContext {
    * enabled rows of an open pool. Lazy rows come back on their next use.
    */
   revives?(entry: ServerEntry): boolean;
+}
+
+/** The auth-required sentence for `cause` (undefined: it wants no sign-in), or, without one, for the refusal the server stands at. */
+export function authSentence(
+  context: EntryContext,
+  serverId: string,
+  ...cause: [unknown?]
+): string | undefined {
+  if (context.authRequired) return context.authRequired(serverId, ...cause);
+  if (cause.length > 0 && !isAuthRequired(cause[0])) return undefined;
+  return authRequiredMessage(serverId);
+}
+
+/** The sentence of the auth-required refusal the server stands at (E5). */
+export function standingAuthMessage(context: EntryContext, serverId: string): string {
+  return authSentence(context, serverId) ?? authRequiredMessage(serverId);
+}
+
+/** The row's secrets and the OAuth tokens its connections were given: a remote may quote them. */
+export function entrySecrets(context: EntryContext, row: McpServerConfig): string[] {
+  const env = context.transportContext.env ?? process.env;
+  return [...(context.oauthSecrets?.(row.id) ?? []), ...secretValues(row, env)];
 }

@@ -6,9 +6,12 @@
  */
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { HttpServerConfig } from "../config/rows.js";
+import { expandServerConfig, type Environment } from "../config/placeholders.js";
+import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
+import { McpPoolError } from "./errors.js";
 import { isMachineGrant, machineAuthProvider } from "./oauth-machine.js";
 import {
+  credentialsKey,
   isAuthRequired,
   memoryTokenStore,
   parseCredentials,
@@ -107,4 +110,19 @@ export class PoolAuth {
     await this.store.delete(key);
     this.#ledger.forget(serverId);
   }
+}
+
+/**
+ * Where a sign-in of `row` is stored: its url as dialled (placeholders filled from `env`),
+ * the key the transport's provider reads. Refuses a stdio row (`invalid-arguments`).
+ */
+export function signInKey(row: McpServerConfig, env: Environment = process.env): string {
+  if (row.transport !== "http") {
+    throw new McpPoolError(
+      "invalid-arguments",
+      `server "${row.id}" is a stdio server; only http servers sign in`,
+      { serverId: row.id },
+    );
+  }
+  return credentialsKey((expandServerConfig(row, env) as HttpServerConfig).url);
 }

@@ -9,8 +9,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { expandServerConfig } from "../config/placeholders.js";
-import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
+import type { McpServerConfig } from "../config/rows.js";
 import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
 
 import { CallPipeline } from "./call-pipeline.js";
@@ -20,20 +19,19 @@ import { ConversationRegistry } from "./conversations.js";
 import { checkPoolDurations } from "./duration-checks.js";
 import { McpPoolError } from "./errors.js";
 import { keepAliveFetch, type KeepAliveFetch } from "./fetch.js";
-import { credentialsKey } from "./oauth.js";
 import { Passthrough } from "./passthrough.js";
 import type { PassthroughArgs, PassthroughMethod, PassthroughResult } from "./passthrough.js";
 import type { ResourceListener } from "./passthrough.js";
 import { PinGate } from "./pin-gate.js";
 import { PinLedger } from "./pinning.js";
-import { PoolAuth } from "./pool-auth.js";
+import { PoolAuth, signInKey } from "./pool-auth.js";
 import { entryContext } from "./pool-context.js";
 import { PoolEvents } from "./pool-events.js";
-import { probe as probeRow } from "./probe.js";
+import { probeAsPool } from "./probe.js";
 import { Reconciler, READY_WAIT_MS } from "./reconciler.js";
 import { ResultCache } from "./result-cache.js";
 import { runHooks, type RunHooksOptions } from "./run-hooks.js";
-import type { EntryContext } from "./server-entry.js";
+import type { EntryContext } from "./entry-context.js";
 import { holding, withSession } from "./session.js";
 import type {
   CallOptions,
@@ -244,34 +242,21 @@ export class McpPool {
    * Resolves with the status the dial left, never with a connect failure; refuses an
    * unknown id, a stdio row and credentials without an access token (`invalid-arguments`).
    */
-  async storeCredentials(id: string, credentials: unknown): Promise<ServerAuthState> {
-    this.#assertOpen();
-    await this.#auth.save(id, this.#credentialsKeyOf(id), credentials);
-    return this.#redialAfterAuth(id);
+  storeCredentials(id: string, credentials: unknown): Promise<ServerAuthState> {
+    return this.#changeSignIn(id, (key) => this.#auth.save(id, key, credentials));
   }
 
   /** Forgets what a sign-in left for an http server (`mcpool logout`) and dials it again. */
-  async forgetCredentials(id: string): Promise<ServerAuthState> {
+  forgetCredentials(id: string): Promise<ServerAuthState> {
+    return this.#changeSignIn(id, (key) => this.#auth.forget(id, key));
+  }
+
+  async #changeSignIn(
+    id: string,
+    change: (key: string) => Promise<void>,
+  ): Promise<ServerAuthState> {
     this.#assertOpen();
-    await this.#auth.forget(id, this.#credentialsKeyOf(id));
-    return this.#redialAfterAuth(id);
-  }
-
-  #credentialsKeyOf(id: string): string {
-    const row = this.#servers.entry(id).row;
-    if (row.transport !== "http") {
-      throw new McpPoolError(
-        "invalid-arguments",
-        `server "${id}" is a stdio server; only http servers sign in`,
-        { serverId: id },
-      );
-    }
-    const env = this.#context.transportContext.env ?? process.env;
-    // The key is the url as dialled, so it is the one the transport's provider reads.
-    return credentialsKey((expandServerConfig(row, env) as HttpServerConfig).url);
-  }
-
-  async #redialAfterAuth(id: string): Promise<ServerAuthState> {
+    await change(signInKey(this.#servers.entry(id).row, this.#context.transportContext.env));
     // A failed dial is the answer, not an error: the state says what it was.
     await this.reconnect(id).catch(() => undefined);
     const { status, error } = this.#servers.entry(id);
@@ -282,23 +267,10 @@ export class McpPool {
 
   /** Dials a row that need not be saved, lists its tools and hangs up. Never throws. */
   probe(row: McpServerConfig): Promise<ProbeResult> {
-    const options = this.#options;
-    const timeoutMs =
-      row.probeTimeoutMs ??
-      row.connectTimeoutMs ??
-      options.probeTimeoutMs ??
-      options.connectTimeoutMs;
-    const { childEnv, fetch, env, onUnsetVariable } = this.#context.transportContext;
-    return probeRow(row, this.#context.clientInfo, {
-      createTransport: this.#context.createTransport,
-      childEnv,
-      ...(fetch ? { fetch } : {}),
-      ...(env ? { env } : {}),
-      ...(onUnsetVariable ? { onUnsetVariable } : {}),
-      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-      // Stored tokens serve a probe too; its refusal says nothing about the live server.
-      authProvider: (dialled) => this.#auth.provider(dialled, false),
-    });
+    // Stored tokens serve a probe too; its refusal says nothing about the live server.
+    return probeAsPool(row, this.#options, this.#context, (dialled) =>
+      this.#auth.provider(dialled, false),
+    );
   }
 
   /**

@@ -3,6 +3,7 @@
  * Reports rather than throws; the error is the child's stderr where there is one.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Environment } from "../config/placeholders.js";
 import type { McpServerConfig } from "../config/rows.js";
@@ -17,6 +18,8 @@ import {
   type FetchLike,
   type TransportContext,
 } from "./transport.js";
+import type { EntryContext } from "./entry-context.js";
+import type { McpPoolOptions } from "./pool-options.js";
 import type { ProbeResult } from "./types.js";
 import { VERSION } from "../version.js";
 
@@ -32,6 +35,11 @@ export interface ProbeOptions {
   onUnsetVariable?: (serverId: string, name: string) => void;
   /** The OAuth provider of an http row (see TransportContext); none: a 401 fails the probe. */
   authProvider?: TransportContext["authProvider"];
+  /**
+   * What the probe's client declares. A pool probes with its own, so a server that offers
+   * some tools only to clients that can elicit or sample lists the same tools as the pool's.
+   */
+  capabilities?: ClientCapabilities;
 }
 
 /** The client identity a probe presents; `-probe` is appended to the name. */
@@ -56,7 +64,10 @@ export async function probe(
       ...(options.onUnsetVariable ? { onUnsetVariable: options.onUnsetVariable } : {}),
       ...(options.authProvider ? { authProvider: options.authProvider } : {}),
     });
-    client = new Client({ name: `${name}-probe`, version }, { capabilities: {} });
+    client = new Client(
+      { name: `${name}-probe`, version },
+      { capabilities: options.capabilities ?? {} },
+    );
     const started = Date.now();
     await client.connect(transport, budget === undefined ? {} : { timeout: budget });
     const remaining = budget === undefined ? undefined : Math.max(1, started + budget - Date.now());
@@ -89,4 +100,33 @@ export async function probe(
     await client?.close().catch(() => undefined);
     await transport?.close().catch(() => undefined);
   }
+}
+
+/**
+ * probe() as a pool's: its client identity and capabilities (so a server that offers some
+ * tools only to clients that elicit or sample lists the pool's tools), its transports, and
+ * the probe timeout of the row, else its connect timeout, else the pool's.
+ */
+export function probeAsPool(
+  row: McpServerConfig,
+  options: Pick<McpPoolOptions, "probeTimeoutMs" | "connectTimeoutMs">,
+  context: EntryContext,
+  authProvider: TransportContext["authProvider"],
+): Promise<ProbeResult> {
+  const timeoutMs =
+    row.probeTimeoutMs ??
+    row.connectTimeoutMs ??
+    options.probeTimeoutMs ??
+    options.connectTimeoutMs;
+  const { childEnv, fetch, env, onUnsetVariable } = context.transportContext;
+  return probe(row, context.clientInfo, {
+    createTransport: context.createTransport,
+    childEnv,
+    ...(fetch ? { fetch } : {}),
+    ...(env ? { env } : {}),
+    ...(onUnsetVariable ? { onUnsetVariable } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(authProvider ? { authProvider } : {}),
+    capabilities: context.capabilities,
+  });
 }

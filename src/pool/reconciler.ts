@@ -15,7 +15,8 @@ import type { McpPoolOptions } from "./pool-options.js";
 import { DEFAULT_MAX_CONCURRENT_STARTS } from "./pool-options.js";
 import { planReconcile } from "./reconcile-plan.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
-import type { EntryContext, ServerEntry } from "./server-entry.js";
+import type { EntryContext } from "./entry-context.js";
+import type { ServerEntry } from "./server-entry.js";
 import { connectionHash, type CachedTools } from "./tools-cache.js";
 import type { PoolLog } from "./types.js";
 

@@ -7,7 +7,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, type McpServerConfig } from "../config/rows.js";
-import { backoffMs, dialRefusal, failureStatus, wasHealthy } from "./backoff.js";
+import { BACKED_OFF, backoffMs, dialRefusal, failureStatus, wasHealthy } from "./backoff.js";
 import {
   checkAlive,
   DEFAULT_DRAIN_MS,
@@ -18,22 +18,16 @@ import {
 import { crashMessage, dial, learnServer } from "./dial.js";
 import { McpPoolError } from "./errors.js";
 import { IdleTimer, ReviveTimer } from "./entry-timers.js";
-import { authRequiredMessage, isAuthRequired } from "./oauth.js";
-import { redactPoolError, redactSecrets, secretValues } from "./secrets.js";
+import { redactPoolError, redactSecrets } from "./secrets.js";
 import { ToolList } from "./tool-list.js";
-import { DEFAULT_PING_TIMEOUT_MS, type EntryContext } from "./entry-context.js";
+import {
+  authSentence,
+  DEFAULT_PING_TIMEOUT_MS,
+  entrySecrets,
+  standingAuthMessage,
+  type EntryContext,
+} from "./entry-context.js";
 import type { CloseReason, ServerStatus } from "./types.js";
-
-export type { Connection } from "./connection.js";
-export { DEFAULT_PING_TIMEOUT_MS, type EntryContext } from "./entry-context.js";
-
-/** The statuses of a server waiting out a backoff: resetBackoff() takes them back to idle. */
-const BACKED_OFF: ReadonlySet<ServerStatus> = new Set<ServerStatus>([
-  "error",
-  "crash-loop",
-  "auth-required",
-  "unresponsive",
-]);
 
 export class ServerEntry {
   #row: McpServerConfig;
@@ -105,7 +99,9 @@ export class ServerEntry {
   ensure(options: { ignoreBackoff?: boolean } = {}): Promise<Connection> {
     if (this.#connection) return Promise.resolve(this.#connection);
     if (this.#connecting) return this.#connecting;
-    const refusal = dialRefusal(this, options.ignoreBackoff === true, () => this.#authMessage());
+    const refusal = dialRefusal(this, options.ignoreBackoff === true, () =>
+      standingAuthMessage(this.#context, this.id),
+    );
     if (refusal) return Promise.reject(refusal);
     const connecting = this.#dial().finally(() => {
       if (this.#connecting === connecting) this.#connecting = undefined;
@@ -129,8 +125,8 @@ export class ServerEntry {
         {
           listChanged: (connection) => this.#relist(connection),
           closed: (connection) => this.#closed(connection),
-          authCause: (cause) => this.#authCause(cause),
-          redact: (error) => redactPoolError(error, this.#secrets(row)),
+          authCause: (cause) => authSentence(this.#context, this.id, cause),
+          redact: (error) => redactPoolError(error, entrySecrets(this.#context, row)),
         },
       );
       if (!current()) {
@@ -210,19 +206,7 @@ export class ServerEntry {
     this.#connection = undefined;
     this.busy();
     void this.#retire(connection, "reconnect");
-    this.#authRequired(this.#authMessage(), Date.now());
-  }
-
-  /** The sentence of the refusal the server stands at (see EntryContext.authRequired). */
-  #authMessage(): string {
-    return this.#context.authRequired?.(this.id) ?? authRequiredMessage(this.id);
-  }
-
-  /** The auth-required sentence when `cause` means a sign-in is wanted; else undefined. */
-  #authCause(cause: unknown): string | undefined {
-    const hook = this.#context.authRequired;
-    if (hook) return hook(this.id, cause);
-    return isAuthRequired(cause) ? authRequiredMessage(this.id) : undefined;
+    this.#authRequired(standingAuthMessage(this.#context, this.id), Date.now());
   }
 
   #failed(message: string, now: number): void {
@@ -455,13 +439,7 @@ export class ServerEntry {
 
   /** `text` without this row's secrets (E1): for anything built from what a server said. */
   redact(text: string): string {
-    return redactSecrets(text, this.#secrets(this.#row));
-  }
-
-  /** The row's secrets, and the OAuth tokens its connections were given: a remote may quote them. */
-  #secrets(row: McpServerConfig): string[] {
-    const env = this.#context.transportContext.env ?? process.env;
-    return [...(this.#context.oauthSecrets?.(row.id) ?? []), ...secretValues(row, env)];
+    return redactSecrets(text, entrySecrets(this.#context, this.#row));
   }
 
   /**

@@ -10,7 +10,7 @@
  * more on the new client; any other failure, and a second refusal, are passed through.
  */
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Connection } from "./server-entry.js";
+import type { Connection } from "./connection.js";
 
 /**
  * Whether an error is a remote's refusal of our session: a Streamable HTTP 404 (the

@@ -53,6 +53,36 @@ describe("@modelcontextprotocol/server-everything", () => {
     });
   });
 
+  it("probes with the pool's own capabilities, so a probe lists the tools the pool offers", async () => {
+    // server-everything offers its sampling and elicitation tools only to clients that declare them.
+    const pool = new McpPool({
+      clientName: "mcpool-test",
+      log: {},
+      connectTimeoutMs: 20_000,
+      onElicit: () => ({ action: "decline" }),
+      onSample: () => {
+        throw new Error("no model here");
+      },
+    });
+    try {
+      const row: McpServerConfig = {
+        id: "everything",
+        transport: "stdio",
+        command: process.execPath,
+        args: [everythingBin],
+      };
+      await pool.sync([row]);
+      const pooled = pool.state()[0]?.tools.map((t) => t.name) ?? [];
+      const probed = await pool.probe(row);
+      expect(probed.ok, probed.ok ? "" : probed.error).toBe(true);
+      if (!probed.ok) return;
+      expect(probed.tools.map((t) => t.name).sort()).toEqual([...pooled].sort());
+      expect(pooled.length).toBeGreaterThan(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   describe("over Streamable HTTP on 127.0.0.1", () => {
     let server: ChildProcess;
     let port: number;
