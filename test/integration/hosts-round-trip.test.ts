@@ -7,7 +7,7 @@
  * serving that server's own tools.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -16,7 +16,10 @@ import type { PoolClient } from "mcpool-client";
 import { parse as parseToml } from "smol-toml";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
 import { HOSTS, hostConfigPath, type HostName } from "../../src/cli/host-configs.js";
+import { PERL_RELAY } from "../../src/cli/pipe-entry.js";
+import { binPath } from "../helpers/bridge.js";
 import {
   cliPath,
   client,
@@ -107,12 +110,24 @@ function entryCommand(host: HostName, text: string, name: string): string[] {
 }
 
 function mcpool(home: TestHome, ...args: string[]) {
+  return mcpoolWith(home, home.env, ...args);
+}
+
+function mcpoolWith(home: TestHome, env: NodeJS.ProcessEnv, ...args: string[]) {
   return spawnSync(process.execPath, [cliPath, ...args], {
-    env: home.env,
+    env,
     cwd: join(home.dir, "project"),
     encoding: "utf8",
     timeout: 30_000,
   });
+}
+
+/** Where `tool` is on this process's PATH. */
+function onPath(tool: string): string {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (dir !== "" && existsSync(join(dir, tool))) return join(dir, tool);
+  }
+  throw new Error(`${tool} is not on PATH`);
 }
 
 /** The tools `command` serves over stdio, listed by an MCP client as a host would. */
@@ -151,7 +166,7 @@ describe("every host, imported and wired, round trip", () => {
     [home, daemon, pool, remote] = [undefined, undefined, undefined, undefined];
   });
 
-  it("imports every host's server, serves each, and wires each host to a bridge serving its tools", async () => {
+  it("imports every host's server, serves each, and wires each host to a stock pipe or a bridge serving its tools", async () => {
     home = testHome("mcpool-round-trip-");
     mkdirSync(join(home.dir, "project"), { recursive: true });
     mkdirSync(dirname(home.configPath), { recursive: true });
@@ -210,8 +225,17 @@ describe("every host, imported and wired, round trip", () => {
       expect(state.tools.map((t) => t.name).sort(), state.id).toEqual(expected.get(state.id));
     }
 
-    for (const host of HOSTS) {
-      const wired = mcpool(home, "wire", host, "--write", "--json");
+    // Wire picks the lightest entry that works: half the hosts find perl (a stock pipe to the
+    // daemon's MCP socket of the server), half find no pipe at all (`mcpool bridge`).
+    const perlOnly = join(home.dir, "perl-only");
+    mkdirSync(perlOnly);
+    symlinkSync(onPath("perl"), join(perlOnly, "perl"));
+    const noPipe = join(home.dir, "no-pipe");
+    mkdirSync(noPipe);
+    for (const [i, host] of HOSTS.entries()) {
+      const piped = i % 2 === 0;
+      const env = { ...home.env, PATH: piped ? perlOnly : noPipe };
+      const wired = mcpoolWith(home, env, "wire", host, "--write", "--json");
       expect(wired.status, wired.stderr).toBe(0);
       const names = host === "lm-studio" ? [`echo-${host}`, "remote-lm"] : [`echo-${host}`];
       const report = JSON.parse(wired.stdout) as { servers: { name: string; server: string }[] };
@@ -219,14 +243,11 @@ describe("every host, imported and wired, round trip", () => {
       const text = readFileSync(files.get(host)!, "utf8");
       for (const name of names) {
         const command = entryCommand(host, text, name);
-        expect(command.slice(1), host).toEqual([
-          cliPath,
-          "bridge",
-          "--server",
-          name,
-          "--socket",
-          home.socketPath,
-        ]);
+        expect(command.slice(1), host).toEqual(
+          piped
+            ? ["-e", PERL_RELAY, mcpSocketPath(home.socketPath, name)]
+            : [binPath, "bridge", "--server", name, "--socket", home.socketPath],
+        );
         expect(await toolsOf(home, command), `${host}: ${name}`).toEqual(expected.get(name));
       }
     }

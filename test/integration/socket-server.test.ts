@@ -452,6 +452,8 @@ describe("socket server and PoolClient", () => {
       env: { TOKEN: "canary-secret" },
     });
     expect(pool.stateSecrets.at(-1)).toBe(true);
+    // Usage counts come from the daemon's monitor (issue 17); without one, nothing is counted.
+    expect(await c.usage({ since: 0 })).toEqual({ tools: [] });
 
     expect((await c.tools({ names: ["echo__echo"] }))[0]?.function.name).toBe("echo__echo");
     expect((await c.catalog(["echo"]))[0]).toMatchObject({ id: "echo", label: "echo" });

@@ -110,29 +110,28 @@ describe("mcpool wire: a stock pipe when one works, else mcpool bridge", () => {
     }
   };
 
-  const perl = onPath("perl");
+  // perl-base is Essential on Debian and macOS ships perl: a machine without it is not ours.
+  const perlPath = onPath("perl");
+  const perl = (): string => {
+    if (perlPath === undefined) throw new Error("perl is not on PATH");
+    return perlPath;
+  };
 
-  it.skipIf(perl === undefined)(
-    "pipe found: writes the perl relay, and a host gets the tools through it",
-    async () => {
-      const path = pathWith({ perl: { link: perl! } });
-      const { entry, stdout } = await wire(path);
-      expect(stdout).toContain("echo → perl to mcpool's socket of echo");
-      expect(entry.command).toBe(join(path, "perl"));
-      expect(entry.args).toContain(scopeSocket(home, ["--server", "echo"]));
-      expect(await toolsThrough(entry)).toEqual(["echo", "add", "sleep", "pid"]);
-    },
-  );
+  it("pipe found: writes the perl relay, and a host gets the tools through it", async () => {
+    const path = pathWith({ perl: { link: perl() } });
+    const { entry, stdout } = await wire(path);
+    expect(stdout).toContain("echo → perl to mcpool's socket of echo");
+    expect(entry.command).toBe(join(path, "perl"));
+    expect(entry.args).toContain(scopeSocket(home, ["--server", "echo"]));
+    expect(await toolsThrough(entry)).toEqual(["echo", "add", "sleep", "pid"]);
+  });
 
-  it.skipIf(perl === undefined)(
-    "skips a pipe that is on PATH but does not carry a session",
-    async () => {
-      // A `socat` that exits at once: present, first in line, and no bridge.
-      const path = pathWith({ socat: { script: "#!/bin/sh\nexit 1\n" }, perl: { link: perl! } });
-      const { entry } = await wire(path);
-      expect(entry.command).toBe(join(path, "perl"));
-    },
-  );
+  it("skips a pipe that is on PATH but does not carry a session", async () => {
+    // A `socat` that exits at once: present, first in line, and no bridge.
+    const path = pathWith({ socat: { script: "#!/bin/sh\nexit 1\n" }, perl: { link: perl() } });
+    const { entry } = await wire(path);
+    expect(entry.command).toBe(join(path, "perl"));
+  });
 
   it("pipe missing: writes mcpool bridge, and a host gets the tools through it", async () => {
     const { entry, stdout } = await wire(pathWith({}));
