@@ -65,10 +65,12 @@ export async function stats(client: PoolClient, options: StatsOptions): Promise<
     since = Date.now() - span;
   }
   const servers = options.server !== undefined ? [options.server] : undefined;
-  const [report, states] = await Promise.all([
-    client.usage({ ...(since !== undefined ? { since } : {}), ...(servers ? { servers } : {}) }),
-    client.state(),
-  ]);
+  // Usage first: it waits for the first reconcile, so the state read next lists every tool.
+  const report = await client.usage({
+    ...(since !== undefined ? { since } : {}),
+    ...(servers ? { servers } : {}),
+  });
+  const states = await client.state();
   if (options.server !== undefined && !states.some((s) => s.id === options.server)) {
     throw new ClientError("unknown-server", `unknown server "${options.server}"`);
   }

@@ -158,11 +158,13 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
   let status: DaemonStatus | undefined;
   let refreshing: Promise<void> | undefined;
   let eventTimer: NodeJS.Timeout | undefined;
+  let left = false;
   let done: (code: number) => void = () => undefined;
   const finished = new Promise<number>((resolve) => (done = resolve));
 
   const draw = (): void => {
-    if (status === undefined) return;
+    // A refresh that lands after the view was left would paint over the person's own screen.
+    if (status === undefined || left) return;
     const height = stdout.rows || 24;
     const width = stdout.columns || WIDTH;
     const lines = frame(status, view, Date.now(), true).slice(0, height);
@@ -245,6 +247,7 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
     stdin.off("data", onKey);
     stdout.off("resize", draw);
     for (const signal of SIGNALS) process.off(signal, onSignal);
+    left = true;
     stdout.write(LEAVE);
     stdin.setRawMode(false);
     stdin.pause();

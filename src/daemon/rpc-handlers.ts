@@ -116,6 +116,8 @@ const READY_FIRST = [
   "tools/search",
   "tools/describe",
   "tools/always-loaded",
+  // Usage is read beside the catalogue (`mcpool stats` names each tool and its cost).
+  "pool/usage",
 ] as const satisfies readonly MethodName[];
 
 export function createHandlers(deps: HandlerDeps): HandlerTable {
