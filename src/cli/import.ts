@@ -32,7 +32,7 @@ import {
   type HostName,
   type JsonPath,
 } from "./host-configs.js";
-import { toMcpBody } from "./host-entries.js";
+import { isBridgeBody, toMcpBody } from "./host-entries.js";
 import { parseHostText, readHostFile, readIfThere } from "./host-files.js";
 import { ImportError, insertProperty, styleOf } from "./json-insert.js";
 import { redactJsonSecrets } from "./redact-json.js";
@@ -205,6 +205,8 @@ function candidateRow(
 ): { row: McpServerConfig } | { why: string } {
   const body = toMcpBody(host, value);
   if ("skip" in body) return { why: String(body.skip) };
+  // What `mcpool wire` wrote: importing it would make the pool serve itself.
+  if (isBridgeBody(body)) return { why: "it already goes through mcpool (`mcpool wire` wrote it)" };
   const normalized = normalizeBody(idFor(name), body);
   if ("problem" in normalized) return { why: normalized.problem };
   const row = { ...normalized.row, label: name } as McpServerConfig;

@@ -363,6 +363,31 @@ describe("mcpool import", () => {
     expect(vscodeOnly.added.map((a) => a.id)).toEqual(["remote"]);
   });
 
+  it("leaves out entries already wired to mcpool (a bridge or a stock pipe), saying so", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mcpool-import-wired-"));
+    dirs.push(home);
+    const socket = join(home, "run", "mcpool", "mcp", "everything.sock");
+    write(
+      join(home, ".config", "Claude", "claude_desktop_config.json"),
+      JSON.stringify({
+        mcpServers: {
+          everything: { command: "/usr/bin/perl", args: ["-e", "relay", socket] },
+          memory: { command: "node", args: ["/x/bin.js", "bridge", "--server", "memory"] },
+          fetch: { command: "uvx", args: ["mcp-server-fetch"] },
+        },
+      }),
+    );
+    const target = join(home, "mcpool", "mcp.json");
+    const where: ImportWhere = { home, cwd: home, platform: "linux", env: {} };
+    const plan = await planImport({ target, where });
+    expect(plan.added.map((a) => a.id)).toEqual(["fetch"]);
+    expect(plan.clashes).toEqual([]);
+    expect(plan.skipped).toEqual([
+      expect.stringMatching(/^"everything" from .*: it already goes through mcpool/),
+      expect.stringMatching(/^"memory" from .*: it already goes through mcpool/),
+    ]);
+  });
+
   it("runs as a command: a dry run prints the diff, --write writes, a bad --from is refused", () => {
     const machine = linuxMachine();
     const env: NodeJS.ProcessEnv = {
