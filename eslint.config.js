@@ -24,11 +24,22 @@ export default tseslint.config(
     rules: { "no-console": "error" },
   },
   {
+    // src/config is browser-safe (the `mcpool/servers` and `mcpool/hooks` entries): no Node,
+    // no SDK, no layer above it; from mcpool-protocol only types, which compile away.
     files: ["src/config/**/*.ts"],
     rules: {
-      "no-restricted-imports": [
+      "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: ["node:*", "@modelcontextprotocol/*", "../pool/*", "../daemon/*", "../cli/*"] },
+        {
+          paths: [
+            {
+              name: "mcpool-protocol",
+              allowTypeImports: true,
+              message: "src/config takes only types from mcpool-protocol (import type)",
+            },
+          ],
+          patterns: ["node:*", "@modelcontextprotocol/*", "../pool/*", "../daemon/*", "../cli/*"],
+        },
       ],
     },
   },

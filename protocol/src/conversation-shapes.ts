@@ -1,46 +1,83 @@
 /**
  * The shapes of per-conversation servers (SPEC B9), declared once: the pool's
- * (src/pool/conversation-types.ts re-exports them) and the wire's. None of them carries an identity value, a session id, an argument or a
- * result; reports name a conversation by `keyHash`, a digest that means nothing outside
- * the daemon that made it.
+ * (src/pool/conversation-types.ts re-exports them), the config's (src/config/conversation.ts
+ * re-exports the row options) and the wire's. None of them carries an identity value, a
+ * session id, an argument or a result; reports name a conversation by `keyHash`, a digest
+ * that means nothing outside the daemon that made it.
  */
 import type { ErrorCode } from "./errors.js";
 import type { ToolDefinition } from "./shapes.js";
 
-/** The conversation a call is for. Verify the caller at your door before you name it. */
+/**
+ * The conversation a call is for. Verify the caller at your door before you name it: the
+ * pool never derives one. Compared as exact strings; absent ≡ empty.
+ */
 export interface ConversationIdentity {
   tenant?: string;
   principal?: string;
   conversationId: string;
 }
 
-/** Which conversations terminate() means: absent fields match any. */
+/** Which conversations terminate() or permissionsChanged() mean: absent fields match any. */
 export interface ConversationSelector {
   tenant?: string;
   principal?: string;
   conversationId?: string;
 }
 
+/** `shared`: one connection serves every caller. `conversation`: one client per identity. */
 export type SessionMode = "shared" | "conversation";
 
+/**
+ * What an operator vouches for: conversations whose share names are equal see the same
+ * tool list, so one listing serves them all. Never shared across tenants; the pool also
+ * keys the listing by the row's connection, so an edited url or command lists afresh.
+ */
 export interface ShareNames {
+  /** The server's configuration, e.g. `"orders-runtime@v7"`. */
   configuration: string;
+  /** The authorization the caller's list depends on, e.g. `"analyst@policy-3"`. */
   authorization: string;
 }
 
-/** Budgets and rules of a `session: "conversation"` row. */
+/**
+ * Budgets and rules of a `session: "conversation"` row. Every field is optional; the pool
+ * supplies the defaults (src/config/conversation.ts checks what a file says).
+ */
 export interface ConversationRowOptions {
+  /** Open clients (opening and in use included) this row may hold. Default 8. */
   maxClients?: number;
+  /** Open clients one `{tenant, principal}` may hold. Default: `maxClients`. */
   maxClientsPerPrincipal?: number;
+  /** Clients being ended at once (DELETE or child stop in progress). Default 4. */
   maxEnding?: number;
+  /** Calls, listings and endings outstanding on this row's clients. Default 64. */
   maxOperations?: number;
+  /** A client unused for this many ms is ended at the next use of the row; 0 never. Default 600 000. */
   idleMs?: number;
+  /** Refuse an identity without a principal (`no-identity`). Default true. */
   requirePrincipal?: boolean;
+  /** Refuse an identity without a tenant (`no-identity`). Default false. */
   requireTenant?: boolean;
+  /** A tool listing is listed again after this many ms; 0 never. Default 0. */
   definitionTtlMs?: number;
+  /** Conversations (of one tenant) that may share one listing; absent, each client lists its own. */
   share?: ShareNames;
 }
 
+/**
+ * How ending a conversation's remote session went (src/pool/session-end.ts):
+ *
+ * - `terminated`    the server ended it (HTTP DELETE answered 2xx; a stdio child stopped);
+ * - `already-gone`  the server no longer had it (DELETE answered 404; the child had died);
+ * - `no-session`    there was none to end (the server issued no session id);
+ * - `not-offered`   the server does not end sessions on request (DELETE answered 405);
+ * - `failed`        the DELETE failed otherwise (another status, a network error);
+ * - `timed-out`     no answer within the bound;
+ * - `handle-lost`   our side lost the session's handle before the DELETE: nothing was sent.
+ *
+ * Only the first three are resolved.
+ */
 export type SessionEndOutcome =
   | "terminated"
   | "already-gone"

@@ -1,92 +1,27 @@
 /**
  * The data that crosses the socket, declared once: the pool's public shapes (state(),
  * tools(), call(), probe(), onEvent() hand out exactly these; src/pool/types.ts re-exports
- * them) and a server row. Plain data only, so the daemon sends every one of them unchanged.
+ * them), and the server row and hooks of row-shapes.ts, re-exported. Plain data only, so
+ * the daemon sends every one of them unchanged.
  */
 import type { ServerResources } from "./observe-shapes.js";
-import type {
-  ConversationEvent,
-  ConversationRowOptions,
-  ConversationStats,
-  SessionMode,
-} from "./conversation-shapes.js";
+import type { ConversationEvent, ConversationStats } from "./conversation-shapes.js";
 import type { ErrorCode } from "./errors.js";
+import type { ServerRow } from "./row-shapes.js";
 
-/** Options every row may carry, whatever its transport (SPEC A1). */
-export interface ServerOptions {
-  id: string;
-  slug?: string;
-  label?: string;
-  enabled?: boolean;
-  connectTimeoutMs?: number | null;
-  callTimeoutMs?: number | null;
-  probeTimeoutMs?: number | null;
-  maxResultChars?: number | null;
-  /** MB its process group may hold before it is replaced (G5); 0: no limit. */
-  maxMemoryMb?: number | null;
-  hiddenTools?: string[];
-  alwaysLoad?: string[];
-  trustAnnotations?: boolean;
-  coerceArguments?: boolean;
-  idleTimeoutMs?: number | null;
-  lazy?: boolean;
-  hooks?: ToolHook[];
-  /** The toolsFingerprint a person approved (SPEC C18): 64 hex characters. */
-  pin?: string;
-  /** `conversation`: a client of its own per caller-named identity (SPEC B9). */
-  session?: SessionMode;
-  conversation?: ConversationRowOptions;
-}
-
-/** The events a hook can run at (SPEC C17). */
-export type HookEvent =
-  "sessionStart" | "beforeTurn" | "afterTurn" | "beforeCompact" | "sessionEnd" | "sessionDelete";
-
-/** One hook on a row: a tool call the host makes at an event. */
-export interface ToolHook {
-  id: string;
-  on: HookEvent;
-  /** The server's own name for the tool. */
-  tool: string;
-  args?: Record<string, unknown>;
-  inject?: boolean;
-  veto?: boolean;
-  maxTokens?: number;
-  timeoutMs?: number;
-}
-
-/** What a host knows at an event; hook templates read it by dotted path. */
-export interface HookContext {
-  session: { id: string };
-  host?: string;
-  now?: string;
-  vars?: Record<string, unknown>;
-  prompt?: string;
-  reply?: string;
-  turn?: { index?: number; messages?: unknown[] };
-  compacting?: unknown;
-  range?: { from?: number; through?: number };
-  status?: string;
-}
-
-/** One hook's result; `ok: false` for a failure, a timeout, an abort or a skip. */
-export interface HookOutcome {
-  hook: string;
-  serverId: string;
-  label: string;
-  event: HookEvent;
-  /** The qualified tool name. */
-  tool: string;
-  ok: boolean;
-  text?: string;
-  reason?: "failed" | "timeout" | "aborted" | "skipped";
-  error?: string;
-  code?: string;
-  inject: boolean;
-  maxTokens?: number;
-  veto?: true;
-  ms: number;
-}
+export type {
+  HookContext,
+  HookEvent,
+  HookFailure,
+  HookOutcome,
+  HttpServerConfig,
+  OAuthClientSettings,
+  OAuthGrant,
+  ServerOptions,
+  ServerRow,
+  StdioServerConfig,
+  ToolHook,
+} from "./row-shapes.js";
 
 /** What describe() says of one tool: what an OpenAI definition has no room for (C7). */
 export interface ToolDescription {
@@ -107,54 +42,6 @@ export interface ToolDescription {
   /** The row hides it; only described when asked with `hidden: true`. */
   hidden?: boolean;
 }
-
-export interface StdioServerConfig extends ServerOptions {
-  transport: "stdio";
-  command: string;
-  args?: string[];
-  /** Secret: present only in `state({ secrets: true })`. */
-  env?: Record<string, string>;
-  cwd?: string;
-}
-
-export interface HttpServerConfig extends ServerOptions {
-  transport: "http";
-  url: string;
-  /** Secret: present only in `state({ secrets: true })`. */
-  headers?: Record<string, string>;
-  /** OAuth sign-in; its secrets (client secret, key, ID token) only in `state({ secrets: true })`. */
-  auth?: "oauth" | OAuthClientSettings;
-}
-
-/** A row's OAuth client, when it does not register one dynamically. */
-export interface OAuthClientSettings {
-  grant?: OAuthGrant;
-  clientId?: string;
-  /** Secret: present only in `state({ secrets: true })`. */
-  clientSecret?: string;
-  clientMetadataUrl?: string;
-  /** Secret: present only in `state({ secrets: true })`. */
-  privateKey?: string;
-  privateKeyFile?: string;
-  algorithm?: string;
-  issuer?: string;
-  /** Secret: present only in `state({ secrets: true })`. */
-  idToken?: string;
-  idpTokenEndpoint?: string;
-  idpClientId?: string;
-  /** Secret: present only in `state({ secrets: true })`. */
-  idpClientSecret?: string;
-  scopes?: string[];
-}
-
-/**
- * `client_credentials`, `id-jag` (SEP-990 enterprise-managed authorization): grants the
- * daemon makes by itself, with no person signing in.
- */
-export type OAuthGrant = "authorization_code" | "client_credentials" | "id-jag";
-
-/** A server row, as configured. */
-export type ServerRow = StdioServerConfig | HttpServerConfig;
 
 /**
  * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld (C18).

@@ -17,3 +17,14 @@ export function defined<T extends object>(value: T): T {
   for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
   return out as T;
 }
+
+/**
+ * `List` when it names every member of `Union`, else `never`: a constant listing a union's
+ * members, declared apart from the union (HOOK_EVENTS beside HookEvent), stops compiling
+ * when the union gains a member the list lacks.
+ */
+export type Covering<Union, List extends readonly unknown[]> = [
+  Exclude<Union, List[number]>,
+] extends [never]
+  ? List
+  : never;

@@ -2,48 +2,16 @@
  * The row options of a per-conversation server (SPEC B9, seed 003): `session:
  * "conversation"` gives every identity `{tenant?, principal?, conversationId}` a client of
  * its own, and `conversation` bounds and shapes those clients. Only what a file can say
- * lives here; the pool reads it (src/pool/conversations.ts) and supplies the defaults.
+ * lives here; the pool reads it (src/pool/conversations.ts) and supplies the defaults. The
+ * types are the wire's, declared once in mcpool-protocol and re-exported here.
  *
- * Browser-safe: no `node:` imports, nothing from the SDK or the pool.
+ * Browser-safe: no `node:` imports, nothing from the SDK or the pool, and from
+ * mcpool-protocol only types.
  */
+import type { SessionMode } from "mcpool-protocol";
 import { durationProblems } from "./durations.js";
 
-/** `shared`: one connection serves every caller. `conversation`: one client per identity. */
-export type SessionMode = "shared" | "conversation";
-
-/**
- * What an operator vouches for: conversations whose share names are equal see the same
- * tool list, so one listing serves them all. Never shared across tenants; the pool also
- * keys the listing by the row's connection, so an edited url or command lists afresh.
- */
-export interface ShareNames {
-  /** The server's configuration, e.g. `"orders-runtime@v7"`. */
-  configuration: string;
-  /** The authorization the caller's list depends on, e.g. `"analyst@policy-3"`. */
-  authorization: string;
-}
-
-/** Budgets and rules of a `session: "conversation"` row. Every field is optional. */
-export interface ConversationRowOptions {
-  /** Open clients (opening and in use included) this row may hold. Default 8. */
-  maxClients?: number;
-  /** Open clients one `{tenant, principal}` may hold. Default: `maxClients`. */
-  maxClientsPerPrincipal?: number;
-  /** Clients being ended at once (DELETE or child stop in progress). Default 4. */
-  maxEnding?: number;
-  /** Calls, listings and endings outstanding on this row's clients. Default 64. */
-  maxOperations?: number;
-  /** A client unused for this many ms is ended at the next use of the row; 0 never. Default 600 000. */
-  idleMs?: number;
-  /** Refuse an identity without a principal (`no-identity`). Default true. */
-  requirePrincipal?: boolean;
-  /** Refuse an identity without a tenant (`no-identity`). Default false. */
-  requireTenant?: boolean;
-  /** A tool listing is listed again after this many ms; 0 never. Default 0. */
-  definitionTtlMs?: number;
-  /** Conversations (of one tenant) that may share one listing; absent, each client lists its own. */
-  share?: ShareNames;
-}
+export type { ConversationRowOptions, SessionMode, ShareNames } from "mcpool-protocol";
 
 /** Whether a row serves each conversation from a client of its own. */
 export function isConversationRow(row: { session?: SessionMode | undefined }): boolean {

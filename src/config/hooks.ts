@@ -5,21 +5,29 @@
  *
  * This module is the data half: the events, what each offers to templates, validation,
  * template rendering, `contextBlocks` and `readVeto`. The runner that calls the pool is
- * src/pool/run-hooks.ts. Browser-safe (the `mcpool/hooks` entry): no `node:` imports,
- * nothing from the SDK or the pool.
+ * src/pool/run-hooks.ts. The hook, context and outcome types are the wire's, declared once in
+ * mcpool-protocol and re-exported here. Browser-safe (the `mcpool/hooks` entry): no `node:`
+ * imports, nothing from the SDK or the pool, and from mcpool-protocol only types.
  */
+import type { Covering, HookEvent, HookOutcome, ToolHook } from "mcpool-protocol";
 
-/** Every point in a session a hook can run at, in the order a session meets them. */
-export const HOOK_EVENTS = [
+export type { HookContext, HookEvent, HookFailure, HookOutcome, ToolHook } from "mcpool-protocol";
+
+const EVENTS_IN_SESSION_ORDER = [
   "sessionStart",
   "beforeTurn",
   "afterTurn",
   "beforeCompact",
   "sessionEnd",
   "sessionDelete",
-] as const;
+] as const satisfies readonly HookEvent[];
 
-export type HookEvent = (typeof HOOK_EVENTS)[number];
+/**
+ * Every point in a session a hook can run at, in the order a session meets them. Typed to
+ * cover HookEvent: an event the wire gains fails to compile here until it is listed.
+ */
+export const HOOK_EVENTS: Covering<HookEvent, typeof EVENTS_IN_SESSION_ORDER> =
+  EVENTS_IN_SESSION_ORDER;
 
 /** Events that run before the request, so what a hook returns can still reach the model. */
 export const INJECT_EVENTS: readonly HookEvent[] = ["sessionStart", "beforeTurn"];
@@ -56,79 +64,6 @@ export const DEFAULT_CONTEXT_MAX_TOKENS = 2000;
 export const DEFAULT_WAITED_HOOK_TIMEOUT_MS = 3000;
 /** Bound on every other hook, ms: the MCP SDK's own request timeout. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
-
-/** One hook on a row. */
-export interface ToolHook {
-  /** Unique among the row's hooks; outcomes carry it. */
-  id: string;
-  on: HookEvent;
-  /** The tool to call, by the server's own name. Hidden tools may be called. */
-  tool: string;
-  /**
-   * The tool's arguments. A string that is exactly `"{{path}}"` becomes the value itself;
-   * `{{path}}` inside a longer string is interpolated as text. A path the context has no
-   * value for skips the hook.
-   */
-  args?: Record<string, unknown>;
-  /** What the tool returns goes into contextBlocks. Only on sessionStart and beforeTurn. */
-  inject?: boolean;
-  /** The tool may ask for the compaction not to happen. Only on beforeCompact. */
-  veto?: boolean;
-  /** Cap on this hook's block in contextBlocks, tokens. Default 1000. */
-  maxTokens?: number;
-  /** Bound on the hook, waking its server included, ms. Default 3000 where someone waits, else 60000. */
-  timeoutMs?: number;
-}
-
-/** What a host knows at an event; templates read it by dotted path. */
-export interface HookContext {
-  session: { id: string };
-  /** The host's name. */
-  host?: string;
-  /** ISO time; the runner fills it in when absent. */
-  now?: string;
-  /** Anything else the host wants templates to see, as `{{vars.name}}`. */
-  vars?: Record<string, unknown>;
-  prompt?: string;
-  reply?: string;
-  turn?: { index?: number; messages?: unknown[] };
-  /** What is about to be summarised away. */
-  compacting?: unknown;
-  range?: { from?: number; through?: number };
-  /** How a run ended. */
-  status?: string;
-}
-
-/** Why a hook came back without an answer. */
-export type HookFailure = "failed" | "timeout" | "aborted" | "skipped";
-
-/** One hook's result. A runner never throws; every failure is one of these with `ok: false`. */
-export interface HookOutcome {
-  /** The hook's id. */
-  hook: string;
-  serverId: string;
-  /** The row's label: the `source` of its context block. */
-  label: string;
-  event: HookEvent;
-  /** The qualified tool name. */
-  tool: string;
-  ok: boolean;
-  /** What the tool returned; for a veto, its reason when it gave one. */
-  text?: string;
-  /** Only when not ok. */
-  reason?: HookFailure;
-  /** Only when not ok: what went wrong, for a person. */
-  error?: string;
-  /** The pool's refusal code, when the pool refused or the tool failed. */
-  code?: string;
-  /** The row asked for the text to be injected, on an event that allows it. */
-  inject: boolean;
-  /** The hook's own contextBlocks cap, tokens, when it set one. */
-  maxTokens?: number;
-  /** Only beside `ok: true`, only on beforeCompact, only when the row grants it. */
-  veto?: true;
-  ms: number;
-}
 
 /** One block that made it into contextBlocks' text. */
 export interface InjectedBlock {

@@ -9,13 +9,13 @@ export type {
   ConversationEvent,
   ConversationIdentity,
   ConversationLimit,
+  ConversationRowOptions,
   ConversationSelector,
   ConversationServerStats,
   ConversationStats,
   ConversationTools,
   SessionEndOutcome,
+  SessionMode,
+  ShareNames,
   TerminateResult,
 } from "mcpool-protocol";
-// The row's options are the config's own; the protocol's copies are checked against them
-// in test/types/wire-shapes.ts.
-export type { ConversationRowOptions, SessionMode, ShareNames } from "../config/conversation.js";

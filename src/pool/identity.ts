@@ -9,21 +9,10 @@
  * be reversed by trying names, and means nothing outside the process that made it.
  */
 import { createHmac, randomBytes } from "node:crypto";
+import type { ConversationIdentity, ConversationSelector } from "mcpool-protocol";
 import { McpPoolError } from "./errors.js";
 
-/** The conversation a call is for. Compared as exact strings; absent ≡ empty. */
-export interface ConversationIdentity {
-  tenant?: string;
-  principal?: string;
-  conversationId: string;
-}
-
-/** Which conversations terminate() or permissionsChanged() mean: absent fields match any. */
-export interface ConversationSelector {
-  tenant?: string;
-  principal?: string;
-  conversationId?: string;
-}
+export type { ConversationIdentity, ConversationSelector } from "mcpool-protocol";
 
 export interface IdentityRules {
   /** Refuse an identity without a principal. */

@@ -2,51 +2,43 @@
  * Newline-delimited JSON-RPC from a child's stdout. The SDK's ReadBuffer concatenates
  * every chunk into one buffer and runs a zod schema over every message; on the hot path
  * (one call = one line each way) that schema was the largest single cost the profile
- * showed in the daemon (bench/README.md). This keeps the same framing — UTF-8 lines split
- * on bytes, so a character split across chunks decodes whole — with a structural check in
- * place of the schema: the SDK's Protocol validates each request and result it handles.
+ * showed in the daemon (bench/README.md). This keeps the same framing, the protocol's
+ * LineSplitter (the one newline framing of the tree: UTF-8 lines split on bytes, so a
+ * character split across chunks decodes whole), with a structural check in place of the
+ * schema: the SDK's Protocol validates each request and result it handles.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { LineSplitter } from "mcpool-protocol";
 
 export class LineReader {
-  #pending: Buffer[] = [];
-  #pendingBytes = 0;
-  readonly #maxLineBytes: number;
+  readonly #lines: LineSplitter;
 
   constructor(maxLineBytes: number) {
-    this.#maxLineBytes = maxLineBytes;
+    this.#lines = new LineSplitter(maxLineBytes);
   }
 
   /** The complete lines this chunk finishes; throws when a line outgrows the cap. */
   push(chunk: Buffer): string[] {
     const lines: string[] = [];
-    let start = 0;
-    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-      const tail = chunk.subarray(start, newline);
-      const bytes =
-        this.#pendingBytes === 0
-          ? tail
-          : Buffer.concat([...this.#pending, tail], this.#pendingBytes + tail.length);
-      this.#pending = [];
-      this.#pendingBytes = 0;
-      lines.push(bytes.toString("utf8").replace(/\r$/, ""));
-      start = newline + 1;
-    }
-    if (start < chunk.length) {
-      this.#pendingBytes += chunk.length - start;
-      if (this.#pendingBytes > this.#maxLineBytes) {
+    for (const line of this.#lines.push(chunk)) {
+      if (!(line instanceof Uint8Array)) {
         this.clear();
-        throw new Error(`a stdout line grew past ${this.#maxLineBytes} bytes`);
+        throw new Error(`a stdout line grew past ${this.#lines.maxLineBytes} bytes`);
       }
-      this.#pending.push(chunk.subarray(start));
+      lines.push(textOf(line).replace(/\r$/, ""));
     }
     return lines;
   }
 
+  /** Forgets the incomplete line, and that one was being skipped: the next byte starts a line. */
   clear(): void {
-    this.#pending = [];
-    this.#pendingBytes = 0;
+    this.#lines.end();
   }
+}
+
+/** A line as text, as Buffer decodes it (a bad sequence becomes U+FFFD, a BOM stays). */
+function textOf(line: Uint8Array): string {
+  return Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString("utf8");
 }
 
 /** The message a line holds, or undefined when it is not JSON-RPC 2.0 at all. */

@@ -16,9 +16,12 @@
  */
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Covering, SessionEndOutcome } from "mcpool-protocol";
 import type { FetchLike } from "./transport.js";
 
-export const SESSION_END_OUTCOMES = [
+export type { SessionEndOutcome } from "mcpool-protocol";
+
+const OUTCOMES = [
   "terminated",
   "already-gone",
   "no-session",
@@ -26,9 +29,10 @@ export const SESSION_END_OUTCOMES = [
   "failed",
   "timed-out",
   "handle-lost",
-] as const;
+] as const satisfies readonly SessionEndOutcome[];
 
-export type SessionEndOutcome = (typeof SESSION_END_OUTCOMES)[number];
+/** Every outcome, typed to cover the wire's SessionEndOutcome: one it gains fails to compile here. */
+export const SESSION_END_OUTCOMES: Covering<SessionEndOutcome, typeof OUTCOMES> = OUTCOMES;
 
 /** Whether an outcome leaves no remote session behind. */
 export function isResolved(outcome: SessionEndOutcome): boolean {

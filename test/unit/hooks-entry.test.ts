@@ -15,6 +15,27 @@ import * as hooks from "../../src/config/hooks.js";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ENTRY = `${ROOT}src/config/hooks.ts`;
 
+type ModuleStatement = ts.ImportDeclaration | ts.ExportDeclaration;
+
+/** The statements that name another module: imports and `export … from`. */
+function importsOf(source: ts.SourceFile): ModuleStatement[] {
+  return source.statements.filter(
+    (s): s is ModuleStatement =>
+      ts.isImportDeclaration(s) || (ts.isExportDeclaration(s) && s.moduleSpecifier !== undefined),
+  );
+}
+
+function specifierOf(statement: ModuleStatement): string | undefined {
+  const specifier = statement.moduleSpecifier;
+  return specifier !== undefined && ts.isStringLiteral(specifier) ? specifier.text : undefined;
+}
+
+function isTypeOnly(statement: ModuleStatement): boolean {
+  return ts.isImportDeclaration(statement)
+    ? statement.importClause?.isTypeOnly === true
+    : statement.isTypeOnly;
+}
+
 describe("the mcpool/hooks entry", () => {
   it("is the file package.json exports as ./hooks, types first", () => {
     const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as {
@@ -44,12 +65,20 @@ describe("the mcpool/hooks entry", () => {
     expect(problems).toEqual([]);
   });
 
-  it("imports nothing at all", () => {
-    const source = ts.createSourceFile(ENTRY, readFileSync(ENTRY, "utf8"), ts.ScriptTarget.ES2022);
-    const imports = source.statements.filter(
-      (s) => ts.isImportDeclaration(s) || (ts.isExportDeclaration(s) && s.moduleSpecifier),
-    );
-    expect(imports).toEqual([]);
+  // The hook types are the wire's, declared once in mcpool-protocol; the entry re-exports
+  // them. Types compile away, so a bundle still loads nothing but this file.
+  it("imports nothing at run time: only types, and only from mcpool-protocol", () => {
+    const text = readFileSync(ENTRY, "utf8");
+    const imports = importsOf(ts.createSourceFile(ENTRY, text, ts.ScriptTarget.ES2022, true));
+    expect(imports.length).toBeGreaterThan(0);
+    for (const statement of imports) {
+      expect(specifierOf(statement)).toBe("mcpool-protocol");
+      expect(isTypeOnly(statement), statement.getText()).toBe(true);
+    }
+    const emitted = ts.transpileModule(text, {
+      compilerOptions: { module: ts.ModuleKind.NodeNext, verbatimModuleSyntax: true },
+    }).outputText;
+    expect(importsOf(ts.createSourceFile("hooks.js", emitted, ts.ScriptTarget.ES2022))).toEqual([]);
   });
 
   it("is also exported from the root, as the same functions", () => {

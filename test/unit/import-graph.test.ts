@@ -160,7 +160,9 @@ function violations(graph: Graph): string[] {
     }
   }
 
-  // src/config is browser-safe and imports nothing from the rest.
+  // src/config is browser-safe and imports nothing from the rest of src/. It may name
+  // mcpool-protocol, an external here: the protocol's own rule below keeps it free of Node
+  // and of every package, and ESLint lets src/config take only its types (import type).
   const configStarts = [BROWSER_SAFE_ENTRY, ...files.filter((f) => under(f, "src/config"))];
   for (const [file, chain] of reachable(
     graph,
