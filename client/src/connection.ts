@@ -39,6 +39,8 @@ import {
   toWireError,
 } from "mcpool-protocol";
 
+import type { Streams } from "./subscriptions.js";
+
 export interface ConnectionHooks {
   /** A notification the daemon pushed; `params` is as received, unchecked. */
   onNotification(name: NotificationName, params: unknown): void;
@@ -75,7 +77,7 @@ function abortReason(signal: AbortSignal): unknown {
 
 export class Connection {
   /** Streams the daemon has been asked to push on this connection. */
-  subscribed = { events: false, notifications: false, elicit: false, sample: false };
+  subscribed: Streams = { events: false, notifications: false, elicit: false, sample: false };
   private readonly pending = new Map<number, Pending>();
   /** The daemon's requests being answered, by their id: `request/cancel` aborts one. */
   private readonly inbound = new Map<JSONRPCID, AbortController>();
