@@ -21,6 +21,7 @@ const SCRIPTS = [
   ["p7", "p7-idle.mjs"],
   ["p8", "p8-config-scale.mjs"],
   ["p10", "p10-entry.mjs"],
+  ["p11", "p11-call-scale.mjs"],
 ];
 /** One script that takes longer than this is stuck; the whole run must fit in ten minutes. */
 const SCRIPT_TIMEOUT_MS = 4 * 60_000;

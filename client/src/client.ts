@@ -64,6 +64,7 @@ import {
   type CallOptions,
   type RunHooksOptions,
   type EventListener,
+  type EventOptions,
   type NotificationListener,
   type PoolClient,
 } from "./pool-client.js";
@@ -76,6 +77,7 @@ export {
   type CallOptions,
   type RunHooksOptions,
   type EventListener,
+  type EventOptions,
   type NotificationListener,
   type PoolClient,
 };
@@ -396,8 +398,8 @@ class SocketPoolClient implements PoolClient {
     await this.run("daemon/shutdown", {});
   }
 
-  onEvent(listener: EventListener): () => void {
-    return this.subscriptions.listen(this.subscriptions.eventListeners, listener);
+  onEvent(listener: EventListener, options: EventOptions = {}): () => void {
+    return this.subscriptions.listenEvents(listener, options.types);
   }
 
   onNotification(listener: NotificationListener): () => void {

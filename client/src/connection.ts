@@ -1,6 +1,7 @@
 /**
- * One socket to the daemon: frames out and in, requests matched to their answers by
- * json-rpc-2.0's JSONRPCClient, notifications handed up. It knows nothing of hello,
+ * One socket to the daemon: frames out and in, requests matched to their answers by id in
+ * one pending map (json-rpc-2.0's client kept a second one, and a promise per request on
+ * top), notifications handed up. It knows nothing of hello,
  * reconnecting or subscriptions (client.ts). When the socket closes, for whatever reason,
  * every request still pending fails at once with the reason. Requests go both ways: a
  * request this side gives up on is withdrawn with `request/cancel`, and the daemon's own
@@ -8,7 +9,6 @@
  */
 import type { Socket } from "node:net";
 import {
-  JSONRPCClient,
   createJSONRPCErrorResponse,
   createJSONRPCNotification,
   createJSONRPCRequest,
@@ -38,6 +38,8 @@ import {
   type ResultOf,
   toWireError,
 } from "mcpool-protocol";
+
+import type { Streams } from "./subscriptions.js";
 
 export interface ConnectionHooks {
   /** A notification the daemon pushed; `params` is as received, unchecked. */
@@ -75,8 +77,7 @@ function abortReason(signal: AbortSignal): unknown {
 
 export class Connection {
   /** Streams the daemon has been asked to push on this connection. */
-  subscribed = { events: false, notifications: false, elicit: false, sample: false };
-  private readonly rpc: JSONRPCClient<Uint8Array>;
+  subscribed: Streams = { events: false, notifications: false, elicit: false, sample: false };
   private readonly pending = new Map<number, Pending>();
   /** The daemon's requests being answered, by their id: `request/cancel` aborts one. */
   private readonly inbound = new Map<JSONRPCID, AbortController>();
@@ -89,11 +90,6 @@ export class Connection {
     maxFrameBytes: number,
     private readonly hooks: ConnectionHooks,
   ) {
-    // The frame is encoded before the request is registered (see request()), so a value
-    // that is not JSON fails its own call, synchronously; the library's payload is unused.
-    this.rpc = new JSONRPCClient<Uint8Array>((_payload, frame) => {
-      socket.write(frame);
-    });
     const decoder = new FrameDecoder({ maxFrameBytes });
     socket.on("data", (chunk: Buffer) => this.receive(decoder.push(chunk)));
     socket.on("error", (error: NodeJS.ErrnoException) => {
@@ -161,7 +157,9 @@ export class Connection {
         signal.addEventListener("abort", entry.onAbort, { once: true });
       }
       this.pending.set(id, entry);
-      void this.rpc.requestAdvanced(request, frame).then((response) => this.settle(id, response));
+      // Encoded before the request was registered: a value that is not JSON failed its own
+      // call, synchronously. One pending map, ours: an answer settles it directly.
+      this.socket.write(frame);
     });
   }
 
@@ -173,8 +171,9 @@ export class Connection {
     return this.closedPromise;
   }
 
-  private settle(id: number, response: JSONRPCResponse): void {
-    const entry = this.take(id);
+  private settle(response: JSONRPCResponse): void {
+    if (typeof response.id !== "number") return;
+    const entry = this.take(response.id);
     if (entry === undefined) return;
     if (response.error) entry.reject(fromWireError(response.error));
     else entry.resolve(response.result);
@@ -184,8 +183,6 @@ export class Connection {
   private abandon(id: number, reason: unknown): void {
     const entry = this.take(id);
     if (entry === undefined) return;
-    // Clears the library's own entry for the id; its promise resolves into settle(), a no-op.
-    this.rpc.receive(createJSONRPCErrorResponse(id, 0, "abandoned"));
     entry.reject(reason);
     // The daemon aborts the request's work, and the pool cancels it upstream.
     this.send(createJSONRPCNotification(CANCEL.method, { id }));
@@ -242,7 +239,6 @@ export class Connection {
 
   private failPending(error: McpPoolError): void {
     const entries = [...this.pending.keys()].map((id) => this.take(id));
-    this.rpc.rejectAllPendingRequests(error.message);
     for (const entry of entries) entry?.reject(error);
   }
 
@@ -262,7 +258,7 @@ export class Connection {
       const message = frame.value;
       if (!isRecord(message)) continue;
       if (isJSONRPCResponse(message)) {
-        this.rpc.receive(message);
+        this.settle(message);
       } else if (typeof message.method === "string") {
         if (message.id !== undefined) {
           const id =

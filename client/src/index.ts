@@ -12,6 +12,7 @@ export {
   type CallOptions,
   type ConnectOptions,
   type EventListener,
+  type EventOptions,
   type NotificationListener,
   type PoolClient,
   type RunHooksOptions,

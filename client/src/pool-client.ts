@@ -132,6 +132,14 @@ export interface RunHooksOptions {
 }
 
 export type EventListener = (event: PoolEvent) => void;
+
+export interface EventOptions {
+  /**
+   * Only events of these types: the daemon pushes none of the others to this connection
+   * unless another listener wants them (a `call` event per call is the bulk of them).
+   */
+  types?: readonly PoolEvent["type"][];
+}
 export type NotificationListener = (serverId: string, notification: ServerNotification) => void;
 
 export interface PoolClient {
@@ -223,7 +231,7 @@ export interface PoolClient {
    * not keep the process alive. A listener that throws is reported as an uncaught exception,
    * as EventTarget does, without keeping the other listeners from the event.
    */
-  onEvent(listener: EventListener): () => void;
+  onEvent(listener: EventListener, options?: EventOptions): () => void;
   /** Calls `listener` with every notification of a pooled server; returns the unsubscribe. */
   onNotification(listener: NotificationListener): () => void;
   /**

@@ -18,7 +18,20 @@ import type { Connection } from "./connection.js";
 import type { EventListener, NotificationListener } from "./pool-client.js";
 import type { CallRouting } from "./routing.js";
 
-type Streams = Connection["subscribed"];
+/** The streams of `pool/subscribe`; `eventTypes` absent is every type. */
+export interface Streams {
+  events: boolean;
+  eventTypes?: PoolEvent["type"][];
+  notifications: boolean;
+  elicit: boolean;
+  sample: boolean;
+}
+
+/** Whether two sets of event types (undefined: every type) are the same. */
+function sameTypes(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((type, i) => type === b[i]);
+}
 
 function report(error: unknown): void {
   process.nextTick(() => {
@@ -38,6 +51,8 @@ function tell<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ..
 
 export class Subscriptions {
   readonly eventListeners = new Set<EventListener>();
+  /** The types each event listener asked for; absent, every type. */
+  readonly #eventTypes = new Map<EventListener, ReadonlySet<string>>();
   readonly notificationListeners = new Set<NotificationListener>();
   /** `<serverId>\0<uri>` of resource subscriptions, sent again after a redial. */
   readonly resources = new Set<string>();
@@ -60,12 +75,26 @@ export class Subscriptions {
     };
   }
 
+  /** Adds an event listener that hears only `types` (all, if absent); returns its removal. */
+  listenEvents(
+    listener: EventListener,
+    types: readonly PoolEvent["type"][] | undefined,
+  ): () => void {
+    if (types !== undefined) this.#eventTypes.set(listener, new Set(types));
+    const off = this.listen(this.eventListeners, listener);
+    return () => {
+      this.#eventTypes.delete(listener);
+      off();
+    };
+  }
+
   /** Tells the daemon the streams wanted now, on a connection being set up. */
   async sync(connection: Connection): Promise<void> {
     const want = this.wanted();
     const had = connection.subscribed;
     if (
       want.events === had.events &&
+      sameTypes(want.eventTypes, had.eventTypes) &&
       want.notifications === had.notifications &&
       want.elicit === had.elicit &&
       want.sample === had.sample
@@ -103,7 +132,10 @@ export class Subscriptions {
     if (name === "event") {
       const event = params as PoolEvent;
       if (typeof event.type !== "string") return;
-      tell(this.eventListeners, event);
+      const listeners = [...this.eventListeners].filter(
+        (listener) => this.#eventTypes.get(listener)?.has(event.type) ?? true,
+      );
+      tell(listeners, event);
     } else if (name === "progress") {
       const { progressToken, ...progress } = params as ProgressParams;
       const listener = this.routing.progressListener(progressToken);
@@ -120,9 +152,21 @@ export class Subscriptions {
   private wanted(): Streams {
     return {
       events: this.eventListeners.size > 0,
+      ...this.#wantedTypes(),
       notifications: this.notificationListeners.size > 0,
       elicit: this.routing.handler !== undefined,
       sample: this.routing.sampler !== undefined,
     };
+  }
+
+  /** The union of the listeners' types, sorted; none when a listener wants every type. */
+  #wantedTypes(): { eventTypes?: PoolEvent["type"][] } {
+    const union = new Set<PoolEvent["type"]>();
+    for (const listener of this.eventListeners) {
+      const types = this.#eventTypes.get(listener);
+      if (types === undefined) return {};
+      for (const type of types) union.add(type as PoolEvent["type"]);
+    }
+    return this.eventListeners.size === 0 ? {} : { eventTypes: [...union].sort() };
   }
 }

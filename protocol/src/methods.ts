@@ -180,6 +180,11 @@ export interface AuthStoreParams {
 /** Each stream absent from the params is left as it was. */
 export interface SubscribeParams {
   events?: boolean;
+  /**
+   * With `events`: push only events of these types (a bridge wants none of the `call`
+   * events every call makes); absent, every type. Sent again, it replaces the last.
+   */
+  eventTypes?: PoolEvent["type"][];
   notifications?: boolean;
   /** Every call of this connection answers its server's elicitations (`elicit`). */
   elicit?: boolean;
@@ -318,6 +323,7 @@ export const METHODS = {
   "pool/subscribe": method<SubscribeParams, Empty>(
     fields({
       events: "boolean?",
+      eventTypes: "string[]?",
       notifications: "boolean?",
       elicit: "boolean?",
       sample: "boolean?",

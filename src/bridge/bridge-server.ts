@@ -41,6 +41,7 @@ import type {
   ElicitHandler,
   ElicitResult,
   PoolClient,
+  PoolEvent,
   SampleHandler,
   ServerNotification,
   ServerState,
@@ -96,6 +97,9 @@ const LIST_CHANGED = [
 ];
 
 type ListKind = "tools" | "resources" | "prompts";
+
+/** The pool events that change what a host lists; the bridge subscribes to these alone. */
+const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "tools-changed"];
 
 function describeScope(states: readonly ServerState[]): string {
   return states.length === 0 ? "no servers" : states.map((s) => s.id).join(", ");
@@ -316,15 +320,20 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     }
   };
 
-  const offEvents = upstream.onEvent((event) => {
-    checkDaemon();
-    if (event.type === "call" || event.serverId === undefined) return;
-    if (!scope.includes(event.serverId)) return;
-    if (event.type === "tools-changed") notifyListChanged(["tools"]);
-    else if (event.type === "connect" || event.type === "close") {
-      notifyListChanged(["tools", "resources", "prompts"]);
-    }
-  });
+  // Only the events that change a list: the daemon then encodes and writes no `call`
+  // event to this connection for every call made by anyone (issue 16).
+  const offEvents = upstream.onEvent(
+    (event) => {
+      checkDaemon();
+      if (event.type === "call" || event.serverId === undefined) return;
+      if (!scope.includes(event.serverId)) return;
+      if (event.type === "tools-changed") notifyListChanged(["tools"]);
+      else if (event.type === "connect" || event.type === "close") {
+        notifyListChanged(["tools", "resources", "prompts"]);
+      }
+    },
+    { types: LIST_EVENTS },
+  );
 
   const offNotifications = upstream.onNotification((serverId, notification) => {
     checkDaemon();

@@ -17,7 +17,12 @@ export async function startFronts(
     return await startMcpSockets({
       daemonSocketPath: daemon.paths.socketPath,
       serverIds: () => daemon.pool.state().map((server) => server.id),
-      onChange: (listener) => daemon.pool.onEvent(listener),
+      // A call never adds or removes a server: the sockets are not re-synced for one
+      // (that sync walked the pool's whole state on every call, issue 16).
+      onChange: (listener) =>
+        daemon.pool.onEvent((event) => {
+          if (event.type !== "call") listener();
+        }),
       version: VERSION,
       log,
     });

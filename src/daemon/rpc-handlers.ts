@@ -21,7 +21,7 @@ import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../c
 import type { McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "../pool/errors.js";
 import type { CallOptions, ServerNotification, ServerState, UsageReport } from "../pool/types.js";
-import type { HandlerTable } from "./socket-server.js";
+import type { HandlerTable, RequestContext } from "./socket-server.js";
 import { routedCall } from "./call-routing.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./passthrough-handlers.js";
 import { createConversationHandlers, type ConversationPool } from "./conversation-handlers.js";
@@ -107,6 +107,21 @@ interface Subscription {
   elicit?: boolean;
   /** Every call of the connection answers its server's sampling requests (C14). */
   sample?: boolean;
+}
+
+/**
+ * The listener that pushes pool events to `ctx`'s connection: every type, or only `types`
+ * (a call event is then neither encoded nor written for a connection that did not ask).
+ */
+function eventPusher(
+  ctx: RequestContext,
+  types: readonly string[] | undefined,
+): (event: NotificationParamsOf<"event">) => void {
+  if (types === undefined) return (event) => void ctx.notify("event", event);
+  const wanted = new Set(types);
+  return (event) => {
+    if (wanted.has(event.type)) ctx.notify("event", event);
+  };
 }
 
 /** Listings that would miss the servers still starting: they wait for the pool's first reconcile (F4). */
@@ -254,8 +269,10 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
           { once: true },
         );
       }
-      if (params.events === true && sub.offEvents === undefined) {
-        sub.offEvents = pool.onEvent((event) => ctx.notify("event", event));
+      if (params.events === true) {
+        // Subscribed again: the types asked now replace the last ones.
+        sub.offEvents?.();
+        sub.offEvents = pool.onEvent(eventPusher(ctx, params.eventTypes));
       } else if (params.events === false && sub.offEvents !== undefined) {
         sub.offEvents();
         sub.offEvents = undefined;

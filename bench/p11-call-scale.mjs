@@ -1,0 +1,200 @@
+/**
+ * P11 call cost at scale (issue 16, item 5). Through one daemon and echo children:
+ *   - daemon CPU per sequential call: utime+stime from /proc/<pid>/stat over N calls,
+ *     beside the same for the bare relay (agents/bare-relay.mjs): the floor of a process
+ *     that reads a line, swaps its id and writes it on, both ways;
+ *   - P3's loop with 64 and 200 calling connections, judged against 16 in the same rounds;
+ *   - 16 callers with 200 idle connected agents (each listening to events as a bridge
+ *     does) against the same 16 with none: the cost of a call must not grow with agents
+ *     that are not calling;
+ *   - 10 servers × 16 connections (160 callers, each on its own server's tool), against
+ *     one server × 16.
+ * Arms alternate in timed rounds; the idle agents are connected and closed per round.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import process from "node:process";
+import { connect } from "mcpool-client";
+import { startAgent } from "./lib/agents.mjs";
+import { benchHome, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
+import { onCleanup, run } from "./lib/harness.mjs";
+import { lineClient } from "./lib/line-client.mjs";
+import { figure, note } from "./lib/report.mjs";
+
+const ROUNDS = 3;
+const ROUND_MS = Number(process.env.BENCH_P11_ROUND_MS ?? 2000);
+const WARMUP_MS = 1000;
+const SEQUENTIAL_CALLS = Number(process.env.BENCH_P11_CALLS ?? 5000);
+const CALLERS = 16;
+const IDLE = 200;
+const WIDE = [64, 200];
+const SERVERS = 10;
+const ARGS = { text: "hello" };
+/** The event types a bridge asks for (src/bridge/bridge-server.ts). */
+const BRIDGE_EVENTS = ["connect", "close", "tools-changed"];
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
+const TICKS_PER_S = 100;
+
+/** The process's CPU time so far, µs (user + system). */
+function cpuUs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of stat(5); fields[] starts at field 3.
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_S;
+}
+
+async function connectMany(socketPath, count, label) {
+  return Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const pool = await connect({ socketPath, clientName: `bench-p11-${label}-${i}` });
+      onCleanup(() => pool.close());
+      return pool;
+    }),
+  );
+}
+
+/** `callers` loops calling for `ms`; calls/s. */
+async function rate(callers, ms) {
+  const deadline = performance.now() + ms;
+  const started = performance.now();
+  let calls = 0;
+  await Promise.all(
+    callers.map(async (call) => {
+      while (performance.now() < deadline) {
+        await call();
+        calls += 1;
+      }
+    }),
+  );
+  return (calls / (performance.now() - started)) * 1000;
+}
+
+const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+/** CPU µs `pid` spends per call of `call`, over SEQUENTIAL_CALLS after a warm-up. */
+async function cpuPerCall(pid, call) {
+  for (let i = 0; i < 500; i++) await call();
+  const before = cpuUs(pid);
+  for (let i = 0; i < SEQUENTIAL_CALLS; i++) await call();
+  return (cpuUs(pid) - before) / SEQUENTIAL_CALLS;
+}
+
+async function relayCpuPerCall(dir) {
+  const socket = join(dir, "relay.sock");
+  const echo = rows.echo();
+  const relay = await startAgent("bare-relay", [socket, echo.command, ...echo.args]);
+  const line = await lineClient(socket);
+  onCleanup(() => line.close());
+  const cpu = await cpuPerCall(relay.pid, () =>
+    line.request("tools/call", { name: "echo", arguments: ARGS }),
+  );
+  line.close();
+  await relay.stop();
+  return cpu;
+}
+
+async function oneServer() {
+  const home = benchHome();
+  home.writeConfig({ echo: rows.echo() });
+  const daemon = await startDaemon(home);
+  const callers = await connectMany(home.socketPath, Math.max(...WIDE), "caller");
+  await waitReady(callers[0], 1);
+  const cpu = await cpuPerCall(daemon.pid, () => callers[0].call("echo__echo", ARGS));
+  const relayCpu = await relayCpuPerCall(home.dir);
+  const arm = (count) => callers.slice(0, count).map((pool) => () => pool.call("echo__echo", ARGS));
+  const rates = {
+    c16: [],
+    idle0: [],
+    idle200: [],
+    ...Object.fromEntries(WIDE.map((n) => [`c${n}`, []])),
+  };
+  for (const n of [CALLERS, ...WIDE]) await rate(arm(n), WARMUP_MS);
+  for (let round = 0; round < ROUNDS; round++) {
+    rates.idle0.push(await rate(arm(CALLERS), ROUND_MS));
+    // Idle agents listening to events, as bridges do; they never call.
+    const idle = await connectMany(home.socketPath, IDLE, `idle${round}`);
+    const offs = idle.map((pool) => pool.onEvent(() => undefined, { types: BRIDGE_EVENTS }));
+    await Promise.all(idle.map((pool) => pool.state()));
+    rates.idle200.push(await rate(arm(CALLERS), ROUND_MS));
+    rates.c16.push(await rate(arm(CALLERS), ROUND_MS));
+    for (const n of WIDE) rates[`c${n}`].push(await rate(arm(n), ROUND_MS));
+    for (const off of offs) off();
+    await Promise.all(idle.map((pool) => pool.close()));
+  }
+  return { cpu, relayCpu, rates };
+}
+
+async function tenServers() {
+  const home = benchHome();
+  const ids = Array.from({ length: SERVERS }, (_, i) => `echo${i}`);
+  home.writeConfig(Object.fromEntries(ids.map((id) => [id, rows.echo()])));
+  await startDaemon(home);
+  const callers = await connectMany(home.socketPath, SERVERS * CALLERS, "ten");
+  await waitReady(callers[0], SERVERS);
+  const spread = callers.map((pool, i) => () => pool.call(`${ids[i % SERVERS]}__echo`, ARGS));
+  const single = callers.slice(0, CALLERS).map((pool) => () => pool.call(`${ids[0]}__echo`, ARGS));
+  const rates = { spread: [], single: [] };
+  await rate(spread, WARMUP_MS);
+  for (let round = 0; round < ROUNDS; round++) {
+    rates.single.push(await rate(single, ROUND_MS));
+    rates.spread.push(await rate(spread, ROUND_MS));
+  }
+  return rates;
+}
+
+run("P11 call scale", async () => {
+  const { cpu, relayCpu, rates } = await oneServer();
+  const ten = await tenServers();
+  const shown = (list) => list.map((value) => Math.round(value)).join(", ");
+  note(
+    `calls/s per round: ${Object.entries({ ...rates, tenServers: ten.spread, oneOfTen: ten.single })
+      .map(([arm, list]) => `${arm} ${shown(list)}`)
+      .join("; ")}`,
+  );
+  return [
+    figure({
+      name: "P11.daemonCpuPerCall",
+      unit: "µs",
+      value: cpu,
+      baseline: relayCpu,
+      baselineLabel: `the bare relay's, measured the same way (utime+stime over ${SEQUENTIAL_CALLS} sequential calls)`,
+      checks: [["value", "<=", 80]],
+      calls: SEQUENTIAL_CALLS,
+    }),
+    ...WIDE.map((n) =>
+      figure({
+        name: `P11.throughput.c${n}`,
+        unit: "calls/s",
+        value: mean(rates[`c${n}`]),
+        baseline: mean(rates.c16),
+        baselineLabel: `${CALLERS} calling connections, same rounds (${IDLE} connected)`,
+        checks: [["ratio", ">=", 0.9]],
+        rounds: ROUNDS,
+        roundMs: ROUND_MS,
+      }),
+    ),
+    figure({
+      name: "P11.idleAgents",
+      unit: "calls/s",
+      value: mean(rates.idle200),
+      baseline: mean(rates.idle0),
+      baselineLabel: `${CALLERS} callers with no other connection`,
+      targetText: `${CALLERS} callers with ${IDLE} idle event-listening agents: ratio >= 0.9`,
+      checks: [["ratio", ">=", 0.9]],
+      rounds: ROUNDS,
+      roundMs: ROUND_MS,
+    }),
+    figure({
+      name: "P11.servers10x16",
+      unit: "calls/s",
+      value: mean(ten.spread),
+      baseline: mean(ten.single),
+      baselineLabel: `${CALLERS} connections calling one of the ${SERVERS} servers`,
+      targetText: `${SERVERS} servers × ${CALLERS} connections: ratio >= 0.9`,
+      checks: [["ratio", ">=", 0.9]],
+      rounds: ROUNDS,
+      roundMs: ROUND_MS,
+    }),
+  ];
+});
