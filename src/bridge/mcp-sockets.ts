@@ -16,6 +16,8 @@ import { chmod, lstat, mkdir, readdir, rm, unlink } from "node:fs/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { join } from "node:path";
 import type { Server as McpServer } from "@modelcontextprotocol/sdk/server/index.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "./bridge-server.js";
 import { mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
@@ -133,7 +135,9 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       const { bridge, loaded: ready } = await bridgeFor(scope);
       if (ended) return;
       server = bridge.createServer();
-      await server.connect(new ready.StdioServerTransport(socket, socket));
+      const transport = new ready.StdioServerTransport(socket, socket);
+      answersApart(transport);
+      await server.connect(transport);
     } catch (error) {
       log(`mcpool: MCP socket ${scope || "(pool)"}: ${(error as Error).message}`);
       end();
@@ -219,5 +223,27 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * A host's SDK client handles a notification a microtask after the chunk it came in, but
+ * forgets a request's progress handler as soon as it reads the answer: progress read in the
+ * same chunk as the answer is lost. An answer written in the same turn as a notification
+ * waits for the next turn, so the host reads the notifications first, on their own.
+ */
+function answersApart(transport: {
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+}): void {
+  const send = transport.send.bind(transport);
+  let notified = false;
+  transport.send = async (message, options) => {
+    if (!("id" in message)) {
+      if (!notified) setImmediate(() => (notified = false));
+      notified = true;
+    } else if (notified && ("result" in message || "error" in message)) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return send(message, options);
   };
 }
