@@ -7,7 +7,7 @@
  * serving that server's own tools.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -19,6 +19,7 @@ import { parse as parseYaml } from "yaml";
 import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
 import { HOSTS, hostConfigPath, type HostName } from "../../src/cli/host-configs.js";
 import { PERL_RELAY } from "../../src/cli/pipe-entry.js";
+import { onPath } from "../../src/cli/service-env.js";
 import { binPath } from "../helpers/bridge.js";
 import {
   cliPath,
@@ -122,14 +123,6 @@ function mcpoolWith(home: TestHome, env: NodeJS.ProcessEnv, ...args: string[]) {
   });
 }
 
-/** Where `tool` is on this process's PATH. */
-function onPath(tool: string): string {
-  for (const dir of (process.env.PATH ?? "").split(":")) {
-    if (dir !== "" && existsSync(join(dir, tool))) return join(dir, tool);
-  }
-  throw new Error(`${tool} is not on PATH`);
-}
-
 /** The tools `command` serves over stdio, listed by an MCP client as a host would. */
 async function toolsOf(home: TestHome, command: string[]): Promise<string[]> {
   const env = Object.fromEntries(
@@ -229,7 +222,9 @@ describe("every host, imported and wired, round trip", () => {
     // daemon's MCP socket of the server), half find no pipe at all (`mcpool bridge`).
     const perlOnly = join(home.dir, "perl-only");
     mkdirSync(perlOnly);
-    symlinkSync(onPath("perl"), join(perlOnly, "perl"));
+    const perl = onPath("perl");
+    if (perl === undefined) throw new Error("perl is not on PATH");
+    symlinkSync(perl, join(perlOnly, "perl"));
     const noPipe = join(home.dir, "no-pipe");
     mkdirSync(noPipe);
     for (const [i, host] of HOSTS.entries()) {
