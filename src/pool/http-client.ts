@@ -16,8 +16,13 @@ export function loadHttpClient(): Promise<HttpModule> {
 
 /**
  * The HTTP status a Streamable HTTP request failed with (the SDK's StreamableHTTPError);
- * undefined for any other error.
+ * undefined for any other error. Before the pool loaded the client, the error can only come
+ * from a consumer's own SDK client (sessionLost is exported for that): it is known by its
+ * class's name then, so asking still loads nothing.
  */
 export function httpErrorStatus(error: unknown): number | undefined {
-  return loaded?.httpErrorStatus(error);
+  if (loaded) return loaded.httpErrorStatus(error);
+  const named = error instanceof Error && error.constructor.name === "StreamableHTTPError";
+  const code = named ? (error as Error & { code?: unknown }).code : undefined;
+  return typeof code === "number" ? code : undefined;
 }
