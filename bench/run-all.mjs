@@ -20,6 +20,7 @@ const SCRIPTS = [
   ["p6", "p6-scale.mjs"],
   ["p7", "p7-idle.mjs"],
   ["p8", "p8-config-scale.mjs"],
+  ["p9", "p9-memory.mjs"],
   ["p10", "p10-entry.mjs"],
   ["p11", "p11-call-scale.mjs"],
 ];

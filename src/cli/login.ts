@@ -97,7 +97,8 @@ export async function signIn(row: HttpServerConfig, options: SignInOptions): Pro
   try {
     const provider = new LoginProvider(listener.redirectUrl, settings);
     listener.expectState(provider.stateValue);
-    const transport = createDefaultTransport(row, {
+    // An http row's transport comes once the HTTP client has loaded (http-client.ts).
+    const transport = await createDefaultTransport(row, {
       childEnv: "inherit",
       ...(options.env ? { env: options.env } : {}),
       authProvider: () => provider,

@@ -5,10 +5,10 @@
  * auth-required status, event, log line and error carries for a server. McpPool holds one.
  */
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { expandServerConfig, type Environment } from "../config/placeholders.js";
 import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "./errors.js";
+import { httpErrorStatus } from "./http-client.js";
 import { isMachineGrant, machineAuthProvider } from "./oauth-machine.js";
 import {
   credentialsKey,
@@ -80,10 +80,8 @@ export class PoolAuth {
    * 403 the SDK gave up on after renewing a token counts when the server's challenge was seen.
    */
   refusal(serverId: string, cause?: unknown): string | undefined {
-    const seen =
-      cause instanceof StreamableHTTPError &&
-      (cause.code === 401 || cause.code === 403) &&
-      this.#ledger.request(serverId) !== undefined;
+    const status = httpErrorStatus(cause);
+    const seen = (status === 401 || status === 403) && this.#ledger.request(serverId) !== undefined;
     if (cause === undefined || seen || isAuthRequired(cause)) return this.#ledger.message(serverId);
     return undefined;
   }

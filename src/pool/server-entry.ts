@@ -16,6 +16,7 @@ import {
   type Connection,
 } from "./connection.js";
 import { crashMessage, dial, learnServer } from "./dial.js";
+import { swapFailedMessage, swapStartedMessage, swapsWarm } from "./warm-swap.js";
 import { McpPoolError } from "./errors.js";
 import { IdleTimer, ReviveTimer } from "./entry-timers.js";
 import { redactPoolError, redactSecrets } from "./secrets.js";
@@ -118,17 +119,7 @@ export class ServerEntry {
     context.changed(this);
     const current = (): boolean => !this.#removed && this.#row === row;
     try {
-      const { connection, tools } = await dial(
-        row,
-        context,
-        row.connectTimeoutMs ?? context.connectTimeoutMs,
-        {
-          listChanged: (connection) => this.#relist(connection),
-          closed: (connection) => this.#closed(connection),
-          authCause: (cause) => authSentence(this.#context, this.id, cause),
-          redact: (error) => redactPoolError(error, entrySecrets(this.#context, row)),
-        },
-      );
+      const { connection, tools } = await this.#open(row);
       if (!current()) {
         connection.closing = true;
         await connection.transport.close().catch(() => undefined);
@@ -143,18 +134,22 @@ export class ServerEntry {
         this.#authRequired(error.message, Date.now());
       } else if (current()) {
         this.#failed(error.message, Date.now());
-        context.emit({
-          type: "connect-failed",
-          serverId: row.id,
-          ms: Date.now() - started,
-          error: error.message,
-        });
-        context.log.error?.(`mcpool: ${error.message}`);
-        context.changed(this);
+        this.#connectFailed(error.message, started);
         this.#scheduleRevive();
       }
       throw error;
     }
+  }
+
+  /** Starts a child (or session) for `row`, its events bound to the connection it makes. */
+  #open(row: McpServerConfig): ReturnType<typeof dial> {
+    const context = this.#context;
+    return dial(row, context, row.connectTimeoutMs ?? context.connectTimeoutMs, {
+      listChanged: (connection) => this.#relist(connection),
+      closed: (connection) => this.#closed(connection),
+      authCause: (cause) => authSentence(context, this.id, cause),
+      redact: (error) => redactPoolError(error, entrySecrets(context, row)),
+    });
   }
 
   #connected(connection: Connection, tools: Tool[], started: number): void {
@@ -400,12 +395,15 @@ export class ServerEntry {
   }
 
   /**
-   * The row's connection fields changed (B7): the old connection drains its calls and
-   * closes in the background while the next ensure() dials the new row.
+   * The row's connection fields changed (B7). A live connection is swapped warm: it keeps
+   * serving while the new row starts beside it (warm-swap.ts). With none, the next
+   * ensure() dials the new row.
    */
   async replace(row: McpServerConfig): Promise<void> {
     const pending = this.#connecting;
     if (pending) await pending.catch(() => undefined);
+    const live = this.#connection;
+    if (live && swapsWarm(row)) return this.#swap(live, row);
     this.#revive.cancel();
     this.busy();
     const old = this.#connection;
@@ -416,6 +414,43 @@ export class ServerEntry {
     this.#status = isEnabled(row) ? "idle" : "disabled";
     this.#context.changed(this);
     if (old) void this.#retire(old, "changed");
+  }
+
+  /**
+   * Starts `row` while `live` serves; once it is ready, new calls go to it and `live`
+   * retires (its calls in flight finish). A start that fails leaves `live` serving and
+   * says why on the entry and in the log. Resolves when the swap is done either way.
+   */
+  async #swap(live: Connection, row: McpServerConfig): Promise<void> {
+    this.#row = row;
+    this.#context.log.info?.(swapStartedMessage(this.id));
+    const started = Date.now();
+    const swappable = (): boolean =>
+      !this.#removed && this.#row === row && this.#connection === live;
+    try {
+      const { connection, tools } = await this.#open(row);
+      if (!swappable()) {
+        await hangUp(connection);
+        return;
+      }
+      learnServer(connection);
+      this.#connection = undefined;
+      this.busy();
+      void this.#retire(live, "changed");
+      this.resetBackoff();
+      this.#connected(connection, tools, started);
+    } catch (cause) {
+      if (!swappable()) return;
+      this.#error = this.redact(swapFailedMessage(this.id, (cause as Error).message));
+      this.#connectFailed(this.#error, started);
+    }
+  }
+
+  #connectFailed(message: string, started: number): void {
+    const ms = Date.now() - started;
+    this.#context.emit({ type: "connect-failed", serverId: this.id, ms, error: message });
+    this.#context.log.error?.(`mcpool: ${message}`);
+    this.#context.changed(this);
   }
 
   /** Waits for every retiring connection to be closed. */

@@ -14,7 +14,7 @@
  * Only the first three are resolved; after the others the remote session lives until the
  * server's own timeout, and stats().unresolvedEndings counts them.
  */
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { httpErrorStatus } from "./http-client.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Covering, SessionEndOutcome } from "mcpool-protocol";
 import type { FetchLike } from "./transport.js";
@@ -106,7 +106,7 @@ export async function deleteSession(
 }
 
 function classify(status: number | undefined, error: unknown): SessionEnd {
-  const code = status ?? (error instanceof StreamableHTTPError ? error.code : undefined);
+  const code = status ?? httpErrorStatus(error);
   if (code === undefined || code <= 0) {
     // No status seen: the SDK resolves only for 2xx and 405, and the fetch was not ours to
     // watch (a custom transport). Resolving is the best it says.

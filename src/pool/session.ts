@@ -9,7 +9,7 @@
  * refusal redials (one redial shared by every request that saw it) and runs the work once
  * more on the new client; any other failure, and a second refusal, are passed through.
  */
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { httpErrorStatus } from "./http-client.js";
 import type { Connection } from "./connection.js";
 
 /**
@@ -18,7 +18,8 @@ import type { Connection } from "./connection.js";
  * keeps its own clients.
  */
 export function sessionLost(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && (error.code === 404 || error.code === 400);
+  const status = httpErrorStatus(error);
+  return status === 404 || status === 400;
 }
 
 /** What withSession needs of a server: its connection, and a redial of a dead one. */
@@ -54,8 +55,9 @@ export async function withSession<T>(
 }
 
 function redacted(error: unknown, holder: SessionHolder): unknown {
-  if (error instanceof StreamableHTTPError && holder.redact) {
-    error.message = holder.redact(error.message);
+  if (httpErrorStatus(error) !== undefined && holder.redact) {
+    const http = error as Error;
+    http.message = holder.redact(http.message);
   }
   return error;
 }

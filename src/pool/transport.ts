@@ -4,15 +4,13 @@
  * and nowhere else.
  */
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { expandServerConfig, type Environment } from "../config/placeholders.js";
 import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
-import { remoteUrlProblem } from "../config/url-policy.js";
 import { childEnvironment, type ChildEnvPolicy } from "./child-env.js";
-import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { loadHttpClient } from "./http-client.js";
 import { redactSecrets, secretValues } from "./secrets.js";
-import { witnessChallenges, type AuthChallenge } from "./sign-in.js";
+import type { AuthChallenge } from "./sign-in.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -74,28 +72,8 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
         : {}),
     });
   }
-  // The policy again on what the placeholders made of the url (E3).
-  const problem = remoteUrlProblem(row.url);
-  if (problem !== undefined) throw new Error(problem);
-  const url = new URL(row.url);
-  const headers = { ...row.headers };
-  const authProvider = context.authProvider?.(row);
-  const onChallenge = context.onAuthChallenge;
-  const pinned = originPinnedFetch(
-    url,
-    Object.keys(headers),
-    context.fetch ?? sharedKeepAliveFetch(),
-  );
-  return new StreamableHTTPClientTransport(url, {
-    requestInit: { headers },
-    ...(authProvider ? { authProvider } : {}),
-    // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
-    redirectPolicy: "follow",
-    fetch:
-      authProvider && onChallenge
-        ? witnessChallenges(pinned, url, (challenge) => onChallenge(row.id, challenge))
-        : pinned,
-  });
+  // The SDK's HTTP client loads with the first http row (http-client.ts).
+  return loadHttpClient().then((http) => http.createHttpTransport(row, context));
 };
 
 /**

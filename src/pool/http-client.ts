@@ -1,0 +1,28 @@
+/**
+ * The SDK's streamable HTTP client loads with the first http row, not with the daemon: a
+ * pool of stdio rows never pays for it (issue 16). This module is the one door to it. It
+ * imports nothing of the SDK itself, so what asks "was this an HTTP error?" does not load
+ * the client to find out: no such error can exist before the client was loaded.
+ */
+type HttpModule = typeof import("./http-transport.js");
+
+let loading: Promise<HttpModule> | undefined;
+let loaded: HttpModule | undefined;
+
+/** The http transport module, imported once on first use. */
+export function loadHttpClient(): Promise<HttpModule> {
+  return (loading ??= import("./http-transport.js").then((module) => (loaded = module)));
+}
+
+/**
+ * The HTTP status a Streamable HTTP request failed with (the SDK's StreamableHTTPError);
+ * undefined for any other error. Before the pool loaded the client, the error can only come
+ * from a consumer's own SDK client (sessionLost is exported for that): it is known by its
+ * class's name then, so asking still loads nothing.
+ */
+export function httpErrorStatus(error: unknown): number | undefined {
+  if (loaded) return loaded.httpErrorStatus(error);
+  const named = error instanceof Error && error.constructor.name === "StreamableHTTPError";
+  const code = named ? (error as Error & { code?: unknown }).code : undefined;
+  return typeof code === "number" ? code : undefined;
+}

@@ -1,0 +1,96 @@
+/**
+ * Warm swap on edit (issue 16 item 4, SPEC B7): an edit of a live row's connection fields
+ * starts the new child beside the old one; the old one answers until the new one is ready,
+ * then retires. The new child here is held at its start by a gate file, so "without waiting"
+ * is a fact of order (the call is answered while the new child cannot answer), not a time.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { PoolClient } from "mcpool-client";
+import {
+  client,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+/** Generous: a loaded 2-core machine starts node children slowly. */
+const BOUND_MS = 20_000;
+
+const homes: TestHome[] = [];
+const daemons: RunningDaemon[] = [];
+const clients: PoolClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+  for (const h of homes.splice(0)) h.remove();
+});
+
+const gate = (env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: [fixture("gate.mjs")],
+  env,
+});
+
+async function servingGate(): Promise<{ h: TestHome; c: PoolClient; oldPid: number }> {
+  const h = testHome();
+  homes.push(h);
+  h.writeConfig({ slow: gate() });
+  daemons.push(await startDaemon(h));
+  const c = await client(h, "swap");
+  clients.push(c);
+  const oldPid = Number(await c.call("slow__pid", {}));
+  return { h, c, oldPid };
+}
+
+const pidOf = async (c: PoolClient): Promise<number> => Number(await c.call("slow__pid", {}));
+
+describe("an edit of a live row's connection swaps it warm", () => {
+  it("answers from the old child while the new one starts, then from the new one; the old one is reaped", async () => {
+    const { h, c, oldPid } = await servingGate();
+    const startGate = join(h.dir, "start-gate");
+    h.writeConfig({ slow: gate({ GATE_START: startGate }) });
+    // The new child is running and held before its handshake: the swap is under way.
+    await waitFor(() => existsSync(`${startGate}.waiting`), BOUND_MS, "the new child to start");
+    const newPid = Number(readFileSync(`${startGate}.waiting`, "utf8"));
+    expect(newPid).not.toBe(oldPid);
+    // Answered while the new child cannot answer anything: no call waits for its start.
+    expect(await pidOf(c)).toBe(oldPid);
+    expect((await c.state()).find((s) => s.id === "slow")).toMatchObject({
+      status: "ready",
+      pid: oldPid,
+    });
+
+    writeFileSync(startGate, "open");
+    await waitFor(
+      async () => (await pidOf(c)) === newPid,
+      BOUND_MS,
+      "calls to reach the new child",
+    );
+    await waitFor(() => !alive(oldPid), BOUND_MS, "the old child to be reaped");
+    expect((await c.state()).find((s) => s.id === "slow")?.pid).toBe(newPid);
+  });
+
+  it("keeps the old child serving when the new one fails to start, and says why", async () => {
+    const { h, c, oldPid } = await servingGate();
+    h.writeConfig({ slow: gate({ GATE_REFUSE: "1" }) });
+    await waitFor(
+      async () => (await c.state()).find((s) => s.id === "slow")?.error !== undefined,
+      BOUND_MS,
+      "the failed start to be reported",
+    );
+    const state = (await c.state()).find((s) => s.id === "slow")!;
+    expect(state.status).toBe("ready");
+    expect(state.pid).toBe(oldPid);
+    expect(state.error).toMatch(/previous one keeps serving/);
+    expect(state.error).toMatch(/refusing to start: GATE_REFUSE is set/);
+    expect(await pidOf(c)).toBe(oldPid);
+    expect(alive(oldPid)).toBe(true);
+    const log = readFileSync(join(h.dir, "state", "mcpool", "mcpool.log"), "utf8");
+    expect(log).toMatch(/slow.*did not start, so the previous one keeps serving/);
+  });
+});
