@@ -20,7 +20,6 @@ import { swapFailedMessage, swapStartedMessage, swapsWarm } from "./warm-swap.js
 import { McpPoolError } from "./errors.js";
 import { IdleTimer, ReviveTimer } from "./entry-timers.js";
 import { redactPoolError, redactSecrets } from "./secrets.js";
-import { ToolList } from "./tool-list.js";
 import {
   authSentence,
   DEFAULT_PING_TIMEOUT_MS,
@@ -28,96 +27,42 @@ import {
   standingAuthMessage,
   type EntryContext,
 } from "./entry-context.js";
-import type { CloseReason, ServerStatus } from "./types.js";
+import { EntryState } from "./entry-state.js";
+import type { CloseReason } from "./types.js";
 
-export class ServerEntry {
-  #row: McpServerConfig;
-  #status: ServerStatus;
-  #error: string | undefined;
-  #retryAt: number | undefined;
-  #failures = 0;
-  #connection: Connection | undefined;
-  readonly #list = new ToolList();
-  #removed = false;
-  #stopped = false;
-  #connecting: Promise<Connection> | undefined;
+export class ServerEntry extends EntryState {
   readonly #idle = new IdleTimer();
   readonly #retiring = new Retirements();
   readonly #revive = new ReviveTimer();
   readonly #context: EntryContext;
 
   constructor(row: McpServerConfig, context: EntryContext) {
-    this.#row = row;
+    super(row);
     this.#context = context;
-    this.#status = isEnabled(row) ? "idle" : "disabled";
-  }
-
-  get id(): string {
-    return this.#row.id;
-  }
-  get row(): McpServerConfig {
-    return this.#row;
-  }
-  get status(): ServerStatus {
-    return this.#status;
-  }
-  get error(): string | undefined {
-    return this.#error;
-  }
-  get retryAt(): number | undefined {
-    return this.#retryAt;
-  }
-  get failures(): number {
-    return this.#failures;
-  }
-  get connection(): Connection | undefined {
-    return this.#connection;
-  }
-  /** The last list the server gave; empty after a crash. */
-  get tools(): Tool[] {
-    return this.#list.tools;
-  }
-  get fingerprint(): string | undefined {
-    return this.#list.fingerprint;
-  }
-  /** `tools` is a last-known list, not a live one. */
-  get stale(): boolean {
-    return this.#list.stale;
-  }
-  /** Removed from the configuration: never dialled again. */
-  get removed(): boolean {
-    return this.#removed;
-  }
-  /** Stopped by a person: reconcile steps over it until a use or reconnect dials it. */
-  get stopped(): boolean {
-    return this.#stopped;
-  }
-  get connecting(): boolean {
-    return this.#connecting !== undefined;
   }
 
   /** The live connection, dialling one if there is none and nothing forbids it. */
   ensure(options: { ignoreBackoff?: boolean } = {}): Promise<Connection> {
-    if (this.#connection) return Promise.resolve(this.#connection);
-    if (this.#connecting) return this.#connecting;
+    if (this._connection) return Promise.resolve(this._connection);
+    if (this._connecting) return this._connecting;
     const refusal = dialRefusal(this, options.ignoreBackoff === true, () =>
       standingAuthMessage(this.#context, this.id),
     );
     if (refusal) return Promise.reject(refusal);
     const connecting = this.#dial().finally(() => {
-      if (this.#connecting === connecting) this.#connecting = undefined;
+      if (this._connecting === connecting) this._connecting = undefined;
     });
-    this.#connecting = connecting;
+    this._connecting = connecting;
     return connecting;
   }
 
   async #dial(): Promise<Connection> {
     const context = this.#context;
-    const row = this.#row;
+    const row = this._row;
     const started = Date.now();
-    this.#status = "connecting";
+    this._status = "connecting";
     context.changed(this);
-    const current = (): boolean => !this.#removed && this.#row === row;
+    const current = (): boolean => !this._removed && this._row === row;
     try {
       const { connection, tools } = await this.#open(row);
       if (!current()) {
@@ -154,12 +99,12 @@ export class ServerEntry {
 
   #connected(connection: Connection, tools: Tool[], started: number): void {
     const context = this.#context;
-    const recovered = this.#error !== undefined;
-    this.#connection = connection;
-    this.#stopped = false;
-    this.#status = "ready";
-    this.#error = undefined;
-    this.#retryAt = undefined;
+    const recovered = this._error !== undefined;
+    this._connection = connection;
+    this._stopped = false;
+    this._status = "ready";
+    this._error = undefined;
+    this._retryAt = undefined;
     this.#revive.cancel();
     this.#setTools(tools);
     context.emit({
@@ -182,10 +127,10 @@ export class ServerEntry {
    * so a reconcile or a call retries soon after `mcpool login` without a redial per call.
    */
   #authRequired(message: string, now: number): void {
-    this.#status = "auth-required";
-    this.#error = message;
-    this.#retryAt = now + this.#context.crashBackoffMs;
-    this.#list.forget();
+    this._status = "auth-required";
+    this._error = message;
+    this._retryAt = now + this.#context.crashBackoffMs;
+    this._list.forget();
     this.#context.emit({ type: "auth-required", serverId: this.id, error: message });
     this.#context.log.error?.(`mcpool: ${message}`);
     this.#context.changed(this);
@@ -196,27 +141,27 @@ export class ServerEntry {
    * connection retires and the server says `auth-required` until someone signs in.
    */
   authLost(): void {
-    const connection = this.#connection;
-    if (!connection || this.#status === "auth-required") return;
-    this.#connection = undefined;
+    const connection = this._connection;
+    if (!connection || this._status === "auth-required") return;
+    this._connection = undefined;
     this.busy();
     void this.#retire(connection, "reconnect");
     this.#authRequired(standingAuthMessage(this.#context, this.id), Date.now());
   }
 
   #failed(message: string, now: number): void {
-    this.#failures += 1;
-    this.#status = failureStatus(this.#failures);
-    this.#error = message;
-    this.#retryAt = now + backoffMs(this.#context.crashBackoffMs, this.#failures);
+    this._failures += 1;
+    this._status = failureStatus(this._failures);
+    this._error = message;
+    this._retryAt = now + backoffMs(this.#context.crashBackoffMs, this._failures);
     // The last-known list stays offered (F1): a call finds out about the backoff itself.
-    this.#list.keepAsLastKnown();
+    this._list.keepAsLastKnown();
   }
 
   /** The transport closed. Ours to expect when we closed it; a crash otherwise. */
   #closed(connection: Connection): void {
     connection.drained?.();
-    if (connection.closing || this.#connection !== connection) return;
+    if (connection.closing || this._connection !== connection) return;
     const message = this.redact(crashMessage(this.id, connection));
     // The leader is gone; whatever it left in its group goes with it.
     void connection.transport.close().catch(() => undefined);
@@ -242,10 +187,10 @@ export class ServerEntry {
    * and is replaced.
    */
   timedOut(connection: Connection): void {
-    if (connection.closing || this.#connection !== connection) return;
+    if (connection.closing || this._connection !== connection) return;
     const budget = this.#context.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
     checkAlive(connection, budget, () => {
-      if (this.#connection === connection && !connection.closing) this.#hung(connection, budget);
+      if (this._connection === connection && !connection.closing) this.#hung(connection, budget);
     });
   }
 
@@ -265,15 +210,15 @@ export class ServerEntry {
    * Either way its last-known tools stay offered, marked stale (F1).
    */
   #lost(connection: Connection, reason: "crash" | "unresponsive", message: string): void {
-    this.#connection = undefined;
+    this._connection = undefined;
     this.busy();
     const now = Date.now();
     if (wasHealthy(connection, now)) {
-      this.#failures = 0;
-      this.#status = reason === "unresponsive" ? "unresponsive" : "error";
-      this.#error = message;
-      this.#retryAt = undefined;
-      this.#list.keepAsLastKnown();
+      this._failures = 0;
+      this._status = reason === "unresponsive" ? "unresponsive" : "error";
+      this._error = message;
+      this._retryAt = undefined;
+      this._list.keepAsLastKnown();
     } else {
       this.#failed(message, now);
     }
@@ -281,7 +226,7 @@ export class ServerEntry {
       this.#context.emit({ type: "unresponsive", serverId: this.id, error: message });
     }
     this.#context.emit({ type: "close", serverId: this.id, reason, error: message });
-    const retryAt = this.#retryAt;
+    const retryAt = this._retryAt;
     this.#context.log.error?.(
       `mcpool: ${message}${retryAt === undefined ? "" : `; next attempt at ${new Date(retryAt).toISOString()}`}`,
     );
@@ -296,9 +241,9 @@ export class ServerEntry {
    */
   #scheduleRevive(): void {
     this.#revive.cancel();
-    if (this.#removed || this.#stopped || this.#context.revives?.(this) !== true) return;
-    this.#revive.arm(Math.max(0, (this.#retryAt ?? 0) - Date.now()), () => {
-      if (this.#connection || this.#removed || this.#stopped) return;
+    if (this._removed || this._stopped || this.#context.revives?.(this) !== true) return;
+    this.#revive.arm(Math.max(0, (this._retryAt ?? 0) - Date.now()), () => {
+      if (this._connection || this._removed || this._stopped) return;
       if (this.#context.revives?.(this) !== true) return;
       this.#context.emit({ type: "restart", serverId: this.id });
       this.#context.log.info?.(`mcpool: ${this.id}: restarting`);
@@ -308,17 +253,17 @@ export class ServerEntry {
   }
 
   #setTools(tools: Tool[]): void {
-    const changed = this.#list.replace(this.id, tools);
+    const changed = this._list.replace(this.id, tools);
     if (changed) this.#context.emit(changed);
   }
 
   /** tools/list_changed: list again on the connect budget, one walk at a time. */
   #relist(connection: Connection): void {
     if (!this.#context.indexTools) return;
-    const live = (): boolean => this.#connection === connection;
-    this.#list.relist(
+    const live = (): boolean => this._connection === connection;
+    this._list.relist(
       connection.client,
-      this.#row.connectTimeoutMs ?? this.#context.connectTimeoutMs,
+      this._row.connectTimeoutMs ?? this.#context.connectTimeoutMs,
       live,
       (tools) => {
         this.#setTools(tools);
@@ -332,7 +277,7 @@ export class ServerEntry {
 
   /** Resolves once any tools/list_changed walk in progress has finished. */
   settled(): Promise<void> {
-    return this.#list.settled();
+    return this._list.settled();
   }
 
   /**
@@ -342,21 +287,21 @@ export class ServerEntry {
    */
   async close(reason: CloseReason): Promise<void> {
     this.#revive.cancel();
-    const pending = this.#connecting;
+    const pending = this._connecting;
     if (pending) await pending.catch(() => undefined);
     this.#revive.cancel();
     this.busy();
-    const connection = this.#connection;
-    this.#connection = undefined;
+    const connection = this._connection;
+    this._connection = undefined;
     if (reason === "idle" || reason === "stop") {
-      this.#status = isEnabled(this.#row) ? "idle" : "disabled";
-      this.#error = undefined;
-      this.#retryAt = undefined;
-      this.#failures = 0;
-      this.#list.keepAsLastKnown();
+      this._status = isEnabled(this._row) ? "idle" : "disabled";
+      this._error = undefined;
+      this._retryAt = undefined;
+      this._failures = 0;
+      this._list.keepAsLastKnown();
     } else if (reason !== "redial" && reason !== "reconnect") {
-      this.#status = isEnabled(this.#row) && !this.#removed ? "idle" : "disabled";
-      this.#list.forget();
+      this._status = isEnabled(this._row) && !this._removed ? "idle" : "disabled";
+      this._list.forget();
     }
     this.#context.changed(this);
     if (connection) await this.#retire(connection, reason);
@@ -365,7 +310,7 @@ export class ServerEntry {
 
   /** A person stopped the server: closed, kept, and not dialled by a reconcile (see stopped). */
   stop(): Promise<void> {
-    this.#stopped = true;
+    this._stopped = true;
     return this.close("stop");
   }
 
@@ -374,7 +319,7 @@ export class ServerEntry {
    * entry is never dialled again, and its connection closes.
    */
   remove(reason: Extract<CloseReason, "removed" | "shutdown">): Promise<void> {
-    this.#removed = true;
+    this._removed = true;
     return this.close(reason);
   }
 
@@ -382,16 +327,16 @@ export class ServerEntry {
   async reset(): Promise<void> {
     await this.close("reconnect");
     this.resetBackoff();
-    this.#stopped = false;
+    this._stopped = false;
   }
 
   /** New row with the same connection fields: take it without touching the child. */
   update(row: McpServerConfig): void {
-    this.#row = row;
-    if (!isEnabled(row) && this.#status !== "disabled" && !this.#connection) {
-      this.#status = "disabled";
+    this._row = row;
+    if (!isEnabled(row) && this._status !== "disabled" && !this._connection) {
+      this._status = "disabled";
     }
-    if (isEnabled(row) && this.#status === "disabled") this.#status = "idle";
+    if (isEnabled(row) && this._status === "disabled") this._status = "idle";
   }
 
   /**
@@ -400,18 +345,18 @@ export class ServerEntry {
    * ensure() dials the new row.
    */
   async replace(row: McpServerConfig): Promise<void> {
-    const pending = this.#connecting;
+    const pending = this._connecting;
     if (pending) await pending.catch(() => undefined);
-    const live = this.#connection;
+    const live = this._connection;
     if (live && swapsWarm(row)) return this.#swap(live, row);
     this.#revive.cancel();
     this.busy();
-    const old = this.#connection;
-    this.#connection = undefined;
-    this.#row = row;
-    this.#list.forget();
+    const old = this._connection;
+    this._connection = undefined;
+    this._row = row;
+    this._list.forget();
     this.resetBackoff();
-    this.#status = isEnabled(row) ? "idle" : "disabled";
+    this._status = isEnabled(row) ? "idle" : "disabled";
     this.#context.changed(this);
     if (old) void this.#retire(old, "changed");
   }
@@ -422,11 +367,11 @@ export class ServerEntry {
    * says why on the entry and in the log. Resolves when the swap is done either way.
    */
   async #swap(live: Connection, row: McpServerConfig): Promise<void> {
-    this.#row = row;
+    this._row = row;
     this.#context.log.info?.(swapStartedMessage(this.id));
     const started = Date.now();
     const swappable = (): boolean =>
-      !this.#removed && this.#row === row && this.#connection === live;
+      !this._removed && this._row === row && this._connection === live;
     try {
       const { connection, tools } = await this.#open(row);
       if (!swappable()) {
@@ -434,15 +379,15 @@ export class ServerEntry {
         return;
       }
       learnServer(connection);
-      this.#connection = undefined;
+      this._connection = undefined;
       this.busy();
       void this.#retire(live, "changed");
       this.resetBackoff();
       this.#connected(connection, tools, started);
     } catch (cause) {
       if (!swappable()) return;
-      this.#error = this.redact(swapFailedMessage(this.id, (cause as Error).message));
-      this.#connectFailed(this.#error, started);
+      this._error = this.redact(swapFailedMessage(this.id, (cause as Error).message));
+      this.#connectFailed(this._error, started);
     }
   }
 
@@ -464,8 +409,8 @@ export class ServerEntry {
    * flight on it are done; a caller whose refusal arrives after the redial gets the new one.
    */
   redial(dead: Connection): Promise<Connection> {
-    if (this.#connection === dead) {
-      this.#connection = undefined;
+    if (this._connection === dead) {
+      this._connection = undefined;
       this.#context.log.info?.(`mcpool: ${this.id} lost its session; redialling`);
       void this.#retire(dead, "redial");
     }
@@ -474,7 +419,7 @@ export class ServerEntry {
 
   /** `text` without this row's secrets (E1): for anything built from what a server said. */
   redact(text: string): string {
-    return redactSecrets(text, entrySecrets(this.#context, this.#row));
+    return redactSecrets(text, entrySecrets(this.#context, this._row));
   }
 
   /**
@@ -482,8 +427,8 @@ export class ServerEntry {
    * dialling: offered as stale until the server itself answers.
    */
   adoptCached(tools: Tool[]): void {
-    if (this.#connection || this.#list.tools.length > 0) return;
-    this.#list.adopt(tools);
+    if (this._connection || this._list.tools.length > 0) return;
+    this._list.adopt(tools);
     this.#context.changed(this);
   }
 
@@ -498,30 +443,30 @@ export class ServerEntry {
    * between the fire and the queued close keeps the server (B1).
    */
   idle(): void {
-    const ms = this.#row.idleTimeoutMs ?? this.#context.idleTimeoutMs;
-    const connection = this.#connection;
+    const ms = this._row.idleTimeoutMs ?? this.#context.idleTimeoutMs;
+    const connection = this._connection;
     if (!ms || !connection) return;
     const held = (): boolean => connection.inflight > 0 || this.#context.held?.(this.id) === true;
     if (held()) return;
     this.#idle.arm(
       ms,
       (work) => this.#context.schedule(work),
-      () => this.#connection === connection && !held(),
+      () => this._connection === connection && !held(),
       () => this.close("idle"),
     );
   }
 
   /** Forget the backoff, so the next ensure() dials at once. */
   resetBackoff(): void {
-    this.#retryAt = undefined;
-    this.#failures = 0;
-    if (BACKED_OFF.has(this.#status)) this.#status = "idle";
-    this.#error = undefined;
+    this._retryAt = undefined;
+    this._failures = 0;
+    if (BACKED_OFF.has(this._status)) this._status = "idle";
+    this._error = undefined;
   }
 
   /** Marks the connection as ours to close, waits for its calls (bounded), then closes it once. */
   #retire(connection: Connection, reason: CloseReason): Promise<void> {
-    const bound = this.#row.callTimeoutMs ?? this.#context.callTimeoutMs ?? DEFAULT_DRAIN_MS;
+    const bound = this._row.callTimeoutMs ?? this.#context.callTimeoutMs ?? DEFAULT_DRAIN_MS;
     return this.#retiring.retire(connection, bound, () =>
       this.#context.emit({ type: "close", serverId: this.id, reason }),
     );
