@@ -96,7 +96,7 @@ export {
   type PermissionsChangedParams,
   type ToolsChangedParams,
 } from "./conversation-methods.js";
-export { defined, isRecord, type Covering } from "./values.js";
+export { defined, isRecord, type Covering, type Defined } from "./values.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";
 export type * from "./mcp-shapes.js";

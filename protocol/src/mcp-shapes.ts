@@ -3,7 +3,9 @@
  * asks in an elicitation, a call's progress, and the results of the passthrough requests.
  * Structural copies of the MCP schema (2025-11-25), loose where MCP is (`[key: string]:
  * unknown` keeps `_meta` and fields a newer server adds), because this package may not
- * import the SDK. The daemon hands the SDK's values to the wire typed as these.
+ * import the SDK. The daemon hands the SDK's values to the wire typed as these, so an
+ * optional field admits `undefined` as the SDK's (zod-inferred) types do; JSON never
+ * carries it, so on the wire it is simply absent.
  */
 
 /** A token naming one request's progress; chosen by whoever asked for progress. */
@@ -12,8 +14,8 @@ export type ProgressToken = string | number;
 /** One progress notification of a call, without its token. */
 export interface Progress {
   progress: number;
-  total?: number;
-  message?: string;
+  total?: number | undefined;
+  message?: string | undefined;
 }
 
 /** One field of an elicitation form: a primitive, or a (multi-)choice of strings. */
@@ -28,12 +30,12 @@ export type ElicitFieldSchema = Record<string, unknown> & {
  */
 export type ElicitRequestParams =
   | {
-      mode?: "form";
+      mode?: "form" | undefined;
       message: string;
       requestedSchema: {
         type: "object";
         properties: Record<string, ElicitFieldSchema>;
-        required?: string[];
+        required?: string[] | undefined;
         [key: string]: unknown;
       };
       [key: string]: unknown;
@@ -49,7 +51,7 @@ export type ElicitRequestParams =
 /** The answer to an elicitation: `accept` with the form's `content`, or `decline` / `cancel`. */
 export interface ElicitResult {
   action: "accept" | "decline" | "cancel";
-  content?: Record<string, string | number | boolean | string[]>;
+  content?: Record<string, string | number | boolean | string[]> | undefined;
   [key: string]: unknown;
 }
 
@@ -64,12 +66,12 @@ export interface SamplingMessage {
 export interface CreateMessageRequestParams {
   messages: SamplingMessage[];
   maxTokens: number;
-  systemPrompt?: string;
-  modelPreferences?: Record<string, unknown>;
-  includeContext?: "none" | "thisServer" | "allServers";
-  temperature?: number;
-  stopSequences?: string[];
-  metadata?: Record<string, unknown>;
+  systemPrompt?: string | undefined;
+  modelPreferences?: Record<string, unknown> | undefined;
+  includeContext?: "none" | "thisServer" | "allServers" | undefined;
+  temperature?: number | undefined;
+  stopSequences?: string[] | undefined;
+  metadata?: Record<string, unknown> | undefined;
   [key: string]: unknown;
 }
 
@@ -78,7 +80,7 @@ export interface CreateMessageResult {
   role: "user" | "assistant";
   content: Record<string, unknown> | Record<string, unknown>[];
   model: string;
-  stopReason?: string;
+  stopReason?: string | undefined;
   [key: string]: unknown;
 }
 
@@ -88,40 +90,40 @@ export type LoggingLevel =
 export interface Resource {
   uri: string;
   name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  size?: number;
+  title?: string | undefined;
+  description?: string | undefined;
+  mimeType?: string | undefined;
+  size?: number | undefined;
   [key: string]: unknown;
 }
 
 export interface ResourceTemplate {
   uriTemplate: string;
   name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  mimeType?: string | undefined;
   [key: string]: unknown;
 }
 
 /** One resource's contents: `text`, or base64 `blob`. */
 export interface ResourceContents {
   uri: string;
-  mimeType?: string;
-  text?: string;
-  blob?: string;
+  mimeType?: string | undefined;
+  text?: string | undefined;
+  blob?: string | undefined;
   [key: string]: unknown;
 }
 
 export interface ListResourcesResult {
   resources: Resource[];
-  nextCursor?: string;
+  nextCursor?: string | undefined;
   [key: string]: unknown;
 }
 
 export interface ListResourceTemplatesResult {
   resourceTemplates: ResourceTemplate[];
-  nextCursor?: string;
+  nextCursor?: string | undefined;
   [key: string]: unknown;
 }
 
@@ -132,23 +134,23 @@ export interface ReadResourceResult {
 
 export interface PromptArgument {
   name: string;
-  title?: string;
-  description?: string;
-  required?: boolean;
+  title?: string | undefined;
+  description?: string | undefined;
+  required?: boolean | undefined;
   [key: string]: unknown;
 }
 
 export interface Prompt {
   name: string;
-  title?: string;
-  description?: string;
-  arguments?: PromptArgument[];
+  title?: string | undefined;
+  description?: string | undefined;
+  arguments?: PromptArgument[] | undefined;
   [key: string]: unknown;
 }
 
 export interface ListPromptsResult {
   prompts: Prompt[];
-  nextCursor?: string;
+  nextCursor?: string | undefined;
   [key: string]: unknown;
 }
 
@@ -160,7 +162,7 @@ export interface PromptMessage {
 }
 
 export interface GetPromptResult {
-  description?: string;
+  description?: string | undefined;
   messages: PromptMessage[];
   [key: string]: unknown;
 }
@@ -171,6 +173,11 @@ export type CompletionReference =
   | { type: "ref/resource"; uri: string; [key: string]: unknown };
 
 export interface CompleteResult {
-  completion: { values: string[]; total?: number; hasMore?: boolean; [key: string]: unknown };
+  completion: {
+    values: string[];
+    total?: number | undefined;
+    hasMore?: boolean | undefined;
+    [key: string]: unknown;
+  };
   [key: string]: unknown;
 }

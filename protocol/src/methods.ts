@@ -213,7 +213,8 @@ export interface GetPromptParams extends ServerScopedParams {
 export interface CompleteParams extends ServerScopedParams {
   ref: CompletionReference;
   argument: { name: string; value: string };
-  context?: { arguments?: Record<string, string> };
+  /** MCP's completion context, as the SDK types it (a host's request passed on). */
+  context?: { arguments?: Record<string, string> | undefined };
 }
 
 export interface SetLevelParams extends ServerScopedParams {

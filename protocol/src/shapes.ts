@@ -59,12 +59,16 @@ export type ServerStatus =
   /** A call timed out and a ping went unanswered: the server is being replaced (F3). */
   | "unresponsive";
 
+/**
+ * A tool's annotations, as the server sent them and the SDK parsed them: an optional field
+ * may hold undefined (the SDK's zod-inferred type), which JSON leaves out on the wire.
+ */
 export interface ToolAnnotations {
-  title?: string;
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
+  title?: string | undefined;
+  readOnlyHint?: boolean | undefined;
+  destructiveHint?: boolean | undefined;
+  idempotentHint?: boolean | undefined;
+  openWorldHint?: boolean | undefined;
 }
 
 /** One tool as state() reports it: both of its names. */

@@ -9,13 +9,24 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * `T` as defined() leaves it: a key that may hold undefined becomes optional, without the
+ * undefined, so the copy fits a shape whose optional keys may be absent but never undefined
+ * (`exactOptionalPropertyTypes`).
+ */
+export type Defined<T> = {
+  [K in keyof T as undefined extends T[K] ? never : K]: T[K];
+} & {
+  [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;
+};
+
+/**
  * A copy without the keys whose value is undefined: on the wire and to the pool, an absent
  * key and one set to undefined may mean different things (MCP params are strict about it).
  */
-export function defined<T extends object>(value: T): T {
+export function defined<T extends object>(value: T): Defined<T> {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
-  return out as T;
+  return out as Defined<T>;
 }
 
 /**

@@ -47,7 +47,10 @@ export function identityFor(
 /** The host went away: its connection's conversation ends, remote sessions included. */
 export function endConversation(client: PoolClient, identity: ConversationIdentity): void {
   const { tenant, principal, conversationId } = identity;
-  client.conversations
-    .terminate({ ...(tenant !== undefined ? { tenant } : {}), principal, conversationId })
-    .catch(() => undefined);
+  const selector = {
+    ...(tenant !== undefined ? { tenant } : {}),
+    ...(principal !== undefined ? { principal } : {}),
+    conversationId,
+  };
+  client.conversations.terminate(selector).catch(() => undefined);
 }

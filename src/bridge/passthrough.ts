@@ -62,7 +62,7 @@ export interface PassthroughContext {
 }
 
 /** One page of a per-server list, as the client returns it. */
-type Page = { nextCursor?: string } & object;
+type Page = { nextCursor?: string | undefined } & object;
 
 /** `{ cursor }` when there is one. */
 function paged(cursor: string | undefined): { cursor?: string } {

@@ -202,19 +202,20 @@ class LoginProvider implements OAuthClientProvider {
   savedTokens: OAuthTokens | undefined;
   #client: OAuthClientInformationMixed | undefined;
   #verifier: string | undefined;
+  /** Offered where the authorization server takes URL client ids (SEP-991); else DCR. */
+  readonly clientMetadataUrl?: string;
 
   constructor(
     readonly redirectUrl: string,
     private readonly settings: ReturnType<typeof oauthSettings>,
-  ) {}
+  ) {
+    if (settings.clientMetadataUrl !== undefined) {
+      this.clientMetadataUrl = settings.clientMetadataUrl;
+    }
+  }
 
   get clientMetadata() {
     return clientMetadataFor(this.redirectUrl, this.settings);
-  }
-
-  /** Offered where the authorization server takes URL client ids (SEP-991); else DCR. */
-  get clientMetadataUrl(): string | undefined {
-    return this.settings.clientMetadataUrl;
   }
 
   state(): string {

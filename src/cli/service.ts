@@ -32,8 +32,8 @@ export type ServiceAction = "install" | "uninstall" | "status";
 export interface ServiceEnv {
   home: string;
   uid: number;
-  /** `$XDG_CONFIG_HOME`; ignored unless absolute, as the XDG spec says. */
-  xdgConfigHome?: string;
+  /** `$XDG_CONFIG_HOME`, unset when undefined; ignored unless absolute, as the XDG spec says. */
+  xdgConfigHome?: string | undefined;
   /** The daemon's log directory; launchd writes its stdout/stderr files here. */
   logDir: string;
   /** The node binary the service runs. */

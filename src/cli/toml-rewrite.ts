@@ -39,7 +39,7 @@ interface Statement {
 }
 
 /** How far brackets and multi-line strings stay open after `line`, given the state before it. */
-function scanLine(line: string, state: { depth: number; string?: string }): void {
+function scanLine(line: string, state: { depth: number; string?: string | undefined }): void {
   for (let i = 0; i < line.length; i++) {
     if (state.string !== undefined) {
       if (state.string === '"' || state.string === '"""') {

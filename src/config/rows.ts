@@ -22,7 +22,7 @@ export type McpServerConfig = ServerRow;
 export type Transport = McpServerConfig["transport"];
 
 /** The slug a row's tools are qualified with: its own, else its id. */
-export function slugOf(row: Pick<ServerOptions, "id" | "slug">): string {
+export function slugOf(row: { id: string; slug?: string | undefined }): string {
   return row.slug !== undefined && row.slug !== "" ? row.slug : row.id;
 }
 

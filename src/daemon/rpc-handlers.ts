@@ -101,8 +101,9 @@ export interface HandlerDeps {
 }
 
 interface Subscription {
-  offEvents?: () => void;
-  offNotifications?: () => void;
+  /** Set while the connection takes events; undefined again once it stops. */
+  offEvents?: (() => void) | undefined;
+  offNotifications?: (() => void) | undefined;
   /** Every call of the connection answers its server's elicitations (C14). */
   elicit?: boolean;
   /** Every call of the connection answers its server's sampling requests (C14). */

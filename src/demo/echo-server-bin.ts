@@ -7,6 +7,7 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { echoServer } from "./echo-server.js";
 
-const server = echoServer({ name: process.env.MCPOOL_ECHO_NAME || undefined });
+const name = process.env.MCPOOL_ECHO_NAME;
+const server = echoServer(name ? { name } : {});
 process.stdin.once("end", () => process.exit(0));
 await server.connect(new StdioServerTransport());

@@ -100,7 +100,10 @@ const TOOLS: Record<EchoToolName, EchoTool> = {
 export function echoServer(options: EchoServerOptions = {}): Server {
   const server = new Server(
     { name: options.name ?? "mcpool-echo", version: options.version ?? "1.0.0" },
-    { capabilities: { tools: { listChanged: true } }, instructions: options.instructions },
+    {
+      capabilities: { tools: { listChanged: true } },
+      ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+    },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: ECHO_TOOL_NAMES.map((name) => ({ name, ...TOOLS[name].definition })),

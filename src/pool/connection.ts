@@ -26,7 +26,7 @@ export interface Connection {
   /** A call timed out and a ping went unanswered: we are replacing it (F3). */
   unresponsive: boolean;
   /** The ping in progress after a call timed out, if any: one at a time. */
-  pinging?: Promise<void>;
+  pinging?: Promise<void> | undefined;
   /** Told when the last call in flight settles, or the connection closes. */
   drained?: () => void;
 }

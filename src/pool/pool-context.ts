@@ -35,6 +35,7 @@ export function entryContext(
 ): EntryContext {
   const { log, auth } = parts;
   const junk = new JunkLog({ log: (message) => log.info?.(message) });
+  const fetch = options.fetch ?? parts.ownFetch;
   return {
     clientInfo: { name: options.clientName, version: options.clientVersion ?? VERSION },
     capabilities: parts.capabilities,
@@ -43,7 +44,7 @@ export function entryContext(
     createTransport: options.createTransport ?? createDefaultTransport,
     transportContext: {
       childEnv: options.childEnv ?? "inherit",
-      fetch: options.fetch ?? parts.ownFetch,
+      ...(fetch ? { fetch } : {}),
       ...(options.env ? { env: options.env } : {}),
       onUnsetVariable: parts.onUnsetVariable,
       ...(options.onChild ? { onChild: options.onChild } : {}),

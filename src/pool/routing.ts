@@ -50,11 +50,14 @@ export type CallElicitHandler = CallerHandler<ElicitParams, ElicitResult>;
 /** Answers an elicitation no call in flight took (McpPoolOptions.onElicit). */
 export type PoolElicitHandler = FallbackHandler<ElicitParams, ElicitResult>;
 
-/** One progress notification of a call, without its token (MCP `notifications/progress`). */
+/**
+ * One progress notification of a call, without its token (MCP `notifications/progress`),
+ * as the SDK hands it: its optional fields may hold undefined.
+ */
 export interface CallProgress {
   progress: number;
-  total?: number;
-  message?: string;
+  total?: number | undefined;
+  message?: string | undefined;
 }
 
 /**

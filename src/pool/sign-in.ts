@@ -34,9 +34,10 @@ export interface AuthChallenge {
 }
 
 interface Demand {
-  challenge?: AuthChallenge;
-  /** The scope the stored tokens were granted, as the token response said. */
-  granted?: string;
+  /** The refusal not yet met; undefined again once a dial or call meets it. */
+  challenge?: AuthChallenge | undefined;
+  /** The scope the stored tokens were granted, as the token response said, if it said. */
+  granted?: string | undefined;
   /** Sign-ins handed over since the challenge last changed or was met. */
   attempts: number;
   /** The bound was reached and logged for this challenge. */

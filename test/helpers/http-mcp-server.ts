@@ -127,7 +127,7 @@ export async function startHttpMcpServer(
       }
       if (mode === "stateless") {
         if (req.method !== "POST") return refuse(res, 405, "Method not allowed");
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        const transport = new StreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
         const mcp = build();
         res.on("close", () => {
           void transport.close();

@@ -282,7 +282,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
         return;
       }
       const server = mcpServer();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const transport = new StreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
       response.on("close", () => {
         void transport.close();
         void server.close();

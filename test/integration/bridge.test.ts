@@ -250,7 +250,7 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
 
   it("sends the call's progress to the host under the host's own token", async () => {
     const client = await open(["--server", "fixture"]);
-    const seen: { progress: number; total?: number }[] = [];
+    const seen: { progress: number; total?: number | undefined }[] = [];
     const result = await client.callTool(
       { name: "test_tool_with_progress", arguments: {} },
       undefined,
@@ -307,7 +307,7 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
 
   it("sends a pooled server's log messages to the host, named by the server", async () => {
     const client = await open();
-    const messages: { logger?: string; data?: unknown }[] = [];
+    const messages: { logger?: string | undefined; data?: unknown }[] = [];
     const three = nextNotification<void>(
       (resolve) =>
         client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {

@@ -1,3 +1,4 @@
+import { defined } from "mcpool-protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { McpPool, type McpPoolOptions, type PoolEvent } from "../../src/index.js";
@@ -44,12 +45,13 @@ function countingServer() {
   return { server, reached, tools: initial };
 }
 
+/** Pool options over a default cache; `resultCache: undefined` leaves the option out. */
 async function cachedPool(
-  options: Partial<McpPoolOptions> = {},
+  options: { [K in keyof McpPoolOptions]?: McpPoolOptions[K] | undefined } = {},
   row: Parameters<typeof memoryRow>[2] = { trustAnnotations: true },
 ) {
   const { server, reached, tools } = countingServer();
-  const pool = makePool({ servers: { s: server.build }, resultCache: {}, ...options });
+  const pool = makePool(defined({ servers: { s: server.build }, resultCache: {}, ...options }));
   pools.push(pool);
   await pool.sync([memoryRow("s", "s", row)]);
   return { pool, server, reached, tools };

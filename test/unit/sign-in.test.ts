@@ -15,7 +15,7 @@ const row = (auth: HttpServerConfig["auth"]): HttpServerConfig => ({
   id: "svc",
   transport: "http",
   url: "https://mcp.example.com/mcp",
-  auth,
+  ...(auth !== undefined ? { auth } : {}),
 });
 
 describe("what a sign-in is asked for", () => {

@@ -416,7 +416,9 @@ describe("validateServers", () => {
 });
 
 /** The messages and positions `mcpool validate` would print for a file. */
-function fileProblems(text: string): { message: string; line?: number; column?: number }[] {
+function fileProblems(
+  text: string,
+): { message: string; line?: number | undefined; column?: number | undefined }[] {
   return parseMcpJson(text, { env: {} }).problems.map(({ message, line, column }) => ({
     message,
     line,
