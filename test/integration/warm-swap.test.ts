@@ -47,6 +47,16 @@ async function servingGate(): Promise<{ h: TestHome; c: PoolClient; oldPid: numb
   return { h, c, oldPid };
 }
 
+/** A wait that fails with the row's state in its message: what the swap was doing. */
+async function withState(c: PoolClient, wait: () => Promise<void>): Promise<void> {
+  try {
+    await wait();
+  } catch (error) {
+    const row = (await c.state()).find((s) => s.id === "slow");
+    throw new Error(`${(error as Error).message}; the row: ${JSON.stringify(row)}`);
+  }
+}
+
 const pidOf = async (c: PoolClient): Promise<number> => Number(await c.call("slow__pid", {}));
 
 describe("an edit of a live row's connection swaps it warm", () => {
@@ -66,10 +76,8 @@ describe("an edit of a live row's connection swaps it warm", () => {
     });
 
     writeFileSync(startGate, "open");
-    await waitFor(
-      async () => (await pidOf(c)) === newPid,
-      BOUND_MS,
-      "calls to reach the new child",
+    await withState(c, () =>
+      waitFor(async () => (await pidOf(c)) === newPid, BOUND_MS, "calls to reach the new child"),
     );
     await waitFor(() => !alive(oldPid), BOUND_MS, "the old child to be reaped");
     expect((await c.state()).find((s) => s.id === "slow")?.pid).toBe(newPid);
