@@ -3,35 +3,18 @@
  * a real daemon. It is what makes a new wire method one descriptor and one handler: an agent
  * reaches it before anyone writes a wrapper, and the wrappers are sugar over it.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { fixture } from "../helpers/processes.js";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
-});
+const fleet = useFleet();
 
 async function agentOnEcho(): Promise<PoolClient> {
-  const home = testHome("mcpool-request-");
-  homes.push(home);
+  const home = fleet.home("mcpool-request-");
   home.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
-  daemons.push(await startDaemon(home));
-  const agent = await client(home, "request-agent");
-  clients.push(agent);
+  await fleet.daemon(home);
+  const agent = await fleet.agent(home, "request-agent");
   return agent;
 }
 

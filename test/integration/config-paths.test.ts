@@ -9,13 +9,8 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ConfigStatus, DaemonStatus, PoolClient } from "mcpool-client";
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { alive, fixture } from "../helpers/processes.js";
 import {
   clientUrl,
@@ -25,40 +20,22 @@ import {
   type DaemonAsUser,
 } from "../helpers/users.js";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
 const sockets: Server[] = [];
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
   await Promise.all(sockets.splice(0).map((s) => new Promise((done) => s.close(done))));
-  for (const h of homes.splice(0)) h.remove();
 });
+// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
+const fleet = useFleet();
 
 const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
 
 /** How long shutdown may take before the test calls it wedged. */
 const EXIT_BOUND_MS = 15_000;
 
-function home(): TestHome {
-  const created = testHome("mcpool-paths-");
-  homes.push(created);
-  return created;
-}
-
-async function daemon(h: TestHome): Promise<RunningDaemon> {
-  const started = await startDaemon(h);
-  daemons.push(started);
-  return started;
-}
-
-async function agent(h: TestHome): Promise<PoolClient> {
-  const c = await client(h, "paths");
-  clients.push(c);
-  return c;
-}
+const home = (): TestHome => fleet.home("mcpool-paths-");
+const daemon = (h: TestHome): Promise<RunningDaemon> => fleet.daemon(h);
+const agent = (h: TestHome): Promise<PoolClient> => fleet.agent(h, "paths");
 
 /** Polls status until `match` holds; bounded. */
 async function statusUntil(

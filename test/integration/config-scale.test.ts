@@ -2,24 +2,17 @@
  * P8: a daemon given an `mcp.json` of 10,000 rows (lazy: no children) keeps answering
  * `hello` and `status` while it reads and registers them, and ends up with every row.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { connect, type PoolClient } from "mcpool-client";
-import { startDaemon, testHome, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { describe, expect, it } from "vitest";
+import { type PoolClient } from "mcpool-client";
+import { type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { childrenOf } from "../helpers/processes.js";
 
 const ROWS = 10_000;
 /** Bound on each answer while the rows load: generous for a loaded 2-core machine. */
 const ANSWER_BOUND_MS = 60_000;
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
-});
+const fleet = useFleet();
 
 function rows(count: number): Record<string, unknown> {
   const servers: Record<string, unknown> = {};
@@ -29,23 +22,14 @@ function rows(count: number): Record<string, unknown> {
   return servers;
 }
 
-async function agent(h: TestHome, name: string): Promise<PoolClient> {
-  const c = await connect({
-    socketPath: h.socketPath,
-    clientName: name,
-    connectTimeoutMs: ANSWER_BOUND_MS,
-  });
-  clients.push(c);
-  return c;
-}
+const agent = (h: TestHome, name: string): Promise<PoolClient> =>
+  fleet.agent(h, name, { connectTimeoutMs: ANSWER_BOUND_MS });
 
 describe("a 10,000-row mcp.json", () => {
   it("is loaded while hello and status are answered, and every row ends up in status", async () => {
-    const h = testHome("mcpool-scale-");
-    homes.push(h);
+    const h = fleet.home("mcpool-scale-");
     h.writeConfig({});
-    const d = await startDaemon(h);
-    daemons.push(d);
+    const d = await fleet.daemon(h);
     const watcher = await agent(h, "watcher");
 
     h.writeConfig(rows(ROWS));

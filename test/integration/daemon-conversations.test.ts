@@ -5,41 +5,29 @@
  */
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ConversationEvent, PoolClient, PoolEvent } from "mcpool-client";
-import {
-  client,
-  cliPath,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import type { ConversationEvent, PoolEvent } from "mcpool-client";
+import { client, cliPath } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { waitFor } from "../helpers/processes.js";
 import { sessionServer, type SessionServer } from "../helpers/session-server.js";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
 const remotes: SessionServer[] = [];
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
   await Promise.all(remotes.splice(0).map((r) => r.close()));
-  for (const h of homes.splice(0)) h.remove();
 });
+// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
+const fleet = useFleet();
 
 async function setup(conversation: Record<string, unknown> = {}) {
   const remote = await sessionServer();
   remotes.push(remote);
-  const home = testHome();
-  homes.push(home);
+  const home = fleet.home();
   home.writeConfig({
     orders: { type: "http", url: remote.url, session: "conversation", conversation },
   });
-  daemons.push(await startDaemon(home));
-  const agent = await client(home, "agent");
-  clients.push(agent);
+  await fleet.daemon(home);
+  const agent = await fleet.agent(home, "agent");
   return { remote, home, agent };
 }
 

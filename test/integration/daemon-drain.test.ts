@@ -7,35 +7,15 @@
 import { execFile } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { McpPoolError, PoolClient } from "mcpool-client";
-import {
-  client,
-  cliPath,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { cliPath, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 20_000;
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
-});
-
-async function agent(h: TestHome, name: string): Promise<PoolClient> {
-  const c = await client(h, name);
-  clients.push(c);
-  return c;
-}
+const fleet = useFleet();
 
 /** The answer, or the error's code and message. */
 function outcome(promise: Promise<string>): Promise<string> {
@@ -64,18 +44,16 @@ describe("shutdown drains the calls in flight", () => {
   it.each(["mcpool shutdown", "SIGTERM", "SIGINT"] as const)(
     "answers each in-flight call, refuses new ones, then exits 0 with no child left (%s)",
     async (trigger) => {
-      const h = testHome();
-      homes.push(h);
+      const h = fleet.home();
       h.writeConfig({ gate: { command: process.execPath, args: [fixture("gate.mjs")] } });
-      const d = await startDaemon(h);
-      daemons.push(d);
+      const d = await fleet.daemon(h);
       const exited = new Promise<number | null>((resolve) =>
         d.process.once("exit", (code) => resolve(code)),
       );
       const [a, b, observer] = await Promise.all([
-        agent(h, "agent-a"),
-        agent(h, "agent-b"),
-        agent(h, "observer"),
+        fleet.agent(h, "agent-a"),
+        fleet.agent(h, "agent-b"),
+        fleet.agent(h, "observer"),
       ]);
       const gate = join(h.dir, "open");
       // Settled into values at once: a call that fails early must fail the test, not the run.

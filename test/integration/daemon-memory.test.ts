@@ -7,30 +7,19 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { PoolClient } from "mcpool-client";
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { startHttpMcpServer, type HttpMcpServer } from "../helpers/http-mcp-server.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 20_000;
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
 const servers: HttpMcpServer[] = [];
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
   await Promise.all(servers.splice(0).map((s) => s.close()));
-  for (const h of homes.splice(0)) h.remove();
 });
+// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
+const fleet = useFleet();
 
 const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
 
@@ -57,15 +46,13 @@ const httpClient = (urls: string[]) =>
 
 describe("the daemon's modules", () => {
   it("are only what a stdio row needs, until an http row loads the HTTP client", async () => {
-    const h = testHome();
-    homes.push(h);
+    const h = fleet.home();
     const log = join(h.dir, "modules.txt");
     h.env.NODE_OPTIONS = `--import=${fixture("module-log.mjs")}`;
     h.env.MODULE_LOG = log;
     h.writeConfig({ echo });
-    daemons.push(await startDaemon(h));
-    const c = await client(h, "memory");
-    clients.push(c);
+    await fleet.daemon(h);
+    const c = await fleet.agent(h, "memory");
     expect(await c.call("echo__echo", { text: "stdio" })).toBe("stdio");
 
     const stdioOnly = loaded(log);

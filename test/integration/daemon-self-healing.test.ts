@@ -9,20 +9,13 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect, type PoolClient, type PoolEvent } from "mcpool-client";
-import {
-  cliPath,
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { cliPath, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 import { startHttpMcpServer, type HttpMcpServer } from "../helpers/http-mcp-server.js";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
+// Before the hook below: vitest runs after-hooks last-first, so this teardown comes last.
+const fleet = useFleet();
 const stopped: number[] = [];
 const remotes: HttpMcpServer[] = [];
 
@@ -35,22 +28,10 @@ afterEach(async () => {
       // gone
     }
   }
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const home of homes.splice(0)) home.remove();
 });
 
-function home(): TestHome {
-  const created = testHome("mcpool-heal-");
-  homes.push(created);
-  return created;
-}
-
-async function agent(h: TestHome, name = "agent"): Promise<PoolClient> {
-  const c = await client(h, name);
-  clients.push(c);
-  return c;
-}
+const home = (): TestHome => fleet.home("mcpool-heal-");
+const agent = (h: TestHome, name = "agent"): Promise<PoolClient> => fleet.agent(h, name);
 
 const crashRow = { command: process.execPath, args: [fixture("crash.mjs")] };
 
@@ -68,7 +49,7 @@ describe("a daemon that heals its servers", () => {
   it("brings a child killed with SIGKILL back by itself, twice, tools offered all along", async () => {
     const h = home();
     h.writeConfig({ crashy: crashRow }, { mcpool: { crashBackoffMs: 60_000 } });
-    daemons.push(await startDaemon(h));
+    const daemon = await fleet.daemon(h);
     const c = await agent(h);
     const seen = events(c);
     await waitFor(async () => (await serverOf(c, "crashy"))?.status === "ready", 20_000, "ready");
@@ -89,7 +70,7 @@ describe("a daemon that heals its servers", () => {
       expect(alive(before)).toBe(false);
     }
     // One log line each for the crash, the restart and the recovery.
-    const log = daemons[0]!.stderr();
+    const log = daemon.stderr();
     expect(log.match(/crashy" was killed by SIGKILL unexpectedly/g)).toHaveLength(2);
     expect(log.match(/crashy: restarting/g)).toHaveLength(2);
     expect(log.match(/crashy is back/g)).toHaveLength(2);
@@ -105,7 +86,7 @@ describe("a daemon that heals its servers", () => {
       { frozen: { ...crashRow, callTimeoutMs: 500 } },
       { mcpool: { crashBackoffMs: 60_000, pingTimeoutMs: 500 } },
     );
-    daemons.push(await startDaemon(h));
+    const daemon = await fleet.daemon(h);
     const c = await agent(h);
     const seen = events(c);
     await waitFor(async () => (await serverOf(c, "frozen"))?.status === "ready", 20_000, "ready");
@@ -127,7 +108,7 @@ describe("a daemon that heals its servers", () => {
     );
     expect(await c.call("frozen__echo", { text: "served" })).toBe("served");
     await waitFor(() => !alive(before), 20_000, "the stopped child to be killed");
-    expect(daemons[0]!.stderr()).toMatch(/frozen" stopped answering/);
+    expect(daemon.stderr()).toMatch(/frozen" stopped answering/);
   }, 60_000);
 
   it("answers agents that call the instant the daemon serves, never unknown-tool", async () => {
@@ -144,13 +125,14 @@ describe("a daemon that heals its servers", () => {
       stdio: ["ignore", "ignore", "ignore"],
     });
     const exited = new Promise((resolve) => child.once("exit", resolve));
+    const early: PoolClient[] = [];
     try {
       // Dial the moment the socket file appears, before the servers have started.
       await waitFor(() => existsSync(h.socketPath), 20_000, "the socket");
       const agents = await Promise.all(
         ["a", "b", "c", "d", "e"].map(async (id) => {
           const c = await connect({ socketPath: h.socketPath, clientName: `early-${id}` });
-          clients.push(c);
+          early.push(c);
           return { id, c };
         }),
       );
@@ -166,7 +148,7 @@ describe("a daemon that heals its servers", () => {
       }
       expect(seen.map((s) => s.answer)).toEqual(["a", "b", "c", "d", "e"]);
     } finally {
-      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+      await Promise.all(early.map((c) => c.close().catch(() => undefined)));
       child.kill("SIGTERM");
       await exited;
     }
@@ -176,7 +158,7 @@ describe("a daemon that heals its servers", () => {
     const first = await startHttpMcpServer();
     const h = home();
     h.writeConfig({ remote: { type: "http", url: first.url } });
-    daemons.push(await startDaemon(h));
+    await fleet.daemon(h);
     const c = await agent(h);
     expect(await c.call("remote__echo", { text: "up" })).toBe("up");
     await first.close();
@@ -193,8 +175,7 @@ describe("a daemon that heals its servers", () => {
   it("keeps serving when whoever read its stderr goes away", async () => {
     const h = home();
     h.writeConfig({ crashy: crashRow }, { mcpool: { crashBackoffMs: 60_000 } });
-    const daemon = await startDaemon(h);
-    daemons.push(daemon);
+    const daemon = await fleet.daemon(h);
     const c = await agent(h);
     await waitFor(async () => (await serverOf(c, "crashy"))?.status === "ready", 20_000, "ready");
     expect(await c.call("crashy__echo", { text: "healthy" })).toBe("healthy");

@@ -12,38 +12,11 @@ import { dirname } from "node:path";
 import { createConnection } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
-import {
-  client,
-  cliPath,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { client, cliPath, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { alive, childrenOf, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
 const strays: number[] = [];
-
-function home(): TestHome {
-  const created = testHome();
-  homes.push(created);
-  return created;
-}
-
-async function daemon(h: TestHome, args: string[] = []): Promise<RunningDaemon> {
-  const started = await startDaemon(h, args);
-  daemons.push(started);
-  return started;
-}
-
-async function agent(h: TestHome, name = "agent"): Promise<PoolClient> {
-  const c = await client(h, name);
-  clients.push(c);
-  return c;
-}
 
 const echo = (extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
@@ -68,9 +41,7 @@ async function ready(c: PoolClient, ids: string[]): Promise<Record<string, numbe
   }
 }
 
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
+afterEach(() => {
   for (const pid of strays.splice(0)) {
     try {
       process.kill(-pid, "SIGKILL");
@@ -78,8 +49,12 @@ afterEach(async () => {
       // gone
     }
   }
-  for (const h of homes.splice(0)) h.remove();
 });
+// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
+const fleet = useFleet();
+const home = (): TestHome => fleet.home();
+const daemon = (h: TestHome, args: string[] = []): Promise<RunningDaemon> => fleet.daemon(h, args);
+const agent = (h: TestHome, name = "agent"): Promise<PoolClient> => fleet.agent(h, name);
 
 describe("the daemon", () => {
   it("serves many agents from one child per server", async () => {
@@ -197,7 +172,6 @@ describe("the daemon", () => {
     const c = await agent(h);
     const pids = await ready(c, ["echo", "hang"]);
     expect(await d.stop()).toBe(0);
-    daemons.splice(daemons.indexOf(d), 1);
     expect(alive(pids.echo!)).toBe(false);
     expect(alive(pids.hang!)).toBe(false);
     expect(existsSync(h.socketPath)).toBe(false);
@@ -214,7 +188,6 @@ describe("the daemon", () => {
     const pids = await ready(c, ["echo", "hang"]);
     strays.push(pids.hang!);
     await d.kill9();
-    daemons.splice(daemons.indexOf(d), 1);
     // A child that honours stdin EOF goes by itself; hang.mjs ignores it and SIGTERM.
     await waitFor(() => !alive(pids.echo!), 10_000, "the echo child to exit on stdin EOF");
     expect(alive(pids.hang!)).toBe(true);

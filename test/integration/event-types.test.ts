@@ -5,26 +5,16 @@
  */
 import { createConnection, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { PROTOCOL_VERSION, type PoolClient, type PoolEvent } from "mcpool-client";
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { PROTOCOL_VERSION, type PoolEvent } from "mcpool-client";
+import { useFleet } from "../helpers/fleet.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
+// Before the hook below: vitest runs after-hooks last-first, so this teardown comes last.
+const fleet = useFleet();
 const sockets: Socket[] = [];
 
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
 });
 
 /** A raw wire connection: every frame the daemon writes, in order, and a request sender. */
@@ -60,12 +50,10 @@ const eventsIn = (frames: readonly Record<string, unknown>[]): PoolEvent[] =>
 
 describe("pool/subscribe with eventTypes", () => {
   it("writes a connection only the event types it asked for", async () => {
-    const h = testHome();
-    homes.push(h);
+    const h = fleet.home();
     h.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
-    daemons.push(await startDaemon(h));
-    const agent = await client(h, "agent");
-    clients.push(agent);
+    await fleet.daemon(h);
+    const agent = await fleet.agent(h, "agent");
     const heard: PoolEvent[] = [];
     const everything: PoolEvent[] = [];
     agent.onEvent((event) => heard.push(event), { types: ["close"] });

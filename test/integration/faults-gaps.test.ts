@@ -24,14 +24,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
-import {
-  client,
-  cliPath,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { cliPath, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { alive, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
 // Every wait in this file is bounded by this, well under vitest's own timeout.
@@ -52,40 +46,22 @@ const HUGE_LINE_MIB = 768;
 // Attempts on a remote that stays down, its backoff doubling from 50 ms: ~6 s in all.
 const REMOTE_ATTEMPTS = 7;
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
 const spawned: ChildProcess[] = [];
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
   for (const child of spawned.splice(0)) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     await exited;
   }
-  for (const h of homes.splice(0)) h.remove();
 });
+// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
+const fleet = useFleet();
 
-function home(): TestHome {
-  const created = testHome("mcpool-faults-");
-  homes.push(created);
-  return created;
-}
-
-async function daemon(h: TestHome): Promise<RunningDaemon> {
-  const started = await startDaemon(h);
-  daemons.push(started);
-  return started;
-}
-
-async function agent(h: TestHome, name = "agent"): Promise<PoolClient> {
-  const c = await client(h, name);
-  clients.push(c);
-  return c;
-}
+const home = (): TestHome => fleet.home("mcpool-faults-");
+const daemon = (h: TestHome): Promise<RunningDaemon> => fleet.daemon(h);
+const agent = (h: TestHome, name = "agent"): Promise<PoolClient> => fleet.agent(h, name);
 
 const echoRow = (extra: Record<string, unknown> = {}) => ({
   command: process.execPath,

@@ -1,31 +1,16 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { alive, childrenOf, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
-});
+const fleet = useFleet();
 
 async function up(h: TestHome): Promise<{ daemon: RunningDaemon; agent: PoolClient }> {
-  const daemon = await startDaemon(h);
-  daemons.push(daemon);
-  const agent = await client(h);
-  clients.push(agent);
+  const daemon = await fleet.daemon(h);
+  const agent = await fleet.agent(h);
   return { daemon, agent };
 }
 
@@ -48,8 +33,7 @@ async function pidsWhenReady(agent: PoolClient, count: number): Promise<Map<stri
 
 describe("lifecycle through the daemon", () => {
   it("answers a lazy daemon's first catalogue from a warm tools cache with no child spawned", async () => {
-    const h = testHome();
-    homes.push(h);
+    const h = fleet.home();
     h.writeConfig(
       {
         one: echo(),
@@ -77,8 +61,8 @@ describe("lifecycle through the daemon", () => {
       expect(statSync(join(cacheDir, file)).mode & 0o777).toBe(0o600);
       expect(readFileSync(join(cacheDir, file), "utf8")).not.toContain("canary-tools-cache");
     }
-    await clients.pop()!.close();
-    expect(await daemons.pop()!.stop()).toBe(0);
+    await first.agent.close();
+    expect(await first.daemon.stop()).toBe(0);
 
     const second = await up(h);
     const catalog = await second.agent.catalog();
@@ -92,8 +76,7 @@ describe("lifecycle through the daemon", () => {
   });
 
   it("restarts exactly the edited row of fifty, leaving 49 pids unchanged", async () => {
-    const h = testHome();
-    homes.push(h);
+    const h = fleet.home();
     const rows = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`s${i}`, echo()]));
     h.writeConfig(rows);
     const { agent } = await up(h);
@@ -113,8 +96,7 @@ describe("lifecycle through the daemon", () => {
   }, 120_000);
 
   it("finishes a slow call started before an edit that restarts its server", async () => {
-    const h = testHome();
-    homes.push(h);
+    const h = fleet.home();
     const gate = { command: process.execPath, args: [fixture("gate.mjs")] };
     h.writeConfig({ echo: gate });
     const { agent } = await up(h);

@@ -5,15 +5,10 @@
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PoolClient, ServerNotification } from "mcpool-client";
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 15_000;
@@ -25,19 +20,10 @@ const everythingBin = join(
 const ARCHITECTURE = "demo://resource/static/document/architecture.md";
 const FEATURES = "demo://resource/static/document/features.md";
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
-});
+const fleet = useFleet();
 
 async function setup(): Promise<TestHome> {
-  const home = testHome("mcpool-passthrough-");
-  homes.push(home);
+  const home = fleet.home("mcpool-passthrough-");
   home.writeConfig(
     {
       everything: { command: process.execPath, args: [everythingBin] },
@@ -45,8 +31,8 @@ async function setup(): Promise<TestHome> {
     },
     { mcpool: { connectTimeoutMs: 20_000 } },
   );
-  daemons.push(await startDaemon(home));
-  const probe = await agent(home, "probe");
+  await fleet.daemon(home);
+  const probe = await fleet.agent(home, "probe");
   const deadline = Date.now() + BOUND_MS;
   for (;;) {
     const state = await probe.state();
@@ -54,12 +40,6 @@ async function setup(): Promise<TestHome> {
     if (Date.now() > deadline) throw new Error(`not ready: ${JSON.stringify(state)}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-}
-
-async function agent(home: TestHome, name: string): Promise<PoolClient> {
-  const c = await client(home, name);
-  clients.push(c);
-  return c;
 }
 
 /** Every resources/updated the agent hears, as `<serverId> <uri>`. */
@@ -83,7 +63,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 describe("passthrough through the daemon", () => {
   it("passes resources, prompts, completion, ping and the logging level to a server by id", async () => {
     const home = await setup();
-    const c = await agent(home, "agent");
+    const c = await fleet.agent(home, "agent");
 
     const { resources } = await c.listResources("everything");
     expect(resources.map((r) => r.uri)).toContain(ARCHITECTURE);
@@ -133,7 +113,7 @@ describe("passthrough through the daemon", () => {
 
   it("refuses with not-offered what a server's capabilities lack", async () => {
     const home = await setup();
-    const c = await agent(home, "agent");
+    const c = await fleet.agent(home, "agent");
     const refusals = await Promise.all([
       rejection(c.listResources("talk")),
       rejection(c.listResourceTemplates("talk")),
@@ -161,9 +141,9 @@ describe("passthrough through the daemon", () => {
   it("delivers resources/updated to the agents that subscribed to that uri only", async () => {
     const home = await setup();
     const [a, b, bystander] = [
-      await agent(home, "a"),
-      await agent(home, "b"),
-      await agent(home, "bystander"),
+      await fleet.agent(home, "a"),
+      await fleet.agent(home, "b"),
+      await fleet.agent(home, "bystander"),
     ];
     const [heardA, heardB, heardBystander] = [updates(a), updates(b), updates(bystander)];
     await a.subscribeResource("everything", ARCHITECTURE);

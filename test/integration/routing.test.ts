@@ -3,7 +3,7 @@
  * on their own connections, one shared stdio server (test/fixtures/interactive.mjs) that
  * tags everything it sends with the call's own argument, so a crossed wire shows.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type {
   CreateMessageRequestParams,
   ElicitRequestParams,
@@ -11,26 +11,13 @@ import type {
   Progress,
   ServerNotification,
 } from "mcpool-client";
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { client, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 10_000;
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
-});
+const fleet = useFleet();
 
 function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
@@ -40,11 +27,10 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
 
 /** A daemon serving the interactive fixture as `talk`, and a watcher agent hearing its logs. */
 async function setup(): Promise<{ home: TestHome; watcher: PoolClient }> {
-  const home = testHome("mcpool-routing-");
-  homes.push(home);
+  const home = fleet.home("mcpool-routing-");
   home.writeConfig({ talk: { command: process.execPath, args: [fixture("interactive.mjs")] } });
-  daemons.push(await startDaemon(home));
-  const watcher = await agent(home, "watcher");
+  await fleet.daemon(home);
+  const watcher = await fleet.agent(home, "watcher");
   await waitFor(() => watcher.daemon !== undefined, BOUND_MS, "hello");
   const deadline = Date.now() + BOUND_MS;
   while ((await watcher.state()).find((s) => s.id === "talk")?.status !== "ready") {
@@ -52,12 +38,6 @@ async function setup(): Promise<{ home: TestHome; watcher: PoolClient }> {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return { home, watcher };
-}
-
-async function agent(home: TestHome, name: string): Promise<PoolClient> {
-  const c = await client(home, name);
-  clients.push(c);
-  return c;
 }
 
 /**
@@ -92,7 +72,7 @@ async function settled(watcher: PoolClient): Promise<void> {
 describe("routing back to the caller through the daemon", () => {
   it("cancels upstream a call whose AbortSignal fires, and one whose agent disconnects", async () => {
     const { home, watcher } = await setup();
-    const aborter = await agent(home, "aborter");
+    const aborter = await fleet.agent(home, "aborter");
     const controller = new AbortController();
     const waiting = deferred();
     const cancelled = await logged(watcher, "cancelled aborted");
@@ -127,7 +107,7 @@ describe("routing back to the caller through the daemon", () => {
   it("gives two agents with the same request ids each their own answers, progress and elicitations, interleaved", async () => {
     const { home } = await setup();
     // Same steps on both connections: hello, then the calls, so the JSON-RPC ids coincide.
-    const [a, b] = [await agent(home, "a"), await agent(home, "b")];
+    const [a, b] = [await fleet.agent(home, "a"), await fleet.agent(home, "b")];
     const progressOf = { A: [] as string[], B: [] as string[] };
     const track = (tag: "A" | "B") => (p: Progress) => progressOf[tag].push(p.message ?? "");
 
@@ -186,11 +166,11 @@ describe("routing back to the caller through the daemon", () => {
     >;
     expect(capabilities).toEqual({ elicitation: { form: {} }, sampling: {} });
 
-    const nobody = await agent(home, "nobody");
+    const nobody = await fleet.agent(home, "nobody");
     expect(await nobody.call("talk__ask", { tag: "N" })).toBe('N got {"action":"decline"}');
 
     // A handler given to onElicit() answers the calls that brought none of their own.
-    const helper = await agent(home, "helper");
+    const helper = await fleet.agent(home, "helper");
     const off = helper.onElicit((params) => ({
       action: "accept",
       content: { name: params.message },
@@ -200,7 +180,7 @@ describe("routing back to the caller through the daemon", () => {
     );
     off();
 
-    const thrower = await agent(home, "thrower");
+    const thrower = await fleet.agent(home, "thrower");
     const thrown = await thrower.call(
       "talk__ask",
       { tag: "T" },
@@ -236,7 +216,7 @@ describe("routing back to the caller through the daemon", () => {
 
   it("routes sampling to the agent whose call is in flight, and refuses it where no agent takes it", async () => {
     const { home } = await setup();
-    const [a, b] = [await agent(home, "a"), await agent(home, "b")];
+    const [a, b] = [await fleet.agent(home, "a"), await fleet.agent(home, "b")];
     const said = (params: CreateMessageRequestParams): string => {
       const content = params.messages[0]?.content as { text?: string } | undefined;
       return content?.text ?? "";
@@ -280,16 +260,16 @@ describe("routing back to the caller through the daemon", () => {
     expect(asked).toEqual({ A: ["talk A: say something"], B: ["talk B: say something"] });
 
     // A handler given to onSample() answers the calls that brought none of their own.
-    const helper = await agent(home, "helper");
+    const helper = await fleet.agent(home, "helper");
     const off = helper.onSample((params) => reply(`echo ${said(params)}`));
     expect(await helper.call("talk__sample", { tag: "W" })).toBe("W sampled echo W: say something");
     off();
 
     // Nobody to ask: the server is refused with method-not-found, as by a host without sampling.
-    const nobody = await agent(home, "nobody");
+    const nobody = await fleet.agent(home, "nobody");
     expect(await nobody.call("talk__sample", { tag: "N" })).toBe("N refused -32601");
     // A handler that throws: the server gets a JSON-RPC error it can handle.
-    const thrower = await agent(home, "thrower");
+    const thrower = await fleet.agent(home, "thrower");
     const thrown = await thrower.call(
       "talk__sample",
       { tag: "T" },

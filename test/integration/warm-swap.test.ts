@@ -6,29 +6,16 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import {
-  client,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 /** Generous: a loaded 2-core machine starts node children slowly. */
 const BOUND_MS = 20_000;
 
-const homes: TestHome[] = [];
-const daemons: RunningDaemon[] = [];
-const clients: PoolClient[] = [];
-
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  await Promise.all(daemons.splice(0).map((d) => d.stop()));
-  for (const h of homes.splice(0)) h.remove();
-});
+const fleet = useFleet();
 
 const gate = (env: Record<string, string> = {}) => ({
   command: process.execPath,
@@ -37,12 +24,10 @@ const gate = (env: Record<string, string> = {}) => ({
 });
 
 async function servingGate(): Promise<{ h: TestHome; c: PoolClient; oldPid: number }> {
-  const h = testHome();
-  homes.push(h);
+  const h = fleet.home();
   h.writeConfig({ slow: gate() });
-  daemons.push(await startDaemon(h));
-  const c = await client(h, "swap");
-  clients.push(c);
+  await fleet.daemon(h);
+  const c = await fleet.agent(h, "swap");
   const oldPid = Number(await c.call("slow__pid", {}));
   return { h, c, oldPid };
 }
