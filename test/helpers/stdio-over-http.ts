@@ -5,11 +5,12 @@
  * listener (src/bridge/http.ts: loopback, Host/Origin checks, sessions, resumability) with a
  * StreamableHTTPServerTransport whose messages go verbatim to a StdioClientTransport spawning
  * the entry, and back. No SDK Server or Client reads them: what the harness sees is what the
- * entry said. The two transports close together, and the child is reaped.
+ * entry said (only which HTTP stream carries it is chosen here, from the envelope). The two transports close together, and the child is reaped.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Bridge } from "../../src/bridge/bridge-server.js";
 import { listenHttp } from "../../src/bridge/http.js";
 import { stringEnv } from "./bridge.js";
@@ -58,8 +59,23 @@ function relay(entry: StdioEntry, pids: number[], log: (line: string) => void) {
         closeBoth();
       };
       stdio.onclose = closeBoth;
-      http.onmessage = (message) => void stdio.send(message).catch(closeBoth);
-      stdio.onmessage = (message) => void http.send(message).catch(() => undefined);
+      // The HTTP streams are the relay's to choose, as they are an SDK server's: what the
+      // entry says while a request is open (progress, logging, an elicitation) goes on that
+      // request's stream, before its answer — on the standalone stream a host could read the
+      // answer first and drop the progress. Only the envelope's id and method are looked at.
+      const open: RequestId[] = [];
+      http.onmessage = (message) => {
+        if ("method" in message && "id" in message) open.push(message.id);
+        void stdio.send(message).catch(closeBoth);
+      };
+      stdio.onmessage = (message) => {
+        const answer = "id" in message && !("method" in message);
+        const at = answer ? open.indexOf(message.id as RequestId) : -1;
+        if (at !== -1) open.splice(at, 1);
+        const related = answer ? undefined : open.at(-1);
+        const options = related === undefined ? undefined : { relatedRequestId: related };
+        void http.send(message, options).catch(() => undefined);
+      };
       await stdio.start();
       if (stdio.pid !== null) pids.push(stdio.pid);
       await http.start();
