@@ -44,6 +44,12 @@ export interface McpSockets {
   close(): Promise<void>;
 }
 
+/**
+ * Bound on answering what a host asked before it closed its side, ms: a call that waits on
+ * that host (an elicitation it can no longer answer) must not keep the session open forever.
+ */
+export const HALF_CLOSE_ANSWER_MS = 30_000;
+
 /** The scope key of the whole pool. */
 const POOL_SCOPE = "";
 
@@ -116,9 +122,14 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     return { bridge: await bridge, loaded: ready };
   };
 
-  /** One connection, one MCP session; it ends when either side does. */
+  /**
+   * One connection, one MCP session; it ends when either side does — a host that closed only
+   * its side (a pipe's stdin EOF) once it has its answers (answersBeforeEnd).
+   */
   const serve = async (scope: string, socket: Socket): Promise<void> => {
     sockets.add(socket);
+    // Nothing is read before the session's transport is wrapped to count requests.
+    socket.pause();
     let server: McpServer | undefined;
     let ended = false;
     const end = (): void => {
@@ -128,7 +139,6 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       void server?.close().catch(() => undefined);
       socket.destroy();
     };
-    socket.once("end", end);
     socket.once("close", end);
     socket.on("error", end);
     try {
@@ -138,6 +148,8 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       const transport = new ready.StdioServerTransport(socket, socket);
       answersApart(transport);
       await server.connect(transport);
+      answersBeforeEnd(transport, socket, end);
+      socket.resume();
     } catch (error) {
       log(`mcpool: MCP socket ${scope || "(pool)"}: ${(error as Error).message}`);
       end();
@@ -150,7 +162,8 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       log(`mcpool: no MCP socket for "${scope}" (its name or path does not fit a socket)`);
       return;
     }
-    const listener = createServer((socket) => void serve(scope, socket));
+    // Half-open: a host's EOF is not the end of the answers it is owed.
+    const listener = createServer({ allowHalfOpen: true }, (socket) => void serve(scope, socket));
     listeners.set(scope, listener);
     await unlink(path).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
@@ -226,15 +239,53 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   };
 }
 
+/** The part of the SDK's stdio server transport the wrappers below replace. */
+interface SessionTransport {
+  onmessage?: ((message: JSONRPCMessage, extra?: never) => void) | undefined;
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+}
+
+/**
+ * A host that half-closes (its stdin EOF through a pipe, which then shuts down its write side)
+ * still gets the answers to every request it sent: the socket ends once the last is written,
+ * at once when none is due, or after HALF_CLOSE_ANSWER_MS; then `end` runs on its close.
+ */
+function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () => void): void {
+  const due = new Set<string | number>();
+  let hostDone = false;
+  let timer: NodeJS.Timeout | undefined;
+  const finish = (): void => {
+    clearTimeout(timer);
+    socket.end();
+  };
+  const received = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ("method" in message && "id" in message) due.add(message.id);
+    received?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    await send(message, options);
+    if ("id" in message && !("method" in message) && message.id !== undefined) {
+      due.delete(message.id);
+      if (hostDone && due.size === 0) finish();
+    }
+  };
+  socket.once("end", () => {
+    hostDone = true;
+    if (due.size === 0) return finish();
+    timer = setTimeout(end, HALF_CLOSE_ANSWER_MS);
+  });
+  socket.once("close", () => clearTimeout(timer));
+}
+
 /**
  * A host's SDK client handles a notification a microtask after the chunk it came in, but
  * forgets a request's progress handler as soon as it reads the answer: progress read in the
  * same chunk as the answer is lost. An answer written in the same turn as a notification
  * waits for the next turn, so the host reads the notifications first, on their own.
  */
-function answersApart(transport: {
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
-}): void {
+function answersApart(transport: SessionTransport): void {
   const send = transport.send.bind(transport);
   let notified = false;
   transport.send = async (message, options) => {

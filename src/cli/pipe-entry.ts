@@ -19,16 +19,21 @@ export interface PipeEntry {
 }
 
 /**
- * The relay: connect to the socket named by the argument (AF_UNIX = SOCK_STREAM = 1 on Linux,
- * macOS and the BSDs; the BSDs' address starts with a length byte), then a child copies stdin
- * to the socket and half-closes it, while the parent copies the socket to stdout until the
- * daemon ends the session.
+ * The relay, one process (a host sees one small perl, not two): connect to the socket named
+ * by the argument (AF_UNIX = SOCK_STREAM = 1 on Linux, macOS and the BSDs; the BSDs' address
+ * starts with a length byte), then a 4-argument `select` loop on stdin and the socket with
+ * sysread/syswrite. `w` writes a whole chunk (syswrite may write part of it: it says how much).
+ * Stdin's EOF half-closes the socket and the loop goes on reading the daemon's answers; the
+ * socket's EOF (the daemon ended the session) ends it. Builtins only: no module is loaded.
  */
 export const PERL_RELAY =
   'socket(S,1,1,0)or die"mcpool pipe: $!\\n";' +
   'connect(S,$^O=~/darwin|bsd/?pack("CCa*x",0,1,$ARGV[0]):pack("Sa*x",1,$ARGV[0]))or die"mcpool pipe: $!\\n";' +
-  "$p=fork;if(!$p){while(sysread(STDIN,$d,65536)){syswrite(S,$d)}shutdown(S,1);exit}" +
-  "while(sysread(S,$d,65536)){syswrite(STDOUT,$d)}kill 9,$p";
+  "sub w{my($f,$d)=@_;while(length$d){$n=syswrite($f,$d)//exit;substr($d,0,$n)=''}}" +
+  "$i=fileno STDIN;$s=fileno S;" +
+  "while(1){$r='';vec($r,$s,1)=1;vec($r,$i,1)=1 if$i>=0;select($r,undef,undef,undef)>0 or exit;" +
+  "if($i>=0&&vec($r,$i,1)){if(sysread(STDIN,$d,65536)){w(*S,$d)}else{shutdown(S,1);$i=-1}}" +
+  "if(vec($r,$s,1)){sysread(S,$d,65536)or exit;w(*STDOUT,$d)}}";
 
 /** The entries to try, best first, for `socketPath`. */
 function candidates(socketPath: string): { tool: PipeEntry["tool"]; args: string[] }[] {
@@ -42,7 +47,8 @@ function candidates(socketPath: string): { tool: PipeEntry["tool"]; args: string
 /** Bound on one check: spawn the tool, connect, initialize, read the answer. */
 export const PIPE_CHECK_MS = 5_000;
 
-const INITIALIZE = `${JSON.stringify({
+/** The check's first line, an MCP `initialize` (a test sends it through an entry too). */
+export const INITIALIZE = `${JSON.stringify({
   jsonrpc: "2.0",
   id: 1,
   method: "initialize",

@@ -17,12 +17,10 @@ export async function startFronts(
     return await startMcpSockets({
       daemonSocketPath: daemon.paths.socketPath,
       serverIds: () => daemon.pool.state().map((server) => server.id),
-      // A call never adds or removes a server: the sockets are not re-synced for one
-      // (that sync walked the pool's whole state on every call, issue 16).
-      onChange: (listener) =>
-        daemon.pool.onEvent((event) => {
-          if (event.type !== "call") listener();
-        }),
+      // The pool says when a reconcile changed its servers, and only then: a row added to
+      // mcp.json gets its socket with that reconcile (not at the next pool event), and a
+      // call, a connect or a list change costs the sockets nothing (issue 16).
+      onChange: (listener) => daemon.pool.onServersChanged(() => listener()),
       version: VERSION,
       log,
     });

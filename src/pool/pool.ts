@@ -148,7 +148,10 @@ export class McpPool {
       context: this.#context,
       conversations: this.#conversations,
       log,
-      changed: () => this.#catalogue.invalidate(),
+      changed: () => {
+        this.#catalogue.invalidate();
+        this.#events.serversChanged(this.#servers.entries().map((entry) => entry.id));
+      },
       updated: (entry) => this.#pins.check(entry),
     });
     this.#catalogue = new Catalogue({
@@ -434,6 +437,14 @@ export class McpPool {
     listener: (serverId: string, notification: ServerNotification) => void,
   ): () => void {
     return this.#events.onNotification(listener);
+  }
+
+  /**
+   * Listens to the set of servers: called with their ids, in configuration order, when a
+   * reconcile (or the close) added, removed or reordered rows — and never for a call.
+   */
+  onServersChanged(listener: (ids: readonly string[]) => void): () => void {
+    return this.#events.onServersChanged(listener);
   }
 
   #emit(event: PoolEvent): void {

@@ -19,7 +19,8 @@ export interface StdioBridge {
   close(): Promise<void>;
 }
 
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+/** `env` without its unset names: what a spawn with an env of strings takes. */
+export function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );

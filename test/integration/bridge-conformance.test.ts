@@ -1,16 +1,21 @@
 /**
- * Done-means of issue 7: the official MCP conformance server suite
- * (@modelcontextprotocol/conformance, pinned; `conformance server --suite all`) against
- * `mcpool bridge --server fixture --http` in front of a real daemon pooling
- * test/fixtures/conformance-server.mjs over stdio — every hop real.
+ * Done-means of issues 7 and 20: the official MCP conformance server suite
+ * (@modelcontextprotocol/conformance, pinned; `conformance server --suite all`) through each
+ * path a host can be given, in front of a real daemon pooling
+ * test/fixtures/conformance-server.mjs over stdio — every hop real:
+ * - `mcpool bridge --server fixture --http`, the bridge's own Streamable HTTP;
+ * - the perl pipe `mcpool wire` writes (`perl -e PERL_RELAY <socket>`) and the lean `mcpool
+ *   bridge --server fixture` (a byte pipe to the daemon's MCP socket), each a stdio entry the
+ *   runner reaches through test/helpers/stdio-over-http.ts, a relay of transports that reads
+ *   no message, one spawned entry per session.
  *
  * - The runner imports `fs.globSync`, which Node 20 lacks: it runs under
  *   test/helpers/node20-glob-sync.mjs (`--import`).
  * - The runner's client cannot send an Authorization header (it builds its transport from
- *   the URL alone), so the bridge runs with `--token none`: loopback only, Host/Origin still
+ *   the URL alone), so the HTTP side runs with no token: loopback only, Host/Origin still
  *   checked — which is what its dns-rebinding-protection scenario tests.
  *
- * The floor below is what the bridge passes today; a scenario that starts passing raises
+ * The floor below is what every path passes today; a scenario that starts passing raises
  * the count, one that stops fails the test. KNOWN_FAILURES says why the others fail.
  */
 import { spawn } from "node:child_process";
@@ -21,7 +26,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { httpBridge, type HttpBridgeProcess } from "../helpers/bridge.js";
+import { bridgeCommand, httpBridge, scopeSocket, type BridgePath } from "../helpers/bridge.js";
 import {
   client as poolClient,
   startDaemon,
@@ -29,7 +34,8 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { fixture } from "../helpers/processes.js";
+import { fixture, waitFor } from "../helpers/processes.js";
+import { stdioOverHttp } from "../helpers/stdio-over-http.js";
 
 const require = createRequire(import.meta.url);
 const runner = join(
@@ -79,10 +85,37 @@ function readResults(out: string): ScenarioResult[] {
     .sort((a, b) => a.scenario.localeCompare(b.scenario));
 }
 
-describe("the MCP conformance server suite against mcpool bridge --server fixture --http", () => {
+/** A way in for the runner: the URL it is given, and how to stop what serves it. */
+interface Front {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The paths the suite runs through, one runner each (a run takes a minute or more). */
+const PATHS: [string, (home: TestHome) => Promise<Front>][] = [
+  [
+    "mcpool bridge --server fixture --http",
+    async (home) => {
+      const bridge = await httpBridge(home, ["--server", "fixture", "--token", "none"]);
+      return { url: bridge.url, stop: () => bridge.stop() };
+    },
+  ],
+  ["the perl pipe mcpool wire writes", (home) => stdioFront(home, "perl")],
+  ["the lean mcpool bridge --server fixture", (home) => stdioFront(home, "lean")],
+];
+
+/** The stdio entry a host would spawn on `via`, behind the transport relay. */
+async function stdioFront(home: TestHome, via: BridgePath): Promise<Front> {
+  const args = ["--server", "fixture", "--socket", home.socketPath];
+  await waitFor(() => existsSync(scopeSocket(home, args)), 10_000, "the fixture's MCP socket");
+  const relay = await stdioOverHttp({ ...bridgeCommand(home, args, via), env: home.env });
+  return { url: relay.url, stop: () => relay.close() };
+}
+
+describe.each(PATHS)("the MCP conformance server suite through %s", (_name, start) => {
   let home: TestHome;
   let daemon: RunningDaemon;
-  let bridge: HttpBridgeProcess;
+  let front: Front;
   let out: string;
 
   beforeAll(async () => {
@@ -93,12 +126,12 @@ describe("the MCP conformance server suite against mcpool bridge --server fixtur
     daemon = await startDaemon(home);
     const pool: PoolClient = await poolClient(home);
     await pool.close();
-    bridge = await httpBridge(home, ["--server", "fixture", "--token", "none"]);
+    front = await start(home);
     out = mkdtempSync(join(tmpdir(), "mcpool-conformance-out-"));
   });
 
   afterAll(async () => {
-    await bridge?.stop();
+    await front?.stop();
     await daemon?.stop();
     home?.remove();
     if (out) rmSync(out, { recursive: true, force: true });
@@ -116,7 +149,7 @@ describe("the MCP conformance server suite against mcpool bridge --server fixtur
             runner,
             "server",
             "--url",
-            bridge.url,
+            front.url,
             "--suite",
             "all",
             "--output-dir",

@@ -1,0 +1,77 @@
+/**
+ * The daemon's MCP sockets follow the pool's servers as mcp.json changes (issue 20): a row
+ * added to a running daemon gets its `mcp/<id>.sock` with the reconcile that adds it, a row
+ * removed loses it — not at whatever pool event happens to come next. The rows are lazy, so
+ * no other event (a connect) follows the edit: only the pool's word that its servers changed
+ * can bring the socket.
+ */
+import { existsSync } from "node:fs";
+import type { PoolClient } from "mcpool-client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scopeSocket, stdioBridge } from "../helpers/bridge.js";
+import {
+  client as poolClient,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { fixture, waitFor } from "../helpers/processes.js";
+
+const ECHO = { command: process.execPath, args: [fixture("echo.mjs")], lazy: true };
+
+/** Bound on a socket following a reconcile that has finished: a listen, a few fs calls. */
+const SOCKET_MS = 5_000;
+
+describe("the daemon's MCP sockets as mcp.json changes", () => {
+  let home: TestHome;
+  let daemon: RunningDaemon;
+  let pool: PoolClient;
+  const args = ["--server", "late", "--socket"];
+
+  beforeAll(async () => {
+    home = testHome("mcpool-mcp-sockets-");
+    home.writeConfig({ echo: ECHO });
+    daemon = await startDaemon(home);
+    pool = await poolClient(home);
+    await waitFor(
+      () => existsSync(scopeSocket(home, ["--server", "echo"])),
+      10_000,
+      "echo's socket",
+    );
+  });
+
+  afterAll(async () => {
+    await pool?.close();
+    await daemon?.stop();
+    home?.remove();
+  });
+
+  it("gives a server added after the daemon started its socket with the reload, and serves it", async () => {
+    const socket = scopeSocket(home, ["--server", "late"]);
+    expect(existsSync(socket)).toBe(false);
+    home.writeConfig({ echo: ECHO, late: ECHO });
+    // Resolves once the reconcile of the file as it is now has finished.
+    await pool.reload();
+    await waitFor(() => existsSync(socket), SOCKET_MS, "the added server's MCP socket");
+    const host = await stdioBridge(home, [...args, home.socketPath], {}, "perl");
+    try {
+      // A lazy server is dialled by its first use (an agent's call); its list is known from
+      // then on, and the host's session, open since before, lists it.
+      expect(await pool.call("late__echo", { text: "late" })).toBe("late");
+      const { tools } = await host.client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual(["echo", "add", "sleep", "pid"]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("takes the socket of a server removed from mcp.json away with the reload", async () => {
+    const socket = scopeSocket(home, ["--server", "late"]);
+    await waitFor(() => existsSync(socket), SOCKET_MS, "the socket of the server to remove");
+    home.writeConfig({ echo: ECHO });
+    await pool.reload();
+    await waitFor(() => !existsSync(socket), SOCKET_MS, "the removed server's socket to go");
+    expect(existsSync(scopeSocket(home, ["--server", "echo"]))).toBe(true);
+  });
+});
