@@ -146,8 +146,27 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   /** Qualified name → server id, for routing a call's traffic back (pool scope). */
   let owners = new Map<string, string>();
 
+  /**
+   * The servers this bridge names (`--server`, `--servers`) that have never said what tools
+   * they have — a lazy row with no cached list: a host's tools/list is their first use, so
+   * they start for it as a call would start them. A whole-pool bridge wakes nothing.
+   */
+  const wakeNamed = async (): Promise<void> => {
+    const named = scope.servers;
+    if (named === undefined) return;
+    const asleep = (await upstream.state()).filter(
+      (s) => named.includes(s.id) && s.status === "idle" && s.tools.length === 0,
+    );
+    await Promise.all(
+      asleep.map((s) =>
+        upstream.ping(s.id).catch((error: Error) => log(`mcpool bridge: ${error.message}`)),
+      ),
+    );
+  };
+
   const listTools = async (identity?: ConversationIdentity): Promise<Tool[]> => {
     const scoped = scope.servers ? { servers: scope.servers } : {};
+    await wakeNamed();
     // The definitions first: a listing waits for the daemon's first reconcile (F4), and the
     // state read after it then knows every tool the definitions name.
     const definitions = await upstream.tools(identity ? { ...scoped, identity } : scoped);

@@ -56,11 +56,11 @@ describe("the daemon's MCP sockets as mcp.json changes", () => {
     await waitFor(() => existsSync(socket), SOCKET_MS, "the added server's MCP socket");
     const host = await stdioBridge(home, [...args, home.socketPath], {}, "perl");
     try {
-      // A lazy server is dialled by its first use (an agent's call); its list is known from
-      // then on, and the host's session, open since before, lists it.
-      expect(await pool.call("late__echo", { text: "late" })).toBe("late");
+      // A lazy server with no list yet: the host's tools/list is its first use and starts it.
       const { tools } = await host.client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual(["echo", "add", "sleep", "pid"]);
+      const called = await host.client.callTool({ name: "echo", arguments: { text: "late" } });
+      expect(called.content).toEqual([{ type: "text", text: "late" }]);
     } finally {
       await host.close();
     }
