@@ -32,21 +32,9 @@ import type {
   ToolDefinition,
   ToolDescription,
 } from "./types.js";
-import {
-  DEFAULT_CRASH_BACKOFF_MS,
-  DEFAULT_MAX_CONCURRENT_STARTS,
-  DEFAULT_TOOLS_TOKEN_WARNING,
-  type McpPoolOptions,
-} from "./pool-options.js";
+import type { McpPoolOptions } from "./pool-options.js";
 
-export {
-  DEFAULT_CRASH_BACKOFF_MS,
-  DEFAULT_MAX_CONCURRENT_STARTS,
-  DEFAULT_TOOLS_TOKEN_WARNING,
-  READY_WAIT_MS,
-  type CatalogServer,
-  type McpPoolOptions,
-};
+export type { CatalogServer, McpPoolOptions };
 
 export class McpPool {
   /** The parts and the callbacks between them: pool-parts.ts. */
