@@ -1,22 +1,77 @@
 /**
  * The runtime half of a method descriptor: a check of a request's params, built from a
- * table of named fields. A check lets through the fields it does not name, so a newer client
- * may send more than an older daemon knows.
+ * table of named fields, whose type is the params the table lets through. A check lets
+ * through the fields it does not name, so a newer client may send more than an older daemon
+ * knows.
  */
 import { isRecord } from "./values.js";
 
-/** Returns what is wrong with a request's params, or undefined. Absent params arrive as {}. */
-export type ParamsCheck = (params: Record<string, unknown>) => string | undefined;
+/**
+ * Returns what is wrong with a request's params, or undefined. Absent params arrive as {}.
+ * `P` is what a request that passes may be taken for (phantom, never set).
+ */
+export interface ParamsCheck<P = unknown> {
+  (params: Record<string, unknown>): string | undefined;
+  readonly params?: P;
+}
+
+/** What a check lets through: `P` of a ParamsCheck<P>. */
+export type CheckedParams<C> = C extends ParamsCheck<infer P> ? P : never;
 
 /** One method: a runtime check of its params, and its types (phantom, never set). */
 export interface MethodSpec<P, R> {
-  readonly check: ParamsCheck;
+  readonly check: ParamsCheck<P>;
   readonly types?: { params: P; result: R };
 }
 
-/** `id`: a JSON-RPC id or progress token, a string or a finite number. */
-type FieldKind = "string" | "number" | "boolean" | "object" | "string[]" | "id";
-type FieldSpec = Record<string, FieldKind | `${FieldKind}?`>;
+/** What each kind of field holds once checked. `id`: a JSON-RPC id or progress token. */
+interface KindTypes {
+  string: string;
+  number: number;
+  boolean: boolean;
+  object: Record<string, unknown>;
+  "string[]": readonly string[];
+  id: string | number;
+}
+
+type FieldKind = keyof KindTypes;
+
+/** A field table: a kind per name, `?` after it when the field may be absent. */
+export type FieldSpec = Readonly<Record<string, FieldKind | `${FieldKind}?`>>;
+
+/** The params a field table lets through: a key per field, optional where the kind ends in `?`. */
+export type TableParams<S extends FieldSpec> = Flat<
+  {
+    -readonly [K in keyof S as S[K] extends FieldKind ? K : never]: KindTypes[S[K] & FieldKind];
+  } & {
+    -readonly [
+      K in keyof S as S[K] extends FieldKind ? never : K
+    ]?: S[K] extends `${infer B extends FieldKind}?` ? KindTypes[B] : never;
+  }
+>;
+
+type Flat<T> = { [K in keyof T]: T[K] };
+
+/**
+ * The kinds a table may give a field of type `T`: those whose check `T`'s values pass. An
+ * interface is no Record, so `object` is matched by any non-array object type.
+ */
+type KindsFor<T> = {
+  [K in FieldKind]: [T] extends [K extends "object" ? object : KindTypes[K]]
+    ? K extends "object"
+      ? [T] extends [readonly unknown[]]
+        ? never
+        : K
+      : K
+    : never;
+}[FieldKind];
+
+/** The table of `P`: every key of `P` named, with a kind its values pass, `?` where optional. */
+export type SpecOf<P> = {
+  readonly [K in keyof P]-?: Partial<Pick<P, K>> extends Pick<P, K>
+    ? `${KindsFor<Exclude<P[K], undefined>>}?`
+    : KindsFor<P[K]>;
+};
 
 const IS: Record<FieldKind, (value: unknown) => boolean> = {
   string: (value) => typeof value === "string",
@@ -36,8 +91,11 @@ const DESCRIBED: Record<FieldKind, string> = {
   id: "a string or a number",
 };
 
-/** A check of named fields; fields it does not name are let through for newer clients. */
-export function fields(spec: FieldSpec): ParamsCheck {
+/**
+ * A check of named fields, whose params type is read off the table (TableParams); fields it
+ * does not name are let through for newer clients.
+ */
+export function fields<const S extends FieldSpec>(spec: S): ParamsCheck<TableParams<S>> {
   const entries = Object.entries(spec).map(([name, kind]) => {
     const optional = kind.endsWith("?");
     return { name, optional, kind: (optional ? kind.slice(0, -1) : kind) as FieldKind };
@@ -52,6 +110,27 @@ export function fields(spec: FieldSpec): ParamsCheck {
   };
 }
 
-export function method<P, R>(check: ParamsCheck): MethodSpec<P, R> {
+/**
+ * A check of the fields of a params type richer than a table can say (a known object shape,
+ * a union of strings): the table names every key of `P` and checks what a kind can, and a
+ * passing request is taken for a `P`.
+ */
+export function fieldsOf<P>(spec: SpecOf<P>): ParamsCheck<P> {
+  return fields(spec as FieldSpec) as ParamsCheck<P>;
+}
+
+/** The result type of a method, for method(): phantom, never read. */
+export interface Returns<R> {
+  readonly result?: R;
+}
+
+const RETURNS: Returns<never> = Object.freeze({});
+
+export function returns<R>(): Returns<R> {
+  return RETURNS;
+}
+
+/** A descriptor: its params are what `check` lets through, its result is `returns<R>()`'s. */
+export function method<P, R>(check: ParamsCheck<P>, _result: Returns<R>): MethodSpec<P, R> {
   return { check };
 }

@@ -7,13 +7,12 @@
  */
 import type {
   ConversationIdentity,
-  ConversationSelector,
   ConversationServerStats,
   ConversationTools,
   TerminateResult,
 } from "./conversation-shapes.js";
-import { fields, method } from "./checks.js";
-import type { Empty } from "./methods.js";
+import { fields, fieldsOf, method, returns } from "./checks.js";
+import type { Empty, ParamsOf } from "./methods.js";
 
 export interface ConversationAcquireParams {
   serverId: string;
@@ -27,16 +26,10 @@ export interface ConversationAcquireResult {
   keyHash: string;
 }
 
-export interface ConversationReleaseParams {
-  leaseId: string;
-}
+export type ConversationReleaseParams = ParamsOf<"conversation/release">;
 
-export interface ConversationTerminateParams extends ConversationSelector {
-  /** Conversation rows to end it on: absent = every one. */
-  servers?: readonly string[];
-  /** How long to wait for the remote outcomes, ms. Default: the daemon's (10 s). */
-  timeoutMs?: number;
-}
+/** Which conversations to end (ConversationSelector), on which rows, waiting how long. */
+export type ConversationTerminateParams = ParamsOf<"conversation/terminate">;
 
 export interface ConversationToolsParams {
   identity: ConversationIdentity;
@@ -44,42 +37,50 @@ export interface ConversationToolsParams {
   names?: readonly string[];
 }
 
-export interface ConversationStatsParams {
-  servers?: readonly string[];
-}
+export type ConversationStatsParams = ParamsOf<"conversation/stats">;
 
-export interface PermissionsChangedParams {
-  tenant?: string;
-  principal?: string;
-}
+export type PermissionsChangedParams = ParamsOf<"conversation/permissions-changed">;
 
-export interface ToolsChangedParams {
-  servers?: readonly string[];
-}
+export type ToolsChangedParams = ParamsOf<"conversation/tools-changed">;
 
+/** ConversationSelector's table: absent fields match any conversation. */
 const SELECTOR = { tenant: "string?", principal: "string?", conversationId: "string?" } as const;
+
+const SCOPE = fields({ servers: "string[]?" });
 
 export const CONVERSATION_METHODS = {
   /** Holds a conversation's client (opening it) until release or disconnect. */
-  "conversation/acquire": method<ConversationAcquireParams, ConversationAcquireResult>(
-    fields({ serverId: "string", identity: "object" }),
+  "conversation/acquire": method(
+    fieldsOf<ConversationAcquireParams>({ serverId: "string", identity: "object" }),
+    returns<ConversationAcquireResult>(),
   ),
-  "conversation/release": method<ConversationReleaseParams, Empty>(fields({ leaseId: "string" })),
+  "conversation/release": method(fields({ leaseId: "string" }), returns<Empty>()),
   /** Ends remote sessions; one result per conversation ended, in no particular order. */
-  "conversation/terminate": method<ConversationTerminateParams, readonly TerminateResult[]>(
-    fields({ ...SELECTOR, servers: "string[]?", timeoutMs: "number?" }),
+  "conversation/terminate": method(
+    fields({
+      ...SELECTOR,
+      /** Conversation rows to end it on: absent = every one. */
+      servers: "string[]?",
+      /** How long to wait for the remote outcomes, ms. Default: the daemon's (10 s). */
+      timeoutMs: "number?",
+    }),
+    returns<readonly TerminateResult[]>(),
   ),
   /** The conversation's tools on every conversation row, with a binding per row. */
-  "conversation/tools": method<ConversationToolsParams, ConversationTools>(
-    fields({ identity: "object", servers: "string[]?", names: "string[]?" }),
+  "conversation/tools": method(
+    fieldsOf<ConversationToolsParams>({
+      identity: "object",
+      servers: "string[]?",
+      names: "string[]?",
+    }),
+    returns<ConversationTools>(),
   ),
   /** Counts only. */
-  "conversation/stats": method<ConversationStatsParams, readonly ConversationServerStats[]>(
-    fields({ servers: "string[]?" }),
-  ),
+  "conversation/stats": method(SCOPE, returns<readonly ConversationServerStats[]>()),
   /** Every listing of the tenant (and the principal's own) is listed again before use. */
-  "conversation/permissions-changed": method<PermissionsChangedParams, Empty>(
+  "conversation/permissions-changed": method(
     fields({ tenant: "string?", principal: "string?" }),
+    returns<Empty>(),
   ),
-  "conversation/tools-changed": method<ToolsChangedParams, Empty>(fields({ servers: "string[]?" })),
+  "conversation/tools-changed": method(SCOPE, returns<Empty>()),
 } as const;

@@ -45,7 +45,8 @@ import type {
   ProgressToken,
   ReadResourceResult,
 } from "./mcp-shapes.js";
-import { fields, method, type MethodSpec, type ParamsCheck } from "./checks.js";
+import { fields, fieldsOf, method, returns } from "./checks.js";
+import type { CheckedParams, MethodSpec, ParamsCheck, TableParams } from "./checks.js";
 import { isRecord } from "./values.js";
 import { CONVERSATION_METHODS } from "./conversation-methods.js";
 import type { ConversationIdentity } from "./conversation-shapes.js";
@@ -55,11 +56,14 @@ export type { MethodSpec, ParamsCheck } from "./checks.js";
 /** Bumped on any change an older peer would misread. */
 export const PROTOCOL_VERSION = 1;
 
-export interface HelloParams {
-  protocolVersion: number;
-  clientName: string;
-  pid: number;
-}
+/*
+ * Params types: a method whose table says all there is to say has its params read off the
+ * table (checks.ts, TableParams), and the name below is an alias of that. A params type
+ * richer than a table (a known object shape, a union of strings) stays an interface, and
+ * its table, fieldsOf<P>(), names every key and checks what a kind can.
+ */
+
+export type HelloParams = ParamsOf<"hello">;
 
 export interface HelloResult {
   protocolVersion: number;
@@ -67,23 +71,13 @@ export interface HelloResult {
   pid: number;
 }
 
-export interface StateParams {
-  /** Include rows' `env` and `headers`. Default false. */
-  secrets?: boolean;
-  /** Sample each server's CPU, memory and recent calls (G3, issue 17). Default false. */
-  resources?: boolean;
-}
+export type StateParams = ParamsOf<"pool/state">;
 
 /** `daemon/status`: `resources` as for `pool/state`, plus the daemon's own RSS (issue 17). */
-export interface StatusParams {
-  resources?: boolean;
-}
+export type StatusParams = ParamsOf<"daemon/status">;
 
 /** `pool/usage` (issue 17): calls per tool since `since` (epoch ms; absent: ever). */
-export interface UsageParams {
-  since?: number;
-  servers?: readonly string[];
-}
+export type UsageParams = ParamsOf<"pool/usage">;
 
 /** Scope: absent = every server, empty = none (SPEC C4). */
 export interface ToolsParams {
@@ -124,20 +118,9 @@ export interface CallParams {
 
 export type CallResult = { text: string } | { result: CallToolResult };
 
-export interface SearchParams {
-  query: string;
-  servers?: readonly string[];
-  /** Most tools answered. Default: the pool's (20). */
-  limit?: number;
-}
+export type SearchParams = ParamsOf<"tools/search">;
 
-export interface DescribeParams {
-  /** The qualified tool name. */
-  name: string;
-  servers?: readonly string[];
-  /** Describe a tool the row hides. */
-  hidden?: boolean;
-}
+export type DescribeParams = ParamsOf<"tools/describe">;
 
 export interface RunHooksParams {
   /** One of the hook events (sessionStart, beforeTurn, …). */
@@ -147,35 +130,23 @@ export interface RunHooksParams {
   servers?: readonly string[];
 }
 
-export interface CatalogParams {
-  servers?: readonly string[];
-}
+export type CatalogParams = ParamsOf<"tools/catalog">;
 
 export interface ProbeParams {
   /** A row that need not be saved. */
   row: ServerRow;
 }
 
-export interface ApproveParams {
-  id: string;
-  /** The live list's fingerprint as it was shown; refused (`pin-mismatch`) if it has moved. */
-  fingerprint: string;
-}
+export type ApproveParams = ParamsOf<"server/approve">;
 
-export interface ServerIdParams {
-  id: string;
-}
+export type ServerIdParams = ParamsOf<"server/stop">;
 
 /**
  * What `mcpool login` hands the daemon: the OAuth tokens (RFC 6749 §5.1 plus the SDK's
  * `issuer` stamp) and the client registration they belong to. Kept in the daemon's token
  * store; never echoed back, never in status, events or logs.
  */
-export interface AuthStoreParams {
-  id: string;
-  tokens: Record<string, unknown>;
-  clientInformation?: Record<string, unknown>;
-}
+export type AuthStoreParams = ParamsOf<"auth/store">;
 
 /** Each stream absent from the params is left as it was. */
 export interface SubscribeParams {
@@ -193,17 +164,13 @@ export interface SubscribeParams {
 }
 
 /** Passthrough (SPEC C15): one MCP request to one pooled server, by its id. */
-export interface ServerScopedParams {
-  serverId: string;
-}
+const SERVER_SCOPED = { serverId: "string" } as const;
 
-export interface ListPageParams extends ServerScopedParams {
-  cursor?: string;
-}
+export type ServerScopedParams = TableParams<typeof SERVER_SCOPED>;
 
-export interface ResourceUriParams extends ServerScopedParams {
-  uri: string;
-}
+export type ListPageParams = ParamsOf<"resources/list">;
+
+export type ResourceUriParams = ParamsOf<"resources/read">;
 
 export interface GetPromptParams extends ServerScopedParams {
   name: string;
@@ -243,13 +210,11 @@ export interface SampleParams {
 }
 
 /** `request/cancel`: the request `id` the sender made is no longer wanted. */
-export interface CancelParams {
-  id: string | number;
-}
+export type CancelParams = CheckedParams<typeof CANCEL_FIELDS>;
 
 export type Empty = Record<string, never>;
 
-const checkProbe: ParamsCheck = (params) => {
+const checkProbe: ParamsCheck<ProbeParams> = (params) => {
   const row = params.row;
   if (!isRecord(row)) return `"row" must be an object`;
   if (typeof row.id !== "string") return `"row.id" must be a string`;
@@ -259,23 +224,35 @@ const checkProbe: ParamsCheck = (params) => {
   return undefined;
 };
 
+const SERVER_ID = fields({ id: "string" });
+const SCOPE = fields({ servers: "string[]?" });
+const LIST_PAGE = fields({ ...SERVER_SCOPED, cursor: "string?" });
+const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
+const NONE = fieldsOf<Empty>({});
+
 /** Every request a client may send, by name. The daemon dispatches through this table. */
 export const METHODS = {
-  hello: method<HelloParams, HelloResult>(
+  hello: method(
     fields({ protocolVersion: "number", clientName: "string", pid: "number" }),
+    returns<HelloResult>(),
   ),
-  "pool/state": method<StateParams, readonly ServerState[]>(
-    fields({ secrets: "boolean?", resources: "boolean?" }),
+  "pool/state": method(
+    fields({
+      /** Include rows' `env` and `headers`. Default false. */
+      secrets: "boolean?",
+      /** Sample each server's CPU, memory and recent calls (G3, issue 17). Default false. */
+      resources: "boolean?",
+    }),
+    returns<readonly ServerState[]>(),
   ),
   /** Calls per tool kept across restarts, most called first (SPEC G4; issue 17). */
-  "pool/usage": method<UsageParams, UsageReport>(
-    fields({ since: "number?", servers: "string[]?" }),
+  "pool/usage": method(fields({ since: "number?", servers: "string[]?" }), returns<UsageReport>()),
+  "tools/list": method(
+    fieldsOf<ToolsParams>({ names: "string[]?", servers: "string[]?", identity: "object?" }),
+    returns<readonly ToolDefinition[]>(),
   ),
-  "tools/list": method<ToolsParams, readonly ToolDefinition[]>(
-    fields({ names: "string[]?", servers: "string[]?", identity: "object?" }),
-  ),
-  "tools/call": method<CallParams, CallResult>(
-    fields({
+  "tools/call": method(
+    fieldsOf<CallParams>({
       name: "string",
       arguments: "object?",
       servers: "string[]?",
@@ -291,77 +268,95 @@ export const METHODS = {
       identity: "object?",
       bindings: "object?",
     }),
+    returns<CallResult>(),
   ),
-  "tools/catalog": method<CatalogParams, readonly CatalogServer[]>(
-    fields({ servers: "string[]?" }),
-  ),
-  "tools/search": method<SearchParams, readonly CatalogServer[]>(
-    fields({ query: "string", servers: "string[]?", limit: "number?" }),
+  "tools/catalog": method(SCOPE, returns<readonly CatalogServer[]>()),
+  "tools/search": method(
+    fields({
+      query: "string",
+      servers: "string[]?",
+      /** Most tools answered. Default: the pool's (20). */
+      limit: "number?",
+    }),
+    returns<readonly CatalogServer[]>(),
   ),
   /** null where call() would refuse the name: unknown, out of scope, or hidden. */
-  "tools/describe": method<DescribeParams, ToolDescription | null>(
-    fields({ name: "string", servers: "string[]?", hidden: "boolean?" }),
+  "tools/describe": method(
+    fields({
+      /** The qualified tool name. */
+      name: "string",
+      servers: "string[]?",
+      /** Describe a tool the row hides. */
+      hidden: "boolean?",
+    }),
+    returns<ToolDescription | null>(),
   ),
-  "tools/always-loaded": method<CatalogParams, readonly string[]>(fields({ servers: "string[]?" })),
+  "tools/always-loaded": method(SCOPE, returns<readonly string[]>()),
   /** Never an error for a hook that failed: each outcome says how it went. */
-  "hooks/run": method<RunHooksParams, readonly HookOutcome[]>(
-    fields({ event: "string", context: "object", servers: "string[]?" }),
+  "hooks/run": method(
+    fieldsOf<RunHooksParams>({ event: "string", context: "object", servers: "string[]?" }),
+    returns<readonly HookOutcome[]>(),
   ),
-  "server/probe": method<ProbeParams, ProbeResult>(checkProbe),
-  "server/stop": method<ServerIdParams, Empty>(fields({ id: "string" })),
-  "server/reconnect": method<ServerIdParams, Empty>(fields({ id: "string" })),
+  "server/probe": method(checkProbe, returns<ProbeResult>()),
+  "server/stop": method(SERVER_ID, returns<Empty>()),
+  "server/reconnect": method(SERVER_ID, returns<Empty>()),
   /** The row's pin against the live list (dialling an idle server), and what changed (C18). */
-  "server/pin-info": method<ServerIdParams, PinInfo>(fields({ id: "string" })),
+  "server/pin-info": method(SERVER_ID, returns<PinInfo>()),
   /** Keeps the approved list in the daemon's pin store; the pin itself goes in mcp.json. */
-  "server/approve": method<ApproveParams, PinInfo>(fields({ id: "string", fingerprint: "string" })),
+  "server/approve": method(
+    fields({
+      id: "string",
+      /** The live list's fingerprint as it was shown; refused (`pin-mismatch`) if it has moved. */
+      fingerprint: "string",
+    }),
+    returns<PinInfo>(),
+  ),
   /** Stores a sign-in's credentials for an http server and redials it (`mcpool login`). */
-  "auth/store": method<AuthStoreParams, ServerAuthState>(
+  "auth/store": method(
     fields({ id: "string", tokens: "object", clientInformation: "object?" }),
+    returns<ServerAuthState>(),
   ),
   /** Forgets them and redials, which leaves the server `auth-required` (`mcpool logout`). */
-  "auth/forget": method<ServerIdParams, ServerAuthState>(fields({ id: "string" })),
-  "pool/reload": method<Empty, ConfigStatus>(fields({})),
-  "pool/subscribe": method<SubscribeParams, Empty>(
-    fields({
+  "auth/forget": method(SERVER_ID, returns<ServerAuthState>()),
+  "pool/reload": method(NONE, returns<ConfigStatus>()),
+  "pool/subscribe": method(
+    fieldsOf<SubscribeParams>({
       events: "boolean?",
       eventTypes: "string[]?",
       notifications: "boolean?",
       elicit: "boolean?",
       sample: "boolean?",
     }),
+    returns<Empty>(),
   ),
-  "daemon/status": method<StatusParams, DaemonStatus>(fields({ resources: "boolean?" })),
-  "daemon/shutdown": method<Empty, Empty>(fields({})),
+  "daemon/status": method(fields({ resources: "boolean?" }), returns<DaemonStatus>()),
+  "daemon/shutdown": method(NONE, returns<Empty>()),
   // Passthrough (SPEC C15): refused with `not-offered` where the server's capabilities lack it.
-  "resources/list": method<ListPageParams, ListResourcesResult>(
-    fields({ serverId: "string", cursor: "string?" }),
-  ),
-  "resources/templates/list": method<ListPageParams, ListResourceTemplatesResult>(
-    fields({ serverId: "string", cursor: "string?" }),
-  ),
-  "resources/read": method<ResourceUriParams, ReadResourceResult>(
-    fields({ serverId: "string", uri: "string" }),
-  ),
+  "resources/list": method(LIST_PAGE, returns<ListResourcesResult>()),
+  "resources/templates/list": method(LIST_PAGE, returns<ListResourceTemplatesResult>()),
+  "resources/read": method(RESOURCE_URI, returns<ReadResourceResult>()),
   /** Its `notifications/resources/updated` come to this connection only, as `notification`. */
-  "resources/subscribe": method<ResourceUriParams, Empty>(
-    fields({ serverId: "string", uri: "string" }),
+  "resources/subscribe": method(RESOURCE_URI, returns<Empty>()),
+  "resources/unsubscribe": method(RESOURCE_URI, returns<Empty>()),
+  "prompts/list": method(LIST_PAGE, returns<ListPromptsResult>()),
+  "prompts/get": method(
+    fieldsOf<GetPromptParams>({ ...SERVER_SCOPED, name: "string", arguments: "object?" }),
+    returns<GetPromptResult>(),
   ),
-  "resources/unsubscribe": method<ResourceUriParams, Empty>(
-    fields({ serverId: "string", uri: "string" }),
+  "completion/complete": method(
+    fieldsOf<CompleteParams>({
+      ...SERVER_SCOPED,
+      ref: "object",
+      argument: "object",
+      context: "object?",
+    }),
+    returns<CompleteResult>(),
   ),
-  "prompts/list": method<ListPageParams, ListPromptsResult>(
-    fields({ serverId: "string", cursor: "string?" }),
-  ),
-  "prompts/get": method<GetPromptParams, GetPromptResult>(
-    fields({ serverId: "string", name: "string", arguments: "object?" }),
-  ),
-  "completion/complete": method<CompleteParams, CompleteResult>(
-    fields({ serverId: "string", ref: "object", argument: "object", context: "object?" }),
-  ),
-  "server/ping": method<ServerScopedParams, Empty>(fields({ serverId: "string" })),
+  "server/ping": method(fields(SERVER_SCOPED), returns<Empty>()),
   /** The level is the server's, shared by every agent that uses it. */
-  "logging/setLevel": method<SetLevelParams, Empty>(
-    fields({ serverId: "string", level: "string" }),
+  "logging/setLevel": method(
+    fieldsOf<SetLevelParams>({ ...SERVER_SCOPED, level: "string" }),
+    returns<Empty>(),
   ),
   // Per-conversation servers (SPEC B9): leases, terminate, listings, counts.
   ...CONVERSATION_METHODS,
@@ -416,17 +411,22 @@ export function isNotificationName(name: string): name is NotificationName {
  * call's AbortSignal fires (the daemon aborts that request, and the pool cancels it
  * upstream), the daemon when an `elicit` is no longer wanted. A late answer is ignored.
  */
-export const CANCEL = { method: "request/cancel", check: fields({ id: "id" }) } as const;
+const CANCEL_FIELDS = fields({ id: "id" });
 
-const checkElicit: ParamsCheck = (params) => {
-  const problem = fields({ serverId: "string", callId: "id", params: "object" })(params);
+export const CANCEL = { method: "request/cancel", check: CANCEL_FIELDS } as const;
+
+/** What the two daemon requests share: the server that asks, and the call it asks during. */
+const ASKED = fields({ serverId: "string", callId: "id", params: "object" });
+
+const checkElicit: ParamsCheck<ElicitParams> = (params) => {
+  const problem = ASKED(params);
   if (problem !== undefined) return problem;
   const asked = params.params as Record<string, unknown>;
   return typeof asked.message === "string" ? undefined : `"params.message" must be a string`;
 };
 
-const checkSample: ParamsCheck = (params) => {
-  const problem = fields({ serverId: "string", callId: "id", params: "object" })(params);
+const checkSample: ParamsCheck<SampleParams> = (params) => {
+  const problem = ASKED(params);
   if (problem !== undefined) return problem;
   const asked = params.params as Record<string, unknown>;
   return Array.isArray(asked.messages) ? undefined : `"params.messages" must be an array`;
@@ -435,9 +435,9 @@ const checkSample: ParamsCheck = (params) => {
 /** Every request the daemon may send a client: only to the connection whose call caused it. */
 export const DAEMON_REQUESTS = {
   /** Answer with the user's reply; a handler that throws is answered `cancel` upstream. */
-  elicit: method<ElicitParams, ElicitResult>(checkElicit),
+  elicit: method(checkElicit, returns<ElicitResult>()),
   /** Answer with the model's message; a refusal reaches the server as a JSON-RPC error. */
-  sample: method<SampleParams, CreateMessageResult>(checkSample),
+  sample: method(checkSample, returns<CreateMessageResult>()),
 } as const;
 
 export type DaemonRequests = typeof DAEMON_REQUESTS;

@@ -14,6 +14,23 @@ import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./sign-in.js";
 import type { TransportContext } from "./transport.js";
 
+/**
+ * The SDK's transport with a close() that runs once. The SDK's says onclose on every call,
+ * synchronously, and whoever learns of a close from onclose may close the transport in turn
+ * (a lost connection's entry does, to take its leftovers down): without this the two
+ * re-entered each other until the stack overflowed. stdio-transport.ts says its close once too.
+ */
+class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
+  #closed = false;
+
+  override async close(): Promise<void> {
+    // Set before the SDK's close: its onclose runs inside, and may call this again.
+    if (this.#closed) return;
+    this.#closed = true;
+    await super.close();
+  }
+}
+
 /** `row` has its placeholders filled already (transport.ts). */
 export function createHttpTransport(
   row: HttpServerConfig,
@@ -31,7 +48,7 @@ export function createHttpTransport(
     Object.keys(headers),
     context.fetch ?? sharedKeepAliveFetch(),
   );
-  return new StreamableHTTPClientTransport(url, {
+  return new OnceClosedHttpTransport(url, {
     requestInit: { headers },
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.

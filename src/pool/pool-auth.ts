@@ -1,8 +1,9 @@
 /**
  * The pool's half of signing in (SPEC E5), in one place: which OAuth provider a row's
  * connection gets (the stored, non-interactive one, or a machine grant's), the tokens to
- * redact, what each server's refusals asked for (sign-in.ts), and the one sentence every
- * auth-required status, event, log line and error carries for a server. McpPool holds one.
+ * redact, what each server's refusals asked for (sign-in.ts), the one sentence every
+ * auth-required status, event, log line and error carries for a server, and the sign-ins
+ * `mcpool login` and `logout` store or forget, each followed by a redial. McpPool holds one.
  */
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { expandServerConfig, type Environment } from "../config/placeholders.js";
@@ -18,8 +19,9 @@ import {
   storedAuthProvider,
   type TokenStore,
 } from "./oauth.js";
+import type { ServerEntry } from "./server-entry.js";
 import { SignInLedger, type AuthChallenge } from "./sign-in.js";
-import type { SignInRequest } from "./types.js";
+import type { ServerAuthState, SignInRequest } from "./types.js";
 
 export interface PoolAuthOptions {
   /** Where sign-ins are kept. Default: this process's memory. */
@@ -29,6 +31,12 @@ export interface PoolAuthOptions {
   /** A live connection's token was refused and nothing can renew it. */
   lost(serverId: string): void;
   log(message: string): void;
+  /** Where placeholders in a row's url are filled from (McpPoolOptions.env). */
+  env: Environment | undefined;
+  /** The entry of a configured server; throws `unknown-server`. */
+  entry(serverId: string): ServerEntry;
+  /** Closes a server's connection and dials it again (McpPool.reconnect). */
+  reconnect(serverId: string): Promise<void>;
 }
 
 export class PoolAuth {
@@ -96,17 +104,38 @@ export class PoolAuth {
     this.#ledger.satisfied(serverId, by);
   }
 
-  /** Saves what `mcpool login` handed over, under the server's store key. */
-  async save(serverId: string, key: string, credentials: unknown): Promise<void> {
-    const parsed = parseCredentials(serverId, credentials);
-    await this.store.save(key, parsed);
-    this.#ledger.granted(serverId, parsed.tokens?.scope);
-    this.#ledger.signedIn(serverId);
+  /**
+   * Saves what `mcpool login` handed over under the server's store key and dials it again.
+   * Resolves with the status the dial left, never with a connect failure; refuses an unknown
+   * id, a stdio row and credentials without an access token (`invalid-arguments`).
+   */
+  storeCredentials(serverId: string, credentials: unknown): Promise<ServerAuthState> {
+    return this.#changeSignIn(serverId, async (key) => {
+      const parsed = parseCredentials(serverId, credentials);
+      await this.store.save(key, parsed);
+      this.#ledger.granted(serverId, parsed.tokens?.scope);
+      this.#ledger.signedIn(serverId);
+    });
   }
 
-  async forget(serverId: string, key: string): Promise<void> {
-    await this.store.delete(key);
-    this.#ledger.forget(serverId);
+  /** Forgets what a sign-in left for an http server (`mcpool logout`) and dials it again. */
+  forgetCredentials(serverId: string): Promise<ServerAuthState> {
+    return this.#changeSignIn(serverId, async (key) => {
+      await this.store.delete(key);
+      this.#ledger.forget(serverId);
+    });
+  }
+
+  async #changeSignIn(
+    serverId: string,
+    change: (key: string) => Promise<void>,
+  ): Promise<ServerAuthState> {
+    const { entry, env, reconnect } = this.#options;
+    await change(signInKey(entry(serverId).row, env));
+    // A failed dial is the answer, not an error: the state says what it was.
+    await reconnect(serverId).catch(() => undefined);
+    const { status, error } = entry(serverId);
+    return { id: serverId, status, ...(error !== undefined ? { error } : {}) };
   }
 }
 

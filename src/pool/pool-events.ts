@@ -1,21 +1,32 @@
 /**
- * The pool's listener lists: what the pool does (PoolEvent), what servers send
+ * What the pool says: its listener lists — what the pool does (PoolEvent), what servers send
  * (notifications), and which servers it holds (their ids, in configuration order, said when
- * a reconcile changed them). A listener that throws is logged and never fails what it
- * listened to.
+ * a reconcile changed them) — and its warnings about unset placeholder variables. The
+ * pool's own parts hear an event before any listener does (a cache to clear, subscriptions
+ * to renew); a listener that throws is logged and never fails what it listened to.
  */
 import type { PoolEvent, PoolLog, ServerNotification } from "./types.js";
 
+export interface PoolEventsInit {
+  log: PoolLog;
+  /** What the pool's parts do about an event, before any listener hears of it. */
+  react(event: PoolEvent): void;
+  /** What the pool's parts do with a server's notification, before any listener hears of it. */
+  deliver(serverId: string, notification: ServerNotification): void;
+}
+
 export class PoolEvents {
+  readonly #init: PoolEventsInit;
   readonly #events = new Set<(event: PoolEvent) => void>();
   readonly #notifications = new Set<(serverId: string, n: ServerNotification) => void>();
   readonly #servers = new Set<(ids: readonly string[]) => void>();
   /** The ids last said to #servers, joined: a reconcile that kept them says nothing. */
   #serverKey: string | undefined;
-  readonly #log: PoolLog;
+  /** `<id>\0<VAR>` of unset placeholder variables already logged, so each is said once. */
+  readonly #warnedUnset = new Set<string>();
 
-  constructor(log: PoolLog) {
-    this.#log = log;
+  constructor(init: PoolEventsInit) {
+    this.#init = init;
   }
 
   /**
@@ -50,20 +61,32 @@ export class PoolEvents {
   }
 
   emit(event: PoolEvent): void {
+    this.#init.react(event);
     for (const listener of this.#events) this.#guard("an event listener", () => listener(event));
   }
 
   notify(serverId: string, notification: ServerNotification): void {
+    this.#init.deliver(serverId, notification);
     for (const listener of this.#notifications) {
       this.#guard("a notification listener", () => listener(serverId, notification));
     }
+  }
+
+  /** `${name}` in a row of `serverId` has no value and no default: said once per pair (A3). */
+  unsetVariable(serverId: string, name: string): void {
+    const key = `${serverId}\0${name}`;
+    if (this.#warnedUnset.has(key)) return;
+    this.#warnedUnset.add(key);
+    this.#init.log.error?.(
+      `mcpool: ${serverId}: \${${name}} is not set and has no default; it is passed to the server as written`,
+    );
   }
 
   #guard(what: string, call: () => void): void {
     try {
       call();
     } catch (error) {
-      this.#log.error?.(`mcpool: ${what} threw: ${(error as Error).message}`);
+      this.#init.log.error?.(`mcpool: ${what} threw: ${(error as Error).message}`);
     }
   }
 }

@@ -1,0 +1,187 @@
+/**
+ * The pool's parts, built from its options and wired to each other in one place: the
+ * reconciler owns the servers, the catalogue answers what is offered, the pin gate withholds
+ * what moved, the call pipeline sends calls, the passthrough carries the rest of MCP, and
+ * PoolAuth, PoolEvents and the conversation registry serve them all. Every callback between
+ * two parts is written here; McpPool (pool.ts) only delegates to what this returns.
+ */
+import type { McpServerConfig } from "../config/rows.js";
+import { CallPipeline } from "./call-pipeline.js";
+import { CallRoutes } from "./call-routes.js";
+import { Catalogue } from "./catalogue.js";
+import { ConversationRegistry } from "./conversations.js";
+import { checkPoolDurations } from "./duration-checks.js";
+import type { EntryContext } from "./entry-context.js";
+import { McpPoolError } from "./errors.js";
+import { keepAliveFetch } from "./fetch.js";
+import { Passthrough } from "./passthrough.js";
+import { PinGate } from "./pin-gate.js";
+import { PinLedger } from "./pinning.js";
+import { PoolAuth } from "./pool-auth.js";
+import { entryContext } from "./pool-context.js";
+import { PoolEvents } from "./pool-events.js";
+import { DEFAULT_TOOLS_TOKEN_WARNING, type McpPoolOptions } from "./pool-options.js";
+import { probeAsPool } from "./probe.js";
+import { Reconciler } from "./reconciler.js";
+import { ResultCache } from "./result-cache.js";
+import type { PoolLog, ProbeResult } from "./types.js";
+
+export interface PoolParts {
+  log: PoolLog;
+  context: EntryContext;
+  servers: Reconciler;
+  catalogue: Catalogue;
+  pins: PinGate;
+  calls: CallPipeline;
+  events: PoolEvents;
+  auth: PoolAuth;
+  passthrough: Passthrough;
+  conversations: ConversationRegistry;
+  /** Throws `closed` once the pool is shut down. */
+  assertOpen(): void;
+  /** Dials a row that need not be saved, lists its tools and hangs up. Never throws. */
+  probe(row: McpServerConfig): Promise<ProbeResult>;
+  /** Closes every server, then the fetch the pool made for itself. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+/** Builds the parts of one pool; nothing is dialled until a sync. Throws on a bad duration. */
+export function poolParts(options: McpPoolOptions): PoolParts {
+  checkPoolDurations(options);
+  const log = options.log ?? { error: (message) => process.stderr.write(`${message}\n`) };
+  const cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
+  const indexTools = options.indexTools !== false;
+  // The callbacks below reach parts built after them; none runs before poolParts returns.
+  const auth = new PoolAuth({
+    tokenStore: options.tokenStore,
+    authProvider: options.authProvider,
+    lost: (serverId) => servers.find(serverId)?.authLost(),
+    log: (message) => log.error?.(message),
+    env: options.env,
+    entry: (id) => servers.entry(id),
+    reconnect: (id) => servers.reconnect(id),
+  });
+  const events = new PoolEvents({
+    log,
+    react: (event) => {
+      // What a server answered before a close or a new tool list is not what it would now.
+      if (event.type === "close" || event.type === "tools-changed") cache?.clear(event.serverId);
+      // Resource subscriptions die with a connection: a new one is subscribed again (C15).
+      if (event.type === "connect") {
+        passthrough.connected(event.serverId);
+        auth.satisfied(event.serverId, "connect");
+      }
+    },
+    deliver: (serverId, notification) => passthrough.deliver(serverId, notification),
+  });
+  const emit = events.emit.bind(events);
+  const routes = new CallRoutes(options, log);
+  const passthrough = new Passthrough({
+    entry: (id) => servers.entry(id),
+    find: (id) => servers.find(id),
+    authRefusal: (id, error) => auth.refusal(id, error),
+    timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
+    log,
+  });
+  const pins = new PinGate(
+    new PinLedger(options.pins, (id, error) =>
+      log.error?.(`mcpool: ${id}: reading the pin store failed: ${error.message}`),
+    ),
+    { log, emit, checks: indexTools },
+  );
+  /** The default fetch of http rows, when the pool was given none: ours to close. */
+  const ownFetch = options.fetch ? undefined : keepAliveFetch();
+  const context = entryContext(
+    options,
+    {
+      log,
+      auth,
+      ownFetch,
+      onUnsetVariable: (id, name) => events.unsetVariable(id, name),
+      capabilities: { ...routes.capabilities },
+    },
+    {
+      emit,
+      notify: (serverId, notification) => events.notify(serverId, notification),
+      changed: (entry) => {
+        catalogue.invalidate();
+        pins.check(entry);
+      },
+      schedule: (work) => servers.schedule(work),
+      listed: (entry) => servers.saveTools(entry),
+      elicit: (serverId, params, signal) => routes.elicit({ serverId }, params, signal),
+      sample: (serverId, params, signal) => routes.sample({ serverId }, params, signal),
+      held: (serverId) => passthrough.held(serverId),
+      revives: (entry) => servers.revives(entry),
+    },
+  );
+  const conversations: ConversationRegistry = new ConversationRegistry({
+    context,
+    options: options.conversations,
+    log,
+    emit,
+    entryOf: (id) => servers.find(id),
+    routes,
+    maxResultChars: options.maxResultChars,
+    maxDescriptionChars: options.maxDescriptionChars,
+  });
+  const servers: Reconciler = new Reconciler({
+    options,
+    context,
+    conversations,
+    log,
+    changed: () => {
+      catalogue.invalidate();
+      events.serversChanged(servers.entries().map((entry) => entry.id));
+    },
+    updated: (entry) => pins.check(entry),
+  });
+  const catalogue = new Catalogue({
+    entries: () => servers.entries(),
+    pins,
+    log,
+    maxDescriptionChars: options.maxDescriptionChars,
+    indexTools,
+    toolsTokenWarning: options.toolsTokenWarning ?? DEFAULT_TOOLS_TOKEN_WARNING,
+    extras: (id) => ({ conversations: conversations.statsOf(id), signIn: auth.request(id) }),
+  });
+  const assertOpen = (): void => {
+    if (servers.closed) throw new McpPoolError("closed", "the pool is closed");
+  };
+  const calls = new CallPipeline({
+    catalogue,
+    entries: () => servers.entries(),
+    conversations,
+    routes,
+    cache,
+    auth,
+    events,
+    assertOpen,
+    starting: () => servers.starting(),
+    ready: () => servers.ready(),
+    coerceArguments: options.coerceArguments,
+    maxResultChars: options.maxResultChars,
+    callTimeoutMs: options.callTimeoutMs,
+  });
+  return {
+    log,
+    context,
+    servers,
+    catalogue,
+    pins,
+    calls,
+    events,
+    auth,
+    passthrough,
+    conversations,
+    assertOpen,
+    // Stored tokens serve a probe too; its refusal says nothing about the live server.
+    probe: (row) => probeAsPool(row, options, context, (dialled) => auth.provider(dialled, false)),
+    shutdown: async () => {
+      if (servers.closed) return;
+      await servers.shutdown();
+      // Every transport is closed: what is left on the agent is idle sockets.
+      await ownFetch?.destroy();
+    },
+  };
+}
