@@ -1,12 +1,13 @@
 /**
- * `node bench/callpath-ab.mjs BASE_CLI [ROUNDS]`: the call path of this build against another
- * (BASE_CLI, e.g. a copy of dist/ before a change), in alternating rounds on one machine
+ * `node bench/callpath-ab.mjs CLI...`: the call path of this build against others (each CLI
+ * e.g. a copy of dist/cli/main.js before a change), in alternating rounds on one machine
  * (issue 16). Each arm is a daemon with one echo row; per round and arm: the daemon's CPU per
- * sequential call (utime+stime over the calls, as P11), the p50 of those calls (P1's loop)
+ * sequential call (its threads' schedstat run time over the calls), the p50 of those calls (P1's loop)
  * and 16 connections calling for a while (P3's loop). The client side is this checkout's.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { basename, dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import process from "node:process";
 import { connect } from "mcpool-client";
@@ -15,19 +16,24 @@ import { onCleanup, run } from "./lib/harness.mjs";
 import { note } from "./lib/report.mjs";
 import { median, percentile } from "./lib/stats.mjs";
 
-const [baseCli, roundsArg] = process.argv.slice(2);
-if (!baseCli) throw new Error("usage: node bench/callpath-ab.mjs BASE_CLI [ROUNDS]");
-const ROUNDS = Number(roundsArg ?? 4);
+const others = process.argv.slice(2);
+if (others.length === 0) throw new Error("usage: node bench/callpath-ab.mjs CLI...");
+const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 5);
 const CALLS = Number(process.env.BENCH_AB_CALLS ?? 2000);
 const RATE_MS = Number(process.env.BENCH_AB_RATE_MS ?? 2000);
 const CONNECTIONS = 16;
 const ARGS = { text: "hello" };
-const TICKS_PER_S = 100;
-
+/** The CPU time `pid`'s threads have run so far, µs: schedstat counts it in ns, not ticks. */
 function cpuUs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_S;
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "latin1").split(" ")[0]);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return ns / 1000;
 }
 
 async function arm(label, cli) {
@@ -77,7 +83,10 @@ run("call path A/B", async () => {
       .map((l) => l.toFixed(2))
       .join(" ")}`,
   );
-  const arms = [await arm("base", baseCli), await arm("this", cliPath)];
+  const arms = [];
+  // Each other build is named by the folder its dist/ is in.
+  for (const cli of others) arms.push(await arm(basename(dirname(dirname(dirname(cli)))), cli));
+  arms.push(await arm("this", cliPath));
   // A first round each, not counted: the JIT settles.
   for (const a of arms) {
     await round(a);
@@ -92,7 +101,7 @@ run("call path A/B", async () => {
   );
   for (const a of arms) {
     note(
-      `${a.label.padEnd(5)} CPU/call ${median(a.cpu).toFixed(0)} µs [${a.cpu.map((v) => v.toFixed(0)).join(" ")}]` +
+      `${a.label.padEnd(6)} CPU/call ${median(a.cpu).toFixed(0)} µs [${a.cpu.map((v) => v.toFixed(0)).join(" ")}]` +
         `  p50 ${median(a.p50).toFixed(3)} ms  16-way ${median(a.rate).toFixed(0)} calls/s [${a.rate.map((v) => v.toFixed(0)).join(" ")}]`,
     );
   }
