@@ -76,7 +76,8 @@ export class CallPipeline {
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
       unroute = routes.register(routeOf(indexed), opts);
-      const { result, text, chars, truncated, cached } = await this.#prepared(indexed, input, opts);
+      const finished = await this.#prepared(indexed, input, opts);
+      const { result, truncated, cached } = finished;
       if (events.listened) {
         events.emit({
           type: "call",
@@ -85,14 +86,17 @@ export class CallPipeline {
           toolName: indexed.tool.name,
           ms: performance.now() - started,
           ok: true,
-          chars,
+          // Read when a listener reads it: a raw call's text is made only then.
+          get chars() {
+            return finished.chars;
+          },
           truncated,
           ...(opts.hidden ? { hidden: true } : {}),
           ...(opts.raw ? { raw: true } : {}),
           ...(cached ? { cached: true } : {}),
         });
       }
-      return opts.raw ? result : text;
+      return opts.raw ? result : finished.text;
     } catch (error) {
       if (events.listened) {
         events.emit({

@@ -211,6 +211,25 @@ export interface FinishedResult {
 }
 
 /**
+ * A raw call's finished result: the caller takes the result itself, so its text (for a
+ * structured result, two JSON parses and canonicalisations) is only made when read — by a
+ * `call` event's `chars`, say — and then once.
+ */
+function rawFinished(result: CallToolResult): FinishedResult {
+  let full: string | undefined;
+  return {
+    result,
+    get text() {
+      return (full ??= resultText(result));
+    },
+    get chars() {
+      return this.text.length;
+    },
+    truncated: false,
+  };
+}
+
+/**
  * The one finishing step of every call path (pool, conversation, result cache): flatten,
  * then cut to `maxChars` (C10). A result the server marked `isError` is thrown as
  * `tool-error` with its text cut the same way, unless the caller asked for the raw result.
@@ -219,8 +238,10 @@ export interface FinishedResult {
 export function finishResult(
   result: CallToolResult,
   options: { serverId: string; maxChars: number | undefined; raw?: boolean | undefined },
-  full: string = resultText(result),
+  given?: string,
 ): FinishedResult {
+  if (options.raw && given === undefined) return rawFinished(result);
+  const full = given ?? resultText(result);
   if (result.isError && !options.raw) {
     throw new McpPoolError("tool-error", truncateText(full, options.maxChars), {
       serverId: options.serverId,
