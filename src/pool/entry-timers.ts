@@ -26,6 +26,8 @@ export class IdleTimer<T> {
   /** When the server may be reaped, on performance.now()'s clock; undefined while in use. */
   #due: number | undefined;
   #armedFor: T | undefined;
+  /** When the pending timer fires, on the same clock. */
+  #firesAt = 0;
 
   constructor(owner: IdleOwner<T>) {
     this.#owner = owner;
@@ -46,15 +48,20 @@ export class IdleTimer<T> {
 
   /** A use of `armedFor` ended: the server may be reaped `ms` from now. */
   arm(ms: number, armedFor: T): void {
-    this.#due = performance.now() + ms;
+    const due = performance.now() + ms;
+    this.#due = due;
     this.#armedFor = armedFor;
-    if (this.#timer === undefined) this.#start(ms);
+    if (this.#timer !== undefined && this.#firesAt <= due) return;
+    // None pending, or it fires after this stamp (the row's timeout was shortened).
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#start(ms);
   }
 
   #start(ms: number): void {
     const timer = setTimeout(() => this.#fired(timer), ms);
     timer.unref();
     this.#timer = timer;
+    this.#firesAt = performance.now() + ms;
   }
 
   #fired(timer: NodeJS.Timeout): void {

@@ -53,6 +53,22 @@ describe("the lazy idle timer", () => {
     expect(pool.state()[0]?.status).toBe("idle");
   });
 
+  it("reaps on a row's shortened idleTimeoutMs, not the longer timer already pending", async () => {
+    vi.useFakeTimers();
+    const s = scriptedServer([tool("t")]);
+    const pool = makePool({ servers: { s: s.build }, idleTimeoutMs: 60_000 });
+    pools.push(pool);
+    await pool.sync([memoryRow("s")]);
+    await pool.call("s__t", {});
+    // The same connection fields: the row is taken without touching the child.
+    await pool.sync([memoryRow("s", "s", { idleTimeoutMs: 1000 })]);
+    await pool.call("s__t", {});
+    expect(s.spawns).toBe(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    await pool.flush();
+    expect(pool.state()[0]?.status).toBe("idle");
+  });
+
   it("leaves no timer behind for a server stopped before its reap", async () => {
     vi.useFakeTimers();
     const s = scriptedServer([tool("t")]);
