@@ -26,11 +26,42 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * One request of the client's while its handler runs. Its AbortController is made only when
+ * the handler reads the signal, not for every request (issue 16); an abort before that is
+ * kept, and the signal is made aborted.
+ */
+export class InboundRequest {
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Whether the answer is no longer wanted; reading this makes no signal. */
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
 export class PeerRequests {
   /** Requests the client sent, by id, while their handlers run. */
-  readonly #inbound = new Map<JSONRPCID, AbortController>();
+  readonly #inbound = new Map<JSONRPCID, InboundRequest>();
   /** Every handler running, notifications (no id) included: all abort on close. */
-  readonly #running = new Set<AbortController>();
+  readonly #running = new Set<InboundRequest>();
   readonly #outbound = new Map<number, Outbound>();
   #lastId = 0;
   #closed: Error | undefined;
@@ -41,29 +72,29 @@ export class PeerRequests {
     this.#send = send;
   }
 
-  /** A request of the client begins: the signal its handler gets. */
-  begin(id: JSONRPCID | undefined): AbortController {
-    const controller = new AbortController();
-    if (this.#closed) controller.abort(this.#closed);
-    this.#running.add(controller);
-    if (id !== undefined && id !== null) this.#inbound.set(id, controller);
-    return controller;
+  /** A request of the client begins: what its handler's signal comes from. */
+  begin(id: JSONRPCID | undefined): InboundRequest {
+    const request = new InboundRequest();
+    if (this.#closed) request.abort(this.#closed);
+    this.#running.add(request);
+    if (id !== undefined && id !== null) this.#inbound.set(id, request);
+    return request;
   }
 
   /** The request's handler settled. */
-  end(id: JSONRPCID | undefined, controller: AbortController): void {
-    this.#running.delete(controller);
-    if (id !== undefined && id !== null && this.#inbound.get(id) === controller) {
+  end(id: JSONRPCID | undefined, request: InboundRequest): void {
+    this.#running.delete(request);
+    if (id !== undefined && id !== null && this.#inbound.get(id) === request) {
       this.#inbound.delete(id);
     }
   }
 
   /** `request/cancel` from the client: its request `id` is no longer wanted. */
   cancel(id: JSONRPCID): void {
-    const controller = this.#inbound.get(id);
-    if (!controller) return;
+    const request = this.#inbound.get(id);
+    if (!request) return;
     this.#inbound.delete(id);
-    controller.abort(new DOMException("the client cancelled the request", "AbortError"));
+    request.abort(new DOMException("the client cancelled the request", "AbortError"));
   }
 
   /** Sends the client a request; rejects when `signal` aborts (the client is told) or on close. */
@@ -116,7 +147,7 @@ export class PeerRequests {
   close(reason: Error): void {
     if (this.#closed) return;
     this.#closed = reason;
-    for (const controller of this.#running) controller.abort(reason);
+    for (const request of this.#running) request.abort(reason);
     this.#running.clear();
     this.#inbound.clear();
     const outbound = [...this.#outbound.values()];

@@ -12,14 +12,20 @@ import {
   PROTOCOL_VERSION,
   McpPoolError as ClientError,
   toWireError,
+  type DaemonParamsOf,
+  type DaemonRequestName,
+  type DaemonResultOf,
   type Frame,
   type MethodName,
+  type NotificationName,
+  type NotificationParamsOf,
   type WireError,
 } from "mcpool-client";
 
 import { McpPoolError } from "../pool/errors.js";
 import type { PoolLog } from "../pool/types.js";
 import { readEnvelope } from "./envelope.js";
+import type { InboundRequest } from "./peer-requests.js";
 import type { HandlerTable, RequestContext } from "./request-context.js";
 import type { SocketPeer } from "./socket-peer.js";
 
@@ -64,6 +70,44 @@ function wireErrorOf(error: unknown): WireError | undefined {
   return undefined;
 }
 
+/**
+ * A handler's context: one object a request, its methods on the prototype and its signal
+ * made only if the handler reads it (issue 16).
+ */
+class PeerRequestContext implements RequestContext {
+  readonly #peer: SocketPeer;
+  readonly #request: InboundRequest;
+
+  constructor(
+    peer: SocketPeer,
+    request: InboundRequest,
+    readonly id: JSONRPCID | undefined,
+  ) {
+    this.#peer = peer;
+    this.#request = request;
+  }
+
+  get signal(): AbortSignal {
+    return this.#request.signal;
+  }
+
+  get connection(): RequestContext["connection"] {
+    return this.#peer.info;
+  }
+
+  notify<N extends NotificationName>(name: N, params: NotificationParamsOf<N>): boolean {
+    return this.#peer.notify(name, params);
+  }
+
+  request<R extends DaemonRequestName>(
+    name: R,
+    params: DaemonParamsOf<R>,
+    signal?: AbortSignal,
+  ): Promise<DaemonResultOf<R>> {
+    return this.#peer.requests.request(name, params, signal);
+  }
+}
+
 export function createDispatcher(options: DispatchOptions): Dispatcher {
   const { log, draining } = options;
   const routes = routesOf(options.handlers);
@@ -76,13 +120,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   ): void {
     const run = routes.get(method) as Run;
     const request = peer.requests.begin(id);
-    const ctx: RequestContext = {
-      signal: request.signal,
-      id,
-      connection: peer.info,
-      notify: (name, params) => peer.notify(name, params),
-      request: (name, params, signal) => peer.requests.request(name, params, signal),
-    };
+    const ctx = new PeerRequestContext(peer, request, id);
     // The answer is written before the request counts as settled: in a drain, settling the
     // last one ends the connection, and an answer written after that would be lost (F6).
     const succeed = (result: unknown): void => {
@@ -94,7 +132,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       peer.requests.end(id, request);
       const wire = wireErrorOf(error);
       // A call whose client went away or withdrew it fails by design; nobody waits for it.
-      if (wire === undefined && !request.signal.aborted) {
+      if (wire === undefined && !request.aborted) {
         log.error?.(
           `${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
         );

@@ -11,7 +11,7 @@
  * failure is mapped once, by upstream-error.ts.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, slugOf } from "../config/rows.js";
 import type { Catalogue } from "./catalogue.js";
 import { unknownTool } from "./catalogue.js";
@@ -25,7 +25,7 @@ import { qualifiedName } from "./naming.js";
 import type { PoolAuth } from "./pool-auth.js";
 import type { PoolEvents } from "./pool-events.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
-import { finishResult, resultBudget } from "./results.js";
+import { ForwardedResultSchema, finishResult, resultBudget, withContent } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, withSession } from "./session.js";
 import { isBrokenPipe } from "./stdio-transport.js";
@@ -76,7 +76,8 @@ export class CallPipeline {
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
       unroute = routes.register(routeOf(indexed), opts);
-      const { result, text, chars, truncated, cached } = await this.#prepared(indexed, input, opts);
+      const finished = await this.#prepared(indexed, input, opts);
+      const { result, truncated, cached } = finished;
       if (events.listened) {
         events.emit({
           type: "call",
@@ -85,14 +86,17 @@ export class CallPipeline {
           toolName: indexed.tool.name,
           ms: performance.now() - started,
           ok: true,
-          chars,
+          // Read when a listener reads it: a raw call's text is made only then.
+          get chars() {
+            return finished.chars;
+          },
           truncated,
           ...(opts.hidden ? { hidden: true } : {}),
           ...(opts.raw ? { raw: true } : {}),
           ...(cached ? { cached: true } : {}),
         });
       }
-      return opts.raw ? result : text;
+      return opts.raw ? result : finished.text;
     } catch (error) {
       if (events.listened) {
         events.emit({
@@ -239,7 +243,7 @@ export class CallPipeline {
       // onprogress makes the SDK send a progressToken of its own; resetTimeoutOnProgress
       // stays false, so a chatty server cannot hold a call past its timeout.
       const result = (await holding(connection, () =>
-        connection.client.callTool({ name, arguments: args }, CallToolResultSchema, {
+        connection.client.callTool({ name, arguments: args }, ForwardedResultSchema, {
           ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
           ...(signal ? { signal } : {}),
           ...(onProgress ? { onprogress: onProgress } : {}),
@@ -247,7 +251,7 @@ export class CallPipeline {
       )) as CallToolResult;
       entry.answered(connection);
       this.#init.auth.satisfied(entry.id, "call");
-      return result;
+      return withContent(result);
     } catch (error) {
       if (signal?.aborted) throw error;
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {

@@ -241,10 +241,96 @@ export function argumentProblems(args: unknown, schema: unknown): string[] {
   return problems;
 }
 
+/** Whether a value fits its schema as it is: nothing to repair, nothing to report. */
+type Fits = (value: unknown) => boolean;
+
+const FITS_ANYTHING: Fits = () => true;
+
+/** A schema's compiled check, per schema object: a tool's inputSchema is compiled once. */
+const compiledChecks = new WeakMap<object, Fits>();
+
+/**
+ * `schema` compiled into one walk that says whether a value is already what coercion and
+ * argumentProblems() would leave alone: every type matches, no optional "" or null to drop,
+ * every required property there. Anything else takes the repairing path, so this only
+ * decides when the arguments can be sent as given, without a copy.
+ */
+function compileCheck(schema: unknown): Fits {
+  if (!isRecord(schema)) return FITS_ANYTHING;
+  const cached = compiledChecks.get(schema);
+  if (cached !== undefined) return cached;
+  const types = typesOf(schema);
+  const object = compileObjectCheck(schema);
+  const array = compileArrayCheck(schema);
+  const fits: Fits = (value) => {
+    if (types !== undefined && !types.some((type) => matches(value, type))) return false;
+    if (isRecord(value)) return object(value as Record<string, unknown>);
+    if (Array.isArray(value)) return array(value);
+    return true;
+  };
+  compiledChecks.set(schema, fits);
+  return fits;
+}
+
+interface PropertyCheck {
+  fits: Fits;
+  /** An optional property coercion drops when it is "" (or null): its type allows neither. */
+  dropsEmpty: boolean;
+  dropsNull: boolean;
+}
+
+function compileObjectCheck(schema: Schema): Fits {
+  const required = (Array.isArray(schema.required) ? schema.required : []).filter(
+    (key): key is string => typeof key === "string",
+  );
+  const properties = new Map<string, PropertyCheck>();
+  if (isRecord(schema.properties)) {
+    for (const [key, property] of Object.entries(schema.properties)) {
+      const types = typesOf(property);
+      const optional = types !== undefined && !required.includes(key);
+      properties.set(key, {
+        fits: compileCheck(property),
+        dropsEmpty: optional && !types.includes("string"),
+        dropsNull: optional && !types.includes("null"),
+      });
+    }
+  }
+  return (value) => {
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const property = properties.get(key);
+      if (property === undefined) continue;
+      const item = record[key];
+      if ((item === "" && property.dropsEmpty) || (item === null && property.dropsNull)) {
+        return false;
+      }
+      if (!property.fits(item)) return false;
+    }
+    for (const key of required) if (record[key] === undefined) return false;
+    return true;
+  };
+}
+
+function compileArrayCheck(schema: Schema): Fits {
+  const prefix = Array.isArray(schema.prefixItems) ? schema.prefixItems.map(compileCheck) : [];
+  const items = schema.items;
+  const tuple = Array.isArray(items) ? items.map(compileCheck) : undefined;
+  const rest = isRecord(items) ? compileCheck(items) : FITS_ANYTHING;
+  return (value) => {
+    const list = value as unknown[];
+    for (let i = 0; i < list.length; i++) {
+      const fits = i < prefix.length ? prefix[i] : tuple !== undefined ? tuple[i] : rest;
+      if (fits !== undefined && !fits(list[i])) return false;
+    }
+    return true;
+  };
+}
+
 /**
  * The arguments call() sends: with `coerce`, repaired and checked, refused as
  * `invalid-arguments` when something still does not fit; without it, exactly as given
- * (an input that is not an object is sent as `{}`, as ever).
+ * (an input that is not an object is sent as `{}`, as ever). Arguments that already fit
+ * are sent as given: checked in one walk by the schema's compiled check, not copied.
  */
 export function callArguments(
   qualified: string,
@@ -254,6 +340,7 @@ export function callArguments(
 ): Record<string, unknown> {
   const given = input === undefined || input === null ? {} : input;
   if (!coerce) return isRecord(given) ? given : {};
+  if (isRecord(given) && compileCheck(schema)(given)) return given;
   const args = coerceArguments(given, schema);
   const problems = argumentProblems(args, schema);
   if (problems.length > 0) {

@@ -3,40 +3,82 @@
  * (SPEC B1) and the revive of an eager server that went down (F1).
  */
 
-/**
- * The idle reap: armed when a use ends and cancelled when one begins. The reap itself runs
- * on the reconcile queue, and only if the timer that fired is still the armed one, so a
- * use that lands between the fire and the queued close keeps the server.
- */
-export class IdleTimer {
-  #timer: NodeJS.Timeout | undefined;
+/** What the idle reap asks of its server, given once. `T` is what a use was armed for. */
+export interface IdleOwner<T> {
+  /** Queues `work` on the reconcile queue. */
+  schedule(work: () => Promise<void>): Promise<void>;
+  /** Whether the server is still idle on `armedFor` (no call in flight, nothing holds it). */
+  stillIdle(armedFor: T): boolean;
+  reap(): Promise<void>;
+}
 
-  /** A use began: whatever timer was armed no longer speaks for the server. */
+/**
+ * The idle reap, lazily (issue 16): a use that ends stamps when the server may be reaped,
+ * and a use that begins clears the stamp; neither touches a timer while one is pending.
+ * The one pending timer, when it fires, re-arms itself for what is left of a later stamp,
+ * ends without one, and otherwise queues the reap, which runs on the reconcile queue only if
+ * no use stamped or cleared since — so a use that lands between the fire and the queued
+ * close keeps the server. A sequential caller costs a clock read a call, not a timer.
+ */
+export class IdleTimer<T> {
+  readonly #owner: IdleOwner<T>;
+  #timer: NodeJS.Timeout | undefined;
+  /** When the server may be reaped, on performance.now()'s clock; undefined while in use. */
+  #due: number | undefined;
+  #armedFor: T | undefined;
+  /** When the pending timer fires, on the same clock. */
+  #firesAt = 0;
+
+  constructor(owner: IdleOwner<T>) {
+    this.#owner = owner;
+  }
+
+  /** A use began: whatever was armed no longer speaks for the server. */
   cancel(): void {
+    this.#due = undefined;
+    this.#armedFor = undefined;
+  }
+
+  /** The server went away: nothing is armed, and no timer is left to fire. */
+  stop(): void {
+    this.cancel();
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
-  /**
-   * Arms the timer for `ms`. When it fires, `schedule` queues the reap, which calls `reap`
-   * if this timer is still the armed one and `stillIdle()` holds.
-   */
-  arm(
-    ms: number,
-    schedule: (work: () => Promise<void>) => Promise<void>,
-    stillIdle: () => boolean,
-    reap: () => Promise<void>,
-  ): void {
-    this.cancel();
-    const timer = setTimeout(() => {
-      void schedule(async () => {
-        if (this.#timer !== timer || !stillIdle()) return;
-        this.#timer = undefined;
-        await reap();
-      });
-    }, ms);
+  /** A use of `armedFor` ended: the server may be reaped `ms` from now. */
+  arm(ms: number, armedFor: T): void {
+    const due = performance.now() + ms;
+    this.#due = due;
+    this.#armedFor = armedFor;
+    if (this.#timer !== undefined && this.#firesAt <= due) return;
+    // None pending, or it fires after this stamp (the row's timeout was shortened).
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#start(ms);
+  }
+
+  #start(ms: number): void {
+    const timer = setTimeout(() => this.#fired(timer), ms);
     timer.unref();
     this.#timer = timer;
+    this.#firesAt = performance.now() + ms;
+  }
+
+  #fired(timer: NodeJS.Timeout): void {
+    if (this.#timer !== timer) return;
+    this.#timer = undefined;
+    const due = this.#due;
+    if (due === undefined) return;
+    const left = due - performance.now();
+    // A use since the timer was set pushed the stamp on: wait out the rest of it.
+    if (left > 0) return this.#start(Math.ceil(left));
+    const armedFor = this.#armedFor as T;
+    void this.#owner.schedule(async () => {
+      if (this.#due !== due || !this.#owner.stillIdle(armedFor)) return;
+      this.#due = undefined;
+      this.#armedFor = undefined;
+      await this.#owner.reap();
+    });
   }
 }
 

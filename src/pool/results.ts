@@ -6,7 +6,8 @@
  * with none is named rather than dropped, so a model that asked for a screenshot is told
  * it got one instead of being handed an empty string.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import * as z from "zod/v4";
 
 import { McpPoolError } from "./errors.js";
 import { canonicalJson } from "./fingerprint.js";
@@ -15,6 +16,47 @@ import { canonicalJson } from "./fingerprint.js";
 export const NO_OUTPUT = "(no output)";
 
 type Block = CallToolResult["content"][number];
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Whether `value` has what the pool reads of a tool result: a content array (or none) of
+ * blocks with a `type`, the text of a text block a string, an object `structuredContent`, a
+ * boolean `isError`. Nothing else is looked at: the rest goes to the caller as the server
+ * sent it, and the caller's own SDK reads it there.
+ */
+function isForwardable(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const { content, structuredContent, isError } = value;
+  if (structuredContent !== undefined && !isRecord(structuredContent)) return false;
+  if (isError !== undefined && typeof isError !== "boolean") return false;
+  if (content === undefined) return true;
+  if (!Array.isArray(content)) return false;
+  for (const block of content as unknown[]) {
+    if (!isRecord(block) || typeof block.type !== "string") return false;
+    if (block.type === "text" && typeof block.text !== "string") return false;
+  }
+  return true;
+}
+
+/**
+ * The result schema the pool hands the SDK's `callTool` (issue 16): the checks above in one
+ * pass and the result kept as received, where the SDK's CallToolResultSchema parses every
+ * block with zod and copies the whole result for a value that is only forwarded. The
+ * tool's output schema is still checked by `callTool` itself (AJV, cached per tool).
+ */
+// Typed as the SDK's schema because `callTool` takes no other; it only ever safeParses it.
+export const ForwardedResultSchema = z.custom<CallToolResult>(
+  isForwardable,
+  "the tool result is not a CallToolResult",
+) as unknown as typeof CallToolResultSchema;
+
+/** A result that came without `content` gets the empty list the SDK's schema gives it. */
+export function withContent(result: CallToolResult): CallToolResult {
+  return result.content === undefined ? { ...result, content: [] } : result;
+}
 
 /** Bytes a base64 string decodes to, without decoding it. */
 function base64Bytes(data: string): number {
@@ -169,6 +211,25 @@ export interface FinishedResult {
 }
 
 /**
+ * A raw call's finished result: the caller takes the result itself, so its text (for a
+ * structured result, two JSON parses and canonicalisations) is only made when read — by a
+ * `call` event's `chars`, say — and then once.
+ */
+function rawFinished(result: CallToolResult): FinishedResult {
+  let full: string | undefined;
+  return {
+    result,
+    get text() {
+      return (full ??= resultText(result));
+    },
+    get chars() {
+      return this.text.length;
+    },
+    truncated: false,
+  };
+}
+
+/**
  * The one finishing step of every call path (pool, conversation, result cache): flatten,
  * then cut to `maxChars` (C10). A result the server marked `isError` is thrown as
  * `tool-error` with its text cut the same way, unless the caller asked for the raw result.
@@ -177,8 +238,10 @@ export interface FinishedResult {
 export function finishResult(
   result: CallToolResult,
   options: { serverId: string; maxChars: number | undefined; raw?: boolean | undefined },
-  full: string = resultText(result),
+  given?: string,
 ): FinishedResult {
+  if (options.raw && given === undefined) return rawFinished(result);
+  const full = given ?? resultText(result);
   if (result.isError && !options.raw) {
     throw new McpPoolError("tool-error", truncateText(full, options.maxChars), {
       serverId: options.serverId,

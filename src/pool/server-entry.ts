@@ -31,7 +31,11 @@ import { EntryState } from "./entry-state.js";
 import type { CloseReason } from "./types.js";
 
 export class ServerEntry extends EntryState {
-  readonly #idle = new IdleTimer();
+  readonly #idle = new IdleTimer<Connection>({
+    schedule: (work) => this.#context.schedule(work),
+    stillIdle: (connection) => this._connection === connection && !this.#held(connection),
+    reap: () => this.close("idle"),
+  });
   readonly #retiring = new Retirements();
   readonly #revive = new ReviveTimer();
   readonly #context: EntryContext;
@@ -144,7 +148,7 @@ export class ServerEntry extends EntryState {
     const connection = this._connection;
     if (!connection || this._status === "auth-required") return;
     this._connection = undefined;
-    this.busy();
+    this.#idle.stop();
     void this.#retire(connection, "reconnect");
     this.#authRequired(standingAuthMessage(this.#context, this.id), Date.now());
   }
@@ -211,7 +215,7 @@ export class ServerEntry extends EntryState {
    */
   #lost(connection: Connection, reason: "crash" | "unresponsive", message: string): void {
     this._connection = undefined;
-    this.busy();
+    this.#idle.stop();
     const now = Date.now();
     if (wasHealthy(connection, now)) {
       this._failures = 0;
@@ -290,7 +294,7 @@ export class ServerEntry extends EntryState {
     const pending = this._connecting;
     if (pending) await pending.catch(() => undefined);
     this.#revive.cancel();
-    this.busy();
+    this.#idle.stop();
     const connection = this._connection;
     this._connection = undefined;
     if (reason === "idle" || reason === "stop") {
@@ -350,7 +354,7 @@ export class ServerEntry extends EntryState {
     const live = this._connection;
     if (live && swapsWarm(row)) return this.#swap(live, row);
     this.#revive.cancel();
-    this.busy();
+    this.#idle.stop();
     const old = this._connection;
     this._connection = undefined;
     this._row = row;
@@ -380,7 +384,7 @@ export class ServerEntry extends EntryState {
       }
       learnServer(connection);
       this._connection = undefined;
-      this.busy();
+      this.#idle.stop();
       void this.#retire(live, "changed");
       this.resetBackoff();
       this.#connected(connection, tools, started);
@@ -445,15 +449,13 @@ export class ServerEntry extends EntryState {
   idle(): void {
     const ms = this._row.idleTimeoutMs ?? this.#context.idleTimeoutMs;
     const connection = this._connection;
-    if (!ms || !connection) return;
-    const held = (): boolean => connection.inflight > 0 || this.#context.held?.(this.id) === true;
-    if (held()) return;
-    this.#idle.arm(
-      ms,
-      (work) => this.#context.schedule(work),
-      () => this._connection === connection && !held(),
-      () => this.close("idle"),
-    );
+    if (!ms || !connection || this.#held(connection)) return;
+    this.#idle.arm(ms, connection);
+  }
+
+  /** A call in flight on the connection, or a caller's hold on the server, keeps it. */
+  #held(connection: Connection): boolean {
+    return connection.inflight > 0 || this.#context.held?.(this.id) === true;
   }
 
   /** Forget the backoff, so the next ensure() dials at once. */

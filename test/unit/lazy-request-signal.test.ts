@@ -1,0 +1,59 @@
+/**
+ * A request's AbortSignal on the daemon's socket is made only when its handler reads it
+ * (issue 16). A request withdrawn, or a connection closed, before the handler reads it must
+ * still give the handler an aborted signal, with the reason it would have had.
+ */
+import { describe, expect, it } from "vitest";
+import { McpPoolError as ClientError } from "mcpool-client";
+
+import { PeerRequests } from "../../src/daemon/peer-requests.js";
+
+const gone = new ClientError("daemon-unavailable", "the client disconnected");
+
+describe("a request's lazy signal", () => {
+  it("is aborted when read after the client withdrew the request", () => {
+    const requests = new PeerRequests(() => true);
+    const request = requests.begin(7);
+    requests.cancel(7);
+    expect(request.aborted).toBe(true);
+    expect(request.signal.aborted).toBe(true);
+    expect(request.signal.reason).toMatchObject({ name: "AbortError" });
+  });
+
+  it("is aborted when read after the connection closed, with the close's reason", () => {
+    const requests = new PeerRequests(() => true);
+    const request = requests.begin(undefined);
+    requests.close(gone);
+    expect(request.signal.aborted).toBe(true);
+    expect(request.signal.reason).toBe(gone);
+  });
+
+  it("is aborted for a request that begins after the connection closed", () => {
+    const requests = new PeerRequests(() => true);
+    requests.close(gone);
+    expect(requests.begin(1).signal.reason).toBe(gone);
+  });
+
+  it("aborts a signal already read, once, with the first reason", () => {
+    const requests = new PeerRequests(() => true);
+    const request = requests.begin(3);
+    const { signal } = request;
+    const reasons: unknown[] = [];
+    signal.addEventListener("abort", () => reasons.push(signal.reason));
+    requests.cancel(3);
+    requests.close(gone);
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toMatchObject({ name: "AbortError" });
+  });
+
+  it("is not aborted by a withdrawal of another request, nor after its own ended", () => {
+    const requests = new PeerRequests(() => true);
+    const first = requests.begin(1);
+    const second = requests.begin(2);
+    requests.cancel(2);
+    requests.end(1, first);
+    requests.cancel(1);
+    expect(first.signal.aborted).toBe(false);
+    expect(second.signal.aborted).toBe(true);
+  });
+});
