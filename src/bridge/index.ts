@@ -23,3 +23,4 @@ export {
   type HttpBridgeOptions,
 } from "./http.js";
 export { SERVER_META_KEY, scopedName, scopeOf, toolNames, type Scope } from "./naming.js";
+export { answersApart } from "./answers-apart.js";

@@ -20,6 +20,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "./bridge-server.js";
+import { answersApart } from "./answers-apart.js";
 import { mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
 
 export interface McpSocketsOptions {
@@ -277,24 +278,4 @@ function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () =
     timer = setTimeout(end, HALF_CLOSE_ANSWER_MS);
   });
   socket.once("close", () => clearTimeout(timer));
-}
-
-/**
- * A host's SDK client handles a notification a microtask after the chunk it came in, but
- * forgets a request's progress handler as soon as it reads the answer: progress read in the
- * same chunk as the answer is lost. An answer written in the same turn as a notification
- * waits for the next turn, so the host reads the notifications first, on their own.
- */
-function answersApart(transport: SessionTransport): void {
-  const send = transport.send.bind(transport);
-  let notified = false;
-  transport.send = async (message, options) => {
-    if (!("id" in message)) {
-      if (!notified) setImmediate(() => (notified = false));
-      notified = true;
-    } else if (notified && ("result" in message || "error" in message)) {
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    return send(message, options);
-  };
 }

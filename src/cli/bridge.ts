@@ -9,7 +9,13 @@ import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { connect, McpPoolError, type PoolClient } from "mcpool-client";
-import { BridgeScopeError, createBridge, listenHttp, type Bridge } from "../bridge/index.js";
+import {
+  answersApart,
+  BridgeScopeError,
+  createBridge,
+  listenHttp,
+  type Bridge,
+} from "../bridge/index.js";
 import { VERSION } from "../version.js";
 
 export interface BridgeCommandOptions {
@@ -90,7 +96,9 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
 
   if (options.httpPort === undefined) {
     const server = bridge.createServer();
-    await server.connect(new StdioServerTransport());
+    const stdio = new StdioServerTransport();
+    answersApart(stdio);
+    await server.connect(stdio);
     const why = await untilStopped(true);
     err(`mcpool bridge: stopping (${why})`);
   } else {
