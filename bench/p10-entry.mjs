@@ -1,7 +1,8 @@
 /**
  * P10 entry (issue 20): what one host session's server entry costs. Per entry — the server
  * itself, `mcpool bridge` through the SDK (main.js), the lean bridge (the `mcpool`
- * executable, a byte pipe to the daemon's MCP socket), a perl relay to that socket — the time
+ * executable, a byte pipe to the daemon's MCP socket), a perl relay to that socket, and socat
+ * and `nc -U` when this machine has them (wire prefers them to perl) — the time
  * from spawn to the tools/list answer (initialize, initialized and tools/list written at
  * once) and the VmRSS of the spawned process (and of it with its descendants, the whole
  * entry) at that moment, median of RUNS runs, on a warm
@@ -10,7 +11,7 @@
  * servers (unwired) against the same sessions wired (lean bridge, perl pipe), RSS summed over
  * every process involved, the daemon and its children included when wired.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -137,6 +138,15 @@ run("P10 entry", async () => {
     "lean bridge": await medianOf(node, bridge(binJs, "echo")),
     "perl pipe": await medianOf("perl", perl("echo")),
   };
+  // The stock relays `mcpool wire` prefers to perl, measured when this machine has them.
+  const stock = {
+    socat: (id) => ["STDIO", `UNIX-CONNECT:${socket(id)}`],
+    nc: (id) => ["-U", socket(id)],
+  };
+  const found = Object.keys(stock).filter(
+    (tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0,
+  );
+  for (const tool of found) entries[`${tool} pipe`] = await medianOf(tool, stock[tool]("echo"));
   for (const [name, m] of Object.entries({
     "bare node": bareNode,
     "bare perl": barePerl,
@@ -224,6 +234,20 @@ run("P10 entry", async () => {
       checks: [["value", "<=", 5]],
       spawnedRss: pipe.rss,
     }),
+    ...found.flatMap((tool) => [
+      figure({
+        name: `P10.${tool}-pipe.ms`,
+        unit: "ms",
+        value: entries[`${tool} pipe`].ms,
+        checks: [["value", "<=", 50]],
+      }),
+      figure({
+        name: `P10.${tool}-pipe.rss`,
+        unit: "MB",
+        value: entries[`${tool} pipe`].treeRss,
+        checks: [["value", "<=", 5]],
+      }),
+    ]),
     info("P10.hosts-unwired.rss", "MB", unwired),
     info("P10.hosts-wired-lean.rss", "MB", wiredLean, {
       baseline: unwired,

@@ -98,7 +98,9 @@ describe("echoServer", () => {
 
     await expect(cancelled).rejects.toThrow();
     await setImmediate();
-    expect(timers()).toBe(before);
+    // At most as many as before: the count is the process's, and a timer of something else
+    // (an earlier test's) may have ended meanwhile; a sleep left armed would be one more.
+    expect(timers()).toBeLessThanOrEqual(before);
     expect(await callText(client, "sleep", { ms: 5 })).toBe("slept 5");
   });
 });
