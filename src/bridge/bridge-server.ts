@@ -154,8 +154,14 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const wakeNamed = async (): Promise<void> => {
     const named = scope.servers;
     if (named === undefined) return;
+    // Not ready and nothing listed: idle, or already connecting (the ping joins that dial),
+    // or backing off (the ping is refused at once and said in the log).
     const asleep = (await upstream.state()).filter(
-      (s) => named.includes(s.id) && s.status === "idle" && s.tools.length === 0,
+      (s) =>
+        named.includes(s.id) &&
+        s.status !== "ready" &&
+        s.status !== "disabled" &&
+        s.tools.length === 0,
     );
     await Promise.all(
       asleep.map((s) =>
