@@ -4,19 +4,18 @@
  * are withheld until `mcpool approve` writes the new pin into mcp.json. The approved lists
  * live in the daemon's data directory, so `approve --show` still explains after a restart.
  */
-import { spawnSync } from "node:child_process";
 import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolClient, ServerState } from "mcpool-client";
 import { resolvePaths } from "../../src/daemon/paths.js";
 import {
-  cliPath,
   client,
   startDaemon,
   testHome,
   type RunningDaemon,
   type TestHome,
+  runCli,
 } from "../helpers/daemon.js";
 import { fixture } from "../helpers/processes.js";
 
@@ -25,17 +24,7 @@ const BOUND_MS = 20_000;
 /** Each test runs the CLI several times, a Node start each: generous on a loaded machine. */
 const TEST_MS = 90_000;
 
-function mcpool(
-  home: TestHome,
-  ...args: string[]
-): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [cliPath, ...args], {
-    env: home.env,
-    encoding: "utf8",
-    timeout: 30_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const mcpool = runCli;
 
 /** Resolves with the servers' state once `done` holds, re-checking on every pool event. */
 function eventually(

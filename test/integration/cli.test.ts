@@ -8,20 +8,11 @@ import {
   testHome,
   type RunningDaemon,
   type TestHome,
+  runCli,
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
-function mcpool(
-  home: TestHome,
-  ...args: string[]
-): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [cliPath, ...args], {
-    env: home.env,
-    encoding: "utf8",
-    timeout: 30_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const mcpool = runCli;
 
 describe("the mcpool command", () => {
   let home: TestHome;

@@ -7,13 +7,12 @@
  * is in no file under the test home but mcp.json, not in `mcpool logs`, not on the daemon's stderr; no
  * escape or control byte reaches the log.
  */
-import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolEvent } from "mcpool-client";
-import { cliPath, client, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
+import { client, startDaemon, testHome, type TestHome, runCli } from "../helpers/daemon.js";
 import { fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
 // Lines noisy.mjs prints before it serves.
@@ -30,11 +29,7 @@ afterEach(async () => {
 });
 
 function mcpool(home: TestHome, ...args: string[]): string {
-  return spawnSync(process.execPath, [cliPath, ...args], {
-    env: home.env,
-    encoding: "utf8",
-    timeout: 30_000,
-  }).stdout;
+  return runCli(home, ...args).stdout;
 }
 
 /** Every regular file under `dir`, read as text. */

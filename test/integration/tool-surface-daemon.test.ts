@@ -3,7 +3,6 @@
  * describe, alwaysLoaded, calls with coercion and hiding, and hooks — the echo fixture for
  * the rules, and the reference memory server for the case hooks were written for.
  */
-import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,11 +11,11 @@ import { McpPoolError as ClientError, type HookOutcome, type PoolClient } from "
 import { contextBlocks } from "../../src/config/hooks.js";
 import {
   client,
-  cliPath,
   startDaemon,
   testHome,
   type RunningDaemon,
   type TestHome,
+  runCli,
 } from "../helpers/daemon.js";
 import { fixture } from "../helpers/processes.js";
 
@@ -30,14 +29,7 @@ let home: TestHome;
 let daemon: RunningDaemon;
 let agent: PoolClient;
 
-function mcpool(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [cliPath, ...args], {
-    env: home.env,
-    encoding: "utf8",
-    timeout: 30_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const mcpool = (...args: string[]) => runCli(home, ...args);
 
 beforeAll(async () => {
   home = testHome("mcpool-surface-");
