@@ -12,6 +12,7 @@ import { onCleanup } from "./lib/cleanup.mjs";
 import { benchHome, cliPath, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { directClient, listAll } from "./lib/direct.mjs";
 import { run } from "./lib/harness.mjs";
+import { callsPerSecond } from "./lib/drive.mjs";
 import { figure } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
@@ -36,20 +37,6 @@ async function sequential(call, n, into) {
     await call();
     into.push(performance.now() - started);
   }
-}
-
-async function concurrent(callers, ms) {
-  const deadline = performance.now() + ms;
-  let calls = 0;
-  await Promise.all(
-    callers.map(async (call) => {
-      while (performance.now() < deadline) {
-        await call();
-        calls += 1;
-      }
-    }),
-  );
-  return (calls / ms) * 1000;
 }
 
 run("compare builds", async () => {
@@ -82,7 +69,7 @@ run("compare builds", async () => {
   for (let pass = 0; pass < ROUNDS; pass++) {
     const order = pass % 2 === 0 ? names : [...names].reverse();
     for (const name of order) await sequential(arms[name].one, SEQUENTIAL_PER_ROUND, latency[name]);
-    for (const name of order) rate[name].push(await concurrent(arms[name].many, CONCURRENT_MS));
+    for (const name of order) rate[name].push(await callsPerSecond(arms[name].many, CONCURRENT_MS));
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const figures = [];

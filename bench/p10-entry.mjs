@@ -11,7 +11,7 @@
  * servers (unwired) against the same sessions wired (lean bridge, perl pipe), RSS summed over
  * every process involved, the daemon and its children included when wired.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
@@ -25,7 +25,8 @@ const RUNS = Number(process.env.BENCH_P10_RUNS ?? 7);
 const HOSTS = 3;
 const mainJs = join(repoRoot, "dist/cli/main.js");
 const binJs = join(repoRoot, "dist/cli/bin.js");
-const { PERL_RELAY } = await import(join(repoRoot, "dist/cli/pipe-entry.js"));
+const { pipeCandidates } = await import(join(repoRoot, "dist/cli/pipe-entry.js"));
+const { onPath } = await import(join(repoRoot, "dist/cli/service-env.js"));
 const { mcpSocketPath } = await import(join(repoRoot, "dist/bridge/mcp-socket-paths.js"));
 
 const HANDSHAKE = [
@@ -123,7 +124,9 @@ run("P10 entry", async () => {
   await until(() => Object.keys(servers).every((id) => existsSync(socket(id))), 10_000);
 
   const bridge = (cli, id) => [cli, "bridge", "--server", id, "--socket", home.socketPath];
-  const perl = (id) => ["-e", PERL_RELAY, socket(id)];
+  /** The args `mcpool wire` writes for `tool`'s pipe to `id`'s socket. */
+  const pipeArgs = (tool, id) => pipeCandidates(socket(id)).find((c) => c.tool === tool).args;
+  const perl = (id) => pipeArgs("perl", id);
   const node = process.execPath;
   const bareNode = await medianOf(
     node,
@@ -139,14 +142,8 @@ run("P10 entry", async () => {
     "perl pipe": await medianOf("perl", perl("echo")),
   };
   // The stock relays `mcpool wire` prefers to perl, measured when this machine has them.
-  const stock = {
-    socat: (id) => ["STDIO", `UNIX-CONNECT:${socket(id)}`],
-    nc: (id) => ["-U", socket(id)],
-  };
-  const found = Object.keys(stock).filter(
-    (tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0,
-  );
-  for (const tool of found) entries[`${tool} pipe`] = await medianOf(tool, stock[tool]("echo"));
+  const found = ["socat", "nc"].filter((tool) => onPath(tool) !== undefined);
+  for (const tool of found) entries[`${tool} pipe`] = await medianOf(tool, pipeArgs(tool, "echo"));
   for (const [name, m] of Object.entries({
     "bare node": bareNode,
     "bare perl": barePerl,

@@ -13,12 +13,12 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
 import process from "node:process";
 import { connect } from "mcpool-client";
 import { startAgent } from "./lib/agents.mjs";
 import { benchHome, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { onCleanup, run } from "./lib/harness.mjs";
+import { callsPerSecond } from "./lib/drive.mjs";
 import { lineClient } from "./lib/line-client.mjs";
 import { figure, note } from "./lib/report.mjs";
 
@@ -52,22 +52,6 @@ async function connectMany(socketPath, count, label) {
       return pool;
     }),
   );
-}
-
-/** `callers` loops calling for `ms`; calls/s. */
-async function rate(callers, ms) {
-  const deadline = performance.now() + ms;
-  const started = performance.now();
-  let calls = 0;
-  await Promise.all(
-    callers.map(async (call) => {
-      while (performance.now() < deadline) {
-        await call();
-        calls += 1;
-      }
-    }),
-  );
-  return (calls / (performance.now() - started)) * 1000;
 }
 
 const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
@@ -109,16 +93,16 @@ async function oneServer() {
     idle200: [],
     ...Object.fromEntries(WIDE.map((n) => [`c${n}`, []])),
   };
-  for (const n of [CALLERS, ...WIDE]) await rate(arm(n), WARMUP_MS);
+  for (const n of [CALLERS, ...WIDE]) await callsPerSecond(arm(n), WARMUP_MS);
   for (let round = 0; round < ROUNDS; round++) {
-    rates.idle0.push(await rate(arm(CALLERS), ROUND_MS));
+    rates.idle0.push(await callsPerSecond(arm(CALLERS), ROUND_MS));
     // Idle agents listening to events, as bridges do; they never call.
     const idle = await connectMany(home.socketPath, IDLE, `idle${round}`);
     const offs = idle.map((pool) => pool.onEvent(() => undefined, { types: BRIDGE_EVENTS }));
     await Promise.all(idle.map((pool) => pool.state()));
-    rates.idle200.push(await rate(arm(CALLERS), ROUND_MS));
-    rates.c16.push(await rate(arm(CALLERS), ROUND_MS));
-    for (const n of WIDE) rates[`c${n}`].push(await rate(arm(n), ROUND_MS));
+    rates.idle200.push(await callsPerSecond(arm(CALLERS), ROUND_MS));
+    rates.c16.push(await callsPerSecond(arm(CALLERS), ROUND_MS));
+    for (const n of WIDE) rates[`c${n}`].push(await callsPerSecond(arm(n), ROUND_MS));
     for (const off of offs) off();
     await Promise.all(idle.map((pool) => pool.close()));
   }
@@ -135,10 +119,10 @@ async function tenServers() {
   const spread = callers.map((pool, i) => () => pool.call(`${ids[i % SERVERS]}__echo`, ARGS));
   const single = callers.slice(0, CALLERS).map((pool) => () => pool.call(`${ids[0]}__echo`, ARGS));
   const rates = { spread: [], single: [] };
-  await rate(spread, WARMUP_MS);
+  await callsPerSecond(spread, WARMUP_MS);
   for (let round = 0; round < ROUNDS; round++) {
-    rates.single.push(await rate(single, ROUND_MS));
-    rates.spread.push(await rate(spread, ROUND_MS));
+    rates.single.push(await callsPerSecond(single, ROUND_MS));
+    rates.spread.push(await callsPerSecond(spread, ROUND_MS));
   }
   return rates;
 }

@@ -5,7 +5,6 @@
  * The yardstick arm (issue 16): 16 connections to a bare relay process that owns its own
  * echo child and forwards each line under a fresh id (agents/bare-relay.mjs).
  */
-import { performance } from "node:perf_hooks";
 import { join } from "node:path";
 import process from "node:process";
 import { connect } from "mcpool-client";
@@ -13,6 +12,7 @@ import { startAgent } from "./lib/agents.mjs";
 import { benchHome, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { directClient, listAll } from "./lib/direct.mjs";
 import { onCleanup, run } from "./lib/harness.mjs";
+import { drive } from "./lib/drive.mjs";
 import { lineClient } from "./lib/line-client.mjs";
 import { figure, note } from "./lib/report.mjs";
 
@@ -21,21 +21,6 @@ const ROUNDS = 4;
 const ROUND_MS = Number(process.env.BENCH_P3_ROUND_MS ?? 2000);
 const WARMUP_MS = 1000;
 const ARGS = { text: "hello" };
-
-/** `callers` loops calling for `ms`; the number of calls completed. */
-async function drive(callers, ms) {
-  const deadline = performance.now() + ms;
-  let calls = 0;
-  await Promise.all(
-    callers.map(async (call) => {
-      while (performance.now() < deadline) {
-        await call();
-        calls += 1;
-      }
-    }),
-  );
-  return calls;
-}
 
 run("P3 throughput", async () => {
   const home = benchHome();
@@ -77,9 +62,7 @@ run("P3 throughput", async () => {
   for (let pass = 0; pass < ROUNDS; pass++) {
     const order = pass % 2 === 0 ? names : [...names].reverse();
     for (const arm of order) {
-      const started = performance.now();
-      const calls = await drive(arms[arm], ROUND_MS);
-      const ms = performance.now() - started;
+      const { calls, ms } = await drive(arms[arm], ROUND_MS);
       totals[arm].calls += calls;
       totals[arm].ms += ms;
       perRound[arm].push(Math.round((calls / ms) * 1000));

@@ -3,6 +3,7 @@
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
 import type {
+  CallParams,
   CallToolResult,
   CatalogServer,
   CompleteParams,
@@ -81,21 +82,13 @@ export interface ConnectOptions {
   signal?: AbortSignal;
 }
 
-export interface CallOptions {
-  /** Server ids the call may reach; absent = all, empty = none. */
-  servers?: readonly string[];
-  /** Overrides the row's and the pool's call timeout, ms. */
-  timeoutMs?: number;
-  /** Return the CallToolResult instead of its text. */
-  raw?: boolean;
-  /** Overrides the row's and the pool's result cap, characters; 0 = no cap. */
-  maxResultChars?: number;
-  /** Coerce the arguments against the tool's schema; overrides the row and the pool. Default true. */
-  coerce?: boolean;
-  /** false: ask the server even when the result cache holds an answer, and keep the new one. */
-  cache?: boolean;
-  /** Call a tool the row hides. */
-  hidden?: boolean;
+/** What a call may set that the wire carries as it is (CallParams' own doc comments). */
+type CallWireOptions = Pick<
+  CallParams,
+  "servers" | "timeoutMs" | "raw" | "maxResultChars" | "coerce" | "cache" | "hidden" | "identity"
+>;
+
+export interface CallOptions extends CallWireOptions {
   /**
    * Rejects the call with the signal's reason (an AbortError) when aborted, and cancels it:
    * the daemon aborts it and the server is sent `notifications/cancelled`.
@@ -113,8 +106,6 @@ export interface CallOptions {
    * without it, the handler given to onSample() does, else the server is refused.
    */
   onSample?: SampleHandler;
-  /** The conversation, for a `session: "conversation"` row (SPEC B9); see withIdentity(). */
-  identity?: ConversationIdentity;
   /** Server id → binding from conversations.tools(): a stale tool is refused before it is sent. */
   bindings?: Readonly<Record<string, string>>;
 }

@@ -364,10 +364,11 @@ export const METHODS = {
 
 export type Methods = typeof METHODS;
 export type MethodName = keyof Methods;
-export type ParamsOf<M extends MethodName> =
-  Methods[M] extends MethodSpec<infer P, unknown> ? P : never;
-export type ResultOf<M extends MethodName> =
-  Methods[M] extends MethodSpec<unknown, infer R> ? R : never;
+/** A descriptor's params and result types: one reading for METHODS and DAEMON_REQUESTS. */
+type SpecParams<S> = S extends MethodSpec<infer P, unknown> ? P : never;
+type SpecResult<S> = S extends MethodSpec<unknown, infer R> ? R : never;
+export type ParamsOf<M extends MethodName> = SpecParams<Methods[M]>;
+export type ResultOf<M extends MethodName> = SpecResult<Methods[M]>;
 
 export function isMethodName(name: string): name is MethodName {
   return Object.prototype.hasOwnProperty.call(METHODS, name);
@@ -442,10 +443,8 @@ export const DAEMON_REQUESTS = {
 
 export type DaemonRequests = typeof DAEMON_REQUESTS;
 export type DaemonRequestName = keyof DaemonRequests;
-export type DaemonParamsOf<R extends DaemonRequestName> =
-  DaemonRequests[R] extends MethodSpec<infer P, unknown> ? P : never;
-export type DaemonResultOf<R extends DaemonRequestName> =
-  DaemonRequests[R] extends MethodSpec<unknown, infer Res> ? Res : never;
+export type DaemonParamsOf<R extends DaemonRequestName> = SpecParams<DaemonRequests[R]>;
+export type DaemonResultOf<R extends DaemonRequestName> = SpecResult<DaemonRequests[R]>;
 
 export function isDaemonRequestName(name: string): name is DaemonRequestName {
   return Object.prototype.hasOwnProperty.call(DAEMON_REQUESTS, name);

@@ -35,8 +35,8 @@ export const PERL_RELAY =
   "if($i>=0&&vec($r,$i,1)){if(sysread(STDIN,$d,65536)){w(*S,$d)}else{shutdown(S,1);$i=-1}}" +
   "if(vec($r,$s,1)){sysread(S,$d,65536)or exit;w(*STDOUT,$d)}}";
 
-/** The entries to try, best first, for `socketPath`. */
-function candidates(socketPath: string): { tool: PipeEntry["tool"]; args: string[] }[] {
+/** The entries to try, best first, for `socketPath` (bench P10 measures each of them). */
+export function pipeCandidates(socketPath: string): { tool: PipeEntry["tool"]; args: string[] }[] {
   return [
     { tool: "socat", args: ["STDIO", `UNIX-CONNECT:${socketPath}`] },
     { tool: "nc", args: ["-U", socketPath] },
@@ -102,7 +102,7 @@ export async function findPipeEntry(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<PipeEntry | undefined> {
   if (socketPath === undefined || !existsSync(socketPath)) return undefined;
-  for (const { tool, args } of candidates(socketPath)) {
+  for (const { tool, args } of pipeCandidates(socketPath)) {
     const command = onPath(tool, env.PATH ?? "");
     if (command === undefined) continue;
     const entry: PipeEntry = { tool, command, args };
