@@ -7,10 +7,13 @@
  * then its server's slug and label. Names split on punctuation and camelCase, and a small
  * suffix stemmer makes read, reads and reading one word. Roughly right about which thirty
  * of a hundred and forty is the whole job.
+ *
+ * This file is the ranking; the pool ranks through search-index.ts, which keeps each word's
+ * tools so a query scores only those, and gives the same answer searchCatalog() does.
  */
 
 /** What a place is worth when a query word turns up there; a word scores its best one. */
-const WEIGHTS = { name: 8, title: 4, description: 2, server: 1 } as const;
+export const WEIGHTS = { name: 8, title: 4, description: 2, server: 1 } as const;
 
 /** Tools search() hands back when the caller names no limit. */
 export const DEFAULT_SEARCH_LIMIT = 20;
@@ -118,18 +121,23 @@ export interface RankedTool<T> {
 }
 
 /** A tool's words, each with the weight of the best place it turned up. */
-interface Terms {
+export interface Terms {
   weights: ReadonlyMap<string, number>;
   /** Words in the name, for the tie-break. */
   nameCount: number;
 }
 
-interface Cached {
+/** The texts a tool's words come from: its own, then its server's slug and label. */
+export interface ToolTexts {
   name: string;
   title: string | undefined;
   description: string | undefined;
   slug: string | undefined;
   label: string | undefined;
+}
+
+interface Cached {
+  texts: ToolTexts;
   terms: Terms;
 }
 
@@ -146,46 +154,46 @@ export class TermCache {
    * The terms of one tool. `name` is ranked as the name after dropping its first `skip`
    * characters (a qualified name's `<slug>__`), so the slug counts as the server's word.
    */
-  terms(
-    key: string,
-    name: string,
-    title: string | undefined,
-    description: string | undefined,
-    slug: string | undefined,
-    label: string | undefined,
-    skip = 0,
-  ): Terms {
+  terms(key: string, texts: ToolTexts, skip = 0): Terms {
     const hit = this.#tools.get(key);
     if (
       hit !== undefined &&
-      hit.name === name &&
-      hit.title === title &&
-      hit.description === description &&
-      hit.slug === slug &&
-      hit.label === label
+      hit.texts.name === texts.name &&
+      hit.texts.title === texts.title &&
+      hit.texts.description === texts.description &&
+      hit.texts.slug === texts.slug &&
+      hit.texts.label === texts.label
     ) {
       return hit.terms;
     }
     if (this.#tools.size >= this.maxEntries) this.#tools.clear();
-    const weights = new Map<string, number>();
-    const add = (text: string | undefined, weight: number): number => {
-      if (!text) return 0;
-      const words = tokenize(text);
-      for (const word of words) weights.set(word, weight);
-      return words.length;
-    };
-    // Lowest first, so a word keeps the best place it turned up.
-    add(slug, WEIGHTS.server);
-    add(label, WEIGHTS.server);
-    add(description, WEIGHTS.description);
-    add(title, WEIGHTS.title);
-    const terms = { weights, nameCount: add(name.slice(skip), WEIGHTS.name) };
-    this.#tools.set(key, { name, title, description, slug, label, terms });
+    const terms = termsOf(texts, skip);
+    this.#tools.set(key, { texts, terms });
     return terms;
   }
 }
 
-interface Scored<T> {
+/**
+ * The words of one tool, each weighted by the best place it turned up; `name` is ranked
+ * after dropping its first `skip` characters (see TermCache.terms).
+ */
+export function termsOf({ name, title, description, slug, label }: ToolTexts, skip = 0): Terms {
+  const weights = new Map<string, number>();
+  const add = (text: string | undefined, weight: number): number => {
+    if (!text) return 0;
+    const words = tokenize(text);
+    for (const word of words) weights.set(word, weight);
+    return words.length;
+  };
+  // Lowest first, so a word keeps the best place it turned up.
+  add(slug, WEIGHTS.server);
+  add(label, WEIGHTS.server);
+  add(description, WEIGHTS.description);
+  add(title, WEIGHTS.title);
+  return { weights, nameCount: add(name.slice(skip), WEIGHTS.name) };
+}
+
+export interface Scored<T> {
   tool: T;
   score: number;
   nameShare: number;
@@ -217,11 +225,11 @@ function score<T>(
 }
 
 /** Best first; ties to the name most made of query words, then to the order given. */
-function byRank<T>(a: Scored<T>, b: Scored<T>): number {
+export function byRank<T>(a: Scored<T>, b: Scored<T>): number {
   return b.score - a.score || b.nameShare - a.nameShare || a.order - b.order;
 }
 
-function queryWords(query: string): string[] {
+export function queryWords(query: string): string[] {
   return [...new Set(tokenize(query))];
 }
 
@@ -242,11 +250,18 @@ export function rankTools<T extends RankableTool>(
   const ranked: Scored<T>[] = [];
   tools.forEach((tool, order) => {
     const key = `${tool.slug ?? ""}\0${tool.name}`;
-    const terms = cache.terms(key, tool.name, tool.title, tool.description, tool.slug, tool.label);
+    const { name, title, description, slug, label } = tool;
+    const terms = cache.terms(key, { name, title, description, slug, label });
     const scored = score(tool, order, words, terms);
     if (scored) ranked.push(scored);
   });
   return ranked.sort(byRank).map(({ tool, score }) => ({ tool, score }));
+}
+
+/** How much of a qualified name is its `<slug>__`, ranked as the server's word, not the name's. */
+export function slugSkip(qualified: string, slug: string): number {
+  const prefix = `${slug}__`;
+  return qualified.startsWith(prefix) ? prefix.length : 0;
 }
 
 /** The shape of one server's part of a catalogue, as far as search reads it. */
@@ -273,11 +288,11 @@ export function searchCatalog<
   const ranked: Scored<{ server: S; tool: T }>[] = [];
   let order = 0;
   for (const server of catalog) {
-    const prefix = `${server.slug}__`;
     for (const tool of server.tools) {
-      const skip = tool.name.startsWith(prefix) ? prefix.length : 0;
       const { name, title, description } = tool;
-      const terms = cache.terms(name, name, title, description, server.slug, server.label, skip);
+      const skip = slugSkip(name, server.slug);
+      const { slug, label } = server;
+      const terms = cache.terms(name, { name, title, description, slug, label }, skip);
       const scored = score({ server, tool }, order++, words, terms);
       if (scored) ranked.push(scored);
     }
