@@ -8,7 +8,8 @@ import { labelOf, slugOf, type McpServerConfig } from "../config/rows.js";
 import { describeTool } from "./describe.js";
 import { McpPoolError } from "./errors.js";
 import type { PinGate } from "./pin-gate.js";
-import { searchCatalog, TermCache } from "./search.js";
+import { DEFAULT_SEARCH_LIMIT } from "./search.js";
+import { SearchIndex } from "./search-index.js";
 import type { ServerEntry } from "./server-entry.js";
 import { serverState, type ServerStateExtras } from "./server-state.js";
 import { buildToolIndex, type IndexedTool, type ToolIndex } from "./tool-index.js";
@@ -55,7 +56,7 @@ export class Catalogue {
   #index: ToolIndex | undefined;
   readonly #reportedClashes = new Set<string>();
   #warnedTokens = 0;
-  readonly #terms = new TermCache();
+  readonly #search = new SearchIndex();
 
   constructor(init: CatalogueInit) {
     this.#init = init;
@@ -64,6 +65,7 @@ export class Catalogue {
   /** A server's list or row changed: the next read rebuilds the index. */
   invalidate(): void {
     this.#index = undefined;
+    this.#search.invalidate();
   }
 
   index(): ToolIndex {
@@ -118,32 +120,28 @@ export class Catalogue {
     const byServer = new Map<string, CatalogServer>();
     for (const indexed of this.index().ordered) {
       if (!visible(indexed, scope, false)) continue;
-      const { entry, tool } = indexed;
+      const { entry } = indexed;
       let server = byServer.get(entry.id);
       if (!server) {
-        server = { id: entry.id, slug: slugOf(entry.row), label: labelOf(entry.row), tools: [] };
-        if (entry.stale) server.stale = true;
+        server = catalogServer(entry, []);
         byServer.set(entry.id, server);
       }
-      server.tools.push({
-        name: indexed.qualified,
-        ...(tool.description !== undefined ? { description: tool.description } : {}),
-        ...(tool.title !== undefined ? { title: tool.title } : {}),
-        ...(tool.annotations !== undefined ? { annotations: { ...tool.annotations } } : {}),
-        tokens: indexed.tokens,
-      });
+      server.tools.push(catalogTool(indexed));
     }
     return [...byServer.values()];
   }
 
+  /** catalog() cut to the best matches, read from the search index (search-index.ts). */
   search(
     query: string,
     options: { servers?: readonly string[]; limit?: number } = {},
   ): CatalogServer[] {
-    return searchCatalog(query, this.catalog(options.servers), {
-      cache: this.#terms,
-      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    const scope = options.servers ? new Set(options.servers) : undefined;
+    const hits = this.#search.search(this.index(), query, {
+      limit: options.limit ?? DEFAULT_SEARCH_LIMIT,
+      visible: (indexed) => visible(indexed, scope, false),
     });
+    return hits.map(({ entry, tools }) => catalogServer(entry, tools.map(catalogTool)));
   }
 
   alwaysLoaded(servers?: readonly string[]): string[] {
@@ -188,6 +186,30 @@ export class Catalogue {
     if (!visible(indexed, undefined, hidden)) throw unknownTool(qualified);
     return indexed;
   }
+}
+
+/** A server as catalog() shows it, holding `tools`. */
+function catalogServer(entry: ServerEntry, tools: CatalogServer["tools"]): CatalogServer {
+  const server: CatalogServer = {
+    id: entry.id,
+    slug: slugOf(entry.row),
+    label: labelOf(entry.row),
+    tools,
+  };
+  if (entry.stale) server.stale = true;
+  return server;
+}
+
+/** A tool as catalog() shows it: no schema, annotations copied. */
+function catalogTool(indexed: IndexedTool): CatalogServer["tools"][number] {
+  const { tool } = indexed;
+  return {
+    name: indexed.qualified,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.annotations !== undefined ? { annotations: { ...tool.annotations } } : {}),
+    tokens: indexed.tokens,
+  };
 }
 
 function isHidden(row: McpServerConfig, toolName: string): boolean {
