@@ -4,21 +4,14 @@
  * imports nothing of the SDK itself, so what asks "was this an HTTP error?" does not load
  * the client to find out: no such error can exist before the client was loaded.
  */
-import { loadOAuth } from "./oauth-client.js";
-
 type HttpModule = typeof import("./http-transport.js");
 
 let loading: Promise<HttpModule> | undefined;
 let loaded: HttpModule | undefined;
 
-/**
- * The http transport module, imported once on first use, with the OAuth code (the
- * providers its transports are handed are built synchronously: oauth-client.ts).
- */
+/** The http transport module, imported once on first use. */
 export function loadHttpClient(): Promise<HttpModule> {
-  return (loading ??= Promise.all([import("./http-transport.js"), loadOAuth()]).then(
-    ([module]) => (loaded = module),
-  ));
+  return (loading ??= import("./http-transport.js").then((module) => (loaded = module)));
 }
 
 /**

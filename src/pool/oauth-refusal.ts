@@ -1,9 +1,9 @@
 /**
  * What an auth-required refusal is (SPEC E5), without the OAuth code: the sentence it
  * carries and how to know one. Every server's failures are asked "is this a sign-in?", a
- * stdio row's too, so the asking loads nothing of the SDK's client/auth.js: an SDK
- * UnauthorizedError can only exist once the http client (and OAuth with it) was loaded,
- * or a consumer's own SDK client threw it (see oauth-client.ts).
+ * stdio row's too, so the asking loads nothing of the SDK's client/auth.js: the pool
+ * loads OAuth before it makes any http transport (oauth-client.ts), so before that an SDK
+ * UnauthorizedError can only come from a consumer's own SDK client.
  */
 import { loadedOAuth } from "./oauth-client.js";
 

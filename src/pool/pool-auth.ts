@@ -55,7 +55,7 @@ export class PoolAuth {
   provider(row: HttpServerConfig, live: boolean): OAuthClientProvider | undefined {
     if (this.#options.authProvider) return this.#options.authProvider(row);
     const oauth = loadedOAuth();
-    // The http client loads OAuth before any transport asks for a provider (http-client.ts).
+    // The pool's transports load OAuth before they ask for a provider (withOAuth).
     if (oauth === undefined) throw new Error(`server "${row.id}": OAuth is not loaded yet`);
     const onTokens = (values: string[]): void => void this.#secrets.set(row.id, values);
     if (oauth.isMachineGrant(row)) return oauth.machineAuthProvider({ row, onTokens });
