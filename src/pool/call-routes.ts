@@ -6,7 +6,7 @@
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { CallerRouter, type Route } from "./caller-router.js";
-import { isConversationTool } from "./conversation-calls.js";
+import { isConversationTool } from "./conversations.js";
 import { conversationKey } from "./identity.js";
 import type { McpPoolOptions } from "./pool-options.js";
 import {

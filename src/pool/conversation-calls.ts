@@ -21,6 +21,7 @@ import {
 } from "./conversation-listings.js";
 import type { ConversationRow } from "./conversation-row.js";
 import type { ConversationTools } from "./conversation-types.js";
+import type { ListingScope } from "./conversations.js";
 import { McpPoolError } from "./errors.js";
 import { upstreamError } from "./upstream-error.js";
 import {
@@ -51,10 +52,6 @@ export interface ConversationTool extends IndexedTool {
     binding: string | undefined;
     listing: Listing;
   };
-}
-
-export function isConversationTool(indexed: IndexedTool): indexed is ConversationTool {
-  return "conversation" in indexed;
 }
 
 /**
@@ -97,13 +94,7 @@ export class ConversationCalls {
    * listing. A row whose listing is refused (a budget, a failed open) is left out and named
    * in `refused`; a missing or refused identity refuses the whole listing (`no-identity`).
    */
-  async tools(
-    identity: unknown,
-    options: {
-      servers?: readonly string[] | undefined;
-      names?: readonly string[] | undefined;
-    } = {},
-  ): Promise<ConversationTools> {
+  async tools(identity: unknown, options: ListingScope = {}): Promise<ConversationTools> {
     this.#host.assertOpen();
     const names = options.names ? new Set(options.names) : undefined;
     const scoped = this.#host.rows(options.servers);

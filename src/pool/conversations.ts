@@ -1,34 +1,20 @@
 /**
- * Per-conversation servers (SPEC B9; seed 003 is the specification). A row with
- * `session: "conversation"` is registered by the pool but never dialled as shared: every
- * identity `{tenant?, principal?, conversationId}` a caller names gets a client of its own
- * (HTTP: its own MCP session; stdio: its own child), built by the pool's one dialler.
+ * Per-conversation servers (SPEC B9; seed 003 is the specification): the registry the pool
+ * holds. A row with `session: "conversation"` is registered by the pool but never dialled
+ * as shared (RowEntry below); every identity `{tenant?, principal?, conversationId}` a
+ * caller names gets a client of its own.
  *
- * The contract, per row:
- * - Budgets refuse at once, never queue: open clients (`maxClients`, and
- *   `maxClientsPerPrincipal`), endings (`maxEnding`) and operations (`maxOperations`); a
- *   refusal is `pool-full` with `detail.limit` naming the budget. An operation stays charged
- *   until its work settles; an ending until its local close really finishes.
- * - A client in use — a lease, an operation, or just opened for the caller that opened it —
- *   is never evicted, swept or ended. Idle clients are evicted to make room, and swept
- *   after `idleMs` at the next use of the row or at sweep(): no timer runs in between.
- * - terminate() ends remote sessions and answers each outcome within its deadline, even
- *   when a local close hangs.
- * - Tool lists are per client unless share names are declared; a call is checked against
- *   its listing before anything is sent (`stale-tools`, `binding-changed`).
- * - Identities are never logged or put in events: reports carry `keyHash`.
- *
- * Where it lives: each row owns its clients' state machine and budgets (conversation-row.ts);
- * listings and calls are conversation-calls.ts; the registry keeps the rows in step with
- * the pool's, answers terminate() by its deadline, and waits for every ending (settled()).
+ * This is the registry's shell. The code that serves those rows — clients, budgets,
+ * listings, calls and endings (conversation-rows.ts and the modules it uses) — loads with
+ * the first conversation row, not with the pool (issue 16). Until then the shell answers
+ * as a registry without rows, and loads nothing; once loaded, it hands every question on.
  */
 import { isConversationRow } from "../config/conversation.js";
 import { isEnabled, type McpServerConfig } from "../config/rows.js";
-import { sameConnection } from "../config/same-connection.js";
 import type { CallRoutes } from "./call-routes.js";
-import { ConversationCalls, type ConversationTool } from "./conversation-calls.js";
+import type { ConversationTool } from "./conversation-calls.js";
 import type { ConversationLease } from "./conversation-lease.js";
-import { ConversationRow, type RowShared } from "./conversation-row.js";
+import type { ConversationRows } from "./conversation-rows.js";
 import type {
   ConversationServerStats,
   ConversationStats,
@@ -36,29 +22,17 @@ import type {
   ShareNames,
   TerminateResult,
 } from "./conversation-types.js";
-import { McpPoolError } from "./errors.js";
-import {
-  checkIdentity,
-  checkSelector,
-  identityOfKey,
-  KeyHasher,
-  selects,
-  type ConversationIdentity,
-  type ConversationSelector,
-} from "./identity.js";
-import type { Invoked } from "./result-cache.js";
+import type { Connection } from "./connection.js";
 import type { EntryContext } from "./entry-context.js";
-import type { ServerEntry } from "./server-entry.js";
+import { McpPoolError } from "./errors.js";
+import { checkSelector, type ConversationIdentity, type ConversationSelector } from "./identity.js";
+import type { Invoked } from "./result-cache.js";
+import { ServerEntry } from "./server-entry.js";
+import type { IndexedTool } from "./tool-index.js";
 import type { CallOptions, PoolEvent, PoolLog } from "./types.js";
 
-export { isConversationTool, type ConversationTool } from "./conversation-calls.js";
-export { RowEntry, type ConversationLease } from "./conversation-lease.js";
-export {
-  DEFAULT_CONVERSATION_IDLE_MS,
-  DEFAULT_MAX_CLIENTS,
-  DEFAULT_MAX_ENDING,
-  DEFAULT_MAX_OPERATIONS,
-} from "./conversation-settings.js";
+export type { ConversationTool } from "./conversation-calls.js";
+export type { ConversationLease } from "./conversation-lease.js";
 
 /** How long terminate() waits for the remote outcomes before it answers, ms. */
 export const DEFAULT_TERMINATE_TIMEOUT_MS = 10_000;
@@ -95,88 +69,75 @@ export interface ConversationRegistryInit {
   maxDescriptionChars: number | undefined;
 }
 
+/** Which of a conversation's tools a listing asks for: rows in scope, qualified names. */
+export interface ListingScope {
+  servers?: readonly string[] | undefined;
+  names?: readonly string[] | undefined;
+}
+
+/** Whether a resolved tool is a conversation's, to be sent on the caller's own client. */
+export function isConversationTool(indexed: IndexedTool): indexed is ConversationTool {
+  return "conversation" in indexed;
+}
+
+/**
+ * The entry the pool registers for every row. A conversation row's is never dialled as
+ * shared: whatever asks for its connection without an identity (resources, prompts, pins,
+ * a reconnect, a reconcile) is refused `no-identity`, and nothing is opened.
+ */
+export class RowEntry extends ServerEntry {
+  override ensure(options?: { ignoreBackoff?: boolean }): Promise<Connection> {
+    if (!isConversationRow(this.row)) return super.ensure(options);
+    return Promise.reject(
+      new McpPoolError(
+        "no-identity",
+        `server "${this.id}" keeps a client per conversation: only calls and listings that name an identity reach it`,
+        { serverId: this.id },
+      ),
+    );
+  }
+}
+
 export class ConversationRegistry {
-  readonly #options: ConversationPoolOptions;
-  readonly #servers = new Map<string, ConversationRow>();
-  readonly #pending = new Set<Promise<unknown>>();
-  readonly #now: () => number;
-  readonly #shared: RowShared;
-  readonly #calls: ConversationCalls;
+  readonly #init: ConversationRegistryInit;
+  /** The rows of the last sync(), which the body serves once it is loaded. */
+  #rows: readonly McpServerConfig[] = [];
+  /** The ids of the conversation rows among them. */
+  #served: ReadonlySet<string> = new Set();
+  /** The registry's body (conversation-rows.ts), once loaded. */
+  #body: ConversationRows | undefined;
+  #loading: Promise<ConversationRows> | undefined;
   #closed = false;
 
   constructor(init: ConversationRegistryInit) {
-    this.#options = init.options ?? {};
-    const now = this.#options.now ?? (() => performance.now());
-    this.#now = now;
-    let nextClientId = 1;
-    this.#shared = {
-      context: init.context,
-      routes: init.routes,
-      hasher: new KeyHasher(),
-      now,
-      nextClientId: () => nextClientId++,
-      endTimeoutMs: this.#options.endTimeoutMs ?? DEFAULT_END_TIMEOUT_MS,
-      emit: (event) => init.emit(event),
-      track: (work) => this.#track(work),
-      assertOpen: () => this.#assertOpen(),
-    };
-    this.#calls = new ConversationCalls(
-      {
-        rows: (servers) => this.#scope(servers),
-        isCurrent: (row) => this.#servers.get(row.id) === row,
-        now,
-        assertOpen: () => this.#assertOpen(),
-      },
-      {
-        share: this.#options.share,
-        entryOf: init.entryOf,
-        log: init.log,
-        maxResultChars: init.maxResultChars,
-        maxDescriptionChars: init.maxDescriptionChars,
-        callTimeoutMs: init.context.callTimeoutMs,
-        connectTimeoutMs: init.context.connectTimeoutMs,
-      },
-    );
+    this.#init = init;
   }
 
   /** Whether `serverId` is a conversation row the registry serves. */
   has(serverId: string): boolean {
-    return this.#servers.has(serverId);
+    return this.#served.has(serverId);
   }
 
   // ── Rows ─────────────────────────────────────────────────────────────────────────
 
   /**
-   * Takes the pool's rows after a reconcile. A conversation row that left, or stopped being
-   * one, ends its clients ("removed"); one whose connection changed ends them as they fall
-   * idle ("changed") while new uses open clients on the new row; any other edit (budgets,
-   * share names) applies at once. Endings run in the background (settled() waits).
+   * Takes the pool's rows after a reconcile (conversation-rows.ts says what each edit
+   * does). The first conversation row loads the body: the answer then resolves once the
+   * body serves the rows; undefined when there is nothing to wait for.
    */
-  sync(rows: readonly McpServerConfig[]): void {
-    const next = new Map(
-      rows.filter((row) => isConversationRow(row) && isEnabled(row)).map((row) => [row.id, row]),
+  sync(rows: readonly McpServerConfig[]): Promise<void> | undefined {
+    this.#rows = rows;
+    this.#served = new Set(
+      rows.filter((row) => isConversationRow(row) && isEnabled(row)).map((row) => row.id),
     );
-    for (const [id, served] of this.#servers) {
-      const row = next.get(id);
-      if (row === undefined) {
-        this.#servers.delete(id);
-        void served.retire("removed");
-      } else if (!sameConnection(served.row, row)) {
-        served.update(row);
-        void served.retire("changed");
-      } else {
-        served.update(row);
-      }
-    }
-    for (const [id, row] of next)
-      if (!this.#servers.has(id)) this.#servers.set(id, new ConversationRow(row, this.#shared));
+    if (this.#body) return void this.#body.sync(rows);
+    if (this.#loading === undefined && (this.#served.size === 0 || this.#closed)) return undefined;
+    return this.#load().then(() => undefined);
   }
 
   /** stop()/reconnect() of a row: its clients end as they fall idle; the row stays. */
-  end(serverId: string): Promise<void> {
-    const served = this.#servers.get(serverId);
-    if (served === undefined) return Promise.resolve();
-    return served.retire("stopped");
+  async end(serverId: string): Promise<void> {
+    await (await this.#ready())?.end(serverId);
   }
 
   // ── Leases ───────────────────────────────────────────────────────────────────────
@@ -191,54 +152,47 @@ export class ConversationRegistry {
     identity: unknown,
     options: { signal?: AbortSignal } = {},
   ): Promise<ConversationLease> {
+    const body = await this.#ready();
+    if (body) return body.acquire(serverId, identity, options);
     this.#assertOpen();
-    const served = this.#served(serverId);
-    const checked = checkIdentity(identity, served.settings.rules, serverId);
-    const client = await served.hold(checked);
-    if (this.#closed || options.signal?.aborted) {
-      served.release(client);
-      throw options.signal?.aborted ? options.signal.reason : closedError();
-    }
-    return served.lease(client);
+    throw notConversationRow(serverId);
   }
 
-  // ── Listings and calls (conversation-calls.ts) ───────────────────────────────────
+  // ── Listings and calls ───────────────────────────────────────────────────────────
 
   /**
    * The conversation's tools on every conversation row in scope, with the binding of each
    * listing. A row whose listing is refused (a budget, a failed open) is left out and named
    * in `refused`; a missing or refused identity refuses the whole listing (`no-identity`).
    */
-  tools(
-    identity: unknown,
-    options: {
-      servers?: readonly string[] | undefined;
-      names?: readonly string[] | undefined;
-    } = {},
-  ): Promise<ConversationTools> {
-    return this.#calls.tools(identity, options);
+  async tools(identity: unknown, options: ListingScope = {}): Promise<ConversationTools> {
+    const body = await this.#ready();
+    if (body) return body.tools(identity, options);
+    this.#assertOpen();
+    return { tools: [], bindings: {}, refused: [] };
   }
 
   /** Every listing of the tenant (the principal's own, when named) stops being served. */
   permissionsChanged(selector: { tenant?: string; principal?: string } = {}): void {
-    this.#calls.permissionsChanged(selector);
+    // Without the body there is no listing to stop.
+    this.#body?.permissionsChanged(selector);
   }
 
   /** Every listing of the rows in scope (all when absent) stops being served. */
   toolsChanged(servers?: readonly string[]): void {
-    this.#calls.toolsChanged(servers);
+    this.#body?.toolsChanged(servers);
   }
 
   /**
    * The conversation tool a qualified name answers to, for the pool's call(); undefined
    * when no conversation row in scope could have made the name.
    */
-  resolve(
+  async resolve(
     qualified: string,
     scope: ReadonlySet<string> | undefined,
     opts: CallOptions,
   ): Promise<ConversationTool | undefined> {
-    return this.#calls.resolve(qualified, scope, opts);
+    return (await this.#ready())?.resolve(qualified, scope, opts);
   }
 
   /** Sends a resolved call on the conversation's own client (never cached, never retried). */
@@ -247,7 +201,9 @@ export class ConversationRegistry {
     args: Record<string, unknown>,
     opts: CallOptions,
   ): Promise<Invoked> {
-    return this.#calls.invoke(indexed, args, opts);
+    // Only the body resolves a conversation tool: it is loaded.
+    if (this.#body) return this.#body.invoke(indexed, args, opts);
+    return Promise.reject(notConversationRow(indexed.entry.id));
   }
 
   // ── Ending ───────────────────────────────────────────────────────────────────────
@@ -262,76 +218,33 @@ export class ConversationRegistry {
     selector: ConversationSelector,
     options: { servers?: readonly string[] | undefined; timeoutMs?: number | undefined } = {},
   ): Promise<TerminateResult[]> {
+    const body = await this.#ready();
+    if (body) return body.terminate(selector, options);
     this.#assertOpen();
-    const wanted = checkSelector(selector);
-    const scoped = this.#scope(options.servers);
-    for (const served of scoped) {
-      const { rules } = served.settings;
-      if (
-        (rules.requirePrincipal && !wanted.principal) ||
-        (rules.requireTenant && !wanted.tenant)
-      ) {
-        throw new McpPoolError(
-          "no-identity",
-          `server "${served.row.id}" ends conversations by ${rules.requireTenant ? "tenant and " : ""}principal: name them`,
-          { serverId: served.row.id },
-        );
-      }
-    }
-    const timeoutMs =
-      options.timeoutMs ?? this.#options.terminateTimeoutMs ?? DEFAULT_TERMINATE_TIMEOUT_MS;
-    const started = this.#now();
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<"deadline">((resolve) => {
-      timer = setTimeout(() => resolve("deadline"), timeoutMs);
-      timer.unref();
-    });
-    const answers: Promise<TerminateResult>[] = [];
-    for (const served of scoped) {
-      served.sweep();
-      // Its tools were listed for a conversation that is over.
-      served.listings.invalidate(
-        (listing) =>
-          listing.conversation !== undefined &&
-          selects(wanted, identityOfKey(listing.conversation)),
-      );
-      for (const client of [...served.clients, ...served.ending]) {
-        if (!selects(wanted, client.identity)) continue;
-        answers.push(served.terminate(client, deadline, started));
-      }
-    }
-    try {
-      return await Promise.all(answers);
-    } finally {
-      clearTimeout(timer);
-    }
+    checkSelector(selector);
+    return [];
   }
 
   /** Ends every idle client unused for its row's `idleMs`; returns how many endings began. */
   sweep(): number {
-    let ended = 0;
-    for (const served of this.#servers.values()) ended += served.sweep();
-    return ended;
+    return this.#body?.sweep() ?? 0;
   }
 
   /** Resolves once every ending in progress (local close included) has finished. */
   async settled(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+    await (await this.#ready())?.settled();
   }
 
   // ── What the registry holds ──────────────────────────────────────────────────────
 
   /** Counts for one conversation row; undefined for any other row. */
   statsOf(serverId: string): ConversationStats | undefined {
-    return this.#servers.get(serverId)?.stats();
+    return this.#body?.statsOf(serverId);
   }
 
   /** Counts per conversation row in scope (all when absent), in configuration order. */
   stats(servers?: readonly string[]): ConversationServerStats[] {
-    return this.#scope(servers).map((served) => ({
-      serverId: served.row.id,
-      ...this.statsOf(served.row.id)!,
-    }));
+    return this.#body?.stats(servers) ?? [];
   }
 
   /**
@@ -339,42 +252,24 @@ export class ConversationRegistry {
    * Calls in flight settle first; an acquire still opening is refused (`closed`).
    */
   async close(): Promise<void> {
-    if (!this.#closed) {
-      this.#closed = true;
-      const retiring = [...this.#servers.values()].map((served) => served.retire("shutdown"));
-      this.#track(Promise.all(retiring));
-    }
-    await this.settled();
+    this.#closed = true;
+    await (await this.#ready())?.close();
   }
 
   // ── Internals ────────────────────────────────────────────────────────────────────
 
-  #served(serverId: string): ConversationRow {
-    const served = this.#servers.get(serverId);
-    if (served === undefined) {
-      throw new McpPoolError(
-        "unknown-server",
-        `"${serverId}" is not a per-conversation server (session: "conversation")`,
-        { serverId },
-      );
-    }
-    return served;
+  /** The body, loaded once, serving the rows of the latest sync(). */
+  #load(): Promise<ConversationRows> {
+    return (this.#loading ??= import("./conversation-rows.js").then(({ ConversationRows }) => {
+      const body = new ConversationRows(this.#init);
+      body.sync(this.#rows);
+      return (this.#body = body);
+    }));
   }
 
-  #scope(servers: readonly string[] | undefined): ConversationRow[] {
-    const all = [...this.#servers.values()];
-    if (servers === undefined) return all;
-    const wanted = new Set(servers);
-    return all.filter((served) => wanted.has(served.row.id));
-  }
-
-  #track(work: Promise<unknown>): void {
-    const settled = work.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#pending.add(settled);
-    void settled.then(() => this.#pending.delete(settled));
+  /** The body, waiting for it while it loads; undefined while no conversation row asked for it. */
+  #ready(): ConversationRows | Promise<ConversationRows> | undefined {
+    return this.#body ?? this.#loading;
   }
 
   #assertOpen(): void {
@@ -382,6 +277,15 @@ export class ConversationRegistry {
   }
 }
 
-function closedError(): McpPoolError {
+/** The refusal of a conversation method on a row that is not a conversation row. */
+export function notConversationRow(serverId: string): McpPoolError {
+  return new McpPoolError(
+    "unknown-server",
+    `"${serverId}" is not a per-conversation server (session: "conversation")`,
+    { serverId },
+  );
+}
+
+export function closedError(): McpPoolError {
   return new McpPoolError("closed", "the pool is closed");
 }

@@ -5,7 +5,7 @@
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/rows.js";
-import { authRequiredMessage, isAuthRequired } from "./oauth.js";
+import { authRequiredMessage, isAuthRequired } from "./oauth-refusal.js";
 import { secretValues } from "./secrets.js";
 
 import type { CreateMessageResult, ElicitParams, ElicitResult, SampleParams } from "./routing.js";

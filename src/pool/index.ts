@@ -93,14 +93,16 @@ export {
 export * from "../config/hooks.js";
 export {
   ConversationRegistry,
-  DEFAULT_CONVERSATION_IDLE_MS,
   DEFAULT_END_TIMEOUT_MS,
-  DEFAULT_MAX_CLIENTS,
-  DEFAULT_MAX_ENDING,
-  DEFAULT_MAX_OPERATIONS,
   DEFAULT_TERMINATE_TIMEOUT_MS,
   type ConversationLease,
   type ConversationPoolOptions,
 } from "./conversations.js";
+export {
+  DEFAULT_CONVERSATION_IDLE_MS,
+  DEFAULT_MAX_CLIENTS,
+  DEFAULT_MAX_ENDING,
+  DEFAULT_MAX_OPERATIONS,
+} from "./conversation-settings.js";
 export { isResolved, SESSION_END_OUTCOMES, type SessionEndOutcome } from "./session-end.js";
 export type * from "./conversation-types.js";

@@ -8,7 +8,9 @@
  * and hands the result to `McpPool.storeCredentials()`.
  *
  * Tokens and client registrations live in the store only: never in a row, a state(), an
- * event, a log line or the tools cache.
+ * event, a log line or the tools cache. Loaded with the first http row or sign-in
+ * (oauth-client.ts); what the pool needs before that is in oauth-store.ts and
+ * oauth-refusal.ts.
  */
 import {
   UnauthorizedError,
@@ -20,70 +22,27 @@ import {
   OAuthTokensSchema,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
-  type OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { HttpServerConfig, OAuthClientSettings } from "../config/rows.js";
 import { McpPoolError } from "./errors.js";
+import { AuthRequiredError } from "./oauth-refusal.js";
+import { credentialsKey, type StoredCredentials, type TokenStore } from "./oauth-store.js";
 
-/** What a sign-in leaves behind for one server url. */
-export interface StoredCredentials {
-  tokens?: OAuthTokens;
-  /** The client registration (dynamic, or the configured client stamped with its issuer). */
-  clientInformation?: OAuthClientInformationMixed;
-  /** Epoch ms the tokens were saved; with `expires_in`, when the access token runs out. */
-  savedAt?: number;
-}
-
-/**
- * Where credentials outlive a connection, keyed by `credentialsKey(url)`: one sign-in serves
- * every row (and every agent) that dials the same server. The daemon's is a directory of
- * 0600 files; the pool's default keeps them in memory.
- */
-export interface TokenStore {
-  load(key: string): StoredCredentials | undefined | Promise<StoredCredentials | undefined>;
-  save(key: string, credentials: StoredCredentials): void | Promise<void>;
-  delete(key: string): void | Promise<void>;
-}
-
-/** A TokenStore in this process's memory: what a pool without one uses. */
-export function memoryTokenStore(): TokenStore {
-  const entries = new Map<string, StoredCredentials>();
-  return {
-    load: (key) => structuredClone(entries.get(key)),
-    save: (key, credentials) => void entries.set(key, structuredClone(credentials)),
-    delete: (key) => void entries.delete(key),
-  };
-}
-
-/** The store key of a server: its url as dialled (placeholders filled), without a fragment. */
-export function credentialsKey(url: string | URL): string {
-  const parsed = new URL(url);
-  parsed.hash = "";
-  return parsed.href;
-}
+// What stays named here for those who read it from this module (index.ts, the daemon's store).
+export { AuthRequiredError, authRequiredMessage, isAuthRequired } from "./oauth-refusal.js";
+export {
+  credentialsKey,
+  memoryTokenStore,
+  type StoredCredentials,
+  type TokenStore,
+} from "./oauth-store.js";
 
 /**
- * The sentence every auth-required refusal carries: what to run. Never a url, never a
- * token, only the row's id.
+ * Whether `error` is the SDK's UnauthorizedError; oauth-refusal.ts asks through here once
+ * this module is loaded, so the question itself never loads it.
  */
-export function authRequiredMessage(serverId: string): string {
-  return `server "${serverId}" needs you to sign in: run \`mcpool login ${serverId}\``;
-}
-
-/** The server wants a person to sign in; thrown where the SDK would open a browser. */
-export class AuthRequiredError extends Error {
-  override readonly name = "AuthRequiredError";
-  constructor(readonly serverId: string) {
-    super(authRequiredMessage(serverId));
-  }
-}
-
-/**
- * Whether an error from a connect or a call means "sign in first": ours, or the SDK's
- * UnauthorizedError (a provider that redirected, as a custom `authProvider` may).
- */
-export function isAuthRequired(error: unknown): boolean {
-  return error instanceof AuthRequiredError || error instanceof UnauthorizedError;
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof UnauthorizedError;
 }
 
 /**

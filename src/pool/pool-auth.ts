@@ -4,21 +4,17 @@
  * redact, what each server's refusals asked for (sign-in.ts), the one sentence every
  * auth-required status, event, log line and error carries for a server, and the sign-ins
  * `mcpool login` and `logout` store or forget, each followed by a redial. McpPool holds one.
+ * The providers are the OAuth code's (oauth-client.ts), loaded with the first http row or
+ * sign-in: what a stdio-only pool asks of this class needs none of it.
  */
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { expandServerConfig, type Environment } from "../config/placeholders.js";
 import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "./errors.js";
 import { httpErrorStatus } from "./http-client.js";
-import { isMachineGrant, machineAuthProvider } from "./oauth-machine.js";
-import {
-  credentialsKey,
-  isAuthRequired,
-  memoryTokenStore,
-  parseCredentials,
-  storedAuthProvider,
-  type TokenStore,
-} from "./oauth.js";
+import { loadedOAuth, loadOAuth } from "./oauth-client.js";
+import { isAuthRequired } from "./oauth-refusal.js";
+import { credentialsKey, memoryTokenStore, type TokenStore } from "./oauth-store.js";
 import type { ServerEntry } from "./server-entry.js";
 import { SignInLedger, type AuthChallenge } from "./sign-in.js";
 import type { ServerAuthState, SignInRequest } from "./types.js";
@@ -58,9 +54,12 @@ export class PoolAuth {
    */
   provider(row: HttpServerConfig, live: boolean): OAuthClientProvider | undefined {
     if (this.#options.authProvider) return this.#options.authProvider(row);
+    const oauth = loadedOAuth();
+    // The pool's transports load OAuth before they ask for a provider (withOAuth).
+    if (oauth === undefined) throw new Error(`server "${row.id}": OAuth is not loaded yet`);
     const onTokens = (values: string[]): void => void this.#secrets.set(row.id, values);
-    if (isMachineGrant(row)) return machineAuthProvider({ row, onTokens });
-    return storedAuthProvider({
+    if (oauth.isMachineGrant(row)) return oauth.machineAuthProvider({ row, onTokens });
+    return oauth.storedAuthProvider({
       row,
       store: this.store,
       ...(live
@@ -111,6 +110,7 @@ export class PoolAuth {
    */
   storeCredentials(serverId: string, credentials: unknown): Promise<ServerAuthState> {
     return this.#changeSignIn(serverId, async (key) => {
+      const { parseCredentials } = await loadOAuth();
       const parsed = parseCredentials(serverId, credentials);
       await this.store.save(key, parsed);
       this.#ledger.granted(serverId, parsed.tokens?.scope);

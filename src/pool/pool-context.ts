@@ -9,6 +9,7 @@ import { VERSION } from "../version.js";
 import type { EntryContext } from "./entry-context.js";
 import type { KeepAliveFetch } from "./fetch.js";
 import { JunkLog } from "./junk-log.js";
+import { withOAuth } from "./oauth-client.js";
 import type { PoolAuth } from "./pool-auth.js";
 import { DEFAULT_CRASH_BACKOFF_MS, type McpPoolOptions } from "./pool-options.js";
 import { createDefaultTransport } from "./transport.js";
@@ -41,7 +42,8 @@ export function entryContext(
     capabilities: parts.capabilities,
     oauthSecrets: (serverId) => auth.secrets(serverId),
     authRequired: (serverId, cause) => auth.refusal(serverId, cause),
-    createTransport: options.createTransport ?? createDefaultTransport,
+    // An http row's transport is handed an OAuth provider: the OAuth code loads first.
+    createTransport: withOAuth(options.createTransport ?? createDefaultTransport),
     transportContext: {
       childEnv: options.childEnv ?? "inherit",
       ...(fetch ? { fetch } : {}),

@@ -203,7 +203,8 @@ export class Reconciler {
     for (const entry of added) this.#entries.set(entry.id, entry);
     this.#order = plan.order.map((id) => this.#entries.get(id)!);
     this.#init.changed();
-    this.#init.conversations.sync(rows);
+    // The first conversation row loads the registry's body (conversations.ts).
+    await this.#init.conversations.sync(rows);
     await Promise.all(closing);
 
     const now = Date.now();

@@ -11,7 +11,6 @@
  * the same challenge, the pool stops asking (the spec's "clients SHOULD implement retry
  * limits"): status says so, the bound is logged once, and only `mcpool login --force` goes on.
  */
-import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { SignInRequest } from "./types.js";
 import type { FetchLike } from "./transport.js";
 
@@ -151,7 +150,9 @@ export class SignInLedger {
 /**
  * `fetch` that tells `onChallenge` what each 401, or 403 `insufficient_scope`, from the
  * server's own url said. The SDK reads the same header for its own flow; this is only a
- * witness, so `mcpool login` can be told what the daemon was refused with.
+ * witness, so `mcpool login` can be told what the daemon was refused with. The SDK's
+ * reader of the header is imported at the first refusal: the ledger above is the pool's
+ * from the start, client/auth.js only with the http client (issue 16).
  */
 export function witnessChallenges(
   fetch: FetchLike,
@@ -163,6 +164,8 @@ export function witnessChallenges(
     const response = await fetch(url, init);
     if (response.status !== 401 && response.status !== 403) return response;
     if (String(url).split("#")[0] !== endpoint) return response;
+    const { extractWWWAuthenticateParams } =
+      await import("@modelcontextprotocol/sdk/client/auth.js");
     const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
     const insufficientScope = response.status === 403 && error === "insufficient_scope";
     if (response.status === 403 && !insufficientScope) return response;

@@ -1,8 +1,11 @@
 /**
  * The daemon loads only what it uses (issue 16 item 3): a daemon of stdio rows loads no
- * SDK server code, no testing helpers and no HTTP client (the SDK's streamable HTTP
- * transport, undici); the first http row loads them. Read from a real daemon run with a
- * preload that records every module it resolves (test/fixtures/module-log.mjs).
+ * SDK server code, no testing helpers, no HTTP client (the SDK's streamable HTTP
+ * transport, undici), no OAuth code (the SDK's client/auth.js and what it pulls in, the
+ * pool's oauth modules) and no conversation code beyond the registry's shell. The first
+ * conversation row loads the conversation code; the first http row loads the HTTP client
+ * and OAuth. Read from a real daemon run with a preload that records every module it
+ * resolves (test/fixtures/module-log.mjs).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -22,13 +25,19 @@ afterEach(async () => {
 const fleet = useFleet();
 
 const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
+/** The same child, one per conversation (SPEC B9). */
+const talk = { ...echo, session: "conversation" };
+const alice = { tenant: "acme", principal: "alice", conversationId: "c1" };
 
-/**
- * What the SDK's client itself imports from the SDK's server folder: its zod helpers, and
- * the OAuth error classes of client/auth.js (the pool's oauth.ts still loads eagerly). No
- * server.
- */
-const CLIENT_SHARED = /\/server\/(zod-compat|zod-json-schema-compat|auth\/errors)\.js$/;
+/** What the SDK's client itself imports from the SDK's server folder: its zod helpers. */
+const CLIENT_SHARED = /\/server\/(zod-compat|zod-json-schema-compat)\.js$/;
+
+/** The OAuth code: the SDK's client side of it and the pool's providers. */
+const OAUTH =
+  /\/sdk\/dist\/esm\/(client\/auth|client\/auth-extensions|shared\/auth|server\/auth\/errors)\.js$|\/dist\/pool\/(oauth|oauth-machine|oauth-id-jag)\.js$/;
+
+/** The conversation code: every conversation module but the registry's shell. */
+const CONVERSATION = /\/dist\/pool\/conversation-[a-z-]+\.js$/;
 
 function loaded(log: string): string[] {
   return existsSync(log) ? [...new Set(readFileSync(log, "utf8").split("\n"))] : [];
@@ -36,16 +45,21 @@ function loaded(log: string): string[] {
 
 const sdkServer = (urls: string[]) =>
   urls.filter(
-    (u) => u.includes("/@modelcontextprotocol/sdk/dist/esm/server/") && !CLIENT_SHARED.test(u),
+    (u) =>
+      u.includes("/@modelcontextprotocol/sdk/dist/esm/server/") &&
+      !CLIENT_SHARED.test(u) &&
+      !OAUTH.test(u),
   );
 const httpClient = (urls: string[]) =>
   urls.filter(
     (u) =>
       u.endsWith("/sdk/dist/esm/client/streamableHttp.js") || u.includes("/node_modules/undici/"),
   );
+const oauth = (urls: string[]) => urls.filter((u) => OAUTH.test(u));
+const conversation = (urls: string[]) => urls.filter((u) => CONVERSATION.test(u));
 
 describe("the daemon's modules", () => {
-  it("are only what a stdio row needs, until an http row loads the HTTP client", async () => {
+  it("are only what a stdio row needs, until a conversation row or an http row loads its own", async () => {
     const h = fleet.home();
     const log = join(h.dir, "modules.txt");
     h.env.NODE_OPTIONS = `--import=${fixture("module-log.mjs")}`;
@@ -59,13 +73,38 @@ describe("the daemon's modules", () => {
     // The preload saw the daemon's own modules: the record is of this process.
     expect(stdioOnly.some((u) => u.endsWith("/dist/daemon/daemon.js"))).toBe(true);
     expect(stdioOnly.some((u) => u.endsWith("/sdk/dist/esm/client/index.js"))).toBe(true);
+    expect(stdioOnly.some((u) => u.endsWith("/dist/pool/conversations.js"))).toBe(true);
     expect(sdkServer(stdioOnly)).toEqual([]);
     expect(stdioOnly.filter((u) => u.includes("/dist/testing/"))).toEqual([]);
     expect(httpClient(stdioOnly)).toEqual([]);
+    expect(oauth(stdioOnly)).toEqual([]);
+    expect(conversation(stdioOnly)).toEqual([]);
 
+    // A conversation row: its code loads, and serves a conversation its own child.
+    h.writeConfig({ echo, talk });
+    await waitFor(
+      async () => (await c.state()).some((s) => s.id === "talk"),
+      BOUND_MS,
+      "the conversation row to be registered",
+    );
+    expect(await c.withIdentity(alice).call("talk__echo", { text: "mine" })).toBe("mine");
+    const [stats] = await c.conversations.stats(["talk"]);
+    expect(stats).toMatchObject({ serverId: "talk", clients: 1 });
+    const withConversation = loaded(log);
+    expect(conversation(withConversation)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/\/conversation-row\.js$/),
+        expect.stringMatching(/\/conversation-calls\.js$/),
+      ]),
+    );
+    // A stdio conversation row signs nobody in.
+    expect(oauth(withConversation)).toEqual([]);
+    expect(httpClient(withConversation)).toEqual([]);
+
+    // An http row: the HTTP client and OAuth load with it.
     const remote = await startHttpMcpServer();
     servers.push(remote);
-    h.writeConfig({ echo, remote: { url: remote.url } });
+    h.writeConfig({ echo, talk, remote: { url: remote.url } });
     await waitFor(
       async () => (await c.state()).find((s) => s.id === "remote")?.status === "ready",
       BOUND_MS,
@@ -74,6 +113,13 @@ describe("the daemon's modules", () => {
     const withHttp = loaded(log);
     expect(withHttp.filter((u) => u.endsWith("/client/streamableHttp.js"))).toHaveLength(1);
     expect(withHttp.some((u) => u.includes("/node_modules/undici/"))).toBe(true);
+    expect(oauth(withHttp)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/\/sdk\/dist\/esm\/client\/auth\.js$/),
+        expect.stringMatching(/\/sdk\/dist\/esm\/shared\/auth\.js$/),
+        expect.stringMatching(/\/dist\/pool\/oauth\.js$/),
+      ]),
+    );
     expect(sdkServer(withHttp)).toEqual([]);
   });
 });
