@@ -58,7 +58,11 @@ describe("the daemon's modules", () => {
     const stdioOnly = loaded(log);
     // The preload saw the daemon's own modules: the record is of this process.
     expect(stdioOnly.some((u) => u.endsWith("/dist/daemon/daemon.js"))).toBe(true);
-    expect(stdioOnly.some((u) => u.endsWith("/sdk/dist/esm/client/index.js"))).toBe(true);
+    // The pool's own client (mcp-client.ts): neither the SDK's Client nor AJV.
+    expect(
+      stdioOnly.filter((u) => /\/sdk\/dist\/esm\/(client\/index|shared\/protocol)\.js$/.test(u)),
+    ).toEqual([]);
+    expect(stdioOnly.filter((u) => u.includes("/node_modules/ajv/"))).toEqual([]);
     expect(sdkServer(stdioOnly)).toEqual([]);
     expect(stdioOnly.filter((u) => u.includes("/dist/testing/"))).toEqual([]);
     expect(httpClient(stdioOnly)).toEqual([]);
