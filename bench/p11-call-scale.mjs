@@ -18,7 +18,7 @@ import { connect } from "mcpool-client";
 import { startAgent } from "./lib/agents.mjs";
 import { benchHome, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { onCleanup, run } from "./lib/harness.mjs";
-import { callsPerSecond } from "./lib/drive.mjs";
+import { callsPerSecond, drive } from "./lib/drive.mjs";
 import { lineClient } from "./lib/line-client.mjs";
 import { figure, note } from "./lib/report.mjs";
 
@@ -109,22 +109,53 @@ async function oneServer() {
   return { cpu, relayCpu, rates };
 }
 
+/**
+ * One drive() of `callers`, with the CPU the daemon and its children spent per call over
+ * it (µs): where a rate went, the daemon's share measured apart from the servers'.
+ */
+async function driveMeasured(callers, ms, daemonPid, childPids) {
+  const cpuOf = (pids) => pids.reduce((sum, pid) => sum + cpuUs(pid), 0);
+  const daemonBefore = cpuUs(daemonPid);
+  const childrenBefore = cpuOf(childPids);
+  const round = await drive(callers, ms);
+  return {
+    rate: (round.calls / round.ms) * 1000,
+    daemonUs: (cpuUs(daemonPid) - daemonBefore) / round.calls,
+    childrenUs: (cpuOf(childPids) - childrenBefore) / round.calls,
+  };
+}
+
 async function tenServers() {
   const home = benchHome();
   const ids = Array.from({ length: SERVERS }, (_, i) => `echo${i}`);
   home.writeConfig(Object.fromEntries(ids.map((id) => [id, rows.echo()])));
-  await startDaemon(home);
+  const daemon = await startDaemon(home);
   const callers = await connectMany(home.socketPath, SERVERS * CALLERS, "ten");
   await waitReady(callers[0], SERVERS);
+  const childPids = (await callers[0].state()).map((server) => server.pid).filter(Boolean);
   const spread = callers.map((pool, i) => () => pool.call(`${ids[i % SERVERS]}__echo`, ARGS));
   const single = callers.slice(0, CALLERS).map((pool) => () => pool.call(`${ids[0]}__echo`, ARGS));
-  const rates = { spread: [], single: [] };
+  const rounds = { spread: [], single: [] };
   await callsPerSecond(spread, WARMUP_MS);
   for (let round = 0; round < ROUNDS; round++) {
-    rates.single.push(await callsPerSecond(single, ROUND_MS));
-    rates.spread.push(await callsPerSecond(spread, ROUND_MS));
+    rounds.single.push(await driveMeasured(single, ROUND_MS, daemon.pid, childPids));
+    rounds.spread.push(await driveMeasured(spread, ROUND_MS, daemon.pid, childPids));
   }
-  return rates;
+  const of = (arm, key) => rounds[arm].map((measured) => measured[key]);
+  return {
+    spread: of("spread", "rate"),
+    single: of("single", "rate"),
+    cpu: {
+      daemonUsPerCall: {
+        tenServers: mean(of("spread", "daemonUs")),
+        oneOfTen: mean(of("single", "daemonUs")),
+      },
+      childrenUsPerCall: {
+        tenServers: mean(of("spread", "childrenUs")),
+        oneOfTen: mean(of("single", "childrenUs")),
+      },
+    },
+  };
 }
 
 run("P11 call scale", async () => {
@@ -136,6 +167,7 @@ run("P11 call scale", async () => {
       .map(([arm, list]) => `${arm} ${shown(list)}`)
       .join("; ")}`,
   );
+  note(`ten servers, CPU µs per call (daemon; children): ${JSON.stringify(ten.cpu)}`);
   return [
     figure({
       name: "P11.daemonCpuPerCall",
@@ -179,6 +211,8 @@ run("P11 call scale", async () => {
       checks: [["ratio", ">=", 0.9]],
       rounds: ROUNDS,
       roundMs: ROUND_MS,
+      // CPU µs per call (utime+stime) of the daemon and of the echo children, per arm.
+      ...ten.cpu,
     }),
   ];
 });

@@ -3,7 +3,7 @@
  * `mcp.json`, records its children so a successor can reap them, and stops everything it
  * started on the way out. `createDaemon()` does nothing until `start()`.
  */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "../pool/mcp-error.js";
 import type { ConfigStatus, DaemonStatus } from "mcpool-client";
 import { durationProblem, POOL_DURATIONS } from "../config/durations.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";

@@ -11,7 +11,6 @@
  * failure is mapped once, by upstream-error.ts.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, slugOf } from "../config/rows.js";
 import type { Catalogue } from "./catalogue.js";
 import { unknownTool } from "./catalogue.js";
@@ -25,7 +24,8 @@ import { qualifiedName } from "./naming.js";
 import type { PoolAuth } from "./pool-auth.js";
 import type { PoolEvents } from "./pool-events.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
-import { ForwardedResultSchema, finishResult, resultBudget, withContent } from "./results.js";
+import { ErrorCode, isMcpError } from "./mcp-error.js";
+import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, withSession } from "./session.js";
 import { isBrokenPipe } from "./stdio-transport.js";
@@ -240,21 +240,20 @@ export class CallPipeline {
   ): Promise<CallToolResult> {
     const { signal, onProgress } = opts;
     try {
-      // onprogress makes the SDK send a progressToken of its own; resetTimeoutOnProgress
+      // onprogress makes the client send a progressToken of its own; resetTimeoutOnProgress
       // stays false, so a chatty server cannot hold a call past its timeout.
-      const result = (await holding(connection, () =>
-        connection.client.callTool({ name, arguments: args }, ForwardedResultSchema, {
-          ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-          ...(signal ? { signal } : {}),
-          ...(onProgress ? { onprogress: onProgress } : {}),
-        }),
-      )) as CallToolResult;
+      const result = await holding(connection, () =>
+        connection.client.callTool(
+          { name, arguments: args },
+          { timeout: timeoutMs, signal, onprogress: onProgress },
+        ),
+      );
       entry.answered(connection);
       this.#init.auth.satisfied(entry.id, "call");
-      return withContent(result);
+      return forwardable(result);
     } catch (error) {
       if (signal?.aborted) throw error;
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      if (isMcpError(error, ErrorCode.RequestTimeout)) {
         // Slow, or hung? A ping on a small budget tells, and a hung server is replaced (F3).
         entry.timedOut(connection);
       }

@@ -1,17 +1,17 @@
 /**
- * One live MCP connection of a server: the SDK client, its transport and what the pool
- * counts on it. Hanging one up is the client's close, which closes its transport (the
- * SDK's Protocol.close): the transport is closed directly only when that failed.
+ * One live MCP connection of a server: the pool's client, its transport and what the pool
+ * counts on it. Hanging one up is the client's close, which closes its transport: the transport is closed directly only when that failed.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+
+import type { McpClient } from "./mcp-client.js";
+import { ErrorCode, isMcpError } from "./mcp-error.js";
 
 /** The drain bound when neither the row nor the pool sets a call timeout: the SDK's, ms. */
 export const DEFAULT_DRAIN_MS = 60_000;
 
 export interface Connection {
-  client: Client;
+  client: McpClient;
   transport: Transport;
   pid: number | undefined;
   startedAt: number;
@@ -32,7 +32,11 @@ export interface Connection {
 }
 
 /** A connection not yet connected: nothing in flight, nothing learnt about the server. */
-export function newConnection(client: Client, transport: Transport, startedAt: number): Connection {
+export function newConnection(
+  client: McpClient,
+  transport: Transport,
+  startedAt: number,
+): Connection {
   return {
     client,
     transport,
@@ -84,7 +88,7 @@ export function checkAlive(connection: Connection, budgetMs: number, hung: () =>
     .then(
       () => undefined,
       (error: unknown) => {
-        if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) hung();
+        if (isMcpError(error, ErrorCode.RequestTimeout)) hung();
       },
     )
     .finally(() => (connection.pinging = undefined));

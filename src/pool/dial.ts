@@ -5,22 +5,15 @@
  * and is said as a pool error (connect-failed, timeout, auth-required) with the child's
  * stderr tail; the entry decides what it means for the server's state.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  McpError,
-  ToolListChangedNotificationSchema,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import type { McpServerConfig } from "../config/rows.js";
 import { newConnection, type Connection } from "./connection.js";
 import { McpPoolError } from "./errors.js";
 import { listAllTools } from "./list-tools.js";
-import { progressBeforeResponses } from "./routing.js";
+import { McpClient } from "./mcp-client.js";
+import { ErrorCode, isMcpError } from "./mcp-error.js";
 import type { EntryContext } from "./entry-context.js";
 import { processOf } from "./transport.js";
 import type { ServerNotification } from "./types.js";
@@ -53,13 +46,12 @@ export async function dial(
   let connection: Connection | undefined;
   try {
     transport = await context.createTransport(row, context.transportContext);
-    const client = new Client(context.clientInfo, { capabilities: context.capabilities });
+    const client = new McpClient(context.clientInfo, { capabilities: context.capabilities });
     const current = newConnection(client, transport, started);
     connection = current;
     installHandlers(row.id, current, context, handlers);
     const deadline = budget === undefined ? undefined : started + budget;
     await client.connect(transport, budget === undefined ? {} : { timeout: budget });
-    progressBeforeResponses(transport);
     const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
     const tools = context.indexTools
       ? await listAllTools(client, remaining === undefined ? {} : { timeout: remaining })
@@ -96,21 +88,27 @@ function installHandlers(
   client.fallbackNotificationHandler = async (notification) => {
     context.notify(serverId, notification as ServerNotification);
   };
-  client.setNotificationHandler(ToolListChangedNotificationSchema, async (notification) => {
+  client.setNotificationHandler("notifications/tools/list_changed", async (notification) => {
     context.notify(serverId, notification as ServerNotification);
     handlers.listChanged(connection);
   });
+  // The SDK Client's checks on both, loaded with the first such request.
   const elicit = context.elicit;
-  if (elicit && context.capabilities.elicitation) {
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-      elicit(serverId, request.params, extra.signal),
-    );
+  const elicitation = context.capabilities.elicitation;
+  if (elicit && elicitation) {
+    client.setRequestHandler("elicitation/create", async (request, extra) => {
+      const { checkedElicitation } = await import("./server-requests.js");
+      return checkedElicitation(request, elicitation, (params) =>
+        elicit(serverId, params, extra.signal),
+      );
+    });
   }
   const sample = context.sample;
   if (sample && context.capabilities.sampling) {
-    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
-      sample(serverId, request.params, extra.signal),
-    );
+    client.setRequestHandler("sampling/createMessage", async (request, extra) => {
+      const { checkedSampling } = await import("./server-requests.js");
+      return checkedSampling(request, (params) => sample(serverId, params, extra.signal));
+    });
   }
   client.onclose = () => handlers.closed(connection);
 }
@@ -145,7 +143,7 @@ function connectError(
   }
   const detail = { serverId: id, ...(stderr ? { stderr } : {}) };
   const tail = stderr ? `; stderr:\n${stderr}` : "";
-  if (cause instanceof McpError && cause.code === ErrorCode.RequestTimeout) {
+  if (isMcpError(cause, ErrorCode.RequestTimeout)) {
     return new McpPoolError(
       "timeout",
       `server "${id}" did not finish connecting within ${budget ?? 60_000} ms${tail}`,

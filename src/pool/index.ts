@@ -106,3 +106,11 @@ export {
 } from "./conversation-settings.js";
 export { isResolved, SESSION_END_OUTCOMES, type SessionEndOutcome } from "./session-end.js";
 export type * from "./conversation-types.js";
+export {
+  McpClient,
+  type McpClientOptions,
+  type RequestOptions,
+  type Progress,
+  type ResultSchema,
+} from "./mcp-client.js";
+export { McpError, ErrorCode, isMcpError } from "./mcp-error.js";

@@ -1,25 +1,30 @@
 /**
  * listAllTools: tools/list is paginated at the server's choice, and a tool left on page
  * two is absent from the index. The timeout bounds the whole walk, not each page (A8).
+ * Each page's listTools() replaces the client's output-schema cache with that page's
+ * tools, so a walk of more than one page hands it the whole list at the end.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ListToolsResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 
-/** A server that pages further than this is not paging, it is looping. */
-export const MAX_TOOL_PAGES = 1000;
+import type { RequestOptions } from "./mcp-client.js";
 
-/**
- * The SDK Client's per-tool metadata cache (output-schema validators, task support). Its
- * listTools() replaces the cache with each page's tools, so after a walk it would know only
- * the last page's; the walk hands it the whole list once it has it. Private in the SDK's
- * types, hence this view; absent in an SDK without the cache, when there is nothing to fix.
- */
+/** A client that lists tools: the pool's McpClient, or an SDK Client. */
+export interface ToolLister {
+  listTools(params?: { cursor?: string }, options?: RequestOptions): Promise<ListToolsResult>;
+}
+
+/** Both keep an output-schema cache; the SDK's is private in its types. */
 interface ToolMetadataCache {
   cacheToolMetadata?(tools: Tool[]): void;
 }
 
-export async function listAllTools(client: Client, options: RequestOptions = {}): Promise<Tool[]> {
+/** A server that pages further than this is not paging, it is looping. */
+export const MAX_TOOL_PAGES = 1000;
+
+export async function listAllTools(
+  client: ToolLister,
+  options: RequestOptions = {},
+): Promise<Tool[]> {
   const deadline = options.timeout !== undefined ? Date.now() + options.timeout : undefined;
   const tools: Tool[] = [];
   const seen = new Set<string>();
@@ -33,7 +38,7 @@ export async function listAllTools(client: Client, options: RequestOptions = {})
     tools.push(...result.tools);
     cursor = result.nextCursor;
     if (cursor === undefined || cursor === "") {
-      if (page > 0) (client as unknown as ToolMetadataCache).cacheToolMetadata?.(tools);
+      if (page > 0) (client as ToolMetadataCache).cacheToolMetadata?.(tools);
       return tools;
     }
     if (seen.has(cursor)) {

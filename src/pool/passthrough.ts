@@ -10,31 +10,24 @@
  * uri however many listeners share it, one unsubscribe when the last one leaves, and the
  * subscribe again after a reconnect. While a server has subscriptions it is not idle-reaped.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  CompleteResultSchema,
-  EmptyResultSchema,
-  GetPromptResultSchema,
-  ListPromptsResultSchema,
-  ListResourcesResultSchema,
-  ListResourceTemplatesResultSchema,
-  ReadResourceResultSchema,
-  type CompleteRequest,
-  type CompleteResult,
-  type GetPromptRequest,
-  type GetPromptResult,
-  type ListPromptsRequest,
-  type ListPromptsResult,
-  type ListResourcesRequest,
-  type ListResourcesResult,
-  type ListResourceTemplatesRequest,
-  type ListResourceTemplatesResult,
-  type PingRequest,
-  type ReadResourceRequest,
-  type ReadResourceResult,
-  type SetLevelRequest,
+import type {
+  CompleteRequest,
+  CompleteResult,
+  GetPromptRequest,
+  GetPromptResult,
+  ListPromptsRequest,
+  ListPromptsResult,
+  ListResourcesRequest,
+  ListResourcesResult,
+  ListResourceTemplatesRequest,
+  ListResourceTemplatesResult,
+  PingRequest,
+  ReadResourceRequest,
+  ReadResourceResult,
+  SetLevelRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { McpPoolError } from "./errors.js";
+import type { McpClient } from "./mcp-client.js";
 import { upstreamError } from "./upstream-error.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, withSession } from "./session.js";
@@ -84,17 +77,6 @@ export const PASSTHROUGH_METHODS: readonly PassthroughMethod[] = [
   "logging/setLevel",
   "ping",
 ];
-
-const RESULT_SCHEMAS = {
-  "resources/list": ListResourcesResultSchema,
-  "resources/templates/list": ListResourceTemplatesResultSchema,
-  "resources/read": ReadResourceResultSchema,
-  "prompts/list": ListPromptsResultSchema,
-  "prompts/get": GetPromptResultSchema,
-  "completion/complete": CompleteResultSchema,
-  "logging/setLevel": EmptyResultSchema,
-  ping: EmptyResultSchema,
-} as const;
 
 type Surface = PassthroughMethod | "resources/subscribe" | "resources/unsubscribe";
 
@@ -179,16 +161,25 @@ export class Passthrough {
   ): Promise<PassthroughResult<M>> {
     const entry = this.#deps.entry(id);
     const timeoutMs = options.timeoutMs ?? this.#deps.timeoutMs(entry);
-    return (await this.#send(entry, method, timeoutMs, (client) =>
+    // The result goes on as the server sent it (issue 16): the consumer's own SDK reads it
+    // there; only a result that is no object at all is refused here.
+    const result = await this.#send(entry, method, timeoutMs, (client) =>
       client.request(
-        { method, ...(params !== undefined ? { params } : {}) } as Parameters<Client["request"]>[0],
-        RESULT_SCHEMAS[method],
+        { method, ...(params !== undefined ? { params } : {}) },
         {
           ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
         },
       ),
-    )) as PassthroughResult<M>;
+    );
+    if (typeof result !== "object" || result === null || Array.isArray(result)) {
+      throw new McpPoolError(
+        "tool-error",
+        `server "${id}" answered ${method} with ${JSON.stringify(result)}, not a result object`,
+        { serverId: id },
+      );
+    }
+    return result as PassthroughResult<M>;
   }
 
   /**
@@ -315,7 +306,7 @@ export class Passthrough {
     entry: ServerEntry,
     surface: Surface,
     timeoutMs: number | undefined,
-    work: (client: Client) => Promise<T>,
+    work: (client: McpClient) => Promise<T>,
     dial = true,
   ): Promise<T> {
     entry.busy();

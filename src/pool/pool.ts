@@ -8,8 +8,8 @@
  * server's connection, crash handling and backoff live in its ServerEntry. The parts and
  * every callback between them are built in pool-parts.ts; each method here delegates.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { McpClient } from "./mcp-client.js";
 import type { McpServerConfig } from "../config/rows.js";
 import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
 
@@ -130,21 +130,23 @@ export class McpPool {
   }
 
   /**
-   * The connected SDK Client of one server, for what call() does not carry. Starts an idle
+   * The connected client of one server, for what call() does not carry: the SDK Client's
+   * request methods (listResources, readResource, getPrompt, request…), results as the
+   * server sent them unless a schema is passed. Starts an idle
    * server; refuses a disabled or unknown one (`disabled`, `unknown-server`). A client held
    * past a session loss is refused by the server; use() handles that.
    */
-  async client(id: string): Promise<Client> {
+  async client(id: string): Promise<McpClient> {
     this.#parts.assertOpen();
     return (await this.#parts.servers.entry(id).ensure()).client;
   }
 
   /**
-   * `run` with the server's connected Client, counted as a use. When the remote has
+   * `run` with the server's connected client, counted as a use. When the remote has
    * forgotten the session (B6) the server is redialled once and `run` called again with
-   * the new Client; any other failure is passed through.
+   * the new client; any other failure is passed through.
    */
-  async use<T>(id: string, run: (client: Client) => Promise<T>): Promise<T> {
+  async use<T>(id: string, run: (client: McpClient) => Promise<T>): Promise<T> {
     this.#parts.assertOpen();
     const entry = this.#parts.servers.entry(id);
     return withSession(entry, (connection) => holding(connection, () => run(connection.client)));

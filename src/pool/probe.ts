@@ -2,7 +2,6 @@
  * probe(row): dial a row that need not be saved, list its tools, hang up (SPEC C16).
  * Reports rather than throws; the error is the child's stderr where there is one.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Environment } from "../config/placeholders.js";
@@ -10,6 +9,7 @@ import type { McpServerConfig } from "../config/rows.js";
 import { redactSecrets, secretValues } from "./secrets.js";
 import type { ChildEnvPolicy } from "./child-env.js";
 import { toolsFingerprint } from "./fingerprint.js";
+import { McpClient } from "./mcp-client.js";
 import { listAllTools } from "./list-tools.js";
 import {
   createDefaultTransport,
@@ -55,7 +55,7 @@ export async function probe(
   const budget = options.timeoutMs ?? row.connectTimeoutMs ?? undefined;
   const createTransport = options.createTransport ?? createDefaultTransport;
   let transport: Transport | undefined;
-  let client: Client | undefined;
+  let client: McpClient | undefined;
   try {
     transport = await createTransport(row, {
       childEnv: options.childEnv ?? "inherit",
@@ -64,7 +64,7 @@ export async function probe(
       ...(options.onUnsetVariable ? { onUnsetVariable: options.onUnsetVariable } : {}),
       ...(options.authProvider ? { authProvider: options.authProvider } : {}),
     });
-    client = new Client(
+    client = new McpClient(
       { name: `${name}-probe`, version },
       { capabilities: options.capabilities ?? {} },
     );

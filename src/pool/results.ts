@@ -6,8 +6,7 @@
  * with none is named rather than dropped, so a model that asked for a screenshot is told
  * it got one instead of being handed an empty string.
  */
-import type { CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import * as z from "zod/v4";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { McpPoolError } from "./errors.js";
 import { canonicalJson } from "./fingerprint.js";
@@ -42,20 +41,16 @@ function isForwardable(value: unknown): boolean {
 }
 
 /**
- * The result schema the pool hands the SDK's `callTool` (issue 16): the checks above in one
- * pass and the result kept as received, where the SDK's CallToolResultSchema parses every
- * block with zod and copies the whole result for a value that is only forwarded. The
- * tool's output schema is still checked by `callTool` itself (AJV, cached per tool).
+ * A tool's answer as the pool forwards it (issue 16): the checks above in one pass and the
+ * result kept as received, where the SDK's CallToolResultSchema parsed every block with zod
+ * and copied the whole result for a value that is only forwarded. A result that came
+ * without `content` gets the empty list the SDK's schema gave it. The tool's output schema
+ * is checked by the client's `callTool` (output-schema.ts).
  */
-// Typed as the SDK's schema because `callTool` takes no other; it only ever safeParses it.
-export const ForwardedResultSchema = z.custom<CallToolResult>(
-  isForwardable,
-  "the tool result is not a CallToolResult",
-) as unknown as typeof CallToolResultSchema;
-
-/** A result that came without `content` gets the empty list the SDK's schema gives it. */
-export function withContent(result: CallToolResult): CallToolResult {
-  return result.content === undefined ? { ...result, content: [] } : result;
+export function forwardable(result: unknown): CallToolResult {
+  if (!isForwardable(result)) throw new Error("the tool result is not a CallToolResult");
+  const answer = result as CallToolResult;
+  return answer.content === undefined ? { ...answer, content: [] } : answer;
 }
 
 /** Bytes a base64 string decodes to, without decoding it. */

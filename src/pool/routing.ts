@@ -16,14 +16,11 @@
  * drops it), and neither client transport hands anything about it to our request handler
  * (shared/protocol.js `_onrequest`, client/streamableHttp.js `_handleSseStream`).
  */
-import {
-  ElicitResultSchema,
-  ErrorCode,
-  McpError,
-  type CreateMessageRequest,
-  type CreateMessageResult,
-  type ElicitRequest,
-  type ElicitResult,
+import type {
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type {
@@ -32,6 +29,7 @@ import type {
   RequestContext,
   RoutePolicy,
 } from "./caller-router.js";
+import { ErrorCode, isMcpError, McpError } from "./mcp-error.js";
 import type { PoolLog } from "./types.js";
 
 /** What a server asks in elicitation/create: a form (`requestedSchema`), or a `url` to open. */
@@ -61,7 +59,8 @@ export interface CallProgress {
 }
 
 /**
- * Makes a connected transport hand each response to the client a microtask late. The SDK
+ * Makes a connected transport hand each response to an SDK client a microtask late (the
+ * pool's own client hands progress on at once and needs none of this). The SDK
  * (1.32, shared/protocol.js) runs a notification's handler a microtask after it is read but
  * a response's at once, and a response drops its call's progress handler: a call's last
  * progress notifications, read in the same chunk as its answer, found no handler ("unknown
@@ -101,6 +100,31 @@ export type CallSampleHandler = CallerHandler<SampleParams, CreateMessageResult>
 export type PoolSampleHandler = FallbackHandler<SampleParams, CreateMessageResult>;
 
 const CANCEL: ElicitResult = { action: "cancel" };
+const ACTIONS: readonly unknown[] = ["accept", "decline", "cancel"];
+
+function isContentValue(value: unknown): boolean {
+  const kind = typeof value;
+  if (kind === "string" || kind === "number" || kind === "boolean") return true;
+  return Array.isArray(value) && value.every((item) => typeof item === "string");
+}
+
+/**
+ * `answer` as an ElicitResult (the SDK's ElicitResultSchema, by hand: an action, and content
+ * of strings, numbers, booleans and string lists, null read as none); undefined when not.
+ */
+export function asElicitResult(answer: unknown): ElicitResult | undefined {
+  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return undefined;
+  const { action, content } = answer as { action?: unknown; content?: unknown };
+  if (!ACTIONS.includes(action)) return undefined;
+  if (content === null) {
+    const { content: _dropped, ...rest } = answer as Record<string, unknown>;
+    return rest as ElicitResult;
+  }
+  if (content === undefined) return answer as ElicitResult;
+  if (typeof content !== "object" || Array.isArray(content)) return undefined;
+  if (!Object.values(content).every(isContentValue)) return undefined;
+  return answer as ElicitResult;
+}
 const DECLINE: ElicitResult = { action: "decline" };
 
 /**
@@ -112,8 +136,8 @@ export function elicitationPolicy(log: PoolLog): RoutePolicy<ElicitResult> {
     unanswered: () => DECLINE,
     withdrawn: () => CANCEL,
     accept(answer, serverId) {
-      const parsed = ElicitResultSchema.safeParse(answer);
-      if (parsed.success) return parsed.data;
+      const parsed = asElicitResult(answer);
+      if (parsed !== undefined) return parsed;
       log.error?.(
         `mcpool: ${serverId}: an elicitation handler answered something that is not an ElicitResult; answered cancel`,
       );
@@ -143,7 +167,7 @@ export const samplingPolicy: RoutePolicy<CreateMessageResult> = {
   },
   accept: (answer) => answer as CreateMessageResult,
   failed(error) {
-    if (error instanceof McpError) throw error;
+    if (isMcpError(error)) throw error;
     throw new McpError(ErrorCode.InternalError, `sampling failed: ${(error as Error).message}`);
   },
 };

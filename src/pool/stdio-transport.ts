@@ -10,7 +10,6 @@
  * - stderr is kept as a bounded tail for error messages.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { LineReader, parseJsonRpcLine } from "./line-reader.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -143,7 +142,8 @@ export class ChildProcessTransport implements Transport {
     if (!stdin) return Promise.reject(new Error("Not connected"));
     if (stdin.destroyed || this.#exit) return Promise.reject(brokenPipe());
     return new Promise((resolve, reject) => {
-      const ok = stdin.write(serializeMessage(message), (error) => {
+      // One message a line (the SDK's serializeMessage, whose module loads its zod schemas).
+      const ok = stdin.write(`${JSON.stringify(message)}\n`, (error) => {
         if (error) reject(error);
       });
       if (ok) resolve();

@@ -4,11 +4,11 @@
  * tools/list_changed runs one walk at a time; a change asked for during a walk is walked
  * again once it ends.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { toolsFingerprint } from "./fingerprint.js";
 import { listAllTools } from "./list-tools.js";
+import type { McpClient } from "./mcp-client.js";
 import type { PoolEvent } from "./types.js";
 
 export type ToolsChanged = Extract<PoolEvent, { type: "tools-changed" }>;
@@ -72,7 +72,7 @@ export class ToolList {
    * was and is told to `failed`.
    */
   relist(
-    client: Client,
+    client: McpClient,
     budgetMs: number | undefined,
     live: () => boolean,
     apply: (tools: Tool[]) => void,

@@ -14,9 +14,8 @@
  * A pool error, a session loss (withSession redials on it, B6) and an aborted request are
  * passed through whole.
  */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-
 import { McpPoolError } from "./errors.js";
+import { ErrorCode, isMcpError } from "./mcp-error.js";
 import { sessionLost } from "./session.js";
 import { isBrokenPipe } from "./stdio-transport.js";
 
@@ -53,7 +52,7 @@ export function upstreamError(error: unknown, request: UpstreamRequest): unknown
   if (request.signal?.aborted || error instanceof McpPoolError || sessionLost(error)) {
     return error;
   }
-  const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+  const timedOut = isMcpError(error, ErrorCode.RequestTimeout);
   if (timedOut || request.unresponsive) {
     const ms = request.timeoutMs ?? SDK_TIMEOUT_MS;
     const why = timedOut
@@ -64,7 +63,7 @@ export function upstreamError(error: unknown, request: UpstreamRequest): unknown
       timeoutMs: ms,
     });
   }
-  const cutOff = error instanceof McpError && error.code === ErrorCode.ConnectionClosed;
+  const cutOff = isMcpError(error, ErrorCode.ConnectionClosed);
   if (cutOff || isBrokenPipe(error)) {
     if (request.cutOff) return request.cutOff();
     return new McpPoolError(
@@ -73,7 +72,7 @@ export function upstreamError(error: unknown, request: UpstreamRequest): unknown
       { serverId },
     );
   }
-  if (error instanceof McpError) {
+  if (isMcpError(error)) {
     // The server refused (unknown uri, bad arguments…): its JSON-RPC code travels in mcpCode.
     return new McpPoolError("tool-error", error.message, {
       serverId,

@@ -72,8 +72,15 @@ describe("the daemon's modules", () => {
     const stdioOnly = loaded(log);
     // The preload saw the daemon's own modules: the record is of this process.
     expect(stdioOnly.some((u) => u.endsWith("/dist/daemon/daemon.js"))).toBe(true);
-    expect(stdioOnly.some((u) => u.endsWith("/sdk/dist/esm/client/index.js"))).toBe(true);
     expect(stdioOnly.some((u) => u.endsWith("/dist/pool/conversations.js"))).toBe(true);
+    // The pool's own client (mcp-client.ts): neither the SDK's Client nor AJV, and none of
+    // the SDK's zod schemas (types.js) nor zod itself.
+    expect(
+      stdioOnly.filter((u) =>
+        /\/sdk\/dist\/esm\/(client\/index|shared\/protocol|types)\.js$/.test(u),
+      ),
+    ).toEqual([]);
+    expect(stdioOnly.filter((u) => /\/node_modules\/(ajv|zod)\//.test(u))).toEqual([]);
     expect(sdkServer(stdioOnly)).toEqual([]);
     expect(stdioOnly.filter((u) => u.includes("/dist/testing/"))).toEqual([]);
     expect(httpClient(stdioOnly)).toEqual([]);

@@ -1,0 +1,38 @@
+/**
+ * The JSON-RPC error an MCP peer answers with, as the pool's client rejects it: the SDK's
+ * McpError in shape and message (`MCP error -32001: Request timed out`), without the SDK's
+ * `types.js`, whose zod schemas weigh 15 MB the daemon does not otherwise need (issue 16).
+ * Classify by `isMcpError(error, code)`: an error from the SDK's own classes (a caller's
+ * SDK client, the HTTP transport) has the same shape and is recognised the same way.
+ */
+
+/** The JSON-RPC and MCP error codes the pool reads or answers with (the SDK's ErrorCode). */
+export const ErrorCode = {
+  ConnectionClosed: -32000,
+  RequestTimeout: -32001,
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  UrlElicitationRequired: -32042,
+} as const;
+
+export class McpError extends Error {
+  readonly code: number;
+  readonly data: unknown;
+
+  constructor(code: number, message: string, data?: unknown) {
+    super(`MCP error ${code}: ${message}`);
+    this.code = code;
+    this.data = data;
+    this.name = "McpError";
+  }
+}
+
+/** Whether `error` is an MCP error (ours or the SDK's), with `code` when one is given. */
+export function isMcpError(error: unknown, code?: number): error is McpError {
+  if (!(error instanceof Error) || error.name !== "McpError") return false;
+  const actual = (error as { code?: unknown }).code;
+  return typeof actual === "number" && (code === undefined || actual === code);
+}
