@@ -7,7 +7,6 @@
  * the listing stopped being served, `binding-changed` when the names moved. The budgets,
  * clients and endings are each row's own (conversation-row.ts).
  */
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ShareNames } from "../config/conversation.js";
 import { slugOf } from "../config/rows.js";
@@ -33,7 +32,7 @@ import {
 import { listAllTools } from "./list-tools.js";
 import { qualifiedName } from "./naming.js";
 import type { Invoked } from "./result-cache.js";
-import { finishResult, resultBudget } from "./results.js";
+import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, sessionLost } from "./session.js";
 import type { IndexedTool } from "./tool-index.js";
@@ -210,17 +209,15 @@ export class ConversationCalls {
       await this.#confirm(served, indexed, client);
       const connection = client.connection;
       if (connection === undefined) throw lostError(row.id, indexed.tool.name);
-      result = (await holding(connection, () =>
-        connection.client.callTool(
-          { name: indexed.tool.name, arguments: args },
-          CallToolResultSchema,
-          {
-            ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-            ...(opts.signal ? { signal: opts.signal } : {}),
-            ...(opts.onProgress ? { onprogress: opts.onProgress } : {}),
-          },
+      // As a shared row's call: the answer checked in one pass and forwarded as received.
+      result = forwardable(
+        await holding(connection, () =>
+          connection.client.callTool(
+            { name: indexed.tool.name, arguments: args },
+            { timeout: timeoutMs, signal: opts.signal, onprogress: opts.onProgress },
+          ),
         ),
-      )) as CallToolResult;
+      );
     } catch (error) {
       throw this.#callError(served, client, error, indexed.tool.name, timeoutMs, opts.signal);
     } finally {

@@ -17,6 +17,16 @@ afterEach(async () => {
 });
 
 /** A tool whose answers wait for release(). */
+/** A pool of one scripted server `s` with the pool-wide `idleTimeoutMs`, its tool called once. */
+async function calledOnce(idleTimeoutMs: number) {
+  const s = scriptedServer([tool("t")]);
+  const pool = makePool({ servers: { s: s.build }, idleTimeoutMs });
+  pools.push(pool);
+  await pool.sync([memoryRow("s")]);
+  await pool.call("s__t", {});
+  return { s, pool };
+}
+
 function heldTool(): { tool: ReturnType<typeof tool>; release: () => void; asked: () => boolean } {
   let release: (() => void) | undefined;
   const made = tool("slow", {
@@ -55,11 +65,7 @@ describe("the lazy idle timer", () => {
 
   it("reaps on a row's shortened idleTimeoutMs, not the longer timer already pending", async () => {
     vi.useFakeTimers();
-    const s = scriptedServer([tool("t")]);
-    const pool = makePool({ servers: { s: s.build }, idleTimeoutMs: 60_000 });
-    pools.push(pool);
-    await pool.sync([memoryRow("s")]);
-    await pool.call("s__t", {});
+    const { s, pool } = await calledOnce(60_000);
     // The same connection fields: the row is taken without touching the child.
     await pool.sync([memoryRow("s", "s", { idleTimeoutMs: 1000 })]);
     await pool.call("s__t", {});
@@ -71,11 +77,7 @@ describe("the lazy idle timer", () => {
 
   it("leaves no timer behind for a server stopped before its reap", async () => {
     vi.useFakeTimers();
-    const s = scriptedServer([tool("t")]);
-    const pool = makePool({ servers: { s: s.build }, idleTimeoutMs: 1000 });
-    pools.push(pool);
-    await pool.sync([memoryRow("s")]);
-    await pool.call("s__t", {});
+    const { pool } = await calledOnce(1000);
     await pool.stop("s");
     expect(vi.getTimerCount()).toBe(0);
   });
