@@ -52,6 +52,7 @@ describe("an edit of a live row's connection swaps it warm", () => {
     // The new child is running and held before its handshake: the swap is under way.
     await waitFor(() => existsSync(`${startGate}.waiting`), BOUND_MS, "the new child to start");
     const newPid = Number(readFileSync(`${startGate}.waiting`, "utf8"));
+    expect(newPid).toBeGreaterThan(0);
     expect(newPid).not.toBe(oldPid);
     // Answered while the new child cannot answer anything: no call waits for its start.
     expect(await pidOf(c)).toBe(oldPid);
