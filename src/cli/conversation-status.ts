@@ -2,7 +2,7 @@
  * The lines `mcpool status` adds for `session: "conversation"` rows (SPEC B9): counts per
  * server, never who the conversations are for.
  */
-import type { ServerState } from "mcpool-client";
+import type { ServerState } from "mcpool-protocol";
 
 /** One line per conversation row, under a heading; nothing when there is none. */
 export function conversationLines(servers: readonly ServerState[]): string[] {

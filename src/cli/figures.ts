@@ -1,5 +1,5 @@
 /** Resource figures for people (issue 17): memory, CPU, latency and a sparkline, each short. */
-import type { ServerResources } from "mcpool-client";
+import type { ServerResources } from "mcpool-protocol";
 
 const MB = 1024 * 1024;
 

@@ -5,7 +5,8 @@
  * 141 its reader closed stdout or stderr before everything was written (exit.ts).
  */
 import { parseArgs } from "node:util";
-import { connect, McpPoolError as ClientError, type PoolClient } from "mcpool-client";
+import type { PoolClient } from "mcpool-client";
+import { McpPoolError as ClientError } from "mcpool-protocol";
 import { resolvePaths } from "../daemon/paths.js";
 import { VERSION } from "../version.js";
 import {
@@ -131,6 +132,8 @@ async function main(argv: readonly string[]): Promise<number> {
     io.out(json ? JSON.stringify(value, null, 2) : human());
   const socketPath = values.socket ?? process.env.MCPOOL_SOCKET;
   const withClient = async <T>(run: (client: PoolClient) => Promise<T>): Promise<T> => {
+    // The client library loads with the first command that talks to the daemon, not in it.
+    const { connect } = await import("mcpool-client");
     const client = await connect({
       clientName: `mcpool-cli/${command}`,
       socketPath: socketPath ?? resolvePaths({}).socketPath,

@@ -3,7 +3,8 @@
  * id names no server, that a stopped server comes back on its next call, that a table cut
  * an error short and where to read it whole, and the log as JSON lines for `--json`.
  */
-import { McpPoolError as ClientError, type PoolClient } from "mcpool-client";
+import type { PoolClient } from "mcpool-client";
+import { McpPoolError as ClientError } from "mcpool-protocol";
 
 /** The widest LAST ERROR cell `mcpool status` prints; longer errors end in `…`. */
 export const ERROR_CELL_WIDTH = 60;

@@ -3,7 +3,7 @@
  * pid, uptime, CPU and memory of its process group and calls in the last minute (issue 17),
  * tools and last error. `--json` prints the DaemonStatus as it came.
  */
-import type { DaemonStatus, ServerState } from "mcpool-client";
+import type { DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
 import { bytes, memory, percent } from "./figures.js";
 import { cell, duration, table } from "./format.js";

@@ -6,7 +6,7 @@
  * pool gives each call its own upstream progress token and its own elicitation route, so
  * two clients using the same JSON-RPC ids and tokens never see each other's traffic.
  */
-import type { CallParams, SampleParams } from "mcpool-client";
+import type { CallParams, SampleParams } from "mcpool-protocol";
 
 import type { CallOptions } from "../pool/types.js";
 import type { RequestContext } from "./socket-server.js";

@@ -5,7 +5,7 @@
  */
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { ConfigStatus } from "mcpool-client";
+import type { ConfigStatus } from "mcpool-protocol";
 import { ConfigSyntaxError, parseMcpJsonInTurns } from "../config/mcp-json.js";
 import { nextTurn } from "../pool/batches.js";
 import type { McpServerConfig } from "../config/rows.js";

@@ -4,7 +4,7 @@
  * started on the way out. `createDaemon()` does nothing until `start()`.
  */
 import { ErrorCode, McpError } from "../pool/mcp-error.js";
-import type { ConfigStatus, DaemonStatus } from "mcpool-client";
+import type { ConfigStatus, DaemonStatus } from "mcpool-protocol";
 import { durationProblem, POOL_DURATIONS } from "../config/durations.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import type { ChildEnvPolicy } from "../pool/child-env.js";

@@ -9,8 +9,8 @@
  * first, as a request; `request/cancel` withdraws a request; a method of METHODS with
  * object params its check accepts; hello exactly once.
  */
-import { JSONRPCErrorCode, isJSONRPCID, type JSONRPCID } from "json-rpc-2.0";
-import { CANCEL, METHODS, isMethodName, type MethodName } from "mcpool-client";
+import { JSONRPCErrorCode, isJSONRPCID, type JSONRPCID } from "./json-rpc.js";
+import { CANCEL, METHODS, isMethodName, type MethodName } from "mcpool-protocol";
 
 export type Envelope =
   /** Answer `id` with this JSON-RPC error. */

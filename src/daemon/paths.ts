@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import envPaths from "env-paths";
-import { defaultSocketPath } from "mcpool-client";
+import { defaultSocketPath } from "mcpool-client/paths";
 
 const APP_NAME = "mcpool";
 

@@ -6,7 +6,7 @@
  * withdrawn with `request/cancel` when their signal aborts, and failed when the connection
  * closes. Ids are per connection: two clients using the same ids never meet here.
  */
-import { createJSONRPCNotification, createJSONRPCRequest, type JSONRPCID } from "json-rpc-2.0";
+import { createJSONRPCNotification, createJSONRPCRequest, type JSONRPCID } from "./json-rpc.js";
 import {
   CANCEL,
   McpPoolError as ClientError,
@@ -15,7 +15,7 @@ import {
   type DaemonRequestName,
   type DaemonResultOf,
   type WireError,
-} from "mcpool-client";
+} from "mcpool-protocol";
 
 interface Outbound {
   resolve(result: unknown): void;

@@ -1,9 +1,9 @@
 /**
  * What a handler of the daemon's socket is given and must be (SPEC D2): one handler per
- * method of mcpool-client's METHODS, each `(params, ctx)`, where `ctx` names the connection,
+ * method of mcpool-protocol's METHODS, each `(params, ctx)`, where `ctx` names the connection,
  * carries the request's AbortSignal and lets the handler notify or ask that connection.
  */
-import type { JSONRPCID } from "json-rpc-2.0";
+import type { JSONRPCID } from "./json-rpc.js";
 import type {
   DaemonParamsOf,
   DaemonRequestName,
@@ -13,7 +13,7 @@ import type {
   NotificationParamsOf,
   ParamsOf,
   ResultOf,
-} from "mcpool-client";
+} from "mcpool-protocol";
 
 /** Who is at the other end of a connection. */
 export interface ConnectionInfo {

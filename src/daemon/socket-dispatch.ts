@@ -1,12 +1,12 @@
 /**
  * Dispatch on the daemon's socket (SPEC D2): each frame's envelope is read (envelope.ts), and
- * a request runs its handler from a table built from mcpool-client's METHODS, so names cannot
+ * a request runs its handler from a table built from mcpool-protocol's METHODS, so names cannot
  * drift between the two sides. A handler's answer is written before the request counts as
  * settled; a refusal fails that request, and before hello that connection; nothing here can
  * fail the daemon. A handler's throw becomes a wire error only for a pool refusal
  * (`McpPoolError`); anything else is logged and answered as an internal error.
  */
-import { JSONRPCErrorCode, createJSONRPCSuccessResponse, type JSONRPCID } from "json-rpc-2.0";
+import { JSONRPCErrorCode, createJSONRPCSuccessResponse, type JSONRPCID } from "./json-rpc.js";
 import {
   METHODS,
   PROTOCOL_VERSION,
@@ -20,7 +20,7 @@ import {
   type NotificationName,
   type NotificationParamsOf,
   type WireError,
-} from "mcpool-client";
+} from "mcpool-protocol";
 
 import { McpPoolError } from "../pool/errors.js";
 import type { PoolLog } from "../pool/types.js";

@@ -11,7 +11,7 @@ import {
   createJSONRPCErrorResponse,
   createJSONRPCNotification,
   type JSONRPCID,
-} from "json-rpc-2.0";
+} from "./json-rpc.js";
 import {
   FrameDecoder,
   McpPoolError as ClientError,
@@ -19,7 +19,7 @@ import {
   type Frame,
   type NotificationName,
   type NotificationParamsOf,
-} from "mcpool-client";
+} from "mcpool-protocol";
 
 import type { PoolLog } from "../pool/types.js";
 import { PeerRequests } from "./peer-requests.js";

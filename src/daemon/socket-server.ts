@@ -1,12 +1,12 @@
 /**
  * The daemon's socket (SPEC D2): its lifecycle, from bind to drain. Each connection is a
- * SocketPeer framed by mcpool-client's codec; its frames are read and dispatched by
+ * SocketPeer framed by mcpool-protocol's codec; its frames are read and dispatched by
  * socket-dispatch.ts (hello first, then one handler per method of METHODS); the path is
  * bound and released by socket-bind.ts, which never unlinks another daemon's socket. A bad
  * frame fails that frame, or that connection; never the daemon.
  */
 import { createServer, type Server, type Socket } from "node:net";
-import { DEFAULT_MAX_FRAME_BYTES } from "mcpool-client";
+import { DEFAULT_MAX_FRAME_BYTES } from "mcpool-protocol";
 
 import type { PoolLog } from "../pool/types.js";
 import type { HandlerTable } from "./request-context.js";

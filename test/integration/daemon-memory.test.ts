@@ -2,7 +2,8 @@
  * The daemon loads only what it uses (issue 16 item 3): a daemon of stdio rows loads no
  * SDK server code, no testing helpers, no HTTP client (the SDK's streamable HTTP
  * transport, undici), no OAuth code (the SDK's client/auth.js and what it pulls in, the
- * pool's oauth modules) and no conversation code beyond the registry's shell. The first
+ * pool's oauth modules), no client library or JSON-RPC library (the wire contract is
+ * mcpool-protocol's) and no conversation code beyond the registry's shell. The first
  * conversation row loads the conversation code; the first http row loads the HTTP client
  * and OAuth. Read from a real daemon run with a preload that records every module it
  * resolves (test/fixtures/module-log.mjs).
@@ -57,6 +58,9 @@ const httpClient = (urls: string[]) =>
   );
 const oauth = (urls: string[]) => urls.filter((u) => OAUTH.test(u));
 const conversation = (urls: string[]) => urls.filter((u) => CONVERSATION.test(u));
+/** mcpool-client's files: client/ in this checkout, node_modules/mcpool-client/ installed. */
+const clientLibrary = (urls: string[]) =>
+  urls.filter((u) => /\/(client|mcpool-client)\/dist\/[^/]+\.js$/.test(u));
 
 describe("the daemon's modules", () => {
   it("are only what a stdio row needs, until a conversation row or an http row loads its own", async () => {
@@ -86,6 +90,10 @@ describe("the daemon's modules", () => {
     expect(httpClient(stdioOnly)).toEqual([]);
     expect(oauth(stdioOnly)).toEqual([]);
     expect(conversation(stdioOnly)).toEqual([]);
+    // The wire contract comes from mcpool-protocol: of the client library only its socket
+    // path (the one definition both sides share), and no JSON-RPC library.
+    expect(clientLibrary(stdioOnly)).toEqual([expect.stringMatching(/\/dist\/paths\.js$/)]);
+    expect(stdioOnly.filter((u) => u.includes("/node_modules/json-rpc-2.0/"))).toEqual([]);
 
     // A conversation row: its code loads, and serves a conversation its own child.
     h.writeConfig({ echo, talk });
