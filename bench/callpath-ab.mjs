@@ -22,6 +22,7 @@ const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 5);
 const CALLS = Number(process.env.BENCH_AB_CALLS ?? 2000);
 const RATE_MS = Number(process.env.BENCH_AB_RATE_MS ?? 2000);
 const CONNECTIONS = 16;
+const WARMUP_CALLS = 10_000;
 const ARGS = { text: "hello" };
 /** The CPU time `pid`'s threads have run so far, µs: schedstat counts it in ns, not ticks. */
 function cpuUs(pid) {
@@ -48,7 +49,8 @@ async function arm(label, cli) {
     }),
   );
   await waitReady(pools[0], 1);
-  for (let i = 0; i < 500; i++) await pools[0].call("echo__echo", ARGS);
+  // A daemon's CPU per call settles only after thousands of calls (V8 optimising a long path).
+  for (let i = 0; i < WARMUP_CALLS; i++) await pools[0].call("echo__echo", ARGS);
   return { label, daemon, pools, cpu: [], p50: [], rate: [] };
 }
 

@@ -22,12 +22,22 @@ import { figure, note, round } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
 const CALLS = Number(process.env.BENCH_P1_CALLS ?? 2000);
-const WARMUP = 500;
 const ROUNDS = 10;
+/**
+ * Calls each arm makes before it is timed. A process gets faster over its first thousands of
+ * calls as V8 optimises it, and the daemon, with far more code on the path than the relay,
+ * for longer: its CPU per call settles after about 8,000 (413 µs a call over its first
+ * 1,000, ~80 µs from its 9th). 10,000 leave every arm warm, as a daemon in use is;
+ * the first calls after a start are timed apart (P1.echo.cold). The sleep case comes after
+ * the echo case on the same processes, already warm.
+ */
+const WARMUP = Number(process.env.BENCH_P1_WARMUP ?? 10_000);
+/** The first calls after a start, timed one call per arm in turn. */
+const COLD_CALLS = 1000;
 
 const CASES = [
-  { label: "echo", tool: "echo", args: { text: "hello" }, calls: CALLS },
-  { label: "sleep1ms", tool: "sleep", args: { ms: 1 }, calls: CALLS },
+  { label: "echo", tool: "echo", args: { text: "hello" }, calls: CALLS, warmup: WARMUP },
+  { label: "sleep1ms", tool: "sleep", args: { ms: 1 }, calls: CALLS, warmup: 500 },
 ];
 
 async function sample(call, n, into) {
@@ -36,6 +46,34 @@ async function sample(call, n, into) {
     await call();
     into.push(performance.now() - started);
   }
+}
+
+/**
+ * The first COLD_CALLS echo calls of each arm after its start (the daemon has only listed
+ * its tools), one call per arm in turn, so each process is as new as the others at each turn.
+ */
+async function coldFigure({ direct, pool, relay }) {
+  const args = { text: "hello" };
+  const arms = {
+    direct: () => direct.client.callTool({ name: "echo", arguments: args }),
+    daemon: () => pool.call("echo__echo", args),
+    relay: () => relay.request("tools/call", { name: "echo", arguments: args }),
+  };
+  const samples = { direct: [], daemon: [], relay: [] };
+  for (let i = 0; i < COLD_CALLS; i++) {
+    for (const [arm, call] of Object.entries(arms)) await sample(call, 1, samples[arm]);
+  }
+  return figure({
+    name: "P1.echo.cold.p50.vsRelay",
+    unit: "ms",
+    value: percentile(samples.daemon, 50),
+    baseline: percentile(samples.relay, 50),
+    baselineLabel: `bare relay process, its first ${COLD_CALLS} calls too`,
+    checks: [],
+    note: `the first ${COLD_CALLS} calls after each process started, one per arm in turn`,
+    directP50: round(percentile(samples.direct, 50)),
+    calls: COLD_CALLS,
+  });
 }
 
 run("P1 hop cost", async () => {
@@ -58,7 +96,8 @@ run("P1 hop cost", async () => {
   onCleanup(() => relay.close());
 
   const figures = [];
-  for (const { label, tool, args, calls } of CASES) {
+  figures.push(await coldFigure({ direct, pool, relay }));
+  for (const { label, tool, args, calls, warmup } of CASES) {
     const arms = {
       direct: () => direct.client.callTool({ name: tool, arguments: args }),
       daemon: () => pool.call(`echo__${tool}`, args),
@@ -70,14 +109,14 @@ run("P1 hop cost", async () => {
     const names = withFloor
       ? ["direct", "daemon", "relay", "floor"]
       : ["direct", "daemon", "relay"];
-    for (const arm of names) await sample(arms[arm], WARMUP, []);
+    for (const arm of names) await sample(arms[arm], warmup, []);
     const perRound = Math.ceil(calls / ROUNDS);
     for (let pass = 0; pass < ROUNDS; pass++) {
       const order = pass % 2 === 0 ? names : [...names].reverse();
       for (const arm of order) await sample(arms[arm], perRound, samples[arm]);
     }
     note(`${label}: ${samples.direct.length} calls per arm in ${ROUNDS} alternating rounds`);
-    const detail = { calls: samples.daemon.length, rounds: ROUNDS, warmup: WARMUP };
+    const detail = { calls: samples.daemon.length, rounds: ROUNDS, warmup };
     const [p50Limit, p99Limit] = label === "echo" ? [1.6, 2] : [1.05, undefined];
     for (const [p, limit] of [
       [50, p50Limit],

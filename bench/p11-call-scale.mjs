@@ -8,7 +8,8 @@
  *     does) against the same 16 with none: the cost of a call must not grow with agents
  *     that are not calling;
  *   - 10 servers × 16 connections (160 callers, each on its own server's tool), against
- *     one server × 16.
+ *     one server × 16; beside it the same two arms through a bare relay that owns 10 echo
+ *     children: the floor of this machine spreading calls over ten children.
  * Arms alternate in timed rounds; the idle agents are connected and closed per round.
  */
 import { readFileSync } from "node:fs";
@@ -144,6 +145,34 @@ async function driveMeasured(callers, ms, daemonPid, childPids) {
   };
 }
 
+/**
+ * The same two arms through the bare relay owning SERVERS echo children (`<n>__echo` goes
+ * to child n), SERVERS × CALLERS line connections: what spreading the calls over ten
+ * children costs with no daemon in the way.
+ */
+async function tenRelayed(dir) {
+  const socket = join(dir, "relay10.sock");
+  const echo = rows.echo();
+  const relay = await startAgent("bare-relay", [socket, echo.command, ...echo.args], {
+    env: { ...process.env, BARE_RELAY_CHILDREN: String(SERVERS) },
+  });
+  onCleanup(() => relay.stop());
+  const lines = await Promise.all(
+    Array.from({ length: SERVERS * CALLERS }, () => lineClient(socket)),
+  );
+  for (const line of lines) onCleanup(() => line.close());
+  const caller = (line, server) => () =>
+    line.request("tools/call", { name: `${server}__echo`, arguments: ARGS });
+  return {
+    spread: lines.map((line, i) => caller(line, i % SERVERS)),
+    single: lines.slice(0, CALLERS).map((line) => caller(line, 0)),
+    stop: async () => {
+      for (const line of lines) line.close();
+      await relay.stop();
+    },
+  };
+}
+
 async function tenServers() {
   const home = benchHome();
   const ids = Array.from({ length: SERVERS }, (_, i) => `echo${i}`);
@@ -154,16 +183,23 @@ async function tenServers() {
   const childPids = (await callers[0].state()).map((server) => server.pid).filter(Boolean);
   const spread = callers.map((pool, i) => () => pool.call(`${ids[i % SERVERS]}__echo`, ARGS));
   const single = callers.slice(0, CALLERS).map((pool) => () => pool.call(`${ids[0]}__echo`, ARGS));
+  const relayed = await tenRelayed(home.dir);
   const rounds = { spread: [], single: [] };
+  const relayRates = { spread: [], single: [] };
   await callsPerSecond(spread, WARMUP_MS);
+  await callsPerSecond(relayed.spread, WARMUP_MS);
   for (let round = 0; round < ROUNDS; round++) {
     rounds.single.push(await driveMeasured(single, ROUND_MS, daemon.pid, childPids));
     rounds.spread.push(await driveMeasured(spread, ROUND_MS, daemon.pid, childPids));
+    relayRates.single.push(await callsPerSecond(relayed.single, ROUND_MS));
+    relayRates.spread.push(await callsPerSecond(relayed.spread, ROUND_MS));
   }
+  await relayed.stop();
   const of = (arm, key) => rounds[arm].map((measured) => measured[key]);
   return {
     spread: of("spread", "rate"),
     single: of("single", "rate"),
+    relay: relayRates,
     cpu: {
       daemonUsPerCall: {
         tenServers: mean(of("spread", "daemonUs")),
@@ -182,7 +218,13 @@ run("P11 call scale", async () => {
   const ten = await tenServers();
   const shown = (list) => list.map((value) => Math.round(value)).join(", ");
   note(
-    `calls/s per round: ${Object.entries({ ...rates, tenServers: ten.spread, oneOfTen: ten.single })
+    `calls/s per round: ${Object.entries({
+      ...rates,
+      tenServers: ten.spread,
+      oneOfTen: ten.single,
+      relayTenChildren: ten.relay.spread,
+      relayOneOfTen: ten.relay.single,
+    })
       .map(([arm, list]) => `${arm} ${shown(list)}`)
       .join("; ")}`,
   );
@@ -237,6 +279,17 @@ run("P11 call scale", async () => {
       roundMs: ROUND_MS,
       // CPU µs per call (utime+stime) of the daemon and of the echo children, per arm.
       ...ten.cpu,
+    }),
+    figure({
+      name: "P11.servers10x16.relay",
+      unit: "calls/s",
+      value: mean(ten.relay.spread),
+      baseline: mean(ten.relay.single),
+      baselineLabel: `the bare relay, ${CALLERS} connections calling one of its ${SERVERS} children`,
+      checks: [],
+      note: `the floor of P11.servers10x16: the same arms through a bare relay owning ${SERVERS} echo children, same rounds`,
+      rounds: ROUNDS,
+      roundMs: ROUND_MS,
     }),
   ];
 });
