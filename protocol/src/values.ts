@@ -25,7 +25,11 @@ export type Defined<T> = {
  */
 export function defined<T extends object>(value: T): Defined<T> {
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = item;
+  // Keys, not entries: one array a copy rather than a pair array for every key (issue 16).
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) out[key] = item;
+  }
   return out as Defined<T>;
 }
 
