@@ -16,7 +16,7 @@ import type {
 } from "../pool/conversation-types.js";
 import type { ConversationSelector } from "../pool/identity.js";
 import { McpPoolError } from "../pool/errors.js";
-import type { ToolDefinition } from "../pool/types.js";
+import type { CallSignal, ToolDefinition } from "../pool/types.js";
 import type { HandlerTable, RequestContext } from "./socket-server.js";
 
 type Awaitable<T> = T | PromiseLike<T>;
@@ -26,7 +26,7 @@ export interface ConversationsLike {
   acquire(
     serverId: string,
     identity: unknown,
-    options: { signal?: AbortSignal },
+    options: { signal?: CallSignal },
   ): Promise<ConversationLease>;
   tools(
     identity: unknown,

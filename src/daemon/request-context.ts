@@ -1,9 +1,10 @@
 /**
  * What a handler of the daemon's socket is given and must be (SPEC D2): one handler per
  * method of mcpool-protocol's METHODS, each `(params, ctx)`, where `ctx` names the connection,
- * carries the request's AbortSignal and lets the handler notify or ask that connection.
+ * carries the request's signal and lets the handler notify or ask that connection.
  */
 import type { JSONRPCID } from "./json-rpc.js";
+import type { CallSignal } from "../pool/types.js";
 import type {
   DaemonParamsOf,
   DaemonRequestName,
@@ -30,8 +31,9 @@ export interface RequestContext {
   /**
    * Aborted when the answer is no longer wanted: the connection closed, or the client
    * withdrew this request (`request/cancel`). The connection's own is `connection.signal`.
+   * What the pool reads of an AbortSignal (CallSignal), not one: see InboundRequest.
    */
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   /** The request's JSON-RPC id on this connection; undefined for a notification. */
   readonly id: JSONRPCID | undefined;
   readonly connection: ConnectionInfo;

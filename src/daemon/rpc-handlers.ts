@@ -20,7 +20,13 @@ import {
 import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../config/hooks.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "../pool/errors.js";
-import type { CallOptions, ServerNotification, ServerState, UsageReport } from "../pool/types.js";
+import type {
+  CallOptions,
+  CallSignal,
+  ServerNotification,
+  ServerState,
+  UsageReport,
+} from "../pool/types.js";
 import type { HandlerTable, RequestContext } from "./socket-server.js";
 import { routedCall } from "./call-routing.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./passthrough-handlers.js";
@@ -56,7 +62,7 @@ export interface PoolLike extends PassthroughPool, ConversationPool {
   runHooks(
     event: HookEvent,
     context: HookContext,
-    options: { servers?: readonly string[]; signal?: AbortSignal },
+    options: { servers?: readonly string[]; signal?: CallSignal },
   ): Promise<ResultOf<"hooks/run">>;
   /** A string, or the CallToolResult when `options.raw`. */
   call(

@@ -27,6 +27,7 @@ import type { PoolLog } from "../pool/types.js";
 import { readEnvelope } from "./envelope.js";
 import type { InboundRequest } from "./peer-requests.js";
 import type { HandlerTable, RequestContext } from "./request-context.js";
+import type { CallSignal } from "../pool/types.js";
 import type { SocketPeer } from "./socket-peer.js";
 
 type Run = (params: Record<string, unknown>, ctx: RequestContext) => unknown;
@@ -71,8 +72,8 @@ function wireErrorOf(error: unknown): WireError | undefined {
 }
 
 /**
- * A handler's context: one object a request, its methods on the prototype and its signal
- * made only if the handler reads it (issue 16).
+ * A handler's context: one object a request, its methods on the prototype, its signal the
+ * request itself (InboundRequest: no AbortSignal built per call, issue 16).
  */
 class PeerRequestContext implements RequestContext {
   readonly #peer: SocketPeer;
@@ -87,7 +88,7 @@ class PeerRequestContext implements RequestContext {
     this.#request = request;
   }
 
-  get signal(): AbortSignal {
+  get signal(): CallSignal {
     return this.#request.signal;
   }
 

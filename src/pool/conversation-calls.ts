@@ -36,7 +36,7 @@ import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, sessionLost } from "./session.js";
 import type { IndexedTool } from "./tool-index.js";
-import type { CallOptions, PoolLog } from "./types.js";
+import type { CallOptions, CallSignal, PoolLog } from "./types.js";
 
 // Listings dropped in a row because the share names moved while each was in flight; past
 // it the caller is refused (binding-changed) instead of listing forever.
@@ -388,7 +388,7 @@ export class ConversationCalls {
     error: unknown,
     name: string,
     timeoutMs: number | undefined,
-    signal: AbortSignal | undefined,
+    signal: CallSignal | undefined,
   ): unknown {
     const serverId = served.row.id;
     if (signal?.aborted || error instanceof McpPoolError) return error;

@@ -55,7 +55,7 @@ import {
   type ConversationSelector,
 } from "./identity.js";
 import type { Invoked } from "./result-cache.js";
-import type { CallOptions } from "./types.js";
+import type { CallOptions, CallSignal } from "./types.js";
 
 /** The conversation rows a pool serves (conversations.ts holds this once loaded). */
 export class ConversationRows {
@@ -152,7 +152,7 @@ export class ConversationRows {
   async acquire(
     serverId: string,
     identity: unknown,
-    options: { signal?: AbortSignal } = {},
+    options: { signal?: CallSignal } = {},
   ): Promise<ConversationLease> {
     this.#assertOpen();
     const served = this.#served(serverId);

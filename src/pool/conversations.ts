@@ -29,7 +29,7 @@ import { checkSelector, type ConversationIdentity, type ConversationSelector } f
 import type { Invoked } from "./result-cache.js";
 import { ServerEntry } from "./server-entry.js";
 import type { IndexedTool } from "./tool-index.js";
-import type { CallOptions, PoolEvent, PoolLog } from "./types.js";
+import type { CallOptions, CallSignal, PoolEvent, PoolLog } from "./types.js";
 
 export type { ConversationTool } from "./conversation-calls.js";
 export type { ConversationLease } from "./conversation-lease.js";
@@ -150,7 +150,7 @@ export class ConversationRegistry {
   async acquire(
     serverId: string,
     identity: unknown,
-    options: { signal?: AbortSignal } = {},
+    options: { signal?: CallSignal } = {},
   ): Promise<ConversationLease> {
     const body = await this.#ready();
     if (body) return body.acquire(serverId, identity, options);

@@ -12,6 +12,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 
 import { ErrorCode, isMcpError, McpError } from "./mcp-error.js";
+import type { CallSignal } from "./types.js";
 
 /** A request's timeout when none is given, ms: the SDK's. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -29,7 +30,7 @@ export interface RequestOptions {
   /** ms; default DEFAULT_REQUEST_TIMEOUT_MS. On expiry the request is cancelled upstream. */
   timeout?: number | undefined;
   /** Aborting cancels the request upstream and rejects it with the signal's reason. */
-  signal?: AbortSignal | undefined;
+  signal?: CallSignal | undefined;
   /** Asks the server for progress (a progressToken of the client's) and hands each here. */
   onprogress?: ((progress: Progress) => void) | undefined;
   /** A progress notification restarts the timeout (bounded by maxTotalTimeout). */

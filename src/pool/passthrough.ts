@@ -31,7 +31,7 @@ import type { McpClient } from "./mcp-client.js";
 import { upstreamError } from "./upstream-error.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, withSession } from "./session.js";
-import type { PoolLog, ServerNotification } from "./types.js";
+import type { CallSignal, PoolLog, ServerNotification } from "./types.js";
 
 type EmptyResult = Record<string, unknown>;
 
@@ -58,7 +58,7 @@ export interface PassthroughOptions {
   /** Overrides the row's and the pool's call timeout, ms. */
   timeoutMs?: number;
   /** Aborting sends `notifications/cancelled` to the server and rejects with the reason. */
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 /** request()'s arguments after the method: params may be left out where MCP makes them optional. */

@@ -27,11 +27,11 @@ import {
 import { isEnabled, labelOf, slugOf, type McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "./errors.js";
 import { qualifiedName } from "./naming.js";
-import type { CallOptions } from "./types.js";
+import type { CallOptions, CallSignal } from "./types.js";
 
 export interface RunHooksOptions {
   /** Aborts the hooks still running; their outcomes say `aborted`. */
-  signal?: AbortSignal;
+  signal?: CallSignal;
   /** Told of each outcome that is not ok, as it settles. A listener that throws is ignored. */
   onNotice?: (outcome: HookOutcome) => void;
   /** Servers whose hooks run: absent = every server, empty = none. */
@@ -91,7 +91,7 @@ async function runOne(
   hook: ToolHook,
   event: HookEvent,
   context: HookContext,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): Promise<HookOutcome> {
   const started = performance.now();
   const base = {

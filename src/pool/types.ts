@@ -28,10 +28,23 @@ export type {
   UsageReport,
 } from "mcpool-protocol";
 
+/**
+ * What the pool reads of a caller's signal: an AbortSignal is one. The daemon passes a
+ * lighter one per request of its own (src/daemon/peer-requests.ts), because Node 20 builds
+ * each AbortSignal with ObjectSetPrototypeOf: 3.3 µs a call, with its listener 5 (issue 16).
+ */
+export interface CallSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
 export interface CallOptions {
   /** Server ids this call may reach; absent = all, empty = none. */
   servers?: readonly string[];
-  signal?: AbortSignal;
+  /** Aborting cancels the call upstream and rejects it with the signal's reason. */
+  signal?: CallSignal;
   /** Overrides the row's and the pool's call timeout, ms. */
   timeoutMs?: number;
   /** Return the server's CallToolResult instead of a string. */

@@ -18,6 +18,7 @@ import { McpPoolError } from "./errors.js";
 import { ErrorCode, isMcpError } from "./mcp-error.js";
 import { sessionLost } from "./session.js";
 import { isBrokenPipe } from "./stdio-transport.js";
+import type { CallSignal } from "./types.js";
 
 /** The request as its failure is told. */
 export interface UpstreamRequest {
@@ -27,7 +28,7 @@ export interface UpstreamRequest {
   /** The request's timeout, ms; undefined is the SDK's 60 s. */
   timeoutMs: number | undefined;
   /** The caller's signal: an aborted request's error is the abort's. */
-  signal?: AbortSignal | undefined;
+  signal?: CallSignal | undefined;
   /** The connection gave up on: a ping went unanswered after a timeout (F3). */
   unresponsive?: boolean;
   /**

@@ -1,16 +1,18 @@
 /**
- * A request's AbortSignal on the daemon's socket is made only when its handler reads it
- * (issue 16). A request withdrawn, or a connection closed, before the handler reads it must
- * still give the handler an aborted signal, with the reason it would have had.
+ * A request's signal on the daemon's socket is the request itself (InboundRequest), not an
+ * AbortSignal built per call (issue 16). A request withdrawn, or a connection closed, before
+ * the handler reads it still gives the handler an aborted signal, with its reason; its
+ * "abort" listeners are called once, as an AbortSignal's are.
  */
 import { describe, expect, it } from "vitest";
 import { McpPoolError as ClientError } from "mcpool-client";
 
 import { PeerRequests } from "../../src/daemon/peer-requests.js";
+import type { CallSignal } from "../../src/pool/types.js";
 
 const gone = new ClientError("daemon-unavailable", "the client disconnected");
 
-describe("a request's lazy signal", () => {
+describe("a request's signal", () => {
   it("is aborted when read after the client withdrew the request", () => {
     const requests = new PeerRequests(() => true);
     const request = requests.begin(7);
@@ -55,5 +57,33 @@ describe("a request's lazy signal", () => {
     requests.cancel(1);
     expect(first.signal.aborted).toBe(false);
     expect(second.signal.aborted).toBe(true);
+  });
+
+  it("calls each listener once, never one removed or added after the abort, and all of them when one throws", () => {
+    const requests = new PeerRequests(() => true);
+    const request = requests.begin(5);
+    const { signal } = request;
+    const heard: string[] = [];
+    const removed = () => heard.push("removed");
+    signal.addEventListener("abort", () => {
+      heard.push("first");
+      throw new Error("a listener's own failure");
+    });
+    signal.addEventListener("abort", removed);
+    signal.addEventListener("abort", () => heard.push("last"), { once: true });
+    signal.removeEventListener("abort", removed);
+    requests.cancel(5);
+    requests.close(gone);
+    signal.addEventListener("abort", () => heard.push("late"));
+    expect(heard).toEqual(["first", "last"]);
+  });
+
+  it("is what the pool reads of an AbortSignal: an AbortSignal is a CallSignal too", () => {
+    const controller = new AbortController();
+    const signal: CallSignal = controller.signal;
+    const heard: unknown[] = [];
+    signal.addEventListener("abort", () => heard.push(signal.reason));
+    controller.abort("why");
+    expect(heard).toEqual(["why"]);
   });
 });
