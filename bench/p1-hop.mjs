@@ -52,16 +52,10 @@ async function sample(call, n, into) {
  * The first COLD_CALLS echo calls of each arm after its start (the daemon has only listed
  * its tools), one call per arm in turn, so each process is as new as the others at each turn.
  */
-async function coldFigure({ direct, pool, relay }) {
-  const args = { text: "hello" };
-  const arms = {
-    direct: () => direct.client.callTool({ name: "echo", arguments: args }),
-    daemon: () => pool.call("echo__echo", args),
-    relay: () => relay.request("tools/call", { name: "echo", arguments: args }),
-  };
+async function coldFigure(arms) {
   const samples = { direct: [], daemon: [], relay: [] };
   for (let i = 0; i < COLD_CALLS; i++) {
-    for (const [arm, call] of Object.entries(arms)) await sample(call, 1, samples[arm]);
+    for (const arm of Object.keys(samples)) await sample(arms[arm], 1, samples[arm]);
   }
   return figure({
     name: "P1.echo.cold.p50.vsRelay",
@@ -96,14 +90,16 @@ run("P1 hop cost", async () => {
   onCleanup(() => relay.close());
 
   const figures = [];
-  figures.push(await coldFigure({ direct, pool, relay }));
+  /** Each arm's call of `tool`: in process, through the daemon, to the bare socket, relayed. */
+  const armsFor = (tool, args) => ({
+    direct: () => direct.client.callTool({ name: tool, arguments: args }),
+    daemon: () => pool.call(`echo__${tool}`, args),
+    floor: () => bare.request("tools/call", { name: tool, arguments: args }),
+    relay: () => relay.request("tools/call", { name: tool, arguments: args }),
+  });
+  figures.push(await coldFigure(armsFor(CASES[0].tool, CASES[0].args)));
   for (const { label, tool, args, calls, warmup } of CASES) {
-    const arms = {
-      direct: () => direct.client.callTool({ name: tool, arguments: args }),
-      daemon: () => pool.call(`echo__${tool}`, args),
-      floor: () => bare.request("tools/call", { name: tool, arguments: args }),
-      relay: () => relay.request("tools/call", { name: tool, arguments: args }),
-    };
+    const arms = armsFor(tool, args);
     const samples = { direct: [], daemon: [], floor: [], relay: [] };
     const withFloor = label === "echo";
     const names = withFloor

@@ -21,7 +21,7 @@ import { requireServer, stoppedMessage } from "./messages.js";
 import { statusText } from "./status.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
-// a product figure (SPEC P4, P7), and it needs none of the bridge, login, import or wire.
+// a product figure (SPEC P4, P7): it needs no bridge, login, import, wire, nor mcpool-client.
 export const EXIT = { ok: 0, failed: 1, badInput: 2, notRunning: 3 } as const;
 
 const USAGE = `usage: mcpool <command> [options]
@@ -132,7 +132,6 @@ async function main(argv: readonly string[]): Promise<number> {
     io.out(json ? JSON.stringify(value, null, 2) : human());
   const socketPath = values.socket ?? process.env.MCPOOL_SOCKET;
   const withClient = async <T>(run: (client: PoolClient) => Promise<T>): Promise<T> => {
-    // The client library loads with the first command that talks to the daemon, not in it.
     const { connect } = await import("mcpool-client");
     const client = await connect({
       clientName: `mcpool-cli/${command}`,
