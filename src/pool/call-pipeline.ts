@@ -16,13 +16,16 @@ import type { Catalogue } from "./catalogue.js";
 import { unknownTool } from "./catalogue.js";
 import { callArguments } from "./coercion.js";
 import type { Connection } from "./connection.js";
-import { routeOf, type CallRoutes } from "./call-routes.js";
-import { isConversationTool, type ConversationRegistry } from "./conversations.js";
+import {
+  isConversationTool,
+  routeOf,
+  type CallRoutes,
+  type ConversationBound,
+} from "./call-routes.js";
 import { checkCallTimeout } from "./duration-checks.js";
 import { McpPoolError } from "./errors.js";
 import { qualifiedName } from "./naming.js";
 import type { PoolAuth } from "./pool-auth.js";
-import type { PoolEvents } from "./pool-events.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
 import { ErrorCode, isMcpError } from "./mcp-error.js";
 import { finishResult, forwardable, resultBudget } from "./results.js";
@@ -31,18 +34,42 @@ import { holding, withSession } from "./session.js";
 import { isBrokenPipe } from "./stdio-transport.js";
 import type { IndexedTool } from "./tool-index.js";
 import { upstreamError } from "./upstream-error.js";
-import type { CallOptions } from "./types.js";
+import type { CallOptions } from "./call-options.js";
+import type { PoolEvent } from "./types.js";
+
+/**
+ * Where the pipeline hands a call whose tool no shared server lists: the conversation
+ * registry (B9), which lists tools on the caller's own client and calls them there.
+ */
+export interface ConversationCalls {
+  resolve(
+    qualified: string,
+    scope: ReadonlySet<string> | undefined,
+    opts: CallOptions,
+  ): Promise<(IndexedTool & ConversationBound) | undefined>;
+  invoke(
+    indexed: IndexedTool & ConversationBound,
+    args: Record<string, unknown>,
+    opts: CallOptions,
+  ): Promise<Invoked>;
+}
+
+/** Where a call's event goes (the pool's PoolEvents): built only when someone listens. */
+export interface CallEvents {
+  readonly listened: boolean;
+  emit(event: PoolEvent): void;
+}
 
 export interface CallPipelineInit {
   catalogue: Catalogue;
   /** The entries in configuration order. */
   entries(): readonly ServerEntry[];
-  conversations: ConversationRegistry;
+  conversations: ConversationCalls;
   /** Where a server's elicitations and sampling find the caller in flight (C14). */
   routes: CallRoutes;
   cache: ResultCache | undefined;
   auth: PoolAuth;
-  events: PoolEvents;
+  events: CallEvents;
   /** Throws `closed` once the pool is closed. */
   assertOpen(): void;
   /** Whether the first reconcile is still running (F4), and the wait for it. */

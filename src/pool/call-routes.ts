@@ -5,21 +5,24 @@
  * per-conversation clients (B9) included: a conversation's requests go to its own callers.
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { ConversationIdentity } from "mcpool-protocol";
 import { CallerRouter, type Route } from "./caller-router.js";
-import { isConversationTool } from "./conversations.js";
 import { conversationKey } from "./identity.js";
-import type { McpPoolOptions } from "./pool-options.js";
 import {
   elicitationCapability,
   elicitationPolicy,
   samplingPolicy,
+  type ElicitationMode,
+  type PoolElicitHandler,
+  type PoolSampleHandler,
   type CreateMessageResult,
   type ElicitParams,
   type ElicitResult,
   type SampleParams,
 } from "./routing.js";
 import type { IndexedTool } from "./tool-index.js";
-import type { CallOptions, PoolLog } from "./types.js";
+import type { CallOptions } from "./call-options.js";
+import type { PoolLog } from "./types.js";
 
 export type { Route } from "./caller-router.js";
 
@@ -30,7 +33,11 @@ export class CallRoutes {
   readonly #sampling: CallerRouter<SampleParams, CreateMessageResult>;
 
   constructor(
-    options: Pick<McpPoolOptions, "onElicit" | "onSample" | "elicitationModes">,
+    options: {
+      onElicit?: PoolElicitHandler;
+      elicitationModes?: readonly ElicitationMode[];
+      onSample?: PoolSampleHandler;
+    },
     log: PoolLog,
   ) {
     const elicitation = options.onElicit && elicitationCapability(options.elicitationModes);
@@ -64,6 +71,22 @@ export class CallRoutes {
   sample(route: Route, params: SampleParams, signal: AbortSignal): Promise<CreateMessageResult> {
     return this.#sampling.route(route, params, signal);
   }
+}
+
+/**
+ * A tool a conversation listed (B9): its call goes on that conversation's own client, and
+ * what its server asks meanwhile goes to that conversation's callers. Only the conversation
+ * registry makes these (conversations/calls.ts, ConversationTool); calls only tell them apart.
+ */
+export interface ConversationBound {
+  readonly conversation: { readonly identity: ConversationIdentity };
+}
+
+/** Whether a resolved tool is a conversation's, to be sent on the caller's own client. */
+export function isConversationTool<T extends IndexedTool>(
+  indexed: T,
+): indexed is T & ConversationBound {
+  return "conversation" in indexed;
 }
 
 /** Where the requests a call's server sends while it runs come in: its conversation's, or its server's. */

@@ -36,7 +36,8 @@ import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "./server-entry.js";
 import { holding, sessionLost } from "./session.js";
 import type { IndexedTool } from "./tool-index.js";
-import type { CallOptions, CallSignal, PoolLog } from "./types.js";
+import type { CallOptions } from "./call-options.js";
+import type { CallSignal, PoolLog } from "./types.js";
 
 // Listings dropped in a row because the share names moved while each was in flight; past
 // it the caller is refused (binding-changed) instead of listing forever.

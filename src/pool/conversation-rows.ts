@@ -55,7 +55,8 @@ import {
   type ConversationSelector,
 } from "./identity.js";
 import type { Invoked } from "./result-cache.js";
-import type { CallOptions, CallSignal } from "./types.js";
+import type { CallOptions } from "./call-options.js";
+import type { CallSignal } from "./types.js";
 
 /** The conversation rows a pool serves (conversations.ts holds this once loaded). */
 export class ConversationRows {

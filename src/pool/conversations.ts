@@ -28,8 +28,8 @@ import { McpPoolError } from "./errors.js";
 import { checkSelector, type ConversationIdentity, type ConversationSelector } from "./identity.js";
 import type { Invoked } from "./result-cache.js";
 import { ServerEntry } from "./server-entry.js";
-import type { IndexedTool } from "./tool-index.js";
-import type { CallOptions, CallSignal, PoolEvent, PoolLog } from "./types.js";
+import type { CallOptions } from "./call-options.js";
+import type { CallSignal, PoolEvent, PoolLog } from "./types.js";
 
 export type { ConversationTool } from "./conversation-calls.js";
 export type { ConversationLease } from "./conversation-lease.js";
@@ -73,11 +73,6 @@ export interface ConversationRegistryInit {
 export interface ListingScope {
   servers?: readonly string[] | undefined;
   names?: readonly string[] | undefined;
-}
-
-/** Whether a resolved tool is a conversation's, to be sent on the caller's own client. */
-export function isConversationTool(indexed: IndexedTool): indexed is ConversationTool {
-  return "conversation" in indexed;
 }
 
 /**

@@ -11,7 +11,6 @@ import {
 } from "../config/durations.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "./errors.js";
-import type { McpPoolOptions } from "./pool-options.js";
 
 /** Durations of the pool's `conversations` options; 0 is not one. */
 const CONVERSATION_POOL_DURATIONS = { terminateTimeoutMs: undefined, endTimeoutMs: undefined };
@@ -22,7 +21,7 @@ function refuse(problems: readonly string[], detail: Record<string, unknown> = {
 }
 
 /** Throws `invalid-arguments` when an option of `new McpPool()` is not a usable duration. */
-export function checkPoolDurations(options: McpPoolOptions): void {
+export function checkPoolDurations(options: object & { conversations?: object }): void {
   refuse([
     ...durationProblems(POOL_DURATIONS, options as unknown as Record<string, unknown>),
     ...durationProblems(

@@ -11,7 +11,7 @@ import {
 import type { HttpServerConfig } from "../config/rows.js";
 import { remoteUrlProblem } from "../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
-import { witnessChallenges } from "./sign-in.js";
+import { witnessChallenges } from "./challenges.js";
 import type { TransportContext } from "./transport.js";
 
 /**

@@ -11,7 +11,8 @@ export { probe, type ProbeOptions, type ProbeIdentity } from "./probe.js";
 export { listAllTools } from "./list-tools.js";
 export { toolsFingerprint } from "./fingerprint.js";
 export { describeChanges, diffTools, type PinnedList, type PinStore } from "./pinning.js";
-export { resultText, truncateText } from "./results.js";
+export { resultText } from "./results.js";
+export { truncateText } from "./truncate.js";
 export { qualifiedName } from "./naming.js";
 export { MINIMAL_CHILD_ENV, type ChildEnvPolicy } from "./child-env.js";
 export {
@@ -32,6 +33,7 @@ export {
 export { sessionLost } from "./session.js";
 export { REDACTED } from "./secrets.js";
 export type * from "./types.js";
+export type { CallOptions } from "./call-options.js";
 export { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
 export {
   PoolMonitor,

@@ -15,9 +15,16 @@ import { httpErrorStatus } from "./http-client.js";
 import { loadedOAuth, loadOAuth } from "./oauth-client.js";
 import { isAuthRequired } from "./oauth-refusal.js";
 import { credentialsKey, memoryTokenStore, type TokenStore } from "./oauth-store.js";
-import type { ServerEntry } from "./server-entry.js";
-import { SignInLedger, type AuthChallenge } from "./sign-in.js";
-import type { ServerAuthState, SignInRequest } from "./types.js";
+import type { AuthChallenge } from "./challenges.js";
+import { SignInLedger } from "./sign-in.js";
+import type { ServerAuthState, ServerStatus, SignInRequest } from "./types.js";
+
+/** What sign-in reads of a configured server: its row, and how its last dial went. */
+export interface SignInSubject {
+  readonly row: McpServerConfig;
+  readonly status: ServerStatus;
+  readonly error: string | undefined;
+}
 
 export interface PoolAuthOptions {
   /** Where sign-ins are kept. Default: this process's memory. */
@@ -30,7 +37,7 @@ export interface PoolAuthOptions {
   /** Where placeholders in a row's url are filled from (McpPoolOptions.env). */
   env: Environment | undefined;
   /** The entry of a configured server; throws `unknown-server`. */
-  entry(serverId: string): ServerEntry;
+  entry(serverId: string): SignInSubject;
   /** Closes a server's connection and dials it again (McpPool.reconnect). */
   reconnect(serverId: string): Promise<void>;
 }

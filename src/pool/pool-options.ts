@@ -19,8 +19,6 @@ import type { PoolLog } from "./types.js";
 export const DEFAULT_CRASH_BACKOFF_MS = 5000;
 /** tools() logs once when a set it hands out is estimated above this many tokens. */
 export const DEFAULT_TOOLS_TOKEN_WARNING = 3000;
-/** Children started at once by a reconcile, so forty `npx` servers do not trample each other. */
-export const DEFAULT_MAX_CONCURRENT_STARTS = 8;
 
 export interface McpPoolOptions {
   /** Where sync() with no argument reads its rows. Without it, sync() needs rows. */

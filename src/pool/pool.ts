@@ -21,8 +21,8 @@ import { poolParts, type PoolParts } from "./pool-parts.js";
 import { READY_WAIT_MS } from "./reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./run-hooks.js";
 import { holding, withSession } from "./session.js";
+import type { CallOptions } from "./call-options.js";
 import type {
-  CallOptions,
   PinInfo,
   PoolEvent,
   ProbeResult,

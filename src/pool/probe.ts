@@ -19,7 +19,6 @@ import {
   type TransportContext,
 } from "./transport.js";
 import type { EntryContext } from "./entry-context.js";
-import type { McpPoolOptions } from "./pool-options.js";
 import type { ProbeResult } from "./types.js";
 import { VERSION } from "../version.js";
 
@@ -109,7 +108,7 @@ export async function probe(
  */
 export function probeAsPool(
   row: McpServerConfig,
-  options: Pick<McpPoolOptions, "probeTimeoutMs" | "connectTimeoutMs">,
+  options: { probeTimeoutMs?: number; connectTimeoutMs?: number },
   context: EntryContext,
   authProvider: TransportContext["authProvider"],
 ): Promise<ProbeResult> {

@@ -11,20 +11,31 @@ import { eachInTurns, mapInTurns } from "./batches.js";
 import { RowEntry, type ConversationRegistry } from "./conversations.js";
 import { checkRowDurations } from "./duration-checks.js";
 import { McpPoolError } from "./errors.js";
-import type { McpPoolOptions } from "./pool-options.js";
-import { DEFAULT_MAX_CONCURRENT_STARTS } from "./pool-options.js";
 import { planReconcile } from "./reconcile-plan.js";
 import { ReconcileQueue } from "./reconcile-queue.js";
 import type { EntryContext } from "./entry-context.js";
 import type { ServerEntry } from "./server-entry.js";
-import { connectionHash, type CachedTools } from "./tools-cache.js";
+import { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
 import type { PoolLog } from "./types.js";
 
 /** Bound on how long an early listing or call waits for the first reconcile, ms (F4). */
 export const READY_WAIT_MS = 10_000;
 
+/** Children started at once by a reconcile, so forty `npx` servers do not trample each other. */
+export const DEFAULT_MAX_CONCURRENT_STARTS = 8;
+
+/** What the reconciler reads of the pool's options (McpPoolOptions documents each). */
+export interface ReconcilerOptions {
+  load?: () => readonly McpServerConfig[] | Promise<readonly McpServerConfig[]>;
+  maxConcurrentStarts?: number;
+  syncDebounceMs?: number;
+  lazy?: boolean;
+  indexTools?: boolean;
+  toolsCache?: ToolsCacheStore;
+}
+
 export interface ReconcilerInit {
-  options: McpPoolOptions;
+  options: ReconcilerOptions;
   context: EntryContext;
   conversations: ConversationRegistry;
   log: PoolLog;

@@ -27,7 +27,8 @@ import {
 import { isEnabled, labelOf, slugOf, type McpServerConfig } from "../config/rows.js";
 import { McpPoolError } from "./errors.js";
 import { qualifiedName } from "./naming.js";
-import type { CallOptions, CallSignal } from "./types.js";
+import type { CallOptions } from "./call-options.js";
+import type { CallSignal } from "./types.js";
 
 export interface RunHooksOptions {
   /** Aborts the hooks still running; their outcomes say `aborted`. */

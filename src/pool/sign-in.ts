@@ -11,26 +11,14 @@
  * the same challenge, the pool stops asking (the spec's "clients SHOULD implement retry
  * limits"): status says so, the bound is logged once, and only `mcpool login --force` goes on.
  */
+import type { AuthChallenge } from "./challenges.js";
 import type { SignInRequest } from "./types.js";
-import type { FetchLike } from "./transport.js";
 
 /**
  * Sign-ins in a row a server may answer with the same challenge before the pool stops
  * asking: the first, and two more for a scope the account is slow to be given.
  */
 export const MAX_SIGN_INS = 3;
-
-/** What one refused response said. */
-export interface AuthChallenge {
-  status: 401 | 403;
-  /** The `scope` of its WWW-Authenticate, when it named one. */
-  scope?: string;
-  resourceMetadataUrl?: string;
-  /** A 403 with `error="insufficient_scope"`: the token is good, its scope is not enough. */
-  insufficientScope: boolean;
-  /** The JSON-RPC method that was refused, when the request was one. */
-  method?: string;
-}
 
 interface Demand {
   /** The refusal not yet met; undefined again once a dial or call meets it. */
@@ -144,51 +132,5 @@ export class SignInLedger {
 
   forget(id: string): void {
     this.#demands.delete(id);
-  }
-}
-
-/**
- * `fetch` that tells `onChallenge` what each 401, or 403 `insufficient_scope`, from the
- * server's own url said. The SDK reads the same header for its own flow; this is only a
- * witness, so `mcpool login` can be told what the daemon was refused with. The SDK's
- * reader of the header is imported at the first refusal: the ledger above is the pool's
- * from the start, client/auth.js only with the http client (issue 16).
- */
-export function witnessChallenges(
-  fetch: FetchLike,
-  serverUrl: URL,
-  onChallenge: (challenge: AuthChallenge) => void,
-): FetchLike {
-  const endpoint = serverUrl.href.split("#")[0];
-  return async (url, init) => {
-    const response = await fetch(url, init);
-    if (response.status !== 401 && response.status !== 403) return response;
-    if (String(url).split("#")[0] !== endpoint) return response;
-    const { extractWWWAuthenticateParams } =
-      await import("@modelcontextprotocol/sdk/client/auth.js");
-    const { scope, resourceMetadataUrl, error } = extractWWWAuthenticateParams(response);
-    const insufficientScope = response.status === 403 && error === "insufficient_scope";
-    if (response.status === 403 && !insufficientScope) return response;
-    const method = methodOf(init?.body);
-    onChallenge({
-      status: response.status,
-      ...(scope !== undefined ? { scope } : {}),
-      ...(resourceMetadataUrl !== undefined
-        ? { resourceMetadataUrl: resourceMetadataUrl.href }
-        : {}),
-      insufficientScope,
-      ...(method !== undefined ? { method } : {}),
-    });
-    return response;
-  };
-}
-
-function methodOf(body: unknown): string | undefined {
-  if (typeof body !== "string") return undefined;
-  try {
-    const message = JSON.parse(body) as { method?: unknown };
-    return typeof message.method === "string" ? message.method : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -9,7 +9,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { labelOf, slugOf } from "../config/rows.js";
 import { qualifiedNames } from "./naming.js";
 import { pinWithholds } from "./pinning.js";
-import { truncateText } from "./results.js";
+import { truncateText } from "./truncate.js";
 import type { ServerEntry } from "./server-entry.js";
 import type { ToolDefinition } from "./types.js";
 

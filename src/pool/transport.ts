@@ -10,7 +10,7 @@ import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
 import { childEnvironment, type ChildEnvPolicy } from "./child-env.js";
 import { loadHttpClient } from "./http-client.js";
 import { redactSecrets, secretValues } from "./secrets.js";
-import type { AuthChallenge } from "./sign-in.js";
+import type { AuthChallenge } from "./challenges.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;

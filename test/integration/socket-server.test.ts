@@ -28,8 +28,8 @@ import {
 import type { HookContext, HookEvent, HookOutcome } from "../../src/config/hooks.js";
 import type { McpServerConfig, StdioServerConfig } from "../../src/config/rows.js";
 import { McpPoolError } from "../../src/pool/errors.js";
+import type { CallOptions } from "../../src/pool/call-options.js";
 import type {
-  CallOptions,
   PinInfo,
   PoolEvent,
   ServerAuthState,
