@@ -1,6 +1,49 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+import { ROOMS } from "./layers.js";
+
+/**
+ * What a file of `part` may not import, as no-restricted-imports patterns: `base`, what the
+ * whole part may not reach (any depth, so a room's `../../daemon/` is caught as the root's
+ * `../daemon/` is), and for a file in a room, the rooms above it and the part's facade.
+ */
+function layerConfigs(part, base) {
+  const rooms = ROOMS[part] ?? [];
+  const configs = [
+    {
+      files: [`${part}/*.ts`],
+      rules: { "no-restricted-imports": ["error", { patterns: base }] },
+    },
+  ];
+  rooms.forEach((room, rank) => {
+    const above = rooms.slice(rank + 1);
+    const patterns = [
+      ...base,
+      {
+        regex: String.raw`^\.\./[^/]+\.js$`,
+        message: `${part}/${room} is a room: it never imports ${part}'s facade`,
+      },
+    ];
+    if (above.length > 0) {
+      patterns.push({
+        regex: `^\\.\\./(${above.join("|")})/`,
+        message: `rooms import downwards (layers.js): ${room} sits below ${above.join(", ")}`,
+      });
+    }
+    configs.push({
+      files: [`${part}/${room}/**/*.ts`],
+      rules: { "no-restricted-imports": ["error", { patterns }] },
+    });
+  });
+  return configs;
+}
+
+const TESTING = {
+  group: ["../testing/*", "../../testing/*"],
+  message: "src/testing is for tests; production code uses src/demo",
+};
+
 export default tseslint.config(
   { ignores: ["**/dist/**", "node_modules/**", "coverage/**"] },
   js.configs.recommended,
@@ -43,35 +86,24 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    files: ["src/pool/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: ["../daemon/*", "../cli/*", "../bridge/*", "../testing/*"] },
-      ],
+  // src/pool is usable on its own (SPEC §1): never the daemon, the CLI, the bridge or the
+  // test helpers.
+  ...layerConfigs("src/pool", [
+    {
+      regex: String.raw`^(\.\./)+(daemon|cli|bridge)/`,
+      message: "src/pool never imports the daemon, the CLI or the bridge",
     },
-  },
-  {
-    // The daemon (SPEC §1) serves the pool: config and pool below it, mcpool-client beside it;
-    // never the CLI above it, the bridge (a client of the daemon) or the test helpers.
-    files: ["src/daemon/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            { group: ["../cli/*"], message: "nothing imports src/cli" },
-            { group: ["../bridge/*"], message: "the bridge is a client of the daemon" },
-            {
-              group: ["../testing/*"],
-              message: "src/testing is for tests; production code uses src/demo",
-            },
-          ],
-        },
-      ],
-    },
-  },
+    TESTING,
+  ]),
+  // The daemon (SPEC §1) serves the pool: config and pool below it, mcpool-client beside it;
+  // never the CLI above it, the bridge (a client of the daemon) or the test helpers.
+  ...layerConfigs("src/daemon", [
+    { regex: String.raw`^(\.\./)+cli/`, message: "nothing imports src/cli" },
+    { regex: String.raw`^(\.\./)+bridge/`, message: "the bridge is a client of the daemon" },
+    TESTING,
+  ]),
+  // The command line: above everything; its rooms stack like the others.
+  ...layerConfigs("src/cli", [TESTING]),
   {
     // mcpool-client is the wire contract and its client (SPEC §1): json-rpc-2.0 and Node only,
     // never src/ (the daemon's side) or the MCP SDK.

@@ -1,6 +1,6 @@
 /**
  * The shapes of per-conversation servers (SPEC B9), declared once: the pool's
- * (src/pool/conversation-types.ts re-exports them), the config's (src/config/conversation.ts
+ * (src/pool/conversations/types.ts re-exports them), the config's (src/config/conversation.ts
  * re-exports the row options) and the wire's. None of them carries an identity value, a
  * session id, an argument or a result; reports name a conversation by `keyHash`, a digest
  * that means nothing outside the daemon that made it.
@@ -66,7 +66,7 @@ export interface ConversationRowOptions {
 }
 
 /**
- * How ending a conversation's remote session went (src/pool/session-end.ts):
+ * How ending a conversation's remote session went (src/pool/mcp/session-end.ts):
  *
  * - `terminated`    the server ended it (HTTP DELETE answered 2xx; a stdio child stopped);
  * - `already-gone`  the server no longer had it (DELETE answered 404; the child had died);

@@ -9,7 +9,7 @@ import { isRecord } from "./values.js";
 
 /**
  * The pool's codes. Order matters: a code's index is its wire number. Append only.
- * The pool raises these (src/pool/errors.ts re-exports this list); a client sees them.
+ * The pool raises these (src/pool/core/errors.ts re-exports this list); a client sees them.
  */
 export const POOL_ERROR_CODES = [
   "unknown-server",

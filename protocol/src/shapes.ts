@@ -1,6 +1,6 @@
 /**
  * The data that crosses the socket, declared once: the pool's public shapes (state(),
- * tools(), call(), probe(), onEvent() hand out exactly these; src/pool/types.ts re-exports
+ * tools(), call(), probe(), onEvent() hand out exactly these; src/pool/core/types.ts re-exports
  * them), and the server row and hooks of row-shapes.ts, re-exported. Plain data only, so
  * the daemon sends every one of them unchanged.
  */

@@ -6,7 +6,7 @@
 import { watch } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { printable } from "../pool/printable.js";
+import { printable } from "../pool/core/printable.js";
 
 /** How often the file is looked at even when no change event came (a missed event, NFS). */
 const POLL_MS = 1000;

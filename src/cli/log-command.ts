@@ -5,7 +5,7 @@
  * entry — a crash's stderr tail — go with it.
  */
 import { readFile } from "node:fs/promises";
-import { printable } from "../pool/printable.js";
+import { printable } from "../pool/core/printable.js";
 import { logEntries, type LogEntry } from "./messages.js";
 
 export interface LogOptions {

@@ -1,6 +1,6 @@
 /**
  * `mcpool login ID` and `mcpool logout ID`: the interactive half of OAuth (the daemon holds
- * the non-interactive half, src/pool/oauth.ts). Login signs in whenever the daemon says the
+ * the non-interactive half, src/pool/auth/oauth.ts). Login signs in whenever the daemon says the
  * server needs it (`auth-required`), asking for what the daemon was refused with: the scope
  * of the server's challenge together with what was granted before (step-up, 403
  * `insufficient_scope`), at the resource metadata it named, even where a dial of its own
@@ -44,9 +44,9 @@ import {
   configuredClient,
   oauthSettings,
   type StoredCredentials,
-} from "../pool/oauth.js";
-import { isMachineGrant } from "../pool/oauth-machine.js";
-import { createDefaultTransport } from "../pool/transport.js";
+} from "../pool/auth/oauth.js";
+import { isMachineGrant } from "../pool/auth/machine.js";
+import { createDefaultTransport } from "../pool/mcp/transport.js";
 import { VERSION } from "../version.js";
 import { withProgress, type ProgressStream } from "./progress.js";
 

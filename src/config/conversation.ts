@@ -2,7 +2,7 @@
  * The row options of a per-conversation server (SPEC B9, seed 003): `session:
  * "conversation"` gives every identity `{tenant?, principal?, conversationId}` a client of
  * its own, and `conversation` bounds and shapes those clients. Only what a file can say
- * lives here; the pool reads it (src/pool/conversations.ts) and supplies the defaults. The
+ * lives here; the pool reads it (src/pool/conversations/registry.ts) and supplies the defaults. The
  * types are the wire's, declared once in mcpool-protocol and re-exported here.
  *
  * Browser-safe: no `node:` imports, nothing from the SDK or the pool, and from

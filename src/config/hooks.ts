@@ -5,7 +5,7 @@
  *
  * This module is the data half: the events, what each offers to templates, validation,
  * template rendering, `contextBlocks` and `readVeto`. The runner that calls the pool is
- * src/pool/run-hooks.ts. The hook, context and outcome types are the wire's, declared once in
+ * src/pool/calls/hooks.ts. The hook, context and outcome types are the wire's, declared once in
  * mcpool-protocol and re-exported here. Browser-safe (the `mcpool/hooks` entry): no `node:`
  * imports, nothing from the SDK or the pool, and from mcpool-protocol only types.
  */

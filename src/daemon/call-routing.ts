@@ -8,7 +8,7 @@
  */
 import type { CallParams, SampleParams } from "mcpool-protocol";
 
-import type { CallOptions } from "../pool/call-options.js";
+import type { CallOptions } from "../pool/calls/options.js";
 import type { RequestContext } from "./socket-server.js";
 
 /**

@@ -3,12 +3,12 @@
  * `mcp.json`, records its children so a successor can reap them, and stops everything it
  * started on the way out. `createDaemon()` does nothing until `start()`.
  */
-import { ErrorCode, McpError } from "../pool/mcp-error.js";
+import { ErrorCode, McpError } from "../pool/mcp/error.js";
 import type { ConfigStatus, DaemonStatus } from "mcpool-protocol";
 import { durationProblem, POOL_DURATIONS } from "../config/durations.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
-import type { ChildEnvPolicy } from "../pool/child-env.js";
-import type { ElicitationMode } from "../pool/routing.js";
+import type { ChildEnvPolicy } from "../pool/mcp/child-env.js";
+import type { ElicitationMode } from "../pool/server/routing.js";
 import { VERSION } from "../version.js";
 import { ConfigSource, createReadLog } from "./config-source.js";
 import { acquireInstanceLock } from "./instance-lock.js";
@@ -28,7 +28,7 @@ import { socketAnswers } from "./socket-probe.js";
 import { createFileToolsCache } from "./tools-cache-store.js";
 import { createFileTokenStore } from "./token-store.js";
 import { createFileUsageStore } from "./usage-store.js";
-import { PoolMonitor } from "../pool/monitor.js";
+import { PoolMonitor } from "../pool/watch/monitor.js";
 import { watchConfig, type ConfigWatcher } from "./watcher.js";
 
 export interface DaemonOptions {

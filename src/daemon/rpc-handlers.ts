@@ -19,9 +19,14 @@ import {
 
 import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../config/hooks.js";
 import type { McpServerConfig } from "../config/rows.js";
-import { McpPoolError } from "../pool/errors.js";
-import type { CallOptions } from "../pool/call-options.js";
-import type { CallSignal, ServerNotification, ServerState, UsageReport } from "../pool/types.js";
+import { McpPoolError } from "../pool/core/errors.js";
+import type { CallOptions } from "../pool/calls/options.js";
+import type {
+  CallSignal,
+  ServerNotification,
+  ServerState,
+  UsageReport,
+} from "../pool/core/types.js";
 import type { HandlerTable, RequestContext } from "./socket-server.js";
 import { routedCall } from "./call-routing.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./passthrough-handlers.js";

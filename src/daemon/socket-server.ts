@@ -8,7 +8,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { DEFAULT_MAX_FRAME_BYTES } from "mcpool-protocol";
 
-import type { PoolLog } from "../pool/types.js";
+import type { PoolLog } from "../pool/core/types.js";
 import type { HandlerTable } from "./request-context.js";
 import { bindSocket, listen, releaseSocket, type BoundSocket } from "./socket-bind.js";
 import { createDispatcher } from "./socket-dispatch.js";

@@ -6,21 +6,21 @@ export {
   isPoolErrorCode,
   type PoolErrorCode,
   type PoolErrorDetail,
-} from "./errors.js";
-export { probe, type ProbeOptions, type ProbeIdentity } from "./probe.js";
-export { listAllTools } from "./list-tools.js";
-export { toolsFingerprint } from "./fingerprint.js";
-export { describeChanges, diffTools, type PinnedList, type PinStore } from "./pinning.js";
-export { resultText } from "./results.js";
-export { truncateText } from "./truncate.js";
-export { qualifiedName } from "./naming.js";
-export { MINIMAL_CHILD_ENV, type ChildEnvPolicy } from "./child-env.js";
+} from "./core/errors.js";
+export { probe, type ProbeOptions, type ProbeIdentity } from "./server/probe.js";
+export { listAllTools } from "./mcp/list-tools.js";
+export { toolsFingerprint } from "./core/fingerprint.js";
+export { describeChanges, diffTools, type PinnedList, type PinStore } from "./catalogue/pinning.js";
+export { resultText } from "./calls/results.js";
+export { truncateText } from "./core/truncate.js";
+export { qualifiedName } from "./catalogue/naming.js";
+export { MINIMAL_CHILD_ENV, type ChildEnvPolicy } from "./mcp/child-env.js";
 export {
   createDefaultTransport,
   type CreateTransport,
   type TransportContext,
   type FetchLike,
-} from "./transport.js";
+} from "./mcp/transport.js";
 export {
   keepAliveFetch,
   originPinnedFetch,
@@ -29,20 +29,20 @@ export {
   MAX_REDIRECTS,
   type KeepAliveFetch,
   type OriginPinnedOptions,
-} from "./fetch.js";
-export { sessionLost } from "./session.js";
-export { REDACTED } from "./secrets.js";
-export type * from "./types.js";
-export type { CallOptions } from "./call-options.js";
-export { connectionHash, type CachedTools, type ToolsCacheStore } from "./tools-cache.js";
+} from "./mcp/fetch.js";
+export { sessionLost } from "./server/session.js";
+export { REDACTED } from "./core/secrets.js";
+export type * from "./core/types.js";
+export type { CallOptions } from "./calls/options.js";
+export { connectionHash, type CachedTools, type ToolsCacheStore } from "./catalogue/tools-cache.js";
 export {
   PoolMonitor,
   MEMORY_CHECK_MS,
   type MonitoredPool,
   type PoolMonitorOptions,
-} from "./monitor.js";
-export { UsageCounter, type UsageData, type UsageStore } from "./usage.js";
-export { coerceArguments, argumentProblems } from "./coercion.js";
+} from "./watch/monitor.js";
+export { UsageCounter, type UsageData, type UsageStore } from "./watch/usage.js";
+export { coerceArguments, argumentProblems } from "./calls/coercion.js";
 export {
   rankTools,
   tokenize,
@@ -50,13 +50,13 @@ export {
   DEFAULT_SEARCH_LIMIT,
   type RankableTool,
   type RankedTool,
-} from "./search.js";
+} from "./catalogue/search.js";
 export {
   DEFAULT_RESULT_CACHE_MAX_ENTRIES,
   DEFAULT_RESULT_CACHE_TTL_MS,
   type ResultCacheOptions,
-} from "./result-cache.js";
-export { runHooks, type RunHooksOptions, type HookHost } from "./run-hooks.js";
+} from "./calls/result-cache.js";
+export { runHooks, type RunHooksOptions, type HookHost } from "./calls/hooks.js";
 export {
   elicitationCapability,
   type CallElicitHandler,
@@ -71,7 +71,7 @@ export {
   type PoolSampleHandler,
   type SampleContext,
   type SampleParams,
-} from "./routing.js";
+} from "./server/routing.js";
 export {
   offers,
   PASSTHROUGH_METHODS,
@@ -81,7 +81,7 @@ export {
   type PassthroughParams,
   type PassthroughResult,
   type ResourceListener,
-} from "./passthrough.js";
+} from "./calls/passthrough.js";
 export {
   AuthRequiredError,
   credentialsKey,
@@ -91,7 +91,7 @@ export {
   type StoredCredentials,
   type StoredProviderOptions,
   type TokenStore,
-} from "./oauth.js";
+} from "./auth/oauth.js";
 export * from "../config/hooks.js";
 export {
   ConversationRegistry,
@@ -99,20 +99,20 @@ export {
   DEFAULT_TERMINATE_TIMEOUT_MS,
   type ConversationLease,
   type ConversationPoolOptions,
-} from "./conversations.js";
+} from "./conversations/registry.js";
 export {
   DEFAULT_CONVERSATION_IDLE_MS,
   DEFAULT_MAX_CLIENTS,
   DEFAULT_MAX_ENDING,
   DEFAULT_MAX_OPERATIONS,
-} from "./conversation-settings.js";
-export { isResolved, SESSION_END_OUTCOMES, type SessionEndOutcome } from "./session-end.js";
-export type * from "./conversation-types.js";
+} from "./conversations/settings.js";
+export { isResolved, SESSION_END_OUTCOMES, type SessionEndOutcome } from "./mcp/session-end.js";
+export type * from "./conversations/types.js";
 export {
   McpClient,
   type McpClientOptions,
   type RequestOptions,
   type Progress,
   type ResultSchema,
-} from "./mcp-client.js";
-export { McpError, ErrorCode, isMcpError } from "./mcp-error.js";
+} from "./mcp/client.js";
+export { McpError, ErrorCode, isMcpError } from "./mcp/error.js";

@@ -6,14 +6,14 @@
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 
 import { VERSION } from "../version.js";
-import type { EntryContext } from "./entry-context.js";
-import type { KeepAliveFetch } from "./fetch.js";
-import { JunkLog } from "./junk-log.js";
-import { withOAuth } from "./oauth-client.js";
-import type { PoolAuth } from "./pool-auth.js";
+import type { EntryContext } from "./server/context.js";
+import type { KeepAliveFetch } from "./mcp/fetch.js";
+import { JunkLog } from "./server/junk-log.js";
+import { withOAuth } from "./auth/oauth-client.js";
+import type { PoolAuth } from "./auth/pool-auth.js";
 import { DEFAULT_CRASH_BACKOFF_MS, type McpPoolOptions } from "./pool-options.js";
-import { createDefaultTransport } from "./transport.js";
-import type { PoolLog } from "./types.js";
+import { createDefaultTransport } from "./mcp/transport.js";
+import type { PoolLog } from "./core/types.js";
 
 /** What the pool answers an entry with, besides its options. */
 export type EntryHooks = Pick<

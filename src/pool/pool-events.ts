@@ -5,7 +5,7 @@
  * pool's own parts hear an event before any listener does (a cache to clear, subscriptions
  * to renew); a listener that throws is logged and never fails what it listened to.
  */
-import type { PoolEvent, PoolLog, ServerNotification } from "./types.js";
+import type { PoolEvent, PoolLog, ServerNotification } from "./core/types.js";
 
 export interface PoolEventsInit {
   log: PoolLog;

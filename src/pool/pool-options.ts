@@ -5,15 +5,15 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Environment } from "../config/placeholders.js";
 import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
-import type { ChildEnvPolicy } from "./child-env.js";
-import type { ConversationPoolOptions } from "./conversations.js";
-import type { TokenStore } from "./oauth.js";
-import type { PinStore } from "./pinning.js";
-import type { ResultCacheOptions } from "./result-cache.js";
-import type { ElicitationMode, PoolElicitHandler, PoolSampleHandler } from "./routing.js";
-import type { ToolsCacheStore } from "./tools-cache.js";
-import type { ChildListener, CreateTransport, FetchLike } from "./transport.js";
-import type { PoolLog } from "./types.js";
+import type { ChildEnvPolicy } from "./mcp/child-env.js";
+import type { ConversationPoolOptions } from "./conversations/registry.js";
+import type { TokenStore } from "./auth/oauth.js";
+import type { PinStore } from "./catalogue/pinning.js";
+import type { ResultCacheOptions } from "./calls/result-cache.js";
+import type { ElicitationMode, PoolElicitHandler, PoolSampleHandler } from "./server/routing.js";
+import type { ToolsCacheStore } from "./catalogue/tools-cache.js";
+import type { ChildListener, CreateTransport, FetchLike } from "./mcp/transport.js";
+import type { PoolLog } from "./core/types.js";
 
 /** How long a server that failed is left alone before a call or reconcile dials it again. */
 export const DEFAULT_CRASH_BACKOFF_MS = 5000;

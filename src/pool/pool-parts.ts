@@ -6,25 +6,25 @@
  * two parts is written here; McpPool (pool.ts) only delegates to what this returns.
  */
 import type { McpServerConfig } from "../config/rows.js";
-import { CallPipeline } from "./call-pipeline.js";
-import { CallRoutes } from "./call-routes.js";
-import { Catalogue } from "./catalogue.js";
-import { ConversationRegistry } from "./conversations.js";
-import { checkPoolDurations } from "./duration-checks.js";
-import type { EntryContext } from "./entry-context.js";
-import { McpPoolError } from "./errors.js";
-import { keepAliveFetch } from "./fetch.js";
-import { Passthrough } from "./passthrough.js";
-import { PinGate } from "./pin-gate.js";
-import { PinLedger } from "./pinning.js";
-import { PoolAuth } from "./pool-auth.js";
+import { CallPipeline } from "./calls/pipeline.js";
+import { CallRoutes } from "./calls/routes.js";
+import { Catalogue } from "./catalogue/catalogue.js";
+import { ConversationRegistry } from "./conversations/registry.js";
+import { checkPoolDurations } from "./calls/duration-checks.js";
+import type { EntryContext } from "./server/context.js";
+import { McpPoolError } from "./core/errors.js";
+import { keepAliveFetch } from "./mcp/fetch.js";
+import { Passthrough } from "./calls/passthrough.js";
+import { PinGate } from "./catalogue/pin-gate.js";
+import { PinLedger } from "./catalogue/pinning.js";
+import { PoolAuth } from "./auth/pool-auth.js";
 import { entryContext } from "./pool-context.js";
 import { PoolEvents } from "./pool-events.js";
 import { DEFAULT_TOOLS_TOKEN_WARNING, type McpPoolOptions } from "./pool-options.js";
-import { probeAsPool } from "./probe.js";
-import { Reconciler } from "./reconciler.js";
-import { ResultCache } from "./result-cache.js";
-import type { PoolLog, ProbeResult } from "./types.js";
+import { probeAsPool } from "./server/probe.js";
+import { Reconciler } from "./reconcile/reconciler.js";
+import { ResultCache } from "./calls/result-cache.js";
+import type { PoolLog, ProbeResult } from "./core/types.js";
 
 export interface PoolParts {
   log: PoolLog;

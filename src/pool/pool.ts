@@ -4,24 +4,24 @@
  *
  * A facade: the reconciler (reconciler.ts) owns the servers and the queue, the catalogue
  * (catalogue.ts) answers what is offered, the pin gate (pin-gate.ts) withholds what moved
- * since it was approved, and the call pipeline (call-pipeline.ts) sends calls. Each
+ * since it was approved, and the call pipeline (calls/pipeline.ts) sends calls. Each
  * server's connection, crash handling and backoff live in its ServerEntry. The parts and
  * every callback between them are built in pool-parts.ts; each method here delegates.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { McpClient } from "./mcp-client.js";
+import type { McpClient } from "./mcp/client.js";
 import type { McpServerConfig } from "../config/rows.js";
 import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
 
-import type { CatalogServer } from "./catalogue.js";
-import type { ConversationRegistry } from "./conversations.js";
-import type { PassthroughArgs, PassthroughMethod, PassthroughResult } from "./passthrough.js";
-import type { ResourceListener } from "./passthrough.js";
+import type { CatalogServer } from "./catalogue/catalogue.js";
+import type { ConversationRegistry } from "./conversations/registry.js";
+import type { PassthroughArgs, PassthroughMethod, PassthroughResult } from "./calls/passthrough.js";
+import type { ResourceListener } from "./calls/passthrough.js";
 import { poolParts, type PoolParts } from "./pool-parts.js";
-import { READY_WAIT_MS } from "./reconciler.js";
-import { runHooks, type HookHost, type RunHooksOptions } from "./run-hooks.js";
-import { holding, withSession } from "./session.js";
-import type { CallOptions } from "./call-options.js";
+import { READY_WAIT_MS } from "./reconcile/reconciler.js";
+import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
+import { holding, withSession } from "./server/session.js";
+import type { CallOptions } from "./calls/options.js";
 import type {
   PinInfo,
   PoolEvent,
@@ -31,7 +31,7 @@ import type {
   ServerState,
   ToolDefinition,
   ToolDescription,
-} from "./types.js";
+} from "./core/types.js";
 import type { McpPoolOptions } from "./pool-options.js";
 
 export type { CatalogServer, McpPoolOptions };
@@ -236,7 +236,7 @@ export class McpPool {
     return this.#parts.pins.approve(this.#parts.servers.entry(id), fingerprint);
   }
 
-  // ── Calls (call-pipeline.ts) ─────────────────────────────────────────────────────
+  // ── Calls (calls/pipeline.ts) ─────────────────────────────────────────────────────
 
   /**
    * Calls a tool by its qualified name and returns its result flattened to a string
@@ -264,7 +264,7 @@ export class McpPool {
 
   /**
    * Runs the hooks rows attach to `event` as calls of their (possibly hidden) tools (C17).
-   * Parallel, bounded, outcomes in configuration order; never rejects. See run-hooks.ts.
+   * Parallel, bounded, outcomes in configuration order; never rejects. See calls/hooks.ts.
    */
   runHooks(
     event: HookEvent,

@@ -3,7 +3,7 @@
  * (method, server, identity or selector, options) and answers with fixed shapes.
  */
 import type { ConversationsLike } from "../../src/daemon/conversation-handlers.js";
-import type { ConversationLease } from "../../src/pool/conversations.js";
+import type { ConversationLease } from "../../src/pool/conversations/registry.js";
 
 export interface FakeConversations extends ConversationsLike {
   /** What reached the registry, in order. */

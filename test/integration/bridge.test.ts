@@ -24,7 +24,7 @@ import {
   type TestHome,
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
-import { progressBeforeResponses } from "../../src/pool/routing.js";
+import { progressBeforeResponses } from "../../src/pool/server/routing.js";
 
 const node = process.execPath;
 

@@ -13,7 +13,7 @@ import {
   type McpServerConfig,
   type PoolEvent,
 } from "../../src/index.js";
-import type { ConversationEvent } from "../../src/pool/conversation-types.js";
+import type { ConversationEvent } from "../../src/pool/conversations/types.js";
 import { alive, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 import { sessionServer, type SessionServer } from "../helpers/session-server.js";
 

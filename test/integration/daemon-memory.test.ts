@@ -35,10 +35,10 @@ const CLIENT_SHARED = /\/server\/(zod-compat|zod-json-schema-compat)\.js$/;
 
 /** The OAuth code: the SDK's client side of it and the pool's providers. */
 const OAUTH =
-  /\/sdk\/dist\/esm\/(client\/auth|client\/auth-extensions|shared\/auth|server\/auth\/errors)\.js$|\/dist\/pool\/(oauth|oauth-machine|oauth-id-jag)\.js$/;
+  /\/sdk\/dist\/esm\/(client\/auth|client\/auth-extensions|shared\/auth|server\/auth\/errors)\.js$|\/dist\/pool\/auth\/(oauth|machine|id-jag)\.js$/;
 
 /** The conversation code: every conversation module but the registry's shell. */
-const CONVERSATION = /\/dist\/pool\/conversation-[a-z-]+\.js$/;
+const CONVERSATION = /\/dist\/pool\/conversations\/(?!registry\.js$)[a-z-]+\.js$/;
 
 function loaded(log: string): string[] {
   return existsSync(log) ? [...new Set(readFileSync(log, "utf8").split("\n"))] : [];
@@ -76,7 +76,7 @@ describe("the daemon's modules", () => {
     const stdioOnly = loaded(log);
     // The preload saw the daemon's own modules: the record is of this process.
     expect(stdioOnly.some((u) => u.endsWith("/dist/daemon/daemon.js"))).toBe(true);
-    expect(stdioOnly.some((u) => u.endsWith("/dist/pool/conversations.js"))).toBe(true);
+    expect(stdioOnly.some((u) => u.endsWith("/dist/pool/conversations/registry.js"))).toBe(true);
     // The pool's own client (mcp-client.ts): neither the SDK's Client nor AJV, and none of
     // the SDK's zod schemas (types.js) nor zod itself.
     expect(
@@ -108,8 +108,8 @@ describe("the daemon's modules", () => {
     const withConversation = loaded(log);
     expect(conversation(withConversation)).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/\/conversation-row\.js$/),
-        expect.stringMatching(/\/conversation-calls\.js$/),
+        expect.stringMatching(/\/conversations\/row\.js$/),
+        expect.stringMatching(/\/conversations\/calls\.js$/),
       ]),
     );
     // A stdio conversation row signs nobody in.
@@ -132,7 +132,7 @@ describe("the daemon's modules", () => {
       expect.arrayContaining([
         expect.stringMatching(/\/sdk\/dist\/esm\/client\/auth\.js$/),
         expect.stringMatching(/\/sdk\/dist\/esm\/shared\/auth\.js$/),
-        expect.stringMatching(/\/dist\/pool\/oauth\.js$/),
+        expect.stringMatching(/\/dist\/pool\/auth\/oauth\.js$/),
       ]),
     );
     expect(sdkServer(withHttp)).toEqual([]);

@@ -27,8 +27,8 @@ import {
 } from "../../src/daemon/socket-server.js";
 import type { HookContext, HookEvent, HookOutcome } from "../../src/config/hooks.js";
 import type { McpServerConfig, StdioServerConfig } from "../../src/config/rows.js";
-import { McpPoolError } from "../../src/pool/errors.js";
-import type { CallOptions } from "../../src/pool/call-options.js";
+import { McpPoolError } from "../../src/pool/core/errors.js";
+import type { CallOptions } from "../../src/pool/calls/options.js";
 import type {
   PinInfo,
   PoolEvent,
@@ -36,7 +36,7 @@ import type {
   ServerNotification,
   ServerState,
   ToolDefinition,
-} from "../../src/pool/types.js";
+} from "../../src/pool/core/types.js";
 import { fakeConversations } from "../helpers/fake-conversations.js";
 import { alive, waitFor } from "../helpers/processes.js";
 

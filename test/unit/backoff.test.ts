@@ -7,7 +7,7 @@ import {
   HEALTHY_AFTER_MS,
   MAX_BACKOFF_MS,
   wasHealthy,
-} from "../../src/pool/backoff.js";
+} from "../../src/pool/server/backoff.js";
 
 describe("backoff arithmetic", () => {
   it("doubles the base each failure in a row and stops at the ceiling", () => {

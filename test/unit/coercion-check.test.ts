@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { argumentProblems, callArguments, coerceArguments } from "../../src/pool/coercion.js";
+import { argumentProblems, callArguments, coerceArguments } from "../../src/pool/calls/coercion.js";
 
 const schema = {
   type: "object",

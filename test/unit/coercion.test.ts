@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 
-import { argumentProblems, callArguments, coerceArguments } from "../../src/pool/coercion.js";
+import { argumentProblems, callArguments, coerceArguments } from "../../src/pool/calls/coercion.js";
 import { McpPool, McpPoolError, type PoolEvent } from "../../src/index.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
 import { scriptedServer, tool } from "../helpers/tool-server.js";

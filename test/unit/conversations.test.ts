@@ -21,7 +21,7 @@ import {
   type McpServerConfig,
   type PoolEvent,
 } from "../../src/index.js";
-import type { ConversationEvent } from "../../src/pool/conversation-types.js";
+import type { ConversationEvent } from "../../src/pool/conversations/types.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
 
 /** A per-session server: counts its listings and calls, and can hold a call until released. */

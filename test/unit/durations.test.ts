@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseMcpJson } from "../../src/config/mcp-json.js";
 import { McpPool } from "../../src/pool/pool.js";
-import { McpPoolError } from "../../src/pool/errors.js";
+import { McpPoolError } from "../../src/pool/core/errors.js";
 import type { McpServerConfig } from "../../src/config/rows.js";
 
 const OVERFLOW = 3_000_000_000;

@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 
-import { canonicalJson, toolsFingerprint } from "../../src/pool/fingerprint.js";
+import { canonicalJson, toolsFingerprint } from "../../src/pool/core/fingerprint.js";
 
 const read: Tool = {
   name: "read",

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { JunkLog, MAX_JUNK_LINE_CHARS } from "../../src/pool/junk-log.js";
-import { printable } from "../../src/pool/printable.js";
-import { redactSecrets } from "../../src/pool/secrets.js";
-import { StderrTail } from "../../src/pool/stderr-tail.js";
+import { JunkLog, MAX_JUNK_LINE_CHARS } from "../../src/pool/server/junk-log.js";
+import { printable } from "../../src/pool/core/printable.js";
+import { redactSecrets } from "../../src/pool/core/secrets.js";
+import { StderrTail } from "../../src/pool/mcp/stderr-tail.js";
 
 const SECRET = "canary-0123456789";
 const redact = (text: string): string => redactSecrets(text, [SECRET]);

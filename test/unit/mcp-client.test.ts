@@ -22,8 +22,8 @@ import {
   McpClient,
   SUPPORTED_PROTOCOL_VERSIONS,
   type Progress,
-} from "../../src/pool/mcp-client.js";
-import { ErrorCode, isMcpError } from "../../src/pool/mcp-error.js";
+} from "../../src/pool/mcp/client.js";
+import { ErrorCode, isMcpError } from "../../src/pool/mcp/error.js";
 
 const INFO = { name: "test-client", version: "1.0.0" };
 const closers: (() => Promise<void>)[] = [];

@@ -7,7 +7,7 @@ import { parseMcpJson } from "../../src/config/mcp-json.js";
 import { withoutSecrets, type HttpServerConfig } from "../../src/config/rows.js";
 import { sameConnection } from "../../src/config/same-connection.js";
 import { validateServerConfig } from "../../src/config/validate.js";
-import { httpStatusFor } from "../../src/pool/errors.js";
+import { httpStatusFor } from "../../src/pool/core/errors.js";
 import {
   AuthRequiredError,
   credentialsKey,
@@ -16,7 +16,7 @@ import {
   NotOAuthError,
   parseCredentials,
   storedAuthProvider,
-} from "../../src/pool/oauth.js";
+} from "../../src/pool/auth/oauth.js";
 
 const row = (extra: Partial<HttpServerConfig> = {}): HttpServerConfig => ({
   id: "gh",

@@ -4,16 +4,16 @@ import { ConfigSyntaxError, parseMcpJson } from "../../src/config/mcp-json.js";
 import { setPinInMcpJson } from "../../src/config/mcp-json-pin.js";
 import { sameConnection } from "../../src/config/same-connection.js";
 import { validateServerConfig } from "../../src/config/validate.js";
-import { toolsFingerprint } from "../../src/pool/fingerprint.js";
+import { toolsFingerprint } from "../../src/pool/core/fingerprint.js";
 import {
   describeChanges,
   diffTools,
   pinnedToolOf,
   pinWithholds,
   samePin,
-} from "../../src/pool/pinning.js";
-import { planReconcile } from "../../src/pool/reconcile-plan.js";
-import type { PinnedTool } from "../../src/pool/types.js";
+} from "../../src/pool/catalogue/pinning.js";
+import { planReconcile } from "../../src/pool/reconcile/plan.js";
+import type { PinnedTool } from "../../src/pool/core/types.js";
 
 const PIN_A = "a".repeat(64);
 const PIN_B = "b".repeat(64);

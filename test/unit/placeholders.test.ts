@@ -16,7 +16,7 @@ import {
   type HttpServerConfig,
   type StdioServerConfig,
 } from "../../src/index.js";
-import { redactPoolError, redactSecrets, secretValues } from "../../src/pool/secrets.js";
+import { redactPoolError, redactSecrets, secretValues } from "../../src/pool/core/secrets.js";
 
 describe("expandPlaceholders", () => {
   const env = { HOME: "/home/ada", EMPTY: "", TOKEN: "t0k" };

@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 
 import type { McpPool, PoolEvent } from "../../src/index.js";
-import { finishResult, resultText } from "../../src/pool/results.js";
+import { finishResult, resultText } from "../../src/pool/calls/results.js";
 import { echoServer, makePool, memoryRow } from "../../src/testing/index.js";
 
 /** A result that counts how often its content is read. */

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { McpPoolError as ClientError } from "mcpool-client";
 
 import { PeerRequests } from "../../src/daemon/peer-requests.js";
-import type { CallSignal } from "../../src/pool/types.js";
+import type { CallSignal } from "../../src/pool/core/types.js";
 
 const gone = new ClientError("daemon-unavailable", "the client disconnected");
 

@@ -1,8 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 
-import { formatBytes, resultText } from "../../src/pool/results.js";
-import { truncateText } from "../../src/pool/truncate.js";
+import { formatBytes, resultText } from "../../src/pool/calls/results.js";
+import { truncateText } from "../../src/pool/core/truncate.js";
 
 /** Base64 of `bytes` zero bytes. */
 function base64Of(bytes: number): string {

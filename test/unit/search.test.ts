@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 
 import { McpPool, rankTools, stem, tokenize } from "../../src/index.js";
-import { searchCatalog, TermCache } from "../../src/pool/search.js";
+import { searchCatalog, TermCache } from "../../src/pool/catalogue/search.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
 import { scriptedServer, tool } from "../helpers/tool-server.js";
 

@@ -8,8 +8,8 @@ import { expandServerConfig } from "../../src/config/placeholders.js";
 import { withoutSecrets, type HttpServerConfig } from "../../src/config/rows.js";
 import { sameConnection } from "../../src/config/same-connection.js";
 import { validateServerConfig } from "../../src/config/validate.js";
-import { secretValues } from "../../src/pool/secrets.js";
-import { MAX_SIGN_INS, SignInLedger, unionScope } from "../../src/pool/sign-in.js";
+import { secretValues } from "../../src/pool/core/secrets.js";
+import { MAX_SIGN_INS, SignInLedger, unionScope } from "../../src/pool/auth/sign-in.js";
 
 const row = (auth: HttpServerConfig["auth"]): HttpServerConfig => ({
   id: "svc",

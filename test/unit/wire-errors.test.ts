@@ -8,7 +8,7 @@ import {
   wireCodeOf,
 } from "mcpool-client";
 
-import { McpPoolError as PoolError, POOL_ERROR_CODES } from "../../src/pool/errors.js";
+import { McpPoolError as PoolError, POOL_ERROR_CODES } from "../../src/pool/core/errors.js";
 
 describe("wire errors", () => {
   it("is one class and one code list on both sides: what the pool throws, a client catches", () => {

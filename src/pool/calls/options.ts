@@ -1,0 +1,42 @@
+/**
+ * What one call() may say beyond its tool and arguments: where it may go, how long it may
+ * take, what it returns, and who answers what its server asks while it runs (C14).
+ */
+import type { ConversationIdentity } from "mcpool-protocol";
+import type { CallElicitHandler, CallProgress, CallSampleHandler } from "../server/routing.js";
+import type { CallSignal } from "../core/types.js";
+
+export interface CallOptions {
+  /** Server ids this call may reach; absent = all, empty = none. */
+  servers?: readonly string[];
+  /** Aborting cancels the call upstream and rejects it with the signal's reason. */
+  signal?: CallSignal;
+  /** Overrides the row's and the pool's call timeout, ms. */
+  timeoutMs?: number;
+  /** Return the server's CallToolResult instead of a string. */
+  raw?: boolean;
+  /** Overrides the row's and the pool's result cap; 0 = no cap. */
+  maxResultChars?: number;
+  /** Call a tool the row hides (hooks do). */
+  hidden?: boolean;
+  /** Coerce the arguments against the tool's schema; overrides the row and the pool. Default true. */
+  coerce?: boolean;
+  /** false: ask the server even when the result cache holds an answer, and keep the new one. */
+  cache?: boolean;
+  /** Told of each progress notification the server sends for this call (C14); never extends the timeout. */
+  onProgress?: (progress: CallProgress) => void;
+  /**
+   * Answers the server's elicitation/create while this call is in flight on it (C14). Takes
+   * effect only in a pool given `onElicit`, which is what declares the capability.
+   */
+  onElicit?: CallElicitHandler;
+  /**
+   * Answers the server's sampling/createMessage while this call is in flight on it (C14).
+   * Takes effect only in a pool given `onSample`, which is what declares the capability.
+   */
+  onSample?: CallSampleHandler;
+  /** The conversation a call to a `session: "conversation"` row is for (B9); others ignore it. */
+  identity?: ConversationIdentity;
+  /** Server id → a binding from a conversation listing: the call is checked against it (B9). */
+  bindings?: Readonly<Record<string, string>>;
+}

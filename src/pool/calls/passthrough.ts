@@ -1,0 +1,341 @@
+/**
+ * Passthrough (SPEC C15): the MCP requests a consumer proxying the protocol needs beyond
+ * tools — resources, prompts, completion, ping, logging level — sent to one server by id.
+ * A server whose capabilities do not offer a surface is refused with `not-offered` before
+ * anything is sent. Like call(), a request wakes an idle server, is refused for a disabled
+ * one, counts as a use, redials once on a lost remote session (B6), and bypasses the scope
+ * check: a caller holding a server id is not a model.
+ *
+ * Resource subscriptions are the pool's, not a caller's: a server sees one subscribe per
+ * uri however many listeners share it, one unsubscribe when the last one leaves, and the
+ * subscribe again after a reconnect. While a server has subscriptions it is not idle-reaped.
+ */
+import type {
+  CompleteRequest,
+  CompleteResult,
+  GetPromptRequest,
+  GetPromptResult,
+  ListPromptsRequest,
+  ListPromptsResult,
+  ListResourcesRequest,
+  ListResourcesResult,
+  ListResourceTemplatesRequest,
+  ListResourceTemplatesResult,
+  PingRequest,
+  ReadResourceRequest,
+  ReadResourceResult,
+  SetLevelRequest,
+} from "@modelcontextprotocol/sdk/types.js";
+import { McpPoolError } from "../core/errors.js";
+import type { McpClient } from "../mcp/client.js";
+import { upstreamError } from "./upstream-error.js";
+import type { ServerEntry } from "../server/entry.js";
+import { holding, withSession } from "../server/session.js";
+import type { CallSignal, PoolLog, ServerNotification } from "../core/types.js";
+
+type EmptyResult = Record<string, unknown>;
+
+/** Every request passthrough sends, with its params and result (MCP 2025-11-25). */
+export interface PassthroughTypes {
+  "resources/list": { params: ListResourcesRequest["params"]; result: ListResourcesResult };
+  "resources/templates/list": {
+    params: ListResourceTemplatesRequest["params"];
+    result: ListResourceTemplatesResult;
+  };
+  "resources/read": { params: ReadResourceRequest["params"]; result: ReadResourceResult };
+  "prompts/list": { params: ListPromptsRequest["params"]; result: ListPromptsResult };
+  "prompts/get": { params: GetPromptRequest["params"]; result: GetPromptResult };
+  "completion/complete": { params: CompleteRequest["params"]; result: CompleteResult };
+  "logging/setLevel": { params: SetLevelRequest["params"]; result: EmptyResult };
+  ping: { params: PingRequest["params"]; result: EmptyResult };
+}
+
+export type PassthroughMethod = keyof PassthroughTypes;
+export type PassthroughParams<M extends PassthroughMethod> = PassthroughTypes[M]["params"];
+export type PassthroughResult<M extends PassthroughMethod> = PassthroughTypes[M]["result"];
+
+export interface PassthroughOptions {
+  /** Overrides the row's and the pool's call timeout, ms. */
+  timeoutMs?: number;
+  /** Aborting sends `notifications/cancelled` to the server and rejects with the reason. */
+  signal?: CallSignal;
+}
+
+/** request()'s arguments after the method: params may be left out where MCP makes them optional. */
+export type PassthroughArgs<M extends PassthroughMethod> =
+  undefined extends PassthroughParams<M>
+    ? [params?: PassthroughParams<M>, options?: PassthroughOptions]
+    : [params: PassthroughParams<M>, options?: PassthroughOptions];
+
+export const PASSTHROUGH_METHODS: readonly PassthroughMethod[] = [
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "logging/setLevel",
+  "ping",
+];
+
+type Surface = PassthroughMethod | "resources/subscribe" | "resources/unsubscribe";
+
+/** The server capability a surface needs, as a path into ServerCapabilities; ping needs none. */
+const NEEDS: Record<Surface, readonly string[]> = {
+  "resources/list": ["resources"],
+  "resources/templates/list": ["resources"],
+  "resources/read": ["resources"],
+  "resources/subscribe": ["resources", "subscribe"],
+  "resources/unsubscribe": ["resources", "subscribe"],
+  "prompts/list": ["prompts"],
+  "prompts/get": ["prompts"],
+  "completion/complete": ["completions"],
+  "logging/setLevel": ["logging"],
+  ping: [],
+};
+
+/** Whether `capabilities` (as the server sent them) offer `surface`. */
+export function offers(
+  surface: Surface,
+  capabilities: Record<string, unknown> | undefined,
+): boolean {
+  let at: unknown = capabilities ?? {};
+  for (const key of NEEDS[surface]) {
+    if (typeof at !== "object" || at === null) return false;
+    at = (at as Record<string, unknown>)[key];
+    if (at === undefined || at === false) return false;
+  }
+  return true;
+}
+
+function assertOffered(
+  serverId: string,
+  surface: Surface,
+  capabilities: Record<string, unknown> | undefined,
+): void {
+  if (offers(surface, capabilities)) return;
+  const needs = NEEDS[surface].join(".");
+  const has = Object.keys(capabilities ?? {}).join(", ") || "none";
+  throw new McpPoolError(
+    "not-offered",
+    `server "${serverId}" does not offer ${surface}: its capabilities lack ${needs} (it declares ${has})`,
+    { serverId, method: surface, capability: needs },
+  );
+}
+
+export interface PassthroughDeps {
+  /** The server's entry; throws `unknown-server`. */
+  entry(id: string): ServerEntry;
+  /** The auth-required sentence when `error` means the server wants a sign-in (E5). */
+  authRefusal?(serverId: string, error: unknown): string | undefined;
+  /** The server's entry, if it is configured. */
+  find(id: string): ServerEntry | undefined;
+  /** The call timeout that applies to `entry`, ms; undefined is the SDK's 60 s. */
+  timeoutMs(entry: ServerEntry): number | undefined;
+  log: PoolLog;
+}
+
+export type ResourceListener = (notification: ServerNotification) => void;
+
+interface Subscription {
+  readonly listeners: Set<ResourceListener>;
+  readonly ready: Promise<void>;
+  /** The server has acknowledged it: a reconnect must send it again. */
+  live: boolean;
+}
+
+export class Passthrough {
+  readonly #deps: PassthroughDeps;
+  /** Per server id, per uri: who listens. */
+  readonly #subscriptions = new Map<string, Map<string, Subscription>>();
+
+  constructor(deps: PassthroughDeps) {
+    this.#deps = deps;
+  }
+
+  async request<M extends PassthroughMethod>(
+    id: string,
+    method: M,
+    params: PassthroughParams<M> | undefined,
+    options: PassthroughOptions = {},
+  ): Promise<PassthroughResult<M>> {
+    const entry = this.#deps.entry(id);
+    const timeoutMs = options.timeoutMs ?? this.#deps.timeoutMs(entry);
+    // The result goes on as the server sent it (issue 16): the consumer's own SDK reads it
+    // there; only a result that is no object at all is refused here.
+    const result = await this.#send(entry, method, timeoutMs, (client) =>
+      client.request(
+        { method, ...(params !== undefined ? { params } : {}) },
+        {
+          ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        },
+      ),
+    );
+    if (typeof result !== "object" || result === null || Array.isArray(result)) {
+      throw new McpPoolError(
+        "tool-error",
+        `server "${id}" answered ${method} with ${JSON.stringify(result)}, not a result object`,
+        { serverId: id },
+      );
+    }
+    return result as PassthroughResult<M>;
+  }
+
+  /**
+   * Calls `listener` with each `notifications/resources/updated` server `id` sends for
+   * `uri`, subscribing upstream when it is the first listener. Resolves with the function
+   * that stops listening (unsubscribing upstream with the last listener).
+   */
+  async subscribe(
+    id: string,
+    uri: string,
+    listener: ResourceListener,
+  ): Promise<() => Promise<void>> {
+    this.#deps.entry(id);
+    let uris = this.#subscriptions.get(id);
+    if (!uris) {
+      uris = new Map();
+      this.#subscriptions.set(id, uris);
+    }
+    const byUri = uris;
+    let subscription = byUri.get(uri);
+    if (!subscription) {
+      const created: Subscription = {
+        listeners: new Set(),
+        ready: this.#upstream(id, uri, "resources/subscribe").then(() => {
+          created.live = true;
+        }),
+        live: false,
+      };
+      created.ready.catch(() => this.#forget(id, uri, created));
+      byUri.set(uri, created);
+      subscription = created;
+    }
+    const held = subscription;
+    held.listeners.add(listener);
+    try {
+      await held.ready;
+    } catch (error) {
+      held.listeners.delete(listener);
+      throw error;
+    }
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      held.listeners.delete(listener);
+      if (held.listeners.size > 0 || !this.#forget(id, uri, held)) return;
+      const entry = this.#deps.find(id);
+      // Only a live connection holds the subscription; nothing is dialled to drop it.
+      if (entry?.connection) {
+        await this.#upstream(id, uri, "resources/unsubscribe", false).catch((error: unknown) =>
+          this.#deps.log.error?.(
+            `mcpool: ${id}: resources/unsubscribe ${uri} failed: ${(error as Error).message}`,
+          ),
+        );
+      }
+      entry?.idle();
+    };
+  }
+
+  /** Whether server `id` has resource subscriptions (its idle timer waits for none). */
+  held(id: string): boolean {
+    return (this.#subscriptions.get(id)?.size ?? 0) > 0;
+  }
+
+  /** A notification of server `id`: a resources/updated goes to that uri's listeners. */
+  deliver(id: string, notification: ServerNotification): void {
+    if (notification.method !== "notifications/resources/updated") return;
+    const uri = notification.params?.uri;
+    if (typeof uri !== "string") return;
+    const subscription = this.#subscriptions.get(id)?.get(uri);
+    for (const listener of [...(subscription?.listeners ?? [])]) {
+      try {
+        listener(notification);
+      } catch (error) {
+        this.#deps.log.error?.(`mcpool: a resource listener threw: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  /** Server `id` connected (again): what it was subscribed to died with the old connection. */
+  connected(id: string): void {
+    for (const [uri, subscription] of this.#subscriptions.get(id) ?? []) {
+      if (!subscription.live) continue;
+      this.#upstream(id, uri, "resources/subscribe", false).catch((error: unknown) =>
+        this.#deps.log.error?.(
+          `mcpool: ${id}: subscribing again to ${uri} after a reconnect failed: ${(error as Error).message}`,
+        ),
+      );
+    }
+  }
+
+  /** Drops `subscription` if it is still the one held for (id, uri); true if it was. */
+  #forget(id: string, uri: string, subscription: Subscription): boolean {
+    const uris = this.#subscriptions.get(id);
+    if (uris?.get(uri) !== subscription) return false;
+    uris.delete(uri);
+    if (uris.size === 0) this.#subscriptions.delete(id);
+    return true;
+  }
+
+  #upstream(
+    id: string,
+    uri: string,
+    method: "resources/subscribe" | "resources/unsubscribe",
+    dial = true,
+  ): Promise<void> {
+    const entry = this.#deps.entry(id);
+    const timeoutMs = this.#deps.timeoutMs(entry);
+    const options = timeoutMs !== undefined ? { timeout: timeoutMs } : {};
+    return this.#send(
+      entry,
+      method,
+      timeoutMs,
+      async (client) => {
+        if (method === "resources/subscribe") await client.subscribeResource({ uri }, options);
+        else await client.unsubscribeResource({ uri }, options);
+      },
+      dial,
+    );
+  }
+
+  /** `work` on the server's client: a use, capability-checked, session loss handled. */
+  async #send<T>(
+    entry: ServerEntry,
+    surface: Surface,
+    timeoutMs: number | undefined,
+    work: (client: McpClient) => Promise<T>,
+    dial = true,
+  ): Promise<T> {
+    entry.busy();
+    try {
+      const holder = dial
+        ? entry
+        : {
+            ensure: async () => {
+              if (!entry.connection)
+                throw new McpPoolError("closed", `server "${entry.id}" is not connected`);
+              return entry.connection;
+            },
+            redial: (dead: Parameters<ServerEntry["redial"]>[0]) => entry.redial(dead),
+          };
+      return await withSession(holder, (connection) =>
+        holding(connection, async () => {
+          assertOffered(entry.id, surface, connection.capabilities);
+          return work(connection.client);
+        }),
+      );
+    } catch (error) {
+      throw upstreamError(error, {
+        serverId: entry.id,
+        what: surface,
+        timeoutMs,
+        authRefusal: this.#deps.authRefusal?.(entry.id, error),
+      });
+    } finally {
+      entry.idle();
+    }
+  }
+}

@@ -1,0 +1,314 @@
+/**
+ * The call pipeline: every tools/call the pool sends goes down this one path —
+ *
+ *   resolve → gate → coerce → route/cache → send → finish
+ *
+ * resolve a qualified name (waking a server that could offer it, F4), the gates the
+ * catalogue applies (scope, hiding, pins), coerce the arguments (C9), register the
+ * caller's elicitation/sampling handlers (C14) and consult the result cache (C11), send on
+ * the server's connection (redialling a lost session once, B6; resending a trusted read
+ * cut off by a crash once, F2), and finish the result (flatten, cut; results.ts). A
+ * failure is mapped once, by upstream-error.ts.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { isEnabled, slugOf } from "../../config/rows.js";
+import type { Catalogue } from "../catalogue/catalogue.js";
+import { unknownTool } from "../catalogue/catalogue.js";
+import { callArguments } from "./coercion.js";
+import type { Connection } from "../server/connection.js";
+import { isConversationTool, routeOf, type CallRoutes, type ConversationBound } from "./routes.js";
+import { checkCallTimeout } from "./duration-checks.js";
+import { McpPoolError } from "../core/errors.js";
+import { qualifiedName } from "../catalogue/naming.js";
+import type { PoolAuth } from "../auth/pool-auth.js";
+import type { ResultCache, Invoked } from "./result-cache.js";
+import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { finishResult, forwardable, resultBudget } from "./results.js";
+import type { ServerEntry } from "../server/entry.js";
+import { holding, withSession } from "../server/session.js";
+import { isBrokenPipe } from "../mcp/stdio-transport.js";
+import type { IndexedTool } from "../catalogue/tool-index.js";
+import { upstreamError } from "./upstream-error.js";
+import type { CallOptions } from "./options.js";
+import type { PoolEvent } from "../core/types.js";
+
+/**
+ * Where the pipeline hands a call whose tool no shared server lists: the conversation
+ * registry (B9), which lists tools on the caller's own client and calls them there.
+ */
+export interface ConversationCalls {
+  resolve(
+    qualified: string,
+    scope: ReadonlySet<string> | undefined,
+    opts: CallOptions,
+  ): Promise<(IndexedTool & ConversationBound) | undefined>;
+  invoke(
+    indexed: IndexedTool & ConversationBound,
+    args: Record<string, unknown>,
+    opts: CallOptions,
+  ): Promise<Invoked>;
+}
+
+/** Where a call's event goes (the pool's PoolEvents): built only when someone listens. */
+export interface CallEvents {
+  readonly listened: boolean;
+  emit(event: PoolEvent): void;
+}
+
+export interface CallPipelineInit {
+  catalogue: Catalogue;
+  /** The entries in configuration order. */
+  entries(): readonly ServerEntry[];
+  conversations: ConversationCalls;
+  /** Where a server's elicitations and sampling find the caller in flight (C14). */
+  routes: CallRoutes;
+  cache: ResultCache | undefined;
+  auth: PoolAuth;
+  events: CallEvents;
+  /** Throws `closed` once the pool is closed. */
+  assertOpen(): void;
+  /** Whether the first reconcile is still running (F4), and the wait for it. */
+  starting(): boolean;
+  ready(): Promise<void>;
+  /** Pool-wide defaults the row and the call outrank. */
+  coerceArguments: boolean | undefined;
+  maxResultChars: number | undefined;
+  callTimeoutMs: number | undefined;
+}
+
+export class CallPipeline {
+  readonly #init: CallPipelineInit;
+
+  constructor(init: CallPipelineInit) {
+    this.#init = init;
+  }
+
+  async call(
+    qualified: string,
+    input: unknown,
+    opts: CallOptions,
+  ): Promise<string | CallToolResult> {
+    const { events, routes } = this.#init;
+    const started = performance.now();
+    let indexed: IndexedTool | undefined;
+    let unroute: (() => void) | undefined;
+    try {
+      this.#init.assertOpen();
+      checkCallTimeout(opts.timeoutMs);
+      indexed = await this.#resolve(qualified, opts);
+      // From here until the call settles, the server's elicitations may be this caller's (C14).
+      unroute = routes.register(routeOf(indexed), opts);
+      const finished = await this.#prepared(indexed, input, opts);
+      const { result, truncated, cached } = finished;
+      if (events.listened) {
+        events.emit({
+          type: "call",
+          qualified,
+          serverId: indexed.entry.id,
+          toolName: indexed.tool.name,
+          ms: performance.now() - started,
+          ok: true,
+          // Read when a listener reads it: a raw call's text is made only then.
+          get chars() {
+            return finished.chars;
+          },
+          truncated,
+          ...(opts.hidden ? { hidden: true } : {}),
+          ...(opts.raw ? { raw: true } : {}),
+          ...(cached ? { cached: true } : {}),
+        });
+      }
+      return opts.raw ? result : finished.text;
+    } catch (error) {
+      if (events.listened) {
+        events.emit({
+          type: "call",
+          qualified,
+          ...(indexed ? { serverId: indexed.entry.id, toolName: indexed.tool.name } : {}),
+          ms: performance.now() - started,
+          ok: false,
+          ...(error instanceof McpPoolError ? { code: error.code } : {}),
+          error: (error as Error).message,
+        });
+      }
+      throw error;
+    } finally {
+      unroute?.();
+      // The use is over: the idle clock starts again (B1).
+      indexed?.entry.idle();
+    }
+  }
+
+  /** The tool a qualified name answers to, for this scope, waking a server that could offer it. */
+  async #resolve(qualified: string, opts: CallOptions): Promise<IndexedTool> {
+    const scope = opts.servers ? new Set(opts.servers) : undefined;
+    const hidden = opts.hidden === true;
+    const { catalogue } = this.#init;
+    const found = catalogue.lookup(qualified, scope, hidden);
+    // Synchronously, before anything awaits: an idle reap already queued must see the use.
+    found?.entry.busy();
+    if (found && found.entry.connection) return found;
+    if (!found && this.#init.starting()) {
+      // The pool is still starting: the name may be one a server has yet to list (F4).
+      await this.#init.ready();
+      return this.#resolve(qualified, opts);
+    }
+    if (found) {
+      // A last-known (stale) tool: its server comes back first, and may offer other tools.
+      await found.entry.ensure();
+      const again = catalogue.lookup(qualified, scope, hidden);
+      if (again) return again;
+      throw unknownTool(qualified);
+    }
+    // A conversation row's tools are listed on the caller's own client (B9).
+    const conversational = await this.#init.conversations.resolve(qualified, scope, opts);
+    if (conversational) return conversational;
+    // Nothing answers to the name: wake the servers in scope whose slug could have made it.
+    const candidates = this.#init
+      .entries()
+      .filter(
+        (entry) =>
+          (!scope || scope.has(entry.id)) &&
+          !entry.connection &&
+          isEnabled(entry.row) &&
+          qualified.startsWith(qualifiedName(slugOf(entry.row), "")),
+      );
+    const failures: unknown[] = [];
+    for (const entry of candidates) {
+      try {
+        await entry.ensure();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    const woken = catalogue.lookup(qualified, scope, hidden);
+    if (woken) return woken;
+    if (candidates.length === 1 && failures.length === 1) throw failures[0];
+    throw unknownTool(qualified);
+  }
+
+  /** After the gates: coercion (C9), then the result cache (C11). */
+  #prepared(
+    indexed: IndexedTool,
+    input: unknown,
+    opts: CallOptions,
+  ): Promise<Invoked & { cached?: true }> {
+    const { entry, tool } = indexed;
+    const row = entry.row;
+    const coerce = opts.coerce ?? row.coerceArguments ?? this.#init.coerceArguments ?? true;
+    const args = callArguments(indexed.qualified, input, tool.inputSchema, coerce);
+    // Never cached: a conversation's answers are its session's (B9).
+    if (isConversationTool(indexed)) return this.#init.conversations.invoke(indexed, args, opts);
+    const cache = this.#init.cache;
+    if (!cache) return this.#invoke(indexed, args, opts);
+    return cache.run(
+      {
+        serverId: entry.id,
+        toolName: tool.name,
+        annotations: tool.annotations,
+        trusted: row.trustAnnotations === true,
+        args,
+        raw: opts.raw,
+        cache: opts.cache,
+        maxResultChars: resultBudget(
+          opts.maxResultChars,
+          row.maxResultChars,
+          this.#init.maxResultChars,
+        ),
+      },
+      () => this.#invoke(indexed, args, opts),
+    );
+  }
+
+  async #invoke(indexed: IndexedTool, input: unknown, opts: CallOptions): Promise<Invoked> {
+    const { entry, tool } = indexed;
+    const row = entry.row;
+    const timeoutMs = opts.timeoutMs ?? row.callTimeoutMs ?? this.#init.callTimeoutMs;
+    const args = (typeof input === "object" && input !== null ? input : {}) as Record<
+      string,
+      unknown
+    >;
+    const send = (connection: Connection): Promise<CallToolResult> =>
+      this.#send(entry, connection, tool.name, args, timeoutMs, opts);
+    let result: CallToolResult;
+    try {
+      // A remote that forgot our session is redialled once and sent the call again (B6).
+      result = await withSession(entry, send);
+    } catch (error) {
+      const retryable =
+        error instanceof McpPoolError &&
+        error.code === "server-crashed" &&
+        row.trustAnnotations === true &&
+        (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true);
+      if (!retryable) throw error;
+      // A read cut off by a crash is safe to send again, once, to the restarted server (F2).
+      result = await send(await entry.ensure({ ignoreBackoff: true }));
+    }
+    const maxChars = resultBudget(
+      opts.maxResultChars,
+      row.maxResultChars,
+      this.#init.maxResultChars,
+    );
+    return finishResult(result, { serverId: entry.id, maxChars, raw: opts.raw });
+  }
+
+  async #send(
+    entry: ServerEntry,
+    connection: Connection,
+    name: string,
+    args: Record<string, unknown>,
+    timeoutMs: number | undefined,
+    opts: CallOptions,
+  ): Promise<CallToolResult> {
+    const { signal, onProgress } = opts;
+    try {
+      // onprogress makes the client send a progressToken of its own; resetTimeoutOnProgress
+      // stays false, so a chatty server cannot hold a call past its timeout.
+      const result = await holding(connection, () =>
+        connection.client.callTool(
+          { name, arguments: args },
+          { timeout: timeoutMs, signal, onprogress: onProgress },
+        ),
+      );
+      entry.answered(connection);
+      this.#init.auth.satisfied(entry.id, "call");
+      return forwardable(result);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (isMcpError(error, ErrorCode.RequestTimeout)) {
+        // Slow, or hung? A ping on a small budget tells, and a hung server is replaced (F3).
+        entry.timedOut(connection);
+      }
+      if (isBrokenPipe(error)) entry.brokenPipe(connection);
+      const refusal = this.#init.auth.refusal(entry.id, error);
+      // A refusal the SDK gave up on (a step-up it could not make) retires the connection.
+      if (refusal !== undefined) entry.authLost();
+      throw upstreamError(error, {
+        serverId: entry.id,
+        what: `call to "${name}"`,
+        timeoutMs,
+        unresponsive: connection.unresponsive,
+        authRefusal: refusal,
+        cutOff: () => cutOff(entry, connection, name),
+        unreachable: (message) => entry.redact(message),
+      });
+    }
+  }
+}
+
+/** A connection closed under a call: ours (a reconnect, a retirement past its drain bound) or a crash. */
+function cutOff(entry: ServerEntry, connection: Connection, name: string): McpPoolError {
+  const serverId = entry.id;
+  if (connection.closing) {
+    return new McpPoolError(
+      "connection-lost",
+      `the connection to server "${serverId}" was closed during the call to "${name}"`,
+      { serverId },
+    );
+  }
+  return new McpPoolError(
+    "server-crashed",
+    `server "${serverId}" went down during the call to "${name}"; the tool may have run`,
+    { serverId },
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * The pool's routes back to its callers (SPEC C14): one CallerRouter for elicitation and
+ * one for sampling, the client capabilities that say which a server may send, and the
+ * route of a call. Every call path registers here and every connection answers from here,
+ * per-conversation clients (B9) included: a conversation's requests go to its own callers.
+ */
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { ConversationIdentity } from "mcpool-protocol";
+import { CallerRouter, type Route } from "../server/caller-router.js";
+import { conversationKey } from "../core/identity.js";
+import {
+  elicitationCapability,
+  elicitationPolicy,
+  samplingPolicy,
+  type ElicitationMode,
+  type PoolElicitHandler,
+  type PoolSampleHandler,
+  type CreateMessageResult,
+  type ElicitParams,
+  type ElicitResult,
+  type SampleParams,
+} from "../server/routing.js";
+import type { IndexedTool } from "../catalogue/tool-index.js";
+import type { CallOptions } from "./options.js";
+import type { PoolLog } from "../core/types.js";
+
+export type { Route } from "../server/caller-router.js";
+
+export class CallRoutes {
+  /** What the pool declares: elicitation with `onElicit`, sampling with `onSample`. */
+  readonly capabilities: Pick<ClientCapabilities, "elicitation" | "sampling">;
+  readonly #elicitation: CallerRouter<ElicitParams, ElicitResult>;
+  readonly #sampling: CallerRouter<SampleParams, CreateMessageResult>;
+
+  constructor(
+    options: {
+      onElicit?: PoolElicitHandler;
+      elicitationModes?: readonly ElicitationMode[];
+      onSample?: PoolSampleHandler;
+    },
+    log: PoolLog,
+  ) {
+    const elicitation = options.onElicit && elicitationCapability(options.elicitationModes);
+    this.capabilities = {
+      ...(elicitation ? { elicitation } : {}),
+      ...(options.onSample ? { sampling: {} } : {}),
+    };
+    this.#elicitation = new CallerRouter(options.onElicit, elicitationPolicy(log));
+    this.#sampling = new CallerRouter(options.onSample, samplingPolicy);
+  }
+
+  /**
+   * From now until the returned function is called, the requests that come in on `route`
+   * may be this caller's: its elicitations with `onElicit`, its sampling with `onSample`.
+   */
+  register(route: Route, opts: Pick<CallOptions, "onElicit" | "onSample">): () => void {
+    const unelicit = opts.onElicit && this.#elicitation.register(route, opts.onElicit);
+    const unsample = opts.onSample && this.#sampling.register(route, opts.onSample);
+    return () => {
+      unelicit?.();
+      unsample?.();
+    };
+  }
+
+  /** The answer to one elicitation/create that came in on `route`; never rejects. */
+  elicit(route: Route, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult> {
+    return this.#elicitation.route(route, params, signal);
+  }
+
+  /** The answer to one sampling/createMessage that came in on `route`; rejects with an McpError. */
+  sample(route: Route, params: SampleParams, signal: AbortSignal): Promise<CreateMessageResult> {
+    return this.#sampling.route(route, params, signal);
+  }
+}
+
+/**
+ * A tool a conversation listed (B9): its call goes on that conversation's own client, and
+ * what its server asks meanwhile goes to that conversation's callers. Only the conversation
+ * registry makes these (conversations/calls.ts, ConversationTool); calls only tell them apart.
+ */
+export interface ConversationBound {
+  readonly conversation: { readonly identity: ConversationIdentity };
+}
+
+/** Whether a resolved tool is a conversation's, to be sent on the caller's own client. */
+export function isConversationTool<T extends IndexedTool>(
+  indexed: T,
+): indexed is T & ConversationBound {
+  return "conversation" in indexed;
+}
+
+/** Where the requests a call's server sends while it runs come in: its conversation's, or its server's. */
+export function routeOf(indexed: IndexedTool): Route {
+  if (!isConversationTool(indexed)) return { serverId: indexed.entry.id };
+  return {
+    serverId: indexed.entry.id,
+    conversation: conversationKey(indexed.conversation.identity),
+  };
+}

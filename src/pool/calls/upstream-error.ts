@@ -1,0 +1,97 @@
+/**
+ * The one mapping from a failed upstream request (the SDK's McpError, a transport's error,
+ * an HTTP refusal) to a pool error, used by every path that sends one: call(), a
+ * conversation's call, and the passthrough surface (resources, prompts…). Each code says
+ * one way a request can fail:
+ *
+ * - `timeout`: the request timed out, or the server stopped answering and is replaced (F3);
+ * - `server-crashed` / `connection-lost`: the connection closed under the request — a
+ *   crash, or ours (a reconnect, a retirement), as the caller's `cutOff` tells;
+ * - `tool-error`: the server refused, its JSON-RPC code in `mcpCode` and its `data` kept;
+ * - `auth-required`: the server wants a sign-in (E5), when the caller can tell;
+ * - `connection-lost`: a remote that could not be reached, when the caller asks for it.
+ *
+ * A pool error, a session loss (withSession redials on it, B6) and an aborted request are
+ * passed through whole.
+ */
+import { McpPoolError } from "../core/errors.js";
+import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { sessionLost } from "../server/session.js";
+import { isBrokenPipe } from "../mcp/stdio-transport.js";
+import type { CallSignal } from "../core/types.js";
+
+/** The request as its failure is told. */
+export interface UpstreamRequest {
+  serverId: string;
+  /** What was asked, as a message names it: `call to "add"`, `resources/read`. */
+  what: string;
+  /** The request's timeout, ms; undefined is the SDK's 60 s. */
+  timeoutMs: number | undefined;
+  /** The caller's signal: an aborted request's error is the abort's. */
+  signal?: CallSignal | undefined;
+  /** The connection gave up on: a ping went unanswered after a timeout (F3). */
+  unresponsive?: boolean;
+  /**
+   * The error of a connection closed under the request. Default: `connection-lost`,
+   * "server closed the connection during …".
+   */
+  cutOff?: () => McpPoolError;
+  /** The auth-required sentence when the error means a sign-in is wanted; else undefined. */
+  authRefusal?: string | undefined;
+  /**
+   * A failure that is none of the above (no answer at all: refused, reset, DNS), with the
+   * row's secrets blanked: as `connection-lost` when given; passed through when not.
+   */
+  unreachable?: (detail: string) => string;
+}
+
+/** The request timeout the SDK applies when none is given, ms. */
+const SDK_TIMEOUT_MS = 60_000;
+
+export function upstreamError(error: unknown, request: UpstreamRequest): unknown {
+  const { serverId, what } = request;
+  if (request.signal?.aborted || error instanceof McpPoolError || sessionLost(error)) {
+    return error;
+  }
+  const timedOut = isMcpError(error, ErrorCode.RequestTimeout);
+  if (timedOut || request.unresponsive) {
+    const ms = request.timeoutMs ?? SDK_TIMEOUT_MS;
+    const why = timedOut
+      ? `timed out after ${ms} ms`
+      : "got no answer: the server stopped answering and is being replaced";
+    return new McpPoolError("timeout", `${what} on server "${serverId}" ${why}`, {
+      serverId,
+      timeoutMs: ms,
+    });
+  }
+  const cutOff = isMcpError(error, ErrorCode.ConnectionClosed);
+  if (cutOff || isBrokenPipe(error)) {
+    if (request.cutOff) return request.cutOff();
+    return new McpPoolError(
+      "connection-lost",
+      `server "${serverId}" closed the connection during ${what}`,
+      { serverId },
+    );
+  }
+  if (isMcpError(error)) {
+    // The server refused (unknown uri, bad arguments…): its JSON-RPC code travels in mcpCode.
+    return new McpPoolError("tool-error", error.message, {
+      serverId,
+      mcpCode: error.code,
+      ...(error.data !== undefined ? { data: error.data } : {}),
+    });
+  }
+  if (request.authRefusal !== undefined) {
+    return new McpPoolError("auth-required", request.authRefusal, { serverId }, { cause: error });
+  }
+  if (!request.unreachable) return error;
+  // A remote that cannot be reached (connection refused, reset): name the server and the cause.
+  const cause = error instanceof Error ? (error.cause as Error | undefined) : undefined;
+  const detail = cause?.message ? `${(error as Error).message}: ${cause.message}` : String(error);
+  return new McpPoolError(
+    "connection-lost",
+    request.unreachable(`server "${serverId}" could not be reached for the ${what}: ${detail}`),
+    { serverId },
+    { cause: error },
+  );
+}

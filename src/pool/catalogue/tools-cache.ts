@@ -1,0 +1,38 @@
+/**
+ * The tools cache's contract (SPEC B4): a store where last-known tool lists outlive the
+ * process, keyed per row by a hash of the connection it was listed over. The hash covers
+ * env and headers, so a list from before a row was pointed elsewhere is never offered, and
+ * the store never holds a secret, only its digest.
+ */
+import { createHash } from "node:crypto";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "../../config/rows.js";
+import { canonicalJson } from "../core/fingerprint.js";
+
+export interface CachedTools {
+  /** connectionHash() of the row the list was fetched over. */
+  connection: string;
+  tools: Tool[];
+}
+
+export interface ToolsCacheStore {
+  /** Asked once per row registered without dialling. */
+  load(id: string): CachedTools | undefined | Promise<CachedTools | undefined>;
+  /** Handed every list the store does not already hold; never awaited by a connect. */
+  save(id: string, cached: CachedTools): void | Promise<void>;
+}
+
+/** A digest of exactly the fields sameConnection() compares, absent and empty alike. */
+export function connectionHash(row: McpServerConfig): string {
+  const fields =
+    row.transport === "stdio"
+      ? {
+          transport: "stdio",
+          command: row.command,
+          args: row.args ?? [],
+          env: row.env ?? {},
+          cwd: row.cwd ?? "",
+        }
+      : { transport: "http", url: row.url, headers: row.headers ?? {} };
+  return createHash("sha256").update(canonicalJson(fields)).digest("hex");
+}

@@ -1,0 +1,97 @@
+/**
+ * Building an unconnected SDK Transport for a row: the seam tests and custom transports
+ * plug into (`createTransport`). Placeholders and secrets are read here, at the boundary,
+ * and nowhere else.
+ */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { expandServerConfig, type Environment } from "../../config/placeholders.js";
+import type { HttpServerConfig, McpServerConfig } from "../../config/rows.js";
+import { childEnvironment, type ChildEnvPolicy } from "./child-env.js";
+import { loadHttpClient } from "./http-client.js";
+import { redactSecrets, secretValues } from "../core/secrets.js";
+import type { AuthChallenge } from "./challenges.js";
+import { ChildProcessTransport } from "./stdio-transport.js";
+
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+export interface TransportContext {
+  childEnv: ChildEnvPolicy;
+  /** What http rows are fetched with, under origin pinning. Default: one shared keepAliveFetch(). */
+  fetch?: FetchLike;
+  /** Where placeholders and inherited variables are read. Default: process.env. */
+  env?: Environment;
+  /** Told each variable a placeholder names that is unset and has no default (left verbatim). */
+  onUnsetVariable?: (serverId: string, name: string) => void;
+  /**
+   * Called with each stdout line of a stdio child that is not JSON-RPC, whole, and with what
+   * removes the secrets that child was given (its row's env as dialled; see secrets.ts).
+   */
+  onJunk?: (serverId: string, line: string, redact: (text: string) => string) => void;
+  /** Told when a stdio child starts and when it and its group are gone. */
+  onChild?: ChildListener;
+  /**
+   * The OAuth provider of an http row, given the row as dialled (placeholders filled);
+   * undefined: no OAuth, a 401 fails the connect. See oauth.ts.
+   */
+  authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
+  /** Told what each 401, or 403 insufficient_scope, of an OAuth row's server said (sign-in.ts). */
+  onAuthChallenge?: (serverId: string, challenge: AuthChallenge) => void;
+}
+
+export type ChildListener = (event: {
+  type: "spawn" | "gone";
+  serverId: string;
+  pid: number;
+}) => void;
+
+/** Returns an unconnected Transport for the row; throwing fails the connect. */
+export type CreateTransport = (
+  row: McpServerConfig,
+  context: TransportContext,
+) => Transport | Promise<Transport>;
+
+export const createDefaultTransport: CreateTransport = (configured, context) => {
+  // Placeholders are filled here and only here (A3): the expanded row is never stored.
+  const env = context.env ?? process.env;
+  const row = expandServerConfig(configured, env, (name) =>
+    context.onUnsetVariable?.(configured.id, name),
+  );
+  if (row.transport === "stdio") {
+    return new ChildProcessTransport({
+      command: row.command,
+      args: row.args ?? [],
+      env: childEnvironment(context.childEnv, row.env, env),
+      ...(row.cwd ? { cwd: row.cwd } : {}),
+      ...(context.onJunk ? { onJunk: junkListener(configured, env, context.onJunk) } : {}),
+      ...(context.onChild
+        ? {
+            onSpawn: (pid: number) => context.onChild?.({ type: "spawn", serverId: row.id, pid }),
+            onGone: (pid: number) => context.onChild?.({ type: "gone", serverId: row.id, pid }),
+          }
+        : {}),
+    });
+  }
+  // The SDK's HTTP client loads with the first http row (http-client.ts).
+  return loadHttpClient().then((http) => http.createHttpTransport(row, context));
+};
+
+/**
+ * The child's junk lines, tagged with its server and redacted with the secrets of the row it
+ * was started from: a retiring child of an edited or removed row is still redacted right.
+ */
+function junkListener(
+  row: McpServerConfig,
+  env: Environment,
+  onJunk: NonNullable<TransportContext["onJunk"]>,
+): (line: string) => void {
+  let secrets: string[] | undefined;
+  const redact = (text: string): string =>
+    redactSecrets(text, (secrets ??= secretValues(row, env)));
+  return (line) => onJunk(row.id, line, redact);
+}
+
+/** What a transport can tell about the process behind it, if there is one. */
+export function processOf(transport: Transport): ChildProcessTransport | undefined {
+  return transport instanceof ChildProcessTransport ? transport : undefined;
+}

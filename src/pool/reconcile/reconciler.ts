@@ -1,0 +1,305 @@
+/**
+ * The reconciler: the pool's servers as rows say they should be. It owns the entries in
+ * configuration order and the reconcile queue; a reconcile computes a plan from (previous
+ * rows, next rows) with planReconcile() and applies it, one run at a time, then dials the
+ * eager servers that are due (SPEC A1–A8, B2, B4, F4). stop(), reconnect() and shutdown
+ * run on the same queue, so nothing interleaves with a reconcile.
+ */
+import { isConversationRow } from "../../config/conversation.js";
+import { isEnabled, type McpServerConfig } from "../../config/rows.js";
+import { eachInTurns, mapInTurns } from "./batches.js";
+import { RowEntry, type ConversationRegistry } from "../conversations/registry.js";
+import { checkRowDurations } from "../calls/duration-checks.js";
+import { McpPoolError } from "../core/errors.js";
+import { planReconcile } from "./plan.js";
+import { ReconcileQueue } from "./queue.js";
+import type { EntryContext } from "../server/context.js";
+import type { ServerEntry } from "../server/entry.js";
+import {
+  connectionHash,
+  type CachedTools,
+  type ToolsCacheStore,
+} from "../catalogue/tools-cache.js";
+import type { PoolLog } from "../core/types.js";
+
+/** Bound on how long an early listing or call waits for the first reconcile, ms (F4). */
+export const READY_WAIT_MS = 10_000;
+
+/** Children started at once by a reconcile, so forty `npx` servers do not trample each other. */
+export const DEFAULT_MAX_CONCURRENT_STARTS = 8;
+
+/** What the reconciler reads of the pool's options (McpPoolOptions documents each). */
+export interface ReconcilerOptions {
+  load?: () => readonly McpServerConfig[] | Promise<readonly McpServerConfig[]>;
+  maxConcurrentStarts?: number;
+  syncDebounceMs?: number;
+  lazy?: boolean;
+  indexTools?: boolean;
+  toolsCache?: ToolsCacheStore;
+}
+
+export interface ReconcilerInit {
+  options: ReconcilerOptions;
+  context: EntryContext;
+  conversations: ConversationRegistry;
+  log: PoolLog;
+  /** The set of entries or their order changed: the index is stale. */
+  changed(): void;
+  /** A row was taken without a restart: its pin may say otherwise now. */
+  updated(entry: ServerEntry): void;
+}
+
+export class Reconciler {
+  readonly #init: ReconcilerInit;
+  readonly #queue: ReconcileQueue;
+  readonly #entries = new Map<string, ServerEntry>();
+  #order: readonly ServerEntry[] = [];
+  #rows: readonly McpServerConfig[] | undefined;
+  /** The fingerprint the tools cache holds per server, so an unchanged list is not saved again. */
+  readonly #savedFingerprints = new Map<string, string | undefined>();
+  #closed = false;
+  /** The first reconcile, settled or not: what an early call or listing waits for (F4). */
+  #firstSync: Promise<void> | undefined;
+  #firstSyncDone = false;
+
+  constructor(init: ReconcilerInit) {
+    this.#init = init;
+    const debounceMs = init.options.syncDebounceMs;
+    this.#queue = new ReconcileQueue({
+      ...(debounceMs !== undefined ? { debounceMs } : {}),
+      onError: (error) => init.log.error?.(`mcpool: reconcile failed: ${(error as Error).message}`),
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The entries in configuration order. */
+  entries(): readonly ServerEntry[] {
+    return this.#order;
+  }
+
+  find(id: string): ServerEntry | undefined {
+    return this.#entries.get(id);
+  }
+
+  /** The entry of `id`; throws `unknown-server`. */
+  entry(id: string): ServerEntry {
+    const entry = this.#entries.get(id);
+    if (!entry)
+      throw new McpPoolError("unknown-server", `unknown server "${id}"`, { serverId: id });
+    return entry;
+  }
+
+  /** Whether a server that went down comes back by itself: eager, enabled, still ours (F1). */
+  revives(entry: ServerEntry): boolean {
+    return (
+      !this.#closed &&
+      isEnabled(entry.row) &&
+      !this.#isLazy(entry.row) &&
+      !isConversationRow(entry.row) &&
+      this.#entries.get(entry.id) === entry
+    );
+  }
+
+  sync(configs?: readonly McpServerConfig[]): Promise<void> {
+    return this.#first(this.run(() => this.#reconcile(configs)));
+  }
+
+  syncSoon(): Promise<void> {
+    if (this.#closed) return Promise.reject(closedError());
+    return this.#first(this.#queue.soon(() => this.#reconcile(undefined)));
+  }
+
+  /** Whether the first reconcile is still running. */
+  starting(): boolean {
+    return this.#firstSync !== undefined && !this.#firstSyncDone;
+  }
+
+  ready(timeoutMs = READY_WAIT_MS): Promise<void> {
+    const first = this.#firstSync;
+    if (first === undefined || this.#firstSyncDone) return Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+      timer.unref();
+    });
+    return Promise.race([first, bound]).finally(() => clearTimeout(timer));
+  }
+
+  flush(): Promise<void> {
+    return this.#queue.flush();
+  }
+
+  /** Runs `work` on the reconcile queue; a closed pool rejects rather than throws. */
+  run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(closedError());
+    return this.#queue.run(work);
+  }
+
+  /** Runs `work` on the queue even once closed: the entries' own reaps. */
+  schedule(work: () => Promise<void>): Promise<void> {
+    return this.#queue.run(work);
+  }
+
+  stop(id: string): Promise<void> {
+    return this.run(async () => {
+      const entry = this.entry(id);
+      await Promise.all([entry.stop(), this.#init.conversations.end(id)]);
+    });
+  }
+
+  reconnect(id: string): Promise<void> {
+    return this.run(async () => {
+      if (this.#rows === undefined && !this.#init.options.load) {
+        throw new McpPoolError(
+          "no-configs",
+          `reconnect("${id}") has no rows to reconcile against; call sync(rows) first`,
+        );
+      }
+      const entry = this.entry(id);
+      await Promise.all([entry.reset(), this.#init.conversations.end(id)]);
+      if (isEnabled(entry.row) && !isConversationRow(entry.row)) await entry.ensure();
+    });
+  }
+
+  /** Closes every server and forgets them; refuses everything afterwards. */
+  async shutdown(): Promise<void> {
+    this.#queue.cancel();
+    this.#closed = true;
+    await this.#init.conversations.close();
+    await this.#queue.run(async () => {
+      const entries = [...this.#entries.values()];
+      await Promise.all(
+        entries.map(async (entry) => {
+          await entry.remove("shutdown");
+          await entry.retired();
+        }),
+      );
+      this.#entries.clear();
+      this.#order = [];
+      this.#init.changed();
+    });
+  }
+
+  #first(run: Promise<void>): Promise<void> {
+    this.#firstSync ??= run.then(
+      () => void (this.#firstSyncDone = true),
+      () => void (this.#firstSyncDone = true),
+    );
+    return run;
+  }
+
+  async #reconcile(configs: readonly McpServerConfig[] | undefined): Promise<void> {
+    if (this.#closed) return;
+    const rows = configs ?? (await this.#loadRows());
+    checkRowDurations(rows);
+    this.#rows = rows;
+    const previous = new Map([...this.#entries].map(([id, entry]) => [id, entry.row]));
+    const plan = planReconcile(previous, rows);
+    // Built before anything changes, in turns: the pool stays consistent while it answers.
+    const context = this.#init.context;
+    const added = await mapInTurns(plan.add, (row) => new RowEntry(row, context));
+    const closing: Promise<void>[] = [];
+    for (const id of plan.remove) {
+      const entry = this.#entries.get(id)!;
+      this.#entries.delete(id);
+      closing.push(entry.remove("removed"));
+    }
+    for (const row of plan.restart) closing.push(this.#entries.get(row.id)!.replace(row));
+    for (const row of plan.update) {
+      const entry = this.#entries.get(row.id)!;
+      entry.update(row);
+      this.#init.updated(entry);
+      if ((!isEnabled(row) || isConversationRow(row)) && entry.connection)
+        closing.push(entry.close("changed"));
+    }
+    for (const entry of added) this.#entries.set(entry.id, entry);
+    this.#order = plan.order.map((id) => this.#entries.get(id)!);
+    this.#init.changed();
+    // The first conversation row loads the registry's body (conversations/registry.ts).
+    await this.#init.conversations.sync(rows);
+    await Promise.all(closing);
+
+    const now = Date.now();
+    // A lazy row is registered, not dialled: its last-known list comes from the tools cache.
+    await eachInTurns(
+      added.filter((entry) => this.#isLazy(entry.row) && isEnabled(entry.row)),
+      (entry) => this.#loadCachedTools(entry),
+    );
+    const due = this.#order.filter(
+      (entry) =>
+        isEnabled(entry.row) &&
+        !this.#isLazy(entry.row) &&
+        !entry.stopped &&
+        !entry.connection &&
+        !entry.connecting &&
+        (entry.retryAt === undefined || entry.retryAt <= now),
+    );
+    const limit = this.#init.options.maxConcurrentStarts ?? DEFAULT_MAX_CONCURRENT_STARTS;
+    await startAll(due, limit);
+  }
+
+  #isLazy(row: McpServerConfig): boolean {
+    return row.lazy ?? this.#init.options.lazy ?? false;
+  }
+
+  async #loadCachedTools(entry: ServerEntry): Promise<void> {
+    const store = this.#init.options.toolsCache;
+    if (!store || this.#init.options.indexTools === false) return;
+    try {
+      const cached = await store.load(entry.id);
+      if (cached && cached.connection === connectionHash(entry.row)) {
+        entry.adoptCached(cached.tools);
+        this.#savedFingerprints.set(entry.id, entry.fingerprint);
+      }
+    } catch (error) {
+      this.#init.log.error?.(
+        `mcpool: ${entry.id}: reading the tools cache failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** Hands a list the store does not hold yet to the tools cache; never awaited (B4). */
+  saveTools(entry: ServerEntry): void {
+    const store = this.#init.options.toolsCache;
+    if (!store || this.#savedFingerprints.get(entry.id) === entry.fingerprint) return;
+    this.#savedFingerprints.set(entry.id, entry.fingerprint);
+    const cached: CachedTools = { connection: connectionHash(entry.row), tools: entry.tools };
+    Promise.resolve()
+      .then(() => store.save(entry.id, cached))
+      .catch((error: unknown) => {
+        this.#savedFingerprints.delete(entry.id);
+        this.#init.log.error?.(
+          `mcpool: ${entry.id}: saving the tools cache failed: ${(error as Error).message}`,
+        );
+      });
+  }
+
+  async #loadRows(): Promise<readonly McpServerConfig[]> {
+    if (!this.#init.options.load) {
+      throw new McpPoolError(
+        "no-configs",
+        "sync() was given no rows and the pool has no load() to read them from",
+      );
+    }
+    return this.#init.options.load();
+  }
+}
+
+function closedError(): McpPoolError {
+  return new McpPoolError("closed", "the pool is closed");
+}
+
+async function startAll(entries: readonly ServerEntry[], limit: number): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < entries.length) {
+      const entry = entries[next++]!;
+      // A failure is recorded on the entry and reported; it does not fail the reconcile.
+      await entry.ensure().catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, entries.length) }, worker));
+}

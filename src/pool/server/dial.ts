@@ -1,0 +1,162 @@
+/**
+ * Dialling one server: a transport from the row, an SDK client with the pool's handlers
+ * (notifications, tools/list_changed, elicitation, sampling), the initialize handshake and
+ * the first tools/list walk, all on one connect budget. A failure closes what was opened
+ * and is said as a pool error (connect-failed, timeout, auth-required) with the child's
+ * stderr tail; the entry decides what it means for the server's state.
+ */
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+
+import type { McpServerConfig } from "../../config/rows.js";
+import { newConnection, type Connection } from "./connection.js";
+import { McpPoolError } from "../core/errors.js";
+import { listAllTools } from "../mcp/list-tools.js";
+import { McpClient } from "../mcp/client.js";
+import { ErrorCode, isMcpError } from "../mcp/error.js";
+import type { EntryContext } from "./context.js";
+import { processOf } from "../mcp/transport.js";
+import type { ServerNotification } from "../core/types.js";
+
+/** What the entry is told about a connection once its client exists. */
+export interface DialHandlers {
+  /** The server sent tools/list_changed on `connection`. */
+  listChanged(connection: Connection): void;
+  /** The transport of `connection` closed, by us or not. */
+  closed(connection: Connection): void;
+  /** The auth-required sentence when `cause` means a sign-in is wanted; else undefined. */
+  authCause(cause: unknown): string | undefined;
+  /** `error` without the row's secrets. */
+  redact(error: McpPoolError): McpPoolError;
+}
+
+/**
+ * Opens a connection to `row` and lists its tools (unless the pool does not index), within
+ * `budget` ms for the whole of it. Rejects with a redacted pool error, after closing
+ * whatever it had opened.
+ */
+export async function dial(
+  row: McpServerConfig,
+  context: EntryContext,
+  budget: number | undefined,
+  handlers: DialHandlers,
+): Promise<{ connection: Connection; tools: Tool[] }> {
+  const started = Date.now();
+  let transport: Transport | undefined;
+  let connection: Connection | undefined;
+  try {
+    transport = await context.createTransport(row, context.transportContext);
+    const client = new McpClient(context.clientInfo, { capabilities: context.capabilities });
+    const current = newConnection(client, transport, started);
+    connection = current;
+    installHandlers(row.id, current, context, handlers);
+    const deadline = budget === undefined ? undefined : started + budget;
+    await client.connect(transport, budget === undefined ? {} : { timeout: budget });
+    const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
+    const tools = context.indexTools
+      ? await listAllTools(client, remaining === undefined ? {} : { timeout: remaining })
+      : [];
+    return { connection, tools };
+  } catch (cause) {
+    if (connection) connection.closing = true;
+    const child = transport ? processOf(transport) : undefined;
+    const stderr = child?.stderr.text();
+    const exit = child?.exit;
+    await transport?.close().catch(() => undefined);
+    throw handlers.redact(
+      connectError(row.id, cause, budget, stderr, exit, handlers.authCause(cause)),
+    );
+  }
+}
+
+/** Fills in what the server said about itself once the handshake and listing are done. */
+export function learnServer(connection: Connection): void {
+  const { client, transport } = connection;
+  connection.pid = processOf(transport)?.pid;
+  connection.startedAt = Date.now();
+  connection.instructions = client.getInstructions();
+  connection.capabilities = client.getServerCapabilities() as Record<string, unknown> | undefined;
+}
+
+function installHandlers(
+  serverId: string,
+  connection: Connection,
+  context: EntryContext,
+  handlers: DialHandlers,
+): void {
+  const client = connection.client;
+  client.fallbackNotificationHandler = async (notification) => {
+    context.notify(serverId, notification as ServerNotification);
+  };
+  client.setNotificationHandler("notifications/tools/list_changed", async (notification) => {
+    context.notify(serverId, notification as ServerNotification);
+    handlers.listChanged(connection);
+  });
+  // The SDK Client's checks on both, loaded with the first such request.
+  const elicit = context.elicit;
+  const elicitation = context.capabilities.elicitation;
+  if (elicit && elicitation) {
+    client.setRequestHandler("elicitation/create", async (request, extra) => {
+      const { checkedElicitation } = await import("../mcp/server-requests.js");
+      return checkedElicitation(request, elicitation, (params) =>
+        elicit(serverId, params, extra.signal),
+      );
+    });
+  }
+  const sample = context.sample;
+  if (sample && context.capabilities.sampling) {
+    client.setRequestHandler("sampling/createMessage", async (request, extra) => {
+      const { checkedSampling } = await import("../mcp/server-requests.js");
+      return checkedSampling(request, (params) => sample(serverId, params, extra.signal));
+    });
+  }
+  client.onclose = () => handlers.closed(connection);
+}
+
+/** What a server whose connection closed under us did, with its stderr tail; not redacted. */
+export function crashMessage(serverId: string, connection: Connection): string {
+  const child = processOf(connection.transport);
+  const how = child?.exit ? describeExit(child.exit) : "closed the connection";
+  const stderr = child?.stderr.text();
+  return `server "${serverId}" ${how} unexpectedly${stderr ? `; stderr:\n${stderr}` : ""}`;
+}
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+function describeExit(exit: Exit): string {
+  if (exit.signal) return `was killed by ${exit.signal}`;
+  if (exit.code !== null) return `exited with code ${exit.code}`;
+  return "exited";
+}
+
+function connectError(
+  id: string,
+  cause: unknown,
+  budget: number | undefined,
+  stderr: string | undefined,
+  exit: Exit | undefined,
+  authMessage: string | undefined,
+): McpPoolError {
+  if (cause instanceof McpPoolError) return cause;
+  if (authMessage !== undefined) {
+    return new McpPoolError("auth-required", authMessage, { serverId: id }, { cause });
+  }
+  const detail = { serverId: id, ...(stderr ? { stderr } : {}) };
+  const tail = stderr ? `; stderr:\n${stderr}` : "";
+  if (isMcpError(cause, ErrorCode.RequestTimeout)) {
+    return new McpPoolError(
+      "timeout",
+      `server "${id}" did not finish connecting within ${budget ?? 60_000} ms${tail}`,
+      { ...detail, timeoutMs: budget ?? 60_000 },
+      { cause },
+    );
+  }
+  const reason =
+    exit && (exit.code !== null || exit.signal) ? describeExit(exit) : (cause as Error).message;
+  return new McpPoolError(
+    "connect-failed",
+    `could not connect to server "${id}": ${reason}${tail}`,
+    detail,
+    { cause },
+  );
+}
