@@ -14,7 +14,7 @@ import { performance } from "node:perf_hooks";
 import process from "node:process";
 import { McpPool } from "../dist/index.js";
 import { parseMcpJson, validateServers } from "../dist/config/index.js";
-import { createFileToolsCache } from "../dist/daemon/tools-cache-store.js";
+import { createFileToolsCache } from "../dist/daemon/stores/tools-cache.js";
 import { benchHome, client, startDaemon } from "./lib/daemon.mjs";
 import { run } from "./lib/harness.mjs";
 import { lineClient } from "./lib/line-client.mjs";

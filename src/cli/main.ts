@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import type { PoolClient } from "mcpool-client";
 import { McpPoolError as ClientError } from "mcpool-protocol";
-import { resolvePaths } from "../daemon/paths.js";
+import { resolvePaths } from "../daemon/process/paths.js";
 import { VERSION } from "../version.js";
 import {
   endQuietlyOnBrokenPipe,

@@ -8,7 +8,7 @@ import { readFile, realpath, stat } from "node:fs/promises";
 import type { PoolClient, ServerState, ToolUsage } from "mcpool-client";
 import { McpPoolError as ClientError } from "mcpool-client";
 import { setHiddenToolsInMcpJson } from "../config/mcp-json-hidden.js";
-import { writeAtomically } from "../daemon/config-source.js";
+import { writeAtomically } from "../daemon/config/source.js";
 import { ms } from "./figures.js";
 import { duration, table } from "./format.js";
 

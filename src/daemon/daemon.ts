@@ -10,26 +10,26 @@ import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import type { ChildEnvPolicy } from "../pool/mcp/child-env.js";
 import type { ElicitationMode } from "../pool/server/routing.js";
 import { VERSION } from "../version.js";
-import { ConfigSource, createReadLog } from "./config-source.js";
-import { acquireInstanceLock } from "./instance-lock.js";
-import { createLog, type DaemonLog } from "./logger.js";
+import { ConfigSource, createReadLog } from "./config/source.js";
+import { acquireInstanceLock } from "./process/instance-lock.js";
+import { createLog, type DaemonLog } from "./process/logger.js";
 import {
   checkSocketPath,
   prepareDir,
   prepareRuntimeDir,
   resolvePaths,
   type DaemonPaths,
-} from "./paths.js";
-import { createPidRecords } from "./pid-records.js";
-import { createFilePinStore } from "./pin-store.js";
-import { createHandlers } from "./rpc-handlers.js";
-import { createSocketServer, type SocketServer } from "./socket-server.js";
-import { socketAnswers } from "./socket-probe.js";
-import { createFileToolsCache } from "./tools-cache-store.js";
-import { createFileTokenStore } from "./token-store.js";
-import { createFileUsageStore } from "./usage-store.js";
+} from "./process/paths.js";
+import { createPidRecords } from "./process/pid-records.js";
+import { createFilePinStore } from "./stores/pins.js";
+import { createHandlers } from "./handlers/rpc.js";
+import { createSocketServer, type SocketServer } from "./socket/server.js";
+import { socketAnswers } from "./socket/probe.js";
+import { createFileToolsCache } from "./stores/tools-cache.js";
+import { createFileTokenStore } from "./stores/tokens.js";
+import { createFileUsageStore } from "./stores/usage.js";
 import { PoolMonitor } from "../pool/watch/monitor.js";
-import { watchConfig, type ConfigWatcher } from "./watcher.js";
+import { watchConfig, type ConfigWatcher } from "./config/watcher.js";
 
 export interface DaemonOptions {
   socketPath?: string;

@@ -2,7 +2,7 @@
  * A fake of the pool's conversation registry for wire tests: it records what reached it
  * (method, server, identity or selector, options) and answers with fixed shapes.
  */
-import type { ConversationsLike } from "../../src/daemon/conversation-handlers.js";
+import type { ConversationsLike } from "../../src/daemon/handlers/conversations.js";
 import type { ConversationLease } from "../../src/pool/conversations/registry.js";
 
 export interface FakeConversations extends ConversationsLike {

@@ -8,7 +8,7 @@ import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolClient, ServerState } from "mcpool-client";
-import { resolvePaths } from "../../src/daemon/paths.js";
+import { resolvePaths } from "../../src/daemon/process/paths.js";
 import {
   client,
   startDaemon,

@@ -30,16 +30,20 @@ import {
   processIsLive,
   processStartTime,
   readProcessStat,
-} from "../../src/daemon/instance-lock.js";
-import { DaemonSetupError, prepareDir, prepareRuntimeDir } from "../../src/daemon/paths.js";
-import { createPidRecords, type PidRecord } from "../../src/daemon/pid-records.js";
+} from "../../src/daemon/process/instance-lock.js";
+import { DaemonSetupError, prepareDir, prepareRuntimeDir } from "../../src/daemon/process/paths.js";
+import { createPidRecords, type PidRecord } from "../../src/daemon/process/pid-records.js";
 import { alive, groupMembers, waitFor } from "../helpers/processes.js";
 
 // Every wait in this file is bounded by this, well under vitest's own timeout.
 const BOUND_MS = 10_000;
 
-const builtLock = fileURLToPath(new URL("../../dist/daemon/instance-lock.js", import.meta.url));
-const sourceLock = fileURLToPath(new URL("../../src/daemon/instance-lock.ts", import.meta.url));
+const builtLock = fileURLToPath(
+  new URL("../../dist/daemon/process/instance-lock.js", import.meta.url),
+);
+const sourceLock = fileURLToPath(
+  new URL("../../src/daemon/process/instance-lock.ts", import.meta.url),
+);
 
 let root: string;
 const spawned: ChildProcess[] = [];

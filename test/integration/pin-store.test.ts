@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFilePinStore } from "../../src/daemon/pin-store.js";
+import { createFilePinStore } from "../../src/daemon/stores/pins.js";
 
 const LIST = {
   fingerprint: "f".repeat(64),

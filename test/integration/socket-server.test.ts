@@ -17,14 +17,14 @@ import {
   type PoolClient,
 } from "mcpool-client";
 
-import { DaemonSetupError, MAX_SOCKET_PATH_BYTES } from "../../src/daemon/paths.js";
-import { createHandlers, type PoolLike } from "../../src/daemon/rpc-handlers.js";
+import { DaemonSetupError, MAX_SOCKET_PATH_BYTES } from "../../src/daemon/process/paths.js";
+import { createHandlers, type PoolLike } from "../../src/daemon/handlers/rpc.js";
 import {
   createSocketServer,
   type HandlerTable,
   type SocketServer,
   type SocketServerOptions,
-} from "../../src/daemon/socket-server.js";
+} from "../../src/daemon/socket/server.js";
 import type { HookContext, HookEvent, HookOutcome } from "../../src/config/hooks.js";
 import type { McpServerConfig, StdioServerConfig } from "../../src/config/rows.js";
 import { McpPoolError } from "../../src/pool/core/errors.js";

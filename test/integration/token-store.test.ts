@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFileTokenStore, tokenFileName } from "../../src/daemon/token-store.js";
+import { createFileTokenStore, tokenFileName } from "../../src/daemon/stores/tokens.js";
 
 const dirs: string[] = [];
 afterEach(() => {

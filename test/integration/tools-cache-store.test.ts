@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createFileToolsCache } from "../../src/daemon/tools-cache-store.js";
+import { createFileToolsCache } from "../../src/daemon/stores/tools-cache.js";
 
 const CACHED = {
   connection: "c".repeat(64),

@@ -3,14 +3,14 @@ import envPaths from "env-paths";
 import { defaultSocketPath } from "mcpool-client";
 import { describe, expect, it } from "vitest";
 
-import { parseProcStat } from "../../src/daemon/instance-lock.js";
+import { parseProcStat } from "../../src/daemon/process/instance-lock.js";
 import {
   DaemonSetupError,
   MAX_SOCKET_PATH_BYTES,
   checkSocketPath,
   maxSocketPathBytes,
   resolvePaths,
-} from "../../src/daemon/paths.js";
+} from "../../src/daemon/process/paths.js";
 
 const uid = process.getuid?.();
 

@@ -1,7 +1,7 @@
 import { JSONRPCErrorCode } from "json-rpc-2.0";
 import { describe, expect, it } from "vitest";
 
-import { readEnvelope } from "../../src/daemon/envelope.js";
+import { readEnvelope } from "../../src/daemon/socket/envelope.js";
 
 const HELLO = { protocolVersion: 1, clientName: "t", pid: 7 };
 const request = (id: unknown, method: string, params?: unknown): Record<string, unknown> => ({

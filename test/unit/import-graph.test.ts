@@ -341,17 +341,19 @@ describe("violations", () => {
     const found = violations(
       graphOf({
         "src/pool/pool.ts": { local: ["src/pool/x.ts"] },
-        "src/pool/x.ts": { local: ["src/daemon/paths.ts"] },
-        "src/daemon/paths.ts": { local: ["src/cli/main.ts"] },
+        "src/pool/x.ts": { local: ["src/daemon/process/paths.ts"] },
+        "src/daemon/process/paths.ts": { local: ["src/cli/main.ts"] },
         "src/cli/main.ts": {},
       }),
     );
     expect(found).toContain(
-      "src/daemon/paths.ts: imports src/cli/main.ts; nothing imports src/cli",
+      "src/daemon/process/paths.ts: imports src/cli/main.ts; nothing imports src/cli",
     );
-    expect(found).toContain("src/pool/x.ts → src/daemon/paths.ts: src/pool reaches src/daemon");
     expect(found).toContain(
-      "src/pool/x.ts → src/daemon/paths.ts → src/cli/main.ts: src/pool reaches src/cli",
+      "src/pool/x.ts → src/daemon/process/paths.ts: src/pool reaches src/daemon",
+    );
+    expect(found).toContain(
+      "src/pool/x.ts → src/daemon/process/paths.ts → src/cli/main.ts: src/pool reaches src/cli",
     );
     expect(found).toHaveLength(3);
   });
@@ -383,14 +385,14 @@ describe("violations", () => {
         },
         "src/bridge/b.ts": { local: ["src/pool/pool.ts"] },
         "src/pool/pool.ts": {},
-        "src/bridge/c.ts": { local: ["src/daemon/paths.ts"] },
-        "src/daemon/paths.ts": {},
+        "src/bridge/c.ts": { local: ["src/daemon/process/paths.ts"] },
+        "src/daemon/process/paths.ts": {},
       }),
     );
     expect(found).toEqual([
       `src/bridge/a.ts: imports "undici"; src/bridge may use only mcpool-client, Node and the MCP SDK`,
       "src/bridge/b.ts → src/pool/pool.ts: src/bridge reaches src/pool/pool.ts; it may use only mcpool-client",
-      "src/bridge/c.ts → src/daemon/paths.ts: src/bridge reaches src/daemon/paths.ts; it may use only mcpool-client",
+      "src/bridge/c.ts → src/daemon/process/paths.ts: src/bridge reaches src/daemon/process/paths.ts; it may use only mcpool-client",
     ]);
   });
 

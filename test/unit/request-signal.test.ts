@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { McpPoolError as ClientError } from "mcpool-client";
 
-import { PeerRequests } from "../../src/daemon/peer-requests.js";
+import { PeerRequests } from "../../src/daemon/socket/peer-requests.js";
 import type { CallSignal } from "../../src/pool/core/types.js";
 
 const gone = new ClientError("daemon-unavailable", "the client disconnected");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { maxSocketPathBytes } from "../../src/daemon/paths.js";
-import { temporarySocketPath } from "../../src/daemon/socket-bind.js";
+import { maxSocketPathBytes } from "../../src/daemon/process/paths.js";
+import { temporarySocketPath } from "../../src/daemon/socket/bind.js";
 
 /** An absolute path of exactly `bytes` ASCII bytes, ending in `/mcpool.sock`. */
 const socketOf = (bytes: number): string => `/${"d".repeat(bytes - 13)}/mcpool.sock`;

@@ -27,7 +27,7 @@ export type {
 
 /**
  * What the pool reads of a caller's signal: an AbortSignal is one. The daemon passes a
- * lighter one per request of its own (src/daemon/peer-requests.ts), because Node 20 builds
+ * lighter one per request of its own (src/daemon/socket/peer-requests.ts), because Node 20 builds
  * each AbortSignal with ObjectSetPrototypeOf: 3.3 µs a call, with its listener 5 (issue 16).
  */
 export interface CallSignal {

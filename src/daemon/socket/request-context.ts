@@ -4,7 +4,7 @@
  * carries the request's signal and lets the handler notify or ask that connection.
  */
 import type { JSONRPCID } from "./json-rpc.js";
-import type { CallSignal } from "../pool/core/types.js";
+import type { CallSignal } from "../../pool/core/types.js";
 import type {
   DaemonParamsOf,
   DaemonRequestName,

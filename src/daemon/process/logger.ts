@@ -7,8 +7,8 @@
  */
 import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { printable } from "../pool/core/printable.js";
-import type { PoolLog } from "../pool/core/types.js";
+import { printable } from "../../pool/core/printable.js";
+import type { PoolLog } from "../../pool/core/types.js";
 
 /** A week of a busy daemon's lines; two files at most. */
 export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;

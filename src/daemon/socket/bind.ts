@@ -9,8 +9,8 @@ import { chmod, lstat, rename, stat, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
 import { dirname, join } from "node:path";
 
-import type { PoolLog } from "../pool/core/types.js";
-import { MAX_SOCKET_PATH_BYTES, checkSocketPath } from "./paths.js";
+import type { PoolLog } from "../../pool/core/types.js";
+import { MAX_SOCKET_PATH_BYTES, checkSocketPath } from "../process/paths.js";
 
 /** The socket this process bound: the path, and the inode that was ours there. */
 export interface BoundSocket {

@@ -17,20 +17,20 @@ import {
   type ResultOf,
 } from "mcpool-protocol";
 
-import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../config/hooks.js";
-import type { McpServerConfig } from "../config/rows.js";
-import { McpPoolError } from "../pool/core/errors.js";
-import type { CallOptions } from "../pool/calls/options.js";
+import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../../config/hooks.js";
+import type { McpServerConfig } from "../../config/rows.js";
+import { McpPoolError } from "../../pool/core/errors.js";
+import type { CallOptions } from "../../pool/calls/options.js";
 import type {
   CallSignal,
   ServerNotification,
   ServerState,
   UsageReport,
-} from "../pool/core/types.js";
-import type { HandlerTable, RequestContext } from "./socket-server.js";
-import { routedCall } from "./call-routing.js";
-import { createPassthroughHandlers, type PassthroughPool } from "./passthrough-handlers.js";
-import { createConversationHandlers, type ConversationPool } from "./conversation-handlers.js";
+} from "../../pool/core/types.js";
+import type { HandlerTable, RequestContext } from "../socket/server.js";
+import { routedCall } from "./calls.js";
+import { createPassthroughHandlers, type PassthroughPool } from "./passthrough.js";
+import { createConversationHandlers, type ConversationPool } from "./conversations.js";
 
 type Awaitable<T> = T | PromiseLike<T>;
 

@@ -16,7 +16,7 @@ import {
   type DaemonResultOf,
   type WireError,
 } from "mcpool-protocol";
-import type { CallSignal } from "../pool/core/types.js";
+import type { CallSignal } from "../../pool/core/types.js";
 
 interface Outbound {
   resolve(result: unknown): void;

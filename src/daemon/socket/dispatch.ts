@@ -22,13 +22,13 @@ import {
   type WireError,
 } from "mcpool-protocol";
 
-import { McpPoolError } from "../pool/core/errors.js";
-import type { PoolLog } from "../pool/core/types.js";
+import { McpPoolError } from "../../pool/core/errors.js";
+import type { PoolLog } from "../../pool/core/types.js";
 import { readEnvelope } from "./envelope.js";
 import type { InboundRequest } from "./peer-requests.js";
 import type { HandlerTable, RequestContext } from "./request-context.js";
-import type { CallSignal } from "../pool/core/types.js";
-import type { SocketPeer } from "./socket-peer.js";
+import type { CallSignal } from "../../pool/core/types.js";
+import type { SocketPeer } from "./peer.js";
 
 type Run = (params: Record<string, unknown>, ctx: RequestContext) => unknown;
 

@@ -8,8 +8,8 @@
  */
 import type { CallParams, SampleParams } from "mcpool-protocol";
 
-import type { CallOptions } from "../pool/calls/options.js";
-import type { RequestContext } from "./socket-server.js";
+import type { CallOptions } from "../../pool/calls/options.js";
+import type { RequestContext } from "../socket/server.js";
 
 /**
  * The call options that route a call's traffic back to `ctx`'s connection. `answers`: the

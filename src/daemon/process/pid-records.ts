@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PoolLog } from "../pool/core/types.js";
+import type { PoolLog } from "../../pool/core/types.js";
 import {
   HAS_START_TIMES,
   isPid,

@@ -1,18 +1,18 @@
 /**
  * The daemon's socket (SPEC D2): its lifecycle, from bind to drain. Each connection is a
  * SocketPeer framed by mcpool-protocol's codec; its frames are read and dispatched by
- * socket-dispatch.ts (hello first, then one handler per method of METHODS); the path is
- * bound and released by socket-bind.ts, which never unlinks another daemon's socket. A bad
+ * socket/dispatch.ts (hello first, then one handler per method of METHODS); the path is
+ * bound and released by socket/bind.ts, which never unlinks another daemon's socket. A bad
  * frame fails that frame, or that connection; never the daemon.
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { DEFAULT_MAX_FRAME_BYTES } from "mcpool-protocol";
 
-import type { PoolLog } from "../pool/core/types.js";
+import type { PoolLog } from "../../pool/core/types.js";
 import type { HandlerTable } from "./request-context.js";
-import { bindSocket, listen, releaseSocket, type BoundSocket } from "./socket-bind.js";
-import { createDispatcher } from "./socket-dispatch.js";
-import { SocketPeer } from "./socket-peer.js";
+import { bindSocket, listen, releaseSocket, type BoundSocket } from "./bind.js";
+import { createDispatcher } from "./dispatch.js";
+import { SocketPeer } from "./peer.js";
 
 export type { ConnectionInfo, Handler, HandlerTable, RequestContext } from "./request-context.js";
 

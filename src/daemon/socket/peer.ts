@@ -21,7 +21,7 @@ import {
   type NotificationParamsOf,
 } from "mcpool-protocol";
 
-import type { PoolLog } from "../pool/core/types.js";
+import type { PoolLog } from "../../pool/core/types.js";
 import { PeerRequests } from "./peer-requests.js";
 
 // After an error answer that ends a connection, the peer gets this long to read it before

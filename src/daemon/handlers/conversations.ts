@@ -8,16 +8,16 @@
 import { randomUUID } from "node:crypto";
 import { defined, type CONVERSATION_METHODS, type ConversationIdentity } from "mcpool-protocol";
 
-import type { ConversationLease } from "../pool/conversations/registry.js";
+import type { ConversationLease } from "../../pool/conversations/registry.js";
 import type {
   ConversationServerStats,
   ConversationTools,
   TerminateResult,
-} from "../pool/conversations/types.js";
-import type { ConversationSelector } from "../pool/core/identity.js";
-import { McpPoolError } from "../pool/core/errors.js";
-import type { CallSignal, ToolDefinition } from "../pool/core/types.js";
-import type { HandlerTable, RequestContext } from "./socket-server.js";
+} from "../../pool/conversations/types.js";
+import type { ConversationSelector } from "../../pool/core/identity.js";
+import { McpPoolError } from "../../pool/core/errors.js";
+import type { CallSignal, ToolDefinition } from "../../pool/core/types.js";
+import type { HandlerTable, RequestContext } from "../socket/server.js";
 
 type Awaitable<T> = T | PromiseLike<T>;
 

@@ -7,14 +7,14 @@
  */
 import { defined } from "mcpool-protocol";
 
-import type { ServerNotification } from "../pool/core/types.js";
+import type { ServerNotification } from "../../pool/core/types.js";
 import type {
   PassthroughMethod,
   PassthroughOptions,
   PassthroughParams,
   PassthroughResult,
-} from "../pool/calls/passthrough.js";
-import type { HandlerTable, RequestContext } from "./socket-server.js";
+} from "../../pool/calls/passthrough.js";
+import type { HandlerTable, RequestContext } from "../socket/server.js";
 
 /** Exactly what the passthrough handlers use of the pool. */
 export interface PassthroughPool {

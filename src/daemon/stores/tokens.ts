@@ -8,8 +8,8 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { StoredCredentials, TokenStore } from "../pool/auth/oauth.js";
-import { writeAtomically } from "./config-source.js";
+import type { StoredCredentials, TokenStore } from "../../pool/auth/oauth.js";
+import { writeAtomically } from "../config/source.js";
 
 /** The file of one store key: a digest, so a url never has to be escaped into a name. */
 export function tokenFileName(key: string): string {

@@ -6,10 +6,10 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ConfigStatus } from "mcpool-protocol";
-import { ConfigSyntaxError, parseMcpJsonInTurns } from "../config/mcp-json.js";
-import { nextTurn } from "../pool/reconcile/batches.js";
-import type { McpServerConfig } from "../config/rows.js";
-import { readConfigFile } from "./config-file.js";
+import { ConfigSyntaxError, parseMcpJsonInTurns } from "../../config/mcp-json.js";
+import { nextTurn } from "../../pool/reconcile/batches.js";
+import type { McpServerConfig } from "../../config/rows.js";
+import { readConfigFile } from "./file.js";
 import { starterConfig } from "./embedded-default.js";
 
 export interface ConfigRead {

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeAtomically } from "./config-source.js";
+import { writeAtomically } from "../config/source.js";
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { UsageStore } from "../pool/watch/usage.js";
-import { writeAtomically } from "./config-source.js";
+import type { UsageStore } from "../../pool/watch/usage.js";
+import { writeAtomically } from "../config/source.js";
 
 export function createFileUsageStore(dataDir: string): UsageStore & { path: string } {
   const path = join(dataDir, "usage.json");

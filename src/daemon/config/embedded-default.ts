@@ -3,7 +3,7 @@
  * holding the package's own stdio echo server, so a new user's first `mcpool tools`
  * shows something real. Absolute paths: the daemon may run from any directory.
  */
-import { echoServerPath } from "../demo/echo-server-path.js";
+import { echoServerPath } from "../../demo/echo-server-path.js";
 
 export function starterConfig(
   node: string = process.execPath,

@@ -3,7 +3,7 @@
  * written atomically with mode 0600. It holds the connection's digest and the tool list,
  * never a row's env or headers.
  */
-import type { CachedTools, ToolsCacheStore } from "../pool/catalogue/tools-cache.js";
+import type { CachedTools, ToolsCacheStore } from "../../pool/catalogue/tools-cache.js";
 import { createRowFiles } from "./row-files.js";
 
 export function createFileToolsCache(dataDir: string): ToolsCacheStore & { dir: string } {
