@@ -9,7 +9,7 @@ import { realpath, readFile, stat } from "node:fs/promises";
 import type { PinInfo, PinnedTool, PoolClient } from "mcpool-client";
 import { setPinInMcpJson } from "../config/mcp-json-pin.js";
 import { writeAtomically } from "../daemon/config/source.js";
-import { cell } from "./format.js";
+import { cell } from "./output/format.js";
 
 export interface ApproveOptions {
   /** Only show the difference; write nothing. */

@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { printable } from "../pool/core/printable.js";
-import { logEntries, type LogEntry } from "./messages.js";
+import { logEntries, type LogEntry } from "./output/messages.js";
 
 export interface LogOptions {
   lines: number;

@@ -48,7 +48,7 @@ import {
 import { isMachineGrant } from "../pool/auth/machine.js";
 import { createDefaultTransport } from "../pool/mcp/transport.js";
 import { VERSION } from "../version.js";
-import { withProgress, type ProgressStream } from "./progress.js";
+import { withProgress, type ProgressStream } from "./output/progress.js";
 
 /** How long a person has to finish signing in, from the moment the URL is shown. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;

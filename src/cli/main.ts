@@ -14,10 +14,10 @@ import {
   EXIT_BROKEN_PIPE,
   exitWhenFlushed,
   serveWithoutBrokenPipes,
-} from "./exit.js";
-import { cell, table } from "./format.js";
-import { withProgress } from "./progress.js";
-import { requireServer, stoppedMessage } from "./messages.js";
+} from "./output/exit.js";
+import { cell, table } from "./output/format.js";
+import { withProgress } from "./output/progress.js";
+import { requireServer, stoppedMessage } from "./output/messages.js";
 import { statusText } from "./status.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
@@ -162,7 +162,7 @@ async function main(argv: readonly string[]): Promise<number> {
         err: io.err,
       });
     case "wire":
-      return (await import("./wire.js")).runWire({
+      return (await import("./hosts/wire.js")).runWire({
         host: arg(0, "HOST (claude-desktop, claude-code, cursor, vscode, codex, gemini, …)"),
         write: values.write === true,
         json,
@@ -172,7 +172,7 @@ async function main(argv: readonly string[]): Promise<number> {
         err: io.err,
       });
     case "import":
-      return (await import("./import.js")).runImport({
+      return (await import("./hosts/import.js")).runImport({
         ...(values.from !== undefined ? { from: values.from } : {}),
         write: values.write === true,
         json,
@@ -386,7 +386,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (action !== "install" && action !== "uninstall" && action !== "status") {
         throw new UsageError(`service: unknown action "${action}"`);
       }
-      const { runService, ServiceUnavailableError } = await import("./service.js");
+      const { runService, ServiceUnavailableError } = await import("./service/install.js");
       return runService(action, { dryRun: values["dry-run"] === true, write: io.out }).catch(
         (error: unknown) => {
           if (!(error instanceof ServiceUnavailableError)) throw error;

@@ -9,8 +9,8 @@ import type { PoolClient, ServerState, ToolUsage } from "mcpool-client";
 import { McpPoolError as ClientError } from "mcpool-client";
 import { setHiddenToolsInMcpJson } from "../config/mcp-json-hidden.js";
 import { writeAtomically } from "../daemon/config/source.js";
-import { ms } from "./figures.js";
-import { duration, table } from "./format.js";
+import { ms } from "./output/figures.js";
+import { duration, table } from "./output/format.js";
 
 export interface StatsOptions {
   since?: string;

@@ -5,9 +5,9 @@
  */
 import type { DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
-import { bytes, memory, percent } from "./figures.js";
-import { cell, duration, table } from "./format.js";
-import { cutErrorsHint, ERROR_CELL_WIDTH } from "./messages.js";
+import { bytes, memory, percent } from "./output/figures.js";
+import { cell, duration, table } from "./output/format.js";
+import { cutErrorsHint, ERROR_CELL_WIDTH } from "./output/messages.js";
 
 /** Uptime of a server whose connection is up, else `-`. */
 export function uptime(s: ServerState, now: number): string {

@@ -13,8 +13,8 @@
  */
 import { readFile } from "node:fs/promises";
 import type { DaemonStatus, PoolClient, ServerState } from "mcpool-client";
-import { memory, ms, percent, sparkline, bytes } from "./figures.js";
-import { logEntries } from "./messages.js";
+import { memory, ms, percent, sparkline, bytes } from "./output/figures.js";
+import { logEntries } from "./output/messages.js";
 import { configLine, uptime } from "./status.js";
 
 export interface TopOptions {

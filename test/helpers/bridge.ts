@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { fileURLToPath } from "node:url";
 import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
-import { PERL_RELAY } from "../../src/cli/pipe-entry.js";
+import { PERL_RELAY } from "../../src/cli/hosts/pipe-entry.js";
 import { cliPath, type TestHome } from "./daemon.js";
 import { alive, waitFor } from "./processes.js";
 

@@ -3,7 +3,7 @@
  * shapes, keys and comments of each host's own documentation (cited in the README's host
  * table) — with what `mcpool import` must make of it and what `mcpool wire` must leave.
  */
-import type { HostName } from "../../src/cli/host-configs.js";
+import type { HostName } from "../../src/cli/hosts/configs.js";
 
 export interface HostCase {
   host: HostName;

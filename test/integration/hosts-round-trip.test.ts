@@ -17,9 +17,9 @@ import { parse as parseToml } from "smol-toml";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
-import { HOSTS, hostConfigPath, type HostName } from "../../src/cli/host-configs.js";
-import { PERL_RELAY } from "../../src/cli/pipe-entry.js";
-import { onPath } from "../../src/cli/service-env.js";
+import { HOSTS, hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
+import { PERL_RELAY } from "../../src/cli/hosts/pipe-entry.js";
+import { onPath } from "../../src/cli/service/env.js";
 import { binPath } from "../helpers/bridge.js";
 import {
   cliPath,

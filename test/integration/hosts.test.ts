@@ -15,9 +15,9 @@ import { parse as parseJsonc } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import type { HostEnvironment, HostName } from "../../src/cli/host-configs.js";
-import { planImport, writeImport } from "../../src/cli/import.js";
-import { runWire } from "../../src/cli/wire.js";
+import type { HostEnvironment, HostName } from "../../src/cli/hosts/configs.js";
+import { planImport, writeImport } from "../../src/cli/hosts/import.js";
+import { runWire } from "../../src/cli/hosts/wire.js";
 import { cliPath } from "../helpers/daemon.js";
 import { HOST_CASES, type HostCase } from "../helpers/host-cases.js";
 

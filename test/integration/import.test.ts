@@ -25,8 +25,8 @@ import {
   planImport,
   writeImport,
   type ImportWhere,
-} from "../../src/cli/import.js";
-import { unifiedDiff } from "../../src/cli/unified-diff.js";
+} from "../../src/cli/hosts/import.js";
+import { unifiedDiff } from "../../src/cli/hosts/unified-diff.js";
 import { cliPath } from "../helpers/daemon.js";
 
 const dirs: string[] = [];

@@ -15,7 +15,7 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { INITIALIZE } from "../../src/cli/pipe-entry.js";
+import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { alive, childrenOf, fixture, waitFor } from "../helpers/processes.js";
 
 /** Bound on an entry's exit once the daemon ended its session. */

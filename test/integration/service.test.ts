@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { onPath } from "../../src/cli/service-env.js";
+import { onPath } from "../../src/cli/service/env.js";
 import { cliPath, testHome, type TestHome } from "../helpers/daemon.js";
 
 const ADVICE = "run `mcpool serve` under your own supervisor instead (it stays in the foreground)";

@@ -28,7 +28,7 @@ import {
   type TestHome,
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
-import { onPath } from "../../src/cli/service-env.js";
+import { onPath } from "../../src/cli/service/env.js";
 
 interface Entry {
   command: string;

@@ -10,7 +10,7 @@ import { setHiddenToolsInMcpJson } from "../../src/config/mcp-json-hidden.js";
 import { CallWindow } from "../../src/pool/watch/call-window.js";
 import { cpuPercent, psSeconds } from "../../src/pool/watch/resources.js";
 import { SAVE_DELAY_MS, UsageCounter, type UsageData } from "../../src/pool/watch/usage.js";
-import { sparkline } from "../../src/cli/figures.js";
+import { sparkline } from "../../src/cli/output/figures.js";
 import { frame } from "../../src/cli/top.js";
 import { windowMs } from "../../src/cli/stats.js";
 

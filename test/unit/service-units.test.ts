@@ -20,8 +20,8 @@ import {
   servicePlan,
   type ServiceEnv,
   type ServiceTemplates,
-} from "../../src/cli/service.js";
-import { onPath, servicePath } from "../../src/cli/service-env.js";
+} from "../../src/cli/service/install.js";
+import { onPath, servicePath } from "../../src/cli/service/env.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 

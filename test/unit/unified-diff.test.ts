@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { unifiedDiff } from "../../src/cli/unified-diff.js";
+import { unifiedDiff } from "../../src/cli/hosts/unified-diff.js";
 
 const lines = (n: number): string[] => Array.from({ length: n }, (_, i) => `line ${i}`);
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { hostConfigPath, hostConfigPaths, serverMapPaths } from "../../src/cli/host-configs.js";
-import { unifiedDiff } from "../../src/cli/unified-diff.js";
-import { wiredEntry } from "../../src/cli/host-entries.js";
-import { rewriteCodexServer } from "../../src/cli/toml-rewrite.js";
+import { hostConfigPath, hostConfigPaths, serverMapPaths } from "../../src/cli/hosts/configs.js";
+import { unifiedDiff } from "../../src/cli/hosts/unified-diff.js";
+import { wiredEntry } from "../../src/cli/hosts/entries.js";
+import { rewriteCodexServer } from "../../src/cli/hosts/toml-rewrite.js";
 
 describe("unifiedDiff", () => {
   it("shows each change with three lines of context and correct hunk headers", () => {

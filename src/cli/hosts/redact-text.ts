@@ -6,7 +6,7 @@
  * placeholders is shown.
  */
 import { isMap, isPair, isScalar, parseDocument, visit } from "yaml";
-import { REDACTED } from "../pool/core/secrets.js";
+import { REDACTED } from "../../pool/core/secrets.js";
 import { placeholdersOnly } from "./redact-json.js";
 
 /** Codex's maps whose values may be secrets (`env_http_headers` holds variable names). */

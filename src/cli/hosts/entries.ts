@@ -6,7 +6,7 @@
  * Entries that name a transport mcpool does not speak (SSE), or that are a host's built-in
  * rather than a server, come back as `{ skip: why }`.
  */
-import type { HostName } from "./host-configs.js";
+import type { HostName } from "./configs.js";
 import { isPipeEntry, type PipeEntry } from "./pipe-entry.js";
 
 type Body = Record<string, unknown>;

@@ -4,7 +4,7 @@
  * file's own indentation and line ends.
  */
 import { findNodeAtLocation, parseTree } from "jsonc-parser";
-import type { JsonPath } from "./host-configs.js";
+import type { JsonPath } from "./configs.js";
 
 /** Thrown for a target that cannot be merged into; the message says why. */
 export class ImportError extends Error {

@@ -1,14 +1,14 @@
 /**
  * `mcpool import [--from HOST[,HOST…]] [--write] [--json]` (SPEC D8, issue 18): the MCP
- * servers of the hosts a user already has — the twelve of `host-configs.ts`, from Claude
+ * servers of the hosts a user already has — the twelve of `hosts/configs.ts`, from Claude
  * Desktop to Codex, Goose and LM Studio — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
  * the old file as `mcp.json.bak-<timestamp>` and replaces it atomically; the daemon sees the
  * save and reconciles.
  *
- * Where each host keeps its list is `host-configs.ts` (shared with `mcpool wire`), plus the
+ * Where each host keeps its list is `hosts/configs.ts` (shared with `mcpool wire`), plus the
  * project files of the directory this runs in and VS Code's `settings.json` `"mcp"`
  * section. Each entry is first turned from its host's spelling into an `mcp.json` body
- * (`host-entries.ts`), then read with the same normalization as `mcp.json` itself; what is
+ * (`hosts/entries.ts`), then read with the same normalization as `mcp.json` itself; what is
  * written is mcpool's own spelling of it, placeholders kept exactly as the host had them.
  * The same id with the same connection (SPEC A5) from several places is merged silently;
  * the same id with another connection — between two hosts, or against a server mcpool
@@ -19,10 +19,10 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { normalizeBody } from "../config/mcp-json.js";
-import { labelOf, type McpServerConfig } from "../config/rows.js";
-import { sameConnection } from "../config/same-connection.js";
-import { validateServerConfig } from "../config/validate.js";
+import { normalizeBody } from "../../config/mcp-json.js";
+import { labelOf, type McpServerConfig } from "../../config/rows.js";
+import { sameConnection } from "../../config/same-connection.js";
+import { validateServerConfig } from "../../config/validate.js";
 import {
   HOSTS,
   hostConfigPaths,
@@ -31,9 +31,9 @@ import {
   type HostEnvironment,
   type HostName,
   type JsonPath,
-} from "./host-configs.js";
-import { isBridgeBody, toMcpBody } from "./host-entries.js";
-import { parseHostText, readHostFile, readIfThere } from "./host-files.js";
+} from "./configs.js";
+import { isBridgeBody, toMcpBody } from "./entries.js";
+import { parseHostText, readHostFile, readIfThere } from "./files.js";
 import { ImportError, insertProperty, styleOf } from "./json-insert.js";
 import { redactJsonSecrets } from "./redact-json.js";
 import { unifiedDiff } from "./unified-diff.js";

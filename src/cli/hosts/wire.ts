@@ -17,11 +17,11 @@ import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyEdits, modify, type FormattingOptions } from "jsonc-parser";
-import { normalizeBody, parseMcpJson, ConfigSyntaxError } from "../config/mcp-json.js";
-import type { McpServerConfig } from "../config/rows.js";
-import { sameConnection } from "../config/same-connection.js";
+import { normalizeBody, parseMcpJson, ConfigSyntaxError } from "../../config/mcp-json.js";
+import type { McpServerConfig } from "../../config/rows.js";
+import { sameConnection } from "../../config/same-connection.js";
 import { defaultSocketPath } from "mcpool-client";
-import { mcpSocketPath } from "../bridge/mcp-socket-paths.js";
+import { mcpSocketPath } from "../../bridge/mcp-socket-paths.js";
 import { findPipeEntry, type PipeEntry } from "./pipe-entry.js";
 import {
   HOSTS,
@@ -30,16 +30,16 @@ import {
   isHostName,
   type HostEnvironment,
   type HostName,
-} from "./host-configs.js";
-import { connectionKeys, isBridgeBody, toMcpBody, wiredEntry } from "./host-entries.js";
-import { hostEntries, parseHostText, readIfThere, type HostEntry } from "./host-files.js";
+} from "./configs.js";
+import { connectionKeys, isBridgeBody, toMcpBody, wiredEntry } from "./entries.js";
+import { hostEntries, parseHostText, readIfThere, type HostEntry } from "./files.js";
 import { redactJsonSecrets } from "./redact-json.js";
 import { redactTomlSecrets, redactYamlSecrets } from "./redact-text.js";
 import { rewriteCodexServer } from "./toml-rewrite.js";
 import { unifiedDiff } from "./unified-diff.js";
 import { rewriteGooseExtension } from "./yaml-rewrite.js";
 
-export { wiredEntry } from "./host-entries.js";
+export { wiredEntry } from "./entries.js";
 
 export interface WireOptions {
   host: string;
@@ -66,7 +66,7 @@ const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
 /** `[node, …/dist/cli/bin.js]`: how a host starts this mcpool (bin.js: the lean bridge). */
 export function mcpoolCommand(): string[] {
-  return [process.execPath, fileURLToPath(new URL("./bin.js", import.meta.url))];
+  return [process.execPath, fileURLToPath(new URL("../bin.js", import.meta.url))];
 }
 
 /** One entry of the host's file and what it becomes. */

@@ -7,7 +7,7 @@
  * and the value is filled in only where the daemon runs.
  */
 import { parseTree, type Node } from "jsonc-parser";
-import { REDACTED } from "../pool/core/secrets.js";
+import { REDACTED } from "../../pool/core/secrets.js";
 
 /** Objects whose every value may be a secret. */
 const SECRET_MAPS = new Set(["env", "headers"]);

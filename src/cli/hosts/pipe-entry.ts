@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { onPath } from "./service-env.js";
+import { onPath } from "../service/env.js";
 
 export interface PipeEntry {
   /** Which stock tool. */

@@ -22,9 +22,9 @@ import {
   RUN_IT_YOURSELF,
   ServiceUnavailableError,
   servicePath,
-} from "./service-env.js";
+} from "./env.js";
 
-export { ServiceUnavailableError } from "./service-env.js";
+export { ServiceUnavailableError } from "./env.js";
 
 export type ServiceAction = "install" | "uninstall" | "status";
 
@@ -74,7 +74,7 @@ const ROOT_MARKER: keyof ServiceTemplates = "systemd/mcpool.service";
 /** `systemctl` and `launchctl` answer in well under a second; a hung bus should not hang us. */
 const COMMAND_TIMEOUT_MS = 30_000;
 
-/** This module sits two levels under the package root (src/cli or dist/cli); allow a little more. */
+/** This module sits three levels under the package root (src/cli/service or dist/cli/service); allow a little more. */
 const MAX_ROOT_DEPTH = 4;
 
 /** A command of the plan that failed: its argv, exit status and what it said on stderr. */
@@ -433,15 +433,15 @@ function defaultServiceEnv(): ServiceEnv {
     xdgConfigHome: process.env.XDG_CONFIG_HOME,
     logDir: envPaths("mcpool", { suffix: "" }).log,
     node: process.execPath,
-    // This module is dist/cli/service.js in the package; main.js is its sibling.
-    bin: fileURLToPath(new URL("./main.js", import.meta.url)),
+    // This module is dist/cli/service/install.js in the package; main.js is in its parent.
+    bin: fileURLToPath(new URL("../main.js", import.meta.url)),
     path: process.env.PATH ?? "",
   };
 }
 
 /**
  * The package root: the nearest ancestor of this module holding the templates. Both
- * `src/cli/service.ts` (tests) and `dist/cli/service.js` (installed) are two levels down.
+ * `src/cli/service/install.ts` (tests) and `dist/cli/service/install.js` (installed) are three levels down.
  */
 export function packageRoot(moduleUrl: string = import.meta.url): string {
   let dir = dirname(fileURLToPath(moduleUrl));

@@ -13,7 +13,7 @@ import {
   type HostFormat,
   type HostName,
   type JsonPath,
-} from "./host-configs.js";
+} from "./configs.js";
 
 /** One server entry of a host's file. */
 export interface HostEntry {
