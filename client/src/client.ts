@@ -40,12 +40,7 @@ import {
   type ToolDescription,
   type UsageReport,
 } from "mcpool-protocol";
-import {
-  conversationsClient,
-  identified,
-  type ConversationsClient,
-  type IdentifiedClient,
-} from "./conversations.js";
+import { conversationsClient, identified } from "./conversations.js";
 import { DaemonLink } from "./daemon-link.js";
 import { defaultSocketPath } from "./paths.js";
 import {
@@ -62,6 +57,8 @@ import {
   DEFAULT_MAX_RECONNECT_DELAY_MS,
   type ConnectOptions,
   type CallOptions,
+  type ConversationsClient,
+  type IdentifiedClient,
   type RunHooksOptions,
   type EventListener,
   type EventOptions,

@@ -35,11 +35,19 @@ import {
   type MethodName,
   type NotificationName,
   type ParamsOf,
+  type PoolEvent,
   type ResultOf,
   toWireError,
 } from "mcpool-protocol";
 
-import type { Streams } from "./subscriptions.js";
+/** The streams of `pool/subscribe`; `eventTypes` absent is every type. */
+export interface Streams {
+  events: boolean;
+  eventTypes?: PoolEvent["type"][];
+  notifications: boolean;
+  elicit: boolean;
+  sample: boolean;
+}
 
 export interface ConnectionHooks {
   /** A notification the daemon pushed; `params` is as received, unchecked. */

@@ -4,88 +4,20 @@
  * conversation on every call and listing so the caller does not have to. Verify the caller
  * at your door before you name an identity: the daemon takes it at its word.
  */
-import type { CallOptions, PoolClient } from "./client.js";
+import type {
+  CallOptions,
+  ConversationsClient,
+  IdentifiedClient,
+  PoolClient,
+} from "./pool-client.js";
 import {
   type CallToolResult,
   type ConversationIdentity,
-  type ConversationSelector,
-  type ConversationServerStats,
-  type ConversationTools,
   defined,
   type MethodName,
   type ParamsOf,
   type ResultOf,
-  type TerminateResult,
-  type ToolDefinition,
 } from "mcpool-protocol";
-
-/** A hold on one conversation's client; the daemon lets go when this connection closes. */
-export interface ConversationLeaseHandle extends AsyncDisposable {
-  readonly leaseId: string;
-  readonly serverId: string;
-  readonly keyHash: string;
-  /** Lets the client go; idempotent. */
-  release(): Promise<void>;
-}
-
-export interface ConversationsClient {
-  /**
-   * Holds `identity`'s client on `serverId` — opening it if needed — until released, so it
-   * is never evicted, swept or ended mid-turn. Refused at once (`pool-full`) when full.
-   */
-  acquire(
-    serverId: string,
-    identity: ConversationIdentity,
-    options?: { signal?: AbortSignal },
-  ): Promise<ConversationLeaseHandle>;
-  /** The conversation's tools with a binding per row; refused rows are named, not thrown. */
-  tools(
-    identity: ConversationIdentity,
-    options?: { servers?: readonly string[]; names?: readonly string[] },
-  ): Promise<ConversationTools>;
-  /** Ends remote sessions and reports each outcome (`resolved` only for the three good ones). */
-  terminate(
-    selector: ConversationSelector,
-    options?: { servers?: readonly string[]; timeoutMs?: number },
-  ): Promise<readonly TerminateResult[]>;
-  /** Counts only, per conversation row. */
-  stats(servers?: readonly string[]): Promise<readonly ConversationServerStats[]>;
-  /** Every listing of the tenant (and the principal's own) is listed again before use. */
-  permissionsChanged(selector?: { tenant?: string; principal?: string }): Promise<void>;
-  /** Every listing of the rows (all when absent) is listed again before use. */
-  toolsChanged(servers?: readonly string[]): Promise<void>;
-}
-
-/** A PoolClient's calls and listings for one conversation. */
-export interface IdentifiedClient {
-  readonly identity: Readonly<ConversationIdentity>;
-  /** The shared tools and this conversation's, as the model is offered them. */
-  tools(options?: {
-    names?: readonly string[];
-    servers?: readonly string[];
-  }): Promise<readonly ToolDefinition[]>;
-  /** This conversation's tools with their bindings; later calls present them. */
-  listTools(options?: {
-    names?: readonly string[];
-    servers?: readonly string[];
-  }): Promise<ConversationTools>;
-  call(
-    name: string,
-    args?: Record<string, unknown>,
-    options?: CallOptions & { raw?: false },
-  ): Promise<string>;
-  call(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    options: CallOptions & { raw: true },
-  ): Promise<CallToolResult>;
-  acquire(serverId: string, options?: { signal?: AbortSignal }): Promise<ConversationLeaseHandle>;
-  /** Ends this conversation's remote sessions. */
-  terminate(options?: {
-    servers?: readonly string[];
-    timeoutMs?: number;
-  }): Promise<readonly TerminateResult[]>;
-}
 
 export type Run = <M extends MethodName>(
   method: M,

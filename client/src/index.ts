@@ -22,7 +22,7 @@ export type {
   ConversationLeaseHandle,
   ConversationsClient,
   IdentifiedClient,
-} from "./conversations.js";
+} from "./pool-client.js";
 export type {
   ElicitHandler,
   ElicitHandlerContext,

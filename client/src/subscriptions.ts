@@ -14,18 +14,9 @@ import type {
   ServerNotificationParams,
 } from "mcpool-protocol";
 
-import type { Connection } from "./connection.js";
+import type { Connection, Streams } from "./connection.js";
 import type { EventListener, NotificationListener } from "./pool-client.js";
 import type { CallRouting } from "./routing.js";
-
-/** The streams of `pool/subscribe`; `eventTypes` absent is every type. */
-export interface Streams {
-  events: boolean;
-  eventTypes?: PoolEvent["type"][];
-  notifications: boolean;
-  elicit: boolean;
-  sample: boolean;
-}
 
 /** Whether two sets of event types (undefined: every type) are the same. */
 function sameTypes(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {

@@ -24,6 +24,13 @@ export interface MethodSpec<P, R> {
   readonly types?: { params: P; result: R };
 }
 
+/** The params and the result a descriptor types. */
+export type SpecParams<S> = S extends MethodSpec<infer P, unknown> ? P : never;
+export type SpecResult<S> = S extends MethodSpec<unknown, infer R> ? R : never;
+
+/** The params or result of a method that carries nothing. */
+export type Empty = Record<string, never>;
+
 /** What each kind of field holds once checked. `id`: a JSON-RPC id or progress token. */
 interface KindTypes {
   string: string;

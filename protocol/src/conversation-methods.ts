@@ -12,7 +12,12 @@ import type {
   TerminateResult,
 } from "./conversation-shapes.js";
 import { fields, fieldsOf, method, returns } from "./checks.js";
-import type { Empty, ParamsOf } from "./methods.js";
+import type { Empty, SpecParams } from "./checks.js";
+
+/** The params of one conversation method, as its descriptor types them. */
+type ParamsOf<M extends keyof typeof CONVERSATION_METHODS> = SpecParams<
+  (typeof CONVERSATION_METHODS)[M]
+>;
 
 export interface ConversationAcquireParams {
   serverId: string;

@@ -6,7 +6,7 @@
  * that means nothing outside the daemon that made it.
  */
 import type { ErrorCode } from "./errors.js";
-import type { ToolDefinition } from "./shapes.js";
+import type { ToolDefinition } from "./tool-definition.js";
 
 /**
  * The conversation a call is for. Verify the caller at your door before you name it: the

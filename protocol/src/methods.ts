@@ -46,7 +46,14 @@ import type {
   ReadResourceResult,
 } from "./mcp-shapes.js";
 import { fields, fieldsOf, method, returns } from "./checks.js";
-import type { CheckedParams, MethodSpec, ParamsCheck, TableParams } from "./checks.js";
+import type {
+  CheckedParams,
+  Empty,
+  ParamsCheck,
+  SpecParams,
+  SpecResult,
+  TableParams,
+} from "./checks.js";
 import { isRecord } from "./values.js";
 import { CONVERSATION_METHODS } from "./conversation-methods.js";
 import type { ConversationIdentity } from "./conversation-shapes.js";
@@ -212,7 +219,7 @@ export interface SampleParams {
 /** `request/cancel`: the request `id` the sender made is no longer wanted. */
 export type CancelParams = CheckedParams<typeof CANCEL_FIELDS>;
 
-export type Empty = Record<string, never>;
+export type { Empty } from "./checks.js";
 
 const checkProbe: ParamsCheck<ProbeParams> = (params) => {
   const row = params.row;
@@ -365,8 +372,6 @@ export const METHODS = {
 export type Methods = typeof METHODS;
 export type MethodName = keyof Methods;
 /** A descriptor's params and result types: one reading for METHODS and DAEMON_REQUESTS. */
-type SpecParams<S> = S extends MethodSpec<infer P, unknown> ? P : never;
-type SpecResult<S> = S extends MethodSpec<unknown, infer R> ? R : never;
 export type ParamsOf<M extends MethodName> = SpecParams<Methods[M]>;
 export type ResultOf<M extends MethodName> = SpecResult<Methods[M]>;
 

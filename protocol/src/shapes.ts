@@ -9,6 +9,8 @@ import type { ConversationEvent, ConversationStats } from "./conversation-shapes
 import type { ErrorCode } from "./errors.js";
 import type { ServerRow } from "./row-shapes.js";
 
+export type { ToolDefinition } from "./tool-definition.js";
+
 export type {
   HookContext,
   HookEvent,
@@ -141,16 +143,6 @@ export interface ServerAuthState {
   status: ServerStatus;
   /** Why the dial failed, when it did; never a token. */
   error?: string;
-}
-
-/** An OpenAI-shaped function definition, as tools() hands it out (frozen). */
-export interface ToolDefinition {
-  type: "function";
-  function: {
-    name: string;
-    description: string;
-    parameters: Record<string, unknown>;
-  };
 }
 
 /** How a live tool list differs from the one its pin was approved for, by tool name (C18). */
