@@ -5,6 +5,12 @@
  * wrong arrow in one file; this catches one reached through another file, and one that
  * the lint patterns do not spell (a bare `fs`, a `../../src/...`).
  *
+ * Inside a part (src/pool, src/daemon, src/cli, …) the sub-folders are rooms stacked one way,
+ * as layers.js lists them: a room imports only rooms below it, never one above and never its
+ * part's facade (the part's own files). Parts without rooms, and the client, keep their
+ * files free of loops. The rule reads the folders, so a new file in a room is covered as it
+ * lands, and a new folder fails until layers.js places it.
+ *
  * Specifiers are read with regular expressions, deliberately simple: comments are
  * dropped first so a JSDoc example is not an import, and every relative specifier must
  * resolve to a file, so a form the walker cannot follow fails rather than hides an edge.
@@ -17,6 +23,19 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** The stack of rooms per part (layers.js, which eslint.config.js reads too). */
+const { ROOMS, PARTS } = (await import(new URL("../../layers.js", import.meta.url).href)) as {
+  ROOMS: Readonly<Record<string, readonly string[]>>;
+  PARTS: readonly string[];
+};
+
+/** Parts whose files, having no rooms, must not import each other round a loop. */
+const LOOP_FREE = ["client/src", "protocol/src", "src/bridge", "src/config"];
+
+/** Source files a folder may hold of its own (STYLE.md); the pool's facade fewer. */
+const MAX_FOLDER_FILES = 20;
+const MAX_POOL_FACADE_FILES = 12;
 
 /** `import … from "x"`, `import "x"`, `export … from "x"`, `import type … from "x"`. */
 const STATIC_IMPORT = /\b(?:import|export)\s+(?:[\w$*\s{},]*?\s*from\s*)?["']([^"'\n]+)["']/g;
@@ -256,6 +275,104 @@ function violations(graph: Graph): string[] {
   return found;
 }
 
+interface Stack {
+  rooms: Readonly<Record<string, readonly string[]>>;
+  parts: readonly string[];
+  loopFree: readonly string[];
+}
+
+/** The part a file belongs to, and its room there (undefined: the part's facade). */
+function placeOf(
+  file: string,
+  parts: readonly string[],
+): { part: string; room?: string } | undefined {
+  const part = parts.filter((p) => under(file, p)).sort((a, b) => b.length - a.length)[0];
+  if (part === undefined) return undefined;
+  const rest = file.slice(part.length + 1).split("/");
+  return rest.length > 1 ? { part, room: rest[0] as string } : { part };
+}
+
+/** One loop among `files` over the graph's edges between them, if there is one. */
+function loopAmong(graph: Graph, files: ReadonlySet<string>): string[] | undefined {
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (file: string): string[] | undefined => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of graph.get(file)?.local ?? []) {
+      if (!files.has(next)) continue;
+      if (state.get(next) === "open") return [...path.slice(path.indexOf(next)), next];
+      if (state.get(next) === undefined) {
+        const loop = visit(next);
+        if (loop) return loop;
+      }
+    }
+    path.pop();
+    state.set(file, "done");
+    return undefined;
+  };
+  for (const file of [...files].sort()) {
+    if (state.get(file) !== undefined) continue;
+    const loop = visit(file);
+    if (loop) return loop;
+  }
+  return undefined;
+}
+
+/** Every arrow that runs up a part's stack of rooms, or into its facade, and every loop. */
+function roomViolations(graph: Graph, stack: Stack): string[] {
+  const found: string[] = [];
+  for (const [file, edges] of graph) {
+    const from = placeOf(file, stack.parts);
+    if (from?.room === undefined) continue;
+    const rooms = stack.rooms[from.part] ?? [];
+    const rank = rooms.indexOf(from.room);
+    if (rank < 0) {
+      found.push(`${file}: ${from.part}/${from.room} is a room layers.js does not place`);
+      continue;
+    }
+    for (const target of edges.local) {
+      const to = placeOf(target, stack.parts);
+      if (to?.part !== from.part || to.room === from.room) continue;
+      if (to.room === undefined) {
+        found.push(`${file}: imports ${target}, ${from.part}'s facade; rooms never import it`);
+      } else if (rooms.indexOf(to.room) > rank) {
+        found.push(
+          `${file}: imports ${target}; ${from.room} sits below ${to.room} in ${from.part}'s stack`,
+        );
+      }
+    }
+  }
+  for (const part of stack.loopFree) {
+    const files = new Set([...graph.keys()].filter((f) => under(f, part)));
+    const loop = loopAmong(graph, files);
+    if (loop) found.push(`${loop.join(" → ")}: a loop in ${part}`);
+  }
+  return found;
+}
+
+/** Each part's folders on disk against layers.js, and how many files each holds of its own. */
+function folderViolations(files: readonly string[], stack: Stack): string[] {
+  const found: string[] = [];
+  const own = new Map<string, number>();
+  for (const file of files) own.set(dirname(file), (own.get(dirname(file)) ?? 0) + 1);
+  for (const [folder, count] of own) {
+    const max = folder === "src/pool" ? MAX_POOL_FACADE_FILES : MAX_FOLDER_FILES;
+    if (count > max) found.push(`${folder}: ${count} files of its own, more than ${max}`);
+    const place = placeOf(`${folder}/x.ts`, stack.parts);
+    if (place?.room !== undefined && !(stack.rooms[place.part] ?? []).includes(place.room)) {
+      found.push(`${folder}: a folder layers.js does not place in ${place.part}'s stack`);
+    }
+  }
+  for (const [part, rooms] of Object.entries(stack.rooms)) {
+    for (const room of rooms) {
+      if (!own.has(`${part}/${room}`))
+        found.push(`${part}/${room}: placed in layers.js, but empty`);
+    }
+  }
+  return found;
+}
+
 /** A graph written by hand, for checking the checks. */
 function graphOf(edges: Record<string, { local?: string[]; external?: string[] }>): Graph {
   return new Map(
@@ -327,13 +444,13 @@ describe("violations", () => {
     const found = violations(
       graphOf({
         "src/config/index.ts": { local: ["src/config/a.ts"] },
-        "src/config/a.ts": { local: ["src/pool/naming.ts"] },
-        "src/pool/naming.ts": { external: ["node:crypto"] },
+        "src/config/a.ts": { local: ["src/pool/catalogue/naming.ts"] },
+        "src/pool/catalogue/naming.ts": { external: ["node:crypto"] },
       }),
     );
     expect(found).toEqual([
-      "src/config/a.ts → src/pool/naming.ts: src/config reaches outside src/config",
-      `src/config/a.ts → src/pool/naming.ts: imports Node's "node:crypto"`,
+      "src/config/a.ts → src/pool/catalogue/naming.ts: src/config reaches outside src/config",
+      `src/config/a.ts → src/pool/catalogue/naming.ts: imports Node's "node:crypto"`,
     ]);
   });
 
@@ -443,6 +560,87 @@ describe("violations", () => {
   });
 });
 
+describe("roomViolations", () => {
+  const stack: Stack = {
+    rooms: { "src/pool": ["core", "mcp", "calls"] },
+    parts: ["src/pool", "client/src"],
+    loopFree: ["client/src"],
+  };
+
+  it("finds a room importing a room above it, or its part's facade, directly", () => {
+    const found = roomViolations(
+      graphOf({
+        "src/pool/pool.ts": { local: ["src/pool/calls/pipeline.ts", "src/pool/core/errors.ts"] },
+        "src/pool/calls/pipeline.ts": {
+          local: ["src/pool/mcp/client.ts", "src/pool/calls/results.ts"],
+        },
+        "src/pool/calls/results.ts": {},
+        "src/pool/mcp/client.ts": {
+          local: ["src/pool/calls/results.ts", "src/pool/core/errors.ts"],
+        },
+        "src/pool/core/errors.ts": { local: ["src/pool/pool.ts"] },
+      }),
+      stack,
+    );
+    expect(found).toEqual([
+      "src/pool/mcp/client.ts: imports src/pool/calls/results.ts; mcp sits below calls in src/pool's stack",
+      "src/pool/core/errors.ts: imports src/pool/pool.ts, src/pool's facade; rooms never import it",
+    ]);
+  });
+
+  it("finds a file in a room the stack does not place, and a loop among a part's files", () => {
+    const found = roomViolations(
+      graphOf({
+        "src/pool/extra/thing.ts": { local: ["src/pool/core/errors.ts"] },
+        "src/pool/core/errors.ts": {},
+        "client/src/client.ts": { local: ["client/src/link.ts"] },
+        "client/src/link.ts": { local: ["client/src/connection.ts"] },
+        "client/src/connection.ts": { local: ["client/src/client.ts"] },
+      }),
+      stack,
+    );
+    expect(found).toEqual([
+      "src/pool/extra/thing.ts: src/pool/extra is a room layers.js does not place",
+      "client/src/client.ts → client/src/link.ts → client/src/connection.ts → client/src/client.ts: a loop in client/src",
+    ]);
+  });
+
+  it("lets the facade import every room, and a room its own files and the rooms below", () => {
+    const found = roomViolations(
+      graphOf({
+        "src/pool/pool.ts": { local: ["src/pool/calls/a.ts", "src/pool/mcp/b.ts"] },
+        "src/pool/calls/a.ts": { local: ["src/pool/calls/c.ts", "src/pool/core/d.ts"] },
+        "src/pool/calls/c.ts": { local: ["src/pool/calls/a.ts"] },
+        "src/pool/mcp/b.ts": { local: ["src/pool/core/d.ts"] },
+        "src/pool/core/d.ts": {},
+      }),
+      stack,
+    );
+    expect(found).toEqual([]);
+  });
+});
+
+describe("folderViolations", () => {
+  it("counts each folder's own files and places its folders", () => {
+    const stack: Stack = {
+      rooms: { "src/pool": ["core", "calls"] },
+      parts: ["src/pool"],
+      loopFree: [],
+    };
+    const files = [
+      ...Array.from({ length: 13 }, (_, i) => `src/pool/f${i}.ts`),
+      ...Array.from({ length: 21 }, (_, i) => `src/pool/core/f${i}.ts`),
+      "src/pool/odd/x.ts",
+    ];
+    expect(folderViolations(files, stack)).toEqual([
+      "src/pool: 13 files of its own, more than 12",
+      "src/pool/core: 21 files of its own, more than 20",
+      "src/pool/odd: a folder layers.js does not place in src/pool's stack",
+      "src/pool/calls: placed in layers.js, but empty",
+    ]);
+  });
+});
+
 describe("the import graph of this repository", () => {
   const graph = buildGraph(["src", "protocol/src", "client/src"]);
 
@@ -456,10 +654,23 @@ describe("the import graph of this repository", () => {
         "src/config/validate.ts",
       ]),
     );
-    expect(graph.get("src/pool/naming.ts")?.external).toContain("node:crypto");
+    expect(graph.get("src/pool/catalogue/naming.ts")?.external).toContain("node:crypto");
   });
 
   it("has no wrong arrow", () => {
     expect(violations(graph)).toEqual([]);
+  });
+
+  const stack: Stack = { rooms: ROOMS, parts: PARTS, loopFree: LOOP_FREE };
+
+  it("stacks each part's rooms one way, with no loop in a part without rooms", () => {
+    expect(Object.keys(ROOMS).length).toBeGreaterThan(0);
+    expect(roomViolations(graph, stack)).toEqual([]);
+  });
+
+  it("keeps every folder small and placed", () => {
+    const files = PARTS.flatMap(listSources);
+    expect(files.length).toBeGreaterThan(100);
+    expect(folderViolations(files, stack)).toEqual([]);
   });
 });
