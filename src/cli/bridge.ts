@@ -17,6 +17,7 @@ import {
   type Bridge,
 } from "../bridge/index.js";
 import { VERSION } from "../version.js";
+import { EXIT } from "./output/exit-codes.js";
 
 export interface BridgeCommandOptions {
   socketPath: string;
@@ -32,9 +33,6 @@ export interface BridgeCommandOptions {
   token?: string;
   err(line: string): void;
 }
-
-/** Exit codes, as the CLI's: 0 done, 2 bad input, 3 no daemon. */
-const EXIT = { ok: 0, badInput: 2, notRunning: 3 } as const;
 
 /** The daemon's argv when the bridge has to start it: this very CLI, `serve`. */
 export function daemonCommand(configPath?: string): string[] {

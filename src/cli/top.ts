@@ -13,6 +13,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { DaemonStatus, PoolClient, ServerState } from "mcpool-client";
+import { EXIT } from "./output/exit-codes.js";
 import { memory, ms, percent, sparkline, bytes } from "./output/figures.js";
 import { logEntries } from "./output/messages.js";
 import { configLine, uptime } from "./status.js";
@@ -33,8 +34,8 @@ const EVENT_REDRAW_MS = 100;
 /** Signals from outside that end the view, the terminal restored first. */
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-/** 128 + SIGINT, as a shell reports a command ended by Ctrl-C. */
-const EXIT_INTERRUPTED = 130;
+/** 128 + SIGINT, as a shell reports a command ended by Ctrl-C (output/exit-codes.ts). */
+const EXIT_INTERRUPTED = EXIT.interrupted;
 
 /** The view is laid out for this width; a narrower terminal cuts lines at its edge. */
 const WIDTH = 80;

@@ -4,14 +4,13 @@
  */
 import { readFile } from "node:fs/promises";
 import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
+import { EXIT } from "./output/exit-codes.js";
 
 export interface ValidateOptions {
   json: boolean;
   out(line: string): void;
   err(line: string): void;
 }
-
-const EXIT = { ok: 0, badInput: 2 } as const;
 
 export async function validate(path: string, options: ValidateOptions): Promise<number> {
   const { json, out } = options;

@@ -37,6 +37,7 @@ import { parseHostText, readHostFile, readIfThere } from "./files.js";
 import { ImportError, insertProperty, styleOf } from "./json-insert.js";
 import { redactJsonSecrets } from "./redact-json.js";
 import { unifiedDiff } from "./unified-diff.js";
+import { EXIT } from "../output/exit-codes.js";
 
 export { ImportError } from "./json-insert.js";
 
@@ -381,8 +382,6 @@ export interface ImportOptions {
   out(line: string): void;
   err(line: string): void;
 }
-
-const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
 /**
  * Which hosts were found, each file with how many servers it holds, which could not be read

@@ -38,6 +38,7 @@ import { redactTomlSecrets, redactYamlSecrets } from "./redact-text.js";
 import { rewriteCodexServer } from "./toml-rewrite.js";
 import { unifiedDiff } from "./unified-diff.js";
 import { rewriteGooseExtension } from "./yaml-rewrite.js";
+import { EXIT } from "../output/exit-codes.js";
 
 export { wiredEntry } from "./entries.js";
 
@@ -61,8 +62,6 @@ export interface WireOptions {
   out(line: string): void;
   err(line: string): void;
 }
-
-const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
 
 /** `[node, …/dist/cli/bin.js]`: how a host starts this mcpool (bin.js: the lean bridge). */
 export function mcpoolCommand(): string[] {

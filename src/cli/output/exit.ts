@@ -6,8 +6,10 @@
  * is a clean end, not a crash: no stack trace, exit {@link EXIT_BROKEN_PIPE}.
  */
 
+import { EXIT } from "./exit-codes.js";
+
 /** 128 + SIGPIPE: what a shell reports for a command that wrote into a closed pipe. */
-export const EXIT_BROKEN_PIPE = 141;
+export const EXIT_BROKEN_PIPE = EXIT.brokenPipe;
 
 /** Exits with `code` once stdout and stderr have handed everything to the OS. */
 export async function exitWhenFlushed(code: number): Promise<never> {

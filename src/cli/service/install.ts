@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 
 import envPaths from "env-paths";
 
+import { EXIT } from "../output/exit-codes.js";
 import {
   checkServiceManager,
   CONTROL_CHARACTER,
@@ -353,14 +354,16 @@ export async function runService(
     await chmod(file.path, 0o644);
     write(`wrote ${file.path}`);
   }
-  let status = 0;
+  let status: number = EXIT.ok;
   for (const argv of plan.commands) {
     const result = await run(argv, signal);
     if (action === "status") {
       for (const text of [result.stdout, result.stderr]) {
         if (text.trim() !== "") for (const line of text.trimEnd().split("\n")) write(line);
       }
-      status = result.exitCode ?? 1;
+      // systemctl's 3 is "not active", which is our "not running"; any other failure is 1.
+      status =
+        result.exitCode === 0 ? EXIT.ok : result.exitCode === 3 ? EXIT.notRunning : EXIT.failed;
       continue;
     }
     if (result.exitCode === 0) {
