@@ -306,6 +306,11 @@ export interface ConfigStatus {
   loadedAt?: number;
   /** One line per invalid row; valid rows still apply. */
   problems: string[];
+  /**
+   * What applied but may not be what was meant, one line each: a key written twice (the last
+   * one counts), a placeholder whose variable is unset. Absent from an older daemon.
+   */
+  warnings?: string[];
 }
 
 export interface DaemonStatus {

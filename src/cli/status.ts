@@ -25,6 +25,7 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
     `socket  ${status.socketPath}`,
     `config  ${configLine(status)}`,
     ...status.config.problems.map((p) => `        problem: ${p}`),
+    ...(status.config.warnings ?? []).map((w) => `        warning: ${w}`),
     "",
     table(
       ["SERVER", "STATUS", "PID", "UPTIME", "CPU", "MEM", "CALLS/MIN", "TOOLS", "LAST ERROR"],

@@ -15,6 +15,13 @@ import {
   type Node,
   type ParseError,
 } from "jsonc-parser";
+import {
+  duplicateKeys,
+  mayRepeatKeys,
+  positionOf,
+  SYNTAX_REASONS,
+  withoutBom,
+} from "./json-text.js";
 import { poolSectionProblems } from "./pool-section.js";
 import { defaultEnvironment, unsetVariables, type Environment } from "./placeholders.js";
 import type { McpServerConfig } from "./rows.js";
@@ -66,26 +73,6 @@ export class ConfigSyntaxError extends Error {
     super(`${reason} at line ${line}, column ${column}`);
   }
 }
-
-/** jsonc-parser's error codes as a person editing the file would say them. */
-const SYNTAX_REASONS: Readonly<Record<string, string>> = {
-  InvalidSymbol: "unexpected character here",
-  InvalidNumberFormat: "this number is not written the JSON way",
-  PropertyNameExpected: "expected a key in double quotes",
-  ValueExpected: "expected a value",
-  ColonExpected: "expected a `:` between the key and its value",
-  CommaExpected: "expected a `,` before the next entry",
-  CloseBraceExpected: "expected a `}` to close this object",
-  CloseBracketExpected: "expected a `]` to close this list",
-  EndOfFileExpected: "expected the end of the file after the top-level object",
-  InvalidCommentToken: "this comment is not closed",
-  UnexpectedEndOfComment: "the file ends inside a comment",
-  UnexpectedEndOfString: 'this string is not closed with a `"`',
-  UnexpectedEndOfNumber: "the file ends inside a number",
-  InvalidUnicode: "this `\\u` escape needs four hex digits",
-  InvalidEscapeCharacter: "this backslash escape is not one JSON knows",
-  InvalidCharacter: "this character must be escaped inside a string",
-};
 
 /** The keys a body may hold: its transport's fields, the options, and what hosts write. */
 const BODY_KEYS: readonly string[] = [
@@ -170,15 +157,28 @@ export async function parseMcpJsonInTurns(
 }
 
 /** parseMcpJson's work, yielding (nothing) every ROWS_PER_PAUSE rows. */
-function* parseSteps(text: string, options: McpJsonOptions): Generator<void, McpJson> {
+function* parseSteps(written: string, options: McpJsonOptions): Generator<void, McpJson> {
+  // What some Windows editors put first; not part of the JSON, and not a column either.
+  const text = withoutBom(written);
   const env = options.env ?? defaultEnvironment();
-  const warnings: ConfigProblem[] = [];
   const locator = new Locator(text);
-  const root = parseRoot(text, locator);
+  const { root, strict } = parseRoot(text, locator);
   if (!isObject(root)) {
     const where = locator.position(locator.tree().offset);
     throw new ConfigSyntaxError("the file must hold a JSON object", where.line, where.column);
   }
+  // JSON.parse keeps the last of a key written twice; say so, or an edit seems ignored.
+  const repeated = !strict || mayRepeatKeys(text, root) ? duplicateKeys(text) : [];
+  const warnings: ConfigProblem[] = repeated.map((d) => ({
+    message: `${d.path.length > 0 ? `\`${d.path.join(".")}\` has` : "the file has"} the key \`${d.key}\` twice (first at line ${d.first.line}); the last one counts`,
+    ...(d.path[0] === "mcpServers" || d.path[0] === "servers"
+      ? d.path.length > 1
+        ? { id: d.path[1]! }
+        : { id: d.key }
+      : {}),
+    line: d.line,
+    column: d.column,
+  }));
 
   const pool = isObject(root.mcpool) ? root.mcpool : {};
   const problems: ConfigProblem[] = [];
@@ -352,9 +352,9 @@ function nodeValue(node: Node): unknown {
  * (comments, trailing commas) and every syntax error go through jsonc-parser, which says
  * where the error is.
  */
-function parseRoot(text: string, locator: Locator): unknown {
+function parseRoot(text: string, locator: Locator): { root: unknown; strict: boolean } {
   try {
-    return JSON.parse(text) as unknown;
+    return { root: JSON.parse(text) as unknown, strict: true };
   } catch {
     // Not strict JSON: JSONC, or an error to be placed.
   }
@@ -371,7 +371,7 @@ function parseRoot(text: string, locator: Locator): unknown {
     );
   }
   locator.adopt(tree);
-  return nodeValue(tree);
+  return { root: nodeValue(tree), strict: false };
 }
 
 interface Position {
@@ -433,19 +433,4 @@ function propertyOffsets(node: Node | undefined): Map<string, number> {
     if (key && !offsets.has(String(key.value))) offsets.set(String(key.value), property.offset);
   }
   return offsets;
-}
-
-function positionOf(text: string): (offset: number) => Position {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
-  return (offset) => {
-    let low = 0;
-    let high = starts.length - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >> 1;
-      if (starts[mid]! <= offset) low = mid;
-      else high = mid - 1;
-    }
-    return { line: low + 1, column: offset - starts[low]! + 1 };
-  };
 }

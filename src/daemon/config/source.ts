@@ -6,7 +6,11 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ConfigStatus } from "mcpool-protocol";
-import { ConfigSyntaxError, parseMcpJsonInTurns } from "../../config/mcp-json.js";
+import {
+  ConfigSyntaxError,
+  parseMcpJsonInTurns,
+  type ConfigProblem,
+} from "../../config/mcp-json.js";
 import { nextTurn } from "../../pool/reconcile/batches.js";
 import type { McpServerConfig } from "../../config/rows.js";
 import { readConfigFile } from "./file.js";
@@ -67,9 +71,8 @@ export class ConfigSource {
         path: this.path,
         ok: true,
         loadedAt: Date.now(),
-        problems: parsed.problems.map((p) =>
-          p.line !== undefined ? `line ${p.line}: ${p.message}` : p.message,
-        ),
+        problems: parsed.problems.map(located),
+        warnings: parsed.warnings.map(located),
       };
     } catch (error) {
       if (error instanceof ConfigSyntaxError) {
@@ -89,9 +92,15 @@ export class ConfigSource {
       ...(column !== undefined ? { column } : {}),
       ...(this.#status.loadedAt !== undefined ? { loadedAt: this.#status.loadedAt } : {}),
       problems: this.#status.problems,
+      ...(this.#status.warnings !== undefined ? { warnings: this.#status.warnings } : {}),
     };
     return { rows: this.#rows, pool: this.#pool, status: this.status() };
   }
+}
+
+/** A problem or warning as status shows it: `line 7: …`. */
+function located(p: ConfigProblem): string {
+  return p.line !== undefined ? `line ${p.line}: ${p.message}` : p.message;
 }
 
 /** Where the daemon's log lines go; the shape of DaemonLog this module needs. */
