@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `mcpool` command. The only module allowed to call process.exit.
- * Exit codes: 0 done, 1 the call or operation failed, 2 bad input, 3 daemon not running,
- * 141 its reader closed stdout or stderr before everything was written (exit.ts).
+ * The `mcpool` command. The only module allowed to call process.exit. What it accepts and
+ * its help are commands.ts's table; what it exits with, output/exit-codes.ts's.
  */
 import { parseArgs } from "node:util";
 import type { PoolClient } from "mcpool-client";
@@ -10,71 +9,23 @@ import { McpPoolError as ClientError } from "mcpool-protocol";
 import { resolvePaths } from "../daemon/process/paths.js";
 import { VERSION } from "../version.js";
 import {
-  endQuietlyOnBrokenPipe,
-  EXIT_BROKEN_PIPE,
-  exitWhenFlushed,
-  serveWithoutBrokenPipes,
-} from "./output/exit.js";
+  commandHelpText,
+  commandNamed,
+  parseOptions,
+  usageText,
+  type ParsedOptions,
+} from "./commands.js";
+import { EXIT } from "./output/exit-codes.js";
+import { endQuietlyOnBrokenPipe, exitWhenFlushed, serveWithoutBrokenPipes } from "./output/exit.js";
 import { cell, table } from "./output/format.js";
 import { withProgress } from "./output/progress.js";
 import { requireServer, stoppedMessage } from "./output/messages.js";
+import { UsageError } from "./output/usage-error.js";
 import { statusText } from "./status.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
 // a product figure (SPEC P4, P7): it needs no bridge, login, import, wire, nor mcpool-client.
-export const EXIT = { ok: 0, failed: 1, badInput: 2, notRunning: 3 } as const;
-
-const USAGE = `usage: mcpool <command> [options]
-
-commands:
-  serve [--config PATH] [--socket PATH]   run the daemon in the foreground
-  status                                  each server's status, pid, uptime, CPU, memory, calls,
-                                          tools, last error
-  tools [--server ID]                     the tools agents are offered
-  search QUERY [--server ID] [--limit N]  the tools that best match QUERY, best first
-  describe QUALIFIED                      one tool's annotations and input/output schema
-  call QUALIFIED [JSON]                   call a tool, print its result
-  probe ID                                dial a configured server afresh and list its tools
-  approve ID [--show]                     show how a server's tools changed since its pin, and
-                                          approve them (writes the pin into mcp.json)
-  login ID [--no-browser] [--force]       sign in to an http server (OAuth) when the daemon
-                                          says it needs one (--force: regardless) and hand
-                                          the tokens to the daemon
-  logout ID                               forget a server's sign-in
-  stop ID | restart ID                    stop one server / restart it
-  reload                                  re-read mcp.json and reconcile now
-  validate [FILE]                         check an mcp.json without the daemon
-  logs [-n N] [-f] [--server ID]          the daemon's log file (-f: follow it; --server: one
-                                          server's lines)
-  top [--once]                            live view: CPU, memory, calls, latency per server
-  stats [--since 7d] [--server ID] [--unused]
-                                          tools by use, or the never-called ones and their cost
-  hide ID TOOL… | unhide ID TOOL…         stop / resume offering tools (hiddenTools in mcp.json)
-  shutdown                                stop the daemon and every server
-  service install|uninstall|status        run the daemon under systemd (Linux) or launchd (macOS)
-  demo                                    pool the built-in echo server in this process
-  bridge [--server ID | --servers A,B] [--http PORT [--token T|none]]
-                                          serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1)
-  wire HOST [--write]                     point a host's entries (claude-desktop, claude-code,
-                                          cursor, vscode, codex, gemini, windsurf, opencode,
-                                          zed, cline, goose, lm-studio) at \`mcpool bridge --server ID\`
-  import [--from HOST[,HOST]] [--write]   merge those hosts' servers into mcp.json: a diff,
-                                          written with --write (a backup is kept)
-
-options: --json (machine-readable output), --socket PATH, --config PATH
-environment: MCPOOL_SOCKET, MCPOOL_CONFIG
-exit codes: 0 ok, 1 failed, 2 bad input, 3 daemon not running, ${EXIT_BROKEN_PIPE} output pipe closed early
-`;
-
-/** Bad input; `showUsage` for an unknown command, where the list of commands is the answer. */
-class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly showUsage = false,
-  ) {
-    super(message);
-  }
-}
+export { EXIT } from "./output/exit-codes.js";
 
 interface Io {
   out(line: string): void;
@@ -87,33 +38,10 @@ const io: Io = {
 };
 
 async function main(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      json: { type: "boolean" },
-      socket: { type: "string" },
-      config: { type: "string" },
-      server: { type: "string" },
-      limit: { type: "string" },
-      n: { type: "string", short: "n" },
-      follow: { type: "boolean", short: "f" },
-      "dry-run": { type: "boolean" },
-      servers: { type: "string" },
-      http: { type: "string" },
-      token: { type: "string" },
-      write: { type: "boolean" },
-      from: { type: "string" },
-      show: { type: "boolean" },
-      "no-browser": { type: "boolean" },
-      force: { type: "boolean" },
-      once: { type: "boolean" },
-      since: { type: "string" },
-      unused: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean", short: "v" },
-    },
-  });
+  const parsed = parseArgs({ args: [...argv], allowPositionals: true, options: parseOptions() });
+  // parseArgs files each value by the type parseOptions() gave it: the one ParsedOptions says.
+  const values = parsed.values as ParsedOptions;
+  const positionals = parsed.positionals;
   const [command, ...rest] = positionals;
   // The bridge ends itself, cleanly, when its host stops reading (bridge.ts); the daemon
   // keeps serving with its log file when whoever read its stderr goes away.
@@ -123,8 +51,19 @@ async function main(argv: readonly string[]): Promise<number> {
     io.out(VERSION);
     return EXIT.ok;
   }
-  if (values.help || command === undefined || command === "help") {
-    io.out(USAGE.trimEnd());
+  if (command === undefined && !values.help) {
+    // As git does: no command is a mistake, and the list of commands is the answer.
+    io.err(usageText());
+    return EXIT.badInput;
+  }
+  if (values.help || command === "help") {
+    const asked = command === "help" ? rest[0] : command;
+    if (asked === undefined) io.out(usageText());
+    else {
+      const found = commandNamed(asked);
+      if (!found) throw new UsageError(`unknown command "${asked}"`, true);
+      io.out(commandHelpText(found));
+    }
     return EXIT.ok;
   }
   const json = values.json === true;
@@ -280,17 +219,8 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case "call": {
       const name = arg(0, "QUALIFIED tool name");
-      let input: Record<string, unknown> = {};
-      if (rest[1] !== undefined) {
-        try {
-          input = JSON.parse(rest[1]) as Record<string, unknown>;
-        } catch (error) {
-          throw new UsageError(`the arguments of call are not JSON: ${(error as Error).message}`);
-        }
-        if (typeof input !== "object" || input === null || Array.isArray(input)) {
-          throw new UsageError("the arguments of call must be a JSON object");
-        }
-      }
+      const { callArguments } = await import("./call-input.js");
+      const input = await callArguments(rest[1], process.stdin);
       return withClient(async (client) => {
         if (json) {
           const raw = await withProgress(`calling ${name}`, () =>
@@ -470,6 +400,13 @@ async function serve(
   return EXIT.ok;
 }
 
+/** The pool's refusals that mean the input named nothing there or did not fit: exit 2. */
+const BAD_INPUT_CODES: ReadonlySet<string> = new Set([
+  "invalid-arguments",
+  "unknown-server",
+  "unknown-tool",
+]);
+
 /** Says what went wrong; the exit code that means it. */
 function failure(error: unknown): number {
   if (
@@ -477,7 +414,7 @@ function failure(error: unknown): number {
     (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
   ) {
     io.err(`mcpool: ${(error as Error).message}`);
-    if (error instanceof UsageError && error.showUsage) io.err(`\n${USAGE.trimEnd()}`);
+    if (error instanceof UsageError && error.showUsage) io.err(`\n${usageText()}`);
     return EXIT.badInput;
   }
   if (error instanceof ClientError) {
@@ -486,9 +423,7 @@ function failure(error: unknown): number {
       io.err("is the daemon running? start it with `mcpool serve` or `mcpool service install`");
       return EXIT.notRunning;
     }
-    return error.code === "invalid-arguments" || error.code === "unknown-server"
-      ? EXIT.badInput
-      : EXIT.failed;
+    return BAD_INPUT_CODES.has(error.code) ? EXIT.badInput : EXIT.failed;
   }
   io.err(`mcpool: ${error instanceof Error ? error.message : String(error)}`);
   return EXIT.failed;
