@@ -71,7 +71,7 @@ describe("the mcpool command", () => {
     ]);
   });
 
-  it("calls a tool and prints its answer, with exit codes for bad input and failed calls", () => {
+  it("calls a tool and prints its answer, with exit code 2 for bad JSON and an unknown tool", () => {
     expect(mcpool(home, "call", "echo__echo", '{"text":"from the cli"}')).toMatchObject({
       code: 0,
       stdout: "from the cli\n",
@@ -84,7 +84,7 @@ describe("the mcpool command", () => {
     expect(badJson.code).toBe(2);
     expect(badJson.stderr).toMatch(/not JSON/);
     const unknown = mcpool(home, "call", "echo__nothing", "{}");
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no server offers the tool "echo__nothing"/);
     expect(mcpool(home, "frobnicate").code).toBe(2);
   });

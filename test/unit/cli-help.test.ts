@@ -14,6 +14,7 @@ import {
   parseFlag,
   parseOptions,
   usageText,
+  type CommandHelp,
 } from "../../src/cli/commands.js";
 import { EXIT, EXIT_CODES } from "../../src/cli/output/exit-codes.js";
 
@@ -45,7 +46,8 @@ function tableAfter(text: string, header: string): string[][] {
 
 describe("the command table", () => {
   it("gives every command a help of its own with its usage line, summary and an example", () => {
-    for (const command of COMMANDS) {
+    const table: readonly CommandHelp[] = COMMANDS;
+    for (const command of table) {
       const help = commandHelpText(command);
       expect(help.startsWith(`usage: mcpool ${command.synopsis}\n`)).toBe(true);
       expect(help.replaceAll(/\s+/g, " ")).toContain(command.summary);
