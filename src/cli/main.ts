@@ -57,7 +57,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return EXIT.badInput;
   }
   if (values.help || command === "help") {
-    const asked = command === "help" ? rest[0] : command;
+    const asked = command === "help" && values.help !== true ? rest[0] : command;
     if (asked === undefined) io.out(usageText());
     else {
       const found = commandNamed(asked);
