@@ -3,7 +3,7 @@
  * pid, uptime, CPU and memory of its process group and calls in the last minute (issue 17),
  * tools and last error. `--json` prints the DaemonStatus as it came.
  */
-import type { DaemonStatus, ServerState } from "mcpool-protocol";
+import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
 import { bytes, memory, percent } from "./output/figures.js";
 import { cell, duration, table } from "./output/format.js";
@@ -55,11 +55,24 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
   ].join("\n");
 }
 
-/** `ok`, or the error and that the last good configuration still runs. */
+/**
+ * The config in a word: `ok` only when the file parsed and every row applied; `N problems`
+ * when rows were rejected (the valid ones still apply); `ERROR` when the file did not parse.
+ */
+export function configWord(config: ConfigStatus): string {
+  if (!config.ok) return "ERROR";
+  const n = config.problems.length;
+  return n === 0 ? "ok" : `${n} problem${n === 1 ? "" : "s"}`;
+}
+
+/** The config's word, with the parse error and that the last good configuration still runs. */
 export function configLine(status: DaemonStatus): string {
   const config = status.config;
   const path = status.configPath;
-  if (config.ok) return `${path}: ok`;
+  if (config.ok) {
+    const rejected = config.problems.length > 0 ? " (the other rows apply)" : "";
+    return `${path}: ${configWord(config)}${rejected}`;
+  }
   const kept = config.loadedAt !== undefined ? "; the last good configuration keeps running" : "";
   return `${path}: ERROR ${config.error ?? ""}${kept}`;
 }

@@ -15,7 +15,7 @@ import { readFile } from "node:fs/promises";
 import type { DaemonStatus, PoolClient, ServerState } from "mcpool-client";
 import { memory, ms, percent, sparkline, bytes } from "./output/figures.js";
 import { logEntries } from "./output/messages.js";
-import { configLine, uptime } from "./status.js";
+import { configLine, configWord, uptime } from "./status.js";
 
 export interface TopOptions {
   once: boolean;
@@ -111,7 +111,7 @@ export function frame(status: DaemonStatus, view: View, now: number, tty: boolea
       return tty && i === view.selected ? `${INVERSE}${line.padEnd(WIDTH)}${PLAIN}` : line;
     }),
     "",
-    `daemon pid ${status.pid} · rss ${bytes(status.rssBytes)} · agents ${Math.max(0, status.clients - 1)} · config ${status.config.ok ? "ok" : "ERROR"}`,
+    `daemon pid ${status.pid} · rss ${bytes(status.rssBytes)} · agents ${Math.max(0, status.clients - 1)} · config ${configWord(status.config)}`,
     fit(`config ${configLine(status)}`, WIDTH).trimEnd(),
   ];
   const limited = servers.filter((s) => s.resources?.maxMemoryMb !== undefined);

@@ -11,6 +11,7 @@ import { CallWindow } from "../../src/pool/watch/call-window.js";
 import { cpuPercent, psSeconds } from "../../src/pool/watch/resources.js";
 import { SAVE_DELAY_MS, UsageCounter, type UsageData } from "../../src/pool/watch/usage.js";
 import { sparkline } from "../../src/cli/output/figures.js";
+import { statusText } from "../../src/cli/status.js";
 import { frame } from "../../src/cli/top.js";
 import { windowMs } from "../../src/cli/stats.js";
 
@@ -202,5 +203,19 @@ describe("a top frame", () => {
     expect(lines.some((l) => l.startsWith("a-server-…"))).toBe(true);
     expect(lines.some((l) => l.startsWith("b "))).toBe(true);
     expect(lines).toContain("daemon pid 1 · rss 50M · agents 2 · config ok");
+  });
+
+  it("says how many rows were rejected instead of config ok, as status does", () => {
+    const rejected = {
+      ...status,
+      config: { ...status.config, problems: ["`a`: bad", "`b`: worse"] },
+    };
+    const lines = frame(rejected, { selected: 0 }, DAY, false);
+    expect(lines).toContain("daemon pid 1 · rss 50M · agents 2 · config 2 problems");
+    expect(lines.join("\n")).not.toMatch(/config ok/);
+    const text = statusText(rejected, DAY);
+    expect(text).toMatch(/^config {2}\S*mcp\.json: 2 problems \(the other rows apply\)$/m);
+    expect(text).not.toMatch(/: ok$/m);
+    expect(statusText(status, DAY)).toMatch(/^config {2}\S*mcp\.json: ok$/m);
   });
 });
