@@ -2,7 +2,7 @@
  * `mcpool import [--from HOST[,HOST…]] [--write] [--json]` (SPEC D8, issue 18): the MCP
  * servers of the hosts a user already has — the twelve of `hosts/configs.ts`, from Claude
  * Desktop to Codex, Goose and LM Studio — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
- * the old file as `mcp.json.bak-<timestamp>` and replaces it atomically; the daemon sees the
+ * the old file as `mcp.json.mcpool-backup-<time>` (backup.ts) and replaces it atomically; the daemon sees the
  * save and reconciles.
  *
  * Where each host keeps its list is `hosts/configs.ts` (shared with `mcpool wire`), plus the
@@ -32,6 +32,7 @@ import {
   type HostName,
   type JsonPath,
 } from "./configs.js";
+import { backupPath } from "./backup.js";
 import { isBridgeBody, toMcpBody } from "./entries.js";
 import { parseHostText, readHostFile, readIfThere } from "./files.js";
 import { ImportError, insertProperty, styleOf } from "./json-insert.js";
@@ -341,14 +342,6 @@ export async function planImport(options: {
         )
       : "";
   return plan;
-}
-
-/** `mcp.json.bak-2026-01-31T12-00-00Z`: sorts by time, and no character a shell or Windows minds. */
-export function backupPath(target: string, now: Date): string {
-  return `${target}.bak-${now
-    .toISOString()
-    .replace(/\.\d+Z$/, "Z")
-    .replaceAll(":", "-")}`;
 }
 
 /** Writes a plan: the old file to its backup first, then the new one over it atomically. */

@@ -22,6 +22,7 @@ import type { McpServerConfig } from "../../config/rows.js";
 import { sameConnection } from "../../config/same-connection.js";
 import { defaultSocketPath } from "mcpool-client";
 import { mcpSocketPath } from "../../bridge/mcp-socket-paths.js";
+import { backupPath } from "./backup.js";
 import { findPipeEntry, type PipeEntry } from "./pipe-entry.js";
 import {
   HOSTS,
@@ -172,14 +173,6 @@ export function applyWire(
   return next;
 }
 
-function stamp(date: Date): string {
-  return date
-    .toISOString()
-    .replace(/\.\d+Z$/, "")
-    .replace(/[-:]/g, "")
-    .replace("T", "-");
-}
-
 /** mcpool's rows, or the sentence that says why they cannot be read. */
 async function mcpoolRows(configPath: string): Promise<McpServerConfig[] | string> {
   try {
@@ -214,7 +207,7 @@ async function hostFile(
 
 /** Writes `next` over `path`, the old text kept beside it first; returns the backup's path. */
 async function writeWired(path: string, next: string, now: Date): Promise<string> {
-  const backup = join(dirname(path), `${basename(path)}.mcpool-backup-${stamp(now)}`);
+  const backup = backupPath(path, now);
   const mode = (await stat(path)).mode & 0o777;
   await copyFile(path, backup);
   const temp = join(dirname(path), `.${basename(path)}.mcpool-${process.pid}.tmp`);
