@@ -326,6 +326,36 @@ describe("mcpool import", () => {
     expect(again.diff).toBe("");
   });
 
+  it("says when it imports a url ending in /sse as Streamable HTTP, and skips an entry typed sse", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mcpool-import-"));
+    dirs.push(home);
+    write(
+      join(home, ".cursor", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          events: { url: "https://mcp.example.com/sse" },
+          legacy: { type: "sse", url: "https://old.example.com/events" },
+          modern: { url: "https://mcp.example.com/mcp" },
+        },
+      }),
+    );
+    const target = join(home, ".config", "mcpool", "mcp.json");
+    const plan = await planImport({
+      target,
+      where: { home, cwd: home, platform: "linux", env: {} },
+      hosts: ["cursor"],
+    });
+    expect(plan.added.map((a) => a.id)).toEqual(["events", "modern"]);
+    const notes = plan.notes.join("\n");
+    expect(notes).toMatch(
+      /"events" is imported as a Streamable HTTP server, but its url ends in \/sse/,
+    );
+    expect(notes).not.toMatch(/"modern"/);
+    expect(plan.skipped).toEqual([
+      expect.stringMatching(/^"legacy" from cursor .*: SSE servers are not supported/),
+    ]);
+  });
+
   it("reads the macOS locations, and only the hosts asked for", async () => {
     const home = mkdtempSync(join(tmpdir(), "mcpool-import-mac-"));
     dirs.push(home);

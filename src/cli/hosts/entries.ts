@@ -185,7 +185,21 @@ export function toMcpBody(host: HostName, entry: unknown): Body | { skip: string
       }
       return entry;
     default:
+      // Claude Code, Cursor and VS Code spell an SSE server `"type": "sse"`.
+      if (entry.type === "sse" || entry.transport === "sse") return { skip: SSE_WHY };
       return entry;
+  }
+}
+
+/**
+ * Whether an http row's url looks like an SSE endpoint (`…/sse`): imported as Streamable HTTP,
+ * which a server that speaks only the old SSE transport refuses, so import says so.
+ */
+export function looksLikeSse(url: string): boolean {
+  try {
+    return /\/sse\/?$/i.test(new URL(url).pathname);
+  } catch {
+    return false;
   }
 }
 

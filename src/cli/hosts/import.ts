@@ -33,7 +33,7 @@ import {
   type JsonPath,
 } from "./configs.js";
 import { backupPath } from "./backup.js";
-import { isBridgeBody, toMcpBody } from "./entries.js";
+import { isBridgeBody, looksLikeSse, toMcpBody } from "./entries.js";
 import { parseHostText, readHostFile, readIfThere } from "./files.js";
 import { ImportError, insertProperty, styleOf } from "./json-insert.js";
 import { redactJsonSecrets } from "./redact-json.js";
@@ -323,6 +323,11 @@ export async function planImport(options: {
     if (first.name !== id) {
       plan.notes.push(
         `"${first.name}" becomes the id "${id}" (ids name tools), labelled "${first.name}"`,
+      );
+    }
+    if (row.transport === "http" && looksLikeSse(row.url)) {
+      plan.notes.push(
+        `"${id}" is imported as a Streamable HTTP server, but its url ends in /sse, where servers usually serve the older SSE transport, which mcpool does not speak; if it fails to connect, point it at the server's Streamable HTTP endpoint (often /mcp)`,
       );
     }
     if (JSON.stringify(bodyOf(row)).includes("${input:")) {
