@@ -205,6 +205,28 @@ describe("a top frame", () => {
     expect(lines).toContain("daemon pid 1 · rss 50M · agents 2 · config ok");
   });
 
+  it("fits a 50×15 terminal: fewer columns, header and footer kept, the selected server in view", () => {
+    const many = {
+      ...status,
+      servers: Array.from({ length: 30 }, (_, i) => server(`s${String(i).padStart(2, "0")}`)),
+    };
+    const screen = { width: 50, height: 15 };
+    const lines = frame(many, { selected: 20 }, DAY, true, screen);
+    expect(lines.length).toBeLessThanOrEqual(15);
+    expect(lines[0]).toMatch(/^mcpool top · 30 server\(s\)/);
+    expect(lines[2]).toMatch(/^SERVER +STATUS +PID +CPU +MEM +C\/MIN$/);
+    for (const line of lines)
+      expect(line.replace(/\x1b\[\d*m/g, "").length).toBeLessThanOrEqual(50);
+    expect(lines.some((l) => l.includes("s20 "))).toBe(true);
+    expect(lines.some((l) => l.startsWith("daemon pid 1 · rss 50M"))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^config /);
+    // With the log open the footer still shows, and some log lines below it.
+    const withLog = frame(many, { selected: 0, logLines: ["a", "b", "c"] }, DAY, true, screen);
+    expect(withLog.length).toBeLessThanOrEqual(15);
+    expect(withLog).toContain("log of s00:");
+    expect(withLog.some((l) => l.startsWith("daemon pid 1"))).toBe(true);
+  });
+
   it("says how many rows were rejected instead of config ok, as status does", () => {
     const rejected = {
       ...status,
