@@ -18,6 +18,8 @@ import {
 import { cell, table } from "./output/format.js";
 import { withProgress } from "./output/progress.js";
 import { requireServer, stoppedMessage } from "./output/messages.js";
+import { errorText, terminalText } from "./output/terminal.js";
+import { describeText } from "./describe.js";
 import { statusText } from "./status.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
@@ -81,10 +83,16 @@ interface Io {
   err(line: string): void;
 }
 
+/** Lines for a person pass the terminal sanitiser on their way out (SPEC K1); JSON does not. */
+const human = (line: string): string => terminalText(line, { multiline: true });
+
 const io: Io = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: (line) => process.stdout.write(`${human(line)}\n`),
+  err: (line) => process.stderr.write(`${human(line)}\n`),
 };
+
+/** `--json`: stdout is the document exactly as JSON.stringify wrote it. */
+const jsonIo: Io = { out: (line) => process.stdout.write(`${line}\n`), err: io.err };
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -128,8 +136,9 @@ async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   }
   const json = values.json === true;
-  const print = (value: unknown, human: () => string): void =>
-    io.out(json ? JSON.stringify(value, null, 2) : human());
+  const { out } = json ? jsonIo : io;
+  const print = (value: unknown, text: () => string): void =>
+    out(json ? JSON.stringify(value, null, 2) : text());
   const socketPath = values.socket ?? process.env.MCPOOL_SOCKET;
   const withClient = async <T>(run: (client: PoolClient) => Promise<T>): Promise<T> => {
     const { connect } = await import("mcpool-client");
@@ -168,7 +177,7 @@ async function main(argv: readonly string[]): Promise<number> {
         json,
         configPath: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
         ...(socketPath ? { socketPath } : {}),
-        out: io.out,
+        out,
         err: io.err,
       });
     case "import":
@@ -177,11 +186,11 @@ async function main(argv: readonly string[]): Promise<number> {
         write: values.write === true,
         json,
         target: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
-        out: io.out,
+        out,
         err: io.err,
       });
     case "demo":
-      await (await import("./demo.js")).demo(io.out, { json });
+      await (await import("./demo.js")).demo(out, { json });
       return EXIT.ok;
     case "status":
       return withClient(async (client) => {
@@ -194,7 +203,7 @@ async function main(argv: readonly string[]): Promise<number> {
         (await import("./top.js")).top(client, {
           once: values.once === true,
           logFile: logFile(),
-          out: io.out,
+          out,
         }),
       );
     case "stats":
@@ -204,7 +213,7 @@ async function main(argv: readonly string[]): Promise<number> {
           ...(values.server !== undefined ? { server: values.server } : {}),
           unused: values.unused === true,
           json,
-          out: io.out,
+          out,
         }),
       );
     case "hide":
@@ -214,7 +223,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (tools.length === 0) throw new UsageError(`${command} needs at least one TOOL`);
       const { hideTools } = await import("./stats.js");
       return withClient((client) =>
-        hideTools(client, id, tools, { hide: command === "hide", json, out: io.out }),
+        hideTools(client, id, tools, { hide: command === "hide", json, out }),
       );
     }
     case "tools":
@@ -258,23 +267,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return withClient(async (client) => {
         const info = await client.describe(name);
         if (!info) throw new ClientError("unknown-tool", `no server offers the tool "${name}"`);
-        print(info, () => {
-          const hints = Object.entries(info.annotations ?? {}).filter(([k]) => k !== "title");
-          return [
-            `${info.name}  (server ${info.serverId}, tool ${info.toolName})`,
-            ...(info.title ? [`title        ${info.title}`] : []),
-            `annotations  ${hints.map(([k, v]) => `${k}=${String(v)}`).join(" ") || "none"}`,
-            `tokens       ~${info.tokens}`,
-            ...(info.description ? ["", info.description] : []),
-            "",
-            "input schema:",
-            JSON.stringify(info.inputSchema, null, 2),
-            ...(info.outputSchema
-              ? ["", "output schema:", JSON.stringify(info.outputSchema, null, 2)]
-              : []),
-            ...(info.meta ? ["", "_meta:", JSON.stringify(info.meta, null, 2)] : []),
-          ].join("\n");
-        });
+        print(info, () => describeText(info));
         return EXIT.ok;
       });
     }
@@ -296,9 +289,9 @@ async function main(argv: readonly string[]): Promise<number> {
           const raw = await withProgress(`calling ${name}`, () =>
             client.call(name, input, { raw: true }),
           );
-          io.out(JSON.stringify(raw, null, 2));
+          out(JSON.stringify(raw, null, 2));
         } else {
-          io.out(await withProgress(`calling ${name}`, () => client.call(name, input)));
+          out(await withProgress(`calling ${name}`, () => client.call(name, input)));
         }
         return EXIT.ok;
       });
@@ -312,16 +305,14 @@ async function main(argv: readonly string[]): Promise<number> {
         openBrowser: values["no-browser"] !== true,
         force: values.force === true,
         json,
-        out: io.out,
+        out,
         err: io.err,
       });
     }
     case "approve": {
       const id = arg(0, "server ID");
       const { approve } = await import("./approve.js");
-      return withClient((client) =>
-        approve(client, id, { show: values.show === true, json, out: io.out }),
-      );
+      return withClient((client) => approve(client, id, { show: values.show === true, json, out }));
     }
     case "probe": {
       const id = arg(0, "server ID");
@@ -335,7 +326,7 @@ async function main(argv: readonly string[]): Promise<number> {
                 `${id}: ok, ${result.tools.length} tools`,
                 ...result.tools.map((t) => `  ${t.name}`),
               ].join("\n")
-            : `${id}: FAILED\n${result.error ?? ""}`,
+            : `${id}: FAILED\n${errorText(result.error ?? "")}`,
         );
         return result.ok ? EXIT.ok : EXIT.failed;
       });
@@ -355,7 +346,10 @@ async function main(argv: readonly string[]): Promise<number> {
         const config = await withProgress("reloading", () => client.reload());
         print(config, () =>
           config.ok
-            ? [`reloaded ${config.path}`, ...config.problems.map((p) => `problem: ${p}`)].join("\n")
+            ? [
+                `reloaded ${config.path}`,
+                ...config.problems.map((p) => `problem: ${terminalText(p)}`),
+              ].join("\n")
             : `${config.path}: ${config.error}; the last good configuration keeps running`,
         );
         return config.ok ? EXIT.ok : EXIT.badInput;
@@ -363,7 +357,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case "validate":
       return (await import("./validate-command.js")).validate(
         rest[0] ?? values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
-        { json, out: io.out, err: io.err },
+        { json, out, err: io.err },
       );
     case "logs": {
       const { showLog } = await import("./log-command.js");
@@ -372,7 +366,7 @@ async function main(argv: readonly string[]): Promise<number> {
         follow: values.follow === true,
         ...(values.server !== undefined ? { server: values.server } : {}),
         json,
-        out: io.out,
+        out,
       });
     }
     case "shutdown":
@@ -481,7 +475,7 @@ function failure(error: unknown): number {
     return EXIT.badInput;
   }
   if (error instanceof ClientError) {
-    io.err(`mcpool: ${error.message}`);
+    io.err(`mcpool: ${errorText(error.message)}`);
     if (error.code === "daemon-unavailable") {
       io.err("is the daemon running? start it with `mcpool serve` or `mcpool service install`");
       return EXIT.notRunning;
@@ -490,7 +484,7 @@ function failure(error: unknown): number {
       ? EXIT.badInput
       : EXIT.failed;
   }
-  io.err(`mcpool: ${error instanceof Error ? error.message : String(error)}`);
+  io.err(`mcpool: ${errorText(error instanceof Error ? error.message : String(error))}`);
   return EXIT.failed;
 }
 

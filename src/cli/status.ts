@@ -8,6 +8,7 @@ import { conversationLines } from "./conversation-status.js";
 import { bytes, memory, percent } from "./output/figures.js";
 import { cell, duration, table } from "./output/format.js";
 import { cutErrorsHint, ERROR_CELL_WIDTH } from "./output/messages.js";
+import { terminalText } from "./output/terminal.js";
 
 /** Uptime of a server whose connection is up, else `-`. */
 export function uptime(s: ServerState, now: number): string {
@@ -24,7 +25,7 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
     `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)${rss}`,
     `socket  ${status.socketPath}`,
     `config  ${configLine(status)}`,
-    ...status.config.problems.map((p) => `        problem: ${p}`),
+    ...status.config.problems.map((p) => `        problem: ${terminalText(p)}`),
     "",
     table(
       ["SERVER", "STATUS", "PID", "UPTIME", "CPU", "MEM", "CALLS/MIN", "TOOLS", "LAST ERROR"],
@@ -74,5 +75,5 @@ export function configLine(status: DaemonStatus): string {
     return `${path}: ${configWord(config)}${rejected}`;
   }
   const kept = config.loadedAt !== undefined ? "; the last good configuration keeps running" : "";
-  return `${path}: ERROR ${config.error ?? ""}${kept}`;
+  return `${path}: ERROR ${terminalText(config.error ?? "")}${kept}`;
 }

@@ -15,6 +15,7 @@ import { readFile } from "node:fs/promises";
 import type { DaemonStatus, PoolClient, ServerState } from "mcpool-client";
 import { memory, ms, percent, sparkline, bytes } from "./output/figures.js";
 import { logEntries } from "./output/messages.js";
+import { terminalText } from "./output/terminal.js";
 import { configLine, configWord, uptime } from "./status.js";
 
 export interface TopOptions {
@@ -74,7 +75,9 @@ const LEAVE = `${ESC}?25h${ESC}?1049l`;
 const INVERSE = `${ESC}7m`;
 const PLAIN = `${ESC}0m`;
 
-function fit(text: string, width: number): string {
+/** One line of the view: made safe (it holds ids, errors and log lines), then cut or padded. */
+function fit(raw: string, width: number): string {
+  const text = terminalText(raw);
   return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
 }
 
