@@ -13,6 +13,7 @@
  */
 import type { AuthChallenge } from "../mcp/challenges.js";
 import type { SignInRequest } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 /**
  * Sign-ins in a row a server may answer with the same challenge before the pool stops
@@ -74,8 +75,8 @@ export class SignInLedger {
     demand.challenge = challenge;
     if (demand.attempts >= MAX_SIGN_INS && !demand.exhausted) {
       demand.exhausted = true;
-      this.#log(
-        `mcpool: ${id}: ${demand.attempts} sign-ins in a row were refused with ${scopeText(challenge.scope)}; not asking again until \`mcpool login ${id} --force\``,
+      serverLog({ error: this.#log }, id).error(
+        `${demand.attempts} sign-ins in a row were refused with ${scopeText(challenge.scope)}; not asking again until \`mcpool login ${id} --force\``,
       );
     }
   }
