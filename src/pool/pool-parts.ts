@@ -57,7 +57,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     tokenStore: options.tokenStore,
     authProvider: options.authProvider,
     lost: (serverId) => servers.find(serverId)?.authLost(),
-    log: (message) => log.error?.(message),
+    log: (message, about) => log.error?.(message, about),
     env: options.env,
     entry: (id) => servers.entry(id),
     reconnect: (id) => servers.reconnect(id),

@@ -12,7 +12,7 @@
  * limits"): status says so, the bound is logged once, and only `mcpool login --force` goes on.
  */
 import type { AuthChallenge } from "../mcp/challenges.js";
-import type { SignInRequest } from "../core/types.js";
+import type { PoolLog, SignInRequest } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 
 /**
@@ -53,9 +53,9 @@ export function unionScope(a: string | undefined, b: string | undefined): string
 
 export class SignInLedger {
   readonly #demands = new Map<string, Demand>();
-  readonly #log: (message: string) => void;
+  readonly #log: NonNullable<PoolLog["error"]>;
 
-  constructor(log: (message: string) => void) {
+  constructor(log: NonNullable<PoolLog["error"]>) {
     this.#log = log;
   }
 
