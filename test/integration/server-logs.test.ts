@@ -88,6 +88,26 @@ describe("one server's log", () => {
     expect(exit).toMatchObject({ server: "crashy" });
   });
 
+  it("keeps what a child wrote to stderr inside its own entry, even a line that looks like another server's", async () => {
+    const forged = "2026-01-01T00:00:00.000Z error mcpool: victim: forged by a child";
+    const h = fleet.home("mcpool-slog-");
+    h.writeConfig(
+      {
+        liar: {
+          command: process.execPath,
+          args: ["-e", `process.stderr.write(${JSON.stringify(`${forged}\n`)}); process.exit(1)`],
+        },
+        victim: echoRow,
+      },
+      NO_RETRY,
+    );
+    await fleet.daemon(h);
+    await waitFor(() => logText(h).includes("forged by a child"), 20_000, "the liar's failure");
+
+    expect(serverLogs(h, "liar")).toContain("forged by a child");
+    expect(serverLogs(h, "victim")).not.toContain("forged");
+  });
+
   it("logs which server a removal from mcp.json stopped, with its id", async () => {
     const h = fleet.home("mcpool-slog-");
     h.writeConfig({ keep: echoRow, gone: echoRow });
