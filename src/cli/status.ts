@@ -17,6 +17,16 @@ export function uptime(s: ServerState, now: number): string {
     : "-";
 }
 
+/**
+ * The status word, `(stale)` when the tools are last-known, and when a backoff holds the
+ * next dial, how long until it: `unreachable, next try in 8s` (K3).
+ */
+export function statusCell(s: ServerState, now: number): string {
+  const word = s.stale ? `${s.status} (stale)` : s.status;
+  if (s.retryAt === undefined || s.retryAt <= now || s.status === "auth-required") return word;
+  return `${word}, next try in ${duration(s.retryAt - now + 999)}`;
+}
+
 /** The whole human-readable status. */
 export function statusText(status: DaemonStatus, now = Date.now()): string {
   const rss = status.rssBytes !== undefined ? `, rss ${bytes(status.rssBytes)}` : "";
@@ -31,7 +41,7 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
       ["SERVER", "STATUS", "PID", "UPTIME", "CPU", "MEM", "CALLS/MIN", "TOOLS", "LAST ERROR"],
       status.servers.map((s) => [
         s.id,
-        s.stale ? `${s.status} (stale)` : s.status,
+        statusCell(s, now),
         s.pid !== undefined ? String(s.pid) : "-",
         uptime(s, now),
         percent(s.resources?.cpuPercent),

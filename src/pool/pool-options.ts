@@ -28,6 +28,11 @@ export const DEFAULT_TOOLS_TOKEN_WARNING = 20_000;
 export interface McpPoolOptions {
   /** Where sync() with no argument reads its rows. Without it, sync() needs rows. */
   load?: () => readonly McpServerConfig[] | Promise<readonly McpServerConfig[]>;
+  /**
+   * What log lines call the place the rows come from: a removed row logs `stopped: removed
+   * from <rowsFrom>`. Default `the configuration`; the daemon names its file (`mcp.json`).
+   */
+  rowsFrom?: string;
   /** clientInfo.name of the MCP handshake: the whole of what a server learns about us. */
   clientName: string;
   /** clientInfo.version. Default: this package's version. */
