@@ -13,6 +13,7 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ConversationIdentity, PoolClient, ToolDescription } from "mcpool-client";
+import { FoundTools } from "./found-tools.js";
 import type { Scope } from "./naming.js";
 import type { Extra, Session } from "./session.js";
 
@@ -38,6 +39,8 @@ export const CATALOG_LOADED = 24;
 /** What search_tools answers when the model names no limit, and the most it may ask for. */
 export const SEARCH_LIMIT = 5;
 export const SEARCH_LIMIT_MAX = 10;
+
+export { FoundTools };
 
 /** The pool's own tools' names: no qualified name can be one (those hold `__`). */
 export const META_TOOLS = {
@@ -111,41 +114,6 @@ export function metaTools(): Tool[] {
       },
     },
   ];
-}
-
-/** One session's found tools (qualified names), least recently used first. */
-export class FoundTools {
-  readonly #names = new Map<string, true>();
-
-  constructor(readonly limit: number) {}
-
-  /** Adds (or refreshes) `names`; true when the set a host lists changed. */
-  add(names: readonly string[]): boolean {
-    let changed = false;
-    for (const name of names) {
-      if (!this.#names.delete(name)) changed = true;
-      this.#names.set(name, true);
-    }
-    while (this.#names.size > this.limit) {
-      const oldest = this.#names.keys().next().value as string;
-      this.#names.delete(oldest);
-      changed = true;
-    }
-    return changed;
-  }
-
-  /** A call by name: the tool is used, so it leaves last. */
-  touch(name: string): void {
-    if (this.#names.delete(name)) this.#names.set(name, true);
-  }
-
-  has(name: string): boolean {
-    return this.#names.has(name);
-  }
-
-  [Symbol.iterator](): IterableIterator<string> {
-    return this.#names.keys();
-  }
 }
 
 export interface CatalogOptions {

@@ -8,7 +8,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ConversationIdentity } from "mcpool-client";
-import type { FoundTools } from "./catalog.js";
+import type { FoundTools } from "./found-tools.js";
 import type {
   LoggingLevel,
   ServerNotification,
