@@ -196,8 +196,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     // The definitions first: a listing waits for the daemon's first reconcile (F4), and the
     // state read after it then knows every tool the definitions name.
     const definitions = await upstream.tools(identity ? { ...scoped, identity } : scoped);
-    const fresh = await upstream.state();
-    names = toolNames(fresh, scope.single);
+    // Only one server's own names need the state (qualified names are their own table);
+    // in pool scope it would be every server's every tool, read for nothing (P12: a search
+    // at 5,000 tools spent most of its 63 ms here).
+    if (scope.single !== undefined) names = toolNames(await upstream.state(), scope.single);
     // What a definition has no room for (title, annotations, outputSchema, _meta), per tool;
     // a tool that went away meanwhile is described as its definition alone.
     const described = await Promise.all(

@@ -22,12 +22,13 @@ export type CatalogMode = "on" | "auto";
 
 /**
  * `catalogTokens` default: what `auto` may spend on most-called tools in a first list, in the
- * pool's token estimate (four characters a token). bench/p12-catalog.mjs measures the reference
- * servers' tools at a median of ~170 tokens each (a few schemas past 600); 1,500 holds the
- * 6–8 tools a user calls most, and with the three meta tools (~600) keeps the first list of
- * the reference set under a quarter of the full one (P12).
+ * pool's token estimate (four characters a token over the OpenAI definition). Measured by
+ * bench/p12-catalog.mjs on the reference servers: 126 tokens a tool at the median, 194 at p90,
+ * 254 at most, so 1,000 holds the 5–8 tools a user calls most — the common case with no
+ * search — while the first list stays a small part of the full one (7 tools: 9.2 KB of 31 KB,
+ * the MCP listing carrying titles, annotations and output schemas beyond the estimate).
  */
-export const CATALOG_TOKENS = 1_500;
+export const CATALOG_TOKENS = 1_000;
 
 /**
  * `catalogLoaded` default: found tools one session keeps listed. A search answers up to

@@ -58,7 +58,7 @@ commands:
                                           serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1);
                                           --catalog: alwaysLoad tools and search/describe/call tools
                                           only, found tools join the session (=auto: and the most
-                                          called, up to N tokens, default 1500)
+                                          called, up to N tokens, default 1000)
   wire HOST [--write] [--catalog[=auto]]  point a host's entries (claude-desktop, claude-code,
                                           cursor, vscode, codex, gemini, windsurf, opencode,
                                           zed, cline, goose, lm-studio) at \`mcpool bridge --server ID\`
