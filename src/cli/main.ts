@@ -56,8 +56,12 @@ commands:
   service install|uninstall|status        run the daemon under systemd (Linux) or launchd (macOS)
   demo                                    pool the built-in echo server in this process
   bridge [--server ID | --servers A,B] [--http PORT [--token T|none]]
-                                          serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1)
-  wire HOST [--write]                     point a host's entries (claude-desktop, claude-code,
+         [--catalog[=auto] [--catalog-tokens N]]
+                                          serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1);
+                                          --catalog: alwaysLoad tools and search/describe/call tools
+                                          only, found tools join the session (=auto: and the most
+                                          called, up to N tokens, default 1000)
+  wire HOST [--write] [--catalog[=auto]]  point a host's entries (claude-desktop, claude-code,
                                           cursor, vscode, codex, gemini, windsurf, opencode,
                                           zed, cline, goose, lm-studio) at \`mcpool bridge --server ID\`
   import [--from HOST[,HOST]] [--write]   merge those hosts' servers into mcp.json: a diff,
@@ -96,7 +100,8 @@ const jsonIo: Io = { out: (line) => process.stdout.write(`${line}\n`), err: io.e
 
 async function main(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: [...argv],
+    // `--catalog` alone is `--catalog=on`: parseArgs has no option that takes a value or none.
+    args: argv.map((arg) => (arg === "--catalog" ? "--catalog=on" : arg)),
     allowPositionals: true,
     options: {
       json: { type: "boolean" },
@@ -109,6 +114,8 @@ async function main(argv: readonly string[]): Promise<number> {
       "dry-run": { type: "boolean" },
       servers: { type: "string" },
       http: { type: "string" },
+      catalog: { type: "string" },
+      "catalog-tokens": { type: "string" },
       token: { type: "string" },
       write: { type: "boolean" },
       from: { type: "string" },
@@ -168,6 +175,7 @@ async function main(argv: readonly string[]): Promise<number> {
         ...(values.config ? { configPath: values.config } : {}),
         ...(values.http !== undefined ? { httpPort: portOf(values.http) } : {}),
         ...(values.token !== undefined ? { token: values.token } : {}),
+        ...catalogOption(values.catalog, values["catalog-tokens"]),
         err: io.err,
       });
     case "wire":
@@ -177,6 +185,7 @@ async function main(argv: readonly string[]): Promise<number> {
         json,
         configPath: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
         ...(socketPath ? { socketPath } : {}),
+        ...catalogOption(values.catalog, values["catalog-tokens"]),
         out,
         err: io.err,
       });
@@ -405,6 +414,26 @@ function bridgeScope(
   if (servers === undefined) return {};
   const ids = servers.split(",").map((id) => id.trim());
   return { servers: ids.filter((id) => id !== "") };
+}
+
+/** `--catalog[=auto]` and `--catalog-tokens N` (SPEC J1–J3). */
+function catalogOption(
+  mode: string | undefined,
+  tokens: string | undefined,
+): { catalog?: { mode: "on" | "auto"; tokens?: number } } {
+  if (mode === undefined) {
+    if (tokens !== undefined) throw new UsageError("--catalog-tokens goes with --catalog=auto");
+    return {};
+  }
+  if (mode !== "on" && mode !== "auto") {
+    throw new UsageError(`--catalog takes nothing or =auto, not "${mode}"`);
+  }
+  if (tokens === undefined) return { catalog: { mode } };
+  const budget = Number(tokens);
+  if (!Number.isInteger(budget) || budget < 0) {
+    throw new UsageError(`--catalog-tokens takes a number of tokens, not "${tokens}"`);
+  }
+  return { catalog: { mode, tokens: budget } };
 }
 
 function portOf(value: string): number {

@@ -203,6 +203,24 @@ export function looksLikeSse(url: string): boolean {
   }
 }
 
+/**
+ * The server a wired entry (`mcpool bridge --server ID …`, or a pipe to `mcp/ID.sock`) serves,
+ * and whether it is in catalogue mode; undefined for any other entry.
+ */
+export function bridgeEntryOf(body: Body): { serverId: string; catalog: boolean } | undefined {
+  const args = Array.isArray(body.args) ? body.args : [];
+  const catalog = args.some((a) => typeof a === "string" && a.startsWith("--catalog"));
+  const at = args.indexOf("--server");
+  if (args.includes("bridge") && at !== -1 && typeof args[at + 1] === "string") {
+    return { serverId: args[at + 1] as string, catalog };
+  }
+  const socket = args.find(
+    (a): a is string => typeof a === "string" && /[\\/]mcp[\\/][^\\/@]+\.sock$/.test(a),
+  );
+  const id = socket?.split(/[\\/]/).at(-1)?.slice(0, -".sock".length);
+  return id !== undefined ? { serverId: id, catalog: false } : undefined;
+}
+
 /** Whether a host's entry already starts `mcpool bridge --server …`. */
 export function isBridgeBody(body: Body): boolean {
   const args = Array.isArray(body.args) ? body.args : [];
@@ -218,6 +236,8 @@ export function wiredEntry(
   socketPath: string | undefined,
   /** A stock pipe to the daemon's MCP socket (pipe-entry.ts), instead of `mcpool bridge`. */
   pipe?: PipeEntry,
+  /** More of the bridge's flags (`--catalog`, SPEC J1); unused with a pipe. */
+  bridgeArgs: readonly string[] = [],
 ): Body {
   const [file, ...args] = pipe
     ? [pipe.command, ...pipe.args]
@@ -226,6 +246,7 @@ export function wiredEntry(
         "bridge",
         "--server",
         serverId,
+        ...bridgeArgs,
         ...(socketPath !== undefined ? ["--socket", socketPath] : []),
       ];
   const entry: Body = {};
