@@ -33,6 +33,8 @@ export const POOL_ERROR_CODES = [
   "binding-changed",
   "session-expired",
   "server-crashed",
+  // The daemon's: an answer over its frame cap, after the tool ran (cap it with maxResultChars).
+  "answer-too-large",
 ] as const;
 
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];
@@ -62,6 +64,11 @@ export interface ErrorDetail {
   timeoutMs?: number;
   /** For `connect-failed` and `connection-lost`: what the child last wrote to stderr. */
   stderr?: string;
+  /**
+   * For `connect-failed` and `connection-lost`: the code of what went wrong under the
+   * fetch or the spawn (`ECONNREFUSED`, `ENOTFOUND`, `CERT_HAS_EXPIRED`, `ENOENT`…).
+   */
+  causeCode?: string;
   /** For `pool-full`: the budget that is full. */
   limit?: string;
   /** Anything else worth carrying, already free of secrets. */

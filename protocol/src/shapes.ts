@@ -59,7 +59,13 @@ export type ServerStatus =
   | "pin-mismatch"
   | "auth-required"
   /** A call timed out and a ping went unanswered: the server is being replaced (F3). */
-  | "unresponsive";
+  | "unresponsive"
+  /**
+   * A remote (http) row whose address answers nothing: refused, no such host, a TLS
+   * certificate refused, a connect timeout (K3). `error` names the cause by its code;
+   * `retryAt` is the next attempt. `crash-loop` is for child processes.
+   */
+  | "unreachable";
 
 /**
  * A tool's annotations, as the server sent them and the SDK parsed them: an optional field
@@ -97,9 +103,9 @@ export interface ServerState {
   /** A copy of the row; `env` and `headers` only with `state({ secrets: true })`. */
   config: ServerRow;
   status: ServerStatus;
-  /** Why the server is at `error` / `crash-loop`, including the stderr tail. */
+  /** Why the server is at `error` / `crash-loop` / `unreachable`, with the stderr tail or the cause. */
   error?: string;
-  /** For `error` and `crash-loop`: epoch ms before which nothing is dialled. */
+  /** For `error`, `crash-loop` and `unreachable`: epoch ms of the next attempt; nothing is dialled before. */
   retryAt?: number;
   /** The child's pid, while a stdio connection is up. */
   pid?: number;

@@ -56,6 +56,13 @@ import {
 } from "./conversation.js";
 import { scopeOf, toolNames, type Scope, type ToolNames } from "./naming.js";
 import { PassthroughRouter } from "./passthrough.js";
+import {
+  createCatalog,
+  isMetaTool,
+  metaTools,
+  type Catalog,
+  type CatalogOptions,
+} from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
 
 export interface BridgeOptions {
@@ -72,6 +79,11 @@ export interface BridgeOptions {
   log?: (line: string) => void;
   /** Whose conversations the host connections are, for per-conversation servers (conversation.ts). */
   identity?: BridgeIdentityOptions;
+  /**
+   * `--catalog` (SPEC J1–J3, catalog.ts): list the rows' `alwaysLoad` tools and the pool's
+   * search, describe and call tools instead of every definition. Absent: every definition.
+   */
+  catalog?: CatalogOptions;
 }
 
 export interface Bridge {
@@ -170,20 +182,35 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     );
   };
 
-  const listTools = async (identity?: ConversationIdentity): Promise<Tool[]> => {
-    const scoped = scope.servers ? { servers: scope.servers } : {};
+  /** The host's definitions in scope; with `only`, of those qualified names alone (catalogue). */
+  const listTools = async (
+    identity?: ConversationIdentity,
+    only?: readonly string[],
+  ): Promise<Tool[]> => {
+    if (only !== undefined && only.length === 0) return [];
+    const scoped = {
+      ...(scope.servers ? { servers: scope.servers } : {}),
+      ...(only !== undefined ? { names: only } : {}),
+    };
     await wakeNamed();
     // The definitions first: a listing waits for the daemon's first reconcile (F4), and the
     // state read after it then knows every tool the definitions name.
     const definitions = await upstream.tools(identity ? { ...scoped, identity } : scoped);
-    const fresh = await upstream.state();
-    names = toolNames(fresh, scope.single);
+    // Only one server's own names need the state (qualified names are their own table);
+    // in pool scope it would be every server's every tool, read for nothing (P12: a search
+    // at 5,000 tools spent most of its 63 ms here).
+    if (scope.single !== undefined) names = toolNames(await upstream.state(), scope.single);
     // What a definition has no room for (title, annotations, outputSchema, _meta), per tool;
     // a tool that went away meanwhile is described as its definition alone.
     const described = await Promise.all(
-      definitions.map((d) => upstream.describe(d.function.name, scoped).catch(() => undefined)),
+      definitions.map((d) =>
+        upstream
+          .describe(d.function.name, scope.servers ? { servers: scope.servers } : {})
+          .catch(() => undefined),
+      ),
     );
-    const next = new Map<string, string>();
+    // A catalogue listing names a few tools: it adds to what routes, it does not replace it.
+    const next = only !== undefined ? owners : new Map<string, string>();
     const tools: Tool[] = [];
     definitions.forEach((definition, i) => {
       const qualified = definition.function.name;
@@ -230,6 +257,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       throw toMcpError(error);
     }
     if (qualified === undefined) throw unknownTool(name);
+    session.found?.touch(qualified);
     const serverId = scope.single ?? owners.get(qualified);
     const options: CallOptions & { raw: true } = { raw: true, signal: extra.signal };
     if (scope.servers !== undefined) options.servers = scope.servers;
@@ -295,6 +323,30 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
         signal,
         relatedRequestId: extra.requestId,
       })) as Awaited<ReturnType<SampleHandler>>;
+  };
+
+  const catalog: Catalog | undefined =
+    options.catalog === undefined
+      ? undefined
+      : createCatalog(options.catalog, {
+          client: upstream,
+          scope,
+          hostName: (qualified) =>
+            scope.single !== undefined ? names.toHost.get(qualified) : qualified,
+          qualify: (name) => qualify(name),
+          definitions: (qualified, identity) => listTools(identity, qualified),
+          call: (session, name, args, extra) => callTool(session, name, args, extra),
+        });
+
+  /** tools/list: every definition, or (catalogue) the meta tools and this session's set. */
+  const sessionTools = async (
+    session: Session,
+    identity: ConversationIdentity | undefined,
+  ): Promise<Tool[]> => {
+    if (catalog === undefined) return listTools(identity);
+    const first = await catalog.firstNames(session);
+    const listed = [...new Set([...first, ...(session.found ?? [])])];
+    return [...metaTools(), ...(await listTools(identity, listed))];
   };
 
   // ── Traffic back from the pool ─────────────────────────────────────────────────────
@@ -393,7 +445,13 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       },
     );
     const identity = connectionIdentity(options.identity ?? {});
-    const session: Session = { server, level: undefined, subscriptions: new Map(), identity };
+    const session: Session = {
+      server,
+      level: undefined,
+      subscriptions: new Map(),
+      identity,
+      ...(catalog !== undefined ? { found: catalog.foundTools() } : {}),
+    };
     sessions.add(session);
     server.onclose = () => {
       endConversation(upstream, identity);
@@ -404,14 +462,24 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 
     server.setRequestHandler(ListToolsRequestSchema, async (request) => {
       try {
-        return { tools: await listTools(identityFor(identity, request.params?._meta)) };
+        return {
+          tools: await sessionTools(session, identityFor(identity, request.params?._meta)),
+        };
       } catch (error) {
         throw toMcpError(error);
       }
     });
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      callTool(session, request.params.name, request.params.arguments, extra),
-    );
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+      const { name, arguments: args } = request.params;
+      if (catalog !== undefined && isMetaTool(name)) {
+        return catalog
+          .answer(session, name, args, extra, identityFor(identity, extra._meta))
+          .catch((error: unknown) => {
+            throw toMcpError(error);
+          });
+      }
+      return callTool(session, name, args, extra);
+    });
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       const level = LoggingLevelSchema.parse(request.params.level);
       session.level = level;

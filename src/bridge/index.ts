@@ -24,3 +24,10 @@ export {
 } from "./http.js";
 export { SERVER_META_KEY, scopedName, scopeOf, toolNames, type Scope } from "./naming.js";
 export { answersApart } from "./answers-apart.js";
+export {
+  CATALOG_LOADED,
+  CATALOG_TOKENS,
+  META_TOOLS,
+  type CatalogMode,
+  type CatalogOptions,
+} from "./catalog.js";

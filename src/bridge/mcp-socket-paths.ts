@@ -15,6 +15,15 @@ export const MCP_SOCKET_DIR = "mcp";
 /** The file name of the whole pool's MCP socket. */
 export const POOL_SOCKET_NAME = "@pool.sock";
 
+/**
+ * The whole pool's MCP sockets in catalogue mode (SPEC J1, `bridge --catalog`; `auto`: with the
+ * most-called tools, J3). `@` again: no server id can name them.
+ */
+export const CATALOG_SOCKET_NAMES = {
+  on: "@catalog.sock",
+  auto: "@catalog-auto.sock",
+} as const;
+
 /** Server ids a socket is named after: a file name anywhere, no dot first, no separator. */
 const SOCKET_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -41,5 +50,15 @@ export function mcpSocketPath(
     mcpSocketDir(daemonSocketPath),
     serverId === undefined ? POOL_SOCKET_NAME : `${serverId}.sock`,
   );
+  return Buffer.byteLength(path) <= limit ? path : undefined;
+}
+
+/** The pool's MCP socket in catalogue mode `mode`; undefined when it would not fit `sun_path`. */
+export function mcpCatalogSocketPath(
+  daemonSocketPath: string,
+  mode: keyof typeof CATALOG_SOCKET_NAMES,
+  limit = socketPathLimit(),
+): string | undefined {
+  const path = join(mcpSocketDir(daemonSocketPath), CATALOG_SOCKET_NAMES[mode]);
   return Buffer.byteLength(path) <= limit ? path : undefined;
 }

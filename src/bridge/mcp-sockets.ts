@@ -9,6 +9,9 @@
  * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
  * routing, list changes, resources, prompts and one conversation per connection included.
  *
+ * The whole pool is also served in catalogue mode (SPEC J1–J3, `bridge --catalog`) on
+ * `@catalog.sock`, and with the most-called tools in its first list on `@catalog-auto.sock`.
+ *
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
  * listening sockets (SPEC P7), the SDK's server side and the client come with the first host.
  */
@@ -21,7 +24,7 @@ import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/tran
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "./bridge-server.js";
 import { answersApart } from "./answers-apart.js";
-import { mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
+import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
 
 export interface McpSocketsOptions {
   /** The daemon's socket: the MCP sockets go beside it, the shared client dials it. */
@@ -53,6 +56,34 @@ export const HALF_CLOSE_ANSWER_MS = 30_000;
 
 /** The scope key of the whole pool. */
 const POOL_SCOPE = "";
+
+/**
+ * The scope keys of the whole pool in catalogue mode (SPEC J1, J3): a NUL starts no server
+ * id, so these never meet one.
+ */
+const CATALOG_SCOPES = { "\0catalog": "on", "\0catalog-auto": "auto" } as const;
+type CatalogScope = keyof typeof CATALOG_SCOPES;
+
+const catalogOf = (scope: string): "on" | "auto" | undefined =>
+  CATALOG_SCOPES[scope as CatalogScope];
+
+/** The socket a scope key listens on, or undefined when it can have none. */
+function scopePath(daemonSocketPath: string, scope: string): string | undefined {
+  const mode = catalogOf(scope);
+  if (mode !== undefined) return mcpCatalogSocketPath(daemonSocketPath, mode);
+  return mcpSocketPath(daemonSocketPath, scope === POOL_SCOPE ? undefined : scope);
+}
+
+/** A scope key as a log line names it. */
+const labelOf = (scope: string): string =>
+  catalogOf(scope) !== undefined ? `(pool, --catalog=${catalogOf(scope)})` : scope || "(pool)";
+
+/** What the scope key serves, as createBridge() options. */
+function scopeOptions(scope: string): { server?: string; catalog?: { mode: "on" | "auto" } } {
+  const mode = catalogOf(scope);
+  if (mode !== undefined) return { catalog: { mode } };
+  return scope === POOL_SCOPE ? {} : { server: scope };
+}
 
 /**
  * At most this many per-server sockets (one descriptor each, in a process whose children need
@@ -111,7 +142,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     if (bridge === undefined) {
       bridge = ready.createBridge({
         client: ready.client,
-        ...(scope === POOL_SCOPE ? {} : { server: scope }),
+        ...scopeOptions(scope),
         name: "mcpool",
         version: options.version,
         log,
@@ -152,15 +183,15 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       answersBeforeEnd(transport, socket, end);
       socket.resume();
     } catch (error) {
-      log(`mcpool: MCP socket ${scope || "(pool)"}: ${(error as Error).message}`);
+      log(`mcpool: MCP socket ${labelOf(scope)}: ${(error as Error).message}`);
       end();
     }
   };
 
   const listen = async (scope: string): Promise<void> => {
-    const path = mcpSocketPath(options.daemonSocketPath, scope === POOL_SCOPE ? undefined : scope);
+    const path = scopePath(options.daemonSocketPath, scope);
     if (path === undefined) {
-      log(`mcpool: no MCP socket for "${scope}" (its name or path does not fit a socket)`);
+      log(`mcpool: no MCP socket for "${labelOf(scope)}" (its name or path does not fit a socket)`);
       return;
     }
     // Half-open: a host's EOF is not the end of the answers it is owed.
@@ -202,13 +233,13 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       queued = false;
       if (closed) return;
       const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
-      const wanted = new Set([POOL_SCOPE, ...ids]);
+      const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
       for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
       for (const scope of wanted) {
         if (listeners.has(scope)) continue;
         await listen(scope).catch((error: unknown) => {
           listeners.delete(scope);
-          log(`mcpool: cannot listen for MCP on "${scope}": ${(error as Error).message}`);
+          log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${(error as Error).message}`);
         });
       }
     });

@@ -8,6 +8,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ConversationIdentity } from "mcpool-client";
+import type { FoundTools } from "./found-tools.js";
 import type {
   LoggingLevel,
   ServerNotification,
@@ -31,6 +32,8 @@ export interface Session {
   readonly subscriptions: Map<string, string>;
   /** This connection's conversation, for `session: "conversation"` servers (conversation.ts). */
   readonly identity?: ConversationIdentity;
+  /** Catalogue mode (catalog.ts): the tools this session's searches found, listed with it. */
+  readonly found?: FoundTools;
 }
 
 /** Severity order of MCP log levels (RFC 5424), lowest first. */

@@ -10,6 +10,7 @@ import type { PinInfo, PinnedTool, PoolClient } from "mcpool-client";
 import { setPinInMcpJson } from "../config/mcp-json-pin.js";
 import { writeAtomically } from "../daemon/config/source.js";
 import { cell } from "./output/format.js";
+import { terminalText } from "./output/terminal.js";
 
 export interface ApproveOptions {
   /** Only show the difference; write nothing. */
@@ -83,10 +84,10 @@ export function report(info: PinInfo): string[] {
   return [
     head,
     ...info.diff.added.map((name) => line("  + ")(live.get(name) ?? { name, inputSchema: {} })),
-    ...info.diff.removed.map((name) => `  - ${name}`),
+    ...info.diff.removed.map((name) => `  - ${terminalText(name)}`),
     ...info.diff.changed.flatMap((name) => [
-      `  ~ ${name}`,
-      ...(changes.get(name) ?? []).map((change) => `      ${change}`),
+      `  ~ ${terminalText(name)}`,
+      ...(changes.get(name) ?? []).map((change) => `      ${terminalText(change)}`),
     ]),
   ];
 }
@@ -96,9 +97,9 @@ function line(prefix: string): (tool: PinnedTool) => string {
   return (tool) => {
     const hints = Object.entries(tool.annotations ?? {})
       .filter(([key]) => key !== "title")
-      .map(([key, value]) => `${key}: ${String(value)}`);
+      .map(([key, value]) => `${terminalText(key)}: ${terminalText(String(value))}`);
     const description = tool.description ? `: ${cell(tool.description, 100)}` : "";
-    return `${prefix}${tool.name}${description}${hints.length > 0 ? ` [${hints.join(", ")}]` : ""}`;
+    return `${prefix}${terminalText(tool.name)}${description}${hints.length > 0 ? ` [${hints.join(", ")}]` : ""}`;
   };
 }
 

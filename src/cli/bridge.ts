@@ -15,6 +15,7 @@ import {
   createBridge,
   listenHttp,
   type Bridge,
+  type CatalogOptions,
 } from "../bridge/index.js";
 import { VERSION } from "../version.js";
 import { EXIT } from "./output/exit-codes.js";
@@ -31,6 +32,8 @@ export interface BridgeCommandOptions {
   httpPort?: number;
   /** `--token T`; "none" = no token (loopback test harnesses only); absent = generated. */
   token?: string;
+  /** `--catalog[=auto]`, `--catalog-tokens N` (SPEC J1–J3). */
+  catalog?: CatalogOptions;
   err(line: string): void;
 }
 
@@ -79,6 +82,7 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
       client,
       ...(options.server !== undefined ? { server: options.server } : {}),
       ...(options.servers !== undefined ? { servers: options.servers } : {}),
+      ...(options.catalog !== undefined ? { catalog: options.catalog } : {}),
       name: "mcpool",
       version: VERSION,
       log: err,

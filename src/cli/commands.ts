@@ -201,23 +201,44 @@ export const COMMANDS = [
   },
   {
     name: "bridge",
-    synopsis: "bridge [--server ID | --servers A,B] [--http PORT [--token T|none]]",
+    synopsis:
+      "bridge [--server ID | --servers A,B] [--http PORT [--token T|none]] [--catalog[=auto]]",
     summary: "serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1)",
     options: [
       ["--server ID", "one server, under its own tool names"],
       ["--servers IDS", "these servers, comma-separated, under qualified names"],
       ["--http PORT", "serve Streamable HTTP on 127.0.0.1:PORT instead of stdio (0: any port)"],
       ["--token TOKEN", "the bearer token HTTP clients must send (none: no token)"],
+      [
+        "--catalog MODE",
+        "tools on demand: the rows' alwaysLoad tools and search, describe and call tools of the pool's own; what a search finds joins the session (bare --catalog; =auto: also the tools this user calls most)",
+      ],
+      [
+        "--catalog-tokens N",
+        "with --catalog=auto: the token budget of the most-called tools (default 1000)",
+      ],
     ],
-    examples: ["mcpool bridge", "mcpool bridge --server github", "mcpool bridge --http 8765"],
+    examples: [
+      "mcpool bridge",
+      "mcpool bridge --server github",
+      "mcpool bridge --http 8765",
+      "mcpool bridge --catalog=auto",
+    ],
   },
   {
     name: "wire",
-    synopsis: "wire HOST [--write]",
+    synopsis: "wire HOST [--write] [--catalog[=auto]]",
     summary: "point a host's entries that mcpool also has at `mcpool bridge --server ID`",
     arguments: [["HOST", HOSTS]],
-    options: [["--write", "rewrite the host's file (a backup is kept; default: the diff only)"]],
-    examples: ["mcpool wire cursor", "mcpool wire claude-desktop --write"],
+    options: [
+      ["--write", "rewrite the host's file (a backup is kept; default: the diff only)"],
+      ["--catalog MODE", "write catalogue entries (`bridge --server ID --catalog[=auto]`)"],
+    ],
+    examples: [
+      "mcpool wire cursor",
+      "mcpool wire claude-desktop --write",
+      "mcpool wire claude-code --catalog --write",
+    ],
   },
   {
     name: "logs",
@@ -249,6 +270,13 @@ export const COMMANDS = [
     synopsis: "demo",
     summary: "pool the built-in echo server in this process, print its tools and one call",
     examples: ["mcpool demo", "mcpool demo --json"],
+  },
+  {
+    name: "echo-server",
+    synopsis: "echo-server",
+    summary:
+      "the built-in echo MCP server on stdin and stdout, what the starter mcp.json runs; it ends with its input",
+    examples: ["mcpool echo-server"],
   },
   {
     name: "help",

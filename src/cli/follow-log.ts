@@ -6,7 +6,6 @@
 import { watch } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { printable } from "../pool/core/printable.js";
 
 /** How often the file is looked at even when no change event came (a missed event, NFS). */
 const POLL_MS = 1000;
@@ -43,7 +42,7 @@ export async function followLog(
         position += bytesRead;
         const lines = (partial + buffer.subarray(0, bytesRead).toString("utf8")).split("\n");
         partial = lines.pop() ?? "";
-        for (const text of lines) line(printable(text));
+        for (const text of lines) line(text);
       } finally {
         await file.close();
       }

@@ -1,6 +1,6 @@
 /**
  * The lean `mcpool bridge` (issue 20): with the daemon's MCP socket for the scope present,
- * `mcpool bridge [--server ID] [--socket PATH]` is a byte pipe — stdin to the socket, the
+ * `mcpool bridge [--server ID | --catalog[=auto]] [--socket PATH]` is a byte pipe — stdin to the socket, the
  * socket to stdout — that loads nothing but Node's net, fs and path: a host's session costs
  * a bare Node process, not Node plus the MCP SDK (bench P10). A socket absent or refusing
  * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { isAbsolute, join, resolve } from "node:path";
-import { mcpSocketPath } from "../bridge/mcp-socket-paths.js";
+import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
 
 /**
  * mcpool-client's `defaultSocketPath()` (client/src/paths.ts), restated: importing the
@@ -31,15 +31,26 @@ export function leanBridgeSocket(
   if (argv[0] !== "bridge") return undefined;
   let server: string | undefined;
   let socket: string | undefined;
+  let catalog: "on" | "auto" | undefined;
   for (let i = 1; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
+    // The pool's catalogue sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
+    const mode = flag === "--catalog" ? "on" : flag === "--catalog=auto" ? "auto" : undefined;
+    if (mode !== undefined) {
+      if (catalog !== undefined) return undefined;
+      catalog = mode;
+      i -= 1;
+      continue;
+    }
     if (value === undefined || value.startsWith("-")) return undefined;
     if (flag === "--server" && server === undefined) server = value;
     else if (flag === "--socket" && socket === undefined) socket = value;
     else return undefined;
   }
   const daemon = resolve(socket ?? daemonSocketPath(env));
-  return mcpSocketPath(daemon, server);
+  if (catalog === undefined) return mcpSocketPath(daemon, server);
+  // One server in catalogue mode has no socket of its own: the full CLI serves it.
+  return server === undefined ? mcpCatalogSocketPath(daemon, catalog) : undefined;
 }
 
 /** Joins stdio to the connected socket until either end is done. */

@@ -7,6 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { printable } from "../pool/core/printable.js";
 import { logEntries, type LogEntry } from "./output/messages.js";
+import { terminalText } from "./output/terminal.js";
 
 export interface LogOptions {
   lines: number;
@@ -22,8 +23,10 @@ function render(entry: LogEntry): string {
 
 export async function showLog(file: string, options: LogOptions): Promise<number> {
   const text = await readFile(file, "utf8").catch(() => "");
-  // Written printable since F8; a file from before may still hold escape codes.
-  const clean = (chunk: string): string => printable(chunk, { multiline: true });
+  // Written printable since F8; a file from before may still hold escape codes. On a
+  // terminal the one sanitiser (SPEC K1) shows them; in JSON they are left out, as before.
+  const clean = (chunk: string): string =>
+    options.json ? printable(chunk, { multiline: true }) : terminalText(chunk, { multiline: true });
   const { server } = options;
   const show = (chunk: string): void => {
     if (server === undefined && !options.json) return options.out(chunk);
@@ -44,5 +47,5 @@ export async function showLog(file: string, options: LogOptions): Promise<number
   if (tail !== "") show(clean(tail));
   if (!options.follow) return 0;
   const { followLog } = await import("./follow-log.js");
-  return followLog(file, Buffer.byteLength(text), show);
+  return followLog(file, Buffer.byteLength(text), (line) => show(clean(line)));
 }

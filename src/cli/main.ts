@@ -21,6 +21,8 @@ import { cell, table } from "./output/format.js";
 import { withProgress } from "./output/progress.js";
 import { requireServer, stoppedMessage } from "./output/messages.js";
 import { UsageError } from "./output/usage-error.js";
+import { errorText, terminalText } from "./output/terminal.js";
+import { describeText } from "./describe.js";
 import { statusText } from "./status.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
@@ -32,13 +34,24 @@ interface Io {
   err(line: string): void;
 }
 
+/** Lines for a person pass the terminal sanitiser on their way out (SPEC K1); JSON does not. */
+const human = (line: string): string => terminalText(line, { multiline: true });
+
 const io: Io = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: (line) => process.stdout.write(`${human(line)}\n`),
+  err: (line) => process.stderr.write(`${human(line)}\n`),
 };
 
+/** `--json`: stdout is the document exactly as JSON.stringify wrote it. */
+const jsonIo: Io = { out: (line) => process.stdout.write(`${line}\n`), err: io.err };
+
 async function main(argv: readonly string[]): Promise<number> {
-  const parsed = parseArgs({ args: [...argv], allowPositionals: true, options: parseOptions() });
+  const parsed = parseArgs({
+    // `--catalog` alone is `--catalog=on`: parseArgs has no option that takes a value or none.
+    args: argv.map((arg) => (arg === "--catalog" ? "--catalog=on" : arg)),
+    allowPositionals: true,
+    options: parseOptions(),
+  });
   // parseArgs files each value by the type parseOptions() gave it: the one ParsedOptions says.
   const values = parsed.values as ParsedOptions;
   const positionals = parsed.positionals;
@@ -67,8 +80,9 @@ async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   }
   const json = values.json === true;
-  const print = (value: unknown, human: () => string): void =>
-    io.out(json ? JSON.stringify(value, null, 2) : human());
+  const { out } = json ? jsonIo : io;
+  const print = (value: unknown, text: () => string): void =>
+    out(json ? JSON.stringify(value, null, 2) : text());
   const socketPath = values.socket ?? process.env.MCPOOL_SOCKET;
   const withClient = async <T>(run: (client: PoolClient) => Promise<T>): Promise<T> => {
     const { connect } = await import("mcpool-client");
@@ -98,6 +112,7 @@ async function main(argv: readonly string[]): Promise<number> {
         ...(values.config ? { configPath: values.config } : {}),
         ...(values.http !== undefined ? { httpPort: portOf(values.http) } : {}),
         ...(values.token !== undefined ? { token: values.token } : {}),
+        ...catalogOption(values.catalog, values["catalog-tokens"]),
         err: io.err,
       });
     case "wire":
@@ -107,7 +122,8 @@ async function main(argv: readonly string[]): Promise<number> {
         json,
         configPath: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
         ...(socketPath ? { socketPath } : {}),
-        out: io.out,
+        ...catalogOption(values.catalog, values["catalog-tokens"]),
+        out,
         err: io.err,
       });
     case "import":
@@ -116,12 +132,17 @@ async function main(argv: readonly string[]): Promise<number> {
         write: values.write === true,
         json,
         target: values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
-        out: io.out,
+        out,
         err: io.err,
       });
     case "demo":
-      await (await import("./demo.js")).demo(io.out, { json });
+      await (await import("./demo.js")).demo(out, { json });
       return EXIT.ok;
+    case "echo-server":
+      // The server owns stdin and stdout, and ends the process at stdin's end (bin.ts starts
+      // it without the CLI; this is the same server for `node dist/cli/main.js`).
+      await import("../demo/echo-server-bin.js");
+      return new Promise<number>(() => undefined);
     case "status":
       return withClient(async (client) => {
         const status = await client.status({ resources: true });
@@ -133,7 +154,7 @@ async function main(argv: readonly string[]): Promise<number> {
         (await import("./top.js")).top(client, {
           once: values.once === true,
           logFile: logFile(),
-          out: io.out,
+          out,
         }),
       );
     case "stats":
@@ -143,7 +164,7 @@ async function main(argv: readonly string[]): Promise<number> {
           ...(values.server !== undefined ? { server: values.server } : {}),
           unused: values.unused === true,
           json,
-          out: io.out,
+          out,
         }),
       );
     case "hide":
@@ -153,7 +174,7 @@ async function main(argv: readonly string[]): Promise<number> {
       if (tools.length === 0) throw new UsageError(`${command} needs at least one TOOL`);
       const { hideTools } = await import("./stats.js");
       return withClient((client) =>
-        hideTools(client, id, tools, { hide: command === "hide", json, out: io.out }),
+        hideTools(client, id, tools, { hide: command === "hide", json, out }),
       );
     }
     case "tools":
@@ -197,23 +218,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return withClient(async (client) => {
         const info = await client.describe(name);
         if (!info) throw new ClientError("unknown-tool", `no server offers the tool "${name}"`);
-        print(info, () => {
-          const hints = Object.entries(info.annotations ?? {}).filter(([k]) => k !== "title");
-          return [
-            `${info.name}  (server ${info.serverId}, tool ${info.toolName})`,
-            ...(info.title ? [`title        ${info.title}`] : []),
-            `annotations  ${hints.map(([k, v]) => `${k}=${String(v)}`).join(" ") || "none"}`,
-            `tokens       ~${info.tokens}`,
-            ...(info.description ? ["", info.description] : []),
-            "",
-            "input schema:",
-            JSON.stringify(info.inputSchema, null, 2),
-            ...(info.outputSchema
-              ? ["", "output schema:", JSON.stringify(info.outputSchema, null, 2)]
-              : []),
-            ...(info.meta ? ["", "_meta:", JSON.stringify(info.meta, null, 2)] : []),
-          ].join("\n");
-        });
+        print(info, () => describeText(info));
         return EXIT.ok;
       });
     }
@@ -226,9 +231,9 @@ async function main(argv: readonly string[]): Promise<number> {
           const raw = await withProgress(`calling ${name}`, () =>
             client.call(name, input, { raw: true }),
           );
-          io.out(JSON.stringify(raw, null, 2));
+          out(JSON.stringify(raw, null, 2));
         } else {
-          io.out(await withProgress(`calling ${name}`, () => client.call(name, input)));
+          out(await withProgress(`calling ${name}`, () => client.call(name, input)));
         }
         return EXIT.ok;
       });
@@ -242,16 +247,14 @@ async function main(argv: readonly string[]): Promise<number> {
         openBrowser: values["no-browser"] !== true,
         force: values.force === true,
         json,
-        out: io.out,
+        out,
         err: io.err,
       });
     }
     case "approve": {
       const id = arg(0, "server ID");
       const { approve } = await import("./approve.js");
-      return withClient((client) =>
-        approve(client, id, { show: values.show === true, json, out: io.out }),
-      );
+      return withClient((client) => approve(client, id, { show: values.show === true, json, out }));
     }
     case "probe": {
       const id = arg(0, "server ID");
@@ -265,7 +268,7 @@ async function main(argv: readonly string[]): Promise<number> {
                 `${id}: ok, ${result.tools.length} tools`,
                 ...result.tools.map((t) => `  ${t.name}`),
               ].join("\n")
-            : `${id}: FAILED\n${result.error ?? ""}`,
+            : `${id}: FAILED\n${errorText(result.error ?? "")}`,
         );
         return result.ok ? EXIT.ok : EXIT.failed;
       });
@@ -285,7 +288,10 @@ async function main(argv: readonly string[]): Promise<number> {
         const config = await withProgress("reloading", () => client.reload());
         print(config, () =>
           config.ok
-            ? [`reloaded ${config.path}`, ...config.problems.map((p) => `problem: ${p}`)].join("\n")
+            ? [
+                `reloaded ${config.path}`,
+                ...config.problems.map((p) => `problem: ${terminalText(p)}`),
+              ].join("\n")
             : `${config.path}: ${config.error}; the last good configuration keeps running`,
         );
         return config.ok ? EXIT.ok : EXIT.badInput;
@@ -293,7 +299,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case "validate":
       return (await import("./validate-command.js")).validate(
         rest[0] ?? values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
-        { json, out: io.out, err: io.err },
+        { json, out, err: io.err },
       );
     case "logs": {
       const { showLog } = await import("./log-command.js");
@@ -302,7 +308,7 @@ async function main(argv: readonly string[]): Promise<number> {
         follow: values.follow === true,
         ...(values.server !== undefined ? { server: values.server } : {}),
         json,
-        out: io.out,
+        out,
       });
     }
     case "shutdown":
@@ -341,6 +347,26 @@ function bridgeScope(
   if (servers === undefined) return {};
   const ids = servers.split(",").map((id) => id.trim());
   return { servers: ids.filter((id) => id !== "") };
+}
+
+/** `--catalog[=auto]` and `--catalog-tokens N` (SPEC J1–J3). */
+function catalogOption(
+  mode: string | undefined,
+  tokens: string | undefined,
+): { catalog?: { mode: "on" | "auto"; tokens?: number } } {
+  if (mode === undefined) {
+    if (tokens !== undefined) throw new UsageError("--catalog-tokens goes with --catalog=auto");
+    return {};
+  }
+  if (mode !== "on" && mode !== "auto") {
+    throw new UsageError(`--catalog takes nothing or =auto, not "${mode}"`);
+  }
+  if (tokens === undefined) return { catalog: { mode } };
+  const budget = Number(tokens);
+  if (!Number.isInteger(budget) || budget < 0) {
+    throw new UsageError(`--catalog-tokens takes a number of tokens, not "${tokens}"`);
+  }
+  return { catalog: { mode, tokens: budget } };
 }
 
 function portOf(value: string): number {
@@ -418,14 +444,14 @@ function failure(error: unknown): number {
     return EXIT.badInput;
   }
   if (error instanceof ClientError) {
-    io.err(`mcpool: ${error.message}`);
+    io.err(`mcpool: ${errorText(error.message)}`);
     if (error.code === "daemon-unavailable") {
       io.err("is the daemon running? start it with `mcpool serve` or `mcpool service install`");
       return EXIT.notRunning;
     }
     return BAD_INPUT_CODES.has(error.code) ? EXIT.badInput : EXIT.failed;
   }
-  io.err(`mcpool: ${error instanceof Error ? error.message : String(error)}`);
+  io.err(`mcpool: ${errorText(error instanceof Error ? error.message : String(error))}`);
   return EXIT.failed;
 }
 

@@ -3,17 +3,28 @@
  * pid, uptime, CPU and memory of its process group and calls in the last minute (issue 17),
  * tools and last error. `--json` prints the DaemonStatus as it came.
  */
-import type { DaemonStatus, ServerState } from "mcpool-protocol";
+import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
 import { bytes, memory, percent } from "./output/figures.js";
 import { cell, duration, table } from "./output/format.js";
 import { cutErrorsHint, ERROR_CELL_WIDTH } from "./output/messages.js";
+import { terminalText } from "./output/terminal.js";
 
 /** Uptime of a server whose connection is up, else `-`. */
 export function uptime(s: ServerState, now: number): string {
   return s.startedAt !== undefined && (s.status === "ready" || s.status === "pin-mismatch")
     ? duration(now - s.startedAt)
     : "-";
+}
+
+/**
+ * The status word, `(stale)` when the tools are last-known, and when a backoff holds the
+ * next dial, how long until it: `unreachable, next try in 8s` (K3).
+ */
+export function statusCell(s: ServerState, now: number): string {
+  const word = s.stale ? `${s.status} (stale)` : s.status;
+  if (s.retryAt === undefined || s.retryAt <= now || s.status === "auth-required") return word;
+  return `${word}, next try in ${duration(s.retryAt - now + 999)}`;
 }
 
 /** The whole human-readable status. */
@@ -24,14 +35,14 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
     `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)${rss}`,
     `socket  ${status.socketPath}`,
     `config  ${configLine(status)}`,
-    ...status.config.problems.map((p) => `        problem: ${p}`),
-    ...(status.config.warnings ?? []).map((w) => `        warning: ${w}`),
+    ...status.config.problems.map((p) => `        problem: ${terminalText(p)}`),
+    ...(status.config.warnings ?? []).map((w) => `        warning: ${terminalText(w)}`),
     "",
     table(
       ["SERVER", "STATUS", "PID", "UPTIME", "CPU", "MEM", "CALLS/MIN", "TOOLS", "LAST ERROR"],
       status.servers.map((s) => [
         s.id,
-        s.stale ? `${s.status} (stale)` : s.status,
+        statusCell(s, now),
         s.pid !== undefined ? String(s.pid) : "-",
         uptime(s, now),
         percent(s.resources?.cpuPercent),
@@ -56,11 +67,24 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
   ].join("\n");
 }
 
-/** `ok`, or the error and that the last good configuration still runs. */
+/**
+ * The config in a word: `ok` only when the file parsed and every row applied; `N problems`
+ * when rows were rejected (the valid ones still apply); `ERROR` when the file did not parse.
+ */
+export function configWord(config: ConfigStatus): string {
+  if (!config.ok) return "ERROR";
+  const n = config.problems.length;
+  return n === 0 ? "ok" : `${n} problem${n === 1 ? "" : "s"}`;
+}
+
+/** The config's word, with the parse error and that the last good configuration still runs. */
 export function configLine(status: DaemonStatus): string {
   const config = status.config;
   const path = status.configPath;
-  if (config.ok) return `${path}: ok`;
+  if (config.ok) {
+    const rejected = config.problems.length > 0 ? " (the other rows apply)" : "";
+    return `${path}: ${configWord(config)}${rejected}`;
+  }
   const kept = config.loadedAt !== undefined ? "; the last good configuration keeps running" : "";
-  return `${path}: ERROR ${config.error ?? ""}${kept}`;
+  return `${path}: ERROR ${terminalText(config.error ?? "")}${kept}`;
 }

@@ -16,7 +16,8 @@ import type { DaemonStatus, PoolClient, ServerState } from "mcpool-client";
 import { EXIT } from "./output/exit-codes.js";
 import { memory, ms, percent, sparkline, bytes } from "./output/figures.js";
 import { logEntries } from "./output/messages.js";
-import { configLine, uptime } from "./status.js";
+import { terminalText } from "./output/terminal.js";
+import { configLine, configWord, uptime } from "./status.js";
 
 export interface TopOptions {
   once: boolean;
@@ -37,7 +38,7 @@ const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 /** 128 + SIGINT, as a shell reports a command ended by Ctrl-C (output/exit-codes.ts). */
 const EXIT_INTERRUPTED = EXIT.interrupted;
 
-/** The view is laid out for this width; a narrower terminal cuts lines at its edge. */
+/** The view is laid out for this width at most; a narrower terminal gets fewer columns. */
 const WIDTH = 80;
 
 /** Column widths of the table, which add up (with one space between) to WIDTH. */
@@ -55,19 +56,35 @@ const COLUMNS: readonly [string, number][] = [
   ["CALLS 10m", 10],
 ];
 
+/** Which columns go first when the terminal is narrower than WIDTH, the least telling first. */
+const DROPPED_FIRST = ["CALLS 10m", "P99", "ERR", "UP", "P50", "C/MIN", "PID"];
+
+/** The columns that fit `width`, in their order: SERVER, STATUS, CPU and MEM always stay. */
+function columnsFor(width: number): number[] {
+  const shown = COLUMNS.map((_, i) => i);
+  const used = (): number => shown.reduce((sum, i) => sum + COLUMNS[i]![1] + 1, -1);
+  for (const name of DROPPED_FIRST) {
+    if (used() <= width) break;
+    shown.splice(shown.indexOf(COLUMNS.findIndex(([n]) => n === name)), 1);
+  }
+  return shown;
+}
+
 const ESC = "\x1b[";
 const ENTER = `${ESC}?1049h${ESC}?25l`;
 const LEAVE = `${ESC}?25h${ESC}?1049l`;
 const INVERSE = `${ESC}7m`;
 const PLAIN = `${ESC}0m`;
 
-function fit(text: string, width: number): string {
+/** One line of the view: made safe (it holds ids, errors and log lines), then cut or padded. */
+function fit(raw: string, width: number): string {
+  const text = terminalText(raw);
   return text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width);
 }
 
-function row(cells: readonly string[]): string {
-  return cells
-    .map((cell, i) => fit(cell, COLUMNS[i]![1]))
+function row(cells: readonly string[], columns: readonly number[]): string {
+  return columns
+    .map((i) => fit(cells[i] ?? "", COLUMNS[i]![1]))
     .join(" ")
     .trimEnd();
 }
@@ -97,37 +114,76 @@ export interface View {
   message?: string;
 }
 
-/** One frame as lines, no escape codes but the selected line's inverse video when `tty`. */
-export function frame(status: DaemonStatus, view: View, now: number, tty: boolean): string[] {
+/** The terminal a frame is drawn for: columns and rows. */
+export interface Screen {
+  width: number;
+  height: number;
+}
+
+/** What `--once` and a terminal that says nothing of its size get. */
+const DEFAULT_SCREEN: Screen = { width: WIDTH, height: Infinity };
+
+/**
+ * One frame as lines, no escape codes but the selected line's inverse video when `tty`.
+ * Every line fits `screen.width` (a narrower terminal gets fewer columns, never a wrapped
+ * line), and no more lines than `screen.height`: the header and the footer stay, and the
+ * server list scrolls to keep the selected server in view.
+ */
+export function frame(
+  status: DaemonStatus,
+  view: View,
+  now: number,
+  tty: boolean,
+  screen: Screen = DEFAULT_SCREEN,
+): string[] {
   const servers = status.servers;
-  const lines = [
-    fit(
+  const width = Math.min(WIDTH, Math.max(20, screen.width));
+  const columns = columnsFor(width);
+  const line = (text: string): string => fit(text, width).trimEnd();
+  const header = [
+    line(
       `mcpool top · ${servers.length} server(s) · ↑/↓ select  r restart  s stop  l logs  q quit`,
-      WIDTH,
-    ).trimEnd(),
+    ),
     "",
-    row(COLUMNS.map(([name]) => name)),
-    ...servers.map((s, i) => {
-      const line = row(serverCells(s, now));
-      return tty && i === view.selected ? `${INVERSE}${line.padEnd(WIDTH)}${PLAIN}` : line;
+    row(
+      COLUMNS.map(([name]) => name),
+      columns,
+    ),
+  ];
+  const footer = [
+    "",
+    line(
+      `daemon pid ${status.pid} · rss ${bytes(status.rssBytes)} · agents ${Math.max(0, status.clients - 1)} · config ${configWord(status.config)}`,
+    ),
+    line(`config ${configLine(status)}`),
+  ];
+  // The rows the server list may take: what the header, the footer and at least three log
+  // lines (when shown) leave; at least one, so the selected server is always there.
+  const logRoom = view.logLines !== undefined ? 5 : 0;
+  const room = Math.max(1, screen.height - header.length - footer.length - logRoom);
+  const first = Math.min(Math.max(0, view.selected - room + 1), Math.max(0, servers.length - room));
+  const shown = servers.slice(first, first + room);
+  const lines = [
+    ...header,
+    ...shown.map((s, k) => {
+      const text = row(serverCells(s, now), columns);
+      return tty && first + k === view.selected ? `${INVERSE}${text.padEnd(width)}${PLAIN}` : text;
     }),
-    "",
-    `daemon pid ${status.pid} · rss ${bytes(status.rssBytes)} · agents ${Math.max(0, status.clients - 1)} · config ${status.config.ok ? "ok" : "ERROR"}`,
-    fit(`config ${configLine(status)}`, WIDTH).trimEnd(),
+    ...footer,
   ];
   const limited = servers.filter((s) => s.resources?.maxMemoryMb !== undefined);
   if (limited.length > 0) {
     const limits = limited
       .map((s) => `${s.id} ${memory(s.resources)} (${s.resources!.overMemoryRestarts} restarts)`)
       .join(" · ");
-    lines.push(fit(limits, WIDTH).trimEnd());
+    lines.push(line(limits));
   }
-  if (view.message !== undefined) lines.push(fit(view.message, WIDTH).trimEnd());
+  if (view.message !== undefined) lines.push(line(view.message));
   if (view.logLines !== undefined) {
     const selected = servers[view.selected]?.id ?? "";
-    lines.push("", `log of ${selected}:`, ...view.logLines.map((l) => fit(l, WIDTH).trimEnd()));
+    lines.push("", line(`log of ${selected}:`), ...view.logLines.map(line));
   }
-  return lines;
+  return lines.slice(0, screen.height);
 }
 
 /** The log's entries about `server`, last `count` lines of them. */
@@ -166,13 +222,10 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
   const draw = (): void => {
     // A refresh that lands after the view was left would paint over the person's own screen.
     if (status === undefined || left) return;
-    const height = stdout.rows || 24;
-    const width = stdout.columns || WIDTH;
-    const lines = frame(status, view, Date.now(), true).slice(0, height);
+    const screen = { width: stdout.columns || WIDTH, height: stdout.rows || 24 };
+    const lines = frame(status, view, Date.now(), true, screen);
     // Over the previous frame, each line erased to its end, then the rest of the screen.
-    const text = lines
-      .map((line) => (line.includes(ESC) ? line : line.slice(0, width)) + `${ESC}K`)
-      .join("\r\n");
+    const text = lines.map((line) => `${line}${ESC}K`).join("\r\n");
     stdout.write(`${ESC}H${text}${ESC}J`);
   };
   const refresh = (): Promise<void> =>
@@ -192,7 +245,8 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
   const selectedId = (): string | undefined => status?.servers[view.selected]?.id;
   const showLog = async (): Promise<void> => {
     const id = selectedId();
-    const room = Math.max(3, (stdout.rows || 24) - (status?.servers.length ?? 0) - 12);
+    // What the frame leaves under the table: the header, footer and one server take 7.
+    const room = Math.max(3, (stdout.rows || 24) - (status?.servers.length ?? 0) - 10);
     view.logLines = id === undefined ? [] : await serverLogLines(options.logFile, id, room);
   };
   const act = (what: string, run: () => Promise<void>): void => {

@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
 import { EXIT } from "./output/exit-codes.js";
+import { terminalText } from "./output/terminal.js";
 
 export interface ValidateOptions {
   json: boolean;
@@ -32,10 +33,12 @@ export async function validate(path: string, options: ValidateOptions): Promise<
         ),
       );
     else {
-      for (const p of problems) out(`${path}:${p.line ?? 1}:${p.column ?? 1}: ${p.message}`);
+      // A key is the file's text: one line each, whatever it holds.
+      for (const p of problems)
+        out(`${path}:${p.line ?? 1}:${p.column ?? 1}: ${terminalText(p.message)}`);
       // Not problems: the variable may be set where the daemon runs.
       for (const w of warnings)
-        out(`${path}:${w.line ?? 1}:${w.column ?? 1}: warning: ${w.message}`);
+        out(`${path}:${w.line ?? 1}:${w.column ?? 1}: warning: ${terminalText(w.message)}`);
       out(`${rows.length} valid server(s), ${problems.length} problem(s)`);
     }
     return problems.length === 0 ? EXIT.ok : EXIT.badInput;

@@ -26,7 +26,7 @@ import { poolSectionProblems } from "./pool-section.js";
 import { defaultEnvironment, unsetVariables, type Environment } from "./placeholders.js";
 import type { McpServerConfig } from "./rows.js";
 import { closestKey, typoMessage } from "./suggest.js";
-import { validateServerConfig } from "./validate.js";
+import { slugLoserProblem, slugLosers, validateServerConfig } from "./validate.js";
 
 export interface ConfigProblem {
   message: string;
@@ -56,6 +56,12 @@ export interface McpJsonOptions {
    * have no default. Default: process.env where there is one, nothing in a browser.
    */
   env?: Environment;
+  /**
+   * Ids of the rows serving now (the daemon's last good configuration): when two rows want
+   * one slug, the serving one keeps it and the other is the one left out (SPEC F11).
+   * Default: none, and the first in the file keeps it.
+   */
+  serving?: readonly string[];
 }
 
 /**
@@ -187,8 +193,9 @@ function* parseSteps(written: string, options: McpJsonOptions): Generator<void, 
   for (const { key, message } of poolSectionProblems(pool)) {
     problems.push({ message, ...locator.keyPosition(["mcpool"], key) });
   }
-  const rows: McpServerConfig[] = [];
+  let rows: McpServerConfig[] = [];
   // `where` is asked only for a row with something to say: most rows never need a position.
+  const positions = new Map<string, () => Position>();
   const add = (id: string, body: unknown, where: () => Position): void => {
     const normalized = normalizeBody(id, body);
     const found =
@@ -201,6 +208,7 @@ function* parseSteps(written: string, options: McpJsonOptions): Generator<void, 
       return;
     }
     rows.push(normalized.row);
+    positions.set(id, where);
     for (const name of unsetVariables(normalized.row, env)) {
       warnings.push({
         message: `\`${id}\`: \${${name}} is not set and has no default; it is passed on as written`,
@@ -250,6 +258,19 @@ function* parseSteps(written: string, options: McpJsonOptions): Generator<void, 
         problems.push({ message: typoMessage(id, near), ...locator.keyPosition([], id) });
     }
     yield* addAll(root, [], (id) => TOP_LEVEL_KEYS.includes(id) || misspelt(id) !== undefined);
+  }
+  const losers = slugLosers(rows, new Set(options.serving));
+  if (losers.length > 0) {
+    const lost = new Set(losers.map((loser) => loser.id));
+    for (const loser of losers) {
+      const where = positions.get(loser.id);
+      problems.push({
+        message: `\`${loser.id}\`: ${slugLoserProblem(loser)}`,
+        id: loser.id,
+        ...(where ? where() : {}),
+      });
+    }
+    rows = rows.filter((row) => !lost.has(row.id));
   }
   return { rows, pool, problems, warnings };
 }

@@ -92,6 +92,50 @@ function checkName(field: "id" | "slug", value: string, problems: string[]): voi
       `\`${field}\` is ${value.length} characters long; at most ${MAX_NAME_LENGTH} are allowed, because it prefixes tool names capped at 64`,
     );
   }
+  // `<slug>__<tool>` must say where the slug ends (SPEC F11): with `__` inside a slug, or a
+  // `_` at its end, server `a__b`'s `ping` and server `a`'s `b__ping` are one name.
+  if (value.includes("__") || value.endsWith("_")) {
+    problems.push(
+      `\`${field}\` ${show(value)} may not hold \`__\` or end in \`_\`: \`__\` separates it from the tool's name, and another server's tools could take its names`,
+    );
+  }
+}
+
+/** A row refused because another row has its slug (SPEC F11), and the row that keeps it. */
+export interface SlugLoser {
+  id: string;
+  slug: string;
+  keeper: string;
+}
+
+/**
+ * The rows that lose their slug to another: of rows whose effective slugs (slug, else id)
+ * are equal, one keeps it — the one in `serving`, so a new row never takes a running
+ * server's tool names, else the first in order — and every other is refused.
+ */
+export function slugLosers(
+  rows: readonly { id: string; slug?: string | undefined }[],
+  serving: ReadonlySet<string> = new Set(),
+): SlugLoser[] {
+  const bySlug = new Map<string, string[]>();
+  for (const row of rows) {
+    const slug = slugOf(row);
+    const ids = bySlug.get(slug);
+    if (ids === undefined) bySlug.set(slug, [row.id]);
+    else ids.push(row.id);
+  }
+  const losers: SlugLoser[] = [];
+  for (const [slug, ids] of bySlug) {
+    if (ids.length < 2) continue;
+    const keeper = ids.find((id) => serving.has(id)) ?? (ids[0] as string);
+    for (const id of ids) if (id !== keeper) losers.push({ id, slug, keeper });
+  }
+  return losers;
+}
+
+/** What a slug loser is told. */
+export function slugLoserProblem(loser: SlugLoser): string {
+  return `shares the slug \`${loser.slug}\` with \`${loser.keeper}\`, which keeps it; this row is left out, so its tools cannot take \`${loser.keeper}\`'s names`;
 }
 
 function checkId(row: Fields, problems: string[]): void {

@@ -3,6 +3,7 @@
  * `mcp.json`, records its children so a successor can reap them, and stops everything it
  * started on the way out. `createDaemon()` does nothing until `start()`.
  */
+import { basename } from "node:path";
 import { ErrorCode, McpError } from "../pool/mcp/error.js";
 import type { ConfigStatus, DaemonStatus } from "mcpool-protocol";
 import { durationProblem, POOL_DURATIONS } from "../config/durations.js";
@@ -209,6 +210,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         clientName: "mcpool",
         clientVersion: VERSION,
         log: daemonLog,
+        rowsFrom: basename(paths.configPath),
         load: async () => {
           const read = await config.read();
           logRead(read.status);

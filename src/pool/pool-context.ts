@@ -35,7 +35,7 @@ export function entryContext(
   hooks: EntryHooks,
 ): EntryContext {
   const { log, auth } = parts;
-  const junk = new JunkLog({ log: (message) => log.info?.(message) });
+  const junk = new JunkLog({ log: (message, about) => log.info?.(message, about) });
   const fetch = options.fetch ?? parts.ownFetch;
   return {
     clientInfo: { name: options.clientName, version: options.clientVersion ?? VERSION },

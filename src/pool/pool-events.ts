@@ -6,6 +6,7 @@
  * to renew); a listener that throws is logged and never fails what it listened to.
  */
 import type { PoolEvent, PoolLog, ServerNotification } from "./core/types.js";
+import { serverLog } from "./core/server-log.js";
 
 export interface PoolEventsInit {
   log: PoolLog;
@@ -77,8 +78,8 @@ export class PoolEvents {
     const key = `${serverId}\0${name}`;
     if (this.#warnedUnset.has(key)) return;
     this.#warnedUnset.add(key);
-    this.#init.log.error?.(
-      `mcpool: ${serverId}: \${${name}} is not set and has no default; it is passed to the server as written`,
+    serverLog(this.#init.log, serverId).error(
+      `\${${name}} is not set and has no default; it is passed to the server as written`,
     );
   }
 

@@ -17,12 +17,22 @@ import type { PoolLog } from "./core/types.js";
 
 /** How long a server that failed is left alone before a call or reconcile dials it again. */
 export const DEFAULT_CRASH_BACKOFF_MS = 5000;
-/** tools() logs once when a set it hands out is estimated above this many tokens. */
-export const DEFAULT_TOOLS_TOKEN_WARNING = 3000;
+/**
+ * tools() logs once when a set it hands out is estimated above this many tokens: 10% of a
+ * 200,000-token window. Measured (bench/tools-tokens.mjs): the echo server and the three
+ * reference servers together are about 5,000 tokens, eight servers of their size 10,000; the
+ * old 3,000 warned for the four small servers a new user starts with.
+ */
+export const DEFAULT_TOOLS_TOKEN_WARNING = 20_000;
 
 export interface McpPoolOptions {
   /** Where sync() with no argument reads its rows. Without it, sync() needs rows. */
   load?: () => readonly McpServerConfig[] | Promise<readonly McpServerConfig[]>;
+  /**
+   * What log lines call the place the rows come from: a removed row logs `stopped: removed
+   * from <rowsFrom>`. Default `the configuration`; the daemon names its file (`mcp.json`).
+   */
+  rowsFrom?: string;
   /** clientInfo.name of the MCP handshake: the whole of what a server learns about us. */
   clientName: string;
   /** clientInfo.version. Default: this package's version. */
@@ -46,7 +56,7 @@ export interface McpPoolOptions {
   maxResultChars?: number;
   /** Cap on each description tools() hands out, `[Label] ` prefix included; unset is no cap. */
   maxDescriptionChars?: number;
-  /** Estimated tokens above which tools() logs a warning once per larger set; 0 silences. Default 3000. */
+  /** Estimated tokens above which tools() logs a warning once per larger set; 0 silences. Default 20000. */
   toolsTokenWarning?: number;
   /** Builds the transport for a row; tests and custom transports plug in here. */
   createTransport?: CreateTransport;

@@ -25,6 +25,7 @@ import { probeAsPool } from "./server/probe.js";
 import { Reconciler } from "./reconcile/reconciler.js";
 import { ResultCache } from "./calls/result-cache.js";
 import type { PoolLog, ProbeResult } from "./core/types.js";
+import { serverLog } from "./core/server-log.js";
 
 export interface PoolParts {
   log: PoolLog;
@@ -56,7 +57,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     tokenStore: options.tokenStore,
     authProvider: options.authProvider,
     lost: (serverId) => servers.find(serverId)?.authLost(),
-    log: (message) => log.error?.(message),
+    log: (message, about) => log.error?.(message, about),
     env: options.env,
     entry: (id) => servers.entry(id),
     reconnect: (id) => servers.reconnect(id),
@@ -85,7 +86,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
   });
   const pins = new PinGate(
     new PinLedger(options.pins, (id, error) =>
-      log.error?.(`mcpool: ${id}: reading the pin store failed: ${error.message}`),
+      serverLog(log, id).error(`reading the pin store failed: ${error.message}`),
     ),
     { log, emit, checks: indexTools },
   );

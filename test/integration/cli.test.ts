@@ -44,7 +44,7 @@ describe("the mcpool command", () => {
     // PID, UPTIME, CPU, MEM, CALLS/MIN (issue 17), TOOLS.
     expect(stdout).toMatch(/^echo\s+ready\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+4\s*$/m);
     expect(stdout).toMatch(
-      /^broken\s+error\s+-\s+-\s+-\s+-\s+0\s+0\s+could not connect to server/m,
+      /^broken\s+error, next try in \S+\s+-\s+-\s+-\s+-\s+0\s+0\s+could not connect to server/m,
     );
     expect(JSON.parse(mcpool(home, "status", "--json").stdout).servers[1].error).toMatch(/ENOENT/);
     const json = JSON.parse(mcpool(home, "status", "--json").stdout) as {

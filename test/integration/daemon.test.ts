@@ -144,6 +144,10 @@ describe("the daemon", () => {
       encoding: "utf8",
     });
     expect(out).toMatch(/echo__echo/);
+    // No `mcpool` of this package on PATH (a checkout): this Node and the script, absolute.
+    expect(readFileSync(h.configPath, "utf8")).toContain(
+      `"command":${JSON.stringify(process.execPath)}`,
+    );
   });
 
   it("lets a second serve exit 0 saying the first is running", async () => {

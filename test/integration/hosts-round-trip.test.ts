@@ -11,11 +11,8 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { parse as parseJsonc } from "jsonc-parser";
 import type { PoolClient } from "mcpool-client";
-import { parse as parseToml } from "smol-toml";
 import { afterEach, describe, expect, it } from "vitest";
-import { parse as parseYaml } from "yaml";
 import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
 import { HOSTS, hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
 import { PERL_RELAY } from "../../src/cli/hosts/pipe-entry.js";
@@ -30,85 +27,8 @@ import {
   type TestHome,
 } from "../helpers/daemon.js";
 import { startHttpMcpServer, type HttpMcpServer } from "../helpers/http-mcp-server.js";
+import { entryCommand, hostFileText } from "../helpers/host-files.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
-
-/** A stdio server as a host lists it: a command, its args, its environment. */
-interface Stdio {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-}
-
-/** `name`'s entry in `host`'s own file format, alone in that file. */
-function hostFileText(host: HostName, name: string, server: Stdio): string {
-  const { command, args, env } = server;
-  switch (host) {
-    case "codex":
-      return [
-        `[mcp_servers.${name}]`,
-        `command = ${JSON.stringify(command)}`,
-        `args = ${JSON.stringify(args)}`,
-        `env = { ${Object.entries(env)
-          .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
-          .join(", ")} }`,
-        "",
-      ].join("\n");
-    case "goose":
-      return [
-        "extensions:",
-        `  ${name}:`,
-        `    cmd: ${JSON.stringify(command)}`,
-        `    args: ${JSON.stringify(args)}`,
-        `    envs: ${JSON.stringify(env)}`,
-        "    enabled: true",
-        `    name: ${name}`,
-        "    timeout: 300",
-        "    type: stdio",
-        "",
-      ].join("\n");
-    case "opencode":
-      return JSON.stringify(
-        { mcp: { [name]: { type: "local", command: [command, ...args], environment: env } } },
-        null,
-        2,
-      );
-    case "zed":
-      return JSON.stringify({ context_servers: { [name]: { command, args, env } } }, null, 2);
-    case "vscode":
-      return JSON.stringify(
-        { servers: { [name]: { type: "stdio", command, args, env } } },
-        null,
-        2,
-      );
-    default:
-      return JSON.stringify({ mcpServers: { [name]: { command, args, env } } }, null, 2);
-  }
-}
-
-/** The command line of `name`'s entry in a host's (wired) file, as the host would run it. */
-function entryCommand(host: HostName, text: string, name: string): string[] {
-  if (host === "codex") {
-    const entry = (parseToml(text).mcp_servers as unknown as Record<string, Stdio>)[name]!;
-    return [entry.command, ...entry.args];
-  }
-  if (host === "goose") {
-    const root = parseYaml(text) as { extensions: Record<string, { cmd: string; args: string[] }> };
-    const entry = root.extensions[name]!;
-    return [entry.cmd, ...entry.args];
-  }
-  const root = parseJsonc(text) as Record<string, Record<string, Record<string, unknown>>>;
-  const key =
-    host === "opencode"
-      ? "mcp"
-      : host === "zed"
-        ? "context_servers"
-        : host === "vscode"
-          ? "servers"
-          : "mcpServers";
-  const entry = root[key]![name]!;
-  if (host === "opencode") return entry.command as string[];
-  return [entry.command as string, ...(entry.args as string[])];
-}
 
 function mcpool(home: TestHome, ...args: string[]) {
   return mcpoolWith(home, home.env, ...args);

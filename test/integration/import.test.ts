@@ -19,13 +19,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseMcpJson } from "../../src/config/index.js";
-import {
-  backupPath,
-  idFor,
-  planImport,
-  writeImport,
-  type ImportWhere,
-} from "../../src/cli/hosts/import.js";
+import { backupPath } from "../../src/cli/hosts/backup.js";
+import { idFor, planImport, writeImport, type ImportWhere } from "../../src/cli/hosts/import.js";
 import { unifiedDiff } from "../../src/cli/hosts/unified-diff.js";
 import { cliPath } from "../helpers/daemon.js";
 
@@ -285,7 +280,7 @@ describe("mcpool import", () => {
     const plan = await planImport({ target: machine.target, where: machine.where });
     const now = new Date("2026-03-04T05:06:07.890Z");
     const backup = await writeImport(plan, now);
-    expect(backup).toBe(`${machine.target}.bak-2026-03-04T05-06-07Z`);
+    expect(backup).toBe(`${machine.target}.mcpool-backup-2026-03-04T05-06-07Z`);
     expect(backupPath(machine.target, now)).toBe(backup);
     expect(readFileSync(backup!, "utf8")).toBe(before);
 
@@ -329,6 +324,36 @@ describe("mcpool import", () => {
     const again = await planImport({ target: machine.target, where: machine.where });
     expect(again.added).toEqual([]);
     expect(again.diff).toBe("");
+  });
+
+  it("says when it imports a url ending in /sse as Streamable HTTP, and skips an entry typed sse", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mcpool-import-"));
+    dirs.push(home);
+    write(
+      join(home, ".cursor", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          events: { url: "https://mcp.example.com/sse" },
+          legacy: { type: "sse", url: "https://old.example.com/events" },
+          modern: { url: "https://mcp.example.com/mcp" },
+        },
+      }),
+    );
+    const target = join(home, ".config", "mcpool", "mcp.json");
+    const plan = await planImport({
+      target,
+      where: { home, cwd: home, platform: "linux", env: {} },
+      hosts: ["cursor"],
+    });
+    expect(plan.added.map((a) => a.id)).toEqual(["events", "modern"]);
+    const notes = plan.notes.join("\n");
+    expect(notes).toMatch(
+      /"events" is imported as a Streamable HTTP server, but its url ends in \/sse/,
+    );
+    expect(notes).not.toMatch(/"modern"/);
+    expect(plan.skipped).toEqual([
+      expect.stringMatching(/^"legacy" from cursor .*: SSE servers are not supported/),
+    ]);
   });
 
   it("reads the macOS locations, and only the hosts asked for", async () => {
@@ -416,9 +441,11 @@ describe("mcpool import", () => {
 
     const written = run("--from", "cursor,claude-code", "--write");
     expect(written.status).toBe(0);
-    expect(written.stderr).toMatch(/wrote .*mcp\.json \(the old one is .*mcp\.json\.bak-/);
+    expect(written.stderr).toMatch(
+      /wrote .*mcp\.json \(the old one is .*mcp\.json\.mcpool-backup-/,
+    );
     const backups = readdirSync(dirname(machine.target)).filter((f) =>
-      f.startsWith("mcp.json.bak-"),
+      f.startsWith("mcp.json.mcpool-backup-"),
     );
     expect(backups).toHaveLength(1);
     expect(parseMcpJson(readFileSync(machine.target, "utf8")).rows.map((r) => r.id)).toContain(

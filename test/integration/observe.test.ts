@@ -166,6 +166,52 @@ describe("mcpool top in a real terminal", () => {
     TEST_MS,
   );
 
+  it(
+    "fits a 50×15 terminal: header, every server and the footer drawn, no line wrapped, the log below",
+    async () => {
+      const out = join(home.dir, "tty-small");
+      mkdirSync(out, { recursive: true });
+      const env = ["HOME", "PATH", "MCPOOL_SOCKET", "MCPOOL_CONFIG", "MCPOOL_TEST_RUN"]
+        .concat(Object.keys(home.env).filter((k) => k.startsWith("XDG_")))
+        .map((k) => `export ${k}='${home.env[k] ?? ""}'`);
+      writeText(
+        join(out, "run.sh"),
+        [
+          ...env,
+          `'${process.execPath}' '${cliPath}' top; echo $? > '${join(out, "code.tmp")}'`,
+          `mv '${join(out, "code.tmp")}' '${join(out, "code")}'`,
+        ].join("\n"),
+      );
+      tmux("new-session", "-d", "-s", "small", "-x", "50", "-y", "15", "sh", join(out, "run.sh"));
+      const screen = (): string => tmux("capture-pane", "-p", "-t", "small");
+      await waitFor(
+        () => /^gamma .*ready/m.test(screen()) && /^config /m.test(screen()),
+        BOUND_MS,
+        "top to draw its servers and footer in 50 columns",
+      );
+      const drawn = screen();
+      expect(drawn.split("\n")[0]).toMatch(/^mcpool top · 3 server\(s\)/);
+      for (const id of ["alpha", "beta", "gamma"])
+        expect(drawn).toMatch(new RegExp(`^${id} `, "m"));
+      expect(drawn).toMatch(/^daemon pid \d+ · rss \d+M/m);
+      // Whole columns, fewer of them: not the 80-column table cut mid-name at the edge.
+      expect(drawn).toMatch(/^SERVER +STATUS +PID +CPU +MEM +C\/MIN *$/m);
+      for (const line of drawn.split("\n")) expect(line.trimEnd().length).toBeLessThanOrEqual(50);
+
+      tmux("send-keys", "-t", "small", "l");
+      await waitFor(() => screen().includes("log of alpha:"), BOUND_MS, "the log pane");
+      const withLog = screen();
+      expect(withLog.split("\n")[0]).toMatch(/^mcpool top/);
+      expect(withLog).toMatch(/^daemon pid \d+/m);
+      for (const line of withLog.split("\n")) expect(line.trimEnd().length).toBeLessThanOrEqual(50);
+
+      tmux("send-keys", "-t", "small", "q");
+      await waitFor(() => existsSync(join(out, "code")), BOUND_MS, "top to quit on q");
+      expect(readFileSync(join(out, "code"), "utf8").trim()).toBe("0");
+    },
+    TEST_MS,
+  );
+
   it("prints one frame without escape codes with --once", () => {
     const { code, stdout } = mcpool(home, "top", "--once");
     expect(code).toBe(0);

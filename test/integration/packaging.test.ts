@@ -210,6 +210,10 @@ describe("the packed packages, installed as a user installs them", () => {
   });
 
   it("serves the daemon from the install to its CLI and to an agent importing all three packages", async () => {
+    // The installed `mcpool` on the daemon's PATH, as a user's shell or service has it.
+    home.env.PATH = [dirname(bin()), dirname(process.execPath), home.env.PATH ?? ""].join(
+      delimiter,
+    );
     daemon = await startDaemon(home, [], { bin: bin() });
     const call = await run(bin(), ["call", "echo__add", '{"a":2,"b":3}'], {
       cwd: dir,
@@ -217,6 +221,11 @@ describe("the packed packages, installed as a user installs them", () => {
     });
     expect(call.code, call.stderr).toBe(0);
     expect(call.stdout).toContain('add({"a":2,"b":3})');
+    // The starter file runs the echo server through that command, not through paths into
+    // this install, which a reinstall elsewhere would leave pointing at nothing.
+    const starter = readFileSync(home.configPath, "utf8");
+    expect(starter).toContain('"echo": {"command":"mcpool","args":["echo-server"],"label":"Echo"}');
+    expect(starter).not.toContain(prefix);
 
     expect(installs.agent.code, installs.agent.stderr).toBe(0);
     writeFileSync(

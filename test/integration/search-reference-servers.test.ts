@@ -16,13 +16,19 @@ const bin = (name: string): string =>
 
 let dir: string;
 let pool: McpPool;
+/** What the pool logged with its default toolsTokenWarning. */
+const info: string[] = [];
 
 const flat = (found: CatalogServer[]): string[] =>
   found.flatMap((server) => server.tools.map((tool) => tool.name));
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "mcpool-search-"));
-  pool = new McpPool({ clientName: "mcpool-test", log: {}, connectTimeoutMs: 20_000 });
+  pool = new McpPool({
+    clientName: "mcpool-test",
+    log: { info: (message) => info.push(message) },
+    connectTimeoutMs: 20_000,
+  });
   const node = process.execPath;
   await pool.sync([
     {
@@ -98,5 +104,13 @@ describe("search over the reference servers' real tools", () => {
     const tools = pool.catalog().flatMap((s) => s.tools.map((t) => ({ ...t, slug: s.slug })));
     const ranked = rankTools("read a file", tools).map((r) => r.tool.name);
     expect(ranked.slice(0, 4)).toEqual(flat(pool.search("read a file")).slice(0, 4));
+  });
+});
+
+describe("the default toolsTokenWarning", () => {
+  it("stays quiet for the three reference servers a new user starts with", () => {
+    const all = pool.tools();
+    expect(all.length).toBeGreaterThan(20);
+    expect(info.filter((message) => message.includes("toolsTokenWarning"))).toEqual([]);
   });
 });

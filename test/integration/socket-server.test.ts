@@ -820,7 +820,10 @@ describe("hostile peers", () => {
     daemon.pool.bigTools = 2_000; // ~2 MB, over the 1 MiB cap
     const error = await rejection(witness.tools());
     daemon.pool.bigTools = 0;
-    expect(error).toMatchObject({ code: "rpc-error", detail: { rpcCode: -32603 } });
+    expect(error).toMatchObject({
+      code: "answer-too-large",
+      detail: { maxFrameBytes: 1024 * 1024, method: "tools/list" },
+    });
     expect((error as Error).message).toContain("frame cap");
   });
 

@@ -130,6 +130,8 @@ describe("mcpool wire", () => {
       f.startsWith("mcp.json.mcpool-backup-"),
     );
     expect(backups).toHaveLength(1);
+    // The scheme `import` uses too (hosts/backup.ts): one name for a backup mcpool made.
+    expect(backups[0]).toMatch(/^mcp\.json\.mcpool-backup-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ$/);
     expect(readFileSync(join(dirname(path), backups[0] as string), "utf8")).toBe(original);
     expect(run.stdout).toContain(`backup at ${join(dirname(path), backups[0] as string)}`);
 

@@ -121,6 +121,8 @@ describe("the command table", () => {
     const options = parseOptions();
     expect(Object.keys(options).sort()).toEqual(
       [
+        "catalog",
+        "catalog-tokens",
         "config",
         "dry-run",
         "follow",

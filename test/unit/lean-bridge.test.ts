@@ -21,14 +21,21 @@ describe("the lean bridge", () => {
     }
   });
 
-  it("pipes bridge, bridge --server ID and --socket PATH; leaves everything else to the CLI", () => {
+  it("pipes bridge, bridge --server ID, bridge --catalog[=auto] and --socket PATH; leaves everything else to the CLI", () => {
     const env = { MCPOOL_SOCKET: "/run/m/mcpool.sock" };
     expect(leanBridgeSocket(["bridge"], env)).toBe("/run/m/mcp/@pool.sock");
     expect(leanBridgeSocket(["bridge", "--server", "echo"], env)).toBe("/run/m/mcp/echo.sock");
     expect(leanBridgeSocket(["bridge", "--server", "echo", "--socket", "/s/d.sock"], env)).toBe(
       "/s/mcp/echo.sock",
     );
+    expect(leanBridgeSocket(["bridge", "--catalog"], env)).toBe("/run/m/mcp/@catalog.sock");
+    expect(leanBridgeSocket(["bridge", "--catalog=auto", "--socket", "/s/d.sock"], env)).toBe(
+      "/s/mcp/@catalog-auto.sock",
+    );
     for (const argv of [
+      ["bridge", "--server", "echo", "--catalog"],
+      ["bridge", "--catalog", "--catalog=auto"],
+      ["bridge", "--catalog=auto", "--catalog-tokens", "10"],
       ["status"],
       ["bridge", "--http", "0"],
       ["bridge", "--servers", "a,b"],

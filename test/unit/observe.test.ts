@@ -11,6 +11,7 @@ import { CallWindow } from "../../src/pool/watch/call-window.js";
 import { cpuPercent, psSeconds } from "../../src/pool/watch/resources.js";
 import { SAVE_DELAY_MS, UsageCounter, type UsageData } from "../../src/pool/watch/usage.js";
 import { sparkline } from "../../src/cli/output/figures.js";
+import { statusText } from "../../src/cli/status.js";
 import { frame } from "../../src/cli/top.js";
 import { windowMs } from "../../src/cli/stats.js";
 
@@ -202,5 +203,42 @@ describe("a top frame", () => {
     expect(lines.some((l) => l.startsWith("a-server-…"))).toBe(true);
     expect(lines.some((l) => l.startsWith("b "))).toBe(true);
     expect(lines).toContain("daemon pid 1 · rss 50M · agents 2 · config ok");
+  });
+
+  it("fits a 50×15 terminal: fewer columns, header and footer kept, the selected server in view", () => {
+    const many = {
+      ...status,
+      servers: Array.from({ length: 30 }, (_, i) => server(`s${String(i).padStart(2, "0")}`)),
+    };
+    const screen = { width: 50, height: 15 };
+    const lines = frame(many, { selected: 20 }, DAY, true, screen);
+    expect(lines.length).toBeLessThanOrEqual(15);
+    expect(lines[0]).toMatch(/^mcpool top · 30 server\(s\)/);
+    expect(lines[2]).toMatch(/^SERVER +STATUS +PID +CPU +MEM +C\/MIN$/);
+    const plain = (line: string): string =>
+      line.replaceAll("\x1b[7m", "").replaceAll("\x1b[0m", "");
+    for (const line of lines) expect(plain(line).length).toBeLessThanOrEqual(50);
+    expect(lines.some((l) => l.includes("s20 "))).toBe(true);
+    expect(lines.some((l) => l.startsWith("daemon pid 1 · rss 50M"))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^config /);
+    // With the log open the footer still shows, and some log lines below it.
+    const withLog = frame(many, { selected: 0, logLines: ["a", "b", "c"] }, DAY, true, screen);
+    expect(withLog.length).toBeLessThanOrEqual(15);
+    expect(withLog).toContain("log of s00:");
+    expect(withLog.some((l) => l.startsWith("daemon pid 1"))).toBe(true);
+  });
+
+  it("says how many rows were rejected instead of config ok, as status does", () => {
+    const rejected = {
+      ...status,
+      config: { ...status.config, problems: ["`a`: bad", "`b`: worse"] },
+    };
+    const lines = frame(rejected, { selected: 0 }, DAY, false);
+    expect(lines).toContain("daemon pid 1 · rss 50M · agents 2 · config 2 problems");
+    expect(lines.join("\n")).not.toMatch(/config ok/);
+    const text = statusText(rejected, DAY);
+    expect(text).toMatch(/^config {2}\S*mcp\.json: 2 problems \(the other rows apply\)$/m);
+    expect(text).not.toMatch(/: ok$/m);
+    expect(statusText(status, DAY)).toMatch(/^config {2}\S*mcp\.json: ok$/m);
   });
 });

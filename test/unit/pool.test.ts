@@ -146,6 +146,11 @@ describe("McpPool over in-memory servers", () => {
         .find((s) => s.id === "zz")
         ?.tools.every((t) => t.clashed),
     ).toBe(true);
+    // The loser says so where status shows what is wrong, though its child is up (F11).
+    expect(pool.state().find((s) => s.id === "zz")?.error).toMatch(
+      /its tools are left out: server "aa" has a tool name one of them needs/,
+    );
+    expect(pool.state().find((s) => s.id === "aa")?.error).toBeUndefined();
     pool.tools();
     pool.state();
     await pool.reconnect("zz");

@@ -415,6 +415,52 @@ describe("validateServers", () => {
   });
 });
 
+describe("names no row can take (F11)", () => {
+  it("refuses an id or slug holding `__` or ending in `_`, which would blur where the slug ends", () => {
+    for (const patch of [{ id: "a__b" }, { slug: "x__y" }, { id: "a_" }, { slug: "s_" }]) {
+      const [problem, ...rest] = problemsOf(stdio, patch);
+      expect(rest).toEqual([]);
+      expect(problem).toMatch(/may not hold `__` or end in `_`/);
+    }
+    expect(problemsOf(stdio, { id: "a_b-c" })).toEqual([]);
+  });
+
+  it("leaves out the later of two rows with one slug, naming the one that keeps it, with its line", () => {
+    const text = [
+      "{",
+      '  "mcpServers": {',
+      '    "one": { "command": "a", "slug": "tools" },',
+      '    "two": { "command": "b", "slug": "tools" },',
+      '    "tools": { "command": "c" }',
+      "  }",
+      "}",
+    ].join("\n");
+    const parsed = parseMcpJson(text, { env: {} });
+    expect(parsed.rows.map((row) => row.id)).toEqual(["one"]);
+    expect(parsed.problems).toEqual([
+      {
+        message: expect.stringMatching(
+          /^`two`: shares the slug `tools` with `one`, which keeps it/,
+        ),
+        id: "two",
+        line: 4,
+        column: 5,
+      },
+      expect.objectContaining({ id: "tools", line: 5 }),
+    ]);
+  });
+
+  it("lets the serving row keep its slug when a new row wants it, wherever the new row stands", () => {
+    const text =
+      '{ "mcpServers": { "new": { "command": "a", "slug": "s" }, "old": { "command": "b", "slug": "s" } } }';
+    const parsed = parseMcpJson(text, { env: {}, serving: ["old"] });
+    expect(parsed.rows.map((row) => row.id)).toEqual(["old"]);
+    expect(parsed.problems.map((p) => p.message)).toEqual([
+      expect.stringMatching(/^`new`: shares the slug `s` with `old`, which keeps it/),
+    ]);
+  });
+});
+
 /** The messages and positions `mcpool validate` would print for a file. */
 function fileProblems(
   text: string,

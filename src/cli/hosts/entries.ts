@@ -185,8 +185,40 @@ export function toMcpBody(host: HostName, entry: unknown): Body | { skip: string
       }
       return entry;
     default:
+      // Claude Code, Cursor and VS Code spell an SSE server `"type": "sse"`.
+      if (entry.type === "sse" || entry.transport === "sse") return { skip: SSE_WHY };
       return entry;
   }
+}
+
+/**
+ * Whether an http row's url looks like an SSE endpoint (`…/sse`): imported as Streamable HTTP,
+ * which a server that speaks only the old SSE transport refuses, so import says so.
+ */
+export function looksLikeSse(url: string): boolean {
+  try {
+    return /\/sse\/?$/i.test(new URL(url).pathname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The server a wired entry (`mcpool bridge --server ID …`, or a pipe to `mcp/ID.sock`) serves,
+ * and whether it is in catalogue mode; undefined for any other entry.
+ */
+export function bridgeEntryOf(body: Body): { serverId: string; catalog: boolean } | undefined {
+  const args = Array.isArray(body.args) ? body.args : [];
+  const catalog = args.some((a) => typeof a === "string" && a.startsWith("--catalog"));
+  const at = args.indexOf("--server");
+  if (args.includes("bridge") && at !== -1 && typeof args[at + 1] === "string") {
+    return { serverId: args[at + 1] as string, catalog };
+  }
+  const socket = args.find(
+    (a): a is string => typeof a === "string" && /[\\/]mcp[\\/][^\\/@]+\.sock$/.test(a),
+  );
+  const id = socket?.split(/[\\/]/).at(-1)?.slice(0, -".sock".length);
+  return id !== undefined ? { serverId: id, catalog: false } : undefined;
 }
 
 /** Whether a host's entry already starts `mcpool bridge --server …`. */
@@ -204,6 +236,8 @@ export function wiredEntry(
   socketPath: string | undefined,
   /** A stock pipe to the daemon's MCP socket (pipe-entry.ts), instead of `mcpool bridge`. */
   pipe?: PipeEntry,
+  /** More of the bridge's flags (`--catalog`, SPEC J1); unused with a pipe. */
+  bridgeArgs: readonly string[] = [],
 ): Body {
   const [file, ...args] = pipe
     ? [pipe.command, ...pipe.args]
@@ -212,6 +246,7 @@ export function wiredEntry(
         "bridge",
         "--server",
         serverId,
+        ...bridgeArgs,
         ...(socketPath !== undefined ? ["--socket", socketPath] : []),
       ];
   const entry: Body = {};

@@ -2,7 +2,7 @@
  * `mcpool import [--from HOST[,HOST…]] [--write] [--json]` (SPEC D8, issue 18): the MCP
  * servers of the hosts a user already has — the twelve of `hosts/configs.ts`, from Claude
  * Desktop to Codex, Goose and LM Studio — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
- * the old file as `mcp.json.bak-<timestamp>` and replaces it atomically; the daemon sees the
+ * the old file as `mcp.json.mcpool-backup-<time>` (backup.ts) and replaces it atomically; the daemon sees the
  * save and reconciles.
  *
  * Where each host keeps its list is `hosts/configs.ts` (shared with `mcpool wire`), plus the
@@ -32,7 +32,8 @@ import {
   type HostName,
   type JsonPath,
 } from "./configs.js";
-import { isBridgeBody, toMcpBody } from "./entries.js";
+import { backupPath } from "./backup.js";
+import { isBridgeBody, looksLikeSse, toMcpBody } from "./entries.js";
 import { parseHostText, readHostFile, readIfThere } from "./files.js";
 import { ImportError, insertProperty, styleOf } from "./json-insert.js";
 import { redactJsonSecrets } from "./redact-json.js";
@@ -325,6 +326,11 @@ export async function planImport(options: {
         `"${first.name}" becomes the id "${id}" (ids name tools), labelled "${first.name}"`,
       );
     }
+    if (row.transport === "http" && looksLikeSse(row.url)) {
+      plan.notes.push(
+        `"${id}" is imported as a Streamable HTTP server, but its url ends in /sse, where servers usually serve the older SSE transport, which mcpool does not speak; if it fails to connect, point it at the server's Streamable HTTP endpoint (often /mcp)`,
+      );
+    }
     if (JSON.stringify(bodyOf(row)).includes("${input:")) {
       plan.notes.push(
         `"${id}" uses VS Code's \${input:…}, which only VS Code can prompt for; replace it with \${VAR} or a value`,
@@ -342,14 +348,6 @@ export async function planImport(options: {
         )
       : "";
   return plan;
-}
-
-/** `mcp.json.bak-2026-01-31T12-00-00Z`: sorts by time, and no character a shell or Windows minds. */
-export function backupPath(target: string, now: Date): string {
-  return `${target}.bak-${now
-    .toISOString()
-    .replace(/\.\d+Z$/, "Z")
-    .replaceAll(":", "-")}`;
 }
 
 /** Writes a plan: the old file to its backup first, then the new one over it atomically. */

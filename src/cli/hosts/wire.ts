@@ -22,6 +22,7 @@ import type { McpServerConfig } from "../../config/rows.js";
 import { sameConnection } from "../../config/same-connection.js";
 import { defaultSocketPath } from "mcpool-client";
 import { mcpSocketPath } from "../../bridge/mcp-socket-paths.js";
+import { backupPath } from "./backup.js";
 import { findPipeEntry, type PipeEntry } from "./pipe-entry.js";
 import {
   HOSTS,
@@ -31,7 +32,7 @@ import {
   type HostEnvironment,
   type HostName,
 } from "./configs.js";
-import { connectionKeys, isBridgeBody, toMcpBody, wiredEntry } from "./entries.js";
+import { bridgeEntryOf, connectionKeys, isBridgeBody, toMcpBody, wiredEntry } from "./entries.js";
 import { hostEntries, parseHostText, readIfThere, type HostEntry } from "./files.js";
 import { redactJsonSecrets } from "./redact-json.js";
 import { redactTomlSecrets, redactYamlSecrets } from "./redact-text.js";
@@ -57,6 +58,12 @@ export interface WireOptions {
   command?: readonly string[];
   /** Where the stock pipes are looked for (PATH). Default: this process's. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * `--catalog[=auto]` (SPEC J1): each entry becomes `mcpool bridge --server ID --catalog`, the
+   * server's alwaysLoad tools and the pool's search, describe and call tools; entries already
+   * wired without it are rewritten too. No stock pipe: one server's catalogue has no socket.
+   */
+  catalog?: { mode: "on" | "auto"; tokens?: number };
   /** For the backup's name. Default: now. */
   now?: () => Date;
   out(line: string): void;
@@ -89,13 +96,21 @@ export function planWire(
   host: HostName,
   entries: readonly HostEntry[],
   rows: readonly McpServerConfig[],
+  catalog = false,
 ): WirePlanEntry[] {
   const usable = rows.filter((row) => row.enabled !== false);
   return entries.map((entry) => {
     const body = toMcpBody(host, entry.value);
     if ("skip" in body)
       return { ...entry, serverId: undefined, wired: false, why: String(body.skip) };
-    if (isBridgeBody(body)) return { ...entry, serverId: undefined, wired: true };
+    if (isBridgeBody(body)) {
+      // `--catalog` turns an entry wired without it into one with it (and back).
+      const wired = bridgeEntryOf(body);
+      if (wired !== undefined && wired.catalog !== catalog) {
+        return { ...entry, serverId: wired.serverId, wired: false };
+      }
+      return { ...entry, serverId: undefined, wired: true };
+    }
     const normalized = normalizeBody(entry.name, body);
     const match =
       "row" in normalized ? usable.find((row) => sameConnection(normalized.row, row)) : undefined;
@@ -144,12 +159,21 @@ export function applyWire(
   command: readonly string[],
   socketPath: string | undefined,
   pipes: ReadonlyMap<string, PipeEntry> = new Map(),
+  bridgeArgs: readonly string[] = [],
 ): string {
   let next = text;
   for (const entry of plan) {
     if (entry.serverId === undefined || !isObject(entry.value)) continue;
     const pipe = pipes.get(entry.serverId);
-    const wired = wiredEntry(entry.value, host, entry.serverId, command, socketPath, pipe);
+    const wired = wiredEntry(
+      entry.value,
+      host,
+      entry.serverId,
+      command,
+      socketPath,
+      pipe,
+      bridgeArgs,
+    );
     const format = hostFormat(host);
     const result =
       format === "toml"
@@ -169,14 +193,6 @@ export function applyWire(
     } else next = result.text;
   }
   return next;
-}
-
-function stamp(date: Date): string {
-  return date
-    .toISOString()
-    .replace(/\.\d+Z$/, "")
-    .replace(/[-:]/g, "")
-    .replace("T", "-");
 }
 
 /** mcpool's rows, or the sentence that says why they cannot be read. */
@@ -213,7 +229,7 @@ async function hostFile(
 
 /** Writes `next` over `path`, the old text kept beside it first; returns the backup's path. */
 async function writeWired(path: string, next: string, now: Date): Promise<string> {
-  const backup = join(dirname(path), `${basename(path)}.mcpool-backup-${stamp(now)}`);
+  const backup = backupPath(path, now);
   const mode = (await stat(path)).mode & 0o777;
   await copyFile(path, backup);
   const temp = join(dirname(path), `.${basename(path)}.mcpool-${process.pid}.tmp`);
@@ -259,17 +275,25 @@ export async function runWire(options: WireOptions): Promise<number> {
     return EXIT.failed;
   }
 
-  const plan = planWire(host, hostEntries(host, parsed.value), rows);
+  const catalog = options.catalog;
+  const plan = planWire(host, hostEntries(host, parsed.value), rows, catalog !== undefined);
   // The lightest entry per server: a stock pipe to the daemon's MCP socket when one works now.
   const daemonSocket = options.socketPath ?? defaultSocketPath();
   const pipes = new Map<string, PipeEntry>();
   for (const { serverId } of plan) {
-    if (serverId === undefined || pipes.has(serverId)) continue;
+    if (catalog !== undefined || serverId === undefined || pipes.has(serverId)) continue;
     const pipe = await findPipeEntry(mcpSocketPath(daemonSocket, serverId), options.env);
     if (pipe !== undefined) pipes.set(serverId, pipe);
   }
   const command = options.command ?? mcpoolCommand();
-  const next = applyWire(host, text, plan, command, options.socketPath, pipes);
+  const bridgeArgs =
+    catalog === undefined
+      ? []
+      : [
+          catalog.mode === "auto" ? "--catalog=auto" : "--catalog",
+          ...(catalog.tokens !== undefined ? ["--catalog-tokens", String(catalog.tokens)] : []),
+        ];
+  const next = applyWire(host, text, plan, command, options.socketPath, pipes, bridgeArgs);
   const changed = plan.filter((e) => e.serverId !== undefined);
   const diff = changed.length > 0 ? wireDiff(host, path, text, next) : "";
   let backup: string | undefined;
@@ -280,7 +304,7 @@ export async function runWire(options: WireOptions): Promise<number> {
     out(JSON.stringify(wireReport(host, path, plan, diff, backup), null, 2));
     return EXIT.ok;
   }
-  printWire(plan, pipes, out);
+  printWire(plan, pipes, bridgeArgs, out);
   if (changed.length === 0) {
     out(`nothing to wire in ${path}`);
   } else if (backup !== undefined) {
@@ -330,12 +354,15 @@ function wireReport(
 function printWire(
   plan: readonly WirePlanEntry[],
   pipes: ReadonlyMap<string, PipeEntry>,
+  bridgeArgs: readonly string[],
   out: (line: string) => void,
 ): void {
   for (const e of plan) {
     if (e.serverId === undefined) continue;
     const pipe = pipes.get(e.serverId);
-    const via = pipe ? `${pipe.tool} to mcpool's socket of` : "mcpool bridge --server";
+    const via = pipe
+      ? `${pipe.tool} to mcpool's socket of`
+      : `mcpool bridge${bridgeArgs.length > 0 ? ` ${bridgeArgs.join(" ")}` : ""} --server`;
     out(`${placeOf(e)} → ${via} ${e.serverId}`);
   }
   for (const e of plan) if (e.wired) out(`${placeOf(e)}: already goes through mcpool`);

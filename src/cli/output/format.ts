@@ -1,6 +1,12 @@
 /** Plain-text tables and durations for people; `--json` output bypasses all of this. */
+import { terminalText } from "./terminal.js";
 
-export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+/**
+ * Columns padded to their widest cell. Every cell is made safe first (terminal.ts): a name or
+ * description a server sent is measured and shown as the text a person reads.
+ */
+export function table(headers: readonly string[], body: readonly (readonly string[])[]): string {
+  const rows = body.map((row) => row.map((text) => terminalText(text)));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]): string =>
     cells
@@ -19,9 +25,9 @@ export function duration(ms: number): string {
   return `${Math.floor(s / 86400)}d${Math.floor(s / 3600) % 24}h`;
 }
 
-/** The first line of a message, cut to fit a table cell. */
+/** The first line of a message, made safe and cut to fit a table cell. */
 export function cell(text: string | undefined, max = 60): string {
   if (!text) return "";
-  const first = text.split("\n")[0] ?? "";
+  const first = terminalText(text.split("\n")[0] ?? "");
   return first.length > max ? `${first.slice(0, max - 1)}…` : first;
 }

@@ -4,6 +4,7 @@
  * on a terminal — a pipe or a log gets the result and nothing else — and only once the
  * work has run for a second, so quick commands never flicker.
  */
+import { terminalText } from "./terminal.js";
 
 /** How long work runs before the line appears. */
 export const PROGRESS_AFTER_MS = 1000;
@@ -32,13 +33,14 @@ export async function withProgress<T>(
   stream: ProgressStream = process.stderr,
 ): Promise<T> {
   if (stream.isTTY !== true) return work();
+  const text = terminalText(label);
   const started = Date.now();
   let frame = 0;
   let shown = false;
   const draw = (): void => {
     shown = true;
     const seconds = Math.floor((Date.now() - started) / 1000);
-    stream.write(`${CLEAR_LINE}${FRAMES[frame++ % FRAMES.length]} ${label} (${seconds}s)`);
+    stream.write(`${CLEAR_LINE}${FRAMES[frame++ % FRAMES.length]} ${text} (${seconds}s)`);
   };
   let ticker: NodeJS.Timeout | undefined;
   const delay = setTimeout(() => {

@@ -1,22 +1,70 @@
 /**
  * The embedded default (SPEC D6): with no `mcp.json`, the daemon writes a starter file
  * holding the package's own stdio echo server, so a new user's first `mcpool tools`
- * shows something real. Absolute paths: the daemon may run from any directory.
+ * shows something real.
+ *
+ * The echo server is started as `mcpool echo-server` when the `mcpool` on the daemon's PATH
+ * is this very package: a reinstall elsewhere (another prefix, another Node) moves the
+ * package, and absolute paths written into the user's file would point at what is gone,
+ * while the command on PATH follows the install. Run from a checkout, with no such `mcpool`
+ * on PATH, the file names this Node and this package's script instead.
  */
+import { accessSync, constants, realpathSync } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { echoServerPath } from "../../demo/echo-server-path.js";
 
-export function starterConfig(
-  node: string = process.execPath,
-  script: string = echoServerPath,
-): string {
-  const echo = JSON.stringify({ command: node, args: [script], label: "Echo" });
+/** How the starter file starts the echo server. */
+export interface StarterEcho {
+  command: string;
+  args: string[];
+}
+
+/** This package's `mcpool` executable (package.json `bin`), two rooms up from here. */
+const OWN_BIN = fileURLToPath(new URL("../../cli/bin.js", import.meta.url));
+
+function realpathOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first executable `name` on `path`, as a shell would find it. */
+function onPath(name: string, path: string | undefined): string | undefined {
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (dir === "" || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** `mcpool echo-server` when PATH's `mcpool` is this package; else this Node and script. */
+export function starterEcho(env: NodeJS.ProcessEnv = process.env): StarterEcho {
+  const found = onPath("mcpool", env.PATH);
+  const own = realpathOrUndefined(OWN_BIN);
+  if (found !== undefined && own !== undefined && realpathOrUndefined(found) === own) {
+    return { command: "mcpool", args: ["echo-server"] };
+  }
+  return { command: process.execPath, args: [echoServerPath] };
+}
+
+export function starterConfig(echo: StarterEcho = starterEcho()): string {
+  const row = JSON.stringify({ ...echo, label: "Echo" });
   return [
     "{",
     "  // mcpool's starter configuration: its built-in echo server, so `mcpool tools` shows",
     "  // something. Add your servers beside it in the shape Claude Desktop, Cursor or",
     "  // VS Code use; the daemon applies every save. `mcpool validate` checks this file.",
     '  "mcpServers": {',
-    `    "echo": ${echo}`,
+    `    "echo": ${row}`,
     "  }",
     "}",
     "",

@@ -63,7 +63,9 @@ export class ConfigSource {
       await writeAtomically(this.path, text);
     }
     try {
-      const parsed = await parseMcpJsonInTurns(text, nextTurn);
+      // A row that wants a serving row's slug is the one left out (SPEC F11).
+      const serving = this.#rows.map((row) => row.id);
+      const parsed = await parseMcpJsonInTurns(text, nextTurn, { serving });
       this.#rows = parsed.rows;
       this.#pool = parsed.pool;
       this.#everLoaded = true;

@@ -4,11 +4,16 @@
  * Library code never writes stdout: for `mcpool bridge` it is a protocol channel.
  * Messages quote what servers said; every one is made printable (no escape sequences or
  * control bytes) before it reaches a terminal through stderr or `mcpool logs` (SPEC F8).
+ * A line is `<ISO time> <level> <message>`; a line about one server has `mcpool: <id>: `
+ * before its text (core/server-log.ts), which `mcpool logs --server` and `--json` read.
  */
 import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { printable } from "../../pool/core/printable.js";
 import type { PoolLog } from "../../pool/core/types.js";
+
+/** What a message's later lines start with in the file, where `mcpool logs` reads them back. */
+const CONTINUED = "  ";
 
 /** A week of a busy daemon's lines; two files at most. */
 export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;
@@ -27,7 +32,10 @@ export function createLog(
   const maxBytes = options.maxBytes ?? DEFAULT_LOG_MAX_BYTES;
   let size = sizeOf(path);
   const write = (level: string, message: string): void => {
-    const line = `${new Date().toISOString()} ${level} ${printable(message, { multiline: true })}\n`;
+    // A message's later lines (a stderr tail) are indented: text a child wrote can never
+    // start a line of its own, so it cannot pass for an entry about another server (K2).
+    const text = printable(message, { multiline: true }).replace(/\n/g, `\n${CONTINUED}`);
+    const line = `${new Date().toISOString()} ${level} ${text}\n`;
     if (options.stderr !== false) process.stderr.write(line);
     try {
       if (size + line.length > maxBytes) {

@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { serverLog } from "../../pool/core/server-log.js";
 import type { PoolLog } from "../../pool/core/types.js";
 import {
   HAS_START_TIMES,
@@ -110,8 +111,8 @@ export function createPidRecords(dataDir: string, options: { log?: PoolLog } = {
         }
         return record;
       } catch (error) {
-        log?.error?.(
-          `mcpool: could not record child ${pid} of ${serverId}: ${(error as Error).message}`,
+        serverLog(log ?? {}, serverId).error(
+          `could not record its child ${pid}: ${(error as Error).message}`,
         );
         return undefined;
       }

@@ -126,7 +126,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     // last one ends the connection, and an answer written after that would be lost (F6).
     const succeed = (result: unknown): void => {
       peer.requests.end(id, request);
-      if (id !== undefined) peer.respond(createJSONRPCSuccessResponse(id, result), id);
+      if (id !== undefined) peer.respond(createJSONRPCSuccessResponse(id, result), id, method);
       peer.settled(draining());
     };
     const refuse = (error: unknown): void => {

@@ -16,6 +16,7 @@ import {
   FrameDecoder,
   McpPoolError as ClientError,
   encodeFrame,
+  toWireError,
   type Frame,
   type NotificationName,
   type NotificationParamsOf,
@@ -27,6 +28,15 @@ import { PeerRequests } from "./peer-requests.js";
 // After an error answer that ends a connection, the peer gets this long to read it before
 // the socket is destroyed outright (a peer that never reads must not keep the fd).
 const CLOSE_GRACE_MS = 1_000;
+
+/** What an answer over the frame cap is refused with: what ran, and what to do about it. */
+function tooLargeMessage(method: string | undefined, bytes: number, cap: number): string {
+  const size = `${bytes} bytes, over the daemon's ${cap}-byte frame cap`;
+  if (method === "tools/call") {
+    return `the tool ran, but its answer is ${size}, so it was not sent; cap the result with maxResultChars (on the call, the row, or the "mcpool" section of mcp.json)`;
+  }
+  return `the answer to ${method ?? "the request"} is ${size}, so it was not sent`;
+}
 
 export interface PeerLimits {
   /** Largest frame accepted or sent, bytes. */
@@ -119,8 +129,12 @@ export class SocketPeer {
     return true;
   }
 
-  /** Answers request `id`; an answer that cannot be sent becomes an error that can. */
-  respond(message: object, id: JSONRPCID): void {
+  /**
+   * Answers request `id`; an answer that cannot be sent becomes an error that can. One over
+   * the frame cap is `answer-too-large` (K3): the work is done, and asking again answers the
+   * same, so the error says so and, for a call, how to cap the result.
+   */
+  respond(message: object, id: JSONRPCID, method?: string): void {
     const { maxFrameBytes } = this.limits;
     let frame: Uint8Array;
     try {
@@ -131,14 +145,13 @@ export class SocketPeer {
       );
     }
     if (frame.length - 1 > maxFrameBytes) {
-      frame = encodeFrame(
-        createJSONRPCErrorResponse(
-          id,
-          JSONRPCErrorCode.InternalError,
-          `the answer is ${frame.length - 1} bytes, over the ${maxFrameBytes}-byte frame cap`,
-          { bytes: frame.length - 1, limit: maxFrameBytes },
-        ),
-      );
+      const bytes = frame.length - 1;
+      const wire = toWireError("answer-too-large", tooLargeMessage(method, bytes, maxFrameBytes), {
+        bytes,
+        maxFrameBytes,
+        ...(method !== undefined ? { method } : {}),
+      });
+      frame = encodeFrame({ jsonrpc: "2.0", id, error: wire });
     }
     this.write(frame);
   }

@@ -17,7 +17,7 @@ import { isAuthRequired } from "./refusal.js";
 import { credentialsKey, memoryTokenStore, type TokenStore } from "./store.js";
 import type { AuthChallenge } from "../mcp/challenges.js";
 import { SignInLedger } from "./sign-in.js";
-import type { ServerAuthState, ServerStatus, SignInRequest } from "../core/types.js";
+import type { PoolLog, ServerAuthState, ServerStatus, SignInRequest } from "../core/types.js";
 
 /** What sign-in reads of a configured server: its row, and how its last dial went. */
 export interface SignInSubject {
@@ -33,7 +33,7 @@ export interface PoolAuthOptions {
   authProvider: ((row: HttpServerConfig) => OAuthClientProvider | undefined) | undefined;
   /** A live connection's token was refused and nothing can renew it. */
   lost(serverId: string): void;
-  log(message: string): void;
+  log: NonNullable<PoolLog["error"]>;
   /** Where placeholders in a row's url are filled from (McpPoolOptions.env). */
   env: Environment | undefined;
   /** The entry of a configured server; throws `unknown-server`. */

@@ -12,7 +12,8 @@
  * limits"): status says so, the bound is logged once, and only `mcpool login --force` goes on.
  */
 import type { AuthChallenge } from "../mcp/challenges.js";
-import type { SignInRequest } from "../core/types.js";
+import type { PoolLog, SignInRequest } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 /**
  * Sign-ins in a row a server may answer with the same challenge before the pool stops
@@ -52,9 +53,9 @@ export function unionScope(a: string | undefined, b: string | undefined): string
 
 export class SignInLedger {
   readonly #demands = new Map<string, Demand>();
-  readonly #log: (message: string) => void;
+  readonly #log: NonNullable<PoolLog["error"]>;
 
-  constructor(log: (message: string) => void) {
+  constructor(log: NonNullable<PoolLog["error"]>) {
     this.#log = log;
   }
 
@@ -74,8 +75,8 @@ export class SignInLedger {
     demand.challenge = challenge;
     if (demand.attempts >= MAX_SIGN_INS && !demand.exhausted) {
       demand.exhausted = true;
-      this.#log(
-        `mcpool: ${id}: ${demand.attempts} sign-ins in a row were refused with ${scopeText(challenge.scope)}; not asking again until \`mcpool login ${id} --force\``,
+      serverLog({ error: this.#log }, id).error(
+        `${demand.attempts} sign-ins in a row were refused with ${scopeText(challenge.scope)}; not asking again until \`mcpool login ${id} --force\``,
       );
     }
   }

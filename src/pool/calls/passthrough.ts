@@ -32,6 +32,7 @@ import { upstreamError } from "./upstream-error.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
 import type { CallSignal, PoolLog, ServerNotification } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 type EmptyResult = Record<string, unknown>;
 
@@ -230,8 +231,8 @@ export class Passthrough {
       // Only a live connection holds the subscription; nothing is dialled to drop it.
       if (entry?.connection) {
         await this.#upstream(id, uri, "resources/unsubscribe", false).catch((error: unknown) =>
-          this.#deps.log.error?.(
-            `mcpool: ${id}: resources/unsubscribe ${uri} failed: ${(error as Error).message}`,
+          serverLog(this.#deps.log, id).error(
+            `resources/unsubscribe ${uri} failed: ${(error as Error).message}`,
           ),
         );
       }
@@ -264,8 +265,8 @@ export class Passthrough {
     for (const [uri, subscription] of this.#subscriptions.get(id) ?? []) {
       if (!subscription.live) continue;
       this.#upstream(id, uri, "resources/subscribe", false).catch((error: unknown) =>
-        this.#deps.log.error?.(
-          `mcpool: ${id}: subscribing again to ${uri} after a reconnect failed: ${(error as Error).message}`,
+        serverLog(this.#deps.log, id).error(
+          `subscribing again to ${uri} after a reconnect failed: ${(error as Error).message}`,
         ),
       );
     }

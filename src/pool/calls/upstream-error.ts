@@ -14,6 +14,7 @@
  * A pool error, a session loss (withSession redials on it, B6) and an aborted request are
  * passed through whole.
  */
+import { causeCode, withCause } from "../core/causes.js";
 import { McpPoolError } from "../core/errors.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
 import { sessionLost } from "../server/session.js";
@@ -87,11 +88,15 @@ export function upstreamError(error: unknown, request: UpstreamRequest): unknown
   if (!request.unreachable) return error;
   // A remote that cannot be reached (connection refused, reset): name the server and the cause.
   const cause = error instanceof Error ? (error.cause as Error | undefined) : undefined;
-  const detail = cause?.message ? `${(error as Error).message}: ${cause.message}` : String(error);
+  const code = causeCode(error);
+  const detail = withCause(
+    cause?.message ? `${(error as Error).message}: ${cause.message}` : String(error),
+    code,
+  );
   return new McpPoolError(
     "connection-lost",
     request.unreachable(`server "${serverId}" could not be reached for the ${what}: ${detail}`),
-    { serverId },
+    { serverId, ...(code !== undefined ? { causeCode: code } : {}) },
     { cause: error },
   );
 }

@@ -8,6 +8,7 @@ import { PinLedger, samePin } from "./pinning.js";
 import type { ServerEntry } from "../server/entry.js";
 import type { ToolIndex } from "./tool-index.js";
 import type { PinInfo, PoolEvent, PoolLog } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 export class PinGate {
   readonly #ledger: PinLedger;
@@ -80,8 +81,8 @@ export class PinGate {
     const event = this.#ledger.check(entry, entry.removed || !this.#checks);
     if (!event) return;
     const { diff } = event;
-    this.#log.error?.(
-      `mcpool: ${entry.id}: its tools no longer match the approved pin and are withheld${diff ? ` (added: ${diff.added.join(", ") || "none"}; removed: ${diff.removed.join(", ") || "none"}; changed: ${diff.changed.join(", ") || "none"})` : ""}; review with \`mcpool approve ${entry.id} --show\``,
+    serverLog(this.#log, entry.id).error(
+      `its tools no longer match the approved pin and are withheld${diff ? ` (added: ${diff.added.join(", ") || "none"}; removed: ${diff.removed.join(", ") || "none"}; changed: ${diff.changed.join(", ") || "none"})` : ""}; review with \`mcpool approve ${entry.id} --show\``,
     );
     this.#emit(event);
   }

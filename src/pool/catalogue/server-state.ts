@@ -53,6 +53,10 @@ export function serverState(
     }),
   };
   if (entry.error !== undefined) state.error = entry.error;
+  else if (lost) {
+    // Ready, yet none of its tools is offered: say so where status shows what is wrong.
+    state.error = `its tools are left out: server "${index.lostTo.get(id)}" has a tool name one of them needs`;
+  }
   if (entry.status === "auth-required" && extras.signIn) state.signIn = extras.signIn;
   if (entry.retryAt !== undefined) state.retryAt = entry.retryAt;
   if (connection) {

@@ -44,6 +44,8 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   // The server ended a conversation's session; the next call opens a new one.
   "session-expired": 404,
   timeout: 504,
+  // The tool ran; its answer is too large to send. Asking again answers the same, uncapped.
+  "answer-too-large": 502,
   // The client's own codes, for a gateway that fronts a PoolClient rather than a pool:
   // no daemon to ask, one that speaks another protocol, or a plain JSON-RPC refusal.
   "daemon-unavailable": 503,

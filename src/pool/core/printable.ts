@@ -5,6 +5,8 @@
  * - ANSI escape sequences (CSI `ESC [`, OSC `ESC ]`, DCS/PM/APC/SOS strings, the short
  *   `ESC x` forms, and their 8-bit C1 introducers) disappear whole: `\x1b[31mred` → `red`;
  * - every other C0 control, DEL and C1 control becomes visible text, `\x07` for BEL.
+ * With `sequences: "show"` nothing is removed: a sequence's introducer is shown like any other
+ * control (`\x1b]0;title\x07`), for a person who should see what a server tried to send.
  */
 
 /** A string sequence (OSC, DCS, SOS, PM, APC): up to BEL or ST, or to the end if unterminated. */
@@ -27,9 +29,14 @@ const visible = (char: string): string => `\\x${char.charCodeAt(0).toString(16).
 /**
  * `text` without escape sequences and with every control character shown as `\xNN`.
  * `multiline`: keep `\n` and `\t` (a `\r\n` becomes `\n`); otherwise they are shown too.
+ * `sequences`: `"strip"` (the default) removes escape sequences whole, `"show"` keeps their
+ * text with the controls in them shown.
  */
-export function printable(text: string, options: { multiline?: boolean } = {}): string {
-  const stripped = text.replace(ESCAPE_SEQUENCE, "");
+export function printable(
+  text: string,
+  options: { multiline?: boolean; sequences?: "strip" | "show" } = {},
+): string {
+  const stripped = options.sequences === "show" ? text : text.replace(ESCAPE_SEQUENCE, "");
   if (options.multiline) return stripped.replace(/\r\n/g, "\n").replace(CONTROL_BUT_LINES, visible);
   return stripped.replace(CONTROL, visible);
 }

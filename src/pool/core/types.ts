@@ -37,8 +37,17 @@ export interface CallSignal {
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
-/** Where the pool writes what a person reading a log wants. Both halves optional. */
+/** What a log line is about, handed beside its text: the server, when it concerns one (K2). */
+export interface LogAbout {
+  server: string;
+}
+
+/**
+ * Where the pool writes what a person reading a log wants. Both halves optional. A line
+ * about one server comes through serverLog() (core/server-log.ts): its text starts
+ * `mcpool: <id>: ` and `about` names the server, for a log that keeps it apart.
+ */
 export interface PoolLog {
-  info?: (message: string) => void;
-  error?: (message: string) => void;
+  info?: (message: string, about?: LogAbout) => void;
+  error?: (message: string, about?: LogAbout) => void;
 }

@@ -21,6 +21,7 @@ import {
   type ToolsCacheStore,
 } from "../catalogue/tools-cache.js";
 import type { PoolLog } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 /** Bound on how long an early listing or call waits for the first reconcile, ms (F4). */
 export const READY_WAIT_MS = 10_000;
@@ -36,6 +37,7 @@ export interface ReconcilerOptions {
   lazy?: boolean;
   indexTools?: boolean;
   toolsCache?: ToolsCacheStore;
+  rowsFrom?: string;
 }
 
 export interface ReconcilerInit {
@@ -205,7 +207,7 @@ export class Reconciler {
     for (const id of plan.remove) {
       const entry = this.#entries.get(id)!;
       this.#entries.delete(id);
-      closing.push(entry.remove("removed"));
+      closing.push(this.#remove(entry));
     }
     for (const row of plan.restart) closing.push(this.#entries.get(row.id)!.replace(row));
     for (const row of plan.update) {
@@ -255,8 +257,8 @@ export class Reconciler {
         this.#savedFingerprints.set(entry.id, entry.fingerprint);
       }
     } catch (error) {
-      this.#init.log.error?.(
-        `mcpool: ${entry.id}: reading the tools cache failed: ${(error as Error).message}`,
+      serverLog(this.#init.log, entry.id).error(
+        `reading the tools cache failed: ${(error as Error).message}`,
       );
     }
   }
@@ -271,10 +273,23 @@ export class Reconciler {
       .then(() => store.save(entry.id, cached))
       .catch((error: unknown) => {
         this.#savedFingerprints.delete(entry.id);
-        this.#init.log.error?.(
-          `mcpool: ${entry.id}: saving the tools cache failed: ${(error as Error).message}`,
+        serverLog(this.#init.log, entry.id).error(
+          `saving the tools cache failed: ${(error as Error).message}`,
         );
       });
+  }
+
+  /** A row left the configuration: its server stops, and the log says so, with what ran (K2). */
+  async #remove(entry: ServerEntry): Promise<void> {
+    const pid = entry.connection?.pid;
+    const running = entry.connection !== undefined || entry.connecting;
+    await entry.remove("removed");
+    const from = this.#init.options.rowsFrom ?? "the configuration";
+    serverLog(this.#init.context.log, entry.id).info(
+      running
+        ? `stopped${pid === undefined ? "" : ` (pid ${pid})`}: removed from ${from}`
+        : `removed from ${from} (it was not running)`,
+    );
   }
 
   async #loadRows(): Promise<readonly McpServerConfig[]> {

@@ -80,6 +80,7 @@ export function dialRefusal(
 export const BACKED_OFF: ReadonlySet<ServerStatus> = new Set<ServerStatus>([
   "error",
   "crash-loop",
+  "unreachable",
   "auth-required",
   "unresponsive",
 ]);

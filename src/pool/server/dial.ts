@@ -3,13 +3,14 @@
  * (notifications, tools/list_changed, elicitation, sampling), the initialize handshake and
  * the first tools/list walk, all on one connect budget. A failure closes what was opened
  * and is said as a pool error (connect-failed, timeout, auth-required) with the child's
- * stderr tail; the entry decides what it means for the server's state.
+ * stderr tail or the cause's code (`causeCode`: ECONNREFUSED…); the entry decides what it means for the server's state.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import type { McpServerConfig } from "../../config/rows.js";
 import { newConnection, type Connection } from "./connection.js";
+import { causeCode, withCause } from "../core/causes.js";
 import { McpPoolError } from "../core/errors.js";
 import { listAllTools } from "../mcp/list-tools.js";
 import { McpClient } from "../mcp/client.js";
@@ -141,7 +142,12 @@ function connectError(
   if (authMessage !== undefined) {
     return new McpPoolError("auth-required", authMessage, { serverId: id }, { cause });
   }
-  const detail = { serverId: id, ...(stderr ? { stderr } : {}) };
+  const code = causeCode(cause);
+  const detail = {
+    serverId: id,
+    ...(stderr ? { stderr } : {}),
+    ...(code !== undefined ? { causeCode: code } : {}),
+  };
   const tail = stderr ? `; stderr:\n${stderr}` : "";
   if (isMcpError(cause, ErrorCode.RequestTimeout)) {
     return new McpPoolError(
@@ -152,7 +158,9 @@ function connectError(
     );
   }
   const reason =
-    exit && (exit.code !== null || exit.signal) ? describeExit(exit) : (cause as Error).message;
+    exit && (exit.code !== null || exit.signal)
+      ? describeExit(exit)
+      : withCause((cause as Error).message, code);
   return new McpPoolError(
     "connect-failed",
     `could not connect to server "${id}": ${reason}${tail}`,

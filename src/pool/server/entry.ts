@@ -29,6 +29,18 @@ import {
 } from "./context.js";
 import { EntryState } from "./state.js";
 import type { CloseReason } from "../core/types.js";
+import { isUnreachableCode } from "../core/causes.js";
+import { serverLog, type ServerLog } from "../core/server-log.js";
+
+/** `; next attempt at <ISO time>` when a backoff holds the next dial, else nothing. */
+function nextAttempt(retryAt: number | undefined): string {
+  return retryAt === undefined ? "" : `; next attempt at ${new Date(retryAt).toISOString()}`;
+}
+
+/** A remote row's dial that reached nothing: refused, no such host, TLS refused (K3). */
+function unreachable(row: McpServerConfig, error: McpPoolError): boolean {
+  return "url" in row && isUnreachableCode(error.detail?.causeCode as string | undefined);
+}
 
 export class ServerEntry extends EntryState {
   readonly #idle = new IdleTimer<Connection>({
@@ -39,10 +51,13 @@ export class ServerEntry extends EntryState {
   readonly #retiring = new Retirements();
   readonly #revive = new ReviveTimer();
   readonly #context: EntryContext;
+  /** Every line this entry logs is about its server, and says so (K2). */
+  readonly #log: ServerLog;
 
   constructor(row: McpServerConfig, context: EntryContext) {
     super(row);
     this.#context = context;
+    this.#log = serverLog(context.log, row.id);
   }
 
   /** The live connection, dialling one if there is none and nothing forbids it. */
@@ -82,7 +97,7 @@ export class ServerEntry extends EntryState {
       if (current() && error.code === "auth-required") {
         this.#authRequired(error.message, Date.now());
       } else if (current()) {
-        this.#failed(error.message, Date.now());
+        this.#failed(error.message, Date.now(), unreachable(row, error));
         this.#connectFailed(error.message, started);
         this.#scheduleRevive();
       }
@@ -118,9 +133,7 @@ export class ServerEntry extends EntryState {
       tools: tools.length,
       ...(recovered ? { recovered: true } : {}),
     });
-    context.log.info?.(
-      `mcpool: ${this.id} ${recovered ? "is back" : "connected"} with ${tools.length} tools`,
-    );
+    this.#log.info(`${recovered ? "back" : "connected"} with ${tools.length} tools`);
     context.changed(this);
     if (context.indexTools) context.listed(this);
     this.idle();
@@ -136,7 +149,7 @@ export class ServerEntry extends EntryState {
     this._retryAt = now + this.#context.crashBackoffMs;
     this._list.forget();
     this.#context.emit({ type: "auth-required", serverId: this.id, error: message });
-    this.#context.log.error?.(`mcpool: ${message}`);
+    this.#log.error(message);
     this.#context.changed(this);
   }
 
@@ -153,9 +166,14 @@ export class ServerEntry extends EntryState {
     this.#authRequired(standingAuthMessage(this.#context, this.id), Date.now());
   }
 
-  #failed(message: string, now: number): void {
+  /**
+   * A dial failed, or a server died soon after starting: one more failure in a row, and the
+   * backoff it earns. A remote row whose address answered nothing is `unreachable` (K3);
+   * `crash-loop` is a child's.
+   */
+  #failed(message: string, now: number, unreachable = false): void {
     this._failures += 1;
-    this._status = failureStatus(this._failures);
+    this._status = unreachable ? "unreachable" : failureStatus(this._failures);
     this._error = message;
     this._retryAt = now + backoffMs(this.#context.crashBackoffMs, this._failures);
     // The last-known list stays offered (F1): a call finds out about the backoff itself.
@@ -231,9 +249,7 @@ export class ServerEntry extends EntryState {
     }
     this.#context.emit({ type: "close", serverId: this.id, reason, error: message });
     const retryAt = this._retryAt;
-    this.#context.log.error?.(
-      `mcpool: ${message}${retryAt === undefined ? "" : `; next attempt at ${new Date(retryAt).toISOString()}`}`,
-    );
+    this.#log.error(`${message}${nextAttempt(retryAt)}`);
     this.#context.changed(this);
     this.#scheduleRevive();
   }
@@ -250,7 +266,7 @@ export class ServerEntry extends EntryState {
       if (this._connection || this._removed || this._stopped) return;
       if (this.#context.revives?.(this) !== true) return;
       this.#context.emit({ type: "restart", serverId: this.id });
-      this.#context.log.info?.(`mcpool: ${this.id}: restarting`);
+      this.#log.info("restarting");
       // A failure is recorded on the entry, logged, and schedules the next attempt.
       this.ensure().catch(() => undefined);
     });
@@ -274,8 +290,8 @@ export class ServerEntry extends EntryState {
         this.#context.changed(this);
         this.#context.listed(this);
       },
-      (error) =>
-        this.#context.log.error?.(`mcpool: ${this.id}: re-listing tools failed: ${error.message}`),
+      (error) => this.#log.error(`re-listing tools failed: ${error.message}`),
+      (text) => this.#log.error(text),
     );
   }
 
@@ -372,7 +388,7 @@ export class ServerEntry extends EntryState {
    */
   async #swap(live: Connection, row: McpServerConfig): Promise<void> {
     this._row = row;
-    this.#context.log.info?.(swapStartedMessage(this.id));
+    this.#log.info(swapStartedMessage());
     const started = Date.now();
     const swappable = (): boolean =>
       !this._removed && this._row === row && this._connection === live;
@@ -398,7 +414,7 @@ export class ServerEntry extends EntryState {
   #connectFailed(message: string, started: number): void {
     const ms = Date.now() - started;
     this.#context.emit({ type: "connect-failed", serverId: this.id, ms, error: message });
-    this.#context.log.error?.(`mcpool: ${message}`);
+    this.#log.error(`${message}${nextAttempt(this._retryAt)}`);
     this.#context.changed(this);
   }
 
@@ -415,7 +431,7 @@ export class ServerEntry extends EntryState {
   redial(dead: Connection): Promise<Connection> {
     if (this._connection === dead) {
       this._connection = undefined;
-      this.#context.log.info?.(`mcpool: ${this.id} lost its session; redialling`);
+      this.#log.info("lost its session; redialling");
       void this.#retire(dead, "redial");
     }
     return this.ensure({ ignoreBackoff: true });

@@ -9,6 +9,8 @@
  * one-shot, unref'd timer is armed only once a window starts dropping lines, to report them.
  */
 import { printable } from "../core/printable.js";
+import { serverLog } from "../core/server-log.js";
+import type { PoolLog } from "../core/types.js";
 
 /** Lines logged per server per window before the rest are only counted. */
 export const DEFAULT_JUNK_LINES_PER_WINDOW = 10;
@@ -24,7 +26,7 @@ const REDACT_WINDOW_CHARS = 64 * 1024;
 
 export interface JunkLogOptions {
   /** Where the lines go (the pool's info log). */
-  log: (message: string) => void;
+  log: NonNullable<PoolLog["info"]>;
   /** Lines per server per window. Default {@link DEFAULT_JUNK_LINES_PER_WINDOW}. */
   maxLines?: number;
   /** ms. Default {@link DEFAULT_JUNK_WINDOW_MS}. */
@@ -39,13 +41,13 @@ interface Window {
 }
 
 export class JunkLog {
-  readonly #log: (message: string) => void;
+  readonly #log: PoolLog;
   readonly #maxLines: number;
   readonly #windowMs: number;
   readonly #windows = new Map<string, Window>();
 
   constructor(options: JunkLogOptions) {
-    this.#log = options.log;
+    this.#log = { info: options.log };
     this.#maxLines = options.maxLines ?? DEFAULT_JUNK_LINES_PER_WINDOW;
     this.#windowMs = options.windowMs ?? DEFAULT_JUNK_WINDOW_MS;
   }
@@ -60,8 +62,8 @@ export class JunkLog {
     const window = this.#window(serverId);
     if (window.logged < this.#maxLines) {
       window.logged += 1;
-      this.#log(
-        `mcpool: ${serverId}: skipped a stdout line that is not JSON-RPC: ${excerpt(line, redact)}`,
+      serverLog(this.#log, serverId).info(
+        `skipped a stdout line that is not JSON-RPC: ${excerpt(line, redact)}`,
       );
       return;
     }
@@ -87,8 +89,8 @@ export class JunkLog {
     if (this.#windows.get(serverId) === window) this.#windows.delete(serverId);
     if (window.dropped === 0) return;
     const seconds = Math.round(this.#windowMs / 1000);
-    this.#log(
-      `mcpool: ${serverId}: … and ${window.dropped} more stdout lines that are not JSON-RPC in the last ${seconds} s (not logged)`,
+    serverLog(this.#log, serverId).info(
+      `… and ${window.dropped} more stdout lines that are not JSON-RPC in the last ${seconds} s (not logged)`,
     );
   }
 }

@@ -6,6 +6,7 @@ import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Environment } from "../../config/placeholders.js";
 import type { McpServerConfig } from "../../config/rows.js";
+import { causeCode, withCause } from "../core/causes.js";
 import { redactSecrets, secretValues } from "../core/secrets.js";
 import type { ChildEnvPolicy } from "../mcp/child-env.js";
 import { toolsFingerprint } from "../core/fingerprint.js";
@@ -92,7 +93,10 @@ export async function probe(
     const secrets = secretValues(row, options.env ?? process.env);
     return {
       ok: false,
-      error: redactSecrets(stderr || (error as Error).message, secrets),
+      error: redactSecrets(
+        stderr || withCause((error as Error).message, causeCode(error)),
+        secrets,
+      ),
       tools: [],
     };
   } finally {

@@ -31,6 +31,7 @@ import type {
 } from "./caller-router.js";
 import { ErrorCode, isMcpError, McpError } from "../mcp/error.js";
 import type { PoolLog } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 /** What a server asks in elicitation/create: a form (`requestedSchema`), or a `url` to open. */
 export type ElicitParams = ElicitRequest["params"];
@@ -138,14 +139,14 @@ export function elicitationPolicy(log: PoolLog): RoutePolicy<ElicitResult> {
     accept(answer, serverId) {
       const parsed = asElicitResult(answer);
       if (parsed !== undefined) return parsed;
-      log.error?.(
-        `mcpool: ${serverId}: an elicitation handler answered something that is not an ElicitResult; answered cancel`,
+      serverLog(log, serverId).error(
+        `an elicitation handler answered something that is not an ElicitResult; answered cancel`,
       );
       return CANCEL;
     },
     failed(error, serverId) {
-      log.error?.(
-        `mcpool: ${serverId}: an elicitation handler failed, answered cancel: ${(error as Error).message}`,
+      serverLog(log, serverId).error(
+        `an elicitation handler failed, answered cancel: ${(error as Error).message}`,
       );
       return CANCEL;
     },

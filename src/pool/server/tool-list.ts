@@ -13,6 +13,13 @@ import type { PoolEvent } from "../core/types.js";
 
 export type ToolsChanged = Extract<PoolEvent, { type: "tools-changed" }>;
 
+/**
+ * Walks in a row, each asked for by a list_changed that came during the one before, after
+ * which the log says the server keeps changing its list (F12, K2): ten is past any server
+ * that registers its tools in a few batches at start.
+ */
+export const RELIST_LOOP_AFTER = 10;
+
 export class ToolList {
   /** The last list the server gave; empty after a crash. */
   tools: Tool[] = [];
@@ -69,7 +76,8 @@ export class ToolList {
    * tools/list_changed: walks every page of `client`'s list within `budgetMs`, now or once
    * more after the walk in progress, never two at a time, while `live()` holds. A list that
    * arrives for a live connection goes to `apply`; a walk that fails leaves the list as it
-   * was and is told to `failed`.
+   * was and is told to `failed`. A server that says its list changed during every walk is
+   * told to `looping` once per run, at the {@link RELIST_LOOP_AFTER}th walk in a row.
    */
   relist(
     client: McpClient,
@@ -77,6 +85,7 @@ export class ToolList {
     live: () => boolean,
     apply: (tools: Tool[]) => void,
     failed: (error: Error) => void,
+    looping?: (text: string) => void,
   ): void {
     if (this.#relisting) {
       this.#relistAgain = true;
@@ -84,9 +93,15 @@ export class ToolList {
     }
     const options = budgetMs === undefined ? {} : { timeout: budgetMs };
     this.#relisting = (async () => {
+      let walks = 0;
       try {
         do {
           this.#relistAgain = false;
+          if (++walks === RELIST_LOOP_AFTER) {
+            looping?.(
+              `sent tools/list_changed during each of ${RELIST_LOOP_AFTER} listings in a row; still re-listing, one walk at a time`,
+            );
+          }
           try {
             const tools = await listAllTools(client, options);
             if (live()) apply(tools);

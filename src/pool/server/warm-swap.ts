@@ -17,8 +17,9 @@ export function swapsWarm(row: McpServerConfig): boolean {
   return isEnabled(row) && !isConversationRow(row);
 }
 
-export function swapStartedMessage(id: string): string {
-  return `mcpool: ${id}: its connection changed; starting the new one while the old one serves`;
+/** The log line of a swap that starts (the entry's server log adds the id). */
+export function swapStartedMessage(): string {
+  return "its connection changed; starting the new one while the old one serves";
 }
 
 export function swapFailedMessage(id: string, cause: string): string {

@@ -20,6 +20,7 @@ import type {
   ServerState,
   UsageReport,
 } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 import { UsageCounter, type UsageStore } from "./usage.js";
 
 /** What the monitor uses of McpPool. */
@@ -211,16 +212,13 @@ export class PoolMonitor {
     this.#replacing.add(id);
     this.#overCount.set(id, 0);
     this.#restarts.set(id, (this.#restarts.get(id) ?? 0) + 1);
-    this.#options.log?.info?.(
-      `mcpool: ${id}: its processes use ${Math.round(rssBytes / MB)} MB, over its maxMemoryMb of ${limitMb} in ${OVER_LIMIT_SAMPLES} samples in a row; replacing it (calls in flight finish first)`,
+    const log = serverLog(this.#options.log ?? {}, id);
+    log.info(
+      `its processes use ${Math.round(rssBytes / MB)} MB, over its maxMemoryMb of ${limitMb} in ${OVER_LIMIT_SAMPLES} samples in a row; replacing it (calls in flight finish first)`,
     );
     this.#options.pool
       .replaceOverMemory(id, rssBytes, limitMb)
-      .catch((error: unknown) =>
-        this.#options.log?.error?.(
-          `mcpool: ${id}: replacing it failed: ${(error as Error).message}`,
-        ),
-      )
+      .catch((error: unknown) => log.error(`replacing it failed: ${(error as Error).message}`))
       .finally(() => this.#replacing.delete(id));
   }
 }
