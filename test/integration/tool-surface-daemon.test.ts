@@ -253,7 +253,7 @@ describe("the CLI", () => {
       toolName: "sleep",
     });
     const missing = mcpool("describe", "echo__pid");
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('no server offers the tool "echo__pid"');
   });
 });
