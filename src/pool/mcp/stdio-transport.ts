@@ -115,6 +115,8 @@ export class ChildProcessTransport implements Transport {
   }
 
   #closedOnce = false;
+  /** The shared wait for stdin's `drain` (#drained), while one is due. */
+  #draining: Promise<void> | undefined;
   #closed(): void {
     if (this.#closedOnce) return;
     this.#closedOnce = true;
@@ -147,8 +149,27 @@ export class ChildProcessTransport implements Transport {
         if (error) reject(error);
       });
       if (ok) resolve();
-      else stdin.once("drain", resolve);
+      else this.#drained(stdin).then(resolve, reject);
     });
+  }
+
+  /**
+   * One wait for the child's stdin to drain, shared by every send that met its backpressure:
+   * a listener per send leaked thousands of `drain` listeners on a busy server (issue 27).
+   */
+  #drained(stdin: NodeJS.WritableStream): Promise<void> {
+    this.#draining ??= new Promise<void>((resolve) => {
+      const done = (): void => {
+        stdin.off("drain", done);
+        stdin.off("close", done);
+        this.#draining = undefined;
+        resolve();
+      };
+      stdin.on("drain", done);
+      // A child gone before it read: the write callbacks say why; nobody waits forever.
+      stdin.on("close", done);
+    });
+    return this.#draining;
   }
 
   /** Stop the child and every process of its group: stdin EOF, SIGTERM, SIGKILL. */
