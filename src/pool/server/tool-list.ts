@@ -145,7 +145,10 @@ export class ToolList {
         if (wait > 0) await unrefDelay(wait);
         const next = this.#next;
         this.#next = undefined;
-        if (!next?.live()) continue;
+        // A notice can come before its connection is the live one, so a walk asked for at
+        // once is made and only its apply waits on live(); one held back is dropped with a
+        // connection that went meanwhile.
+        if (!next || (wait > 0 && !next.live())) continue;
         if (++this.#burst === RELIST_LOOP_AFTER) {
           next.looping?.(
             `sent tools/list_changed during each of ${RELIST_LOOP_AFTER} listings in a row; re-listing at most once every ${RELIST_BACKOFF_MAX_MS / 1000} s while it goes on`,
