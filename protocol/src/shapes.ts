@@ -317,6 +317,14 @@ export interface ConfigStatus {
    * one counts), a placeholder whose variable is unset. Absent from an older daemon.
    */
   warnings?: string[];
+  /**
+   * Whether the daemon is watching the file for edits (F12): false while its folder is gone
+   * (a new folder is picked up when it comes back) or after the watch failed; `reload`
+   * starts it again. Absent from an older daemon.
+   */
+  watching?: boolean;
+  /** Why the daemon is not watching, when it is not. */
+  watchReason?: string;
 }
 
 export interface DaemonStatus {

@@ -35,6 +35,11 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
     `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)${rss}`,
     `socket  ${status.socketPath}`,
     `config  ${configLine(status)}`,
+    ...(status.config.watching === false
+      ? [
+          `        not watching: ${terminalText(status.config.watchReason ?? "")}; \`mcpool reload\` starts it again`,
+        ]
+      : []),
     ...status.config.problems.map((p) => `        problem: ${terminalText(p)}`),
     ...(status.config.warnings ?? []).map((w) => `        warning: ${terminalText(w)}`),
     "",

@@ -156,14 +156,23 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     startedAt,
     socketPath: paths.socketPath,
     configPath: paths.configPath,
-    config: config.status(),
+    config: configStatus(),
     servers: pool?.state() ?? [],
     clients: server?.clients ?? 0,
   });
 
+  // The file's status and whether its watcher is watching (F12).
+  const configStatus = (): ConfigStatus => ({
+    ...config.status(),
+    ...(watcher?.state() ?? {}),
+  });
+
+  // A reload starts the watch again from what exists now: a watcher that lost its folder,
+  // or failed, watches again (F12).
   const reload = async (): Promise<ConfigStatus> => {
+    await watcher?.rearm();
     await requirePool().sync();
-    return config.status();
+    return configStatus();
   };
 
   const daemon: Daemon = {

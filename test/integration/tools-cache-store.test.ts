@@ -40,4 +40,16 @@ describe("the daemon's tools cache", () => {
     expect(store.load("../escape")).toBeUndefined();
     expect(readdirSync(dir)).toEqual(["tools-cache"]);
   });
+  it("takes many saves of one row at once without an error or a temp file left, keeping the last", async () => {
+    const store = createFileToolsCache(dir);
+    const lists = Array.from({ length: 50 }, (_, i) => ({
+      connection: "c".repeat(64),
+      tools: [{ name: `tool${i}`, inputSchema: { type: "object" as const } }],
+    }));
+    const saves = await Promise.allSettled(lists.map((cached) => store.save("fs", cached)));
+    expect(saves.filter((s) => s.status === "rejected")).toEqual([]);
+    await Promise.all([store.save("gh", CACHED), store.save("gh", CACHED)]);
+    expect(readdirSync(store.dir).sort()).toEqual(["fs.json", "gh.json"]);
+    expect(createFileToolsCache(dir).load("fs")).toEqual(lists.at(-1));
+  });
 });

@@ -3,7 +3,8 @@
  * when a read fails, and say what is wrong with its position. A missing file at first start
  * is written as the embedded default; a file that disappears later keeps the pool running.
  */
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { ConfigStatus } from "mcpool-protocol";
 import {
@@ -138,10 +139,37 @@ export function createReadLog(path: string, log: ReadLog): (status: ConfigStatus
   };
 }
 
-/** Write to a sibling temp file and rename over: a reader sees the old file or the new one. */
+/**
+ * Write to a sibling temp file and rename over: a reader sees the old file or the new one.
+ * The temp name is unique per write, never pid and milliseconds: two saves in one
+ * millisecond shared one and the second rename failed with ENOENT (issue 27). A write that
+ * fails removes its temp file.
+ */
 export async function writeAtomically(path: string, text: string, mode = 0o600): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(temp, text, { mode });
-  await rename(temp, path);
+  const temp = `${path}.${randomUUID()}.tmp`;
+  try {
+    await writeFile(temp, text, { mode });
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * One writer per file: each save starts after the one before it ends, so saves of one file
+ * land in the order they were asked for and the last one asked is the one kept.
+ */
+export function createSaveQueue(): (key: string, save: () => Promise<void>) => Promise<void> {
+  const tails = new Map<string, Promise<void>>();
+  return (key, save) => {
+    const run = (tails.get(key) ?? Promise.resolve()).then(save, save);
+    const tail = run.catch(() => undefined);
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return run;
+  };
 }

@@ -1,13 +1,14 @@
 /**
  * A directory of one JSON file per server row, `<data>/<name>/<id>.json`, each written
- * atomically with mode 0600 in a 0700 directory: the shape of the daemon's pin store and of
- * its tools cache. A file that is absent, unreadable, not JSON or not an object reads as
- * nothing; what the object must hold is the store's to check. Ids are [A-Za-z0-9_-] once
+ * atomically, one save of a file at a time (F12), with mode 0600 in a 0700 directory: the
+ * shape of the daemon's pin store and of its tools cache. A file that is absent, unreadable,
+ * not JSON or not an object reads as nothing; what the object must hold is the store's to
+ * check. Ids are [A-Za-z0-9_-] once
  * validated; anything else is refused rather than escaped, so no id leaves the directory.
  */
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeAtomically } from "../config/source.js";
+import { createSaveQueue, writeAtomically } from "../config/source.js";
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -29,6 +30,7 @@ export function createRowFiles(dataDir: string, name: string): RowFiles {
   const fileOf = (id: string): string | undefined =>
     SAFE_ID.test(id) ? join(dir, `${id}.json`) : undefined;
   let listed: Set<string> | undefined;
+  const queue = createSaveQueue();
   return {
     dir,
     read(id) {
@@ -47,7 +49,8 @@ export function createRowFiles(dataDir: string, name: string): RowFiles {
       const file = fileOf(id);
       if (!file) return false;
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      await writeAtomically(file, `${JSON.stringify(value)}\n`);
+      const text = `${JSON.stringify(value)}\n`;
+      await queue(file, () => writeAtomically(file, text));
       listed?.add(id);
       return true;
     },

@@ -6,10 +6,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { UsageStore } from "../../pool/watch/usage.js";
-import { writeAtomically } from "../config/source.js";
+import { createSaveQueue, writeAtomically } from "../config/source.js";
 
 export function createFileUsageStore(dataDir: string): UsageStore & { path: string } {
   const path = join(dataDir, "usage.json");
+  // One save at a time (F12): the last counts asked to be saved are the ones kept.
+  const queue = createSaveQueue();
   return {
     path,
     load() {
@@ -21,7 +23,8 @@ export function createFileUsageStore(dataDir: string): UsageStore & { path: stri
       }
     },
     async save(data) {
-      await writeAtomically(path, `${JSON.stringify(data)}\n`);
+      const text = `${JSON.stringify(data)}\n`;
+      await queue(path, () => writeAtomically(path, text));
     },
   };
 }

@@ -2,7 +2,8 @@
  * A server's tool list as the pool knows it: the last list it gave, its fingerprint, and
  * whether it is last-known (stale) rather than live (SPEC F1, B4). Re-listing after
  * tools/list_changed runs one walk at a time; a change asked for during a walk is walked
- * again once it ends.
+ * again once it ends, and a server that keeps changing is re-listed after a growing
+ * backoff (F12).
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
@@ -20,14 +21,54 @@ export type ToolsChanged = Extract<PoolEvent, { type: "tools-changed" }>;
  */
 export const RELIST_LOOP_AFTER = 10;
 
+/**
+ * A request this long after the last walk ended starts a new burst: a server that adds a
+ * tool now and then is listed at once each time, never backed off.
+ */
+export const RELIST_QUIET_MS = 1_000;
+/** The first backoff past {@link RELIST_LOOP_AFTER}, doubled each walk up to the cap. */
+export const RELIST_BACKOFF_BASE_MS = 100;
+/**
+ * The longest wait between walks of a server that keeps changing: its list is at most this
+ * much out of date, and a loop costs one listing per wait instead of hundreds a second.
+ */
+export const RELIST_BACKOFF_MAX_MS = 5_000;
+
+/** The wait before the next walk of a burst that has made `walks` walks. */
+export function relistBackoffMs(walks: number): number {
+  if (walks < RELIST_LOOP_AFTER) return 0;
+  return Math.min(RELIST_BACKOFF_MAX_MS, RELIST_BACKOFF_BASE_MS * 2 ** (walks - RELIST_LOOP_AFTER));
+}
+
+interface RelistRequest {
+  client: McpClient;
+  options: { timeout?: number };
+  live: () => boolean;
+  apply: (tools: Tool[]) => void;
+  failed: (error: Error) => void;
+  looping?: (text: string) => void;
+}
+
+/** An unref'd wait: a backoff never keeps the process alive. */
+function unrefDelay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 export class ToolList {
   /** The last list the server gave; empty after a crash. */
   tools: Tool[] = [];
   fingerprint: string | undefined;
   /** `tools` is a last-known list, not a live one. */
   stale = false;
-  #relisting: Promise<void> | undefined;
-  #relistAgain = false;
+  /** The walk in progress. */
+  #walking: Promise<void> | undefined;
+  /** A run of walks is going (walking or waiting out a backoff). */
+  #running = false;
+  /** The latest request not walked yet. */
+  #next: RelistRequest | undefined;
+  /** Walks in the current burst, and when the last one ended (performance.now()). */
+  #burst = 0;
+  #lastWalkEnd = -Infinity;
 
   /**
    * A live list: replaces the last one. Returns the tools-changed event when a list was
@@ -74,10 +115,12 @@ export class ToolList {
 
   /**
    * tools/list_changed: walks every page of `client`'s list within `budgetMs`, now or once
-   * more after the walk in progress, never two at a time, while `live()` holds. A list that
-   * arrives for a live connection goes to `apply`; a walk that fails leaves the list as it
-   * was and is told to `failed`. A server that says its list changed during every walk is
-   * told to `looping` once per run, at the {@link RELIST_LOOP_AFTER}th walk in a row.
+   * more after the walk in progress, never two at a time, while `live()` holds; requests
+   * that come during a walk or a backoff are one walk, made for the latest of them. A list
+   * that arrives for a live connection goes to `apply`; a walk that fails leaves the list as
+   * it was and is told to `failed`. A server that keeps changing its list (a request within
+   * {@link RELIST_QUIET_MS} of the last walk, {@link RELIST_LOOP_AFTER} walks in a row) is
+   * told to `looping` once per burst and is re-listed after a growing backoff from then on.
    */
   relist(
     client: McpClient,
@@ -87,37 +130,55 @@ export class ToolList {
     failed: (error: Error) => void,
     looping?: (text: string) => void,
   ): void {
-    if (this.#relisting) {
-      this.#relistAgain = true;
-      return;
-    }
+    if (!this.#running && performance.now() - this.#lastWalkEnd > RELIST_QUIET_MS) this.#burst = 0;
     const options = budgetMs === undefined ? {} : { timeout: budgetMs };
-    this.#relisting = (async () => {
-      let walks = 0;
-      try {
-        do {
-          this.#relistAgain = false;
-          if (++walks === RELIST_LOOP_AFTER) {
-            looping?.(
-              `sent tools/list_changed during each of ${RELIST_LOOP_AFTER} listings in a row; still re-listing, one walk at a time`,
-            );
-          }
-          try {
-            const tools = await listAllTools(client, options);
-            if (live()) apply(tools);
-          } catch (error) {
-            failed(error as Error);
-          }
-        } while (this.#relistAgain && live());
-      } finally {
-        // In the same turn as the last check: a change told after it starts a walk of its own.
-        this.#relisting = undefined;
-      }
-    })();
+    this.#next = { client, options, live, apply, failed, ...(looping ? { looping } : {}) };
+    if (this.#running) return;
+    this.#running = true;
+    void this.#run();
   }
 
-  /** Resolves once any walk in progress has finished. */
+  async #run(): Promise<void> {
+    try {
+      while (this.#next) {
+        const wait = relistBackoffMs(this.#burst);
+        if (wait > 0) await unrefDelay(wait);
+        const next = this.#next;
+        this.#next = undefined;
+        // A notice can come before its connection is the live one, so a walk asked for at
+        // once is made and only its apply waits on live(); one held back is dropped with a
+        // connection that went meanwhile.
+        if (!next || (wait > 0 && !next.live())) continue;
+        if (++this.#burst === RELIST_LOOP_AFTER) {
+          next.looping?.(
+            `sent tools/list_changed during each of ${RELIST_LOOP_AFTER} listings in a row; re-listing at most once every ${RELIST_BACKOFF_MAX_MS / 1000} s while it goes on`,
+          );
+        }
+        const walk = (async () => {
+          try {
+            const tools = await listAllTools(next.client, next.options);
+            if (next.live()) next.apply(tools);
+          } catch (error) {
+            next.failed(error as Error);
+          }
+        })();
+        this.#walking = walk;
+        await walk;
+        this.#walking = undefined;
+        this.#lastWalkEnd = performance.now();
+      }
+    } finally {
+      // In the same turn as the last check: a change told after it starts a run of its own.
+      this.#running = false;
+    }
+  }
+
+  /**
+   * Resolves once any walk in progress has finished, and the walks that follow it at once;
+   * a walk held by the backoff is not waited for, so a server that never stops changing
+   * cannot hold up a listing.
+   */
   async settled(): Promise<void> {
-    while (this.#relisting) await this.#relisting;
+    while (this.#walking) await this.#walking;
   }
 }
