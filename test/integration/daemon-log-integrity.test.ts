@@ -4,9 +4,20 @@
  * own; the log file is opened without following a symlink, so one planted at its path is
  * refused (and said so) and its target left untouched.
  */
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { createLog } from "../../src/daemon/process/logger.js";
 import { runCli, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { fixture, waitFor } from "../helpers/processes.js";
@@ -81,5 +92,27 @@ describe("a log only the daemon writes", () => {
     expect(daemon.process.exitCode).toBeNull();
     expect(runCli(h, "status").code).toBe(0);
     expect(readFileSync(target, "utf8")).toBe("not the daemon's\n");
+  });
+
+  it("refuses to rotate the log into a symlink planted at its .1, and goes on on stderr only", () => {
+    const dir = mkdtempSync(join(tmpdir(), "mcpool-flog-"));
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      const target = join(dir, "precious.txt");
+      writeFileSync(target, "not the daemon's\n");
+      symlinkSync(target, join(dir, "mcpool.log.1"));
+      const log = createLog(dir, { maxBytes: 200, stderr: false });
+      for (let i = 0; i < 10; i++) log.info(`line ${i} ${"x".repeat(40)}`);
+
+      expect(readFileSync(target, "utf8")).toBe("not the daemon's\n");
+      expect(lstatSync(join(dir, "mcpool.log.1")).isSymbolicLink()).toBe(true);
+      const said = stderr.mock.calls.map(([chunk]) => String(chunk)).join("");
+      expect(said).toContain(`refusing to write the log through ${join(dir, "mcpool.log.1")}`);
+      expect(said).toContain("logging to stderr only");
+      expect(readFileSync(join(dir, "mcpool.log"), "utf8")).not.toContain("line 9");
+    } finally {
+      stderr.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
