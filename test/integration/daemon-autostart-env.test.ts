@@ -10,7 +10,8 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { cliPath, testHome, type TestHome } from "../helpers/daemon.js";
+import { stdioBridge } from "../helpers/bridge.js";
+import { cliPath, runCli, testHome, type TestHome } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 20_000;
@@ -124,5 +125,28 @@ describe("an auto-started daemon's environment", () => {
     expect(agent.code).toBe(0);
     expect(agent.env?.PLACED).toBe("from-the-file");
     expect(Object.values(agent.env ?? {})).not.toContain("canary");
+  });
+
+  it("keeps a host's variables from every server when mcpool bridge auto-starts the daemon", async () => {
+    const h = home();
+    const bridge = await stdioBridge({ ...h, env: { ...h.env, AGENT_A_SECRET: "canary" } }, [
+      "--server",
+      "env",
+    ]);
+    let env: Record<string, string> | undefined;
+    try {
+      const status = JSON.parse(runCli(h, "status", "--json").stdout) as { pid?: number };
+      if (status.pid !== undefined) daemons.push(status.pid);
+      // The first listing waits for the new daemon's first reconcile (F4).
+      expect((await bridge.client.listTools()).tools.map((t) => t.name)).toContain("env");
+      const result = await bridge.client.callTool({ name: "env", arguments: {} });
+      const [first] = result.content as { type: string; text: string }[];
+      env = JSON.parse(first!.text) as Record<string, string>;
+    } finally {
+      await bridge.close();
+    }
+    expect(env?.AGENT_A_SECRET).toBeUndefined();
+    expect(Object.values(env ?? {})).not.toContain("canary");
+    expect(env?.HOME).toBe(h.env.HOME);
   });
 });
