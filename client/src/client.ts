@@ -42,6 +42,7 @@ import {
 } from "mcpool-protocol";
 import { conversationsClient, identified } from "./conversations.js";
 import { DaemonLink } from "./daemon-link.js";
+import { defaultDaemonCommand } from "./daemon-start.js";
 import { defaultSocketPath } from "./paths.js";
 import {
   CallRouting,
@@ -100,7 +101,7 @@ class SocketPoolClient implements PoolClient {
         autoStart:
           options.autoStart === true
             ? {
-                command: options.autoStartCommand ?? [],
+                command: options.autoStartCommand ?? defaultDaemonCommand(),
                 timeoutMs: options.autoStartTimeoutMs ?? DEFAULT_AUTO_START_TIMEOUT_MS,
               }
             : undefined,

@@ -8,6 +8,7 @@ import { lstat } from "node:fs/promises";
 import { createConnection, type Socket } from "node:net";
 
 import { McpPoolError } from "mcpool-protocol";
+import { daemonEnvironment } from "./daemon-start.js";
 
 function unavailable(message: string, detail: Record<string, unknown> = {}): McpPoolError {
   return new McpPoolError("daemon-unavailable", message, detail);
@@ -49,7 +50,10 @@ const START_POLL_MS = 50;
 
 /** How `reachDaemon` starts a daemon that is not there. */
 export interface AutoStart {
-  /** The daemon's argv, spawned detached with MCPOOL_SOCKET set to the path. */
+  /**
+   * The daemon's argv, spawned detached with the service's environment (daemon-start.ts),
+   * MCPOOL_SOCKET set to the path.
+   */
   command: readonly string[];
   /** Bound on the started daemon answering a connect, ms. */
   timeoutMs: number;
@@ -143,13 +147,14 @@ interface Launch {
   failure: McpPoolError | undefined;
 }
 
-/** Spawns the daemon detached (its own session, no stdio, not waited for). */
+/** Spawns the daemon detached (its own session, no stdio, not waited for), in the service's environment. */
 function spawnDaemon(path: string, file: string, args: readonly string[]): Launch {
   const launch: Launch = { at: Date.now(), gaveWay: false, failure: undefined };
   const child = spawn(file, args, {
     detached: true,
     stdio: "ignore",
-    env: { ...process.env, MCPOOL_SOCKET: path },
+    // Never the agent's own variables: they would reach every server the daemon spawns.
+    env: daemonEnvironment(process.env, path),
   });
   child.unref();
   child.once("error", (error) => {

@@ -131,14 +131,18 @@ export interface ConnectOptions {
   /** Sent in hello; the daemon shows it in its logs. */
   clientName: string;
   /**
-   * Start the daemon with `autoStartCommand` when none answers: its socket is absent, or a
-   * daemon that died left it behind. Default false.
+   * Start the daemon when none answers: its socket is absent, or a daemon that died left it
+   * behind. It starts with the environment a service would have (PATH, HOME, the XDG, LANG
+   * and LC_ variables, USER, LOGNAME, TMPDIR, TZ, MCPOOL_*), never the rest of this
+   * process's: put secrets for `${VAR}` in the daemon's env file (`~/.config/mcpool/env`).
+   * Default false.
    */
   autoStart?: boolean;
   /**
    * The daemon's argv for `autoStart`, e.g. `[process.execPath, "/…/mcpool/dist/cli/main.js",
-   * "serve"]`. Spawned detached with MCPOOL_SOCKET set to the socket path. Default: none, in
-   * which case `autoStart` fails with `daemon-unavailable`.
+   * "serve"]`. Spawned detached with MCPOOL_SOCKET set to the socket path. Default: the
+   * `mcpool` CLI this client belongs to (the `mcpool` package among the client's ancestors
+   * or in their `node_modules`, run with this Node), else `mcpool serve` from PATH.
    */
   autoStartCommand?: readonly string[];
   /** Bound on an auto-started daemon answering on its socket, ms. Default 20000. */

@@ -405,6 +405,7 @@ async function serve(
     ...(configPath ? { configPath } : {}),
     ...(socketPath ? { socketPath } : {}),
     ...(listenFd !== undefined ? { listenFd } : {}),
+    envFile: true,
     onShutdownRequested: () => stopRequested(),
   });
   const result = await daemon.start();

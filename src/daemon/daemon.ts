@@ -13,6 +13,7 @@ import type { ElicitationMode } from "../pool/server/routing.js";
 import { VERSION } from "../version.js";
 import { ConfigSource, createReadLog } from "./config/source.js";
 import { acquireInstanceLock } from "./process/instance-lock.js";
+import { readEnvFile } from "./process/env-file.js";
 import { createLog, type DaemonLog } from "./process/logger.js";
 import {
   checkSocketPath,
@@ -44,6 +45,13 @@ export interface DaemonOptions {
   pool?: Partial<McpPoolOptions>;
   /** Called when a client asks the daemon to shut down. */
   onShutdownRequested?: () => void;
+  /**
+   * Read the env file (`paths.envFilePath`) into `process.env` once the daemon holds its
+   * lock, before it reads the config: what `${VAR}` placeholders and children see. The
+   * CLI's `serve` sets it. Default false: a daemon inside another program leaves that
+   * program's environment alone.
+   */
+  envFile?: boolean;
 }
 
 export type StartResult = { started: true } | { started: false; holderPid: number | undefined };
@@ -204,6 +212,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       if (!lock.acquired) return { started: false, holderPid: lock.holderPid };
       releaseLock = lock.release;
 
+      if (options.envFile === true) applyEnvFile(paths.envFilePath, daemonLog);
+
       const records = createPidRecords(paths.dataDir, { log: daemonLog });
       const { reaped } = await records.reapPredecessors({ log: daemonLog });
       if (reaped.length > 0)
@@ -319,4 +329,17 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     },
   };
   return daemon;
+}
+
+/** The env file into process.env (values win), logged by name only: values may be secrets. */
+function applyEnvFile(path: string, log: DaemonLog): void {
+  const file = readEnvFile(path);
+  if (file === undefined) return;
+  for (const problem of file.problems) log.error(`mcpool: env file ${path}: ${problem}`);
+  const names = Object.keys(file.vars);
+  Object.assign(process.env, file.vars);
+  if (file.readable)
+    log.info(
+      `mcpool: read ${names.length} variables from ${path}${names.length > 0 ? `: ${names.join(", ")}` : ""}`,
+    );
 }

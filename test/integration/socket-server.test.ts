@@ -1100,9 +1100,12 @@ setTimeout(() => process.exit(1), 20000).unref();
     await waitFor(() => !alive(pid), BOUND_MS, "the fake daemon to exit");
   });
 
-  it("refuses autoStart without a command to start", async () => {
+  // Without autoStartCommand the client starts its own mcpool CLI (daemon-autostart-env).
+  it("refuses autoStart with an empty autoStartCommand", async () => {
     expect(
-      await rejection(connect({ socketPath, clientName: "x", autoStart: true })),
+      await rejection(
+        connect({ socketPath, clientName: "x", autoStart: true, autoStartCommand: [] }),
+      ),
     ).toMatchObject({
       code: "daemon-unavailable",
       message: expect.stringContaining("autoStartCommand"),

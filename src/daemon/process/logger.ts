@@ -6,21 +6,40 @@
  * control bytes) before it reaches a terminal through stderr or `mcpool logs` (SPEC F8).
  * A line is `<ISO time> <level> <message>`; a line about one server has `mcpool: <id>: `
  * before its text (core/server-log.ts), which `mcpool logs --server` and `--json` read.
+ *
+ * Only the daemon writes this log (SPEC F13). A message is always one line: the newlines of
+ * a child's stderr tail are written as `\n`, so nothing a child says can start a line that
+ * passes for an entry. The file is opened with O_NOFOLLOW: a symlink planted at its path (or
+ * at `.1`) is refused, said so once on stderr, and from then on the log is stderr only.
  */
-import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { printable } from "../../pool/core/printable.js";
 import type { PoolLog } from "../../pool/core/types.js";
 
-/** What a message's later lines start with in the file, where `mcpool logs` reads them back. */
-const CONTINUED = "  ";
-
 /** A week of a busy daemon's lines; two files at most. */
 export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;
+
+/** Append, create 0600, and never through a symlink: an open of a link fails with ELOOP. */
+const APPEND_NO_FOLLOW =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
 export interface DaemonLog extends Required<PoolLog> {
   /** The log file's path, for `mcpool logs`. */
   readonly path: string;
+}
+
+/** `message` as the text of one log line: printable, its newlines and tabs shown as `\n`, `\t`. */
+export function logLineText(message: string): string {
+  return printable(message, { multiline: true }).replace(/\n/g, "\\n").replace(/\t/g, "\\t");
 }
 
 export function createLog(
@@ -30,22 +49,40 @@ export function createLog(
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, "mcpool.log");
   const maxBytes = options.maxBytes ?? DEFAULT_LOG_MAX_BYTES;
-  let size = sizeOf(path);
+  let fileOff = false;
+  const refuse = (link: string): void => {
+    fileOff = true;
+    // Said on stderr whatever options.stderr says: this line is why the file stays empty.
+    process.stderr.write(
+      `${new Date().toISOString()} error mcpool: refusing to write the log through ${link}: ` +
+        `it is a symbolic link, which the daemon never follows (remove it and restart the ` +
+        `daemon); logging to stderr only\n`,
+    );
+  };
+  if (isLink(path)) refuse(path);
+  let size = fileOff ? 0 : sizeOf(path);
   const write = (level: string, message: string): void => {
-    // A message's later lines (a stderr tail) are indented: text a child wrote can never
-    // start a line of its own, so it cannot pass for an entry about another server (K2).
-    const text = printable(message, { multiline: true }).replace(/\n/g, `\n${CONTINUED}`);
-    const line = `${new Date().toISOString()} ${level} ${text}\n`;
+    const line = `${new Date().toISOString()} ${level} ${logLineText(message)}\n`;
     if (options.stderr !== false) process.stderr.write(line);
+    if (fileOff) return;
     try {
       if (size + line.length > maxBytes) {
+        // rename() would replace a link at `.1`, not follow it; refused all the same, as
+        // someone put it there to have the log written somewhere else.
+        if (isLink(`${path}.1`)) return refuse(`${path}.1`);
         renameSync(path, `${path}.1`);
         size = 0;
       }
-      appendFileSync(path, line, { mode: 0o600 });
+      const fd = openSync(path, APPEND_NO_FOLLOW, 0o600);
+      try {
+        writeSync(fd, line);
+      } finally {
+        closeSync(fd);
+      }
       size += Buffer.byteLength(line);
-    } catch {
-      // A full disk must not take the daemon down; stderr still has the line.
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ELOOP") refuse(path);
+      // Otherwise (a full disk) the daemon must not go down; stderr still has the line.
     }
   };
   return {
@@ -55,9 +92,17 @@ export function createLog(
   };
 }
 
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 function sizeOf(path: string): number {
   try {
-    return statSync(path).size;
+    return lstatSync(path).size;
   } catch {
     return 0;
   }

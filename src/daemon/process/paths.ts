@@ -41,6 +41,8 @@ export interface DaemonPaths {
   readonly logDir: string;
   /** The single-instance lock, beside the socket: one daemon per socket. */
   readonly lockPath: string;
+  /** The daemon's env file (`<config dir>/env`, env-file.ts), whatever `--config` names. */
+  readonly envFilePath: string;
 }
 
 export function resolvePaths(options: PathOptions = {}): DaemonPaths {
@@ -58,6 +60,7 @@ export function resolvePaths(options: PathOptions = {}): DaemonPaths {
     dataDir: dirs.data,
     logDir: dirs.log,
     lockPath: join(socketDir, "mcpool.lock"),
+    envFilePath: join(dirs.config, "env"),
   };
 }
 
