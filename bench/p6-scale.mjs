@@ -8,62 +8,20 @@
  */
 import { performance } from "node:perf_hooks";
 import process from "node:process";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ListToolsRequestSchema, CallToolRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connect } from "mcpool-client";
 import { makePool, memoryRow } from "../dist/testing/index.js";
 import { benchHome, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { onCleanup, run } from "./lib/harness.mjs";
 import { descendants } from "./lib/procs.mjs";
+import { generatedServer, TOOLS } from "./lib/generated.mjs";
 import { figure, note, round, skipped } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
 const SERVERS = Number(process.env.BENCH_P6_SERVERS ?? 100);
-const TOOLS = 50;
 const ROUNDS = 10;
 const PER_ROUND = 30;
 const NAMES = 10;
 const QUERY = "read the contents of a file in a directory";
-
-// A small vocabulary, so descriptions differ and search has something to rank.
-const VERBS = ["read", "write", "list", "search", "create", "delete", "update", "fetch", "send"];
-const NOUNS = ["file", "issue", "message", "record", "page", "branch", "ticket", "image", "user"];
-const PLACES = ["directory", "repository", "channel", "table", "site", "queue", "bucket", "team"];
-
-function generatedTools(server) {
-  return Array.from({ length: TOOLS }, (_, i) => {
-    const verb = VERBS[(server + i) % VERBS.length];
-    const noun = NOUNS[(server * 7 + i * 3) % NOUNS.length];
-    const place = PLACES[(server * 5 + i) % PLACES.length];
-    return {
-      name: `${verb}_${noun}_${i}`,
-      description: `${verb[0].toUpperCase()}${verb.slice(1)}s a ${noun} in the given ${place}. Returns the ${noun} as JSON with its id, owner and timestamps.`,
-      inputSchema: {
-        type: "object",
-        properties: {
-          [`${place}Id`]: { type: "string", description: `The ${place} to look in.` },
-          [`${noun}Id`]: { type: "string", description: `The ${noun}.` },
-          limit: { type: "integer", minimum: 1, maximum: 100 },
-        },
-        required: [`${place}Id`],
-      },
-      annotations: { readOnlyHint: verb === "read" || verb === "list" || verb === "fetch" },
-    };
-  });
-}
-
-function generatedServer(server) {
-  const tools = generatedTools(server);
-  return () => {
-    const s = new Server(
-      { name: `gen${server}`, version: "1.0.0" },
-      { capabilities: { tools: {} } },
-    );
-    s.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-    s.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: "text", text: "ok" }] }));
-    return s;
-  };
-}
 
 // ── Floors: the same answers from ready-made plain data ─────────────────────────────
 

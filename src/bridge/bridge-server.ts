@@ -56,13 +56,7 @@ import {
 } from "./conversation.js";
 import { scopeOf, toolNames, type Scope, type ToolNames } from "./naming.js";
 import { PassthroughRouter } from "./passthrough.js";
-import {
-  createCatalog,
-  isMetaTool,
-  metaTools,
-  type Catalog,
-  type CatalogOptions,
-} from "./catalog.js";
+import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
 
 export interface BridgeOptions {
@@ -338,17 +332,6 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
           call: (session, name, args, extra) => callTool(session, name, args, extra),
         });
 
-  /** tools/list: every definition, or (catalogue) the meta tools and this session's set. */
-  const sessionTools = async (
-    session: Session,
-    identity: ConversationIdentity | undefined,
-  ): Promise<Tool[]> => {
-    if (catalog === undefined) return listTools(identity);
-    const first = await catalog.firstNames(session);
-    const listed = [...new Set([...first, ...(session.found ?? [])])];
-    return [...metaTools(), ...(await listTools(identity, listed))];
-  };
-
   // ── Traffic back from the pool ─────────────────────────────────────────────────────
 
   const notifyListChanged = (kinds: readonly ListKind[]): void => {
@@ -462,9 +445,9 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 
     server.setRequestHandler(ListToolsRequestSchema, async (request) => {
       try {
-        return {
-          tools: await sessionTools(session, identityFor(identity, request.params?._meta)),
-        };
+        // Every definition, or (catalogue) the meta tools and this session's set.
+        const named = identityFor(identity, request.params?._meta);
+        return { tools: await (catalog?.list(session, named) ?? listTools(named)) };
       } catch (error) {
         throw toMcpError(error);
       }

@@ -148,8 +148,8 @@ export interface Catalog {
   readonly mode: CatalogMode;
   /** A new session's found set. */
   foundTools(): FoundTools;
-  /** The qualified names of a session's list besides its found tools. */
-  firstNames(session: Session): Promise<string[]>;
+  /** A session's tools/list: the meta tools, then its first tools and what it found. */
+  list(session: Session, identity: ConversationIdentity | undefined): Promise<Tool[]>;
   /** The answer of a meta tool. */
   answer(
     session: Session,
@@ -293,19 +293,26 @@ export function createCatalog(options: CatalogOptions, host: CatalogHost): Catal
     };
   };
 
+  /** The qualified names of a session's list besides its found tools. */
+  const firstNames = async (session: Session): Promise<string[]> => {
+    const always = await client.alwaysLoaded(scope.servers);
+    if (options.mode !== "auto") return [...always];
+    let most = usual.get(session);
+    if (most === undefined) {
+      most = mostCalled();
+      usual.set(session, most);
+      most.catch(() => usual.delete(session));
+    }
+    return [...new Set([...always, ...(await most)])];
+  };
+
   return {
     mode: options.mode,
     foundTools: () => new FoundTools(options.loaded ?? CATALOG_LOADED),
-    async firstNames(session) {
-      const always = await client.alwaysLoaded(scope.servers);
-      if (options.mode !== "auto") return [...always];
-      let most = usual.get(session);
-      if (most === undefined) {
-        most = mostCalled();
-        usual.set(session, most);
-        most.catch(() => usual.delete(session));
-      }
-      return [...new Set([...always, ...(await most)])];
+    async list(session, identity) {
+      const first = await firstNames(session);
+      const listed = [...new Set([...first, ...(session.found ?? [])])];
+      return [...metaTools(), ...(await host.definitions(listed, identity))];
     },
     async answer(session, name, args, extra, identity) {
       const given = args ?? {};

@@ -3,8 +3,10 @@
  * into the unit or plist, and whether a service manager is there to talk to at all.
  */
 import { execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import { delimiter, dirname, isAbsolute, join } from "node:path";
+import { delimiter, dirname, isAbsolute } from "node:path";
+import { onPath } from "../../daemon/process/on-path.js";
+
+export { onPath };
 
 /**
  * Appended to the service's PATH when the installing shell's lacks them, so the basics
@@ -99,19 +101,4 @@ function userManagerUnreachable(systemctl: string): Promise<string | undefined> 
       },
     );
   });
-}
-
-/** `which`: the first executable `name` in `pathVar`. */
-export function onPath(name: string, pathVar: string = process.env.PATH ?? ""): string | undefined {
-  for (const dir of pathVar.split(delimiter)) {
-    if (!isAbsolute(dir)) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }

@@ -9,10 +9,10 @@
  * while the command on PATH follows the install. Run from a checkout, with no such `mcpool`
  * on PATH, the file names this Node and this package's script instead.
  */
-import { accessSync, constants, realpathSync } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
+import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { echoServerPath } from "../../demo/echo-server-path.js";
+import { onPath } from "../process/on-path.js";
 
 /** How the starter file starts the echo server. */
 export interface StarterEcho {
@@ -31,24 +31,9 @@ function realpathOrUndefined(path: string): string | undefined {
   }
 }
 
-/** The first executable `name` on `path`, as a shell would find it. */
-function onPath(name: string, path: string | undefined): string | undefined {
-  for (const dir of (path ?? "").split(delimiter)) {
-    if (dir === "" || !isAbsolute(dir)) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 /** `mcpool echo-server` when PATH's `mcpool` is this package; else this Node and script. */
 export function starterEcho(env: NodeJS.ProcessEnv = process.env): StarterEcho {
-  const found = onPath("mcpool", env.PATH);
+  const found = onPath("mcpool", env.PATH ?? "");
   const own = realpathOrUndefined(OWN_BIN);
   if (found !== undefined && own !== undefined && realpathOrUndefined(found) === own) {
     return { command: "mcpool", args: ["echo-server"] };
