@@ -23,6 +23,7 @@ import {
   auth,
   UnauthorizedError,
   type OAuthClientProvider,
+  type OAuthDiscoveryState,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -45,6 +46,7 @@ import {
   oauthSettings,
   type StoredCredentials,
 } from "../pool/auth/oauth.js";
+import { authorizationCode, checkedIssuer, type RecordedIssuer } from "../pool/auth/issuer.js";
 import { isMachineGrant } from "../pool/auth/machine.js";
 import { createDefaultTransport } from "../pool/mcp/transport.js";
 import { VERSION } from "../version.js";
@@ -96,7 +98,10 @@ export async function signIn(row: HttpServerConfig, options: SignInOptions): Pro
     withProgress(label, work, options.progress);
   try {
     const provider = new LoginProvider(listener.redirectUrl, settings);
-    listener.expectState(provider.stateValue);
+    // The redirect that carries our state, checked against the issuer we sent the person to.
+    listener.expect(provider.stateValue, (params) =>
+      authorizationCode(row.id, params, provider.recordedIssuer),
+    );
     // An http row's transport comes once the HTTP client has loaded (http-client.ts).
     const transport = await createDefaultTransport(row, {
       childEnv: "inherit",
@@ -202,6 +207,9 @@ class LoginProvider implements OAuthClientProvider {
   savedTokens: OAuthTokens | undefined;
   #client: OAuthClientInformationMixed | undefined;
   #verifier: string | undefined;
+  #discovered: RecordedIssuer | undefined;
+  /** The issuer the person was sent to, recorded with the verifier (RFC 9207). */
+  recordedIssuer: RecordedIssuer | undefined;
   /** Offered where the authorization server takes URL client ids (SEP-991); else DCR. */
   readonly clientMetadataUrl?: string;
 
@@ -240,6 +248,12 @@ class LoginProvider implements OAuthClientProvider {
 
   redirectToAuthorization(url: URL): void {
     this.authorizationUrl = url;
+    this.recordedIssuer = this.#discovered;
+  }
+
+  /** Refuses metadata that names another issuer than it was fetched for (RFC 8414 §3.3). */
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.#discovered = checkedIssuer(state);
   }
 
   saveCodeVerifier(verifier: string): void {
@@ -266,13 +280,14 @@ interface RedirectListener {
   redirectUrl: string;
   /** Resolves with the authorization code of the first redirect that carries our state. */
   code: Promise<string>;
-  expectState(state: string): void;
+  /** The state to wait for, and what makes its redirect a code (or throws why not). */
+  expect(state: string, decide: (params: URLSearchParams) => string): void;
   close(): Promise<void>;
 }
 
 /** A listener on 127.0.0.1, a port of the kernel's choosing, for one redirect. */
 async function listenForRedirect(): Promise<RedirectListener> {
-  let expected: string | undefined;
+  let expected: { state: string; decide(params: URLSearchParams): string } | undefined;
   let settle: { resolve(code: string): void; reject(error: Error): void } | undefined;
   const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   // Nobody may be waiting yet when an error arrives; the rejection is read later.
@@ -285,20 +300,16 @@ async function listenForRedirect(): Promise<RedirectListener> {
     }
     const params = url.searchParams;
     // Anything without our state is not the redirect we asked for (another local process).
-    if (expected === undefined || params.get("state") !== expected) {
+    if (expected === undefined || params.get("state") !== expected.state) {
       response.writeHead(400, { "content-type": "text/plain" }).end("unexpected sign-in state");
       return;
     }
-    const error = params.get("error");
-    const received = params.get("code");
-    if (error !== null || received === null) {
+    let received: string;
+    try {
+      received = expected.decide(params);
+    } catch (error) {
       page(response, 400, "Sign-in failed. You can close this window.");
-      const description = params.get("error_description");
-      settle?.reject(
-        new Error(
-          `the authorization server refused the sign-in: ${error ?? "no code"}${description ? ` (${description})` : ""}`,
-        ),
-      );
+      settle?.reject(error as Error);
       return;
     }
     page(response, 200, "Signed in to mcpool. You can close this window.");
@@ -312,7 +323,7 @@ async function listenForRedirect(): Promise<RedirectListener> {
   return {
     redirectUrl: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
     code,
-    expectState: (state) => (expected = state),
+    expect: (state, decide) => (expected = { state, decide }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

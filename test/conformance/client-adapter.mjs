@@ -109,6 +109,13 @@ class HeadlessProvider {
       throw new Error(`gave up after ${MAX_AUTHORIZATIONS} authorization requests`);
     }
     this.authorizations += 1;
+    // A step-up keeps what was granted: the host asks for the challenged scope together with
+    // the scope it holds (as `mcpool login` does), or the next request is refused for the first.
+    const granted = this.#tokens?.scope?.split(" ") ?? [];
+    const asked = authorizationUrl.searchParams.get("scope")?.split(" ") ?? [];
+    if (granted.length > 0 && asked.length > 0) {
+      authorizationUrl.searchParams.set("scope", [...new Set([...granted, ...asked])].join(" "));
+    }
     const response = await fetch(authorizationUrl, { redirect: "manual" });
     await response.body?.cancel();
     const location = response.headers.get("location");
@@ -205,17 +212,6 @@ class CrossAppAccessProvider {
   }
 }
 
-/** The values a host pre-fills a form with: each property's `default`. */
-function formDefaults(params) {
-  const content = {};
-  for (const [name, property] of Object.entries(params?.requestedSchema?.properties ?? {})) {
-    if (property && typeof property === "object" && "default" in property) {
-      content[name] = property.default;
-    }
-  }
-  return content;
-}
-
 function providerFor(name) {
   switch (name) {
     case "auth/client-credentials-jwt":
@@ -230,6 +226,7 @@ function providerFor(name) {
         clientSecret: context.client_secret,
       });
     case "auth/cross-app-access-complete-flow":
+    case "auth/enterprise-managed-authorization":
       return new CrossAppAccessProvider();
     case "auth/pre-registration":
       return new HeadlessProvider({
@@ -253,9 +250,9 @@ const pool = new McpPool({
   // A failed dial is retried by this adapter after an authorization, never held back.
   crashBackoffMs: 1,
   ...(provider ? { authProvider: () => provider } : {}),
-  // The person asked accepts the form as the host shows it: pre-filled with the schema's
-  // defaults (SEP-1034: clients SHOULD pre-populate form fields with them).
-  onElicit: (_serverId, params) => ({ action: "accept", content: formDefaults(params) }),
+  // The person asked accepts the form without touching it: the fields they left alone take
+  // the schema's defaults, which the pool fills in (SEP-1034).
+  onElicit: () => ({ action: "accept", content: {} }),
 });
 
 /** Another authorization is worth a retry when the last one left a code to exchange. */

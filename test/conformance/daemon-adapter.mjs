@@ -95,6 +95,7 @@ function row() {
       };
     }
     case "auth/cross-app-access-complete-flow":
+    case "auth/enterprise-managed-authorization":
       // SEP-990: what an enterprise hands its service, the ID token in the environment.
       env.CONF_CLIENT_SECRET = context.client_secret;
       env.CONF_ID_TOKEN = context.idp_id_token;
@@ -197,11 +198,27 @@ async function settled(agent) {
   }
 }
 
-/** What the person came for: the server's tool, through the daemon. */
+/**
+ * What the person came for, through the daemon: the scenario's own tool where it names one
+ * (the elicitation accepted untouched, so the fields left alone take the schema's defaults,
+ * which the daemon fills in: SEP-1034), else the server's test tool or its first.
+ */
 async function work(agent, state) {
-  const tool = state.tools.find((t) => t.name === "test-tool") ?? state.tools[0];
-  if (!tool) return;
-  await agent.call(tool.qualified, {});
+  const named = {
+    tools_call: ["add_numbers", { a: 5, b: 3 }],
+    "elicitation-sep1034-client-defaults": ["test_client_elicitation_defaults", {}],
+    "sse-retry": ["test_reconnection", {}],
+  }[scenario];
+  const tool = named
+    ? state.tools.find((t) => t.name === named[0])
+    : (state.tools.find((t) => t.name === "test-tool") ?? state.tools[0]);
+  if (!tool) {
+    if (named) throw new Error(`"${ID}" offers no tool ${named[0]}`);
+    return;
+  }
+  await agent.call(tool.qualified, named?.[1] ?? {}, {
+    onElicit: () => ({ action: "accept", content: {} }),
+  });
 }
 
 async function run() {

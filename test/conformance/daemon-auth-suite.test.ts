@@ -1,49 +1,43 @@
 /**
- * The official MCP conformance client auth scenarios, as users sign in (SPEC E5): each
- * scenario's server url goes into the mcp.json of a real `mcpool serve`, a person signs in
- * with the real `mcpool login --no-browser` (daemon-adapter.mjs plays only the browser),
- * and an agent calls the server's tool through the daemon. Step-up, the sign-in bound and
- * the machine grants are mcpool's own, not the adapter's.
+ * The official MCP conformance client scenarios (@modelcontextprotocol/conformance
+ * 0.2.0-alpha.12), as users sign in (SPEC E5, H4): each scenario's server url goes into the
+ * mcp.json of a real `mcpool serve`, a person signs in with the real `mcpool login
+ * --no-browser` (daemon-adapter.mjs plays only the browser), and an agent calls the server's
+ * tool through the daemon. Step-up, the sign-in bound, the issuer checks and the machine
+ * grants are mcpool's own, not the adapter's. What runs:
  *
- * Every `auth/*` scenario of `--suite all` runs, cross-app-access-complete-flow (SEP-990
- * enterprise-managed authorization) among them, as a `"grant": "id-jag"` row.
+ * - every client scenario 2025-11-25 requires (the suite's own requirements file);
+ * - the sign-in scenarios 2026-07-28 adds (RFC 9207 `iss`, metadata issuer, migration,
+ *   resource mismatch, offline access), at the legacy wire (`--force`): the rules are the
+ *   revision's, the transport the one the daemon speaks (the modern wire is issue 31's);
+ * - the extensions mcpool implements (client credentials, SEP-990's ID-JAG) and the
+ *   2025-03-26 back-compatibility pair, each at its own revision.
  *
  * Each scenario gets its own runner (`--scenario`), CONCURRENCY at a time: a scenario
- * starts a daemon and up to four CLI processes, and 22 of them at once on two shared cores
+ * starts a daemon and up to four CLI processes, and 30 of them at once on two shared cores
  * spend their time starting Node, not signing in. As in client-suite.test.ts, a scenario
  * that fails is run once more alone, and only a failure there fails this test; the rerun is
  * reported either way.
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { conformance, soloOutcome } from "../helpers/conformance-runner.js";
+import { conformance, requirements, soloOutcome } from "../helpers/conformance-runner.js";
 
 const ADAPTER = fileURLToPath(new URL("./daemon-adapter.mjs", import.meta.url));
 
-/** The auth scenarios of @modelcontextprotocol/conformance 0.1.16 run through the daemon. */
-const SCENARIOS = [
-  "auth/metadata-default",
-  "auth/metadata-var1",
-  "auth/metadata-var2",
-  "auth/metadata-var3",
-  "auth/basic-cimd",
-  "auth/scope-from-www-authenticate",
-  "auth/scope-from-scopes-supported",
-  "auth/scope-omitted-when-undefined",
-  "auth/scope-step-up",
-  "auth/scope-retry-limit",
-  "auth/token-endpoint-auth-basic",
-  "auth/token-endpoint-auth-post",
-  "auth/token-endpoint-auth-none",
-  "auth/pre-registration",
-  "auth/2025-03-26-oauth-metadata-backcompat",
-  "auth/2025-03-26-oauth-endpoint-fallback",
-  "auth/resource-mismatch",
-  "auth/offline-access-scope",
-  "auth/offline-access-not-supported",
-  "auth/client-credentials-basic",
-  "auth/client-credentials-jwt",
-  "auth/cross-app-access-complete-flow",
+const LEGACY = ["--spec-version", "2025-11-25"];
+const legacy = requirements("2025-11-25").client;
+/** A scenario and the runner flags it runs with. */
+const SCENARIOS: [string, string[]][] = [
+  ...legacy.map((name): [string, string[]] => [name, LEGACY]),
+  ...requirements("2026-07-28")
+    .client.filter((name) => name.startsWith("auth/") && !legacy.includes(name))
+    .map((name): [string, string[]] => [name, [...LEGACY, "--force"]]),
+  ["auth/client-credentials-basic", []],
+  ["auth/client-credentials-jwt", []],
+  ["auth/enterprise-managed-authorization", []],
+  ["auth/2025-03-26-oauth-metadata-backcompat", ["--spec-version", "2025-03-26"]],
+  ["auth/2025-03-26-oauth-endpoint-fallback", ["--spec-version", "2025-03-26"]],
 ];
 /** Runners at once. */
 const CONCURRENCY = 3;
@@ -56,10 +50,13 @@ const TEST_BOUND_MS =
   Math.ceil(SCENARIOS.length / CONCURRENCY) * SCENARIO_BOUND_MS +
   SCENARIOS.length * SCENARIO_BOUND_MS;
 
-async function runScenario(name: string): Promise<{ passed: boolean; counts: string }> {
+async function runScenario([name, flags]: [string, string[]]): Promise<{
+  passed: boolean;
+  counts: string;
+}> {
   const run = await conformance(
     ADAPTER,
-    ["--scenario", name],
+    ["--scenario", name, ...flags],
     SCENARIO_BOUND_MS,
     CLIENT_TIMEOUT_MS,
   );
@@ -69,34 +66,35 @@ async function runScenario(name: string): Promise<{ passed: boolean; counts: str
   return outcome;
 }
 
-describe("the MCP conformance client auth scenarios through the daemon and `mcpool login`", () => {
+describe("the MCP conformance client scenarios through the daemon and `mcpool login`", () => {
   it(
-    "passes every auth scenario with a real daemon, `mcpool login --no-browser` and an agent",
+    "passes every scenario with a real daemon, `mcpool login --no-browser` and an agent",
     async () => {
       const results = new Map<string, { passed: boolean; counts: string }>();
       const queue = [...SCENARIOS];
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
-          for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-            results.set(name, await runScenario(name));
+          for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+            results.set(next[0], await runScenario(next));
           }
         }),
       );
       const stillFailing: string[] = [];
-      for (const name of SCENARIOS) {
+      for (const scenario of SCENARIOS) {
+        const [name] = scenario;
         const first = results.get(name)!;
         if (first.passed) {
           console.log(`conformance (daemon): ${name}: ${first.counts}`);
           continue;
         }
-        const alone = await runScenario(name);
+        const alone = await runScenario(scenario);
         console.log(
           `conformance (daemon): ${name} failed among others (${first.counts}); alone it ${alone.passed ? "passed" : "failed"} (${alone.counts})`,
         );
         if (!alone.passed) stillFailing.push(`${name}: ${alone.counts}`);
       }
       console.log(
-        `conformance (daemon): ${SCENARIOS.length - stillFailing.length}/${SCENARIOS.length} auth scenarios pass`,
+        `conformance (daemon): ${SCENARIOS.length - stillFailing.length}/${SCENARIOS.length} client scenarios pass`,
       );
       expect(stillFailing).toEqual([]);
     },

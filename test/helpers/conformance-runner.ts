@@ -4,11 +4,34 @@
  * runner needs `fs.globSync`, which Node 20 lacks: node20-glob-sync.mjs supplies it.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
 
-const RUNNER = fileURLToPath(
-  new URL("../../node_modules/@modelcontextprotocol/conformance/dist/index.js", import.meta.url),
-);
+const PACKAGE = new URL("../../node_modules/@modelcontextprotocol/conformance/", import.meta.url);
+export const RUNNER = fileURLToPath(new URL("dist/index.js", PACKAGE));
+
+/** What a revision requires, as the pinned suite's own requirements file lists it. */
+export interface Requirements {
+  server: string[];
+  client: string[];
+  notScored: { scenario: string; leg: "server" | "client"; reason: string }[];
+}
+
+/** `requirements/<revision>.yaml` of the pinned suite: the scenarios a revision requires. */
+export function requirements(revision: string): Requirements {
+  const file = fileURLToPath(new URL(`requirements/${revision}.yaml`, PACKAGE));
+  const parsed = parse(readFileSync(file, "utf8")) as {
+    server?: string[];
+    client?: string[];
+    not_scored?: Requirements["notScored"];
+  };
+  return {
+    server: parsed.server ?? [],
+    client: parsed.client ?? [],
+    notScored: parsed.not_scored ?? [],
+  };
+}
 const PRELOAD = fileURLToPath(new URL("./node20-glob-sync.mjs", import.meta.url));
 
 export interface Run {

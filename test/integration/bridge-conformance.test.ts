@@ -1,6 +1,7 @@
 /**
- * Done-means of issues 7 and 20: the official MCP conformance server suite
- * (@modelcontextprotocol/conformance, pinned; `conformance server --suite all`) through each
+ * Done-means of issues 7, 20 and 31: the official MCP conformance server suite
+ * (@modelcontextprotocol/conformance 0.2.0-alpha.12, pinned; `conformance server
+ * --requirements 2025-11-25`, the scenarios that revision requires) through each
  * path a host can be given, in front of a real daemon pooling
  * test/fixtures/conformance-server.mjs over stdio — every hop real:
  * - `mcpool bridge --server fixture --http`, the bridge's own Streamable HTTP;
@@ -15,14 +16,14 @@
  *   the URL alone), so the HTTP side runs with no token: loopback only, Host/Origin still
  *   checked — which is what its dns-rebinding-protection scenario tests.
  *
- * The floor below is what every path passes today; a scenario that starts passing raises
- * the count, one that stops fails the test. KNOWN_FAILURES says why the others fail.
+ * Every scenario the revision requires (read from the package's own requirements file, so
+ * the count cannot drift from the pinned suite) must pass; the runner's not-scored ones
+ * (`added-after-release`, `pending`) run too and are reported, not counted.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,26 +35,16 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
+import { requirements, RUNNER as runner } from "../helpers/conformance-runner.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 import { stdioOverHttp } from "../helpers/stdio-over-http.js";
 
-const require = createRequire(import.meta.url);
-const runner = join(
-  dirname(require.resolve("@modelcontextprotocol/conformance/package.json")),
-  "dist/index.js",
-);
 const preload = fileURLToPath(new URL("../helpers/node20-glob-sync.mjs", import.meta.url));
 
-/** Scenarios passing today, of the 32 in 0.1.16's `--suite all`: all of them. */
-const PASSING_FLOOR = 32;
-/** Checks passing today (a scenario has one or more). */
-const PASSING_CHECKS_FLOOR = 44;
-/** Bound on the whole suite: ~32 scenarios of a few hundred ms each, on a loaded machine. */
+/** The revision whose required server scenarios every path must pass. */
+const REVISION = "2025-11-25";
+/** Bound on the whole suite: ~35 scenarios of a few hundred ms each, on a loaded machine. */
 const SUITE_TIMEOUT_MS = 240_000;
-
-/** Why the scenarios that do not pass do not pass. */
-// Empty: every scenario passes. A scenario that cannot pass is listed here with its reason.
-const KNOWN_FAILURES: Record<string, string> = {};
 
 interface Check {
   id: string;
@@ -150,8 +141,8 @@ describe.each(PATHS)("the MCP conformance server suite through %s", (_name, star
             "server",
             "--url",
             front.url,
-            "--suite",
-            "all",
+            "--requirements",
+            REVISION,
             "--output-dir",
             out,
           ],
@@ -170,29 +161,34 @@ describe.each(PATHS)("the MCP conformance server suite through %s", (_name, star
         });
       });
       const results = readResults(out);
-      expect(results.length, run.output.slice(-4000)).toBeGreaterThanOrEqual(32);
+      const required = requirements(REVISION).server;
+      const ran = new Set(results.map((r) => r.scenario));
+      expect(required.length).toBeGreaterThan(0);
+      expect(
+        required.filter((name) => !ran.has(name)),
+        run.output.slice(-4000),
+      ).toEqual([]);
 
       const passing = results.filter((r) => r.failed.length === 0);
       const checks = results.reduce((sum, r) => sum + r.passed, 0);
       const lines = results.map((r) => {
         const mark = r.failed.length === 0 ? "pass" : "FAIL";
         const why = r.failed.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`).join("; ");
-        return `${mark}  ${r.scenario}  (${r.passed} checks passed, ${r.failed.length} failed, ${r.warnings} warnings)${why ? `  ${why}` : ""}`;
+        const scored = required.includes(r.scenario) ? "" : " (not scored)";
+        return `${mark}  ${r.scenario}${scored}  (${r.passed} checks passed, ${r.failed.length} failed, ${r.warnings} warnings)${why ? `  ${why}` : ""}`;
       });
       // The per-scenario report the issue asks for, in the test's output.
       console.log(
         [
-          `conformance: ${passing.length}/${results.length} scenarios, ${checks} checks passed`,
+          `conformance ${REVISION}: ${passing.filter((r) => required.includes(r.scenario)).length}/${required.length} required scenarios, ${checks} checks passed`,
           ...lines,
         ].join("\n"),
       );
 
-      const unexpected = results
-        .filter((r) => r.failed.length > 0 && !(r.scenario in KNOWN_FAILURES))
+      const failing = results
+        .filter((r) => r.failed.length > 0 && required.includes(r.scenario))
         .map((r) => `${r.scenario}: ${r.failed.map((c) => c.errorMessage).join("; ")}`);
-      expect(unexpected).toEqual([]);
-      expect(passing.length).toBeGreaterThanOrEqual(PASSING_FLOOR);
-      expect(checks).toBeGreaterThanOrEqual(PASSING_CHECKS_FLOOR);
+      expect(failing).toEqual([]);
     },
     SUITE_TIMEOUT_MS + 30_000,
   );

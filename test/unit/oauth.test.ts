@@ -138,6 +138,11 @@ describe("the non-interactive provider", () => {
     expect(provider.clientMetadata.token_endpoint_auth_method).toBe("client_secret_basic");
   });
 
+  it("registers as a native application, a CLI with a loopback redirect (SEP-837)", () => {
+    const provider = storedAuthProvider({ row: row(), store: memoryTokenStore() });
+    expect(provider.clientMetadata).toMatchObject({ application_type: "native" });
+  });
+
   it("takes OAuth for a row without `auth` only from a server that publishes resource metadata", () => {
     const flagless = storedAuthProvider({ row: row(), store: memoryTokenStore() });
     expect(() =>

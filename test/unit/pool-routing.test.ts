@@ -83,7 +83,7 @@ function interactive(capabilities: ServerCapabilities = { tools: {} }) {
     seen.live.push(server);
     server.oninitialized = () => seen.capabilities.push(server.getClientCapabilities() ?? {});
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: ["steps", "ask", "hold", "chatter", "sample"].map((name) => ({
+      tools: ["steps", "ask", "ask-defaults", "hold", "chatter", "sample"].map((name) => ({
         name,
         inputSchema: { type: "object" as const },
       })),
@@ -115,6 +115,28 @@ function interactive(capabilities: ServerCapabilities = { tools: {} }) {
             ElicitResultSchema,
           );
           seen.answers.push({ tag, ...answer });
+          return text(`${tag} got ${answer.action} ${JSON.stringify(answer.content ?? {})}`);
+        }
+        case "ask-defaults": {
+          // A form whose fields have defaults, some nested in a oneOf (SEP-1034).
+          const answer = await extra.sendRequest(
+            {
+              method: "elicitation/create",
+              params: {
+                message: `${tag}?`,
+                requestedSchema: {
+                  type: "object",
+                  properties: {
+                    name: { type: "string", default: "anon" },
+                    count: { type: "integer", default: 3 },
+                    mood: { type: "string", enum: ["calm", "busy"], default: "calm" },
+                    free: { type: "string" },
+                  },
+                },
+              },
+            },
+            ElicitResultSchema,
+          );
           return text(`${tag} got ${answer.action} ${JSON.stringify(answer.content ?? {})}`);
         }
         case "sample": {
@@ -383,6 +405,26 @@ describe("elicitation (C14)", () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpPoolError);
     expect(asked).toEqual([]);
+  });
+
+  it("fills the fields an accepted form left out with the schema's defaults (SEP-1034), never what was given", async () => {
+    const server = interactive();
+    const p = pool(server, { onElicit: () => ({ action: "decline" }) });
+    await p.sync([memoryRow("s")]);
+    const untouched = await p.call(
+      "s__ask-defaults",
+      { tag: "U" },
+      { onElicit: () => ({ action: "accept" }) },
+    );
+    expect(untouched).toBe('U got accept {"name":"anon","count":3,"mood":"calm"}');
+    const given = await p.call(
+      "s__ask-defaults",
+      { tag: "G" },
+      { onElicit: () => ({ action: "accept", content: { name: "bee", mood: "busy" } }) },
+    );
+    expect(given).toBe('G got accept {"name":"bee","mood":"busy","count":3}');
+    const declined = await p.call("s__ask-defaults", { tag: "D" });
+    expect(declined).toBe("D got decline {}");
   });
 
   it("answers cancel when the handler throws, answers nonsense, or its call ends first", async () => {

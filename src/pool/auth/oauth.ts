@@ -25,6 +25,7 @@ import {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { HttpServerConfig, OAuthClientSettings } from "../../config/rows.js";
 import { McpPoolError } from "../core/errors.js";
+import { checkedIssuer } from "./issuer.js";
 import { AuthRequiredError } from "./refusal.js";
 import { credentialsKey, type StoredCredentials, type TokenStore } from "./store.js";
 
@@ -66,9 +67,12 @@ export function oauthSettings(row: Pick<HttpServerConfig, "auth">): OAuthClientS
 export function clientMetadataFor(
   redirectUrl: string,
   settings: OAuthClientSettings,
-): OAuthClientMetadata {
+): OAuthClientMetadata & { application_type: "native" } {
   return {
     client_name: "mcpool",
+    // A CLI with a loopback redirect (SEP-837; OIDC registration defaults to "web", whose
+    // redirect rules refuse 127.0.0.1).
+    application_type: "native",
     redirect_uris: [redirectUrl],
     grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"],
@@ -191,6 +195,8 @@ export function storedAuthProvider(options: StoredProviderOptions): OAuthClientP
       }
     },
     saveDiscoveryState(state: OAuthDiscoveryState) {
+      // Tokens are refreshed only at the issuer the metadata was fetched for (RFC 8414 §3.3).
+      checkedIssuer(state);
       if (!settings.explicit && state.resourceMetadata === undefined) throw new NotOAuthError();
     },
   };

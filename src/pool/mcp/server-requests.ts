@@ -2,7 +2,8 @@
  * The checks the SDK Client makes on a server's elicitation/create and sampling/createMessage
  * (1.32, client/index.js setRequestHandler), for the pool's own client: the request is
  * validated, an elicitation's mode defaults to `form` and must be one the pool declared, the
- * answer is validated, and a form's defaults are filled in when the pool asked for that.
+ * answer is validated, and an accepted form's missing fields take their schema's defaults
+ * (SEP-1034: a client fills them; the SDK does so only when told, the pool always does).
  *
  * Loaded with the first such request (`await import()`): it reads the SDK's zod schemas,
  * which a daemon that is never asked anything does not load (issue 16).
@@ -19,9 +20,7 @@ import {
 
 import { ErrorCode, McpError } from "./error.js";
 
-type ElicitationCapability =
-  | { form?: { applyDefaults?: boolean | undefined } | undefined; url?: object | undefined }
-  | undefined;
+type ElicitationCapability = { form?: object | undefined; url?: object | undefined } | undefined;
 
 function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -65,17 +64,14 @@ export async function checkedElicitation(
     );
   }
   const answered = result.data;
-  if (
-    params.mode === "form" &&
-    answered.action === "accept" &&
-    answered.content &&
-    declared?.form?.applyDefaults
-  ) {
+  if (params.mode === "form" && answered.action === "accept") {
+    const content = answered.content ?? {};
     try {
-      applyDefaults(params.requestedSchema, answered.content);
+      applyDefaults(params.requestedSchema, content);
     } catch {
       // As the SDK: a default that cannot be applied leaves the answer as it was.
     }
+    if (Object.keys(content).length > 0) answered.content = content;
   }
   return answered;
 }
