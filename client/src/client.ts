@@ -244,6 +244,7 @@ class SocketPoolClient implements PoolClient {
       hidden: options.hidden,
       identity: options.identity,
       bindings: options.bindings === undefined ? undefined : { ...options.bindings },
+      meta: options.meta === undefined ? undefined : { ...options.meta },
     });
     const route = this.routing.open(options);
     try {

@@ -160,7 +160,15 @@ export interface ConnectOptions {
 /** What a call may set that the wire carries as it is (CallParams' own doc comments). */
 type CallWireOptions = Pick<
   CallParams,
-  "servers" | "timeoutMs" | "raw" | "maxResultChars" | "coerce" | "cache" | "hidden" | "identity"
+  | "servers"
+  | "timeoutMs"
+  | "raw"
+  | "maxResultChars"
+  | "coerce"
+  | "cache"
+  | "hidden"
+  | "identity"
+  | "meta"
 >;
 
 export interface CallOptions extends CallWireOptions {

@@ -121,6 +121,12 @@ export interface CallParams {
   identity?: ConversationIdentity;
   /** Server id → binding from `conversation/tools`: refused before sending if stale. */
   bindings?: Record<string, string>;
+  /**
+   * The host request's `_meta`, forwarded to the server as the call's own (trace context
+   * such as `traceparent`, an extension's keys). `progressToken` and `mcpool/` keys are the
+   * pool's and are never forwarded.
+   */
+  meta?: Record<string, unknown>;
 }
 
 export type CallResult = { text: string } | { result: CallToolResult };
@@ -274,6 +280,7 @@ export const METHODS = {
       sample: "boolean?",
       identity: "object?",
       bindings: "object?",
+      meta: "object?",
     }),
     returns<CallResult>(),
   ),

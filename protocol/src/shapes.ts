@@ -40,6 +40,10 @@ export interface ToolDescription {
   outputSchema?: Record<string, unknown>;
   /** The tool's `_meta`. */
   meta?: Record<string, unknown>;
+  /** The tool's `icons` (each `{ src, mimeType?, sizes?, theme? }`), as the server sent them. */
+  icons?: Record<string, unknown>[];
+  /** The tool's `execution` (e.g. `{ taskSupport }`), as the server sent it. */
+  execution?: Record<string, unknown>;
   tokens: number;
   /** The row hides it; only described when asked with `hidden: true`. */
   hidden?: boolean;

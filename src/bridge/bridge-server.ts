@@ -54,7 +54,8 @@ import {
   identityFor,
   type BridgeIdentityOptions,
 } from "./conversation.js";
-import { scopeOf, toolNames, type Scope, type ToolNames } from "./naming.js";
+import { scopeOf, toolNames, type ToolNames } from "./naming.js";
+import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
@@ -111,19 +112,6 @@ function describeScope(states: readonly ServerState[]): string {
   return states.length === 0 ? "no servers" : states.map((s) => s.id).join(", ");
 }
 
-/** Which capabilities to declare: tools and logging always, the rest where they can work. */
-function capabilitiesFor(scope: Scope, states: readonly ServerState[]): ServerCapabilities {
-  const capabilities: ServerCapabilities = { tools: { listChanged: true }, logging: {} };
-  const single = scope.single !== undefined ? states.find((s) => s.id === scope.single) : undefined;
-  // A server that never connected has not said what it offers: offer it all, refuse on use.
-  const offers = (name: string): boolean =>
-    single?.capabilities === undefined || single.capabilities[name] !== undefined;
-  if (offers("resources")) capabilities.resources = { subscribe: true, listChanged: true };
-  if (offers("prompts")) capabilities.prompts = { listChanged: true };
-  if (offers("completions")) capabilities.completions = {};
-  return capabilities;
-}
-
 export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const upstream = options.client;
   const scope = scopeOf(options);
@@ -138,10 +126,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (!states.some((s) => s.id === id)) log(`mcpool bridge: the pool has no server "${id}"`);
   }
   const capabilities = capabilitiesFor(scope, states);
-  const instructions =
-    scope.single !== undefined
-      ? states.find((s) => s.id === scope.single)?.instructions
-      : undefined;
+  const instructions = instructionsFor(scope, states);
   const sessions = new Sessions();
   const router = new PassthroughRouter({ client: upstream, scope, log });
 
@@ -194,7 +179,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     // in pool scope it would be every server's every tool, read for nothing (P12: a search
     // at 5,000 tools spent most of its 63 ms here).
     if (scope.single !== undefined) names = toolNames(await upstream.state(), scope.single);
-    // What a definition has no room for (title, annotations, outputSchema, _meta), per tool;
+    // What a definition has no room for (title, annotations, outputSchema, _meta, icons,
+    // execution), per tool;
     // a tool that went away meanwhile is described as its definition alone.
     const described = await Promise.all(
       definitions.map((d) =>
@@ -223,6 +209,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
         tool.outputSchema = about.outputSchema as Tool["outputSchema"];
       }
       if (about?.meta !== undefined) tool._meta = about.meta;
+      if (about?.icons !== undefined) tool.icons = about.icons as Tool["icons"];
+      if (about?.execution !== undefined) tool.execution = about.execution as Tool["execution"];
       tools.push(tool);
     });
     owners = next;
@@ -256,6 +244,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const options: CallOptions & { raw: true } = { raw: true, signal: extra.signal };
     if (scope.servers !== undefined) options.servers = scope.servers;
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
+    // The request's own `_meta` (trace context) goes on to the server, less the pool's keys.
+    if (extra._meta !== undefined) options.meta = extra._meta;
     const elicit = elicitFor(session, extra);
     if (elicit !== undefined) options.onElicit = elicit;
     const sample = sampleFor(session, extra);

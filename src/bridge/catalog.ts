@@ -184,6 +184,8 @@ function described(name: string, about: ToolDescription): Record<string, unknown
     ...(about.outputSchema !== undefined ? { outputSchema: about.outputSchema } : {}),
     ...(about.annotations !== undefined ? { annotations: about.annotations } : {}),
     ...(about.meta !== undefined ? { _meta: about.meta } : {}),
+    ...(about.icons !== undefined ? { icons: about.icons } : {}),
+    ...(about.execution !== undefined ? { execution: about.execution } : {}),
   };
 }
 

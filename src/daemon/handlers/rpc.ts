@@ -191,6 +191,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
         hidden: params.hidden,
         identity: params.identity,
         bindings: params.bindings,
+        meta: params.meta,
         signal: ctx.signal,
         ...routedCall(
           params,

@@ -39,4 +39,30 @@ export interface CallOptions {
   identity?: ConversationIdentity;
   /** Server id → a binding from a conversation listing: the call is checked against it (B9). */
   bindings?: Readonly<Record<string, string>>;
+  /**
+   * The host request's `_meta`, sent as the upstream request's own (trace context such as
+   * `traceparent`); `progressToken` and the `mcpool/` keys are the pool's and are dropped.
+   */
+  meta?: Readonly<Record<string, unknown>>;
+}
+
+/** The `_meta` a call forwards upstream: the caller's, without the keys the pool owns. */
+function forwardedMeta(
+  meta: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> | undefined {
+  if (meta === undefined) return undefined;
+  const kept = Object.entries(meta).filter(
+    ([key]) => key !== "progressToken" && !key.startsWith("mcpool/"),
+  );
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
+/** The upstream tools/call's params: the server's name for the tool, and the caller's `_meta`. */
+export function upstreamParams(
+  name: string,
+  args: Record<string, unknown>,
+  meta: CallOptions["meta"],
+): { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } {
+  const forwarded = forwardedMeta(meta);
+  return { name, arguments: args, ...(forwarded ? { _meta: forwarded } : {}) };
 }

@@ -29,7 +29,7 @@ import { holding, withSession } from "../server/session.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
 import type { IndexedTool } from "../catalogue/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
-import type { CallOptions } from "./options.js";
+import { upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
 
 /**
@@ -265,10 +265,11 @@ export class CallPipeline {
       // onprogress makes the client send a progressToken of its own; resetTimeoutOnProgress
       // stays false, so a chatty server cannot hold a call past its timeout.
       const result = await holding(connection, () =>
-        connection.client.callTool(
-          { name, arguments: args },
-          { timeout: timeoutMs, signal, onprogress: onProgress },
-        ),
+        connection.client.callTool(upstreamParams(name, args, opts.meta), {
+          timeout: timeoutMs,
+          signal,
+          onprogress: onProgress,
+        }),
       );
       entry.answered(connection);
       this.#init.auth.satisfied(entry.id, "call");

@@ -1,7 +1,7 @@
 /**
  * describe() (SPEC C7, seed "What a definition has no room for"): everything a server said
  * about one tool that an OpenAI definition cannot carry — annotations, title, the untouched
- * input schema, the output schema and `_meta` — for a host deciding whether a call needs a
+ * input schema, the output schema, `_meta`, `icons` and `execution` — for a host deciding whether a call needs a
  * person's approval. Annotations are the server's claims, not facts.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -24,6 +24,10 @@ export function describeTool(
       ? { outputSchema: tool.outputSchema as Record<string, unknown> }
       : {}),
     ...(tool._meta !== undefined ? { meta: tool._meta } : {}),
+    ...(tool.icons !== undefined ? { icons: tool.icons as Record<string, unknown>[] } : {}),
+    ...(tool.execution !== undefined
+      ? { execution: tool.execution as Record<string, unknown> }
+      : {}),
     tokens: at.tokens,
     ...(at.hidden ? { hidden: true } : {}),
   });

@@ -30,7 +30,7 @@ import { finishResult, forwardable, resultBudget } from "../calls/results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, sessionLost } from "../server/session.js";
 import type { IndexedTool } from "../catalogue/tool-index.js";
-import type { CallOptions } from "../calls/options.js";
+import { upstreamParams, type CallOptions } from "../calls/options.js";
 import type { CallSignal, PoolLog } from "../core/types.js";
 
 // Listings dropped in a row because the share names moved while each was in flight; past
@@ -207,10 +207,11 @@ export class ConversationCalls {
       // As a shared row's call: the answer checked in one pass and forwarded as received.
       result = forwardable(
         await holding(connection, () =>
-          connection.client.callTool(
-            { name: indexed.tool.name, arguments: args },
-            { timeout: timeoutMs, signal: opts.signal, onprogress: opts.onProgress },
-          ),
+          connection.client.callTool(upstreamParams(indexed.tool.name, args, opts.meta), {
+            timeout: timeoutMs,
+            signal: opts.signal,
+            onprogress: opts.onProgress,
+          }),
         ),
       );
     } catch (error) {

@@ -1,0 +1,97 @@
+/**
+ * What passes through the pool unharmed (issue 31 item 5, SPEC H5), as a real SDK host sees
+ * it on every stdio way to the pool (the SDK bridge, the lean bridge, the perl pipe): a
+ * server's extension capabilities (MCP Apps), its tools' `icons`, `execution` and `_meta`,
+ * the request `_meta` a host sends with a call (trace context), and, for the whole-pool
+ * bridge, every server's instructions, each under its own heading.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BRIDGE_PATHS, scopeSocket, stdioBridge, type StdioBridge } from "../helpers/bridge.js";
+import {
+  client as poolClient,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { fixture, waitFor } from "../helpers/processes.js";
+import { existsSync } from "node:fs";
+
+const UI = "io.modelcontextprotocol/ui";
+const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+describe.each(BRIDGE_PATHS)("through the %s path", (via) => {
+  let home: TestHome;
+  let daemon: RunningDaemon;
+  const hosts: StdioBridge[] = [];
+  const open = async (args: string[]): Promise<StdioBridge> => {
+    if (via !== "sdk") {
+      await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, "the MCP socket");
+    }
+    const host = await stdioBridge(home, args, {}, via);
+    hosts.push(host);
+    return host;
+  };
+
+  beforeAll(async () => {
+    home = testHome("mcpool-unharmed-");
+    const row = (name: string) => ({
+      command: process.execPath,
+      args: [fixture("unharmed.mjs")],
+      env: { UNHARMED_NAME: name },
+    });
+    home.writeConfig({ alpha: row("alpha"), beta: row("beta") });
+    daemon = await startDaemon(home);
+    const pool = await poolClient(home);
+    try {
+      await waitFor(
+        async () => (await pool.state()).every((s) => s.status === "ready"),
+        30_000,
+        "both servers ready",
+      );
+    } finally {
+      await pool.close();
+    }
+  });
+
+  afterAll(async () => {
+    for (const host of hosts) await host.close();
+    await daemon?.stop();
+    home?.remove();
+  });
+
+  it("gives one server's host its extension, its tool's icons, execution and _meta, and forwards the call's _meta", async () => {
+    const { client } = await open(["--server", "alpha", "--socket", home.socketPath]);
+    expect(client.getServerCapabilities()?.extensions?.[UI]).toEqual({
+      mimeTypes: ["text/html;profile=mcp-app"],
+    });
+    expect(client.getInstructions()).toBe("Ask alpha before you guess.");
+    const [tool] = (await client.listTools()).tools;
+    expect(tool).toMatchObject({
+      name: "echo-meta",
+      icons: [{ src: "https://example.com/icon.png", mimeType: "image/png", sizes: ["48x48"] }],
+      execution: { taskSupport: "forbidden" },
+      _meta: { [UI]: { resourceUri: "ui://unharmed/app.html" } },
+    });
+    const result = (await client.callTool({
+      name: "echo-meta",
+      arguments: {},
+      _meta: { traceparent: TRACEPARENT, "mcpool/conversationId": "c1", vendor: { k: 1 } },
+    })) as CallToolResult;
+    const seen = JSON.parse((result.content[0] as { text: string }).text) as Record<
+      string,
+      unknown
+    >;
+    // The host's keys reach the server; the pool's own never do.
+    expect(seen).toEqual({ traceparent: TRACEPARENT, vendor: { k: 1 } });
+  });
+
+  it("gives the whole-pool host every server's instructions, each under its own heading", async () => {
+    const { client } = await open(["--socket", home.socketPath]);
+    const instructions = client.getInstructions() ?? "";
+    expect(instructions).toContain("## alpha (tools alpha__*)\n\nAsk alpha before you guess.");
+    expect(instructions).toContain("## beta (tools beta__*)\n\nAsk beta before you guess.");
+    expect(client.getServerCapabilities()?.extensions?.[UI]).toBeDefined();
+  });
+});
