@@ -4,11 +4,9 @@
  * an agent would): server-everything, -memory, -filesystem and the echo fixture with enough
  * generated tools to reach ~100. Alternating rounds: one cold spawn, then a batch of attaches.
  */
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { mkdirSync } from "node:fs";
 import { connect } from "mcpool-client";
-import { benchHome, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
+import { benchHome, referenceRows, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { directClient, listAll } from "./lib/direct.mjs";
 import { run } from "./lib/harness.mjs";
 import { figure, note, round } from "./lib/report.mjs";
@@ -43,12 +41,8 @@ async function attach(socketPath) {
 
 run("P2 attach", async () => {
   const home = benchHome();
-  const root = join(home.dir, "files");
-  mkdirSync(root);
   const servers = {
-    everything: rows.everything(),
-    memory: rows.memory(join(home.dir, "memory.jsonl")),
-    filesystem: rows.filesystem(root),
+    ...referenceRows(home),
     echo: rows.echo(),
   };
   // Calibration (also the baseline's warm-up): how many tools the reference servers bring.

@@ -5,11 +5,10 @@
  * are counted and RSS (VmRSS) summed from /proc over each process tree, once everything
  * is up and has settled. The arms run one after the other, unshared first.
  */
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { limited, startAgent } from "./lib/agents.mjs";
-import { benchHome, client, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
+import { benchHome, client, referenceRows, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { run } from "./lib/harness.mjs";
 import { figure, note, round } from "./lib/report.mjs";
 import { descendants, rssMB, totalRssMB } from "./lib/procs.mjs";
@@ -24,12 +23,8 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 run("P4 sharing", async () => {
   const home = benchHome();
-  const root = join(home.dir, "files");
-  mkdirSync(root);
   const servers = {
-    everything: rows.everything(),
-    memory: rows.memory(join(home.dir, "memory.jsonl")),
-    filesystem: rows.filesystem(root),
+    ...referenceRows(home),
     echo: rows.echo(),
     echo2: rows.echo({ FIXTURE_TOOLS: "10" }),
   };

@@ -86,6 +86,17 @@ export const rows = {
   filesystem: (root) => ({ command: process.execPath, args: [reference.filesystem, root] }),
 };
 
+/** The three reference servers' rows in `home`: the memory file and the filesystem root in it. */
+export function referenceRows(home) {
+  const root = join(home.dir, "files");
+  mkdirSync(root, { recursive: true });
+  return {
+    everything: rows.everything(),
+    memory: rows.memory(join(home.dir, "memory.jsonl")),
+    filesystem: rows.filesystem(root),
+  };
+}
+
 /**
  * Starts `mcpool serve` in `home` (its own process group) and waits for "serving".
  * `nodeArgs` go before the script (e.g. --cpu-prof); `cli` is another build's CLI. stop() is SIGTERM and a bounded wait,

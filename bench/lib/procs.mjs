@@ -73,6 +73,25 @@ export function totalRssMB(pids) {
 }
 
 /**
+ * Proportional set size in MB (`Pss:` of /proc/<pid>/smaps_rollup): each shared page
+ * counted once across the processes sharing it, so a sum over processes is what they
+ * cost together. 0 for a process that is gone.
+ */
+export function pssMB(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, "latin1");
+    return Number(/^Pss:\s+(\d+)/m.exec(text)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** Sum of Pss over `pids`, MB. */
+export function totalPssMB(pids) {
+  return pids.reduce((sum, pid) => sum + pssMB(pid), 0);
+}
+
+/**
  * Context switches (voluntary + involuntary) and scheduler timeslices over every thread
  * of `pid`: /proc/<pid>/status alone counts only the main thread, and libuv's and V8's
  * threads wake too.
