@@ -636,6 +636,10 @@ export const FAULTS: readonly FaultPromise[] = [
         file: selfHealing,
         test: "backs off a server that dies right after each start, retries by itself, and says crash-loop",
       },
+      {
+        file: selfHealing,
+        test: "says the child's exit and stderr, not the EPIPE of the handshake's write",
+      },
     ],
   },
   {
