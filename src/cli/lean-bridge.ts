@@ -55,9 +55,10 @@ export function leanBridgeSocket(
 }
 
 /**
- * When our parent is looked at again after stdin's EOF, ms after it: a host that dies has its
- * descriptors closed by the kernel a moment before we are handed to a new parent, so the EOF
- * can come first. The sum bounds how long a half-close waits before it reaches the daemon.
+ * The waits between looks at our parent after stdin's EOF, ms (the first look is at the EOF):
+ * a host that dies has its descriptors closed by the kernel a moment before we are handed to
+ * a new parent, so the EOF can come first. The sum (175 ms) bounds how long a half-close waits
+ * before it reaches the daemon.
  */
 export const PARENT_CHECKS_MS = [0, 5, 20, 50, 100] as const;
 
