@@ -30,6 +30,7 @@ const REMOTE = "Remote servers";
 const CONFIG = "Configuration";
 const SECRETS = "Secrets";
 const DAYS = "A service left running for days";
+const WEEKS = "A service left running for weeks";
 
 const daemon = "test/integration/daemon.test.ts";
 const identity = "test/integration/daemon-identity.test.ts";
@@ -635,6 +636,10 @@ export const FAULTS: readonly FaultPromise[] = [
         file: selfHealing,
         test: "backs off a server that dies right after each start, retries by itself, and says crash-loop",
       },
+      {
+        file: selfHealing,
+        test: "says the child's exit and stderr, not the EPIPE of the handshake's write",
+      },
     ],
   },
   {
@@ -778,6 +783,21 @@ export const FAULTS: readonly FaultPromise[] = [
       {
         file: daemonHealing,
         test: "names the server and the cause when a remote is down, and calls it again once it is back",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "A host holding the MCP sockets or the lean bridge is killed mid-call → the call is cancelled upstream at once.",
+    proofs: [
+      {
+        file: "test/integration/host-cancel.test.ts",
+        test: "host SIGKILLed mid-call through the %s entry cancels the call at once",
+      },
+      {
+        file: "test/integration/host-cancel.test.ts",
+        test: "a host holding the MCP socket itself that drops it mid-call cancels the call at once",
       },
     ],
   },

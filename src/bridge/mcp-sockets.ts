@@ -24,6 +24,7 @@ import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/tran
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "./bridge-server.js";
 import { answersApart } from "./answers-apart.js";
+import { HOST_GONE_METHOD, HOST_PROBE } from "./host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
 
 export interface McpSocketsOptions {
@@ -53,6 +54,16 @@ export interface McpSockets {
  * that host (an elicitation it can no longer answer) must not keep the session open forever.
  */
 export const HALF_CLOSE_ANSWER_MS = 30_000;
+
+/**
+ * When a half-closed host with calls due is probed (HOST_PROBE), ms after its EOF: at once
+ * (a host holding the socket itself that died), then as a stock relay that got the first
+ * probe has had time to fail its write to a dead host and exit (perl dies of that SIGPIPE),
+ * then every PROBE_EVERY_MS until HALF_CLOSE_ANSWER_MS ends the session anyway.
+ */
+export const PROBE_AFTER_MS = [0, 50, 250, 1_000] as const;
+/** The probe's period after PROBE_AFTER_MS, ms: a relay that notices its host late. */
+export const PROBE_EVERY_MS = 3_000;
 
 /** The scope key of the whole pool. */
 const POOL_SCOPE = "";
@@ -281,17 +292,37 @@ interface SessionTransport {
  * A host that half-closes (its stdin EOF through a pipe, which then shuts down its write side)
  * still gets the answers to every request it sent: the socket ends once the last is written,
  * at once when none is due, or after HALF_CLOSE_ANSWER_MS; then `end` runs on its close.
+ * A host that is gone ends the session at once, cancelling its calls upstream (issue 27
+ * item 7): the lean bridge says so (HOST_GONE), and a relay that exited shows as a probe's
+ * EPIPE (the socket's error runs `end`).
  */
 function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () => void): void {
   const due = new Set<string | number>();
   let hostDone = false;
   let timer: NodeJS.Timeout | undefined;
-  const finish = (): void => {
+  let probe: NodeJS.Timeout | undefined;
+  const stop = (): void => {
     clearTimeout(timer);
+    clearTimeout(probe);
+  };
+  const finish = (): void => {
+    stop();
     socket.end();
+  };
+  const probeFrom = (step: number): void => {
+    const at = PROBE_AFTER_MS[step];
+    const wait = at === undefined ? PROBE_EVERY_MS : at - (PROBE_AFTER_MS[step - 1] ?? 0);
+    probe = setTimeout(() => {
+      if (socket.destroyed || socket.writableEnded) return;
+      socket.write(HOST_PROBE);
+      probeFrom(step + 1);
+    }, wait);
   };
   const received = transport.onmessage;
   transport.onmessage = (message, extra) => {
+    if ("method" in message && !("id" in message) && message.method === HOST_GONE_METHOD) {
+      return end();
+    }
     if ("method" in message && "id" in message) due.add(message.id);
     received?.(message, extra);
   };
@@ -307,6 +338,7 @@ function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () =
     hostDone = true;
     if (due.size === 0) return finish();
     timer = setTimeout(end, HALF_CLOSE_ANSWER_MS);
+    probeFrom(0);
   });
-  socket.once("close", () => clearTimeout(timer));
+  socket.once("close", stop);
 }

@@ -6,9 +6,10 @@
  * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
  * which starts the daemon when needed and serves through the SDK bridge.
  */
-import { existsSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import { existsSync, fstatSync } from "node:fs";
+import { connect, Socket } from "node:net";
 import { isAbsolute, join, resolve } from "node:path";
+import { HOST_GONE } from "../bridge/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
 
 /**
@@ -53,14 +54,92 @@ export function leanBridgeSocket(
   return server === undefined ? mcpCatalogSocketPath(daemon, catalog) : undefined;
 }
 
-/** Joins stdio to the connected socket until either end is done. */
+/**
+ * The waits between looks at our parent after stdin's EOF, ms (the first look is at the EOF):
+ * a host that dies has its descriptors closed by the kernel a moment before we are handed to
+ * a new parent, so the EOF can come first. The sum (175 ms) bounds how long a half-close waits
+ * before it reaches the daemon.
+ */
+export const PARENT_CHECKS_MS = [0, 5, 20, 50, 100] as const;
+
+/** Whether fds `a` and `b` are one open file (a host that gave one socket for both). */
+function sameFile(a: number, b: number): boolean {
+  const [x, y] = [fstatSync(a), fstatSync(b)];
+  return x.dev === y.dev && x.ino === y.ino;
+}
+
+/**
+ * Where the daemon's bytes go: stdout, opened as a socket we also read when it is one of its
+ * own (a Node host's stdio is a socketpair per stream), so that the host's death — its end
+ * closing — shows at once as an EOF there; a host never writes on our stdout. A pipe, a file
+ * or a terminal is written as process.stdout; a failed write says the host is gone too.
+ */
+function hostOutput(hostGone: () => void): NodeJS.WritableStream {
+  let own = false;
+  try {
+    own = fstatSync(1).isSocket() && !sameFile(0, 1);
+  } catch {
+    // No stdin or stdout to look at: process.stdout says what it can.
+  }
+  if (!own) {
+    process.stdout.on("error", hostGone);
+    return process.stdout;
+  }
+  const out = new Socket({ fd: 1, readable: true, writable: true });
+  out.once("end", hostGone);
+  out.on("error", hostGone);
+  out.resume();
+  return out;
+}
+
+/**
+ * Joins stdio to the connected socket until either end is done. The host's stdin EOF is a
+ * half-close (a pipe host still gets its answers, README "The lean entry"), but a host that
+ * is gone (SIGKILLed, crashed) ends the session at once, and the daemon cancels its calls
+ * upstream (issue 27 item 7): we say HOST_GONE and close. Gone is: its end of a socketpair
+ * stdout closed, a write to stdout failed, or our parent changed — looked at on
+ * PARENT_CHECKS_MS after stdin's EOF, as the kernel reparents us just after that EOF.
+ */
 function pipe(socket: Socket): void {
-  process.stdin.pipe(socket);
-  socket.pipe(process.stdout);
+  const parent = process.ppid;
+  let gone = false;
+  let halfClosed = false;
+  const hostGone = (): void => {
+    if (gone) return;
+    gone = true;
+    // Half-closed already: we cannot say it; the daemon's next probe finds us gone.
+    if (halfClosed) socket.destroy();
+    else socket.end(HOST_GONE, () => socket.destroy());
+    socket.once("close", () => process.exit(0));
+  };
+  const out = hostOutput(hostGone);
+  const verdict = (step: number): void => {
+    if (gone) return;
+    if (process.ppid !== parent) return hostGone();
+    const wait = PARENT_CHECKS_MS[step + 1];
+    if (wait === undefined) {
+      halfClosed = true;
+      socket.end();
+      return;
+    }
+    setTimeout(() => verdict(step + 1), wait);
+  };
+  process.stdin.once("end", () => verdict(0));
+  // By hand, not Readable.pipe(): pipe() ends the socket at stdin's EOF before the verdict,
+  // and looks at process.stdout, which would open fd 1 a second time beside `out`.
+  relay(process.stdin, socket);
+  relay(socket, out);
   // The daemon ended the session (or went away): nothing more will come.
-  socket.once("close", () => process.stdout.end(() => process.exit(0)));
-  // The host stopped reading: the session is over.
-  process.stdout.once("error", () => process.exit(0));
+  socket.once("close", () => out.end(() => process.exit(0)));
+}
+
+/** `from`'s bytes to `to` with backpressure. */
+function relay(from: NodeJS.ReadableStream, to: NodeJS.WritableStream): void {
+  from.on("data", (chunk: Buffer) => {
+    if (to.write(chunk)) return;
+    from.pause();
+    to.once("drain", () => from.resume());
+  });
 }
 
 /**

@@ -108,6 +108,18 @@ export function client(home: TestHome, name = "test"): Promise<PoolClient> {
   return connect({ socketPath: home.socketPath, clientName: name });
 }
 
+/** Resolves once every server of the daemon in `home` says `ready` (within `timeoutMs`). */
+export async function serversReady(home: TestHome, timeoutMs = 30_000): Promise<void> {
+  const pool = await client(home);
+  try {
+    const ready = async (): Promise<boolean> =>
+      (await pool.state()).every((s) => s.status === "ready");
+    await waitFor(ready, timeoutMs, "every server to be ready");
+  } finally {
+    await pool.close();
+  }
+}
+
 /** Runs the built CLI in `home` to its end (bounded); its exit code and output. */
 export function runCli(
   home: TestHome,

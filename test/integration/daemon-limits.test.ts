@@ -5,12 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   client as poolClient,
+  serversReady,
   startDaemon,
   testHome,
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { fixture, waitFor } from "../helpers/processes.js";
+import { fixture } from "../helpers/processes.js";
 
 /** What the trial ran on one connection. */
 const CONCURRENT_CALLS = 2_000;
@@ -25,13 +26,7 @@ describe("a daemon under many calls on one connection", () => {
     home = testHome("mcpool-limits-");
     home.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
     daemon = await startDaemon(home);
-    const pool = await poolClient(home);
-    try {
-      const ready = async (): Promise<boolean> => (await pool.state())[0]?.status === "ready";
-      await waitFor(ready, 30_000, "echo to be ready");
-    } finally {
-      await pool.close();
-    }
+    await serversReady(home);
   });
 
   afterAll(async () => {

@@ -2,14 +2,15 @@
  * The stock-pipe entry at its floor (issue 20, P10): the perl relay `mcpool wire` writes is
  * one process, carries frames larger than one read both ways, and a host that closes its
  * stdin first still gets the answers to what it sent — the daemon's MCP socket answers a
- * half-closed session before ending it — and then the entry exits.
+ * half-closed session before ending it, a call that outlasts the daemon's probes of a
+ * half-closed host (mcp-sockets.ts, PROBE_AFTER_MS) included — and then the entry exits.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bridgeCommand, scopeSocket, stdioBridge, stringEnv } from "../helpers/bridge.js";
 import {
-  client as poolClient,
+  serversReady,
   startDaemon,
   testHome,
   type RunningDaemon,
@@ -22,6 +23,8 @@ import { alive, childrenOf, fixture, waitFor } from "../helpers/processes.js";
 const EXIT_MS = 10_000;
 /** Larger than the relay's 64 KiB reads and a socket's buffer: many reads, partial writes. */
 const LARGE = 300 * 1024;
+/** Longer than the daemon's first probes of a half-closed host (0, 50, 250 and 1000 ms). */
+const SLEEP_MS = 1_500;
 
 const line = (message: object): string => `${JSON.stringify(message)}\n`;
 
@@ -35,13 +38,7 @@ describe("the pipe entries against the daemon's MCP socket", () => {
     home.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
     daemon = await startDaemon(home);
     await waitFor(() => existsSync(scopeSocket(home, args())), 10_000, "echo's MCP socket");
-    const pool = await poolClient(home);
-    try {
-      const ready = async (): Promise<boolean> => (await pool.state())[0]?.status === "ready";
-      await waitFor(ready, 30_000, "echo to be ready");
-    } finally {
-      await pool.close();
-    }
+    await serversReady(home);
   });
 
   afterAll(async () => {
@@ -88,10 +85,16 @@ describe("the pipe entries against the daemon's MCP socket", () => {
             id: 4,
             method: "tools/call",
             params: { name: "echo", arguments: { text } },
+          }) +
+          line({
+            jsonrpc: "2.0",
+            id: 5,
+            method: "tools/call",
+            params: { name: "sleep", arguments: { ms: SLEEP_MS } },
           }),
       );
       try {
-        await waitFor(() => !alive(child.pid!), EXIT_MS, "the entry to exit");
+        await waitFor(() => !alive(child.pid!), EXIT_MS + SLEEP_MS, "the entry to exit");
       } finally {
         if (alive(child.pid!)) child.kill("SIGKILL");
         await exited;
@@ -104,10 +107,11 @@ describe("the pipe entries against the daemon's MCP socket", () => {
           .filter((m) => m.id !== undefined)
           .map((m) => [m.id, m.result]),
       );
-      expect([...answers.keys()].sort()).toEqual([1, 2, 3, 4]);
+      expect([...answers.keys()].sort()).toEqual([1, 2, 3, 4, 5]);
       expect((answers.get(2)?.tools as { name: string }[]).map((t) => t.name)).toContain("add");
       expect(answers.get(3)?.content).toEqual([{ type: "text", text: 'add({"a":2,"b":3})' }]);
       expect(answers.get(4)?.content).toEqual([{ type: "text", text }]);
+      expect(answers.get(5)?.content).toEqual([{ type: "text", text: `slept ${SLEEP_MS}` }]);
     },
   );
 });

@@ -4,14 +4,17 @@
  * right after each start backs off; a read cut off by a crash is sent again once; a hung
  * server is found by a ping and replaced; a call made before the first reconcile waits.
  */
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { McpPool, McpPoolError, type PoolEvent } from "../../src/index.js";
+import { McpPool, McpPoolError, type McpServerConfig, type PoolEvent } from "../../src/index.js";
 import { nodeRow, poolMaker } from "../helpers/stdio-pool.js";
 import { alive, nextMatching, waitFor } from "../helpers/processes.js";
 
 const { pool, made: pools } = poolMaker();
 const node = nodeRow;
 const stopped: number[] = [];
+/** Starts of a child that dies at once, each of which must be explained alike. */
+const STARTS = 8;
 
 function stateOf(p: McpPool, id: string) {
   const state = p.state().find((s) => s.id === id);
@@ -110,6 +113,53 @@ describe("crash recovery (F1)", () => {
     expect(failures.length).toBeGreaterThanOrEqual(3);
     const refused = await p.call("dies__echo", {}).catch((e: unknown) => e);
     expect((refused as McpPoolError).code).toBe("backoff");
+  });
+});
+
+/**
+ * Holds this process (and the pool in it) until `pid` has exited — a zombie, not yet reaped,
+ * since reaping needs the event loop held here: what a pool on a loaded machine does when a
+ * child dies at once and the pool's first write comes after (issue 27 item 10).
+ */
+function holdUntilExited(pid: number, boundMs = 10_000): void {
+  const deadline = Date.now() + boundMs;
+  const state = (): string | undefined => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0];
+    } catch {
+      return undefined; // reaped: gone
+    }
+  };
+  while (Date.now() < deadline) {
+    const now = state();
+    if (now === undefined || now === "Z") return;
+  }
+  throw new Error(`pid ${pid} did not exit within ${boundMs} ms`);
+}
+
+describe("a server that dies before the pool writes to it (issue 27 item 10)", () => {
+  it("says the child's exit and stderr, not the EPIPE of the handshake's write", async () => {
+    const p = pool({
+      crashBackoffMs: 60_000,
+      onChild: (event) => {
+        if (event.type === "spawn") holdUntilExited(event.pid);
+      },
+    });
+    const script = `echo 'boom: no module named fixture_missing' >&2; exit 1`;
+    const row = { id: "dies", transport: "stdio", command: "/bin/sh", args: ["-c", script] };
+    await p.sync([row as McpServerConfig]);
+    // Whether the failed write or the child's end is seen first is the event loop's to pick:
+    // each start must say the same.
+    const errors: (string | undefined)[] = [];
+    for (let start = 0; start < STARTS; start += 1) {
+      if (start > 0) await p.reconnect("dies").catch(() => undefined);
+      await waitFor(() => stateOf(p, "dies").status !== "connecting", 15_000, "the failed start");
+      errors.push(stateOf(p, "dies").error);
+    }
+    for (const error of errors) {
+      expect(error).toMatch(/exited with code 1/);
+      expect(error).toMatch(/no module named fixture_missing/);
+    }
   });
 });
 

@@ -53,6 +53,8 @@ export class ChildProcessTransport implements Transport {
   #child?: ChildProcess;
   #exit?: ChildExit;
   #exited?: Promise<ChildExit>;
+  /** Resolves on the child's `close`: it exited and its stdout and stderr are read to their end. */
+  #ended?: Promise<void>;
   #closing?: Promise<void>;
   readonly #options: ChildProcessTransportOptions;
   readonly #buffer: LineReader;
@@ -100,9 +102,12 @@ export class ChildProcessTransport implements Transport {
         if (child.pid !== undefined) this.#options.onSpawn?.(child.pid);
         resolve();
       });
-      child.once("close", () => {
-        this.#buffer.clear();
-        this.#closed();
+      this.#ended = new Promise((done) => {
+        child.once("close", () => {
+          this.#buffer.clear();
+          this.#closed();
+          done();
+        });
       });
       child.stdin?.on("error", (error) => this.onerror?.(error));
       child.stdout?.on("error", (error) => this.onerror?.(error));
@@ -170,6 +175,16 @@ export class ChildProcessTransport implements Transport {
       stdin.on("close", done);
     });
     return this.#draining;
+  }
+
+  /**
+   * Resolves once the child has exited and its stderr is read to its end (true), or after
+   * `boundMs` (false): a write to a child that just died fails (EPIPE) before its exit and the
+   * last of its stderr reach us, and a caller that explains the failure wants both. A
+   * grandchild that holds stderr open keeps it from ending: hence the bound.
+   */
+  async ended(boundMs: number): Promise<boolean> {
+    return this.#ended === undefined ? true : within(this.#ended, boundMs);
   }
 
   /** Stop the child and every process of its group: stdin EOF, SIGTERM, SIGKILL. */

@@ -17,7 +17,15 @@ import { McpClient } from "../mcp/client.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
 import type { EntryContext } from "./context.js";
 import { processOf } from "../mcp/transport.js";
+import { isBrokenPipe } from "../mcp/stdio-transport.js";
 import type { ServerNotification } from "../core/types.js";
+
+/**
+ * Bound on waiting for a child that died under the handshake to be done (exited, stderr read
+ * to its end) before its failure is said, ms: only a grandchild holding its stderr makes it
+ * wait this long.
+ */
+export const DIED_AT_START_MS = 2_000;
 
 /** What the entry is told about a connection once its client exists. */
 export interface DialHandlers {
@@ -61,6 +69,9 @@ export async function dial(
   } catch (cause) {
     if (connection) connection.closing = true;
     const child = transport ? processOf(transport) : undefined;
+    // The handshake's write found the child gone (it died at start): its exit code and the
+    // stderr that says why are still on their way, and they are the error (issue 27 item 10).
+    if (child && isBrokenPipe(cause)) await child.ended(DIED_AT_START_MS);
     const stderr = child?.stderr.text();
     const exit = child?.exit;
     await transport?.close().catch(() => undefined);
