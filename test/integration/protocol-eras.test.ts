@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { client, runCli, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
@@ -128,6 +129,25 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
         arguments: { a: 1, b: 1 },
       });
       expect(text(stdio)).toBe("2");
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  it("answers a modern server's input_required with the host's elicitation, and retries with the answer", async () => {
+    const bridge = await stdioBridge(home, ["--server", "modern"], { elicitation: {} });
+    try {
+      let asked: unknown;
+      bridge.client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked = request.params;
+        return { action: "accept", content: { answer: "yes" } };
+      });
+      const result = await bridge.client.callTool({
+        name: "confirm",
+        arguments: { question: "Ship it?" },
+      });
+      expect(asked).toMatchObject({ message: "Ship it?" });
+      expect(text(result)).toBe("answered: yes");
     } finally {
       await bridge.close();
     }

@@ -3,8 +3,9 @@
  * handshake, a session) and `modern` (2026-07-28: no handshake, every request carries its
  * protocol version, client info and capabilities in `_meta`, the server answers
  * `server/discover`). What a server was found to speak is a verdict, kept dated with the
- * tools cache so a warm pool never asks twice. Pure: the shapes, the envelope, and how an
- * answer is read as evidence of an era (the stdio and Streamable HTTP bindings' "Backward
+ * tools cache so a warm pool never asks twice. Pure: the shapes, the envelope, the plan a
+ * connect follows and the error of a pin that does not match, and how an answer is read
+ * as evidence of an era (the stdio and Streamable HTTP bindings' "Backward
  * Compatibility" sections; the SDK v2 client's probe classifier, for which errors count).
  */
 import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
