@@ -6,6 +6,9 @@
  */
 import type { ConversationRowOptions, SessionMode } from "./conversation-shapes.js";
 
+/** A row's `protocol`: found per server, or pinned to one era. */
+export type ProtocolPin = "auto" | "legacy" | "2026-07-28";
+
 /** Options every row may carry, whatever its transport. */
 export interface ServerOptions {
   /** Unique, stable identifier. Also the default slug and label. */
@@ -49,6 +52,12 @@ export interface ServerOptions {
    * withheld. Read at reconcile and call time: editing it never restarts the server.
    */
   pin?: string;
+  /**
+   * Which era of MCP the server is spoken to in (SPEC H1): `auto` (the default) finds it
+   * once and remembers it; `legacy` (initialize, 2025-11-25 and earlier) or `2026-07-28`
+   * pins it, and a server that speaks the other fails to connect, saying so.
+   */
+  protocol?: ProtocolPin;
   /** `conversation`: a client of its own per caller-named identity (SPEC B9). Default `shared`. */
   session?: SessionMode;
   /** Budgets and rules of a `session: "conversation"` row; see ConversationRowOptions. */

@@ -19,6 +19,7 @@ export type {
   HttpServerConfig,
   OAuthClientSettings,
   OAuthGrant,
+  ProtocolPin,
   ServerOptions,
   ServerRow,
   StdioServerConfig,
@@ -119,6 +120,13 @@ export interface ServerState {
   inflight?: number;
   instructions?: string;
   capabilities?: Record<string, unknown>;
+  /**
+   * The era of MCP the current connection speaks (SPEC H1) and the revision it named:
+   * `legacy` with the handshake's version (`2025-11-25`…), or `modern` with `2026-07-28`.
+   * While no connection is up, the era last found, if one is known (no version then).
+   */
+  era?: "legacy" | "modern";
+  protocolVersion?: string;
   toolsFingerprint?: string;
   /** At `pin-mismatch`: how the list differs from the approved one, when that one is known. */
   pinDiff?: PinDiff;

@@ -1,7 +1,7 @@
 /**
  * `mcpool status` for people: the daemon, its config, and one line per server with its
  * pid, uptime, CPU and memory of its process group and calls in the last minute (issue 17),
- * tools and last error. `--json` prints the DaemonStatus as it came.
+ * tools, the protocol revision it speaks and last error. `--json` prints the DaemonStatus as it came.
  */
 import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
@@ -27,6 +27,14 @@ export function statusCell(s: ServerState, now: number): string {
   return `${word}, next try in ${duration(s.retryAt - now + 999)}`;
 }
 
+/**
+ * The revision the live connection speaks (`2025-11-25`, `2026-07-28`), or with none up
+ * the era last found (`legacy`, `modern`), else `-` (SPEC H1).
+ */
+export function protocolCell(s: ServerState): string {
+  return s.protocolVersion ?? s.era ?? "-";
+}
+
 /** The whole human-readable status. */
 export function statusText(status: DaemonStatus, now = Date.now()): string {
   const rss = status.rssBytes !== undefined ? `, rss ${bytes(status.rssBytes)}` : "";
@@ -44,7 +52,18 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
     ...(status.config.warnings ?? []).map((w) => `        warning: ${terminalText(w)}`),
     "",
     table(
-      ["SERVER", "STATUS", "PID", "UPTIME", "CPU", "MEM", "CALLS/MIN", "TOOLS", "LAST ERROR"],
+      [
+        "SERVER",
+        "STATUS",
+        "PID",
+        "UPTIME",
+        "CPU",
+        "MEM",
+        "CALLS/MIN",
+        "TOOLS",
+        "PROTOCOL",
+        "LAST ERROR",
+      ],
       status.servers.map((s) => [
         s.id,
         statusCell(s, now),
@@ -54,6 +73,7 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
         memory(s.resources),
         s.resources ? String(s.resources.callsLastMinute) : "-",
         String(s.tools.length),
+        protocolCell(s),
         cell(
           s.error ??
             (s.status === "pin-mismatch"

@@ -118,6 +118,7 @@ const PASSTHROUGH = [
   "lazy",
   "hooks",
   "pin",
+  "protocol",
   "session",
   "conversation",
 ] as const;

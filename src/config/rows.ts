@@ -12,6 +12,7 @@ export type {
   HttpServerConfig,
   OAuthClientSettings,
   OAuthGrant,
+  ProtocolPin,
   ServerOptions,
   StdioServerConfig,
 } from "mcpool-protocol";

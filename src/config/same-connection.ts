@@ -29,6 +29,8 @@ function sameAuth(a: HttpServerConfig["auth"], b: HttpServerConfig["auth"]): boo
 
 /** Whether two rows dial the same thing, so an edit between them needs no restart. */
 export function sameConnection(a: McpServerConfig, b: McpServerConfig): boolean {
+  // The era is spoken on the connection: a new pin dials again (SPEC H1).
+  if ((a.protocol ?? "auto") !== (b.protocol ?? "auto")) return false;
   if (a.transport === "stdio" && b.transport === "stdio") {
     return (
       a.command === b.command &&

@@ -38,6 +38,9 @@ const WHOLE_NUMBER_FIELDS = {
 /** A toolsFingerprint: SHA-256 in hex (SPEC C18). */
 const PIN_PATTERN = /^[0-9a-fA-F]{64}$/;
 
+/** A row's `protocol` (SPEC H1). */
+const PROTOCOLS = ["auto", "legacy", "2026-07-28"] as const;
+
 const BOOLEAN_FIELDS = ["enabled", "trustAnnotations", "coerceArguments", "lazy"] as const;
 
 const STRING_LIST_FIELDS = ["hiddenTools", "alwaysLoad"] as const;
@@ -387,6 +390,11 @@ function checkOptions(row: Fields, problems: string[]): void {
   for (const field of STRING_LIST_FIELDS) checkStringList(row, field, problems);
   if (has(row, "hooks")) problems.push(...validateHooks(row.hooks));
   problems.push(...validateSessionOptions(row));
+  if (has(row, "protocol") && !(PROTOCOLS as readonly unknown[]).includes(row.protocol)) {
+    problems.push(
+      `\`protocol\` must be ${PROTOCOLS.map((p) => `"${p}"`).join(", ")}: "auto" finds the server's era, "legacy" pins initialize (2025-11-25 and earlier), "2026-07-28" pins the modern era; got ${show(row.protocol)}`,
+    );
+  }
   if (has(row, "pin") && (typeof row.pin !== "string" || !PIN_PATTERN.test(row.pin))) {
     problems.push(
       `\`pin\` must be a tool list's fingerprint, 64 hex characters as \`mcpool approve\` writes it; got ${show(row.pin)}`,

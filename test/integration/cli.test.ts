@@ -41,10 +41,12 @@ describe("the mcpool command", () => {
     const { code, stdout } = mcpool(home, "status");
     expect(code).toBe(0);
     expect(stdout).toMatch(/config\s+.*mcp\.json: ok/);
-    // PID, UPTIME, CPU, MEM, CALLS/MIN (issue 17), TOOLS.
-    expect(stdout).toMatch(/^echo\s+ready\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+4\s*$/m);
+    // PID, UPTIME, CPU, MEM, CALLS/MIN (issue 17), TOOLS, PROTOCOL (SPEC H1).
     expect(stdout).toMatch(
-      /^broken\s+error, next try in \S+\s+-\s+-\s+-\s+-\s+0\s+0\s+could not connect to server/m,
+      /^echo\s+ready\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+4\s+2025-11-25\s*$/m,
+    );
+    expect(stdout).toMatch(
+      /^broken\s+error, next try in \S+\s+-\s+-\s+-\s+-\s+0\s+0\s+-\s+could not connect to server/m,
     );
     expect(JSON.parse(mcpool(home, "status", "--json").stdout).servers[1].error).toMatch(/ENOENT/);
     const json = JSON.parse(mcpool(home, "status", "--json").stdout) as {

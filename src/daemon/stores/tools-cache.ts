@@ -1,9 +1,10 @@
 /**
  * The daemon's tools cache on disk: one file per row in `<data>/tools-cache/<id>.json`,
- * written atomically with mode 0600. It holds the connection's digest and the tool list,
- * never a row's env or headers.
+ * written atomically with mode 0600. It holds the connection's digest, the tool list and
+ * the era the server was found to speak (SPEC H1), never a row's env or headers.
  */
 import type { CachedTools, ToolsCacheStore } from "../../pool/catalogue/tools-cache.js";
+import { parseVerdict } from "../../pool/mcp/era.js";
 import { createRowFiles } from "./row-files.js";
 
 export function createFileToolsCache(dataDir: string): ToolsCacheStore & { dir: string } {
@@ -18,10 +19,19 @@ export function createFileToolsCache(dataDir: string): ToolsCacheStore & { dir: 
       // Absent or unreadable: a cold start costs this row its catalogue, nothing else.
       const parsed = files.read(id);
       if (typeof parsed?.connection !== "string" || !Array.isArray(parsed.tools)) return undefined;
-      return { connection: parsed.connection, tools: parsed.tools as CachedTools["tools"] };
+      const era = parseVerdict(parsed.era);
+      return {
+        connection: parsed.connection,
+        tools: parsed.tools as CachedTools["tools"],
+        ...(era ? { era } : {}),
+      };
     },
     async save(id, cached) {
-      await files.write(id, { connection: cached.connection, tools: cached.tools });
+      await files.write(id, {
+        connection: cached.connection,
+        tools: cached.tools,
+        ...(cached.era ? { era: cached.era } : {}),
+      });
     },
   };
 }

@@ -67,6 +67,9 @@ export function serverState(
     if (connection.capabilities !== undefined)
       state.capabilities = structuredClone(connection.capabilities);
   }
+  const era = connection?.era ?? entry.verdict?.era;
+  if (era !== undefined) state.era = era;
+  if (connection?.protocolVersion !== undefined) state.protocolVersion = connection.protocolVersion;
   if (entry.fingerprint !== undefined) state.toolsFingerprint = entry.fingerprint;
   if (extras.pinDiff) state.pinDiff = structuredClone(extras.pinDiff);
   if (entry.stale) state.stale = true;

@@ -2,17 +2,21 @@
  * The tools cache's contract (SPEC B4): a store where last-known tool lists outlive the
  * process, keyed per row by a hash of the connection it was listed over. The hash covers
  * env and headers, so a list from before a row was pointed elsewhere is never offered, and
- * the store never holds a secret, only its digest.
+ * the store never holds a secret, only its digest. Beside the list it keeps the era the
+ * server was found to speak (SPEC H1), so a restart does not find it again.
  */
 import { createHash } from "node:crypto";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/rows.js";
 import { canonicalJson } from "../core/fingerprint.js";
+import type { EraVerdict } from "../mcp/era.js";
 
 export interface CachedTools {
   /** connectionHash() of the row the list was fetched over. */
   connection: string;
   tools: Tool[];
+  /** The era the server was found to speak over that connection, dated (SPEC H1). */
+  era?: EraVerdict;
 }
 
 export interface ToolsCacheStore {
@@ -34,5 +38,8 @@ export function connectionHash(row: McpServerConfig): string {
           cwd: row.cwd ?? "",
         }
       : { transport: "http", url: row.url, headers: row.headers ?? {} };
+  // Only a pin is hashed: rows that never set one keep the digest they had before it existed.
+  const protocol = row.protocol ?? "auto";
+  if (protocol !== "auto") Object.assign(fields, { protocol });
   return createHash("sha256").update(canonicalJson(fields)).digest("hex");
 }

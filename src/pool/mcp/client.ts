@@ -40,8 +40,31 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { ErrorCode, McpError } from "./error.js";
-import { McpProtocol, type RequestOptions, type ResultSchema } from "./protocol.js";
+import { ErrorCode, isMcpError, McpError } from "./error.js";
+import {
+  asDiscoverResult,
+  envelopeMeta,
+  META,
+  MODERN_PROTOCOL_VERSION,
+  mutualModernVersion,
+  refusedAsModernOnly,
+  supportedVersionsOf,
+  EraMismatchError,
+  type DiscoverResult,
+  type Era,
+  type EraPlan,
+  type EraVerdict,
+} from "./era.js";
+import { httpErrorStatus } from "./http-client.js";
+import { MAX_INPUT_ROUNDS, readResult, retryParams } from "./input-required.js";
+import {
+  isSchema,
+  McpProtocol,
+  parsed,
+  type Message,
+  type RequestOptions,
+  type ResultSchema,
+} from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
 
 export {
@@ -76,6 +99,13 @@ export class McpClient extends McpProtocol {
   #instructions: string | undefined;
   readonly #outputSchemas = new Map<string, Tool["outputSchema"]>();
   readonly #outputChecks = new Map<string, OutputCheck>();
+  /** Set once the connection is modern: the version its requests name, what the server said. */
+  #modern: { version: string; discover: DiscoverResult } | undefined;
+  #protocolVersion: string | undefined;
+  /** What connect() found, or the prior it was given. */
+  #verdict: EraVerdict | undefined;
+  /** A modern connection's log level, sent in each request's envelope (no logging/setLevel). */
+  #logLevel: LoggingLevel | undefined;
 
   constructor(info: Implementation, options: McpClientOptions = {}) {
     super();
@@ -83,44 +113,230 @@ export class McpClient extends McpProtocol {
     this.#capabilities = options.capabilities ?? {};
   }
 
-  /** Attaches to `transport`, starts it and makes the initialize handshake. */
-  async connect(transport: Transport, options?: RequestOptions): Promise<void> {
+  /**
+   * Attaches to `transport`, starts it and opens the connection: the initialize handshake,
+   * or with a `plan`, whichever era the plan and the server's answers say (SPEC H1).
+   */
+  async connect(transport: Transport, options?: RequestOptions, plan?: EraPlan): Promise<void> {
     await this.attach(transport);
     // A transport that already holds a session is a reconnect: no second handshake.
     if (transport.sessionId !== undefined) return;
     try {
-      const result = (await this.request(
-        {
-          method: "initialize",
-          params: {
-            protocolVersion: LATEST_PROTOCOL_VERSION,
-            capabilities: this.#capabilities,
-            clientInfo: this.#info,
-          },
-        },
-        options,
-      )) as {
-        protocolVersion?: unknown;
-        capabilities?: ServerCapabilities;
-        serverInfo?: Implementation;
-        instructions?: string;
-      };
-      if (result === undefined || result === null || typeof result !== "object") {
-        throw new Error(`Server sent invalid initialize result: ${String(result)}`);
-      }
-      const version = result.protocolVersion;
-      if (typeof version !== "string" || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-        throw new Error(`Server's protocol version is not supported: ${String(version)}`);
-      }
-      this.#serverCapabilities = result.capabilities ?? {};
-      this.#serverVersion = result.serverInfo;
-      this.#instructions = result.instructions;
-      transport.setProtocolVersion?.(version);
-      await this.notification({ method: "notifications/initialized" });
+      if (plan === undefined) return await this.#initialize(transport, options);
+      await this.#open(transport, options, plan);
     } catch (error) {
       void this.close();
       throw error;
     }
+  }
+
+  async #open(transport: Transport, options: RequestOptions | undefined, plan: EraPlan) {
+    const { pin, prior } = plan;
+    if (prior?.era === "modern" && pin !== "legacy") {
+      this.#adopt(prior.version, prior.discover, prior);
+      return;
+    }
+    if (pin === MODERN_PROTOCOL_VERSION || (prior === undefined && plan.discoverFirst)) {
+      if (pin !== "legacy" && (await this.#probe(options))) return;
+      if (pin === MODERN_PROTOCOL_VERSION) throw new EraMismatchError("modern", "legacy");
+    }
+    try {
+      await this.#initialize(transport, options);
+      // A legacy verdict keeps its date: only its age retires it (era.ts).
+      if (prior?.era === "legacy") this.#verdict = prior;
+    } catch (error) {
+      // A modern-only server refuses the handshake naming the revisions it speaks; it
+      // keeps the connection open for a modern request, so this one serves on.
+      if (!isMcpError(error) || !refusedAsModernOnly(error)) throw error;
+      if (pin === "legacy") throw new EraMismatchError("legacy", "modern");
+      if (!(await this.#probe(options))) throw error;
+    }
+  }
+
+  async #initialize(transport: Transport, options: RequestOptions | undefined): Promise<void> {
+    const result = (await super.request(
+      {
+        method: "initialize",
+        params: {
+          protocolVersion: LATEST_PROTOCOL_VERSION,
+          capabilities: this.#capabilities,
+          clientInfo: this.#info,
+        },
+      },
+      options,
+    )) as {
+      protocolVersion?: unknown;
+      capabilities?: ServerCapabilities;
+      serverInfo?: Implementation;
+      instructions?: string;
+    };
+    if (result === undefined || result === null || typeof result !== "object") {
+      throw new Error(`Server sent invalid initialize result: ${String(result)}`);
+    }
+    const version = result.protocolVersion;
+    if (typeof version !== "string" || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      throw new Error(`Server's protocol version is not supported: ${String(version)}`);
+    }
+    this.#serverCapabilities = result.capabilities ?? {};
+    this.#serverVersion = result.serverInfo;
+    this.#instructions = result.instructions;
+    this.#protocolVersion = version;
+    this.#verdict = { era: "legacy", at: Date.now() };
+    transport.setProtocolVersion?.(version);
+    await this.notification({ method: "notifications/initialized" });
+  }
+
+  /**
+   * `server/discover` at the modern version, once more at the version a -32022 names:
+   * true once the connection is modern. False when the answer says legacy: any other
+   * JSON-RPC error, a DiscoverResult with no version in common, an HTTP 4xx the modern
+   * binding would not send. An outage (5xx, no answer, a sign-in wanted) is thrown: it is
+   * no evidence of an era.
+   */
+  async #probe(options: RequestOptions | undefined): Promise<boolean> {
+    let version = MODERN_PROTOCOL_VERSION;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      let result: unknown;
+      try {
+        result = await super.request(
+          this.#modernMessage({ method: "server/discover" }, version),
+          options,
+        );
+      } catch (error) {
+        if (isMcpError(error)) {
+          if (
+            error.code === ErrorCode.ConnectionClosed ||
+            error.code === ErrorCode.RequestTimeout
+          ) {
+            throw error;
+          }
+          const supported = supportedVersionsOf(error);
+          const mutual = supported ? mutualModernVersion(supported) : undefined;
+          if (mutual !== undefined && mutual !== version) {
+            version = mutual;
+            continue;
+          }
+          return false;
+        }
+        const status = httpErrorStatus(error);
+        if (
+          status !== undefined &&
+          status >= 400 &&
+          status < 500 &&
+          status !== 401 &&
+          status !== 403
+        ) {
+          return false;
+        }
+        throw error;
+      }
+      const read = readResult("server/discover", result);
+      const discover = read.kind === "complete" ? asDiscoverResult(read.result) : undefined;
+      const mutual = discover ? mutualModernVersion(discover.supportedVersions) : undefined;
+      if (discover === undefined || mutual === undefined) return false;
+      this.#adopt(mutual, discover, { era: "modern", version: mutual, discover, at: Date.now() });
+      return true;
+    }
+    return false;
+  }
+
+  #adopt(version: string, discover: DiscoverResult, verdict: EraVerdict): void {
+    this.#modern = { version, discover };
+    this.#protocolVersion = version;
+    this.#verdict = verdict;
+    this.#serverCapabilities = (discover.capabilities ?? {}) as ServerCapabilities;
+    this.#serverVersion = discover._meta?.[META.serverInfo] as Implementation | undefined;
+    this.#instructions = discover.instructions;
+  }
+
+  /** `request` with the modern envelope in its `_meta`, at `version`. */
+  #modernMessage(request: Message, version: string, options?: RequestOptions): Message {
+    const caller = options?.caller;
+    return {
+      method: request.method,
+      params: {
+        ...request.params,
+        _meta: envelopeMeta(
+          {
+            protocolVersion: version,
+            clientInfo: caller?.clientInfo ?? this.#info,
+            clientCapabilities: caller?.capabilities ?? this.#capabilities,
+            logLevel: this.#logLevel,
+          },
+          request.params?._meta as Record<string, unknown> | undefined,
+        ),
+      },
+    };
+  }
+
+  /**
+   * On a modern connection every request carries the envelope, its result is read by its
+   * resultType, an `input_required` is answered by this client's own handlers and sent
+   * again with the answers and the server's state untouched, and a -32022 is sent once
+   * more at a version both speak (SPEC H2). On a legacy one, the protocol's request as is.
+   */
+  override request<T = unknown>(
+    request: Message,
+    schemaOrOptions?: ResultSchema<T> | RequestOptions,
+    maybeOptions?: RequestOptions,
+  ): Promise<T> {
+    if (this.#modern === undefined) return super.request(request, schemaOrOptions, maybeOptions);
+    const schema = isSchema(schemaOrOptions) ? (schemaOrOptions as ResultSchema<T>) : undefined;
+    const options = schema ? maybeOptions : (schemaOrOptions as RequestOptions | undefined);
+    const sent = this.#modernRequest(request, options);
+    return schema ? sent.then((result) => parsed(schema, result)) : (sent as Promise<T>);
+  }
+
+  async #modernRequest(request: Message, options: RequestOptions | undefined): Promise<unknown> {
+    const modern = this.#modern!;
+    let params = request.params;
+    let retriedVersion = false;
+    for (let round = 0; round <= MAX_INPUT_ROUNDS;) {
+      let result: unknown;
+      try {
+        result = await super.request(
+          this.#modernMessage({ method: request.method, params }, modern.version, options),
+          options,
+        );
+      } catch (error) {
+        const supported = isMcpError(error) ? supportedVersionsOf(error) : undefined;
+        const mutual = supported ? mutualModernVersion(supported) : undefined;
+        if (retriedVersion || mutual === undefined || mutual === modern.version) throw error;
+        retriedVersion = true;
+        modern.version = mutual;
+        this.#protocolVersion = mutual;
+        continue;
+      }
+      const read = readResult(request.method, result);
+      if (read.kind === "complete") return read.result;
+      round += 1;
+      const signal = options?.signal ?? new AbortController().signal;
+      const answers: Record<string, unknown> = {};
+      for (const [key, asked] of Object.entries(read.inputRequests)) {
+        answers[key] = await this.answerLocally(asked, signal as AbortSignal);
+      }
+      params = retryParams(request.params, answers, read.requestState);
+    }
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `${request.method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; giving up`,
+    );
+  }
+
+  /** `legacy` or `modern` once connected. */
+  get era(): Era | undefined {
+    if (this.#protocolVersion === undefined) return undefined;
+    return this.#modern ? "modern" : "legacy";
+  }
+
+  /** The revision the connection speaks: the handshake's, or the one modern requests name. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
+  }
+
+  /** What connect() found (dated now), or the prior verdict it was opened on. */
+  get verdict(): EraVerdict | undefined {
+    return this.#verdict;
   }
 
   getServerCapabilities(): ServerCapabilities | undefined {
@@ -135,8 +351,11 @@ export class McpClient extends McpProtocol {
     return this.#instructions;
   }
 
-  ping(options?: RequestOptions): Promise<Record<string, never>> {
-    return this.request({ method: "ping" }, options);
+  /** A modern server has no `ping`: `server/discover` is what it always answers. */
+  async ping(options?: RequestOptions): Promise<Record<string, never>> {
+    if (this.#modern === undefined) return this.request({ method: "ping" }, options);
+    await this.request({ method: "server/discover" }, options);
+    return {};
   }
 
   async listTools(
@@ -197,7 +416,12 @@ export class McpClient extends McpProtocol {
     return this.request({ method: "completion/complete", params }, options);
   }
 
+  /** On a modern connection the level rides in every request's envelope; nothing is sent. */
   setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<object> {
+    if (this.#modern !== undefined) {
+      this.#logLevel = level;
+      return Promise.resolve({});
+    }
     return this.request({ method: "logging/setLevel", params: { level } }, options);
   }
 
@@ -244,7 +468,9 @@ export class McpClient extends McpProtocol {
     return this.request({ method: "resources/unsubscribe", params }, options);
   }
 
+  /** A modern server asks for roots in each request that needs them: nothing to tell. */
   sendRootsListChanged(): Promise<void> {
+    if (this.#modern !== undefined) return Promise.resolve();
     return this.notification({ method: "notifications/roots/list_changed" });
   }
 }

@@ -26,3 +26,11 @@ export function httpErrorStatus(error: unknown): number | undefined {
   const code = named ? (error as Error & { code?: unknown }).code : undefined;
   return typeof code === "number" ? code : undefined;
 }
+
+/**
+ * Whether `transport` is the pool's Streamable HTTP transport, where a modern request may
+ * go first (SPEC H1); a custom transport is not taken for one. False before the client loads.
+ */
+export function isHttpTransport(transport: unknown): boolean {
+  return loaded !== undefined && loaded.isHttpTransport(transport);
+}

@@ -1,7 +1,7 @@
 /**
  * An http row's transport: the SDK's StreamableHTTPClientTransport over the pinned,
- * keep-alive fetch, with the row's OAuth provider and the witness of its sign-in
- * challenges. Loaded on demand through http-client.ts, never imported statically by what
+ * keep-alive fetch, with the row's OAuth provider, the witness of its sign-in challenges,
+ * and what a modern request adds to its POST (modern-fetch.ts). Loaded on demand through http-client.ts, never imported statically by what
  * a stdio-only daemon loads.
  */
 import {
@@ -12,6 +12,7 @@ import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
+import { modernFetch } from "./modern-fetch.js";
 import type { TransportContext } from "./transport.js";
 
 /**
@@ -53,13 +54,19 @@ export function createHttpTransport(
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
     redirectPolicy: "follow",
-    fetch:
+    // A modern request's headers and in-band errors (modern-fetch.ts); a legacy one passes.
+    fetch: modernFetch(
       authProvider && onChallenge
         ? witnessChallenges(pinned, url, (challenge) => onChallenge(row.id, challenge))
         : pinned,
+    ),
   });
 }
 
 export function httpErrorStatus(error: unknown): number | undefined {
   return error instanceof StreamableHTTPError ? error.code : undefined;
+}
+
+export function isHttpTransport(transport: unknown): boolean {
+  return transport instanceof StreamableHTTPClientTransport;
 }

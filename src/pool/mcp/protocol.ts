@@ -9,7 +9,12 @@
  * last progress notification comes before the answer read in the same chunk.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type {
+  ClientCapabilities,
+  Implementation,
+  JSONRPCMessage,
+  RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 
 import { ErrorCode, isMcpError, McpError } from "./error.js";
 import type { CallSignal } from "../core/types.js";
@@ -37,6 +42,11 @@ export interface RequestOptions {
   resetTimeoutOnProgress?: boolean | undefined;
   /** ms; a bound on the whole request however often progress restarts its timeout. */
   maxTotalTimeout?: number | undefined;
+  /**
+   * Who the request is for, on a modern connection: its `_meta` envelope names this
+   * client and these capabilities instead of the pool's (SPEC H2). Ignored on a legacy one.
+   */
+  caller?: { clientInfo?: Implementation; capabilities?: ClientCapabilities } | undefined;
 }
 
 /** Anything that checks a result as a zod schema does: the SDK's schemas, a caller's own. */
@@ -81,11 +91,11 @@ function methodOf(key: MethodKey): string {
   return method;
 }
 
-function isSchema(value: unknown): value is ResultSchema<unknown> {
+export function isSchema(value: unknown): value is ResultSchema<unknown> {
   return typeof (value as { safeParse?: unknown } | undefined)?.safeParse === "function";
 }
 
-function parsed<T>(schema: ResultSchema<T>, result: unknown): T {
+export function parsed<T>(schema: ResultSchema<T>, result: unknown): T {
   const outcome = schema.safeParse(result);
   if (!outcome.success) throw outcome.error;
   return outcome.data;
@@ -188,6 +198,19 @@ export class McpProtocol {
     const transport = this.#transport;
     if (!transport) throw new Error("Not connected");
     await transport.send({ jsonrpc: "2.0", ...notification } as JSONRPCMessage);
+  }
+
+  /**
+   * Runs this side's own handler of `method` as if the peer had asked, for a request the
+   * peer embeds in a result instead of sending (a modern `input_required`); rejects with
+   * MethodNotFound when there is none.
+   */
+  protected async answerLocally(request: Message, signal: AbortSignal): Promise<unknown> {
+    const handler = this.#requestHandlers.get(request.method);
+    if (handler === undefined) {
+      throw new McpError(ErrorCode.MethodNotFound, `No handler for ${request.method}`);
+    }
+    return handler(request, { signal, requestId: `local-${this.#nextId}` });
   }
 
   setRequestHandler(method: MethodKey, handler: RequestHandler): void {

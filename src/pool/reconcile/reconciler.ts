@@ -51,13 +51,19 @@ export interface ReconcilerInit {
   updated(entry: ServerEntry): void;
 }
 
+/** A list and the era verdict beside it, as one key: either changing is saved again. */
+function savedKey(entry: ServerEntry): string {
+  const verdict = entry.verdict;
+  return `${entry.fingerprint ?? ""}|${verdict ? `${verdict.era}@${verdict.at}` : ""}`;
+}
+
 export class Reconciler {
   readonly #init: ReconcilerInit;
   readonly #queue: ReconcileQueue;
   readonly #entries = new Map<string, ServerEntry>();
   #order: readonly ServerEntry[] = [];
   #rows: readonly McpServerConfig[] | undefined;
-  /** The fingerprint the tools cache holds per server, so an unchanged list is not saved again. */
+  /** What the tools cache holds per server (savedKey), so an unchanged list is not saved again. */
   readonly #savedFingerprints = new Map<string, string | undefined>();
   #closed = false;
   /** The first reconcile, settled or not: what an early call or listing waits for (F4). */
@@ -226,8 +232,10 @@ export class Reconciler {
 
     const now = Date.now();
     // A lazy row is registered, not dialled: its last-known list comes from the tools cache.
+    // With a store, every row takes the era its server was found to speak from it (SPEC H1).
+    const cached = this.#init.options.toolsCache !== undefined;
     await eachInTurns(
-      added.filter((entry) => this.#isLazy(entry.row) && isEnabled(entry.row)),
+      added.filter((entry) => isEnabled(entry.row) && (cached || this.#isLazy(entry.row))),
       (entry) => this.#loadCachedTools(entry),
     );
     const due = this.#order.filter(
@@ -253,8 +261,10 @@ export class Reconciler {
     try {
       const cached = await store.load(entry.id);
       if (cached && cached.connection === connectionHash(entry.row)) {
+        if (cached.era) entry.adoptVerdict(cached.era);
+        if (!this.#isLazy(entry.row)) return;
         entry.adoptCached(cached.tools);
-        this.#savedFingerprints.set(entry.id, entry.fingerprint);
+        this.#savedFingerprints.set(entry.id, savedKey(entry));
       }
     } catch (error) {
       serverLog(this.#init.log, entry.id).error(
@@ -266,9 +276,14 @@ export class Reconciler {
   /** Hands a list the store does not hold yet to the tools cache; never awaited (B4). */
   saveTools(entry: ServerEntry): void {
     const store = this.#init.options.toolsCache;
-    if (!store || this.#savedFingerprints.get(entry.id) === entry.fingerprint) return;
-    this.#savedFingerprints.set(entry.id, entry.fingerprint);
-    const cached: CachedTools = { connection: connectionHash(entry.row), tools: entry.tools };
+    const key = savedKey(entry);
+    if (!store || this.#savedFingerprints.get(entry.id) === key) return;
+    this.#savedFingerprints.set(entry.id, key);
+    const cached: CachedTools = {
+      connection: connectionHash(entry.row),
+      tools: entry.tools,
+      ...(entry.verdict ? { era: entry.verdict } : {}),
+    };
     Promise.resolve()
       .then(() => store.save(entry.id, cached))
       .catch((error: unknown) => {

@@ -17,6 +17,9 @@ export interface Connection {
   startedAt: number;
   instructions: string | undefined;
   capabilities: Record<string, unknown> | undefined;
+  /** The era the connection speaks and the revision it named (SPEC H1), once connected. */
+  era: "legacy" | "modern" | undefined;
+  protocolVersion: string | undefined;
   /** Calls in flight on this connection; a retiring connection waits for zero. */
   inflight: number;
   /** Set when we are closing it, so its close is not mistaken for a crash. */
@@ -44,6 +47,8 @@ export function newConnection(
     startedAt,
     instructions: undefined,
     capabilities: undefined,
+    era: undefined,
+    protocolVersion: undefined,
     inflight: 0,
     closing: false,
     answered: false,

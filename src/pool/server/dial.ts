@@ -15,9 +15,17 @@ import { McpPoolError } from "../core/errors.js";
 import { listAllTools } from "../mcp/list-tools.js";
 import { McpClient } from "../mcp/client.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
+import {
+  EraMismatchError,
+  pinMismatchMessage,
+  usableVerdict,
+  type EraPlan,
+  type EraVerdict,
+} from "../mcp/era.js";
 import type { EntryContext } from "./context.js";
 import { processOf } from "../mcp/transport.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
+import { isHttpTransport } from "../mcp/http-client.js";
 import type { ServerNotification } from "../core/types.js";
 
 /**
@@ -37,18 +45,59 @@ export interface DialHandlers {
   authCause(cause: unknown): string | undefined;
   /** `error` without the row's secrets. */
   redact(error: McpPoolError): McpPoolError;
+  /** The era the entry last found the server to speak, for the dial's plan (SPEC H1). */
+  verdict?: EraVerdict | undefined;
+}
+
+/**
+ * How a dial of `row` over `transport` finds its era (SPEC H1): its pin, the verdict the
+ * entry keeps if it is still believed, and whether server/discover may go first: over the
+ * pool's HTTP transport, yes; a stdio child may exit on any request before initialize, so
+ * there (and on a custom transport, which could be either) only a pin or a verdict sends it.
+ */
+export function eraPlan(
+  row: McpServerConfig,
+  verdict: EraVerdict | undefined,
+  transport: Transport,
+): EraPlan {
+  const pin = row.protocol ?? "auto";
+  const prior = pin === "legacy" ? undefined : usableVerdict(verdict, Date.now());
+  return { pin, prior, discoverFirst: isHttpTransport(transport) };
 }
 
 /**
  * Opens a connection to `row` and lists its tools (unless the pool does not index), within
  * `budget` ms for the whole of it. Rejects with a redacted pool error, after closing
- * whatever it had opened.
+ * whatever it had opened. A dial on a modern verdict that fails is made once more without
+ * it: the server may have changed, and what it says now is the verdict.
  */
 export async function dial(
   row: McpServerConfig,
   context: EntryContext,
   budget: number | undefined,
   handlers: DialHandlers,
+): Promise<{ connection: Connection; tools: Tool[] }> {
+  const verdict = handlers.verdict;
+  if (usableVerdict(verdict, Date.now())?.era !== "modern" || row.protocol === "legacy") {
+    return dialOnce(row, context, budget, handlers, verdict);
+  }
+  const started = Date.now();
+  try {
+    return await dialOnce(row, context, budget, handlers, verdict);
+  } catch (error) {
+    const code = (error as McpPoolError).code;
+    if (code === "auth-required" || code === "timeout") throw error;
+    const left = budget === undefined ? undefined : Math.max(1, budget - (Date.now() - started));
+    return dialOnce(row, context, left, handlers, undefined);
+  }
+}
+
+async function dialOnce(
+  row: McpServerConfig,
+  context: EntryContext,
+  budget: number | undefined,
+  handlers: DialHandlers,
+  verdict: EraVerdict | undefined,
 ): Promise<{ connection: Connection; tools: Tool[] }> {
   const started = Date.now();
   let transport: Transport | undefined;
@@ -60,7 +109,8 @@ export async function dial(
     connection = current;
     installHandlers(row.id, current, context, handlers);
     const deadline = budget === undefined ? undefined : started + budget;
-    await client.connect(transport, budget === undefined ? {} : { timeout: budget });
+    const plan = eraPlan(row, verdict, transport);
+    await client.connect(transport, budget === undefined ? {} : { timeout: budget }, plan);
     const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
     const tools = context.indexTools
       ? await listAllTools(client, remaining === undefined ? {} : { timeout: remaining })
@@ -88,6 +138,8 @@ export function learnServer(connection: Connection): void {
   connection.startedAt = Date.now();
   connection.instructions = client.getInstructions();
   connection.capabilities = client.getServerCapabilities() as Record<string, unknown> | undefined;
+  connection.era = client.era;
+  connection.protocolVersion = client.protocolVersion;
 }
 
 function installHandlers(
@@ -150,6 +202,12 @@ function connectError(
   authMessage: string | undefined,
 ): McpPoolError {
   if (cause instanceof McpPoolError) return cause;
+  if (cause instanceof EraMismatchError) {
+    return new McpPoolError("connect-failed", pinMismatchMessage(id, cause.pin, cause.speaks), {
+      serverId: id,
+      ...(stderr ? { stderr } : {}),
+    });
+  }
   if (authMessage !== undefined) {
     return new McpPoolError("auth-required", authMessage, { serverId: id }, { cause });
   }

@@ -90,10 +90,13 @@ export class ServerEntry extends EntryState {
         throw new McpPoolError("closed", `server "${row.id}" was reconfigured while connecting`);
       }
       learnServer(connection);
+      this._verdict = connection.client.verdict ?? this._verdict;
       this.#connected(connection, tools, started);
       return connection;
     } catch (cause) {
       const error = cause as McpPoolError;
+      // A modern verdict that failed is found again on the next dial (SPEC H1).
+      if (current() && this._verdict?.era === "modern") this._verdict = undefined;
       if (current() && error.code === "auth-required") {
         this.#authRequired(error.message, Date.now());
       } else if (current()) {
@@ -113,6 +116,7 @@ export class ServerEntry extends EntryState {
       closed: (connection) => this.#closed(connection),
       authCause: (cause) => authSentence(context, this.id, cause),
       redact: (error) => redactPoolError(error, entrySecrets(context, row)),
+      verdict: this._verdict,
     });
   }
 
@@ -375,6 +379,7 @@ export class ServerEntry extends EntryState {
     this._connection = undefined;
     this._row = row;
     this._list.forget();
+    this._verdict = undefined;
     this.resetBackoff();
     this._status = isEnabled(row) ? "idle" : "disabled";
     this.#context.changed(this);
@@ -388,6 +393,7 @@ export class ServerEntry extends EntryState {
    */
   async #swap(live: Connection, row: McpServerConfig): Promise<void> {
     this._row = row;
+    this._verdict = undefined;
     this.#log.info(swapStartedMessage());
     const started = Date.now();
     const swappable = (): boolean =>
@@ -399,6 +405,7 @@ export class ServerEntry extends EntryState {
         return;
       }
       learnServer(connection);
+      this._verdict = connection.client.verdict;
       this._connection = undefined;
       this.#idle.stop();
       void this.#retire(live, "changed");

@@ -11,6 +11,7 @@ import { redactSecrets, secretValues } from "../core/secrets.js";
 import type { ChildEnvPolicy } from "../mcp/child-env.js";
 import { toolsFingerprint } from "../core/fingerprint.js";
 import { McpClient } from "../mcp/client.js";
+import { eraPlan } from "./dial.js";
 import { listAllTools } from "../mcp/list-tools.js";
 import {
   createDefaultTransport,
@@ -69,7 +70,9 @@ export async function probe(
       { capabilities: options.capabilities ?? {} },
     );
     const started = Date.now();
-    await client.connect(transport, budget === undefined ? {} : { timeout: budget });
+    // Either era: a one-off dial keeps no verdict, so it finds the server's (SPEC H1).
+    const plan = eraPlan(row, undefined, transport);
+    await client.connect(transport, budget === undefined ? {} : { timeout: budget }, plan);
     const remaining = budget === undefined ? undefined : Math.max(1, started + budget - Date.now());
     const tools = await listAllTools(client, remaining === undefined ? {} : { timeout: remaining });
     const instructions = client.getInstructions();

@@ -6,6 +6,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, type McpServerConfig } from "../../config/rows.js";
 import type { Connection } from "./connection.js";
+import type { EraVerdict } from "../mcp/era.js";
 import { ToolList } from "./tool-list.js";
 import type { ServerStatus } from "../core/types.js";
 
@@ -20,6 +21,8 @@ export abstract class EntryState {
   protected _removed = false;
   protected _stopped = false;
   protected _connecting: Promise<Connection> | undefined;
+  /** The era the server was last found to speak over this row's connection (SPEC H1). */
+  protected _verdict: EraVerdict | undefined;
 
   constructor(row: McpServerConfig) {
     this._row = row;
@@ -65,6 +68,13 @@ export abstract class EntryState {
   /** Stopped by a person: reconcile steps over it until a use or reconnect dials it. */
   get stopped(): boolean {
     return this._stopped;
+  }
+  get verdict(): EraVerdict | undefined {
+    return this._verdict;
+  }
+  /** The era a store says the server speaks over this row's connection, for the next dial. */
+  adoptVerdict(verdict: EraVerdict): void {
+    this._verdict ??= verdict;
   }
   get connecting(): boolean {
     return this._connecting !== undefined;

@@ -1,0 +1,78 @@
+/**
+ * A modern result read by its `resultType` (2026-07-28 basic/patterns/mrtr): `complete`
+ * (or absent, as an earlier revision's server sends it) is the answer; `input_required`
+ * carries the requests the server wants answered (`inputRequests`, keyed) and an opaque
+ * `requestState`, and the request is sent again with `inputResponses` under the same keys
+ * and that `requestState` exactly as it came. Pure: the round trips are the client's.
+ */
+import { ErrorCode, McpError } from "./error.js";
+import type { Message } from "./protocol.js";
+
+/**
+ * Rounds of `input_required` one request may go through before it is refused: a server
+ * that asks again every time is looping, and each round is a person answering a question.
+ */
+export const MAX_INPUT_ROUNDS = 10;
+
+export type ReadResult =
+  | { kind: "complete"; result: unknown }
+  | {
+      kind: "input_required";
+      inputRequests: Record<string, Message>;
+      requestState: string | undefined;
+    };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Reads `result` of `method` by its resultType; the discriminator is not handed on. */
+export function readResult(method: string, result: unknown): ReadResult {
+  if (!isObject(result)) return { kind: "complete", result };
+  const { resultType, ...rest } = result;
+  if (resultType === undefined || resultType === "complete") {
+    return { kind: "complete", result: rest };
+  }
+  if (resultType !== "input_required") {
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `${method} answered with resultType ${JSON.stringify(resultType)}, which this client does not know`,
+    );
+  }
+  const requests = isObject(result.inputRequests) ? result.inputRequests : {};
+  const inputRequests: Record<string, Message> = {};
+  for (const [key, request] of Object.entries(requests)) {
+    if (!isObject(request) || typeof request.method !== "string") {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `${method} asked for input "${key}" without a method`,
+      );
+    }
+    inputRequests[key] = {
+      method: request.method,
+      params: isObject(request.params) ? request.params : undefined,
+    };
+  }
+  const requestState = typeof result.requestState === "string" ? result.requestState : undefined;
+  if (Object.keys(inputRequests).length === 0 && requestState === undefined) {
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `${method} answered input_required with neither inputRequests nor requestState`,
+    );
+  }
+  return { kind: "input_required", inputRequests, requestState };
+}
+
+/** The params of the retry: the request's own, the answers, the server's state untouched. */
+export function retryParams(
+  params: Record<string, unknown> | undefined,
+  inputResponses: Record<string, unknown>,
+  requestState: string | undefined,
+): Record<string, unknown> {
+  const { inputResponses: _answered, requestState: _state, ...own } = params ?? {};
+  return {
+    ...own,
+    ...(Object.keys(inputResponses).length > 0 ? { inputResponses } : {}),
+    ...(requestState !== undefined ? { requestState } : {}),
+  };
+}
