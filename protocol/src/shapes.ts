@@ -338,6 +338,11 @@ export interface DaemonStatus {
   servers: ServerState[];
   /** Connected clients, this one included. */
   clients: number;
+  /**
+   * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
+   * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
+   */
+  connections?: { open: number; max: number; refused: number };
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
   rssBytes?: number;
 }

@@ -26,6 +26,7 @@ import { createPidRecords } from "./process/pid-records.js";
 import { createFilePinStore } from "./stores/pins.js";
 import { createHandlers } from "./handlers/rpc.js";
 import { createSocketServer, type SocketServer } from "./socket/server.js";
+import { ConnectionCap } from "./socket/connection-cap.js";
 import { socketAnswers } from "./socket/probe.js";
 import { createFileToolsCache } from "./stores/tools-cache.js";
 import { createFileTokenStore } from "./stores/tokens.js";
@@ -67,6 +68,11 @@ export interface Daemon {
   settled(): Promise<void>;
   readonly paths: DaemonPaths;
   readonly pool: McpPool;
+  /**
+   * The connection cap (`mcpool.maxConnections`), shared with the fronts the composition
+   * root starts beside the daemon (the MCP sockets): one count for every connection.
+   */
+  readonly connections: ConnectionCap;
 }
 
 /** Options of the `"mcpool"` section the pool takes; the rest of the section is ignored. */
@@ -123,6 +129,12 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   return options;
 }
 
+/** `mcpool.maxConnections`, when a whole number ≥ 1; otherwise the default stands. */
+function maxConnectionsOf(section: Record<string, unknown>): number | undefined {
+  const value = section.maxConnections;
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined;
+}
+
 /** The `"mcpool"` section's memory limit and its check interval (issue 17); bad values are ignored. */
 function monitorSection(section: Record<string, unknown>): {
   maxMemoryMb?: number;
@@ -152,6 +164,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   let watcher: ConfigWatcher | undefined;
   let releaseLock: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
+  const connections = new ConnectionCap((line) => log?.error(line));
 
   const requirePool = (): McpPool => {
     if (!pool) throw new Error("the daemon has not started");
@@ -167,6 +180,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     config: configStatus(),
     servers: pool?.state() ?? [],
     clients: server?.clients ?? 0,
+    connections: connections.state(),
   });
 
   // The file's status and whether its watcher is watching (F12).
@@ -185,6 +199,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
   const daemon: Daemon = {
     paths,
+    connections,
     get pool() {
       return requirePool();
     },
@@ -224,6 +239,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const logRead = createReadLog(paths.configPath, daemonLog);
       const first = await config.read();
       logRead(first.status);
+      connections.configure(maxConnectionsOf(first.pool));
 
       pool = new McpPool({
         clientName: "mcpool",
@@ -233,6 +249,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         load: async () => {
           const read = await config.read();
           logRead(read.status);
+          connections.configure(maxConnectionsOf(read.pool));
           monitor?.setRows(read.rows);
           return read.rows;
         },
@@ -286,6 +303,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           shutdown: () => options.onShutdownRequested?.(),
           version: VERSION,
         }),
+        cap: connections,
         log: daemonLog,
       });
       try {
