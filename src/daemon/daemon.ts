@@ -23,6 +23,7 @@ import {
   type DaemonPaths,
 } from "./process/paths.js";
 import { createPidRecords } from "./process/pid-records.js";
+import { endMarked, MARK_VARIABLE, newMark } from "./process/marked.js";
 import { createFilePinStore } from "./stores/pins.js";
 import { createHandlers } from "./handlers/rpc.js";
 import { createSocketServer, type SocketServer } from "./socket/server.js";
@@ -165,6 +166,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   let releaseLock: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
   const connections = new ConnectionCap((line) => log?.error(line));
+  // Every child's, and its descendants', so those that leave their group are found (issue 27).
+  const mark = newMark();
 
   const requirePool = (): McpPool => {
     if (!pool) throw new Error("the daemon has not started");
@@ -229,7 +232,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
       if (options.envFile === true) applyEnvFile(paths.envFilePath, daemonLog);
 
-      const records = createPidRecords(paths.dataDir, { log: daemonLog });
+      const records = createPidRecords(paths.dataDir, { log: daemonLog, mark });
       const { reaped } = await records.reapPredecessors({ log: daemonLog });
       if (reaped.length > 0)
         daemonLog.info(
@@ -253,6 +256,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           monitor?.setRows(read.rows);
           return read.rows;
         },
+        childMark: { [MARK_VARIABLE]: mark },
         onChild: (event) => {
           if (event.type === "spawn") records.add(event.pid, event.serverId);
           else records.remove(event.pid);
@@ -340,6 +344,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         await server?.close().catch(() => undefined);
         await pool?.close().catch(() => undefined);
         await monitor?.close().catch(() => undefined);
+        // What left its server's process group (setsid) outlived the stop ladder: end it too.
+        if (pool !== undefined) await endMarked(mark, log ? { log } : {}).catch(() => undefined);
         releaseLock?.();
         log?.info("mcpool: stopped");
       })();
