@@ -19,5 +19,8 @@ export function limitLines(status: DaemonStatus): string[] {
         : "";
     lines.push(`limits  ${cap.open} of ${cap.max} connections open${refused}`);
   }
+  for (const problem of status.saveProblems ?? []) {
+    lines.push(`saving  cannot save to ${problem.folder} (${problem.code}): ${problem.effect}`);
+  }
   return lines.map((line) => terminalText(line));
 }

@@ -24,6 +24,7 @@ import {
 } from "./process/paths.js";
 import { createPidRecords } from "./process/pid-records.js";
 import { endMarked, MARK_VARIABLE, newMark } from "./process/marked.js";
+import { SaveHealth } from "./process/save-health.js";
 import { createFilePinStore } from "./stores/pins.js";
 import { createHandlers } from "./handlers/rpc.js";
 import { createSocketServer, type SocketServer } from "./socket/server.js";
@@ -168,6 +169,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   const connections = new ConnectionCap((line) => log?.error(line));
   // Every child's, and its descendants', so those that leave their group are found (issue 27).
   const mark = newMark();
+  // The stores' failed saves, for status (issue 27).
+  const saves = new SaveHealth();
 
   const requirePool = (): McpPool => {
     if (!pool) throw new Error("the daemon has not started");
@@ -184,6 +187,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     servers: pool?.state() ?? [],
     clients: server?.clients ?? 0,
     connections: connections.state(),
+    saveProblems: saves.state(),
   });
 
   // The file's status and whether its watcher is watching (F12).
@@ -232,7 +236,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
       if (options.envFile === true) applyEnvFile(paths.envFilePath, daemonLog);
 
-      const records = createPidRecords(paths.dataDir, { log: daemonLog, mark });
+      const records = createPidRecords(paths.dataDir, { log: daemonLog, mark, health: saves });
       const { reaped } = await records.reapPredecessors({ log: daemonLog });
       if (reaped.length > 0)
         daemonLog.info(
@@ -261,9 +265,9 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           if (event.type === "spawn") records.add(event.pid, event.serverId);
           else records.remove(event.pid);
         },
-        toolsCache: createFileToolsCache(paths.dataDir),
-        tokenStore: createFileTokenStore(paths.dataDir),
-        pins: createFilePinStore(paths.dataDir),
+        toolsCache: createFileToolsCache(paths.dataDir, saves),
+        tokenStore: createFileTokenStore(paths.dataDir, saves),
+        pins: createFilePinStore(paths.dataDir, saves),
         // Agents answer the elicitations of their own calls (C14), so every connection
         // declares the capability; a question no agent takes is declined.
         onElicit: () => ({ action: "decline" }),
@@ -281,7 +285,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
       monitor = new PoolMonitor({
         pool,
-        usageStore: createFileUsageStore(paths.dataDir),
+        usageStore: createFileUsageStore(paths.dataDir, saves),
         ...monitorSection(first.pool),
         log: daemonLog,
       });

@@ -23,6 +23,7 @@ import {
   readProcessStat,
 } from "./instance-lock.js";
 import { endMarked } from "./marked.js";
+import { SAVE_EFFECTS, type SaveHealth } from "./save-health.js";
 import { prepareDir } from "./paths.js";
 
 export interface PidRecord {
@@ -79,7 +80,7 @@ const RECORD_NAME = /^(\d+)\.json$/;
 
 export function createPidRecords(
   dataDir: string,
-  options: { log?: PoolLog; mark?: string } = {},
+  options: { log?: PoolLog; mark?: string; health?: SaveHealth } = {},
 ): PidRecords {
   const dir = join(dataDir, "children");
   const log = options.log;
@@ -109,15 +110,18 @@ export function createPidRecords(
         };
         const path = recordPath(pid);
         const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-        writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 });
+        // A full folder creates the temp file and fails its write: removed on any error.
         try {
+          writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 });
           renameSync(temp, path);
         } catch (error) {
           unlinkQuietly(temp);
           throw error;
         }
+        options.health?.saved("children");
         return record;
       } catch (error) {
+        options.health?.failed("children", dir, error, SAVE_EFFECTS.children);
         serverLog(log ?? {}, serverId).error(
           `could not record its child ${pid}: ${(error as Error).message}`,
         );

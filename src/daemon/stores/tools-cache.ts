@@ -4,10 +4,14 @@
  * never a row's env or headers.
  */
 import type { CachedTools, ToolsCacheStore } from "../../pool/catalogue/tools-cache.js";
+import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
 
-export function createFileToolsCache(dataDir: string): ToolsCacheStore & { dir: string } {
-  const files = createRowFiles(dataDir, "tools-cache");
+export function createFileToolsCache(
+  dataDir: string,
+  health?: SaveHealth,
+): ToolsCacheStore & { dir: string } {
+  const files = createRowFiles(dataDir, "tools-cache", health);
   return {
     dir: files.dir,
     load(id) {
