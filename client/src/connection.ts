@@ -180,6 +180,12 @@ export class Connection {
   }
 
   private settle(response: JSONRPCResponse): void {
+    // An error for no request (id null) is the daemon refusing the connection (its cap,
+    // before hello): the reason every pending request fails with when it closes.
+    if (response.id === null && response.error) {
+      this.closeError ??= fromWireError(response.error);
+      return;
+    }
     if (typeof response.id !== "number") return;
     const entry = this.take(response.id);
     if (entry === undefined) return;

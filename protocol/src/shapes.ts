@@ -339,6 +339,20 @@ export interface ConfigStatus {
   watchReason?: string;
 }
 
+/** A store the daemon could not save to (issue 27). */
+export interface SaveProblem {
+  /** `children` (pid records), `tools-cache`, `usage`, `pins`, `tokens`. */
+  store: string;
+  /** Where it saves. */
+  folder: string;
+  /** The system error's code: `ENOSPC`, `EROFS`, `EACCES`… */
+  code: string;
+  /** What the failure costs. */
+  effect: string;
+  /** Epoch ms of the first failure in a row. */
+  since: number;
+}
+
 export interface DaemonStatus {
   pid: number;
   version: string;
@@ -350,6 +364,13 @@ export interface DaemonStatus {
   servers: ServerState[];
   /** Connected clients, this one included. */
   clients: number;
+  /**
+   * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
+   * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
+   */
+  connections?: { open: number; max: number; refused: number };
+  /** Stores whose last save failed (a full or read-only data folder), until one succeeds. */
+  saveProblems?: SaveProblem[];
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
   rssBytes?: number;
 }

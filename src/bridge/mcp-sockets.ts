@@ -38,7 +38,25 @@ export interface McpSocketsOptions {
   version: string;
   /** Where what a host cannot be told goes. Default: nowhere. */
   log?: (line: string) => void;
+  /**
+   * The daemon's connection cap (`mcpool.maxConnections`), shared with its socket: each
+   * session takes a place and gives it back when it ends. Default: no cap.
+   */
+  connections?: SessionCap;
 }
+
+/** What the MCP sockets need of the daemon's connection cap (src/daemon/socket/connection-cap.ts). */
+export interface SessionCap {
+  /** Counts a new session ("open"), or refuses it ("refused"); `false`: no reserved slot. */
+  enter(reserve: false): string;
+  /** A counted session ended. */
+  leave(): void;
+  /** What a refused host is told. */
+  message(): string;
+}
+
+/** JSON-RPC's first implementation-defined server error: the MCP sessions' refusal. */
+const REFUSED_CODE = -32000;
 
 export interface McpSockets {
   /** The sockets listening now, by scope (a server id, or "" for the pool). */
@@ -170,6 +188,17 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
    * its side (a pipe's stdin EOF) once it has its answers (answersBeforeEnd).
    */
   const serve = async (scope: string, socket: Socket): Promise<void> => {
+    const cap = options.connections;
+    if (cap !== undefined && cap.enter(false) === "refused") {
+      // One error line in MCP's stdio framing, for no request yet, then the end.
+      const error = { code: REFUSED_CODE, message: cap.message() };
+      socket.on("error", () => undefined);
+      socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () =>
+        socket.destroy(),
+      );
+      return;
+    }
+    if (cap !== undefined) socket.once("close", () => cap.leave());
     sockets.add(socket);
     // Nothing is read before the session's transport is wrapped to count requests.
     socket.pause();

@@ -415,12 +415,14 @@ async function serve(
     );
     return EXIT.ok;
   }
-  const fronts = await (await import("./serve-fronts.js")).startFronts(daemon, io.err);
+  // Before the fronts start: a SIGTERM meanwhile must stop the daemon, not kill it outright
+  // (which would leave what its children started that left their group).
   process.on("SIGTERM", () => stopRequested());
   process.on("SIGINT", () => stopRequested());
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
+  const fronts = await (await import("./serve-fronts.js")).startFronts(daemon, io.err);
   await stopped;
   await fronts?.close();
   await daemon.stop();

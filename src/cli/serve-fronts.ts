@@ -22,6 +22,8 @@ export async function startFronts(
       // call, a connect or a list change costs the sockets nothing (issue 16).
       onChange: (listener) => daemon.pool.onServersChanged(() => listener()),
       version: VERSION,
+      // One cap for the daemon's socket and the MCP sockets' sessions (issue 27).
+      connections: daemon.connections,
       log,
     });
   } catch (error) {

@@ -5,6 +5,7 @@
  */
 import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
+import { limitLines } from "./limits-status.js";
 import { bytes, memory, percent } from "./output/figures.js";
 import { cell, duration, table } from "./output/format.js";
 import { cutErrorsHint, ERROR_CELL_WIDTH } from "./output/messages.js";
@@ -50,6 +51,7 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
       : []),
     ...status.config.problems.map((p) => `        problem: ${terminalText(p)}`),
     ...(status.config.warnings ?? []).map((w) => `        warning: ${terminalText(w)}`),
+    ...limitLines(status),
     "",
     table(
       [

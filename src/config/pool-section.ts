@@ -29,6 +29,8 @@ const COUNTS = [
   "maxMemoryMb",
   // How often a server under a memory limit is sampled, ms (issue 17).
   "memoryCheckMs",
+  // Connections the daemon accepts at once, its socket's and its MCP sockets' (issue 27); ≥ 1.
+  "maxConnections",
 ];
 
 const BOOLEANS = ["lazy", "indexTools", "coerceArguments", "sampling"];
@@ -99,6 +101,9 @@ function checkResultCache(value: unknown): string[] {
 
 /** The problem of one known key's value, if any (durations apart: durations.ts says those). */
 function valueProblems(key: string, value: unknown): string[] {
+  if (key === "maxConnections" && value === 0) {
+    return [`\`${PREFIX}maxConnections\` must be at least 1 (the default is 1000); got 0`];
+  }
   if (COUNTS.includes(key) && !isCount(value)) {
     return [`\`${PREFIX}${key}\` must be a whole number ≥ 0; got ${quoted(value)}`];
   }

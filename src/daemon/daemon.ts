@@ -23,9 +23,12 @@ import {
   type DaemonPaths,
 } from "./process/paths.js";
 import { createPidRecords } from "./process/pid-records.js";
+import { endMarked, MARK_VARIABLE, newMark } from "./process/marked.js";
+import { SaveHealth } from "./process/save-health.js";
 import { createFilePinStore } from "./stores/pins.js";
 import { createHandlers } from "./handlers/rpc.js";
 import { createSocketServer, type SocketServer } from "./socket/server.js";
+import { ConnectionCap } from "./socket/connection-cap.js";
 import { socketAnswers } from "./socket/probe.js";
 import { createFileToolsCache } from "./stores/tools-cache.js";
 import { createFileTokenStore } from "./stores/tokens.js";
@@ -67,6 +70,11 @@ export interface Daemon {
   settled(): Promise<void>;
   readonly paths: DaemonPaths;
   readonly pool: McpPool;
+  /**
+   * The connection cap (`mcpool.maxConnections`), shared with the fronts the composition
+   * root starts beside the daemon (the MCP sockets): one count for every connection.
+   */
+  readonly connections: ConnectionCap;
 }
 
 /** Options of the `"mcpool"` section the pool takes; the rest of the section is ignored. */
@@ -123,6 +131,12 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   return options;
 }
 
+/** `mcpool.maxConnections`, when a whole number ≥ 1; otherwise the default stands. */
+function maxConnectionsOf(section: Record<string, unknown>): number | undefined {
+  const value = section.maxConnections;
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined;
+}
+
 /** The `"mcpool"` section's memory limit and its check interval (issue 17); bad values are ignored. */
 function monitorSection(section: Record<string, unknown>): {
   maxMemoryMb?: number;
@@ -152,6 +166,11 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   let watcher: ConfigWatcher | undefined;
   let releaseLock: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
+  const connections = new ConnectionCap((line) => log?.error(line));
+  // Every child's, and its descendants', so those that leave their group are found (issue 27).
+  const mark = newMark();
+  // The stores' failed saves, for status (issue 27).
+  const saves = new SaveHealth();
 
   const requirePool = (): McpPool => {
     if (!pool) throw new Error("the daemon has not started");
@@ -167,6 +186,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     config: configStatus(),
     servers: pool?.state() ?? [],
     clients: server?.clients ?? 0,
+    connections: connections.state(),
+    saveProblems: saves.state(),
   });
 
   // The file's status and whether its watcher is watching (F12).
@@ -185,6 +206,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
   const daemon: Daemon = {
     paths,
+    connections,
     get pool() {
       return requirePool();
     },
@@ -214,7 +236,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
       if (options.envFile === true) applyEnvFile(paths.envFilePath, daemonLog);
 
-      const records = createPidRecords(paths.dataDir, { log: daemonLog });
+      const records = createPidRecords(paths.dataDir, { log: daemonLog, mark, health: saves });
       const { reaped } = await records.reapPredecessors({ log: daemonLog });
       if (reaped.length > 0)
         daemonLog.info(
@@ -224,6 +246,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const logRead = createReadLog(paths.configPath, daemonLog);
       const first = await config.read();
       logRead(first.status);
+      connections.configure(maxConnectionsOf(first.pool));
 
       pool = new McpPool({
         clientName: "mcpool",
@@ -233,16 +256,18 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         load: async () => {
           const read = await config.read();
           logRead(read.status);
+          connections.configure(maxConnectionsOf(read.pool));
           monitor?.setRows(read.rows);
           return read.rows;
         },
+        childMark: { [MARK_VARIABLE]: mark },
         onChild: (event) => {
           if (event.type === "spawn") records.add(event.pid, event.serverId);
           else records.remove(event.pid);
         },
-        toolsCache: createFileToolsCache(paths.dataDir),
-        tokenStore: createFileTokenStore(paths.dataDir),
-        pins: createFilePinStore(paths.dataDir),
+        toolsCache: createFileToolsCache(paths.dataDir, saves),
+        tokenStore: createFileTokenStore(paths.dataDir, saves),
+        pins: createFilePinStore(paths.dataDir, saves),
         // Agents answer the elicitations of their own calls (C14), so every connection
         // declares the capability; a question no agent takes is declined.
         onElicit: () => ({ action: "decline" }),
@@ -260,7 +285,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
       monitor = new PoolMonitor({
         pool,
-        usageStore: createFileUsageStore(paths.dataDir),
+        usageStore: createFileUsageStore(paths.dataDir, saves),
         ...monitorSection(first.pool),
         log: daemonLog,
       });
@@ -286,6 +311,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           shutdown: () => options.onShutdownRequested?.(),
           version: VERSION,
         }),
+        cap: connections,
         log: daemonLog,
       });
       try {
@@ -322,6 +348,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         await server?.close().catch(() => undefined);
         await pool?.close().catch(() => undefined);
         await monitor?.close().catch(() => undefined);
+        // What left its server's process group (setsid) outlived the stop ladder: end it too.
+        if (pool !== undefined) await endMarked(mark, log ? { log } : {}).catch(() => undefined);
         releaseLock?.();
         log?.info("mcpool: stopped");
       })();

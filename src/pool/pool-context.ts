@@ -46,6 +46,7 @@ export function entryContext(
     createTransport: withOAuth(options.createTransport ?? createDefaultTransport),
     transportContext: {
       childEnv: options.childEnv ?? "inherit",
+      ...(options.childMark ? { childMark: options.childMark } : {}),
       ...(fetch ? { fetch } : {}),
       ...(options.env ? { env: options.env } : {}),
       onUnsetVariable: parts.onUnsetVariable,

@@ -69,6 +69,11 @@ export interface McpPoolOptions {
   env?: Environment;
   /** Environment policy for stdio children. Default `inherit`. */
   childEnv?: ChildEnvPolicy;
+  /**
+   * Variables every stdio child gets whatever its policy and row say (the daemon's mark of
+   * its descendants, `MCPOOL_DAEMON`). Default: none.
+   */
+  childMark?: Readonly<Record<string, string>>;
   /** Children a reconcile starts at once. Default 8. */
   maxConcurrentStarts?: number;
   /** Debounce of syncSoon(), ms. Default 100. */

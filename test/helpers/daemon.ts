@@ -64,13 +64,16 @@ export interface RunningDaemon {
   kill9(): Promise<void>;
 }
 
-/** `bin`: an installed `mcpool` command to run instead of this checkout's `dist/cli/main.js`. */
+/**
+ * `bin`: an installed `mcpool` command to run instead of this checkout's `dist/cli/main.js`.
+ * `wrap`: a command the daemon runs under (`["prlimit", "--nofile=128"]`).
+ */
 export async function startDaemon(
   home: TestHome,
   extraArgs: string[] = [],
-  { bin }: { bin?: string } = {},
+  { bin, wrap = [] }: { bin?: string; wrap?: string[] } = {},
 ): Promise<RunningDaemon> {
-  const argv = bin === undefined ? [process.execPath, cliPath] : [bin];
+  const argv = [...wrap, ...(bin === undefined ? [process.execPath, cliPath] : [bin])];
   const child = spawn(argv[0] as string, [...argv.slice(1), "serve", ...extraArgs], {
     env: home.env,
     stdio: ["ignore", "pipe", "pipe"],

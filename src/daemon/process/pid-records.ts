@@ -22,6 +22,8 @@ import {
   processStartTime,
   readProcessStat,
 } from "./instance-lock.js";
+import { endMarked } from "./marked.js";
+import { SAVE_EFFECTS, type SaveHealth } from "./save-health.js";
 import { prepareDir } from "./paths.js";
 
 export interface PidRecord {
@@ -35,6 +37,8 @@ export interface PidRecord {
   daemonStartTime: number | null;
   /** Epoch ms. */
   recordedAt: number;
+  /** The spawning daemon's mark of its descendants (marked.ts); absent in older records. */
+  mark?: string;
 }
 
 export interface ReapOptions {
@@ -74,7 +78,10 @@ const POLL_MS = 25;
 
 const RECORD_NAME = /^(\d+)\.json$/;
 
-export function createPidRecords(dataDir: string, options: { log?: PoolLog } = {}): PidRecords {
+export function createPidRecords(
+  dataDir: string,
+  options: { log?: PoolLog; mark?: string; health?: SaveHealth } = {},
+): PidRecords {
   const dir = join(dataDir, "children");
   const log = options.log;
   let prepared = false;
@@ -99,18 +106,22 @@ export function createPidRecords(dataDir: string, options: { log?: PoolLog } = {
           daemonPid: process.pid,
           daemonStartTime: ownStartTime,
           recordedAt: Date.now(),
+          ...(options.mark !== undefined ? { mark: options.mark } : {}),
         };
         const path = recordPath(pid);
         const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-        writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 });
+        // A full folder creates the temp file and fails its write: removed on any error.
         try {
+          writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 });
           renameSync(temp, path);
         } catch (error) {
           unlinkQuietly(temp);
           throw error;
         }
+        options.health?.saved("children");
         return record;
       } catch (error) {
+        options.health?.failed("children", dir, error, SAVE_EFFECTS.children);
         serverLog(log ?? {}, serverId).error(
           `could not record its child ${pid}: ${(error as Error).message}`,
         );
@@ -141,6 +152,8 @@ export function createPidRecords(dataDir: string, options: { log?: PoolLog } = {
       }
 
       const targets: PidRecord[] = [];
+      // The marks of dead daemons: what holds one left a group of theirs (marked.ts).
+      const marks = new Set<string>();
       const groups = groupProbe();
       for (const name of names) {
         const path = join(dir, name);
@@ -163,6 +176,7 @@ export function createPidRecords(dataDir: string, options: { log?: PoolLog } = {
         // Ours, or a daemon still running (another socket sharing this data directory).
         if (record.daemonPid === process.pid || record.pid === process.pid) continue;
         if (processIsLive(record.daemonPid, record.daemonStartTime)) continue;
+        if (record.mark !== undefined) marks.add(record.mark);
         const verdict = judge(record, groups);
         if (verdict === "ours") {
           targets.push(record);
@@ -178,7 +192,7 @@ export function createPidRecords(dataDir: string, options: { log?: PoolLog } = {
         }
         unlinkQuietly(path);
       }
-      if (targets.length === 0) return result;
+      if (targets.length === 0) return endEscaped(result, marks, graceMs, reapLog);
 
       const ownGroup = readProcessStat(process.pid)?.pgrp;
       // A target stays ours for as long as it has never been seen gone: live members pin a
@@ -213,7 +227,7 @@ export function createPidRecords(dataDir: string, options: { log?: PoolLog } = {
         result.reaped.push(record.pid);
         unlinkQuietly(recordPath(record.pid));
       }
-      return result;
+      return endEscaped(result, marks, graceMs, reapLog);
     },
   };
 }
@@ -280,6 +294,20 @@ function signalChild(
   }
 }
 
+/** After the groups: a dead daemon's descendants that left them, found by its mark. */
+async function endEscaped(
+  result: ReapResult,
+  marks: ReadonlySet<string>,
+  graceMs: number,
+  log: PoolLog | undefined,
+): Promise<ReapResult> {
+  for (const mark of marks) {
+    const why = "a previous daemon's children started and that left their process group";
+    result.reaped.push(...(await endMarked(mark, { graceMs, why, ...(log ? { log } : {}) })));
+  }
+  return result;
+}
+
 async function waitUntil(
   condition: () => boolean,
   timeoutMs: number,
@@ -325,6 +353,7 @@ function readRecord(path: string): PidRecord | undefined {
     daemonPid: v.daemonPid,
     daemonStartTime: v.daemonStartTime,
     recordedAt: v.recordedAt,
+    ...(typeof v.mark === "string" && /^[0-9a-f]{32}$/.test(v.mark) ? { mark: v.mark } : {}),
   };
 }
 

@@ -37,6 +37,8 @@ export interface DispatchOptions {
   log: PoolLog;
   /** True once the server drains: new requests are refused with `closed`. */
   draining(): boolean;
+  /** Whether a hello's client may stay; the refusal it is answered with when not. */
+  admit?(peer: SocketPeer, clientName: string): WireError | undefined;
 }
 
 export interface Dispatcher {
@@ -169,6 +171,12 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
         { expected: PROTOCOL_VERSION, received: version },
       );
       peer.respond({ jsonrpc: "2.0", id, error: wire }, id);
+      peer.end();
+      return;
+    }
+    const refusal = options.admit?.(peer, String(params.clientName));
+    if (refusal !== undefined) {
+      peer.respond({ jsonrpc: "2.0", id, error: refusal }, id);
       peer.end();
       return;
     }

@@ -51,6 +51,8 @@ export class SocketPeer {
   readonly info: { id: number; clientName: string; pid: number; signal: AbortSignal };
   /** Requests in flight both ways, each with its own signal. */
   readonly requests: PeerRequests;
+  /** Accepted on a slot past the connection cap: only a reserved client's hello keeps it. */
+  reserved = false;
   #phase: PeerPhase = "hello";
   /** Requests whose handler has not settled; a draining server ends the peer at zero. */
   #inflight = 0;

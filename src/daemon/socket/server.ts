@@ -6,11 +6,16 @@
  * frame fails that frame, or that connection; never the daemon.
  */
 import { createServer, type Server, type Socket } from "node:net";
-import { DEFAULT_MAX_FRAME_BYTES } from "mcpool-protocol";
+import { DEFAULT_MAX_FRAME_BYTES, encodeFrame, toWireError, type WireError } from "mcpool-protocol";
 
 import type { PoolLog } from "../../pool/core/types.js";
 import type { HandlerTable } from "./request-context.js";
 import { bindSocket, listen, releaseSocket, type BoundSocket } from "./bind.js";
+import {
+  RESERVED_CLIENTS,
+  RESERVED_HELLO_TIMEOUT_MS,
+  type ConnectionCap,
+} from "./connection-cap.js";
 import { createDispatcher } from "./dispatch.js";
 import { SocketPeer } from "./peer.js";
 
@@ -41,7 +46,19 @@ export interface SocketServerOptions {
   helloTimeoutMs?: number;
   /** Bound on close() draining calls in flight, ms. Default 10000. */
   drainTimeoutMs?: number;
+  /** The daemon's connection cap (connection-cap.ts). Default: none. */
+  cap?: ConnectionCap;
   log: PoolLog;
+}
+
+// A refused connection's error line is a few hundred bytes: written at once, or never; this
+// bounds the wait for a peer that does not read it.
+const REFUSAL_GRACE_MS = 1_000;
+
+/** What a connection over the cap is told, as a pool error (`pool-full`, limit maxConnections). */
+export function capRefusal(cap: ConnectionCap): WireError {
+  const { max } = cap.state();
+  return toWireError("pool-full", cap.message(), { limit: "maxConnections", max });
 }
 
 export interface SocketServer {
@@ -78,25 +95,48 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   let closing: Promise<void> | undefined;
   let destroying: Promise<void> | undefined;
   let serverClosed: Promise<void> | undefined;
+  const { cap } = options;
   const dispatcher = createDispatcher({
     handlers: options.handlers,
     log,
     draining: () => state === "draining",
+    // A connection on a reserved slot stays only if its hello names a reserved client.
+    admit: (peer, clientName) => {
+      if (cap === undefined || !peer.reserved || RESERVED_CLIENTS.has(clientName)) return;
+      cap.refuse();
+      return capRefusal(cap);
+    },
   });
+  /** The last accept() error logged, so a burst of EMFILE is one line, not one per connection. */
+  let acceptError: string | undefined;
+
+  /** Over the cap: one error line (id null, before any hello), then the connection ends. */
+  function refuse(socket: Socket, wire: WireError): void {
+    socket.on("error", () => undefined);
+    socket.end(encodeFrame({ jsonrpc: "2.0", id: null, error: wire }), () => socket.destroy());
+    setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS).unref();
+  }
 
   function accept(socket: Socket): void {
     if (state !== "listening") {
       socket.destroy();
       return;
     }
+    acceptError = undefined;
+    const entry = cap?.enter(true) ?? "open";
+    if (entry === "refused") return refuse(socket, capRefusal(cap as ConnectionCap));
     const peer = new SocketPeer(++nextId, socket, limits, log);
+    peer.reserved = entry === "reserved";
     peers.add(peer);
-    peer.awaitHello(helloTimeoutMs);
+    peer.awaitHello(
+      peer.reserved ? Math.min(helloTimeoutMs, RESERVED_HELLO_TIMEOUT_MS) : helloTimeoutMs,
+    );
     socket.on("data", (chunk: Buffer) => dispatcher.onFrames(peer, peer.push(chunk)));
     // EPIPE, ECONNRESET: the peer went away; 'close' follows and cleans up.
     socket.on("error", () => undefined);
     socket.once("close", () => {
       peers.delete(peer);
+      cap?.leave();
       peer.closed();
     });
   }
@@ -135,7 +175,14 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
         server.close();
         throw error;
       }
-      server.on("error", (error) => log.error?.(`socket server: ${error.message}`));
+      // accept() failing (EMFILE, ENFILE) fails that connection, never the server; one line
+      // per burst of the same error.
+      server.on("error", (error: NodeJS.ErrnoException) => {
+        const key = error.code ?? error.message;
+        if (key === acceptError) return;
+        acceptError = key;
+        log.error?.(`socket server: ${error.message}`);
+      });
       state = "listening";
     },
 

@@ -6,10 +6,14 @@
  * withholding, which needs only the row's pin.
  */
 import type { PinnedList, PinStore } from "../../pool/catalogue/pinning.js";
+import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
 
-export function createFilePinStore(dataDir: string): PinStore & { dir: string } {
-  const files = createRowFiles(dataDir, "pins");
+export function createFilePinStore(
+  dataDir: string,
+  health?: SaveHealth,
+): PinStore & { dir: string } {
+  const files = createRowFiles(dataDir, "pins", health);
   return {
     dir: files.dir,
     load(id) {

@@ -9,6 +9,7 @@
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSaveQueue, writeAtomically } from "../config/source.js";
+import { SAVE_EFFECTS, type SaveHealth } from "../process/save-health.js";
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -25,7 +26,12 @@ export interface RowFiles {
   listed(): ReadonlySet<string>;
 }
 
-export function createRowFiles(dataDir: string, name: string): RowFiles {
+/** `health`: where a failed save, and the next good one, is noted for `status`. */
+export function createRowFiles(
+  dataDir: string,
+  name: "pins" | "tools-cache",
+  health?: SaveHealth,
+): RowFiles {
   const dir = join(dataDir, name);
   const fileOf = (id: string): string | undefined =>
     SAFE_ID.test(id) ? join(dir, `${id}.json`) : undefined;
@@ -48,9 +54,12 @@ export function createRowFiles(dataDir: string, name: string): RowFiles {
     async write(id, value) {
       const file = fileOf(id);
       if (!file) return false;
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
       const text = `${JSON.stringify(value)}\n`;
-      await queue(file, () => writeAtomically(file, text));
+      const save = async (): Promise<void> => {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        await queue(file, () => writeAtomically(file, text));
+      };
+      await (health ? health.track(name, dir, SAVE_EFFECTS[name], save) : save());
       listed?.add(id);
       return true;
     },

@@ -10,13 +10,17 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { StoredCredentials, TokenStore } from "../../pool/auth/oauth.js";
 import { writeAtomically } from "../config/source.js";
+import { SAVE_EFFECTS, type SaveHealth } from "../process/save-health.js";
 
 /** The file of one store key: a digest, so a url never has to be escaped into a name. */
 export function tokenFileName(key: string): string {
   return `${createHash("sha256").update(key).digest("hex")}.json`;
 }
 
-export function createFileTokenStore(dataDir: string): TokenStore & { dir: string } {
+export function createFileTokenStore(
+  dataDir: string,
+  health?: SaveHealth,
+): TokenStore & { dir: string } {
   const dir = join(dataDir, "oauth");
   const fileOf = (key: string): string => join(dir, tokenFileName(key));
   return {
@@ -36,12 +40,15 @@ export function createFileTokenStore(dataDir: string): TokenStore & { dir: strin
       }
     },
     async save(key, credentials) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      await writeAtomically(
-        fileOf(key),
-        `${JSON.stringify({ url: key, ...credentials })}\n`,
-        0o600,
-      );
+      const save = async (): Promise<void> => {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        await writeAtomically(
+          fileOf(key),
+          `${JSON.stringify({ url: key, ...credentials })}\n`,
+          0o600,
+        );
+      };
+      await (health ? health.track("tokens", dir, SAVE_EFFECTS.tokens, save) : save());
     },
     delete(key) {
       rmSync(fileOf(key), { force: true });

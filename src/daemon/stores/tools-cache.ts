@@ -5,10 +5,14 @@
  */
 import type { CachedTools, ToolsCacheStore } from "../../pool/catalogue/tools-cache.js";
 import { parseVerdict } from "../../pool/mcp/era.js";
+import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
 
-export function createFileToolsCache(dataDir: string): ToolsCacheStore & { dir: string } {
-  const files = createRowFiles(dataDir, "tools-cache");
+export function createFileToolsCache(
+  dataDir: string,
+  health?: SaveHealth,
+): ToolsCacheStore & { dir: string } {
+  const files = createRowFiles(dataDir, "tools-cache", health);
   return {
     dir: files.dir,
     load(id) {

@@ -7,8 +7,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { UsageStore } from "../../pool/watch/usage.js";
 import { createSaveQueue, writeAtomically } from "../config/source.js";
+import { SAVE_EFFECTS, type SaveHealth } from "../process/save-health.js";
 
-export function createFileUsageStore(dataDir: string): UsageStore & { path: string } {
+export function createFileUsageStore(
+  dataDir: string,
+  health?: SaveHealth,
+): UsageStore & { path: string } {
   const path = join(dataDir, "usage.json");
   // One save at a time (F12): the last counts asked to be saved are the ones kept.
   const queue = createSaveQueue();
@@ -24,7 +28,8 @@ export function createFileUsageStore(dataDir: string): UsageStore & { path: stri
     },
     async save(data) {
       const text = `${JSON.stringify(data)}\n`;
-      await queue(path, () => writeAtomically(path, text));
+      const save = (): Promise<void> => queue(path, () => writeAtomically(path, text));
+      await (health ? health.track("usage", dataDir, SAVE_EFFECTS.usage, save) : save());
     },
   };
 }

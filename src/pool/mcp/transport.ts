@@ -17,6 +17,8 @@ export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Respo
 
 export interface TransportContext {
   childEnv: ChildEnvPolicy;
+  /** Variables every stdio child gets, over its row's (McpPoolOptions.childMark). */
+  childMark?: Readonly<Record<string, string>>;
   /** What http rows are fetched with, under origin pinning. Default: one shared keepAliveFetch(). */
   fetch?: FetchLike;
   /** Where placeholders and inherited variables are read. Default: process.env. */
@@ -61,7 +63,7 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
     return new ChildProcessTransport({
       command: row.command,
       args: row.args ?? [],
-      env: childEnvironment(context.childEnv, row.env, env),
+      env: { ...childEnvironment(context.childEnv, row.env, env), ...context.childMark },
       ...(row.cwd ? { cwd: row.cwd } : {}),
       ...(context.onJunk ? { onJunk: junkListener(configured, env, context.onJunk) } : {}),
       ...(context.onChild

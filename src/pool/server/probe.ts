@@ -29,6 +29,8 @@ export interface ProbeOptions {
   timeoutMs?: number;
   createTransport?: CreateTransport;
   childEnv?: ChildEnvPolicy;
+  /** Variables the probed child gets over its row's (TransportContext.childMark). */
+  childMark?: Readonly<Record<string, string>>;
   fetch?: FetchLike;
   /** Where placeholders are read. Default: process.env. */
   env?: Environment;
@@ -60,6 +62,7 @@ export async function probe(
   try {
     transport = await createTransport(row, {
       childEnv: options.childEnv ?? "inherit",
+      ...(options.childMark ? { childMark: options.childMark } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.env ? { env: options.env } : {}),
       ...(options.onUnsetVariable ? { onUnsetVariable: options.onUnsetVariable } : {}),
@@ -124,10 +127,11 @@ export function probeAsPool(
     row.connectTimeoutMs ??
     options.probeTimeoutMs ??
     options.connectTimeoutMs;
-  const { childEnv, fetch, env, onUnsetVariable } = context.transportContext;
+  const { childEnv, childMark, fetch, env, onUnsetVariable } = context.transportContext;
   return probe(row, context.clientInfo, {
     createTransport: context.createTransport,
     childEnv,
+    ...(childMark ? { childMark } : {}),
     ...(fetch ? { fetch } : {}),
     ...(env ? { env } : {}),
     ...(onUnsetVariable ? { onUnsetVariable } : {}),
