@@ -23,6 +23,14 @@ export async function startFronts(
       onChange: (listener) => daemon.pool.onServersChanged(() => listener()),
       version: VERSION,
       log,
+    }).then((sockets) => {
+      // Their folder went with the daemon's socket (a `/tmp` cleaner): they come back with it.
+      daemon.onRenewed(() => {
+        sockets.renew().catch((error: unknown) => {
+          log(`mcpool: could not re-create the MCP sockets: ${(error as Error).message}`);
+        });
+      });
+      return sockets;
     });
   } catch (error) {
     log(`mcpool: no MCP sockets (hosts use \`mcpool bridge\`): ${(error as Error).message}`);
