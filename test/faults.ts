@@ -44,6 +44,7 @@ const autostart = "test/integration/daemon-autostart.test.ts";
 const remoteHttp = "test/integration/remote-http.test.ts";
 const routing = "test/integration/routing.test.ts";
 const gaps = "test/integration/faults-gaps.test.ts";
+const keeping = "test/integration/daemon-socket-keeping.test.ts";
 
 export const FAULTS: readonly FaultPromise[] = [
   {
@@ -784,6 +785,20 @@ export const FAULTS: readonly FaultPromise[] = [
         file: daemonHealing,
         test: "names the server and the cause when a remote is down, and calls it again once it is back",
       },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "A `/tmp` or runtime-dir cleaner removes the socket, or the whole runtime folder → the daemon recreates them at once; no second daemon ever serves the same socket; `status` finds a live daemon whose socket is gone and says how to fix it.",
+    proofs: [
+      { file: keeping, test: "re-creates its socket when a cleaner removes it" },
+      { file: keeping, test: "re-creates its whole runtime folder 0700 when it is removed" },
+      {
+        file: keeping,
+        test: "keeps a second daemon away after its folder and lock file were removed",
+      },
+      { file: keeping, test: "has `status` name a live daemon whose socket is gone, with the fix" },
     ],
   },
   {

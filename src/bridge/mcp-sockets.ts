@@ -63,6 +63,11 @@ export interface McpSockets {
   readonly paths: ReadonlyMap<string, string>;
   /** Host sessions open now. */
   readonly sessions: number;
+  /**
+   * Makes the folder and listens on every socket again, as the daemon does when its runtime
+   * folder was removed (SPEC F10); sessions open now carry on.
+   */
+  renew(): Promise<void>;
   /** Stops listening, ends every session, removes the sockets. Idempotent. */
   close(): Promise<void>;
 }
@@ -266,12 +271,24 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
    */
   let syncing = Promise.resolve();
   let queued = false;
+  /** The next pass makes the folder again and replaces every listener (`renew()`). */
+  let relisten = false;
   const sync = (): Promise<void> => {
     if (queued) return syncing;
     queued = true;
     syncing = syncing.then(async () => {
       queued = false;
       if (closed) return;
+      if (relisten) {
+        relisten = false;
+        await privateDir(dir);
+        for (const [scope, listener] of [...listeners]) {
+          listeners.delete(scope);
+          paths.delete(scope);
+          // Its path is gone; the sessions it accepted carry on.
+          listener.close();
+        }
+      }
       const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
       const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
       for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
@@ -294,6 +311,10 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     paths,
     get sessions() {
       return sockets.size;
+    },
+    renew() {
+      relisten = true;
+      return sync();
     },
     close() {
       closing ??= (async () => {

@@ -84,12 +84,10 @@ async function main(argv: readonly string[]): Promise<number> {
   const print = (value: unknown, text: () => string): void =>
     out(json ? JSON.stringify(value, null, 2) : text());
   const socketPath = values.socket ?? process.env.MCPOOL_SOCKET;
+  const target = (): string => socketPath ?? resolvePaths({}).socketPath;
   const withClient = async <T>(run: (client: PoolClient) => Promise<T>): Promise<T> => {
     const { connect } = await import("mcpool-client");
-    const client = await connect({
-      clientName: `mcpool-cli/${command}`,
-      socketPath: socketPath ?? resolvePaths({}).socketPath,
-    });
+    const client = await connect({ clientName: `mcpool-cli/${command}`, socketPath: target() });
     try {
       return await run(client);
     } finally {
@@ -143,12 +141,23 @@ async function main(argv: readonly string[]): Promise<number> {
       // it without the CLI; this is the same server for `node dist/cli/main.js`).
       await import("../demo/echo-server-bin.js");
       return new Promise<number>(() => undefined);
-    case "status":
+    case "status": {
+      const lost = await import("./lost-socket.js");
       return withClient(async (client) => {
         const status = await client.status({ resources: true });
-        print(status, () => statusText(status));
+        const strays = lost.strays(status.socketPath, status.pid);
+        print({ ...status, strays }, () =>
+          [statusText(status), ...(strays.length > 0 ? ["", ...lost.strayLines(strays)] : [])].join(
+            "\n",
+          ),
+        );
         return EXIT.ok;
+      }).catch((error: unknown) => {
+        const d = lost.socketlessDaemon(error, target());
+        if (d === undefined) throw error;
+        return lost.statusWithoutSocket(d, print, io.err);
       });
+    }
     case "top":
       return withClient(async (client) =>
         (await import("./top.js")).top(client, {
@@ -316,6 +325,11 @@ async function main(argv: readonly string[]): Promise<number> {
         await client.shutdown();
         print({ ok: true }, () => "the daemon is shutting down");
         return EXIT.ok;
+      }).catch(async (error: unknown) => {
+        const lost = await import("./lost-socket.js");
+        const d = lost.socketlessDaemon(error, target());
+        if (d === undefined) throw error;
+        return lost.shutdownWithoutSocket(d, print, io.err);
       });
     case "service": {
       const action = arg(0, "install, uninstall or status");
@@ -406,14 +420,23 @@ async function serve(
     ...(socketPath ? { socketPath } : {}),
     ...(listenFd !== undefined ? { listenFd } : {}),
     envFile: true,
+    handlesSignals: true,
     onShutdownRequested: () => stopRequested(),
   });
+  // Before start: once the daemon's record says it takes SIGUSR1, it must (a signal with no
+  // listener would open Node's inspector instead). It re-creates the socket, as tmux does.
+  const renew = (): void => {
+    daemon.renew("SIGUSR1").catch(() => undefined);
+  };
+  process.on("SIGUSR1", renew);
   const result = await daemon.start();
   if (!result.started) {
-    io.err(
-      `mcpool: a daemon is already running for ${daemon.paths.socketPath}${result.holderPid ? ` (pid ${result.holderPid})` : ""}`,
+    process.off("SIGUSR1", renew);
+    return (await import("./lost-socket.js")).serveGaveWay(
+      daemon.paths.socketPath,
+      result.holderPid,
+      io.err,
     );
-    return EXIT.ok;
   }
   // Before the fronts start: a SIGTERM meanwhile must stop the daemon, not kill it outright
   // (which would leave what its children started that left their group).

@@ -25,6 +25,14 @@ export async function startFronts(
       // One cap for the daemon's socket and the MCP sockets' sessions (issue 27).
       connections: daemon.connections,
       log,
+    }).then((sockets) => {
+      // Their folder went with the daemon's socket (a `/tmp` cleaner): they come back with it.
+      daemon.onRenewed(() => {
+        sockets.renew().catch((error: unknown) => {
+          log(`mcpool: could not re-create the MCP sockets: ${(error as Error).message}`);
+        });
+      });
+      return sockets;
     });
   } catch (error) {
     log(`mcpool: no MCP sockets (hosts use \`mcpool bridge\`): ${(error as Error).message}`);

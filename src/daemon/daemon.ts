@@ -1,7 +1,9 @@
 /**
  * The daemon: one per user. It owns the pool, serves it on a Unix socket, watches
  * `mcp.json`, records its children so a successor can reap them, and stops everything it
- * started on the way out. `createDaemon()` does nothing until `start()`.
+ * started on the way out. It keeps its socket: re-created when removed, with its folder
+ * (socket/keeper.ts), and recorded with its pid in the data folder (daemon-records.ts) so a
+ * daemon whose socket is gone is still found. `createDaemon()` does nothing until `start()`.
  */
 import { basename } from "node:path";
 import { ErrorCode, McpError } from "../pool/mcp/error.js";
@@ -13,6 +15,8 @@ import type { ElicitationMode } from "../pool/server/routing.js";
 import { VERSION } from "../version.js";
 import { ConfigSource, createReadLog } from "./config/source.js";
 import { acquireInstanceLock } from "./process/instance-lock.js";
+import { liveDaemons, writeDaemonRecord } from "./process/daemon-records.js";
+import { HAS_ABSTRACT_SOCKETS, lockName } from "./process/name-lock.js";
 import { readEnvFile } from "./process/env-file.js";
 import { createLog, type DaemonLog } from "./process/logger.js";
 import {
@@ -30,6 +34,7 @@ import { createHandlers } from "./handlers/rpc.js";
 import { createSocketServer, type SocketServer } from "./socket/server.js";
 import { ConnectionCap } from "./socket/connection-cap.js";
 import { socketAnswers } from "./socket/probe.js";
+import { keepSocket, type SocketKeeper } from "./socket/keeper.js";
 import { createFileToolsCache } from "./stores/tools-cache.js";
 import { createFileTokenStore } from "./stores/tokens.js";
 import { createFileUsageStore } from "./stores/usage.js";
@@ -55,6 +60,11 @@ export interface DaemonOptions {
    * program's environment alone.
    */
   envFile?: boolean;
+  /**
+   * The caller routes SIGUSR1 to `renew()` (the CLI's `serve` does), and SIGTERM to `stop()`:
+   * said in the daemon's record, so `serve` and `shutdown` may send them. Default false.
+   */
+  handlesSignals?: boolean;
 }
 
 export type StartResult = { started: true } | { started: false; holderPid: number | undefined };
@@ -65,6 +75,13 @@ export interface Daemon {
   stop(): Promise<void>;
   /** Re-reads the config file and reconciles now. */
   reload(): Promise<ConfigStatus>;
+  /**
+   * Re-creates the socket's folder and binds the socket again (SIGUSR1; SPEC F10). False when
+   * it could not (logged), or the socket is an inherited one.
+   */
+  renew(reason: string): Promise<boolean>;
+  /** Calls `listener` after each renewal of the socket (the fronts beside it follow). */
+  onRenewed(listener: () => void): void;
   status(): DaemonStatus;
   /** Resolves once every reconcile queued so far has finished. */
   settled(): Promise<void>;
@@ -165,6 +182,9 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   let server: SocketServer | undefined;
   let watcher: ConfigWatcher | undefined;
   let releaseLock: (() => void) | undefined;
+  let keeper: SocketKeeper | undefined;
+  let removeRecord: (() => void) | undefined;
+  const renewed = new Set<() => void>();
   let stopping: Promise<void> | undefined;
   const connections = new ConnectionCap((line) => log?.error(line));
   // Every child's, and its descendants', so those that leave their group are found (issue 27).
@@ -213,6 +233,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     status,
     reload,
     settled: () => requirePool().flush(),
+    renew: (reason) => keeper?.renew(reason) ?? Promise.resolve(false),
+    onRenewed: (listener) => void renewed.add(listener),
 
     async start() {
       if (options.listenFd === undefined) checkSocketPath(paths.socketPath);
@@ -225,14 +247,22 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
       // A holder the lock cannot see may still serve its socket (F5). Not with an inherited
       // listener: that is our own, and a probe of its path would find it live.
-      const lock = await acquireInstanceLock(
-        paths.lockPath,
-        options.listenFd === undefined
+      // The abstract name outlives any removal of the folder: one daemon per socket path.
+      const lock = await acquireInstanceLock(paths.lockPath, {
+        ...(options.listenFd === undefined
           ? { isDaemonAlive: () => socketAnswers(paths.socketPath) }
-          : {},
-      );
+          : {}),
+        ...(HAS_ABSTRACT_SOCKETS ? { name: lockName(paths.socketPath) } : {}),
+        onNameSquatted: (name) =>
+          daemonLog.error(
+            `mcpool: the lock name @${name} is held by a process that is not ours; only the lock file ${paths.lockPath} keeps a second daemon away`,
+          ),
+      });
       if (!lock.acquired) return { started: false, holderPid: lock.holderPid };
       releaseLock = lock.release;
+      const restoreLock = lock.restore;
+      // Records of daemons that died without removing theirs.
+      liveDaemons(paths.dataDir, { sweep: true });
 
       if (options.envFile === true) applyEnvFile(paths.envFilePath, daemonLog);
 
@@ -323,6 +353,19 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         releaseLock?.();
         throw error;
       }
+      // An inherited socket is the service manager's to keep (`systemctl --user restart
+      // mcpool.socket` re-creates it).
+      if (options.listenFd === undefined) {
+        keeper = keepSocket({
+          socketPath: paths.socketPath,
+          server,
+          restoreLock,
+          onRenewed: () => {
+            for (const listener of renewed) listener();
+          },
+          log: daemonLog,
+        });
+      }
 
       watcher = watchConfig(
         paths.configPath,
@@ -336,6 +379,18 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         },
       );
       await watcher.ready;
+      try {
+        removeRecord = writeDaemonRecord(paths.dataDir, {
+          socket: paths.socketPath,
+          version: VERSION,
+          startedAt,
+          handlesSignals: options.handlesSignals === true,
+        });
+      } catch (error) {
+        daemonLog.error(
+          `mcpool: could not record this daemon in ${paths.dataDir}: ${(error as Error).message}; \`mcpool status\` cannot find it if its socket goes`,
+        );
+      }
       daemonLog.info(
         `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,
       );
@@ -344,6 +399,9 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
     stop() {
       stopping ??= (async () => {
+        // No longer serving: nothing should signal or look for us from here on.
+        removeRecord?.();
+        keeper?.close();
         await watcher?.close().catch(() => undefined);
         await server?.close().catch(() => undefined);
         await pool?.close().catch(() => undefined);

@@ -89,3 +89,23 @@ export function childrenOf(pid: number): number[] {
   }
   return out;
 }
+
+/**
+ * Live `mcpool serve` processes (traced ones too) whose environment names `socketPath` as
+ * MCPOOL_SOCKET, from /proc.
+ */
+export function daemonsServing(socketPath: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || !alive(Number(name))) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
+      const env = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
+      if (argv.includes("serve") && env.includes(`MCPOOL_SOCKET=${socketPath}`))
+        found.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}

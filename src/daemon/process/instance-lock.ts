@@ -7,12 +7,18 @@
  * stale lock: first it must create `<lock>.recover-<id>.<n>` exclusively, so two recoverers
  * never both remove-and-recreate, and a recoverer that died half-way is superseded by claim
  * n+1 once its own claim is seen dead. The caller prepares the directory (`paths.ts`).
+ *
+ * A file can be deleted (a `/tmp` cleaner, `rm -rf` of the runtime folder), so where the
+ * platform has them the holder of the file lock also holds an abstract-namespace name
+ * (name-lock.ts) that no removal can take (SPEC F10); the file is taken first, so contenders
+ * for a lock that is there still meet at the file.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, unlinkSync } from "node:fs";
 import { link, open, readdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { holdName } from "./name-lock.js";
 
 /** Only Linux has /proc start times; elsewhere a pid is trusted alone, pid reuse unguarded. */
 export const HAS_START_TIMES = process.platform === "linux";
@@ -92,11 +98,25 @@ export interface InstanceLockOptions {
    * `DEFAULT_RECOVERY_TIMEOUT_MS` (2000). Past it the lock is reported as not acquired.
    */
   recoveryTimeoutMs?: number;
+  /**
+   * The abstract socket name held with the file (name-lock.ts `lockName()`), where the
+   * platform has abstract sockets. Taken by a process of ours: the lock is not acquired,
+   * whatever the file said.
+   */
+  name?: string;
+  /** Told when `name` is held by a process that is not ours: the file lock stands alone. */
+  onNameSquatted?: (name: string) => void;
   signal?: AbortSignal;
 }
 
 export type InstanceLock =
-  { acquired: true; release(): void } | { acquired: false; holderPid: number | undefined };
+  | {
+      acquired: true;
+      release(): void;
+      /** Writes the lock file again if it was removed (its folder deleted); ours, same nonce. */
+      restore(): Promise<void>;
+    }
+  | { acquired: false; holderPid: number | undefined };
 
 /** A recovery takes a contender a few milliseconds; two seconds covers a loaded machine. */
 export const DEFAULT_RECOVERY_TIMEOUT_MS = 2_000;
@@ -125,6 +145,7 @@ export async function acquireInstanceLock(
   options: InstanceLockOptions = {},
 ): Promise<InstanceLock> {
   const { isDaemonAlive, recoveryTimeoutMs = DEFAULT_RECOVERY_TIMEOUT_MS, signal } = options;
+  const { name, onNameSquatted } = options;
   const me: LockRecord = {
     pid: process.pid,
     startTime: processStartTime(process.pid),
@@ -136,7 +157,27 @@ export async function acquireInstanceLock(
     if (await createWhole(lockPath, me)) {
       // Best effort: litter never stops a daemon that holds the lock from serving.
       await sweepLitter(lockPath).catch(() => undefined);
-      return { acquired: true, release: releaser(lockPath, me.nonce) };
+      const releaseFile = releaser(lockPath, me.nonce);
+      let releaseName = (): void => undefined;
+      if (name !== undefined) {
+        const held = await holdName(name);
+        if (held.held) releaseName = held.release;
+        else if (held.holderPid !== undefined) {
+          // A daemon of ours serves this path although its lock file is gone.
+          releaseFile();
+          return { acquired: false, holderPid: held.holderPid };
+        } else onNameSquatted?.(name);
+      }
+      return {
+        acquired: true,
+        release: () => {
+          releaseFile();
+          releaseName();
+        },
+        restore: async () => {
+          await createWhole(lockPath, me);
+        },
+      };
     }
     const seen = await readLock(lockPath);
     // Released between our create and our read: create again.

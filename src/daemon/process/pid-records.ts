@@ -108,16 +108,7 @@ export function createPidRecords(
           recordedAt: Date.now(),
           ...(options.mark !== undefined ? { mark: options.mark } : {}),
         };
-        const path = recordPath(pid);
-        const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-        // A full folder creates the temp file and fails its write: removed on any error.
-        try {
-          writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 });
-          renameSync(temp, path);
-        } catch (error) {
-          unlinkQuietly(temp);
-          throw error;
-        }
+        writeRecordWhole(recordPath(pid), record);
         options.health?.saved("children");
         return record;
       } catch (error) {
@@ -321,15 +312,38 @@ async function waitUntil(
   return true;
 }
 
-function readRecord(path: string): PidRecord | undefined {
+/**
+ * Writes `record` to `path` whole: a temp file (`<path>.<pid>.<hex>.tmp`, 0600, exclusive)
+ * renamed over it, so a reader never sees half a record. Throws what the write threw.
+ */
+export function writeRecordWhole(path: string, record: unknown): void {
+  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  // A full folder creates the temp file and fails its write: removed on any error.
+  try {
+    writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 });
+    renameSync(temp, path);
+  } catch (error) {
+    unlinkQuietly(temp);
+    throw error;
+  }
+}
+
+/** The JSON object at `path`; undefined when it is missing, unreadable or not an object. */
+export function readRecordObject(path: string): Record<string, unknown> | undefined {
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(path, "utf8"));
   } catch {
     return undefined;
   }
-  if (typeof value !== "object" || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  return typeof value === "object" && value !== null
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+function readRecord(path: string): PidRecord | undefined {
+  const v = readRecordObject(path);
+  if (v === undefined) return undefined;
   const startTime = (x: unknown): x is number | null =>
     x === null || (typeof x === "number" && Number.isSafeInteger(x) && x >= 0);
   // pid 1 is init and never our child; signalling group 1 or -1 would reach every process.
@@ -357,7 +371,7 @@ function readRecord(path: string): PidRecord | undefined {
   };
 }
 
-function unlinkQuietly(path: string): void {
+export function unlinkQuietly(path: string): void {
   try {
     unlinkSync(path);
   } catch {

@@ -71,6 +71,15 @@ export interface SocketServer {
   close(): Promise<void>;
   /** Stops accepting and drops every connection now, aborting their calls. Idempotent. */
   destroy(): Promise<void>;
+  /**
+   * Binds the socket path again (SPEC F10: it was removed, or SIGUSR1 asked), renaming a new
+   * listener over whatever is there; the old listener stops accepting, and the connections
+   * it accepted carry on. False when there is nothing to rebind: not listening, or an
+   * inherited socket (its path is the service manager's).
+   */
+  rebind(): Promise<boolean>;
+  /** The inode bound at the socket path, while listening on a path of our own. */
+  readonly bound: BoundSocket | undefined;
   /** Connections open now. */
   readonly clients: number;
 }
@@ -88,6 +97,10 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   }
   const peers = new Set<SocketPeer>();
   let server: Server | undefined;
+  /** Listeners replaced by a rebind: no longer accepting, closed once their connections end. */
+  const retired = new Set<Promise<void>>();
+  /** Rebinds run one at a time. */
+  let rebinding: Promise<unknown> = Promise.resolve();
   let state: "idle" | "starting" | "listening" | "draining" | "closed" = "idle";
   /** The inode we bound, so close() unlinks the path only while it is still ours. */
   let bound: BoundSocket | undefined;
@@ -150,17 +163,54 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
 
   /** Stops accepting; resolves once every connection it accepted has closed too. */
   function stopListening(): Promise<void> {
-    serverClosed ??= new Promise((resolve) => {
-      // Never listening (not started, or start failed): it accepted nothing.
-      if (server === undefined || !server.listening) return resolve();
-      server.close(() => resolve());
-    });
+    serverClosed ??= Promise.all([
+      new Promise<void>((resolve) => {
+        // Never listening (not started, or start failed): it accepted nothing.
+        if (server === undefined || !server.listening) return resolve();
+        server.close(() => resolve());
+      }),
+      ...retired,
+    ]).then(() => undefined);
     return serverClosed;
+  }
+
+  async function bindAgain(): Promise<boolean> {
+    if (state !== "listening" || options.listenFd !== undefined || server === undefined) {
+      return false;
+    }
+    const fresh = createServer((socket) => accept(socket));
+    const mine = await bindSocket(fresh, options.socketPath as string);
+    if (state !== "listening") {
+      // Closing began while we bound: this listener was never the server's.
+      fresh.close();
+      await releaseSocket(mine, log);
+      return false;
+    }
+    fresh.on("error", (error) => log.error?.(`socket server: ${error.message}`));
+    const old = server;
+    server = fresh;
+    bound = mine;
+    // The old listener's path is gone or taken over: it accepts nothing more. Its clients
+    // stay connected; close() waits for them through `retired`.
+    const oldClosed = new Promise<void>((resolve) => old.close(() => resolve()));
+    retired.add(oldClosed);
+    void oldClosed.then(() => retired.delete(oldClosed));
+    return true;
   }
 
   return {
     get clients() {
       return peers.size;
+    },
+
+    get bound() {
+      return bound;
+    },
+
+    rebind() {
+      const run = rebinding.then(() => bindAgain());
+      rebinding = run.catch(() => undefined);
+      return run;
     },
 
     async start() {
