@@ -14,46 +14,36 @@ const qwen: HostCase = {
   "general": { "vimMode": false },
   // Qwen Code reads Gemini CLI's mcpServers; strings may name $VARS.
   "mcpServers": {
-    "pythonTools": {
-      "command": "python",
-      "args": ["-m", "my_mcp_server", "--port", "8080"],
-      "env": { "API_KEY": "$MY_API_TOKEN" },
-      "timeout": 15000,
-      "trust": false
+    "sqlite": {
+      "command": "uvx",
+      "args": ["mcp-server-sqlite", "--db-path", "/srv/app.db"],
+      "env": { "SQLITE_KEY": "$SQLITE_KEY" },
+      "timeout": 30000,
+      "trust": true
     },
-    "httpServer": {
-      "httpUrl": "https://api.example.com/mcp",
-      "headers": { "Authorization": "Bearer \${API_TOKEN}" }
-    },
-    "sseServer": { "url": "https://api.example.com/sse" }
+    "docs": { "httpUrl": "https://docs.example.com/mcp" },
+    "legacy": { "url": "https://legacy.example.com/sse" }
   }
 }
 `,
   imported: [
     [
-      "pythonTools",
+      "sqlite",
       {
-        command: "python",
-        args: ["-m", "my_mcp_server", "--port", "8080"],
-        env: { API_KEY: "${MY_API_TOKEN}" },
+        command: "uvx",
+        args: ["mcp-server-sqlite", "--db-path", "/srv/app.db"],
+        env: { SQLITE_KEY: "${SQLITE_KEY}" },
       },
     ],
-    [
-      "httpServer",
-      {
-        type: "http",
-        url: "https://api.example.com/mcp",
-        headers: { Authorization: "Bearer ${API_TOKEN}" },
-      },
-    ],
+    ["docs", { type: "http", url: "https://docs.example.com/mcp" }],
   ],
-  skipped: [["sseServer", /SSE servers are not supported.*"httpUrl"/]],
+  skipped: [["legacy", /SSE servers are not supported.*"httpUrl"/]],
   wired: [
-    ["pythonTools", "pythonTools"],
-    ["httpServer", "httpServer"],
+    ["sqlite", "sqlite"],
+    ["docs", "docs"],
   ],
-  kept: { pythonTools: { timeout: 15000, trust: false }, httpServer: {} },
-  left: ["sseServer"],
+  kept: { sqlite: { timeout: 30000, trust: true }, docs: {} },
+  left: ["legacy"],
 };
 
 const copilot: HostCase = {

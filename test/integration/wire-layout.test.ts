@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
+import { planImport, writeImport } from "../../src/cli/hosts/import.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
 
 const NODE = "/usr/bin/node";
@@ -59,6 +60,27 @@ async function wireTwice(
   expect(second).toContain("nothing to wire");
   return { after, again: readFileSync(file, "utf8"), output };
 }
+
+describe("import keeps mcpool's own file's layout", () => {
+  it("adds a server to a one-line mcp.json on that line", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mcpool-layout-import-"));
+    dirs.push(home);
+    const where = { home, platform: "linux" as const, env: {}, cwd: join(home, "project") };
+    const file = hostConfigPath("cursor", where);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ mcpServers: { files: { command: "npx", args: FILES } } }));
+    const target = join(home, "mcpool", "mcp.json");
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(
+      target,
+      `{ "mcpServers": { "echo": { "command": "mcpool", "args": ["echo-server"] } } }\n`,
+    );
+    await writeImport(await planImport({ target, hosts: ["cursor"], where }));
+    expect(readFileSync(target, "utf8")).toBe(
+      `{ "mcpServers": { "echo": { "command": "mcpool", "args": ["echo-server"] }, "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] } } }\n`,
+    );
+  });
+});
 
 describe("wire keeps the file's own layout", () => {
   it("keeps a compact one-line Gemini file on one line", async () => {

@@ -113,7 +113,7 @@ function removeProperty(text: string, entry: Node, prop: Node): string {
 }
 
 /** `text` with `"key": value` added as the last property of `entry`, in its layout. */
-function addProperty(
+export function addProperty(
   text: string,
   entry: Node,
   key: string,
