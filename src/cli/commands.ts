@@ -6,6 +6,7 @@
  * is held to the synopses, and its exit-code table to output/exit-codes.ts, by
  * test/unit/cli-help.test.ts.
  */
+import { HOSTS as HOST_NAMES } from "./hosts/configs.js";
 import { EXIT_CODES } from "./output/exit-codes.js";
 
 export interface CommandHelp {
@@ -35,8 +36,7 @@ export const GLOBAL_OPTIONS = [
 ] as const satisfies readonly (readonly [string, string])[];
 
 const SERVER_ID = ["ID", "a server's id: its key in mcp.json"] as const;
-const HOSTS =
-  "claude-desktop, claude-code, cursor, vscode, codex, gemini, windsurf, opencode, zed, cline, goose, lm-studio";
+const HOSTS = HOST_NAMES.join(", ");
 
 export const COMMANDS = [
   {

@@ -3,6 +3,7 @@
  * The `mcpool` command. The only module allowed to call process.exit. What it accepts and
  * its help are commands.ts's table; what it exits with, output/exit-codes.ts's.
  */
+import { homedir } from "node:os";
 import { parseArgs } from "node:util";
 import type { PoolClient } from "mcpool-client";
 import { McpPoolError as ClientError } from "mcpool-protocol";
@@ -15,6 +16,7 @@ import {
   usageText,
   type ParsedOptions,
 } from "./commands.js";
+import { hostFilesHelp, isHostName } from "./hosts/configs.js";
 import { EXIT } from "./output/exit-codes.js";
 import { endQuietlyOnBrokenPipe, exitWhenFlushed, serveWithoutBrokenPipes } from "./output/exit.js";
 import { cell, table } from "./output/format.js";
@@ -76,6 +78,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const found = commandNamed(asked);
       if (!found) throw new UsageError(`unknown command "${asked}"`, true);
       io.out(commandHelpText(found));
+      const host = command === "wire" ? rest[0] : undefined;
+      if (host !== undefined && isHostName(host)) {
+        io.out(
+          hostFilesHelp(host, { home: homedir(), platform: process.platform, env: process.env }),
+        );
+      }
     }
     return EXIT.ok;
   }

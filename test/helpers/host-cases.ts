@@ -4,6 +4,7 @@
  * table) — with what `mcpool import` must make of it and what `mcpool wire` must leave.
  */
 import type { HostName } from "../../src/cli/hosts/configs.js";
+import { CLI_HOST_CASES } from "./host-cases-cli.js";
 
 export interface HostCase {
   host: HostName;
@@ -83,8 +84,14 @@ ${CODEX_TAIL}`,
   ],
   kept: { docs: { startup_timeout_sec: 20 }, linear: { tool_timeout_sec: 60 } },
   left: [],
+  // The table's args were an item a line, with a trailing comma: so are the bridge's.
   exact: ([node, main]) => `${CODEX_HEAD}command = "${node}"
-args = ["${main}", "bridge", "--server", "docs"]
+args = [
+  "${main}",
+  "bridge",
+  "--server",
+  "docs",
+]
 startup_timeout_sec = 20 # the first start downloads the package
 
 [mcp_servers.linear]
@@ -500,4 +507,5 @@ export const HOST_CASES: HostCase[] = [
   cline,
   goose,
   lmStudio,
+  ...CLI_HOST_CASES,
 ];

@@ -41,7 +41,17 @@ export function hostFileText(host: HostName, name: string, server: Stdio): strin
         "    type: stdio",
         "",
       ].join("\n");
+    case "continue":
+      return [
+        "mcpServers:",
+        `  - name: ${name}`,
+        `    command: ${JSON.stringify(command)}`,
+        `    args: ${JSON.stringify(args)}`,
+        `    env: ${JSON.stringify(env)}`,
+        "",
+      ].join("\n");
     case "opencode":
+    case "kilo":
       return JSON.stringify(
         { mcp: { [name]: { type: "local", command: [command, ...args], environment: env } } },
         null,
@@ -71,9 +81,14 @@ export function entryCommand(host: HostName, text: string, name: string): string
     const entry = root.extensions[name]!;
     return [entry.cmd, ...entry.args];
   }
+  if (host === "continue") {
+    const root = parseYaml(text) as { mcpServers: (Stdio & { name: string })[] };
+    const entry = root.mcpServers.find((e) => e.name === name)!;
+    return [entry.command, ...entry.args];
+  }
   const root = parseJsonc(text) as Record<string, Record<string, Record<string, unknown>>>;
   const key =
-    host === "opencode"
+    host === "opencode" || host === "kilo"
       ? "mcp"
       : host === "zed"
         ? "context_servers"
@@ -81,6 +96,6 @@ export function entryCommand(host: HostName, text: string, name: string): string
           ? "servers"
           : "mcpServers";
   const entry = root[key]![name]!;
-  if (host === "opencode") return entry.command as string[];
+  if (host === "opencode" || host === "kilo") return entry.command as string[];
   return [entry.command as string, ...(entry.args as string[])];
 }

@@ -54,15 +54,21 @@ async function wire(
 function entriesOf(host: HostName, text: string): Record<string, Record<string, unknown>> {
   if (host === "codex") return parseToml(text).mcp_servers as never;
   if (host === "goose") return (parseYaml(text) as { extensions: never }).extensions;
+  if (host === "continue") {
+    const list = (parseYaml(text) as { mcpServers: Record<string, unknown>[] }).mcpServers;
+    return Object.fromEntries(list.map((e, i) => [(e.name as string) ?? `#${i}`, e])) as never;
+  }
   const root = parseJsonc(text) as Record<string, Record<string, never>>;
-  if (host === "opencode") return root.mcp!;
+  if (host === "opencode" || host === "kilo") return root.mcp!;
   if (host === "zed") return root.context_servers!;
   return root.mcpServers!;
 }
 
 /** What a wired entry of `host` holds, for the server `id`, its other keys aside. */
 function bridgeShape(host: HostName, id: string): Record<string, unknown> {
-  if (host === "opencode") return { type: "local", command: [BRIDGE[0], ...bridgeArgs(id)] };
+  if (host === "opencode" || host === "kilo") {
+    return { type: "local", command: [BRIDGE[0], ...bridgeArgs(id)] };
+  }
   if (host === "goose") return { type: "stdio", cmd: BRIDGE[0], args: bridgeArgs(id) };
   return { command: BRIDGE[0], args: bridgeArgs(id) };
 }
@@ -226,7 +232,10 @@ describe("secrets and the list of hosts", () => {
       XDG_CONFIG_HOME: join(home, ".config"),
       MCPOOL_CONFIG: join(home, "mcpool", "mcp.json"),
     };
-    for (const name of ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "APPDATA"]) delete env[name];
+    for (const name of ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "APPDATA", "QWEN_HOME", "COPILOT_HOME"])
+      delete env[name];
+    for (const name of ["CONTINUE_GLOBAL_DIR", "CLINE_DIR", "CLINE_DATA_DIR"]) delete env[name];
+    delete env.CLINE_MCP_SETTINGS_PATH;
     const run = (...args: string[]) =>
       spawnSync(process.execPath, [cliPath, "import", ...args], {
         env,
@@ -248,7 +257,7 @@ describe("secrets and the list of hosts", () => {
       ),
     );
     expect(human.stderr).toContain(
-      "no config of claude-desktop, claude-code, cursor, vscode, windsurf, opencode, zed, cline, lm-studio",
+      "no config of claude-desktop, claude-code, cursor, vscode, windsurf, opencode, zed, cline, lm-studio, qwen, copilot, kilo, continue, cline-cli, augment",
     );
 
     const json = JSON.parse(run("--json").stdout) as {

@@ -142,6 +142,42 @@ describe("mcpool wire", () => {
     expect(readFileSync(path, "utf8")).toBe(text);
   });
 
+  it("prints the diff it wrote with --write, then the backup's path", async () => {
+    const path = join(home.dir, ".gemini", "settings.json");
+    write(path, JSON.stringify({ mcpServers: { files: { command: "npx", args: FILES } } }));
+    const run = await mcpool(home, ["wire", "gemini", "--write"]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`--- ${path}\n+++ ${path} (wired)\n`);
+    expect(run.stdout).toMatch(/^-\{"mcpServers":\{"files":\{"command":"npx"/m);
+    expect(run.stdout).toContain(
+      `+{"mcpServers":{"files":{"command":${JSON.stringify(process.execPath)}`,
+    );
+    const backup = readdirSync(dirname(path)).find((f) => f.includes(".mcpool-backup-"));
+    expect(run.stdout.trimEnd().split("\n").at(-1)).toBe(
+      `wrote ${path} (backup at ${join(dirname(path), backup!)})`,
+    );
+    expect(run.stdout).not.toContain("dry run");
+  });
+
+  it("answers `wire HOST --help` with wire's own help and where that host's file is", async () => {
+    for (const args of [
+      ["wire", "qwen", "--help"],
+      ["wire", "copilot", "--write", "-h"],
+    ]) {
+      const run = await mcpool(home, args);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^usage: mcpool wire HOST /);
+      expect(run.stdout).toContain("qwen, copilot, kilo, continue, cline-cli, augment");
+      expect(run.stdout).not.toContain("usage: mcpool <command>");
+    }
+    const qwen = await mcpool(home, ["wire", "qwen", "--help"]);
+    expect(qwen.stdout).toContain(
+      `qwen keeps its MCP servers in (wire edits the first that exists):\n  ${join(home.dir, ".qwen", "settings.json")}`,
+    );
+    const kilo = await mcpool(home, ["wire", "kilo", "--help"]);
+    expect(kilo.stdout).toContain(join(home.env.XDG_CONFIG_HOME as string, "kilo", "kilo.jsonc"));
+  });
+
   it("uses VS Code's servers key and names the transport", async () => {
     const path = join(home.env.XDG_CONFIG_HOME as string, "Code", "User", "mcp.json");
     write(

@@ -86,6 +86,44 @@ describe("host config locations", () => {
     expect(hostConfigPath("lm-studio", linux)).toBe("/home/u/.lmstudio/mcp.json");
   });
 
+  it("finds the six CLIs' files, and honours each one's own variables", () => {
+    expect(hostConfigPath("qwen", linux)).toBe("/home/u/.qwen/settings.json");
+    expect(hostConfigPath("qwen", { ...linux, env: { QWEN_HOME: "/q" } })).toBe("/q/settings.json");
+    expect(hostConfigPath("copilot", mac)).toBe("/Users/u/.copilot/mcp-config.json");
+    expect(hostConfigPath("copilot", { ...linux, env: { COPILOT_HOME: "/c" } })).toBe(
+      "/c/mcp-config.json",
+    );
+    expect(hostConfigPaths("kilo", { ...linux, env: { XDG_CONFIG_HOME: "/x" } })).toEqual([
+      "/x/kilo/kilo.json",
+      "/x/kilo/kilo.jsonc",
+      "/x/kilo/config.json",
+    ]);
+    expect(hostConfigPath("continue", linux)).toBe("/home/u/.continue/config.yaml");
+    expect(hostConfigPath("continue", { ...mac, env: { CONTINUE_GLOBAL_DIR: "/k" } })).toBe(
+      "/k/config.yaml",
+    );
+    const cline = "settings/cline_mcp_settings.json";
+    expect(hostConfigPath("cline-cli", linux)).toBe(`/home/u/.cline/data/${cline}`);
+    expect(hostConfigPath("cline-cli", { ...linux, env: { CLINE_DIR: "/cd" } })).toBe(
+      `/cd/data/${cline}`,
+    );
+    expect(
+      hostConfigPath("cline-cli", { ...linux, env: { CLINE_DIR: "/cd", CLINE_DATA_DIR: "/dd" } }),
+    ).toBe(`/dd/${cline}`);
+    expect(
+      hostConfigPath("cline-cli", { ...linux, env: { CLINE_MCP_SETTINGS_PATH: "/m/mcp.json" } }),
+    ).toBe("/m/mcp.json");
+    expect(hostConfigPath("augment", mac)).toBe("/Users/u/.augment/settings.json");
+  });
+
+  it("reads Continue's list of blocks, and nothing from a map where a list belongs", () => {
+    expect(serverMapPaths("continue", { mcpServers: [{ name: "a", command: "x" }] })).toEqual([
+      ["mcpServers"],
+    ]);
+    expect(serverMapPaths("continue", { mcpServers: { a: { command: "x" } } })).toEqual([]);
+    expect(serverMapPaths("kilo", { mcp: { a: { type: "local" } } })).toEqual([["mcp"]]);
+  });
+
   it("reads OpenCode's V2 servers under mcp.servers, and V1's straight under mcp", () => {
     expect(serverMapPaths("opencode", { mcp: { servers: { a: { type: "local" } } } })).toEqual([
       ["mcp", "servers"],

@@ -18,6 +18,33 @@
  * | cline          | VS Code's `globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json` | `mcpServers` |
  * | goose          | `$XDG_CONFIG_HOME/goose/config.yaml`, YAML                     | `extensions` |
  * | lm-studio      | `~/.lmstudio/mcp.json`                                         | `mcpServers` |
+ * | qwen           | `~/.qwen/settings.json` (`$QWEN_HOME/settings.json`)           | `mcpServers` |
+ * | copilot        | `~/.copilot/mcp-config.json` (`$COPILOT_HOME/…`)               | `mcpServers` |
+ * | kilo           | `$XDG_CONFIG_HOME/kilo/kilo.json` (or `kilo.jsonc`, `config.json`) | `mcp` |
+ * | continue       | `~/.continue/config.yaml` (`$CONTINUE_GLOBAL_DIR/…`), YAML      | `mcpServers` (a list) |
+ * | cline-cli      | `~/.cline/data/settings/cline_mcp_settings.json`               | `mcpServers` |
+ * | augment        | `~/.augment/settings.json`                                     | `mcpServers` |
+ *
+ * Where the six beyond the first twelve come from (each read in the host's own source or docs):
+ * - qwen (Qwen Code, a Gemini CLI fork, `@qwen-code/qwen-code`): `Storage.getGlobalQwenDir()`
+ *   is `$QWEN_HOME` else `~/.qwen`; `settings.json` holds Gemini's `mcpServers` (`url` is SSE,
+ *   `httpUrl` Streamable HTTP); a project's `.qwen/settings.json` too.
+ * - copilot (GitHub Copilot CLI, `@github/copilot`): docs.github.com, "Adding MCP servers for
+ *   GitHub Copilot CLI": `~/.copilot/mcp-config.json`, moved by `$COPILOT_HOME`; `mcpServers`
+ *   entries with `"type": "local" | "stdio" | "http" | "sse"` and `"tools"`.
+ * - kilo (Kilo Code CLI 7, `@kilocode/cli`, an OpenCode fork): kilo.ai/docs/automate/mcp/
+ *   using-in-cli: `~/.config/kilo/kilo.json` (`kilo.jsonc`, `config.json`), project
+ *   `kilo.json` or `.kilo/kilo.json`; OpenCode's `mcp` shape (`"type": "local"`, a command array).
+ * - continue (Continue CLI `cn`, `@continuedev/cli`): `env.continueHome` is
+ *   `$CONTINUE_GLOBAL_DIR` else `~/.continue`, and `config.yaml`'s `mcpServers` is a list of
+ *   `{ name, command, args, env, cwd }` or `{ name, url, type, requestOptions }` (src/env.ts,
+ *   src/services/MCPService.ts).
+ * - cline-cli (Cline CLI 3, `cline` → `@cline/shared` storage/paths): `$CLINE_MCP_SETTINGS_PATH`,
+ *   else `$CLINE_DATA_DIR/settings/…`, else `($CLINE_DIR or ~/.cline)/data/settings/
+ *   cline_mcp_settings.json`; the same entries as Cline's VS Code extension.
+ * - augment (Auggie CLI, `@augmentcode/auggie`): `--augment-cache-dir` defaults to
+ *   `~/.augment`, whose `settings.json` has a name-keyed `mcpServers` (a `url` with no type is
+ *   Streamable HTTP); a project's `.augment/settings.json` too.
  *
  * Windows paths follow each host's documentation too. `$XDG_CONFIG_HOME` defaults to
  * `~/.config`, as Electron's own userData path and the XDG tools do.
@@ -37,6 +64,12 @@ export const HOSTS = [
   "cline",
   "goose",
   "lm-studio",
+  "qwen",
+  "copilot",
+  "kilo",
+  "continue",
+  "cline-cli",
+  "augment",
 ] as const;
 export type HostName = (typeof HOSTS)[number];
 
@@ -48,7 +81,7 @@ export function isHostName(value: string): value is HostName {
 export type HostFormat = "json" | "toml" | "yaml";
 
 export function hostFormat(host: HostName): HostFormat {
-  return host === "codex" ? "toml" : host === "goose" ? "yaml" : "json";
+  return host === "codex" ? "toml" : host === "goose" || host === "continue" ? "yaml" : "json";
 }
 
 export interface HostEnvironment {
@@ -124,7 +157,36 @@ export function hostConfigPaths(host: HostName, where: HostEnvironment): string[
         : [join(configHome(where), "goose", "config.yaml")];
     case "lm-studio":
       return [join(where.home, ".lmstudio", "mcp.json")];
+    case "qwen":
+      return [envDir(where, "QWEN_HOME", join(where.home, ".qwen"), "settings.json")];
+    case "copilot":
+      return [envDir(where, "COPILOT_HOME", join(where.home, ".copilot"), "mcp-config.json")];
+    case "kilo": {
+      const dir = join(configHome(where), "kilo");
+      return [join(dir, "kilo.json"), join(dir, "kilo.jsonc"), join(dir, "config.json")];
+    }
+    case "continue":
+      return [envDir(where, "CONTINUE_GLOBAL_DIR", join(where.home, ".continue"), "config.yaml")];
+    case "cline-cli": {
+      const file = where.env.CLINE_MCP_SETTINGS_PATH;
+      if (file !== undefined && isAbsolute(file)) return [file];
+      const root = envDir(where, "CLINE_DIR", join(where.home, ".cline"), "");
+      const data = envDir(where, "CLINE_DATA_DIR", join(root, "data"), "");
+      return [join(data, "settings", "cline_mcp_settings.json")];
+    }
+    case "augment":
+      return [join(where.home, ".augment", "settings.json")];
   }
+}
+
+/** `mcpool wire HOST --help`'s last lines: where this host's file is looked for, in order. */
+export function hostFilesHelp(host: HostName, where: HostEnvironment): string {
+  const paths = hostConfigPaths(host, where);
+  return [
+    "",
+    `${host} keeps its MCP servers in (wire edits the first that exists):`,
+    ...paths.map((path) => `  ${path}`),
+  ].join("\n");
 }
 
 /** The host's first user file: where `wire` looks when none exists, for its message. */
@@ -157,6 +219,17 @@ export function projectConfigPaths(
       return [{ path: join(cwd, "opencode.json") }, { path: join(cwd, "opencode.jsonc") }];
     case "zed":
       return [{ path: join(cwd, ".zed", "settings.json") }];
+    case "qwen":
+      return [{ path: join(cwd, ".qwen", "settings.json") }];
+    case "kilo":
+      return [
+        "kilo.json",
+        "kilo.jsonc",
+        join(".kilo", "kilo.json"),
+        join(".kilo", "kilo.jsonc"),
+      ].map((file) => ({ path: join(cwd, file) }));
+    case "augment":
+      return [{ path: join(cwd, ".augment", "settings.json") }];
     default:
       return [];
   }
@@ -175,6 +248,7 @@ export function serversKey(host: HostName): string {
     case "codex":
       return "mcp_servers";
     case "opencode":
+    case "kilo":
       return "mcp";
     case "zed":
       return "context_servers";
@@ -194,7 +268,13 @@ export function serverMapPaths(host: HostName, root: unknown): JsonPath[] {
   if (!isObject(root)) return [];
   const map = root[key];
   const paths: JsonPath[] = [];
-  if (host === "opencode" && isObject(map) && isObject(map.servers) && !("type" in map.servers)) {
+  if (host === "continue") return Array.isArray(map) ? [[key]] : [];
+  if (
+    (host === "opencode" || host === "kilo") &&
+    isObject(map) &&
+    isObject(map.servers) &&
+    !("type" in map.servers)
+  ) {
     // OpenCode V2 moved servers under `mcp.servers`; V1 put them straight under `mcp`.
     paths.push([key, "servers"]);
   } else if (isObject(map)) paths.push([key]);

@@ -19,8 +19,8 @@ import {
 export interface HostEntry {
   /** The key the host gives it. */
   name: string;
-  /** Its key path in the file: the map's path, then `name`. */
-  path: string[];
+  /** Its key path in the file: the map's path, then `name` (a list's: the item's index). */
+  path: JsonPath;
   /** The project of `~/.claude.json` whose map holds it, if it is a project's. */
   project?: string;
   /** The entry as the host wrote it. */
@@ -82,13 +82,21 @@ export function hostEntries(
   for (const mapPath of maps) {
     let map: unknown = root;
     for (const key of mapPath) map = isObject(map) ? map[key as string] : undefined;
+    if (Array.isArray(map)) {
+      // Continue's `mcpServers` is a list of blocks, each named by its `name`.
+      for (const [index, value] of map.entries()) {
+        const name = isObject(value) && typeof value.name === "string" ? value.name : `#${index}`;
+        entries.push({ name, path: [...mapPath, index], value });
+      }
+      continue;
+    }
     if (!isObject(map)) continue;
     const project =
       mapPath[0] === "projects" && mapPath.length > 2 ? String(mapPath[1]) : undefined;
     for (const [name, value] of Object.entries(map)) {
       entries.push({
         name,
-        path: [...mapPath.map(String), name],
+        path: [...mapPath, name],
         ...(project !== undefined ? { project } : {}),
         value,
       });

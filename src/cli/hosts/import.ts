@@ -1,7 +1,7 @@
 /**
  * `mcpool import [--from HOST[,HOST…]] [--write] [--json]` (SPEC D8, issue 18): the MCP
- * servers of the hosts a user already has — the twelve of `hosts/configs.ts`, from Claude
- * Desktop to Codex, Goose and LM Studio — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
+ * servers of the hosts a user already has — the eighteen of `hosts/configs.ts`, from Claude
+ * Desktop to Codex, Goose, LM Studio and the CLIs of issue 30 — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
  * the old file as `mcp.json.mcpool-backup-<time>` (backup.ts) and replaces it atomically; the daemon sees the
  * save and reconciles.
  *
@@ -33,10 +33,11 @@ import {
   type JsonPath,
 } from "./configs.js";
 import { backupPath } from "./backup.js";
-import { isBridgeBody, looksLikeSse, toMcpBody } from "./entries.js";
+import { isBridgeBody, looksLikeSse } from "./entries.js";
 import { parseHostText, readHostFile, readIfThere } from "./files.js";
 import { ImportError, insertProperty, styleOf } from "./json-insert.js";
 import { redactJsonSecrets } from "./redact-json.js";
+import { hostBody } from "./shapes.js";
 import { unifiedDiff } from "./unified-diff.js";
 import { EXIT } from "../output/exit-codes.js";
 
@@ -205,7 +206,7 @@ function candidateRow(
   name: string,
   value: unknown,
 ): { row: McpServerConfig } | { why: string } {
-  const body = toMcpBody(host, value);
+  const body = hostBody(host, value);
   if ("skip" in body) return { why: String(body.skip) };
   // What `mcpool wire` wrote: importing it would make the pool serve itself.
   if (isBridgeBody(body)) return { why: "it already goes through mcpool (`mcpool wire` wrote it)" };

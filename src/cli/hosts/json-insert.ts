@@ -1,10 +1,11 @@
 /**
  * Adding a property to a JSON-with-comments text without touching anything the user wrote
  * (`mcpool import` into mcpool's own `mcp.json`): only the new text is formatted, in the
- * file's own indentation and line ends.
+ * file's own indentation and line ends — on the same line, for a file written on one line.
  */
 import { findNodeAtLocation, parseTree } from "jsonc-parser";
 import type { JsonPath } from "./configs.js";
+import { addProperty, layoutOf } from "./json-layout.js";
 
 /** Thrown for a target that cannot be merged into; the message says why. */
 export class ImportError extends Error {
@@ -50,6 +51,10 @@ export function insertProperty(
     if (path.length === 0) throw new ImportError("the file does not hold a JSON object");
     const made = insertProperty(text, path.slice(0, -1), String(path.at(-1)), {}, style);
     return insertProperty(made, path, key, value, style);
+  }
+  // A file written on one line stays on one line (issue 30).
+  if (!text.trimEnd().includes("\n")) {
+    return addProperty(text, container, key, value, layoutOf(text));
   }
   const entry = (indent: string): string =>
     `${JSON.stringify(key)}: ${JSON.stringify(value, null, style.unit).replaceAll("\n", style.eol + indent)}`;

@@ -109,6 +109,28 @@ function without(root: unknown, name: string, keys: ReadonlySet<string>): unknow
   return copy;
 }
 
+/** The `args = …` pair of the table whose header is `parts[at]`, if it has one. */
+function oldArgs(parts: readonly Statement[], at: number): string | undefined {
+  for (const part of parts.slice(at + 1)) {
+    if (part.kind === "header") return undefined;
+    if (part.kind === "pair" && part.key?.length === 1 && part.key[0] === "args") return part.text;
+  }
+  return undefined;
+}
+
+/**
+ * `args` as a TOML array in the style the table's old one had (issue 30): on one line, or an
+ * item a line at the old items' indentation, with a trailing comma if it had one.
+ */
+function tomlArgs(args: readonly string[], old: string | undefined, eol: string): string {
+  const items = args.map(tomlString);
+  const body = old?.slice(old.indexOf("[") + 1, old.lastIndexOf("]"));
+  if (body === undefined || !body.includes("\n")) return `[${items.join(", ")}]`;
+  const indent = /\n([ \t]*)\S/.exec(body)?.[1] ?? "  ";
+  const trailing = /,\s*$/.test(body) ? "," : "";
+  return `[${eol}${items.map((item) => indent + item).join(`,${eol}`)}${trailing}${eol}]`;
+}
+
 /**
  * `text` with `[mcp_servers.<name>]` starting `command` with `args` instead of its own
  * connection (`connection`: the keys that make one), or why it cannot be rewritten safely.
@@ -127,6 +149,7 @@ export function rewriteCodexServer(
     return { why: `not written as a [mcp_servers.${name}] table; wire it by hand` };
   }
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const argsText = tomlArgs(args, oldArgs(parts, at), eol);
   const kept: string[] = [];
   let inTable = false;
   let dropTable = false;
@@ -141,7 +164,7 @@ export function rewriteCodexServer(
         const header = part.text.endsWith("\n") ? part.text : part.text + eol;
         kept[kept.length - 1] = header;
         kept.push(`command = ${tomlString(command)}${eol}`);
-        kept.push(`args = [${args.map(tomlString).join(", ")}]${eol}`);
+        kept.push(`args = ${argsText}${eol}`);
       }
       continue;
     }

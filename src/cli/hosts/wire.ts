@@ -16,7 +16,6 @@ import { copyFile, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { applyEdits, modify, type FormattingOptions } from "jsonc-parser";
 import { normalizeBody, parseMcpJson, ConfigSyntaxError } from "../../config/mcp-json.js";
 import type { McpServerConfig } from "../../config/rows.js";
 import { sameConnection } from "../../config/same-connection.js";
@@ -32,13 +31,15 @@ import {
   type HostEnvironment,
   type HostName,
 } from "./configs.js";
-import { bridgeEntryOf, connectionKeys, isBridgeBody, toMcpBody, wiredEntry } from "./entries.js";
+import { bridgeEntryOf, isBridgeBody } from "./entries.js";
 import { hostEntries, parseHostText, readIfThere, type HostEntry } from "./files.js";
+import { rewriteJsonEntry } from "./json-layout.js";
 import { redactJsonSecrets } from "./redact-json.js";
 import { redactTomlSecrets, redactYamlSecrets } from "./redact-text.js";
 import { rewriteCodexServer } from "./toml-rewrite.js";
 import { unifiedDiff } from "./unified-diff.js";
-import { rewriteGooseExtension } from "./yaml-rewrite.js";
+import { hostBody, hostConnectionKeys, hostWiredEntry } from "./shapes.js";
+import { rewriteYamlEntry } from "./yaml-rewrite.js";
 import { EXIT } from "../output/exit-codes.js";
 
 export { wiredEntry } from "./entries.js";
@@ -100,7 +101,7 @@ export function planWire(
 ): WirePlanEntry[] {
   const usable = rows.filter((row) => row.enabled !== false);
   return entries.map((entry) => {
-    const body = toMcpBody(host, entry.value);
+    const body = hostBody(host, entry.value);
     if ("skip" in body)
       return { ...entry, serverId: undefined, wired: false, why: String(body.skip) };
     if (isBridgeBody(body)) {
@@ -118,39 +119,6 @@ export function planWire(
   });
 }
 
-/** Indentation and line ends as the file already has them, so edits look native. */
-function formattingOf(text: string): FormattingOptions {
-  const indent = /^([ \t]+)\S/m.exec(text)?.[1] ?? "  ";
-  return {
-    insertSpaces: !indent.startsWith("\t"),
-    tabSize: indent.startsWith("\t") ? 1 : indent.length,
-    eol: text.includes("\r\n") ? "\r\n" : "\n",
-  };
-}
-
-/**
- * A JSON host's entry rewritten key by key, so its other keys keep their text: the old
- * connection dropped, then the bridge's keys set (in place where they were, appended where
- * they were not).
- */
-function rewriteJsonEntry(
-  text: string,
-  entry: WirePlanEntry,
-  original: Record<string, unknown>,
-  wired: Record<string, unknown>,
-): string {
-  const formattingOptions = formattingOf(text);
-  let next = text;
-  const edit = (key: string, to: unknown): void => {
-    next = applyEdits(next, modify(next, [...entry.path, key], to, { formattingOptions }));
-  };
-  for (const key of Object.keys(original)) if (!(key in wired)) edit(key, undefined);
-  for (const [key, value] of Object.entries(wired)) {
-    if (JSON.stringify(original[key]) !== JSON.stringify(value)) edit(key, value);
-  }
-  return next;
-}
-
 /** The host's text with every matched entry wired; entries that cannot be get a `why`. */
 export function applyWire(
   host: HostName,
@@ -165,7 +133,7 @@ export function applyWire(
   for (const entry of plan) {
     if (entry.serverId === undefined || !isObject(entry.value)) continue;
     const pipe = pipes.get(entry.serverId);
-    const wired = wiredEntry(
+    const wired = hostWiredEntry(
       entry.value,
       host,
       entry.serverId,
@@ -182,11 +150,11 @@ export function applyWire(
             entry.name,
             wired.command as string,
             wired.args as string[],
-            connectionKeys(host),
+            hostConnectionKeys(host),
           )
         : format === "yaml"
-          ? rewriteGooseExtension(next, entry.name, wired, connectionKeys(host))
-          : { text: rewriteJsonEntry(next, entry, entry.value, wired) };
+          ? rewriteYamlEntry(next, entry.path, wired, hostConnectionKeys(host))
+          : rewriteJsonEntry(next, entry.path, entry.value, wired);
     if ("why" in result) {
       entry.why = result.why;
       entry.serverId = undefined;
@@ -307,13 +275,16 @@ export async function runWire(options: WireOptions): Promise<number> {
   printWire(plan, pipes, bridgeArgs, out);
   if (changed.length === 0) {
     out(`nothing to wire in ${path}`);
-  } else if (backup !== undefined) {
-    out(`wrote ${path} (backup at ${backup})`);
   } else {
+    // The diff shown is the one written, or the one --write would write.
     out("");
     out(diff);
     out("");
-    out("dry run: nothing was written; run again with --write to apply (a backup is kept)");
+    out(
+      backup !== undefined
+        ? `wrote ${path} (backup at ${backup})`
+        : "dry run: nothing was written; run again with --write to apply (a backup is kept)",
+    );
   }
   return EXIT.ok;
 }

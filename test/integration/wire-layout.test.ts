@@ -1,0 +1,224 @@
+/**
+ * Issue 30: `mcpool wire --write` keeps each file's own layout. A one-line file stays one
+ * line (compact or spaced), a pretty-printed one keeps its arrays an item a line, a
+ * tab-indented one its tabs, OpenCode's JSONC its one-line command arrays, comments and
+ * trailing commas, a YAML flow sequence stays flow and a TOML array an item a line — every
+ * byte but the wired keys' as it was. A second wire finds nothing to do and changes nothing.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
+import { planImport, writeImport } from "../../src/cli/hosts/import.js";
+import { runWire } from "../../src/cli/hosts/wire.js";
+
+const NODE = "/usr/bin/node";
+const MAIN = "/opt/mcpool/dist/cli/main.js";
+const bridge = (id: string) => [MAIN, "bridge", "--server", id];
+const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Wires `host`'s file holding `text` against mcpool's `servers`: the file after, twice. */
+async function wireTwice(
+  host: HostName,
+  text: string,
+  servers: Record<string, unknown>,
+): Promise<{ after: string; again: string; output: string }> {
+  const home = mkdtempSync(join(tmpdir(), `mcpool-layout-${host}-`));
+  dirs.push(home);
+  const where = { home, platform: "linux" as const, env: {} };
+  const file = hostConfigPath(host, where);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  const configPath = join(home, "mcpool", "mcp.json");
+  mkdirSync(dirname(configPath), { recursive: true });
+  writeFileSync(configPath, JSON.stringify({ mcpServers: servers }));
+  const run = async () => {
+    const lines: string[] = [];
+    const push = (line: string) => lines.push(line);
+    const code = await runWire({
+      host,
+      write: true,
+      configPath,
+      where,
+      command: [NODE, MAIN],
+      env: { PATH: "" },
+      out: push,
+      err: push,
+    });
+    expect(code, lines.join("\n")).toBe(0);
+    return lines.join("\n");
+  };
+  const output = await run();
+  const after = readFileSync(file, "utf8");
+  const second = await run();
+  expect(second).toContain("nothing to wire");
+  return { after, again: readFileSync(file, "utf8"), output };
+}
+
+describe("import keeps mcpool's own file's layout", () => {
+  it("adds a server to a one-line mcp.json on that line", async () => {
+    const home = mkdtempSync(join(tmpdir(), "mcpool-layout-import-"));
+    dirs.push(home);
+    const where = { home, platform: "linux" as const, env: {}, cwd: join(home, "project") };
+    const file = hostConfigPath("cursor", where);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ mcpServers: { files: { command: "npx", args: FILES } } }));
+    const target = join(home, "mcpool", "mcp.json");
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(
+      target,
+      `{ "mcpServers": { "echo": { "command": "mcpool", "args": ["echo-server"] } } }\n`,
+    );
+    await writeImport(await planImport({ target, hosts: ["cursor"], where }));
+    expect(readFileSync(target, "utf8")).toBe(
+      `{ "mcpServers": { "echo": { "command": "mcpool", "args": ["echo-server"] }, "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] } } }\n`,
+    );
+  });
+});
+
+describe("wire keeps the file's own layout", () => {
+  it("keeps a compact one-line Gemini file on one line", async () => {
+    const text = `{"theme":"GitHub","mcpServers":{"files":{"command":"npx","args":${JSON.stringify(FILES)},"env":{"A":"1"},"trust":true}}}\n`;
+    const { after, again } = await wireTwice("gemini", text, {
+      files: { command: "npx", args: FILES, env: { A: "1" } },
+    });
+    expect(after).toBe(
+      `{"theme":"GitHub","mcpServers":{"files":{"command":${JSON.stringify(NODE)},"args":${JSON.stringify(bridge("files"))},"trust":true}}}\n`,
+    );
+    expect(again).toBe(after);
+  });
+
+  it("keeps a spaced one-line file on one line, in its spacing", async () => {
+    const text = `{ "mcpServers": { "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] } } }`;
+    const { after, again } = await wireTwice("claude-desktop", text, {
+      files: { command: "npx", args: FILES },
+    });
+    expect(after).toBe(
+      `{ "mcpServers": { "files": { "command": "${NODE}", "args": ["${MAIN}", "bridge", "--server", "files"] } } }`,
+    );
+    expect(again).toBe(after);
+  });
+
+  it("keeps a pretty-printed file's arrays an item a line, and drops the last key's comma", async () => {
+    const text = `${JSON.stringify(
+      { mcpServers: { files: { command: "npx", args: FILES, env: { A: "1" } } } },
+      null,
+      2,
+    )}\n`;
+    const { after, again } = await wireTwice("cursor", text, {
+      files: { command: "npx", args: FILES, env: { A: "1" } },
+    });
+    expect(after).toBe(
+      `${JSON.stringify({ mcpServers: { files: { command: NODE, args: bridge("files") } } }, null, 2)}\n`,
+    );
+    expect(again).toBe(after);
+  });
+
+  it("keeps a tab-indented file's tabs when a remote entry becomes a bridge", async () => {
+    const text = `${JSON.stringify(
+      {
+        mcpServers: {
+          remote: { serverUrl: "https://mcp.example.com/mcp", disabled: false },
+          other: { command: "other-server", args: ["--flag"] },
+        },
+      },
+      null,
+      "\t",
+    )}\n`;
+    const { after, again } = await wireTwice("windsurf", text, {
+      remote: { type: "http", url: "https://mcp.example.com/mcp" },
+    });
+    expect(after).toBe(
+      `${JSON.stringify(
+        {
+          mcpServers: {
+            remote: { disabled: false, command: NODE, args: bridge("remote") },
+            other: { command: "other-server", args: ["--flag"] },
+          },
+        },
+        null,
+        "\t",
+      )}\n`,
+    );
+    expect(again).toBe(after);
+  });
+
+  it("keeps OpenCode's one-line command arrays, comments and trailing commas", async () => {
+    const head = `{
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "everything": {
+      "type": "local",
+      // Or ["bun", "x", "my-mcp-command"]
+`;
+    const tail = `      "enabled": true,
+    },
+    "jira": { "type": "remote", "url": "https://jira.example.com/mcp", "enabled": false },
+  },
+}
+`;
+    const text = `${head}      "command": ["npx", "-y", "@modelcontextprotocol/server-everything"],
+      "environment": { "MY_ENV_VAR": "{env:MY_ENV_VAR}" },
+${tail}`;
+    const { after, again } = await wireTwice("opencode", text, {
+      everything: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-everything"],
+        env: { MY_ENV_VAR: "${MY_ENV_VAR}" },
+      },
+    });
+    expect(after).toBe(
+      `${head}      "command": ${JSON.stringify([NODE, ...bridge("everything")]).replaceAll(",", ", ")},
+${tail}`,
+    );
+    expect(again).toBe(after);
+  });
+
+  it("keeps a YAML flow sequence flow, and the rest of Continue's file as it was", async () => {
+    const text = `name: Local Config
+version: 1.0.0
+schema: v1
+mcpServers:
+  - name: files
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+  - name: other
+    command: other-server
+`;
+    const { after, again } = await wireTwice("continue", text, {
+      files: { command: "npx", args: FILES },
+    });
+    expect(after).toBe(`name: Local Config
+version: 1.0.0
+schema: v1
+mcpServers:
+  - name: files
+    command: ${NODE}
+    args: ["${MAIN}", "bridge", "--server", "files"]
+  - name: other
+    command: other-server
+`);
+    expect(again).toBe(after);
+  });
+
+  it("keeps a Codex array on one line when it was on one line", async () => {
+    const text = `[mcp_servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+`;
+    const { after, again } = await wireTwice("codex", text, {
+      files: { command: "npx", args: FILES },
+    });
+    expect(after).toBe(`[mcp_servers.files]
+command = "${NODE}"
+args = ["${MAIN}", "bridge", "--server", "files"]
+`);
+    expect(again).toBe(after);
+  });
+});
