@@ -5,14 +5,7 @@
  * instance lock lets exactly one serve, and all five are answered by it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -21,7 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect, type PoolClient } from "mcpool-client";
 import { stdioBridge } from "../helpers/bridge.js";
 import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
-import { alive, fixture, waitFor } from "../helpers/processes.js";
+import { alive, daemonsFor, fixture, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 20_000;
 const AGENTS = 5;
@@ -51,21 +44,7 @@ afterEach(async () => {
 });
 
 /** Live `mcpool serve` processes for this home's socket (traced ones too), from /proc. */
-function daemonsOf(h: TestHome): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name) || !alive(Number(name))) continue;
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
-      const env = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
-      if (argv.includes("serve") && env.includes(`MCPOOL_SOCKET=${h.socketPath}`))
-        found.push(Number(name));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
+const daemonsOf = (h: TestHome): number[] => daemonsFor(h.socketPath);
 
 /** An agent in its own process: auto-starts the daemon as `mcpool bridge` does, then asks it. */
 function agentScript(h: TestHome, daemon = [process.execPath, cliPath, "serve"]): string {
