@@ -100,7 +100,7 @@ describe("defaultSocketPath with an injected runtime base", () => {
   });
 });
 
-/** What a host's SDK client does: spawn the entry, initialize, call echo's `pid`. */
+/** What a host's SDK client does: spawn the entry, initialize, list, call echo's `pid`. */
 async function pidThrough(command: string, args: string[], env: Record<string, string>) {
   const transport = new StdioClientTransport({ command, args, env, stderr: "pipe" });
   let stderr = "";
@@ -108,6 +108,8 @@ async function pidThrough(command: string, args: string[], env: Record<string, s
   const client = new Client({ name: "bare-host", version: "1.0.0" });
   try {
     await client.connect(transport);
+    // As hosts do: the tool list first, then the call.
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("pid");
     const result = await client.callTool({ name: "pid", arguments: {} });
     return Number((result.content as { text: string }[])[0]?.text);
   } catch (error) {
