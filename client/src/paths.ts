@@ -4,7 +4,7 @@
  * import it from here, so they cannot disagree. Node's fs, os and path only: the lean
  * `mcpool bridge` loads this file before anything else.
  */
-import { lstatSync } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 
@@ -17,6 +17,15 @@ export const RUNTIME_BASE = "/run/user";
 
 const uid = (): number | undefined => process.getuid?.();
 
+/** lstat, or undefined when there is nothing there or it may not be looked at (EACCES). */
+function lstatOrNone(path: string): Stats | undefined {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `<base>/<uid>` when it is what systemd makes it: a real directory (not a symlink), owned
  * by this uid, mode 0700. Else undefined: a directory anyone else made or can enter is not
@@ -26,7 +35,7 @@ export function userRuntimeDir(base: string = RUNTIME_BASE): string | undefined 
   const id = uid();
   if (id === undefined) return undefined;
   const dir = join(base, String(id));
-  const stats = lstatSync(dir, { throwIfNoEntry: false });
+  const stats = lstatOrNone(dir);
   if (stats === undefined || !stats.isDirectory()) return undefined;
   return stats.uid === id && (stats.mode & 0o777) === 0o700 ? dir : undefined;
 }
@@ -80,7 +89,7 @@ export function foreignSocketFolder(socketPath: string): string | undefined {
   const id = uid();
   if (id === undefined) return undefined;
   for (let dir = dirname(resolve(socketPath)); ; dir = dirname(dir)) {
-    const stats = lstatSync(dir, { throwIfNoEntry: false });
+    const stats = lstatOrNone(dir);
     if (stats !== undefined) {
       const shared = (stats.mode & 0o1000) !== 0 && (stats.mode & 0o002) !== 0;
       if (stats.uid === id || shared) return undefined;
