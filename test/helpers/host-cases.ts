@@ -5,6 +5,9 @@
  */
 import type { HostName } from "../../src/cli/hosts/configs.js";
 
+/** The daemon socket wire is given in these cases; every wired entry names it. */
+export const WIRED_SOCKET = "/run/user/1000/mcpool/mcpool.sock";
+
 export interface HostCase {
   host: HostName;
   /** The file, relative to HOME, on each platform. */
@@ -84,12 +87,12 @@ ${CODEX_TAIL}`,
   kept: { docs: { startup_timeout_sec: 20 }, linear: { tool_timeout_sec: 60 } },
   left: [],
   exact: ([node, main]) => `${CODEX_HEAD}command = "${node}"
-args = ["${main}", "bridge", "--server", "docs"]
+args = ["${main}", "bridge", "--server", "docs", "--socket", "${WIRED_SOCKET}"]
 startup_timeout_sec = 20 # the first start downloads the package
 
 [mcp_servers.linear]
 command = "${node}"
-args = ["${main}", "bridge", "--server", "linear"]
+args = ["${main}", "bridge", "--server", "linear", "--socket", "${WIRED_SOCKET}"]
 tool_timeout_sec = 60
 
 ${CODEX_TAIL}`,
@@ -437,6 +440,8 @@ ${GOOSE_TAIL}`,
     - bridge
     - --server
     - github
+    - --socket
+    - ${WIRED_SOCKET}
     bundled: null
     cmd: ${node}
     description: GitHub issues and pull requests
@@ -455,6 +460,8 @@ ${GOOSE_TAIL}`,
     - bridge
     - --server
     - remote
+    - --socket
+    - ${WIRED_SOCKET}
 ${GOOSE_TAIL}`,
 };
 
