@@ -4,7 +4,7 @@
  * tools/list, then idle), given the three reference servers (server-everything, -memory,
  * -filesystem). Direct: every host spawns the three servers itself. Pooled, once per entry
  * kind `mcpool wire` writes — the SDK bridge (`dist/cli/main.js bridge`), the lean bridge
- * (`dist/cli/bin.js bridge`), the perl pipe to the server's MCP socket (PERL_RELAY) — every
+ * (`dist/cli/bin.js bridge`), the perl relay `mcpool wire` writes (relay/mcpool-pipe.pl, to the server's MCP socket) — every
  * host spawns three entries to one daemon that runs the three servers. Per arm, once
  * everything is up and has settled: the processes (the hosts, everything under them and,
  * pooled, the daemon and its children) and their PSS summed from /proc/<pid>/smaps_rollup
@@ -32,7 +32,7 @@ const HOSTS = Number(process.env.BENCH_HOSTS_SESSIONS ?? 5);
 /** Hosts starting at once: a 2-core machine spawning 15 Node servers together measures only its scheduler. */
 const STARTING_AT_ONCE = 2;
 const SETTLE_MS = 2000;
-const { PERL_RELAY } = await import(join(repoRoot, "dist/cli/hosts/pipe-entry.js"));
+const { relayArgs } = await import(join(repoRoot, "dist/cli/hosts/pipe-entry.js"));
 const { mcpSocketPath } = await import(join(repoRoot, "dist/bridge/mcp-socket-paths.js"));
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -100,7 +100,7 @@ run("Host sessions", async () => {
   const kinds = {
     "sdk-bridge": each(bridge("dist/cli/main.js")),
     "lean-bridge": each(bridge("dist/cli/bin.js")),
-    "perl-pipe": each((id) => ({ command: "perl", args: ["-e", PERL_RELAY, socket(id)] })),
+    "perl-pipe": each((id) => ({ command: "perl", args: relayArgs(id, home.socketPath) })),
   };
   const pooled = {};
   for (const [kind, entries] of Object.entries(kinds)) {

@@ -25,8 +25,8 @@ const RUNS = Number(process.env.BENCH_P10_RUNS ?? 7);
 const HOSTS = 3;
 const mainJs = join(repoRoot, "dist/cli/main.js");
 const binJs = join(repoRoot, "dist/cli/bin.js");
-const { pipeCandidates } = await import(join(repoRoot, "dist/cli/pipe-entry.js"));
-const { onPath } = await import(join(repoRoot, "dist/cli/service-env.js"));
+const { pipeCandidates } = await import(join(repoRoot, "dist/cli/hosts/pipe-entry.js"));
+const { onPath } = await import(join(repoRoot, "dist/cli/service/env.js"));
 const { mcpSocketPath } = await import(join(repoRoot, "dist/bridge/mcp-socket-paths.js"));
 
 const HANDSHAKE = [
@@ -125,7 +125,8 @@ run("P10 entry", async () => {
 
   const bridge = (cli, id) => [cli, "bridge", "--server", id, "--socket", home.socketPath];
   /** The args `mcpool wire` writes for `tool`'s pipe to `id`'s socket. */
-  const pipeArgs = (tool, id) => pipeCandidates(socket(id)).find((c) => c.tool === tool).args;
+  const pipeArgs = (tool, id) =>
+    pipeCandidates(home.socketPath, id).find((c) => c.tool === tool).args;
   const perl = (id) => pipeArgs("perl", id);
   const node = process.execPath;
   const bareNode = await medianOf(

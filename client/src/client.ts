@@ -43,7 +43,7 @@ import {
 import { conversationsClient, identified } from "./conversations.js";
 import { DaemonLink } from "./daemon-link.js";
 import { defaultDaemonCommand } from "./daemon-start.js";
-import { defaultSocketPath } from "./paths.js";
+import { ownSocketPath } from "./paths.js";
 import {
   CallRouting,
   type ElicitHandler,
@@ -96,7 +96,7 @@ class SocketPoolClient implements PoolClient {
     this.subscriptions = new Subscriptions(this.routing, () => this.link.connection);
     this.link = new DaemonLink(
       {
-        socketPath: options.socketPath ?? defaultSocketPath(),
+        socketPath: ownSocketPath(options.socketPath),
         clientName: options.clientName,
         autoStart:
           options.autoStart === true

@@ -9,6 +9,7 @@ import { createConnection, type Socket } from "node:net";
 
 import { McpPoolError } from "mcpool-protocol";
 import { daemonEnvironment } from "./daemon-start.js";
+import { foreignSocketFolder } from "./paths.js";
 
 function unavailable(message: string, detail: Record<string, unknown> = {}): McpPoolError {
   return new McpPoolError("daemon-unavailable", message, detail);
@@ -111,6 +112,14 @@ async function startDaemon(
 ): Promise<Socket> {
   const [file, ...args] = command;
   if (file === undefined) throw unavailable("autoStart needs a non-empty autoStartCommand");
+  // Only ever this user's own daemon (issue 30): a socket in another user's folder is theirs.
+  const foreign = foreignSocketFolder(path);
+  if (foreign !== undefined) {
+    throw unavailable(
+      `not starting a daemon for ${path}: ${foreign}, so it is not your socket; name one of yours with --socket PATH or MCPOOL_SOCKET, or start yours with \`mcpool serve\``,
+      { socketPath: path },
+    );
+  }
   const deadline = Date.now() + timeoutMs;
   let launch = spawnDaemon(path, file, args);
   for (;;) {

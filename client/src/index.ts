@@ -17,7 +17,7 @@ export {
   type PoolClient,
   type RunHooksOptions,
 } from "./client.js";
-export { defaultSocketPath } from "./paths.js";
+export { defaultSocketPath, ownSocketPath } from "./paths.js";
 export type {
   ConversationLeaseHandle,
   ConversationsClient,

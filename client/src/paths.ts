@@ -1,24 +1,100 @@
 /**
- * Where the daemon's socket is, by default (SPEC D1). The one definition: the daemon, the
- * CLI and every client import it from here, so they cannot disagree.
+ * Where the daemon's socket is, by default (SPEC D1), and which socket is this user's own
+ * (issue 30). The one definition: the daemon, the CLI, the lean bridge and every client
+ * import it from here, so they cannot disagree. Node's fs, os and path only: the lean
+ * `mcpool bridge` loads this file before anything else.
  */
+import { lstatSync, type Stats } from "node:fs";
 import { userInfo } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 
 /**
- * `$MCPOOL_SOCKET`, else `$XDG_RUNTIME_DIR/mcpool/mcpool.sock`, else
- * `/tmp/mcpool-<uid>/mcpool.sock`.
+ * Where systemd (pam_systemd) makes each user's runtime directory, `<base>/<uid>`: what
+ * `$XDG_RUNTIME_DIR` names in a login session, and what a host that starts its servers with
+ * a trimmed environment (the MCP SDK's default: no `XDG_RUNTIME_DIR`) no longer says.
+ */
+export const RUNTIME_BASE = "/run/user";
+
+const uid = (): number | undefined => process.getuid?.();
+
+/** lstat, or undefined when there is nothing there or it may not be looked at (EACCES). */
+function lstatOrNone(path: string): Stats | undefined {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `<base>/<uid>` when it is what systemd makes it: a real directory (not a symlink), owned
+ * by this uid, mode 0700. Else undefined: a directory anyone else made or can enter is not
+ * this user's runtime directory.
+ */
+export function userRuntimeDir(base: string = RUNTIME_BASE): string | undefined {
+  const id = uid();
+  if (id === undefined) return undefined;
+  const dir = join(base, String(id));
+  const stats = lstatOrNone(dir);
+  if (stats === undefined || !stats.isDirectory()) return undefined;
+  return stats.uid === id && (stats.mode & 0o777) === 0o700 ? dir : undefined;
+}
+
+/**
+ * `$MCPOOL_SOCKET`, else `$XDG_RUNTIME_DIR/mcpool/mcpool.sock`, else the same in systemd's
+ * runtime directory for this user when there is one (`/run/user/<uid>`, see
+ * {@link userRuntimeDir}: the variable is often stripped, the directory is still there),
+ * else `/tmp/mcpool-<uid>/mcpool.sock`.
  *
  * The last fallback is a fixed `/tmp` path keyed by uid rather than env-paths' temp dir
  * (`os.tmpdir()`, which follows `$TMPDIR`): a daemon started by a service manager and an
  * agent started from a shell often see different `$TMPDIR`s, and must still meet. The
  * daemon creates the directory 0700 and refuses one owned by someone else.
+ *
+ * `runtimeBase`: where systemd's runtime directories are (tests give their own).
  */
-export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultSocketPath(
+  env: NodeJS.ProcessEnv = process.env,
+  runtimeBase: string = RUNTIME_BASE,
+): string {
   const explicit = env.MCPOOL_SOCKET;
   if (explicit !== undefined && explicit !== "") return explicit;
   const runtime = env.XDG_RUNTIME_DIR;
   if (runtime !== undefined && isAbsolute(runtime)) return join(runtime, "mcpool", "mcpool.sock");
-  const user = process.getuid?.() ?? userInfo().username;
+  const systemd = userRuntimeDir(runtimeBase);
+  if (systemd !== undefined) return join(systemd, "mcpool", "mcpool.sock");
+  const user = uid() ?? userInfo().username;
   return join("/tmp", `mcpool-${user}`, "mcpool.sock");
+}
+
+/**
+ * This user's own socket, the only one an auto-start may start a daemon for: the one named
+ * (an entry's or a command's `--socket`, `connect({ socketPath })`), else
+ * {@link defaultSocketPath} (`$MCPOOL_SOCKET`, then the discovery above).
+ */
+export function ownSocketPath(
+  named: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  runtimeBase: string = RUNTIME_BASE,
+): string {
+  return named !== undefined && named !== "" ? named : defaultSocketPath(env, runtimeBase);
+}
+
+/**
+ * Why a daemon must not be started for `socketPath`, or undefined when it may: the nearest
+ * folder of the socket that exists belongs to another user (and is not a shared sticky one
+ * like `/tmp`) — the socket is theirs, e.g. a `$XDG_RUNTIME_DIR` that `sudo` kept.
+ */
+export function foreignSocketFolder(socketPath: string): string | undefined {
+  const id = uid();
+  if (id === undefined) return undefined;
+  for (let dir = dirname(resolve(socketPath)); ; dir = dirname(dir)) {
+    const stats = lstatOrNone(dir);
+    if (stats !== undefined) {
+      const shared = (stats.mode & 0o1000) !== 0 && (stats.mode & 0o002) !== 0;
+      if (stats.uid === id || shared) return undefined;
+      return `${dir} belongs to uid ${stats.uid}, not to this user (uid ${id})`;
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 }

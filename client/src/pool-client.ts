@@ -135,7 +135,8 @@ export interface ConnectOptions {
    * behind. It starts with the environment a service would have (PATH, HOME, the XDG, LANG
    * and LC_ variables, USER, LOGNAME, TMPDIR, TZ, MCPOOL_*), never the rest of this
    * process's: put secrets for `${VAR}` in the daemon's env file (`~/.config/mcpool/env`).
-   * Default false.
+   * Only ever this user's own daemon: a socket whose folder belongs to another user is
+   * refused with `daemon-unavailable` before anything starts. Default false.
    */
   autoStart?: boolean;
   /**

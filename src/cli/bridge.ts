@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { connect, McpPoolError, type PoolClient } from "mcpool-client";
 import {
   answersApart,
@@ -58,6 +59,23 @@ function untilStopped(stdio: boolean): Promise<string> {
   });
 }
 
+/**
+ * A stdio bridge that has nothing to bridge to: every request the host sends (its
+ * `initialize` first) is answered with a JSON-RPC error carrying `message`, until the host
+ * goes away — what a host shows its user, where the bridge's stderr reaches no screen.
+ */
+async function refuseRequests(message: string, data: Record<string, unknown>): Promise<void> {
+  const stdio = new StdioServerTransport();
+  stdio.onmessage = (request) => {
+    if (!("method" in request) || !("id" in request)) return;
+    const error = { code: ErrorCode.InternalError, message, data };
+    void stdio.send({ jsonrpc: "2.0", id: request.id, error }).catch(() => undefined);
+  };
+  await stdio.start();
+  await untilStopped(true);
+  await stdio.close();
+}
+
 export async function runBridgeCommand(options: BridgeCommandOptions): Promise<number> {
   const { err } = options;
   let client: PoolClient;
@@ -70,10 +88,16 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
     });
   } catch (error) {
     if (!(error instanceof McpPoolError)) throw error;
+    const fix = `start it with \`mcpool service install\` (now and at every login) or \`mcpool serve\`, then restart this MCP server`;
     err(`mcpool bridge: ${error.message}`);
-    err(
-      `mcpool bridge: start the daemon with \`mcpool serve\` (or \`mcpool service install\`), then start the bridge again`,
-    );
+    err(`mcpool bridge: no daemon at ${options.socketPath}: ${fix}`);
+    if (options.httpPort === undefined) {
+      // The host shows an answer, not our stderr: its initialize gets why, and the fix.
+      await refuseRequests(
+        `mcpool: no daemon at ${options.socketPath} (${error.message}); ${fix}.`,
+        { code: error.code, detail: error.detail },
+      );
+    }
     return EXIT.notRunning;
   }
   let bridge: Bridge;
@@ -91,6 +115,7 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
     await client.close();
     if (error instanceof BridgeScopeError) {
       err(`mcpool bridge: ${error.message}`);
+      if (options.httpPort === undefined) await refuseRequests(`mcpool: ${error.message}`, {});
       return EXIT.badInput;
     }
     throw error;

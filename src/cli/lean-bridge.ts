@@ -8,21 +8,11 @@
  */
 import { existsSync, fstatSync } from "node:fs";
 import { connect, Socket } from "node:net";
-import { isAbsolute, join, resolve } from "node:path";
+import { resolve } from "node:path";
+// The client's paths.js alone (node:fs, os and path), not the client: one discovery for all.
+import { defaultSocketPath } from "mcpool-client/paths";
 import { HOST_GONE } from "../bridge/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
-
-/**
- * mcpool-client's `defaultSocketPath()` (client/src/paths.ts), restated: importing the
- * client would load it whole. test/unit/lean-bridge.test.ts holds the two to the same answer.
- */
-export function daemonSocketPath(env: NodeJS.ProcessEnv): string {
-  const explicit = env.MCPOOL_SOCKET;
-  if (explicit !== undefined && explicit !== "") return explicit;
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime !== undefined && isAbsolute(runtime)) return join(runtime, "mcpool", "mcpool.sock");
-  return join("/tmp", `mcpool-${process.getuid?.() ?? "user"}`, "mcpool.sock");
-}
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(
@@ -48,7 +38,7 @@ export function leanBridgeSocket(
     else if (flag === "--socket" && socket === undefined) socket = value;
     else return undefined;
   }
-  const daemon = resolve(socket ?? daemonSocketPath(env));
+  const daemon = resolve(socket ?? defaultSocketPath(env));
   if (catalog === undefined) return mcpSocketPath(daemon, server);
   // One server in catalogue mode has no socket of its own: the full CLI serves it.
   return server === undefined ? mcpCatalogSocketPath(daemon, catalog) : undefined;

@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { fileURLToPath } from "node:url";
 import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
-import { PERL_RELAY } from "../../src/cli/hosts/pipe-entry.js";
+import { relayArgs } from "../../src/cli/hosts/pipe-entry.js";
 import { cliPath, type TestHome } from "./daemon.js";
 import { alive, waitFor } from "./processes.js";
 
@@ -51,7 +51,11 @@ export function bridgeCommand(
   args: string[],
   via: BridgePath,
 ): { command: string; args: string[] } {
-  if (via === "perl") return { command: "perl", args: ["-e", PERL_RELAY, scopeSocket(home, args)] };
+  if (via === "perl") {
+    const at = args.indexOf("--server");
+    const id = at === -1 ? "@pool" : (args[at + 1] as string);
+    return { command: "perl", args: relayArgs(id, home.socketPath) };
+  }
   return {
     command: process.execPath,
     args: [via === "sdk" ? cliPath : binPath, "bridge", ...args],

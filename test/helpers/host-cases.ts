@@ -6,6 +6,9 @@
 import type { HostName } from "../../src/cli/hosts/configs.js";
 import { CLI_HOST_CASES } from "./host-cases-cli.js";
 
+/** The daemon socket wire is given in these cases; every wired entry names it. */
+export const WIRED_SOCKET = "/run/user/1000/mcpool/mcpool.sock";
+
 export interface HostCase {
   host: HostName;
   /** The file, relative to HOME, on each platform. */
@@ -91,12 +94,14 @@ args = [
   "bridge",
   "--server",
   "docs",
+  "--socket",
+  "${WIRED_SOCKET}",
 ]
 startup_timeout_sec = 20 # the first start downloads the package
 
 [mcp_servers.linear]
 command = "${node}"
-args = ["${main}", "bridge", "--server", "linear"]
+args = ["${main}", "bridge", "--server", "linear", "--socket", "${WIRED_SOCKET}"]
 tool_timeout_sec = 60
 
 ${CODEX_TAIL}`,
@@ -444,6 +449,8 @@ ${GOOSE_TAIL}`,
     - bridge
     - --server
     - github
+    - --socket
+    - ${WIRED_SOCKET}
     bundled: null
     cmd: ${node}
     description: GitHub issues and pull requests
@@ -462,6 +469,8 @@ ${GOOSE_TAIL}`,
     - bridge
     - --server
     - remote
+    - --socket
+    - ${WIRED_SOCKET}
 ${GOOSE_TAIL}`,
 };
 

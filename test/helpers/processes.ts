@@ -91,21 +91,34 @@ export function childrenOf(pid: number): number[] {
 }
 
 /**
- * Live `mcpool serve` processes (traced ones too) whose environment names `socketPath` as
- * MCPOOL_SOCKET, from /proc.
+ * Live `mcpool serve` processes started for `socketPath` (an auto-started daemon carries it
+ * as MCPOOL_SOCKET, daemon-start.ts), of any user: how a test counts the daemons of a socket.
  */
-export function daemonsServing(socketPath: string): number[] {
-  const found: number[] = [];
+export function daemonsFor(socketPath: string): number[] {
+  const out: number[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name) || !alive(Number(name))) continue;
     try {
+      const environ = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
       const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
-      const env = readFileSync(`/proc/${name}/environ`, "latin1").split("\0");
-      if (argv.includes("serve") && env.includes(`MCPOOL_SOCKET=${socketPath}`))
-        found.push(Number(name));
+      if (environ.includes(`MCPOOL_SOCKET=${socketPath}`) && argv.includes("serve")) {
+        out.push(Number(name));
+      }
     } catch {
       // gone, or not ours to read
     }
   }
-  return found;
+  return out;
+}
+
+/** SIGTERMs each of `pids` and waits (bounded) until none is left. */
+export async function stopAll(pids: readonly number[]): Promise<void> {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  }
+  await waitFor(() => pids.every((pid) => !alive(pid)), 20_000, "the daemons to stop");
 }

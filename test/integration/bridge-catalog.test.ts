@@ -18,8 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mcpCatalogSocketPath } from "../../src/bridge/mcp-socket-paths.js";
-import { PERL_RELAY } from "../../src/cli/hosts/pipe-entry.js";
+import { relayArgs } from "../../src/cli/hosts/pipe-entry.js";
 import { httpBridge, stdioBridge, stringEnv, type HttpBridgeProcess } from "../helpers/bridge.js";
 import {
   client as poolClient,
@@ -123,10 +122,9 @@ describe("bridge --catalog: tools on demand for MCP hosts", () => {
       );
       return { client, listChanged, close: () => client.close() };
     }
-    const socket = mcpCatalogSocketPath(home.socketPath, "on") as string;
     const transport = new StdioClientTransport({
       command: "perl",
-      args: ["-e", PERL_RELAY, socket],
+      args: relayArgs("@catalog", home.socketPath),
       env: stringEnv(home.env),
     });
     await client.connect(transport);

@@ -5,7 +5,7 @@
  * path a host can be given, in front of a real daemon pooling
  * test/fixtures/conformance-server.mjs over stdio — every hop real:
  * - `mcpool bridge --server fixture --http`, the bridge's own Streamable HTTP;
- * - the perl pipe `mcpool wire` writes (`perl -e PERL_RELAY <socket>`) and the lean `mcpool
+ * - the perl pipe `mcpool wire` writes (`perl …/relay/mcpool-pipe.pl ID <socket> <node>`) and the lean `mcpool
  *   bridge --server fixture` (a byte pipe to the daemon's MCP socket), each a stdio entry the
  *   runner reaches through test/helpers/stdio-over-http.ts, a relay of transports that reads
  *   no message, one spawned entry per session.

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect, type PoolClient } from "mcpool-client";
 import { stdioBridge } from "../helpers/bridge.js";
 import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
-import { alive, daemonsServing, fixture, waitFor } from "../helpers/processes.js";
+import { alive, daemonsFor, fixture, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 20_000;
 const AGENTS = 5;
@@ -44,9 +44,7 @@ afterEach(async () => {
 });
 
 /** Live `mcpool serve` processes for this home's socket (traced ones too), from /proc. */
-function daemonsOf(h: TestHome): number[] {
-  return daemonsServing(h.socketPath);
-}
+const daemonsOf = (h: TestHome): number[] => daemonsFor(h.socketPath);
 
 /** An agent in its own process: auto-starts the daemon as `mcpool bridge` does, then asks it. */
 function agentScript(h: TestHome, daemon = [process.execPath, cliPath, "serve"]): string {

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "mcpool-client";
 import { cliPath, runCli, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
-import { alive, childrenOf, daemonsServing, fixture, waitFor } from "../helpers/processes.js";
+import { alive, childrenOf, daemonsFor, fixture, waitFor } from "../helpers/processes.js";
 import { asUser, ensureUser } from "../helpers/users.js";
 import { lockName } from "../../src/daemon/process/name-lock.js";
 
@@ -45,7 +45,7 @@ function isSocket(path: string): boolean {
   return lstatSync(path, { throwIfNoEntry: false })?.isSocket() === true;
 }
 
-const daemonsOf = (h: TestHome): number[] => daemonsServing(h.socketPath);
+const daemonsOf = (h: TestHome): number[] => daemonsFor(h.socketPath);
 
 /**
  * The echo children of every daemon serving this home's socket: one set for one daemon. (Other

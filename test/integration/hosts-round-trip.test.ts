@@ -13,9 +13,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { PoolClient } from "mcpool-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
 import { HOSTS, hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
-import { PERL_RELAY } from "../../src/cli/hosts/pipe-entry.js";
+import { relayArgs } from "../../src/cli/hosts/pipe-entry.js";
 import { onPath } from "../../src/cli/service/env.js";
 import { binPath } from "../helpers/bridge.js";
 import {
@@ -160,7 +159,7 @@ describe("every host, imported and wired, round trip", () => {
         const command = entryCommand(host, text, name);
         expect(command.slice(1), host).toEqual(
           piped
-            ? ["-e", PERL_RELAY, mcpSocketPath(home.socketPath, name)]
+            ? relayArgs(name, home.socketPath)
             : [binPath, "bridge", "--server", name, "--socket", home.socketPath],
         );
         expect(await toolsOf(home, command), `${host}: ${name}`).toEqual(expected.get(name));

@@ -19,7 +19,7 @@ import type { HostEnvironment, HostName } from "../../src/cli/hosts/configs.js";
 import { planImport, writeImport } from "../../src/cli/hosts/import.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
 import { cliPath } from "../helpers/daemon.js";
-import { HOST_CASES, type HostCase } from "../helpers/host-cases.js";
+import { HOST_CASES, WIRED_SOCKET, type HostCase } from "../helpers/host-cases.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -27,7 +27,16 @@ afterEach(() => {
 });
 
 const BRIDGE = ["/usr/bin/node", "/opt/mcpool/dist/cli/main.js"] as const;
-const bridgeArgs = (id: string): string[] => [BRIDGE[1], "bridge", "--server", id];
+/** The daemon's socket the entries name (no daemon there: no stock pipe is taken). */
+const SOCKET = WIRED_SOCKET;
+const bridgeArgs = (id: string): string[] => [
+  BRIDGE[1],
+  "bridge",
+  "--server",
+  id,
+  "--socket",
+  SOCKET,
+];
 
 /** `mcpool wire` in this process, with the bridge at `BRIDGE`: its exit code and output. */
 async function wire(
@@ -42,6 +51,7 @@ async function wire(
     host,
     ...flags,
     configPath,
+    socketPath: SOCKET,
     where,
     command: BRIDGE,
     out: push,

@@ -28,6 +28,7 @@ import {
   type TestHome,
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
+import { RELAY_FILE } from "../../src/cli/hosts/pipe-entry.js";
 import { onPath } from "../../src/cli/service/env.js";
 
 interface Entry {
@@ -122,15 +123,16 @@ describe("mcpool wire: a stock pipe when one works, else mcpool bridge", () => {
     const { entry, stdout } = await wire(path);
     expect(stdout).toContain("echo → perl to mcpool's socket of echo");
     expect(entry.command).toBe(join(path, "perl"));
-    expect(entry.args).toContain(scopeSocket(home, ["--server", "echo"]));
+    expect(entry.args).toEqual([RELAY_FILE, "echo", home.socketPath, process.execPath]);
     expect(await toolsThrough(entry)).toEqual(["echo", "add", "sleep", "pid"]);
   });
 
   it("skips a pipe that is on PATH but does not carry a session", async () => {
-    // A `socat` that exits at once: present, first in line, and no bridge.
-    const path = pathWith({ socat: { script: "#!/bin/sh\nexit 1\n" }, perl: { link: perl() } });
-    const { entry } = await wire(path);
-    expect(entry.command).toBe(join(path, "perl"));
+    // A `perl` that exits at once: present, first in line, and no bridge.
+    const path = pathWith({ perl: { script: "#!/bin/sh\nexit 1\n" } });
+    const { entry, stdout } = await wire(path);
+    expect(stdout).toContain("echo → mcpool bridge --server echo");
+    expect(entry.command).toBe(process.execPath);
   });
 
   it("pipe missing: writes mcpool bridge, and a host gets the tools through it", async () => {

@@ -1,26 +1,12 @@
 /**
- * The lean bridge's argv and socket path (issue 20): it restates mcpool-client's default
- * socket path rather than load the client, so the two are held to the same answer here; it
- * takes only the argv a byte pipe can serve, and leaves the rest to the full CLI.
+ * The lean bridge's argv (issue 20): it takes only the argv a byte pipe can serve, and leaves
+ * the rest to the full CLI; its socket is mcpool-client's default (paths.js, not the client).
  */
-import { defaultSocketPath } from "mcpool-client";
 import { describe, expect, it } from "vitest";
 import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
-import { daemonSocketPath, leanBridgeSocket } from "../../src/cli/lean-bridge.js";
+import { leanBridgeSocket } from "../../src/cli/lean-bridge.js";
 
 describe("the lean bridge", () => {
-  it("finds the daemon's socket where mcpool-client does", () => {
-    for (const env of [
-      {},
-      { MCPOOL_SOCKET: "/x/y.sock" },
-      { MCPOOL_SOCKET: "" },
-      { XDG_RUNTIME_DIR: "/run/user/1000" },
-      { XDG_RUNTIME_DIR: "relative" },
-    ]) {
-      expect(daemonSocketPath(env)).toBe(defaultSocketPath(env));
-    }
-  });
-
   it("pipes bridge, bridge --server ID, bridge --catalog[=auto] and --socket PATH; leaves everything else to the CLI", () => {
     const env = { MCPOOL_SOCKET: "/run/m/mcpool.sock" };
     expect(leanBridgeSocket(["bridge"], env)).toBe("/run/m/mcp/@pool.sock");

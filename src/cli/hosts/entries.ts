@@ -7,7 +7,7 @@
  * rather than a server, come back as `{ skip: why }`.
  */
 import type { HostName } from "./configs.js";
-import { isPipeEntry, type PipeEntry } from "./pipe-entry.js";
+import { isPipeEntry, pipeEntryServer, type PipeEntry } from "./pipe-entry.js";
 
 type Body = Record<string, unknown>;
 
@@ -204,7 +204,8 @@ export function looksLikeSse(url: string): boolean {
 }
 
 /**
- * The server a wired entry (`mcpool bridge --server ID …`, or a pipe to `mcp/ID.sock`) serves,
+ * The server a wired entry (`mcpool bridge --server ID …`, the relay `mcpool-pipe.pl ID …`, or
+ * a pipe to `mcp/ID.sock`) serves,
  * and whether it is in catalogue mode; undefined for any other entry.
  */
 export function bridgeEntryOf(body: Body): { serverId: string; catalog: boolean } | undefined {
@@ -214,11 +215,9 @@ export function bridgeEntryOf(body: Body): { serverId: string; catalog: boolean 
   if (args.includes("bridge") && at !== -1 && typeof args[at + 1] === "string") {
     return { serverId: args[at + 1] as string, catalog };
   }
-  const socket = args.find(
-    (a): a is string => typeof a === "string" && /[\\/]mcp[\\/][^\\/@]+\.sock$/.test(a),
-  );
-  const id = socket?.split(/[\\/]/).at(-1)?.slice(0, -".sock".length);
-  return id !== undefined ? { serverId: id, catalog: false } : undefined;
+  // A pipe to one server's socket; `@…` are the pool's own, no server's.
+  const id = pipeEntryServer(args);
+  return id !== undefined && !id.startsWith("@") ? { serverId: id, catalog: false } : undefined;
 }
 
 /** Whether a host's entry already starts `mcpool bridge --server …`. */

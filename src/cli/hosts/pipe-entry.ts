@@ -1,13 +1,19 @@
 /**
- * The lightest host entry this machine has (issue 20). The daemon speaks MCP on a Unix socket
- * per server (src/bridge/mcp-sockets.ts), so any program that joins stdio to a Unix socket is
- * a bridge: `socat`, OpenBSD `nc -U`, or perl (Debian's Essential perl-base and macOS both
- * ship it) running a one-line relay on its builtin `socket()` — no modules, a few MB. Each is
- * taken only when it is on PATH and, run against the server's socket, answers an MCP
- * `initialize`; else the entry stays `mcpool bridge --server ID`.
+ * The lightest host entry this machine has (issues 20, 30). The daemon speaks MCP on a Unix
+ * socket per server (src/bridge/mcp-sockets.ts), so any program that joins stdio to a Unix
+ * socket is a bridge: perl (Debian's Essential perl-base and macOS both ship it) running the
+ * relay this package installs (`relay/mcpool-pipe.pl`: builtins only, a few MB), `socat`, or
+ * OpenBSD `nc -U`. Perl comes first: its relay alone starts the daemon when it is down (it
+ * execs `mcpool bridge --server ID --socket …`), or tells the host how to. Each is taken only
+ * when it is on PATH and, run against the server's socket, answers an MCP `initialize`; else
+ * the entry stays `mcpool bridge --server ID`. Every entry names the daemon's socket, so it
+ * reaches this daemon whatever environment its host gives it.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { basename } from "node:path";
+import { fileURLToPath } from "node:url";
+import { mcpSocketPath } from "../../bridge/mcp-socket-paths.js";
 import { onPath } from "../service/env.js";
 
 export interface PipeEntry {
@@ -18,31 +24,37 @@ export interface PipeEntry {
   args: string[];
 }
 
-/**
- * The relay, one process (a host sees one small perl, not two): connect to the socket named
- * by the argument (AF_UNIX = SOCK_STREAM = 1 on Linux, macOS and the BSDs; the BSDs' address
- * starts with a length byte), then a 4-argument `select` loop on stdin and the socket with
- * sysread/syswrite. `w` writes a whole chunk (syswrite may write part of it: it says how much).
- * Stdin's EOF half-closes the socket and the loop goes on reading the daemon's answers; the
- * socket's EOF (the daemon ended the session) ends it. Builtins only: no module is loaded,
- * and no regular expression either — the first match costs perl ~0.3 MB of RSS, so the
- * BSD test is `index`, not /darwin|bsd/ (P10: 5.22 MB against 4.94, bare perl 4.79).
- */
-export const PERL_RELAY =
-  'socket(S,1,1,0)or die"mcpool pipe: $!\\n";' +
-  'connect(S,index($^O,"darwin")>=0||index($^O,"bsd")>=0?pack("CCa*x",0,1,$ARGV[0]):pack("Sa*x",1,$ARGV[0]))or die"mcpool pipe: $!\\n";' +
-  "sub w{my($f,$d)=@_;while(length$d){$n=syswrite($f,$d)//exit;substr($d,0,$n)=''}}" +
-  "$i=fileno STDIN;$s=fileno S;" +
-  "while(1){$r='';vec($r,$s,1)=1;vec($r,$i,1)=1 if$i>=0;select($r,undef,undef,undef)>0 or exit;" +
-  "if($i>=0&&vec($r,$i,1)){if(sysread(STDIN,$d,65536)){w(*S,$d)}else{shutdown(S,1);$i=-1}}" +
-  "if(vec($r,$s,1)){sysread(S,$d,65536)or exit;w(*STDOUT,$d)}}";
+/** The relay's file name: what marks an entry as mcpool's perl pipe. */
+export const RELAY_NAME = "mcpool-pipe.pl";
 
-/** The entries to try, best first, for `socketPath` (bench P10 measures each of them). */
-export function pipeCandidates(socketPath: string): { tool: PipeEntry["tool"]; args: string[] }[] {
+/**
+ * The perl relay, a file of this package (package.json "files": `relay/`), beside `dist/`:
+ * it finds `dist/cli/bin.js` from its own path when it has to start the daemon.
+ */
+export const RELAY_FILE = fileURLToPath(new URL(`../../../relay/${RELAY_NAME}`, import.meta.url));
+
+/**
+ * The relay's argv for the scope `id` (a server id, or `@pool`, `@catalog`, `@catalog-auto`)
+ * of the daemon at `daemonSocket`; `node` runs `mcpool bridge` when the daemon is down.
+ */
+export function relayArgs(id: string, daemonSocket: string, node = process.execPath): string[] {
+  return [RELAY_FILE, id, daemonSocket, node];
+}
+
+/**
+ * The entries to try, best first, for server `serverId` of the daemon at `daemonSocket`
+ * (bench P10 measures each of them); none when the server has no MCP socket.
+ */
+export function pipeCandidates(
+  daemonSocket: string,
+  serverId: string,
+): { tool: PipeEntry["tool"]; args: string[] }[] {
+  const socketPath = mcpSocketPath(daemonSocket, serverId);
+  if (socketPath === undefined) return [];
   return [
+    { tool: "perl", args: relayArgs(serverId, daemonSocket) },
     { tool: "socat", args: ["STDIO", `UNIX-CONNECT:${socketPath}`] },
     { tool: "nc", args: ["-U", socketPath] },
-    { tool: "perl", args: ["-e", PERL_RELAY, socketPath] },
   ];
 }
 
@@ -96,15 +108,18 @@ export function pipeWorks(entry: PipeEntry, timeoutMs = PIPE_CHECK_MS): Promise<
 }
 
 /**
- * The first stock pipe on `env.PATH` that carries a session to `socketPath`; undefined when
- * there is no socket or no tool works (the caller writes `mcpool bridge`).
+ * The first stock pipe on `env.PATH` that carries a session to server `serverId` of the
+ * daemon at `daemonSocket`; undefined when the server has no socket or no tool works (the
+ * caller writes `mcpool bridge`).
  */
 export async function findPipeEntry(
-  socketPath: string | undefined,
+  daemonSocket: string,
+  serverId: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<PipeEntry | undefined> {
+  const socketPath = mcpSocketPath(daemonSocket, serverId);
   if (socketPath === undefined || !existsSync(socketPath)) return undefined;
-  for (const { tool, args } of pipeCandidates(socketPath)) {
+  for (const { tool, args } of pipeCandidates(daemonSocket, serverId)) {
     const command = onPath(tool, env.PATH ?? "");
     if (command === undefined) continue;
     const entry: PipeEntry = { tool, command, args };
@@ -113,7 +128,24 @@ export async function findPipeEntry(
   return undefined;
 }
 
-/** An entry `mcpool wire` wrote with a pipe: its args name one of the daemon's MCP sockets. */
+/**
+ * The server a pipe entry `mcpool wire` wrote serves: the relay's first argument, or the
+ * name of the daemon's MCP socket a socat, nc or older one-line perl entry names.
+ */
+export function pipeEntryServer(args: readonly unknown[]): string | undefined {
+  const relay = args.findIndex((a) => typeof a === "string" && basename(a) === RELAY_NAME);
+  if (relay !== -1) {
+    const id = args[relay + 1];
+    return typeof id === "string" ? id : undefined;
+  }
+  for (const arg of args) {
+    const socket = typeof arg === "string" ? /[\\/]mcp[\\/]([^\\/]+)\.sock$/.exec(arg) : null;
+    if (socket) return socket[1];
+  }
+  return undefined;
+}
+
+/** An entry `mcpool wire` wrote with a pipe. */
 export function isPipeEntry(args: readonly unknown[]): boolean {
-  return args.some((arg) => typeof arg === "string" && /[\\/]mcp[\\/][^\\/]+\.sock$/.test(arg));
+  return pipeEntryServer(args) !== undefined;
 }

@@ -20,7 +20,6 @@ import { normalizeBody, parseMcpJson, ConfigSyntaxError } from "../../config/mcp
 import type { McpServerConfig } from "../../config/rows.js";
 import { sameConnection } from "../../config/same-connection.js";
 import { defaultSocketPath } from "mcpool-client";
-import { mcpSocketPath } from "../../bridge/mcp-socket-paths.js";
 import { backupPath } from "./backup.js";
 import { findPipeEntry, type PipeEntry } from "./pipe-entry.js";
 import {
@@ -51,7 +50,11 @@ export interface WireOptions {
   json?: boolean;
   /** mcpool's own mcp.json. */
   configPath: string;
-  /** A non-default daemon socket, written into each entry as `--socket`. */
+  /**
+   * The daemon's socket. Default: `defaultSocketPath()`. Written into every entry (`--socket`,
+   * the pipe's argument), so an entry reaches this daemon whatever its host strips from the
+   * environment (issue 30).
+   */
   socketPath?: string;
   /** Where to look for the host's file. Default: this user, this platform. */
   where?: HostEnvironment;
@@ -250,7 +253,7 @@ export async function runWire(options: WireOptions): Promise<number> {
   const pipes = new Map<string, PipeEntry>();
   for (const { serverId } of plan) {
     if (catalog !== undefined || serverId === undefined || pipes.has(serverId)) continue;
-    const pipe = await findPipeEntry(mcpSocketPath(daemonSocket, serverId), options.env);
+    const pipe = await findPipeEntry(daemonSocket, serverId, options.env);
     if (pipe !== undefined) pipes.set(serverId, pipe);
   }
   const command = options.command ?? mcpoolCommand();
@@ -261,7 +264,7 @@ export async function runWire(options: WireOptions): Promise<number> {
           catalog.mode === "auto" ? "--catalog=auto" : "--catalog",
           ...(catalog.tokens !== undefined ? ["--catalog-tokens", String(catalog.tokens)] : []),
         ];
-  const next = applyWire(host, text, plan, command, options.socketPath, pipes, bridgeArgs);
+  const next = applyWire(host, text, plan, command, daemonSocket, pipes, bridgeArgs);
   const changed = plan.filter((e) => e.serverId !== undefined);
   const diff = changed.length > 0 ? wireDiff(host, path, text, next) : "";
   let backup: string | undefined;
