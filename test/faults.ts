@@ -816,4 +816,136 @@ export const FAULTS: readonly FaultPromise[] = [
       },
     ],
   },
+  {
+    section: WEEKS,
+    promise:
+      "A host that starts servers with a bare environment (no `XDG_RUNTIME_DIR`) → its entry reaches the user's daemon; no hidden second daemon with a second set of children.",
+    proofs: [
+      {
+        file: "test/integration/socket-discovery.test.ts",
+        test: "`mcpool bridge --server ID` with only PATH and HOME reaches the user's daemon, and starts none",
+      },
+      {
+        file: "test/integration/wire-daemon-down.test.ts",
+        test: "entry brings the user's daemon up on the same socket, and the call answers",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise: "The config folder deleted and recreated → the new file is served without a reload.",
+    proofs: [
+      {
+        file: "test/integration/config-watch.test.ts",
+        test: "picks up a new mcp.json when the config folder is deleted and made again",
+      },
+      {
+        file: "test/integration/config-watch.test.ts",
+        test: "keeps picking up edits after a reload that followed the folder's deletion",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "A row whose id or slug would take another row's tool names (`a` beside `a__b`, twin slugs) → refused with a problem in `validate` and `status`; the serving server keeps its tools.",
+    proofs: [
+      {
+        file: "test/integration/names-daemon.test.ts",
+        test: "keeps a serving row's slug and every tool when a new row placed before it wants the slug",
+      },
+      {
+        file: "test/integration/names-daemon.test.ts",
+        test: "refuses an id holding `__`, so no server's tools can take another's names",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "A server that sends `tools/list_changed` after every listing → re-listed at a bounded rate, logged once per burst; no cache-save races.",
+    proofs: [
+      {
+        file: "test/integration/relist-loop.test.ts",
+        test: "is re-listed a bounded number of times, logged once, while the daemon stays responsive and no save races",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "A child's stderr holding newlines or something shaped like a log line → one escaped, tagged log line; nothing in the log that the daemon did not write.",
+    proofs: [
+      {
+        file: "test/integration/daemon-log-integrity.test.ts",
+        test: "shows a forged entry a child wrote to stderr as one escaped line tagged with that child's server",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise: "A symlink planted at the log's path → not followed.",
+    proofs: [
+      {
+        file: "test/integration/daemon-log-integrity.test.ts",
+        test: "refuses a symlink planted at the log path, leaving its target untouched and saying why",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "The daemon auto-started by an agent → servers get the service's environment, not that agent's (no canary from agent A visible to agent B).",
+    proofs: [
+      {
+        file: "test/integration/daemon-autostart-env.test.ts",
+        test: "keeps the starting agent's own variables from every server, whatever command starts it",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "One process opening connections until the fd limit → refused cleanly at a documented cap; the CLI and existing clients keep working; memory returns.",
+    proofs: [
+      {
+        file: "test/integration/daemon-connection-cap.test.ts",
+        test: "refuses a connection over the cap with an error line, and lets the CLI and the clients in work",
+      },
+      {
+        file: "test/integration/daemon-connection-cap.test.ts",
+        test: "holds no connection of a flood once it has closed",
+      },
+      {
+        file: "test/integration/daemon-connection-cap.test.ts",
+        test: "caps connections at half the limit, so a flood meets a refusal, not EMFILE",
+      },
+    ],
+    gap:
+      "Memory returning is shown by the daemon holding no connection after the flood, not by " +
+      "its RSS: a test would compare heap snapshots before and after a forced GC.",
+  },
+  {
+    section: WEEKS,
+    promise:
+      "The data or state folder full or read-only → shown in `status` with what it costs; no temp files left; calls keep working.",
+    proofs: [
+      {
+        file: "test/integration/daemon-save-errors.test.ts",
+        test: "shows each failed save with its folder and cost, keeps calling, and leaves no temp file",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
+      "A server's child that leaves its process group (`setsid`) → still ended at shutdown, and by the next daemon when the first was killed.",
+    proofs: [
+      { file: "test/integration/daemon-escaped.test.ts", test: "is ended by `mcpool shutdown`" },
+      {
+        file: "test/integration/daemon-escaped.test.ts",
+        test: "is ended by the next daemon when the one that started it was killed",
+      },
+    ],
+  },
 ];

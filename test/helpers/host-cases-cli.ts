@@ -3,7 +3,7 @@
  * that host documents it (src/cli/hosts/configs.ts cites where each shape comes from), in the
  * layout such a file has: strict JSON, JSON with comments, one entry a line, YAML.
  */
-import type { HostCase } from "./host-cases.js";
+import { WIRED_SOCKET, type HostCase } from "./host-cases.js";
 
 const SSE = /SSE servers are not supported/;
 
@@ -224,6 +224,8 @@ ${CONTINUE_TAIL}`,
       - "bridge"
       - "--server"
       - "SQLite-MCP"
+      - "--socket"
+      - "${WIRED_SOCKET}"
   - name: Remote docs
     type: stdio
     command: ${node}
@@ -232,6 +234,8 @@ ${CONTINUE_TAIL}`,
       - bridge
       - --server
       - Remote-docs
+      - --socket
+      - ${WIRED_SOCKET}
 ${CONTINUE_TAIL}`,
 };
 
@@ -263,8 +267,8 @@ const clineCli: HostCase = {
   // One entry a line before, one entry a line after.
   exact: ([node, main]) => `{
   "mcpServers": {
-    "git": { "command": ${JSON.stringify(node)}, "args": ${JSON.stringify([main, "bridge", "--server", "git"]).replaceAll(",", ", ")}, "disabled": false, "timeout": 60 },
-    "remote": { "type": "stdio", "disabled": false, "command": ${JSON.stringify(node)}, "args": ${JSON.stringify([main, "bridge", "--server", "remote"]).replaceAll(",", ", ")} },
+    "git": { "command": ${JSON.stringify(node)}, "args": ${JSON.stringify([main, "bridge", "--server", "git", "--socket", WIRED_SOCKET]).replaceAll(",", ", ")}, "disabled": false, "timeout": 60 },
+    "remote": { "type": "stdio", "disabled": false, "command": ${JSON.stringify(node)}, "args": ${JSON.stringify([main, "bridge", "--server", "remote", "--socket", WIRED_SOCKET]).replaceAll(",", ", ")} },
     "legacy": { "url": "https://mcp.example.com/sse", "disabled": false }
   }
 }

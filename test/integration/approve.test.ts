@@ -166,7 +166,7 @@ describe("mcpool approve", { timeout: TEST_MS }, () => {
     expect(call.stderr).toContain("mcpool approve tidy");
     const status = mcpool(home, "status");
     expect(status.stdout).toMatch(
-      /^notes\s+pin-mismatch\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+2\s+tools withheld/m,
+      /^notes\s+pin-mismatch\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+2\s+2025-11-25\s+tools withheld/m,
     );
   });
 

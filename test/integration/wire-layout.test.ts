@@ -15,7 +15,8 @@ import { runWire } from "../../src/cli/hosts/wire.js";
 
 const NODE = "/usr/bin/node";
 const MAIN = "/opt/mcpool/dist/cli/main.js";
-const bridge = (id: string) => [MAIN, "bridge", "--server", id];
+const SOCKET = "/run/user/1000/mcpool/mcpool.sock";
+const bridge = (id: string) => [MAIN, "bridge", "--server", id, "--socket", SOCKET];
 const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
 
 const dirs: string[] = [];
@@ -47,6 +48,7 @@ async function wireTwice(
       configPath,
       where,
       command: [NODE, MAIN],
+      socketPath: SOCKET,
       env: { PATH: "" },
       out: push,
       err: push,
@@ -100,7 +102,7 @@ describe("wire keeps the file's own layout", () => {
       files: { command: "npx", args: FILES },
     });
     expect(after).toBe(
-      `{ "mcpServers": { "files": { "command": "${NODE}", "args": ["${MAIN}", "bridge", "--server", "files"] } } }`,
+      `{ "mcpServers": { "files": { "command": "${NODE}", "args": ["${MAIN}", "bridge", "--server", "files", "--socket", "${SOCKET}"] } } }`,
     );
     expect(again).toBe(after);
   });
@@ -200,7 +202,7 @@ schema: v1
 mcpServers:
   - name: files
     command: ${NODE}
-    args: ["${MAIN}", "bridge", "--server", "files"]
+    args: ["${MAIN}", "bridge", "--server", "files", "--socket", "${SOCKET}"]
   - name: other
     command: other-server
 `);
@@ -217,7 +219,7 @@ args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
     });
     expect(after).toBe(`[mcp_servers.files]
 command = "${NODE}"
-args = ["${MAIN}", "bridge", "--server", "files"]
+args = ["${MAIN}", "bridge", "--server", "files", "--socket", "${SOCKET}"]
 `);
     expect(again).toBe(after);
   });

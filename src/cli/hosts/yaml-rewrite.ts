@@ -48,6 +48,8 @@ export function rewriteYamlEntry(
   let rendered = new Document(node).toString({
     indentSeq: !flushSequences(text),
     flowCollectionPadding: !/[[{][^\s\]}]/.test(text.slice(start, end)),
+    // A flow sequence written on one line stays on one line, however long the entry grows.
+    lineWidth: 0,
   });
   const original = text.slice(start, end);
   if (!original.endsWith("\n")) rendered = rendered.replace(/\n$/, "");
