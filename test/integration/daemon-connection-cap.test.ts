@@ -216,7 +216,14 @@ describe("a daemon under a low open-file limit", () => {
         30_000,
         "the edited config to be read",
       );
-      expect(daemon.stderr()).not.toContain("EMFILE");
+      // The daemon's own lines: a server's child inherits the 128-file limit too, and Node
+      // loading the SDK's many modules at once may itself meet EMFILE there (its stderr is
+      // logged under its id) — that is the child's limit, not the daemon's accept.
+      const own = daemon
+        .stderr()
+        .split("\n")
+        .filter((line) => !/ mcpool: (echo|second): /.test(line));
+      expect(own.join("\n")).not.toContain("EMFILE");
     } finally {
       await Promise.all(flood.map((raw) => (raw.socket.destroy(), raw.closed)));
     }
