@@ -10,7 +10,8 @@ import type { Scope } from "./naming.js";
 /** Which capabilities to declare: tools and logging always, the rest where they can work. */
 export function capabilitiesFor(scope: Scope, states: readonly ServerState[]): ServerCapabilities {
   const capabilities: ServerCapabilities = { tools: { listChanged: true }, logging: {} };
-  const single = scope.single !== undefined ? states.find((s) => s.id === scope.single) : undefined;
+  const servers = inScope(scope, states);
+  const single = scope.single !== undefined ? servers[0] : undefined;
   // A server that never connected has not said what it offers: offer it all, refuse on use.
   const offers = (name: string): boolean =>
     single?.capabilities === undefined || single.capabilities[name] !== undefined;
@@ -20,7 +21,7 @@ export function capabilitiesFor(scope: Scope, states: readonly ServerState[]): S
   // Extensions (MCP Apps' `io.modelcontextprotocol/ui`, …) are the servers' to offer: the one
   // server's, or every server's in scope, the first to name one giving its settings.
   const extensions: Record<string, object> = {};
-  for (const state of inScope(scope, states)) {
+  for (const state of servers) {
     const offered = state.capabilities?.extensions;
     if (offered === null || typeof offered !== "object") continue;
     for (const [name, settings] of Object.entries(offered)) {
