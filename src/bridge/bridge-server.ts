@@ -59,6 +59,8 @@ import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
+import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
+import type { BridgeCore, ModernBridge } from "./modern.js";
 
 export interface BridgeOptions {
   /** The daemon, reached through mcpool-client; the bridge does not close it. */
@@ -84,6 +86,14 @@ export interface BridgeOptions {
 export interface Bridge {
   /** A new SDK Server for one host connection; connect it to a transport. */
   createServer(): Server;
+  /**
+   * Serves one stdio-shaped connection (stdio, an MCP socket) in the era its host opens
+   * with (era-switch.ts): a legacy host gets a `createServer()` session, a modern one the
+   * SDK v2 entry (modern.ts). Starts the transport.
+   */
+  serve(transport: StdioLike): Promise<ServedConnection>;
+  /** The modern side (SDK v2), loaded on the first modern host. */
+  modern(): Promise<ModernBridge>;
   /** Host sessions open now. */
   readonly sessions: number;
   /** The capabilities every session declares. */
@@ -325,6 +335,9 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   // ── Traffic back from the pool ─────────────────────────────────────────────────────
 
   const notifyListChanged = (kinds: readonly ListKind[]): void => {
+    eras
+      .ready()
+      ?.listChanged(kinds.filter((kind) => kind === "tools" || capabilities[kind] !== undefined));
     for (const session of sessions) {
       for (const kind of kinds) {
         if (kind !== "tools" && capabilities[kind] === undefined) continue;
@@ -467,9 +480,28 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     return server;
   };
 
+  // ── The modern era (SPEC H3): SDK v2, loaded with the first modern host ───────────
+
+  const serverInfo = { name: options.name ?? "mcpool", version: options.version ?? "0.0.0" };
+  const core: BridgeCore = {
+    upstream,
+    scope,
+    capabilities,
+    instructions,
+    serverInfo,
+    listTools: (identity) => listTools(identity),
+    qualify,
+    router,
+    sharedLists: catalog === undefined,
+    log,
+  };
+  const eras = dualEra(core, createServer, () => connectionIdentity(options.identity ?? {}));
+
   let closing: Promise<void> | undefined;
   return {
     createServer,
+    serve: eras.serve,
+    modern: eras.modern,
     capabilities,
     get sessions() {
       return sessions.size;
@@ -478,6 +510,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       closing ??= (async () => {
         offEvents();
         offNotifications();
+        eras.ready()?.close();
         await Promise.allSettled([...sessions].map((session) => session.server.close()));
       })();
       return closing;

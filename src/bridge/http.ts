@@ -30,6 +30,8 @@ import {
 import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 import type { Bridge } from "./bridge-server.js";
+import { opensModern } from "./era-switch.js";
+import { modernHttp, type ModernHttp } from "./modern-http.js";
 
 /** The MCP endpoint's path. */
 export const MCP_PATH = "/mcp";
@@ -197,6 +199,12 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<HttpBridge
     await transport.handleRequest(req, res, body);
   };
 
+  let modernFace: Promise<ModernHttp> | undefined;
+  const modern = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
+    modernFace ??= modernHttp(bridge);
+    return (await modernFace).handle(req, res, body);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!loopbackRequest(req.headers)) {
       return refuse(res, 403, "Forbidden: Host and Origin must name this machine (localhost)");
@@ -225,10 +233,10 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<HttpBridge
       if (error instanceof BodyTooLarge) return refuse(res, 413, "Payload Too Large");
       return refuse(res, 400, "Parse error: the body is not JSON");
     }
-    if (!isInitializeRequest(body)) {
-      return refuse(res, 400, "Bad Request: no valid session id (initialize first)");
-    }
-    return openSession(req, res, body);
+    if (isInitializeRequest(body)) return openSession(req, res, body);
+    // A 2026-07-28 host has no session: each request stands alone (modern-http.ts).
+    if (opensModern(body as JSONRPCMessage)) return modern(req, res, body);
+    return refuse(res, 400, "Bad Request: no valid session id (initialize first)");
   };
 
   const server: HttpServer = createServer((req, res) => {
@@ -258,6 +266,7 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<HttpBridge
       closing ??= (async () => {
         const open = [...transports.values()];
         transports.clear();
+        await (await modernFace?.catch(() => undefined))?.close();
         await Promise.allSettled(open.map((transport) => transport.close()));
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

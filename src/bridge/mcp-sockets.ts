@@ -18,7 +18,6 @@
 import { chmod, lstat, mkdir, readdir, rm, unlink } from "node:fs/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { join } from "node:path";
-import type { Server as McpServer } from "@modelcontextprotocol/sdk/server/index.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
@@ -207,7 +206,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     sockets.add(socket);
     // Nothing is read before the session's transport is wrapped to count requests.
     socket.pause();
-    let server: McpServer | undefined;
+    let server: { close(): Promise<void> } | undefined;
     let ended = false;
     const end = (): void => {
       if (ended) return;
@@ -221,10 +220,10 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     try {
       const { bridge, loaded: ready } = await bridgeFor(scope);
       if (ended) return;
-      server = bridge.createServer();
       const transport = new ready.StdioServerTransport(socket, socket);
       answersApart(transport);
-      await server.connect(transport);
+      // Either era: the host's opening message says which (era-switch.ts).
+      server = await bridge.serve(transport);
       answersBeforeEnd(transport, socket, end);
       socket.resume();
     } catch (error) {

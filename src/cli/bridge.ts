@@ -122,11 +122,12 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
   }
 
   if (options.httpPort === undefined) {
-    const server = bridge.createServer();
+    // Either era: the host's opening message says which (src/bridge/era-switch.ts).
     const stdio = new StdioServerTransport();
     answersApart(stdio);
-    await server.connect(stdio);
+    const served = await bridge.serve(stdio);
     const why = await untilStopped(true);
+    await served.close();
     err(`mcpool bridge: stopping (${why})`);
   } else {
     const token =

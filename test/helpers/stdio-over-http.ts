@@ -95,6 +95,8 @@ export async function stdioOverHttp(
     sessions: 0,
     capabilities: {},
     close: async () => undefined,
+    serve: () => Promise.reject(new Error("the relay serves HTTP sessions only")),
+    modern: () => Promise.reject(new Error("the relay serves HTTP sessions only")),
   } satisfies Bridge;
   const http = await listenHttp({ bridge, port: 0, token: null, log });
   return {

@@ -1,0 +1,155 @@
+/**
+ * One stdio-shaped connection (the bridge's stdio, an MCP-socket session), served in the era
+ * its host opens with (SPEC H3): an `initialize` (or any message that claims no modern
+ * revision) is a legacy host, served by the SDK v1 `Server` as before; a `server/discover`,
+ * or a request whose `_meta` names a protocol version, is a modern host, served by the SDK
+ * v2 entry (`serveStdio`, legacy refused, since the legacy host never reaches it). The
+ * connection's transport is started here and stays the caller's; each era's server gets a
+ * proxy of it that replays the opening message.
+ */
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { ConversationIdentity } from "mcpool-client";
+import { endConversation } from "./conversation.js";
+import type { BridgeCore, ModernBridge } from "./modern.js";
+
+/** The `_meta` key of a modern request's protocol version (2026-07-28 basic/index). */
+const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
+
+/** What this file needs of a transport: the SDK v1 stdio transport's shape. */
+export interface StdioLike {
+  start(): Promise<void>;
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+  close(): Promise<void>;
+  onmessage?: ((message: JSONRPCMessage, extra?: never) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+}
+
+/** A served connection: closing it closes its server and the transport. */
+export interface ServedConnection {
+  readonly era: "legacy" | "modern" | undefined;
+  close(): Promise<void>;
+}
+
+export interface EraServers {
+  /** Connects a v1 server to `transport` (its `connect()` starts it). */
+  legacy(transport: StdioLike): Promise<{ close(): Promise<void> }>;
+  /** Serves `transport` in the modern era (SDK v2 serveStdio). */
+  modern(transport: StdioLike): Promise<{ close(): Promise<void> }>;
+}
+
+/** Whether a connection's opening message is a modern host's. */
+export function opensModern(message: JSONRPCMessage): boolean {
+  if (!("method" in message) || message.method === "initialize") return false;
+  if (message.method === "server/discover") return true;
+  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  return typeof meta?.[PROTOCOL_VERSION_KEY] === "string";
+}
+
+/**
+ * Starts `transport` and serves it in the era its first message opens; messages before the
+ * chosen server has started are held and delivered in order.
+ */
+export async function serveEitherEra(
+  transport: StdioLike,
+  servers: EraServers,
+): Promise<ServedConnection> {
+  const held: [JSONRPCMessage, unknown][] = [];
+  let target: StdioLike | undefined;
+  let started = false;
+  let served: { close(): Promise<void> } | undefined;
+  let era: ServedConnection["era"];
+  let closed = false;
+
+  const proxy: StdioLike = {
+    async start() {
+      started = true;
+      queueMicrotask(flush);
+    },
+    send: (message, options) => transport.send(message, options),
+    close: () => transport.close(),
+  };
+  const flush = (): void => {
+    while (started && held.length > 0) {
+      const [message, extra] = held.shift()!;
+      proxy.onmessage?.(message, extra as never);
+    }
+  };
+  const choose = (message: JSONRPCMessage): void => {
+    era = opensModern(message) ? "modern" : "legacy";
+    target = proxy;
+    const serve = era === "modern" ? servers.modern : servers.legacy;
+    serve(proxy).then(
+      (server) => {
+        served = server;
+        if (closed) void server.close().catch(() => undefined);
+      },
+      (error: unknown) => {
+        transport.onerror?.(error as Error);
+        void transport.close().catch(() => undefined);
+      },
+    );
+  };
+
+  transport.onmessage = (message, extra) => {
+    if (target === undefined) choose(message);
+    held.push([message, extra]);
+    flush();
+  };
+  transport.onclose = () => {
+    closed = true;
+    proxy.onclose?.();
+  };
+  transport.onerror = (error) => proxy.onerror?.(error);
+  await transport.start();
+
+  return {
+    get era() {
+      return era;
+    },
+    async close() {
+      closed = true;
+      if (served !== undefined) await served.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * A bridge's two eras: `serve()` a connection in the era it opens with; the modern side
+ * (SDK v2, modern.ts) loaded on the first modern host, so a legacy-only bridge never loads it.
+ */
+export function dualEra(
+  core: BridgeCore,
+  createServer: () => { connect(transport: never): Promise<void>; close(): Promise<void> },
+  newIdentity: () => ConversationIdentity,
+): {
+  serve(transport: StdioLike): Promise<ServedConnection>;
+  modern(): Promise<ModernBridge>;
+  ready(): ModernBridge | undefined;
+} {
+  let ready: ModernBridge | undefined;
+  let loading: Promise<ModernBridge> | undefined;
+  const modern = (): Promise<ModernBridge> =>
+    (loading ??= import("./modern.js").then((m) => (ready = new m.ModernBridge(core))));
+  const serve = (transport: StdioLike): Promise<ServedConnection> =>
+    serveEitherEra(transport, {
+      legacy: async (proxy) => {
+        const server = createServer();
+        await server.connect(proxy as never);
+        return server;
+      },
+      modern: async (proxy) => {
+        const identity = newIdentity();
+        const served = (await modern()).serveConnection(proxy as never, identity);
+        return {
+          close: async () => {
+            endConversation(core.upstream, identity);
+            await served.close();
+          },
+        };
+      },
+    });
+  return { serve, modern, ready: () => ready };
+}

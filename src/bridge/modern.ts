@@ -1,0 +1,403 @@
+/**
+ * The bridge to a 2026-07-28 ("modern") host (SPEC H3, issue 31 item 3): one SDK v2
+ * low-level `Server` per serving unit (a stdio or MCP-socket connection, or one HTTP
+ * request), built on the same bridge core as the legacy sessions (bridge-server.ts). The SDK
+ * answers `server/discover`, reads each request's `_meta` envelope, stamps `resultType` and
+ * the cache hints, and serves `subscriptions/listen`; this file answers the methods.
+ *
+ * A pooled server's `elicitation/create` or `sampling/createMessage` during a modern host's
+ * call cannot be sent to the host: the call is parked (the server keeps waiting on its
+ * question) and the host gets `input_required` with the question and a `requestState`
+ * sealed with this process's key (HMAC, createRequestStateCodec). The host's retry with
+ * `inputResponses` and that state answers the parked question; the call then completes, or
+ * asks again. A state that fails verification is refused by the SDK before any handler runs
+ * (-32602 "Invalid or expired requestState"); one whose call ended is refused here.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  createMcpHandler,
+  createRequestStateCodec,
+  inputRequired,
+  ProtocolError,
+  Server,
+  type CacheHint,
+  type McpHttpHandler,
+  type ServerContext,
+  type Transport,
+} from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import type { CallOptions, ConversationIdentity, PoolClient } from "mcpool-client";
+import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+
+import { identityFor } from "./conversation.js";
+import { callFailure, toMcpError, unknownTool } from "./errors.js";
+import type { PassthroughRouter } from "./passthrough.js";
+import type { Scope } from "./naming.js";
+
+/** What the modern side needs of the bridge (bridge-server.ts builds it). */
+export interface BridgeCore {
+  upstream: PoolClient;
+  scope: Scope;
+  capabilities: ServerCapabilities;
+  instructions: string | undefined;
+  serverInfo: { name: string; version: string };
+  /** Every definition in scope, as a legacy session lists them. */
+  listTools(identity: ConversationIdentity): Promise<Tool[]>;
+  /** The qualified name a host's tool name stands for. */
+  qualify(name: string): Promise<string | undefined>;
+  router: PassthroughRouter;
+  /** Whether every host of this bridge sees the same lists (no catalogue, no per-host set). */
+  sharedLists: boolean;
+  log(line: string): void;
+}
+
+/**
+ * How long a modern host may keep a listing, ms. The pool knows when a list changes and
+ * says so on `subscriptions/listen` at once; the bound is for a host that does not listen.
+ */
+export const LIST_TTL_MS = 60_000;
+/** How long a parked call waits for the host's retry before its question is cancelled, ms. */
+export const PARKED_MS = 10 * 60_000;
+/** How long a minted requestState is believed, s (a little past PARKED_MS). */
+const STATE_TTL_S = PARKED_MS / 1000 + 60;
+
+type Question = { method: "elicitation/create" | "sampling/createMessage"; params: unknown };
+
+type Step =
+  | { kind: "done"; result: CallToolResult }
+  | { kind: "failed"; error: unknown }
+  | { kind: "ask"; question: Question; answer: (response: unknown) => void; refuse: () => void };
+
+/** One upstream call of a modern host, between its rounds. */
+class ParkedCall {
+  readonly id = randomUUID();
+  readonly abort = new AbortController();
+  readonly #steps: Step[] = [];
+  #waiting: ((step: Step) => void) | undefined;
+  /** The question the host was given, keyed as in its inputRequests. */
+  pending: { key: string; step: Extract<Step, { kind: "ask" }> } | undefined;
+  rounds = 0;
+  timer: NodeJS.Timeout | undefined;
+
+  push(step: Step): void {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    if (waiting) waiting(step);
+    else this.#steps.push(step);
+  }
+
+  next(): Promise<Step> {
+    const step = this.#steps.shift();
+    if (step !== undefined) return Promise.resolve(step);
+    return new Promise((resolve) => (this.#waiting = resolve));
+  }
+}
+
+interface StatePayload {
+  call: string;
+  key: string;
+}
+
+/** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
+export class ModernBridge {
+  readonly #core: BridgeCore;
+  readonly #parked = new Map<string, ParkedCall>();
+  readonly #codec = createRequestStateCodec<StatePayload>({
+    key: randomBytes(32),
+    ttlSeconds: STATE_TTL_S,
+    // A state minted for tools/call answers only a tools/call.
+    bind: (ctx) => ctx.mcpReq.method,
+  });
+  /** Connections' live servers, told of list changes (their listen streams get them). */
+  readonly #live = new Set<Server>();
+  /** The HTTP faces, whose listen streams are told through their bus. */
+  readonly #handlers = new Set<McpHttpHandler>();
+
+  constructor(core: BridgeCore) {
+    this.#core = core;
+  }
+
+  /** The servers of open modern connections, for list changes (stdio, MCP sockets). */
+  get live(): ReadonlySet<Server> {
+    return this.#live;
+  }
+
+  /** A v2 Server for one connection or request; `identity` is its conversation. */
+  createServer(identity: ConversationIdentity, track: boolean): Server {
+    const core = this.#core;
+    const listHint: CacheHint = {
+      ttlMs: LIST_TTL_MS,
+      cacheScope: core.sharedLists ? "public" : "private",
+    };
+    const capabilities = { ...core.capabilities } as Record<string, unknown>;
+    // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
+    if (core.capabilities.resources !== undefined) {
+      capabilities.resources = { listChanged: true };
+    }
+    const server = new Server(core.serverInfo, {
+      capabilities: capabilities as never,
+      ...(core.instructions !== undefined ? { instructions: core.instructions } : {}),
+      cacheHints: {
+        "tools/list": listHint,
+        "prompts/list": listHint,
+        "resources/list": listHint,
+        "resources/templates/list": listHint,
+        "server/discover": listHint,
+      },
+      requestState: { verify: (state, ctx) => this.#codec.verify(state, ctx) },
+    });
+    if (track) {
+      this.#live.add(server);
+      server.onclose = () => this.#live.delete(server);
+    }
+    server.onerror = (error) => core.log(`mcpool bridge: ${error.message}`);
+    const guarded =
+      <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        try {
+          return await run(...args);
+        } catch (error) {
+          throw asProtocolError(error);
+        }
+      };
+
+    server.setRequestHandler(
+      "tools/list",
+      guarded(async (_request, ctx) => ({
+        tools: (await core.listTools(identityFor(identity, metaOf(ctx)))) as never,
+      })),
+    );
+    server.setRequestHandler("tools/call", (request, ctx) =>
+      this.#call(identity, request.params, ctx).catch((error: unknown) => {
+        throw asProtocolError(error);
+      }),
+    );
+    const router = core.router;
+    if (core.capabilities.resources !== undefined) {
+      server.setRequestHandler(
+        "resources/list",
+        guarded(async (request) => (await router.listResources(request.params?.cursor)) as never),
+      );
+      server.setRequestHandler(
+        "resources/templates/list",
+        guarded(
+          async (request) => (await router.listResourceTemplates(request.params?.cursor)) as never,
+        ),
+      );
+      server.setRequestHandler(
+        "resources/read",
+        guarded(async (request) => (await router.readResource(request.params.uri)) as never),
+      );
+    }
+    if (core.capabilities.prompts !== undefined) {
+      server.setRequestHandler(
+        "prompts/list",
+        guarded(async (request) => (await router.listPrompts(request.params?.cursor)) as never),
+      );
+      server.setRequestHandler(
+        "prompts/get",
+        guarded(
+          async (request) =>
+            (await router.getPrompt(request.params.name, request.params.arguments)) as never,
+        ),
+      );
+    }
+    if (core.capabilities.completions !== undefined) {
+      server.setRequestHandler(
+        "completion/complete",
+        guarded(async (request) => (await router.complete(request.params as never)) as never),
+      );
+    }
+    return server;
+  }
+
+  /** Serves one stdio-shaped connection whose host opened in the modern era (era-switch.ts). */
+  serveConnection(
+    transport: Transport,
+    identity: ConversationIdentity,
+  ): { close(): Promise<void> } {
+    return serveStdio(() => this.createServer(identity, true), {
+      legacy: "reject",
+      transport,
+      onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
+    });
+  }
+
+  /**
+   * The Streamable HTTP face for modern requests (http.ts routes them here): one v2 Server
+   * per request, every request of the HTTP bridge in one conversation, the requestState key
+   * shared by all of them (one process serves every round).
+   */
+  httpHandler(identity: ConversationIdentity): McpHttpHandler {
+    const handler = createMcpHandler(() => this.createServer(identity, false), {
+      legacy: "reject",
+      onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
+    });
+    this.#handlers.add(handler);
+    return handler;
+  }
+
+  /** Lists changed in the pool: every open listen stream hears it. */
+  listChanged(kinds: readonly ("tools" | "resources" | "prompts")[]): void {
+    for (const { notify } of this.#handlers) {
+      for (const kind of kinds) {
+        if (kind === "tools") notify.toolsChanged();
+        else if (kind === "resources") notify.resourcesChanged();
+        else notify.promptsChanged();
+      }
+    }
+    for (const server of this.#live) {
+      for (const kind of kinds) {
+        const sent =
+          kind === "tools"
+            ? server.sendToolListChanged()
+            : kind === "resources"
+              ? server.sendResourceListChanged()
+              : server.sendPromptListChanged();
+        sent.catch(() => undefined);
+      }
+    }
+  }
+
+  /** Ends every parked call (the bridge closes). */
+  close(): void {
+    for (const parked of this.#parked.values()) this.#end(parked);
+    for (const handler of this.#handlers) void handler.close().catch(() => undefined);
+    this.#handlers.clear();
+  }
+
+  async #call(
+    identity: ConversationIdentity,
+    params: { name: string; arguments?: Record<string, unknown> | undefined },
+    ctx: ServerContext,
+  ): Promise<CallToolResult> {
+    const state = ctx.mcpReq.requestState<StatePayload>();
+    if (state !== undefined) return this.#resume(state, ctx);
+    const core = this.#core;
+    const qualified = await core.qualify(params.name).catch((error: unknown) => {
+      throw toMcpError(error);
+    });
+    if (qualified === undefined) throw unknownTool(params.name);
+    const declared = clientCapabilities(ctx);
+    const parked = new ParkedCall();
+    const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
+    if (core.scope.servers !== undefined) options.servers = core.scope.servers;
+    const meta = metaOf(ctx);
+    options.identity = identityFor(identity, meta);
+    if (meta !== undefined) options.meta = meta;
+    const ask =
+      (method: Question["method"]) =>
+      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
+        new Promise((resolve, reject) => {
+          const refuse = (): void => reject(new Error("the host did not answer"));
+          signal.addEventListener("abort", refuse, { once: true });
+          parked.push({
+            kind: "ask",
+            question: { method, params: question },
+            answer: resolve as (response: unknown) => void,
+            refuse,
+          });
+        });
+    if (declared.elicitation !== undefined) options.onElicit = ask("elicitation/create");
+    if (declared.sampling !== undefined) options.onSample = ask("sampling/createMessage");
+    const token = meta?.progressToken;
+    if (token !== undefined) {
+      options.onProgress = (progress) => {
+        ctx.mcpReq
+          .notify({
+            method: "notifications/progress",
+            params: { ...progress, progressToken: token as string },
+          })
+          .catch(() => undefined);
+      };
+    }
+    // The host's giving up before a question was asked is the call's end.
+    const onAbort = (): void => parked.abort.abort();
+    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+    core.upstream
+      .call(qualified, params.arguments, options)
+      .then((result) => parked.push({ kind: "done", result: result as CallToolResult }))
+      .catch((error: unknown) => {
+        try {
+          parked.push({ kind: "done", result: callFailure(error, params.name) });
+        } catch (thrown) {
+          parked.push({ kind: "failed", error: thrown });
+        }
+      });
+    try {
+      return await this.#round(parked, ctx);
+    } finally {
+      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** The host's retry: its answer to the parked question, then the call's next step. */
+  async #resume(state: StatePayload, ctx: ServerContext): Promise<CallToolResult> {
+    const parked = this.#parked.get(state.call);
+    if (parked === undefined || parked.pending?.key !== state.key) {
+      throw new ProtocolError(
+        -32602,
+        "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
+      );
+    }
+    const { key, step } = parked.pending;
+    parked.pending = undefined;
+    clearTimeout(parked.timer);
+    this.#parked.delete(parked.id);
+    const response = ctx.mcpReq.inputResponses?.[key];
+    if (response === undefined) step.refuse();
+    else step.answer(response);
+    return this.#round(parked, ctx);
+  }
+
+  /** Waits for the call's next step: its result, or a question for the host. */
+  async #round(parked: ParkedCall, ctx: ServerContext): Promise<CallToolResult> {
+    const step = await parked.next();
+    if (step.kind === "done") return step.result;
+    if (step.kind === "failed") throw step.error;
+    parked.rounds += 1;
+    const key = `mcpool-${parked.rounds}`;
+    parked.pending = { key, step };
+    this.#parked.set(parked.id, parked);
+    parked.timer = setTimeout(() => this.#end(parked), PARKED_MS);
+    parked.timer.unref();
+    const requestState = await this.#codec.mint({ call: parked.id, key }, ctx);
+    return inputRequired({
+      inputRequests: { [key]: step.question as never },
+      requestState,
+    }) as unknown as CallToolResult;
+  }
+
+  /** A parked call nobody came back for: its question refused, the call cancelled upstream. */
+  #end(parked: ParkedCall): void {
+    clearTimeout(parked.timer);
+    this.#parked.delete(parked.id);
+    parked.pending?.step.refuse();
+    parked.pending = undefined;
+    parked.abort.abort();
+  }
+}
+
+function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
+  return ctx.mcpReq._meta as Record<string, unknown> | undefined;
+}
+
+/** What the request's envelope says the host can do. */
+function clientCapabilities(ctx: ServerContext): Record<string, unknown> {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  const declared = envelope[CLIENT_CAPABILITIES_META_KEY] ?? envelope.clientCapabilities;
+  return typeof declared === "object" && declared !== null
+    ? (declared as Record<string, unknown>)
+    : {};
+}
+
+/** A v1 McpError (errors.ts) as the v2 SDK's ProtocolError, code, message and data kept. */
+function asProtocolError(error: unknown): unknown {
+  if (error instanceof ProtocolError) return error;
+  const { code, message, data } = error as { code?: unknown; message?: string; data?: unknown };
+  if (typeof code === "number") {
+    return new ProtocolError(code, (message ?? "").replace(/^(?:MCP error -?\d+: )+/, ""), data);
+  }
+  return error;
+}

@@ -1,0 +1,254 @@
+/**
+ * The dual-era downstream side (SPEC H3; issue 31 item 3): a 2026-07-28 host — SDK v2's
+ * Client pinned to the modern era, so it sends no `initialize` — through `mcpool bridge`
+ * (stdio, the lean bridge on the daemon's MCP socket, `--http`) to a legacy server and to a
+ * modern-only one; a legacy server's elicitation during a modern host's call comes back as
+ * `input_required` to that host alone while another host calls at once, and the host's
+ * retry completes it; a tampered requestState is refused.
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bridgeCommand, httpBridge, stringEnv, type HttpBridgeProcess } from "../helpers/bridge.js";
+import {
+  client as poolClient,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+} from "../helpers/daemon.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
+
+/** A call's text, as an SDK Client has it. */
+function text(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((c) => c.text ?? "").join("");
+}
+
+interface ModernHost {
+  client: Client;
+  close(): Promise<void>;
+}
+
+describe("a modern host through mcpool bridge", () => {
+  const home = testHome("mcpool-modern-host-");
+  let daemon: RunningDaemon | undefined;
+  let http: HttpBridgeProcess | undefined;
+  const pids: number[] = [];
+
+  /** SDK v2's Client, modern only, over the stdio entry `via` (sdk: the full CLI; lean). */
+  async function stdioHost(
+    args: string[],
+    via: "sdk" | "lean",
+    capabilities: Record<string, unknown> = {},
+  ): Promise<ModernHost> {
+    const transport = new StdioClientTransport({
+      ...bridgeCommand(home, args, via),
+      env: stringEnv(home.env),
+      stderr: "pipe",
+    });
+    let stderr = "";
+    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const client = new Client(
+      { name: "modern-host", version: "1.0.0" },
+      { ...MODERN, capabilities },
+    );
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      await transport.close().catch(() => undefined);
+      throw new Error(`the bridge did not serve: ${(error as Error).message}\n${stderr}`);
+    }
+    const pid = transport.pid;
+    if (pid !== null) pids.push(pid);
+    expect(client.getProtocolEra()).toBe("modern");
+    return {
+      client,
+      async close() {
+        await client.close().catch(() => undefined);
+        if (pid !== null) await waitFor(() => !alive(pid), 15_000, "the bridge to exit");
+      },
+    };
+  }
+
+  async function httpHost(capabilities: Record<string, unknown> = {}): Promise<ModernHost> {
+    const transport = new StreamableHTTPClientTransport(new URL(http!.url), {
+      requestInit: { headers: { authorization: `Bearer ${http!.token}` } },
+    });
+    const client = new Client(
+      { name: "modern-http-host", version: "1.0.0" },
+      { ...MODERN, capabilities },
+    );
+    await client.connect(transport);
+    expect(client.getProtocolEra()).toBe("modern");
+    return { client, close: () => client.close().catch(() => undefined) };
+  }
+
+  beforeAll(async () => {
+    home.writeConfig({
+      echo: { command: process.execPath, args: [fixture("echo.mjs")] },
+      interactive: { command: process.execPath, args: [fixture("interactive.mjs")] },
+      modern: { command: process.execPath, args: [fixture("modern-stdio.mjs")] },
+    });
+    daemon = await startDaemon(home);
+    const pool = await poolClient(home);
+    await waitFor(
+      async () => (await pool.state()).every((s) => s.status === "ready" || s.status === "idle"),
+      30_000,
+      "the servers to settle",
+    );
+    await pool.close();
+    http = await httpBridge(home, []);
+  }, 60_000);
+
+  afterAll(async () => {
+    await http?.stop();
+    await daemon?.stop();
+    for (const pid of pids) await waitFor(() => !alive(pid), 15_000, "every bridge to exit");
+    home.remove();
+  });
+
+  for (const via of ["sdk", "lean"] as const) {
+    it(`lists and calls a legacy and a modern-only server over the ${via} stdio bridge`, async () => {
+      const host = await stdioHost([], via);
+      try {
+        const names = (await host.client.listTools()).tools.map((t) => t.name);
+        expect(names).toContain("echo__echo");
+        expect(names).toContain("modern__add");
+        const legacy = await host.client.callTool({
+          name: "echo__echo",
+          arguments: { text: "hi" },
+        });
+        expect(text(legacy)).toContain("hi");
+        const modern = await host.client.callTool({
+          name: "modern__add",
+          arguments: { a: 2, b: 3 },
+        });
+        expect(text(modern)).toBe("5");
+      } finally {
+        await host.close();
+      }
+    }, 60_000);
+  }
+
+  it("lists and calls both over bridge --http, with cache hints on the listing", async () => {
+    const host = await httpHost();
+    try {
+      const listed = await host.client.listTools();
+      expect(listed.tools.map((t) => t.name)).toContain("modern__echo");
+      expect(listed).toMatchObject({ ttlMs: expect.any(Number), cacheScope: "public" });
+      expect((listed as unknown as { ttlMs: number }).ttlMs).toBeGreaterThan(0);
+      const result = await host.client.callTool({ name: "echo__echo", arguments: { text: "web" } });
+      expect(text(result)).toContain("web");
+    } finally {
+      await host.close();
+    }
+  }, 60_000);
+
+  it("turns a legacy server's elicitation into input_required for the calling host alone, while another host calls at once", async () => {
+    const asking = await stdioHost(["--server", "interactive"], "sdk", { elicitation: {} });
+    const other = await stdioHost(["--server", "interactive"], "lean", { elicitation: {} });
+    const asked: string[] = [];
+    const otherAsked: string[] = [];
+    asking.client.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(String((request.params as { message?: string }).message));
+      return { action: "accept", content: { name: "Ada" } };
+    });
+    other.client.setRequestHandler("elicitation/create", async (request) => {
+      otherAsked.push(String((request.params as { message?: string }).message));
+      return { action: "decline" };
+    });
+    try {
+      // The other host's call is in flight first, and stays so until the first one's ends.
+      const waiting = other.client.callTool({ name: "wait", arguments: { tag: "B" } });
+      const result = await asking.client.callTool({ name: "ask", arguments: { tag: "A" } });
+      expect(asked).toEqual(["A: your name?"]);
+      expect(text(result)).toMatch(/^A got .*"accept".*Ada/);
+      expect(otherAsked).toEqual([]);
+      await other.close();
+      await waiting.catch(() => undefined);
+    } finally {
+      await asking.close();
+      await other.close();
+    }
+  }, 90_000);
+
+  it("refuses a tampered requestState, and answers the untouched one", async () => {
+    // By hand over HTTP: the retry is ours to forge (the SDK Client retries by itself).
+    const first = await rawCall(http!, 1, { name: "interactive__ask", arguments: { tag: "T" } });
+    const asked = first.result as {
+      resultType?: string;
+      inputRequests?: Record<string, { method: string; params: { message: string } }>;
+      requestState?: string;
+    };
+    expect(asked.resultType, JSON.stringify(asked)).toBe("input_required");
+    const [key, question] = Object.entries(asked.inputRequests ?? {})[0]!;
+    expect(question).toMatchObject({
+      method: "elicitation/create",
+      params: { message: "T: your name?" },
+    });
+    const state = asked.requestState!;
+    const flipped = state.at(-3) === "A" ? "B" : "A";
+    const tampered = `${state.slice(0, -3)}${flipped}${state.slice(-2)}`;
+    const retry = (requestState: string, id: number) =>
+      rawCall(http!, id, {
+        name: "interactive__ask",
+        arguments: { tag: "T" },
+        inputResponses: { [key]: { action: "accept", content: { name: "Eve" } } },
+        requestState,
+      });
+    const refused = await retry(tampered, 2);
+    expect(refused.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/requestState/),
+    });
+    const done = await retry(state, 3);
+    expect(done.result).toMatchObject({ resultType: "complete" });
+    expect(text(done.result)).toMatch(/^T got .*Eve/);
+    // Once answered, the same state is spent.
+    const again = await retry(state, 4);
+    expect(again.error).toMatchObject({ code: -32602 });
+  }, 60_000);
+});
+
+/** One modern tools/call by hand: the envelope in _meta, the HTTP binding's headers. */
+async function rawCall(
+  http: HttpBridgeProcess,
+  id: number,
+  params: Record<string, unknown>,
+): Promise<{ result?: unknown; error?: { code: number; message: string } }> {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "raw-host", version: "1.0.0" },
+    "io.modelcontextprotocol/clientCapabilities": { elicitation: {} },
+  };
+  const response = await fetch(http.url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${http.token}`,
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": String(params.name),
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { ...params, _meta: meta },
+    }),
+  });
+  const body = await response.text();
+  const messages = response.headers.get("content-type")?.includes("text/event-stream")
+    ? body
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => JSON.parse(line.slice(5)) as { id?: number })
+    : [JSON.parse(body) as { id?: number }];
+  const answer = messages.find((m) => m.id === id);
+  if (answer === undefined)
+    throw new Error(`no answer to request ${id}: ${response.status} ${body}`);
+  return answer as { result?: unknown; error?: { code: number; message: string } };
+}
