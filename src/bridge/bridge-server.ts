@@ -59,7 +59,7 @@ import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
-import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
+import { dualEra, splitInputKey, type ServedConnection, type StdioLike } from "./era-switch.js";
 import type { BridgeCore, ModernBridge } from "./modern.js";
 
 export interface BridgeOptions {
@@ -296,7 +296,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       }
       // A host that fails to answer, or goes away, throws: the client answers `cancel`.
       const answer = await extra.sendRequest(
-        { method: "elicitation/create", params: params as never },
+        { method: "elicitation/create", params: splitInputKey(params).params as never },
         ElicitResultSchema,
         { signal },
       );
@@ -313,7 +313,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (session.server.getClientCapabilities()?.sampling === undefined) return undefined;
     // A host that refuses, fails or goes away throws: the server gets a JSON-RPC error.
     return async (params, { signal }) =>
-      (await session.server.createMessage(params as never, {
+      (await session.server.createMessage(splitInputKey(params).params as never, {
         signal,
         relatedRequestId: extra.requestId,
       })) as Awaited<ReturnType<SampleHandler>>;

@@ -41,10 +41,12 @@ export interface EraServers {
 
 /** Whether a connection's opening message is a modern host's. */
 export function opensModern(message: JSONRPCMessage): boolean {
-  if (!("method" in message) || message.method === "initialize") return false;
-  if (message.method === "server/discover") return true;
+  if (!("method" in message)) return false;
+  // Even an `initialize` that names a modern revision in its `_meta` is a modern host's
+  // (asking a method its revision removed: the v2 entry answers -32601).
   const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
-  return typeof meta?.[PROTOCOL_VERSION_KEY] === "string";
+  if (typeof meta?.[PROTOCOL_VERSION_KEY] === "string") return true;
+  return message.method === "server/discover";
 }
 
 /**
@@ -152,4 +154,20 @@ export function dualEra(
       },
     });
   return { serve, modern, ready: () => ready };
+}
+
+/**
+ * The `_meta` key the pool gives a modern server's input request's own key in (the pool's
+ * INPUT_KEY_META, src/pool/mcp/client.ts): kept for a modern host, never shown to any host.
+ */
+const INPUT_KEY_META = "mcpool/inputKey";
+
+/** A question's params without the pool's key, and that key when there was one. */
+export function splitInputKey(params: unknown): { params: unknown; key: string | undefined } {
+  if (typeof params !== "object" || params === null) return { params, key: undefined };
+  const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
+  if (_meta === undefined || !(INPUT_KEY_META in _meta)) return { params, key: undefined };
+  const { [INPUT_KEY_META]: key, ...meta } = _meta;
+  const kept = Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+  return { params: kept, key: typeof key === "string" ? key : undefined };
 }

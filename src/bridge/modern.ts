@@ -16,6 +16,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   createMcpHandler,
   createRequestStateCodec,
   inputRequired,
@@ -31,6 +32,7 @@ import type { CallOptions, ConversationIdentity, PoolClient } from "mcpool-clien
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
+import { splitInputKey } from "./era-switch.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
@@ -67,7 +69,14 @@ type Question = { method: "elicitation/create" | "sampling/createMessage"; param
 type Step =
   | { kind: "done"; result: CallToolResult }
   | { kind: "failed"; error: unknown }
-  | { kind: "ask"; question: Question; answer: (response: unknown) => void; refuse: () => void };
+  | {
+      kind: "ask";
+      question: Question;
+      /** The server's own key for it, when the server is modern (the pool passes it on). */
+      key: string | undefined;
+      answer: (response: unknown) => void;
+      refuse: () => void;
+    };
 
 /** One upstream call of a modern host, between its rounds. */
 class ParkedCall {
@@ -285,16 +294,27 @@ export class ModernBridge {
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
     const meta = metaOf(ctx);
     options.identity = identityFor(identity, meta);
-    if (meta !== undefined) options.meta = meta;
+    // The host's own identity and capabilities go on to a modern server in the envelope
+    // (the pool names them instead of its own); a legacy server is not sent them.
+    const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+    options.meta = {
+      ...meta,
+      [CLIENT_CAPABILITIES_META_KEY]: declared,
+      ...(envelope[CLIENT_INFO_META_KEY] !== undefined
+        ? { [CLIENT_INFO_META_KEY]: envelope[CLIENT_INFO_META_KEY] }
+        : {}),
+    };
     const ask =
       (method: Question["method"]) =>
       (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
         new Promise((resolve, reject) => {
           const refuse = (): void => reject(new Error("the host did not answer"));
           signal.addEventListener("abort", refuse, { once: true });
+          const { params: asked, key } = splitInputKey(question);
           parked.push({
             kind: "ask",
-            question: { method, params: question },
+            question: { method, params: asked },
+            key,
             answer: resolve as (response: unknown) => void,
             refuse,
           });
@@ -357,7 +377,7 @@ export class ModernBridge {
     if (step.kind === "done") return step.result;
     if (step.kind === "failed") throw step.error;
     parked.rounds += 1;
-    const key = `mcpool-${parked.rounds}`;
+    const key = step.key ?? `mcpool-${parked.rounds}`;
     parked.pending = { key, step };
     this.#parked.set(parked.id, parked);
     parked.timer = setTimeout(() => this.#end(parked), PARKED_MS);
@@ -395,7 +415,11 @@ function clientCapabilities(ctx: ServerContext): Record<string, unknown> {
 /** A v1 McpError (errors.ts) as the v2 SDK's ProtocolError, code, message and data kept. */
 function asProtocolError(error: unknown): unknown {
   if (error instanceof ProtocolError) return error;
-  const { code, message, data } = error as { code?: unknown; message?: string; data?: unknown };
+  const { code, message } = error as { code?: unknown; message?: string };
+  let { data } = error as { data?: unknown };
+  // A pooled server's own refusal (errors.ts keeps its code): its own data, as it sent it.
+  const detail = (data as { detail?: { mcpCode?: unknown; data?: unknown } } | undefined)?.detail;
+  if (typeof detail?.mcpCode === "number") data = detail.data;
   if (typeof code === "number") {
     return new ProtocolError(code, (message ?? "").replace(/^(?:MCP error -?\d+: )+/, ""), data);
   }

@@ -252,6 +252,15 @@ export class McpClient extends McpProtocol {
   /** `request` with the modern envelope in its `_meta`, at `version`. */
   #modernMessage(request: Message, version: string, options?: RequestOptions): Message {
     const caller = options?.caller;
+    const meta = request.params?._meta as Record<string, unknown> | undefined;
+    // A caller that speaks the modern era itself (a modern host through the bridge) names
+    // its own identity and capabilities in the request's _meta: the server is told those.
+    const named = (key: string) => {
+      const value = meta?.[key];
+      return typeof value === "object" && value !== null && !Array.isArray(value)
+        ? value
+        : undefined;
+    };
     return {
       method: request.method,
       params: {
@@ -259,11 +268,15 @@ export class McpClient extends McpProtocol {
         _meta: envelopeMeta(
           {
             protocolVersion: version,
-            clientInfo: caller?.clientInfo ?? this.#info,
-            clientCapabilities: caller?.capabilities ?? this.#capabilities,
+            clientInfo:
+              caller?.clientInfo ?? (named(META.clientInfo) as Implementation) ?? this.#info,
+            clientCapabilities:
+              caller?.capabilities ??
+              (named(META.clientCapabilities) as ClientCapabilities) ??
+              this.#capabilities,
             logLevel: this.#logLevel,
           },
-          request.params?._meta as Record<string, unknown> | undefined,
+          meta,
         ),
       },
     };
@@ -280,7 +293,9 @@ export class McpClient extends McpProtocol {
     schemaOrOptions?: ResultSchema<T> | RequestOptions,
     maybeOptions?: RequestOptions,
   ): Promise<T> {
-    if (this.#modern === undefined) return super.request(request, schemaOrOptions, maybeOptions);
+    if (this.#modern === undefined) {
+      return super.request(withoutEnvelope(request), schemaOrOptions, maybeOptions);
+    }
     const schema = isSchema(schemaOrOptions) ? (schemaOrOptions as ResultSchema<T>) : undefined;
     const options = schema ? maybeOptions : (schemaOrOptions as RequestOptions | undefined);
     const sent = this.#modernRequest(request, options);
@@ -313,7 +328,7 @@ export class McpClient extends McpProtocol {
       const signal = options?.signal ?? new AbortController().signal;
       const answers: Record<string, unknown> = {};
       for (const [key, asked] of Object.entries(read.inputRequests)) {
-        answers[key] = await this.answerLocally(asked, signal as AbortSignal);
+        answers[key] = await this.answerLocally(keyed(asked, key), signal as AbortSignal);
       }
       params = retryParams(request.params, answers, read.requestState);
     }
@@ -473,4 +488,31 @@ export class McpClient extends McpProtocol {
     if (this.#modern !== undefined) return Promise.resolve();
     return this.notification({ method: "notifications/roots/list_changed" });
   }
+}
+
+/**
+ * The `_meta` key an input request's own key rides in to whoever answers it (the bridge keeps
+ * it when it asks a modern host in turn, SPEC H3); never sent to a server.
+ */
+export const INPUT_KEY_META = "mcpool/inputKey";
+
+/** `asked` with its key in its params' `_meta`. */
+function keyed(asked: Message, key: string): Message {
+  const params = asked.params ?? {};
+  const meta = (params._meta ?? {}) as Record<string, unknown>;
+  return { ...asked, params: { ...params, _meta: { ...meta, [INPUT_KEY_META]: key } } };
+}
+
+/** A legacy request without the modern envelope keys a modern caller's _meta may carry. */
+function withoutEnvelope(request: Message): Message {
+  const meta = request.params?._meta as Record<string, unknown> | undefined;
+  if (meta === undefined || !Object.values(META).some((key) => key in meta)) return request;
+  const kept = Object.fromEntries(
+    Object.entries(meta).filter(([key]) => !(Object.values(META) as string[]).includes(key)),
+  );
+  const { _meta: _dropped, ...params } = request.params ?? {};
+  return {
+    ...request,
+    params: Object.keys(kept).length > 0 ? { ...params, _meta: kept } : params,
+  };
 }
