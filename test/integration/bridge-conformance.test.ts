@@ -16,9 +16,14 @@
  *   the URL alone), so the HTTP side runs with no token: loopback only, Host/Origin still
  *   checked — which is what its dns-rebinding-protection scenario tests.
  *
+ * And `--requirements 2026-07-28` through `mcpool bridge --server fixture --http` in front of
+ * test/fixtures/conformance-modern.mjs, a modern-only server (issue 31 items 3 and 6, SPEC H3):
+ * a modern runner, the bridge's modern side, the pool's modern upstream.
+ *
  * Every scenario the revision requires (read from the package's own requirements file, so
- * the count cannot drift from the pinned suite) must pass; the runner's not-scored ones
- * (`added-after-release`, `pending`) run too and are reported, not counted.
+ * the count cannot drift from the pinned suite) must pass but the KNOWN_GAPS, each with its
+ * reason; the runner's not-scored ones (`extension`, `added-after-release`, `pending`) run
+ * too and are reported, not counted.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -41,8 +46,6 @@ import { stdioOverHttp } from "../helpers/stdio-over-http.js";
 
 const preload = fileURLToPath(new URL("../helpers/node20-glob-sync.mjs", import.meta.url));
 
-/** The revision whose required server scenarios every path must pass. */
-const REVISION = "2025-11-25";
 /** Bound on the whole suite: ~35 scenarios of a few hundred ms each, on a loaded machine. */
 const SUITE_TIMEOUT_MS = 240_000;
 
@@ -103,93 +106,139 @@ async function stdioFront(home: TestHome, via: BridgePath): Promise<Front> {
   return { url: relay.url, stop: () => relay.close() };
 }
 
-describe.each(PATHS)("the MCP conformance server suite through %s", (_name, start) => {
-  let home: TestHome;
-  let daemon: RunningDaemon;
-  let front: Front;
-  let out: string;
+/**
+ * The runs: each revision with its own fixture (2026-07-28: test/fixtures/conformance-modern.mjs,
+ * a modern-only server the pool holds in the modern era), through the paths that serve it.
+ * The 2026-07-28 suite speaks HTTP (its scenarios test the Streamable HTTP binding: status
+ * codes, headers, per-request streams), so it runs through `bridge --http`; the stdio entries
+ * are served to modern hosts in test/integration/bridge-modern.test.ts.
+ */
+const RUNS: [string, string, string, (home: TestHome) => Promise<Front>][] = [
+  ...PATHS.map(([name, start]): [string, string, string, typeof start] => [
+    "2025-11-25",
+    "conformance-server.mjs",
+    name,
+    start,
+  ]),
+  ["2026-07-28", "conformance-modern.mjs", PATHS[0]![0], PATHS[0]![1]],
+];
 
-  beforeAll(async () => {
-    home = testHome("mcpool-conformance-");
-    home.writeConfig({
-      fixture: { command: process.execPath, args: [fixture("conformance-server.mjs")] },
+/**
+ * Required scenarios of a revision that the pool cannot pass yet, each with why; any other
+ * required scenario failing fails the run, and so does one of these passing (the list is
+ * then stale).
+ */
+const KNOWN_GAPS: Record<string, Record<string, string>> = {
+  "2025-11-25": {},
+  "2026-07-28": {
+    "input-required-result-basic-list-roots":
+      "a modern server's roots/list input request is answered by the pool, which has no per-call roots route to the calling host",
+    "input-required-result-multiple-input-requests":
+      "needs roots/list answered by the host too, and the pool answers a round's input requests one after another",
+    "input-required-result-non-tool-request":
+      "prompts/get reaches the pool as passthrough, with no per-request route for an input_required to the host",
+  },
+};
+
+describe.each(RUNS)(
+  "the MCP conformance server suite at %s (%s) through %s",
+  (REVISION, server, _name, start) => {
+    let home: TestHome;
+    let daemon: RunningDaemon;
+    let front: Front;
+    let out: string;
+
+    beforeAll(async () => {
+      home = testHome("mcpool-conformance-");
+      home.writeConfig({
+        fixture: { command: process.execPath, args: [fixture(server)] },
+      });
+      daemon = await startDaemon(home);
+      const pool: PoolClient = await poolClient(home);
+      await pool.close();
+      front = await start(home);
+      out = mkdtempSync(join(tmpdir(), "mcpool-conformance-out-"));
     });
-    daemon = await startDaemon(home);
-    const pool: PoolClient = await poolClient(home);
-    await pool.close();
-    front = await start(home);
-    out = mkdtempSync(join(tmpdir(), "mcpool-conformance-out-"));
-  });
 
-  afterAll(async () => {
-    await front?.stop();
-    await daemon?.stop();
-    home?.remove();
-    if (out) rmSync(out, { recursive: true, force: true });
-  });
+    afterAll(async () => {
+      await front?.stop();
+      await daemon?.stop();
+      home?.remove();
+      if (out) rmSync(out, { recursive: true, force: true });
+    });
 
-  it(
-    "passes at least the scenarios it passes today, and fails no other",
-    async () => {
-      const run = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          [
-            "--import",
-            preload,
-            runner,
-            "server",
-            "--url",
-            front.url,
-            "--requirements",
-            REVISION,
-            "--output-dir",
-            out,
-          ],
-          { cwd: out, env: home.env, stdio: ["ignore", "pipe", "pipe"] },
+    it(
+      "passes at least the scenarios it passes today, and fails no other",
+      async () => {
+        const run = await new Promise<{ code: number | null; output: string }>(
+          (resolve, reject) => {
+            const child = spawn(
+              process.execPath,
+              [
+                "--import",
+                preload,
+                runner,
+                "server",
+                "--url",
+                front.url,
+                "--requirements",
+                REVISION,
+                "--output-dir",
+                out,
+              ],
+              { cwd: out, env: home.env, stdio: ["ignore", "pipe", "pipe"] },
+            );
+            let output = "";
+            child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+            child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+            const timer = setTimeout(() => {
+              child.kill("SIGKILL");
+              reject(new Error(`the suite did not finish within ${SUITE_TIMEOUT_MS} ms`));
+            }, SUITE_TIMEOUT_MS);
+            child.once("exit", (code) => {
+              clearTimeout(timer);
+              resolve({ code, output });
+            });
+          },
         );
-        let output = "";
-        child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          reject(new Error(`the suite did not finish within ${SUITE_TIMEOUT_MS} ms`));
-        }, SUITE_TIMEOUT_MS);
-        child.once("exit", (code) => {
-          clearTimeout(timer);
-          resolve({ code, output });
+        const results = readResults(out);
+        const required = requirements(REVISION).server;
+        const ran = new Set(results.map((r) => r.scenario));
+        expect(required.length).toBeGreaterThan(0);
+        expect(
+          required.filter((name) => !ran.has(name)),
+          run.output.slice(-4000),
+        ).toEqual([]);
+
+        const passing = results.filter((r) => r.failed.length === 0);
+        const checks = results.reduce((sum, r) => sum + r.passed, 0);
+        const lines = results.map((r) => {
+          const mark = r.failed.length === 0 ? "pass" : "FAIL";
+          const why = r.failed.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`).join("; ");
+          const scored = required.includes(r.scenario) ? "" : " (not scored)";
+          return `${mark}  ${r.scenario}${scored}  (${r.passed} checks passed, ${r.failed.length} failed, ${r.warnings} warnings)${why ? `  ${why}` : ""}`;
         });
-      });
-      const results = readResults(out);
-      const required = requirements(REVISION).server;
-      const ran = new Set(results.map((r) => r.scenario));
-      expect(required.length).toBeGreaterThan(0);
-      expect(
-        required.filter((name) => !ran.has(name)),
-        run.output.slice(-4000),
-      ).toEqual([]);
+        // The per-scenario report the issue asks for, in the test's output.
+        console.log(
+          [
+            `conformance ${REVISION}: ${passing.filter((r) => required.includes(r.scenario)).length}/${required.length} required scenarios, ${checks} checks passed`,
+            ...lines,
+          ].join("\n"),
+        );
 
-      const passing = results.filter((r) => r.failed.length === 0);
-      const checks = results.reduce((sum, r) => sum + r.passed, 0);
-      const lines = results.map((r) => {
-        const mark = r.failed.length === 0 ? "pass" : "FAIL";
-        const why = r.failed.map((c) => `${c.id}: ${c.errorMessage ?? "failed"}`).join("; ");
-        const scored = required.includes(r.scenario) ? "" : " (not scored)";
-        return `${mark}  ${r.scenario}${scored}  (${r.passed} checks passed, ${r.failed.length} failed, ${r.warnings} warnings)${why ? `  ${why}` : ""}`;
-      });
-      // The per-scenario report the issue asks for, in the test's output.
-      console.log(
-        [
-          `conformance ${REVISION}: ${passing.filter((r) => required.includes(r.scenario)).length}/${required.length} required scenarios, ${checks} checks passed`,
-          ...lines,
-        ].join("\n"),
-      );
-
-      const failing = results
-        .filter((r) => r.failed.length > 0 && required.includes(r.scenario))
-        .map((r) => `${r.scenario}: ${r.failed.map((c) => c.errorMessage).join("; ")}`);
-      expect(failing).toEqual([]);
-    },
-    SUITE_TIMEOUT_MS + 30_000,
-  );
-});
+        const gaps = KNOWN_GAPS[REVISION] ?? {};
+        const failing = results
+          .filter(
+            (r) => r.failed.length > 0 && required.includes(r.scenario) && !(r.scenario in gaps),
+          )
+          .map((r) => `${r.scenario}: ${r.failed.map((c) => c.errorMessage).join("; ")}`);
+        expect(failing).toEqual([]);
+        const closed = results
+          .filter((r) => r.scenario in gaps && r.failed.length === 0)
+          .map((r) => r.scenario);
+        expect(closed, "a known gap passes now: take it off KNOWN_GAPS").toEqual([]);
+      },
+      SUITE_TIMEOUT_MS + 30_000,
+    );
+  },
+);
