@@ -59,7 +59,8 @@ import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
-import { dualEra, splitInputKey, type ServedConnection, type StdioLike } from "./era-switch.js";
+import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
+import { splitInputKey } from "./input-key.js";
 import type { BridgeCore, ModernBridge } from "./modern.js";
 
 export interface BridgeOptions {

@@ -32,7 +32,7 @@ import type { CallOptions, ConversationIdentity, PoolClient } from "mcpool-clien
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
-import { splitInputKey } from "./era-switch.js";
+import { splitInputKey } from "./input-key.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
