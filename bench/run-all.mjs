@@ -28,6 +28,7 @@ const SCRIPTS = [
   ["p10", "p10-entry.mjs"],
   ["p11", "p11-call-scale.mjs"],
   ["p12", "p12-catalog.mjs"],
+  ["p13", "p13-host-eras.mjs"],
   ["p4", "p4-sharing.mjs"],
 ];
 /** One script that takes longer than this is stuck; the whole run must fit in ten minutes. */

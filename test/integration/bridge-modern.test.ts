@@ -174,6 +174,30 @@ describe("a modern host through mcpool bridge", () => {
     }
   }, 90_000);
 
+  it("puts a modern server's input_required to the host whose call it is, two hosts asking at once", async () => {
+    const first = await stdioHost(["--server", "modern"], "sdk", { elicitation: {} });
+    const second = await stdioHost(["--server", "modern"], "lean", { elicitation: {} });
+    const seen: Record<string, string[]> = { first: [], second: [] };
+    const answering = (who: "first" | "second") => async (request: { params: unknown }) => {
+      seen[who]!.push(String((request.params as { message?: string }).message));
+      return { action: "accept" as const, content: { answer: `from ${who}` } };
+    };
+    first.client.setRequestHandler("elicitation/create", answering("first"));
+    second.client.setRequestHandler("elicitation/create", answering("second"));
+    try {
+      const [a, b] = await Promise.all([
+        first.client.callTool({ name: "confirm", arguments: { question: "first?" } }),
+        second.client.callTool({ name: "confirm", arguments: { question: "second?" } }),
+      ]);
+      expect(text(a)).toBe("answered: from first");
+      expect(text(b)).toBe("answered: from second");
+      expect(seen).toEqual({ first: ["first?"], second: ["second?"] });
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  }, 90_000);
+
   it("refuses a tampered requestState, and answers the untouched one", async () => {
     // By hand over HTTP: the retry is ours to forge (the SDK Client retries by itself).
     const first = await rawCall(http!, 1, { name: "interactive__ask", arguments: { tag: "T" } });

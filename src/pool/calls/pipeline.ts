@@ -23,6 +23,7 @@ import { qualifiedName } from "../catalogue/naming.js";
 import type { PoolAuth } from "../auth/pool-auth.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
+import type { RequestOptions } from "../mcp/protocol.js";
 import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
@@ -228,8 +229,9 @@ export class CallPipeline {
       string,
       unknown
     >;
+    const answer = this.#init.routes.ownAnswers(routeOf(indexed), opts);
     const send = (connection: Connection): Promise<CallToolResult> =>
-      this.#send(entry, connection, tool.name, args, timeoutMs, opts);
+      this.#send(entry, connection, tool.name, args, timeoutMs, opts, answer);
     let result: CallToolResult;
     try {
       // A remote that forgot our session is redialled once and sent the call again (B6).
@@ -259,6 +261,7 @@ export class CallPipeline {
     args: Record<string, unknown>,
     timeoutMs: number | undefined,
     opts: CallOptions,
+    answer: RequestOptions["answer"],
   ): Promise<CallToolResult> {
     const { signal, onProgress } = opts;
     try {
@@ -269,6 +272,7 @@ export class CallPipeline {
           timeout: timeoutMs,
           signal,
           onprogress: onProgress,
+          answer,
         }),
       );
       entry.answered(connection);

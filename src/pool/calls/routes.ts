@@ -31,6 +31,7 @@ export class CallRoutes {
   readonly capabilities: Pick<ClientCapabilities, "elicitation" | "sampling">;
   readonly #elicitation: CallerRouter<ElicitParams, ElicitResult>;
   readonly #sampling: CallerRouter<SampleParams, CreateMessageResult>;
+  readonly #elicitPolicy: ReturnType<typeof elicitationPolicy>;
 
   constructor(
     options: {
@@ -45,7 +46,8 @@ export class CallRoutes {
       ...(elicitation ? { elicitation } : {}),
       ...(options.onSample ? { sampling: {} } : {}),
     };
-    this.#elicitation = new CallerRouter(options.onElicit, elicitationPolicy(log));
+    this.#elicitPolicy = elicitationPolicy(log);
+    this.#elicitation = new CallerRouter(options.onElicit, this.#elicitPolicy);
     this.#sampling = new CallerRouter(options.onSample, samplingPolicy);
   }
 
@@ -59,6 +61,46 @@ export class CallRoutes {
     return () => {
       unelicit?.();
       unsample?.();
+    };
+  }
+
+  /**
+   * A call's own answers to what its server embeds in a modern result (`input_required`,
+   * SPEC H2): that result belongs to exactly this call, so only its handlers are asked, by
+   * the same policies (a kind it has no handler for is unanswered: declined, or -32601).
+   */
+  ownAnswers(
+    route: Route,
+    opts: Pick<CallOptions, "onElicit" | "onSample">,
+  ): (
+    request: { method: string; params?: unknown },
+    signal: AbortSignal,
+  ) => Promise<unknown> | undefined {
+    // Built on the first question only: most calls never get one.
+    let routers:
+      | {
+          elicit: CallerRouter<ElicitParams, ElicitResult>;
+          sample: CallerRouter<SampleParams, CreateMessageResult>;
+        }
+      | undefined;
+    const made = () => {
+      if (routers !== undefined) return routers;
+      routers = {
+        elicit: new CallerRouter<ElicitParams, ElicitResult>(undefined, this.#elicitPolicy),
+        sample: new CallerRouter<SampleParams, CreateMessageResult>(undefined, samplingPolicy),
+      };
+      if (opts.onElicit) routers.elicit.register(route, opts.onElicit);
+      if (opts.onSample) routers.sample.register(route, opts.onSample);
+      return routers;
+    };
+    return ({ method, params }, signal) => {
+      if (method === "elicitation/create") {
+        return made().elicit.route(route, params as ElicitParams, signal);
+      }
+      if (method === "sampling/createMessage") {
+        return made().sample.route(route, params as SampleParams, signal);
+      }
+      return undefined;
     };
   }
 

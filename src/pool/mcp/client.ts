@@ -45,6 +45,7 @@ import {
   asDiscoverResult,
   envelopeMeta,
   META,
+  withoutEnvelope,
   MODERN_PROTOCOL_VERSION,
   mutualModernVersion,
   refusedAsModernOnly,
@@ -56,7 +57,7 @@ import {
   type EraVerdict,
 } from "./era.js";
 import { httpErrorStatus } from "./http-client.js";
-import { MAX_INPUT_ROUNDS, readResult, retryParams } from "./input-required.js";
+import { keyed, MAX_INPUT_ROUNDS, readResult, retryParams } from "./input-required.js";
 import {
   isSchema,
   McpProtocol,
@@ -328,7 +329,10 @@ export class McpClient extends McpProtocol {
       const signal = options?.signal ?? new AbortController().signal;
       const answers: Record<string, unknown> = {};
       for (const [key, asked] of Object.entries(read.inputRequests)) {
-        answers[key] = await this.answerLocally(keyed(asked, key), signal as AbortSignal);
+        const question = keyed(asked, key);
+        // The call's own handlers first (a result belongs to exactly the request that got it).
+        const own = options?.answer?.(question, signal as AbortSignal);
+        answers[key] = await (own ?? this.answerLocally(question, signal as AbortSignal));
       }
       params = retryParams(request.params, answers, read.requestState);
     }
@@ -488,31 +492,4 @@ export class McpClient extends McpProtocol {
     if (this.#modern !== undefined) return Promise.resolve();
     return this.notification({ method: "notifications/roots/list_changed" });
   }
-}
-
-/**
- * The `_meta` key an input request's own key rides in to whoever answers it (the bridge keeps
- * it when it asks a modern host in turn, SPEC H3); never sent to a server.
- */
-export const INPUT_KEY_META = "mcpool/inputKey";
-
-/** `asked` with its key in its params' `_meta`. */
-function keyed(asked: Message, key: string): Message {
-  const params = asked.params ?? {};
-  const meta = (params._meta ?? {}) as Record<string, unknown>;
-  return { ...asked, params: { ...params, _meta: { ...meta, [INPUT_KEY_META]: key } } };
-}
-
-/** A legacy request without the modern envelope keys a modern caller's _meta may carry. */
-function withoutEnvelope(request: Message): Message {
-  const meta = request.params?._meta as Record<string, unknown> | undefined;
-  if (meta === undefined || !Object.values(META).some((key) => key in meta)) return request;
-  const kept = Object.fromEntries(
-    Object.entries(meta).filter(([key]) => !(Object.values(META) as string[]).includes(key)),
-  );
-  const { _meta: _dropped, ...params } = request.params ?? {};
-  return {
-    ...request,
-    params: Object.keys(kept).length > 0 ? { ...params, _meta: kept } : params,
-  };
 }

@@ -184,3 +184,20 @@ export class EraMismatchError extends Error {
     super(`pinned to ${pin}, the server speaks ${speaks}`);
   }
 }
+
+/** A legacy request without the modern envelope keys a modern caller's _meta may carry. */
+export function withoutEnvelope(request: {
+  method: string;
+  params?: Record<string, unknown> | undefined;
+}): typeof request {
+  const meta = request.params?._meta as Record<string, unknown> | undefined;
+  if (meta === undefined || !Object.values(META).some((key) => key in meta)) return request;
+  const kept = Object.fromEntries(
+    Object.entries(meta).filter(([key]) => !(Object.values(META) as string[]).includes(key)),
+  );
+  const { _meta: _dropped, ...params } = request.params ?? {};
+  return {
+    ...request,
+    params: Object.keys(kept).length > 0 ? { ...params, _meta: kept } : params,
+  };
+}

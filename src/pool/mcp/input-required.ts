@@ -76,3 +76,16 @@ export function retryParams(
     ...(requestState !== undefined ? { requestState } : {}),
   };
 }
+
+/**
+ * The `_meta` key an input request's own key rides in to whoever answers it (the bridge keeps
+ * it when it asks a modern host in turn, SPEC H3); never sent to a server.
+ */
+export const INPUT_KEY_META = "mcpool/inputKey";
+
+/** `asked` with its key in its params' `_meta`. */
+export function keyed(asked: Message, key: string): Message {
+  const params = asked.params ?? {};
+  const meta = (params._meta ?? {}) as Record<string, unknown>;
+  return { ...asked, params: { ...params, _meta: { ...meta, [INPUT_KEY_META]: key } } };
+}

@@ -47,6 +47,12 @@ export interface RequestOptions {
    * client and these capabilities instead of the pool's (SPEC H2). Ignored on a legacy one.
    */
   caller?: { clientInfo?: Implementation; capabilities?: ClientCapabilities } | undefined;
+  /**
+   * The request's own answers to what a modern server embeds in its result
+   * (`input_required`); undefined for a question it does not take, which this side's
+   * handlers then answer. Ignored on a legacy connection.
+   */
+  answer?: ((request: Message, signal: AbortSignal) => Promise<unknown> | undefined) | undefined;
 }
 
 /** Anything that checks a result as a zod schema does: the SDK's schemas, a caller's own. */
