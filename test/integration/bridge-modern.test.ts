@@ -234,6 +234,45 @@ describe("a modern host through mcpool bridge", () => {
     const again = await retry(state, 4);
     expect(again.error).toMatchObject({ code: -32602 });
   }, 60_000);
+
+  // Last: it changes the pool's servers.
+  it("tells a listening modern host, on stdio and over HTTP, that the tools changed", async () => {
+    const stdio = await stdioHost([], "lean");
+    const web = await httpHost();
+    try {
+      const changed = [stdio, web].map(
+        (host) =>
+          new Promise<void>((resolve) =>
+            host.client.setNotificationHandler("notifications/tools/list_changed", () => resolve()),
+          ),
+      );
+      for (const host of [stdio, web]) {
+        const subscription = await host.client.listen({ toolsListChanged: true });
+        expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true });
+      }
+      home.writeConfig({
+        echo: { command: process.execPath, args: [fixture("echo.mjs")] },
+        interactive: { command: process.execPath, args: [fixture("interactive.mjs")] },
+        modern: { command: process.execPath, args: [fixture("modern-stdio.mjs")] },
+        echo2: { command: process.execPath, args: [fixture("echo.mjs")] },
+      });
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(changed),
+        new Promise((_, reject) => {
+          bound = setTimeout(() => reject(new Error("no tools/list_changed in 30 s")), 30_000);
+        }),
+      ]).finally(() => clearTimeout(bound));
+      await waitFor(
+        async () => (await web.client.listTools()).tools.some((t) => t.name === "echo2__echo"),
+        30_000,
+        "echo2's tools to be listed",
+      );
+    } finally {
+      await stdio.close();
+      await web.close();
+    }
+  }, 90_000);
 });
 
 /** One modern tools/call by hand: the envelope in _meta, the HTTP binding's headers. */
