@@ -174,7 +174,7 @@ describe("a modern host through mcpool bridge", () => {
     }
   }, 90_000);
 
-  it("puts a modern server's input_required to the host whose call it is, two hosts asking at once", async () => {
+  it("puts a modern server's input_required to the host whose call it is, while a later host's call is in flight", async () => {
     const first = await stdioHost(["--server", "modern"], "sdk", { elicitation: {} });
     const second = await stdioHost(["--server", "modern"], "lean", { elicitation: {} });
     const seen: Record<string, string[]> = { first: [], second: [] };
@@ -185,13 +185,17 @@ describe("a modern host through mcpool bridge", () => {
     first.client.setRequestHandler("elicitation/create", answering("first"));
     second.client.setRequestHandler("elicitation/create", answering("second"));
     try {
-      const [a, b] = await Promise.all([
-        first.client.callTool({ name: "confirm", arguments: { question: "first?" } }),
-        second.client.callTool({ name: "confirm", arguments: { question: "second?" } }),
-      ]);
-      expect(text(a)).toBe("answered: from first");
-      expect(text(b)).toBe("answered: from second");
-      expect(seen).toEqual({ first: ["first?"], second: ["second?"] });
+      // The first call's question comes after the second host's call began: the most recent
+      // caller in flight is the second host's, which is not whose question it is.
+      const asking = first.client.callTool({
+        name: "confirm",
+        arguments: { question: "first?", delayMs: 2_000 },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const sleeping = second.client.callTool({ name: "slow", arguments: { ms: 4_000 } });
+      expect(text(await asking)).toBe("answered: from first");
+      expect(text(await sleeping)).toBe("slept 4000");
+      expect(seen).toEqual({ first: ["first?"], second: [] });
     } finally {
       await first.close();
       await second.close();
