@@ -32,6 +32,11 @@ export class CallRoutes {
   readonly #elicitation: CallerRouter<ElicitParams, ElicitResult>;
   readonly #sampling: CallerRouter<SampleParams, CreateMessageResult>;
   readonly #elicitPolicy: ReturnType<typeof elicitationPolicy>;
+  /** The pool's own handlers, for what no call of its own answers. */
+  readonly #fallbacks: {
+    onElicit: PoolElicitHandler | undefined;
+    onSample: PoolSampleHandler | undefined;
+  };
 
   constructor(
     options: {
@@ -47,6 +52,7 @@ export class CallRoutes {
       ...(options.onSample ? { sampling: {} } : {}),
     };
     this.#elicitPolicy = elicitationPolicy(log);
+    this.#fallbacks = { onElicit: options.onElicit, onSample: options.onSample };
     this.#elicitation = new CallerRouter(options.onElicit, this.#elicitPolicy);
     this.#sampling = new CallerRouter(options.onSample, samplingPolicy);
   }
@@ -67,7 +73,8 @@ export class CallRoutes {
   /**
    * A call's own answers to what its server embeds in a modern result (`input_required`,
    * SPEC H2): that result belongs to exactly this call, so only its handlers are asked, by
-   * the same policies (a kind it has no handler for is unanswered: declined, or -32601).
+   * the same policies; a kind it has no handler for goes to the pool's own handler, as with
+   * no caller in flight (else declined, or -32601) — never to another caller.
    */
   ownAnswers(
     route: Route,
@@ -86,8 +93,8 @@ export class CallRoutes {
     const made = () => {
       if (routers !== undefined) return routers;
       routers = {
-        elicit: new CallerRouter<ElicitParams, ElicitResult>(undefined, this.#elicitPolicy),
-        sample: new CallerRouter<SampleParams, CreateMessageResult>(undefined, samplingPolicy),
+        elicit: new CallerRouter(this.#fallbacks.onElicit, this.#elicitPolicy),
+        sample: new CallerRouter(this.#fallbacks.onSample, samplingPolicy),
       };
       if (opts.onElicit) routers.elicit.register(route, opts.onElicit);
       if (opts.onSample) routers.sample.register(route, opts.onSample);
