@@ -3,7 +3,9 @@
  * one PoolClient shared by all the host sessions of this process. `createBridge()` checks the
  * scope against the pool, subscribes to the pool's events and notifications, and hands out
  * one low-level SDK `Server` per host connection (`createServer()`); the transports are the
- * caller's (stdio in the CLI, Streamable HTTP in http.ts).
+ * caller's (stdio in the CLI, Streamable HTTP in http.ts). `serve()` serves a stdio-shaped
+ * connection in the era its host opens with: a 2026-07-28 host gets the SDK v2 side on
+ * the same core (era-switch.ts, modern.ts; SPEC H3).
  *
  * - tools/list: the pool's definitions in scope (`parameters` as the inputSchema untouched;
  *   title, annotations, outputSchema and `_meta` from describe()); tools/call: `call(name,
@@ -27,7 +29,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
-  ElicitResultSchema,
   ListToolsRequestSchema,
   LoggingLevelSchema,
   SetLevelRequestSchema,
@@ -38,11 +39,8 @@ import {
 import type {
   CallOptions,
   ConversationIdentity,
-  ElicitHandler,
-  ElicitResult,
   PoolClient,
   PoolEvent,
-  SampleHandler,
   ServerNotification,
   ServerState,
 } from "mcpool-client";
@@ -60,7 +58,7 @@ import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
 import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
-import { splitInputKey } from "./input-key.js";
+import { elicitFor, sampleFor } from "./host-requests.js";
 import type { BridgeCore, ModernBridge } from "./modern.js";
 
 export interface BridgeOptions {
@@ -281,43 +279,6 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     } finally {
       forget();
     }
-  };
-
-  /**
-   * The call's own elicitation handler: the pooled server's question goes to the host on
-   * this request's stream. None when the host did not declare the capability — the client
-   * then declines for it.
-   */
-  const elicitFor = (session: Session, extra: Extra): ElicitHandler | undefined => {
-    const declared = session.server.getClientCapabilities()?.elicitation;
-    if (declared === undefined) return undefined;
-    return async (params, { signal }) => {
-      if (params.mode === "url" && (declared as { url?: unknown }).url === undefined) {
-        return { action: "decline" };
-      }
-      // A host that fails to answer, or goes away, throws: the client answers `cancel`.
-      const answer = await extra.sendRequest(
-        { method: "elicitation/create", params: splitInputKey(params).params as never },
-        ElicitResultSchema,
-        { signal },
-      );
-      return answer as ElicitResult;
-    };
-  };
-
-  /**
-   * The call's own sampling handler: the pooled server's request goes to the host with
-   * createMessage on this request's stream. None when the host did not declare sampling —
-   * the daemon then refuses the server (-32601).
-   */
-  const sampleFor = (session: Session, extra: Extra): SampleHandler | undefined => {
-    if (session.server.getClientCapabilities()?.sampling === undefined) return undefined;
-    // A host that refuses, fails or goes away throws: the server gets a JSON-RPC error.
-    return async (params, { signal }) =>
-      (await session.server.createMessage(splitInputKey(params).params as never, {
-        signal,
-        relatedRequestId: extra.requestId,
-      })) as Awaited<ReturnType<SampleHandler>>;
   };
 
   const catalog: Catalog | undefined =
