@@ -16,9 +16,12 @@
  *   the URL alone), so the HTTP side runs with no token: loopback only, Host/Origin still
  *   checked — which is what its dns-rebinding-protection scenario tests.
  *
- * And `--requirements 2026-07-28` through `mcpool bridge --server fixture --http` in front of
+ * And `--requirements 2026-07-28` through the same three paths in front of
  * test/fixtures/conformance-modern.mjs, a modern-only server (issue 31 items 3 and 6, SPEC H3):
- * a modern runner, the bridge's modern side, the pool's modern upstream.
+ * a modern runner, the bridge's modern side, the pool's modern upstream. The stdio entries
+ * are reached through test/helpers/modern-stdio-over-http.ts: the modern HTTP binding is
+ * SDK v2's there, every request goes to the entry as it came and its answer comes back as
+ * it is.
  *
  * Every scenario the revision requires (read from the package's own requirements file, so
  * the count cannot drift from the pinned suite) must pass but the KNOWN_GAPS, each with its
@@ -43,6 +46,7 @@ import {
 import { requirements, RUNNER as runner } from "../helpers/conformance-runner.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 import { stdioOverHttp } from "../helpers/stdio-over-http.js";
+import { modernStdioOverHttp } from "../helpers/modern-stdio-over-http.js";
 
 const preload = fileURLToPath(new URL("../helpers/node20-glob-sync.mjs", import.meta.url));
 
@@ -108,10 +112,7 @@ async function stdioFront(home: TestHome, via: BridgePath): Promise<Front> {
 
 /**
  * The runs: each revision with its own fixture (2026-07-28: test/fixtures/conformance-modern.mjs,
- * a modern-only server the pool holds in the modern era), through the paths that serve it.
- * The 2026-07-28 suite speaks HTTP (its scenarios test the Streamable HTTP binding: status
- * codes, headers, per-request streams), so it runs through `bridge --http`; the stdio entries
- * are served to modern hosts in test/integration/bridge-modern.test.ts.
+ * a modern-only server the pool holds in the modern era), through every path.
  */
 const RUNS: [string, string, string, (home: TestHome) => Promise<Front>][] = [
   ...PATHS.map(([name, start]): [string, string, string, typeof start] => [
@@ -121,7 +122,21 @@ const RUNS: [string, string, string, (home: TestHome) => Promise<Front>][] = [
     start,
   ]),
   ["2026-07-28", "conformance-modern.mjs", PATHS[0]![0], PATHS[0]![1]],
+  ["2026-07-28", "conformance-modern.mjs", PATHS[1]![0], (home) => modernStdioFront(home, "perl")],
+  ["2026-07-28", "conformance-modern.mjs", PATHS[2]![0], (home) => modernStdioFront(home, "lean")],
 ];
+
+/**
+ * The stdio entry a modern host would spawn on `via`, behind the modern HTTP binding
+ * (test/helpers/modern-stdio-over-http.ts: SDK v2's own, every request written to the entry
+ * and its answer returned as it is).
+ */
+async function modernStdioFront(home: TestHome, via: BridgePath): Promise<Front> {
+  const args = ["--server", "fixture", "--socket", home.socketPath];
+  await waitFor(() => existsSync(scopeSocket(home, args)), 10_000, "the fixture's MCP socket");
+  const relay = await modernStdioOverHttp({ ...bridgeCommand(home, args, via), env: home.env });
+  return { url: relay.url, stop: () => relay.close() };
+}
 
 /**
  * Required scenarios of a revision that the pool cannot pass yet, each with why; any other
