@@ -454,10 +454,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     listTools: (identity) => listTools(identity),
     qualify,
     router,
+    newIdentity: () => connectionIdentity(options.identity ?? {}),
     sharedLists: catalog === undefined,
     log,
   };
-  const eras = dualEra(core, createServer, () => connectionIdentity(options.identity ?? {}));
+  const eras = dualEra(core, createServer);
 
   let closing: Promise<void> | undefined;
   return {

@@ -9,7 +9,6 @@
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { ConversationIdentity } from "mcpool-client";
 import { endConversation } from "./conversation.js";
 import type { BridgeCore, ModernBridge } from "./modern.js";
 
@@ -125,7 +124,6 @@ export async function serveEitherEra(
 export function dualEra(
   core: BridgeCore,
   createServer: () => { connect(transport: never): Promise<void>; close(): Promise<void> },
-  newIdentity: () => ConversationIdentity,
 ): {
   serve(transport: StdioLike): Promise<ServedConnection>;
   modern(): Promise<ModernBridge>;
@@ -143,7 +141,7 @@ export function dualEra(
         return server;
       },
       modern: async (proxy) => {
-        const identity = newIdentity();
+        const identity = core.newIdentity();
         const served = (await modern()).serveConnection(proxy as never, identity);
         return {
           close: async () => {

@@ -9,7 +9,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Bridge } from "./bridge-server.js";
-import { connectionIdentity } from "./conversation.js";
 
 export interface ModernHttp {
   handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void>;
@@ -18,7 +17,7 @@ export interface ModernHttp {
 
 /** The modern face of one HTTP bridge: every modern request in one conversation. */
 export async function modernHttp(bridge: Bridge): Promise<ModernHttp> {
-  const handler = (await bridge.modern()).httpHandler(connectionIdentity({}));
+  const handler = (await bridge.modern()).httpHandler();
   return {
     async handle(req, res, body) {
       const headers = new Headers();

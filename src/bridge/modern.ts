@@ -49,6 +49,8 @@ export interface BridgeCore {
   /** The qualified name a host's tool name stands for. */
   qualify(name: string): Promise<string | undefined>;
   router: PassthroughRouter;
+  /** A new conversation, for one host connection (conversation.ts connectionIdentity). */
+  newIdentity(): ConversationIdentity;
   /** Whether every host of this bridge sees the same lists (no catalogue, no per-host set). */
   sharedLists: boolean;
   log(line: string): void;
@@ -238,7 +240,7 @@ export class ModernBridge {
    * per request, every request of the HTTP bridge in one conversation, the requestState key
    * shared by all of them (one process serves every round).
    */
-  httpHandler(identity: ConversationIdentity): McpHttpHandler {
+  httpHandler(identity: ConversationIdentity = this.#core.newIdentity()): McpHttpHandler {
     const handler = createMcpHandler(() => this.createServer(identity, false), {
       legacy: "reject",
       onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
