@@ -269,6 +269,7 @@ export class CallPipeline {
           timeout: timeoutMs,
           signal,
           onprogress: onProgress,
+          answer: this.#init.routes.answerer(entry.id, opts),
         }),
       );
       entry.answered(connection);

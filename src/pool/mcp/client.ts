@@ -313,7 +313,9 @@ export class McpClient extends McpProtocol {
       const signal = options?.signal ?? new AbortController().signal;
       const answers: Record<string, unknown> = {};
       for (const [key, asked] of Object.entries(read.inputRequests)) {
-        answers[key] = await this.answerLocally(asked, signal as AbortSignal);
+        answers[key] = options?.answer
+          ? await options.answer(asked, signal as AbortSignal)
+          : await this.answerLocally(asked, signal as AbortSignal);
       }
       params = retryParams(request.params, answers, read.requestState);
     }
