@@ -66,6 +66,7 @@ import {
   type ResultSchema,
 } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
+import { ACKNOWLEDGED, ChangeStream } from "./change-stream.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -107,10 +108,25 @@ export class McpClient extends McpProtocol {
   /** A modern connection's log level, sent in each request's envelope (no logging/setLevel). */
   #logLevel: LoggingLevel | undefined;
 
+  /** A modern connection's `subscriptions/listen` stream (SPEC H2). */
+  readonly #changes = new ChangeStream({
+    listen: (filter, signal) =>
+      this.request(
+        { method: "subscriptions/listen", params: { notifications: filter } },
+        { timeout: Infinity, signal },
+      ),
+    capabilities: () => this.#serverCapabilities,
+    failed: (error) => {
+      if (isMcpError(error, ErrorCode.ConnectionClosed)) return;
+      this.onerror?.(new Error(`the subscriptions/listen stream failed: ${String(error)}`));
+    },
+  });
+
   constructor(info: Implementation, options: McpClientOptions = {}) {
     super();
     this.#info = info;
     this.#capabilities = options.capabilities ?? {};
+    this.setNotificationHandler(ACKNOWLEDGED, () => undefined);
   }
 
   /**
@@ -124,6 +140,8 @@ export class McpClient extends McpProtocol {
     try {
       if (plan === undefined) return await this.#initialize(transport, options);
       await this.#open(transport, options, plan);
+      // Nothing changes unsolicited in the modern era: the stream is asked for (SPEC H2).
+      if (this.#modern !== undefined) this.#changes.start();
     } catch (error) {
       void this.close();
       throw error;
@@ -462,12 +480,26 @@ export class McpClient extends McpProtocol {
     return this.request({ method: "resources/read", params }, options);
   }
 
+  /** In the modern era a subscription is a resource in the change stream's filter. */
   subscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    return this.request({ method: "resources/subscribe", params }, options);
+    if (this.#modern === undefined) {
+      return this.request({ method: "resources/subscribe", params }, options);
+    }
+    this.#changes.subscribe(params.uri);
+    return Promise.resolve({});
   }
 
   unsubscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    return this.request({ method: "resources/unsubscribe", params }, options);
+    if (this.#modern === undefined) {
+      return this.request({ method: "resources/unsubscribe", params }, options);
+    }
+    this.#changes.unsubscribe(params.uri);
+    return Promise.resolve({});
+  }
+
+  override close(): Promise<void> {
+    this.#changes.stop();
+    return super.close();
   }
 
   /** A modern server asks for roots in each request that needs them: nothing to tell. */

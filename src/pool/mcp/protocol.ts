@@ -187,7 +187,8 @@ export class McpProtocol {
       const pending: Pending = {
         resolve,
         reject,
-        timer: setTimeout(() => this.#timedOut(id), timeout),
+        // Infinity: a request that stays open until answered or cancelled (subscriptions/listen).
+        timer: Number.isFinite(timeout) ? setTimeout(() => this.#timedOut(id), timeout) : undefined,
         timeout,
         started: Date.now(),
         options,
