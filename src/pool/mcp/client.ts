@@ -47,6 +47,7 @@ import {
   META,
   MODERN_PROTOCOL_VERSION,
   mutualModernVersion,
+  probeFailure,
   refusedAsModernOnly,
   supportedVersionsOf,
   EraMismatchError,
@@ -221,32 +222,11 @@ export class McpClient extends McpProtocol {
           options,
         );
       } catch (error) {
-        if (isMcpError(error)) {
-          if (
-            error.code === ErrorCode.ConnectionClosed ||
-            error.code === ErrorCode.RequestTimeout
-          ) {
-            throw error;
-          }
-          const supported = supportedVersionsOf(error);
-          const mutual = supported ? mutualModernVersion(supported) : undefined;
-          if (mutual !== undefined && mutual !== version) {
-            version = mutual;
-            continue;
-          }
-          return false;
-        }
-        const status = httpErrorStatus(error);
-        if (
-          status !== undefined &&
-          status >= 400 &&
-          status < 500 &&
-          status !== 401 &&
-          status !== 403
-        ) {
-          return false;
-        }
-        throw error;
+        const failure = probeFailure(error, version, httpErrorStatus(error));
+        if (failure === "outage") throw error;
+        if (failure === "legacy") return false;
+        version = failure.retryAt;
+        continue;
       }
       const read = readResult("server/discover", result);
       const discover = read.kind === "complete" ? asDiscoverResult(read.result) : undefined;
