@@ -68,6 +68,7 @@ import {
 } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
 import { ACKNOWLEDGED, ChangeStream } from "./change-stream.js";
+import { offeredTools, paramBookOf } from "./param-headers.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -109,6 +110,8 @@ export class McpClient extends McpProtocol {
   /** A modern connection's log level, sent in each request's envelope (no logging/setLevel). */
   #logLevel: LoggingLevel | undefined;
 
+  /** Told what the server offered that this client will not use (a tool it refuses). */
+  warn: ((text: string) => void) | undefined;
   /** A modern connection's `subscriptions/listen` stream (SPEC H2). */
   readonly #changes = new ChangeStream({
     listen: (filter, signal) =>
@@ -222,7 +225,7 @@ export class McpClient extends McpProtocol {
           options,
         );
       } catch (error) {
-        const failure = probeFailure(error, version, httpErrorStatus(error));
+        const failure = probeFailure(error, httpErrorStatus(error));
         if (failure === "outage") throw error;
         if (failure === "legacy") return false;
         version = failure.retryAt;
@@ -299,7 +302,8 @@ export class McpClient extends McpProtocol {
       } catch (error) {
         const supported = isMcpError(error) ? supportedVersionsOf(error) : undefined;
         const mutual = supported ? mutualModernVersion(supported) : undefined;
-        if (retriedVersion || mutual === undefined || mutual === modern.version) throw error;
+        // Once, at the version the rejection names (SEP-2575), even the one it refused.
+        if (retriedVersion || mutual === undefined) throw error;
         retriedVersion = true;
         modern.version = mutual;
         this.#protocolVersion = mutual;
@@ -366,12 +370,19 @@ export class McpClient extends McpProtocol {
     if (!result || !Array.isArray(result.tools)) {
       throw new McpError(ErrorCode.InvalidParams, "tools/list answered without a tools array");
     }
+    // A tool whose x-mcp-header marks break the rules is not offered (SEP-2243).
+    if (this.#modern !== undefined) {
+      const { offered, refused } = offeredTools(result.tools);
+      for (const why of refused) this.warn?.(why);
+      result.tools = offered;
+    }
     this.cacheToolMetadata(result.tools);
     return result;
   }
 
   /** Remembers the output schemas of `tools` (the whole list), for callTool to check. */
   cacheToolMetadata(tools: Tool[]): void {
+    paramBookOf(this.transport)?.learn(tools);
     this.#outputSchemas.clear();
     this.#outputChecks.clear();
     for (const tool of tools) {

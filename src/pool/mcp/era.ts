@@ -187,14 +187,15 @@ export class EraMismatchError extends Error {
 }
 
 /**
- * What a failed `server/discover` at `version` says (the SDK v2 client's probe classifier):
- * a -32022 naming a modern version both speak is asked again at it; any other JSON-RPC
+ * What a failed `server/discover` says (the SDK v2 client's probe classifier):
+ * a -32022 naming a modern version both speak is asked again at it (even the one it
+ * refused: SEP-2575's client retries once with a version the rejection names, and the
+ * caller bounds the attempts); any other JSON-RPC
  * error, or an HTTP 4xx (`status`) the modern binding would not send, is a legacy server;
  * a closed connection, a timeout, 5xx or a sign-in wanted is an outage, no evidence of an era.
  */
 export function probeFailure(
   error: unknown,
-  version: string,
   status: number | undefined,
 ): "legacy" | "outage" | { retryAt: string } {
   if (isMcpError(error)) {
@@ -203,7 +204,7 @@ export function probeFailure(
     }
     const supported = supportedVersionsOf(error);
     const mutual = supported ? mutualModernVersion(supported) : undefined;
-    return mutual !== undefined && mutual !== version ? { retryAt: mutual } : "legacy";
+    return mutual !== undefined ? { retryAt: mutual } : "legacy";
   }
   const refused = status !== undefined && status >= 400 && status < 500;
   return refused && status !== 401 && status !== 403 ? "legacy" : "outage";
