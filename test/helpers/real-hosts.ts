@@ -3,8 +3,8 @@
  * install into a cached temp prefix, and a user's world for them — a private HOME, the
  * user's daemon (`mcpool serve` from the login environment, as a shell or a service starts
  * it) serving server-everything, -memory and -filesystem, `mcpool wire <host> --write` as
- * the user runs it, and the framework client (test/fixtures/real-hosts/framework-client.mjs)
- * run with a bare environment. The hosts' own files and `mcp list` are real-hosts-cli.ts.
+ * the user runs it. The hosts' own files and `mcp list` are real-hosts-cli.ts, the frameworks'
+ * client real-hosts-frameworks.ts.
  *
  * Opt-in: `MCPOOL_REAL_HOSTS=1`, or `CI=true` (CI runs `npm test` with network to the npm
  * registry). The install is cached in os.tmpdir()/mcpool-real-hosts-<hash of the pins>.
@@ -12,7 +12,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import {
-  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -27,7 +26,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
 import { cliPath } from "./daemon.js";
-import { alive, daemonsFor, fixture, stopAll, waitFor } from "./processes.js";
+import { alive, daemonsFor, stopAll, waitFor } from "./processes.js";
 
 /** Whether the suite runs: it installs ~1.6 GB from the npm registry the first time. */
 export const REAL_HOSTS = process.env.MCPOOL_REAL_HOSTS === "1" || process.env.CI === "true";
@@ -88,7 +87,7 @@ const POSTINSTALL: Record<PinGroup, readonly [pkg: string, script: string][]> = 
 };
 
 /** Runs `command` to its end within `timeoutMs`; rejects with its output on failure. */
-function run(
+export function run(
   command: string,
   args: string[],
   options: { cwd?: string | undefined; env?: NodeJS.ProcessEnv; timeoutMs: number },
@@ -137,6 +136,7 @@ export async function installed(group: PinGroup): Promise<string> {
     .slice(0, 12);
   const prefix = join(tmpdir(), `mcpool-real-hosts-${group}-${key}`);
   if (existsSync(join(prefix, "node_modules"))) return prefix;
+  const started = Date.now();
   const partial = `${prefix}.partial-${randomUUID()}`;
   mkdirSync(partial, { recursive: true });
   writeFileSync(join(partial, "package.json"), JSON.stringify({ private: true }));
@@ -159,6 +159,10 @@ export async function installed(group: PinGroup): Promise<string> {
   } finally {
     rmSync(partial, { recursive: true, force: true });
   }
+  // The figure the suite's budget is about (10 minutes, installs included).
+  console.info(
+    `real hosts: installed ${group} in ${Math.round((Date.now() - started) / 1000)} s at ${prefix}`,
+  );
   return prefix;
 }
 
@@ -313,96 +317,4 @@ export async function serversReady(world: RealWorld): Promise<void> {
     30_000,
     "every pooled server to be ready",
   );
-}
-
-/** The frameworks driven by test/fixtures/real-hosts/framework-client.mjs. */
-export const FRAMEWORKS = ["ai-sdk", "langchain", "mastra"] as const;
-export type Framework = (typeof FRAMEWORKS)[number];
-
-export interface ToolCall {
-  server: ServerId;
-  tool: string;
-  arguments: Record<string, unknown>;
-}
-
-export interface FrameworkRun {
-  /** Each server's tool names, sorted, as the framework lists them. */
-  tools: Record<string, string[]>;
-  calls: (ToolCall & { text: string; isError: boolean })[];
-}
-
-/** Bound on one framework run: three entries spawned, listed and called on a loaded machine. */
-export const FRAMEWORK_MS = 60_000;
-
-/**
- * `framework`'s own client over `entries` (one per server), making `calls`: the driver runs
- * from the frameworks' prefix with `env` (the bare environment unless told), and each
- * framework spawns the entries with its own default environment.
- */
-export async function runFramework(
-  prefix: string,
-  framework: Framework,
-  entries: Record<string, Stdio>,
-  calls: readonly ToolCall[],
-  env: Record<string, string>,
-  cwd?: string,
-): Promise<FrameworkRun> {
-  const driver = join(prefix, "framework-client.mjs");
-  copyFileSync(fixture("real-hosts/framework-client.mjs"), driver);
-  const out = await run(process.execPath, [driver, framework, JSON.stringify({ entries, calls })], {
-    env,
-    cwd,
-    timeoutMs: FRAMEWORK_MS,
-  });
-  const line = out.split("\n").find((l) => l.startsWith('{"tools"'));
-  if (line === undefined) throw new Error(`${framework} printed no result:\n${out}`);
-  return JSON.parse(line) as FrameworkRun;
-}
-
-/** The calls every framework makes: one per pooled server, each with a checkable answer. */
-export const CALLS: readonly ToolCall[] = [
-  { server: "everything", tool: "echo", arguments: { message: "through the pool" } },
-  { server: "memory", tool: "read_graph", arguments: {} },
-  { server: "filesystem", tool: "list_allowed_directories", arguments: {} },
-];
-
-/**
- * Hook for the capability-gated tool lists (issue 30 item 4, being built elsewhere): the
- * same framework run against the servers direct (each spawned by the framework itself), to
- * compare with a run through the pool — `expect(pooled.tools).toEqual(direct.tools)`.
- */
-export function directToolLists(
-  prefix: string,
-  framework: Framework,
-  world: RealWorld,
-): Promise<FrameworkRun> {
-  return runFramework(prefix, framework, world.rows, [], world.bare);
-}
-
-/**
- * Hook for roots (issue 30 item 5, being built elsewhere): a framework run whose working
- * directory is `project` — a roots-declaring client (the SDK's default roots are its cwd in
- * some frameworks) — asking server-filesystem for its allowed directories.
- */
-export function allowedDirectoriesFrom(
-  prefix: string,
-  framework: Framework,
-  entries: Record<string, Stdio>,
-  world: RealWorld,
-  project: string,
-): Promise<FrameworkRun> {
-  const call: ToolCall = { server: "filesystem", tool: "list_allowed_directories", arguments: {} };
-  return runFramework(prefix, framework, entries, [call], world.bare, project);
-}
-
-/**
- * Hook for sessions that survive a daemon restart (issue 30 item 3, being built elsewhere):
- * `mcpool shutdown` then `serve` again from the login shell, as a service restart does;
- * resolves with the new daemon's pid once its MCP sockets are back.
- */
-export async function restartDaemon(world: RealWorld): Promise<number> {
-  const { code, stdout } = await world.cli(["shutdown"]);
-  if (code !== 0) throw new Error(`mcpool shutdown failed: ${stdout}`);
-  await waitFor(() => world.daemons().length === 0, 20_000, "the daemon to stop");
-  return world.serve();
 }

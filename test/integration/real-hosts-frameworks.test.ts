@@ -17,15 +17,17 @@ import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
 import {
   CALLS,
   FRAMEWORKS,
+  runFramework,
+  type FrameworkRun,
+} from "../helpers/real-hosts-frameworks.js";
+import {
   INSTALL_MS,
   installed,
   REAL_HOSTS,
   REAL_HOSTS_OFF,
   realWorld,
-  runFramework,
   SERVER_IDS,
   serversReady,
-  type FrameworkRun,
   type RealWorld,
   type Stdio,
 } from "../helpers/real-hosts.js";
