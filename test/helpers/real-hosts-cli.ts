@@ -34,6 +34,12 @@ export interface RealHost {
    * exits). Such a host is held to "no second daemon", not to "the daemon stays".
    */
   endsEntryTrees?: true;
+  /**
+   * The host's list shows a server's state only, never the error its `initialize` got:
+   * Gemini CLI 0.61 and Qwen Code 0.24 print `- Disconnected` (with `--debug` too), so
+   * mcpool's message reaches their users only where the host shows server errors elsewhere.
+   */
+  hidesServerErrors?: true;
   /** The host's own view of each pooled server. */
   list(prefix: string, world: RealWorld): Promise<Record<string, Listed>>;
 }
@@ -142,6 +148,7 @@ const claudeCode: RealHost = {
 const gemini: RealHost = {
   wire: "gemini",
   bin: "gemini",
+  hidesServerErrors: true,
   file: (world) => join(world.home, ".gemini", "settings.json"),
   configure(world) {
     writeFile(this.file(world), mcpServersJson(world));
@@ -158,6 +165,7 @@ const gemini: RealHost = {
 const qwen: RealHost = {
   wire: "qwen",
   bin: "qwen",
+  hidesServerErrors: true,
   file: (world) => join(world.home, ".qwen", "settings.json"),
   configure(world) {
     writeFile(this.file(world), mcpServersJson(world));

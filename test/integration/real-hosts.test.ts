@@ -8,7 +8,8 @@
  * connected"; "daemon down → the daemon comes up or the host's error names mcpool"), SPEC I7.
  * Opt-in: MCPOOL_REAL_HOSTS=1 or CI=true.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
 import { daemonsFor } from "../helpers/processes.js";
@@ -129,6 +130,34 @@ describe.runIf(REAL_HOSTS)(
           }
           if (SERVER_IDS.every((id) => listed[id]!.connected)) await expectStartedDaemon();
           else expect(world.daemons()).toEqual([]);
+        },
+        TEST_MS,
+      );
+
+      it(
+        "with the daemon down and entries that cannot start it (the node they name is gone), the host's list shows mcpool's error",
+        async () => {
+          await world.serve();
+          await serversReady(world);
+          await wire();
+          await world.stopDaemons();
+          // As after an nvm switch or an upgrade: the node the relay would run is gone.
+          const file = host.file(world);
+          const text = readFileSync(file, "utf8");
+          expect(count(text, process.execPath), text).toBe(SERVER_IDS.length);
+          writeFileSync(file, text.replaceAll(process.execPath, join(world.home, "gone", "node")));
+
+          const listed = await host.list(prefix, world);
+          for (const id of SERVER_IDS) {
+            const seen = listed[id]!;
+            expect(seen.connected, seen.text).toBe(false);
+            if (host.hidesServerErrors !== true) {
+              // The relay's answer to `initialize`: what is wrong, and the fix.
+              expect(seen.text).toMatch(/mcpool: no daemon answers at /);
+              expect(seen.text).toMatch(/mcpool service install|mcpool serve/);
+            }
+          }
+          expect(world.daemons()).toEqual([]);
         },
         TEST_MS,
       );
