@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import { defaultSocketPath } from "mcpool-client/paths";
 import { HOST_GONE } from "../bridge/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
-import { LeanSession } from "./lean-session.js";
+import { LeanSession } from "../bridge/lean-session.js";
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(
