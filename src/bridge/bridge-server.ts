@@ -222,6 +222,9 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (scope.single === undefined) return name;
     const known = names.toPool.get(name);
     if (known !== undefined) return known;
+    // A daemon just (re)started may not know the server's tools yet: a listing waits for its
+    // first reconcile (F4), and the state read after it names them.
+    await upstream.tools({ servers: [scope.single] });
     names = toolNames(await upstream.state(), scope.single);
     return names.toPool.get(name);
   };
