@@ -36,12 +36,15 @@ export const REPLAY_TIMEOUT_MS = 15_000;
 export const INFLIGHT_MESSAGE =
   "mcpool: the daemon went away during this request (it restarted or stopped); the request may or may not have run. This entry reconnects by itself: send it again.";
 
+/** How a user starts the daemon, in every message that says it is not there. */
+export const START_DAEMON =
+  "start it with `mcpool service install` (now and at every login) or `mcpool serve`";
+
 /** What a request is answered when no daemon came back within the window. */
 export function downMessage(socketPath: string): string {
   return (
-    `mcpool: no daemon answers at ${socketPath} (it stopped or is restarting); start it with ` +
-    "`mcpool service install` (now and at every login) or `mcpool serve`. This entry " +
-    "reconnects by itself once it is back."
+    `mcpool: no daemon answers at ${socketPath} (it stopped or is restarting); ` +
+    `${START_DAEMON}. This entry reconnects by itself once it is back.`
   );
 }
 

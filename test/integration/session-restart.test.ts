@@ -1,0 +1,152 @@
+/**
+ * Sessions that survive a daemon restart (issue 30 item 3, SPEC I3), through each entry a
+ * host spawns: the SDK bridge (`mcpool bridge`, main.js), the lean bridge (the `mcpool`
+ * executable, a pipe to the daemon's MCP socket) and the perl relay `mcpool wire` writes.
+ * FAULTS.md, "A service left running for weeks": "A daemon restart (upgrade, `systemctl
+ * --user restart`) under live host sessions → each host's next call answers; nothing to
+ * restart by hand." A call in flight at the restart fails at once with a coded error; a call
+ * made while the daemon is away waits for it; the host hears tools/list_changed; the level
+ * it set still applies.
+ */
+import { existsSync } from "node:fs";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { BRIDGE_PATHS, scopeSocket, stdioBridge, type StdioBridge } from "../helpers/bridge.js";
+import {
+  client,
+  runCli,
+  serversReady,
+  startDaemon,
+  testHome,
+  type TestHome,
+} from "../helpers/daemon.js";
+import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+
+/** Bound on anything the restart sets off: a daemon's start and reconcile on a loaded machine. */
+const BOUND_MS = 30_000;
+
+const textOf = (result: unknown): unknown => (result as { content: unknown }).content;
+
+describe.each(BRIDGE_PATHS)(
+  "a host session through the %s entry across a daemon restart",
+  (via) => {
+    let home: TestHome | undefined;
+    let host: StdioBridge | undefined;
+
+    afterEach(async () => {
+      await host?.close();
+      if (home !== undefined) {
+        await stopAll(daemonsFor(home.socketPath));
+        home.remove();
+      }
+      host = undefined;
+      home = undefined;
+    });
+
+    /** A daemon with `echo` and `talk` (log-levels.mjs), and a host on `server` through `via`. */
+    async function setUp(server: string): Promise<{ home: TestHome; host: StdioBridge }> {
+      home = testHome("mcpool-restart-");
+      home.writeConfig({
+        echo: { command: process.execPath, args: [fixture("echo.mjs")] },
+        talk: { command: process.execPath, args: [fixture("log-levels.mjs")] },
+      });
+      await startDaemon(home);
+      await serversReady(home);
+      const args = ["--server", server, "--socket", home.socketPath];
+      await waitFor(() => existsSync(scopeSocket(home!, args)), BOUND_MS, "the MCP socket");
+      host = await stdioBridge(home, args, {}, via);
+      return { home, host };
+    }
+
+    /** `mcpool shutdown` (the real CLI), and the daemon gone. */
+    async function shutdown(at: TestHome): Promise<void> {
+      const pids = daemonsFor(at.socketPath);
+      expect(pids).toHaveLength(1);
+      expect(runCli(at, "shutdown").code).toBe(0);
+      await waitFor(() => pids.every((pid) => !alive(pid)), BOUND_MS, "the daemon to exit");
+    }
+
+    /** A daemon again: the test's own, or (SDK bridge) the one a waiting call auto-started. */
+    async function daemonAgain(at: TestHome): Promise<void> {
+      if (via !== "sdk") await startDaemon(at);
+      await waitFor(() => daemonsFor(at.socketPath).length === 1, BOUND_MS, "a daemon again");
+    }
+
+    function listChanges(mcp: Client): () => number {
+      let count = 0;
+      mcp.setNotificationHandler(ToolListChangedNotificationSchema, () => void (count += 1));
+      return () => count;
+    }
+
+    it("fails the call in flight with a coded error, and the next call answers; list_changed follows", async () => {
+      const { home: at, host: h } = await setUp("echo");
+      const changes = listChanges(h.client);
+      expect(textOf(await h.client.callTool({ name: "echo", arguments: { text: "one" } }))).toEqual(
+        [{ type: "text", text: "one" }],
+      );
+
+      const inFlight = h.client
+        .callTool({ name: "sleep", arguments: { ms: 120_000 } }, undefined, { timeout: 120_000 })
+        .then(
+          () => new Error("the call in flight answered"),
+          (error: unknown) => error,
+        );
+      const pool = await client(at);
+      try {
+        const running = async (): Promise<boolean> =>
+          ((await pool.state()).find((s) => s.id === "echo")?.inflight ?? 0) > 0;
+        await waitFor(running, BOUND_MS, "the sleep call to reach the server");
+      } finally {
+        await pool.close();
+      }
+      await shutdown(at);
+      const failed = await inFlight;
+      expect(failed).toBeInstanceOf(McpError);
+      expect((failed as McpError).code).toBe(-32603);
+      expect((failed as McpError).data).toMatchObject({
+        code: "daemon-unavailable",
+        detail: { inFlight: true },
+      });
+      expect((failed as McpError).message).toContain("may or may not have run");
+
+      // Asked while no daemon is there: it waits for one (bounded), then answers.
+      const waiting = h.client.callTool({ name: "echo", arguments: { text: "two" } }, undefined, {
+        timeout: BOUND_MS * 2,
+      });
+      await daemonAgain(at);
+      expect(textOf(await waiting)).toEqual([{ type: "text", text: "two" }]);
+      await waitFor(() => changes() > 0, BOUND_MS, "tools/list_changed after the reconnect");
+      expect(textOf(await h.client.callTool({ name: "add", arguments: { a: 2, b: 3 } }))).toEqual([
+        { type: "text", text: 'add({"a":2,"b":3})' },
+      ]);
+      const { tools } = await h.client.listTools();
+      expect(tools.map((t) => t.name)).toContain("echo");
+    });
+
+    it("keeps the logging level the host set before the restart", async () => {
+      const { home: at, host: h } = await setUp("talk");
+      const heard: unknown[] = [];
+      h.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+        heard.push(n.params.data);
+      });
+      await h.client.setLoggingLevel("error");
+      await shutdown(at);
+      await startDaemon(at);
+      await serversReady(at);
+      const say = (level: string, text: string) =>
+        h.client.callTool({ name: "say", arguments: { level, text } }, undefined, {
+          timeout: BOUND_MS * 2,
+        });
+      expect(textOf(await say("info", "quiet"))).toEqual([{ type: "text", text: "said quiet" }]);
+      await say("error", "loud");
+      await waitFor(() => heard.includes("loud"), BOUND_MS, "the error-level line");
+      // In order on one stream: the info line, had it been let through, came first.
+      expect(heard).toEqual(["loud"]);
+    });
+  },
+);
