@@ -11,12 +11,12 @@
 # The daemon going away under a live host (a restart, an upgrade; issue 30 item 3) keeps the
 # host's session, as the lean bridge does (src/bridge/lean-session.ts): each request in flight
 # is answered with a coded error (it may or may not have run); the socket is dialled again
-# (0.1 s doubling to 2 s) for 60 s while the host's lines wait; connected, the host's
-# `initialize` goes again and its answer is dropped, then `notifications/initialized`, its last
-# `logging/setLevel` and its resource subscriptions (answers dropped), the host is told
-# `notifications/tools/list_changed`, and what waited goes. After 60 s what waits, and every
-# request until a daemon is back, is answered with an error naming mcpool and how to start
-# it; the socket is still dialled every 5 s.
+# (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
+# host's lines wait; connected, the host's `initialize` goes again and its answer is dropped,
+# then `notifications/initialized`, its last `logging/setLevel` and its resource subscriptions
+# (answers dropped), the host is told `notifications/tools/list_changed`, and what waited goes.
+# After the window what waits, and every request until a daemon is back, is answered with an
+# error naming mcpool and how to start it; the socket is still dialled every 5 s.
 #
 # Daemon down at the start (the connect fails): it execs `NODE <package>/dist/cli/bin.js
 # bridge --server ID --socket SOCKET`, which starts the daemon, before it has read a byte of
@@ -29,6 +29,8 @@
 ($id, $sock, $node) = @ARGV;
 $node = 'node' if !defined $node;
 $SIG{PIPE} = 'IGNORE';
+$w = $ENV{MCPOOL_RECONNECT_MS};
+$window = defined $w && $w ne '' && $w eq int($w) && $w >= 0 ? $w / 1000 : 60;
 sub up { my ($p) = @_; my $i = rindex($p, '/'); $i < 0 ? '.' : $i == 0 ? '/' : substr($p, 0, $i) }
 $path = up($sock) . "/mcp/$id.sock";
 $fix = 'Start it with `mcpool service install` (now and at every login) or `mcpool serve`';
@@ -172,7 +174,7 @@ sub lost {
   later();
 }
 sub later {
-  if ($state eq 'wait' && time - $lost >= 60) {
+  if ($state eq 'wait' && time - $lost >= $window) {
     $state = 'down';
     for (@queue) { my ($m, $i) = top($_); o(fail($i, $gone, '')) if defined $m && defined $i }
     @queue = ();

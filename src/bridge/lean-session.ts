@@ -9,7 +9,7 @@
  *   `resources/subscribe`s not undone — is kept; every request sent and not yet answered too;
  * - the daemon's connection closing with the host still there: each request in flight is
  *   answered at once with INFLIGHT_MESSAGE (it may or may not have run), and the socket is
- *   dialled again, RECONNECT_DELAYS_MS apart, within RECONNECT_WINDOW_MS; the host's requests
+ *   dialled again, RECONNECT_DELAYS_MS apart, within the window (reconnectWindowMs); the host's requests
  *   meanwhile wait;
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
  *   `notifications/initialized`, the level and the subscriptions; their answers are the
@@ -25,6 +25,16 @@ import { connect, type Socket } from "node:net";
 
 /** How long the host's requests wait for a daemon that went away, ms, from the loss. */
 export const RECONNECT_WINDOW_MS = 60_000;
+
+/**
+ * The window an entry uses: `MCPOOL_RECONNECT_MS` from its environment when that is a whole
+ * number of ms (0: requests are refused at once while the daemon is away), else
+ * RECONNECT_WINDOW_MS. The perl relay reads the same variable.
+ */
+export function reconnectWindowMs(env: NodeJS.ProcessEnv): number {
+  const value = env.MCPOOL_RECONNECT_MS;
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : RECONNECT_WINDOW_MS;
+}
 /** Pauses between redials within the window, ms; the last repeats. A service is back in ~1 s. */
 export const RECONNECT_DELAYS_MS = [100, 200, 400, 800, 1_600, 2_000] as const;
 /** Pause between redials after the window, ms: cheap, and a daemon back later is found. */
@@ -103,6 +113,8 @@ export interface LeanSessionOptions {
   daemonSocket: string;
   /** The host's lines: paused while the daemon is slow to take them. */
   input: NodeJS.ReadableStream;
+  /** How long the host's requests wait for a daemon that went away, ms (reconnectWindowMs). */
+  windowMs: number;
   /** Where the daemon's lines go: the host. */
   out: NodeJS.WritableStream;
   /** Everything is over: the host has had all it will get. */
@@ -241,7 +253,7 @@ export class LeanSession {
   }
 
   private redialLater(): void {
-    const inWindow = Date.now() - this.lostAt < RECONNECT_WINDOW_MS;
+    const inWindow = Date.now() - this.lostAt < this.options.windowMs;
     if (!inWindow && this.state === "reconnecting") this.giveUp();
     const delay = inWindow
       ? (RECONNECT_DELAYS_MS[this.attempt] ?? RECONNECT_DELAYS_MS.at(-1)!)

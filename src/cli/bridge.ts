@@ -18,7 +18,7 @@ import {
   type Bridge,
   type CatalogOptions,
 } from "../bridge/index.js";
-import { RECONNECT_WINDOW_MS } from "../bridge/lean-session.js";
+import { reconnectWindowMs } from "../bridge/lean-session.js";
 import { VERSION } from "../version.js";
 import { EXIT } from "./output/exit-codes.js";
 
@@ -87,7 +87,7 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
       autoStart: true,
       autoStartCommand: daemonCommand(options.configPath),
       // A daemon restarting: the host's requests wait for it, as the lean bridge's do.
-      reconnectWaitMs: RECONNECT_WINDOW_MS,
+      reconnectWaitMs: reconnectWindowMs(process.env),
     });
   } catch (error) {
     if (!(error instanceof McpPoolError)) throw error;

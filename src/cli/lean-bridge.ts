@@ -14,7 +14,7 @@ import { resolve } from "node:path";
 import { defaultSocketPath } from "mcpool-client/paths";
 import { HOST_GONE } from "../bridge/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
-import { LeanSession } from "../bridge/lean-session.js";
+import { LeanSession, reconnectWindowMs } from "../bridge/lean-session.js";
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(
@@ -126,6 +126,7 @@ function pipe(socket: Socket, target: { path: string; daemon: string }): void {
   const session = new LeanSession(socket, {
     path: target.path,
     daemonSocket: target.daemon,
+    windowMs: reconnectWindowMs(process.env),
     input: process.stdin,
     out,
     done: () => out.end(() => process.exit(0)),

@@ -16,7 +16,13 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { BRIDGE_PATHS, scopeSocket, stdioBridge, type StdioBridge } from "../helpers/bridge.js";
+import {
+  BRIDGE_PATHS,
+  scopeSocket,
+  stdioBridge,
+  type BridgePath,
+  type StdioBridge,
+} from "../helpers/bridge.js";
 import {
   client,
   runCli,
@@ -32,59 +38,74 @@ const BOUND_MS = 30_000;
 
 const textOf = (result: unknown): unknown => (result as { content: unknown }).content;
 
+let home: TestHome | undefined;
+let host: StdioBridge | undefined;
+
+afterEach(async () => {
+  await host?.close();
+  if (home !== undefined) {
+    await stopAll(daemonsFor(home.socketPath));
+    home.remove();
+  }
+  host = undefined;
+  home = undefined;
+});
+
+/**
+ * A daemon with `echo` and `talk` (log-levels.mjs), and a host on `server` through `via`;
+ * `env` is the entry's too.
+ */
+async function setUp(
+  via: BridgePath,
+  server: string,
+  env: Record<string, string> = {},
+): Promise<{ home: TestHome; host: StdioBridge }> {
+  home = testHome("mcpool-restart-");
+  Object.assign(home.env, env);
+  home.writeConfig({
+    echo: { command: process.execPath, args: [fixture("echo.mjs")] },
+    talk: { command: process.execPath, args: [fixture("log-levels.mjs")] },
+  });
+  await startDaemon(home);
+  await serversReady(home);
+  const args = ["--server", server, "--socket", home.socketPath];
+  await waitFor(() => existsSync(scopeSocket(home!, args)), BOUND_MS, "the MCP socket");
+  host = await stdioBridge(home, args, {}, via);
+  return { home, host };
+}
+
+/** `mcpool shutdown` (the real CLI), and the daemon gone. */
+async function shutdown(at: TestHome): Promise<void> {
+  const pids = daemonsFor(at.socketPath);
+  expect(pids).toHaveLength(1);
+  expect(runCli(at, "shutdown").code).toBe(0);
+  await waitFor(() => pids.every((pid) => !alive(pid)), BOUND_MS, "the daemon to exit");
+}
+
+function listChanges(mcp: Client): () => number {
+  let count = 0;
+  mcp.setNotificationHandler(ToolListChangedNotificationSchema, () => void (count += 1));
+  return () => count;
+}
+
+/** What a request that failed rejected with. */
+const failure = (request: Promise<unknown>): Promise<unknown> =>
+  request.then(
+    () => new Error("the request answered"),
+    (error: unknown) => error,
+  );
+
 describe.each(BRIDGE_PATHS)(
   "a host session through the %s entry across a daemon restart",
   (via) => {
-    let home: TestHome | undefined;
-    let host: StdioBridge | undefined;
-
-    afterEach(async () => {
-      await host?.close();
-      if (home !== undefined) {
-        await stopAll(daemonsFor(home.socketPath));
-        home.remove();
-      }
-      host = undefined;
-      home = undefined;
-    });
-
-    /** A daemon with `echo` and `talk` (log-levels.mjs), and a host on `server` through `via`. */
-    async function setUp(server: string): Promise<{ home: TestHome; host: StdioBridge }> {
-      home = testHome("mcpool-restart-");
-      home.writeConfig({
-        echo: { command: process.execPath, args: [fixture("echo.mjs")] },
-        talk: { command: process.execPath, args: [fixture("log-levels.mjs")] },
-      });
-      await startDaemon(home);
-      await serversReady(home);
-      const args = ["--server", server, "--socket", home.socketPath];
-      await waitFor(() => existsSync(scopeSocket(home!, args)), BOUND_MS, "the MCP socket");
-      host = await stdioBridge(home, args, {}, via);
-      return { home, host };
-    }
-
-    /** `mcpool shutdown` (the real CLI), and the daemon gone. */
-    async function shutdown(at: TestHome): Promise<void> {
-      const pids = daemonsFor(at.socketPath);
-      expect(pids).toHaveLength(1);
-      expect(runCli(at, "shutdown").code).toBe(0);
-      await waitFor(() => pids.every((pid) => !alive(pid)), BOUND_MS, "the daemon to exit");
-    }
-
     /** A daemon again: the test's own, or (SDK bridge) the one a waiting call auto-started. */
     async function daemonAgain(at: TestHome): Promise<void> {
       if (via !== "sdk") await startDaemon(at);
       await waitFor(() => daemonsFor(at.socketPath).length === 1, BOUND_MS, "a daemon again");
     }
 
-    function listChanges(mcp: Client): () => number {
-      let count = 0;
-      mcp.setNotificationHandler(ToolListChangedNotificationSchema, () => void (count += 1));
-      return () => count;
-    }
-
     it("fails the call in flight with a coded error, and the next call answers; list_changed follows", async () => {
-      const { home: at, host: h } = await setUp("echo");
+      const { home: at, host: h } = await setUp(via, "echo");
       const changes = listChanges(h.client);
       expect(textOf(await h.client.callTool({ name: "echo", arguments: { text: "one" } }))).toEqual(
         [{ type: "text", text: "one" }],
@@ -129,7 +150,7 @@ describe.each(BRIDGE_PATHS)(
     });
 
     it("keeps the logging level the host set before the restart", async () => {
-      const { home: at, host: h } = await setUp("talk");
+      const { home: at, host: h } = await setUp(via, "talk");
       const heard: unknown[] = [];
       h.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
         heard.push(n.params.data);
@@ -147,6 +168,35 @@ describe.each(BRIDGE_PATHS)(
       await waitFor(() => heard.includes("loud"), BOUND_MS, "the error-level line");
       // In order on one stream: the info line, had it been let through, came first.
       expect(heard).toEqual(["loud"]);
+    });
+  },
+);
+
+// The SDK bridge auto-starts the daemon for a waiting request, as at its first connect; the
+// pipes to the MCP socket wait for the daemon a service manager brings back.
+describe.each(["lean", "perl"] as const)(
+  "the %s entry when the daemon does not come back",
+  (via) => {
+    it("answers with an error naming mcpool and how to start it, and reconnects once it is back", async () => {
+      const { home: at, host: h } = await setUp(via, "echo", { MCPOOL_RECONNECT_MS: "1000" });
+      const changes = listChanges(h.client);
+      await shutdown(at);
+      const refused = await failure(
+        h.client.callTool({ name: "echo", arguments: { text: "nobody" } }, undefined, {
+          timeout: BOUND_MS,
+        }),
+      );
+      expect(refused).toBeInstanceOf(McpError);
+      expect((refused as McpError).code).toBe(-32603);
+      expect((refused as McpError).data).toMatchObject({ code: "daemon-unavailable" });
+      expect((refused as McpError).message).toContain(`no daemon answers at ${at.socketPath}`);
+      expect((refused as McpError).message).toContain("`mcpool serve`");
+
+      await startDaemon(at);
+      await waitFor(() => changes() > 0, BOUND_MS, "tools/list_changed after the reconnect");
+      expect(
+        textOf(await h.client.callTool({ name: "echo", arguments: { text: "back" } })),
+      ).toEqual([{ type: "text", text: "back" }]);
     });
   },
 );
