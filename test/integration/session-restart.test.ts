@@ -13,6 +13,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   LoggingMessageNotificationSchema,
   McpError,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
@@ -168,6 +169,27 @@ describe.each(BRIDGE_PATHS)(
       await waitFor(() => heard.includes("loud"), BOUND_MS, "the error-level line");
       // In order on one stream: the info line, had it been let through, came first.
       expect(heard).toEqual(["loud"]);
+    });
+
+    it("keeps the host's resource subscriptions", async () => {
+      const { home: at, host: h } = await setUp(via, "talk");
+      const updated: string[] = [];
+      h.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        updated.push(n.params.uri);
+      });
+      await h.client.subscribeResource({ uri: "note://1" });
+      await shutdown(at);
+      await startDaemon(at);
+      await serversReady(at);
+      // The SDK bridge's client sends its subscriptions again beside the first request.
+      const touch = async (): Promise<boolean> => {
+        const touched = await h.client.callTool({ name: "touch", arguments: {} }, undefined, {
+          timeout: BOUND_MS * 2,
+        });
+        return JSON.stringify(textOf(touched)).includes("touched 1");
+      };
+      await waitFor(touch, BOUND_MS, "the server to have the subscription again");
+      await waitFor(() => updated.includes("note://1"), BOUND_MS, "resources/updated");
     });
   },
 );
