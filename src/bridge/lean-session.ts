@@ -239,6 +239,8 @@ export class LeanSession {
 
   private lost(socket: Socket): void {
     if (socket !== this.socket || this.finished) return;
+    // Paused for a socket that will never drain: the host's lines now wait in the queue.
+    this.options.input.resume();
     for (const id of this.pending.values()) this.write(errorLine(id, INFLIGHT_MESSAGE, true));
     this.pending.clear();
     clearTimeout(this.timer);
