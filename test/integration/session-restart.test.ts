@@ -50,7 +50,7 @@ afterEach(async () => {
   }
   host = undefined;
   home = undefined;
-});
+}, 60_000);
 
 /**
  * A daemon with `echo` and `talk` (log-levels.mjs), and a host on `server` through `via`;
@@ -89,12 +89,21 @@ function listChanges(mcp: Client): () => number {
   return () => count;
 }
 
-/** What a request that failed rejected with. */
-const failure = (request: Promise<unknown>): Promise<unknown> =>
-  request.then(
+/** Each test restarts a daemon at least once: more than vitest's 30 s on a loaded machine. */
+const TEST_MS = 120_000;
+
+/** What a request that failed rejected with; it must fail within BOUND_MS. */
+function failure(request: Promise<unknown>): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<Error>((resolve) => {
+    timer = setTimeout(() => resolve(new Error(`no answer within ${BOUND_MS} ms`)), BOUND_MS);
+  });
+  const settled = request.then(
     () => new Error("the request answered"),
     (error: unknown) => error,
   );
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
+}
 
 describe.each(BRIDGE_PATHS)(
   "a host session through the %s entry across a daemon restart",
@@ -105,92 +114,104 @@ describe.each(BRIDGE_PATHS)(
       await waitFor(() => daemonsFor(at.socketPath).length === 1, BOUND_MS, "a daemon again");
     }
 
-    it("fails the call in flight with a coded error, and the next call answers; list_changed follows", async () => {
-      const { home: at, host: h } = await setUp(via, "echo");
-      const changes = listChanges(h.client);
-      expect(textOf(await h.client.callTool({ name: "echo", arguments: { text: "one" } }))).toEqual(
-        [{ type: "text", text: "one" }],
-      );
+    it(
+      "fails the call in flight with a coded error, and the next call answers; list_changed follows",
+      async () => {
+        const { home: at, host: h } = await setUp(via, "echo");
+        const changes = listChanges(h.client);
+        expect(
+          textOf(await h.client.callTool({ name: "echo", arguments: { text: "one" } })),
+        ).toEqual([{ type: "text", text: "one" }]);
 
-      const inFlight = h.client
-        .callTool({ name: "sleep", arguments: { ms: 120_000 } }, undefined, { timeout: 120_000 })
-        .then(
-          () => new Error("the call in flight answered"),
-          (error: unknown) => error,
+        const inFlight = h.client
+          .callTool({ name: "sleep", arguments: { ms: 120_000 } }, undefined, { timeout: 120_000 })
+          .then(
+            () => new Error("the call in flight answered"),
+            (error: unknown) => error,
+          );
+        const pool = await client(at);
+        try {
+          const running = async (): Promise<boolean> =>
+            ((await pool.state()).find((s) => s.id === "echo")?.inflight ?? 0) > 0;
+          await waitFor(running, BOUND_MS, "the sleep call to reach the server");
+        } finally {
+          await pool.close();
+        }
+        await shutdown(at);
+        const failed = await inFlight;
+        expect(failed).toBeInstanceOf(McpError);
+        expect((failed as McpError).code).toBe(-32603);
+        expect((failed as McpError).data).toMatchObject({
+          code: "daemon-unavailable",
+          detail: { inFlight: true },
+        });
+        expect((failed as McpError).message).toContain("may or may not have run");
+
+        // Asked while no daemon is there: it waits for one (bounded), then answers.
+        const waiting = h.client.callTool({ name: "echo", arguments: { text: "two" } }, undefined, {
+          timeout: BOUND_MS * 2,
+        });
+        await daemonAgain(at);
+        expect(textOf(await waiting)).toEqual([{ type: "text", text: "two" }]);
+        await waitFor(() => changes() > 0, BOUND_MS, "tools/list_changed after the reconnect");
+        expect(textOf(await h.client.callTool({ name: "add", arguments: { a: 2, b: 3 } }))).toEqual(
+          [{ type: "text", text: 'add({"a":2,"b":3})' }],
         );
-      const pool = await client(at);
-      try {
-        const running = async (): Promise<boolean> =>
-          ((await pool.state()).find((s) => s.id === "echo")?.inflight ?? 0) > 0;
-        await waitFor(running, BOUND_MS, "the sleep call to reach the server");
-      } finally {
-        await pool.close();
-      }
-      await shutdown(at);
-      const failed = await inFlight;
-      expect(failed).toBeInstanceOf(McpError);
-      expect((failed as McpError).code).toBe(-32603);
-      expect((failed as McpError).data).toMatchObject({
-        code: "daemon-unavailable",
-        detail: { inFlight: true },
-      });
-      expect((failed as McpError).message).toContain("may or may not have run");
+        const { tools } = await h.client.listTools();
+        expect(tools.map((t) => t.name)).toContain("echo");
+      },
+      TEST_MS,
+    );
 
-      // Asked while no daemon is there: it waits for one (bounded), then answers.
-      const waiting = h.client.callTool({ name: "echo", arguments: { text: "two" } }, undefined, {
-        timeout: BOUND_MS * 2,
-      });
-      await daemonAgain(at);
-      expect(textOf(await waiting)).toEqual([{ type: "text", text: "two" }]);
-      await waitFor(() => changes() > 0, BOUND_MS, "tools/list_changed after the reconnect");
-      expect(textOf(await h.client.callTool({ name: "add", arguments: { a: 2, b: 3 } }))).toEqual([
-        { type: "text", text: 'add({"a":2,"b":3})' },
-      ]);
-      const { tools } = await h.client.listTools();
-      expect(tools.map((t) => t.name)).toContain("echo");
-    });
-
-    it("keeps the logging level the host set before the restart", async () => {
-      const { home: at, host: h } = await setUp(via, "talk");
-      const heard: unknown[] = [];
-      h.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-        heard.push(n.params.data);
-      });
-      await h.client.setLoggingLevel("error");
-      await shutdown(at);
-      await startDaemon(at);
-      await serversReady(at);
-      const say = (level: string, text: string) =>
-        h.client.callTool({ name: "say", arguments: { level, text } }, undefined, {
-          timeout: BOUND_MS * 2,
+    it(
+      "keeps the logging level the host set before the restart",
+      async () => {
+        const { home: at, host: h } = await setUp(via, "talk");
+        const heard: unknown[] = [];
+        h.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+          heard.push(n.params.data);
         });
-      expect(textOf(await say("info", "quiet"))).toEqual([{ type: "text", text: "said quiet" }]);
-      await say("error", "loud");
-      await waitFor(() => heard.includes("loud"), BOUND_MS, "the error-level line");
-      // In order on one stream: the info line, had it been let through, came first.
-      expect(heard).toEqual(["loud"]);
-    });
+        await h.client.setLoggingLevel("error");
+        await shutdown(at);
+        await startDaemon(at);
+        await serversReady(at);
+        const say = (level: string, text: string) =>
+          h.client.callTool({ name: "say", arguments: { level, text } }, undefined, {
+            timeout: BOUND_MS * 2,
+          });
+        expect(textOf(await say("info", "quiet"))).toEqual([{ type: "text", text: "said quiet" }]);
+        await say("error", "loud");
+        await waitFor(() => heard.includes("loud"), BOUND_MS, "the error-level line");
+        // In order on one stream: the info line, had it been let through, came first.
+        expect(heard).toEqual(["loud"]);
+      },
+      TEST_MS,
+    );
 
-    it("keeps the host's resource subscriptions", async () => {
-      const { home: at, host: h } = await setUp(via, "talk");
-      const updated: string[] = [];
-      h.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-        updated.push(n.params.uri);
-      });
-      await h.client.subscribeResource({ uri: "note://1" });
-      await shutdown(at);
-      await startDaemon(at);
-      await serversReady(at);
-      // The SDK bridge's client sends its subscriptions again beside the first request.
-      const touch = async (): Promise<boolean> => {
-        const touched = await h.client.callTool({ name: "touch", arguments: {} }, undefined, {
-          timeout: BOUND_MS * 2,
+    it(
+      "keeps the host's resource subscriptions",
+      async () => {
+        const { home: at, host: h } = await setUp(via, "talk");
+        const updated: string[] = [];
+        h.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+          updated.push(n.params.uri);
         });
-        return JSON.stringify(textOf(touched)).includes("touched 1");
-      };
-      await waitFor(touch, BOUND_MS, "the server to have the subscription again");
-      await waitFor(() => updated.includes("note://1"), BOUND_MS, "resources/updated");
-    });
+        await h.client.subscribeResource({ uri: "note://1" });
+        await shutdown(at);
+        await startDaemon(at);
+        await serversReady(at);
+        // The SDK bridge's client sends its subscriptions again beside the first request.
+        const touch = async (): Promise<boolean> => {
+          const touched = await h.client.callTool({ name: "touch", arguments: {} }, undefined, {
+            timeout: BOUND_MS * 2,
+          });
+          return JSON.stringify(textOf(touched)).includes("touched 1");
+        };
+        await waitFor(touch, BOUND_MS, "the server to have the subscription again");
+        await waitFor(() => updated.includes("note://1"), BOUND_MS, "resources/updated");
+      },
+      TEST_MS,
+    );
   },
 );
 
@@ -199,26 +220,30 @@ describe.each(BRIDGE_PATHS)(
 describe.each(["lean", "perl"] as const)(
   "the %s entry when the daemon does not come back",
   (via) => {
-    it("answers with an error naming mcpool and how to start it, and reconnects once it is back", async () => {
-      const { home: at, host: h } = await setUp(via, "echo", { MCPOOL_RECONNECT_MS: "1000" });
-      const changes = listChanges(h.client);
-      await shutdown(at);
-      const refused = await failure(
-        h.client.callTool({ name: "echo", arguments: { text: "nobody" } }, undefined, {
-          timeout: BOUND_MS,
-        }),
-      );
-      expect(refused).toBeInstanceOf(McpError);
-      expect((refused as McpError).code).toBe(-32603);
-      expect((refused as McpError).data).toMatchObject({ code: "daemon-unavailable" });
-      expect((refused as McpError).message).toContain(`no daemon answers at ${at.socketPath}`);
-      expect((refused as McpError).message).toContain("`mcpool serve`");
+    it(
+      "answers with an error naming mcpool and how to start it, and reconnects once it is back",
+      async () => {
+        const { home: at, host: h } = await setUp(via, "echo", { MCPOOL_RECONNECT_MS: "1000" });
+        const changes = listChanges(h.client);
+        await shutdown(at);
+        const refused = await failure(
+          h.client.callTool({ name: "echo", arguments: { text: "nobody" } }, undefined, {
+            timeout: BOUND_MS,
+          }),
+        );
+        expect(refused).toBeInstanceOf(McpError);
+        expect((refused as McpError).code).toBe(-32603);
+        expect((refused as McpError).data).toMatchObject({ code: "daemon-unavailable" });
+        expect((refused as McpError).message).toContain(`no daemon answers at ${at.socketPath}`);
+        expect((refused as McpError).message).toContain("`mcpool serve`");
 
-      await startDaemon(at);
-      await waitFor(() => changes() > 0, BOUND_MS, "tools/list_changed after the reconnect");
-      expect(
-        textOf(await h.client.callTool({ name: "echo", arguments: { text: "back" } })),
-      ).toEqual([{ type: "text", text: "back" }]);
-    });
+        await startDaemon(at);
+        await waitFor(() => changes() > 0, BOUND_MS, "tools/list_changed after the reconnect");
+        expect(
+          textOf(await h.client.callTool({ name: "echo", arguments: { text: "back" } })),
+        ).toEqual([{ type: "text", text: "back" }]);
+      },
+      TEST_MS,
+    );
   },
 );
