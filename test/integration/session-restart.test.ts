@@ -8,6 +8,7 @@
  * made while the daemon is away waits for it; the host hears tools/list_changed; the level
  * it set still applies.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
@@ -19,8 +20,10 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BRIDGE_PATHS,
+  bridgeCommand,
   scopeSocket,
   stdioBridge,
+  stringEnv,
   type BridgePath,
   type StdioBridge,
 } from "../helpers/bridge.js";
@@ -41,9 +44,17 @@ const textOf = (result: unknown): unknown => (result as { content: unknown }).co
 
 let home: TestHome | undefined;
 let host: StdioBridge | undefined;
+/** An entry a test drives by hand, line by line. */
+let raw: ChildProcess | undefined;
 
 afterEach(async () => {
   await host?.close();
+  if (raw !== undefined && raw.exitCode === null && raw.signalCode === null) {
+    const exited = new Promise((resolve) => raw!.once("exit", resolve));
+    raw.kill("SIGKILL");
+    await exited;
+  }
+  raw = undefined;
   if (home !== undefined) {
     await stopAll(daemonsFor(home.socketPath));
     home.remove();
@@ -61,18 +72,32 @@ async function setUp(
   server: string,
   env: Record<string, string> = {},
 ): Promise<{ home: TestHome; host: StdioBridge }> {
-  home = testHome("mcpool-restart-");
-  Object.assign(home.env, env);
-  home.writeConfig({
+  const at = await daemonHome(server, env);
+  host = await stdioBridge(at, entryArgs(at, server), {}, via);
+  return { home: at, host };
+}
+
+const entryArgs = (at: TestHome, server: string): string[] => [
+  "--server",
+  server,
+  "--socket",
+  at.socketPath,
+];
+
+/** A daemon with `echo` and `talk`, its MCP socket for `server` listening. */
+async function daemonHome(server: string, env: Record<string, string> = {}): Promise<TestHome> {
+  const at = testHome("mcpool-restart-");
+  home = at;
+  Object.assign(at.env, env);
+  at.writeConfig({
     echo: { command: process.execPath, args: [fixture("echo.mjs")] },
     talk: { command: process.execPath, args: [fixture("log-levels.mjs")] },
   });
-  await startDaemon(home);
-  await serversReady(home);
-  const args = ["--server", server, "--socket", home.socketPath];
-  await waitFor(() => existsSync(scopeSocket(home!, args)), BOUND_MS, "the MCP socket");
-  host = await stdioBridge(home, args, {}, via);
-  return { home, host };
+  await startDaemon(at);
+  await serversReady(at);
+  const path = scopeSocket(at, entryArgs(at, server));
+  await waitFor(() => existsSync(path), BOUND_MS, "the MCP socket");
+  return at;
 }
 
 /** `mcpool shutdown` (the real CLI), and the daemon gone. */
@@ -215,10 +240,11 @@ describe.each(BRIDGE_PATHS)(
   },
 );
 
-// The SDK bridge auto-starts the daemon for a waiting request, as at its first connect; the
-// pipes to the MCP socket wait for the daemon a service manager brings back.
+// The pipes to the MCP socket read the host's lines themselves, and wait for the daemon a
+// service manager brings back (the SDK bridge auto-starts one for a waiting request, as at
+// its first connect).
 describe.each(["lean", "perl"] as const)(
-  "the %s entry when the daemon does not come back",
+  "the %s entry, a pipe to the daemon's MCP socket, across a restart",
   (via) => {
     it(
       "answers with an error naming mcpool and how to start it, and reconnects once it is back",
@@ -242,6 +268,71 @@ describe.each(["lean", "perl"] as const)(
         expect(
           textOf(await h.client.callTool({ name: "echo", arguments: { text: "back" } })),
         ).toEqual([{ type: "text", text: "back" }]);
+      },
+      TEST_MS,
+    );
+    it(
+      "reads any host's lines: keys in any order, string ids with escaped quotes, nested id and method keys",
+      async () => {
+        const at = await daemonHome("echo");
+        const entry = bridgeCommand(at, entryArgs(at, "echo"), via);
+        const child = spawn(entry.command, entry.args, {
+          env: stringEnv(at.env),
+          stdio: ["pipe", "pipe", "ignore"],
+        });
+        raw = child;
+        let out = "";
+        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+        const answers = (): { id?: unknown; result?: unknown; error?: { data?: unknown } }[] =>
+          out
+            .split("\n")
+            .filter((l) => l !== "")
+            .map((l) => JSON.parse(l) as { id?: unknown });
+        const answered = (id: unknown) => answers().find((m) => m.id === id);
+        const initId = 'init "one"';
+        // What an SDK host never writes, but a host may: params first, spaces, id last.
+        child.stdin.write(
+          `{ "params" : {"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"0","id":99}}, "id" : ${JSON.stringify(initId)}, "method" : "initialize", "jsonrpc":"2.0" }\n`,
+        );
+        await waitFor(() => answered(initId) !== undefined, BOUND_MS, "initialize's answer");
+        child.stdin.write(
+          `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`,
+        );
+        const call = {
+          params: { name: "sleep", arguments: { ms: 120_000, id: 7, method: "x" } },
+          method: "tools/call",
+          jsonrpc: "2.0",
+          id: "call-1",
+        };
+        child.stdin.write(`${JSON.stringify(call)}\n`);
+        const pool = await client(at);
+        try {
+          const running = async (): Promise<boolean> =>
+            ((await pool.state()).find((s) => s.id === "echo")?.inflight ?? 0) > 0;
+          await waitFor(running, BOUND_MS, "the sleep call to reach the server");
+        } finally {
+          await pool.close();
+        }
+        await shutdown(at);
+        await waitFor(() => answered("call-1") !== undefined, BOUND_MS, "the in-flight error");
+        expect(answered("call-1")?.error?.data).toMatchObject({ detail: { inFlight: true } });
+        await startDaemon(at);
+        const listChanged = (): boolean =>
+          answers().some(
+            (m) => (m as { method?: string }).method === "notifications/tools/list_changed",
+          );
+        await waitFor(listChanged, BOUND_MS, "tools/list_changed");
+        const echo = {
+          jsonrpc: "2.0",
+          id: 42,
+          method: "tools/call",
+          params: { name: "echo", arguments: { text: "back" } },
+        };
+        child.stdin.write(`${JSON.stringify(echo)}\n`);
+        await waitFor(() => answered(42) !== undefined, BOUND_MS, "the call after the restart");
+        expect(answered(42)?.result).toEqual({ content: [{ type: "text", text: "back" }] });
+        // The replayed initialize's answer was the entry's to drop: the host saw one.
+        expect(answers().filter((m) => m.id === initId)).toHaveLength(1);
       },
       TEST_MS,
     );
