@@ -37,6 +37,10 @@ export interface DaemonLinkOptions {
 
 // How often a request waiting for a lost daemon (reconnectWaitMs) dials again itself, ms.
 const RECONNECT_POLL_MS = 500;
+// After a lost connection, a waiting request (reconnectWaitMs) dials without starting a
+// daemon for this long, ms: a service manager restarting the daemon binds first. A daemon
+// started here would take the socket, and the service's own start would then fail.
+const AUTO_START_GRACE_MS = 5_000;
 
 /** What the link's owner does with each connection: its traffic, and its set-up. */
 export interface LinkHooks extends Required<Omit<ConnectionHooks, "onClose">> {
@@ -137,8 +141,13 @@ export class DaemonLink {
     for (;;) {
       const current = this.current;
       if (current !== undefined && current.isOpen) return current;
+      const { reconnectWaitMs } = this.options;
+      const since = this.lostAt === undefined ? Infinity : Date.now() - this.lostAt;
       try {
-        return await abortable(this.dial(true), signal);
+        return await abortable(
+          this.dial(since >= Math.min(AUTO_START_GRACE_MS, reconnectWaitMs)),
+          signal,
+        );
       } catch (error) {
         const left =
           this.lostAt === undefined ? 0 : this.lostAt + this.options.reconnectWaitMs - Date.now();

@@ -157,8 +157,10 @@ export interface ConnectOptions {
   /**
    * After the daemon went away, how long a new request waits for the redial (a daemon
    * restarting), ms from the loss, instead of failing with `daemon-unavailable` at once.
-   * Default 0. Requests in flight at the loss fail at once all the same
-   * (`detail.inFlight: true`: the daemon may or may not have acted on them).
+   * Default 0. With `autoStart`, such a request starts a daemon only 5 s after the loss (or
+   * after reconnectWaitMs, if shorter), so that a service manager restarting the daemon binds
+   * first. Requests in flight at the loss fail at once all the same (`detail.inFlight: true`:
+   * the daemon may or may not have acted on them).
    */
   reconnectWaitMs?: number;
   /** Aborts connect() itself (not the client it returns). */
