@@ -97,12 +97,14 @@ function lines(onLine: (line: string) => void): (chunk: string) => void {
   let rest = "";
   return (chunk) => {
     rest += chunk;
+    let from = 0;
     let at = rest.indexOf("\n");
     while (at !== -1) {
-      onLine(rest.slice(0, at + 1));
-      rest = rest.slice(at + 1);
-      at = rest.indexOf("\n");
+      onLine(rest.slice(from, at + 1));
+      from = at + 1;
+      at = rest.indexOf("\n", from);
     }
+    rest = rest.slice(from);
   };
 }
 
