@@ -68,7 +68,7 @@ import {
 } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
 import { ACKNOWLEDGED, ChangeStream } from "./change-stream.js";
-import { offeredTools, paramBookOf } from "./param-headers.js";
+import { offeredTools, paramBookOf } from "./modern-fetch.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,

@@ -12,8 +12,7 @@ import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
-import { modernFetch } from "./modern-fetch.js";
-import { keepParamBook, ParamBook } from "./param-headers.js";
+import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
 import type { TransportContext } from "./transport.js";
 
 /**
