@@ -13,6 +13,7 @@ import {
   type CompleteResult,
   type ConfigStatus,
   type ConversationIdentity,
+  type HostProfile,
   type DaemonStatus,
   DEFAULT_MAX_FRAME_BYTES,
   defined,
@@ -154,10 +155,11 @@ class SocketPoolClient implements PoolClient {
       names?: readonly string[];
       servers?: readonly string[];
       identity?: ConversationIdentity;
+      profile?: HostProfile;
     } = {},
   ): Promise<readonly ToolDefinition[]> {
-    const { names, servers, identity } = options;
-    return this.run("tools/list", defined({ names, servers, identity }));
+    const { names, servers, identity, profile } = options;
+    return this.run("tools/list", defined({ names, servers, identity, profile }));
   }
 
   readonly conversations: ConversationsClient = conversationsClient((method, params, signal) =>
@@ -184,9 +186,10 @@ class SocketPoolClient implements PoolClient {
 
   async describe(
     name: string,
-    options: { servers?: readonly string[]; hidden?: boolean } = {},
+    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
   ): Promise<ToolDescription | undefined> {
-    const params = defined({ name, servers: options.servers, hidden: options.hidden });
+    const { servers, hidden, profile } = options;
+    const params = defined({ name, servers, hidden, profile });
     return (await this.run("tools/describe", params)) ?? undefined;
   }
 
@@ -243,6 +246,7 @@ class SocketPoolClient implements PoolClient {
       cache: options.cache,
       hidden: options.hidden,
       identity: options.identity,
+      profile: options.profile,
       bindings: options.bindings === undefined ? undefined : { ...options.bindings },
       meta: options.meta === undefined ? undefined : { ...options.meta },
     });

@@ -23,11 +23,15 @@
  * - Sampling rides the same way: a pooled server's `sampling/createMessage` during the call
  *   goes to the host with createMessage on the call's stream when the host declared
  *   `sampling`, else the daemon refuses it (-32601).
+ * - Each listing and call names the session's profile (host-profile.ts: its declared
+ *   sampling, elicitation and roots, the roots asked of the host), so a pooled server is
+ *   served to it by a child that declared what the host declared (SPEC I4, I5).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
   ElicitResultSchema,
+  RootsListChangedNotificationSchema,
   ListToolsRequestSchema,
   LoggingLevelSchema,
   SetLevelRequestSchema,
@@ -59,6 +63,7 @@ import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
+import { SessionProfile } from "./host-profile.js";
 
 export interface BridgeOptions {
   /** The daemon, reached through mcpool-client; the bridge does not close it. */
@@ -136,6 +141,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   let names: ToolNames = toolNames(states, scope.single);
   /** Qualified name → server id, for routing a call's traffic back (pool scope). */
   let owners = new Map<string, string>();
+  /**
+   * `--server` names of tools only a profile's child lists (server-everything's
+   * `get-roots-list` for a host with roots), learnt from describe(): host → qualified.
+   */
+  const ownNames = new Map<string, string>();
 
   /**
    * The servers this bridge names (`--server`, `--servers`) that have never said what tools
@@ -163,13 +173,16 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 
   /** The host's definitions in scope; with `only`, of those qualified names alone (catalogue). */
   const listTools = async (
+    session: Session,
     identity?: ConversationIdentity,
     only?: readonly string[],
   ): Promise<Tool[]> => {
     if (only !== undefined && only.length === 0) return [];
+    const profile = await session.profile.get();
     const scoped = {
       ...(scope.servers ? { servers: scope.servers } : {}),
       ...(only !== undefined ? { names: only } : {}),
+      profile,
     };
     await wakeNamed();
     // The definitions first: a listing waits for the daemon's first reconcile (F4), and the
@@ -185,7 +198,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const described = await Promise.all(
       definitions.map((d) =>
         upstream
-          .describe(d.function.name, scope.servers ? { servers: scope.servers } : {})
+          .describe(d.function.name, {
+            ...(scope.servers ? { servers: scope.servers } : {}),
+            profile,
+          })
           .catch(() => undefined),
       ),
     );
@@ -194,9 +210,14 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const tools: Tool[] = [];
     definitions.forEach((definition, i) => {
       const qualified = definition.function.name;
-      const name = scope.single !== undefined ? names.toHost.get(qualified) : qualified;
-      if (name === undefined) return;
       const about = described[i];
+      const name =
+        scope.single === undefined
+          ? qualified
+          : (names.toHost.get(qualified) ??
+            (about?.serverId === scope.single ? about.toolName : undefined));
+      if (name === undefined) return;
+      if (scope.single !== undefined && !names.toPool.has(name)) ownNames.set(name, qualified);
       if (about !== undefined) next.set(qualified, about.serverId);
       const tool: Tool = {
         name,
@@ -220,7 +241,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   /** The qualified name a host's tool name stands for, or undefined. */
   const qualify = async (name: string): Promise<string | undefined> => {
     if (scope.single === undefined) return name;
-    const known = names.toPool.get(name);
+    const known = names.toPool.get(name) ?? ownNames.get(name);
     if (known !== undefined) return known;
     names = toolNames(await upstream.state(), scope.single);
     return names.toPool.get(name);
@@ -241,7 +262,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (qualified === undefined) throw unknownTool(name);
     session.found?.touch(qualified);
     const serverId = scope.single ?? owners.get(qualified);
-    const options: CallOptions & { raw: true } = { raw: true, signal: extra.signal };
+    const options: CallOptions & { raw: true } = {
+      raw: true,
+      signal: extra.signal,
+      profile: await session.profile.get(),
+    };
     if (scope.servers !== undefined) options.servers = scope.servers;
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
     // The request's own `_meta` (trace context) goes on to the server, less the pool's keys.
@@ -318,7 +343,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
           hostName: (qualified) =>
             scope.single !== undefined ? names.toHost.get(qualified) : qualified,
           qualify: (name) => qualify(name),
-          definitions: (qualified, identity) => listTools(identity, qualified),
+          definitions: (session, qualified, identity) => listTools(session, identity, qualified),
           call: (session, name, args, extra) => callTool(session, name, args, extra),
         });
 
@@ -424,6 +449,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       subscriptions: new Map(),
       identity,
       ...(catalog !== undefined ? { found: catalog.foundTools() } : {}),
+      profile: new SessionProfile(server, log),
     };
     sessions.add(session);
     server.onclose = () => {
@@ -437,7 +463,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       try {
         // Every definition, or (catalogue) the meta tools and this session's set.
         const named = identityFor(identity, request.params?._meta);
-        return { tools: await (catalog?.list(session, named) ?? listTools(named)) };
+        return { tools: await (catalog?.list(session, named) ?? listTools(session, named)) };
       } catch (error) {
         throw toMcpError(error);
       }
@@ -452,6 +478,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
           });
       }
       return callTool(session, name, args, extra);
+    });
+    // New roots may be another project's child (SPEC I5): asked again, listed again.
+    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+      session.profile.changed();
+      await server.sendToolListChanged().catch(() => undefined);
     });
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       const level = LoggingLevelSchema.parse(request.params.level);
