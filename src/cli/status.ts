@@ -6,6 +6,7 @@
 import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
 import { limitLines } from "./limits-status.js";
+import { profileLines } from "./profile-status.js";
 import { bytes, memory, percent } from "./output/figures.js";
 import { cell, duration, table } from "./output/format.js";
 import { cutErrorsHint, ERROR_CELL_WIDTH } from "./output/messages.js";
@@ -91,6 +92,7 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
     ),
     ...cutErrorsHint(status.servers.map((s) => s.error)),
     ...conversationLines(status.servers),
+    ...profileLines(status.servers),
   ].join("\n");
 }
 

@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ListRootsRequestSchema,
   type ClientCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
@@ -106,6 +107,19 @@ describe("a host's capabilities reach the pooled server (issue 30 item 4, SPEC I
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(direct);
   });
 
+  it("lists get-roots-list for a host that declares roots, and answers it with that host's roots", async () => {
+    const roots: ClientCapabilities = { roots: { listChanged: true } };
+    const direct = await directNames(roots);
+    expect(direct).toContain("get-roots-list");
+    const client = await open(roots);
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: [{ uri: "file:///projects/one", name: "one" }],
+    }));
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(direct);
+    const listed = await client.callTool({ name: "get-roots-list", arguments: {} });
+    expect(JSON.stringify(listed.content)).toContain("file:///projects/one");
+  });
+
   it("sends a server's elicitation to the host whose call it is, which answers it itself", async () => {
     const client = await open(BOTH);
     const asked: string[] = [];
@@ -152,7 +166,7 @@ describe("a host's capabilities reach the pooled server (issue 30 item 4, SPEC I
     const [state] = await pool.state();
     const profiles = state?.profiles ?? [];
     expect(profiles.map((p) => p.capabilities)).toEqual(
-      expect.arrayContaining(["none", "elicitation:form"]),
+      expect.arrayContaining(["none", "elicitation:form", "roots"]),
     );
     for (const child of profiles) expect(child.pid).toBeGreaterThan(0);
     expect(new Set(profiles.map((p) => p.pid)).size).toBe(profiles.length);
