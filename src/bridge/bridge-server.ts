@@ -19,7 +19,8 @@
  *   the host's progressToken gets that call's progress, the host's `notifications/cancelled`
  *   aborts the call (cancelled upstream by the daemon), and a pooled server's elicitation
  *   during the call goes to the host on the call's own stream when the host declared the
- *   capability (url mode only when it declared that too), else is declined.
+ *   capability (url mode only when it declared that too; host-requests.ts), else is refused
+ *   (-32601) as the host itself would refuse it (SPEC I4).
  * - Sampling rides the same way: a pooled server's `sampling/createMessage` during the call
  *   goes to the host with createMessage on the call's stream when the host declared
  *   `sampling`, else the daemon refuses it (-32601).
@@ -30,7 +31,6 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
-  ElicitResultSchema,
   RootsListChangedNotificationSchema,
   ListToolsRequestSchema,
   LoggingLevelSchema,
@@ -42,11 +42,8 @@ import {
 import type {
   CallOptions,
   ConversationIdentity,
-  ElicitHandler,
-  ElicitResult,
   PoolClient,
   PoolEvent,
-  SampleHandler,
   ServerNotification,
   ServerState,
 } from "mcpool-client";
@@ -64,6 +61,7 @@ import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
 import { SessionProfile } from "./host-profile.js";
+import { elicitFor, sampleFor } from "./host-requests.js";
 
 export interface BridgeOptions {
   /** The daemon, reached through mcpool-client; the bridge does not close it. */
@@ -295,43 +293,6 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     } finally {
       forget();
     }
-  };
-
-  /**
-   * The call's own elicitation handler: the pooled server's question goes to the host on
-   * this request's stream. None when the host did not declare the capability — the client
-   * then declines for it.
-   */
-  const elicitFor = (session: Session, extra: Extra): ElicitHandler | undefined => {
-    const declared = session.server.getClientCapabilities()?.elicitation;
-    if (declared === undefined) return undefined;
-    return async (params, { signal }) => {
-      if (params.mode === "url" && (declared as { url?: unknown }).url === undefined) {
-        return { action: "decline" };
-      }
-      // A host that fails to answer, or goes away, throws: the client answers `cancel`.
-      const answer = await extra.sendRequest(
-        { method: "elicitation/create", params: params as never },
-        ElicitResultSchema,
-        { signal },
-      );
-      return answer as ElicitResult;
-    };
-  };
-
-  /**
-   * The call's own sampling handler: the pooled server's request goes to the host with
-   * createMessage on this request's stream. None when the host did not declare sampling —
-   * the daemon then refuses the server (-32601).
-   */
-  const sampleFor = (session: Session, extra: Extra): SampleHandler | undefined => {
-    if (session.server.getClientCapabilities()?.sampling === undefined) return undefined;
-    // A host that refuses, fails or goes away throws: the server gets a JSON-RPC error.
-    return async (params, { signal }) =>
-      (await session.server.createMessage(params as never, {
-        signal,
-        relatedRequestId: extra.requestId,
-      })) as Awaited<ReturnType<SampleHandler>>;
   };
 
   const catalog: Catalog | undefined =
