@@ -6,7 +6,6 @@
 import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
 import { conversationLines } from "./conversation-status.js";
 import { limitLines } from "./limits-status.js";
-import { profileLines } from "./profile-status.js";
 import { bytes, memory, percent } from "./output/figures.js";
 import { cell, duration, table } from "./output/format.js";
 import { cutErrorsHint, ERROR_CELL_WIDTH } from "./output/messages.js";
@@ -116,4 +115,33 @@ export function configLine(status: DaemonStatus): string {
   }
   const kept = config.loadedAt !== undefined ? "; the last good configuration keeps running" : "";
   return `${path}: ERROR ${terminalText(config.error ?? "")}${kept}`;
+}
+
+/**
+ * The children that serve hosts with other capabilities or roots than the pool's (SPEC I4,
+ * I5): per server, each child's pid, what it declared and, for a per-project child, its
+ * roots. Roots are a host's text: made printable.
+ */
+export function profileLines(servers: readonly ServerState[]): string[] {
+  const rows = servers.filter((s) => (s.profiles ?? []).length > 0);
+  if (rows.length === 0) return [];
+  const width = Math.max(...rows.map((s) => s.id.length));
+  return [
+    "",
+    "children for host profiles",
+    ...rows.flatMap((s) =>
+      (s.profiles ?? []).map((child) => {
+        const parts = [
+          child.pid !== undefined ? `pid ${child.pid}` : child.status,
+          `declares ${child.capabilities}`,
+        ];
+        if (child.roots !== undefined) {
+          parts.push(
+            `roots ${child.roots.map((root) => terminalText(root)).join(" ") || "(none)"}`,
+          );
+        }
+        return `  ${s.id.padEnd(width)}  ${parts.join(", ")}`;
+      }),
+    ),
+  ];
 }
