@@ -34,6 +34,7 @@ import { sameConnection } from "../config/same-connection.js";
 import type { Catalogue } from "./catalogue/catalogue.js";
 import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
+import type { ProfileMemo } from "./catalogue/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { serverLog } from "./core/server-log.js";
@@ -56,6 +57,8 @@ export interface HostProfilesInit {
   routes: CallRoutes;
   /** A catalogue over `entries` (the pool's settings). */
   catalogue(entries: () => readonly ServerEntry[]): Catalogue;
+  /** What was learnt about row `id` changed: keep it (the tools cache, beside its list). */
+  learnt(id: string): void;
   log: PoolLog;
 }
 
@@ -182,6 +185,24 @@ export class HostProfiles {
     });
   }
 
+  /** What the tools cache kept about a row (SPEC I4, I5): nothing is found out twice. */
+  learn(entry: ServerEntry, memo: ProfileMemo): void {
+    if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
+    const same = (memo.same ?? []).filter(
+      (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
+    );
+    if (same.length > 0) this.#same.set(entry.id, { row: entry.row, caps: new Set(same) });
+    this.invalidate();
+  }
+
+  /** What was learnt about row `id`, for the tools cache; undefined: nothing. */
+  memo(id: string): ProfileMemo | undefined {
+    const same = [...(this.#same.get(id)?.caps ?? [])].sort();
+    const asksRoots = this.#asksRoots.has(id);
+    if (same.length === 0 && !asksRoots) return undefined;
+    return { ...(same.length > 0 ? { same } : {}), ...(asksRoots ? { asksRoots } : {}) };
+  }
+
   /** Something a listing reads changed: every profile's index is rebuilt on its next read. */
   invalidate(): void {
     for (const view of this.#views.values()) view.catalogue.invalidate();
@@ -212,6 +233,7 @@ export class HostProfiles {
       const row = rows.get(id);
       if (row === undefined || !sameConnection(row, same.row)) this.#same.delete(id);
     }
+    for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
     this.invalidate();
     await Promise.allSettled(ending);
   }
@@ -308,6 +330,7 @@ export class HostProfiles {
     );
     this.#children.get(child.id)?.delete(child.key);
     this.invalidate();
+    this.#init.learnt(child.id);
     void this.#init.context.schedule(() => child.remove("removed"));
   }
 
@@ -322,6 +345,7 @@ export class HostProfiles {
       if (caps.split(",").includes("roots")) same?.delete(caps);
     }
     this.invalidate();
+    this.#init.learnt(id);
   }
 }
 

@@ -142,6 +142,10 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       events.serversChanged(servers.entries().map((entry) => entry.id));
     },
     updated: (entry) => pins.check(entry),
+    profiles: {
+      learn: (entry, memo) => profiles.learn(entry, memo),
+      memo: (id) => profiles.memo(id),
+    },
   });
   const catalogueOver = (entries: () => readonly ServerEntry[]): Catalogue =>
     new Catalogue({
@@ -163,6 +167,11 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     entries: () => servers.entries(),
     routes,
     catalogue: catalogueOver,
+    learnt: (id) => {
+      // Kept beside the row's list, which it needs: a row never listed keeps it in memory only.
+      const entry = servers.find(id);
+      if (entry?.fingerprint !== undefined) servers.saveTools(entry);
+    },
     log,
   });
   const assertOpen = (): void => {

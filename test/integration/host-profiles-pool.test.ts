@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { McpPool, type McpServerConfig } from "../../src/index.js";
+import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalogue/tools-cache.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 const row: McpServerConfig = {
@@ -27,8 +28,9 @@ describe("a row whose tools do not depend on the host's capabilities (SPEC I4)",
     }
   });
 
-  const open = async (): Promise<McpPool> => {
+  const open = async (toolsCache?: ToolsCacheStore): Promise<McpPool> => {
     pool = new McpPool({
+      ...(toolsCache ? { toolsCache } : {}),
       clientName: "mcpool-test",
       log: {},
       connectTimeoutMs: 20_000,
@@ -77,5 +79,24 @@ describe("a row whose tools do not depend on the host's capabilities (SPEC I4)",
     const refused = await pool.call("interactive__sample", { tag: "bare" }, { profile: {} });
     expect(refused).toMatch(/bare refused -32601/);
     expect(await pool.call("interactive__sample", { tag: "own" })).toContain("the pool's");
+  });
+
+  it("remembers in the tools cache that the list is the same, so a restarted pool finds it out no more", async () => {
+    const stored = new Map<string, CachedTools>();
+    const store: ToolsCacheStore = {
+      load: (id) => stored.get(id),
+      save: (id, cached) => void stored.set(id, structuredClone(cached)),
+    };
+    const first = await open(store);
+    await first.hostTools({});
+    await waitFor(() => stored.get("interactive")?.profiles !== undefined, 15_000, "the memo");
+    expect(stored.get("interactive")?.profiles).toEqual({ same: ["none"] });
+    await first.close();
+    const before = spawned.length;
+    const second = await open(store);
+    await second.hostTools({});
+    await second.call("interactive__caps", {}, { profile: {} });
+    // The restarted pool's own child, and nothing to find out.
+    expect(spawned.length - before).toBe(1);
   });
 });
