@@ -174,9 +174,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     session: Session,
     identity?: ConversationIdentity,
     only?: readonly string[],
+    requestId?: string | number,
   ): Promise<Tool[]> => {
     if (only !== undefined && only.length === 0) return [];
-    const profile = await session.profile.get();
+    const profile = await session.profile.get(requestId);
     const scoped = {
       ...(scope.servers ? { servers: scope.servers } : {}),
       ...(only !== undefined ? { names: only } : {}),
@@ -263,7 +264,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const options: CallOptions & { raw: true } = {
       raw: true,
       signal: extra.signal,
-      profile: await session.profile.get(),
+      profile: await session.profile.get(extra.requestId),
     };
     if (scope.servers !== undefined) options.servers = scope.servers;
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
@@ -420,11 +421,15 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     };
     server.onerror = (error) => log(`mcpool bridge: ${error.message}`);
 
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
       try {
         // Every definition, or (catalogue) the meta tools and this session's set.
         const named = identityFor(identity, request.params?._meta);
-        return { tools: await (catalog?.list(session, named) ?? listTools(session, named)) };
+        if (catalog === undefined) {
+          return { tools: await listTools(session, named, undefined, extra.requestId) };
+        }
+        await session.profile.get(extra.requestId);
+        return { tools: await catalog.list(session, named) };
       } catch (error) {
         throw toMcpError(error);
       }

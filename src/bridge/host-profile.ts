@@ -10,8 +10,8 @@ import { hostProfile, type HostProfile, type HostRoot } from "mcpool-client";
 
 /**
  * How long a host gets to answer our `roots/list`, ms. A host that does not answer is
- * served as one that declared no roots (the row's own configuration), and asked again
- * at its next listing.
+ * served as one that declared no roots (the row's own configuration) until it says its
+ * roots changed: a host that never answers costs one wait, not one per listing.
  */
 export const ROOTS_TIMEOUT_MS = 10_000;
 
@@ -26,22 +26,27 @@ export class SessionProfile {
     this.#log = log;
   }
 
-  /** The session's profile now; the host is asked for its roots when they are not known. */
-  get(): Promise<HostProfile> {
+  /**
+   * The session's profile now; the host is asked for its roots when they are not known, on
+   * the stream of the request `relatedRequestId` (a Streamable HTTP host may have no other).
+   */
+  get(relatedRequestId?: string | number): Promise<HostProfile> {
     const capabilities = this.#server.getClientCapabilities();
     if (capabilities?.roots === undefined) return Promise.resolve(hostProfile(capabilities));
-    const asking = (this.#asked ??= this.#server
-      .listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS })
+    this.#asked ??= this.#server
+      .listRoots(undefined, {
+        timeout: ROOTS_TIMEOUT_MS,
+        ...(relatedRequestId !== undefined ? { relatedRequestId } : {}),
+      })
       .then(
         (answer) => hostProfile(capabilities, answer.roots as HostRoot[]),
         (error: Error) => {
           this.#log(`mcpool bridge: the host did not list its roots: ${error.message}`);
-          if (this.#asked === asking) this.#asked = undefined;
           const { roots: _unknown, ...rest } = capabilities;
           return hostProfile(rest);
         },
-      ));
-    return asking;
+      );
+    return this.#asked;
   }
 
   /** The host said its roots changed: the next listing or call asks again. */

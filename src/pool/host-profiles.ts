@@ -41,8 +41,9 @@ import { serverLog } from "./core/server-log.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
 /**
- * How long an unused profile child lives when neither its row nor the pool sets an idle
- * timeout, ms: a project closed for the day must not keep its own server forever.
+ * How long an unused profile child lives when the row sets no idle timeout and the pool
+ * none above 0, ms: a project closed for the day must not keep its own server forever.
+ * A row's own `idleTimeoutMs` (0 included) outranks it, as it does for the row's child.
  */
 export const DEFAULT_PROFILE_IDLE_MS = 10 * 60_000;
 

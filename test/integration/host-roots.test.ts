@@ -11,7 +11,10 @@ import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ListRootsRequestSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
 import { scopeSocket, stdioBridge, type BridgePath, type StdioBridge } from "../helpers/bridge.js";
 import {
@@ -147,6 +150,29 @@ describe("a host's roots reach the pooled server (issue 30 item 5, SPEC I5)", ()
     expect(status.stdout).toMatch(
       new RegExp(`fs +pid ${inA[0]?.pid}, declares roots, roots ${pathToFileURL(projectA).href}`),
     );
+  });
+
+  it("asks the host again when it says its roots changed, and moves it to that project's child", async () => {
+    const bridge = await stdioBridge(home, ["--server", "fs"], { roots: { listChanged: true } });
+    bridges.push(bridge);
+    const client = bridge.client;
+    let project = projectA;
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: [{ uri: pathToFileURL(project).href }],
+    }));
+    await until(async () => (await allowed(client)).includes(projectA), 20_000, "project A");
+    project = projectB;
+    const relist = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no tools/list_changed in 15 s")), 15_000);
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    await client.sendRootsListChanged();
+    await relist;
+    await until(async () => (await allowed(client)).includes(projectB), 20_000, "project B");
+    expect(await allowed(client)).not.toContain(projectA);
   });
 
   it("reaps a project's child once it is idle for the row's idle timeout", async () => {
