@@ -38,6 +38,7 @@ import type { ProfileMemo } from "./catalogue/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { serverLog } from "./core/server-log.js";
+import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
 /**
@@ -145,14 +146,19 @@ export class HostProfiles {
           entry.fingerprint === undefined &&
           !entry.connection,
       );
-    await Promise.all(
-      fresh.map((child) =>
-        child.ensure().then(
+    // As a reconcile starts rows: a few at a time, not a whole pool's children at once.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < fresh.length) {
+        const child = fresh[next++] as ProfileEntry;
+        await child.ensure().then(
           () => child.idle(),
           (error: Error) => serverLog(this.#init.log, child.id).error(error.message),
-        ),
-      ),
-    );
+        );
+      }
+    };
+    const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
+    await Promise.all(Array.from({ length: workers }, worker));
     return this.view(profile).catalogue.tools(options);
   }
 
