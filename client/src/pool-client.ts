@@ -155,6 +155,15 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** Longest pause between background redials, ms. Default 5000. */
   maxReconnectDelayMs?: number;
+  /**
+   * After the daemon went away, how long a new request waits for the redial (a daemon
+   * restarting), ms from the loss, instead of failing with `daemon-unavailable` at once.
+   * Default 0. With `autoStart`, such a request starts a daemon only 5 s after the loss (or
+   * after reconnectWaitMs, if shorter), so that a service manager restarting the daemon binds
+   * first. Requests in flight at the loss fail at once all the same (`detail.inFlight: true`:
+   * the daemon may or may not have acted on them).
+   */
+  reconnectWaitMs?: number;
   /** Aborts connect() itself (not the client it returns). */
   signal?: AbortSignal;
 }
@@ -315,6 +324,12 @@ export interface PoolClient {
   onEvent(listener: EventListener, options?: EventOptions): () => void;
   /** Calls `listener` with every notification of a pooled server; returns the unsubscribe. */
   onNotification(listener: NotificationListener): () => void;
+  /**
+   * Calls `listener` each time the client is connected again after losing the daemon (a
+   * restart, a dropped connection), once the subscriptions are sent again; with the new
+   * daemon's hello. Returns the unsubscribe.
+   */
+  onReconnect(listener: (daemon: HelloResult) => void): () => void;
   /**
    * Answers the elicitations of this client's calls that brought no `onElicit` of their own
    * (SPEC C14); replaces any handler given before. Returns the function that removes it.

@@ -11,7 +11,8 @@
  *   (errors.ts for refusals).
  * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
  *   pool's lists change: `tools-changed`, `connect` and `close` events of an in-scope server,
- *   a pooled server's own list_changed notifications, and a daemon that was replaced.
+ *   a pooled server's own list_changed notifications, and a daemon that was replaced (the
+ *   client reconnected: the last level a host set is set again on the new daemon too).
  * - Logging: the pooled servers' `notifications/message`, filtered by the level each host
  *   set (logger prefixed with the slug in pool scope); while the host has a call in flight on
  *   that server, on that call's stream.
@@ -36,6 +37,7 @@ import {
   LoggingLevelSchema,
   SetLevelRequestSchema,
   type CallToolResult,
+  type LoggingLevel,
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -242,6 +244,9 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (scope.single === undefined) return name;
     const known = names.toPool.get(name) ?? ownNames.get(name);
     if (known !== undefined) return known;
+    // A daemon just (re)started may not know the server's tools yet: a listing waits for its
+    // first reconcile (F4), and the state read after it names them.
+    await upstream.tools({ servers: [scope.single] });
     names = toolNames(await upstream.state(), scope.single);
     return names.toPool.get(name);
   };
@@ -372,6 +377,19 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     { types: LIST_EVENTS },
   );
 
+  // A new daemon (a restart, an upgrade): the server's log level it was given is gone, and
+  // every list may differ. The client sent its subscriptions again already.
+  const offReconnect = upstream.onReconnect((daemon) => {
+    daemonPid = daemon.pid;
+    notifyListChanged(["tools", "resources", "prompts"]);
+    if (lastLevel === undefined) return;
+    router.setLoggingLevel(lastLevel).catch((error: unknown) => {
+      log(`mcpool bridge: logging/setLevel again: ${(error as Error).message}`);
+    });
+  });
+  /** The level a host set last, set again on a new daemon (one-server scope passes it on). */
+  let lastLevel: LoggingLevel | undefined;
+
   const offNotifications = upstream.onNotification((serverId, notification) => {
     checkDaemon();
     if (!scope.includes(serverId)) return;
@@ -453,6 +471,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       const level = LoggingLevelSchema.parse(request.params.level);
       session.level = level;
+      lastLevel = level;
       // Only a one-server bridge passes the level on: in pool scope it would change the
       // level of servers every other agent shares, so there the bridge only filters.
       await router.setLoggingLevel(level).catch((error: unknown) => {
@@ -475,6 +494,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       closing ??= (async () => {
         offEvents();
         offNotifications();
+        offReconnect();
         await Promise.allSettled([...sessions].map((session) => session.server.close()));
       })();
       return closing;

@@ -153,6 +153,40 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
     }
   });
 
+  it("sends a modern server's input_required to exactly the host whose call got it, while two hosts call at once", async () => {
+    // Host A's question is asked only once host B's call has reached the server, and B's
+    // only once A's was answered: when A's question comes, both calls are in flight and B's
+    // is the most recent — where a legacy server's elicitation goes (SPEC C14), and wrong.
+    const hosts = await Promise.all(
+      ["A", "B"].map((name) =>
+        stdioBridge(home, ["--server", "modern"], { elicitation: {} }).then((bridge) => {
+          const asked: string[] = [];
+          bridge.client.setRequestHandler(ElicitRequestSchema, (request) => {
+            asked.push(request.params.message);
+            return { action: "accept", content: { answer: `from ${name}` } };
+          });
+          return { bridge, asked };
+        }),
+      ),
+    );
+    try {
+      const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+      const first = a.bridge.client.callTool({
+        name: "confirm",
+        arguments: { question: "for A", waitFor: "for B" },
+      });
+      const second = b.bridge.client.callTool({
+        name: "confirm",
+        arguments: { question: "for B", waitFor: "answered:for A" },
+      });
+      const [one, two] = await Promise.all([first, second]);
+      expect([a.asked, b.asked]).toEqual([["for A"], ["for B"]]);
+      expect([text(one), text(two)]).toEqual(["answered: from A", "answered: from B"]);
+    } finally {
+      await Promise.all(hosts.map((host) => host.bridge.close()));
+    }
+  });
+
   it("shows the era and version in `mcpool status` and `status --json`", () => {
     const human = runCli(home, "status");
     expect(human.stdout).toMatch(/^modern\s+ready\s.*\s2026-07-28\s*$/m);

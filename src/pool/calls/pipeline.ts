@@ -109,8 +109,9 @@ export class CallPipeline {
       checkCallTimeout(opts.timeoutMs);
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
-      unroute = routes.register(routeOf(indexed), hostOnly(indexed, opts));
-      const finished = await this.#prepared(indexed, input, opts);
+      const own = hostOnly(indexed, opts);
+      unroute = routes.register(routeOf(indexed), own);
+      const finished = await this.#prepared(indexed, input, own);
       const { result, truncated, cached } = finished;
       if (events.listened) {
         events.emit({
@@ -282,6 +283,7 @@ export class CallPipeline {
           timeout: timeoutMs,
           signal,
           onprogress: onProgress,
+          answer: this.#init.routes.answerer(entry.id, opts),
         }),
       );
       entry.answered(connection);
@@ -311,15 +313,15 @@ export class CallPipeline {
 }
 
 /**
- * The call's own handlers, and for a host profile served by the row's own connection (its
- * listing is the pool's, I4) a refusal of what the host does not answer: the server hears
- * what it would hear from that host direct (-32601), never an answer made up for it.
+ * The call's own handlers, and for a host profile a refusal of what the host does not
+ * answer: on the row's own connection (its listing is the pool's, I4), or in a modern
+ * server's `input_required` round, the server hears what it would hear from that host
+ * direct (-32601), never an answer made up for it. (A legacy child of the profile declared
+ * nothing the host lacks: its server cannot ask.)
  */
 function hostOnly(indexed: IndexedTool, opts: CallOptions): CallOptions {
   const profile = opts.profile;
-  if (profile === undefined || isProfileEntry(indexed.entry) || isConversationTool(indexed)) {
-    return opts;
-  }
+  if (profile === undefined || isConversationTool(indexed)) return opts;
   const refuse = (what: string) => (): never => {
     throw new McpError(-32601, `the calling host does not answer ${what}`);
   };

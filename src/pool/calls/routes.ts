@@ -24,6 +24,8 @@ import type { IndexedTool } from "../catalogue/tool-index.js";
 import { isProfileEntry } from "../server/profile-entry.js";
 import type { CallOptions } from "./options.js";
 import type { PoolLog } from "../core/types.js";
+import type { InputAnswerer } from "../mcp/protocol.js";
+import { ErrorCode, McpError } from "../mcp/error.js";
 
 export type { Route } from "../server/caller-router.js";
 
@@ -66,6 +68,33 @@ export class CallRoutes {
   /** The answer to one elicitation/create that came in on `route`; never rejects. */
   elicit(route: Route, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult> {
     return this.#elicitation.route(route, params, signal);
+  }
+
+  /**
+   * Who answers the input requests of one call's modern results (MRTR, SPEC H2): an
+   * `input_required` belongs to exactly the call that got it, so its elicitation and
+   * sampling go to this call's own handlers — checked as the pool's client checks a
+   * server's requests — and never to another caller in flight, as a legacy server's do.
+   */
+  answerer(serverId: string, opts: Pick<CallOptions, "onElicit" | "onSample">): InputAnswerer {
+    const { elicitation, sampling } = this.capabilities;
+    return async (request, signal) => {
+      const { checkedElicitation, checkedSampling } = await import("../mcp/server-requests.js");
+      if (request.method === "elicitation/create" && elicitation) {
+        return checkedElicitation(request, elicitation, (params) =>
+          this.#elicitation.answerFor(opts.onElicit, serverId, params, signal),
+        );
+      }
+      if (request.method === "sampling/createMessage" && sampling) {
+        return checkedSampling(request, (params) =>
+          this.#sampling.answerFor(opts.onSample, serverId, params, signal),
+        );
+      }
+      throw new McpError(
+        ErrorCode.MethodNotFound,
+        `server "${serverId}" asked for ${request.method}, which this pool does not answer`,
+      );
+    };
   }
 
   /** The answer to one sampling/createMessage that came in on `route`; rejects with an McpError. */

@@ -47,6 +47,7 @@ import {
   META,
   MODERN_PROTOCOL_VERSION,
   mutualModernVersion,
+  probeFailure,
   refusedAsModernOnly,
   supportedVersionsOf,
   EraMismatchError,
@@ -66,6 +67,8 @@ import {
   type ResultSchema,
 } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
+import { ACKNOWLEDGED, ChangeStream } from "./change-stream.js";
+import { offeredTools, paramBookOf } from "./param-headers.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -107,10 +110,27 @@ export class McpClient extends McpProtocol {
   /** A modern connection's log level, sent in each request's envelope (no logging/setLevel). */
   #logLevel: LoggingLevel | undefined;
 
+  /** Told what the server offered that this client will not use (a tool it refuses). */
+  warn: ((text: string) => void) | undefined;
+  /** A modern connection's `subscriptions/listen` stream (SPEC H2). */
+  readonly #changes = new ChangeStream({
+    listen: (filter, signal) =>
+      this.request(
+        { method: "subscriptions/listen", params: { notifications: filter } },
+        { timeout: Infinity, signal },
+      ),
+    capabilities: () => this.#serverCapabilities,
+    failed: (error) => {
+      if (isMcpError(error, ErrorCode.ConnectionClosed)) return;
+      this.onerror?.(new Error(`the subscriptions/listen stream failed: ${String(error)}`));
+    },
+  });
+
   constructor(info: Implementation, options: McpClientOptions = {}) {
     super();
     this.#info = info;
     this.#capabilities = options.capabilities ?? {};
+    this.setNotificationHandler(ACKNOWLEDGED, () => undefined);
   }
 
   /**
@@ -124,6 +144,8 @@ export class McpClient extends McpProtocol {
     try {
       if (plan === undefined) return await this.#initialize(transport, options);
       await this.#open(transport, options, plan);
+      // Nothing changes unsolicited in the modern era: the stream is asked for (SPEC H2).
+      if (this.#modern !== undefined) this.#changes.start();
     } catch (error) {
       void this.close();
       throw error;
@@ -203,32 +225,11 @@ export class McpClient extends McpProtocol {
           options,
         );
       } catch (error) {
-        if (isMcpError(error)) {
-          if (
-            error.code === ErrorCode.ConnectionClosed ||
-            error.code === ErrorCode.RequestTimeout
-          ) {
-            throw error;
-          }
-          const supported = supportedVersionsOf(error);
-          const mutual = supported ? mutualModernVersion(supported) : undefined;
-          if (mutual !== undefined && mutual !== version) {
-            version = mutual;
-            continue;
-          }
-          return false;
-        }
-        const status = httpErrorStatus(error);
-        if (
-          status !== undefined &&
-          status >= 400 &&
-          status < 500 &&
-          status !== 401 &&
-          status !== 403
-        ) {
-          return false;
-        }
-        throw error;
+        const failure = probeFailure(error, httpErrorStatus(error));
+        if (failure === "outage") throw error;
+        if (failure === "legacy") return false;
+        version = failure.retryAt;
+        continue;
       }
       const read = readResult("server/discover", result);
       const discover = read.kind === "complete" ? asDiscoverResult(read.result) : undefined;
@@ -301,7 +302,8 @@ export class McpClient extends McpProtocol {
       } catch (error) {
         const supported = isMcpError(error) ? supportedVersionsOf(error) : undefined;
         const mutual = supported ? mutualModernVersion(supported) : undefined;
-        if (retriedVersion || mutual === undefined || mutual === modern.version) throw error;
+        // Once, at the version the rejection names (SEP-2575), even the one it refused.
+        if (retriedVersion || mutual === undefined) throw error;
         retriedVersion = true;
         modern.version = mutual;
         this.#protocolVersion = mutual;
@@ -313,7 +315,9 @@ export class McpClient extends McpProtocol {
       const signal = options?.signal ?? new AbortController().signal;
       const answers: Record<string, unknown> = {};
       for (const [key, asked] of Object.entries(read.inputRequests)) {
-        answers[key] = await this.answerLocally(asked, signal as AbortSignal);
+        answers[key] = options?.answer
+          ? await options.answer(asked, signal as AbortSignal)
+          : await this.answerLocally(asked, signal as AbortSignal);
       }
       params = retryParams(request.params, answers, read.requestState);
     }
@@ -366,12 +370,19 @@ export class McpClient extends McpProtocol {
     if (!result || !Array.isArray(result.tools)) {
       throw new McpError(ErrorCode.InvalidParams, "tools/list answered without a tools array");
     }
+    // A tool whose x-mcp-header marks break the rules is not offered (SEP-2243).
+    if (this.#modern !== undefined) {
+      const { offered, refused } = offeredTools(result.tools);
+      for (const why of refused) this.warn?.(why);
+      result.tools = offered;
+    }
     this.cacheToolMetadata(result.tools);
     return result;
   }
 
   /** Remembers the output schemas of `tools` (the whole list), for callTool to check. */
   cacheToolMetadata(tools: Tool[]): void {
+    paramBookOf(this.transport)?.learn(tools);
     this.#outputSchemas.clear();
     this.#outputChecks.clear();
     for (const tool of tools) {
@@ -460,12 +471,26 @@ export class McpClient extends McpProtocol {
     return this.request({ method: "resources/read", params }, options);
   }
 
+  /** In the modern era a subscription is a resource in the change stream's filter. */
   subscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    return this.request({ method: "resources/subscribe", params }, options);
+    if (this.#modern === undefined) {
+      return this.request({ method: "resources/subscribe", params }, options);
+    }
+    this.#changes.subscribe(params.uri);
+    return Promise.resolve({});
   }
 
   unsubscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    return this.request({ method: "resources/unsubscribe", params }, options);
+    if (this.#modern === undefined) {
+      return this.request({ method: "resources/unsubscribe", params }, options);
+    }
+    this.#changes.unsubscribe(params.uri);
+    return Promise.resolve({});
+  }
+
+  override close(): Promise<void> {
+    this.#changes.stop();
+    return super.close();
   }
 
   /** A modern server asks for roots in each request that needs them: nothing to tell. */

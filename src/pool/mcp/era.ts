@@ -9,6 +9,7 @@
  * Compatibility" sections; the SDK v2 client's probe classifier, for which errors count).
  */
 import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isMcpError } from "./error.js";
 
 /** The modern revision this client speaks, and every modern revision it accepts. */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";
@@ -183,4 +184,28 @@ export class EraMismatchError extends Error {
   ) {
     super(`pinned to ${pin}, the server speaks ${speaks}`);
   }
+}
+
+/**
+ * What a failed `server/discover` says (the SDK v2 client's probe classifier):
+ * a -32022 naming a modern version both speak is asked again at it (even the one it
+ * refused: SEP-2575's client retries once with a version the rejection names, and the
+ * caller bounds the attempts); any other JSON-RPC
+ * error, or an HTTP 4xx (`status`) the modern binding would not send, is a legacy server;
+ * a closed connection, a timeout, 5xx or a sign-in wanted is an outage, no evidence of an era.
+ */
+export function probeFailure(
+  error: unknown,
+  status: number | undefined,
+): "legacy" | "outage" | { retryAt: string } {
+  if (isMcpError(error)) {
+    if (error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout) {
+      return "outage";
+    }
+    const supported = supportedVersionsOf(error);
+    const mutual = supported ? mutualModernVersion(supported) : undefined;
+    return mutual !== undefined ? { retryAt: mutual } : "legacy";
+  }
+  const refused = status !== undefined && status >= 400 && status < 500;
+  return refused && status !== 401 && status !== 403 ? "legacy" : "outage";
 }

@@ -13,6 +13,7 @@ import { remoteUrlProblem } from "../../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
 import { modernFetch } from "./modern-fetch.js";
+import { keepParamBook, ParamBook } from "./param-headers.js";
 import type { TransportContext } from "./transport.js";
 
 /**
@@ -49,7 +50,9 @@ export function createHttpTransport(
     Object.keys(headers),
     context.fetch ?? sharedKeepAliveFetch(),
   );
-  return new OnceClosedHttpTransport(url, {
+  // What its tools mark for Mcp-Param-* headers, learnt by the client's listings.
+  const book = new ParamBook();
+  const transport = new OnceClosedHttpTransport(url, {
     requestInit: { headers },
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
@@ -59,8 +62,11 @@ export function createHttpTransport(
       authProvider && onChallenge
         ? witnessChallenges(pinned, url, (challenge) => onChallenge(row.id, challenge))
         : pinned,
+      book,
     ),
   });
+  keepParamBook(transport, book);
+  return transport;
 }
 
 export function httpErrorStatus(error: unknown): number | undefined {

@@ -9,6 +9,7 @@
  * no one. 401 and 403 stay what they are: the sign-in's to handle.
  */
 import { META } from "./era.js";
+import { headerValue, type ParamBook } from "./param-headers.js";
 import type { FetchLike } from "./transport.js";
 
 /** The method whose `params` field names what `Mcp-Name` carries. */
@@ -17,12 +18,6 @@ const NAME_FIELD: Readonly<Record<string, string>> = {
   "prompts/get": "name",
   "resources/read": "uri",
 };
-
-/** A header value as the binding allows it: plain printable ASCII, else its Base64 sentinel. */
-export function headerValue(value: string): string {
-  if (/^[\x20-\x7e]*$/.test(value) && value.trim() === value) return value;
-  return `=?base64?${Buffer.from(value, "utf8").toString("base64")}?=`;
-}
 
 interface Claimed {
   id?: unknown;
@@ -44,7 +39,10 @@ function modernRequestOf(body: unknown): Claimed | undefined {
   return typeof claimed?.method === "string" && typeof version === "string" ? claimed : undefined;
 }
 
-export function modernFetch(fetch: FetchLike): FetchLike {
+export { headerValue };
+
+/** `fetch` with the modern binding's headers; a tools/call's `Mcp-Param-*` from `book`. */
+export function modernFetch(fetch: FetchLike, book?: ParamBook): FetchLike {
   return async (url, init) => {
     const request = init?.method === "POST" ? modernRequestOf(init.body) : undefined;
     if (request === undefined) return fetch(url, init);
@@ -55,6 +53,10 @@ export function modernFetch(fetch: FetchLike): FetchLike {
     const field = NAME_FIELD[method];
     const name = field === undefined ? undefined : request.params?.[field];
     if (typeof name === "string") headers.set("mcp-name", headerValue(name));
+    if (method === "tools/call" && typeof name === "string" && book !== undefined) {
+      const params = book.headersFor(name, request.params?.arguments);
+      for (const [header, value] of Object.entries(params)) headers.set(header, value);
+    }
     const response = await fetch(url, { ...init, headers });
     return inBand(response, request.id);
   };

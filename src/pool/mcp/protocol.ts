@@ -47,7 +47,16 @@ export interface RequestOptions {
    * client and these capabilities instead of the pool's (SPEC H2). Ignored on a legacy one.
    */
   caller?: { clientInfo?: Implementation; capabilities?: ClientCapabilities } | undefined;
+  /**
+   * Answers what an `input_required` result of this request asks (MRTR, SPEC H2): the
+   * result belongs to exactly this request, so its questions go to its own caller. Absent,
+   * the client's own request handlers answer. Ignored on a legacy connection.
+   */
+  answer?: InputAnswerer | undefined;
 }
+
+/** Answers one input request of a modern result (`elicitation/create`, `sampling/createMessage`…). */
+export type InputAnswerer = (request: Message, signal: AbortSignal) => Promise<unknown>;
 
 /** Anything that checks a result as a zod schema does: the SDK's schemas, a caller's own. */
 export interface ResultSchema<T> {
@@ -178,7 +187,8 @@ export class McpProtocol {
       const pending: Pending = {
         resolve,
         reject,
-        timer: setTimeout(() => this.#timedOut(id), timeout),
+        // Infinity: a request that stays open until answered or cancelled (subscriptions/listen).
+        timer: Number.isFinite(timeout) ? setTimeout(() => this.#timedOut(id), timeout) : undefined,
         timeout,
         started: Date.now(),
         options,

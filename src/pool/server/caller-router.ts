@@ -108,6 +108,23 @@ export class CallerRouter<P, R> {
     return this.#policy.unanswered();
   }
 
+  /**
+   * The answer to one request that belongs to a known call (a modern `input_required`,
+   * SPEC H2): that call's `handler` only, else the pool's own, else the policy's — never
+   * another caller in flight.
+   */
+  answerFor(
+    handler: CallerHandler<P, R> | undefined,
+    serverId: string,
+    params: P,
+    signal: AbortSignal,
+  ): Promise<R> {
+    if (handler) return this.#ask(serverId, signal, (ctx) => handler(params, ctx));
+    const fallback = this.#fallback;
+    if (fallback) return this.#ask(serverId, signal, (ctx) => fallback(serverId, params, ctx));
+    return Promise.resolve().then(() => this.#policy.unanswered());
+  }
+
   async #ask(
     serverId: string,
     signal: AbortSignal,

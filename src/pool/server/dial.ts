@@ -27,6 +27,7 @@ import { processOf } from "../mcp/transport.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
 import { isHttpTransport } from "../mcp/http-client.js";
 import type { ServerNotification } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 /**
  * Bound on waiting for a child that died under the handshake to be done (exited, stderr read
@@ -182,6 +183,7 @@ function installHandlers(
     });
   }
   client.onclose = () => handlers.closed(connection);
+  client.warn = (text) => serverLog(context.log, serverId).error(text);
 }
 
 /** What a server whose connection closed under us did, with its stderr tail; not redacted. */
