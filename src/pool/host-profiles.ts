@@ -307,11 +307,7 @@ export class HostProfiles {
     if (roots !== undefined) {
       context.roots = { list: () => roots, asked: () => this.#rootsAsked(entry.id, key) };
     }
-    const child = new ProfileEntry(entry.row, context, profile, key);
-    serverLog(this.#init.log, entry.id).info(
-      `a child of its own for hosts declaring ${describeProfile(profile)}`,
-    );
-    return child;
+    return new ProfileEntry(entry.row, context, profile, key);
   }
 
   /**
@@ -319,10 +315,14 @@ export class HostProfiles {
    * the row's own connection serves that capability key from now on, and the child ends.
    */
   #listed(child: ProfileEntry): void {
-    if (child.asksRoots || this.#asksRoots.has(child.id)) return;
     const own = this.#init.entries().find((entry) => entry.id === child.id);
     const fingerprint = own?.fingerprint;
-    if (own === undefined || fingerprint === undefined || fingerprint !== child.fingerprint) {
+    const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
+    if (asksRoots || fingerprint === undefined || fingerprint !== child.fingerprint) {
+      const pid = child.connection?.pid;
+      serverLog(this.#init.log, child.id).info(
+        `a child of its own for hosts declaring ${describeProfile(child.profile)}${pid === undefined ? "" : ` (pid ${pid})`}`,
+      );
       return;
     }
     const caps = capabilityKey(child.profile);
