@@ -10,13 +10,20 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   ListRootsRequestSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
-import { scopeSocket, stdioBridge, type BridgePath, type StdioBridge } from "../helpers/bridge.js";
+import {
+  httpBridge,
+  scopeSocket,
+  stdioBridge,
+  type BridgePath,
+  type StdioBridge,
+} from "../helpers/bridge.js";
 import {
   client as poolClient,
   runCli,
@@ -120,6 +127,29 @@ describe("a host's roots reach the pooled server (issue 30 item 5, SPEC I5)", ()
     expect(seenByA).not.toContain(own);
     expect(seenByB).not.toContain(projectA);
     expect(seenByB).not.toContain(own);
+  });
+
+  it("gives a host on the bridge's Streamable HTTP its own root too", async () => {
+    const bridge = await httpBridge(home, ["--server", "fs"]);
+    const client = new Client(
+      { name: "http-host", version: "1.0.0" },
+      { capabilities: { roots: { listChanged: true } } },
+    );
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: [{ uri: pathToFileURL(projectB).href }],
+    }));
+    try {
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(bridge.url), {
+          requestInit: { headers: { authorization: `Bearer ${bridge.token}` } },
+        }),
+      );
+      await until(async () => (await allowed(client)).includes(projectB), 20_000, "its root");
+      expect(await allowed(client)).not.toContain(own);
+    } finally {
+      await client.close().catch(() => undefined);
+      await bridge.stop();
+    }
   });
 
   it("gives a host that declares no roots the row's own directory", async () => {
