@@ -28,13 +28,6 @@ export interface RealHost {
   /** Writes the host's file with the three servers direct, and what else it needs. */
   configure(world: RealWorld): void;
   /**
-   * The host ends each server's whole process tree when it exits, so a daemon its entry
-   * auto-started (a child of that entry, in a session of its own) goes with it: seen with
-   * OpenCode 1.18 (the daemon logs a SIGTERM'd child and `stopped` as `opencode mcp list`
-   * exits). Such a host is held to "no second daemon", not to "the daemon stays".
-   */
-  endsEntryTrees?: true;
-  /**
    * The host's list shows a server's state only, never the error its `initialize` got:
    * Gemini CLI 0.61 and Qwen Code 0.24 print `- Disconnected` (with `--debug` too), so
    * mcpool's message reaches their users only where the host shows server errors elsewhere.
@@ -182,7 +175,6 @@ const qwen: RealHost = {
 const opencode: RealHost = {
   wire: "opencode",
   bin: "opencode",
-  endsEntryTrees: true,
   file: (world) => join(world.home, ".config", "opencode", "opencode.json"),
   configure(world) {
     const local = (row: Stdio) => ({

@@ -17,7 +17,9 @@ import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
 import {
   CALLS,
   FRAMEWORKS,
+  restartDaemon,
   runFramework,
+  runFrameworkAcross,
   type FrameworkRun,
 } from "../helpers/real-hosts-frameworks.js";
 import {
@@ -132,6 +134,31 @@ describe.runIf(REAL_HOSTS)(
         expect(await expectOneUserDaemon()).toBe(pid);
       },
       TEST_MS,
+    );
+
+    it.each(cases)(
+      "$framework's sessions over $kind entries answer again after a daemon restart, with nothing restarted by hand",
+      async ({ framework, kind }) => {
+        const before = await expectOneUserDaemon();
+        const run = await runFrameworkAcross(
+          prefix,
+          framework,
+          entries[kind],
+          CALLS,
+          CALLS,
+          async () => {
+            await restartDaemon(world);
+            await serversReady(world);
+          },
+          world.bare,
+        );
+
+        expectAnswers(run, world);
+        // The same sessions, through the new daemon (issue 30 item 3).
+        expectAnswers({ ...run, calls: run.then ?? [] }, world);
+        expect(await expectOneUserDaemon()).not.toBe(before);
+      },
+      2 * TEST_MS,
     );
 
     it.each(FRAMEWORKS)(
