@@ -13,6 +13,7 @@ import {
   type CompleteResult,
   type ConfigStatus,
   type ConversationIdentity,
+  type HostProfile,
   type DaemonStatus,
   DEFAULT_MAX_FRAME_BYTES,
   defined,
@@ -171,10 +172,11 @@ class SocketPoolClient implements PoolClient {
       names?: readonly string[];
       servers?: readonly string[];
       identity?: ConversationIdentity;
+      profile?: HostProfile;
     } = {},
   ): Promise<readonly ToolDefinition[]> {
-    const { names, servers, identity } = options;
-    return this.run("tools/list", defined({ names, servers, identity }));
+    const { names, servers, identity, profile } = options;
+    return this.run("tools/list", defined({ names, servers, identity, profile }));
   }
 
   readonly conversations: ConversationsClient = conversationsClient((method, params, signal) =>
@@ -201,9 +203,10 @@ class SocketPoolClient implements PoolClient {
 
   async describe(
     name: string,
-    options: { servers?: readonly string[]; hidden?: boolean } = {},
+    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
   ): Promise<ToolDescription | undefined> {
-    const params = defined({ name, servers: options.servers, hidden: options.hidden });
+    const { servers, hidden, profile } = options;
+    const params = defined({ name, servers, hidden, profile });
     return (await this.run("tools/describe", params)) ?? undefined;
   }
 
@@ -260,6 +263,7 @@ class SocketPoolClient implements PoolClient {
       cache: options.cache,
       hidden: options.hidden,
       identity: options.identity,
+      profile: options.profile,
       bindings: options.bindings === undefined ? undefined : { ...options.bindings },
       meta: options.meta === undefined ? undefined : { ...options.meta },
     });

@@ -10,6 +10,7 @@ import type {
   CompleteResult,
   ConfigStatus,
   ConversationIdentity,
+  HostProfile,
   ConversationSelector,
   ConversationServerStats,
   ConversationTools,
@@ -178,6 +179,7 @@ type CallWireOptions = Pick<
   | "cache"
   | "hidden"
   | "identity"
+  | "profile"
   | "meta"
 >;
 
@@ -243,11 +245,15 @@ export interface PoolClient {
   state(options?: { secrets?: boolean; resources?: boolean }): Promise<readonly ServerState[]>;
   /** Calls per tool kept across restarts (issue 17). */
   usage(options?: { since?: number; servers?: readonly string[] }): Promise<UsageReport>;
-  /** With `identity`, the conversation's tools of `session: "conversation"` rows too. */
+  /**
+   * With `identity`, the conversation's tools of `session: "conversation"` rows too. With
+   * `profile`, what a host with those capabilities and roots would list direct (SPEC I4, I5).
+   */
   tools(options?: {
     names?: readonly string[];
     servers?: readonly string[];
     identity?: ConversationIdentity;
+    profile?: HostProfile;
   }): Promise<readonly ToolDefinition[]>;
   /** Per-conversation servers (SPEC B9): leases, terminate, listings, counts. */
   readonly conversations: ConversationsClient;
@@ -262,7 +268,7 @@ export interface PoolClient {
   /** What a definition has no room for; undefined where a call would be refused (SPEC C7). */
   describe(
     name: string,
-    options?: { servers?: readonly string[]; hidden?: boolean },
+    options?: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile },
   ): Promise<ToolDescription | undefined>;
   /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
   alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]>;

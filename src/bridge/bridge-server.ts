@@ -20,15 +20,19 @@
  *   the host's progressToken gets that call's progress, the host's `notifications/cancelled`
  *   aborts the call (cancelled upstream by the daemon), and a pooled server's elicitation
  *   during the call goes to the host on the call's own stream when the host declared the
- *   capability (url mode only when it declared that too), else is declined.
+ *   capability (url mode only when it declared that too; host-requests.ts), else is refused
+ *   (-32601) as the host itself would refuse it (SPEC I4).
  * - Sampling rides the same way: a pooled server's `sampling/createMessage` during the call
  *   goes to the host with createMessage on the call's stream when the host declared
  *   `sampling`, else the daemon refuses it (-32601).
+ * - Each listing and call names the session's profile (host-profile.ts: its declared
+ *   sampling, elicitation and roots, the roots asked of the host), so a pooled server is
+ *   served to it by a child that declared what the host declared (SPEC I4, I5).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
-  ElicitResultSchema,
+  RootsListChangedNotificationSchema,
   ListToolsRequestSchema,
   LoggingLevelSchema,
   SetLevelRequestSchema,
@@ -40,11 +44,8 @@ import {
 import type {
   CallOptions,
   ConversationIdentity,
-  ElicitHandler,
-  ElicitResult,
   PoolClient,
   PoolEvent,
-  SampleHandler,
   ServerNotification,
   ServerState,
 } from "mcpool-client";
@@ -61,6 +62,8 @@ import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
+import { SessionProfile } from "./host-profile.js";
+import { elicitFor, sampleFor } from "./host-requests.js";
 
 export interface BridgeOptions {
   /** The daemon, reached through mcpool-client; the bridge does not close it. */
@@ -138,6 +141,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   let names: ToolNames = toolNames(states, scope.single);
   /** Qualified name → server id, for routing a call's traffic back (pool scope). */
   let owners = new Map<string, string>();
+  /**
+   * `--server` names of tools only a profile's child lists (server-everything's
+   * `get-roots-list` for a host with roots), learnt from describe(): host → qualified.
+   */
+  const ownNames = new Map<string, string>();
 
   /**
    * The servers this bridge names (`--server`, `--servers`) that have never said what tools
@@ -165,13 +173,17 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 
   /** The host's definitions in scope; with `only`, of those qualified names alone (catalogue). */
   const listTools = async (
+    session: Session,
     identity?: ConversationIdentity,
     only?: readonly string[],
+    requestId?: string | number,
   ): Promise<Tool[]> => {
     if (only !== undefined && only.length === 0) return [];
+    const profile = await session.profile.get(requestId);
     const scoped = {
       ...(scope.servers ? { servers: scope.servers } : {}),
       ...(only !== undefined ? { names: only } : {}),
+      profile,
     };
     await wakeNamed();
     // The definitions first: a listing waits for the daemon's first reconcile (F4), and the
@@ -187,7 +199,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const described = await Promise.all(
       definitions.map((d) =>
         upstream
-          .describe(d.function.name, scope.servers ? { servers: scope.servers } : {})
+          .describe(d.function.name, {
+            ...(scope.servers ? { servers: scope.servers } : {}),
+            profile,
+          })
           .catch(() => undefined),
       ),
     );
@@ -196,9 +211,14 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const tools: Tool[] = [];
     definitions.forEach((definition, i) => {
       const qualified = definition.function.name;
-      const name = scope.single !== undefined ? names.toHost.get(qualified) : qualified;
-      if (name === undefined) return;
       const about = described[i];
+      const name =
+        scope.single === undefined
+          ? qualified
+          : (names.toHost.get(qualified) ??
+            (about?.serverId === scope.single ? about.toolName : undefined));
+      if (name === undefined) return;
+      if (scope.single !== undefined && !names.toPool.has(name)) ownNames.set(name, qualified);
       if (about !== undefined) next.set(qualified, about.serverId);
       const tool: Tool = {
         name,
@@ -222,7 +242,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   /** The qualified name a host's tool name stands for, or undefined. */
   const qualify = async (name: string): Promise<string | undefined> => {
     if (scope.single === undefined) return name;
-    const known = names.toPool.get(name);
+    const known = names.toPool.get(name) ?? ownNames.get(name);
     if (known !== undefined) return known;
     // A daemon just (re)started may not know the server's tools yet: a listing waits for its
     // first reconcile (F4), and the state read after it names them.
@@ -246,7 +266,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (qualified === undefined) throw unknownTool(name);
     session.found?.touch(qualified);
     const serverId = scope.single ?? owners.get(qualified);
-    const options: CallOptions & { raw: true } = { raw: true, signal: extra.signal };
+    const options: CallOptions & { raw: true } = {
+      raw: true,
+      signal: extra.signal,
+      profile: await session.profile.get(extra.requestId),
+    };
     if (scope.servers !== undefined) options.servers = scope.servers;
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
     // The request's own `_meta` (trace context) goes on to the server, less the pool's keys.
@@ -277,43 +301,6 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     }
   };
 
-  /**
-   * The call's own elicitation handler: the pooled server's question goes to the host on
-   * this request's stream. None when the host did not declare the capability — the client
-   * then declines for it.
-   */
-  const elicitFor = (session: Session, extra: Extra): ElicitHandler | undefined => {
-    const declared = session.server.getClientCapabilities()?.elicitation;
-    if (declared === undefined) return undefined;
-    return async (params, { signal }) => {
-      if (params.mode === "url" && (declared as { url?: unknown }).url === undefined) {
-        return { action: "decline" };
-      }
-      // A host that fails to answer, or goes away, throws: the client answers `cancel`.
-      const answer = await extra.sendRequest(
-        { method: "elicitation/create", params: params as never },
-        ElicitResultSchema,
-        { signal },
-      );
-      return answer as ElicitResult;
-    };
-  };
-
-  /**
-   * The call's own sampling handler: the pooled server's request goes to the host with
-   * createMessage on this request's stream. None when the host did not declare sampling —
-   * the daemon then refuses the server (-32601).
-   */
-  const sampleFor = (session: Session, extra: Extra): SampleHandler | undefined => {
-    if (session.server.getClientCapabilities()?.sampling === undefined) return undefined;
-    // A host that refuses, fails or goes away throws: the server gets a JSON-RPC error.
-    return async (params, { signal }) =>
-      (await session.server.createMessage(params as never, {
-        signal,
-        relatedRequestId: extra.requestId,
-      })) as Awaited<ReturnType<SampleHandler>>;
-  };
-
   const catalog: Catalog | undefined =
     options.catalog === undefined
       ? undefined
@@ -323,7 +310,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
           hostName: (qualified) =>
             scope.single !== undefined ? names.toHost.get(qualified) : qualified,
           qualify: (name) => qualify(name),
-          definitions: (qualified, identity) => listTools(identity, qualified),
+          definitions: (session, qualified, identity) => listTools(session, identity, qualified),
           call: (session, name, args, extra) => callTool(session, name, args, extra),
         });
 
@@ -442,6 +429,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       subscriptions: new Map(),
       identity,
       ...(catalog !== undefined ? { found: catalog.foundTools() } : {}),
+      profile: new SessionProfile(server, log),
     };
     sessions.add(session);
     server.onclose = () => {
@@ -451,11 +439,15 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     };
     server.onerror = (error) => log(`mcpool bridge: ${error.message}`);
 
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
       try {
         // Every definition, or (catalogue) the meta tools and this session's set.
         const named = identityFor(identity, request.params?._meta);
-        return { tools: await (catalog?.list(session, named) ?? listTools(named)) };
+        if (catalog === undefined) {
+          return { tools: await listTools(session, named, undefined, extra.requestId) };
+        }
+        await session.profile.get(extra.requestId);
+        return { tools: await catalog.list(session, named) };
       } catch (error) {
         throw toMcpError(error);
       }
@@ -470,6 +462,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
           });
       }
       return callTool(session, name, args, extra);
+    });
+    // New roots may be another project's child (SPEC I5): asked again, listed again.
+    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+      session.profile.changed();
+      await server.sendToolListChanged().catch(() => undefined);
     });
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       const level = LoggingLevelSchema.parse(request.params.level);

@@ -21,6 +21,7 @@ import {
   type SampleParams,
 } from "../server/routing.js";
 import type { IndexedTool } from "../catalogue/tool-index.js";
+import { isProfileEntry } from "../server/profile-entry.js";
 import type { CallOptions } from "./options.js";
 import type { PoolLog } from "../core/types.js";
 import type { InputAnswerer } from "../mcp/protocol.js";
@@ -118,9 +119,11 @@ export function isConversationTool<T extends IndexedTool>(
   return "conversation" in indexed;
 }
 
-/** Where the requests a call's server sends while it runs come in: its conversation's, or its server's. */
+/** Where the requests a call's server sends while it runs come in: its conversation's, its profile child's, or its server's. */
 export function routeOf(indexed: IndexedTool): Route {
-  if (!isConversationTool(indexed)) return { serverId: indexed.entry.id };
+  const entry = indexed.entry;
+  if (isProfileEntry(entry)) return { serverId: entry.id, profile: entry.key };
+  if (!isConversationTool(indexed)) return { serverId: entry.id };
   return {
     serverId: indexed.entry.id,
     conversation: conversationKey(indexed.conversation.identity),

@@ -12,11 +12,13 @@
  * what a failing, withdrawn or ended-first one answers.
  */
 
-/** Where a server's request comes from: a server, or one conversation on it (B9). */
+/** Where a server's request comes from: a server, one conversation on it (B9), or one host profile's child (I4). */
 export interface Route {
   serverId: string;
   /** The conversation key (identity.ts) of a per-conversation server's client. */
   conversation?: string | undefined;
+  /** The profile key (mcpool-protocol's profileKey) of a shared row's per-profile child. */
+  profile?: string | undefined;
 }
 
 export interface RequestContext {
@@ -151,5 +153,5 @@ export class CallerRouter<P, R> {
 }
 
 function keyOf(route: Route): string {
-  return JSON.stringify([route.serverId, route.conversation ?? null]);
+  return JSON.stringify([route.serverId, route.conversation ?? null, route.profile ?? null]);
 }

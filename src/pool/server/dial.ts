@@ -175,6 +175,13 @@ function installHandlers(
       return checkedSampling(request, (params) => sample(serverId, params, extra.signal));
     });
   }
+  const roots = context.roots;
+  if (roots && context.capabilities.roots) {
+    client.setRequestHandler("roots/list", async () => {
+      roots.asked();
+      return { roots: roots.list().map((root) => ({ ...root })) };
+    });
+  }
   client.onclose = () => handlers.closed(connection);
   client.warn = (text) => serverLog(context.log, serverId).error(text);
 }

@@ -1,0 +1,45 @@
+/**
+ * What a pooled server asks a host during its call (SPEC C14): the call's own elicitation
+ * and sampling handlers, which send the question to the host on the call's own stream —
+ * and only to a host that declared the capability (SPEC I4).
+ */
+import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitHandler, ElicitResult, SampleHandler } from "mcpool-client";
+import type { Extra, Session } from "./session.js";
+
+/**
+ * The call's own elicitation handler: the pooled server's question goes to the host on
+ * this request's stream. None when the host did not declare the capability — the daemon
+ * then refuses the server for it (-32601), as the host would.
+ */
+export const elicitFor = (session: Session, extra: Extra): ElicitHandler | undefined => {
+  const declared = session.server.getClientCapabilities()?.elicitation;
+  if (declared === undefined) return undefined;
+  return async (params, { signal }) => {
+    if (params.mode === "url" && (declared as { url?: unknown }).url === undefined) {
+      return { action: "decline" };
+    }
+    // A host that fails to answer, or goes away, throws: the client answers `cancel`.
+    const answer = await extra.sendRequest(
+      { method: "elicitation/create", params: params as never },
+      ElicitResultSchema,
+      { signal },
+    );
+    return answer as ElicitResult;
+  };
+};
+
+/**
+ * The call's own sampling handler: the pooled server's request goes to the host with
+ * createMessage on this request's stream. None when the host did not declare sampling —
+ * the daemon then refuses the server (-32601).
+ */
+export const sampleFor = (session: Session, extra: Extra): SampleHandler | undefined => {
+  if (session.server.getClientCapabilities()?.sampling === undefined) return undefined;
+  // A host that refuses, fails or goes away throws: the server gets a JSON-RPC error.
+  return async (params, { signal }) =>
+    (await session.server.createMessage(params as never, {
+      signal,
+      relatedRequestId: extra.requestId,
+    })) as Awaited<ReturnType<SampleHandler>>;
+};
