@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { client, runCli, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
@@ -185,6 +185,39 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
     } finally {
       await Promise.all(hosts.map((host) => host.bridge.close()));
     }
+  });
+
+  it("answers a modern server's roots/list in input_required with the calling host's own roots (SPEC I5)", async () => {
+    const bridge = await stdioBridge(home, ["--server", "modern"], {
+      roots: { listChanged: true },
+    });
+    try {
+      bridge.client.setRequestHandler(ListRootsRequestSchema, () => ({
+        roots: [{ uri: "file:///projects/alpha", name: "alpha" }],
+      }));
+      const result = await bridge.client.callTool({ name: "roots", arguments: {} });
+      expect(JSON.parse(text(result))).toEqual(["file:///projects/alpha"]);
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  it("names each calling host's own capabilities in the modern server's envelope (SPEC I4)", async () => {
+    const seen: Record<string, unknown>[] = [];
+    for (const declared of [{}, { sampling: {} }]) {
+      const bridge = await stdioBridge(home, ["--server", "modern"], declared);
+      try {
+        const result = await bridge.client.callTool({ name: "whoami", arguments: {} });
+        seen.push(
+          (JSON.parse(text(result)) as { capabilities: Record<string, unknown> }).capabilities,
+        );
+      } finally {
+        await bridge.close();
+      }
+    }
+    expect(seen[0]).not.toHaveProperty("sampling");
+    expect(seen[0]).not.toHaveProperty("elicitation");
+    expect(seen[1]).toHaveProperty("sampling");
   });
 
   it("shows the era and version in `mcpool status` and `status --json`", () => {

@@ -32,7 +32,7 @@ import { upstreamError } from "./upstream-error.js";
 import { upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
-import { isProfileEntry } from "../server/profile-entry.js";
+import { isProfileEntry, profileCapabilities } from "../server/profile-entry.js";
 import { McpError } from "../mcp/error.js";
 
 /**
@@ -284,6 +284,8 @@ export class CallPipeline {
           signal,
           onprogress: onProgress,
           answer: this.#init.routes.answerer(entry.id, opts),
+          // A modern server reads the calling host's capabilities in each request (I4).
+          ...(opts.profile ? { caller: { capabilities: profileCapabilities(opts.profile) } } : {}),
         }),
       );
       entry.answered(connection);

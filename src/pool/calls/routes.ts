@@ -25,7 +25,6 @@ import { isProfileEntry } from "../server/profile-entry.js";
 import type { CallOptions } from "./options.js";
 import type { PoolLog } from "../core/types.js";
 import type { InputAnswerer } from "../mcp/protocol.js";
-import { ErrorCode, McpError } from "../mcp/error.js";
 
 export type { Route } from "../server/caller-router.js";
 
@@ -74,11 +73,15 @@ export class CallRoutes {
    * Who answers the input requests of one call's modern results (MRTR, SPEC H2): an
    * `input_required` belongs to exactly the call that got it, so its elicitation and
    * sampling go to this call's own handlers — checked as the pool's client checks a
-   * server's requests — and never to another caller in flight, as a legacy server's do.
+   * server's requests — and never to another caller in flight, as a legacy server's do;
+   * anything else (a profile child's roots) the connection answers as it would unasked.
    */
-  answerer(serverId: string, opts: Pick<CallOptions, "onElicit" | "onSample">): InputAnswerer {
+  answerer(
+    serverId: string,
+    opts: Pick<CallOptions, "onElicit" | "onSample" | "profile">,
+  ): InputAnswerer {
     const { elicitation, sampling } = this.capabilities;
-    return async (request, signal) => {
+    return async (request, signal, local) => {
       const { checkedElicitation, checkedSampling } = await import("../mcp/server-requests.js");
       if (request.method === "elicitation/create" && elicitation) {
         return checkedElicitation(request, elicitation, (params) =>
@@ -90,10 +93,11 @@ export class CallRoutes {
           this.#sampling.answerFor(opts.onSample, serverId, params, signal),
         );
       }
-      throw new McpError(
-        ErrorCode.MethodNotFound,
-        `server "${serverId}" asked for ${request.method}, which this pool does not answer`,
-      );
+      // A modern server asks for roots in the call itself: the calling host's (I5).
+      const roots = opts.profile?.roots;
+      if (request.method === "roots/list" && roots !== undefined) return { roots: [...roots] };
+      // The connection's own answers: a host profile's child answers roots/list (I5).
+      return local(request, signal);
     };
   }
 

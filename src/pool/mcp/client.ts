@@ -315,9 +315,11 @@ export class McpClient extends McpProtocol {
       const signal = options?.signal ?? new AbortController().signal;
       const answers: Record<string, unknown> = {};
       for (const [key, asked] of Object.entries(read.inputRequests)) {
+        const local = (request: Message, asking: AbortSignal) =>
+          this.answerLocally(request, asking);
         answers[key] = options?.answer
-          ? await options.answer(asked, signal as AbortSignal)
-          : await this.answerLocally(asked, signal as AbortSignal);
+          ? await options.answer(asked, signal as AbortSignal, local)
+          : await local(asked, signal as AbortSignal);
       }
       params = retryParams(request.params, answers, read.requestState);
     }

@@ -55,8 +55,15 @@ export interface RequestOptions {
   answer?: InputAnswerer | undefined;
 }
 
-/** Answers one input request of a modern result (`elicitation/create`, `sampling/createMessage`…). */
-export type InputAnswerer = (request: Message, signal: AbortSignal) => Promise<unknown>;
+/**
+ * Answers one input request of a modern result (`elicitation/create`, `sampling/createMessage`…);
+ * what it does not answer itself it hands to `local`, the client's own request handlers.
+ */
+export type InputAnswerer = (
+  request: Message,
+  signal: AbortSignal,
+  local: (request: Message, signal: AbortSignal) => Promise<unknown>,
+) => Promise<unknown>;
 
 /** Anything that checks a result as a zod schema does: the SDK's schemas, a caller's own. */
 export interface ResultSchema<T> {
