@@ -4,26 +4,45 @@
 #
 # Daemon up: one process joining stdin and stdout to that socket (AF_UNIX = SOCK_STREAM = 1 on
 # Linux, macOS and the BSDs; the BSDs' address starts with a length byte), a 4-argument select
-# loop with sysread/syswrite. `w` writes a whole chunk (syswrite may write part of it). Stdin's
-# EOF half-closes the socket and the loop goes on reading the daemon's answers; the socket's
-# EOF (the daemon ended the session) ends it.
+# loop with sysread/syswrite, whole lines (one JSON-RPC message each) both ways. Stdin's EOF
+# half-closes the socket and the loop goes on reading the daemon's answers; the socket's EOF
+# after that (the daemon ended the session) ends it.
 #
-# Daemon down (the connect fails): it execs `NODE <package>/dist/cli/bin.js bridge --server ID
-# --socket SOCKET`, which starts the daemon, before it has read a byte of stdin. Where that
-# cannot be (no such node, no bin beside this file), every request the host sends is answered
-# with a JSON-RPC error naming mcpool, the socket and the command that starts the daemon.
+# The daemon going away under a live host (a restart, an upgrade; issue 30 item 3) keeps the
+# host's session, as the lean bridge does (src/bridge/lean-session.ts): each request in flight
+# is answered with a coded error (it may or may not have run); the socket is dialled again
+# (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
+# host's lines wait; connected, the host's `initialize` goes again and its answer is dropped,
+# then `notifications/initialized`, its last `logging/setLevel` and its resource subscriptions
+# (answers dropped), the host is told `notifications/tools/list_changed`, and what waited goes.
+# After the window what waits, and every request until a daemon is back, is answered with an
+# error naming mcpool and how to start it; the socket is still dialled every 5 s.
+#
+# Daemon down at the start (the connect fails): it execs `NODE <package>/dist/cli/bin.js
+# bridge --server ID --socket SOCKET`, which starts the daemon, before it has read a byte of
+# stdin. Where that cannot be (no such node, no bin beside this file), every request the host
+# sends is answered with a JSON-RPC error naming mcpool, the socket and the command that starts
+# the daemon.
 #
 # Builtins only: no module is loaded, and no regular expression either, as the first match
-# costs perl ~0.3 MB of RSS (bench P10): `index`, `rindex` and `substr` instead.
+# costs perl ~0.3 MB of RSS (bench P10): `index`, `rindex`, `substr` and `tr` instead.
 ($id, $sock, $node) = @ARGV;
 $node = 'node' if !defined $node;
+$SIG{PIPE} = 'IGNORE';
+$w = $ENV{MCPOOL_RECONNECT_MS};
+$window = defined $w && $w ne '' && $w eq int($w) && $w >= 0 ? $w / 1000 : 60;
 sub up { my ($p) = @_; my $i = rindex($p, '/'); $i < 0 ? '.' : $i == 0 ? '/' : substr($p, 0, $i) }
 $path = up($sock) . "/mcp/$id.sock";
-socket(S, 1, 1, 0) or die "mcpool pipe: $!\n";
-if (!connect(S, index($^O, 'darwin') >= 0 || index($^O, 'bsd') >= 0
-    ? pack('CCa*x', 0, 1, $path) : pack('Sa*x', 1, $path))) {
+$fix = 'Start it with `mcpool service install` (now and at every login) or `mcpool serve`';
+sub dial {
+  socket(S, 1, 1, 0) or return 0;
+  return 1 if connect(S, index($^O, 'darwin') >= 0 || index($^O, 'bsd') >= 0
+    ? pack('CCa*x', 0, 1, $path) : pack('Sa*x', 1, $path));
   $down = "$!";
   close S;
+  0;
+}
+if (!dial()) {
   %scopes = ('@pool', [], '@catalog', ['--catalog'], '@catalog-auto', ['--catalog=auto']);
   @scope = exists $scopes{$id} ? @{$scopes{$id}} : ('--server', $id);
   $bin = up(up($0));
@@ -34,40 +53,202 @@ if (!connect(S, index($^O, 'darwin') >= 0 || index($^O, 'bsd') >= 0
     $why = "cannot run $node: $!";
   }
   refuse("mcpool: no daemon answers at $sock ($down), and this entry cannot start one ($why). "
-    . "Start it with `mcpool service install` (now and at every login) or `mcpool serve`, "
-    . 'then restart this MCP server.');
+    . "$fix, then restart this MCP server.");
 }
-sub w { my ($f, $d) = @_; while (length $d) { $n = syswrite($f, $d) // exit; substr($d, 0, $n) = '' } }
-$i = fileno STDIN;
-$s = fileno S;
-while (1) {
-  $r = '';
-  vec($r, $s, 1) = 1;
-  vec($r, $i, 1) = 1 if $i >= 0;
-  select($r, undef, undef, undef) > 0 or exit;
-  if ($i >= 0 && vec($r, $i, 1)) {
-    if (sysread(STDIN, $d, 65536)) { w(*S, $d) } else { shutdown(S, 1); $i = -1 }
-  }
-  if (vec($r, $s, 1)) { sysread(S, $d, 65536) or exit; w(*STDOUT, $d) }
-}
-
-# Answers every request on stdin (a line with a "method" and an "id") with `$m`, until EOF.
-sub refuse {
+# Writes a whole chunk (syswrite may write part of it); false when the other end is gone.
+sub w { my ($f, $d) = @_; while (length $d) { my $n = syswrite($f, $d) // return 0; substr($d, 0, $n) = '' } 1 }
+sub o { w(*STDOUT, $_[0]) or exit }
+# The JSON string body of `$m`.
+sub esc {
   my ($m) = @_;
   my $e = '';
   for my $k (0 .. length($m) - 1) {
     my $c = substr($m, $k, 1);
     $e .= $c eq '"' || $c eq '\\' ? "\\$c" : ord($c) < 32 ? sprintf('\\u%04x', ord $c) : $c;
   }
+  $e;
+}
+# The error answer to request id `$i` (its JSON text), framed.
+sub fail {
+  my ($i, $m, $detail) = @_;
+  '{"jsonrpc":"2.0","id":' . $i . ',"error":{"code":-32603,"message":"' . esc($m)
+    . '","data":{"code":"daemon-unavailable","detail":{' . $detail . '}}}}' . "\n";
+}
+$inflight = 'mcpool: the daemon went away during this request (it restarted or stopped); the '
+  . 'request may or may not have run. This entry reconnects by itself: send it again.';
+$gone = "mcpool: no daemon answers at $sock (it stopped or is restarting); $fix. This entry "
+  . 'reconnects by itself once it is back.';
+# The index of the quote that ends the JSON string whose opening quote is at `$q`.
+sub qend {
+  my ($l, $q) = @_;
+  while (1) {
+    $q = index($l, '"', $q + 1);
+    return length $l if $q < 0;
+    my $b = 0;
+    $b++ while $q - 1 - $b >= 0 && substr($l, $q - 1 - $b, 1) eq '\\';
+    return $q if $b % 2 == 0;
+  }
+}
+# The top-level "method" (its text) and "id" (its JSON) of a line, undef where absent: a scan
+# from string to string, the brackets between them counted with tr.
+sub top {
+  my ($l) = @_;
+  my ($p, $depth, $n, $m, $i) = (0, 0, length $l);
+  while ($p < $n) {
+    my $q = index($l, '"', $p);
+    $q = $n if $q < 0;
+    my $seg = substr($l, $p, $q - $p);
+    $depth += ($seg =~ tr/{[//) - ($seg =~ tr/}]//);
+    last if $q >= $n;
+    my $r = qend($l, $q);
+    $p = $r + 1;
+    next if $depth != 1;
+    my $k = $p;
+    $k++ while substr($l, $k, 1) eq ' ';
+    next if substr($l, $k, 1) ne ':';
+    my $key = substr($l, $q + 1, $r - $q - 1);
+    next if $key ne 'method' && $key ne 'id';
+    $k++;
+    $k++ while substr($l, $k, 1) eq ' ';
+    my $end;
+    if (substr($l, $k, 1) eq '"') { $end = qend($l, $k) + 1 }
+    else {
+      my ($c, $b) = (index($l, ',', $k), index($l, '}', $k));
+      $end = $c < 0 || ($b >= 0 && $b < $c) ? $b : $c;
+      $end = $n if $end < 0;
+      $end-- while $end > $k && index(" \t\r\n", substr($l, $end - 1, 1)) >= 0;
+    }
+    my $v = substr($l, $k, $end - $k);
+    if ($key eq 'id') { $i = $v } else { $m = substr($v, 1, length($v) - 2) }
+  }
+  ($m, $i);
+}
+# The JSON text of a line's "uri" (resources/subscribe, unsubscribe).
+sub uri {
+  my ($l) = @_;
+  my $k = index($l, '"uri"');
+  return '' if $k < 0;
+  my $q = index($l, '"', index($l, ':', $k));
+  substr($l, $q, qend($l, $q) - $q + 1);
+}
+
+# A host line to the daemon: what makes the session is kept, and what awaits an answer.
+sub fwd {
+  my ($l) = @_;
+  my ($m, $i) = top($l);
+  if (defined $m) {
+    if ($m eq 'initialize') { $init = $l }
+    elsif ($m eq 'notifications/initialized') { $inited = $l }
+    elsif ($m eq 'logging/setLevel') { $level = $l }
+    elsif ($m eq 'resources/subscribe') { $subs{uri($l)} = $l }
+    elsif ($m eq 'resources/unsubscribe') { delete $subs{uri($l)} }
+    $pending{$i} = 1 if defined $i;
+  }
+  w(*S, $l);
+}
+sub host {
+  my ($l) = @_;
+  return fwd($l) if $state eq 'open';
+  if ($state eq 'down') { my ($m, $i) = top($l); o(fail($i, $gone, '')) if defined $m && defined $i; return }
+  push @queue, $l;
+}
+sub daemon {
+  my ($l) = @_;
+  my ($m, $i) = top($l);
+  if (!defined $m && defined $i) {
+    if ($state eq 'replay' && delete $replay{$i}) { replayed(); return }
+    delete $pending{$i};
+  }
+  o($l);
+}
+# The daemon's connection closed: answer what was in flight, and dial again.
+sub lost {
+  close S;
+  $s = -1;
+  $dbuf = '';
+  o(fail($_, $inflight, '"inFlight":true')) for keys %pending;
+  %pending = ();
+  exit if $in < 0 && ($state eq 'open' || !@queue);
+  ($lost, $try) = (time, 0) if $state eq 'open';
+  $state = 'wait' if $state ne 'down';
+  later();
+}
+sub later {
+  if ($state eq 'wait' && time - $lost >= $window) {
+    $state = 'down';
+    for (@queue) { my ($m, $i) = top($_); o(fail($i, $gone, '')) if defined $m && defined $i }
+    @queue = ();
+    exit if $in < 0;
+  }
+  $wait = $state eq 'down' ? 5 : $try < 5 ? 0.1 * 2 ** $try : 2;
+  $try++;
+}
+sub redial {
+  return later() if !dial();
+  $s = fileno S;
+  return opened(0) if !defined $init;
+  ($state, $phase, $due) = ('replay', 'init', time + 15);
+  %replay = ((top($init))[1] => 1);
+  w(*S, $init);
+}
+sub replayed {
+  return if %replay;
+  if ($phase eq 'init') {
+    $phase = 'rest';
+    w(*S, $inited) if defined $inited;
+    my @rest = ((defined $level ? ($level) : ()), values %subs);
+    if (@rest) { for (@rest) { $replay{(top($_))[1]} = 1; w(*S, $_) } return }
+  }
+  opened(1);
+}
+sub opened {
+  my ($restored) = @_;
+  $state = 'open';
+  o('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}' . "\n") if $restored;
+  my @q = @queue;
+  @queue = ();
+  fwd($_) for @q;
+  shutdown(S, 1) if $in < 0;
+}
+
+($state, $in, $s, $hbuf, $dbuf) = ('open', fileno STDIN, fileno S, '', '');
+while (1) {
+  lost() if $state eq 'replay' && time > $due;
+  $r = '';
+  vec($r, $s, 1) = 1 if $s >= 0;
+  vec($r, $in, 1) = 1 if $in >= 0;
+  $t = $state eq 'open' ? undef : $state eq 'replay' ? 1 : $wait;
+  ($n, $left) = select($r, undef, undef, $t);
+  exit if $n < 0;
+  if ($n == 0) {
+    if ($state eq 'replay') { lost() if time > $due } else { redial() }
+    next;
+  }
+  $wait = $left if defined $t && defined $left && $state ne 'replay';
+  if ($in >= 0 && vec($r, $in, 1)) {
+    if (sysread(STDIN, $d, 65536)) {
+      $hbuf .= $d;
+      while ((my $k = index($hbuf, "\n")) >= 0) { host(substr($hbuf, 0, $k + 1)); substr($hbuf, 0, $k + 1) = '' }
+    } else {
+      $in = -1;
+      if ($state eq 'open') { shutdown(S, 1) } elsif ($state eq 'down' || !@queue) { exit }
+    }
+  }
+  if ($s >= 0 && vec($r, $s, 1)) {
+    if (sysread(S, $d, 65536)) {
+      $dbuf .= $d;
+      while ($s >= 0 && (my $k = index($dbuf, "\n")) >= 0) { my $l = substr($dbuf, 0, $k + 1); substr($dbuf, 0, $k + 1) = ''; daemon($l) }
+    } else { lost() }
+  }
+}
+
+# Answers every request on stdin (a line with a "method" and an "id") with `$m`, until EOF.
+sub refuse {
+  my ($m) = @_;
   while (defined(my $l = <STDIN>)) {
-    my $k = index($l, '"id"');
-    next if $k < 0 || index($l, '"method"') < 0;
-    $k = index($l, ':', $k) + 1;
-    my ($comma, $brace) = (index($l, ',', $k), index($l, '}', $k));
-    my $end = $comma < 0 || ($brace >= 0 && $brace < $comma) ? $brace : $comma;
-    next if $end < 0;
-    w(*STDOUT, '{"jsonrpc":"2.0","id":' . substr($l, $k, $end - $k)
-      . ',"error":{"code":-32603,"message":"' . $e . '","data":{"code":"daemon-unavailable"}}}' . "\n");
+    my ($method, $i) = top($l);
+    next if !defined $method || !defined $i;
+    o(fail($i, $m, ''));
   }
   exit 1;
 }

@@ -948,4 +948,23 @@ export const FAULTS: readonly FaultPromise[] = [
       },
     ],
   },
+  {
+    section: WEEKS,
+    promise:
+      "A daemon restart (upgrade, `systemctl --user restart`) under live host sessions → each host's next call answers; nothing to restart by hand.",
+    proofs: [
+      {
+        file: "test/integration/session-restart.test.ts",
+        test: "fails the call in flight with a coded error, and the next call answers; list_changed follows",
+      },
+      {
+        file: "test/integration/session-restart.test.ts",
+        test: "keeps the logging level the host set before the restart",
+      },
+      {
+        file: "test/integration/session-restart.test.ts",
+        test: "answers with an error naming mcpool and how to start it, and reconnects once it is back",
+      },
+    ],
+  },
 ];

@@ -13,6 +13,7 @@ import {
   type CompleteResult,
   type ConfigStatus,
   type ConversationIdentity,
+  type HostProfile,
   type DaemonStatus,
   DEFAULT_MAX_FRAME_BYTES,
   defined,
@@ -91,6 +92,9 @@ class SocketPoolClient implements PoolClient {
   private readonly routing = new CallRouting();
   private readonly link: DaemonLink;
   private readonly subscriptions: Subscriptions;
+  private readonly reconnectListeners = new Set<(daemon: HelloResult) => void>();
+  /** Connections that became current so far: every one after the first is a reconnect. */
+  private connections = 0;
 
   constructor(options: ConnectOptions) {
     this.subscriptions = new Subscriptions(this.routing, () => this.link.connection);
@@ -108,6 +112,7 @@ class SocketPoolClient implements PoolClient {
         maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
         connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
         maxReconnectDelayMs: options.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS,
+        reconnectWaitMs: options.reconnectWaitMs ?? 0,
       },
       {
         onNotification: (name, params) => this.subscriptions.dispatch(name, params),
@@ -117,7 +122,20 @@ class SocketPoolClient implements PoolClient {
             ? this.routing.sample(params as SampleParams, signal)
             : this.routing.elicit(params as ElicitParams, signal),
         prepare: (connection) => this.subscriptions.sync(connection),
-        ready: (connection) => this.subscriptions.ready(connection),
+        ready: (connection) => {
+          this.subscriptions.ready(connection);
+          const hello = this.link.daemon;
+          if (this.connections++ === 0 || hello === undefined) return;
+          for (const listener of [...this.reconnectListeners]) {
+            try {
+              listener(hello);
+            } catch (error) {
+              process.nextTick(() => {
+                throw error;
+              });
+            }
+          }
+        },
       },
     );
   }
@@ -154,10 +172,11 @@ class SocketPoolClient implements PoolClient {
       names?: readonly string[];
       servers?: readonly string[];
       identity?: ConversationIdentity;
+      profile?: HostProfile;
     } = {},
   ): Promise<readonly ToolDefinition[]> {
-    const { names, servers, identity } = options;
-    return this.run("tools/list", defined({ names, servers, identity }));
+    const { names, servers, identity, profile } = options;
+    return this.run("tools/list", defined({ names, servers, identity, profile }));
   }
 
   readonly conversations: ConversationsClient = conversationsClient((method, params, signal) =>
@@ -184,9 +203,10 @@ class SocketPoolClient implements PoolClient {
 
   async describe(
     name: string,
-    options: { servers?: readonly string[]; hidden?: boolean } = {},
+    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
   ): Promise<ToolDescription | undefined> {
-    const params = defined({ name, servers: options.servers, hidden: options.hidden });
+    const { servers, hidden, profile } = options;
+    const params = defined({ name, servers, hidden, profile });
     return (await this.run("tools/describe", params)) ?? undefined;
   }
 
@@ -243,6 +263,7 @@ class SocketPoolClient implements PoolClient {
       cache: options.cache,
       hidden: options.hidden,
       identity: options.identity,
+      profile: options.profile,
       bindings: options.bindings === undefined ? undefined : { ...options.bindings },
       meta: options.meta === undefined ? undefined : { ...options.meta },
     });
@@ -403,6 +424,11 @@ class SocketPoolClient implements PoolClient {
 
   onNotification(listener: NotificationListener): () => void {
     return this.subscriptions.listen(this.subscriptions.notificationListeners, listener);
+  }
+
+  onReconnect(listener: (daemon: HelloResult) => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => void this.reconnectListeners.delete(listener);
   }
 
   close(): Promise<void> {

@@ -253,7 +253,13 @@ export class Connection {
 
   private failPending(error: McpPoolError): void {
     const entries = [...this.pending.keys()].map((id) => this.take(id));
-    for (const entry of entries) entry?.reject(error);
+    if (entries.length === 0) return;
+    // Sent and not answered: the daemon may or may not have acted on them (`inFlight`).
+    const lost =
+      error.code === "daemon-unavailable"
+        ? new McpPoolError(error.code, error.message, { ...error.detail, inFlight: true })
+        : error;
+    for (const entry of entries) entry?.reject(lost);
   }
 
   private receive(frames: Frame[]): void {

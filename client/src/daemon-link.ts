@@ -31,7 +31,16 @@ export interface DaemonLinkOptions {
   maxFrameBytes: number;
   connectTimeoutMs: number;
   maxReconnectDelayMs: number;
+  /** How long after a lost connection a request waits for the redial, ms; 0: it fails at once. */
+  reconnectWaitMs: number;
 }
+
+// How often a request waiting for a lost daemon (reconnectWaitMs) dials again itself, ms.
+const RECONNECT_POLL_MS = 500;
+// After a lost connection, a waiting request (reconnectWaitMs) dials without starting a
+// daemon for this long, ms: a service manager restarting the daemon binds first. A daemon
+// started here would take the socket, and the service's own start would then fail.
+const AUTO_START_GRACE_MS = 5_000;
 
 /** What the link's owner does with each connection: its traffic, and its set-up. */
 export interface LinkHooks extends Required<Omit<ConnectionHooks, "onClose">> {
@@ -74,6 +83,10 @@ export class DaemonLink {
   /** Requests in progress, dials they wait for included: the socket is ref'd while > 0. */
   private holds = 0;
   private closing: Promise<void> | undefined;
+  /** When the current connection was lost (ms since epoch); undefined while connected. */
+  private lostAt: number | undefined;
+  /** Requests waiting for a redial: told when a connection becomes current. */
+  private readonly waiters = new Set<() => void>();
 
   constructor(
     private readonly options: DaemonLinkOptions,
@@ -113,15 +126,49 @@ export class DaemonLink {
     if (signal?.aborted) throw signal.reason;
     this.hold(1);
     try {
-      const current = this.current;
-      const connection =
-        current !== undefined && current.isOpen
-          ? current
-          : await abortable(this.dial(true), signal);
+      const connection = await this.open(signal);
       return await connection.request(method, params, signal, onId);
     } finally {
       this.hold(-1);
     }
+  }
+
+  /**
+   * The current connection, or a dial's. Within reconnectWaitMs of a lost connection, a dial
+   * that fails is tried again (the daemon restarting) until one succeeds or the time is over.
+   */
+  private async open(signal: AbortSignal | undefined): Promise<Connection> {
+    for (;;) {
+      const current = this.current;
+      if (current !== undefined && current.isOpen) return current;
+      const { reconnectWaitMs } = this.options;
+      const since = this.lostAt === undefined ? Infinity : Date.now() - this.lostAt;
+      try {
+        return await abortable(
+          this.dial(since >= Math.min(AUTO_START_GRACE_MS, reconnectWaitMs)),
+          signal,
+        );
+      } catch (error) {
+        const left =
+          this.lostAt === undefined ? 0 : this.lostAt + this.options.reconnectWaitMs - Date.now();
+        const lost = error instanceof McpPoolError && error.code === "daemon-unavailable";
+        if (!lost || left <= 0 || this.closing !== undefined) throw error;
+        await abortable(this.nextConnection(Math.min(left, RECONNECT_POLL_MS)), signal);
+      }
+    }
+  }
+
+  /** Resolves when a connection becomes current, or after `ms`. */
+  private nextConnection(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
   }
 
   /** Fails pending requests with `closed`, stops redialling; resolves once the socket closed. */
@@ -130,6 +177,7 @@ export class DaemonLink {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const error = closedError();
+    for (const waiter of [...this.waiters]) waiter();
     const connections = [this.current, this.opening].filter((c) => c !== undefined);
     this.current = undefined;
     this.opening = undefined;
@@ -236,7 +284,9 @@ export class DaemonLink {
     }
     this.current = connection;
     this.connectedOnce = true;
+    this.lostAt = undefined;
     this.hooks.ready(connection);
+    for (const waiter of [...this.waiters]) waiter();
     return connection;
   }
 
@@ -262,6 +312,7 @@ export class DaemonLink {
     if (this.current !== connection) return;
     this.current = undefined;
     this.daemon = undefined;
+    this.lostAt = Date.now();
     this.scheduleRedial();
   }
 

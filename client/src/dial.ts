@@ -4,7 +4,11 @@
  * failure here is `daemon-unavailable`, with a message that names the path.
  */
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { accessSync, constants, readFileSync, rmSync } from "node:fs";
 import { lstat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createConnection, type Socket } from "node:net";
 
 import { McpPoolError } from "mcpool-protocol";
@@ -123,6 +127,7 @@ async function startDaemon(
   const deadline = Date.now() + timeoutMs;
   let launch = spawnDaemon(path, file, args);
   for (;;) {
+    heardFrom(launch);
     if (launch.failure !== undefined) throw launch.failure;
     if (connect.signal?.aborted) throw connect.signal.reason;
     const socket = await connectIfServed(path, connect);
@@ -148,22 +153,43 @@ async function startDaemon(
 // up to seconds, and each start that finds the lock still held costs a Node process.
 const RELAUNCH_MS = 500;
 
+/** The variable naming the file a launched daemon that did not serve writes its exit code to. */
+export const LAUNCH_STATUS_VARIABLE = "MCPOOL_LAUNCH_STATUS";
+
 interface Launch {
   /** Epoch ms of the spawn. */
   readonly at: number;
+  readonly file: string;
+  /** Where the daemon says how it ended, if it ends without serving. */
+  readonly status: string;
   /** It exited 0 without serving: another daemon held the lock. */
   gaveWay: boolean;
   failure: McpPoolError | undefined;
 }
 
-/** Spawns the daemon detached (its own session, no stdio, not waited for), in the service's environment. */
+/**
+ * Spawns the daemon in the service's environment, no stdio, through `/bin/sh -c '"$@" &'`,
+ * which exits at once: the daemon is then nobody's child but init's (or the session's
+ * subreaper's), so a host that ends its server's whole process tree — OpenCode does —
+ * cannot take the user's daemon down with the entry that started it. Not being its parent,
+ * we learn how a daemon that did not serve ended from the file it writes as it exits.
+ */
 function spawnDaemon(path: string, file: string, args: readonly string[]): Launch {
-  const launch: Launch = { at: Date.now(), gaveWay: false, failure: undefined };
-  const child = spawn(file, args, {
+  const status = join(tmpdir(), `mcpool-launch-${process.pid}-${randomUUID()}`);
+  const launch: Launch = { at: Date.now(), file, status, gaveWay: false, failure: undefined };
+  if (file.includes("/")) {
+    try {
+      accessSync(file, constants.X_OK);
+    } catch (error) {
+      launch.failure = unavailable(`could not start the daemon (${file}): ${errnoCode(error)}`);
+      return launch;
+    }
+  }
+  const child = spawn("/bin/sh", ["-c", '"$@" &', "mcpool-launch", file, ...args], {
     detached: true,
     stdio: "ignore",
     // Never the agent's own variables: they would reach every server the daemon spawns.
-    env: daemonEnvironment(process.env, path),
+    env: { ...daemonEnvironment(process.env, path), [LAUNCH_STATUS_VARIABLE]: status },
   });
   child.unref();
   child.once("error", (error) => {
@@ -171,15 +197,25 @@ function spawnDaemon(path: string, file: string, args: readonly string[]): Launc
       `could not start the daemon (${file}): ${errnoCode(error) ?? error}`,
     );
   });
-  child.once("exit", (code, signalName) => {
-    // A second daemon exits 0 when a first one holds the lock: keep waiting for that one.
-    if (code === 0) launch.gaveWay = true;
-    else
-      launch.failure ??= unavailable(
-        `the daemon (${file}) exited with ${signalName ?? `code ${code}`} before listening`,
-      );
-  });
   return launch;
+}
+
+/** Takes what a launched daemon that exited without serving wrote, once it has. */
+function heardFrom(launch: Launch): void {
+  if (launch.gaveWay || launch.failure !== undefined) return;
+  let text: string;
+  try {
+    text = readFileSync(launch.status, "utf8").trim();
+  } catch {
+    return; // Serving, starting, or gone without a word (killed): the socket or the bound tells.
+  }
+  rmSync(launch.status, { force: true });
+  // A second daemon exits 0 when a first one holds the lock: keep waiting for that one.
+  if (text === "0") launch.gaveWay = true;
+  else
+    launch.failure = unavailable(
+      `the daemon (${launch.file}) exited with code ${text} before listening`,
+    );
 }
 
 export interface OpenSocketOptions {

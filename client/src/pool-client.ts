@@ -10,6 +10,7 @@ import type {
   CompleteResult,
   ConfigStatus,
   ConversationIdentity,
+  HostProfile,
   ConversationSelector,
   ConversationServerStats,
   ConversationTools,
@@ -154,6 +155,15 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** Longest pause between background redials, ms. Default 5000. */
   maxReconnectDelayMs?: number;
+  /**
+   * After the daemon went away, how long a new request waits for the redial (a daemon
+   * restarting), ms from the loss, instead of failing with `daemon-unavailable` at once.
+   * Default 0. With `autoStart`, such a request starts a daemon only 5 s after the loss (or
+   * after reconnectWaitMs, if shorter), so that a service manager restarting the daemon binds
+   * first. Requests in flight at the loss fail at once all the same (`detail.inFlight: true`:
+   * the daemon may or may not have acted on them).
+   */
+  reconnectWaitMs?: number;
   /** Aborts connect() itself (not the client it returns). */
   signal?: AbortSignal;
 }
@@ -169,6 +179,7 @@ type CallWireOptions = Pick<
   | "cache"
   | "hidden"
   | "identity"
+  | "profile"
   | "meta"
 >;
 
@@ -234,11 +245,15 @@ export interface PoolClient {
   state(options?: { secrets?: boolean; resources?: boolean }): Promise<readonly ServerState[]>;
   /** Calls per tool kept across restarts (issue 17). */
   usage(options?: { since?: number; servers?: readonly string[] }): Promise<UsageReport>;
-  /** With `identity`, the conversation's tools of `session: "conversation"` rows too. */
+  /**
+   * With `identity`, the conversation's tools of `session: "conversation"` rows too. With
+   * `profile`, what a host with those capabilities and roots would list direct (SPEC I4, I5).
+   */
   tools(options?: {
     names?: readonly string[];
     servers?: readonly string[];
     identity?: ConversationIdentity;
+    profile?: HostProfile;
   }): Promise<readonly ToolDefinition[]>;
   /** Per-conversation servers (SPEC B9): leases, terminate, listings, counts. */
   readonly conversations: ConversationsClient;
@@ -253,7 +268,7 @@ export interface PoolClient {
   /** What a definition has no room for; undefined where a call would be refused (SPEC C7). */
   describe(
     name: string,
-    options?: { servers?: readonly string[]; hidden?: boolean },
+    options?: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile },
   ): Promise<ToolDescription | undefined>;
   /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
   alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]>;
@@ -309,6 +324,12 @@ export interface PoolClient {
   onEvent(listener: EventListener, options?: EventOptions): () => void;
   /** Calls `listener` with every notification of a pooled server; returns the unsubscribe. */
   onNotification(listener: NotificationListener): () => void;
+  /**
+   * Calls `listener` each time the client is connected again after losing the daemon (a
+   * restart, a dropped connection), once the subscriptions are sent again; with the new
+   * daemon's hello. Returns the unsubscribe.
+   */
+  onReconnect(listener: (daemon: HelloResult) => void): () => void;
   /**
    * Answers the elicitations of this client's calls that brought no `onElicit` of their own
    * (SPEC C14); replaces any handler given before. Returns the function that removes it.

@@ -96,6 +96,16 @@ export {
   type PermissionsChangedParams,
   type ToolsChangedParams,
 } from "./conversation-methods.js";
+export {
+  capabilityKey,
+  hostProfile,
+  isHostProfile,
+  profileKey,
+  rootsKey,
+  type DeclaredCapabilities,
+  type HostProfile,
+  type HostRoot,
+} from "./host-profile.js";
 export { defined, isRecord, type Covering, type Defined } from "./values.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";

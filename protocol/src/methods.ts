@@ -57,6 +57,7 @@ import type {
 import { isRecord } from "./values.js";
 import { CONVERSATION_METHODS } from "./conversation-methods.js";
 import type { ConversationIdentity } from "./conversation-shapes.js";
+import type { HostProfile } from "./host-profile.js";
 
 export type { MethodSpec, ParamsCheck } from "./checks.js";
 
@@ -92,6 +93,8 @@ export interface ToolsParams {
   servers?: readonly string[];
   /** Adds the conversation's tools of `session: "conversation"` rows (SPEC B9). */
   identity?: ConversationIdentity;
+  /** The calling host's capabilities and roots (SPEC I4, I5): what it would list direct. */
+  profile?: HostProfile;
 }
 
 export interface CallParams {
@@ -119,6 +122,8 @@ export interface CallParams {
   sample?: boolean;
   /** The conversation, for a `session: "conversation"` row (SPEC B9). */
   identity?: ConversationIdentity;
+  /** The calling host's capabilities and roots (SPEC I4, I5): the child that serves the call. */
+  profile?: HostProfile;
   /** Server id → binding from `conversation/tools`: refused before sending if stale. */
   bindings?: Record<string, string>;
   /**
@@ -133,7 +138,15 @@ export type CallResult = { text: string } | { result: CallToolResult };
 
 export type SearchParams = ParamsOf<"tools/search">;
 
-export type DescribeParams = ParamsOf<"tools/describe">;
+export interface DescribeParams {
+  /** The qualified tool name. */
+  name: string;
+  servers?: readonly string[];
+  /** Describe a tool the row hides. */
+  hidden?: boolean;
+  /** The calling host's profile (SPEC I4, I5): a tool only its child lists. */
+  profile?: HostProfile;
+}
 
 export interface RunHooksParams {
   /** One of the hook events (sessionStart, beforeTurn, …). */
@@ -261,7 +274,12 @@ export const METHODS = {
   /** Calls per tool kept across restarts, most called first (SPEC G4; issue 17). */
   "pool/usage": method(fields({ since: "number?", servers: "string[]?" }), returns<UsageReport>()),
   "tools/list": method(
-    fieldsOf<ToolsParams>({ names: "string[]?", servers: "string[]?", identity: "object?" }),
+    fieldsOf<ToolsParams>({
+      names: "string[]?",
+      servers: "string[]?",
+      identity: "object?",
+      profile: "object?",
+    }),
     returns<readonly ToolDefinition[]>(),
   ),
   "tools/call": method(
@@ -279,6 +297,7 @@ export const METHODS = {
       elicit: "boolean?",
       sample: "boolean?",
       identity: "object?",
+      profile: "object?",
       bindings: "object?",
       meta: "object?",
     }),
@@ -296,12 +315,11 @@ export const METHODS = {
   ),
   /** null where call() would refuse the name: unknown, out of scope, or hidden. */
   "tools/describe": method(
-    fields({
-      /** The qualified tool name. */
+    fieldsOf<DescribeParams>({
       name: "string",
       servers: "string[]?",
-      /** Describe a tool the row hides. */
       hidden: "boolean?",
+      profile: "object?",
     }),
     returns<ToolDescription | null>(),
   ),

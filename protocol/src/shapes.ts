@@ -137,8 +137,26 @@ export interface ServerState {
   conversations?: ConversationStats;
   /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
   signIn?: SignInRequest;
+  /**
+   * The children that serve hosts with other capabilities or roots than the pool's (SPEC
+   * I4, I5), live or starting; absent when there are none.
+   */
+  profiles?: ProfileChildState[];
   /** With `state({ resources: true })`: CPU, memory and recent calls (G3). */
   resources?: ServerResources;
+}
+
+/** One child of a shared row serving one host profile (SPEC I4, I5). */
+export interface ProfileChildState {
+  /** What it declared to the server: `sampling`, `elicitation:form`, `roots`… or `none`. */
+  capabilities: string;
+  /** The roots it answers `roots/list` with (the project), when it is a per-roots child. */
+  roots?: string[];
+  status: ServerStatus;
+  pid?: number;
+  startedAt?: number;
+  /** The server asked this child for its roots. */
+  asksRoots?: boolean;
 }
 
 /** What the server's last refusal asked for, and how many sign-ins have not met it. */

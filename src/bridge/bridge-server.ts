@@ -13,7 +13,8 @@
  *   (errors.ts for refusals).
  * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
  *   pool's lists change: `tools-changed`, `connect` and `close` events of an in-scope server,
- *   a pooled server's own list_changed notifications, and a daemon that was replaced.
+ *   a pooled server's own list_changed notifications, and a daemon that was replaced (the
+ *   client reconnected: the last level a host set is set again on the new daemon too).
  * - Logging: the pooled servers' `notifications/message`, filtered by the level each host
  *   set (logger prefixed with the slug in pool scope); while the host has a call in flight on
  *   that server, on that call's stream.
@@ -21,24 +22,31 @@
  *   the host's progressToken gets that call's progress, the host's `notifications/cancelled`
  *   aborts the call (cancelled upstream by the daemon), and a pooled server's elicitation
  *   during the call goes to the host on the call's own stream when the host declared the
- *   capability (url mode only when it declared that too), else is declined.
+ *   capability (url mode only when it declared that too; host-requests.ts), else is refused
+ *   (-32601) as the host itself would refuse it (SPEC I4).
  * - Sampling rides the same way: a pooled server's `sampling/createMessage` during the call
  *   goes to the host with createMessage on the call's stream when the host declared
  *   `sampling`, else the daemon refuses it (-32601).
+ * - Each listing and call names the session's profile (host-profile.ts: its declared
+ *   sampling, elicitation and roots, the roots asked of the host), so a pooled server is
+ *   served to it by a child that declared what the host declared (SPEC I4, I5).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  RootsListChangedNotificationSchema,
   ListToolsRequestSchema,
   LoggingLevelSchema,
   SetLevelRequestSchema,
   type CallToolResult,
+  type LoggingLevel,
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type {
   CallOptions,
   ConversationIdentity,
+  HostProfile,
   PoolClient,
   PoolEvent,
   ServerNotification,
@@ -57,8 +65,9 @@ import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
-import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
+import { SessionProfile } from "./host-profile.js";
 import { elicitFor, sampleFor } from "./host-requests.js";
+import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
 import type { BridgeCore, ModernBridge } from "./modern.js";
 
 export interface BridgeOptions {
@@ -145,6 +154,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   let names: ToolNames = toolNames(states, scope.single);
   /** Qualified name → server id, for routing a call's traffic back (pool scope). */
   let owners = new Map<string, string>();
+  /**
+   * `--server` names of tools only a profile's child lists (server-everything's
+   * `get-roots-list` for a host with roots), learnt from describe(): host → qualified.
+   */
+  const ownNames = new Map<string, string>();
 
   /**
    * The servers this bridge names (`--server`, `--servers`) that have never said what tools
@@ -172,13 +186,17 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 
   /** The host's definitions in scope; with `only`, of those qualified names alone (catalogue). */
   const listTools = async (
+    session: Session | { profile: { get(): Promise<HostProfile> } },
     identity?: ConversationIdentity,
     only?: readonly string[],
+    requestId?: string | number,
   ): Promise<Tool[]> => {
     if (only !== undefined && only.length === 0) return [];
+    const profile = await session.profile.get(requestId);
     const scoped = {
       ...(scope.servers ? { servers: scope.servers } : {}),
       ...(only !== undefined ? { names: only } : {}),
+      profile,
     };
     await wakeNamed();
     // The definitions first: a listing waits for the daemon's first reconcile (F4), and the
@@ -194,7 +212,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const described = await Promise.all(
       definitions.map((d) =>
         upstream
-          .describe(d.function.name, scope.servers ? { servers: scope.servers } : {})
+          .describe(d.function.name, {
+            ...(scope.servers ? { servers: scope.servers } : {}),
+            profile,
+          })
           .catch(() => undefined),
       ),
     );
@@ -203,9 +224,14 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     const tools: Tool[] = [];
     definitions.forEach((definition, i) => {
       const qualified = definition.function.name;
-      const name = scope.single !== undefined ? names.toHost.get(qualified) : qualified;
-      if (name === undefined) return;
       const about = described[i];
+      const name =
+        scope.single === undefined
+          ? qualified
+          : (names.toHost.get(qualified) ??
+            (about?.serverId === scope.single ? about.toolName : undefined));
+      if (name === undefined) return;
+      if (scope.single !== undefined && !names.toPool.has(name)) ownNames.set(name, qualified);
       if (about !== undefined) next.set(qualified, about.serverId);
       const tool: Tool = {
         name,
@@ -229,8 +255,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   /** The qualified name a host's tool name stands for, or undefined. */
   const qualify = async (name: string): Promise<string | undefined> => {
     if (scope.single === undefined) return name;
-    const known = names.toPool.get(name);
+    const known = names.toPool.get(name) ?? ownNames.get(name);
     if (known !== undefined) return known;
+    // A daemon just (re)started may not know the server's tools yet: a listing waits for its
+    // first reconcile (F4), and the state read after it names them.
+    await upstream.tools({ servers: [scope.single] });
     names = toolNames(await upstream.state(), scope.single);
     return names.toPool.get(name);
   };
@@ -250,7 +279,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (qualified === undefined) throw unknownTool(name);
     session.found?.touch(qualified);
     const serverId = scope.single ?? owners.get(qualified);
-    const options: CallOptions & { raw: true } = { raw: true, signal: extra.signal };
+    const options: CallOptions & { raw: true } = {
+      raw: true,
+      signal: extra.signal,
+      profile: await session.profile.get(extra.requestId),
+    };
     if (scope.servers !== undefined) options.servers = scope.servers;
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
     // The request's own `_meta` (trace context) goes on to the server, less the pool's keys.
@@ -290,7 +323,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
           hostName: (qualified) =>
             scope.single !== undefined ? names.toHost.get(qualified) : qualified,
           qualify: (name) => qualify(name),
-          definitions: (qualified, identity) => listTools(identity, qualified),
+          definitions: (session, qualified, identity) => listTools(session, identity, qualified),
           call: (session, name, args, extra) => callTool(session, name, args, extra),
         });
 
@@ -360,6 +393,19 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     { types: LIST_EVENTS },
   );
 
+  // A new daemon (a restart, an upgrade): the server's log level it was given is gone, and
+  // every list may differ. The client sent its subscriptions again already.
+  const offReconnect = upstream.onReconnect((daemon) => {
+    daemonPid = daemon.pid;
+    notifyListChanged(["tools", "resources", "prompts"]);
+    if (lastLevel === undefined) return;
+    router.setLoggingLevel(lastLevel).catch((error: unknown) => {
+      log(`mcpool bridge: logging/setLevel again: ${(error as Error).message}`);
+    });
+  });
+  /** The level a host set last, set again on a new daemon (one-server scope passes it on). */
+  let lastLevel: LoggingLevel | undefined;
+
   const offNotifications = upstream.onNotification((serverId, notification) => {
     checkDaemon();
     if (!scope.includes(serverId)) return;
@@ -399,6 +445,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       subscriptions: new Map(),
       identity,
       ...(catalog !== undefined ? { found: catalog.foundTools() } : {}),
+      profile: new SessionProfile(server, log),
     };
     sessions.add(session);
     server.onclose = () => {
@@ -408,11 +455,15 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     };
     server.onerror = (error) => log(`mcpool bridge: ${error.message}`);
 
-    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
       try {
         // Every definition, or (catalogue) the meta tools and this session's set.
         const named = identityFor(identity, request.params?._meta);
-        return { tools: await (catalog?.list(session, named) ?? listTools(named)) };
+        if (catalog === undefined) {
+          return { tools: await listTools(session, named, undefined, extra.requestId) };
+        }
+        await session.profile.get(extra.requestId);
+        return { tools: await catalog.list(session, named) };
       } catch (error) {
         throw toMcpError(error);
       }
@@ -428,9 +479,15 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       }
       return callTool(session, name, args, extra);
     });
+    // New roots may be another project's child (SPEC I5): asked again, listed again.
+    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+      session.profile.changed();
+      await server.sendToolListChanged().catch(() => undefined);
+    });
     server.setRequestHandler(SetLevelRequestSchema, async (request) => {
       const level = LoggingLevelSchema.parse(request.params.level);
       session.level = level;
+      lastLevel = level;
       // Only a one-server bridge passes the level on: in pool scope it would change the
       // level of servers every other agent shares, so there the bridge only filters.
       await router.setLoggingLevel(level).catch((error: unknown) => {
@@ -451,7 +508,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     capabilities,
     instructions,
     serverInfo,
-    listTools: (identity) => listTools(identity),
+    listTools: (identity, profile) =>
+      listTools({ profile: { get: () => Promise.resolve(profile) } }, identity),
     qualify,
     router,
     newIdentity: () => connectionIdentity(options.identity ?? {}),
@@ -473,6 +531,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       closing ??= (async () => {
         offEvents();
         offNotifications();
+        offReconnect();
         eras.ready()?.close();
         await Promise.allSettled([...sessions].map((session) => session.server.close()));
       })();

@@ -134,7 +134,11 @@ export interface CatalogHost {
   /** The qualified name a host's name stands for, or undefined. */
   qualify(name: string): Promise<string | undefined>;
   /** The host's definitions of `qualified`, as tools/list gives them, in the pool's order. */
-  definitions(qualified: readonly string[], identity?: ConversationIdentity): Promise<Tool[]>;
+  definitions(
+    session: Session,
+    qualified: readonly string[],
+    identity?: ConversationIdentity,
+  ): Promise<Tool[]>;
   /** A tools/call by the host's name, exactly as the host calling it would. */
   call(
     session: Session,
@@ -244,7 +248,7 @@ export function createCatalog(options: CatalogOptions, host: CatalogHost): Catal
         if (name !== undefined && ranked.length < limit) ranked.push(name);
       }
     }
-    const definitions = await host.definitions(ranked, identity);
+    const definitions = await host.definitions(session, ranked, identity);
     const byName = new Map(definitions.map((d) => [d.name, d]));
     const hits = ranked.flatMap((qualified) => {
       const tool = byName.get(host.hostName(qualified) ?? "");
@@ -314,7 +318,7 @@ export function createCatalog(options: CatalogOptions, host: CatalogHost): Catal
     async list(session, identity) {
       const first = await firstNames(session);
       const listed = [...new Set([...first, ...(session.found ?? [])])];
-      return [...metaTools(), ...(await host.definitions(listed, identity))];
+      return [...metaTools(), ...(await host.definitions(session, listed, identity))];
     },
     async answer(session, name, args, extra, identity) {
       const given = args ?? {};

@@ -4,7 +4,9 @@
  *   prescribes for an unknown tool (-32602), with one message for both (SPEC C4).
  * - The bridge losing its daemon (`daemon-unavailable`, `closed`, …) is an MCP error
  *   (-32603) whose `data.code` is the client's code: the call failed, cleanly, and the host
- *   may retry once the client has redialled.
+ *   may retry once the client has redialled. One in flight when the daemon went away
+ *   (`detail.inFlight`) says it may or may not have run, as the lean bridge and the perl
+ *   relay say it (lean-session.ts); one that found no daemon says how to start it.
  * - A pooled server's own JSON-RPC error (the pool's `tool-error` with `detail.mcpCode`) keeps
  *   its code and message, as the host would have had it from the server directly.
  * - A surface the server does not offer (`not-offered`) is "method not found" (-32601).
@@ -13,6 +15,7 @@
  */
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { McpPoolError, type ErrorCode as PoolCode } from "mcpool-client";
+import { INFLIGHT_MESSAGE, START_DAEMON } from "./lean-session.js";
 
 /** MCP's "resource not found" (spec 2025-06-18, server/resources#error-handling). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -50,6 +53,13 @@ export function toMcpError(error: unknown): McpError {
     }
     if (error.code === "unknown-server" || UNKNOWN_NAME.has(error.code)) {
       return new McpError(ErrorCode.InvalidParams, error.message, data);
+    }
+    if (error.code === "daemon-unavailable") {
+      const message =
+        error.detail.inFlight === true
+          ? INFLIGHT_MESSAGE
+          : `mcpool: ${error.message}; ${START_DAEMON}. This bridge reconnects by itself once it is back.`;
+      return new McpError(ErrorCode.InternalError, message, data);
     }
     return new McpError(ErrorCode.InternalError, `mcpool: ${error.message}`, data);
   }

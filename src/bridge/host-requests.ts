@@ -1,19 +1,18 @@
 /**
- * A legacy host's call's own handlers for what its pooled server asks meanwhile (SPEC C14):
- * an elicitation or a sampling request goes to the host on the call's own stream, when the
- * host declared the capability. The pool's input key (input-key.ts) is never shown to it.
+ * What a pooled server asks a host during its call (SPEC C14): the call's own elicitation
+ * and sampling handlers, which send the question to the host on the call's own stream —
+ * and only to a host that declared the capability (SPEC I4).
  */
 import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitHandler, ElicitResult, SampleHandler } from "mcpool-client";
-import { splitInputKey } from "./input-key.js";
 import type { Extra, Session } from "./session.js";
 
 /**
  * The call's own elicitation handler: the pooled server's question goes to the host on
- * this request's stream. None when the host did not declare the capability — the client
- * then declines for it.
+ * this request's stream. None when the host did not declare the capability — the daemon
+ * then refuses the server for it (-32601), as the host would.
  */
-export function elicitFor(session: Session, extra: Extra): ElicitHandler | undefined {
+export const elicitFor = (session: Session, extra: Extra): ElicitHandler | undefined => {
   const declared = session.server.getClientCapabilities()?.elicitation;
   if (declared === undefined) return undefined;
   return async (params, { signal }) => {
@@ -22,20 +21,21 @@ export function elicitFor(session: Session, extra: Extra): ElicitHandler | undef
     }
     // A host that fails to answer, or goes away, throws: the client answers `cancel`.
     const answer = await extra.sendRequest(
+      // The pool's input key (splitInputKey, below) is never shown to a host.
       { method: "elicitation/create", params: splitInputKey(params).params as never },
       ElicitResultSchema,
       { signal },
     );
     return answer as ElicitResult;
   };
-}
+};
 
 /**
  * The call's own sampling handler: the pooled server's request goes to the host with
  * createMessage on this request's stream. None when the host did not declare sampling —
  * the daemon then refuses the server (-32601).
  */
-export function sampleFor(session: Session, extra: Extra): SampleHandler | undefined {
+export const sampleFor = (session: Session, extra: Extra): SampleHandler | undefined => {
   if (session.server.getClientCapabilities()?.sampling === undefined) return undefined;
   // A host that refuses, fails or goes away throws: the server gets a JSON-RPC error.
   return async (params, { signal }) =>
@@ -43,4 +43,20 @@ export function sampleFor(session: Session, extra: Extra): SampleHandler | undef
       signal,
       relatedRequestId: extra.requestId,
     })) as Awaited<ReturnType<SampleHandler>>;
+};
+
+/**
+ * The `_meta` key the pool gives a modern server's input request's own key in (the pool's
+ * INPUT_KEY_META, src/pool/mcp/client.ts): kept for a modern host, never shown to any host.
+ */
+const INPUT_KEY_META = "mcpool/inputKey";
+
+/** A question's params without the pool's key, and that key when there was one. */
+export function splitInputKey(params: unknown): { params: unknown; key: string | undefined } {
+  if (typeof params !== "object" || params === null) return { params, key: undefined };
+  const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
+  if (_meta === undefined || !(INPUT_KEY_META in _meta)) return { params, key: undefined };
+  const { [INPUT_KEY_META]: key, ...meta } = _meta;
+  const kept = Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+  return { params: kept, key: typeof key === "string" ? key : undefined };
 }

@@ -16,7 +16,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import {
   CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
   createMcpHandler,
   createRequestStateCodec,
   inputRequired,
@@ -28,11 +27,17 @@ import {
   type Transport,
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import type { CallOptions, ConversationIdentity, PoolClient } from "mcpool-client";
+import {
+  hostProfile,
+  type CallOptions,
+  type ConversationIdentity,
+  type HostProfile,
+  type PoolClient,
+} from "mcpool-client";
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
-import { splitInputKey } from "./input-key.js";
+import { splitInputKey } from "./host-requests.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
@@ -44,8 +49,8 @@ export interface BridgeCore {
   capabilities: ServerCapabilities;
   instructions: string | undefined;
   serverInfo: { name: string; version: string };
-  /** Every definition in scope, as a legacy session lists them. */
-  listTools(identity: ConversationIdentity): Promise<Tool[]>;
+  /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
+  listTools(identity: ConversationIdentity, profile: HostProfile): Promise<Tool[]>;
   /** The qualified name a host's tool name stands for. */
   qualify(name: string): Promise<string | undefined>;
   router: PassthroughRouter;
@@ -176,7 +181,7 @@ export class ModernBridge {
     server.setRequestHandler(
       "tools/list",
       guarded(async (_request, ctx) => ({
-        tools: (await core.listTools(identityFor(identity, metaOf(ctx)))) as never,
+        tools: (await core.listTools(identityFor(identity, metaOf(ctx)), profileOf(ctx))) as never,
       })),
     );
     server.setRequestHandler("tools/call", (request, ctx) =>
@@ -296,16 +301,10 @@ export class ModernBridge {
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
     const meta = metaOf(ctx);
     options.identity = identityFor(identity, meta);
-    // The host's own identity and capabilities go on to a modern server in the envelope
-    // (the pool names them instead of its own); a legacy server is not sent them.
-    const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
-    options.meta = {
-      ...meta,
-      [CLIENT_CAPABILITIES_META_KEY]: declared,
-      ...(envelope[CLIENT_INFO_META_KEY] !== undefined
-        ? { [CLIENT_INFO_META_KEY]: envelope[CLIENT_INFO_META_KEY] }
-        : {}),
-    };
+    if (meta !== undefined) options.meta = meta;
+    // What the host declared in this request's envelope: the pool serves it from a child
+    // that declared the same, and names it to a modern server (SPEC I4, H2).
+    options.profile = profileOf(ctx);
     const ask =
       (method: Question["method"]) =>
       (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
@@ -403,6 +402,16 @@ export class ModernBridge {
 
 function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
   return ctx.mcpReq._meta as Record<string, unknown> | undefined;
+}
+
+/**
+ * The host's profile from the request's envelope (host-profile.ts for a legacy host): its
+ * sampling and elicitation. Its roots would be a `roots/list` of our own to a modern host,
+ * which has no channel for one outside an `input_required`: none are named.
+ */
+function profileOf(ctx: ServerContext): HostProfile {
+  const { roots: _roots, ...declared } = clientCapabilities(ctx);
+  return hostProfile(declared as never);
 }
 
 /** What the request's envelope says the host can do. */

@@ -9,6 +9,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ConversationIdentity } from "mcpool-client";
 import type { FoundTools } from "./found-tools.js";
+import type { SessionProfile } from "./host-profile.js";
 import type {
   LoggingLevel,
   ServerNotification,
@@ -34,6 +35,8 @@ export interface Session {
   readonly identity?: ConversationIdentity;
   /** Catalogue mode (catalog.ts): the tools this session's searches found, listed with it. */
   readonly found?: FoundTools;
+  /** What the host declared that a pooled server sees, and its roots (SPEC I4, I5). */
+  readonly profile: SessionProfile;
 }
 
 /** Severity order of MCP log levels (RFC 5424), lowest first. */

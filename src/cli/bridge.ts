@@ -18,6 +18,7 @@ import {
   type Bridge,
   type CatalogOptions,
 } from "../bridge/index.js";
+import { reconnectWindowMs } from "../bridge/lean-session.js";
 import { VERSION } from "../version.js";
 import { EXIT } from "./output/exit-codes.js";
 
@@ -85,6 +86,8 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
       socketPath: options.socketPath,
       autoStart: true,
       autoStartCommand: daemonCommand(options.configPath),
+      // A daemon restarting: the host's requests wait for it, as the lean bridge's do.
+      reconnectWaitMs: reconnectWindowMs(process.env),
     });
   } catch (error) {
     if (!(error instanceof McpPoolError)) throw error;

@@ -4,7 +4,8 @@
  * socket to stdout — that loads nothing but Node's net, fs and path: a host's session costs
  * a bare Node process, not Node plus the MCP SDK (bench P10). A socket absent or refusing
  * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
- * which starts the daemon when needed and serves through the SDK bridge.
+ * which starts the daemon when needed and serves through the SDK bridge. Once piping, a
+ * daemon that restarts keeps the host's session (lean-session.ts).
  */
 import { existsSync, fstatSync } from "node:fs";
 import { connect, Socket } from "node:net";
@@ -13,12 +14,21 @@ import { resolve } from "node:path";
 import { defaultSocketPath } from "mcpool-client/paths";
 import { HOST_GONE } from "../bridge/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
+import { LeanSession, reconnectWindowMs } from "../bridge/lean-session.js";
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): string | undefined {
+  return leanBridgeTarget(argv, env)?.path;
+}
+
+/** The MCP socket (`path`) and the daemon's socket it belongs to, as leanBridgeSocket. */
+function leanBridgeTarget(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): { path: string; daemon: string } | undefined {
   if (argv[0] !== "bridge") return undefined;
   let server: string | undefined;
   let socket: string | undefined;
@@ -39,9 +49,14 @@ export function leanBridgeSocket(
     else return undefined;
   }
   const daemon = resolve(socket ?? defaultSocketPath(env));
-  if (catalog === undefined) return mcpSocketPath(daemon, server);
   // One server in catalogue mode has no socket of its own: the full CLI serves it.
-  return server === undefined ? mcpCatalogSocketPath(daemon, catalog) : undefined;
+  const path =
+    catalog === undefined
+      ? mcpSocketPath(daemon, server)
+      : server === undefined
+        ? mcpCatalogSocketPath(daemon, catalog)
+        : undefined;
+  return path === undefined ? undefined : { path, daemon };
 }
 
 /**
@@ -83,53 +98,55 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
 }
 
 /**
- * Joins stdio to the connected socket until either end is done. The host's stdin EOF is a
- * half-close (a pipe host still gets its answers, README "The lean entry"), but a host that
- * is gone (SIGKILLed, crashed) ends the session at once, and the daemon cancels its calls
- * upstream (issue 27 item 7): we say HOST_GONE and close. Gone is: its end of a socketpair
- * stdout closed, a write to stdout failed, or our parent changed — looked at on
+ * Joins stdio to the connected socket until either end is done, through a LeanSession that
+ * keeps the host's session across a daemon restart (lean-session.ts). The host's stdin EOF
+ * is a half-close (a pipe host still gets its answers, README "The lean entry"), but a host
+ * that is gone (SIGKILLed, crashed) ends the session at once, and the daemon cancels its
+ * calls upstream (issue 27 item 7): we say HOST_GONE and close. Gone is: its end of a
+ * socketpair stdout closed, a write to stdout failed, or our parent changed — looked at on
  * PARENT_CHECKS_MS after stdin's EOF, as the kernel reparents us just after that EOF.
  */
-function pipe(socket: Socket): void {
+function pipe(socket: Socket, target: { path: string; daemon: string }): void {
   const parent = process.ppid;
   let gone = false;
   let halfClosed = false;
   const hostGone = (): void => {
     if (gone) return;
     gone = true;
+    const current = session.current;
+    session.stop();
+    if (current === undefined) process.exit(0);
     // Half-closed already: we cannot say it; the daemon's next probe finds us gone.
-    if (halfClosed) socket.destroy();
-    else socket.end(HOST_GONE, () => socket.destroy());
-    socket.once("close", () => process.exit(0));
+    if (halfClosed) current.destroy();
+    else current.end(HOST_GONE, () => current.destroy());
+    current.once("close", () => process.exit(0));
   };
   const out = hostOutput(hostGone);
+  // The daemon ended the session, or went away for good with the host done: nothing more.
+  const session = new LeanSession(socket, {
+    path: target.path,
+    daemonSocket: target.daemon,
+    windowMs: reconnectWindowMs(process.env),
+    input: process.stdin,
+    out,
+    done: () => out.end(() => process.exit(0)),
+  });
   const verdict = (step: number): void => {
     if (gone) return;
     if (process.ppid !== parent) return hostGone();
     const wait = PARENT_CHECKS_MS[step + 1];
     if (wait === undefined) {
       halfClosed = true;
-      socket.end();
+      session.hostEnd();
       return;
     }
     setTimeout(() => verdict(step + 1), wait);
   };
   process.stdin.once("end", () => verdict(0));
-  // By hand, not Readable.pipe(): pipe() ends the socket at stdin's EOF before the verdict,
-  // and looks at process.stdout, which would open fd 1 a second time beside `out`.
-  relay(process.stdin, socket);
-  relay(socket, out);
-  // The daemon ended the session (or went away): nothing more will come.
-  socket.once("close", () => out.end(() => process.exit(0)));
-}
-
-/** `from`'s bytes to `to` with backpressure. */
-function relay(from: NodeJS.ReadableStream, to: NodeJS.WritableStream): void {
-  from.on("data", (chunk: Buffer) => {
-    if (to.write(chunk)) return;
-    from.pause();
-    to.once("drain", () => from.resume());
-  });
+  // By hand, not Readable.pipe(): the session reads whole lines, and pipe() would look at
+  // process.stdout, which would open fd 1 a second time beside `out`.
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", session.fromHost);
 }
 
 /**
@@ -137,12 +154,12 @@ function relay(from: NodeJS.ReadableStream, to: NodeJS.WritableStream): void {
  * reads argv itself.
  */
 export function runLeanBridge(fullCli: () => void): void {
-  const path = leanBridgeSocket(process.argv.slice(2), process.env);
-  if (path === undefined || !existsSync(path)) {
+  const target = leanBridgeTarget(process.argv.slice(2), process.env);
+  if (target === undefined || !existsSync(target.path)) {
     fullCli();
     return;
   }
-  const socket = connect(path);
+  const socket = connect(target.path);
   const refused = (): void => {
     socket.destroy();
     fullCli();
@@ -150,7 +167,6 @@ export function runLeanBridge(fullCli: () => void): void {
   socket.once("error", refused);
   socket.once("connect", () => {
     socket.off("error", refused);
-    socket.on("error", () => process.exit(0));
-    pipe(socket);
+    pipe(socket, target);
   });
 }

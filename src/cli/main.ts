@@ -3,6 +3,7 @@
  * The `mcpool` command. The only module allowed to call process.exit. What it accepts and
  * its help are commands.ts's table; what it exits with, output/exit-codes.ts's.
  */
+import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { parseArgs } from "node:util";
 import type { PoolClient } from "mcpool-client";
@@ -413,6 +414,31 @@ function inheritedListenFd(): number | undefined {
   return 3;
 }
 
+/**
+ * A daemon an agent started is not that agent's child (client/src/dial.ts): it says how it
+ * ended, if it ends without serving, in the file MCPOOL_LAUNCH_STATUS names — its exit
+ * code, 0 when another daemon held the lock. Never seen by its children.
+ */
+function launchStatus(): { serving(): void } {
+  const file = process.env.MCPOOL_LAUNCH_STATUS;
+  delete process.env.MCPOOL_LAUNCH_STATUS;
+  let serving = false;
+  if (file) {
+    process.once("exit", (code) => {
+      if (serving) return;
+      try {
+        writeFileSync(file, String(code), { flag: "wx", mode: 0o600 });
+      } catch {
+        // The starter's bound tells it instead.
+      }
+    });
+  }
+  return { serving: () => void (serving = true) };
+}
+
+/** Set before anything can fail: a bad flag fails a launched daemon too. */
+const launched = launchStatus();
+
 async function serve(
   configPath: string | undefined,
   socketPath: string | undefined,
@@ -446,6 +472,7 @@ async function serve(
       io.err,
     );
   }
+  launched.serving();
   // Before the fronts start: a SIGTERM meanwhile must stop the daemon, not kill it outright
   // (which would leave what its children started that left their group).
   process.on("SIGTERM", () => stopRequested());

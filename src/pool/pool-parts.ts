@@ -22,9 +22,11 @@ import { entryContext } from "./pool-context.js";
 import { PoolEvents } from "./pool-events.js";
 import { DEFAULT_TOOLS_TOKEN_WARNING, type McpPoolOptions } from "./pool-options.js";
 import { probeAsPool } from "./server/probe.js";
+import { HostProfiles } from "./host-profiles.js";
 import { Reconciler } from "./reconcile/reconciler.js";
 import { ResultCache } from "./calls/result-cache.js";
 import type { PoolLog, ProbeResult } from "./core/types.js";
+import type { ServerEntry } from "./server/entry.js";
 import { serverLog } from "./core/server-log.js";
 
 export interface PoolParts {
@@ -38,6 +40,8 @@ export interface PoolParts {
   auth: PoolAuth;
   passthrough: Passthrough;
   conversations: ConversationRegistry;
+  /** The rows' children for hosts with other capabilities or roots than the pool's (I4, I5). */
+  profiles: HostProfiles;
   /** Throws `closed` once the pool is shut down. */
   assertOpen(): void;
   /** Dials a row that need not be saved, lists its tools and hangs up. Never throws. */
@@ -106,6 +110,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       notify: (serverId, notification) => events.notify(serverId, notification),
       changed: (entry) => {
         catalogue.invalidate();
+        profiles.invalidate();
         pins.check(entry);
       },
       schedule: (work) => servers.schedule(work),
@@ -133,18 +138,41 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     log,
     changed: () => {
       catalogue.invalidate();
+      void profiles.sync();
       events.serversChanged(servers.entries().map((entry) => entry.id));
     },
     updated: (entry) => pins.check(entry),
+    profiles: {
+      learn: (entry, memo) => profiles.learn(entry, memo),
+      memo: (id) => profiles.memo(id),
+    },
   });
-  const catalogue = new Catalogue({
+  const catalogueOver = (entries: () => readonly ServerEntry[]): Catalogue =>
+    new Catalogue({
+      entries,
+      pins,
+      log,
+      maxDescriptionChars: options.maxDescriptionChars,
+      indexTools,
+      toolsTokenWarning: options.toolsTokenWarning ?? DEFAULT_TOOLS_TOKEN_WARNING,
+      extras: (id) => ({
+        conversations: conversations.statsOf(id),
+        signIn: auth.request(id),
+        profiles: profiles.stateOf(id),
+      }),
+    });
+  const catalogue = catalogueOver(() => servers.entries());
+  const profiles: HostProfiles = new HostProfiles({
+    context,
     entries: () => servers.entries(),
-    pins,
+    routes,
+    catalogue: catalogueOver,
+    learnt: (id) => {
+      // Kept beside the row's list, which it needs: a row never listed keeps it in memory only.
+      const entry = servers.find(id);
+      if (entry?.fingerprint !== undefined) servers.saveTools(entry);
+    },
     log,
-    maxDescriptionChars: options.maxDescriptionChars,
-    indexTools,
-    toolsTokenWarning: options.toolsTokenWarning ?? DEFAULT_TOOLS_TOKEN_WARNING,
-    extras: (id) => ({ conversations: conversations.statsOf(id), signIn: auth.request(id) }),
   });
   const assertOpen = (): void => {
     if (servers.closed) throw new McpPoolError("closed", "the pool is closed");
@@ -153,6 +181,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     catalogue,
     entries: () => servers.entries(),
     conversations,
+    profiles,
     routes,
     cache,
     auth,
@@ -175,12 +204,13 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     auth,
     passthrough,
     conversations,
+    profiles,
     assertOpen,
     // Stored tokens serve a probe too; its refusal says nothing about the live server.
     probe: (row) => probeAsPool(row, options, context, (dialled) => auth.provider(dialled, false)),
     shutdown: async () => {
       if (servers.closed) return;
-      await servers.shutdown();
+      await Promise.all([profiles.close(), servers.shutdown()]);
       // Every transport is closed: what is left on the agent is idle sockets.
       await ownFetch?.destroy();
     },

@@ -33,6 +33,7 @@ import type {
   ToolDescription,
 } from "./core/types.js";
 import type { McpPoolOptions } from "./pool-options.js";
+import type { HostProfile } from "mcpool-protocol";
 
 export type { CatalogServer, McpPoolOptions };
 
@@ -88,13 +89,13 @@ export class McpPool {
   }
 
   /** Closes one server's connection and keeps its row: `idle`, no error, no backoff. */
-  stop(id: string): Promise<void> {
-    return this.#parts.servers.stop(id);
+  async stop(id: string): Promise<void> {
+    await Promise.all([this.#parts.profiles.end(id), this.#parts.servers.stop(id)]);
   }
 
   /** Closes one server's connection and dials it again, changed or not. */
-  reconnect(id: string): Promise<void> {
-    return this.#parts.servers.reconnect(id);
+  async reconnect(id: string): Promise<void> {
+    await Promise.all([this.#parts.profiles.end(id), this.#parts.servers.reconnect(id)]);
   }
 
   /** Replaces a server whose process group is over its `maxMemoryMb` (G5; monitor.ts). */
@@ -196,6 +197,19 @@ export class McpPool {
     return this.#parts.catalogue.tools(options);
   }
 
+  /**
+   * tools() as a host with `profile` would list them direct (SPEC I4, I5): each row served
+   * by its child for that profile, started for this listing when it has never listed.
+   */
+  async hostTools(
+    profile: HostProfile,
+    options: { names?: readonly string[]; servers?: readonly string[] } = {},
+  ): Promise<ToolDefinition[]> {
+    this.#parts.assertOpen();
+    await this.#parts.servers.ready();
+    return this.#parts.profiles.tools(profile, options);
+  }
+
   /** Every tool's name and description per server, no schemas. Connects nothing. */
   catalog(servers?: readonly string[]): CatalogServer[] {
     return this.#parts.catalogue.catalog(servers);
@@ -217,9 +231,11 @@ export class McpPool {
   /** What a definition has no room for (C7); undefined where call() would refuse. Connects nothing. */
   describe(
     qualified: string,
-    options: { servers?: readonly string[]; hidden?: boolean } = {},
+    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
   ): ToolDescription | undefined {
-    return this.#parts.catalogue.describe(qualified, options);
+    const { profile, ...rest } = options;
+    if (profile !== undefined) return this.#parts.profiles.describe(profile, qualified, rest);
+    return this.#parts.catalogue.describe(qualified, rest);
   }
 
   // ── Pinning (pin-gate.ts, C18) ───────────────────────────────────────────────────

@@ -286,8 +286,29 @@ async function call(tool, args = {}) {
   }
 }
 
+/** Every tool the pool offers, called with a string for each required property. */
+async function callEveryTool() {
+  for (const tool of pool.tools()) {
+    const name = tool.function.name.slice(`${ID}__`.length);
+    const required = tool.function.parameters?.required ?? [];
+    await call(name, Object.fromEntries(required.map((key) => [key, "us-west1"])));
+  }
+}
+
 const work = {
   initialize: async () => {},
+  // The calls the scenario names, with its arguments (SEP-2243's Mcp-Param-* headers).
+  "http-custom-headers": async () => {
+    for (const { name, arguments: args } of context.toolCalls ?? []) await call(name, args);
+  },
+  "http-invalid-tool-headers": callEveryTool,
+  // Two input_required round trips (one with requestState, one without), a call beside them
+  // that must carry neither, and a result with no resultType (SEP-2322).
+  "sep-2322-client-request-state": async () => {
+    await Promise.all([call("test_mrtr_echo_state"), call("test_mrtr_unrelated")]);
+    await call("test_mrtr_no_state");
+    await call("test_mrtr_no_result_type");
+  },
   tools_call: () => call("add_numbers", { a: 5, b: 3 }),
   "elicitation-sep1034-client-defaults": () => call("test_client_elicitation_defaults"),
   "sse-retry": () => call("test_reconnection"),

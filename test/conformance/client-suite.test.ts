@@ -75,4 +75,19 @@ describe("the MCP conformance client suite", () => {
     },
     SUITE_BOUND_MS + 4 * SOLO_BOUND_MS,
   );
+
+  // 2026-07-28 at the modern wire: every required scenario but sign-in, whose provider here
+  // is the adapter's own (the SDK's auth()); the daemon's suite holds mcpool's sign-in to them.
+  const modern = requirements("2026-07-28").client.filter((name) => !name.startsWith("auth/"));
+  it.each(modern)(
+    "passes %s, which 2026-07-28 requires, with the pool as the client",
+    async (name) => {
+      const run = await conformance(
+        ["--scenario", name, "--spec-version", "2026-07-28"],
+        SOLO_BOUND_MS,
+      );
+      expect(soloOutcome(run.output).passed, run.output.slice(-4000)).toBe(true);
+    },
+    SOLO_BOUND_MS + 10_000,
+  );
 });

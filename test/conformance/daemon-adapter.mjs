@@ -204,6 +204,30 @@ async function settled(agent) {
  * which the daemon fills in: SEP-1034), else the server's test tool or its first.
  */
 async function work(agent, state) {
+  const answer = { onElicit: () => ({ action: "accept", content: {} }) };
+  const call = (name, args = {}) => agent.call(`${ID}__${name}`, args, answer);
+  // 2026-07-28: the calls a scenario names with its arguments (SEP-2243's Mcp-Param-*
+  // headers), every tool offered (a tool with broken x-mcp-header marks is not), and
+  // input_required round trips with a call beside them that carries neither (SEP-2322).
+  if (scenario === "http-custom-headers") {
+    for (const { name, arguments: args } of context.toolCalls ?? []) await call(name, args);
+    return;
+  }
+  if (scenario === "http-invalid-tool-headers") {
+    for (const { function: tool } of await agent.tools({ servers: [ID] })) {
+      const required = tool.parameters?.required ?? [];
+      const args = Object.fromEntries(required.map((key) => [key, "us-west1"]));
+      await agent.call(tool.name, args, answer);
+    }
+    return;
+  }
+  if (scenario === "sep-2322-client-request-state") {
+    await Promise.all([call("test_mrtr_echo_state"), call("test_mrtr_unrelated")]);
+    await call("test_mrtr_no_state");
+    await call("test_mrtr_no_result_type");
+    return;
+  }
+  if (scenario === "json-schema-ref-no-deref") return;
   const named = {
     tools_call: ["add_numbers", { a: 5, b: 3 }],
     "elicitation-sep1034-client-defaults": ["test_client_elicitation_defaults", {}],

@@ -6,10 +6,12 @@
  * tool through the daemon. Step-up, the sign-in bound, the issuer checks and the machine
  * grants are mcpool's own, not the adapter's. What runs:
  *
- * - every client scenario 2025-11-25 requires (the suite's own requirements file);
- * - the sign-in scenarios 2026-07-28 adds (RFC 9207 `iss`, metadata issuer, migration,
- *   resource mismatch, offline access), at the legacy wire (`--force`): the rules are the
- *   revision's, the transport the one the daemon speaks (the modern wire is issue 31's);
+ * - every client scenario 2025-11-25 requires, at the legacy wire, and every one 2026-07-28
+ *   requires, at the modern wire (the suite's own requirements files): the sign-in rules of
+ *   each revision (RFC 9207 `iss`, metadata issuer, migration, resource mismatch, offline
+ *   access), the per-request `_meta` and its version retry (SEP-2575), MRTR (SEP-2322), the
+ *   Mcp-Method/Mcp-Name and Mcp-Param-* headers and the tools refused for bad marks
+ *   (SEP-2243), and no network `$ref` followed (SEP-2106);
  * - the extensions mcpool implements (client credentials, SEP-990's ID-JAG) and the
  *   2025-03-26 back-compatibility pair, each at its own revision.
  *
@@ -25,20 +27,22 @@ import { conformance, requirements, soloOutcome } from "../helpers/conformance-r
 
 const ADAPTER = fileURLToPath(new URL("./daemon-adapter.mjs", import.meta.url));
 
-const LEGACY = ["--spec-version", "2025-11-25"];
-const legacy = requirements("2025-11-25").client;
+/** Each revision's required client scenarios, run at that revision. */
+const atRevision = (revision: string): [string, string[]][] =>
+  requirements(revision).client.map((name) => [name, ["--spec-version", revision]]);
 /** A scenario and the runner flags it runs with. */
 const SCENARIOS: [string, string[]][] = [
-  ...legacy.map((name): [string, string[]] => [name, LEGACY]),
-  ...requirements("2026-07-28")
-    .client.filter((name) => name.startsWith("auth/") && !legacy.includes(name))
-    .map((name): [string, string[]] => [name, [...LEGACY, "--force"]]),
+  ...atRevision("2025-11-25"),
+  ...atRevision("2026-07-28"),
   ["auth/client-credentials-basic", []],
   ["auth/client-credentials-jwt", []],
   ["auth/enterprise-managed-authorization", []],
   ["auth/2025-03-26-oauth-metadata-backcompat", ["--spec-version", "2025-03-26"]],
   ["auth/2025-03-26-oauth-endpoint-fallback", ["--spec-version", "2025-03-26"]],
 ];
+/** A scenario as the report names it: the same one runs at more than one revision. */
+const label = ([name, flags]: [string, string[]]): string =>
+  flags.length === 0 ? name : `${name} (${flags.join(" ")})`;
 /** Runners at once. */
 const CONCURRENCY = 3;
 /** The runner's bound on one client (the adapter, its daemon and its logins), ms. */
@@ -75,13 +79,13 @@ describe("the MCP conformance client scenarios through the daemon and `mcpool lo
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
           for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-            results.set(next[0], await runScenario(next));
+            results.set(label(next), await runScenario(next));
           }
         }),
       );
       const stillFailing: string[] = [];
       for (const scenario of SCENARIOS) {
-        const [name] = scenario;
+        const name = label(scenario);
         const first = results.get(name)!;
         if (first.passed) {
           console.log(`conformance (daemon): ${name}: ${first.counts}`);

@@ -287,7 +287,7 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     await until(async () => (await inflight()) === 0, 10_000, "the pool to forget the call");
   });
 
-  it("asks the host that made the call when its server elicits, and declines for a host that cannot answer", async () => {
+  it("asks the host that made the call when its server elicits, and never answers for a host that cannot (SPEC I4)", async () => {
     const asking = await open(["--server", "fixture"], { elicitation: {} });
     let asked: unknown;
     asking.setRequestHandler(ElicitRequestSchema, (request) => {
@@ -302,12 +302,11 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     expect(textOf(answered)).toContain("action=accept");
     expect(textOf(answered)).toContain("ada@example.com");
 
+    // Its server hears what it would hear from that host direct: no such method, no decline.
     const unable: Client = await open(["--server", "fixture"]);
-    const declined = await unable.callTool({
-      name: "test_elicitation",
-      arguments: { message: "?" },
-    });
-    expect(textOf(declined)).toContain("action=decline");
+    await expect(
+      unable.callTool({ name: "test_elicitation", arguments: { message: "?" } }),
+    ).rejects.toThrow(/does not answer elicitation/);
   });
 
   it("sends a pooled server's log messages to the host, named by the server", async () => {

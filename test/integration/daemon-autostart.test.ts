@@ -5,7 +5,14 @@
  * instance lock lets exactly one serve, and all five are answered by it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -262,5 +269,62 @@ describe("auto-start after a crash", () => {
     clients.push(c);
     expect(await c.call("echo__echo", { text: "answered" })).toBe("answered");
     expect(daemonsOf(h)).toHaveLength(1);
+  });
+});
+
+/** The parent pid of `pid`, from /proc. */
+function parentOf(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
+}
+
+/** `pid` and every process below it, as a host that ends its server's whole tree finds them. */
+function treeOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const parent = parentOf(Number(name));
+      children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
+    } catch {
+      // gone
+    }
+  }
+  const out: number[] = [];
+  for (let next = [pid]; next.length > 0; next = next.flatMap((p) => children.get(p) ?? [])) {
+    out.push(...next);
+  }
+  return out;
+}
+
+describe("a daemon an entry started (issue 30: one daemon per user, whatever the host does)", () => {
+  it("is nobody's child: a host that ends its entry's whole process tree (OpenCode) leaves it serving", async () => {
+    const h = home({ echo: row("echo.mjs") });
+    const bridge = await stdioBridge(h, ["--server", "echo"]);
+    const bridgePid = bridge.transport.pid!;
+    const result = await bridge.client.callTool({ name: "echo", arguments: { text: "up" } });
+    expect(result.content).toEqual([{ type: "text", text: "up" }]);
+    const [daemon] = daemonsOf(h);
+    expect(daemon).toBeDefined();
+    expect(treeOf(bridgePid)).not.toContain(daemon);
+    for (const pid of treeOf(bridgePid)) process.kill(pid, "SIGTERM");
+    await waitFor(() => !alive(bridgePid), BOUND_MS, "the bridge to end");
+    await bridge.close();
+    const c = await client(h);
+    clients.push(c);
+    expect(await c.call("echo__echo", { text: "still here" })).toBe("still here");
+    expect(daemonsOf(h)).toEqual([daemon]);
+  });
+
+  it("that cannot serve is reported at once with its exit code, not after the start bound", async () => {
+    const h = home({});
+    const failed = await connect({
+      socketPath: h.socketPath,
+      clientName: "starter",
+      autoStart: true,
+      autoStartCommand: [process.execPath, cliPath, "serve", "--no-such-flag"],
+      autoStartTimeoutMs: 120_000,
+    }).catch((error: unknown) => error as Error);
+    expect((failed as Error).message).toMatch(/exited with code 2 before listening/);
+    expect(daemonsOf(h)).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { client, runCli, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
@@ -151,6 +151,73 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
     } finally {
       await bridge.close();
     }
+  });
+
+  it("sends a modern server's input_required to exactly the host whose call got it, while two hosts call at once", async () => {
+    // Host A's question is asked only once host B's call has reached the server, and B's
+    // only once A's was answered: when A's question comes, both calls are in flight and B's
+    // is the most recent — where a legacy server's elicitation goes (SPEC C14), and wrong.
+    const hosts = await Promise.all(
+      ["A", "B"].map((name) =>
+        stdioBridge(home, ["--server", "modern"], { elicitation: {} }).then((bridge) => {
+          const asked: string[] = [];
+          bridge.client.setRequestHandler(ElicitRequestSchema, (request) => {
+            asked.push(request.params.message);
+            return { action: "accept", content: { answer: `from ${name}` } };
+          });
+          return { bridge, asked };
+        }),
+      ),
+    );
+    try {
+      const [a, b] = hosts as [(typeof hosts)[0], (typeof hosts)[0]];
+      const first = a.bridge.client.callTool({
+        name: "confirm",
+        arguments: { question: "for A", waitFor: "for B" },
+      });
+      const second = b.bridge.client.callTool({
+        name: "confirm",
+        arguments: { question: "for B", waitFor: "answered:for A" },
+      });
+      const [one, two] = await Promise.all([first, second]);
+      expect([a.asked, b.asked]).toEqual([["for A"], ["for B"]]);
+      expect([text(one), text(two)]).toEqual(["answered: from A", "answered: from B"]);
+    } finally {
+      await Promise.all(hosts.map((host) => host.bridge.close()));
+    }
+  });
+
+  it("answers a modern server's roots/list in input_required with the calling host's own roots (SPEC I5)", async () => {
+    const bridge = await stdioBridge(home, ["--server", "modern"], {
+      roots: { listChanged: true },
+    });
+    try {
+      bridge.client.setRequestHandler(ListRootsRequestSchema, () => ({
+        roots: [{ uri: "file:///projects/alpha", name: "alpha" }],
+      }));
+      const result = await bridge.client.callTool({ name: "roots", arguments: {} });
+      expect(JSON.parse(text(result))).toEqual(["file:///projects/alpha"]);
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  it("names each calling host's own capabilities in the modern server's envelope (SPEC I4)", async () => {
+    const seen: Record<string, unknown>[] = [];
+    for (const declared of [{}, { sampling: {} }]) {
+      const bridge = await stdioBridge(home, ["--server", "modern"], declared);
+      try {
+        const result = await bridge.client.callTool({ name: "whoami", arguments: {} });
+        seen.push(
+          (JSON.parse(text(result)) as { capabilities: Record<string, unknown> }).capabilities,
+        );
+      } finally {
+        await bridge.close();
+      }
+    }
+    expect(seen[0]).not.toHaveProperty("sampling");
+    expect(seen[0]).not.toHaveProperty("elicitation");
+    expect(seen[1]).toHaveProperty("sampling");
   });
 
   it("shows the era and version in `mcpool status` and `status --json`", () => {

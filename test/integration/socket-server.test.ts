@@ -98,6 +98,13 @@ class FakePool implements PoolLike {
     ];
   }
 
+  hostTools(
+    _profile: unknown,
+    options: { names?: readonly string[]; servers?: readonly string[] },
+  ): Promise<ToolDefinition[]> {
+    return Promise.resolve(this.tools(options));
+  }
+
   tools(options: { names?: readonly string[]; servers?: readonly string[] }): ToolDefinition[] {
     const count = this.bigTools > 0 ? this.bigTools : 1;
     return Array.from({ length: count }, (_, i) => ({

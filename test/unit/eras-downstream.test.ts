@@ -1,12 +1,11 @@
 /**
  * The dual-era downstream side's pure parts (SPEC H3): which era a host's opening message
- * is, the input key the pool hands a call's handler and the bridge takes out again, and the
- * envelope keys a modern caller's _meta brings that a legacy server is not sent.
+ * is, and the input key the pool hands a call's handler and the bridge takes out again.
  */
 import { describe, expect, it } from "vitest";
 import { opensModern } from "../../src/bridge/era-switch.js";
-import { splitInputKey } from "../../src/bridge/input-key.js";
-import { META, withoutEnvelope } from "../../src/pool/mcp/era.js";
+import { splitInputKey } from "../../src/bridge/host-requests.js";
+import { META } from "../../src/pool/mcp/era.js";
 import { INPUT_KEY_META, keyed } from "../../src/pool/mcp/input-required.js";
 
 const request = (method: string, params?: Record<string, unknown>) => ({
@@ -50,28 +49,5 @@ describe("a modern server's input key, on its way to the host", () => {
     expect(splitInputKey(params)).toEqual({ key: undefined, params });
     const onlyKey = keyed({ method: "sampling/createMessage", params: { maxTokens: 5 } }, "k");
     expect(splitInputKey(onlyKey.params)).toEqual({ key: "k", params: { maxTokens: 5 } });
-  });
-});
-
-describe("a modern caller's envelope keys, to a legacy server", () => {
-  it("are taken out of _meta, and the other keys kept", () => {
-    const sent = withoutEnvelope({
-      method: "tools/call",
-      params: {
-        name: "echo",
-        _meta: { [META.clientCapabilities]: { sampling: {} }, traceparent: "00-a-b-01" },
-      },
-    });
-    expect(sent.params).toEqual({ name: "echo", _meta: { traceparent: "00-a-b-01" } });
-    const bare = withoutEnvelope({
-      method: "tools/call",
-      params: { name: "echo", _meta: { [META.clientInfo]: { name: "h", version: "1" } } },
-    });
-    expect(bare.params).toEqual({ name: "echo" });
-  });
-
-  it("leaves a request without them as the same object", () => {
-    const plain = { method: "tools/call", params: { name: "echo", _meta: { a: 1 } } };
-    expect(withoutEnvelope(plain)).toBe(plain);
   });
 });

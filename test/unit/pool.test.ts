@@ -354,6 +354,32 @@ describe("McpPool over in-memory servers", () => {
     expect(pool.state()[0]).toMatchObject({ status: "crash-loop", retryAt: Date.now() + 4000 });
   });
 
+  it("retries by itself when the backoff timer fires before the wall clock reaches retryAt (issue 27 item 10)", async () => {
+    // Timers run on libuv's monotonic clock, truncated to the ms; Date.now() may still be a
+    // ms short of retryAt when the revive fires. A wall clock that stands still is the far
+    // end of that: each revive must dial anyway, so the third failure says crash-loop.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const pool = track(
+      new McpPool({
+        clientName: "t",
+        log: {},
+        crashBackoffMs: 5,
+        createTransport: () => {
+          throw new Error("cannot start");
+        },
+      }),
+    );
+    const third = new Promise<void>((resolve) => {
+      let failures = 0;
+      pool.onEvent((event) => {
+        if (event.type === "connect-failed" && ++failures === 3) resolve();
+      });
+    });
+    await pool.sync([memoryRow("s")]);
+    await third;
+    expect(pool.state()[0]?.status).toBe("crash-loop");
+  });
+
   it("retries a trusted read-only call once when the connection dies under it", async () => {
     let calls = 0;
     const crashOnce = {

@@ -6,7 +6,13 @@
  * not into what the daemon pushes.
  */
 import { randomUUID } from "node:crypto";
-import { defined, type CONVERSATION_METHODS, type ConversationIdentity } from "mcpool-protocol";
+import {
+  defined,
+  type CONVERSATION_METHODS,
+  type ConversationIdentity,
+  isHostProfile,
+  type HostProfile,
+} from "mcpool-protocol";
 
 import type { ConversationLease } from "../../pool/conversations/registry.js";
 import type {
@@ -47,6 +53,11 @@ export interface ConversationPool {
     names?: readonly string[];
     servers?: readonly string[];
   }): Awaitable<readonly ToolDefinition[]>;
+  /** tools() as a host with `profile` would list them direct (SPEC I4, I5). */
+  hostTools(
+    profile: HostProfile,
+    options: { names?: readonly string[]; servers?: readonly string[] },
+  ): Promise<readonly ToolDefinition[]>;
   readonly conversations?: ConversationsLike;
 }
 
@@ -89,7 +100,8 @@ export function createConversationHandlers(pool: ConversationPool): Conversation
   return {
     "tools/list": async (params) => {
       const options = defined({ names: params.names, servers: params.servers });
-      const shared = await pool.tools(options);
+      const profile = checkedProfile(params.profile);
+      const shared = profile ? await pool.hostTools(profile, options) : await pool.tools(options);
       if (params.identity === undefined || pool.conversations === undefined) return shared;
       const own = await pool.conversations.tools(params.identity, options);
       return [...shared, ...own.tools];
@@ -145,4 +157,14 @@ export function createConversationHandlers(pool: ConversationPool): Conversation
       return {};
     },
   };
+}
+
+/** A wire `profile`, checked (SPEC I4, I5): refused `invalid-arguments` when it is not one. */
+export function checkedProfile(value: unknown): HostProfile | undefined {
+  if (value === undefined) return undefined;
+  if (isHostProfile(value)) return value;
+  throw new McpPoolError(
+    "invalid-arguments",
+    `"profile" must be { sampling?: boolean, elicitation?: ("form"|"url")[], roots?: { uri, name? }[] }`,
+  );
 }

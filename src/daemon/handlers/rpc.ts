@@ -6,6 +6,7 @@
  * timeouts and refusals are the pool's. Secrets leave the pool only when a request asks for
  * them (SPEC E1); that the asker is this user is the socket's business (0600, uid check).
  */
+import type { HostProfile } from "mcpool-protocol";
 import {
   defined,
   PROTOCOL_VERSION,
@@ -30,7 +31,11 @@ import type {
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { routedCall } from "./calls.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./passthrough.js";
-import { createConversationHandlers, type ConversationPool } from "./conversations.js";
+import {
+  checkedProfile,
+  createConversationHandlers,
+  type ConversationPool,
+} from "./conversations.js";
 
 type Awaitable<T> = T | PromiseLike<T>;
 
@@ -55,7 +60,7 @@ export interface PoolLike extends PassthroughPool, ConversationPool {
   /** undefined where the wire says null: the name would be refused. */
   describe(
     name: string,
-    options: { servers?: readonly string[]; hidden?: boolean },
+    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile },
   ): Awaitable<NonNullable<ResultOf<"tools/describe">> | undefined>;
   alwaysLoaded(servers?: readonly string[]): Answer<"tools/always-loaded">;
   /** Never rejects: every hook's failure is an outcome. */
@@ -190,6 +195,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
         cache: params.cache,
         hidden: params.hidden,
         identity: params.identity,
+        profile: checkedProfile(params.profile),
         bindings: params.bindings,
         meta: params.meta,
         signal: ctx.signal,
@@ -213,7 +219,11 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
     "tools/describe": async (params) =>
       (await pool.describe(
         params.name,
-        defined({ servers: params.servers, hidden: params.hidden }),
+        defined({
+          servers: params.servers,
+          hidden: params.hidden,
+          profile: checkedProfile(params.profile),
+        }),
       )) ?? null,
 
     "tools/always-loaded": (params) => pool.alwaysLoaded(params.servers),

@@ -3,7 +3,11 @@
  * written atomically with mode 0600. It holds the connection's digest, the tool list and
  * the era the server was found to speak (SPEC H1), never a row's env or headers.
  */
-import type { CachedTools, ToolsCacheStore } from "../../pool/catalogue/tools-cache.js";
+import type {
+  CachedTools,
+  ProfileMemo,
+  ToolsCacheStore,
+} from "../../pool/catalogue/tools-cache.js";
 import { parseVerdict } from "../../pool/mcp/era.js";
 import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
@@ -24,10 +28,12 @@ export function createFileToolsCache(
       const parsed = files.read(id);
       if (typeof parsed?.connection !== "string" || !Array.isArray(parsed.tools)) return undefined;
       const era = parseVerdict(parsed.era);
+      const profiles = parseProfiles(parsed.profiles);
       return {
         connection: parsed.connection,
         tools: parsed.tools as CachedTools["tools"],
         ...(era ? { era } : {}),
+        ...(profiles ? { profiles } : {}),
       };
     },
     async save(id, cached) {
@@ -35,7 +41,20 @@ export function createFileToolsCache(
         connection: cached.connection,
         tools: cached.tools,
         ...(cached.era ? { era: cached.era } : {}),
+        ...(cached.profiles ? { profiles: cached.profiles } : {}),
       });
     },
   };
+}
+
+/** A stored profile memo (SPEC I4, I5), or undefined for anything else: it is learnt again. */
+function parseProfiles(value: unknown): ProfileMemo | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const { same, asksRoots } = value as { same?: unknown; asksRoots?: unknown };
+  const memo: ProfileMemo = {};
+  if (Array.isArray(same) && same.every((key) => typeof key === "string")) {
+    memo.same = same as string[];
+  }
+  if (asksRoots === true) memo.asksRoots = true;
+  return memo.same !== undefined || memo.asksRoots ? memo : undefined;
 }

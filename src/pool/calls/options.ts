@@ -2,7 +2,7 @@
  * What one call() may say beyond its tool and arguments: where it may go, how long it may
  * take, what it returns, and who answers what its server asks while it runs (C14).
  */
-import type { ConversationIdentity } from "mcpool-protocol";
+import type { ConversationIdentity, HostProfile } from "mcpool-protocol";
 import type { CallElicitHandler, CallProgress, CallSampleHandler } from "../server/routing.js";
 import type { CallSignal } from "../core/types.js";
 
@@ -37,6 +37,12 @@ export interface CallOptions {
   onSample?: CallSampleHandler;
   /** The conversation a call to a `session: "conversation"` row is for (B9); others ignore it. */
   identity?: ConversationIdentity;
+  /**
+   * The calling host's capabilities and roots (I4, I5): the call goes to the row's child for
+   * that profile, and what the host cannot answer is refused as the host itself would.
+   * Absent: the pool's own child.
+   */
+  profile?: HostProfile;
   /** Server id → a binding from a conversation listing: the call is checked against it (B9). */
   bindings?: Readonly<Record<string, string>>;
   /**

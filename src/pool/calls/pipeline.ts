@@ -23,7 +23,6 @@ import { qualifiedName } from "../catalogue/naming.js";
 import type { PoolAuth } from "../auth/pool-auth.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
-import type { RequestOptions } from "../mcp/protocol.js";
 import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
@@ -32,6 +31,9 @@ import type { IndexedTool } from "../catalogue/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
 import { upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
+import type { HostProfile } from "mcpool-protocol";
+import { isProfileEntry, profileCapabilities } from "../server/profile-entry.js";
+import { McpError } from "../mcp/error.js";
 
 /**
  * Where the pipeline hands a call whose tool no shared server lists: the conversation
@@ -50,6 +52,14 @@ export interface ConversationCalls {
   ): Promise<Invoked>;
 }
 
+/**
+ * Where a call that names a host profile resolves (I4, I5): the pool's catalogue and entries
+ * with each row's child for that profile in place of the row's own entry.
+ */
+export interface ProfileViews {
+  view(profile: HostProfile): { catalogue: Catalogue; entries(): readonly ServerEntry[] };
+}
+
 /** Where a call's event goes (the pool's PoolEvents): built only when someone listens. */
 export interface CallEvents {
   readonly listened: boolean;
@@ -61,6 +71,7 @@ export interface CallPipelineInit {
   /** The entries in configuration order. */
   entries(): readonly ServerEntry[];
   conversations: ConversationCalls;
+  profiles: ProfileViews;
   /** Where a server's elicitations and sampling find the caller in flight (C14). */
   routes: CallRoutes;
   cache: ResultCache | undefined;
@@ -98,8 +109,9 @@ export class CallPipeline {
       checkCallTimeout(opts.timeoutMs);
       indexed = await this.#resolve(qualified, opts);
       // From here until the call settles, the server's elicitations may be this caller's (C14).
-      unroute = routes.register(routeOf(indexed), opts);
-      const finished = await this.#prepared(indexed, input, opts);
+      const own = hostOnly(indexed, opts);
+      unroute = routes.register(routeOf(indexed), own);
+      const finished = await this.#prepared(indexed, input, own);
       const { result, truncated, cached } = finished;
       if (events.listened) {
         events.emit({
@@ -144,7 +156,9 @@ export class CallPipeline {
   async #resolve(qualified: string, opts: CallOptions): Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const hidden = opts.hidden === true;
-    const { catalogue } = this.#init;
+    const { catalogue, entries } = opts.profile
+      ? this.#init.profiles.view(opts.profile)
+      : this.#init;
     const found = catalogue.lookup(qualified, scope, hidden);
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();
@@ -165,15 +179,13 @@ export class CallPipeline {
     const conversational = await this.#init.conversations.resolve(qualified, scope, opts);
     if (conversational) return conversational;
     // Nothing answers to the name: wake the servers in scope whose slug could have made it.
-    const candidates = this.#init
-      .entries()
-      .filter(
-        (entry) =>
-          (!scope || scope.has(entry.id)) &&
-          !entry.connection &&
-          isEnabled(entry.row) &&
-          qualified.startsWith(qualifiedName(slugOf(entry.row), "")),
-      );
+    const candidates = entries().filter(
+      (entry) =>
+        (!scope || scope.has(entry.id)) &&
+        !entry.connection &&
+        isEnabled(entry.row) &&
+        qualified.startsWith(qualifiedName(slugOf(entry.row), "")),
+    );
     const failures: unknown[] = [];
     for (const entry of candidates) {
       try {
@@ -201,7 +213,8 @@ export class CallPipeline {
     // Never cached: a conversation's answers are its session's (B9).
     if (isConversationTool(indexed)) return this.#init.conversations.invoke(indexed, args, opts);
     const cache = this.#init.cache;
-    if (!cache) return this.#invoke(indexed, args, opts);
+    // A profile's child answers for its host's roots: never from another host's answers.
+    if (!cache || isProfileEntry(entry)) return this.#invoke(indexed, args, opts);
     return cache.run(
       {
         serverId: entry.id,
@@ -229,9 +242,8 @@ export class CallPipeline {
       string,
       unknown
     >;
-    const answer = this.#init.routes.ownAnswers(routeOf(indexed), opts);
     const send = (connection: Connection): Promise<CallToolResult> =>
-      this.#send(entry, connection, tool.name, args, timeoutMs, opts, answer);
+      this.#send(entry, connection, tool.name, args, timeoutMs, opts);
     let result: CallToolResult;
     try {
       // A remote that forgot our session is redialled once and sent the call again (B6).
@@ -261,7 +273,6 @@ export class CallPipeline {
     args: Record<string, unknown>,
     timeoutMs: number | undefined,
     opts: CallOptions,
-    answer: RequestOptions["answer"],
   ): Promise<CallToolResult> {
     const { signal, onProgress } = opts;
     try {
@@ -272,7 +283,9 @@ export class CallPipeline {
           timeout: timeoutMs,
           signal,
           onprogress: onProgress,
-          answer,
+          answer: this.#init.routes.answerer(entry.id, opts),
+          // A modern server reads the calling host's capabilities in each request (I4).
+          ...(opts.profile ? { caller: { capabilities: profileCapabilities(opts.profile) } } : {}),
         }),
       );
       entry.answered(connection);
@@ -299,6 +312,27 @@ export class CallPipeline {
       });
     }
   }
+}
+
+/**
+ * The call's own handlers, and for a host profile a refusal of what the host does not
+ * answer: on the row's own connection (its listing is the pool's, I4), or in a modern
+ * server's `input_required` round, the server hears what it would hear from that host
+ * direct (-32601), never an answer made up for it. (A legacy child of the profile declared
+ * nothing the host lacks: its server cannot ask.)
+ */
+function hostOnly(indexed: IndexedTool, opts: CallOptions): CallOptions {
+  const profile = opts.profile;
+  if (profile === undefined || isConversationTool(indexed)) return opts;
+  const refuse = (what: string) => (): never => {
+    throw new McpError(-32601, `the calling host does not answer ${what}`);
+  };
+  const own: CallOptions = { ...opts };
+  if (own.onElicit === undefined && (profile.elicitation ?? []).length === 0) {
+    own.onElicit = refuse("elicitation");
+  }
+  if (own.onSample === undefined && profile.sampling !== true) own.onSample = refuse("sampling");
+  return own;
 }
 
 /** A connection closed under a call: ours (a reconnect, a retirement past its drain bound) or a crash. */

@@ -21,8 +21,10 @@ import {
   type SampleParams,
 } from "../server/routing.js";
 import type { IndexedTool } from "../catalogue/tool-index.js";
+import { isProfileEntry } from "../server/profile-entry.js";
 import type { CallOptions } from "./options.js";
 import type { PoolLog } from "../core/types.js";
+import type { InputAnswerer } from "../mcp/protocol.js";
 
 export type { Route } from "../server/caller-router.js";
 
@@ -31,12 +33,6 @@ export class CallRoutes {
   readonly capabilities: Pick<ClientCapabilities, "elicitation" | "sampling">;
   readonly #elicitation: CallerRouter<ElicitParams, ElicitResult>;
   readonly #sampling: CallerRouter<SampleParams, CreateMessageResult>;
-  readonly #elicitPolicy: ReturnType<typeof elicitationPolicy>;
-  /** The pool's own handlers, for what no call of its own answers. */
-  readonly #fallbacks: {
-    onElicit: PoolElicitHandler | undefined;
-    onSample: PoolSampleHandler | undefined;
-  };
 
   constructor(
     options: {
@@ -51,9 +47,7 @@ export class CallRoutes {
       ...(elicitation ? { elicitation } : {}),
       ...(options.onSample ? { sampling: {} } : {}),
     };
-    this.#elicitPolicy = elicitationPolicy(log);
-    this.#fallbacks = { onElicit: options.onElicit, onSample: options.onSample };
-    this.#elicitation = new CallerRouter(options.onElicit, this.#elicitPolicy);
+    this.#elicitation = new CallerRouter(options.onElicit, elicitationPolicy(log));
     this.#sampling = new CallerRouter(options.onSample, samplingPolicy);
   }
 
@@ -70,50 +64,41 @@ export class CallRoutes {
     };
   }
 
-  /**
-   * A call's own answers to what its server embeds in a modern result (`input_required`,
-   * SPEC H2): that result belongs to exactly this call, so only its handlers are asked, by
-   * the same policies; a kind it has no handler for goes to the pool's own handler, as with
-   * no caller in flight (else declined, or -32601) — never to another caller.
-   */
-  ownAnswers(
-    route: Route,
-    opts: Pick<CallOptions, "onElicit" | "onSample">,
-  ): (
-    request: { method: string; params?: unknown },
-    signal: AbortSignal,
-  ) => Promise<unknown> | undefined {
-    // Built on the first question only: most calls never get one.
-    let routers:
-      | {
-          elicit: CallerRouter<ElicitParams, ElicitResult>;
-          sample: CallerRouter<SampleParams, CreateMessageResult>;
-        }
-      | undefined;
-    const made = () => {
-      if (routers !== undefined) return routers;
-      routers = {
-        elicit: new CallerRouter(this.#fallbacks.onElicit, this.#elicitPolicy),
-        sample: new CallerRouter(this.#fallbacks.onSample, samplingPolicy),
-      };
-      if (opts.onElicit) routers.elicit.register(route, opts.onElicit);
-      if (opts.onSample) routers.sample.register(route, opts.onSample);
-      return routers;
-    };
-    return ({ method, params }, signal) => {
-      if (method === "elicitation/create") {
-        return made().elicit.route(route, params as ElicitParams, signal);
-      }
-      if (method === "sampling/createMessage") {
-        return made().sample.route(route, params as SampleParams, signal);
-      }
-      return undefined;
-    };
-  }
-
   /** The answer to one elicitation/create that came in on `route`; never rejects. */
   elicit(route: Route, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult> {
     return this.#elicitation.route(route, params, signal);
+  }
+
+  /**
+   * Who answers the input requests of one call's modern results (MRTR, SPEC H2): an
+   * `input_required` belongs to exactly the call that got it, so its elicitation and
+   * sampling go to this call's own handlers — checked as the pool's client checks a
+   * server's requests — and never to another caller in flight, as a legacy server's do;
+   * anything else (a profile child's roots) the connection answers as it would unasked.
+   */
+  answerer(
+    serverId: string,
+    opts: Pick<CallOptions, "onElicit" | "onSample" | "profile">,
+  ): InputAnswerer {
+    const { elicitation, sampling } = this.capabilities;
+    return async (request, signal, local) => {
+      const { checkedElicitation, checkedSampling } = await import("../mcp/server-requests.js");
+      if (request.method === "elicitation/create" && elicitation) {
+        return checkedElicitation(request, elicitation, (params) =>
+          this.#elicitation.answerFor(opts.onElicit, serverId, params, signal),
+        );
+      }
+      if (request.method === "sampling/createMessage" && sampling) {
+        return checkedSampling(request, (params) =>
+          this.#sampling.answerFor(opts.onSample, serverId, params, signal),
+        );
+      }
+      // A modern server asks for roots in the call itself: the calling host's (I5).
+      const roots = opts.profile?.roots;
+      if (request.method === "roots/list" && roots !== undefined) return { roots: [...roots] };
+      // The connection's own answers: a host profile's child answers roots/list (I5).
+      return local(request, signal);
+    };
   }
 
   /** The answer to one sampling/createMessage that came in on `route`; rejects with an McpError. */
@@ -138,9 +123,11 @@ export function isConversationTool<T extends IndexedTool>(
   return "conversation" in indexed;
 }
 
-/** Where the requests a call's server sends while it runs come in: its conversation's, or its server's. */
+/** Where the requests a call's server sends while it runs come in: its conversation's, its profile child's, or its server's. */
 export function routeOf(indexed: IndexedTool): Route {
-  if (!isConversationTool(indexed)) return { serverId: indexed.entry.id };
+  const entry = indexed.entry;
+  if (isProfileEntry(entry)) return { serverId: entry.id, profile: entry.key };
+  if (!isConversationTool(indexed)) return { serverId: entry.id };
   return {
     serverId: indexed.entry.id,
     conversation: conversationKey(indexed.conversation.identity),

@@ -18,6 +18,8 @@ export interface ServerStateExtras {
   conversations: ServerState["conversations"];
   /** What a sign-in should ask for, when the server refused one. */
   signIn?: ServerState["signIn"];
+  /** The row's children for other host profiles (I4, I5), when it has any up. */
+  profiles?: ServerState["profiles"];
 }
 
 export function serverState(
@@ -74,5 +76,6 @@ export function serverState(
   if (extras.pinDiff) state.pinDiff = structuredClone(extras.pinDiff);
   if (entry.stale) state.stale = true;
   if (extras.conversations) state.conversations = extras.conversations;
+  if (extras.profiles) state.profiles = extras.profiles;
   return state;
 }

@@ -3,7 +3,8 @@
  * process, keyed per row by a hash of the connection it was listed over. The hash covers
  * env and headers, so a list from before a row was pointed elsewhere is never offered, and
  * the store never holds a secret, only its digest. Beside the list it keeps the era the
- * server was found to speak (SPEC H1), so a restart does not find it again.
+ * server was found to speak (SPEC H1) and what host profiles taught (SPEC I4, I5), so a
+ * restart does not find them out again.
  */
 import { createHash } from "node:crypto";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -17,6 +18,16 @@ export interface CachedTools {
   tools: Tool[];
   /** The era the server was found to speak over that connection, dated (SPEC H1). */
   era?: EraVerdict;
+  /** What the server was found to do with host profiles over that connection (SPEC I4, I5). */
+  profiles?: ProfileMemo;
+}
+
+/** What host profiles taught about a row (host-profiles.ts), kept so it is learnt once. */
+export interface ProfileMemo {
+  /** Capability keys whose listing is the row's own: served by its own connection. */
+  same?: string[];
+  /** The server asks its client for roots. */
+  asksRoots?: boolean;
 }
 
 export interface ToolsCacheStore {

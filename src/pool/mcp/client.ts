@@ -45,9 +45,9 @@ import {
   asDiscoverResult,
   envelopeMeta,
   META,
-  withoutEnvelope,
   MODERN_PROTOCOL_VERSION,
   mutualModernVersion,
+  probeFailure,
   refusedAsModernOnly,
   supportedVersionsOf,
   EraMismatchError,
@@ -67,6 +67,8 @@ import {
   type ResultSchema,
 } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
+import { ACKNOWLEDGED, ChangeStream } from "./change-stream.js";
+import { offeredTools, paramBookOf } from "./modern-fetch.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -108,10 +110,27 @@ export class McpClient extends McpProtocol {
   /** A modern connection's log level, sent in each request's envelope (no logging/setLevel). */
   #logLevel: LoggingLevel | undefined;
 
+  /** Told what the server offered that this client will not use (a tool it refuses). */
+  warn: ((text: string) => void) | undefined;
+  /** A modern connection's `subscriptions/listen` stream (SPEC H2). */
+  readonly #changes = new ChangeStream({
+    listen: (filter, signal) =>
+      this.request(
+        { method: "subscriptions/listen", params: { notifications: filter } },
+        { timeout: Infinity, signal },
+      ),
+    capabilities: () => this.#serverCapabilities,
+    failed: (error) => {
+      if (isMcpError(error, ErrorCode.ConnectionClosed)) return;
+      this.onerror?.(new Error(`the subscriptions/listen stream failed: ${String(error)}`));
+    },
+  });
+
   constructor(info: Implementation, options: McpClientOptions = {}) {
     super();
     this.#info = info;
     this.#capabilities = options.capabilities ?? {};
+    this.setNotificationHandler(ACKNOWLEDGED, () => undefined);
   }
 
   /**
@@ -125,6 +144,8 @@ export class McpClient extends McpProtocol {
     try {
       if (plan === undefined) return await this.#initialize(transport, options);
       await this.#open(transport, options, plan);
+      // Nothing changes unsolicited in the modern era: the stream is asked for (SPEC H2).
+      if (this.#modern !== undefined) this.#changes.start();
     } catch (error) {
       void this.close();
       throw error;
@@ -204,32 +225,11 @@ export class McpClient extends McpProtocol {
           options,
         );
       } catch (error) {
-        if (isMcpError(error)) {
-          if (
-            error.code === ErrorCode.ConnectionClosed ||
-            error.code === ErrorCode.RequestTimeout
-          ) {
-            throw error;
-          }
-          const supported = supportedVersionsOf(error);
-          const mutual = supported ? mutualModernVersion(supported) : undefined;
-          if (mutual !== undefined && mutual !== version) {
-            version = mutual;
-            continue;
-          }
-          return false;
-        }
-        const status = httpErrorStatus(error);
-        if (
-          status !== undefined &&
-          status >= 400 &&
-          status < 500 &&
-          status !== 401 &&
-          status !== 403
-        ) {
-          return false;
-        }
-        throw error;
+        const failure = probeFailure(error, httpErrorStatus(error));
+        if (failure === "outage") throw error;
+        if (failure === "legacy") return false;
+        version = failure.retryAt;
+        continue;
       }
       const read = readResult("server/discover", result);
       const discover = read.kind === "complete" ? asDiscoverResult(read.result) : undefined;
@@ -253,15 +253,6 @@ export class McpClient extends McpProtocol {
   /** `request` with the modern envelope in its `_meta`, at `version`. */
   #modernMessage(request: Message, version: string, options?: RequestOptions): Message {
     const caller = options?.caller;
-    const meta = request.params?._meta as Record<string, unknown> | undefined;
-    // A caller that speaks the modern era itself (a modern host through the bridge) names
-    // its own identity and capabilities in the request's _meta: the server is told those.
-    const named = (key: string) => {
-      const value = meta?.[key];
-      return typeof value === "object" && value !== null && !Array.isArray(value)
-        ? value
-        : undefined;
-    };
     return {
       method: request.method,
       params: {
@@ -269,15 +260,11 @@ export class McpClient extends McpProtocol {
         _meta: envelopeMeta(
           {
             protocolVersion: version,
-            clientInfo:
-              caller?.clientInfo ?? (named(META.clientInfo) as Implementation) ?? this.#info,
-            clientCapabilities:
-              caller?.capabilities ??
-              (named(META.clientCapabilities) as ClientCapabilities) ??
-              this.#capabilities,
+            clientInfo: caller?.clientInfo ?? this.#info,
+            clientCapabilities: caller?.capabilities ?? this.#capabilities,
             logLevel: this.#logLevel,
           },
-          meta,
+          request.params?._meta as Record<string, unknown> | undefined,
         ),
       },
     };
@@ -294,9 +281,7 @@ export class McpClient extends McpProtocol {
     schemaOrOptions?: ResultSchema<T> | RequestOptions,
     maybeOptions?: RequestOptions,
   ): Promise<T> {
-    if (this.#modern === undefined) {
-      return super.request(withoutEnvelope(request), schemaOrOptions, maybeOptions);
-    }
+    if (this.#modern === undefined) return super.request(request, schemaOrOptions, maybeOptions);
     const schema = isSchema(schemaOrOptions) ? (schemaOrOptions as ResultSchema<T>) : undefined;
     const options = schema ? maybeOptions : (schemaOrOptions as RequestOptions | undefined);
     const sent = this.#modernRequest(request, options);
@@ -317,7 +302,8 @@ export class McpClient extends McpProtocol {
       } catch (error) {
         const supported = isMcpError(error) ? supportedVersionsOf(error) : undefined;
         const mutual = supported ? mutualModernVersion(supported) : undefined;
-        if (retriedVersion || mutual === undefined || mutual === modern.version) throw error;
+        // Once, at the version the rejection names (SEP-2575), even the one it refused.
+        if (retriedVersion || mutual === undefined) throw error;
         retriedVersion = true;
         modern.version = mutual;
         this.#protocolVersion = mutual;
@@ -328,11 +314,14 @@ export class McpClient extends McpProtocol {
       round += 1;
       const signal = options?.signal ?? new AbortController().signal;
       const answers: Record<string, unknown> = {};
-      for (const [key, asked] of Object.entries(read.inputRequests)) {
-        const question = keyed(asked, key);
-        // The call's own handlers first (a result belongs to exactly the request that got it).
-        const own = options?.answer?.(question, signal as AbortSignal);
-        answers[key] = await (own ?? this.answerLocally(question, signal as AbortSignal));
+      for (const [key, request] of Object.entries(read.inputRequests)) {
+        // The key goes with the question, for a bridge that asks a modern host in turn (SPEC H3).
+        const asked = keyed(request, key);
+        const local = (question: Message, asking: AbortSignal) =>
+          this.answerLocally(question, asking);
+        answers[key] = options?.answer
+          ? await options.answer(asked, signal as AbortSignal, local)
+          : await local(asked, signal as AbortSignal);
       }
       params = retryParams(request.params, answers, read.requestState);
     }
@@ -385,12 +374,19 @@ export class McpClient extends McpProtocol {
     if (!result || !Array.isArray(result.tools)) {
       throw new McpError(ErrorCode.InvalidParams, "tools/list answered without a tools array");
     }
+    // A tool whose x-mcp-header marks break the rules is not offered (SEP-2243).
+    if (this.#modern !== undefined) {
+      const { offered, refused } = offeredTools(result.tools);
+      for (const why of refused) this.warn?.(why);
+      result.tools = offered;
+    }
     this.cacheToolMetadata(result.tools);
     return result;
   }
 
   /** Remembers the output schemas of `tools` (the whole list), for callTool to check. */
   cacheToolMetadata(tools: Tool[]): void {
+    paramBookOf(this.transport)?.learn(tools);
     this.#outputSchemas.clear();
     this.#outputChecks.clear();
     for (const tool of tools) {
@@ -479,12 +475,26 @@ export class McpClient extends McpProtocol {
     return this.request({ method: "resources/read", params }, options);
   }
 
+  /** In the modern era a subscription is a resource in the change stream's filter. */
   subscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    return this.request({ method: "resources/subscribe", params }, options);
+    if (this.#modern === undefined) {
+      return this.request({ method: "resources/subscribe", params }, options);
+    }
+    this.#changes.subscribe(params.uri);
+    return Promise.resolve({});
   }
 
   unsubscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    return this.request({ method: "resources/unsubscribe", params }, options);
+    if (this.#modern === undefined) {
+      return this.request({ method: "resources/unsubscribe", params }, options);
+    }
+    this.#changes.unsubscribe(params.uri);
+    return Promise.resolve({});
+  }
+
+  override close(): Promise<void> {
+    this.#changes.stop();
+    return super.close();
   }
 
   /** A modern server asks for roots in each request that needs them: nothing to tell. */

@@ -9,6 +9,7 @@
  * Compatibility" sections; the SDK v2 client's probe classifier, for which errors count).
  */
 import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, isMcpError } from "./error.js";
 
 /** The modern revision this client speaks, and every modern revision it accepts. */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";
@@ -185,19 +186,26 @@ export class EraMismatchError extends Error {
   }
 }
 
-/** A legacy request without the modern envelope keys a modern caller's _meta may carry. */
-export function withoutEnvelope(request: {
-  method: string;
-  params?: Record<string, unknown> | undefined;
-}): typeof request {
-  const meta = request.params?._meta as Record<string, unknown> | undefined;
-  if (meta === undefined || !Object.values(META).some((key) => key in meta)) return request;
-  const kept = Object.fromEntries(
-    Object.entries(meta).filter(([key]) => !(Object.values(META) as string[]).includes(key)),
-  );
-  const { _meta: _dropped, ...params } = request.params ?? {};
-  return {
-    ...request,
-    params: Object.keys(kept).length > 0 ? { ...params, _meta: kept } : params,
-  };
+/**
+ * What a failed `server/discover` says (the SDK v2 client's probe classifier):
+ * a -32022 naming a modern version both speak is asked again at it (even the one it
+ * refused: SEP-2575's client retries once with a version the rejection names, and the
+ * caller bounds the attempts); any other JSON-RPC
+ * error, or an HTTP 4xx (`status`) the modern binding would not send, is a legacy server;
+ * a closed connection, a timeout, 5xx or a sign-in wanted is an outage, no evidence of an era.
+ */
+export function probeFailure(
+  error: unknown,
+  status: number | undefined,
+): "legacy" | "outage" | { retryAt: string } {
+  if (isMcpError(error)) {
+    if (error.code === ErrorCode.ConnectionClosed || error.code === ErrorCode.RequestTimeout) {
+      return "outage";
+    }
+    const supported = supportedVersionsOf(error);
+    const mutual = supported ? mutualModernVersion(supported) : undefined;
+    return mutual !== undefined ? { retryAt: mutual } : "legacy";
+  }
+  const refused = status !== undefined && status >= 400 && status < 500;
+  return refused && status !== 401 && status !== 403 ? "legacy" : "outage";
 }

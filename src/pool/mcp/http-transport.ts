@@ -12,7 +12,7 @@ import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
-import { modernFetch } from "./modern-fetch.js";
+import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
 import type { TransportContext } from "./transport.js";
 
 /**
@@ -49,7 +49,9 @@ export function createHttpTransport(
     Object.keys(headers),
     context.fetch ?? sharedKeepAliveFetch(),
   );
-  return new OnceClosedHttpTransport(url, {
+  // What its tools mark for Mcp-Param-* headers, learnt by the client's listings.
+  const book = new ParamBook();
+  const transport = new OnceClosedHttpTransport(url, {
     requestInit: { headers },
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
@@ -59,8 +61,11 @@ export function createHttpTransport(
       authProvider && onChallenge
         ? witnessChallenges(pinned, url, (challenge) => onChallenge(row.id, challenge))
         : pinned,
+      book,
     ),
   });
+  keepParamBook(transport, book);
+  return transport;
 }
 
 export function httpErrorStatus(error: unknown): number | undefined {

@@ -48,12 +48,22 @@ export interface RequestOptions {
    */
   caller?: { clientInfo?: Implementation; capabilities?: ClientCapabilities } | undefined;
   /**
-   * The request's own answers to what a modern server embeds in its result
-   * (`input_required`); undefined for a question it does not take, which this side's
-   * handlers then answer. Ignored on a legacy connection.
+   * Answers what an `input_required` result of this request asks (MRTR, SPEC H2): the
+   * result belongs to exactly this request, so its questions go to its own caller. Absent,
+   * the client's own request handlers answer. Ignored on a legacy connection.
    */
-  answer?: ((request: Message, signal: AbortSignal) => Promise<unknown> | undefined) | undefined;
+  answer?: InputAnswerer | undefined;
 }
+
+/**
+ * Answers one input request of a modern result (`elicitation/create`, `sampling/createMessage`…);
+ * what it does not answer itself it hands to `local`, the client's own request handlers.
+ */
+export type InputAnswerer = (
+  request: Message,
+  signal: AbortSignal,
+  local: (request: Message, signal: AbortSignal) => Promise<unknown>,
+) => Promise<unknown>;
 
 /** Anything that checks a result as a zod schema does: the SDK's schemas, a caller's own. */
 export interface ResultSchema<T> {
@@ -184,7 +194,8 @@ export class McpProtocol {
       const pending: Pending = {
         resolve,
         reject,
-        timer: setTimeout(() => this.#timedOut(id), timeout),
+        // Infinity: a request that stays open until answered or cancelled (subscriptions/listen).
+        timer: Number.isFinite(timeout) ? setTimeout(() => this.#timedOut(id), timeout) : undefined,
         timeout,
         started: Date.now(),
         options,

@@ -18,6 +18,7 @@ import type { ServerEntry } from "../server/entry.js";
 import {
   connectionHash,
   type CachedTools,
+  type ProfileMemo,
   type ToolsCacheStore,
 } from "../catalogue/tools-cache.js";
 import type { PoolLog } from "../core/types.js";
@@ -49,12 +50,18 @@ export interface ReconcilerInit {
   changed(): void;
   /** A row was taken without a restart: its pin may say otherwise now. */
   updated(entry: ServerEntry): void;
+  /** What host profiles taught about a row (SPEC I4, I5), kept beside its list. */
+  profiles?: {
+    learn(entry: ServerEntry, memo: ProfileMemo): void;
+    memo(id: string): ProfileMemo | undefined;
+  };
 }
 
-/** A list and the era verdict beside it, as one key: either changing is saved again. */
-function savedKey(entry: ServerEntry): string {
+/** A list, the era verdict and the profile memo beside it, as one key: any changing is saved again. */
+function savedKey(entry: ServerEntry, memo: ProfileMemo | undefined): string {
   const verdict = entry.verdict;
-  return `${entry.fingerprint ?? ""}|${verdict ? `${verdict.era}@${verdict.at}` : ""}`;
+  const era = verdict ? `${verdict.era}@${verdict.at}` : "";
+  return `${entry.fingerprint ?? ""}|${era}|${memo ? JSON.stringify(memo) : ""}`;
 }
 
 export class Reconciler {
@@ -262,9 +269,10 @@ export class Reconciler {
       const cached = await store.load(entry.id);
       if (cached && cached.connection === connectionHash(entry.row)) {
         if (cached.era) entry.adoptVerdict(cached.era);
+        if (cached.profiles) this.#init.profiles?.learn(entry, cached.profiles);
         if (!this.#isLazy(entry.row)) return;
         entry.adoptCached(cached.tools);
-        this.#savedFingerprints.set(entry.id, savedKey(entry));
+        this.#savedFingerprints.set(entry.id, savedKey(entry, cached.profiles));
       }
     } catch (error) {
       serverLog(this.#init.log, entry.id).error(
@@ -276,13 +284,15 @@ export class Reconciler {
   /** Hands a list the store does not hold yet to the tools cache; never awaited (B4). */
   saveTools(entry: ServerEntry): void {
     const store = this.#init.options.toolsCache;
-    const key = savedKey(entry);
+    const memo = this.#init.profiles?.memo(entry.id);
+    const key = savedKey(entry, memo);
     if (!store || this.#savedFingerprints.get(entry.id) === key) return;
     this.#savedFingerprints.set(entry.id, key);
     const cached: CachedTools = {
       connection: connectionHash(entry.row),
       tools: entry.tools,
       ...(entry.verdict ? { era: entry.verdict } : {}),
+      ...(memo ? { profiles: memo } : {}),
     };
     Promise.resolve()
       .then(() => store.save(entry.id, cached))

@@ -12,11 +12,13 @@
  * what a failing, withdrawn or ended-first one answers.
  */
 
-/** Where a server's request comes from: a server, or one conversation on it (B9). */
+/** Where a server's request comes from: a server, one conversation on it (B9), or one host profile's child (I4). */
 export interface Route {
   serverId: string;
   /** The conversation key (identity.ts) of a per-conversation server's client. */
   conversation?: string | undefined;
+  /** The profile key (mcpool-protocol's profileKey) of a shared row's per-profile child. */
+  profile?: string | undefined;
 }
 
 export interface RequestContext {
@@ -106,6 +108,23 @@ export class CallerRouter<P, R> {
     return this.#policy.unanswered();
   }
 
+  /**
+   * The answer to one request that belongs to a known call (a modern `input_required`,
+   * SPEC H2): that call's `handler` only, else the pool's own, else the policy's — never
+   * another caller in flight.
+   */
+  answerFor(
+    handler: CallerHandler<P, R> | undefined,
+    serverId: string,
+    params: P,
+    signal: AbortSignal,
+  ): Promise<R> {
+    if (handler) return this.#ask(serverId, signal, (ctx) => handler(params, ctx));
+    const fallback = this.#fallback;
+    if (fallback) return this.#ask(serverId, signal, (ctx) => fallback(serverId, params, ctx));
+    return Promise.resolve().then(() => this.#policy.unanswered());
+  }
+
   async #ask(
     serverId: string,
     signal: AbortSignal,
@@ -134,5 +153,5 @@ export class CallerRouter<P, R> {
 }
 
 function keyOf(route: Route): string {
-  return JSON.stringify([route.serverId, route.conversation ?? null]);
+  return JSON.stringify([route.serverId, route.conversation ?? null, route.profile ?? null]);
 }

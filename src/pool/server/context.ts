@@ -58,6 +58,11 @@ export interface EntryContext {
     params: SampleParams,
     signal: AbortSignal,
   ): Promise<CreateMessageResult>;
+  /**
+   * The roots the connection answers `roots/list` with, when `capabilities` declare roots
+   * (I5); `asked` is told each time the server asks.
+   */
+  roots?: { list(): readonly { uri: string; name?: string }[]; asked(): void };
   /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
   held?(serverId: string): boolean;
   /** ms a suspect server gets to answer a ping (F3). Default {@link DEFAULT_PING_TIMEOUT_MS}. */

@@ -27,6 +27,7 @@ import { processOf } from "../mcp/transport.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
 import { isHttpTransport } from "../mcp/http-client.js";
 import type { ServerNotification } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
 
 /**
  * Bound on waiting for a child that died under the handshake to be done (exited, stderr read
@@ -174,7 +175,15 @@ function installHandlers(
       return checkedSampling(request, (params) => sample(serverId, params, extra.signal));
     });
   }
+  const roots = context.roots;
+  if (roots && context.capabilities.roots) {
+    client.setRequestHandler("roots/list", async () => {
+      roots.asked();
+      return { roots: roots.list().map((root) => ({ ...root })) };
+    });
+  }
   client.onclose = () => handlers.closed(connection);
+  client.warn = (text) => serverLog(context.log, serverId).error(text);
 }
 
 /** What a server whose connection closed under us did, with its stderr tail; not redacted. */

@@ -271,8 +271,11 @@ export class ServerEntry extends EntryState {
       if (this.#context.revives?.(this) !== true) return;
       this.#context.emit({ type: "restart", serverId: this.id });
       this.#log.info("restarting");
-      // A failure is recorded on the entry, logged, and schedules the next attempt.
-      this.ensure().catch(() => undefined);
+      // The timer is the backoff waited out: its clock (libuv's, monotonic, truncated to the
+      // ms) may fire a ms before Date.now() reaches retryAt, and a dial asked for then would
+      // be refused as too soon, with no timer left to try again (issue 27 item 10). A failure
+      // is recorded on the entry, logged, and schedules the next attempt.
+      this.ensure({ ignoreBackoff: true }).catch(() => undefined);
     });
   }
 

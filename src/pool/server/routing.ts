@@ -145,6 +145,8 @@ export function elicitationPolicy(log: PoolLog): RoutePolicy<ElicitResult> {
       return CANCEL;
     },
     failed(error, serverId) {
+      // A host that does not answer elicitation says so as a client without it would (I4).
+      if (isMcpError(error, ErrorCode.MethodNotFound)) throw error;
       serverLog(log, serverId).error(
         `an elicitation handler failed, answered cancel: ${(error as Error).message}`,
       );

@@ -1,0 +1,364 @@
+/**
+ * Host profiles (SPEC I4, I5): a pooled server sees what the calling host can do. A legacy
+ * server reads its client's capabilities once, at initialize, and offers tools by them
+ * (server-everything's sampling and elicitation tools), and asks its client for roots
+ * (server-filesystem's allowed directories). So a shared row serves each host profile —
+ * the host's sampling, elicitation modes and roots — from a child that declared exactly it:
+ *
+ * - No profile, or the pool's own (sampling + elicitation, no roots): the row's own entry.
+ * - Any other: a ProfileEntry per (row, key), made on first use, dialled by the listing or
+ *   call that needs it, reaped by the row's idle rules (DEFAULT_PROFILE_IDLE_MS where the
+ *   row and pool set none). The key is the capability key, with the roots added when the
+ *   host declares roots: one child per project, shared by every session in it.
+ * - A child whose tool list is the row's own and whose server never asked for roots is
+ *   the row's own for that capability key from then on (`#same`, checked once per row and
+ *   key until the row's connection is edited; a list that later moves is the server's
+ *   state, not its reading of capabilities): those hosts share the row's connection, and
+ *   what they cannot answer is refused for them (pipeline.ts, hostOnly). A server that asks
+ *   for roots is never collapsed for hosts that declare roots.
+ *
+ * The children never reach the catalogue's index, the tools cache or the pool's
+ * connect/close events (a bridge would relist on each one): each profile has a catalogue
+ * of its own over the rows with its children in place (`view`).
+ */
+import {
+  capabilityKey,
+  hostProfile,
+  profileKey,
+  type HostProfile,
+  type ProfileChildState,
+} from "mcpool-protocol";
+import { isConversationRow } from "../config/conversation.js";
+import { isEnabled, type McpServerConfig } from "../config/rows.js";
+import { sameConnection } from "../config/same-connection.js";
+import type { Catalogue } from "./catalogue/catalogue.js";
+import type { CallRoutes } from "./calls/routes.js";
+import type { EntryContext } from "./server/context.js";
+import type { ProfileMemo } from "./catalogue/tools-cache.js";
+import type { ServerEntry } from "./server/entry.js";
+import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
+import { serverLog } from "./core/server-log.js";
+import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
+import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
+
+/**
+ * How long an unused profile child lives when the row sets no idle timeout and the pool
+ * none above 0, ms: a project closed for the day must not keep its own server forever.
+ * A row's own `idleTimeoutMs` (0 included) outranks it, as it does for the row's child.
+ */
+export const DEFAULT_PROFILE_IDLE_MS = 10 * 60_000;
+
+/** The events of a child the pool's listeners must not take for the row's own. */
+const ROW_EVENTS: ReadonlySet<PoolEvent["type"]> = new Set(["connect", "close", "tools-changed"]);
+
+export interface HostProfilesInit {
+  /** The pool's entry context: children are dialled as their rows are, but for their host. */
+  context: EntryContext;
+  /** The rows' own entries, in configuration order. */
+  entries(): readonly ServerEntry[];
+  routes: CallRoutes;
+  /** A catalogue over `entries` (the pool's settings). */
+  catalogue(entries: () => readonly ServerEntry[]): Catalogue;
+  /** What was learnt about row `id` changed: keep it (the tools cache, beside its list). */
+  learnt(id: string): void;
+  log: PoolLog;
+}
+
+interface View {
+  readonly profile: HostProfile;
+  readonly catalogue: Catalogue;
+  entries(): readonly ServerEntry[];
+}
+
+export class HostProfiles {
+  readonly #init: HostProfilesInit;
+  /** The capability key of the pool's own children. */
+  readonly #poolKey: string;
+  /** Row id → profile key → its child. */
+  readonly #children = new Map<string, Map<string, ProfileEntry>>();
+  /** Row id → the capability keys whose listing was found the row's own, and that row. */
+  readonly #same = new Map<string, { row: McpServerConfig; caps: Set<string> }>();
+  /** Rows whose server asked a child for its roots. */
+  readonly #asksRoots = new Set<string>();
+  /** Profile key → the catalogue and entries calls with that profile resolve in. */
+  readonly #views = new Map<string, View>();
+  #closed = false;
+
+  constructor(init: HostProfilesInit) {
+    this.#init = init;
+    this.#poolKey = capabilityKey(hostProfile(init.context.capabilities));
+  }
+
+  /** What `profile` can be served as in this pool: what the pool cannot route is left out. */
+  #masked(profile: HostProfile): HostProfile {
+    const pool = this.#init.context.capabilities;
+    const masked: HostProfile = {};
+    if (profile.sampling === true && pool.sampling !== undefined) masked.sampling = true;
+    if (pool.elicitation !== undefined && (profile.elicitation ?? []).length > 0) {
+      masked.elicitation = profile.elicitation ?? [];
+    }
+    if (profile.roots !== undefined) masked.roots = profile.roots;
+    return masked;
+  }
+
+  /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
+  keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
+    if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
+    const caps = capabilityKey(profile);
+    if (profile.roots === undefined && caps === this.#poolKey) return undefined;
+    if (this.#same.get(entry.id)?.caps.has(caps) === true) return undefined;
+    return profile.roots === undefined ? caps : profileKey(profile);
+  }
+
+  /** The catalogue and entries of `profile`: each row's child for it in place of its own. */
+  view(profile: HostProfile): View {
+    const masked = this.#masked(profile);
+    const key = profileKey(masked);
+    let view = this.#views.get(key);
+    if (view === undefined) {
+      const entries = (): readonly ServerEntry[] =>
+        this.#init.entries().map((entry) => {
+          const child = this.keyFor(entry, masked);
+          return child === undefined ? entry : this.#child(entry, child, masked);
+        });
+      view = { profile: masked, catalogue: this.#init.catalogue(entries), entries };
+      this.#views.set(key, view);
+    }
+    return view;
+  }
+
+  /**
+   * tools() for a host with `profile`: a child that has never listed is dialled for it (its
+   * first use); one that failed is left out, as a row that failed is.
+   */
+  async tools(
+    profile: HostProfile,
+    options: { names?: readonly string[]; servers?: readonly string[] },
+  ): Promise<ToolDefinition[]> {
+    const view = this.view(profile);
+    const scope = options.servers ? new Set(options.servers) : undefined;
+    const fresh = view
+      .entries()
+      .filter(
+        (entry): entry is ProfileEntry =>
+          isProfileEntry(entry) &&
+          (!scope || scope.has(entry.id)) &&
+          entry.fingerprint === undefined &&
+          !entry.connection,
+      );
+    // As a reconcile starts rows: a few at a time, not a whole pool's children at once.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < fresh.length) {
+        const child = fresh[next++] as ProfileEntry;
+        await child.ensure().then(
+          () => child.idle(),
+          (error: Error) => serverLog(this.#init.log, child.id).error(error.message),
+        );
+      }
+    };
+    const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
+    await Promise.all(Array.from({ length: workers }, worker));
+    return this.view(profile).catalogue.tools(options);
+  }
+
+  describe(
+    profile: HostProfile,
+    qualified: string,
+    options: { servers?: readonly string[]; hidden?: boolean },
+  ): ToolDescription | undefined {
+    return this.view(profile).catalogue.describe(qualified, options);
+  }
+
+  /** The children of row `id` that are up or starting, for state() (I5: per-project children). */
+  stateOf(id: string): ProfileChildState[] | undefined {
+    const live = [...(this.#children.get(id)?.values() ?? [])].filter(
+      (child) => child.connection !== undefined || child.connecting,
+    );
+    if (live.length === 0) return undefined;
+    return live.map((child) => {
+      const state: ProfileChildState = {
+        capabilities: capabilityKey(child.profile),
+        status: child.status,
+      };
+      if (child.profile.roots !== undefined && child.key !== capabilityKey(child.profile)) {
+        state.roots = child.profile.roots.map((root) => root.uri);
+      }
+      const connection = child.connection;
+      if (connection?.pid !== undefined) state.pid = connection.pid;
+      if (connection !== undefined) state.startedAt = connection.startedAt;
+      if (child.asksRoots) state.asksRoots = true;
+      return state;
+    });
+  }
+
+  /** What the tools cache kept about a row (SPEC I4, I5): nothing is found out twice. */
+  learn(entry: ServerEntry, memo: ProfileMemo): void {
+    if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
+    const same = (memo.same ?? []).filter(
+      (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
+    );
+    if (same.length > 0) this.#same.set(entry.id, { row: entry.row, caps: new Set(same) });
+    this.invalidate();
+  }
+
+  /** What was learnt about row `id`, for the tools cache; undefined: nothing. */
+  memo(id: string): ProfileMemo | undefined {
+    const same = [...(this.#same.get(id)?.caps ?? [])].sort();
+    const asksRoots = this.#asksRoots.has(id);
+    if (same.length === 0 && !asksRoots) return undefined;
+    return { ...(same.length > 0 ? { same } : {}), ...(asksRoots ? { asksRoots } : {}) };
+  }
+
+  /** Something a listing reads changed: every profile's index is rebuilt on its next read. */
+  invalidate(): void {
+    for (const view of this.#views.values()) view.catalogue.invalidate();
+  }
+
+  /**
+   * The rows after a reconcile: the children of a removed row, or of one whose connection
+   * changed, are ended; an edit that keeps the connection is taken as the row's own is.
+   */
+  async sync(): Promise<void> {
+    const rows = new Map(this.#init.entries().map((entry) => [entry.id, entry.row]));
+    const ending: Promise<void>[] = [];
+    for (const [id, children] of this.#children) {
+      const row = rows.get(id);
+      for (const [key, child] of children) {
+        if (row === child.row) continue;
+        if (row !== undefined && isEnabled(row) && sameConnection(row, child.row)) {
+          child.update(row);
+          continue;
+        }
+        children.delete(key);
+        ending.push(child.remove("removed"));
+      }
+      if (children.size === 0) this.#children.delete(id);
+    }
+    // What a server lists for a capability key is learnt again once its connection changed.
+    for (const [id, same] of this.#same) {
+      const row = rows.get(id);
+      if (row === undefined || !sameConnection(row, same.row)) this.#same.delete(id);
+    }
+    for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
+    this.invalidate();
+    await Promise.allSettled(ending);
+  }
+
+  /** stop()/reconnect() of row `id`: its children end too (the next use dials them again). */
+  async end(id: string): Promise<void> {
+    const children = [...(this.#children.get(id)?.values() ?? [])];
+    this.#children.delete(id);
+    this.invalidate();
+    await Promise.allSettled(children.map((child) => child.remove("removed")));
+  }
+
+  /** Ends every child; none is made afterwards. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const children = [...this.#children.values()].flatMap((map) => [...map.values()]);
+    this.#children.clear();
+    await Promise.allSettled(children.map((child) => child.remove("shutdown")));
+  }
+
+  // ── Children ───────────────────────────────────────────────────────────────────────
+
+  #child(entry: ServerEntry, key: string, profile: HostProfile): ServerEntry {
+    if (this.#closed) return entry;
+    let children = this.#children.get(entry.id);
+    let child = children?.get(key);
+    if (child !== undefined) return child;
+    if (children === undefined) {
+      children = new Map();
+      this.#children.set(entry.id, children);
+    }
+    child = this.#made(entry, key, profile);
+    children.set(key, child);
+    return child;
+  }
+
+  #made(entry: ServerEntry, key: string, profile: HostProfile): ProfileEntry {
+    const pool = this.#init.context;
+    const routes = this.#init.routes;
+    const route = { serverId: entry.id, profile: key };
+    const roots = profile.roots;
+    const context: EntryContext = {
+      ...pool,
+      capabilities: profileCapabilities(profile),
+      idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
+      emit: (event) => {
+        if (!ROW_EVENTS.has(event.type)) pool.emit(event);
+      },
+      changed: () => this.invalidate(),
+      listed: (listed) => this.#listed(listed as ProfileEntry),
+      held: () => false,
+      revives: () => false,
+    };
+    // A child answers only what its host declared; the SDK refuses the rest (-32601).
+    delete context.elicit;
+    delete context.sample;
+    delete context.roots;
+    if ((profile.elicitation ?? []).length > 0) {
+      context.elicit = (_id, params, signal) => routes.elicit(route, params, signal);
+    }
+    if (profile.sampling === true) {
+      context.sample = (_id, params, signal) => routes.sample(route, params, signal);
+    }
+    if (roots !== undefined) {
+      context.roots = { list: () => roots, asked: () => this.#rootsAsked(entry.id, key) };
+    }
+    return new ProfileEntry(entry.row, context, profile, key);
+  }
+
+  /**
+   * A child listed: when its list is the row's own and its server has not asked for roots,
+   * the row's own connection serves that capability key from now on, and the child ends.
+   */
+  #listed(child: ProfileEntry): void {
+    const own = this.#init.entries().find((entry) => entry.id === child.id);
+    const fingerprint = own?.fingerprint;
+    const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
+    if (asksRoots || fingerprint === undefined || fingerprint !== child.fingerprint) {
+      const pid = child.connection?.pid;
+      serverLog(this.#init.log, child.id).info(
+        `a child of its own for hosts declaring ${describeProfile(child.profile)}${pid === undefined ? "" : ` (pid ${pid})`}`,
+      );
+      return;
+    }
+    const caps = capabilityKey(child.profile);
+    let same = this.#same.get(child.id);
+    if (same === undefined) {
+      same = { row: child.row, caps: new Set() };
+      this.#same.set(child.id, same);
+    }
+    same.caps.add(caps);
+    serverLog(this.#init.log, child.id).info(
+      `lists the same tools for hosts declaring ${caps}: they share its connection`,
+    );
+    this.#children.get(child.id)?.delete(child.key);
+    this.invalidate();
+    this.#init.learnt(child.id);
+    void this.#init.context.schedule(() => child.remove("removed"));
+  }
+
+  /** The server asked a child for roots: hosts that declare roots get one child per roots set. */
+  #rootsAsked(id: string, key: string): void {
+    const child = this.#children.get(id)?.get(key);
+    if (child) child.asksRoots = true;
+    if (this.#asksRoots.has(id)) return;
+    this.#asksRoots.add(id);
+    const same = this.#same.get(id)?.caps;
+    for (const caps of [...(same ?? [])]) {
+      if (caps.split(",").includes("roots")) same?.delete(caps);
+    }
+    this.invalidate();
+    this.#init.learnt(id);
+  }
+}
+
+function describeProfile(profile: HostProfile): string {
+  const caps = capabilityKey(profile);
+  if (profile.roots === undefined) return caps;
+  const roots = profile.roots.map((root) => root.uri).join(" ");
+  return `${caps} (${roots || "no roots"})`;
+}

@@ -1,0 +1,102 @@
+/**
+ * Host profiles in the pool itself (issue 30 item 4, SPEC I4): a row whose listing does not
+ * depend on its client's capabilities is served to every profile by its own connection —
+ * found once, then remembered — and what such a host cannot answer is refused for it, never
+ * answered on its behalf; a call without a profile is answered as before.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { McpPool, type McpServerConfig } from "../../src/index.js";
+import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalogue/tools-cache.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+const row: McpServerConfig = {
+  id: "interactive",
+  transport: "stdio",
+  command: process.execPath,
+  args: [fixture("interactive.mjs")],
+};
+
+describe("a row whose tools do not depend on the host's capabilities (SPEC I4)", () => {
+  let pool: McpPool | undefined;
+  const spawned: number[] = [];
+
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+    for (const pid of spawned.splice(0)) {
+      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
+    }
+  });
+
+  const open = async (toolsCache?: ToolsCacheStore): Promise<McpPool> => {
+    pool = new McpPool({
+      ...(toolsCache ? { toolsCache } : {}),
+      clientName: "mcpool-test",
+      log: {},
+      connectTimeoutMs: 20_000,
+      onElicit: () => ({ action: "accept", content: { name: "the pool" } }),
+      onSample: () => ({
+        model: "pool",
+        role: "assistant",
+        content: { type: "text", text: "the pool's" },
+      }),
+      onChild: (event) => {
+        if (event.type === "spawn") spawned.push(event.pid);
+      },
+    });
+    await pool.sync([row]);
+    return pool;
+  };
+
+  it("serves a host declaring nothing from the row's own child once its list is found the same", async () => {
+    const pool = await open();
+    const own = pool.tools().map((tool) => tool.function.name);
+    expect(await pool.hostTools({})).toEqual(pool.tools());
+    expect(spawned).toHaveLength(2);
+    // The child that found it out ends; the next listings and calls spawn nothing.
+    await waitFor(() => alive(spawned[1] as number) === false, 15_000, "the probe child to end");
+    expect((await pool.hostTools({})).map((tool) => tool.function.name)).toEqual(own);
+    await pool.call("interactive__caps", {}, { profile: {} });
+    expect(spawned).toHaveLength(2);
+    expect(pool.state()[0]?.profiles).toBeUndefined();
+  });
+
+  it("refuses for a host without elicitation the question its server asks, as that host would", async () => {
+    const pool = await open();
+    await pool.hostTools({});
+    const refused = await pool
+      .call("interactive__ask", { tag: "bare" }, { profile: {} })
+      .then(String, (error: Error) => error.message);
+    expect(refused).not.toContain("the pool");
+    expect(refused).not.toMatch(/"action":"(decline|cancel)"/);
+    // A call that names no profile is the pool's own: its handler answers.
+    expect(await pool.call("interactive__ask", { tag: "own" })).toContain("the pool");
+  });
+
+  it("refuses for a host without sampling the request its server sends", async () => {
+    const pool = await open();
+    await pool.hostTools({}, { servers: ["interactive"] });
+    const refused = await pool.call("interactive__sample", { tag: "bare" }, { profile: {} });
+    expect(refused).toMatch(/bare refused -32601/);
+    expect(await pool.call("interactive__sample", { tag: "own" })).toContain("the pool's");
+  });
+
+  it("remembers in the tools cache that the list is the same, so a restarted pool finds it out no more", async () => {
+    const stored = new Map<string, CachedTools>();
+    const store: ToolsCacheStore = {
+      load: (id) => stored.get(id),
+      save: (id, cached) => void stored.set(id, structuredClone(cached)),
+    };
+    const first = await open(store);
+    await first.hostTools({});
+    await waitFor(() => stored.get("interactive")?.profiles !== undefined, 15_000, "the memo");
+    expect(stored.get("interactive")?.profiles).toEqual({ same: ["none"] });
+    await first.close();
+    const before = spawned.length;
+    const second = await open(store);
+    await second.hostTools({});
+    await second.call("interactive__caps", {}, { profile: {} });
+    // The restarted pool's own child, and nothing to find out.
+    expect(spawned.length - before).toBe(1);
+  });
+});

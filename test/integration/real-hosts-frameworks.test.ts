@@ -1,0 +1,178 @@
+/**
+ * The real frameworks, each installed pinned from npm (test/helpers/real-hosts.ts): the AI
+ * SDK's MCP client, LangChain's MCP adapters and Mastra's MCPClient, run with a bare
+ * environment (PATH and HOME only: the MCP SDK's default, no XDG_RUNTIME_DIR) over the
+ * entries `mcpool wire` writes — the perl relay (daemon up at wire time) and `mcpool bridge
+ * --server ID --socket …` (no stock pipe) — make a call to each pooled server through the
+ * user's daemon, and leave no second daemon (issue 30 items 1 and 7: "a framework with a bare
+ * environment makes its calls through the user's daemon and no second daemon exists
+ * afterwards"; item 2: with the daemon down, the entries start it). Opt-in: MCPOOL_REAL_HOSTS=1
+ * or CI=true.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "jsonc-parser";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
+import {
+  CALLS,
+  FRAMEWORKS,
+  restartDaemon,
+  runFramework,
+  runFrameworkAcross,
+  type FrameworkRun,
+} from "../helpers/real-hosts-frameworks.js";
+import {
+  INSTALL_MS,
+  installed,
+  REAL_HOSTS,
+  REAL_HOSTS_OFF,
+  realWorld,
+  SERVER_IDS,
+  serversReady,
+  type RealWorld,
+  type Stdio,
+} from "../helpers/real-hosts.js";
+
+/** One framework run: three entries spawned, listed and called, on a loaded machine. */
+const TEST_MS = 120_000;
+
+type Kind = "pipe" | "bridge";
+
+/** What each call answers through the pool, from the servers the rows start. */
+function expectAnswers(run: FrameworkRun, world: RealWorld): void {
+  for (const id of SERVER_IDS) {
+    expect(run.tools[id], JSON.stringify(run.tools)).toContain(
+      CALLS.find((c) => c.server === id)!.tool,
+    );
+  }
+  const text = (server: string) => run.calls.find((c) => c.server === server)!;
+  expect(text("everything")).toMatchObject({ isError: false });
+  expect(text("everything").text).toContain("Echo: through the pool");
+  expect(text("memory").text).toContain("entities");
+  // server-filesystem's directory is the row's: the daemon's server answered.
+  expect(text("filesystem").text).toContain(world.project);
+}
+
+describe.runIf(REAL_HOSTS)(
+  `real frameworks through the user's daemon, with a bare environment${REAL_HOSTS ? "" : ` (${REAL_HOSTS_OFF})`}`,
+  () => {
+    let prefix: string;
+    let world: RealWorld;
+    const entries = {} as Record<Kind, Record<string, Stdio>>;
+
+    /** `mcpool wire cursor --write` from the login shell with `path`: the entries it wrote. */
+    const wire = async (path?: string): Promise<Record<string, Stdio>> => {
+      const file = join(world.home, ".cursor", "mcp.json");
+      mkdirSync(join(world.home, ".cursor"), { recursive: true });
+      writeFileSync(file, JSON.stringify({ mcpServers: world.rows }, null, 2));
+      const wired = await world.cli(["wire", "cursor", "--write"], path);
+      expect(wired.code, wired.stdout).toBe(0);
+      return (parse(readFileSync(file, "utf8")) as { mcpServers: Record<string, Stdio> })
+        .mcpServers;
+    };
+
+    /** The calls each pooled server has served in the last minute, by the daemon's count. */
+    const callsServed = async (): Promise<Record<string, number>> =>
+      Object.fromEntries(
+        (await world.status()).servers.map((s) => [s.id, s.resources?.callsLastMinute ?? 0]),
+      );
+
+    /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
+    const expectOneUserDaemon = async (): Promise<number> => {
+      const status = await world.status();
+      expect(status.socketPath).toBe(world.socket);
+      expect(world.daemons()).toEqual([status.pid]);
+      expect(status.strays).toEqual([]);
+      return status.pid;
+    };
+
+    beforeAll(async () => {
+      prefix = await installed("frameworks");
+      world = realWorld();
+      await world.serve();
+      await serversReady(world);
+      entries.pipe = await wire();
+      // No stock pipe on PATH: `mcpool bridge --server ID --socket …` (node is absolute).
+      entries.bridge = await wire(mkdtempSync(join(world.home, "no-pipe-")));
+      for (const id of SERVER_IDS) {
+        expect(entries.pipe[id]!.args, id).toContain(world.socket);
+        expect(entries.pipe[id]!.args[0], id).toMatch(RELAY_NAME);
+        expect(entries.bridge[id]!.args, id).toEqual(
+          expect.arrayContaining(["bridge", "--server", id, "--socket", world.socket]),
+        );
+      }
+    }, INSTALL_MS + 60_000);
+
+    afterEach(async () => {
+      // Each test starts from the user's daemon up, as it was.
+      if (world.daemons().length === 0) {
+        await world.serve();
+        await serversReady(world);
+      }
+    });
+
+    afterAll(async () => {
+      await world?.remove();
+    });
+
+    const cases = FRAMEWORKS.flatMap((framework) =>
+      (["pipe", "bridge"] as const).map((kind) => ({ framework, kind })),
+    );
+
+    it.each(cases)(
+      "$framework calls every pooled server through the user's daemon over $kind entries, and no second daemon exists",
+      async ({ framework, kind }) => {
+        const pid = await expectOneUserDaemon();
+        const before = await callsServed();
+
+        const run = await runFramework(prefix, framework, entries[kind], CALLS, world.bare);
+
+        expectAnswers(run, world);
+        const after = await callsServed();
+        for (const id of SERVER_IDS) expect(after[id]!, id).toBeGreaterThan(before[id]!);
+        expect(await expectOneUserDaemon()).toBe(pid);
+      },
+      TEST_MS,
+    );
+
+    it.each(cases)(
+      "$framework's sessions over $kind entries answer again after a daemon restart, with nothing restarted by hand",
+      async ({ framework, kind }) => {
+        const before = await expectOneUserDaemon();
+        const run = await runFrameworkAcross(
+          prefix,
+          framework,
+          entries[kind],
+          CALLS,
+          CALLS,
+          async () => {
+            await restartDaemon(world);
+            await serversReady(world);
+          },
+          world.bare,
+        );
+
+        expectAnswers(run, world);
+        // The same sessions, through the new daemon (issue 30 item 3).
+        expectAnswers({ ...run, calls: run.then ?? [] }, world);
+        expect(await expectOneUserDaemon()).not.toBe(before);
+      },
+      2 * TEST_MS,
+    );
+
+    it.each(FRAMEWORKS)(
+      "%s with the daemon down: its relay entries start the user's daemon, answer, and no second one",
+      async (framework) => {
+        await world.stopDaemons();
+        expect(world.daemons()).toEqual([]);
+
+        const run = await runFramework(prefix, framework, entries.pipe, CALLS, world.bare);
+
+        expectAnswers(run, world);
+        await expectOneUserDaemon();
+      },
+      TEST_MS,
+    );
+  },
+);

@@ -1,0 +1,173 @@
+/**
+ * The real hosts, each installed pinned from npm (test/helpers/real-hosts.ts), with a private
+ * HOME and the user's daemon serving server-everything, -memory and -filesystem: the host's
+ * file holds the three servers direct, `mcpool wire <host> --write` rewrites it (the path
+ * users take), and the host's own list — `claude mcp list`, `gemini mcp list`, `qwen mcp
+ * list`, `opencode mcp list`, Codex app-server's `mcpServerStatus/list` — shows every pooled
+ * server connected. Issue 30 item 7 ("the wired entry lists every pooled server as
+ * connected"; "daemon down → the daemon comes up or the host's error names mcpool"), SPEC I7.
+ * Opt-in: MCPOOL_REAL_HOSTS=1 or CI=true.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
+import { REAL_HOSTS_CLI, type Listed } from "../helpers/real-hosts-cli.js";
+import {
+  INSTALL_MS,
+  installed,
+  REAL_HOSTS,
+  REAL_HOSTS_OFF,
+  realWorld,
+  SERVER_IDS,
+  serversReady,
+  type RealWorld,
+} from "../helpers/real-hosts.js";
+
+/** One host's test: a daemon start, a wire, a host list that starts three entries. */
+const TEST_MS = 150_000;
+
+const count = (text: string, part: string): number => text.split(part).length - 1;
+
+/** Every pooled server is in the host's list and connected. */
+function expectAllConnected(listed: Record<string, Listed>): void {
+  for (const id of SERVER_IDS) {
+    expect(listed[id]?.connected, `${id} in ${JSON.stringify(listed, null, 2)}`).toBe(true);
+  }
+}
+
+describe.runIf(REAL_HOSTS)(
+  `real hosts' own server lists through mcpool wire${REAL_HOSTS ? "" : ` (${REAL_HOSTS_OFF})`}`,
+  () => {
+    let prefix: string;
+
+    beforeAll(async () => {
+      prefix = await installed("hosts");
+    }, INSTALL_MS + 30_000);
+
+    describe.each(REAL_HOSTS_CLI)("$wire", (host) => {
+      let world: RealWorld;
+
+      /** The host's file direct, then `mcpool wire --write` from the login shell. */
+      const wire = async (): Promise<string> => {
+        host.configure(world);
+        const wired = await world.cli(["wire", host.wire, "--write"]);
+        expect(wired.code, wired.stdout).toBe(0);
+        const text = readFileSync(host.file(world), "utf8");
+        // Every entry names the socket it was wired to.
+        expect(count(text, world.socket), text).toBe(SERVER_IDS.length);
+        return text;
+      };
+
+      /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
+      const expectOneUserDaemon = async (): Promise<number> => {
+        const status = await world.status();
+        expect(status.socketPath).toBe(world.socket);
+        expect(world.daemons()).toEqual([status.pid]);
+        expect(status.strays).toEqual([]);
+        return status.pid;
+      };
+
+      /**
+       * After a host started the daemon through its entries: the user's daemon is up and
+       * stays, never a second — OpenCode, which ends each server's whole process tree as it
+       * exits, included: the daemon an entry starts is nobody's child (client/src/dial.ts).
+       */
+      const expectStartedDaemon = async (): Promise<void> => {
+        await expectOneUserDaemon();
+      };
+
+      beforeAll(() => {
+        world = realWorld();
+      });
+
+      afterEach(async () => {
+        await world.stopDaemons();
+      });
+
+      afterAll(async () => {
+        await world?.remove();
+      });
+
+      it(
+        "wired with the daemon up (perl relay entries), lists every pooled server as connected, through the one daemon",
+        async () => {
+          const pid = await world.serve();
+          await serversReady(world);
+          const text = await wire();
+          expect(count(text, RELAY_NAME), text).toBe(SERVER_IDS.length);
+
+          expectAllConnected(await host.list(prefix, world));
+          expect(await expectOneUserDaemon()).toBe(pid);
+        },
+        TEST_MS,
+      );
+
+      it(
+        "with the daemon down, its relay entries start the user's daemon and list connected, or say mcpool",
+        async () => {
+          await world.serve();
+          await serversReady(world);
+          await wire();
+          await world.stopDaemons();
+          expect(world.daemons()).toEqual([]);
+
+          const listed = await host.list(prefix, world);
+          for (const id of SERVER_IDS) {
+            const seen = listed[id];
+            // Connected (the entry started the daemon), or the host shows mcpool's own error.
+            expect(
+              seen?.connected === true || /mcpool: /.test(seen?.text ?? ""),
+              `${id} in ${JSON.stringify(listed, null, 2)}`,
+            ).toBe(true);
+          }
+          if (SERVER_IDS.every((id) => listed[id]!.connected)) await expectStartedDaemon();
+          else expect(world.daemons()).toEqual([]);
+        },
+        TEST_MS,
+      );
+
+      it(
+        "with the daemon down and entries that cannot start it (the node they name is gone), the host's list shows mcpool's error",
+        async () => {
+          await world.serve();
+          await serversReady(world);
+          await wire();
+          await world.stopDaemons();
+          // As after an nvm switch or an upgrade: the node the relay would run is gone.
+          const file = host.file(world);
+          const text = readFileSync(file, "utf8");
+          expect(count(text, process.execPath), text).toBe(SERVER_IDS.length);
+          writeFileSync(file, text.replaceAll(process.execPath, join(world.home, "gone", "node")));
+
+          const listed = await host.list(prefix, world);
+          for (const id of SERVER_IDS) {
+            const seen = listed[id]!;
+            expect(seen.connected, seen.text).toBe(false);
+            if (host.hidesServerErrors !== true) {
+              // The relay's answer to `initialize`: what is wrong, and the fix.
+              expect(seen.text).toMatch(/mcpool: no daemon answers at /);
+              expect(seen.text).toMatch(/mcpool service install|mcpool serve/);
+            }
+          }
+          expect(world.daemons()).toEqual([]);
+        },
+        TEST_MS,
+      );
+
+      it(
+        "wired while the daemon is down (bridge entries), lists every pooled server as connected, and no second daemon",
+        async () => {
+          expect(world.daemons()).toEqual([]);
+          const text = await wire();
+          expect(count(text, RELAY_NAME), text).toBe(0);
+          expect(count(text, "--server"), text).toBe(SERVER_IDS.length);
+
+          expectAllConnected(await host.list(prefix, world));
+          await expectStartedDaemon();
+        },
+        TEST_MS,
+      );
+    });
+  },
+);
