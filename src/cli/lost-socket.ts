@@ -6,6 +6,7 @@
  * way in silence; `status` also lists the daemons serving other sockets (strays). A daemon is
  * signalled only by its record: ours (our data folder), live, with its own start time.
  */
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { McpPoolError } from "mcpool-protocol";
@@ -47,6 +48,8 @@ export function strayLines(found: readonly DaemonRecord[], now = Date.now()): st
  */
 export function socketlessDaemon(error: unknown, socketPath: string): DaemonRecord | undefined {
   if (!(error instanceof McpPoolError) || error.code !== "daemon-unavailable") return undefined;
+  // A socket that is there but did not answer in time is not gone: its own error says why.
+  if (existsSync(socketPath)) return undefined;
   return daemonServing(dataDir(), resolve(socketPath));
 }
 

@@ -16,6 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
 import {
   CALLS,
+  directToolLists,
   FRAMEWORKS,
   restartDaemon,
   runFramework,
@@ -157,6 +158,16 @@ describe.runIf(REAL_HOSTS)(
         // The same sessions, through the new daemon (issue 30 item 3).
         expectAnswers({ ...run, calls: run.then ?? [] }, world);
         expect(await expectOneUserDaemon()).not.toBe(before);
+      },
+      2 * TEST_MS,
+    );
+
+    it.each(cases)(
+      "$framework lists through $kind entries exactly the tools it lists with the servers direct (its own capabilities, not the pool's)",
+      async ({ framework, kind }) => {
+        const direct = await directToolLists(prefix, framework, world);
+        const pooled = await runFramework(prefix, framework, entries[kind], [], world.bare);
+        expect(pooled.tools).toEqual(direct.tools);
       },
       2 * TEST_MS,
     );

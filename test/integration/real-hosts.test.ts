@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
-import { REAL_HOSTS_CLI, type Listed } from "../helpers/real-hosts-cli.js";
+import { codexServerStatus, REAL_HOSTS_CLI, type Listed } from "../helpers/real-hosts-cli.js";
 import {
   INSTALL_MS,
   installed,
@@ -165,6 +165,45 @@ describe.runIf(REAL_HOSTS)(
 
           expectAllConnected(await host.list(prefix, world));
           await expectStartedDaemon();
+        },
+        TEST_MS,
+      );
+    });
+
+    describe("Codex's view of each server's tools", () => {
+      let world: RealWorld;
+      const codex = REAL_HOSTS_CLI.find((host) => host.wire === "codex")!;
+
+      beforeAll(() => {
+        world = realWorld();
+      });
+
+      afterAll(async () => {
+        await world?.stopDaemons();
+        await world?.remove();
+      });
+
+      /** Each server's tool names, sorted, as `mcpServerStatus/list` shows them. */
+      const toolsSeen = async (): Promise<Record<string, string[]>> =>
+        Object.fromEntries(
+          (await codexServerStatus(prefix, world)).map((s) => [
+            s.name,
+            Object.keys(s.tools ?? {}).sort(),
+          ]),
+        );
+
+      it(
+        "is through the pool what it is direct: the tools the host's own capabilities get (issue 30 item 4)",
+        async () => {
+          codex.configure(world);
+          const direct = await toolsSeen();
+          await world.serve();
+          await serversReady(world);
+          const wired = await world.cli(["wire", "codex", "--write"]);
+          expect(wired.code, wired.stdout).toBe(0);
+          const pooled = await toolsSeen();
+          for (const id of SERVER_IDS) expect(direct[id]?.length, id).toBeGreaterThan(0);
+          expect(pooled).toEqual(direct);
         },
         TEST_MS,
       );
