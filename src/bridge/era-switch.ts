@@ -50,59 +50,58 @@ export function opensModern(message: JSONRPCMessage): boolean {
 
 /**
  * Starts `transport` and serves it in the era its first message opens; messages before the
- * chosen server has started are held and delivered in order.
+ * chosen server has started are held and delivered in order. A host that opened with
+ * `server/discover` alone and then sends `initialize` fell back to the legacy era (a
+ * dual-era client whose probe timed out, or that did not like the answer: the stdio
+ * binding's fallback): the modern server is closed and the connection served as legacy
+ * from that `initialize` on, as SDK v2's own dual-era entry discards its probe instance.
  */
 export async function serveEitherEra(
   transport: StdioLike,
   servers: EraServers,
 ): Promise<ServedConnection> {
-  const held: [JSONRPCMessage, unknown][] = [];
-  let target: StdioLike | undefined;
-  let started = false;
-  let served: { close(): Promise<void> } | undefined;
+  let current: Served | undefined;
   let era: ServedConnection["era"];
   let closed = false;
+  /** Only `server/discover` came so far: a fallback to `initialize` is still the host's to make. */
+  let probing = false;
 
-  const proxy: StdioLike = {
-    async start() {
-      started = true;
-      queueMicrotask(flush);
-    },
-    send: (message, options) => transport.send(message, options),
-    close: () => transport.close(),
-  };
-  const flush = (): void => {
-    while (started && held.length > 0) {
-      const [message, extra] = held.shift()!;
-      proxy.onmessage?.(message, extra as never);
-    }
-  };
-  const choose = (message: JSONRPCMessage): void => {
-    era = opensModern(message) ? "modern" : "legacy";
-    target = proxy;
-    const serve = era === "modern" ? servers.modern : servers.legacy;
-    serve(proxy).then(
+  const serve = (chosen: "legacy" | "modern"): Served => {
+    era = chosen;
+    const served = new Served(transport);
+    (chosen === "modern" ? servers.modern : servers.legacy)(served.proxy).then(
       (server) => {
-        served = server;
-        if (closed) void server.close().catch(() => undefined);
+        served.server = server;
+        if (closed || current !== served) void server.close().catch(() => undefined);
       },
       (error: unknown) => {
         transport.onerror?.(error as Error);
         void transport.close().catch(() => undefined);
       },
     );
+    return served;
   };
 
   transport.onmessage = (message, extra) => {
-    if (target === undefined) choose(message);
-    held.push([message, extra]);
-    flush();
+    const method = "method" in message ? message.method : undefined;
+    if (current === undefined) {
+      current = serve(opensModern(message) ? "modern" : "legacy");
+      probing = method === "server/discover";
+    } else if (probing && method === "initialize" && !opensModern(message)) {
+      const probe = current;
+      current = serve("legacy");
+      probing = false;
+      probe.retire();
+    } else if (probing && method !== undefined && method !== "server/discover") {
+      probing = false;
+    }
+    current.deliver(message, extra);
   };
   transport.onclose = () => {
     closed = true;
-    proxy.onclose?.();
+    current?.proxy.onclose?.();
   };
-  transport.onerror = (error) => proxy.onerror?.(error);
+  transport.onerror = (error) => current?.proxy.onerror?.(error);
   await transport.start();
 
   return {
@@ -111,10 +110,54 @@ export async function serveEitherEra(
     },
     async close() {
       closed = true;
-      if (served !== undefined) await served.close().catch(() => undefined);
+      if (current?.server !== undefined) await current.server.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
     },
   };
+}
+
+/** One era's server on the connection: its view of the transport, and what it was sent before it started. */
+class Served {
+  readonly proxy: StdioLike;
+  server: { close(): Promise<void> } | undefined;
+  readonly #held: [JSONRPCMessage, unknown][] = [];
+  #started = false;
+  /** Given up for the other era: it sends nothing more, and its close is its own. */
+  #retired = false;
+
+  constructor(transport: StdioLike) {
+    this.proxy = {
+      start: async () => {
+        this.#started = true;
+        queueMicrotask(() => this.#flush());
+      },
+      send: async (message, options) => {
+        if (!this.#retired) await transport.send(message, options);
+      },
+      close: async () => {
+        if (!this.#retired) await transport.close();
+      },
+    };
+  }
+
+  /** The host fell back to the other era: this server closes, and the connection stays. */
+  retire(): void {
+    this.#retired = true;
+    this.#held.length = 0;
+    void this.server?.close().catch(() => undefined);
+  }
+
+  deliver(message: JSONRPCMessage, extra: unknown): void {
+    this.#held.push([message, extra]);
+    this.#flush();
+  }
+
+  #flush(): void {
+    while (this.#started && this.#held.length > 0) {
+      const [message, extra] = this.#held.shift()!;
+      this.proxy.onmessage?.(message, extra as never);
+    }
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
  * `input_required` to that host alone while another host calls at once, and the host's
  * retry completes it; a tampered requestState is refused.
  */
+import { spawn } from "node:child_process";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -238,6 +239,65 @@ describe("a modern host through mcpool bridge", () => {
     const again = await retry(state, 4);
     expect(again.error).toMatchObject({ code: -32602 });
   }, 60_000);
+
+  for (const via of ["sdk", "lean"] as const) {
+    it(`serves a host that probed with server/discover and then sent initialize in the legacy era, over the ${via} stdio bridge`, async () => {
+      // A dual-era host whose probe it gave up on (ai-sdk under load): the stdio binding's
+      // fallback is initialize on the same connection, which must be served, not refused.
+      const { command, args } = bridgeCommand(home, ["--server", "echo"], via);
+      const child = spawn(command, args, {
+        env: stringEnv(home.env),
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      pids.push(child.pid!);
+      const lines: Record<string, unknown>[] = [];
+      let out = "";
+      child.stdout!.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        for (let at = out.indexOf("\n"); at !== -1; at = out.indexOf("\n")) {
+          lines.push(JSON.parse(out.slice(0, at)) as Record<string, unknown>);
+          out = out.slice(at + 1);
+        }
+      });
+      const send = (message: Record<string, unknown>) =>
+        child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+      const answerTo = (id: number) =>
+        waitFor(() => lines.some((l) => l.id === id), 30_000, `the answer to ${id}`).then(
+          () =>
+            lines.find((l) => l.id === id) as { result?: Record<string, unknown>; error?: unknown },
+        );
+      try {
+        const meta = {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "dual-host", version: "1.0.0" },
+          "io.modelcontextprotocol/clientCapabilities": {},
+        };
+        send({ id: 1, method: "server/discover", params: { _meta: meta } });
+        send({
+          id: 2,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "dual-host", version: "1.0.0" },
+          },
+        });
+        const initialized = await answerTo(2);
+        expect(initialized.error).toBeUndefined();
+        expect(initialized.result?.protocolVersion).toBe("2025-11-25");
+        send({ method: "notifications/initialized" });
+        send({
+          id: 3,
+          method: "tools/call",
+          params: { name: "echo", arguments: { text: "legacy after all" } },
+        });
+        expect(JSON.stringify((await answerTo(3)).result)).toContain("legacy after all");
+      } finally {
+        child.stdin!.end();
+        await waitFor(() => !alive(child.pid!), 15_000, "the bridge to exit");
+      }
+    }, 60_000);
+  }
 
   // Last: it changes the pool's servers.
   it("tells a listening modern host, on stdio and over HTTP, that the tools changed", async () => {
