@@ -117,6 +117,11 @@ export class ServerEntry extends EntryState {
       authCause: (cause) => authSentence(context, this.id, cause),
       redact: (error) => redactPoolError(error, entrySecrets(context, row)),
       verdict: this._verdict,
+      verdictFound: (verdict) => {
+        if (this._removed || this._row !== row) return;
+        this._verdict = verdict;
+        if (this._connection && context.indexTools) context.listed(this);
+      },
     });
   }
 
