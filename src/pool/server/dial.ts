@@ -49,8 +49,8 @@ export interface DialHandlers {
   redact(error: McpPoolError): McpPoolError;
   /** The era the entry last found the server to speak, for the dial's plan (SPEC H1). */
   verdict?: EraVerdict | undefined;
-  /** A spare child's probe beside the dial found the era (spare-probe.ts): keep it. */
-  verdictFound?(verdict: EraVerdict): void;
+  /** A spare child probes beside the dial (spare-probe.ts): what it finds, once the dial is done. */
+  probing?(found: Promise<EraVerdict>): void;
 }
 
 /**
@@ -91,10 +91,7 @@ export async function dial(
   if (spare === "beside") {
     // Told once the serving dial is done, so its own (undated) legacy verdict is not the last.
     const found = probeOnSpare(row, context, budget);
-    void dialled
-      .then(undefined, () => undefined)
-      .then(() => found)
-      .then((fresh) => handlers.verdictFound?.(fresh));
+    handlers.probing?.(dialled.then(undefined, () => undefined).then(() => found));
   }
   return dialled;
 }
