@@ -307,7 +307,10 @@ export class HostProfiles {
     if (roots !== undefined) {
       context.roots = { list: () => roots, asked: () => this.#rootsAsked(entry.id, key) };
     }
-    return new ProfileEntry(entry.row, context, profile, key);
+    const child = new ProfileEntry(entry.row, context, profile, key);
+    // The row's era is the child's: found once, not on a spare child of each (SPEC H1).
+    if (entry.verdict) child.adoptVerdict(entry.verdict);
+    return child;
   }
 
   /**

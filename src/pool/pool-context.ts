@@ -44,6 +44,7 @@ export function entryContext(
     authRequired: (serverId, cause) => auth.refusal(serverId, cause),
     // An http row's transport is handed an OAuth provider: the OAuth code loads first.
     createTransport: withOAuth(options.createTransport ?? createDefaultTransport),
+    spareProbe: options.createTransport === undefined,
     transportContext: {
       childEnv: options.childEnv ?? "inherit",
       ...(options.childMark ? { childMark: options.childMark } : {}),

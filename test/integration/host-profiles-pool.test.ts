@@ -52,12 +52,14 @@ describe("a row whose tools do not depend on the host's capabilities (SPEC I4)",
     const pool = await open();
     const own = pool.tools().map((tool) => tool.function.name);
     expect(await pool.hostTools({})).toEqual(pool.tools());
-    expect(spawned).toHaveLength(2);
+    // The row's spare child that found its era (SPEC H1), its own, and the profile's, which
+    // takes the row's era and starts no spare of its own.
+    expect(spawned).toHaveLength(3);
     // The child that found it out ends; the next listings and calls spawn nothing.
-    await waitFor(() => alive(spawned[1] as number) === false, 15_000, "the probe child to end");
+    await waitFor(() => alive(spawned[2] as number) === false, 15_000, "the probe child to end");
     expect((await pool.hostTools({})).map((tool) => tool.function.name)).toEqual(own);
     await pool.call("interactive__caps", {}, { profile: {} });
-    expect(spawned).toHaveLength(2);
+    expect(spawned).toHaveLength(3);
     expect(pool.state()[0]?.profiles).toBeUndefined();
   });
 

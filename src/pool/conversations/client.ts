@@ -197,6 +197,8 @@ function clientContext(
     transportContext: { ...base.transportContext, fetch: watch.wrap(fetch) },
     idleTimeoutMs: undefined,
     indexTools: false,
+    // One child per conversation, none spare: its era is found on it as without a probe (H1).
+    spareProbe: false,
     emit: (event) => {
       if (event.type === "close" && event.reason === "crash") {
         client.lost = true;

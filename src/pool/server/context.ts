@@ -32,6 +32,11 @@ export interface EntryContext {
   capabilities: ClientCapabilities;
   createTransport: CreateTransport;
   transportContext: TransportContext;
+  /**
+   * Whether a stdio row's era is found on a spare child (SPEC H1, spare-probe.ts): the
+   * pool's own children, not a consumer's createTransport, whose connects it cannot spare.
+   */
+  spareProbe?: boolean;
   /** Pool-wide connect budget, ms; the row's outranks it. Undefined: the SDK's 60 s per request. */
   connectTimeoutMs: number | undefined;
   /** Pool-wide call timeout, ms; used to bound how long a retiring connection may drain. */

@@ -23,6 +23,7 @@ import {
   type EraVerdict,
 } from "../mcp/era.js";
 import type { EntryContext } from "./context.js";
+import { probeOnSpare, spareProbeOf } from "./spare-probe.js";
 import { processOf } from "../mcp/transport.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
 import { isHttpTransport } from "../mcp/http-client.js";
@@ -48,6 +49,8 @@ export interface DialHandlers {
   redact(error: McpPoolError): McpPoolError;
   /** The era the entry last found the server to speak, for the dial's plan (SPEC H1). */
   verdict?: EraVerdict | undefined;
+  /** A spare child probes beside the dial (spare-probe.ts): what it finds, once the dial is done. */
+  probing?(found: Promise<EraVerdict>): void;
 }
 
 /**
@@ -70,7 +73,9 @@ export function eraPlan(
  * Opens a connection to `row` and lists its tools (unless the pool does not index), within
  * `budget` ms for the whole of it. Rejects with a redacted pool error, after closing
  * whatever it had opened. A dial on a modern verdict that fails is made once more without
- * it: the server may have changed, and what it says now is the verdict.
+ * it: the server may have changed, and what it says now is the verdict. A stdio row with
+ * no believed verdict has its era found on a spare child first (spare-probe.ts, on its own
+ * bound; the serving child keeps the whole budget).
  */
 export async function dial(
   row: McpServerConfig,
@@ -78,7 +83,26 @@ export async function dial(
   budget: number | undefined,
   handlers: DialHandlers,
 ): Promise<{ connection: Connection; tools: Tool[] }> {
-  const verdict = handlers.verdict;
+  let verdict = handlers.verdict;
+  // A stdio server's era is found on a spare child, never on the one that serves (SPEC H1).
+  const spare = spareProbeOf(row, verdict, context, Date.now());
+  if (spare === "first") verdict = await probeOnSpare(row, context, budget);
+  const dialled = dialOn(row, context, budget, handlers, verdict);
+  if (spare === "beside") {
+    // Told once the serving dial is done, so its own (undated) legacy verdict is not the last.
+    const found = probeOnSpare(row, context, budget);
+    handlers.probing?.(dialled.then(undefined, () => undefined).then(() => found));
+  }
+  return dialled;
+}
+
+async function dialOn(
+  row: McpServerConfig,
+  context: EntryContext,
+  budget: number | undefined,
+  handlers: DialHandlers,
+  verdict: EraVerdict | undefined,
+): Promise<{ connection: Connection; tools: Tool[] }> {
   if (usableVerdict(verdict, Date.now())?.era !== "modern" || row.protocol === "legacy") {
     return dialOnce(row, context, budget, handlers, verdict);
   }

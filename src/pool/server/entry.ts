@@ -117,6 +117,13 @@ export class ServerEntry extends EntryState {
       authCause: (cause) => authSentence(context, this.id, cause),
       redact: (error) => redactPoolError(error, entrySecrets(context, row)),
       verdict: this._verdict,
+      probing: (found) => {
+        this._probing = found.then((verdict) => {
+          if (this._removed || this._row !== row) return;
+          this._verdict = verdict;
+          if (this._connection && context.indexTools) context.listed(this);
+        });
+      },
     });
   }
 
@@ -316,6 +323,7 @@ export class ServerEntry extends EntryState {
     this.#revive.cancel();
     const pending = this._connecting;
     if (pending) await pending.catch(() => undefined);
+    await this._probing;
     this.#revive.cancel();
     this.#idle.stop();
     const connection = this._connection;

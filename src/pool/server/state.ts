@@ -23,6 +23,8 @@ export abstract class EntryState {
   protected _connecting: Promise<Connection> | undefined;
   /** The era the server was last found to speak over this row's connection (SPEC H1). */
   protected _verdict: EraVerdict | undefined;
+  /** A spare child probing beside the connection (spare-probe.ts): a close waits for it. */
+  protected _probing: Promise<void> | undefined;
 
   constructor(row: McpServerConfig) {
     this._row = row;
