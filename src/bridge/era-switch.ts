@@ -122,7 +122,7 @@ class Served {
   server: { close(): Promise<void> } | undefined;
   readonly #held: [JSONRPCMessage, unknown][] = [];
   #started = false;
-  /** Given up for the other era: it sends nothing more, and its close is its own. */
+  /** Given up for the other era: it asks and tells nothing more, and its close is its own. */
   #retired = false;
 
   constructor(transport: StdioLike) {
@@ -132,7 +132,9 @@ class Served {
         queueMicrotask(() => this.#flush());
       },
       send: async (message, options) => {
-        if (!this.#retired) await transport.send(message, options);
+        // Retired, it still answers what it was asked (the host's server/discover is owed
+        // its answer); it starts nothing more.
+        if (!this.#retired || !("method" in message)) await transport.send(message, options);
       },
       close: async () => {
         if (!this.#retired) await transport.close();
