@@ -34,6 +34,7 @@ import {
   type ReadResourceResult,
   type ResultOf,
   type SampleParams,
+  type RootsParams,
   type ServerAuthState,
   type ServerRow,
   type ServerState,
@@ -120,7 +121,9 @@ class SocketPoolClient implements PoolClient {
         onRequest: (name, params, signal) =>
           name === "sample"
             ? this.routing.sample(params as SampleParams, signal)
-            : this.routing.elicit(params as ElicitParams, signal),
+            : name === "roots"
+              ? this.routing.roots(params as RootsParams, signal)
+              : this.routing.elicit(params as ElicitParams, signal),
         prepare: (connection) => this.subscriptions.sync(connection),
         ready: (connection) => {
           this.subscriptions.ready(connection);

@@ -28,6 +28,7 @@ export type {
   ElicitHandlerContext,
   PassthroughOptions,
   ProgressListener,
+  RootsHandler,
   SampleHandler,
   SampleHandlerContext,
 } from "./routing.js";

@@ -45,6 +45,7 @@ import type {
   PassthroughOptions,
   ProgressListener,
   SampleHandler,
+  RootsHandler,
 } from "./routing.js";
 
 /** A hold on one conversation's client; the daemon lets go when this connection closes. */
@@ -201,6 +202,11 @@ export interface CallOptions extends CallWireOptions {
    * without it, the handler given to onSample() does, else the server is refused.
    */
   onSample?: SampleHandler;
+  /**
+   * Answers a modern server's `roots/list` asked inside this call with the caller's roots
+   * (a bridge asks its modern host in turn); without it, the pool answers as for any caller.
+   */
+  onRoots?: RootsHandler;
   /** Server id → binding from conversations.tools(): a stale tool is refused before it is sent. */
   bindings?: Readonly<Record<string, string>>;
 }

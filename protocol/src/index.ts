@@ -74,6 +74,8 @@ export {
   type ResultOf,
   type RunHooksParams,
   type SampleParams,
+  type RootsParams,
+  type RootsResult,
   type SearchParams,
   type ServerIdParams,
   type ServerNotificationParams,

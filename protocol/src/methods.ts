@@ -120,6 +120,11 @@ export interface CallParams {
   elicit?: boolean;
   /** This call answers the sampling requests its server sends while it is in flight (`sample`). */
   sample?: boolean;
+  /**
+   * This call answers the `roots/list` its server asks inside the call (`roots`): a modern
+   * server's input request, for a host whose roots are asked per call (SPEC H3).
+   */
+  roots?: boolean;
   /** The conversation, for a `session: "conversation"` row (SPEC B9). */
   identity?: ConversationIdentity;
   /** The calling host's capabilities and roots (SPEC I4, I5): the child that serves the call. */
@@ -235,6 +240,20 @@ export interface SampleParams {
   params: CreateMessageRequestParams;
 }
 
+/** `roots`: a pooled server asks for the caller's roots, during the call `callId` this connection made. */
+export interface RootsParams {
+  serverId: string;
+  /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
+  callId: string | number;
+  params: Record<string, unknown>;
+}
+
+/** The answer to `roots`: the caller's roots, as `roots/list` answers. */
+export interface RootsResult {
+  roots: { uri: string; name?: string; _meta?: Record<string, unknown> }[];
+  [key: string]: unknown;
+}
+
 /** `request/cancel`: the request `id` the sender made is no longer wanted. */
 export type CancelParams = CheckedParams<typeof CANCEL_FIELDS>;
 
@@ -296,6 +315,7 @@ export const METHODS = {
       progressToken: "id?",
       elicit: "boolean?",
       sample: "boolean?",
+      roots: "boolean?",
       identity: "object?",
       profile: "object?",
       bindings: "object?",
@@ -469,6 +489,8 @@ export const DAEMON_REQUESTS = {
   elicit: method(checkElicit, returns<ElicitResult>()),
   /** Answer with the model's message; a refusal reaches the server as a JSON-RPC error. */
   sample: method(checkSample, returns<CreateMessageResult>()),
+  /** Answer with the caller's roots; a refusal reaches the server as a JSON-RPC error. */
+  roots: method(ASKED as ParamsCheck<RootsParams>, returns<RootsResult>()),
 } as const;
 
 export type DaemonRequests = typeof DAEMON_REQUESTS;

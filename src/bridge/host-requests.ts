@@ -46,17 +46,36 @@ export const sampleFor = (session: Session, extra: Extra): SampleHandler | undef
 };
 
 /**
- * The `_meta` key the pool gives a modern server's input request's own key in (the pool's
- * INPUT_KEY_META, src/pool/mcp/client.ts): kept for a modern host, never shown to any host.
+ * The `_meta` keys the pool gives a modern server's input request's own key and its round
+ * in (the pool's INPUT_KEY_META and INPUT_ROUND_META, src/pool/mcp/input-required.ts): kept
+ * for a modern host, never shown to any host.
  */
 const INPUT_KEY_META = "mcpool/inputKey";
+const INPUT_ROUND_META = "mcpool/inputRound";
 
-/** A question's params without the pool's key, and that key when there was one. */
-export function splitInputKey(params: unknown): { params: unknown; key: string | undefined } {
-  if (typeof params !== "object" || params === null) return { params, key: undefined };
+/** A question's params without the pool's keys; its own key and its round's, when given. */
+export function splitInputKey(params: unknown): {
+  params: unknown;
+  key: string | undefined;
+  round: Record<string, string> | undefined;
+} {
+  const none = { params, key: undefined, round: undefined };
+  if (typeof params !== "object" || params === null) return none;
   const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
-  if (_meta === undefined || !(INPUT_KEY_META in _meta)) return { params, key: undefined };
-  const { [INPUT_KEY_META]: key, ...meta } = _meta;
+  if (_meta === undefined || !(INPUT_KEY_META in _meta || INPUT_ROUND_META in _meta)) return none;
+  const { [INPUT_KEY_META]: key, [INPUT_ROUND_META]: round, ...meta } = _meta;
   const kept = Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
-  return { params: kept, key: typeof key === "string" ? key : undefined };
+  return {
+    params: kept,
+    key: typeof key === "string" ? key : undefined,
+    round: isRound(round) ? round : undefined,
+  };
+}
+
+function isRound(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Object.values(value).every((method) => typeof method === "string")
+  );
 }

@@ -68,10 +68,19 @@ export interface BridgeCore {
 export const LIST_TTL_MS = 60_000;
 /** How long a parked call waits for the host's retry before its question is cancelled, ms. */
 export const PARKED_MS = 10 * 60_000;
+/**
+ * How long the rest of a round may take to reach the bridge once its first question has,
+ * ms: a question of the round the pool answered itself (one it refused) never comes, and
+ * the host is then asked the ones that did.
+ */
+export const ROUND_GATHER_MS = 2_000;
 /** How long a minted requestState is believed, s (a little past PARKED_MS). */
 const STATE_TTL_S = PARKED_MS / 1000 + 60;
 
-type Question = { method: "elicitation/create" | "sampling/createMessage"; params: unknown };
+type Question = {
+  method: "elicitation/create" | "sampling/createMessage" | "roots/list";
+  params: unknown;
+};
 
 type Step =
   | { kind: "done"; result: CallToolResult }
@@ -81,6 +90,8 @@ type Step =
       question: Question;
       /** The server's own key for it, when the server is modern (the pool passes it on). */
       key: string | undefined;
+      /** Every key of the server's round and its method, when the server is modern. */
+      round: Record<string, string> | undefined;
       answer: (response: unknown) => void;
       refuse: () => void;
     };
@@ -90,9 +101,11 @@ class ParkedCall {
   readonly id = randomUUID();
   readonly abort = new AbortController();
   readonly #steps: Step[] = [];
-  #waiting: ((step: Step) => void) | undefined;
-  /** The question the host was given, keyed as in its inputRequests. */
-  pending: { key: string; step: Extract<Step, { kind: "ask" }> } | undefined;
+  #waiting: ((step: Step | undefined) => void) | undefined;
+  /** The methods this call asks its host (what the host declared). */
+  readonly asks = new Set<string>();
+  /** The questions the host was given, keyed as in its inputRequests. */
+  pending: Map<string, Ask> | undefined;
   rounds = 0;
   timer: NodeJS.Timeout | undefined;
 
@@ -103,16 +116,38 @@ class ParkedCall {
     else this.#steps.push(step);
   }
 
-  next(): Promise<Step> {
+  /** A step taken back: the next next() gets it first. */
+  unshift(step: Step): void {
+    this.#steps.unshift(step);
+  }
+
+  /** The next step; with `withinMs`, undefined when none comes in that time. */
+  next(withinMs?: number): Promise<Step | undefined> {
     const step = this.#steps.shift();
     if (step !== undefined) return Promise.resolve(step);
-    return new Promise((resolve) => (this.#waiting = resolve));
+    return new Promise((resolve) => {
+      const timer =
+        withinMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              if (this.#waiting === waiting) this.#waiting = undefined;
+              resolve(undefined);
+            }, withinMs);
+      const waiting = (step: Step | undefined): void => {
+        clearTimeout(timer);
+        resolve(step);
+      };
+      this.#waiting = waiting;
+    });
   }
 }
 
+type Ask = Extract<Step, { kind: "ask" }>;
+
 interface StatePayload {
   call: string;
-  key: string;
+  /** The round the state answers (ParkedCall.rounds when it was minted). */
+  round: number;
 }
 
 /** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
@@ -311,17 +346,23 @@ export class ModernBridge {
         new Promise((resolve, reject) => {
           const refuse = (): void => reject(new Error("the host did not answer"));
           signal.addEventListener("abort", refuse, { once: true });
-          const { params: asked, key } = splitInputKey(question);
+          const { params: asked, key, round } = splitInputKey(question);
           parked.push({
             kind: "ask",
             question: { method, params: asked },
             key,
+            round,
             answer: resolve as (response: unknown) => void,
             refuse,
           });
         });
     if (declared.elicitation !== undefined) options.onElicit = ask("elicitation/create");
     if (declared.sampling !== undefined) options.onSample = ask("sampling/createMessage");
+    // A modern host's roots are asked inside the call, as the server asked them (SPEC H3).
+    if (declared.roots !== undefined) options.onRoots = ask("roots/list");
+    if (declared.elicitation !== undefined) parked.asks.add("elicitation/create");
+    if (declared.sampling !== undefined) parked.asks.add("sampling/createMessage");
+    if (declared.roots !== undefined) parked.asks.add("roots/list");
     const token = meta?.progressToken;
     if (token !== undefined) {
       options.onProgress = (progress) => {
@@ -353,48 +394,71 @@ export class ModernBridge {
     }
   }
 
-  /** The host's retry: its answer to the parked question, then the call's next step. */
+  /** The host's retry: its answers to the parked questions, then the call's next step. */
   async #resume(state: StatePayload, ctx: ServerContext): Promise<CallToolResult> {
     const parked = this.#parked.get(state.call);
-    if (parked === undefined || parked.pending?.key !== state.key) {
+    const pending = parked?.pending;
+    if (parked === undefined || pending === undefined || parked.rounds !== state.round) {
       throw new ProtocolError(
         -32602,
         "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
       );
     }
-    const { key, step } = parked.pending;
     parked.pending = undefined;
     clearTimeout(parked.timer);
     this.#parked.delete(parked.id);
-    const response = ctx.mcpReq.inputResponses?.[key];
-    if (response === undefined) step.refuse();
-    else step.answer(response);
+    for (const [key, step] of pending) {
+      const response = ctx.mcpReq.inputResponses?.[key];
+      if (response === undefined) step.refuse();
+      else step.answer(response);
+    }
     return this.#round(parked, ctx);
   }
 
-  /** Waits for the call's next step: its result, or a question for the host. */
+  /**
+   * Waits for the call's next step: its result, or the questions of one round for the host
+   * — every question of the server's round that this host answers, asked together.
+   */
   async #round(parked: ParkedCall, ctx: ServerContext): Promise<CallToolResult> {
-    const step = await parked.next();
+    const step = (await parked.next())!;
     if (step.kind === "done") return step.result;
     if (step.kind === "failed") throw step.error;
+    const asks: Ask[] = [step];
+    const expected =
+      step.round === undefined
+        ? 1
+        : Object.values(step.round).filter((method) => parked.asks.has(method)).length;
+    while (asks.length < expected) {
+      const more = await parked.next(ROUND_GATHER_MS);
+      if (more === undefined) break;
+      if (more.kind !== "ask") {
+        parked.unshift(more);
+        break;
+      }
+      asks.push(more);
+    }
     parked.rounds += 1;
-    const key = step.key ?? `mcpool-${parked.rounds}`;
-    parked.pending = { key, step };
+    const pending = new Map<string, Ask>();
+    for (const [i, ask] of asks.entries()) {
+      const own = `mcpool-${parked.rounds}${i > 0 ? `-${i}` : ""}`;
+      pending.set(ask.key !== undefined && !pending.has(ask.key) ? ask.key : own, ask);
+    }
+    parked.pending = pending;
     this.#parked.set(parked.id, parked);
     parked.timer = setTimeout(() => this.#end(parked), PARKED_MS);
     parked.timer.unref();
-    const requestState = await this.#codec.mint({ call: parked.id, key }, ctx);
-    return inputRequired({
-      inputRequests: { [key]: step.question as never },
-      requestState,
-    }) as unknown as CallToolResult;
+    const requestState = await this.#codec.mint({ call: parked.id, round: parked.rounds }, ctx);
+    const inputRequests = Object.fromEntries(
+      [...pending].map(([key, ask]) => [key, ask.question as never]),
+    );
+    return inputRequired({ inputRequests, requestState }) as unknown as CallToolResult;
   }
 
   /** A parked call nobody came back for: its question refused, the call cancelled upstream. */
   #end(parked: ParkedCall): void {
     clearTimeout(parked.timer);
     this.#parked.delete(parked.id);
-    parked.pending?.step.refuse();
+    for (const step of parked.pending?.values() ?? []) step.refuse();
     parked.pending = undefined;
     parked.abort.abort();
   }
