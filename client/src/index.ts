@@ -24,6 +24,7 @@ export type {
   IdentifiedClient,
 } from "./pool-client.js";
 export type {
+  AskingOptions,
   ElicitHandler,
   ElicitHandlerContext,
   PassthroughOptions,

@@ -46,6 +46,7 @@ import type {
   ProgressListener,
   SampleHandler,
   RootsHandler,
+  AskingOptions,
 } from "./routing.js";
 
 /** A hold on one conversation's client; the daemon lets go when this connection closes. */
@@ -357,11 +358,7 @@ export interface PoolClient {
     serverId: string,
     options?: PassthroughOptions & { cursor?: string },
   ): Promise<ListResourceTemplatesResult>;
-  readResource(
-    serverId: string,
-    uri: string,
-    options?: PassthroughOptions,
-  ): Promise<ReadResourceResult>;
+  readResource(serverId: string, uri: string, options?: AskingOptions): Promise<ReadResourceResult>;
   /**
    * The server's `notifications/resources/updated` for `uri` come to onNotification()
    * listeners, to this client only; kept across a daemon restart.
@@ -376,7 +373,7 @@ export interface PoolClient {
     serverId: string,
     name: string,
     args?: Record<string, string>,
-    options?: PassthroughOptions,
+    options?: AskingOptions,
   ): Promise<GetPromptResult>;
   complete(
     serverId: string,

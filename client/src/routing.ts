@@ -64,6 +64,16 @@ export interface PassthroughOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Options of a passthrough request a modern server may ask inside (`prompts/get`,
+ * `resources/read`): its questions go to these handlers, as a call's do (SPEC H3).
+ */
+export interface AskingOptions extends PassthroughOptions {
+  onElicit?: ElicitHandler;
+  onSample?: SampleHandler;
+  onRoots?: RootsHandler;
+}
+
 /** One call's routes while it is in flight. */
 export interface CallRoute {
   /** What the call's params carry so the daemon routes back to it. */

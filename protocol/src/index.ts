@@ -75,6 +75,8 @@ export {
   type RunHooksParams,
   type SampleParams,
   type RootsParams,
+  type AskingParams,
+  type ReadResourceParams,
   type RootsResult,
   type SearchParams,
   type ServerIdParams,

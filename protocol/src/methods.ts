@@ -201,11 +201,25 @@ export type ServerScopedParams = TableParams<typeof SERVER_SCOPED>;
 
 export type ListPageParams = ParamsOf<"resources/list">;
 
-export type ResourceUriParams = ParamsOf<"resources/read">;
+export type ResourceUriParams = CheckedParams<typeof RESOURCE_URI>;
 
-export interface GetPromptParams extends ServerScopedParams {
+export interface ReadResourceParams extends ServerScopedParams, AskingParams {
+  uri: string;
+}
+
+export interface GetPromptParams extends ServerScopedParams, AskingParams {
   name: string;
   arguments?: Record<string, string>;
+}
+
+/**
+ * Who answers what a modern server asks inside a `prompts/get` or `resources/read`
+ * (`input_required`, SPEC H3): this connection, as a call's `elicit`, `sample`, `roots`.
+ */
+export interface AskingParams {
+  elicit?: boolean;
+  sample?: boolean;
+  roots?: boolean;
 }
 
 export interface CompleteParams extends ServerScopedParams {
@@ -273,6 +287,7 @@ const SERVER_ID = fields({ id: "string" });
 const SCOPE = fields({ servers: "string[]?" });
 const LIST_PAGE = fields({ ...SERVER_SCOPED, cursor: "string?" });
 const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
+const ASKING = { elicit: "boolean?", sample: "boolean?", roots: "boolean?" } as const;
 const NONE = fieldsOf<Empty>({});
 
 /** Every request a client may send, by name. The daemon dispatches through this table. */
@@ -386,13 +401,21 @@ export const METHODS = {
   // Passthrough (SPEC C15): refused with `not-offered` where the server's capabilities lack it.
   "resources/list": method(LIST_PAGE, returns<ListResourcesResult>()),
   "resources/templates/list": method(LIST_PAGE, returns<ListResourceTemplatesResult>()),
-  "resources/read": method(RESOURCE_URI, returns<ReadResourceResult>()),
+  "resources/read": method(
+    fieldsOf<ReadResourceParams>({ ...SERVER_SCOPED, uri: "string", ...ASKING }),
+    returns<ReadResourceResult>(),
+  ),
   /** Its `notifications/resources/updated` come to this connection only, as `notification`. */
   "resources/subscribe": method(RESOURCE_URI, returns<Empty>()),
   "resources/unsubscribe": method(RESOURCE_URI, returns<Empty>()),
   "prompts/list": method(LIST_PAGE, returns<ListPromptsResult>()),
   "prompts/get": method(
-    fieldsOf<GetPromptParams>({ ...SERVER_SCOPED, name: "string", arguments: "object?" }),
+    fieldsOf<GetPromptParams>({
+      ...SERVER_SCOPED,
+      name: "string",
+      arguments: "object?",
+      ...ASKING,
+    }),
     returns<GetPromptResult>(),
   ),
   "completion/complete": method(

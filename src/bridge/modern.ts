@@ -5,15 +5,17 @@
  * answers `server/discover`, reads each request's `_meta` envelope, stamps `resultType` and
  * the cache hints, and serves `subscriptions/listen`; this file answers the methods.
  *
- * A pooled server's `elicitation/create` or `sampling/createMessage` during a modern host's
- * call cannot be sent to the host: the call is parked (the server keeps waiting on its
- * question) and the host gets `input_required` with the question and a `requestState`
- * sealed with this process's key (HMAC, createRequestStateCodec). The host's retry with
- * `inputResponses` and that state answers the parked question; the call then completes, or
- * asks again. A state that fails verification is refused by the SDK before any handler runs
- * (-32602 "Invalid or expired requestState"); one whose call ended is refused here.
+ * A pooled server's `elicitation/create`, `sampling/createMessage` or `roots/list` during a
+ * modern host's call, `prompts/get` or `resources/read` cannot be sent to the host: the
+ * request is parked (the server keeps waiting on its questions, parked.ts) and the host
+ * gets `input_required` with the questions — every question of the server's round that
+ * this host answers, together — and a `requestState` sealed with this process's key (HMAC,
+ * createRequestStateCodec). The host's retry with `inputResponses` and that state answers
+ * the parked questions; the request then completes, or asks again. A state that fails
+ * verification is refused by the SDK before any handler runs (-32602 "Invalid or expired
+ * requestState"); one whose request ended is refused here.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
@@ -29,6 +31,7 @@ import {
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
   hostProfile,
+  type AskingOptions,
   type CallOptions,
   type ConversationIdentity,
   type HostProfile,
@@ -38,6 +41,7 @@ import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprot
 
 import { identityFor } from "./conversation.js";
 import { splitInputKey } from "./host-requests.js";
+import { ParkedCall, type Ask, type Question } from "./parked.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
@@ -76,73 +80,6 @@ export const PARKED_MS = 10 * 60_000;
 export const ROUND_GATHER_MS = 2_000;
 /** How long a minted requestState is believed, s (a little past PARKED_MS). */
 const STATE_TTL_S = PARKED_MS / 1000 + 60;
-
-type Question = {
-  method: "elicitation/create" | "sampling/createMessage" | "roots/list";
-  params: unknown;
-};
-
-type Step =
-  | { kind: "done"; result: CallToolResult }
-  | { kind: "failed"; error: unknown }
-  | {
-      kind: "ask";
-      question: Question;
-      /** The server's own key for it, when the server is modern (the pool passes it on). */
-      key: string | undefined;
-      /** Every key of the server's round and its method, when the server is modern. */
-      round: Record<string, string> | undefined;
-      answer: (response: unknown) => void;
-      refuse: () => void;
-    };
-
-/** One upstream call of a modern host, between its rounds. */
-class ParkedCall {
-  readonly id = randomUUID();
-  readonly abort = new AbortController();
-  readonly #steps: Step[] = [];
-  #waiting: ((step: Step | undefined) => void) | undefined;
-  /** The methods this call asks its host (what the host declared). */
-  readonly asks = new Set<string>();
-  /** The questions the host was given, keyed as in its inputRequests. */
-  pending: Map<string, Ask> | undefined;
-  rounds = 0;
-  timer: NodeJS.Timeout | undefined;
-
-  push(step: Step): void {
-    const waiting = this.#waiting;
-    this.#waiting = undefined;
-    if (waiting) waiting(step);
-    else this.#steps.push(step);
-  }
-
-  /** A step taken back: the next next() gets it first. */
-  unshift(step: Step): void {
-    this.#steps.unshift(step);
-  }
-
-  /** The next step; with `withinMs`, undefined when none comes in that time. */
-  next(withinMs?: number): Promise<Step | undefined> {
-    const step = this.#steps.shift();
-    if (step !== undefined) return Promise.resolve(step);
-    return new Promise((resolve) => {
-      const timer =
-        withinMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              if (this.#waiting === waiting) this.#waiting = undefined;
-              resolve(undefined);
-            }, withinMs);
-      const waiting = (step: Step | undefined): void => {
-        clearTimeout(timer);
-        resolve(step);
-      };
-      this.#waiting = waiting;
-    });
-  }
-}
-
-type Ask = Extract<Step, { kind: "ask" }>;
 
 interface StatePayload {
   call: string;
@@ -238,7 +175,12 @@ export class ModernBridge {
       );
       server.setRequestHandler(
         "resources/read",
-        guarded(async (request) => (await router.readResource(request.params.uri)) as never),
+        guarded(
+          async (request, ctx) =>
+            (await this.#asked(ctx, (asking) =>
+              router.readResource(request.params.uri, asking),
+            )) as never,
+        ),
       );
     }
     if (core.capabilities.prompts !== undefined) {
@@ -249,8 +191,10 @@ export class ModernBridge {
       server.setRequestHandler(
         "prompts/get",
         guarded(
-          async (request) =>
-            (await router.getPrompt(request.params.name, request.params.arguments)) as never,
+          async (request, ctx) =>
+            (await this.#asked(ctx, (asking) =>
+              router.getPrompt(request.params.name, request.params.arguments, asking),
+            )) as never,
         ),
       );
     }
@@ -324,13 +268,12 @@ export class ModernBridge {
     ctx: ServerContext,
   ): Promise<CallToolResult> {
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined) return this.#resume(state, ctx);
+    if (state !== undefined) return (await this.#resume(state, ctx)) as CallToolResult;
     const core = this.#core;
     const qualified = await core.qualify(params.name).catch((error: unknown) => {
       throw toMcpError(error);
     });
     if (qualified === undefined) throw unknownTool(params.name);
-    const declared = clientCapabilities(ctx);
     const parked = new ParkedCall();
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
@@ -340,29 +283,7 @@ export class ModernBridge {
     // What the host declared in this request's envelope: the pool serves it from a child
     // that declared the same, and names it to a modern server (SPEC I4, H2).
     options.profile = profileOf(ctx);
-    const ask =
-      (method: Question["method"]) =>
-      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
-        new Promise((resolve, reject) => {
-          const refuse = (): void => reject(new Error("the host did not answer"));
-          signal.addEventListener("abort", refuse, { once: true });
-          const { params: asked, key, round } = splitInputKey(question);
-          parked.push({
-            kind: "ask",
-            question: { method, params: asked },
-            key,
-            round,
-            answer: resolve as (response: unknown) => void,
-            refuse,
-          });
-        });
-    if (declared.elicitation !== undefined) options.onElicit = ask("elicitation/create");
-    if (declared.sampling !== undefined) options.onSample = ask("sampling/createMessage");
-    // A modern host's roots are asked inside the call, as the server asked them (SPEC H3).
-    if (declared.roots !== undefined) options.onRoots = ask("roots/list");
-    if (declared.elicitation !== undefined) parked.asks.add("elicitation/create");
-    if (declared.sampling !== undefined) parked.asks.add("sampling/createMessage");
-    if (declared.roots !== undefined) parked.asks.add("roots/list");
+    Object.assign(options, this.#askers(ctx, parked));
     const token = meta?.progressToken;
     if (token !== undefined) {
       options.onProgress = (progress) => {
@@ -379,7 +300,7 @@ export class ModernBridge {
     ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
     core.upstream
       .call(qualified, params.arguments, options)
-      .then((result) => parked.push({ kind: "done", result: result as CallToolResult }))
+      .then((result) => parked.push({ kind: "done", result }))
       .catch((error: unknown) => {
         try {
           parked.push({ kind: "done", result: callFailure(error, params.name) });
@@ -388,14 +309,79 @@ export class ModernBridge {
         }
       });
     try {
-      return await this.#round(parked, ctx);
+      return (await this.#round(parked, ctx)) as CallToolResult;
+    } finally {
+      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * The handlers that park a request's questions for its host: each of what the host
+   * declared in this request's envelope (elicitation, sampling, roots) becomes a question
+   * of the next `input_required` (SPEC H3).
+   */
+  #askers(
+    ctx: ServerContext,
+    parked: ParkedCall,
+  ): Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> {
+    const declared = clientCapabilities(ctx);
+    const ask =
+      (method: Question["method"]) =>
+      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
+        new Promise((resolve, reject) => {
+          const refuse = (): void => reject(new Error("the host did not answer"));
+          signal.addEventListener("abort", refuse, { once: true });
+          const { params: asked, key, round } = splitInputKey(question);
+          parked.push({
+            kind: "ask",
+            question: { method, params: asked },
+            key,
+            round,
+            answer: resolve as (response: unknown) => void,
+            refuse,
+          });
+        });
+    const askers: Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> = {};
+    if (declared.elicitation !== undefined) {
+      askers.onElicit = ask("elicitation/create");
+      parked.asks.add("elicitation/create");
+    }
+    if (declared.sampling !== undefined) {
+      askers.onSample = ask("sampling/createMessage");
+      parked.asks.add("sampling/createMessage");
+    }
+    // A modern host's roots are asked inside the request, as the server asked them.
+    if (declared.roots !== undefined) {
+      askers.onRoots = ask("roots/list");
+      parked.asks.add("roots/list");
+    }
+    return askers;
+  }
+
+  /**
+   * A passthrough request of a modern host (`prompts/get`, `resources/read`) whose server
+   * may ask inside it: parked between rounds as a call is, its questions the host's.
+   */
+  async #asked<R>(ctx: ServerContext, run: (asking: AskingOptions) => Promise<R>): Promise<R> {
+    const state = ctx.mcpReq.requestState<StatePayload>();
+    if (state !== undefined) return (await this.#resume(state, ctx)) as R;
+    const parked = new ParkedCall();
+    const asking: AskingOptions = { signal: parked.abort.signal, ...this.#askers(ctx, parked) };
+    const onAbort = (): void => parked.abort.abort();
+    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+    run(asking).then(
+      (result) => parked.push({ kind: "done", result }),
+      (error: unknown) => parked.push({ kind: "failed", error }),
+    );
+    try {
+      return (await this.#round(parked, ctx)) as R;
     } finally {
       ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
   }
 
   /** The host's retry: its answers to the parked questions, then the call's next step. */
-  async #resume(state: StatePayload, ctx: ServerContext): Promise<CallToolResult> {
+  async #resume(state: StatePayload, ctx: ServerContext): Promise<unknown> {
     const parked = this.#parked.get(state.call);
     const pending = parked?.pending;
     if (parked === undefined || pending === undefined || parked.rounds !== state.round) {
@@ -419,7 +405,7 @@ export class ModernBridge {
    * Waits for the call's next step: its result, or the questions of one round for the host
    * — every question of the server's round that this host answers, asked together.
    */
-  async #round(parked: ParkedCall, ctx: ServerContext): Promise<CallToolResult> {
+  async #round(parked: ParkedCall, ctx: ServerContext): Promise<unknown> {
     const step = (await parked.next())!;
     if (step.kind === "done") return step.result;
     if (step.kind === "failed") throw step.error;
@@ -451,7 +437,7 @@ export class ModernBridge {
     const inputRequests = Object.fromEntries(
       [...pending].map(([key, ask]) => [key, ask.question as never]),
     );
-    return inputRequired({ inputRequests, requestState }) as unknown as CallToolResult;
+    return inputRequired({ inputRequests, requestState });
   }
 
   /** A parked call nobody came back for: its question refused, the call cancelled upstream. */
@@ -470,8 +456,9 @@ function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
 
 /**
  * The host's profile from the request's envelope (host-profile.ts for a legacy host): its
- * sampling and elicitation. Its roots would be a `roots/list` of our own to a modern host,
- * which has no channel for one outside an `input_required`: none are named.
+ * sampling and elicitation. Its roots are not named: a modern host has no channel for a
+ * `roots/list` of our own outside an `input_required`, so the server's own `roots/list`
+ * inside the call is asked of it in one (onRoots).
  */
 function profileOf(ctx: ServerContext): HostProfile {
   const { roots: _roots, ...declared } = clientCapabilities(ctx);

@@ -145,10 +145,7 @@ async function modernStdioFront(home: TestHome, via: BridgePath): Promise<Front>
  */
 const KNOWN_GAPS: Record<string, Record<string, string>> = {
   "2025-11-25": {},
-  "2026-07-28": {
-    "input-required-result-non-tool-request":
-      "prompts/get reaches the pool as passthrough, with no per-request route for an input_required to the host",
-  },
+  "2026-07-28": {},
 };
 
 describe.each(RUNS)(

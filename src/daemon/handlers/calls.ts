@@ -18,7 +18,7 @@ import type { RequestContext } from "../socket/server.js";
  * `samples`: the same for sampling (`sample`, or `{ sample: true }`).
  */
 export function routedCall(
-  params: CallParams,
+  params: Pick<CallParams, "progressToken" | "roots">,
   ctx: RequestContext,
   answers: boolean,
   samples = false,
