@@ -49,11 +49,11 @@ describe.each(["lean", "sdk"] as const)(
       });
       const sent = new Map<string, number>();
       const send = transport.send.bind(transport);
-      transport.send = (message, options) => {
+      transport.send = (message: Parameters<typeof send>[0]) => {
         if ("method" in message && "id" in message) {
           sent.set(message.method, (sent.get(message.method) ?? 0) + 1);
         }
-        return send(message, options);
+        return send(message);
       };
       const client = new Client(
         { name: "asked-host", version: "1.0.0" },
