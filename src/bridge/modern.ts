@@ -7,7 +7,7 @@
  *
  * A pooled server's `elicitation/create`, `sampling/createMessage` or `roots/list` during a
  * modern host's call, `prompts/get` or `resources/read` cannot be sent to the host: the
- * request is parked (the server keeps waiting on its questions, parked.ts) and the host
+ * request is parked (the server keeps waiting on its questions, host-requests.ts) and the host
  * gets `input_required` with the questions — every question of the server's round that
  * this host answers, together — and a `requestState` sealed with this process's key (HMAC,
  * createRequestStateCodec). The host's retry with `inputResponses` and that state answers
@@ -40,8 +40,7 @@ import {
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
-import { splitInputKey } from "./host-requests.js";
-import { ParkedCall, type Ask, type Question } from "./parked.js";
+import { ParkedCall, splitInputKey, type Ask, type Question } from "./host-requests.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
