@@ -34,6 +34,7 @@ import {
   type ReadResourceResult,
   type ResultOf,
   type SampleParams,
+  type RootsParams,
   type ServerAuthState,
   type ServerRow,
   type ServerState,
@@ -47,6 +48,7 @@ import { defaultDaemonCommand } from "./daemon-start.js";
 import { ownSocketPath } from "./paths.js";
 import {
   CallRouting,
+  type AskingOptions,
   type ElicitHandler,
   type PassthroughOptions,
   type SampleHandler,
@@ -120,7 +122,9 @@ class SocketPoolClient implements PoolClient {
         onRequest: (name, params, signal) =>
           name === "sample"
             ? this.routing.sample(params as SampleParams, signal)
-            : this.routing.elicit(params as ElicitParams, signal),
+            : name === "roots"
+              ? this.routing.roots(params as RootsParams, signal)
+              : this.routing.elicit(params as ElicitParams, signal),
         prepare: (connection) => this.subscriptions.sync(connection),
         ready: (connection) => {
           this.subscriptions.ready(connection);
@@ -320,9 +324,23 @@ class SocketPoolClient implements PoolClient {
   readResource(
     serverId: string,
     uri: string,
-    options: PassthroughOptions = {},
+    options: AskingOptions = {},
   ): Promise<ReadResourceResult> {
-    return this.run("resources/read", { serverId, uri }, options.signal);
+    return this.#asking("resources/read", { serverId, uri }, options);
+  }
+
+  /** A passthrough request whose server may ask inside it: its questions to `options`' handlers. */
+  async #asking<M extends "resources/read" | "prompts/get">(
+    method: M,
+    params: ParamsOf<M>,
+    options: AskingOptions,
+  ): Promise<ResultOf<M>> {
+    const route = this.routing.open(options);
+    try {
+      return await this.run(method, { ...params, ...route.params }, options.signal, route.sent);
+    } finally {
+      route.close();
+    }
   }
 
   async subscribeResource(serverId: string, uri: string): Promise<void> {
@@ -347,9 +365,9 @@ class SocketPoolClient implements PoolClient {
     serverId: string,
     name: string,
     args?: Record<string, string>,
-    options: PassthroughOptions = {},
+    options: AskingOptions = {},
   ): Promise<GetPromptResult> {
-    return this.run("prompts/get", defined({ serverId, name, arguments: args }), options.signal);
+    return this.#asking("prompts/get", defined({ serverId, name, arguments: args }), options);
   }
 
   complete(

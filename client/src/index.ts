@@ -24,10 +24,12 @@ export type {
   IdentifiedClient,
 } from "./pool-client.js";
 export type {
+  AskingOptions,
   ElicitHandler,
   ElicitHandlerContext,
   PassthroughOptions,
   ProgressListener,
+  RootsHandler,
   SampleHandler,
   SampleHandlerContext,
 } from "./routing.js";

@@ -45,6 +45,8 @@ import type {
   PassthroughOptions,
   ProgressListener,
   SampleHandler,
+  RootsHandler,
+  AskingOptions,
 } from "./routing.js";
 
 /** A hold on one conversation's client; the daemon lets go when this connection closes. */
@@ -201,6 +203,11 @@ export interface CallOptions extends CallWireOptions {
    * without it, the handler given to onSample() does, else the server is refused.
    */
   onSample?: SampleHandler;
+  /**
+   * Answers a modern server's `roots/list` asked inside this call with the caller's roots
+   * (a bridge asks its modern host in turn); without it, the pool answers as for any caller.
+   */
+  onRoots?: RootsHandler;
   /** Server id → binding from conversations.tools(): a stale tool is refused before it is sent. */
   bindings?: Readonly<Record<string, string>>;
 }
@@ -351,11 +358,7 @@ export interface PoolClient {
     serverId: string,
     options?: PassthroughOptions & { cursor?: string },
   ): Promise<ListResourceTemplatesResult>;
-  readResource(
-    serverId: string,
-    uri: string,
-    options?: PassthroughOptions,
-  ): Promise<ReadResourceResult>;
+  readResource(serverId: string, uri: string, options?: AskingOptions): Promise<ReadResourceResult>;
   /**
    * The server's `notifications/resources/updated` for `uri` come to onNotification()
    * listeners, to this client only; kept across a daemon restart.
@@ -370,7 +373,7 @@ export interface PoolClient {
     serverId: string,
     name: string,
     args?: Record<string, string>,
-    options?: PassthroughOptions,
+    options?: AskingOptions,
   ): Promise<GetPromptResult>;
   complete(
     serverId: string,

@@ -14,6 +14,8 @@ import {
   McpPoolError,
   type Progress,
   type ProgressToken,
+  type RootsParams,
+  type RootsResult,
   type SampleParams,
 } from "mcpool-protocol";
 
@@ -45,6 +47,15 @@ export type SampleHandler = (
   context: SampleHandlerContext,
 ) => CreateMessageResult | Promise<CreateMessageResult>;
 
+/**
+ * Answers a pooled server's `roots/list` asked inside a call (a modern server's input
+ * request) with the caller's roots. One that throws reaches the server as a JSON-RPC error.
+ */
+export type RootsHandler = (
+  params: Record<string, unknown>,
+  context: ElicitHandlerContext,
+) => RootsResult | Promise<RootsResult>;
+
 export type ProgressListener = (progress: Progress) => void;
 
 /** Options of the passthrough methods (SPEC C15). */
@@ -53,10 +64,25 @@ export interface PassthroughOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * Options of a passthrough request a modern server may ask inside (`prompts/get`,
+ * `resources/read`): its questions go to these handlers, as a call's do (SPEC H3).
+ */
+export interface AskingOptions extends PassthroughOptions {
+  onElicit?: ElicitHandler;
+  onSample?: SampleHandler;
+  onRoots?: RootsHandler;
+}
+
 /** One call's routes while it is in flight. */
 export interface CallRoute {
   /** What the call's params carry so the daemon routes back to it. */
-  readonly params: { progressToken?: ProgressToken; elicit?: boolean; sample?: boolean };
+  readonly params: {
+    progressToken?: ProgressToken;
+    elicit?: boolean;
+    sample?: boolean;
+    roots?: boolean;
+  };
   /** The call went out under this JSON-RPC id. */
   sent(id: number): void;
   /** The call settled: nothing more comes back to it. */
@@ -74,13 +100,15 @@ export class CallRouting {
   readonly #progress = new Map<ProgressToken, ProgressListener>();
   readonly #elicit = new Map<string | number, ElicitHandler>();
   readonly #sample = new Map<string | number, SampleHandler>();
+  readonly #roots = new Map<string | number, RootsHandler>();
 
   open(options: {
     onProgress?: ProgressListener;
     onElicit?: ElicitHandler;
     onSample?: SampleHandler;
+    onRoots?: RootsHandler;
   }): CallRoute {
-    const { onProgress, onElicit, onSample } = options;
+    const { onProgress, onElicit, onSample, onRoots } = options;
     const token = onProgress ? ++this.#lastToken : undefined;
     if (token !== undefined && onProgress) this.#progress.set(token, onProgress);
     let id: number | undefined;
@@ -89,16 +117,19 @@ export class CallRouting {
         ...(token !== undefined ? { progressToken: token } : {}),
         ...(onElicit ? { elicit: true } : {}),
         ...(onSample ? { sample: true } : {}),
+        ...(onRoots ? { roots: true } : {}),
       },
       sent: (sentId) => {
         id = sentId;
         if (onElicit) this.#elicit.set(sentId, onElicit);
         if (onSample) this.#sample.set(sentId, onSample);
+        if (onRoots) this.#roots.set(sentId, onRoots);
       },
       close: () => {
         if (token !== undefined) this.#progress.delete(token);
         if (id !== undefined && this.#elicit.get(id) === onElicit) this.#elicit.delete(id);
         if (id !== undefined && this.#sample.get(id) === onSample) this.#sample.delete(id);
+        if (id !== undefined && this.#roots.get(id) === onRoots) this.#roots.delete(id);
       },
     };
   }
@@ -122,6 +153,15 @@ export class CallRouting {
     const handler = this.#sample.get(request.callId) ?? this.sampler;
     if (handler === undefined) {
       throw new McpPoolError("not-offered", "sampling not available: this client has no handler");
+    }
+    return handler(request.params, { serverId: request.serverId, signal });
+  }
+
+  /** The answer to the daemon's `roots`: the call's handler, else refused. */
+  async roots(request: RootsParams, signal: AbortSignal): Promise<RootsResult> {
+    const handler = this.#roots.get(request.callId);
+    if (handler === undefined) {
+      throw new McpPoolError("not-offered", "roots not available: this call has no handler");
     }
     return handler(request.params, { serverId: request.serverId, signal });
   }

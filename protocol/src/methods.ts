@@ -120,6 +120,11 @@ export interface CallParams {
   elicit?: boolean;
   /** This call answers the sampling requests its server sends while it is in flight (`sample`). */
   sample?: boolean;
+  /**
+   * This call answers the `roots/list` its server asks inside the call (`roots`): a modern
+   * server's input request, for a host whose roots are asked per call (SPEC H3).
+   */
+  roots?: boolean;
   /** The conversation, for a `session: "conversation"` row (SPEC B9). */
   identity?: ConversationIdentity;
   /** The calling host's capabilities and roots (SPEC I4, I5): the child that serves the call. */
@@ -196,11 +201,25 @@ export type ServerScopedParams = TableParams<typeof SERVER_SCOPED>;
 
 export type ListPageParams = ParamsOf<"resources/list">;
 
-export type ResourceUriParams = ParamsOf<"resources/read">;
+export type ResourceUriParams = CheckedParams<typeof RESOURCE_URI>;
 
-export interface GetPromptParams extends ServerScopedParams {
+export interface ReadResourceParams extends ServerScopedParams, AskingParams {
+  uri: string;
+}
+
+export interface GetPromptParams extends ServerScopedParams, AskingParams {
   name: string;
   arguments?: Record<string, string>;
+}
+
+/**
+ * Who answers what a modern server asks inside a `prompts/get` or `resources/read`
+ * (`input_required`, SPEC H3): this connection, as a call's `elicit`, `sample`, `roots`.
+ */
+export interface AskingParams {
+  elicit?: boolean;
+  sample?: boolean;
+  roots?: boolean;
 }
 
 export interface CompleteParams extends ServerScopedParams {
@@ -235,6 +254,20 @@ export interface SampleParams {
   params: CreateMessageRequestParams;
 }
 
+/** `roots`: a pooled server asks for the caller's roots, during the call `callId` this connection made. */
+export interface RootsParams {
+  serverId: string;
+  /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
+  callId: string | number;
+  params: Record<string, unknown>;
+}
+
+/** The answer to `roots`: the caller's roots, as `roots/list` answers. */
+export interface RootsResult {
+  roots: { uri: string; name?: string; _meta?: Record<string, unknown> }[];
+  [key: string]: unknown;
+}
+
 /** `request/cancel`: the request `id` the sender made is no longer wanted. */
 export type CancelParams = CheckedParams<typeof CANCEL_FIELDS>;
 
@@ -254,6 +287,7 @@ const SERVER_ID = fields({ id: "string" });
 const SCOPE = fields({ servers: "string[]?" });
 const LIST_PAGE = fields({ ...SERVER_SCOPED, cursor: "string?" });
 const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
+const ASKING = { elicit: "boolean?", sample: "boolean?", roots: "boolean?" } as const;
 const NONE = fieldsOf<Empty>({});
 
 /** Every request a client may send, by name. The daemon dispatches through this table. */
@@ -296,6 +330,7 @@ export const METHODS = {
       progressToken: "id?",
       elicit: "boolean?",
       sample: "boolean?",
+      roots: "boolean?",
       identity: "object?",
       profile: "object?",
       bindings: "object?",
@@ -366,13 +401,21 @@ export const METHODS = {
   // Passthrough (SPEC C15): refused with `not-offered` where the server's capabilities lack it.
   "resources/list": method(LIST_PAGE, returns<ListResourcesResult>()),
   "resources/templates/list": method(LIST_PAGE, returns<ListResourceTemplatesResult>()),
-  "resources/read": method(RESOURCE_URI, returns<ReadResourceResult>()),
+  "resources/read": method(
+    fieldsOf<ReadResourceParams>({ ...SERVER_SCOPED, uri: "string", ...ASKING }),
+    returns<ReadResourceResult>(),
+  ),
   /** Its `notifications/resources/updated` come to this connection only, as `notification`. */
   "resources/subscribe": method(RESOURCE_URI, returns<Empty>()),
   "resources/unsubscribe": method(RESOURCE_URI, returns<Empty>()),
   "prompts/list": method(LIST_PAGE, returns<ListPromptsResult>()),
   "prompts/get": method(
-    fieldsOf<GetPromptParams>({ ...SERVER_SCOPED, name: "string", arguments: "object?" }),
+    fieldsOf<GetPromptParams>({
+      ...SERVER_SCOPED,
+      name: "string",
+      arguments: "object?",
+      ...ASKING,
+    }),
     returns<GetPromptResult>(),
   ),
   "completion/complete": method(
@@ -469,6 +512,8 @@ export const DAEMON_REQUESTS = {
   elicit: method(checkElicit, returns<ElicitResult>()),
   /** Answer with the model's message; a refusal reaches the server as a JSON-RPC error. */
   sample: method(checkSample, returns<CreateMessageResult>()),
+  /** Answer with the caller's roots; a refusal reaches the server as a JSON-RPC error. */
+  roots: method(ASKED as ParamsCheck<RootsParams>, returns<RootsResult>()),
 } as const;
 
 export type DaemonRequests = typeof DAEMON_REQUESTS;

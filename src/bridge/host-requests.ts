@@ -1,8 +1,12 @@
 /**
  * What a pooled server asks a host during its call (SPEC C14): the call's own elicitation
  * and sampling handlers, which send the question to the host on the call's own stream —
- * and only to a host that declared the capability (SPEC I4).
+ * and only to a host that declared the capability (SPEC I4). And for a modern host (SPEC
+ * H3, modern.ts), a request between its rounds: the steps the pool's work on it takes — a
+ * question for the host, the result, a failure — queued until the bridge takes them, so
+ * the questions of one round can be handed to the host together.
  */
+import { randomUUID } from "node:crypto";
 import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ElicitHandler, ElicitResult, SampleHandler } from "mcpool-client";
 import type { Extra, Session } from "./session.js";
@@ -46,17 +50,103 @@ export const sampleFor = (session: Session, extra: Extra): SampleHandler | undef
 };
 
 /**
- * The `_meta` key the pool gives a modern server's input request's own key in (the pool's
- * INPUT_KEY_META, src/pool/mcp/client.ts): kept for a modern host, never shown to any host.
+ * The `_meta` keys the pool gives a modern server's input request's own key and its round
+ * in (the pool's INPUT_KEY_META and INPUT_ROUND_META, src/pool/mcp/input-required.ts): kept
+ * for a modern host, never shown to any host.
  */
 const INPUT_KEY_META = "mcpool/inputKey";
+const INPUT_ROUND_META = "mcpool/inputRound";
 
-/** A question's params without the pool's key, and that key when there was one. */
-export function splitInputKey(params: unknown): { params: unknown; key: string | undefined } {
-  if (typeof params !== "object" || params === null) return { params, key: undefined };
+/** A question's params without the pool's keys; its own key and its round's, when given. */
+export function splitInputKey(params: unknown): {
+  params: unknown;
+  key: string | undefined;
+  round: Record<string, string> | undefined;
+} {
+  const none = { params, key: undefined, round: undefined };
+  if (typeof params !== "object" || params === null) return none;
   const { _meta, ...rest } = params as { _meta?: Record<string, unknown> };
-  if (_meta === undefined || !(INPUT_KEY_META in _meta)) return { params, key: undefined };
-  const { [INPUT_KEY_META]: key, ...meta } = _meta;
+  if (_meta === undefined || !(INPUT_KEY_META in _meta || INPUT_ROUND_META in _meta)) return none;
+  const { [INPUT_KEY_META]: key, [INPUT_ROUND_META]: round, ...meta } = _meta;
   const kept = Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
-  return { params: kept, key: typeof key === "string" ? key : undefined };
+  return {
+    params: kept,
+    key: typeof key === "string" ? key : undefined,
+    round: isRound(round) ? round : undefined,
+  };
 }
+
+function isRound(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    Object.values(value).every((method) => typeof method === "string")
+  );
+}
+
+export type Question = {
+  method: "elicitation/create" | "sampling/createMessage" | "roots/list";
+  params: unknown;
+};
+
+export type Step =
+  | { kind: "done"; result: unknown }
+  | { kind: "failed"; error: unknown }
+  | {
+      kind: "ask";
+      question: Question;
+      /** The server's own key for it, when the server is modern (the pool passes it on). */
+      key: string | undefined;
+      /** Every key of the server's round and its method, when the server is modern. */
+      round: Record<string, string> | undefined;
+      answer: (response: unknown) => void;
+      refuse: () => void;
+    };
+
+/** One upstream request of a modern host (a call, a prompts/get, a resources/read), between its rounds. */
+export class ParkedCall {
+  readonly id = randomUUID();
+  readonly abort = new AbortController();
+  readonly #steps: Step[] = [];
+  #waiting: ((step: Step | undefined) => void) | undefined;
+  /** The methods this call asks its host (what the host declared). */
+  readonly asks = new Set<string>();
+  /** The questions the host was given, keyed as in its inputRequests. */
+  pending: Map<string, Ask> | undefined;
+  rounds = 0;
+  timer: NodeJS.Timeout | undefined;
+
+  push(step: Step): void {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    if (waiting) waiting(step);
+    else this.#steps.push(step);
+  }
+
+  /** A step taken back: the next next() gets it first. */
+  unshift(step: Step): void {
+    this.#steps.unshift(step);
+  }
+
+  /** The next step; with `withinMs`, undefined when none comes in that time. */
+  next(withinMs?: number): Promise<Step | undefined> {
+    const step = this.#steps.shift();
+    if (step !== undefined) return Promise.resolve(step);
+    return new Promise((resolve) => {
+      const timer =
+        withinMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              if (this.#waiting === waiting) this.#waiting = undefined;
+              resolve(undefined);
+            }, withinMs);
+      const waiting = (step: Step | undefined): void => {
+        clearTimeout(timer);
+        resolve(step);
+      };
+      this.#waiting = waiting;
+    });
+  }
+}
+
+export type Ask = Extract<Step, { kind: "ask" }>;

@@ -5,15 +5,17 @@
  * answers `server/discover`, reads each request's `_meta` envelope, stamps `resultType` and
  * the cache hints, and serves `subscriptions/listen`; this file answers the methods.
  *
- * A pooled server's `elicitation/create` or `sampling/createMessage` during a modern host's
- * call cannot be sent to the host: the call is parked (the server keeps waiting on its
- * question) and the host gets `input_required` with the question and a `requestState`
- * sealed with this process's key (HMAC, createRequestStateCodec). The host's retry with
- * `inputResponses` and that state answers the parked question; the call then completes, or
- * asks again. A state that fails verification is refused by the SDK before any handler runs
- * (-32602 "Invalid or expired requestState"); one whose call ended is refused here.
+ * A pooled server's `elicitation/create`, `sampling/createMessage` or `roots/list` during a
+ * modern host's call, `prompts/get` or `resources/read` cannot be sent to the host: the
+ * request is parked (the server keeps waiting on its questions, host-requests.ts) and the host
+ * gets `input_required` with the questions — every question of the server's round that
+ * this host answers, together — and a `requestState` sealed with this process's key (HMAC,
+ * createRequestStateCodec). The host's retry with `inputResponses` and that state answers
+ * the parked questions; the request then completes, or asks again. A state that fails
+ * verification is refused by the SDK before any handler runs (-32602 "Invalid or expired
+ * requestState"); one whose request ended is refused here.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
@@ -29,6 +31,7 @@ import {
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
   hostProfile,
+  type AskingOptions,
   type CallOptions,
   type ConversationIdentity,
   type HostProfile,
@@ -37,7 +40,7 @@ import {
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
-import { splitInputKey } from "./host-requests.js";
+import { ParkedCall, splitInputKey, type Ask, type Question } from "./host-requests.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
@@ -68,51 +71,19 @@ export interface BridgeCore {
 export const LIST_TTL_MS = 60_000;
 /** How long a parked call waits for the host's retry before its question is cancelled, ms. */
 export const PARKED_MS = 10 * 60_000;
+/**
+ * How long the rest of a round may take to reach the bridge once its first question has,
+ * ms: a question of the round the pool answered itself (one it refused) never comes, and
+ * the host is then asked the ones that did.
+ */
+export const ROUND_GATHER_MS = 2_000;
 /** How long a minted requestState is believed, s (a little past PARKED_MS). */
 const STATE_TTL_S = PARKED_MS / 1000 + 60;
 
-type Question = { method: "elicitation/create" | "sampling/createMessage"; params: unknown };
-
-type Step =
-  | { kind: "done"; result: CallToolResult }
-  | { kind: "failed"; error: unknown }
-  | {
-      kind: "ask";
-      question: Question;
-      /** The server's own key for it, when the server is modern (the pool passes it on). */
-      key: string | undefined;
-      answer: (response: unknown) => void;
-      refuse: () => void;
-    };
-
-/** One upstream call of a modern host, between its rounds. */
-class ParkedCall {
-  readonly id = randomUUID();
-  readonly abort = new AbortController();
-  readonly #steps: Step[] = [];
-  #waiting: ((step: Step) => void) | undefined;
-  /** The question the host was given, keyed as in its inputRequests. */
-  pending: { key: string; step: Extract<Step, { kind: "ask" }> } | undefined;
-  rounds = 0;
-  timer: NodeJS.Timeout | undefined;
-
-  push(step: Step): void {
-    const waiting = this.#waiting;
-    this.#waiting = undefined;
-    if (waiting) waiting(step);
-    else this.#steps.push(step);
-  }
-
-  next(): Promise<Step> {
-    const step = this.#steps.shift();
-    if (step !== undefined) return Promise.resolve(step);
-    return new Promise((resolve) => (this.#waiting = resolve));
-  }
-}
-
 interface StatePayload {
   call: string;
-  key: string;
+  /** The round the state answers (ParkedCall.rounds when it was minted). */
+  round: number;
 }
 
 /** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
@@ -203,7 +174,12 @@ export class ModernBridge {
       );
       server.setRequestHandler(
         "resources/read",
-        guarded(async (request) => (await router.readResource(request.params.uri)) as never),
+        guarded(
+          async (request, ctx) =>
+            (await this.#asked(ctx, (asking) =>
+              router.readResource(request.params.uri, asking),
+            )) as never,
+        ),
       );
     }
     if (core.capabilities.prompts !== undefined) {
@@ -214,8 +190,10 @@ export class ModernBridge {
       server.setRequestHandler(
         "prompts/get",
         guarded(
-          async (request) =>
-            (await router.getPrompt(request.params.name, request.params.arguments)) as never,
+          async (request, ctx) =>
+            (await this.#asked(ctx, (asking) =>
+              router.getPrompt(request.params.name, request.params.arguments, asking),
+            )) as never,
         ),
       );
     }
@@ -289,13 +267,12 @@ export class ModernBridge {
     ctx: ServerContext,
   ): Promise<CallToolResult> {
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined) return this.#resume(state, ctx);
+    if (state !== undefined) return (await this.#resume(state, ctx)) as CallToolResult;
     const core = this.#core;
     const qualified = await core.qualify(params.name).catch((error: unknown) => {
       throw toMcpError(error);
     });
     if (qualified === undefined) throw unknownTool(params.name);
-    const declared = clientCapabilities(ctx);
     const parked = new ParkedCall();
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
@@ -305,23 +282,7 @@ export class ModernBridge {
     // What the host declared in this request's envelope: the pool serves it from a child
     // that declared the same, and names it to a modern server (SPEC I4, H2).
     options.profile = profileOf(ctx);
-    const ask =
-      (method: Question["method"]) =>
-      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
-        new Promise((resolve, reject) => {
-          const refuse = (): void => reject(new Error("the host did not answer"));
-          signal.addEventListener("abort", refuse, { once: true });
-          const { params: asked, key } = splitInputKey(question);
-          parked.push({
-            kind: "ask",
-            question: { method, params: asked },
-            key,
-            answer: resolve as (response: unknown) => void,
-            refuse,
-          });
-        });
-    if (declared.elicitation !== undefined) options.onElicit = ask("elicitation/create");
-    if (declared.sampling !== undefined) options.onSample = ask("sampling/createMessage");
+    Object.assign(options, this.#askers(ctx, parked));
     const token = meta?.progressToken;
     if (token !== undefined) {
       options.onProgress = (progress) => {
@@ -338,7 +299,7 @@ export class ModernBridge {
     ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
     core.upstream
       .call(qualified, params.arguments, options)
-      .then((result) => parked.push({ kind: "done", result: result as CallToolResult }))
+      .then((result) => parked.push({ kind: "done", result }))
       .catch((error: unknown) => {
         try {
           parked.push({ kind: "done", result: callFailure(error, params.name) });
@@ -347,54 +308,142 @@ export class ModernBridge {
         }
       });
     try {
-      return await this.#round(parked, ctx);
+      return (await this.#round(parked, ctx)) as CallToolResult;
     } finally {
       ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
   }
 
-  /** The host's retry: its answer to the parked question, then the call's next step. */
-  async #resume(state: StatePayload, ctx: ServerContext): Promise<CallToolResult> {
+  /**
+   * The handlers that park a request's questions for its host: each of what the host
+   * declared in this request's envelope (elicitation, sampling, roots) becomes a question
+   * of the next `input_required` (SPEC H3).
+   */
+  #askers(
+    ctx: ServerContext,
+    parked: ParkedCall,
+  ): Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> {
+    const declared = clientCapabilities(ctx);
+    const ask =
+      (method: Question["method"]) =>
+      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
+        new Promise((resolve, reject) => {
+          const refuse = (): void => reject(new Error("the host did not answer"));
+          signal.addEventListener("abort", refuse, { once: true });
+          const { params: asked, key, round } = splitInputKey(question);
+          parked.push({
+            kind: "ask",
+            question: { method, params: asked },
+            key,
+            round,
+            answer: resolve as (response: unknown) => void,
+            refuse,
+          });
+        });
+    const askers: Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> = {};
+    if (declared.elicitation !== undefined) {
+      askers.onElicit = ask("elicitation/create");
+      parked.asks.add("elicitation/create");
+    }
+    if (declared.sampling !== undefined) {
+      askers.onSample = ask("sampling/createMessage");
+      parked.asks.add("sampling/createMessage");
+    }
+    // A modern host's roots are asked inside the request, as the server asked them.
+    if (declared.roots !== undefined) {
+      askers.onRoots = ask("roots/list");
+      parked.asks.add("roots/list");
+    }
+    return askers;
+  }
+
+  /**
+   * A passthrough request of a modern host (`prompts/get`, `resources/read`) whose server
+   * may ask inside it: parked between rounds as a call is, its questions the host's.
+   */
+  async #asked<R>(ctx: ServerContext, run: (asking: AskingOptions) => Promise<R>): Promise<R> {
+    const state = ctx.mcpReq.requestState<StatePayload>();
+    if (state !== undefined) return (await this.#resume(state, ctx)) as R;
+    const parked = new ParkedCall();
+    const asking: AskingOptions = { signal: parked.abort.signal, ...this.#askers(ctx, parked) };
+    const onAbort = (): void => parked.abort.abort();
+    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+    run(asking).then(
+      (result) => parked.push({ kind: "done", result }),
+      (error: unknown) => parked.push({ kind: "failed", error }),
+    );
+    try {
+      return (await this.#round(parked, ctx)) as R;
+    } finally {
+      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** The host's retry: its answers to the parked questions, then the call's next step. */
+  async #resume(state: StatePayload, ctx: ServerContext): Promise<unknown> {
     const parked = this.#parked.get(state.call);
-    if (parked === undefined || parked.pending?.key !== state.key) {
+    const pending = parked?.pending;
+    if (parked === undefined || pending === undefined || parked.rounds !== state.round) {
       throw new ProtocolError(
         -32602,
         "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
       );
     }
-    const { key, step } = parked.pending;
     parked.pending = undefined;
     clearTimeout(parked.timer);
     this.#parked.delete(parked.id);
-    const response = ctx.mcpReq.inputResponses?.[key];
-    if (response === undefined) step.refuse();
-    else step.answer(response);
+    for (const [key, step] of pending) {
+      const response = ctx.mcpReq.inputResponses?.[key];
+      if (response === undefined) step.refuse();
+      else step.answer(response);
+    }
     return this.#round(parked, ctx);
   }
 
-  /** Waits for the call's next step: its result, or a question for the host. */
-  async #round(parked: ParkedCall, ctx: ServerContext): Promise<CallToolResult> {
-    const step = await parked.next();
+  /**
+   * Waits for the call's next step: its result, or the questions of one round for the host
+   * — every question of the server's round that this host answers, asked together.
+   */
+  async #round(parked: ParkedCall, ctx: ServerContext): Promise<unknown> {
+    const step = (await parked.next())!;
     if (step.kind === "done") return step.result;
     if (step.kind === "failed") throw step.error;
+    const asks: Ask[] = [step];
+    const expected =
+      step.round === undefined
+        ? 1
+        : Object.values(step.round).filter((method) => parked.asks.has(method)).length;
+    while (asks.length < expected) {
+      const more = await parked.next(ROUND_GATHER_MS);
+      if (more === undefined) break;
+      if (more.kind !== "ask") {
+        parked.unshift(more);
+        break;
+      }
+      asks.push(more);
+    }
     parked.rounds += 1;
-    const key = step.key ?? `mcpool-${parked.rounds}`;
-    parked.pending = { key, step };
+    const pending = new Map<string, Ask>();
+    for (const [i, ask] of asks.entries()) {
+      const own = `mcpool-${parked.rounds}${i > 0 ? `-${i}` : ""}`;
+      pending.set(ask.key !== undefined && !pending.has(ask.key) ? ask.key : own, ask);
+    }
+    parked.pending = pending;
     this.#parked.set(parked.id, parked);
     parked.timer = setTimeout(() => this.#end(parked), PARKED_MS);
     parked.timer.unref();
-    const requestState = await this.#codec.mint({ call: parked.id, key }, ctx);
-    return inputRequired({
-      inputRequests: { [key]: step.question as never },
-      requestState,
-    }) as unknown as CallToolResult;
+    const requestState = await this.#codec.mint({ call: parked.id, round: parked.rounds }, ctx);
+    const inputRequests = Object.fromEntries(
+      [...pending].map(([key, ask]) => [key, ask.question as never]),
+    );
+    return inputRequired({ inputRequests, requestState });
   }
 
   /** A parked call nobody came back for: its question refused, the call cancelled upstream. */
   #end(parked: ParkedCall): void {
     clearTimeout(parked.timer);
     this.#parked.delete(parked.id);
-    parked.pending?.step.refuse();
+    for (const step of parked.pending?.values() ?? []) step.refuse();
     parked.pending = undefined;
     parked.abort.abort();
   }
@@ -406,8 +455,9 @@ function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
 
 /**
  * The host's profile from the request's envelope (host-profile.ts for a legacy host): its
- * sampling and elicitation. Its roots would be a `roots/list` of our own to a modern host,
- * which has no channel for one outside an `input_required`: none are named.
+ * sampling and elicitation. Its roots are not named: a modern host has no channel for a
+ * `roots/list` of our own outside an `input_required`, so the server's own `roots/list`
+ * inside the call is asked of it in one (onRoots).
  */
 function profileOf(ctx: ServerContext): HostProfile {
   const { roots: _roots, ...declared } = clientCapabilities(ctx);

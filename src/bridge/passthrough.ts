@@ -32,6 +32,7 @@ import {
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import type {
+  AskingOptions,
   CompletionReference,
   LoggingLevel,
   PoolClient,
@@ -235,9 +236,12 @@ export class PassthroughRouter {
     return { resourceTemplates } as ListResourceTemplatesResult;
   }
 
-  async readResource(uri: string): Promise<ReadResourceResult> {
+  /** `asking`: who answers what a modern server asks inside the read (a modern host, SPEC H3). */
+  async readResource(uri: string, asking?: AskingOptions): Promise<ReadResourceResult> {
     const serverId = await this.#resourceServer(uri);
-    const result = await this.#ask(() => this.#ctx.client.readResource(serverId, uri));
+    const result = await this.#ask(() =>
+      this.#ctx.client.readResource(serverId, uri, asking ?? {}),
+    );
     return result as ReadResourceResult;
   }
 
@@ -294,10 +298,11 @@ export class PassthroughRouter {
   async getPrompt(
     name: string,
     args: Record<string, string> | undefined,
+    asking?: AskingOptions,
   ): Promise<GetPromptResult> {
     const route = await this.#promptRoute(name);
     const result = await this.#ask(() =>
-      this.#ctx.client.getPrompt(route.serverId, route.name, args),
+      this.#ctx.client.getPrompt(route.serverId, route.name, args, asking ?? {}),
     );
     return result as GetPromptResult;
   }

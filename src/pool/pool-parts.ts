@@ -86,6 +86,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     find: (id) => servers.find(id),
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
+    answerer: (id, asking) => routes.answerer(id, asking),
     log,
   });
   const pins = new PinGate(

@@ -145,14 +145,7 @@ async function modernStdioFront(home: TestHome, via: BridgePath): Promise<Front>
  */
 const KNOWN_GAPS: Record<string, Record<string, string>> = {
   "2025-11-25": {},
-  "2026-07-28": {
-    "input-required-result-basic-list-roots":
-      "a modern server's roots/list input request is answered by the pool, which has no per-call roots route to the calling host",
-    "input-required-result-multiple-input-requests":
-      "needs roots/list answered by the host too, and the pool answers a round's input requests one after another",
-    "input-required-result-non-tool-request":
-      "prompts/get reaches the pool as passthrough, with no per-request route for an input_required to the host",
-  },
+  "2026-07-28": {},
 };
 
 describe.each(RUNS)(

@@ -18,12 +18,12 @@ import type { RequestContext } from "../socket/server.js";
  * `samples`: the same for sampling (`sample`, or `{ sample: true }`).
  */
 export function routedCall(
-  params: CallParams,
+  params: Pick<CallParams, "progressToken" | "roots">,
   ctx: RequestContext,
   answers: boolean,
   samples = false,
-): Pick<CallOptions, "onProgress" | "onElicit" | "onSample"> {
-  const options: Pick<CallOptions, "onProgress" | "onElicit" | "onSample"> = {};
+): Pick<CallOptions, "onProgress" | "onElicit" | "onSample" | "onRoots"> {
+  const options: Pick<CallOptions, "onProgress" | "onElicit" | "onSample" | "onRoots"> = {};
   const token = params.progressToken;
   if (token !== undefined) {
     options.onProgress = (progress) => {
@@ -49,6 +49,13 @@ export function routedCall(
         { serverId, callId, params: asked as SampleParams["params"] },
         signal,
       )) as Awaited<ReturnType<NonNullable<CallOptions["onSample"]>>>;
+  }
+  if (params.roots === true && callId !== undefined && callId !== null) {
+    // A modern server's roots/list inside the call: the caller's roots (SPEC H3).
+    options.onRoots = async (asked, { serverId, signal }) =>
+      (await ctx.request("roots", { serverId, callId, params: asked }, signal)) as {
+        roots: unknown[];
+      };
   }
   return options;
 }

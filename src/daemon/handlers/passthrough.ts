@@ -5,7 +5,7 @@
  * `notifications/resources/updated` go to the connections that subscribed to that uri on
  * that server, as `notification`, and end with the connection.
  */
-import { defined } from "mcpool-protocol";
+import { defined, type AskingParams } from "mcpool-protocol";
 
 import type { ServerNotification } from "../../pool/core/types.js";
 import type {
@@ -15,6 +15,7 @@ import type {
   PassthroughResult,
 } from "../../pool/calls/passthrough.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
+import { routedCall } from "./calls.js";
 
 /** Exactly what the passthrough handlers use of the pool. */
 export interface PassthroughPool {
@@ -51,6 +52,16 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
   const subscriptions = new Map<number, Map<string, Promise<(() => Promise<void>) | undefined>>>();
 
   const options = (ctx: RequestContext): PassthroughOptions => ({ signal: ctx.signal });
+  /** A modern server's questions inside the request go back to this connection (SPEC H3). */
+  const asking = (params: AskingParams, ctx: RequestContext): PassthroughOptions => ({
+    ...options(ctx),
+    ...routedCall(
+      params.roots === true ? { roots: true } : {},
+      ctx,
+      params.elicit === true,
+      params.sample === true,
+    ),
+  });
 
   function subscriptionsOf(
     ctx: RequestContext,
@@ -91,7 +102,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
       ),
 
     "resources/read": (params, ctx) =>
-      pool.request(params.serverId, "resources/read", { uri: params.uri }, options(ctx)),
+      pool.request(params.serverId, "resources/read", { uri: params.uri }, asking(params, ctx)),
 
     "resources/subscribe": async (params, ctx) => {
       if (ctx.connection.signal.aborted) return {};
@@ -142,7 +153,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
         params.serverId,
         "prompts/get",
         defined({ name: params.name, arguments: params.arguments }),
-        options(ctx),
+        asking(params, ctx),
       ),
 
     "completion/complete": (params, ctx) =>

@@ -5,6 +5,13 @@
 import type { ConversationIdentity, HostProfile } from "mcpool-protocol";
 import type { CallElicitHandler, CallProgress, CallSampleHandler } from "../server/routing.js";
 import type { CallSignal } from "../core/types.js";
+import type { RequestContext } from "../server/caller-router.js";
+
+/** Answers a server's `roots/list` with the caller's roots (`{ roots: [...] }`). */
+export type CallRootsHandler = (
+  params: Record<string, unknown>,
+  context: RequestContext,
+) => Promise<{ roots: unknown[] }>;
 
 export interface CallOptions {
   /** Server ids this call may reach; absent = all, empty = none. */
@@ -35,6 +42,11 @@ export interface CallOptions {
    * Takes effect only in a pool given `onSample`, which is what declares the capability.
    */
   onSample?: CallSampleHandler;
+  /**
+   * Answers a modern server's `roots/list` input request during this call (SPEC H3): the
+   * calling host's roots, for a host that is asked for them per call (a modern host).
+   */
+  onRoots?: CallRootsHandler;
   /** The conversation a call to a `session: "conversation"` row is for (B9); others ignore it. */
   identity?: ConversationIdentity;
   /**

@@ -28,6 +28,8 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { McpPoolError } from "../core/errors.js";
 import type { McpClient } from "../mcp/client.js";
+import type { InputAnswerer } from "../mcp/protocol.js";
+import type { CallOptions } from "./options.js";
 import { upstreamError } from "./upstream-error.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
@@ -55,7 +57,7 @@ export type PassthroughMethod = keyof PassthroughTypes;
 export type PassthroughParams<M extends PassthroughMethod> = PassthroughTypes[M]["params"];
 export type PassthroughResult<M extends PassthroughMethod> = PassthroughTypes[M]["result"];
 
-export interface PassthroughOptions {
+export interface PassthroughOptions extends Pick<CallOptions, "onElicit" | "onSample" | "onRoots"> {
   /** Overrides the row's and the pool's call timeout, ms. */
   timeoutMs?: number;
   /** Aborting sends `notifications/cancelled` to the server and rejects with the reason. */
@@ -133,6 +135,11 @@ export interface PassthroughDeps {
   find(id: string): ServerEntry | undefined;
   /** The call timeout that applies to `entry`, ms; undefined is the SDK's 60 s. */
   timeoutMs(entry: ServerEntry): number | undefined;
+  /**
+   * Who answers a modern server's `input_required` inside one request (SPEC H3): the
+   * request's own handlers, as a call's (CallRoutes.answerer).
+   */
+  answerer?(serverId: string, options: PassthroughOptions): InputAnswerer;
   log: PoolLog;
 }
 
@@ -143,6 +150,15 @@ interface Subscription {
   readonly ready: Promise<void>;
   /** The server has acknowledged it: a reconnect must send it again. */
   live: boolean;
+}
+
+/** Whether a request brought its own handlers for what its server asks inside it. */
+function asks(options: PassthroughOptions): boolean {
+  return (
+    options.onElicit !== undefined ||
+    options.onSample !== undefined ||
+    options.onRoots !== undefined
+  );
 }
 
 export class Passthrough {
@@ -170,6 +186,9 @@ export class Passthrough {
         {
           ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(this.#deps.answerer && asks(options)
+            ? { answer: this.#deps.answerer(id, options) }
+            : {}),
         },
       ),
     );

@@ -78,7 +78,7 @@ export class CallRoutes {
    */
   answerer(
     serverId: string,
-    opts: Pick<CallOptions, "onElicit" | "onSample" | "profile">,
+    opts: Pick<CallOptions, "onElicit" | "onSample" | "onRoots" | "profile">,
   ): InputAnswerer {
     const { elicitation, sampling } = this.capabilities;
     return async (request, signal, local) => {
@@ -93,7 +93,11 @@ export class CallRoutes {
           this.#sampling.answerFor(opts.onSample, serverId, params, signal),
         );
       }
-      // A modern server asks for roots in the call itself: the calling host's (I5).
+      // A modern server asks for roots in the call itself: the calling host's (I5), asked
+      // of a host that answers them per call (a modern host, SPEC H3), else its profile's.
+      if (request.method === "roots/list" && opts.onRoots) {
+        return opts.onRoots(request.params ?? {}, { serverId, signal });
+      }
       const roots = opts.profile?.roots;
       if (request.method === "roots/list" && roots !== undefined) return { roots: [...roots] };
       // The connection's own answers: a host profile's child answers roots/list (I5).

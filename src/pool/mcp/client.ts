@@ -313,17 +313,21 @@ export class McpClient extends McpProtocol {
       if (read.kind === "complete") return read.result;
       round += 1;
       const signal = options?.signal ?? new AbortController().signal;
-      const answers: Record<string, unknown> = {};
-      for (const [key, request] of Object.entries(read.inputRequests)) {
-        // The key goes with the question, for a bridge that asks a modern host in turn (SPEC H3).
-        const asked = keyed(request, key);
-        const local = (question: Message, asking: AbortSignal) =>
-          this.answerLocally(question, asking);
-        answers[key] = options?.answer
-          ? await options.answer(asked, signal as AbortSignal, local)
-          : await local(asked, signal as AbortSignal);
-      }
-      params = retryParams(request.params, answers, read.requestState);
+      const asking = Object.entries(read.inputRequests);
+      const asked = Object.fromEntries(asking.map(([key, { method }]) => [key, method]));
+      const local = (question: Message, on: AbortSignal) => this.answerLocally(question, on);
+      // All of a round's questions at once: a host answers them together (SPEC H3). The key
+      // and the round go with each, for a bridge that asks a modern host in turn.
+      const answered = await Promise.all(
+        asking.map(async ([key, request]) => {
+          const question = keyed(request, key, asked);
+          const answer = options?.answer
+            ? await options.answer(question, signal as AbortSignal, local)
+            : await local(question, signal as AbortSignal);
+          return [key, answer] as const;
+        }),
+      );
+      params = retryParams(request.params, Object.fromEntries(answered), read.requestState);
     }
     throw new McpError(
       ErrorCode.InvalidRequest,

@@ -83,9 +83,17 @@ export function retryParams(
  */
 export const INPUT_KEY_META = "mcpool/inputKey";
 
-/** `asked` with its key in its params' `_meta`. */
-export function keyed(asked: Message, key: string): Message {
+/**
+ * The `_meta` key the whole round rides in beside each question's own key: every key of
+ * the result's `inputRequests` and its method, so a bridge hands its host the questions it
+ * answers as one `input_required` (SPEC H3); never sent to a server.
+ */
+export const INPUT_ROUND_META = "mcpool/inputRound";
+
+/** `asked` with its key, and the round it is one of, in its params' `_meta`. */
+export function keyed(asked: Message, key: string, round?: Record<string, string>): Message {
   const params = asked.params ?? {};
   const meta = (params._meta ?? {}) as Record<string, unknown>;
-  return { ...asked, params: { ...params, _meta: { ...meta, [INPUT_KEY_META]: key } } };
+  const own = { ...meta, [INPUT_KEY_META]: key, ...(round ? { [INPUT_ROUND_META]: round } : {}) };
+  return { ...asked, params: { ...params, _meta: own } };
 }
