@@ -53,6 +53,11 @@ export class SocketPeer {
   readonly requests: PeerRequests;
   /** Accepted on a slot past the connection cap: only a reserved client's hello keeps it. */
   reserved = false;
+  /**
+   * It holds a slot of the connection cap until it closes; a reserved slot whose hello is
+   * refused gives it back at once, not when its socket is done closing.
+   */
+  counted = false;
   #phase: PeerPhase = "hello";
   /** Requests whose handler has not settled; a draining server ends the peer at zero. */
   #inflight = 0;

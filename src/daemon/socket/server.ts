@@ -117,7 +117,13 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     admit: (peer, clientName) => {
       if (cap === undefined || !peer.reserved || RESERVED_CLIENTS.has(clientName)) return;
       cap.refuse();
-      return capRefusal(cap);
+      const refusal = capRefusal(cap);
+      // The slot is free for the next `mcpool status` now, not once this socket has closed.
+      if (peer.counted) {
+        peer.counted = false;
+        cap.leave();
+      }
+      return refusal;
     },
   });
   /** The last accept() error logged, so a burst of EMFILE is one line, not one per connection. */
@@ -140,6 +146,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     if (entry === "refused") return refuse(socket, capRefusal(cap as ConnectionCap));
     const peer = new SocketPeer(++nextId, socket, limits, log);
     peer.reserved = entry === "reserved";
+    peer.counted = cap !== undefined;
     peers.add(peer);
     peer.awaitHello(
       peer.reserved ? Math.min(helloTimeoutMs, RESERVED_HELLO_TIMEOUT_MS) : helloTimeoutMs,
@@ -149,7 +156,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     socket.on("error", () => undefined);
     socket.once("close", () => {
       peers.delete(peer);
-      cap?.leave();
+      if (peer.counted) cap?.leave();
       peer.closed();
     });
   }
