@@ -116,25 +116,43 @@ export async function serveEitherEra(
   };
 }
 
-/** One era's server on the connection: its view of the transport, and what it was sent before it started. */
+/** A request's id, or undefined for a notification or an answer. */
+function requestId(message: JSONRPCMessage): string | number | undefined {
+  return "method" in message && "id" in message ? message.id : undefined;
+}
+
+/**
+ * One era's server on the connection: its view of the transport, what it was sent before it
+ * started, and the requests it still owes an answer — every one of them is answered, even
+ * by a server given up for the other era (a lean entry waits for each answer it is owed).
+ */
 class Served {
   readonly proxy: StdioLike;
   server: { close(): Promise<void> } | undefined;
+  readonly #transport: StdioLike;
   readonly #held: [JSONRPCMessage, unknown][] = [];
+  /** Requests delivered to the server and not yet answered. */
+  readonly #owed = new Set<string | number>();
   #started = false;
   /** Given up for the other era: it asks and tells nothing more, and its close is its own. */
   #retired = false;
 
   constructor(transport: StdioLike) {
+    this.#transport = transport;
     this.proxy = {
       start: async () => {
         this.#started = true;
         queueMicrotask(() => this.#flush());
       },
       send: async (message, options) => {
+        const answered = "method" in message ? undefined : (message as { id?: unknown }).id;
+        if (typeof answered === "string" || typeof answered === "number") {
+          if (this.#retired && !this.#owed.has(answered)) return;
+          this.#owed.delete(answered);
+        }
         // Retired, it still answers what it was asked (the host's server/discover is owed
         // its answer); it starts nothing more.
-        if (!this.#retired || !("method" in message)) await transport.send(message, options);
+        if (!this.#retired || answered !== undefined) await transport.send(message, options);
       },
       close: async () => {
         if (!this.#retired) await transport.close();
@@ -142,11 +160,36 @@ class Served {
     };
   }
 
-  /** The host fell back to the other era: this server closes, and the connection stays. */
+  /**
+   * The host fell back to the other era: this server closes, and the connection stays.
+   * What it was asked and has not answered — held before it started, or in flight at its
+   * close — is answered as a legacy server answers a method it does not know.
+   */
   retire(): void {
     this.#retired = true;
-    this.#held.length = 0;
-    void this.server?.close().catch(() => undefined);
+    for (const [message] of this.#held.splice(0)) {
+      const id = requestId(message);
+      if (id !== undefined) this.#owed.add(id);
+    }
+    const close = this.server?.close() ?? Promise.resolve();
+    void close.catch(() => undefined).then(() => this.#refuseOwed());
+  }
+
+  #refuseOwed(): void {
+    for (const id of this.#owed) {
+      void this.#transport
+        .send({
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: -32601,
+            message:
+              "Method not found: the host fell back to the legacy era (initialize) before this was answered",
+          },
+        })
+        .catch(() => undefined);
+    }
+    this.#owed.clear();
   }
 
   deliver(message: JSONRPCMessage, extra: unknown): void {
@@ -155,8 +198,10 @@ class Served {
   }
 
   #flush(): void {
-    while (this.#started && this.#held.length > 0) {
+    while (this.#started && !this.#retired && this.#held.length > 0) {
       const [message, extra] = this.#held.shift()!;
+      const id = requestId(message);
+      if (id !== undefined) this.#owed.add(id);
       this.proxy.onmessage?.(message, extra as never);
     }
   }

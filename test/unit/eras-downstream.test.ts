@@ -3,7 +3,7 @@
  * is, and the input key the pool hands a call's handler and the bridge takes out again.
  */
 import { describe, expect, it } from "vitest";
-import { opensModern } from "../../src/bridge/era-switch.js";
+import { opensModern, serveEitherEra, type StdioLike } from "../../src/bridge/era-switch.js";
 import { splitInputKey } from "../../src/bridge/host-requests.js";
 import { META } from "../../src/pool/mcp/era.js";
 import { INPUT_KEY_META, keyed } from "../../src/pool/mcp/input-required.js";
@@ -28,6 +28,84 @@ describe("a host's era, from its opening message", () => {
     expect(opensModern(request("tools/call", { name: "x", ...meta }))).toBe(true);
     // An initialize in the modern era's envelope is a modern host asking a removed method.
     expect(opensModern(request("initialize", meta))).toBe(true);
+  });
+});
+
+/** A connection in memory: what the host sends in, and what was sent back out. */
+function connection(): { transport: StdioLike; sent: Record<string, unknown>[] } {
+  const sent: Record<string, unknown>[] = [];
+  const transport: StdioLike = {
+    start: async () => undefined,
+    send: async (message) => {
+      sent.push(message as Record<string, unknown>);
+    },
+    close: async () => undefined,
+  };
+  return { transport, sent };
+}
+
+describe("a host that probes with server/discover and falls back to initialize", () => {
+  it("has its server/discover answered even when the modern server was not up yet", async () => {
+    const { transport, sent } = connection();
+    let modernUp: (server: { close(): Promise<void> }) => void = () => undefined;
+    const legacyGot: string[] = [];
+    await serveEitherEra(transport, {
+      // The modern side is still loading when the host gives up on its probe.
+      modern: () => new Promise((resolve) => (modernUp = resolve)),
+      legacy: async (proxy) => {
+        proxy.onmessage = (message) => {
+          if ("method" in message) legacyGot.push(message.method);
+        };
+        await proxy.start();
+        return { close: async () => undefined };
+      },
+    });
+    transport.onmessage!(request("server/discover") as never);
+    transport.onmessage!({ ...request("initialize"), id: 2 } as never);
+    await expect.poll(() => legacyGot).toEqual(["initialize"]);
+    // The probe is owed its answer: a lean entry waits for every one before it exits.
+    await expect
+      .poll(() => sent.find((m) => m.id === 1))
+      .toMatchObject({ error: { code: -32601 } });
+    modernUp({ close: async () => undefined });
+    expect(sent.filter((m) => m.id === 1)).toHaveLength(1);
+  });
+
+  it("keeps the answer a started modern server gave, and answers only once", async () => {
+    const { transport, sent } = connection();
+    let modernProxy: StdioLike | undefined;
+    let closing: Promise<void> | undefined;
+    await serveEitherEra(transport, {
+      modern: async (proxy) => {
+        // It answers server/discover, a little later than the host's fallback.
+        proxy.onmessage = (message) => {
+          if ("id" in message) {
+            setTimeout(() => {
+              void proxy.send({ jsonrpc: "2.0", id: message.id, result: { late: true } } as never);
+            }, 20);
+          }
+        };
+        await proxy.start();
+        modernProxy = proxy;
+        return { close: () => (closing = new Promise((resolve) => setTimeout(resolve, 50))) };
+      },
+      legacy: async (proxy) => {
+        await proxy.start();
+        return { close: async () => undefined };
+      },
+    });
+    transport.onmessage!(request("server/discover") as never);
+    await expect.poll(() => modernProxy).toBeDefined();
+    await new Promise((resolve) => setImmediate(resolve));
+    transport.onmessage!({ ...request("initialize"), id: 2 } as never);
+    await expect.poll(() => sent.filter((m) => m.id === 1).length).toBe(1);
+    // Once the retired server has closed, nothing it owed is answered a second time.
+    await expect.poll(() => closing !== undefined).toBe(true);
+    await closing;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent.filter((m) => m.id === 1)).toEqual([
+      { jsonrpc: "2.0", id: 1, result: { late: true } },
+    ]);
   });
 });
 
