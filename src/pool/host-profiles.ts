@@ -6,6 +6,8 @@
  * the host's sampling, elicitation modes and roots — from a child that declared exactly it:
  *
  * - No profile, or the pool's own (sampling + elicitation, no roots): the row's own entry.
+ * - A modern server (2026-07-28): the row's own entry, whatever the profile — each request
+ *   names its host's capabilities, and roots are asked inside the request (SPEC H2).
  * - Any other: a ProfileEntry per (row, key), made on first use, dialled by the listing or
  *   call that needs it, reaped by the row's idle rules (DEFAULT_PROFILE_IDLE_MS where the
  *   row and pool set none). The key is the capability key, with the roots added when the
@@ -104,6 +106,9 @@ export class HostProfiles {
   /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
   keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
+    // A modern server reads each request's envelope, which names its own host's
+    // capabilities, and asks for roots inside that request: one connection serves them all.
+    if (entry.verdict?.era === "modern") return undefined;
     const caps = capabilityKey(profile);
     if (profile.roots === undefined && caps === this.#poolKey) return undefined;
     if (this.#same.get(entry.id)?.caps.has(caps) === true) return undefined;

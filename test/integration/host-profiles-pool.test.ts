@@ -102,3 +102,58 @@ describe("a row whose tools do not depend on the host's capabilities (SPEC I4)",
     expect(spawned.length - before).toBe(1);
   });
 });
+
+describe("a modern row (SPEC H2): no child per profile", () => {
+  let pool: McpPool | undefined;
+  const spawned: number[] = [];
+
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+    for (const pid of spawned.splice(0)) {
+      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
+    }
+  });
+
+  it("serves every host profile from the row's own child, each request naming its host's capabilities", async () => {
+    pool = new McpPool({
+      clientName: "mcpool-test",
+      log: {},
+      connectTimeoutMs: 20_000,
+      // What the daemon declares: a host without them is a profile of its own.
+      onElicit: () => ({ action: "decline" }),
+      onSample: () => ({ model: "pool", role: "assistant", content: { type: "text", text: "" } }),
+      onChild: (event) => {
+        if (event.type === "spawn") spawned.push(event.pid);
+      },
+    });
+    // Pinned: the era is known at once, and no spare child is counted.
+    await pool.sync([
+      {
+        id: "modern",
+        transport: "stdio",
+        command: process.execPath,
+        args: [fixture("modern-stdio.mjs")],
+        protocol: "2026-07-28",
+      },
+    ]);
+    expect(spawned).toHaveLength(1);
+    const bare = await pool.hostTools({});
+    const asking = await pool.hostTools({ sampling: true, elicitation: ["form"] });
+    expect(bare.map((tool) => tool.function.name)).toContain("modern__whoami");
+    expect(asking.map((tool) => tool.function.name)).toEqual(
+      bare.map((tool) => tool.function.name),
+    );
+    const seen = async (profile: { sampling?: true }): Promise<unknown> =>
+      (
+        JSON.parse(String(await pool!.call("modern__whoami", {}, { profile }))) as {
+          capabilities: unknown;
+        }
+      ).capabilities;
+    expect(await seen({})).toEqual({});
+    expect(await seen({ sampling: true })).toMatchObject({ sampling: {} });
+    // One child served them all; none for a profile.
+    expect(spawned).toHaveLength(1);
+    expect(pool.state()[0]?.profiles).toBeUndefined();
+  });
+});
