@@ -11,6 +11,10 @@ import {
   type CatalogServer,
   type CompleteParams,
   type CompleteResult,
+  type Caller,
+  callerProblem,
+  McpPoolError,
+  type CallerInfo,
   type ConfigStatus,
   type ConversationIdentity,
   type HostProfile,
@@ -85,6 +89,9 @@ export {
 
 /** Connects to the daemon and exchanges hello. Fails with `daemon-unavailable` or `protocol-mismatch`. */
 export async function connect(options: ConnectOptions): Promise<PoolClient> {
+  // Refused here rather than by the daemon on every call it would ride.
+  const problem = callerProblem(defined({ clientInfo: options.clientInfo }));
+  if (problem !== undefined) throw new McpPoolError("invalid-arguments", problem);
   const client = new SocketPoolClient(options);
   await client.start(options.signal);
   return client;
@@ -97,8 +104,11 @@ class SocketPoolClient implements PoolClient {
   private readonly reconnectListeners = new Set<(daemon: HelloResult) => void>();
   /** Connections that became current so far: every one after the first is a reconnect. */
   private connections = 0;
+  /** The agent's own clientInfo (ConnectOptions), named in each request's caller. */
+  private readonly clientInfo: CallerInfo | undefined;
 
   constructor(options: ConnectOptions) {
+    this.clientInfo = options.clientInfo;
     this.subscriptions = new Subscriptions(this.routing, () => this.link.connection);
     this.link = new DaemonLink(
       {
@@ -270,6 +280,7 @@ class SocketPoolClient implements PoolClient {
       profile: options.profile,
       bindings: options.bindings === undefined ? undefined : { ...options.bindings },
       meta: options.meta === undefined ? undefined : { ...options.meta },
+      caller: this.#caller(options.caller),
     });
     const route = this.routing.open(options);
     try {
@@ -329,6 +340,12 @@ class SocketPoolClient implements PoolClient {
     return this.#asking("resources/read", { serverId, uri }, options);
   }
 
+  /** A request's caller: its own, else this client's clientInfo (connect()), else none. */
+  #caller(caller: Caller | undefined): Caller | undefined {
+    if (caller?.clientInfo !== undefined || this.clientInfo === undefined) return caller;
+    return { ...caller, clientInfo: this.clientInfo };
+  }
+
   /** A passthrough request whose server may ask inside it: its questions to `options`' handlers. */
   async #asking<M extends "resources/read" | "prompts/get">(
     method: M,
@@ -336,8 +353,14 @@ class SocketPoolClient implements PoolClient {
     options: AskingOptions,
   ): Promise<ResultOf<M>> {
     const route = this.routing.open(options);
+    const caller = this.#caller(options.caller);
     try {
-      return await this.run(method, { ...params, ...route.params }, options.signal, route.sent);
+      return await this.run(
+        method,
+        { ...params, ...route.params, ...(caller !== undefined ? { caller } : {}) },
+        options.signal,
+        route.sent,
+      );
     } finally {
       route.close();
     }

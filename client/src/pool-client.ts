@@ -3,6 +3,7 @@
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
 import type {
+  CallerInfo,
   CallParams,
   CallToolResult,
   CatalogServer,
@@ -168,6 +169,13 @@ export interface ConnectOptions {
   reconnectWaitMs?: number;
   /** Aborts connect() itself (not the client it returns). */
   signal?: AbortSignal;
+  /**
+   * The agent's own MCP clientInfo (name, version, title…): a modern server reads it in the
+   * envelope of this client's calls, `prompts/get` and `resources/read` in place of the
+   * pool's (SPEC H2), unless a request names its own `caller`. At most 4096 characters as
+   * JSON. Default: none (the pool's).
+   */
+  clientInfo?: CallerInfo;
 }
 
 /** What a call may set that the wire carries as it is (CallParams' own doc comments). */
@@ -183,6 +191,7 @@ type CallWireOptions = Pick<
   | "identity"
   | "profile"
   | "meta"
+  | "caller"
 >;
 
 export interface CallOptions extends CallWireOptions {

@@ -6,6 +6,7 @@
  * agents using the same request ids never see each other's traffic.
  */
 import {
+  type Caller,
   type CreateMessageRequestParams,
   type CreateMessageResult,
   type ElicitParams,
@@ -72,6 +73,8 @@ export interface AskingOptions extends PassthroughOptions {
   onElicit?: ElicitHandler;
   onSample?: SampleHandler;
   onRoots?: RootsHandler;
+  /** The calling agent's client info and log level, for a modern server's envelope (SPEC H2). */
+  caller?: Caller;
 }
 
 /** One call's routes while it is in flight. */

@@ -110,6 +110,14 @@ export {
   type HostProfile,
   type HostRoot,
 } from "./host-profile.js";
+export {
+  callerProblem,
+  LOGGING_LEVELS,
+  MAX_CLIENT_INFO_CHARS,
+  passesLevel,
+  type Caller,
+  type CallerInfo,
+} from "./caller.js";
 export { defined, isRecord, type Covering, type Defined } from "./values.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";

@@ -58,6 +58,7 @@ import { isRecord } from "./values.js";
 import { CONVERSATION_METHODS } from "./conversation-methods.js";
 import type { ConversationIdentity } from "./conversation-shapes.js";
 import type { HostProfile } from "./host-profile.js";
+import { callerProblem, type Caller } from "./caller.js";
 
 export type { MethodSpec, ParamsCheck } from "./checks.js";
 
@@ -137,6 +138,11 @@ export interface CallParams {
    * pool's and are never forwarded.
    */
   meta?: Record<string, unknown>;
+  /**
+   * The calling agent's own client info and log level, which a modern server reads in the
+   * request's envelope instead of the pool's (SPEC H2); a legacy server never sees them.
+   */
+  caller?: Caller;
 }
 
 export type CallResult = { text: string } | { result: CallToolResult };
@@ -220,6 +226,8 @@ export interface AskingParams {
   elicit?: boolean;
   sample?: boolean;
   roots?: boolean;
+  /** The calling agent, as a call's `caller` (SPEC H2). */
+  caller?: Caller;
 }
 
 export interface CompleteParams extends ServerScopedParams {
@@ -287,7 +295,17 @@ const SERVER_ID = fields({ id: "string" });
 const SCOPE = fields({ servers: "string[]?" });
 const LIST_PAGE = fields({ ...SERVER_SCOPED, cursor: "string?" });
 const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
-const ASKING = { elicit: "boolean?", sample: "boolean?", roots: "boolean?" } as const;
+const ASKING = {
+  elicit: "boolean?",
+  sample: "boolean?",
+  roots: "boolean?",
+  caller: "object?",
+} as const;
+
+/** `check`, and a `caller` that is one (caller.ts): a bad one is the request's -32602. */
+function withCaller<P>(check: ParamsCheck<P>): ParamsCheck<P> {
+  return (params) => check(params) ?? callerProblem(params.caller);
+}
 const NONE = fieldsOf<Empty>({});
 
 /** Every request a client may send, by name. The daemon dispatches through this table. */
@@ -317,25 +335,28 @@ export const METHODS = {
     returns<readonly ToolDefinition[]>(),
   ),
   "tools/call": method(
-    fieldsOf<CallParams>({
-      name: "string",
-      arguments: "object?",
-      servers: "string[]?",
-      timeoutMs: "number?",
-      raw: "boolean?",
-      maxResultChars: "number?",
-      coerce: "boolean?",
-      cache: "boolean?",
-      hidden: "boolean?",
-      progressToken: "id?",
-      elicit: "boolean?",
-      sample: "boolean?",
-      roots: "boolean?",
-      identity: "object?",
-      profile: "object?",
-      bindings: "object?",
-      meta: "object?",
-    }),
+    withCaller(
+      fieldsOf<CallParams>({
+        name: "string",
+        arguments: "object?",
+        servers: "string[]?",
+        timeoutMs: "number?",
+        raw: "boolean?",
+        maxResultChars: "number?",
+        coerce: "boolean?",
+        cache: "boolean?",
+        hidden: "boolean?",
+        progressToken: "id?",
+        elicit: "boolean?",
+        sample: "boolean?",
+        roots: "boolean?",
+        identity: "object?",
+        profile: "object?",
+        bindings: "object?",
+        meta: "object?",
+        caller: "object?",
+      }),
+    ),
     returns<CallResult>(),
   ),
   "tools/catalog": method(SCOPE, returns<readonly CatalogServer[]>()),
@@ -402,7 +423,7 @@ export const METHODS = {
   "resources/list": method(LIST_PAGE, returns<ListResourcesResult>()),
   "resources/templates/list": method(LIST_PAGE, returns<ListResourceTemplatesResult>()),
   "resources/read": method(
-    fieldsOf<ReadResourceParams>({ ...SERVER_SCOPED, uri: "string", ...ASKING }),
+    withCaller(fieldsOf<ReadResourceParams>({ ...SERVER_SCOPED, uri: "string", ...ASKING })),
     returns<ReadResourceResult>(),
   ),
   /** Its `notifications/resources/updated` come to this connection only, as `notification`. */
@@ -410,12 +431,14 @@ export const METHODS = {
   "resources/unsubscribe": method(RESOURCE_URI, returns<Empty>()),
   "prompts/list": method(LIST_PAGE, returns<ListPromptsResult>()),
   "prompts/get": method(
-    fieldsOf<GetPromptParams>({
-      ...SERVER_SCOPED,
-      name: "string",
-      arguments: "object?",
-      ...ASKING,
-    }),
+    withCaller(
+      fieldsOf<GetPromptParams>({
+        ...SERVER_SCOPED,
+        name: "string",
+        arguments: "object?",
+        ...ASKING,
+      }),
+    ),
     returns<GetPromptResult>(),
   ),
   "completion/complete": method(

@@ -64,7 +64,7 @@ import { scopeOf, toolNames, type ToolNames } from "./naming.js";
 import { capabilitiesFor, instructionsFor } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
-import { Sessions, passesLevel, type Extra, type Session } from "./session.js";
+import { Sessions, passesLevel, sessionCaller, type Extra, type Session } from "./session.js";
 import { SessionProfile } from "./host-profile.js";
 import { elicitFor, sampleFor } from "./host-requests.js";
 import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
@@ -285,6 +285,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       profile: await session.profile.get(extra.requestId),
     };
     if (scope.servers !== undefined) options.servers = scope.servers;
+    // The host's own clientInfo and level, for a modern server's envelope (SPEC H2).
+    options.caller = sessionCaller(session);
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
     // The request's own `_meta` (trace context) goes on to the server, less the pool's keys.
     if (extra._meta !== undefined) options.meta = extra._meta;
@@ -367,6 +369,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       method: "notifications/message" as const,
       params: params as { level: "info"; data: unknown },
     };
+    // A modern host's requests in flight, each by the level its envelope asked for (SPEC H2).
+    eras.ready()?.deliverLog(serverId, message);
     for (const session of sessions) {
       if (!passesLevel(params.level, session.level)) continue;
       const call = sessions.latestCall(serverId, session);
@@ -511,6 +515,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     listTools: (identity, profile) =>
       listTools({ profile: { get: () => Promise.resolve(profile) } }, identity),
     qualify,
+    serverOf: (qualified) => scope.single ?? owners.get(qualified),
     router,
     newIdentity: () => connectionIdentity(options.identity ?? {}),
     sharedLists: catalog === undefined,

@@ -115,6 +115,8 @@ export class ParkedCall {
   pending: Map<string, Ask> | undefined;
   rounds = 0;
   timer: NodeJS.Timeout | undefined;
+  /** The pooled server the call went to, when the bridge knows it (its log lines, SPEC H2). */
+  serverId: string | undefined;
 
   push(step: Step): void {
     const waiting = this.#waiting;

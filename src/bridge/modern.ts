@@ -18,9 +18,11 @@
 import { randomBytes } from "node:crypto";
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   createMcpHandler,
   createRequestStateCodec,
   inputRequired,
+  LOG_LEVEL_META_KEY,
   ProtocolError,
   Server,
   type CacheHint,
@@ -33,8 +35,10 @@ import {
   hostProfile,
   type AskingOptions,
   type CallOptions,
+  type Caller,
   type ConversationIdentity,
   type HostProfile,
+  type LoggingLevel,
   type PoolClient,
 } from "mcpool-client";
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -42,6 +46,7 @@ import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprot
 import { identityFor } from "./conversation.js";
 import { ParkedCall, splitInputKey, type Ask, type Question } from "./host-requests.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
+import { hostCaller, passesLevel } from "./session.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
 
@@ -56,6 +61,8 @@ export interface BridgeCore {
   listTools(identity: ConversationIdentity, profile: HostProfile): Promise<Tool[]>;
   /** The qualified name a host's tool name stands for. */
   qualify(name: string): Promise<string | undefined>;
+  /** The pooled server a qualified name was listed from, when the bridge knows it. */
+  serverOf(qualified: string): string | undefined;
   router: PassthroughRouter;
   /** A new conversation, for one host connection (conversation.ts connectionIdentity). */
   newIdentity(): ConversationIdentity;
@@ -100,6 +107,8 @@ export class ModernBridge {
   readonly #live = new Set<Server>();
   /** The HTTP faces, whose listen streams are told through their bus. */
   readonly #handlers = new Set<McpHttpHandler>();
+  /** Requests in flight, oldest first, for the log lines of their server (SPEC H2). */
+  readonly #inflight: Inflight[] = [];
 
   constructor(core: BridgeCore) {
     this.#core = core;
@@ -156,7 +165,7 @@ export class ModernBridge {
       })),
     );
     server.setRequestHandler("tools/call", (request, ctx) =>
-      this.#call(identity, request.params, ctx).catch((error: unknown) => {
+      this.#call(identity, request.params, ctx, server).catch((error: unknown) => {
         throw asProtocolError(error);
       }),
     );
@@ -176,7 +185,7 @@ export class ModernBridge {
         "resources/read",
         guarded(
           async (request, ctx) =>
-            (await this.#asked(ctx, (asking) =>
+            (await this.#asked(ctx, server, (asking) =>
               router.readResource(request.params.uri, asking),
             )) as never,
         ),
@@ -191,7 +200,7 @@ export class ModernBridge {
         "prompts/get",
         guarded(
           async (request, ctx) =>
-            (await this.#asked(ctx, (asking) =>
+            (await this.#asked(ctx, server, (asking) =>
               router.getPrompt(request.params.name, request.params.arguments, asking),
             )) as never,
         ),
@@ -254,6 +263,45 @@ export class ModernBridge {
     }
   }
 
+  /**
+   * A pooled server's `notifications/message`, to the requests in flight on it that asked
+   * for its level in their envelope (none asked: none sent, as a modern server would), on
+   * the request's own stream; one request per connection, the newest.
+   */
+  deliverLog(serverId: string, message: { method: string; params: { level: unknown } }): void {
+    const told = new Set<Server>();
+    for (let i = this.#inflight.length - 1; i >= 0; i--) {
+      const request = this.#inflight[i] as Inflight;
+      if (request.serverId !== undefined && request.serverId !== serverId) continue;
+      if (told.has(request.server)) continue;
+      const level = request.level;
+      if (level === undefined || !passesLevel(message.params.level, level)) continue;
+      told.add(request.server);
+      request.notify(message).catch(() => undefined);
+    }
+  }
+
+  /** `run` with the request it serves in flight: its server's log lines reach it meanwhile. */
+  async #inFlight<R>(
+    ctx: ServerContext,
+    server: Server,
+    serverId: string | undefined,
+    run: () => Promise<R>,
+  ): Promise<R> {
+    const request: Inflight = {
+      server,
+      serverId,
+      level: callerOf(ctx).logLevel,
+      notify: (message) => ctx.mcpReq.notify(message as never),
+    };
+    this.#inflight.push(request);
+    try {
+      return await run();
+    } finally {
+      this.#inflight.splice(this.#inflight.indexOf(request), 1);
+    }
+  }
+
   /** Ends every parked call (the bridge closes). */
   close(): void {
     for (const parked of this.#parked.values()) this.#end(parked);
@@ -265,23 +313,33 @@ export class ModernBridge {
     identity: ConversationIdentity,
     params: { name: string; arguments?: Record<string, unknown> | undefined },
     ctx: ServerContext,
+    server: Server,
   ): Promise<CallToolResult> {
-    const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined) return (await this.#resume(state, ctx)) as CallToolResult;
     const core = this.#core;
+    const state = ctx.mcpReq.requestState<StatePayload>();
+    if (state !== undefined) {
+      const parked = this.#parked.get(state.call);
+      return (await this.#inFlight(ctx, server, parked?.serverId, () =>
+        this.#resume(state, ctx),
+      )) as CallToolResult;
+    }
     const qualified = await core.qualify(params.name).catch((error: unknown) => {
       throw toMcpError(error);
     });
     if (qualified === undefined) throw unknownTool(params.name);
+    const serverId = core.scope.single ?? core.serverOf(qualified);
     const parked = new ParkedCall();
+    parked.serverId = serverId;
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
     const meta = metaOf(ctx);
     options.identity = identityFor(identity, meta);
     if (meta !== undefined) options.meta = meta;
     // What the host declared in this request's envelope: the pool serves it from a child
-    // that declared the same, and names it to a modern server (SPEC I4, H2).
+    // that declared the same, and names it, its clientInfo and its level to a modern
+    // server (SPEC I4, H2).
     options.profile = profileOf(ctx);
+    options.caller = callerOf(ctx);
     Object.assign(options, this.#askers(ctx, parked));
     const token = meta?.progressToken;
     if (token !== undefined) {
@@ -308,7 +366,9 @@ export class ModernBridge {
         }
       });
     try {
-      return (await this.#round(parked, ctx)) as CallToolResult;
+      return (await this.#inFlight(ctx, server, serverId, () =>
+        this.#round(parked, ctx),
+      )) as CallToolResult;
     } finally {
       ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
@@ -361,11 +421,22 @@ export class ModernBridge {
    * A passthrough request of a modern host (`prompts/get`, `resources/read`) whose server
    * may ask inside it: parked between rounds as a call is, its questions the host's.
    */
-  async #asked<R>(ctx: ServerContext, run: (asking: AskingOptions) => Promise<R>): Promise<R> {
+  async #asked<R>(
+    ctx: ServerContext,
+    server: Server,
+    run: (asking: AskingOptions) => Promise<R>,
+  ): Promise<R> {
+    const serverId = this.#core.scope.single;
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined) return (await this.#resume(state, ctx)) as R;
+    if (state !== undefined) {
+      return (await this.#inFlight(ctx, server, serverId, () => this.#resume(state, ctx))) as R;
+    }
     const parked = new ParkedCall();
-    const asking: AskingOptions = { signal: parked.abort.signal, ...this.#askers(ctx, parked) };
+    const asking: AskingOptions = {
+      signal: parked.abort.signal,
+      caller: callerOf(ctx),
+      ...this.#askers(ctx, parked),
+    };
     const onAbort = (): void => parked.abort.abort();
     ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
     run(asking).then(
@@ -373,7 +444,7 @@ export class ModernBridge {
       (error: unknown) => parked.push({ kind: "failed", error }),
     );
     try {
-      return (await this.#round(parked, ctx)) as R;
+      return (await this.#inFlight(ctx, server, serverId, () => this.#round(parked, ctx))) as R;
     } finally {
       ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
@@ -449,6 +520,16 @@ export class ModernBridge {
   }
 }
 
+/** A modern host's request in flight (ModernBridge.deliverLog). */
+interface Inflight {
+  readonly server: Server;
+  /** The pooled server it went to; undefined: not known, any server's lines are its. */
+  readonly serverId: string | undefined;
+  /** The level its envelope asked for; undefined: it asked for no log lines. */
+  readonly level: LoggingLevel | undefined;
+  notify(message: { method: string; params: object }): Promise<void>;
+}
+
 function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
   return ctx.mcpReq._meta as Record<string, unknown> | undefined;
 }
@@ -462,6 +543,12 @@ function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
 function profileOf(ctx: ServerContext): HostProfile {
   const { roots: _roots, ...declared } = clientCapabilities(ctx);
   return hostProfile(declared as never);
+}
+
+/** Who the request is for: the envelope's clientInfo and log level (SPEC H2). */
+function callerOf(ctx: ServerContext): Caller {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  return hostCaller(envelope[CLIENT_INFO_META_KEY], envelope[LOG_LEVEL_META_KEY]);
 }
 
 /** What the request's envelope says the host can do. */

@@ -48,7 +48,7 @@ import {
   type PromptRoute,
   type Scope,
 } from "./naming.js";
-import type { Session } from "./session.js";
+import { sessionCaller, type Session } from "./session.js";
 
 // A server that pages forever (a cursor that never ends) must not hang a list: a hundred
 // pages is far past any real server's resource list.
@@ -127,7 +127,7 @@ export class PassthroughRouter {
         this.listResourceTemplates(request.params?.cursor),
       );
       server.setRequestHandler(ReadResourceRequestSchema, (request) =>
-        this.readResource(request.params.uri),
+        this.readResource(request.params.uri, { caller: sessionCaller(session) }),
       );
       server.setRequestHandler(SubscribeRequestSchema, async (request) => {
         await this.subscribe(session, request.params.uri);
@@ -143,7 +143,9 @@ export class PassthroughRouter {
         this.listPrompts(request.params?.cursor),
       );
       server.setRequestHandler(GetPromptRequestSchema, (request) =>
-        this.getPrompt(request.params.name, request.params.arguments),
+        this.getPrompt(request.params.name, request.params.arguments, {
+          caller: sessionCaller(session),
+        }),
       );
     }
     if (capabilities.completions !== undefined) {
@@ -174,7 +176,10 @@ export class PassthroughRouter {
   async setLoggingLevel(level: LoggingLevel): Promise<void> {
     const single = this.#ctx.scope.single;
     if (single === undefined) return;
-    if ((await this.#servers("logging")).length === 0) return;
+    const servers = await this.#servers("logging");
+    // A modern server reads each host's own level in its requests' envelopes (SPEC H2):
+    // setting it for the connection would set it for every other host's requests.
+    if (servers.length === 0 || servers.every((state) => state.era === "modern")) return;
     await this.#ctx.client.setLoggingLevel(single, level);
   }
 

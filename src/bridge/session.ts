@@ -7,7 +7,14 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { ConversationIdentity } from "mcpool-client";
+import {
+  callerProblem,
+  defined,
+  LOGGING_LEVELS,
+  passesLevel,
+  type Caller,
+  type ConversationIdentity,
+} from "mcpool-client";
 import type { FoundTools } from "./found-tools.js";
 import type { SessionProfile } from "./host-profile.js";
 import type {
@@ -39,23 +46,31 @@ export interface Session {
   readonly profile: SessionProfile;
 }
 
-/** Severity order of MCP log levels (RFC 5424), lowest first. */
-const SEVERITY: readonly LoggingLevel[] = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-];
+/** Whether a message at `level` passes the threshold the host set (mcpool-protocol). */
+export { passesLevel };
 
-/** Whether a message at `level` passes the threshold the host set. */
-export function passesLevel(level: unknown, threshold: LoggingLevel | undefined): boolean {
-  if (threshold === undefined) return true;
-  const at = SEVERITY.indexOf(level as LoggingLevel);
-  return at === -1 || at >= SEVERITY.indexOf(threshold);
+/**
+ * Who a legacy host's requests are for, to a modern server (SPEC H2): the clientInfo it
+ * sent in `initialize` and the level it set last (none when it set none).
+ */
+export function sessionCaller(session: Session): Caller {
+  return hostCaller(session.server.getClientVersion(), session.level);
+}
+
+/**
+ * A host's caller from what it said of itself: a clientInfo the daemon would refuse (too
+ * large, not an Implementation) is left out, so the host's requests name the pool's
+ * instead of failing.
+ */
+export function hostCaller(clientInfo: unknown, logLevel: unknown): Caller {
+  const level = LOGGING_LEVELS.includes(logLevel as LoggingLevel)
+    ? (logLevel as LoggingLevel)
+    : undefined;
+  const info =
+    clientInfo !== undefined && callerProblem({ clientInfo }) === undefined
+      ? (clientInfo as Caller["clientInfo"])
+      : undefined;
+  return defined({ clientInfo: info, logLevel: level });
 }
 
 /** Every open session and every call in flight, newest last. */

@@ -55,6 +55,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
   /** A modern server's questions inside the request go back to this connection (SPEC H3). */
   const asking = (params: AskingParams, ctx: RequestContext): PassthroughOptions => ({
     ...options(ctx),
+    ...(params.caller !== undefined ? { caller: params.caller } : {}),
     ...routedCall(
       params.roots === true ? { roots: true } : {},
       ctx,

@@ -198,6 +198,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
         profile: checkedProfile(params.profile),
         bindings: params.bindings,
         meta: params.meta,
+        caller: params.caller,
         signal: ctx.signal,
         ...routedCall(
           params,

@@ -2,10 +2,13 @@
  * What one call() may say beyond its tool and arguments: where it may go, how long it may
  * take, what it returns, and who answers what its server asks while it runs (C14).
  */
-import type { ConversationIdentity, HostProfile } from "mcpool-protocol";
+import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
+import { defined, type Caller, type ConversationIdentity, type HostProfile } from "mcpool-protocol";
 import type { CallElicitHandler, CallProgress, CallSampleHandler } from "../server/routing.js";
 import type { CallSignal } from "../core/types.js";
 import type { RequestContext } from "../server/caller-router.js";
+import { profileCapabilities } from "../server/profile-entry.js";
+import type { RequestOptions } from "../mcp/protocol.js";
 
 /** Answers a server's `roots/list` with the caller's roots (`{ roots: [...] }`). */
 export type CallRootsHandler = (
@@ -62,6 +65,12 @@ export interface CallOptions {
    * `traceparent`); `progressToken` and the `mcpool/` keys are the pool's and are dropped.
    */
   meta?: Readonly<Record<string, unknown>>;
+  /**
+   * The calling agent's own client info and log level (SPEC H2): a modern server reads
+   * them in the request's envelope. Absent (and no profile): the pool's client info and
+   * the connection's level. Ignored by a legacy server, which read the pool's at initialize.
+   */
+  caller?: Caller;
 }
 
 /** The `_meta` a call forwards upstream: the caller's, without the keys the pool owns. */
@@ -83,4 +92,28 @@ export function upstreamParams(
 ): { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } {
   const forwarded = forwardedMeta(meta);
   return { name, arguments: args, ...(forwarded ? { _meta: forwarded } : {}) };
+}
+
+/**
+ * Who a modern server is told the call is for (SPEC H2, I4): the calling host's capabilities
+ * (its profile's, and roots when it is asked for them per call, SPEC H3), its client info
+ * and its log level. A call that names neither profile nor caller is the pool's own.
+ */
+export function upstreamCaller(
+  opts: Pick<CallOptions, "profile" | "caller" | "onRoots">,
+): Pick<RequestOptions, "caller"> {
+  const { profile, caller } = opts;
+  if (profile === undefined && caller === undefined) return {};
+  const declared = profile ? profileCapabilities(profile) : undefined;
+  const capabilities =
+    declared && opts.onRoots && declared.roots === undefined
+      ? { ...declared, roots: {} }
+      : declared;
+  return {
+    caller: defined({
+      capabilities,
+      clientInfo: caller?.clientInfo as Implementation | undefined,
+      logLevel: caller?.logLevel,
+    }),
+  };
 }

@@ -29,7 +29,7 @@ import type {
 import { McpPoolError } from "../core/errors.js";
 import type { McpClient } from "../mcp/client.js";
 import type { InputAnswerer } from "../mcp/protocol.js";
-import type { CallOptions } from "./options.js";
+import { upstreamCaller, type CallOptions } from "./options.js";
 import { upstreamError } from "./upstream-error.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
@@ -57,7 +57,10 @@ export type PassthroughMethod = keyof PassthroughTypes;
 export type PassthroughParams<M extends PassthroughMethod> = PassthroughTypes[M]["params"];
 export type PassthroughResult<M extends PassthroughMethod> = PassthroughTypes[M]["result"];
 
-export interface PassthroughOptions extends Pick<CallOptions, "onElicit" | "onSample" | "onRoots"> {
+export interface PassthroughOptions extends Pick<
+  CallOptions,
+  "onElicit" | "onSample" | "onRoots" | "caller"
+> {
   /** Overrides the row's and the pool's call timeout, ms. */
   timeoutMs?: number;
   /** Aborting sends `notifications/cancelled` to the server and rejects with the reason. */
@@ -186,6 +189,8 @@ export class Passthrough {
         {
           ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          // The calling agent's client info and log level, to a modern server (SPEC H2).
+          ...upstreamCaller(options),
           ...(this.#deps.answerer && asks(options)
             ? { answer: this.#deps.answerer(id, options) }
             : {}),

@@ -10,7 +10,7 @@
  * cut off by a crash once, F2), and finish the result (flatten, cut; results.ts). A
  * failure is mapped once, by upstream-error.ts.
  */
-import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, slugOf } from "../../config/rows.js";
 import type { Catalogue } from "../catalogue/catalogue.js";
 import { unknownTool } from "../catalogue/catalogue.js";
@@ -29,10 +29,10 @@ import { holding, withSession } from "../server/session.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
 import type { IndexedTool } from "../catalogue/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
-import { upstreamParams, type CallOptions } from "./options.js";
+import { upstreamCaller, upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
-import { isProfileEntry, profileCapabilities } from "../server/profile-entry.js";
+import { isProfileEntry } from "../server/profile-entry.js";
 import { McpError } from "../mcp/error.js";
 
 /**
@@ -284,11 +284,7 @@ export class CallPipeline {
           signal,
           onprogress: onProgress,
           answer: this.#init.routes.answerer(entry.id, opts),
-          // A modern server reads the calling host's capabilities in each request (I4); a
-          // host asked for its roots per call declares them (SPEC H3).
-          ...(opts.profile
-            ? { caller: { capabilities: callerCapabilities(opts.profile, opts) } }
-            : {}),
+          ...upstreamCaller(opts),
         }),
       );
       entry.answered(connection);
@@ -315,12 +311,6 @@ export class CallPipeline {
       });
     }
   }
-}
-
-/** What a modern server is told the calling host can do: its profile's, and roots when asked per call. */
-function callerCapabilities(profile: HostProfile, opts: CallOptions): ClientCapabilities {
-  const declared = profileCapabilities(profile);
-  return opts.onRoots && declared.roots === undefined ? { ...declared, roots: {} } : declared;
 }
 
 /**

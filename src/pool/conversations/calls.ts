@@ -30,7 +30,7 @@ import { finishResult, forwardable, resultBudget } from "../calls/results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, sessionLost } from "../server/session.js";
 import type { IndexedTool } from "../catalogue/tool-index.js";
-import { upstreamParams, type CallOptions } from "../calls/options.js";
+import { upstreamCaller, upstreamParams, type CallOptions } from "../calls/options.js";
 import type { CallSignal, PoolLog } from "../core/types.js";
 
 // Listings dropped in a row because the share names moved while each was in flight; past
@@ -211,6 +211,8 @@ export class ConversationCalls {
             timeout: timeoutMs,
             signal: opts.signal,
             onprogress: opts.onProgress,
+            // The calling agent, to a modern server, as on a shared row (SPEC H2).
+            ...upstreamCaller(opts.caller ? { caller: opts.caller } : {}),
           }),
         ),
       );

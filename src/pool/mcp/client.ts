@@ -107,7 +107,10 @@ export class McpClient extends McpProtocol {
   #protocolVersion: string | undefined;
   /** What connect() found, or the prior it was given. */
   #verdict: EraVerdict | undefined;
-  /** A modern connection's log level, sent in each request's envelope (no logging/setLevel). */
+  /**
+   * A modern connection's log level (no logging/setLevel), sent in the envelope of each
+   * request that names no caller: the pool's own, a library's without one.
+   */
   #logLevel: LoggingLevel | undefined;
 
   /** Told what the server offered that this client will not use (a tool it refuses). */
@@ -262,7 +265,8 @@ export class McpClient extends McpProtocol {
             protocolVersion: version,
             clientInfo: caller?.clientInfo ?? this.#info,
             clientCapabilities: caller?.capabilities ?? this.#capabilities,
-            logLevel: this.#logLevel,
+            // A caller's own level, or none: never another caller's (SPEC H2).
+            logLevel: caller ? caller.logLevel : this.#logLevel,
           },
           request.params?._meta as Record<string, unknown> | undefined,
         ),

@@ -12,6 +12,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type {
   ClientCapabilities,
   Implementation,
+  LoggingLevel,
   JSONRPCMessage,
   RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -44,9 +45,12 @@ export interface RequestOptions {
   maxTotalTimeout?: number | undefined;
   /**
    * Who the request is for, on a modern connection: its `_meta` envelope names this
-   * client and these capabilities instead of the pool's (SPEC H2). Ignored on a legacy one.
+   * client and these capabilities instead of the pool's, and this log level instead of the
+   * connection's, none when it has none (SPEC H2). Ignored on a legacy one.
    */
-  caller?: { clientInfo?: Implementation; capabilities?: ClientCapabilities } | undefined;
+  caller?:
+    | { clientInfo?: Implementation; capabilities?: ClientCapabilities; logLevel?: LoggingLevel }
+    | undefined;
   /**
    * Answers what an `input_required` result of this request asks (MRTR, SPEC H2): the
    * result belongs to exactly this request, so its questions go to its own caller. Absent,
