@@ -38,17 +38,21 @@ afterEach(async () => {
 });
 
 /** A scratch folder with the fixture's log and its tools file, holding `tools`. */
-function scratch(tools: string): { log: string; toolsFile: string; listings(): number } {
+function scratch(tools: string): {
+  log: string;
+  toolsFile: string;
+  listings(method?: string): number;
+} {
   const dir = mkdtempSync(join(tmpdir(), "mcpool-cache-hints-"));
   dirs.push(dir);
   const log = join(dir, "requests.log");
   const toolsFile = join(dir, "tools");
   writeFileSync(log, "");
   writeFileSync(toolsFile, tools);
-  const listings = (): number =>
+  const listings = (method = "tools/list"): number =>
     readFileSync(log, "utf8")
       .split("\n")
-      .filter((line) => line === "tools/list").length;
+      .filter((line) => line === method).length;
   return { log, toolsFile, listings };
 }
 
@@ -161,6 +165,39 @@ describe("a private list (the pool as a library)", () => {
     // What the tools cache was handed holds no private list.
     await waitFor(() => saved.has("cached"), 5_000, "the tools cache to be written");
     expect(saved.get("cached")).toMatchObject({ private: true, tools: [] });
+  });
+});
+
+describe("a passthrough listing (the pool as a library)", () => {
+  it("is shared while its public hint holds and asked again after it; a private one is never kept", async () => {
+    const pub = scratch("");
+    const priv = scratch("");
+    const p = pool();
+    await p.sync([
+      nodeRow("cached", "modern-cached.mjs", { env: cachedEnv(pub, "public") }),
+      nodeRow("secret", "modern-cached.mjs", { env: cachedEnv(priv, "private") }),
+    ]);
+    const prompts = async (id: string): Promise<string[]> =>
+      (await p.request(id, "prompts/list")).prompts.map((prompt) => prompt.name);
+
+    // Two callers at once share one request; one more while the hint holds is answered kept.
+    expect(await Promise.all([prompts("cached"), prompts("cached")])).toEqual([
+      ["listing_1"],
+      ["listing_1"],
+    ]);
+    const answeredAt = Date.now();
+    expect(await prompts("cached")).toEqual(["listing_1"]);
+    expect(Date.now()).toBeLessThan(answeredAt + TTL_MS);
+    expect(pub.listings("prompts/list")).toBe(1);
+    await waitFor(() => Date.now() > answeredAt + TTL_MS, 10_000, "the ttl to run out");
+    expect(pub.listings("prompts/list")).toBe(1);
+    expect(await prompts("cached")).toEqual(["listing_2"]);
+    expect(pub.listings("prompts/list")).toBe(2);
+
+    // A private listing goes to the server every time.
+    expect(await prompts("secret")).toEqual(["listing_1"]);
+    expect(await prompts("secret")).toEqual(["listing_2"]);
+    expect(priv.listings("prompts/list")).toBe(2);
   });
 });
 

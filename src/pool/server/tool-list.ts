@@ -141,7 +141,11 @@ export class ToolList {
    * that one walk. Takes relist()'s arguments.
    */
   refresh(...args: Parameters<ToolList["relist"]>): Promise<void> {
-    if (!this.#running) this.relist(...args);
+    if (!this.#running) {
+      // A use, not a tools/list_changed: no burst of changes for F12's backoff to count.
+      this.#burst = 0;
+      this.relist(...args);
+    }
     return this.settled();
   }
 
