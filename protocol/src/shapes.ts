@@ -128,6 +128,12 @@ export interface ServerState {
   era?: "legacy" | "modern";
   protocolVersion?: string;
   toolsFingerprint?: string;
+  /**
+   * The cache hint a 2026-07-28 server gave its tool list (SPEC H2): its `scope`, and
+   * `expiresAt`, the epoch ms after which the next listing or call lists it again (none is
+   * sent by a timer). Absent when the server gave neither.
+   */
+  toolsCache?: { scope?: "public" | "private"; expiresAt?: number };
   /** At `pin-mismatch`: how the list differs from the approved one, when that one is known. */
   pinDiff?: PinDiff;
   /** The list is the last one known, not a live one. */

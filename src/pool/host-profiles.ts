@@ -7,7 +7,8 @@
  *
  * - No profile, or the pool's own (sampling + elicitation, no roots): the row's own entry.
  * - A modern server (2026-07-28): the row's own entry, whatever the profile — each request
- *   names its host's capabilities, and roots are asked inside the request (SPEC H2).
+ *   names its host's capabilities, and roots are asked inside the request (SPEC H2) — unless
+ *   its list is `private`: then each profile's child lists for that profile alone.
  * - Any other: a ProfileEntry per (row, key), made on first use, dialled by the listing or
  *   call that needs it, reaped by the row's idle rules (DEFAULT_PROFILE_IDLE_MS where the
  *   row and pool set none). The key is the capability key, with the roots added when the
@@ -17,7 +18,8 @@
  *   key until the row's connection is edited; a list that later moves is the server's
  *   state, not its reading of capabilities): those hosts share the row's connection, and
  *   what they cannot answer is refused for them (pipeline.ts, hostOnly). A server that asks
- *   for roots is never collapsed for hosts that declare roots.
+ *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
+ *   is `private` (a 2026-07-28 cache hint, SPEC H2): that list is for its profile alone.
  *
  * The children never reach the catalogue's index, the tools cache or the pool's
  * connect/close events (a bridge would relist on each one): each profile has a catalogue
@@ -107,11 +109,14 @@ export class HostProfiles {
   keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
     // A modern server reads each request's envelope, which names its own host's
-    // capabilities, and asks for roots inside that request: one connection serves them all.
-    if (entry.verdict?.era === "modern") return undefined;
+    // capabilities, and asks for roots inside that request: one connection serves them all,
+    // unless its list says it is `private` (for the caller it was listed for, SPEC H2).
+    if (entry.verdict?.era === "modern" && entry.cacheScope !== "private") return undefined;
     const caps = capabilityKey(profile);
     if (profile.roots === undefined && caps === this.#poolKey) return undefined;
-    if (this.#same.get(entry.id)?.caps.has(caps) === true) return undefined;
+    // A private list is the caller's it was listed for (SPEC H2): never lent to another.
+    const shared = entry.cacheScope !== "private";
+    if (shared && this.#same.get(entry.id)?.caps.has(caps) === true) return undefined;
     return profile.roots === undefined ? caps : profileKey(profile);
   }
 
@@ -164,6 +169,7 @@ export class HostProfiles {
     };
     const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
     await Promise.all(Array.from({ length: workers }, worker));
+    await this.view(profile).catalogue.fresh(options.servers);
     return this.view(profile).catalogue.tools(options);
   }
 
@@ -326,7 +332,8 @@ export class HostProfiles {
     const own = this.#init.entries().find((entry) => entry.id === child.id);
     const fingerprint = own?.fingerprint;
     const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
-    if (asksRoots || fingerprint === undefined || fingerprint !== child.fingerprint) {
+    const private_ = own?.cacheScope === "private" || child.cacheScope === "private";
+    if (asksRoots || private_ || fingerprint === undefined || fingerprint !== child.fingerprint) {
       const pid = child.connection?.pid;
       serverLog(this.#init.log, child.id).info(
         `a child of its own for hosts declaring ${describeProfile(child.profile)}${pid === undefined ? "" : ` (pid ${pid})`}`,

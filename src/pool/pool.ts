@@ -198,6 +198,17 @@ export class McpPool {
   }
 
   /**
+   * Lists again each live tool list in scope (`servers`, absent = all) whose server's cache
+   * hint (`ttlMs`, SPEC H2) ran out, so a tools() or describe() that follows is fresh.
+   * Resolves at once when none has; an idle pool is never woken for it. hostTools() and
+   * call() do this by themselves.
+   */
+  fresh(servers?: readonly string[]): Promise<void> {
+    this.#parts.assertOpen();
+    return this.#parts.catalogue.fresh(servers);
+  }
+
+  /**
    * tools() as a host with `profile` would list them direct (SPEC I4, I5): each row served
    * by its child for that profile, started for this listing when it has never listed.
    */

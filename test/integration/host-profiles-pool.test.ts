@@ -103,7 +103,7 @@ describe("a row whose tools do not depend on the host's capabilities (SPEC I4)",
   });
 });
 
-describe("a modern row (SPEC H2): no child per profile", () => {
+describe("a modern row whose list is public (SPEC H2): no child per profile", () => {
   let pool: McpPool | undefined;
   const spawned: number[] = [];
 
@@ -134,6 +134,7 @@ describe("a modern row (SPEC H2): no child per profile", () => {
         transport: "stdio",
         command: process.execPath,
         args: [fixture("modern-stdio.mjs")],
+        env: { MODERN_CACHE_SCOPE: "public" },
         protocol: "2026-07-28",
       },
     ]);

@@ -1,6 +1,7 @@
 /**
  * A tool list spread over pages: the SDK forgets its per-tool output-schema validators on
- * every tools/list page, so the pool must leave it knowing every page's tools (issue 15).
+ * every tools/list page, so the pool must leave it knowing every page's tools (issue 15);
+ * and the pages' cache hints are one list's (SPEC H2).
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -8,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 
 import { McpPoolError, type McpPool } from "../../src/index.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
+import { listTools, type ToolLister } from "../../src/pool/mcp/list-tools.js";
 
 /** Two pages, one tool each; both promise a number and answer with a string. */
 function pagedServer(): Server {
@@ -50,5 +52,43 @@ describe("a paginated tool list", () => {
       expect(error, name).toBeInstanceOf(McpPoolError);
       expect((error as McpPoolError).message).toMatch(/output schema/);
     }
+  });
+});
+
+/** A lister answering `pages` in turn, each with the hint fields given. */
+function lister(pages: Record<string, unknown>[]): ToolLister {
+  return {
+    listTools: async (params) => {
+      const at = Number(params?.cursor ?? 0);
+      const next = at + 1 < pages.length ? { nextCursor: String(at + 1) } : {};
+      return {
+        tools: [{ name: `t${at}`, inputSchema: { type: "object" } }],
+        ...pages[at],
+        ...next,
+      };
+    },
+  };
+}
+
+describe("a paginated list's cache hint", () => {
+  it("is the shortest lifetime and the narrowest scope of its pages", async () => {
+    const walk = await listTools(
+      lister([
+        { ttlMs: 5_000, cacheScope: "public" },
+        { ttlMs: 2_000, cacheScope: "private" },
+        { ttlMs: 9_000, cacheScope: "public" },
+      ]),
+    );
+    expect(walk.tools.map((tool) => tool.name)).toEqual(["t0", "t1", "t2"]);
+    expect(walk.hint).toEqual({ ttlMs: 2_000, scope: "private" });
+  });
+
+  it("promises no lifetime when a page gives none, and reads nothing it does not know", async () => {
+    expect(
+      (await listTools(lister([{ ttlMs: 5_000, cacheScope: "public" }, { cacheScope: "public" }])))
+        .hint,
+    ).toEqual({ scope: "public" });
+    expect((await listTools(lister([{ ttlMs: -1, cacheScope: "shared" }]))).hint).toEqual({});
+    expect((await listTools(lister([{}]))).hint).toEqual({});
   });
 });

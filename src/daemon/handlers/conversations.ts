@@ -53,6 +53,8 @@ export interface ConversationPool {
     names?: readonly string[];
     servers?: readonly string[];
   }): Awaitable<readonly ToolDefinition[]>;
+  /** Lists again what a server's cache hint says ran out, before tools() (SPEC H2). */
+  fresh?(servers?: readonly string[]): Promise<void>;
   /** tools() as a host with `profile` would list them direct (SPEC I4, I5). */
   hostTools(
     profile: HostProfile,
@@ -101,6 +103,7 @@ export function createConversationHandlers(pool: ConversationPool): Conversation
     "tools/list": async (params) => {
       const options = defined({ names: params.names, servers: params.servers });
       const profile = checkedProfile(params.profile);
+      if (!profile) await pool.fresh?.(options.servers);
       const shared = profile ? await pool.hostTools(profile, options) : await pool.tools(options);
       if (params.identity === undefined || pool.conversations === undefined) return shared;
       const own = await pool.conversations.tools(params.identity, options);

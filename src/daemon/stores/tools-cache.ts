@@ -1,7 +1,8 @@
 /**
  * The daemon's tools cache on disk: one file per row in `<data>/tools-cache/<id>.json`,
- * written atomically with mode 0600. It holds the connection's digest, the tool list and
- * the era the server was found to speak (SPEC H1), never a row's env or headers.
+ * written atomically with mode 0600. It holds the connection's digest, the tool list (none
+ * for a list its server calls private, SPEC H2) and the era the server was found to speak
+ * (SPEC H1), never a row's env or headers.
  */
 import type {
   CachedTools,
@@ -32,6 +33,7 @@ export function createFileToolsCache(
       return {
         connection: parsed.connection,
         tools: parsed.tools as CachedTools["tools"],
+        ...(parsed.private === true ? { private: true as const } : {}),
         ...(era ? { era } : {}),
         ...(profiles ? { profiles } : {}),
       };
@@ -40,6 +42,7 @@ export function createFileToolsCache(
       await files.write(id, {
         connection: cached.connection,
         tools: cached.tools,
+        ...(cached.private ? { private: true } : {}),
         ...(cached.era ? { era: cached.era } : {}),
         ...(cached.profiles ? { profiles: cached.profiles } : {}),
       });

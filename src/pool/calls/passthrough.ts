@@ -6,6 +6,9 @@
  * one, counts as a use, redials once on a lost remote session (B6), and bypasses the scope
  * check: a caller holding a server id is not a model.
  *
+ * A listing a 2026-07-28 server calls public is kept until its `ttlMs` runs out, and shared
+ * by every caller meanwhile (listing-cache.ts, SPEC H2).
+ *
  * Resource subscriptions are the pool's, not a caller's: a server sees one subscribe per
  * uri however many listeners share it, one unsubscribe when the last one leaves, and the
  * subscribe again after a reconnect. While a server has subscriptions it is not idle-reaped.
@@ -31,6 +34,7 @@ import type { McpClient } from "../mcp/client.js";
 import type { InputAnswerer } from "../mcp/protocol.js";
 import { upstreamCaller, type CallOptions } from "./options.js";
 import { upstreamError } from "./upstream-error.js";
+import { ListingCache } from "./listing-cache.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
 import type { CallSignal, PoolLog, ServerNotification } from "../core/types.js";
@@ -168,6 +172,8 @@ export class Passthrough {
   readonly #deps: PassthroughDeps;
   /** Per server id, per uri: who listens. */
   readonly #subscriptions = new Map<string, Map<string, Subscription>>();
+  /** Public listings kept until their `ttlMs` runs out (SPEC H2). */
+  readonly #listings = new ListingCache();
 
   constructor(deps: PassthroughDeps) {
     this.#deps = deps;
@@ -183,20 +189,32 @@ export class Passthrough {
     const timeoutMs = options.timeoutMs ?? this.#deps.timeoutMs(entry);
     // The result goes on as the server sent it (issue 16): the consumer's own SDK reads it
     // there; only a result that is no object at all is refused here.
-    const result = await this.#send(entry, method, timeoutMs, (client) =>
-      client.request(
-        { method, ...(params !== undefined ? { params } : {}) },
-        {
-          ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          // The calling agent's client info and log level, to a modern server (SPEC H2).
-          ...upstreamCaller(options),
-          ...(this.#deps.answerer && asks(options)
-            ? { answer: this.#deps.answerer(id, options) }
-            : {}),
-        },
-      ),
-    );
+    const send = (): Promise<unknown> =>
+      this.#send(entry, method, timeoutMs, (client) =>
+        client.request(
+          { method, ...(params !== undefined ? { params } : {}) },
+          {
+            ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+            ...(options.signal ? { signal: options.signal } : {}),
+            // The calling agent's client info and log level, to a modern server (SPEC H2).
+            ...upstreamCaller(options),
+            ...(this.#deps.answerer && asks(options)
+              ? { answer: this.#deps.answerer(id, options) }
+              : {}),
+          },
+        ),
+      );
+    // Only a live server's kept listing is served (a new connection drops them); a caller's
+    // own abort must not end the one request other callers share.
+    const result = entry.connection
+      ? await this.#listings.answer(
+          id,
+          method,
+          params as Record<string, unknown> | undefined,
+          send as () => Promise<object>,
+          options.signal === undefined,
+        )
+      : await send();
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new McpPoolError(
         "tool-error",
@@ -271,6 +289,7 @@ export class Passthrough {
 
   /** A notification of server `id`: a resources/updated goes to that uri's listeners. */
   deliver(id: string, notification: ServerNotification): void {
+    this.#listings.drop(id, notification.method);
     if (notification.method !== "notifications/resources/updated") return;
     const uri = notification.params?.uri;
     if (typeof uri !== "string") return;
@@ -286,6 +305,7 @@ export class Passthrough {
 
   /** Server `id` connected (again): what it was subscribed to died with the old connection. */
   connected(id: string): void {
+    this.#listings.drop(id);
     for (const [uri, subscription] of this.#subscriptions.get(id) ?? []) {
       if (!subscription.live) continue;
       this.#upstream(id, uri, "resources/subscribe", false).catch((error: unknown) =>

@@ -88,6 +88,11 @@ export interface CallPipelineInit {
   callTimeoutMs: number | undefined;
 }
 
+/** Whether `qualified` could be one of `entry`'s tools: it starts with the row's slug. */
+function couldName(entry: ServerEntry, qualified: string): boolean {
+  return qualified.startsWith(qualifiedName(slugOf(entry.row), ""));
+}
+
 export class CallPipeline {
   readonly #init: CallPipelineInit;
 
@@ -162,7 +167,15 @@ export class CallPipeline {
     const found = catalogue.lookup(qualified, scope, hidden);
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();
-    if (found && found.entry.connection) return found;
+    if (found && found.entry.connection) {
+      // A list whose cache hint ran out is listed again first: the tool may be gone (SPEC H2).
+      const listing = found.entry.fresh();
+      if (listing === undefined) return found;
+      await listing;
+      const again = catalogue.lookup(qualified, scope, hidden);
+      if (again) return again;
+      throw unknownTool(qualified);
+    }
     if (!found && this.#init.starting()) {
       // The pool is still starting: the name may be one a server has yet to list (F4).
       await this.#init.ready();
@@ -175,6 +188,16 @@ export class CallPipeline {
       if (again) return again;
       throw unknownTool(qualified);
     }
+    // A live list whose cache hint ran out may offer the name now (SPEC H2).
+    const listings = entries()
+      .filter((entry) => (!scope || scope.has(entry.id)) && couldName(entry, qualified))
+      .map((entry) => entry.fresh())
+      .filter((listing) => listing !== undefined);
+    if (listings.length > 0) {
+      await Promise.all(listings);
+      const listed = catalogue.lookup(qualified, scope, hidden);
+      if (listed) return this.#resolve(qualified, opts);
+    }
     // A conversation row's tools are listed on the caller's own client (B9).
     const conversational = await this.#init.conversations.resolve(qualified, scope, opts);
     if (conversational) return conversational;
@@ -184,7 +207,7 @@ export class CallPipeline {
         (!scope || scope.has(entry.id)) &&
         !entry.connection &&
         isEnabled(entry.row) &&
-        qualified.startsWith(qualifiedName(slugOf(entry.row), "")),
+        couldName(entry, qualified),
     );
     const failures: unknown[] = [];
     for (const entry of candidates) {

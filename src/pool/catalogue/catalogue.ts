@@ -1,6 +1,6 @@
 /**
  * The catalogue: what the pool offers, read from the tool index without connecting
- * anything (SPEC C1–C8). state(), tools(), catalog(), search(), alwaysLoaded(), describe(),
+ * anything (SPEC C1–C8); fresh() lists again what a server's cache hint says ran out. state(), tools(), catalog(), search(), alwaysLoaded(), describe(),
  * and the lookup call() resolves a name with. Scope and hiding are applied here, once;
  * the index is rebuilt on the next read after a server's list or row changed.
  */
@@ -79,6 +79,20 @@ export class Catalogue {
       },
     });
     return this.#index;
+  }
+
+  /**
+   * Lists again every live list in scope whose cache hint ran out (SPEC H2), so the read
+   * that follows is fresh; resolves at once, having sent nothing, when none has.
+   */
+  async fresh(servers?: readonly string[]): Promise<void> {
+    const scope = servers ? new Set(servers) : undefined;
+    const listings = this.#init
+      .entries()
+      .filter((entry) => !scope || scope.has(entry.id))
+      .map((entry) => entry.fresh())
+      .filter((listing) => listing !== undefined);
+    if (listings.length > 0) await Promise.all(listings);
   }
 
   state(options: { secrets?: boolean } = {}): ServerState[] {

@@ -73,6 +73,13 @@ export function serverState(
   if (era !== undefined) state.era = era;
   if (connection?.protocolVersion !== undefined) state.protocolVersion = connection.protocolVersion;
   if (entry.fingerprint !== undefined) state.toolsFingerprint = entry.fingerprint;
+  const { cacheScope: scope, toolsExpireAt: expiresAt } = entry;
+  if (scope !== undefined || expiresAt !== undefined) {
+    state.toolsCache = {
+      ...(scope !== undefined ? { scope } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    };
+  }
   if (extras.pinDiff) state.pinDiff = structuredClone(extras.pinDiff);
   if (entry.stale) state.stale = true;
   if (extras.conversations) state.conversations = extras.conversations;

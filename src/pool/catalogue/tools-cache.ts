@@ -4,7 +4,7 @@
  * env and headers, so a list from before a row was pointed elsewhere is never offered, and
  * the store never holds a secret, only its digest. Beside the list it keeps the era the
  * server was found to speak (SPEC H1) and what host profiles taught (SPEC I4, I5), so a
- * restart does not find them out again.
+ * restart does not find them out again. A list its server calls `private` is not kept.
  */
 import { createHash } from "node:crypto";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
@@ -16,6 +16,11 @@ export interface CachedTools {
   /** connectionHash() of the row the list was fetched over. */
   connection: string;
   tools: Tool[];
+  /**
+   * The server said its list is `private` (a 2026-07-28 cache hint, SPEC H2): `tools` is
+   * then empty, and nothing is offered from the store until the server lists again.
+   */
+  private?: true;
   /** The era the server was found to speak over that connection, dated (SPEC H1). */
   era?: EraVerdict;
   /** What the server was found to do with host profiles over that connection (SPEC I4, I5). */

@@ -61,7 +61,8 @@ export interface ReconcilerInit {
 function savedKey(entry: ServerEntry, memo: ProfileMemo | undefined): string {
   const verdict = entry.verdict;
   const era = verdict ? `${verdict.era}@${verdict.at}` : "";
-  return `${entry.fingerprint ?? ""}|${era}|${memo ? JSON.stringify(memo) : ""}`;
+  const scope = entry.cacheScope ?? "";
+  return `${entry.fingerprint ?? ""}|${era}|${memo ? JSON.stringify(memo) : ""}|${scope}`;
 }
 
 export class Reconciler {
@@ -270,7 +271,7 @@ export class Reconciler {
       if (cached && cached.connection === connectionHash(entry.row)) {
         if (cached.era) entry.adoptVerdict(cached.era);
         if (cached.profiles) this.#init.profiles?.learn(entry, cached.profiles);
-        if (!this.#isLazy(entry.row)) return;
+        if (!this.#isLazy(entry.row) || cached.private === true) return;
         entry.adoptCached(cached.tools);
         this.#savedFingerprints.set(entry.id, savedKey(entry, cached.profiles));
       }
@@ -288,9 +289,12 @@ export class Reconciler {
     const key = savedKey(entry, memo);
     if (!store || this.#savedFingerprints.get(entry.id) === key) return;
     this.#savedFingerprints.set(entry.id, key);
+    // A private list is for the caller it was listed for (SPEC H2): not kept for anyone.
+    const secret = entry.cacheScope === "private";
     const cached: CachedTools = {
       connection: connectionHash(entry.row),
-      tools: entry.tools,
+      tools: secret ? [] : entry.tools,
+      ...(secret ? { private: true } : {}),
       ...(entry.verdict ? { era: entry.verdict } : {}),
       ...(memo ? { profiles: memo } : {}),
     };

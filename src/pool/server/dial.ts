@@ -12,7 +12,7 @@ import type { McpServerConfig } from "../../config/rows.js";
 import { newConnection, type Connection } from "./connection.js";
 import { causeCode, withCause } from "../core/causes.js";
 import { McpPoolError } from "../core/errors.js";
-import { listAllTools } from "../mcp/list-tools.js";
+import { listTools, type CacheHint } from "../mcp/list-tools.js";
 import { McpClient } from "../mcp/client.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
 import {
@@ -36,6 +36,13 @@ import { serverLog } from "../core/server-log.js";
  * wait this long.
  */
 export const DIED_AT_START_MS = 2_000;
+
+/** A dial's connection, its first list and that list's cache hint (SPEC H2). */
+export interface Dialled {
+  connection: Connection;
+  tools: Tool[];
+  hint: CacheHint;
+}
 
 /** What the entry is told about a connection once its client exists. */
 export interface DialHandlers {
@@ -82,7 +89,7 @@ export async function dial(
   context: EntryContext,
   budget: number | undefined,
   handlers: DialHandlers,
-): Promise<{ connection: Connection; tools: Tool[] }> {
+): Promise<Dialled> {
   let verdict = handlers.verdict;
   // A stdio server's era is found on a spare child, never on the one that serves (SPEC H1).
   const spare = spareProbeOf(row, verdict, context, Date.now());
@@ -102,7 +109,7 @@ async function dialOn(
   budget: number | undefined,
   handlers: DialHandlers,
   verdict: EraVerdict | undefined,
-): Promise<{ connection: Connection; tools: Tool[] }> {
+): Promise<Dialled> {
   if (usableVerdict(verdict, Date.now())?.era !== "modern" || row.protocol === "legacy") {
     return dialOnce(row, context, budget, handlers, verdict);
   }
@@ -123,7 +130,7 @@ async function dialOnce(
   budget: number | undefined,
   handlers: DialHandlers,
   verdict: EraVerdict | undefined,
-): Promise<{ connection: Connection; tools: Tool[] }> {
+): Promise<Dialled> {
   const started = Date.now();
   let transport: Transport | undefined;
   let connection: Connection | undefined;
@@ -137,10 +144,10 @@ async function dialOnce(
     const plan = eraPlan(row, verdict, transport);
     await client.connect(transport, budget === undefined ? {} : { timeout: budget }, plan);
     const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
-    const tools = context.indexTools
-      ? await listAllTools(client, remaining === undefined ? {} : { timeout: remaining })
-      : [];
-    return { connection, tools };
+    const listed = context.indexTools
+      ? await listTools(client, remaining === undefined ? {} : { timeout: remaining })
+      : { tools: [], hint: {} };
+    return { connection, ...listed };
   } catch (cause) {
     if (connection) connection.closing = true;
     const child = transport ? processOf(transport) : undefined;

@@ -28,6 +28,8 @@ import {
   type EntryContext,
 } from "./context.js";
 import { EntryState } from "./state.js";
+import type { ToolList } from "./tool-list.js";
+import type { CacheHint } from "../mcp/list-tools.js";
 import type { CloseReason } from "../core/types.js";
 import { isUnreachableCode } from "../core/causes.js";
 import { serverLog, type ServerLog } from "../core/server-log.js";
@@ -83,7 +85,7 @@ export class ServerEntry extends EntryState {
     context.changed(this);
     const current = (): boolean => !this._removed && this._row === row;
     try {
-      const { connection, tools } = await this.#open(row);
+      const { connection, tools, hint } = await this.#open(row);
       if (!current()) {
         connection.closing = true;
         await connection.transport.close().catch(() => undefined);
@@ -91,7 +93,7 @@ export class ServerEntry extends EntryState {
       }
       learnServer(connection);
       this._verdict = connection.client.verdict ?? this._verdict;
-      this.#connected(connection, tools, started);
+      this.#connected(connection, tools, hint, started);
       return connection;
     } catch (cause) {
       const error = cause as McpPoolError;
@@ -127,7 +129,7 @@ export class ServerEntry extends EntryState {
     });
   }
 
-  #connected(connection: Connection, tools: Tool[], started: number): void {
+  #connected(connection: Connection, tools: Tool[], hint: CacheHint, started: number): void {
     const context = this.#context;
     const recovered = this._error !== undefined;
     this._connection = connection;
@@ -136,7 +138,7 @@ export class ServerEntry extends EntryState {
     this._error = undefined;
     this._retryAt = undefined;
     this.#revive.cancel();
-    this.#setTools(tools);
+    this.#setTools(tools, hint);
     context.emit({
       type: "connect",
       serverId: this.id,
@@ -286,27 +288,41 @@ export class ServerEntry extends EntryState {
     });
   }
 
-  #setTools(tools: Tool[]): void {
-    const changed = this._list.replace(this.id, tools);
+  #setTools(tools: Tool[], hint: CacheHint): void {
+    const changed = this._list.replace(this.id, tools, hint);
     if (changed) this.#context.emit(changed);
   }
 
   /** tools/list_changed: list again on the connect budget, one walk at a time. */
   #relist(connection: Connection): void {
-    if (!this.#context.indexTools) return;
+    if (this.#context.indexTools) this._list.relist(...this.#walk(connection));
+  }
+
+  /**
+   * A live list whose cache hint ran out is listed again before this use reads it (SPEC
+   * H2), one walk for every use meanwhile; undefined when it is fresh (nothing to wait for).
+   */
+  fresh(): Promise<void> | undefined {
+    const connection = this._connection;
+    if (!connection || !this.#context.indexTools || !this._list.expired()) return undefined;
+    return this._list.refresh(...this.#walk(connection));
+  }
+
+  /** A walk of `connection`'s list (ToolList.relist's arguments). */
+  #walk(connection: Connection): Parameters<ToolList["relist"]> {
     const live = (): boolean => this._connection === connection;
-    this._list.relist(
+    return [
       connection.client,
       this._row.connectTimeoutMs ?? this.#context.connectTimeoutMs,
       live,
-      (tools) => {
-        this.#setTools(tools);
+      (tools, hint) => {
+        this.#setTools(tools, hint);
         this.#context.changed(this);
         this.#context.listed(this);
       },
       (error) => this.#log.error(`re-listing tools failed: ${error.message}`),
       (text) => this.#log.error(text),
-    );
+    ];
   }
 
   /** Resolves once any tools/list_changed walk in progress has finished. */
@@ -410,7 +426,7 @@ export class ServerEntry extends EntryState {
     const swappable = (): boolean =>
       !this._removed && this._row === row && this._connection === live;
     try {
-      const { connection, tools } = await this.#open(row);
+      const { connection, tools, hint } = await this.#open(row);
       if (!swappable()) {
         await hangUp(connection);
         return;
@@ -421,7 +437,7 @@ export class ServerEntry extends EntryState {
       this.#idle.stop();
       void this.#retire(live, "changed");
       this.resetBackoff();
-      this.#connected(connection, tools, started);
+      this.#connected(connection, tools, hint, started);
     } catch (cause) {
       if (!swappable()) return;
       this._error = this.redact(swapFailedMessage(this.id, (cause as Error).message));

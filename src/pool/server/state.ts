@@ -63,6 +63,14 @@ export abstract class EntryState {
   get stale(): boolean {
     return this._list.stale;
   }
+  /** The scope the server gave its list (SPEC H2): `private` lists are never shared. */
+  get cacheScope(): "public" | "private" | undefined {
+    return this._list.scope;
+  }
+  /** When the server said its list stops being fresh (Date.now() ms), if it said so. */
+  get toolsExpireAt(): number | undefined {
+    return this._list.expiresAt;
+  }
   /** Removed from the configuration: never dialled again. */
   get removed(): boolean {
     return this._removed;

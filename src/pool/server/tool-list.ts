@@ -4,11 +4,17 @@
  * tools/list_changed runs one walk at a time; a change asked for during a walk is walked
  * again once it ends, and a server that keeps changing is re-listed after a growing
  * backoff (F12).
+ *
+ * A 2026-07-28 list says how long it stays fresh and for whom (SPEC H2): one with a
+ * positive `ttlMs` is listed again by the first use after it ran out (refresh), never by a
+ * timer, so an idle pool stays idle; one without (a legacy server's, or `ttlMs: 0`, which
+ * promises nothing) is good until the server says it changed, as before. Its scope stays
+ * with it, for host-profiles.ts and the tools cache: a `private` list is its caller's alone.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { toolsFingerprint } from "../core/fingerprint.js";
-import { listAllTools } from "../mcp/list-tools.js";
+import { listTools, type CacheHint, type CacheScope } from "../mcp/list-tools.js";
 import type { McpClient } from "../mcp/client.js";
 import type { PoolEvent } from "../core/types.js";
 
@@ -44,7 +50,7 @@ interface RelistRequest {
   client: McpClient;
   options: { timeout?: number };
   live: () => boolean;
-  apply: (tools: Tool[]) => void;
+  apply: (tools: Tool[], hint: CacheHint) => void;
   failed: (error: Error) => void;
   looping?: (text: string) => void;
 }
@@ -60,6 +66,10 @@ export class ToolList {
   fingerprint: string | undefined;
   /** `tools` is a last-known list, not a live one. */
   stale = false;
+  /** The scope the server gave the list (SEP-2549); undefined: it gave none. */
+  scope: CacheScope | undefined;
+  /** When the list stops being fresh (Date.now() ms); undefined: when the server says so. */
+  expiresAt: number | undefined;
   /** The walk in progress. */
   #walking: Promise<void> | undefined;
   /** A run of walks is going (walking or waiting out a backoff). */
@@ -74,10 +84,13 @@ export class ToolList {
    * A live list: replaces the last one. Returns the tools-changed event when a list was
    * known before and this one hashes differently.
    */
-  replace(serverId: string, tools: Tool[]): ToolsChanged | undefined {
+  replace(serverId: string, tools: Tool[], hint: CacheHint = {}): ToolsChanged | undefined {
     const before = this.fingerprint;
     const previous = this.tools;
     this.tools = tools;
+    this.scope = hint.scope;
+    // `ttlMs: 0` says the list may be stale at once: it promises nothing, as no hint does.
+    this.expiresAt = hint.ttlMs ? Date.now() + hint.ttlMs : undefined;
     this.stale = false;
     this.fingerprint = toolsFingerprint(tools);
     if (before === undefined || before === this.fingerprint) return undefined;
@@ -97,6 +110,8 @@ export class ToolList {
   /** A list from a store, for a server not dialled: offered as stale. */
   adopt(tools: Tool[]): void {
     this.tools = tools;
+    this.scope = undefined;
+    this.expiresAt = undefined;
     this.fingerprint = toolsFingerprint(tools);
     this.stale = tools.length > 0;
   }
@@ -111,6 +126,27 @@ export class ToolList {
     this.tools = [];
     this.fingerprint = undefined;
     this.stale = false;
+    this.scope = undefined;
+    this.expiresAt = undefined;
+  }
+
+  /** The server's cache hint has run out on this list (SPEC H2). */
+  expired(now = Date.now()): boolean {
+    return this.expiresAt !== undefined && now >= this.expiresAt;
+  }
+
+  /**
+   * An expired list's next use (SPEC H2): lists again unless a walk is already going, and
+   * resolves once the walk in progress is done, so every use that comes meanwhile shares
+   * that one walk. Takes relist()'s arguments.
+   */
+  refresh(...args: Parameters<ToolList["relist"]>): Promise<void> {
+    if (!this.#running) {
+      // A use, not a tools/list_changed: no burst of changes for F12's backoff to count.
+      this.#burst = 0;
+      this.relist(...args);
+    }
+    return this.settled();
   }
 
   /**
@@ -126,7 +162,7 @@ export class ToolList {
     client: McpClient,
     budgetMs: number | undefined,
     live: () => boolean,
-    apply: (tools: Tool[]) => void,
+    apply: (tools: Tool[], hint: CacheHint) => void,
     failed: (error: Error) => void,
     looping?: (text: string) => void,
   ): void {
@@ -156,8 +192,8 @@ export class ToolList {
         }
         const walk = (async () => {
           try {
-            const tools = await listAllTools(next.client, next.options);
-            if (next.live()) next.apply(tools);
+            const { tools, hint } = await listTools(next.client, next.options);
+            if (next.live()) next.apply(tools, hint);
           } catch (error) {
             next.failed(error as Error);
           }
