@@ -183,8 +183,16 @@ describe("the calling agent in a modern server's envelope", () => {
       const pools = seen(await plain.call("env__envelope", { mark: "P" }, { raw: true }));
       expect(pools.clientInfo?.name).toBe("mcpool");
       expect(pools.logLevel).toBeNull();
+      // logging/setLevel on a modern server: the level of requests that name no caller.
+      await plain.setLoggingLevel("env", "notice");
+      const leveled = seen(await plain.call("env__envelope", { mark: "V" }, { raw: true }));
+      expect(leveled).toEqual({ clientInfo: pools.clientInfo, logLevel: "notice" });
+      // A caller that names itself asked for no level: it is not the connection's.
       const own = seen(await named.call("env__envelope", { mark: "N" }, { raw: true }));
-      expect(own.clientInfo).toEqual({ name: "library-agent", version: "0.1.0" });
+      expect(own).toEqual({
+        clientInfo: { name: "library-agent", version: "0.1.0" },
+        logLevel: null,
+      });
       const perCall = seen(
         await plain.call(
           "env__envelope",
