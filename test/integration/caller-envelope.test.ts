@@ -144,9 +144,17 @@ describe("the calling agent in a modern server's envelope", () => {
       expect(modern.logs).not.toContain("M:info");
       expect(modern.logs.every((line) => line.endsWith(":warning"))).toBe(true);
 
-      // prompts/get carries the calling host too.
+      // prompts/get carries the calling host too, in either era.
       const prompt = await legacy.client.getPrompt({ name: "env__envelope" });
-      expect(seen(prompt).clientInfo?.name).toBe("legacy-host");
+      expect(seen(prompt)).toEqual(seen(fromLegacy));
+      const modernPrompt = await modern.client.getPrompt({
+        name: "env__envelope",
+        _meta: { [LOG_LEVEL]: "error" },
+      });
+      expect(seen(modernPrompt)).toEqual({
+        clientInfo: seen(fromModern).clientInfo,
+        logLevel: "error",
+      });
     } finally {
       await Promise.all([legacy.close(), modern.close()]);
     }
