@@ -144,9 +144,17 @@ describe("the calling agent in a modern server's envelope", () => {
       expect(modern.logs).not.toContain("M:info");
       expect(modern.logs.every((line) => line.endsWith(":warning"))).toBe(true);
 
-      // prompts/get carries the calling host too.
+      // prompts/get carries the calling host too, in either era.
       const prompt = await legacy.client.getPrompt({ name: "env__envelope" });
-      expect(seen(prompt).clientInfo?.name).toBe("legacy-host");
+      expect(seen(prompt)).toEqual(seen(fromLegacy));
+      const modernPrompt = await modern.client.getPrompt({
+        name: "env__envelope",
+        _meta: { [LOG_LEVEL]: "error" },
+      });
+      expect(seen(modernPrompt)).toEqual({
+        clientInfo: seen(fromModern).clientInfo,
+        logLevel: "error",
+      });
     } finally {
       await Promise.all([legacy.close(), modern.close()]);
     }
@@ -183,8 +191,16 @@ describe("the calling agent in a modern server's envelope", () => {
       const pools = seen(await plain.call("env__envelope", { mark: "P" }, { raw: true }));
       expect(pools.clientInfo?.name).toBe("mcpool");
       expect(pools.logLevel).toBeNull();
+      // logging/setLevel on a modern server: the level of requests that name no caller.
+      await plain.setLoggingLevel("env", "notice");
+      const leveled = seen(await plain.call("env__envelope", { mark: "V" }, { raw: true }));
+      expect(leveled).toEqual({ clientInfo: pools.clientInfo, logLevel: "notice" });
+      // A caller that names itself asked for no level: it is not the connection's.
       const own = seen(await named.call("env__envelope", { mark: "N" }, { raw: true }));
-      expect(own.clientInfo).toEqual({ name: "library-agent", version: "0.1.0" });
+      expect(own).toEqual({
+        clientInfo: { name: "library-agent", version: "0.1.0" },
+        logLevel: null,
+      });
       const perCall = seen(
         await plain.call(
           "env__envelope",

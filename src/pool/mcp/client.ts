@@ -286,6 +286,10 @@ export class McpClient extends McpProtocol {
     maybeOptions?: RequestOptions,
   ): Promise<T> {
     if (this.#modern === undefined) return super.request(request, schemaOrOptions, maybeOptions);
+    // No such method in the modern era (a passthrough's): the level of caller-less requests.
+    if (request.method === "logging/setLevel") {
+      return this.setLoggingLevel(request.params?.level as LoggingLevel) as Promise<T>;
+    }
     const schema = isSchema(schemaOrOptions) ? (schemaOrOptions as ResultSchema<T>) : undefined;
     const options = schema ? maybeOptions : (schemaOrOptions as RequestOptions | undefined);
     const sent = this.#modernRequest(request, options);
