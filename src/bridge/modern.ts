@@ -17,7 +17,6 @@
  */
 import { randomBytes } from "node:crypto";
 import {
-  CLIENT_CAPABILITIES_META_KEY,
   createMcpHandler,
   createRequestStateCodec,
   inputRequired,
@@ -30,7 +29,6 @@ import {
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
-  hostProfile,
   type AskingOptions,
   type CallOptions,
   type ConversationIdentity,
@@ -40,9 +38,11 @@ import {
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
+import { clientCapabilities, metaOf, profileOf } from "./host-profile.js";
 import { ParkedCall, splitInputKey, type Ask, type Question } from "./host-requests.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
-import type { PassthroughRouter } from "./passthrough.js";
+import type { PassthroughRouter, Subscriber } from "./passthrough.js";
+import { ListenSubscriptions, watchListens } from "./session.js";
 import type { Scope } from "./naming.js";
 
 /** What the modern side needs of the bridge (bridge-server.ts builds it). */
@@ -50,6 +50,8 @@ export interface BridgeCore {
   upstream: PoolClient;
   scope: Scope;
   capabilities: ServerCapabilities;
+  /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
+  resourceSubscriptions: boolean;
   instructions: string | undefined;
   serverInfo: { name: string; version: string };
   /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
@@ -120,7 +122,10 @@ export class ModernBridge {
     const capabilities = { ...core.capabilities } as Record<string, unknown>;
     // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
     if (core.capabilities.resources !== undefined) {
-      capabilities.resources = { listChanged: true };
+      capabilities.resources = {
+        listChanged: true,
+        ...(core.resourceSubscriptions ? { subscribe: true } : {}),
+      };
     }
     const server = new Server(core.serverInfo, {
       capabilities: capabilities as never,
@@ -211,11 +216,26 @@ export class ModernBridge {
     transport: Transport,
     identity: ConversationIdentity,
   ): { close(): Promise<void> } {
-    return serveStdio(() => this.createServer(identity, true), {
+    let server: Server | undefined;
+    // The URIs its listen streams name, held upstream for this connection; what the pool
+    // says of them goes to the connection's server, whose entry puts each on the streams
+    // that named it.
+    const listens = this.listens({
+      subscriptions: new Map(),
+      server: { sendResourceUpdated: async (params) => server?.sendResourceUpdated(params) },
+    });
+    const served = serveStdio(() => (server = this.createServer(identity, true)), {
       legacy: "reject",
-      transport,
+      transport:
+        listens === undefined ? transport : (watchListens(transport as never, listens) as never),
       onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
     });
+    return {
+      close: async () => {
+        await served.close();
+        await listens?.close();
+      },
+    };
   }
 
   /**
@@ -230,6 +250,16 @@ export class ModernBridge {
     });
     this.#handlers.add(handler);
     return handler;
+  }
+
+  /**
+   * What holds the URIs a modern host's listen streams name (ListenSubscriptions), told
+   * through `subscriber`; undefined when no server in scope takes subscriptions.
+   */
+  listens(subscriber: Subscriber): ListenSubscriptions | undefined {
+    const core = this.#core;
+    if (!core.resourceSubscriptions) return undefined;
+    return new ListenSubscriptions(core.router, subscriber, core.log);
   }
 
   /** Lists changed in the pool: every open listen stream hears it. */
@@ -447,30 +477,6 @@ export class ModernBridge {
     parked.pending = undefined;
     parked.abort.abort();
   }
-}
-
-function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
-  return ctx.mcpReq._meta as Record<string, unknown> | undefined;
-}
-
-/**
- * The host's profile from the request's envelope (host-profile.ts for a legacy host): its
- * sampling and elicitation. Its roots are not named: a modern host has no channel for a
- * `roots/list` of our own outside an `input_required`, so the server's own `roots/list`
- * inside the call is asked of it in one (onRoots).
- */
-function profileOf(ctx: ServerContext): HostProfile {
-  const { roots: _roots, ...declared } = clientCapabilities(ctx);
-  return hostProfile(declared as never);
-}
-
-/** What the request's envelope says the host can do. */
-function clientCapabilities(ctx: ServerContext): Record<string, unknown> {
-  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
-  const declared = envelope[CLIENT_CAPABILITIES_META_KEY] ?? envelope.clientCapabilities;
-  return typeof declared === "object" && declared !== null
-    ? (declared as Record<string, unknown>)
-    : {};
 }
 
 /** A v1 McpError (errors.ts) as the v2 SDK's ProtocolError, code, message and data kept. */

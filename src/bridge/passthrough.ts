@@ -48,7 +48,16 @@ import {
   type PromptRoute,
   type Scope,
 } from "./naming.js";
-import type { Session } from "./session.js";
+
+/**
+ * Who holds resource subscriptions: a legacy host's session, or a modern host's connection
+ * (its listen streams, ListenSubscriptions below).
+ */
+export interface Subscriber {
+  /** URIs held, each with the server it was routed to. */
+  readonly subscriptions: Map<string, string>;
+  readonly server: { sendResourceUpdated(params: { uri: string }): Promise<void> };
+}
 
 // A server that pages forever (a cursor that never ends) must not hang a list: a hundred
 // pages is far past any real server's resource list.
@@ -110,7 +119,7 @@ export class PassthroughRouter {
   #templates = new TemplateRoutes();
   #prompts = new Map<string, PromptRoute>();
   /** URI → the server it was subscribed on and the sessions that asked. */
-  readonly #subscribers = new Map<string, { serverId: string; sessions: Set<Session> }>();
+  readonly #subscribers = new Map<string, { serverId: string; sessions: Set<Subscriber> }>();
   readonly #warned = new Set<string>();
 
   constructor(ctx: PassthroughContext) {
@@ -118,7 +127,7 @@ export class PassthroughRouter {
   }
 
   /** Handles what `capabilities` declares (the SDK refuses a handler for anything else). */
-  install(server: Server, session: Session, capabilities: ServerCapabilities): void {
+  install(server: Server, session: Subscriber, capabilities: ServerCapabilities): void {
     if (capabilities.resources !== undefined) {
       server.setRequestHandler(ListResourcesRequestSchema, (request) =>
         this.listResources(request.params?.cursor),
@@ -152,7 +161,7 @@ export class PassthroughRouter {
   }
 
   /** Forgets a closed session's subscriptions, unsubscribing upstream what nobody else holds. */
-  async closeSession(session: Session): Promise<void> {
+  async closeSession(session: Subscriber): Promise<void> {
     await Promise.allSettled(
       [...session.subscriptions.keys()].map((uri) => this.unsubscribe(session, uri)),
     );
@@ -245,7 +254,7 @@ export class PassthroughRouter {
     return result as ReadResourceResult;
   }
 
-  async subscribe(session: Session, uri: string): Promise<void> {
+  async subscribe(session: Subscriber, uri: string): Promise<void> {
     if (session.subscriptions.has(uri)) return;
     const serverId = await this.#resourceServer(uri);
     let entry = this.#subscribers.get(uri);
@@ -258,7 +267,7 @@ export class PassthroughRouter {
     session.subscriptions.set(uri, entry.serverId);
   }
 
-  async unsubscribe(session: Session, uri: string): Promise<void> {
+  async unsubscribe(session: Subscriber, uri: string): Promise<void> {
     if (!session.subscriptions.delete(uri)) return;
     const entry = this.#subscribers.get(uri);
     if (entry === undefined) return;

@@ -3,18 +3,32 @@
  * the calls it has in flight. A pooled server's traffic that belongs to a call — progress,
  * log lines while it runs, an elicitation — goes back to the session and request that made
  * the call, through that request's `extra`, so the Streamable HTTP transport puts it on the
- * request's own stream.
+ * request's own stream. A modern host's connection has no session: what it holds is the
+ * URIs its listen streams name (ListenSubscriptions, below).
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ConversationIdentity } from "mcpool-client";
 import type { FoundTools } from "./found-tools.js";
 import type { SessionProfile } from "./host-profile.js";
+import type { PassthroughRouter, Subscriber } from "./passthrough.js";
 import type {
+  JSONRPCMessage,
   LoggingLevel,
   ServerNotification,
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+
+/** A stdio-shaped connection to the bridge (era-switch.ts): the SDK v1 stdio transport's shape. */
+export interface StdioLike {
+  start(): Promise<void>;
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+  close(): Promise<void>;
+  onmessage?: ((message: JSONRPCMessage, extra?: never) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+}
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -105,4 +119,133 @@ export class Sessions {
     }
     return fallback;
   }
+}
+
+// ── A modern host's connection: its listen streams ──────────────────────────────────
+
+/** The `_meta` key naming the listen stream a notification belongs to (2026-07-28). */
+const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
+
+/**
+ * A modern host's resource subscriptions (SPEC H3): the 2026-07-28 revision has no
+ * `resources/subscribe`; a host names URIs in a `subscriptions/listen` stream, and they are
+ * held upstream (through the router, on whichever server owns each URI) while any of the
+ * connection's streams names them, one `subscriber` for the connection. Each open and end
+ * runs after the one before, so a stream that ends while its subscribe is on its way leaves
+ * nothing held.
+ */
+export class ListenSubscriptions {
+  readonly #router: PassthroughRouter;
+  readonly #subscriber: Subscriber;
+  readonly #log: (line: string) => void;
+  /** Open stream → the URIs it named. */
+  readonly #streams = new Map<string, readonly string[]>();
+  /** URI → how many open streams name it. */
+  readonly #named = new Map<string, number>();
+  #queue: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(router: PassthroughRouter, subscriber: Subscriber, log: (line: string) => void) {
+    this.#router = router;
+    this.#subscriber = subscriber;
+    this.#log = log;
+  }
+
+  /** A listen stream, `stream` its key on this connection, opened naming `uris`. */
+  open(stream: string, uris: readonly string[]): void {
+    if (this.#closed || this.#streams.has(stream) || uris.length === 0) return;
+    const named = [...new Set(uris)];
+    this.#streams.set(stream, named);
+    for (const uri of named) {
+      const count = (this.#named.get(uri) ?? 0) + 1;
+      this.#named.set(uri, count);
+      if (count === 1) this.#then(uri, () => this.#router.subscribe(this.#subscriber, uri));
+    }
+  }
+
+  /** The stream ended (cancelled, closed by either side). */
+  end(stream: string): void {
+    const named = this.#streams.get(stream);
+    if (named === undefined) return;
+    this.#streams.delete(stream);
+    for (const uri of named) {
+      const count = (this.#named.get(uri) ?? 1) - 1;
+      if (count > 0) {
+        this.#named.set(uri, count);
+        continue;
+      }
+      this.#named.delete(uri);
+      this.#then(uri, () => this.#router.unsubscribe(this.#subscriber, uri));
+    }
+  }
+
+  /** The connection closed: every stream ends; resolves once upstream is told. */
+  close(): Promise<void> {
+    this.#closed = true;
+    for (const stream of [...this.#streams.keys()]) this.end(stream);
+    return this.#queue;
+  }
+
+  #then(uri: string, run: () => Promise<void>): void {
+    this.#queue = this.#queue.then(run).catch((error: unknown) => {
+      this.#log(`mcpool bridge: resource subscription ${uri}: ${(error as Error).message}`);
+    });
+  }
+}
+
+/** The URIs of a listen filter's `resourceSubscriptions`. */
+export function urisOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((uri): uri is string => typeof uri === "string") : [];
+}
+
+/**
+ * `transport` as the SDK v2 stdio entry sees it, with a modern host's listen streams told to
+ * `listens`: the entry serves `subscriptions/listen` itself and tells its server nothing, so
+ * its acknowledgement (what it honoured, after checking the request and our capabilities)
+ * opens a stream's URIs; the host's `notifications/cancelled` of it, the entry's closing
+ * answer to it, or the connection's end closes them.
+ */
+export function watchListens(transport: StdioLike, listens: ListenSubscriptions): StdioLike {
+  const key = (id: unknown): string => JSON.stringify(id);
+  const open = new Set<string>();
+  const inbound = (message: JSONRPCMessage): void => {
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const stream = key((message.params as { requestId?: unknown } | undefined)?.requestId);
+      if (open.delete(stream)) listens.end(stream);
+    }
+  };
+  const outbound = (message: JSONRPCMessage): void => {
+    if (!("method" in message)) {
+      // The entry's empty answer to a listen request is that stream's graceful end.
+      if ("id" in message && open.delete(key(message.id))) listens.end(key(message.id));
+      return;
+    }
+    if (message.method !== "notifications/subscriptions/acknowledged") return;
+    const params = message.params as
+      | { notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> }
+      | undefined;
+    const stream = key(params?._meta?.[SUBSCRIPTION_ID_KEY]);
+    const uris = params?.notifications?.resourceSubscriptions;
+    if (!Array.isArray(uris)) return;
+    open.add(stream);
+    listens.open(stream, urisOf(uris));
+  };
+  const watched: StdioLike = {
+    start: () => transport.start(),
+    send: (message, options) => {
+      outbound(message);
+      return transport.send(message, options);
+    },
+    close: () => transport.close(),
+  };
+  transport.onmessage = (message, extra) => {
+    inbound(message);
+    watched.onmessage?.(message, extra);
+  };
+  transport.onclose = () => {
+    void listens.close();
+    watched.onclose?.();
+  };
+  transport.onerror = (error) => watched.onerror?.(error);
+  return watched;
 }
