@@ -61,7 +61,7 @@ import {
   type BridgeIdentityOptions,
 } from "./conversation.js";
 import { scopeOf, toolNames, type ToolNames } from "./naming.js";
-import { capabilitiesFor, instructionsFor } from "./offer.js";
+import { capabilitiesFor, instructionsFor, subscribesResources } from "./offer.js";
 import { PassthroughRouter } from "./passthrough.js";
 import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
 import { Sessions, passesLevel, sessionCaller, type Extra, type Session } from "./session.js";
@@ -510,6 +510,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     upstream,
     scope,
     capabilities,
+    resourceSubscriptions: subscribesResources(scope, states),
     instructions,
     serverInfo,
     listTools: (identity, profile) =>

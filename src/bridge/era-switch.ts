@@ -8,22 +8,14 @@
  * proxy of it that replays the opening message.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { endConversation } from "./conversation.js";
 import type { BridgeCore, ModernBridge } from "./modern.js";
+import type { StdioLike } from "./session.js";
+
+export type { StdioLike };
 
 /** The `_meta` key of a modern request's protocol version (2026-07-28 basic/index). */
 const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
-
-/** What this file needs of a transport: the SDK v1 stdio transport's shape. */
-export interface StdioLike {
-  start(): Promise<void>;
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
-  close(): Promise<void>;
-  onmessage?: ((message: JSONRPCMessage, extra?: never) => void) | undefined;
-  onclose?: (() => void) | undefined;
-  onerror?: ((error: Error) => void) | undefined;
-}
 
 /** A served connection: closing it closes its server and the transport. */
 export interface ServedConnection {

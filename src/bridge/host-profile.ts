@@ -1,11 +1,13 @@
 /**
- * A host session's profile (SPEC I4, I5): what the host declared in its initialize that a
- * pooled server can see — sampling, elicitation, roots — and, when it declares roots, its
- * roots, asked of the host with `roots/list` once and again after the host's
+ * A host session's profile (SPEC I4, I5): what the host declared (a legacy host in its
+ * initialize, a modern one in each request's envelope, below) that a pooled server can
+ * see — sampling, elicitation, roots — and, when a legacy host declares roots, its roots,
+ * asked of the host with `roots/list` once and again after the host's
  * `notifications/roots/list_changed`. Every listing and call of the session names it, so
  * the daemon serves the session from the child of each server that declared the same.
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { ServerContext } from "@modelcontextprotocol/server";
 import { hostProfile, type HostProfile, type HostRoot } from "mcpool-client";
 
 /**
@@ -53,4 +55,34 @@ export class SessionProfile {
   changed(): void {
     this.#asked = undefined;
   }
+}
+
+// ── A modern host (modern.ts): its profile is in each request's envelope ────────────────
+
+/** The envelope key of a modern request's client capabilities (SDK v2's, not loaded here). */
+const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
+
+/** A modern request's `_meta`. */
+export function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
+  return ctx.mcpReq._meta as Record<string, unknown> | undefined;
+}
+
+/**
+ * The host's profile from the request's envelope (SessionProfile for a legacy host): its
+ * sampling and elicitation. Its roots are not named: a modern host has no channel for a
+ * `roots/list` of our own outside an `input_required`, so the server's own `roots/list`
+ * inside the call is asked of it in one (onRoots).
+ */
+export function profileOf(ctx: ServerContext): HostProfile {
+  const { roots: _roots, ...declared } = clientCapabilities(ctx);
+  return hostProfile(declared as never);
+}
+
+/** What the request's envelope says the host can do. */
+export function clientCapabilities(ctx: ServerContext): Record<string, unknown> {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  const declared = envelope[CLIENT_CAPABILITIES_META_KEY] ?? envelope.clientCapabilities;
+  return typeof declared === "object" && declared !== null
+    ? (declared as Record<string, unknown>)
+    : {};
 }

@@ -33,6 +33,7 @@ import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/
 
 import type { Bridge } from "./bridge-server.js";
 import { opensModern } from "./era-switch.js";
+import { urisOf } from "./session.js";
 
 /** The MCP endpoint's path. */
 export const MCP_PATH = "/mcp";
@@ -293,7 +294,15 @@ export interface ModernHttp {
 
 /** The modern face of one HTTP bridge: every modern request in one conversation. */
 export async function modernHttp(bridge: Bridge): Promise<ModernHttp> {
-  const handler = (await bridge.modern()).httpHandler();
+  const side = await bridge.modern();
+  const handler = side.httpHandler();
+  // The URIs the face's listen streams name; its bus puts each update on the streams that
+  // named the URI, so one subscriber serves them all.
+  const listens = side.listens({
+    subscriptions: new Map(),
+    server: { sendResourceUpdated: async ({ uri }) => handler.notify.resourceUpdated(uri) },
+  });
+  let streams = 0;
   return {
     async handle(req, res, body) {
       const headers = new Headers();
@@ -310,6 +319,13 @@ export async function modernHttp(bridge: Bridge): Promise<ModernHttp> {
         signal: gone.signal,
       });
       const response = await handler.fetch(request, { parsedBody: body });
+      const uris = listenedUris(body);
+      if (listens !== undefined && uris !== undefined && isStream(response)) {
+        // Its stream is open: the URIs it names are held until the host goes away.
+        const stream = String((streams += 1));
+        listens.open(stream, uris);
+        res.once("close", () => listens.end(stream));
+      }
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (response.body === null) {
         res.end();
@@ -319,6 +335,26 @@ export async function modernHttp(bridge: Bridge): Promise<ModernHttp> {
       stream.on("error", () => res.destroy());
       stream.pipe(res);
     },
-    close: () => handler.close(),
+    close: async () => {
+      await handler.close();
+      await listens?.close();
+    },
   };
+}
+
+/** The resource URIs a `subscriptions/listen` request names, if it is one. */
+function listenedUris(body: unknown): string[] | undefined {
+  const request = body as {
+    method?: unknown;
+    params?: { notifications?: { resourceSubscriptions?: unknown } };
+  };
+  if (request.method !== "subscriptions/listen") return undefined;
+  return urisOf(request.params?.notifications?.resourceSubscriptions);
+}
+
+/** Whether the answer is a stream (a listen's), not a refusal. */
+function isStream(response: Response): boolean {
+  return (
+    response.ok && response.headers.get("content-type")?.startsWith("text/event-stream") === true
+  );
 }

@@ -22,7 +22,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "./bridge-server.js";
-import { answersApart } from "./answers-apart.js";
+import { answersApart } from "./session.js";
 import { HOST_GONE_METHOD, HOST_PROBE } from "./host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
 

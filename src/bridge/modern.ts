@@ -15,14 +15,8 @@
  * verification is refused by the SDK before any handler runs (-32602 "Invalid or expired
  * requestState"); one whose request ended is refused here.
  */
-import { randomBytes } from "node:crypto";
 import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
   createMcpHandler,
-  createRequestStateCodec,
-  inputRequired,
-  LOG_LEVEL_META_KEY,
   ProtocolError,
   Server,
   type CacheHint,
@@ -32,10 +26,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
-  hostProfile,
   type AskingOptions,
   type CallOptions,
-  type Caller,
   type ConversationIdentity,
   type HostProfile,
   type LoggingLevel,
@@ -44,10 +36,12 @@ import {
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
-import { ParkedCall, splitInputKey, type Ask, type Question } from "./host-requests.js";
+import { clientCapabilities, metaOf, profileOf } from "./host-profile.js";
+import { ParkedCall } from "./host-requests.js";
+import { Rounds, type StatePayload } from "./modern-rounds.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
-import { hostCaller, passesLevel } from "./session.js";
-import type { PassthroughRouter } from "./passthrough.js";
+import type { PassthroughRouter, Subscriber } from "./passthrough.js";
+import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "./session.js";
 import type { Scope } from "./naming.js";
 
 /** What the modern side needs of the bridge (bridge-server.ts builds it). */
@@ -55,6 +49,8 @@ export interface BridgeCore {
   upstream: PoolClient;
   scope: Scope;
   capabilities: ServerCapabilities;
+  /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
+  resourceSubscriptions: boolean;
   instructions: string | undefined;
   serverInfo: { name: string; version: string };
   /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
@@ -76,33 +72,11 @@ export interface BridgeCore {
  * says so on `subscriptions/listen` at once; the bound is for a host that does not listen.
  */
 export const LIST_TTL_MS = 60_000;
-/** How long a parked call waits for the host's retry before its question is cancelled, ms. */
-export const PARKED_MS = 10 * 60_000;
-/**
- * How long the rest of a round may take to reach the bridge once its first question has,
- * ms: a question of the round the pool answered itself (one it refused) never comes, and
- * the host is then asked the ones that did.
- */
-export const ROUND_GATHER_MS = 2_000;
-/** How long a minted requestState is believed, s (a little past PARKED_MS). */
-const STATE_TTL_S = PARKED_MS / 1000 + 60;
-
-interface StatePayload {
-  call: string;
-  /** The round the state answers (ParkedCall.rounds when it was minted). */
-  round: number;
-}
-
 /** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
 export class ModernBridge {
   readonly #core: BridgeCore;
-  readonly #parked = new Map<string, ParkedCall>();
-  readonly #codec = createRequestStateCodec<StatePayload>({
-    key: randomBytes(32),
-    ttlSeconds: STATE_TTL_S,
-    // A state minted for tools/call answers only a tools/call.
-    bind: (ctx) => ctx.mcpReq.method,
-  });
+  /** The requests parked between rounds, and the key of their states. */
+  readonly #rounds = new Rounds();
   /** Connections' live servers, told of list changes (their listen streams get them). */
   readonly #live = new Set<Server>();
   /** The HTTP faces, whose listen streams are told through their bus. */
@@ -129,7 +103,10 @@ export class ModernBridge {
     const capabilities = { ...core.capabilities } as Record<string, unknown>;
     // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
     if (core.capabilities.resources !== undefined) {
-      capabilities.resources = { listChanged: true };
+      capabilities.resources = {
+        listChanged: true,
+        ...(core.resourceSubscriptions ? { subscribe: true } : {}),
+      };
     }
     const server = new Server(core.serverInfo, {
       capabilities: capabilities as never,
@@ -141,7 +118,7 @@ export class ModernBridge {
         "resources/templates/list": listHint,
         "server/discover": listHint,
       },
-      requestState: { verify: (state, ctx) => this.#codec.verify(state, ctx) },
+      requestState: { verify: (state, ctx) => this.#rounds.verify(state, ctx) },
     });
     if (track) {
       this.#live.add(server);
@@ -220,11 +197,26 @@ export class ModernBridge {
     transport: Transport,
     identity: ConversationIdentity,
   ): { close(): Promise<void> } {
-    return serveStdio(() => this.createServer(identity, true), {
+    let server: Server | undefined;
+    // The URIs its listen streams name, held upstream for this connection; what the pool
+    // says of them goes to the connection's server, whose entry puts each on the streams
+    // that named it.
+    const listens = this.listens({
+      subscriptions: new Map(),
+      server: { sendResourceUpdated: async (params) => server?.sendResourceUpdated(params) },
+    });
+    const served = serveStdio(() => (server = this.createServer(identity, true)), {
       legacy: "reject",
-      transport,
+      transport:
+        listens === undefined ? transport : (watchListens(transport as never, listens) as never),
       onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
     });
+    return {
+      close: async () => {
+        await served.close();
+        await listens?.close();
+      },
+    };
   }
 
   /**
@@ -239,6 +231,16 @@ export class ModernBridge {
     });
     this.#handlers.add(handler);
     return handler;
+  }
+
+  /**
+   * What holds the URIs a modern host's listen streams name (ListenSubscriptions), told
+   * through `subscriber`; undefined when no server in scope takes subscriptions.
+   */
+  listens(subscriber: Subscriber): ListenSubscriptions | undefined {
+    const core = this.#core;
+    if (!core.resourceSubscriptions) return undefined;
+    return new ListenSubscriptions(core.router, subscriber, core.log);
   }
 
   /** Lists changed in the pool: every open listen stream hears it. */
@@ -304,7 +306,7 @@ export class ModernBridge {
 
   /** Ends every parked call (the bridge closes). */
   close(): void {
-    for (const parked of this.#parked.values()) this.#end(parked);
+    this.#rounds.close();
     for (const handler of this.#handlers) void handler.close().catch(() => undefined);
     this.#handlers.clear();
   }
@@ -318,9 +320,9 @@ export class ModernBridge {
     const core = this.#core;
     const state = ctx.mcpReq.requestState<StatePayload>();
     if (state !== undefined) {
-      const parked = this.#parked.get(state.call);
+      const parked = this.#rounds.get(state.call);
       return (await this.#inFlight(ctx, server, parked?.serverId, () =>
-        this.#resume(state, ctx),
+        this.#rounds.resume(state, ctx),
       )) as CallToolResult;
     }
     const qualified = await core.qualify(params.name).catch((error: unknown) => {
@@ -340,7 +342,7 @@ export class ModernBridge {
     // server (SPEC I4, H2).
     options.profile = profileOf(ctx);
     options.caller = callerOf(ctx);
-    Object.assign(options, this.#askers(ctx, parked));
+    Object.assign(options, parked.askers(clientCapabilities(ctx)));
     const token = meta?.progressToken;
     if (token !== undefined) {
       options.onProgress = (progress) => {
@@ -367,54 +369,11 @@ export class ModernBridge {
       });
     try {
       return (await this.#inFlight(ctx, server, serverId, () =>
-        this.#round(parked, ctx),
+        this.#rounds.round(parked, ctx),
       )) as CallToolResult;
     } finally {
       ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
-  }
-
-  /**
-   * The handlers that park a request's questions for its host: each of what the host
-   * declared in this request's envelope (elicitation, sampling, roots) becomes a question
-   * of the next `input_required` (SPEC H3).
-   */
-  #askers(
-    ctx: ServerContext,
-    parked: ParkedCall,
-  ): Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> {
-    const declared = clientCapabilities(ctx);
-    const ask =
-      (method: Question["method"]) =>
-      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
-        new Promise((resolve, reject) => {
-          const refuse = (): void => reject(new Error("the host did not answer"));
-          signal.addEventListener("abort", refuse, { once: true });
-          const { params: asked, key, round } = splitInputKey(question);
-          parked.push({
-            kind: "ask",
-            question: { method, params: asked },
-            key,
-            round,
-            answer: resolve as (response: unknown) => void,
-            refuse,
-          });
-        });
-    const askers: Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> = {};
-    if (declared.elicitation !== undefined) {
-      askers.onElicit = ask("elicitation/create");
-      parked.asks.add("elicitation/create");
-    }
-    if (declared.sampling !== undefined) {
-      askers.onSample = ask("sampling/createMessage");
-      parked.asks.add("sampling/createMessage");
-    }
-    // A modern host's roots are asked inside the request, as the server asked them.
-    if (declared.roots !== undefined) {
-      askers.onRoots = ask("roots/list");
-      parked.asks.add("roots/list");
-    }
-    return askers;
   }
 
   /**
@@ -429,13 +388,15 @@ export class ModernBridge {
     const serverId = this.#core.scope.single;
     const state = ctx.mcpReq.requestState<StatePayload>();
     if (state !== undefined) {
-      return (await this.#inFlight(ctx, server, serverId, () => this.#resume(state, ctx))) as R;
+      return (await this.#inFlight(ctx, server, serverId, () =>
+        this.#rounds.resume(state, ctx),
+      )) as R;
     }
     const parked = new ParkedCall();
     const asking: AskingOptions = {
       signal: parked.abort.signal,
       caller: callerOf(ctx),
-      ...this.#askers(ctx, parked),
+      ...parked.askers(clientCapabilities(ctx)),
     };
     const onAbort = (): void => parked.abort.abort();
     ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
@@ -444,79 +405,12 @@ export class ModernBridge {
       (error: unknown) => parked.push({ kind: "failed", error }),
     );
     try {
-      return (await this.#inFlight(ctx, server, serverId, () => this.#round(parked, ctx))) as R;
+      return (await this.#inFlight(ctx, server, serverId, () =>
+        this.#rounds.round(parked, ctx),
+      )) as R;
     } finally {
       ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
-  }
-
-  /** The host's retry: its answers to the parked questions, then the call's next step. */
-  async #resume(state: StatePayload, ctx: ServerContext): Promise<unknown> {
-    const parked = this.#parked.get(state.call);
-    const pending = parked?.pending;
-    if (parked === undefined || pending === undefined || parked.rounds !== state.round) {
-      throw new ProtocolError(
-        -32602,
-        "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
-      );
-    }
-    parked.pending = undefined;
-    clearTimeout(parked.timer);
-    this.#parked.delete(parked.id);
-    for (const [key, step] of pending) {
-      const response = ctx.mcpReq.inputResponses?.[key];
-      if (response === undefined) step.refuse();
-      else step.answer(response);
-    }
-    return this.#round(parked, ctx);
-  }
-
-  /**
-   * Waits for the call's next step: its result, or the questions of one round for the host
-   * — every question of the server's round that this host answers, asked together.
-   */
-  async #round(parked: ParkedCall, ctx: ServerContext): Promise<unknown> {
-    const step = (await parked.next())!;
-    if (step.kind === "done") return step.result;
-    if (step.kind === "failed") throw step.error;
-    const asks: Ask[] = [step];
-    const expected =
-      step.round === undefined
-        ? 1
-        : Object.values(step.round).filter((method) => parked.asks.has(method)).length;
-    while (asks.length < expected) {
-      const more = await parked.next(ROUND_GATHER_MS);
-      if (more === undefined) break;
-      if (more.kind !== "ask") {
-        parked.unshift(more);
-        break;
-      }
-      asks.push(more);
-    }
-    parked.rounds += 1;
-    const pending = new Map<string, Ask>();
-    for (const [i, ask] of asks.entries()) {
-      const own = `mcpool-${parked.rounds}${i > 0 ? `-${i}` : ""}`;
-      pending.set(ask.key !== undefined && !pending.has(ask.key) ? ask.key : own, ask);
-    }
-    parked.pending = pending;
-    this.#parked.set(parked.id, parked);
-    parked.timer = setTimeout(() => this.#end(parked), PARKED_MS);
-    parked.timer.unref();
-    const requestState = await this.#codec.mint({ call: parked.id, round: parked.rounds }, ctx);
-    const inputRequests = Object.fromEntries(
-      [...pending].map(([key, ask]) => [key, ask.question as never]),
-    );
-    return inputRequired({ inputRequests, requestState });
-  }
-
-  /** A parked call nobody came back for: its question refused, the call cancelled upstream. */
-  #end(parked: ParkedCall): void {
-    clearTimeout(parked.timer);
-    this.#parked.delete(parked.id);
-    for (const step of parked.pending?.values() ?? []) step.refuse();
-    parked.pending = undefined;
-    parked.abort.abort();
   }
 }
 
@@ -528,36 +422,6 @@ interface Inflight {
   /** The level its envelope asked for; undefined: it asked for no log lines. */
   readonly level: LoggingLevel | undefined;
   notify(message: { method: string; params: object }): Promise<void>;
-}
-
-function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
-  return ctx.mcpReq._meta as Record<string, unknown> | undefined;
-}
-
-/**
- * The host's profile from the request's envelope (host-profile.ts for a legacy host): its
- * sampling and elicitation. Its roots are not named: a modern host has no channel for a
- * `roots/list` of our own outside an `input_required`, so the server's own `roots/list`
- * inside the call is asked of it in one (onRoots).
- */
-function profileOf(ctx: ServerContext): HostProfile {
-  const { roots: _roots, ...declared } = clientCapabilities(ctx);
-  return hostProfile(declared as never);
-}
-
-/** Who the request is for: the envelope's clientInfo and log level (SPEC H2). */
-function callerOf(ctx: ServerContext): Caller {
-  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
-  return hostCaller(envelope[CLIENT_INFO_META_KEY], envelope[LOG_LEVEL_META_KEY]);
-}
-
-/** What the request's envelope says the host can do. */
-function clientCapabilities(ctx: ServerContext): Record<string, unknown> {
-  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
-  const declared = envelope[CLIENT_CAPABILITIES_META_KEY] ?? envelope.clientCapabilities;
-  return typeof declared === "object" && declared !== null
-    ? (declared as Record<string, unknown>)
-    : {};
 }
 
 /** A v1 McpError (errors.ts) as the v2 SDK's ProtocolError, code, message and data kept. */

@@ -34,6 +34,19 @@ export function capabilitiesFor(scope: Scope, states: readonly ServerState[]): S
   return capabilities;
 }
 
+/**
+ * Whether a modern host's listen may name resource URIs: a server in scope takes
+ * subscriptions (a lone server that never connected is offered, as in capabilitiesFor).
+ */
+export function subscribesResources(scope: Scope, states: readonly ServerState[]): boolean {
+  const servers = inScope(scope, states);
+  if (scope.single !== undefined && servers[0]?.capabilities === undefined) return true;
+  return servers.some((state) => {
+    const resources = state.capabilities?.resources as { subscribe?: unknown } | undefined;
+    return resources?.subscribe === true;
+  });
+}
+
 /** The servers a bridge's scope covers: the one, the listed, or all. */
 function inScope(scope: Scope, states: readonly ServerState[]): ServerState[] {
   if (scope.single !== undefined) return states.filter((s) => s.id === scope.single);

@@ -48,7 +48,9 @@ import {
   type PromptRoute,
   type Scope,
 } from "./naming.js";
-import { sessionCaller, type Session } from "./session.js";
+import { sessionCaller, type Session, type Subscriber } from "./session.js";
+
+export type { Subscriber };
 
 // A server that pages forever (a cursor that never ends) must not hang a list: a hundred
 // pages is far past any real server's resource list.
@@ -110,7 +112,7 @@ export class PassthroughRouter {
   #templates = new TemplateRoutes();
   #prompts = new Map<string, PromptRoute>();
   /** URI → the server it was subscribed on and the sessions that asked. */
-  readonly #subscribers = new Map<string, { serverId: string; sessions: Set<Session> }>();
+  readonly #subscribers = new Map<string, { serverId: string; sessions: Set<Subscriber> }>();
   readonly #warned = new Set<string>();
 
   constructor(ctx: PassthroughContext) {
@@ -154,7 +156,7 @@ export class PassthroughRouter {
   }
 
   /** Forgets a closed session's subscriptions, unsubscribing upstream what nobody else holds. */
-  async closeSession(session: Session): Promise<void> {
+  async closeSession(session: Subscriber): Promise<void> {
     await Promise.allSettled(
       [...session.subscriptions.keys()].map((uri) => this.unsubscribe(session, uri)),
     );
@@ -250,7 +252,7 @@ export class PassthroughRouter {
     return result as ReadResourceResult;
   }
 
-  async subscribe(session: Session, uri: string): Promise<void> {
+  async subscribe(session: Subscriber, uri: string): Promise<void> {
     if (session.subscriptions.has(uri)) return;
     const serverId = await this.#resourceServer(uri);
     let entry = this.#subscribers.get(uri);
@@ -263,7 +265,7 @@ export class PassthroughRouter {
     session.subscriptions.set(uri, entry.serverId);
   }
 
-  async unsubscribe(session: Session, uri: string): Promise<void> {
+  async unsubscribe(session: Subscriber, uri: string): Promise<void> {
     if (!session.subscriptions.delete(uri)) return;
     const entry = this.#subscribers.get(uri);
     if (entry === undefined) return;

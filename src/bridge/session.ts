@@ -3,7 +3,8 @@
  * the calls it has in flight. A pooled server's traffic that belongs to a call — progress,
  * log lines while it runs, an elicitation — goes back to the session and request that made
  * the call, through that request's `extra`, so the Streamable HTTP transport puts it on the
- * request's own stream.
+ * request's own stream. A modern host's connection has no session: what it holds is the
+ * URIs its listen streams name (ListenSubscriptions, below).
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -15,13 +16,26 @@ import {
   type Caller,
   type ConversationIdentity,
 } from "mcpool-client";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { ServerContext } from "@modelcontextprotocol/server";
 import type { FoundTools } from "./found-tools.js";
 import type { SessionProfile } from "./host-profile.js";
 import type {
+  JSONRPCMessage,
   LoggingLevel,
   ServerNotification,
   ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
+
+/** A stdio-shaped connection to the bridge (era-switch.ts): the SDK v1 stdio transport's shape. */
+export interface StdioLike {
+  start(): Promise<void>;
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+  close(): Promise<void>;
+  onmessage?: ((message: JSONRPCMessage, extra?: never) => void) | undefined;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+}
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -55,6 +69,16 @@ export { passesLevel };
  */
 export function sessionCaller(session: Session): Caller {
   return hostCaller(session.server.getClientVersion(), session.level);
+}
+
+/** The envelope keys of a modern request's client info and log level (SDK v2's). */
+const CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo";
+const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
+
+/** Who the request is for: the envelope's clientInfo and log level (SPEC H2). */
+export function callerOf(ctx: ServerContext): Caller {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  return hostCaller(envelope[CLIENT_INFO_META_KEY], envelope[LOG_LEVEL_META_KEY]);
 }
 
 /**
@@ -120,4 +144,185 @@ export class Sessions {
     }
     return fallback;
   }
+}
+
+// ── A modern host's connection: its listen streams ──────────────────────────────────
+
+/** The `_meta` key naming the listen stream a notification belongs to (2026-07-28). */
+const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
+
+/**
+ * Who holds resource subscriptions: a legacy host's session, or a modern host's connection
+ * (its listen streams, ListenSubscriptions below).
+ */
+export interface Subscriber {
+  /** URIs held, each with the server it was routed to. */
+  readonly subscriptions: Map<string, string>;
+  readonly server: { sendResourceUpdated(params: { uri: string }): Promise<void> };
+}
+
+/** What ListenSubscriptions asks of the bridge's router (passthrough.ts). */
+export interface SubscriptionRouter {
+  subscribe(subscriber: Subscriber, uri: string): Promise<void>;
+  unsubscribe(subscriber: Subscriber, uri: string): Promise<void>;
+}
+
+/**
+ * A modern host's resource subscriptions (SPEC H3): the 2026-07-28 revision has no
+ * `resources/subscribe`; a host names URIs in a `subscriptions/listen` stream, and they are
+ * held upstream (through the router, on whichever server owns each URI) while any of the
+ * connection's streams names them, one `subscriber` for the connection. Each open and end
+ * runs after the one before, so a stream that ends while its subscribe is on its way leaves
+ * nothing held.
+ */
+export class ListenSubscriptions {
+  readonly #router: SubscriptionRouter;
+  readonly #subscriber: Subscriber;
+  readonly #log: (line: string) => void;
+  /** Open stream → the URIs it named. */
+  readonly #streams = new Map<string, readonly string[]>();
+  /** URI → how many open streams name it. */
+  readonly #named = new Map<string, number>();
+  #queue: Promise<void> = Promise.resolve();
+  #closed = false;
+
+  constructor(router: SubscriptionRouter, subscriber: Subscriber, log: (line: string) => void) {
+    this.#router = router;
+    this.#subscriber = subscriber;
+    this.#log = log;
+  }
+
+  /** A listen stream, `stream` its key on this connection, opened naming `uris`. */
+  open(stream: string, uris: readonly string[]): void {
+    if (this.#closed || this.#streams.has(stream) || uris.length === 0) return;
+    const named = [...new Set(uris)];
+    this.#streams.set(stream, named);
+    for (const uri of named) {
+      const count = (this.#named.get(uri) ?? 0) + 1;
+      this.#named.set(uri, count);
+      if (count === 1) this.#then(uri, () => this.#router.subscribe(this.#subscriber, uri));
+    }
+  }
+
+  /** The stream ended (cancelled, closed by either side). */
+  end(stream: string): void {
+    const named = this.#streams.get(stream);
+    if (named === undefined) return;
+    this.#streams.delete(stream);
+    for (const uri of named) {
+      const count = (this.#named.get(uri) ?? 1) - 1;
+      if (count > 0) {
+        this.#named.set(uri, count);
+        continue;
+      }
+      this.#named.delete(uri);
+      this.#then(uri, () => this.#router.unsubscribe(this.#subscriber, uri));
+    }
+  }
+
+  /** The connection closed: every stream ends; resolves once upstream is told. */
+  close(): Promise<void> {
+    this.#closed = true;
+    for (const stream of [...this.#streams.keys()]) this.end(stream);
+    return this.#queue;
+  }
+
+  #then(uri: string, run: () => Promise<void>): void {
+    this.#queue = this.#queue.then(run).catch((error: unknown) => {
+      this.#log(`mcpool bridge: resource subscription ${uri}: ${(error as Error).message}`);
+    });
+  }
+}
+
+/** The URIs of a listen filter's `resourceSubscriptions`. */
+export function urisOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((uri): uri is string => typeof uri === "string") : [];
+}
+
+/**
+ * `transport` as the SDK v2 stdio entry sees it, with a modern host's listen streams told to
+ * `listens`: the entry serves `subscriptions/listen` itself and tells its server nothing, so
+ * its acknowledgement (what it honoured, after checking the request and our capabilities)
+ * opens a stream's URIs; the host's `notifications/cancelled` of it, the entry's closing
+ * answer to it, or the connection's end closes them.
+ */
+export function watchListens(transport: StdioLike, listens: ListenSubscriptions): StdioLike {
+  const key = (id: unknown): string => JSON.stringify(id);
+  const open = new Set<string>();
+  const inbound = (message: JSONRPCMessage): void => {
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const stream = key((message.params as { requestId?: unknown } | undefined)?.requestId);
+      if (open.delete(stream)) listens.end(stream);
+    }
+  };
+  const outbound = (message: JSONRPCMessage): void => {
+    if (!("method" in message)) {
+      // The entry's empty answer to a listen request is that stream's graceful end.
+      if ("id" in message && open.delete(key(message.id))) listens.end(key(message.id));
+      return;
+    }
+    if (message.method !== "notifications/subscriptions/acknowledged") return;
+    const params = message.params as
+      | { notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> }
+      | undefined;
+    const stream = key(params?._meta?.[SUBSCRIPTION_ID_KEY]);
+    const uris = params?.notifications?.resourceSubscriptions;
+    if (!Array.isArray(uris)) return;
+    open.add(stream);
+    listens.open(stream, urisOf(uris));
+  };
+  const watched: StdioLike = {
+    start: () => transport.start(),
+    send: (message, options) => {
+      outbound(message);
+      return transport.send(message, options);
+    },
+    close: () => transport.close(),
+  };
+  transport.onmessage = (message, extra) => {
+    inbound(message);
+    watched.onmessage?.(message, extra);
+  };
+  transport.onclose = () => {
+    void listens.close();
+    watched.onclose?.();
+  };
+  transport.onerror = (error) => watched.onerror?.(error);
+  return watched;
+}
+
+// ── Answers kept apart from the notifications before them, on every stdio path to a host:
+// the daemon's MCP sockets (behind a byte relay) and `mcpool bridge` on its own stdout. ──
+
+/**
+ * How long after a notification an answer is held. Between the two and the host lie a pipe
+ * and maybe a byte relay (socat, `nc -U`, perl, the lean bridge), each forwarding whatever it
+ * has read in one write: the gap lets the notification through on its own even when the
+ * relay or the host is scheduled late on a busy machine. Only an answer that follows a
+ * notification this closely waits.
+ */
+const NOTIFICATION_GAP_MS = 5;
+
+/** What answersApart() wraps: a transport's send. */
+export interface Sending {
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+}
+
+/**
+ * A host's SDK client handles a notification a microtask after the chunk it came in, but
+ * forgets a request's progress handler as soon as it reads the answer: progress read in the
+ * same chunk as the answer is lost. An answer written within NOTIFICATION_GAP_MS of a
+ * notification waits out the rest of the gap, so the host reads the notifications first.
+ */
+export function answersApart(transport: Sending): void {
+  const send = transport.send.bind(transport);
+  let notifiedAt = Number.NEGATIVE_INFINITY;
+  transport.send = async (message, options) => {
+    if (!("id" in message)) notifiedAt = performance.now();
+    else if ("result" in message || "error" in message) {
+      const wait = notifiedAt + NOTIFICATION_GAP_MS - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    return send(message, options);
+  };
 }

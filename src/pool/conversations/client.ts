@@ -12,6 +12,7 @@ import type { CallRoutes } from "../calls/routes.js";
 import { sharedKeepAliveFetch } from "../mcp/fetch.js";
 import type { ConversationIdentity } from "../core/identity.js";
 import type { Connection } from "../server/connection.js";
+import type { EraVerdict } from "../mcp/era.js";
 import type { EntryContext } from "../server/context.js";
 import { ServerEntry } from "../server/entry.js";
 import {
@@ -40,6 +41,8 @@ export interface ClientInit {
   onLost(client: ConversationClient): void;
   /** The server said its tools changed, on this client's session. */
   onListChanged(client: ConversationClient): void;
+  /** The row's era, which this client dials on (conversations/era.ts). */
+  era(): Promise<EraVerdict | undefined>;
 }
 
 export class ConversationClient {
@@ -74,6 +77,7 @@ export class ConversationClient {
   /** The first open, joined by every use that arrives while it is in progress. */
   opened: Promise<void> | undefined;
   readonly #watch = new DeleteWatch();
+  readonly #era: () => Promise<EraVerdict | undefined>;
   #transport: Transport | undefined;
   #unused: (() => void)[] = [];
 
@@ -84,6 +88,7 @@ export class ConversationClient {
     this.principal = init.principal;
     this.identity = init.identity;
     this.lastUsed = init.lastUsed;
+    this.#era = init.era;
     // No idle timer of its own: the registry sweeps on use (seed 003: "no timer is installed").
     const row = { ...init.row, idleTimeoutMs: 0 };
     this.entry = new ServerEntry(row, clientContext(init.context, this.#watch, this, init));
@@ -91,6 +96,9 @@ export class ConversationClient {
 
   /** Dials the client's own connection; its tools are listed by the registry, not here. */
   async open(): Promise<Connection> {
+    // The row's era, not one found on this child (`initialize` first: SPEC H1).
+    const verdict = await this.#era();
+    if (verdict !== undefined) this.entry.adoptVerdict(verdict);
     const connection = await this.entry.ensure();
     this.#transport = connection.transport;
     if (this.phase === "opening") this.phase = "open";
@@ -197,7 +205,7 @@ function clientContext(
     transportContext: { ...base.transportContext, fetch: watch.wrap(fetch) },
     idleTimeoutMs: undefined,
     indexTools: false,
-    // One child per conversation, none spare: its era is found on it as without a probe (H1).
+    // One child per conversation, none spare: the row's era is found once (era.ts, SPEC H1).
     spareProbe: false,
     emit: (event) => {
       if (event.type === "close" && event.reason === "crash") {

@@ -30,6 +30,7 @@ import {
 } from "../core/identity.js";
 import type { EntryContext } from "../server/context.js";
 import { isResolved, type SessionEnd } from "../mcp/session-end.js";
+import type { EraVerdict } from "../mcp/era.js";
 import type { CloseReason, PoolEvent } from "../core/types.js";
 
 /** What every conversation row of a registry shares. */
@@ -49,6 +50,8 @@ export interface RowShared {
   track(work: Promise<unknown>): void;
   /** Throws `closed` once the registry is closing. */
   assertOpen(): void;
+  /** The era a new client of `row` dials on (era.ts). */
+  eraOf(row: McpServerConfig): Promise<EraVerdict | undefined>;
 }
 
 /** One conversation row's clients, endings, operations, leases and listings. */
@@ -399,6 +402,7 @@ export class ConversationRow {
   }
 
   #newClient(key: string, keyHash: string, identity: ConversationIdentity): ConversationClient {
+    const row = this.row;
     return new ConversationClient({
       id: this.#shared.nextClientId(),
       key,
@@ -410,6 +414,7 @@ export class ConversationRow {
       routes: this.#shared.routes,
       lastUsed: this.#shared.now(),
       onLost: (lost) => this.drop(lost),
+      era: () => this.#shared.eraOf(row),
       onListChanged: (changed) =>
         this.listings.invalidate(
           (listing) =>

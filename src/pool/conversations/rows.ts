@@ -30,6 +30,7 @@ import { sameConnection } from "../../config/same-connection.js";
 import { ConversationCalls, type ConversationTool } from "./calls.js";
 import type { ConversationLease } from "./lease.js";
 import { ConversationRow, type RowShared } from "./row.js";
+import { RowEras } from "./era.js";
 import type {
   ConversationServerStats,
   ConversationStats,
@@ -73,6 +74,7 @@ export class ConversationRows {
     const now = this.#options.now ?? (() => performance.now());
     this.#now = now;
     let nextClientId = 1;
+    const eras = new RowEras({ context: init.context, entryOf: init.entryOf });
     this.#shared = {
       context: init.context,
       routes: init.routes,
@@ -83,6 +85,7 @@ export class ConversationRows {
       emit: (event) => init.emit(event),
       track: (work) => this.#track(work),
       assertOpen: () => this.#assertOpen(),
+      eraOf: (row) => eras.of(row),
     };
     this.#calls = new ConversationCalls(
       {

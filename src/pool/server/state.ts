@@ -86,6 +86,10 @@ export abstract class EntryState {
   adoptVerdict(verdict: EraVerdict): void {
     this._verdict ??= verdict;
   }
+  /** The era a spare child just found over this row's connection (conversations/era.ts). */
+  learnVerdict(verdict: EraVerdict): void {
+    this._verdict = verdict;
+  }
   get connecting(): boolean {
     return this._connecting !== undefined;
   }
