@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { ElicitHandler, ElicitResult, SampleHandler } from "mcpool-client";
+import type { AskingOptions, ElicitHandler, ElicitResult, SampleHandler } from "mcpool-client";
 import type { Extra, Session } from "./session.js";
 
 /**
@@ -121,6 +121,47 @@ export class ParkedCall {
     this.#waiting = undefined;
     if (waiting) waiting(step);
     else this.#steps.push(step);
+  }
+
+  /**
+   * The handlers that park the request's questions for its host: each of what the host
+   * declared in the request's envelope (elicitation, sampling, roots) becomes a question
+   * of the next `input_required` (SPEC H3).
+   */
+  askers(
+    declared: Record<string, unknown>,
+  ): Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> {
+    const ask =
+      (method: Question["method"]) =>
+      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
+        new Promise((resolve, reject) => {
+          const refuse = (): void => reject(new Error("the host did not answer"));
+          signal.addEventListener("abort", refuse, { once: true });
+          const { params: asked, key, round } = splitInputKey(question);
+          this.push({
+            kind: "ask",
+            question: { method, params: asked },
+            key,
+            round,
+            answer: resolve as (response: unknown) => void,
+            refuse,
+          });
+        });
+    const askers: Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> = {};
+    if (declared.elicitation !== undefined) {
+      askers.onElicit = ask("elicitation/create");
+      this.asks.add("elicitation/create");
+    }
+    if (declared.sampling !== undefined) {
+      askers.onSample = ask("sampling/createMessage");
+      this.asks.add("sampling/createMessage");
+    }
+    // A modern host's roots are asked inside the request, as the server asked them.
+    if (declared.roots !== undefined) {
+      askers.onRoots = ask("roots/list");
+      this.asks.add("roots/list");
+    }
+    return askers;
   }
 
   /** A step taken back: the next next() gets it first. */

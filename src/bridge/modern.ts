@@ -14,6 +14,9 @@
  * the parked questions; the request then completes, or asks again. A state that fails
  * verification is refused by the SDK before any handler runs (-32602 "Invalid or expired
  * requestState"); one whose request ended is refused here.
+ *
+ * A host that declares roots is asked for them so too, by the bridge, before its first call
+ * to a server not known to be modern: the retry runs with the roots in its profile (#withRoots).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -30,7 +33,6 @@ import {
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
-  hostProfile,
   type AskingOptions,
   type CallOptions,
   type ConversationIdentity,
@@ -40,7 +42,8 @@ import {
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
-import { ParkedCall, splitInputKey, type Ask, type Question } from "./host-requests.js";
+import { mayAskAtStart, ModernRoots, ROOTS_INPUT_KEY } from "./host-profile.js";
+import { ParkedCall, type Ask } from "./host-requests.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter } from "./passthrough.js";
 import type { Scope } from "./naming.js";
@@ -80,11 +83,14 @@ export const ROUND_GATHER_MS = 2_000;
 /** How long a minted requestState is believed, s (a little past PARKED_MS). */
 const STATE_TTL_S = PARKED_MS / 1000 + 60;
 
-interface StatePayload {
-  call: string;
-  /** The round the state answers (ParkedCall.rounds when it was minted). */
-  round: number;
-}
+type StatePayload =
+  | {
+      call: string;
+      /** The round the state answers (ParkedCall.rounds when it was minted). */
+      round: number;
+    }
+  /** The bridge asked the host for its roots before running the request (#withRoots). */
+  | { roots: true };
 
 /** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
 export class ModernBridge {
@@ -113,6 +119,9 @@ export class ModernBridge {
   /** A v2 Server for one connection or request; `identity` is its conversation. */
   createServer(identity: ConversationIdentity, track: boolean): Server {
     const core = this.#core;
+    // The host's roots, per serving unit: a connection's (stdio, MCP socket) for its life;
+    // on the stateless HTTP face one request's, so each call there asks again.
+    const roots = new ModernRoots();
     const listHint: CacheHint = {
       ttlMs: LIST_TTL_MS,
       cacheScope: core.sharedLists ? "public" : "private",
@@ -139,6 +148,7 @@ export class ModernBridge {
       server.onclose = () => this.#live.delete(server);
     }
     server.onerror = (error) => core.log(`mcpool bridge: ${error.message}`);
+    server.setNotificationHandler("notifications/roots/list_changed", () => roots.forget());
     const guarded =
       <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
@@ -152,11 +162,14 @@ export class ModernBridge {
     server.setRequestHandler(
       "tools/list",
       guarded(async (_request, ctx) => ({
-        tools: (await core.listTools(identityFor(identity, metaOf(ctx)), profileOf(ctx))) as never,
+        tools: (await core.listTools(
+          identityFor(identity, metaOf(ctx)),
+          roots.profile(clientCapabilities(ctx)),
+        )) as never,
       })),
     );
     server.setRequestHandler("tools/call", (request, ctx) =>
-      this.#call(identity, request.params, ctx).catch((error: unknown) => {
+      this.#call(identity, roots, request.params, ctx).catch((error: unknown) => {
         throw asProtocolError(error);
       }),
     );
@@ -263,26 +276,31 @@ export class ModernBridge {
 
   async #call(
     identity: ConversationIdentity,
+    roots: ModernRoots,
     params: { name: string; arguments?: Record<string, unknown> | undefined },
     ctx: ServerContext,
   ): Promise<CallToolResult> {
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined) return (await this.#resume(state, ctx)) as CallToolResult;
+    if (state !== undefined && "call" in state) {
+      return (await this.#resume(state, ctx)) as CallToolResult;
+    }
     const core = this.#core;
     const qualified = await core.qualify(params.name).catch((error: unknown) => {
       throw toMcpError(error);
     });
     if (qualified === undefined) throw unknownTool(params.name);
+    const profile = await this.#withRoots(roots, qualified, state !== undefined, ctx);
+    if (!("profile" in profile)) return profile.ask as CallToolResult;
     const parked = new ParkedCall();
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
     const meta = metaOf(ctx);
     options.identity = identityFor(identity, meta);
     if (meta !== undefined) options.meta = meta;
-    // What the host declared in this request's envelope: the pool serves it from a child
-    // that declared the same, and names it to a modern server (SPEC I4, H2).
-    options.profile = profileOf(ctx);
-    Object.assign(options, this.#askers(ctx, parked));
+    // What the host declared in this request's envelope, with its roots when learnt: the
+    // pool serves it from a child that declared the same, and names it to a modern server.
+    options.profile = profile.profile;
+    Object.assign(options, parked.askers(clientCapabilities(ctx)));
     const token = meta?.progressToken;
     if (token !== undefined) {
       options.onProgress = (progress) => {
@@ -315,46 +333,33 @@ export class ModernBridge {
   }
 
   /**
-   * The handlers that park a request's questions for its host: each of what the host
-   * declared in this request's envelope (elicitation, sampling, roots) becomes a question
-   * of the next `input_required` (SPEC H3).
+   * The profile a call runs with (SPEC I5): a host that declares roots is asked for them
+   * first — an `input_required` of the bridge's own, with one `roots/list` — unless its
+   * roots are known, or the call's server is known to be modern (it asks inside the call,
+   * onRoots). `answered`: this is the retry that carries the host's answer.
    */
-  #askers(
+  async #withRoots(
+    roots: ModernRoots,
+    qualified: string,
+    answered: boolean,
     ctx: ServerContext,
-    parked: ParkedCall,
-  ): Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> {
+  ): Promise<{ profile: HostProfile } | { ask: unknown }> {
     const declared = clientCapabilities(ctx);
-    const ask =
-      (method: Question["method"]) =>
-      (question: unknown, { signal }: { signal: AbortSignal }): Promise<never> =>
-        new Promise((resolve, reject) => {
-          const refuse = (): void => reject(new Error("the host did not answer"));
-          signal.addEventListener("abort", refuse, { once: true });
-          const { params: asked, key, round } = splitInputKey(question);
-          parked.push({
-            kind: "ask",
-            question: { method, params: asked },
-            key,
-            round,
-            answer: resolve as (response: unknown) => void,
-            refuse,
-          });
-        });
-    const askers: Pick<AskingOptions, "onElicit" | "onSample" | "onRoots"> = {};
-    if (declared.elicitation !== undefined) {
-      askers.onElicit = ask("elicitation/create");
-      parked.asks.add("elicitation/create");
+    if (answered) roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], this.#core.log);
+    if (
+      declared.roots === undefined ||
+      roots.known ||
+      !(await mayAskAtStart(this.#core, qualified))
+    ) {
+      return { profile: roots.profile(declared) };
     }
-    if (declared.sampling !== undefined) {
-      askers.onSample = ask("sampling/createMessage");
-      parked.asks.add("sampling/createMessage");
-    }
-    // A modern host's roots are asked inside the request, as the server asked them.
-    if (declared.roots !== undefined) {
-      askers.onRoots = ask("roots/list");
-      parked.asks.add("roots/list");
-    }
-    return askers;
+    const requestState = await this.#codec.mint({ roots: true }, ctx);
+    return {
+      ask: inputRequired({
+        inputRequests: { [ROOTS_INPUT_KEY]: { method: "roots/list" } as never },
+        requestState,
+      }),
+    };
   }
 
   /**
@@ -363,9 +368,16 @@ export class ModernBridge {
    */
   async #asked<R>(ctx: ServerContext, run: (asking: AskingOptions) => Promise<R>): Promise<R> {
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined) return (await this.#resume(state, ctx)) as R;
+    // No roots state here: only a call is asked for them (a passthrough names no profile).
+    if (state !== undefined) {
+      if (!("call" in state)) throw staleState();
+      return (await this.#resume(state, ctx)) as R;
+    }
     const parked = new ParkedCall();
-    const asking: AskingOptions = { signal: parked.abort.signal, ...this.#askers(ctx, parked) };
+    const asking: AskingOptions = {
+      signal: parked.abort.signal,
+      ...parked.askers(clientCapabilities(ctx)),
+    };
     const onAbort = (): void => parked.abort.abort();
     ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
     run(asking).then(
@@ -380,14 +392,14 @@ export class ModernBridge {
   }
 
   /** The host's retry: its answers to the parked questions, then the call's next step. */
-  async #resume(state: StatePayload, ctx: ServerContext): Promise<unknown> {
+  async #resume(
+    state: Extract<StatePayload, { call: string }>,
+    ctx: ServerContext,
+  ): Promise<unknown> {
     const parked = this.#parked.get(state.call);
     const pending = parked?.pending;
     if (parked === undefined || pending === undefined || parked.rounds !== state.round) {
-      throw new ProtocolError(
-        -32602,
-        "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
-      );
+      throw staleState();
     }
     parked.pending = undefined;
     clearTimeout(parked.timer);
@@ -453,15 +465,12 @@ function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
   return ctx.mcpReq._meta as Record<string, unknown> | undefined;
 }
 
-/**
- * The host's profile from the request's envelope (host-profile.ts for a legacy host): its
- * sampling and elicitation. Its roots are not named: a modern host has no channel for a
- * `roots/list` of our own outside an `input_required`, so the server's own `roots/list`
- * inside the call is asked of it in one (onRoots).
- */
-function profileOf(ctx: ServerContext): HostProfile {
-  const { roots: _roots, ...declared } = clientCapabilities(ctx);
-  return hostProfile(declared as never);
+/** A requestState whose request is no longer waiting for an answer. */
+function staleState(): ProtocolError {
+  return new ProtocolError(
+    -32602,
+    "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
+  );
 }
 
 /** What the request's envelope says the host can do. */
