@@ -15,8 +15,8 @@
  * verification is refused by the SDK before any handler runs (-32602 "Invalid or expired
  * requestState"); one whose request ended is refused here.
  *
- * A host that declares roots is asked for them so too, by the bridge, before its first call
- * to a server not known to be modern: the retry runs with the roots in its profile (#withRoots).
+ * A host that declares roots is asked for them so too before its first call to a server not
+ * known to be modern; the retry runs with the roots in its profile (#withRoots).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -289,13 +289,14 @@ export class ModernBridge {
       throw toMcpError(error);
     });
     if (qualified === undefined) throw unknownTool(params.name);
-    const profile = await this.#withRoots(roots, qualified, state !== undefined, ctx);
+    const meta = metaOf(ctx);
+    const called = identityFor(identity, meta);
+    const profile = await this.#withRoots(roots, qualified, called, state !== undefined, ctx);
     if (!("profile" in profile)) return profile.ask as CallToolResult;
     const parked = new ParkedCall();
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
-    const meta = metaOf(ctx);
-    options.identity = identityFor(identity, meta);
+    options.identity = called;
     if (meta !== undefined) options.meta = meta;
     // What the host declared in this request's envelope, with its roots when learnt: the
     // pool serves it from a child that declared the same, and names it to a modern server.
@@ -341,11 +342,17 @@ export class ModernBridge {
   async #withRoots(
     roots: ModernRoots,
     qualified: string,
+    identity: ConversationIdentity,
     answered: boolean,
     ctx: ServerContext,
   ): Promise<{ profile: HostProfile } | { ask: unknown }> {
     const declared = clientCapabilities(ctx);
-    if (answered) roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], this.#core.log);
+    if (answered) {
+      roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], this.#core.log);
+      // Listed first, as a legacy host lists with its roots before it calls: the project's
+      // child is up and its server has read its roots when the call reaches it.
+      await this.#core.listTools(identity, roots.profile(declared)).catch(() => undefined);
+    }
     if (
       declared.roots === undefined ||
       roots.known ||
@@ -354,12 +361,8 @@ export class ModernBridge {
       return { profile: roots.profile(declared) };
     }
     const requestState = await this.#codec.mint({ roots: true }, ctx);
-    return {
-      ask: inputRequired({
-        inputRequests: { [ROOTS_INPUT_KEY]: { method: "roots/list" } as never },
-        requestState,
-      }),
-    };
+    const inputRequests = { [ROOTS_INPUT_KEY]: { method: "roots/list" } as never };
+    return { ask: inputRequired({ inputRequests, requestState }) };
   }
 
   /**
@@ -465,7 +468,6 @@ function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
   return ctx.mcpReq._meta as Record<string, unknown> | undefined;
 }
 
-/** A requestState whose request is no longer waiting for an answer. */
 function staleState(): ProtocolError {
   return new ProtocolError(
     -32602,
