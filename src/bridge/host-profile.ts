@@ -4,6 +4,7 @@
  * roots, asked of the host with `roots/list` once and again after the host's
  * `notifications/roots/list_changed`. Every listing and call of the session names it, so
  * the daemon serves the session from the child of each server that declared the same.
+ * A modern host's roots (ModernRoots) are asked in an `input_required` instead (modern.ts).
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
