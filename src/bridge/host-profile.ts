@@ -69,15 +69,16 @@ export const ROOTS_INPUT_KEY = "mcpool-roots";
 /**
  * A modern host's roots (SPEC H3, I5), as one serving unit learnt them: a modern host has no
  * channel for a `roots/list` of ours but an `input_required` (modern.ts asks in one), so its
- * roots are asked once, on the request that first needs them, and kept until the host says
- * they changed. A host that gave no answer, or a malformed one, is served as one that
- * declared no roots until then — as SessionProfile serves a legacy host that did not answer.
+ * roots are asked once, on the request that first needs them, and kept for the serving
+ * unit's life: 2026-07-28 has no `notifications/roots/list_changed` (the SDK drops one). A
+ * host that gave no answer, or a malformed one, is served as one that declared no roots —
+ * as SessionProfile serves a legacy host that did not answer.
  */
 export class ModernRoots {
   /** Undefined: not asked yet; else what the host answered (undefined roots: no answer). */
   #learnt: { roots: readonly HostRoot[] | undefined } | undefined;
 
-  /** Whether the host's roots were asked (answered or not) since they last changed. */
+  /** Whether the host's roots were asked (answered or not). */
   get known(): boolean {
     return this.#learnt !== undefined;
   }
@@ -103,11 +104,6 @@ export class ModernRoots {
     const { roots: _declared, ...rest } = capabilities;
     const roots = this.#learnt?.roots;
     return roots === undefined ? hostProfile(rest as never) : hostProfile(capabilities, roots);
-  }
-
-  /** The host said its roots changed: the next request that needs them asks again. */
-  forget(): void {
-    this.#learnt = undefined;
   }
 }
 

@@ -148,7 +148,6 @@ export class ModernBridge {
       server.onclose = () => this.#live.delete(server);
     }
     server.onerror = (error) => core.log(`mcpool bridge: ${error.message}`);
-    server.setNotificationHandler("notifications/roots/list_changed", () => roots.forget());
     const guarded =
       <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {
