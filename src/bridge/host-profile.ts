@@ -5,10 +5,18 @@
  * asked of the host with `roots/list` once and again after the host's
  * `notifications/roots/list_changed`. Every listing and call of the session names it, so
  * the daemon serves the session from the child of each server that declared the same.
+ * A modern host's roots (ModernRoots) are asked in an `input_required` instead (modern.ts).
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ServerContext } from "@modelcontextprotocol/server";
-import { hostProfile, type HostProfile, type HostRoot } from "mcpool-client";
+import {
+  hostProfile,
+  isHostProfile,
+  type HostProfile,
+  type HostRoot,
+  type PoolClient,
+} from "mcpool-client";
+import type { Scope } from "./naming.js";
 
 /**
  * How long a host gets to answer our `roots/list`, ms. A host that does not answer is
@@ -57,6 +65,65 @@ export class SessionProfile {
   }
 }
 
+/** The key of the bridge's own `roots/list` in a modern host's `input_required` (modern.ts). */
+export const ROOTS_INPUT_KEY = "mcpool-roots";
+
+/**
+ * A modern host's roots (SPEC H3, I5), as one serving unit learnt them: a modern host has no
+ * channel for a `roots/list` of ours but an `input_required` (modern.ts asks in one), so its
+ * roots are asked once, on the request that first needs them, and kept for the serving
+ * unit's life: 2026-07-28 has no `notifications/roots/list_changed` (the SDK drops one). A
+ * host that gave no answer, or a malformed one, is served as one that declared no roots —
+ * as SessionProfile serves a legacy host that did not answer.
+ */
+export class ModernRoots {
+  /** Undefined: not asked yet; else what the host answered (undefined roots: no answer). */
+  #learnt: { roots: readonly HostRoot[] | undefined } | undefined;
+
+  /** Whether the host's roots were asked (answered or not). */
+  get known(): boolean {
+    return this.#learnt !== undefined;
+  }
+
+  /** The host's answer to our `roots/list` (a ListRootsResult, untrusted), kept. */
+  learn(response: unknown, log: (line: string) => void): void {
+    const roots = (response as { roots?: unknown } | null | undefined)?.roots;
+    if (Array.isArray(roots) && isHostProfile({ roots })) {
+      this.#learnt = { roots: roots as HostRoot[] };
+      return;
+    }
+    log(
+      `mcpool bridge: the host ${response === undefined ? "did not list" : "listed malformed"} roots; served as a host that declares none`,
+    );
+    this.#learnt = { roots: undefined };
+  }
+
+  /**
+   * The profile of a host that declared `capabilities` in its envelope: its roots when they
+   * were learnt, else without roots (the row's own configuration, as for a host without).
+   */
+  profile(capabilities: Record<string, unknown>): HostProfile {
+    const { roots: _declared, ...rest } = capabilities;
+    const roots = this.#learnt?.roots;
+    return roots === undefined ? hostProfile(rest as never) : hostProfile(capabilities, roots);
+  }
+}
+
+/**
+ * Whether the server of tool `qualified` may ask its client's roots at its start (a legacy
+ * server, or one whose era is not known yet): a modern one asks inside each request.
+ */
+export async function mayAskAtStart(
+  bridge: { upstream: PoolClient; scope: Scope },
+  qualified: string,
+): Promise<boolean> {
+  const server = (await bridge.upstream.state()).find(
+    (state) =>
+      bridge.scope.includes(state.id) && state.tools.some((tool) => tool.qualified === qualified),
+  );
+  return server?.era !== "modern";
+}
+
 // ── A modern host (modern.ts): its profile is in each request's envelope ────────────────
 
 /** The envelope key of a modern request's client capabilities (SDK v2's, not loaded here). */
@@ -65,17 +132,6 @@ const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities
 /** A modern request's `_meta`. */
 export function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
   return ctx.mcpReq._meta as Record<string, unknown> | undefined;
-}
-
-/**
- * The host's profile from the request's envelope (SessionProfile for a legacy host): its
- * sampling and elicitation. Its roots are not named: a modern host has no channel for a
- * `roots/list` of our own outside an `input_required`, so the server's own `roots/list`
- * inside the call is asked of it in one (onRoots).
- */
-export function profileOf(ctx: ServerContext): HostProfile {
-  const { roots: _roots, ...declared } = clientCapabilities(ctx);
-  return hostProfile(declared as never);
 }
 
 /** What the request's envelope says the host can do. */

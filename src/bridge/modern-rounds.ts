@@ -14,6 +14,7 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { ROOTS_INPUT_KEY } from "./host-profile.js";
 import type { Ask, ParkedCall } from "./host-requests.js";
 
 /** How long a parked call waits for the host's retry before its question is cancelled, ms. */
@@ -27,11 +28,14 @@ export const ROUND_GATHER_MS = 2_000;
 /** How long a minted requestState is believed, s (a little past PARKED_MS). */
 const STATE_TTL_S = PARKED_MS / 1000 + 60;
 
-export interface StatePayload {
-  call: string;
-  /** The round the state answers (ParkedCall.rounds when it was minted). */
-  round: number;
-}
+export type StatePayload =
+  | {
+      call: string;
+      /** The round the state answers (ParkedCall.rounds when it was minted). */
+      round: number;
+    }
+  /** The bridge asked the host for its roots before running its call (askRoots). */
+  | { roots: true };
 
 /** The requests parked between rounds, and the key their states are sealed with. */
 export class Rounds {
@@ -53,20 +57,30 @@ export class Rounds {
     return this.#parked.get(call);
   }
 
+  /**
+   * The bridge's own question before a call (SPEC I5): the host's roots, one `roots/list`
+   * under ROOTS_INPUT_KEY, with a state that says so; the retry carries the answer.
+   */
+  async askRoots(ctx: ServerContext): Promise<unknown> {
+    const requestState = await this.#codec.mint({ roots: true }, ctx);
+    const inputRequests = { [ROOTS_INPUT_KEY]: { method: "roots/list" } as never };
+    return inputRequired({ inputRequests, requestState });
+  }
+
   /** Ends every parked request (the bridge closes). */
   close(): void {
     for (const parked of this.#parked.values()) this.#end(parked);
   }
 
   /** The host's retry: its answers to the parked questions, then the call's next step. */
-  async resume(state: StatePayload, ctx: ServerContext): Promise<unknown> {
+  async resume(
+    state: Extract<StatePayload, { call: string }>,
+    ctx: ServerContext,
+  ): Promise<unknown> {
     const parked = this.#parked.get(state.call);
     const pending = parked?.pending;
     if (parked === undefined || pending === undefined || parked.rounds !== state.round) {
-      throw new ProtocolError(
-        -32602,
-        "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
-      );
+      throw staleState();
     }
     parked.pending = undefined;
     clearTimeout(parked.timer);
@@ -126,4 +140,12 @@ export class Rounds {
     parked.pending = undefined;
     parked.abort.abort();
   }
+}
+
+/** A state whose request no longer waits: answered, ended or expired. */
+export function staleState(): ProtocolError {
+  return new ProtocolError(
+    -32602,
+    "mcpool: this requestState's call is no longer waiting for an answer (it was answered, ended or expired); call the tool again",
+  );
 }

@@ -36,9 +36,15 @@ import {
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "./conversation.js";
-import { clientCapabilities, metaOf, profileOf } from "./host-profile.js";
+import {
+  clientCapabilities,
+  mayAskAtStart,
+  metaOf,
+  ModernRoots,
+  ROOTS_INPUT_KEY,
+} from "./host-profile.js";
 import { ParkedCall } from "./host-requests.js";
-import { Rounds, type StatePayload } from "./modern-rounds.js";
+import { Rounds, staleState, type StatePayload } from "./modern-rounds.js";
 import { callFailure, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter, Subscriber } from "./passthrough.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "./session.js";
@@ -96,6 +102,9 @@ export class ModernBridge {
   /** A v2 Server for one connection or request; `identity` is its conversation. */
   createServer(identity: ConversationIdentity, track: boolean): Server {
     const core = this.#core;
+    // The host's roots, per serving unit: a connection's (stdio, MCP socket) for its life;
+    // on the stateless HTTP face one request's, so each call there asks again.
+    const roots = new ModernRoots();
     const listHint: CacheHint = {
       ttlMs: LIST_TTL_MS,
       cacheScope: core.sharedLists ? "public" : "private",
@@ -138,11 +147,14 @@ export class ModernBridge {
     server.setRequestHandler(
       "tools/list",
       guarded(async (_request, ctx) => ({
-        tools: (await core.listTools(identityFor(identity, metaOf(ctx)), profileOf(ctx))) as never,
+        tools: (await core.listTools(
+          identityFor(identity, metaOf(ctx)),
+          roots.profile(clientCapabilities(ctx)),
+        )) as never,
       })),
     );
     server.setRequestHandler("tools/call", (request, ctx) =>
-      this.#call(identity, request.params, ctx, server).catch((error: unknown) => {
+      this.#call(identity, roots, request.params, ctx, server).catch((error: unknown) => {
         throw asProtocolError(error);
       }),
     );
@@ -313,13 +325,14 @@ export class ModernBridge {
 
   async #call(
     identity: ConversationIdentity,
+    roots: ModernRoots,
     params: { name: string; arguments?: Record<string, unknown> | undefined },
     ctx: ServerContext,
     server: Server,
   ): Promise<CallToolResult> {
     const core = this.#core;
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined) {
+    if (state !== undefined && "call" in state) {
       const parked = this.#rounds.get(state.call);
       return (await this.#inFlight(ctx, server, parked?.serverId, () =>
         this.#rounds.resume(state, ctx),
@@ -329,18 +342,21 @@ export class ModernBridge {
       throw toMcpError(error);
     });
     if (qualified === undefined) throw unknownTool(params.name);
+    const meta = metaOf(ctx);
+    const called = identityFor(identity, meta);
+    const profile = await this.#withRoots(roots, qualified, called, state !== undefined, ctx);
+    if (!("profile" in profile)) return profile.ask as CallToolResult;
     const serverId = core.scope.single ?? core.serverOf(qualified);
     const parked = new ParkedCall();
     parked.serverId = serverId;
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
-    const meta = metaOf(ctx);
-    options.identity = identityFor(identity, meta);
+    options.identity = called;
     if (meta !== undefined) options.meta = meta;
-    // What the host declared in this request's envelope: the pool serves it from a child
-    // that declared the same, and names it, its clientInfo and its level to a modern
-    // server (SPEC I4, H2).
-    options.profile = profileOf(ctx);
+    // What the host declared in this request's envelope, with its roots when learnt: the
+    // pool serves it from a child that declared the same, and names it, its clientInfo and
+    // its level to a modern server (SPEC I4, I5, H2).
+    options.profile = profile.profile;
     options.caller = callerOf(ctx);
     Object.assign(options, parked.askers(clientCapabilities(ctx)));
     const token = meta?.progressToken;
@@ -377,6 +393,36 @@ export class ModernBridge {
   }
 
   /**
+   * The profile a call runs with (SPEC I5): a host that declares roots is asked for them
+   * first — an `input_required` of the bridge's own, with one `roots/list` — unless its
+   * roots are known, or the call's server is known to be modern (it asks inside the call,
+   * onRoots). `answered`: this is the retry that carries the host's answer.
+   */
+  async #withRoots(
+    roots: ModernRoots,
+    qualified: string,
+    identity: ConversationIdentity,
+    answered: boolean,
+    ctx: ServerContext,
+  ): Promise<{ profile: HostProfile } | { ask: unknown }> {
+    const declared = clientCapabilities(ctx);
+    if (answered) {
+      roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], this.#core.log);
+      // Listed first, as a legacy host lists with its roots before it calls: the project's
+      // child is up and its server has read its roots when the call reaches it.
+      await this.#core.listTools(identity, roots.profile(declared)).catch(() => undefined);
+    }
+    if (
+      declared.roots === undefined ||
+      roots.known ||
+      !(await mayAskAtStart(this.#core, qualified))
+    ) {
+      return { profile: roots.profile(declared) };
+    }
+    return { ask: await this.#rounds.askRoots(ctx) };
+  }
+
+  /**
    * A passthrough request of a modern host (`prompts/get`, `resources/read`) whose server
    * may ask inside it: parked between rounds as a call is, its questions the host's.
    */
@@ -387,7 +433,9 @@ export class ModernBridge {
   ): Promise<R> {
     const serverId = this.#core.scope.single;
     const state = ctx.mcpReq.requestState<StatePayload>();
+    // No roots state here: only a call is asked for them (a passthrough names no profile).
     if (state !== undefined) {
+      if (!("call" in state)) throw staleState();
       return (await this.#inFlight(ctx, server, serverId, () =>
         this.#rounds.resume(state, ctx),
       )) as R;
