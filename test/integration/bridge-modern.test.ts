@@ -162,7 +162,14 @@ describe("a modern host through mcpool bridge", () => {
     });
     try {
       // The other host's call is in flight first, and stays so until the first one's ends.
-      const waiting = other.client.callTool({ name: "wait", arguments: { tag: "B" } });
+      // In flight means at the server: it says "B waiting" (a legacy server's question names
+      // no call, so it goes to the most recent caller in flight — README Status).
+      let bWaiting = false;
+      const waiting = other.client.callTool(
+        { name: "wait", arguments: { tag: "B" } },
+        { onprogress: () => void (bWaiting = true) },
+      );
+      await waitFor(() => bWaiting, 30_000, "the other host's call to reach the server");
       const result = await asking.client.callTool({ name: "ask", arguments: { tag: "A" } });
       expect(asked).toEqual(["A: your name?"]);
       expect(text(result)).toMatch(/^A got .*"accept".*Ada/);
