@@ -40,7 +40,12 @@ import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
 import type { ProfileMemo } from "./catalogue/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
-import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
+import {
+  isProfileEntry,
+  ProfileEntry,
+  profileCapabilities,
+  ROOTS_ASK_WAIT_MS,
+} from "./server/profile-entry.js";
 import { serverLog } from "./core/server-log.js";
 import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
@@ -319,6 +324,7 @@ export class HostProfiles {
       context.roots = { list: () => roots, asked: () => this.#rootsAsked(entry.id, key) };
     }
     const child = new ProfileEntry(entry.row, context, profile, key);
+    if (this.#asksRoots.has(entry.id)) child.rootsWaitMs = ROOTS_ASK_WAIT_MS.known;
     // The row's era is the child's: found once, not on a spare child of each (SPEC H1).
     if (entry.verdict) child.adoptVerdict(entry.verdict);
     return child;
@@ -329,6 +335,19 @@ export class HostProfiles {
    * the row's own connection serves that capability key from now on, and the child ends.
    */
   #listed(child: ProfileEntry): void {
+    // A server asks its roots after `initialized`, maybe after its first listing: whether
+    // it does is known only once its window has passed (ProfileEntry.rootsWindow).
+    if (child.profile.roots !== undefined && !child.asksRoots) {
+      void child.rootsWindow().then(() => {
+        if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
+      });
+      return;
+    }
+    this.#decide(child);
+  }
+
+  /** Whether `child`'s row serves its capability key from now on, its list being the same. */
+  #decide(child: ProfileEntry): void {
     const own = this.#init.entries().find((entry) => entry.id === child.id);
     const fingerprint = own?.fingerprint;
     const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
@@ -358,8 +377,7 @@ export class HostProfiles {
 
   /** The server asked a child for roots: hosts that declare roots get one child per roots set. */
   #rootsAsked(id: string, key: string): void {
-    const child = this.#children.get(id)?.get(key);
-    if (child) child.asksRoots = true;
+    this.#children.get(id)?.get(key)?.rootsAsked();
     if (this.#asksRoots.has(id)) return;
     this.#asksRoots.add(id);
     const same = this.#same.get(id)?.caps;

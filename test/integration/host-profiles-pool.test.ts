@@ -158,3 +158,42 @@ describe("a modern row whose list is public (SPEC H2): no child per profile", ()
     expect(pool.state()[0]?.profiles).toBeUndefined();
   });
 });
+
+describe("a project's child whose server asks its roots a while after it starts (SPEC I5)", () => {
+  let pool: McpPool | undefined;
+  const spawned: number[] = [];
+
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+    for (const pid of spawned.splice(0)) {
+      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
+    }
+  });
+
+  it("serves the first call once the server has taken the project's roots in, not before", async () => {
+    pool = new McpPool({
+      clientName: "mcpool-test",
+      log: {},
+      connectTimeoutMs: 20_000,
+      onChild: (event) => {
+        if (event.type === "spawn") spawned.push(event.pid);
+      },
+    });
+    await pool.sync([
+      {
+        id: "late",
+        transport: "stdio",
+        command: process.execPath,
+        args: [fixture("late-roots.mjs")],
+        protocol: "legacy",
+      },
+    ]);
+    const project = { roots: [{ uri: "file:///work/alpha" }] };
+    // The first use of the project's child: listed, then called at once.
+    expect((await pool.hostTools(project)).map((tool) => tool.function.name)).toEqual([
+      "late__roots",
+    ]);
+    expect(await pool.call("late__roots", {}, { profile: project })).toBe("file:///work/alpha");
+  });
+});
