@@ -23,7 +23,7 @@ export {
   type HttpBridgeOptions,
 } from "./http.js";
 export { SERVER_META_KEY, scopedName, scopeOf, toolNames, type Scope } from "./naming.js";
-export { answersApart } from "./session.js";
+export { answersApart } from "./mcp-sockets.js";
 export {
   CATALOG_LOADED,
   CATALOG_TOKENS,
