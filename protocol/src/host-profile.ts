@@ -1,6 +1,7 @@
 /**
  * A host profile (SPEC I4, I5): what the calling host declared that a pooled server can see —
- * sampling, elicitation (form, url) and roots — and, when it declares roots, its roots. A
+ * sampling, elicitation (form, url), extensions (MCP Apps' `io.modelcontextprotocol/ui`, …)
+ * and roots — and, when it declares roots, its roots. A
  * front (the bridge, the MCP sockets, the client library) sends one with each listing and
  * call; the pool serves it from a child of the server that declared exactly that. A caller
  * that sends none is served as the pool itself (the row's one shared child).
@@ -20,15 +21,27 @@ export interface HostProfile {
   sampling?: boolean;
   /** The elicitation modes the host answers; absent or empty: none. */
   elicitation?: readonly ("form" | "url")[];
+  /**
+   * The extensions the host declares (`capabilities.extensions`), each with its settings: a
+   * server may offer other tools, or answer otherwise, to a host that renders MCP Apps.
+   */
+  extensions?: Readonly<Record<string, object>>;
   /** Present when the host declares roots: its roots (possibly none). */
   roots?: readonly HostRoot[];
 }
+
+/**
+ * The most a profile's extensions may weigh, as canonical JSON (characters): a host that
+ * declares more is served as one that declares none (the daemon refuses more on the wire).
+ */
+export const EXTENSIONS_MAX_CHARS = 4096;
 
 /** The part of an MCP ClientCapabilities a profile reads; everything else is ignored. */
 export interface DeclaredCapabilities {
   sampling?: unknown;
   elicitation?: unknown;
   roots?: unknown;
+  extensions?: unknown;
 }
 
 /**
@@ -49,6 +62,8 @@ export function hostProfile(
     if (url !== undefined) modes.push("url");
     profile.elicitation = modes;
   }
+  const extensions = extensionsOf(capabilities?.extensions);
+  if (extensions !== undefined) profile.extensions = extensions;
   if (capabilities?.roots !== undefined) {
     profile.roots = (roots ?? []).map((root) =>
       root.name === undefined ? { uri: root.uri } : { uri: root.uri, name: root.name },
@@ -58,15 +73,31 @@ export function hostProfile(
 }
 
 /**
+ * A declared `extensions` map as a profile keeps it: each extension whose settings are an
+ * object, when they weigh at most EXTENSIONS_MAX_CHARS together; else undefined.
+ */
+function extensionsOf(declared: unknown): Record<string, object> | undefined {
+  if (!isPlainObject(declared)) return undefined;
+  const kept: Record<string, object> = {};
+  for (const [name, settings] of Object.entries(declared)) {
+    if (isPlainObject(settings)) kept[name] = settings;
+  }
+  if (Object.keys(kept).length === 0) return undefined;
+  return canonicalJson(kept).length <= EXTENSIONS_MAX_CHARS ? kept : undefined;
+}
+
+/**
  * What the profile declares, as a stable string: `sampling`, `elicitation:form+url`,
- * `roots`, joined by `,` (`none` for nothing). Two profiles with one capability key look the
- * same to a server until it asks for roots.
+ * `extensions:<canonical JSON>`, `roots`, joined by `,` (`none` for nothing). Two profiles
+ * with one capability key look the same to a server until it asks for roots.
  */
 export function capabilityKey(profile: HostProfile): string {
   const parts: string[] = [];
   if (profile.sampling === true) parts.push("sampling");
   const modes = [...new Set(profile.elicitation ?? [])].sort();
   if (modes.length > 0) parts.push(`elicitation:${modes.join("+")}`);
+  const extensions = profile.extensions ?? {};
+  if (Object.keys(extensions).length > 0) parts.push(`extensions:${canonicalJson(extensions)}`);
   if (profile.roots !== undefined) parts.push("roots");
   return parts.length === 0 ? "none" : parts.join(",");
 }
@@ -90,8 +121,18 @@ export function profileKey(profile: HostProfile): string {
 /** Whether `value` has a profile's shape (the daemon's check of a wire field). */
 export function isHostProfile(value: unknown): value is HostProfile {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const { sampling, elicitation, roots } = value as Record<string, unknown>;
+  const { sampling, elicitation, extensions, roots } = value as Record<string, unknown>;
   if (sampling !== undefined && typeof sampling !== "boolean") return false;
+  if (
+    extensions !== undefined &&
+    !(
+      isPlainObject(extensions) &&
+      Object.values(extensions).every(isPlainObject) &&
+      canonicalJson(extensions).length <= EXTENSIONS_MAX_CHARS
+    )
+  ) {
+    return false;
+  }
   if (
     elicitation !== undefined &&
     !(Array.isArray(elicitation) && elicitation.every((m) => m === "form" || m === "url"))
@@ -109,6 +150,22 @@ export function isHostProfile(value: unknown): value is HostProfile {
         ((root as HostRoot).name === undefined || typeof (root as HostRoot).name === "string"),
     )
   );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** JSON with every object's keys sorted: equal values, one string. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value)
+      .filter((key) => value[key] !== undefined)
+      .sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
 }
 
 function compareEntries(a: [string, string | null], b: [string, string | null]): number {

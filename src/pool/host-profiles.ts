@@ -3,7 +3,8 @@
  * server reads its client's capabilities once, at initialize, and offers tools by them
  * (server-everything's sampling and elicitation tools), and asks its client for roots
  * (server-filesystem's allowed directories). So a shared row serves each host profile —
- * the host's sampling, elicitation modes and roots — from a child that declared exactly it:
+ * the host's sampling, elicitation modes, extensions and roots — from a child that declared
+ * exactly it:
  *
  * - No profile, or the pool's own (sampling + elicitation, no roots): the row's own entry.
  * - A modern server (2026-07-28): the row's own entry, whatever the profile — each request
@@ -106,6 +107,8 @@ export class HostProfiles {
     if (pool.elicitation !== undefined && (profile.elicitation ?? []).length > 0) {
       masked.elicitation = profile.elicitation ?? [];
     }
+    // The pool routes nothing for an extension: the server offers, the host renders.
+    if (profile.extensions !== undefined) masked.extensions = profile.extensions;
     if (profile.roots !== undefined) masked.roots = profile.roots;
     return masked;
   }

@@ -2,12 +2,22 @@
  * What passes through the pool unharmed (issue 31 item 5, SPEC H5), as a real SDK host sees
  * it on every stdio way to the pool (the SDK bridge, the lean bridge, the perl pipe): a
  * server's extension capabilities (MCP Apps), its tools' `icons`, `execution` and `_meta`,
- * the request `_meta` a host sends with a call (trace context), and, for the whole-pool
- * bridge, every server's instructions, each under its own heading.
+ * the request `_meta` a host sends with a call (trace context), the extensions a host
+ * declares (the server sees the host's own, and offers it what it offers such a host), and,
+ * for the whole-pool bridge, every server's instructions, each under its own heading.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BRIDGE_PATHS, scopeSocket, stdioBridge, type StdioBridge } from "../helpers/bridge.js";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdioTransport } from "@modelcontextprotocol/client/stdio";
+import {
+  BRIDGE_PATHS,
+  bridgeCommand,
+  scopeSocket,
+  stdioBridge,
+  stringEnv,
+  type StdioBridge,
+} from "../helpers/bridge.js";
 import {
   client as poolClient,
   startDaemon,
@@ -15,7 +25,7 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { fixture, waitFor } from "../helpers/processes.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
 import { existsSync } from "node:fs";
 
 const UI = "io.modelcontextprotocol/ui";
@@ -25,11 +35,14 @@ describe.each(BRIDGE_PATHS)("through the %s path", (via) => {
   let home: TestHome;
   let daemon: RunningDaemon;
   const hosts: StdioBridge[] = [];
-  const open = async (args: string[]): Promise<StdioBridge> => {
+  const open = async (
+    args: string[],
+    capabilities: ClientCapabilities = {},
+  ): Promise<StdioBridge> => {
     if (via !== "sdk") {
       await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, "the MCP socket");
     }
-    const host = await stdioBridge(home, args, {}, via);
+    const host = await stdioBridge(home, args, capabilities, via);
     hosts.push(host);
     return host;
   };
@@ -85,6 +98,65 @@ describe.each(BRIDGE_PATHS)("through the %s path", (via) => {
     >;
     // The host's keys reach the server; the pool's own never do.
     expect(seen).toEqual({ traceparent: TRACEPARENT, vendor: { k: 1 } });
+  });
+
+  it("lets a server see each host's own extensions, and offer an MCP Apps host what it offers one", async () => {
+    const declared = { [UI]: { mimeTypes: ["text/html;profile=mcp-app"] } };
+    const args = ["--server", "alpha", "--socket", home.socketPath];
+    const apps = await open(args, { extensions: declared });
+    const plain = await open(args);
+    const names = async (host: StdioBridge): Promise<string[]> =>
+      (await host.client.listTools()).tools.map((tool) => tool.name);
+    const seen = async (host: StdioBridge): Promise<unknown> => {
+      const result = (await host.client.callTool({
+        name: "client-extensions",
+        arguments: {},
+      })) as CallToolResult;
+      return JSON.parse((result.content[0] as { text: string }).text);
+    };
+    const [appsTools, plainTools, appsSeen, plainSeen] = await Promise.all([
+      names(apps),
+      names(plain),
+      seen(apps),
+      seen(plain),
+    ]);
+    expect(appsTools).toEqual(["echo-meta", "client-extensions", "show-app"]);
+    expect(plainTools).toEqual(["echo-meta", "client-extensions"]);
+    expect(appsSeen).toEqual(declared);
+    expect(plainSeen).toBeNull();
+  });
+
+  it("lets a legacy server see a modern host's own extensions (its envelope's), through the pool", async () => {
+    const declared = { [UI]: { mimeTypes: ["text/html;profile=mcp-app"] } };
+    const args = ["--server", "alpha", "--socket", home.socketPath];
+    if (via !== "sdk") {
+      await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, "the MCP socket");
+    }
+    const transport = new ModernStdioTransport({
+      ...bridgeCommand(home, args, via),
+      env: stringEnv(home.env),
+      stderr: "pipe",
+    });
+    const modern = new ModernClient(
+      { name: "modern-host", version: "1.0.0" },
+      {
+        versionNegotiation: { mode: { pin: "2026-07-28" } },
+        capabilities: { extensions: declared },
+      },
+    );
+    await modern.connect(transport);
+    const pid = transport.pid;
+    try {
+      expect(modern.getProtocolEra()).toBe("modern");
+      const { tools } = await modern.listTools();
+      expect(tools.map((tool) => tool.name)).toContain("show-app");
+      const result = await modern.callTool({ name: "client-extensions", arguments: {} });
+      const text = (result.content as { type: string; text?: string }[])[0]?.text ?? "";
+      expect(JSON.parse(text)).toEqual(declared);
+    } finally {
+      await modern.close().catch(() => undefined);
+      if (pid !== null) await waitFor(() => !alive(pid), 15_000, "the bridge to exit");
+    }
   });
 
   it("gives the whole-pool host every server's instructions, each under its own heading", async () => {

@@ -204,7 +204,8 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
 
   it("names each calling host's own capabilities in the modern server's envelope (SPEC I4)", async () => {
     const seen: Record<string, unknown>[] = [];
-    for (const declared of [{}, { sampling: {} }]) {
+    const ui = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
+    for (const declared of [{}, { sampling: {} }, { extensions: ui }]) {
       const bridge = await stdioBridge(home, ["--server", "modern"], declared);
       try {
         const result = await bridge.client.callTool({ name: "whoami", arguments: {} });
@@ -218,6 +219,8 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
     expect(seen[0]).not.toHaveProperty("sampling");
     expect(seen[0]).not.toHaveProperty("elicitation");
     expect(seen[1]).toHaveProperty("sampling");
+    expect(seen[2]).toMatchObject({ extensions: ui });
+    expect(seen[0]).not.toHaveProperty("extensions");
   });
 
   it("shows the era and version in `mcpool status` and `status --json`", () => {

@@ -34,6 +34,35 @@ describe("the profile of a host's initialize", () => {
     expect(hostProfile({}, [{ uri: "file:///a" }])).toEqual({});
   });
 
+  it("reads the extensions a host declares, each whose settings are an object, up to 4096 characters", () => {
+    const ui = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
+    expect(hostProfile({ extensions: ui })).toEqual({ extensions: ui });
+    expect(hostProfile({ extensions: { ...ui, broken: "yes", list: [] } })).toEqual({
+      extensions: ui,
+    });
+    expect(hostProfile({ extensions: {} })).toEqual({});
+    expect(hostProfile({ extensions: "ui" })).toEqual({});
+    const heavy = { "vendor/big": { blob: "x".repeat(5000) } };
+    expect(hostProfile({ extensions: heavy, sampling: {} })).toEqual({ sampling: true });
+    // One key for one declaration, whatever the order of its keys; another for other settings.
+    const a = { "x/a": { one: 1, two: [2] }, "x/b": {} };
+    const b = { "x/b": {}, "x/a": { two: [2], one: 1 } };
+    expect(capabilityKey({ extensions: a })).toBe(capabilityKey({ extensions: b }));
+    expect(capabilityKey({ extensions: a })).toBe(
+      'extensions:{"x/a":{"one":1,"two":[2]},"x/b":{}}',
+    );
+    expect(capabilityKey({ extensions: { "x/a": { one: 2 } } })).not.toBe(
+      capabilityKey({ extensions: { "x/a": { one: 1 } } }),
+    );
+    expect(capabilityKey({ sampling: true, extensions: { "x/b": {} }, roots: [] })).toBe(
+      'sampling,extensions:{"x/b":{}},roots',
+    );
+    expect(isHostProfile({ extensions: ui })).toBe(true);
+    expect(isHostProfile({ extensions: { "x/a": 1 } })).toBe(false);
+    expect(isHostProfile({ extensions: heavy })).toBe(false);
+    expect(profileCapabilities({ extensions: ui })).toEqual({ extensions: ui });
+  });
+
   it("keys two hosts alike when they declare alike, whatever their order", () => {
     const one = hostProfile({ roots: {} }, [{ uri: "file:///b" }, { uri: "file:///a", name: "a" }]);
     const two = hostProfile({ roots: {} }, [{ uri: "file:///a", name: "a" }, { uri: "file:///b" }]);

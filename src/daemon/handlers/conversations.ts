@@ -168,6 +168,6 @@ export function checkedProfile(value: unknown): HostProfile | undefined {
   if (isHostProfile(value)) return value;
   throw new McpPoolError(
     "invalid-arguments",
-    `"profile" must be { sampling?: boolean, elicitation?: ("form"|"url")[], roots?: { uri, name? }[] }`,
+    `"profile" must be { sampling?: boolean, elicitation?: ("form"|"url")[], extensions?: { [name]: object } (at most 4096 characters as JSON), roots?: { uri, name? }[] }`,
   );
 }

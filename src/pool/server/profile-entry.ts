@@ -105,6 +105,7 @@ export function profileCapabilities(profile: HostProfile): ClientCapabilities {
       ...(modes.includes("url") ? { url: {} } : {}),
     };
   }
+  if (profile.extensions !== undefined) capabilities.extensions = { ...profile.extensions };
   // One child per roots set: its roots never change, so it never sends list_changed.
   if (profile.roots !== undefined) capabilities.roots = {};
   return capabilities;
