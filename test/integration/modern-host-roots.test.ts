@@ -4,18 +4,28 @@
  * `input_required` before its first call to server-filesystem (published, pooled by the real
  * daemon, which takes its client's roots as its allowed directories at its start), and the
  * call then runs with the roots in its profile — one child per project, as a legacy host
- * gets (host-roots.test.ts). Through `mcpool bridge` (stdio) and the daemon's MCP socket.
+ * gets (host-roots.test.ts). Through `mcpool bridge` (stdio), the daemon's MCP socket, and
+ * `mcpool bridge --http` (Streamable HTTP), where each modern POST stands alone — no session
+ * to keep the roots in — so the host is asked on each call, and its roots then are the ones
+ * the call runs with.
  */
-import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
+import {
+  bridgeCommand,
+  httpBridge,
+  scopeSocket,
+  stringEnv,
+  type BridgePath,
+  type HttpBridgeProcess,
+} from "../helpers/bridge.js";
 import {
   client as poolClient,
   startDaemon,
@@ -32,6 +42,10 @@ const filesystemBin = join(
 );
 const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 const VIAS = ["sdk", "lean"] as const satisfies readonly BridgePath[];
+/** A stdio path to the pool, or `http`: SDK v2's Streamable HTTP transport to `bridge --http`. */
+type Via = BridgePath | "http";
+/** Every face of the pool a modern host can reach, for what they all do alike. */
+const FACES = [...VIAS, "http"] as const satisfies readonly Via[];
 
 interface ModernHost {
   client: Client;
@@ -44,6 +58,8 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
   let home: TestHome;
   let daemon: RunningDaemon;
   let pool: PoolClient;
+  /** `mcpool bridge --server fs --http 0`, shared by every HTTP host (one listener, many hosts). */
+  let http: HttpBridgeProcess;
   const dirs: string[] = [];
   const hosts: ModernHost[] = [];
   let own: string;
@@ -59,17 +75,23 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
   /**
    * A modern host through `mcpool bridge --server fs` on `via`: in `project` (a roots/list
    * handler answering it), answering `answer` instead when given, or declaring no roots.
+   * An HTTP host is a client of the shared `--http` bridge; a stdio host spawns its own.
    */
   const open = async (
-    via: BridgePath,
+    via: Via,
     project: string | undefined,
     answer?: () => unknown,
   ): Promise<ModernHost> => {
-    const transport = new StdioClientTransport({
-      ...bridgeCommand(home, ["--server", "fs"], via),
-      env: stringEnv(home.env),
-      stderr: "pipe",
-    });
+    const transport =
+      via === "http"
+        ? new StreamableHTTPClientTransport(new URL(http.url), {
+            requestInit: { headers: { authorization: `Bearer ${http.token}` } },
+          })
+        : new StdioClientTransport({
+            ...bridgeCommand(home, ["--server", "fs"], via),
+            env: stringEnv(home.env),
+            stderr: "pipe",
+          });
     const client = new Client(
       { name: "modern-host", version: "1.0.0" },
       { ...MODERN, capabilities: project === undefined ? {} : { roots: {} } },
@@ -85,7 +107,7 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
     }
     await client.connect(transport);
     expect(client.getProtocolEra()).toBe("modern");
-    const pid = transport.pid;
+    const pid = transport instanceof StdioClientTransport ? transport.pid : null;
     const host: ModernHost = {
       client,
       asked: () => asked,
@@ -98,17 +120,29 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
     return host;
   };
 
-  const allowed = async (host: ModernHost): Promise<string> => {
-    const result = await host.client.callTool({ name: "list_allowed_directories", arguments: {} });
+  /** A call's text (an error's too: server-filesystem refuses a path outside its roots). */
+  const call = async (
+    host: ModernHost,
+    name: string,
+    args: Record<string, unknown> = {},
+  ): Promise<string> => {
+    const result = await host.client.callTool({ name, arguments: args });
     return (result.content as { type: string; text?: string }[])
       .map((part) => part.text ?? "")
       .join("\n");
   };
+  const allowed = (host: ModernHost): Promise<string> => call(host, "list_allowed_directories");
+  /** What `list_directory` of `path` gives the host: its entries, or the refusal. */
+  const listing = (host: ModernHost, path: string): Promise<string> =>
+    call(host, "list_directory", { path });
 
   beforeAll(async () => {
     own = dir("row");
     projectA = dir("a");
     projectB = dir("b");
+    // A file in each project, so a listing says which directory it is.
+    writeFileSync(join(projectA, "only-in-a.txt"), "a");
+    writeFileSync(join(projectB, "only-in-b.txt"), "b");
     home = testHome("mcpool-mroots-");
     home.writeConfig({
       fs: { command: process.execPath, args: [filesystemBin, own] },
@@ -122,10 +156,12 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
     );
     // The daemon's MCP sockets (the lean bridge's path) come up a moment after it serves.
     await waitFor(() => existsSync(scopeSocket(home, ["--server", "fs"])), 15_000, "MCP sockets");
+    http = await httpBridge(home, ["--server", "fs"]);
   }, 60_000);
 
   afterAll(async () => {
     await Promise.all(hosts.map((host) => host.close()));
+    await http?.stop();
     await pool?.close();
     await daemon?.stop();
     home?.remove();
@@ -152,8 +188,58 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
     60_000,
   );
 
-  it("serves modern hosts of one project, on either path, from one child named with its root", async () => {
-    const sessions = await Promise.all([...VIAS, ...VIAS].map((via) => open(via, projectA)));
+  it("asks a modern HTTP host its roots on each call, hosts in two projects at once each served its own root (http bridge)", async () => {
+    const a = await open("http", projectA);
+    const b = await open("http", projectB);
+    // Both call at once through the one listener: each call asked its own host, and ran with
+    // that host's answer, never the other's (nor the row's own directory).
+    const [seenByA, seenByB] = await Promise.all([allowed(a), allowed(b)]);
+    expect(seenByA).toContain(projectA);
+    expect(seenByA).not.toContain(projectB);
+    expect(seenByA).not.toContain(own);
+    expect(seenByB).toContain(projectB);
+    expect(seenByB).not.toContain(projectA);
+    expect(seenByB).not.toContain(own);
+    expect(a.asked()).toBe(1);
+    expect(b.asked()).toBe(1);
+    // Each modern POST stands alone (no session to keep roots in): the same host's second
+    // call is asked again, and runs in its own project still — a listing of its root shows
+    // its own file, not the other project's.
+    const [listedByA, listedByB] = await Promise.all([listing(a, projectA), listing(b, projectB)]);
+    expect(listedByA).toContain("only-in-a.txt");
+    expect(listedByA).not.toContain("only-in-b.txt");
+    expect(listedByB).toContain("only-in-b.txt");
+    expect(listedByB).not.toContain("only-in-a.txt");
+    expect(a.asked()).toBe(2);
+    expect(b.asked()).toBe(2);
+    // Nor does A's call reach B's directory: it runs where only A's root is allowed, and
+    // server-filesystem refuses B's.
+    const crossing = await listing(a, projectB);
+    expect(crossing).toMatch(/access denied/i);
+    expect(crossing).not.toContain("only-in-b.txt");
+    expect(a.asked()).toBe(3);
+    expect(b.asked()).toBe(2);
+  }, 60_000);
+
+  it("gives a modern HTTP host whose roots changed between calls its new root on the next call (http bridge)", async () => {
+    let project = projectA;
+    const moving = await open("http", projectA, () => ({
+      roots: [{ uri: pathToFileURL(project).href, name: "project" }],
+    }));
+    const before = await allowed(moving);
+    expect(before).toContain(projectA);
+    expect(before).not.toContain(projectB);
+    // Asked on each call, the host's answer then is the one its call runs with: no stale
+    // roots kept from an earlier call (2026-07-28 has no roots/list_changed to say so).
+    project = projectB;
+    const after = await allowed(moving);
+    expect(after).toContain(projectB);
+    expect(after).not.toContain(projectA);
+    expect(moving.asked()).toBe(2);
+  }, 60_000);
+
+  it("serves modern hosts of one project, on any face, from one child named with its root", async () => {
+    const sessions = await Promise.all([...FACES, ...FACES].map((via) => open(via, projectA)));
     for (const session of sessions) expect(await allowed(session)).toContain(projectA);
     const [state] = await pool.state();
     const children = state?.profiles ?? [];
@@ -164,7 +250,7 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
     expect(inA[0]?.pid).not.toBe(state?.pid);
   }, 60_000);
 
-  it.each(VIAS)(
+  it.each(FACES)(
     "gives a modern host that declares no roots the row's own directory (%s bridge)",
     async (via) => {
       const bare = await open(via, undefined);
@@ -176,11 +262,15 @@ describe("a modern host's roots reach a legacy server through the pool (SPEC H3,
     60_000,
   );
 
-  it("serves a host whose roots answer is malformed as one that declares none, the call kept", async () => {
-    const odd = await open("sdk", projectA, () => ({ roots: "not a list" }));
-    const seen = await allowed(odd);
-    expect(odd.asked()).toBe(1);
-    expect(seen).toContain(own);
-    expect(seen).not.toContain(projectA);
-  }, 60_000);
+  it.each(["sdk", "http"] as const)(
+    "serves a host whose roots answer is malformed as one that declares none, the call kept (%s bridge)",
+    async (via) => {
+      const odd = await open(via, projectA, () => ({ roots: "not a list" }));
+      const seen = await allowed(odd);
+      expect(odd.asked()).toBe(1);
+      expect(seen).toContain(own);
+      expect(seen).not.toContain(projectA);
+    },
+    60_000,
+  );
 });
