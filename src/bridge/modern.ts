@@ -18,6 +18,7 @@
 import {
   createMcpHandler,
   ProtocolError,
+  ProtocolErrorCode,
   Server,
   type CacheHint,
   type McpHttpHandler,
@@ -45,7 +46,7 @@ import {
 } from "./host-profile.js";
 import { ParkedCall } from "./host-requests.js";
 import { Rounds, staleState, type StatePayload } from "./modern-rounds.js";
-import { callFailure, toMcpError, unknownTool } from "./errors.js";
+import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "./errors.js";
 import type { PassthroughRouter, Subscriber } from "./passthrough.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "./session.js";
 import type { Scope } from "./naming.js";
@@ -170,15 +171,15 @@ export class ModernBridge {
           async (request) => (await router.listResourceTemplates(request.params?.cursor)) as never,
         ),
       );
-      server.setRequestHandler(
-        "resources/read",
-        guarded(
-          async (request, ctx) =>
-            (await this.#asked(ctx, server, (asking) =>
-              router.readResource(request.params.uri, asking),
-            )) as never,
-        ),
-      );
+      server.setRequestHandler("resources/read", async (request, ctx) => {
+        try {
+          return (await this.#asked(ctx, server, (asking) =>
+            router.readResource(request.params.uri, asking),
+          )) as never;
+        } catch (error) {
+          throw notFoundAsModern(asProtocolError(error), request.params.uri);
+        }
+      });
     }
     if (core.capabilities.prompts !== undefined) {
       server.setRequestHandler(
@@ -470,6 +471,18 @@ interface Inflight {
   /** The level its envelope asked for; undefined: it asked for no log lines. */
   readonly level: LoggingLevel | undefined;
   notify(message: { method: string; params: object }): Promise<void>;
+}
+
+/**
+ * A resource not found, as 2026-07-28 says it (SEP-2164): `-32602` with the URI in `data`.
+ * The legacy code (-32002: the pool's own answer for a URI no server in scope has, and a
+ * legacy server's) reaches a modern host as the modern one, naming the URI even when the
+ * server's error named none (SDK v2 maps the code alone); a modern server's is its own.
+ */
+function notFoundAsModern(error: unknown, uri: string): unknown {
+  if (!(error instanceof ProtocolError) || error.code !== RESOURCE_NOT_FOUND) return error;
+  const data = typeof error.data === "object" && error.data !== null ? error.data : {};
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, { ...data, uri });
 }
 
 /** A v1 McpError (errors.ts) as the v2 SDK's ProtocolError, code, message and data kept. */

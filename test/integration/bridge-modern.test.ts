@@ -91,6 +91,7 @@ describe("a modern host through mcpool bridge", () => {
       echo: { command: process.execPath, args: [fixture("echo.mjs")] },
       interactive: { command: process.execPath, args: [fixture("interactive.mjs")] },
       modern: { command: process.execPath, args: [fixture("modern-stdio.mjs")] },
+      conf: { command: process.execPath, args: [fixture("conformance-server.mjs")] },
     });
     daemon = await startDaemon(home);
     const pool = await poolClient(home);
@@ -132,6 +133,30 @@ describe("a modern host through mcpool bridge", () => {
       }
     }, 60_000);
   }
+
+  it("says a resource is not found as 2026-07-28 does (SEP-2164): -32602 with its URI, on stdio and over HTTP", async () => {
+    const hosts = [await stdioHost([], "sdk"), await httpHost()];
+    const single = await stdioHost(["--server", "conf"], "lean");
+    try {
+      // No server in the pool's scope has it: the pool's own answer.
+      for (const host of hosts) {
+        await expect(host.client.readResource({ uri: "nowhere://x" })).rejects.toMatchObject({
+          code: -32602,
+          data: { uri: "nowhere://x" },
+        });
+      }
+      // A legacy server's own -32002 (conformance-server.mjs) reaches a modern host as -32602,
+      // with the URI even when the server's error named none.
+      for (const uri of ["test://not-there", "test://bare/not-there"]) {
+        await expect(single.client.readResource({ uri })).rejects.toMatchObject({
+          code: -32602,
+          data: { uri },
+        });
+      }
+    } finally {
+      await Promise.all([...hosts, single].map((host) => host.close()));
+    }
+  });
 
   it("lists and calls both over bridge --http, with cache hints on the listing", async () => {
     const host = await httpHost();
