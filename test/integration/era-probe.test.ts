@@ -12,7 +12,14 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, describe, expect, it } from "vitest";
-import { client, runCli, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import {
+  client,
+  runCli,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 const DUAL = fixture("dual-stdio.mjs");
@@ -54,55 +61,59 @@ function cacheFile(dir: string, id: string): string {
   return found;
 }
 
-describe("a stdio server's era, found on a spare child (issue 31 item 1)", () => {
-  const home = testHome("mcpool-era-probe-");
-  const dualLog = join(home.dir, "dual.log");
-  const strictLog = join(home.dir, "strict.log");
+/**
+ * A daemon over `home` started and stopped as a test needs: `start` waits for the rows
+ * `ids` to be ready; every child any start logged in `logs` is gone once the suite ends.
+ */
+function lifecycle(home: TestHome, ids: readonly string[], logs: readonly string[]) {
   let daemon: RunningDaemon | undefined;
   let pool: PoolClient | undefined;
   const seenPids = new Set<number>();
-
-  home.writeConfig({
-    dual: { command: process.execPath, args: [DUAL], env: { ERA_LOG: dualLog } },
-    strict: { command: process.execPath, args: [STRICT], env: { ERA_LOG: strictLog } },
-  });
-
-  async function start(): Promise<void> {
-    daemon = await startDaemon(home);
-    pool = await client(home);
-    await waitFor(
-      async () => {
-        const state = await pool!.state();
-        return ["dual", "strict"].every((id) => state.find((s) => s.id === id)?.status === "ready");
-      },
-      30_000,
-      "both servers to be ready",
-    );
-  }
-
   async function stop(): Promise<void> {
-    for (const log of [dualLog, strictLog]) {
-      for (const pid of requestsByPid(log).keys()) seenPids.add(pid);
-    }
+    for (const log of logs) for (const pid of requestsByPid(log).keys()) seenPids.add(pid);
     await pool?.close();
     pool = undefined;
     await daemon?.stop();
     daemon = undefined;
   }
-
   afterAll(async () => {
     await stop();
     // No child of any start is left behind: spare children and serving ones alike.
-    for (const pid of seenPids) {
-      await waitFor(() => !alive(pid), 15_000, `child ${pid} to be gone`);
-    }
+    for (const pid of seenPids) await waitFor(() => !alive(pid), 15_000, `child ${pid} to be gone`);
     home.remove();
   });
+  return {
+    async start(): Promise<void> {
+      daemon = await startDaemon(home);
+      pool = await client(home);
+      await waitFor(
+        async () => {
+          const state = await pool!.state();
+          return ids.every((id) => state.find((s) => s.id === id)?.status === "ready");
+        },
+        30_000,
+        "the servers to be ready",
+      );
+    },
+    stop,
+    pool: (): PoolClient => pool!,
+  };
+}
+
+describe("a stdio server's era, found on a spare child (issue 31 item 1)", () => {
+  const home = testHome("mcpool-era-probe-");
+  const dualLog = join(home.dir, "dual.log");
+  const strictLog = join(home.dir, "strict.log");
+  home.writeConfig({
+    dual: { command: process.execPath, args: [DUAL], env: { ERA_LOG: dualLog } },
+    strict: { command: process.execPath, args: [STRICT], env: { ERA_LOG: strictLog } },
+  });
+  const { start, stop, pool } = lifecycle(home, ["dual", "strict"], [dualLog, strictLog]);
 
   it("serves a dual-era stdio server in the modern era without a pin; its serving child never got initialize", async () => {
     await start();
-    expect(text(await pool!.call("dual__echo", { text: "modern" }))).toBe("modern");
-    const dual = (await pool!.state()).find((s) => s.id === "dual")!;
+    expect(text(await pool().call("dual__echo", { text: "modern" }))).toBe("modern");
+    const dual = (await pool().state()).find((s) => s.id === "dual")!;
     expect([dual.era, dual.protocolVersion]).toEqual(["modern", "2026-07-28"]);
     const children = requestsByPid(dualLog);
     const serving = children.get(dual.pid!)!;
@@ -119,8 +130,8 @@ describe("a stdio server's era, found on a spare child (issue 31 item 1)", () =>
   });
 
   it("serves legacy a stdio server that exits on any request before initialize; its serving child is untouched, the spare's exit no failure", async () => {
-    expect(text(await pool!.call("strict__echo", { text: "legacy" }))).toBe("legacy");
-    const strict = (await pool!.state()).find((s) => s.id === "strict")!;
+    expect(text(await pool().call("strict__echo", { text: "legacy" }))).toBe("legacy");
+    const strict = (await pool().state()).find((s) => s.id === "strict")!;
     expect(strict.status).toBe("ready");
     expect(strict.error).toBeUndefined();
     expect(strict.retryAt).toBeUndefined();
@@ -140,8 +151,8 @@ describe("a stdio server's era, found on a spare child (issue 31 item 1)", () =>
     rmSync(dualLog, { force: true });
     rmSync(strictLog, { force: true });
     await start();
-    expect(text(await pool!.call("dual__echo", { text: "again" }))).toBe("again");
-    expect(text(await pool!.call("strict__echo", { text: "again" }))).toBe("again");
+    expect(text(await pool().call("dual__echo", { text: "again" }))).toBe("again");
+    expect(text(await pool().call("strict__echo", { text: "again" }))).toBe("again");
     const dual = [...requestsByPid(dualLog).values()];
     expect(dual).toHaveLength(1);
     expect(dual[0]).toContain("tools/list");
@@ -162,7 +173,7 @@ describe("a stdio server's era, found on a spare child (issue 31 item 1)", () =>
     writeFileSync(file, JSON.stringify({ ...cached, era: { era: "legacy", at: old } }));
     rmSync(dualLog, { force: true });
     await start();
-    const dual = (await pool!.state()).find((s) => s.id === "dual")!;
+    const dual = (await pool().state()).find((s) => s.id === "dual")!;
     expect(dual.era).toBe("legacy");
     await waitFor(
       () => {
@@ -180,11 +191,49 @@ describe("a stdio server's era, found on a spare child (issue 31 item 1)", () =>
     await stop();
     rmSync(dualLog, { force: true });
     await start();
-    const again = (await pool!.state()).find((s) => s.id === "dual")!;
+    const again = (await pool().state()).find((s) => s.id === "dual")!;
     expect([again.era, again.protocolVersion]).toEqual(["modern", "2026-07-28"]);
     const after = [...requestsByPid(dualLog).values()];
     expect(after).toHaveLength(1);
     expect(after[0]).not.toContain("server/discover");
+    expect(after[0]).not.toContain("initialize");
+  });
+});
+
+describe("a kept server/discover answer lives as long as it says (SEP-2549)", () => {
+  const home = testHome("mcpool-discover-ttl-");
+  const log = join(home.dir, "brief.log");
+  // A dual-era server whose server/discover answer says it holds for 1 ms.
+  home.writeConfig({
+    brief: {
+      command: process.execPath,
+      args: [DUAL],
+      env: { ERA_LOG: log, MODERN_DISCOVER_TTL_MS: "1" },
+    },
+  });
+  const { start, stop, pool } = lifecycle(home, ["brief"], [log]);
+
+  it("asks the serving child server/discover again once the kept answer ran out, on the first start and after a restart, with no spare and no initialize", async () => {
+    await start();
+    const first = (await pool().state()).find((s) => s.id === "brief")!;
+    expect([first.era, first.protocolVersion]).toEqual(["modern", "2026-07-28"]);
+    const children = requestsByPid(log);
+    // The spare's answer ran out before the serving child connected: it was asked its own.
+    const serving = children.get(first.pid!)!;
+    expect(serving[0]).toBe("server/discover");
+    expect(serving).toContain("tools/list");
+    const spares = [...children].filter(([pid]) => pid !== first.pid);
+    expect(spares.map(([, methods]) => methods)).toEqual([["server/discover"]]);
+
+    await stop();
+    rmSync(log, { force: true });
+    await start();
+    expect(text(await pool().call("brief__echo", { text: "again" }))).toBe("again");
+    const after = [...requestsByPid(log).values()];
+    // The era is known (one child, no initialize); the answer that ran out is asked again.
+    expect(after).toHaveLength(1);
+    expect(after[0]![0]).toBe("server/discover");
+    expect(after[0]).toContain("tools/call");
     expect(after[0]).not.toContain("initialize");
   });
 });

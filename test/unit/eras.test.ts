@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { validateServerConfig } from "../../src/config/validate.js";
 import {
+  discoverFresh,
   LEGACY_VERDICT_MAX_AGE_MS,
   parseVerdict,
   refusedAsModernOnly,
@@ -30,6 +31,25 @@ describe("the era of a server (SPEC H1)", () => {
     expect(usableVerdict(modern, now)).toEqual(modern);
     const foreign = { ...modern, discover: { supportedVersions: ["2030-01-01"] } };
     expect(usableVerdict(foreign, now)).toBeUndefined();
+  });
+
+  it("adopts a kept server/discover answer while its own ttlMs says, and for a day at most", () => {
+    const now = 10 * LEGACY_VERDICT_MAX_AGE_MS;
+    const kept = (ttlMs: unknown, age: number) => ({
+      discover: { ...DISCOVER, ttlMs },
+      at: now - age,
+    });
+    expect(discoverFresh(kept(60_000, 59_999), now)).toBe(true);
+    expect(discoverFresh(kept(60_000, 60_000), now)).toBe(false);
+    // No lifetime promised (0, absent, malformed): the pool's own horizon.
+    for (const ttl of [0, undefined, "soon", -5]) {
+      expect(discoverFresh(kept(ttl, LEGACY_VERDICT_MAX_AGE_MS - 1), now)).toBe(true);
+      expect(discoverFresh(kept(ttl, LEGACY_VERDICT_MAX_AGE_MS), now)).toBe(false);
+    }
+    // A lifetime past the horizon is held to it.
+    expect(
+      discoverFresh(kept(10 * LEGACY_VERDICT_MAX_AGE_MS, LEGACY_VERDICT_MAX_AGE_MS), now),
+    ).toBe(false);
   });
 
   it("reads back only whole verdicts from a store", () => {

@@ -43,6 +43,7 @@ import type {
 import { ErrorCode, isMcpError, McpError } from "./error.js";
 import {
   asDiscoverResult,
+  discoverFresh,
   envelopeMeta,
   META,
   MODERN_PROTOCOL_VERSION,
@@ -158,10 +159,14 @@ export class McpClient extends McpProtocol {
   async #open(transport: Transport, options: RequestOptions | undefined, plan: EraPlan) {
     const { pin, prior } = plan;
     if (prior?.era === "modern" && pin !== "legacy") {
-      this.#adopt(prior.version, prior.discover, prior);
-      return;
-    }
-    if (pin === MODERN_PROTOCOL_VERSION || (prior === undefined && plan.discoverFirst)) {
+      if (discoverFresh(prior, Date.now())) {
+        this.#adopt(prior.version, prior.discover, prior);
+        return;
+      }
+      // Its advertisement ran out (SEP-2549): asked again of this connection, era known.
+      if (await this.#probe(options)) return;
+      if (pin === MODERN_PROTOCOL_VERSION) throw new EraMismatchError("modern", "legacy");
+    } else if (pin === MODERN_PROTOCOL_VERSION || (prior === undefined && plan.discoverFirst)) {
       if (pin !== "legacy" && (await this.#probe(options))) return;
       if (pin === MODERN_PROTOCOL_VERSION) throw new EraMismatchError("modern", "legacy");
     }

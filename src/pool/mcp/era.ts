@@ -52,10 +52,30 @@ export type EraVerdict =
 /**
  * How long a legacy verdict is believed, ms: a server upgraded to the modern era still
  * answers `initialize`, so only its age ever retires one (the SDK's gateway guide). A
- * modern verdict is not aged: a stale one fails loudly on its first request, and is
- * re-found then.
+ * modern verdict's era is not aged: a stale one fails loudly on its first request, and is
+ * re-found then; its kept `server/discover` answer is (discoverFresh).
  */
 export const LEGACY_VERDICT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Whether a modern verdict's kept `server/discover` answer may be adopted without asking
+ * again (SEP-2549): for as long as the answer's own `ttlMs` says, when that is positive,
+ * and never past LEGACY_VERDICT_MAX_AGE_MS. `ttlMs: 0` (SDK v2's default) promises no
+ * lifetime; asking at every dial would be the probe the verdict exists to spare, so such an
+ * answer is held to the pool's own horizon — an upgraded server's new capabilities are then
+ * learnt within a day, or at once when a request fails on the old verdict. Asking again is
+ * a modern request to the serving connection, at the known version: no spare child, no
+ * `initialize`.
+ */
+export function discoverFresh(
+  verdict: { discover: DiscoverResult; at: number },
+  now: number,
+  maxAgeMs = LEGACY_VERDICT_MAX_AGE_MS,
+): boolean {
+  const ttl = verdict.discover.ttlMs;
+  const lifetime = typeof ttl === "number" && ttl > 0 ? Math.min(ttl, maxAgeMs) : maxAgeMs;
+  return now - verdict.at < lifetime;
+}
 
 /** The per-request envelope: who asks, in which revision, able to do what. */
 export interface Envelope {
