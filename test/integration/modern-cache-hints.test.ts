@@ -201,6 +201,41 @@ describe("a passthrough listing (the pool as a library)", () => {
   });
 });
 
+describe("a passthrough resource read (the pool as a library)", () => {
+  it("is served kept while its public hint holds; one answered after input never is; a private one never", async () => {
+    const pub = scratch("");
+    const priv = scratch("");
+    const p = pool({ onElicit: () => ({ action: "accept", content: {} }) });
+    await p.sync([
+      nodeRow("cached", "modern-cached.mjs", { env: cachedEnv(pub, "public") }),
+      nodeRow("secret", "modern-cached.mjs", { env: cachedEnv(priv, "private") }),
+    ]);
+    const read = async (id: string, uri: string): Promise<string> => {
+      const { contents } = await p.request(id, "resources/read", { uri });
+      return (contents[0] as { text: string }).text;
+    };
+
+    expect(await read("cached", "cached://count")).toBe("read_1");
+    const answeredAt = Date.now();
+    expect(await read("cached", "cached://count")).toBe("read_1");
+    expect(Date.now()).toBeLessThan(answeredAt + TTL_MS);
+    expect(pub.listings("resources/read")).toBe(1);
+    await waitFor(() => Date.now() > answeredAt + TTL_MS, 10_000, "the ttl to run out");
+    expect(await read("cached", "cached://count")).toBe("read_2");
+    expect(pub.listings("resources/read")).toBe(2);
+
+    // Public, with a lifetime, but given only after the server asked: never kept (SEP-2549).
+    expect(await read("cached", "cached://asks")).toBe("asked_1");
+    expect(await read("cached", "cached://asks")).toBe("asked_2");
+    expect(pub.listings("resources/read")).toBe(6);
+
+    // A private read goes to the server every time.
+    expect(await read("secret", "cached://count")).toBe("read_1");
+    expect(await read("secret", "cached://count")).toBe("read_2");
+    expect(priv.listings("resources/read")).toBe(2);
+  });
+});
+
 describe("cache hints through the real daemon", () => {
   let daemon: RunningDaemon | undefined;
   let pc: PoolClient | undefined;

@@ -1,10 +1,11 @@
 /**
- * Passthrough listings a modern server calls public, kept until their ttlMs (SPEC H2): what
+ * Passthrough listings and reads a modern server calls public, kept until their ttlMs (SPEC H2): what
  * is kept, for which request, and what drops it (calls/listing-cache.ts).
  */
 import { describe, expect, it } from "vitest";
 
 import { ListingCache } from "../../src/pool/calls/listing-cache.js";
+import { markAnsweredAfterInput } from "../../src/pool/mcp/input-required.js";
 
 /** A server answering prompts/list with `hint`, each answer numbered. */
 function server(hint: Record<string, unknown>): { send(): Promise<object>; sent: number } {
@@ -49,10 +50,49 @@ describe("the passthrough listing cache", () => {
       await cache.answer("s", "prompts/list", undefined, () => up.send(), true);
       expect(up.sent, JSON.stringify(hint)).toBe(2);
     }
-    const read = server({ ttlMs: 60_000, cacheScope: "public" });
-    await cache.answer("s", "resources/read", { uri: "a" }, () => read.send(), true);
-    await cache.answer("s", "resources/read", { uri: "a" }, () => read.send(), true);
-    expect(read.sent).toBe(2);
+    const call = server({ ttlMs: 60_000, cacheScope: "public" });
+    await cache.answer("s", "tools/call", { name: "a" }, () => call.send(), true);
+    await cache.answer("s", "tools/call", { name: "a" }, () => call.send(), true);
+    expect(call.sent).toBe(2);
+  });
+
+  it("keeps a public read per URI until that URI is updated or the resources change, never one given after input", async () => {
+    const cache = new ListingCache();
+    const up = server({ ttlMs: 60_000, cacheScope: "public" });
+    const read = (uri: string) =>
+      cache.answer("s", "resources/read", { uri }, () => up.send(), true);
+    expect(await read("a")).toMatchObject({ prompts: [{ name: "p1" }] });
+    expect(await read("b")).toMatchObject({ prompts: [{ name: "p2" }] });
+    expect(await read("a")).toMatchObject({ prompts: [{ name: "p1" }] });
+    // Another URI's update leaves it; its own drops it.
+    cache.drop("s", "notifications/resources/updated", { uri: "b" });
+    expect(await read("a")).toMatchObject({ prompts: [{ name: "p1" }] });
+    expect(await read("b")).toMatchObject({ prompts: [{ name: "p3" }] });
+    cache.drop("s", "notifications/resources/updated", { uri: "a" });
+    expect(await read("a")).toMatchObject({ prompts: [{ name: "p4" }] });
+    cache.drop("s", "notifications/resources/list_changed");
+    expect(await read("a")).toMatchObject({ prompts: [{ name: "p5" }] });
+    expect(await read("b")).toMatchObject({ prompts: [{ name: "p6" }] });
+
+    // Given only after the server asked for input: not kept (SEP-2549).
+    const asked = async (): Promise<object> => {
+      const result = await up.send();
+      markAnsweredAfterInput(result);
+      return result;
+    };
+    await cache.answer("s", "resources/read", { uri: "c" }, asked, true);
+    await cache.answer("s", "resources/read", { uri: "c" }, asked, true);
+    expect(up.sent).toBe(8);
+  });
+
+  it("sends a read for each caller until one is kept: a read may ask its own caller", async () => {
+    const cache = new ListingCache();
+    const up = server({ ttlMs: 60_000, cacheScope: "public" });
+    await Promise.all([
+      cache.answer("s", "resources/read", { uri: "a" }, () => up.send(), true),
+      cache.answer("s", "resources/read", { uri: "a" }, () => up.send(), true),
+    ]);
+    expect(up.sent).toBe(2);
   });
 
   it("shares the request on its way only with requests that cannot be aborted", async () => {

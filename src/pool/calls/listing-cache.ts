@@ -1,22 +1,35 @@
 /**
- * Passthrough listings a 2026-07-28 server calls `public`, with a positive `ttlMs` (SPEC H2,
- * SEP-2549): one answer serves every caller until it runs out, keyed by server, method and
- * params (a page's cursor), and the requests that come while it is on its way share it.
- * Nothing else is kept — a private answer, one with no lifetime, a legacy server's — so those
- * go to the server on every request, as before. A list change the server announces, or a
- * new connection, drops what was kept for it; no timer runs.
+ * Passthrough answers a 2026-07-28 server calls `public`, with a positive `ttlMs` (SPEC H2,
+ * SEP-2549): listings and `resources/read`. One answer serves every caller until it runs
+ * out, keyed by server, method and params (a page's cursor, a read's URI). Nothing else is
+ * kept — a private answer, one with no lifetime, a legacy server's, and one the server gave
+ * only after asking for input (a retry with `inputResponses`: the spec forbids keeping it,
+ * as it depends on answers that are no part of the key) — so those go to the server on
+ * every request, as before. A listing's requests that come while it is on its way share it
+ * (a listing asks no input); a read is sent for each caller until one is kept (a read may
+ * ask its own caller). A list change the server announces, a `resources/updated` for a
+ * read's URI, or a new connection drops what it made old; no timer runs.
  */
 import { canonicalJson } from "../core/fingerprint.js";
+import { answeredAfterInput } from "../mcp/input-required.js";
 import { cacheHintOf } from "../mcp/list-tools.js";
 
-/** The listings whose answers may be kept, and the notices that make them old. */
-const KEPT_UNTIL: Readonly<Record<string, string>> = {
-  "prompts/list": "notifications/prompts/list_changed",
-  "resources/list": "notifications/resources/list_changed",
-  "resources/templates/list": "notifications/resources/list_changed",
+const RESOURCES_CHANGED = "notifications/resources/list_changed";
+const RESOURCE_UPDATED = "notifications/resources/updated";
+
+/** The answers that may be kept, and the notices that make them old. */
+const KEPT_UNTIL: Readonly<Record<string, readonly string[]>> = {
+  "prompts/list": ["notifications/prompts/list_changed"],
+  "resources/list": [RESOURCES_CHANGED],
+  "resources/templates/list": [RESOURCES_CHANGED],
+  // A resource's own update (for its URI), or the server's resources changing at all.
+  "resources/read": [RESOURCE_UPDATED, RESOURCES_CHANGED],
 };
 
 interface Kept {
+  method: string;
+  /** A read's URI: what a `resources/updated` names. */
+  uri: string | undefined;
   result: object;
   expiresAt: number;
 }
@@ -47,7 +60,10 @@ export class ListingCache {
     const key = `${method} ${canonicalJson(asked)}`;
     const kept = this.#kept.get(serverId)?.get(key);
     if (kept !== undefined && Date.now() < kept.expiresAt) return structuredClone(kept.result);
-    if (!share) return this.#keep(serverId, key, await send());
+    const uri =
+      method === "resources/read" && typeof asked.uri === "string" ? asked.uri : undefined;
+    const where = { serverId, key, method, uri };
+    if (!share || method === "resources/read") return this.#keep(where, await send());
     let asking = this.#asking.get(serverId);
     const pending = asking?.get(key);
     if (pending !== undefined) return structuredClone(await pending);
@@ -59,7 +75,7 @@ export class ListingCache {
     const sent = send();
     own.set(key, sent);
     try {
-      return this.#keep(serverId, key, await sent);
+      return this.#keep(where, await sent);
     } finally {
       own.delete(key);
       if (own.size === 0 && this.#asking.get(serverId) === own) this.#asking.delete(serverId);
@@ -67,25 +83,39 @@ export class ListingCache {
   }
 
   /** `result`, kept first when its server called it public for a while. */
-  #keep(serverId: string, key: string, result: object): object {
+  #keep(
+    where: { serverId: string; key: string; method: string; uri: string | undefined },
+    result: object,
+  ): object {
     const hint = cacheHintOf(result);
-    if (hint.scope !== "public" || !hint.ttlMs) return result;
-    let byKey = this.#kept.get(serverId);
+    if (hint.scope !== "public" || !hint.ttlMs || answeredAfterInput(result)) return result;
+    let byKey = this.#kept.get(where.serverId);
     if (byKey === undefined) {
       byKey = new Map();
-      this.#kept.set(serverId, byKey);
+      this.#kept.set(where.serverId, byKey);
     }
-    byKey.set(key, { result: structuredClone(result), expiresAt: Date.now() + hint.ttlMs });
+    byKey.set(where.key, {
+      method: where.method,
+      uri: where.uri,
+      result: structuredClone(result),
+      expiresAt: Date.now() + hint.ttlMs,
+    });
     return result;
   }
 
-  /** Server `id` said `method` (a list_changed) or connected again (undefined): drop what it made old. */
-  drop(serverId: string, notice?: string): void {
+  /**
+   * Server `id` sent `notice` (a list_changed, a resources/updated with its `params`) or
+   * connected again (undefined): drop what it made old.
+   */
+  drop(serverId: string, notice?: string, params?: Record<string, unknown>): void {
     const byKey = this.#kept.get(serverId);
     if (byKey === undefined) return;
-    for (const key of [...byKey.keys()]) {
-      const method = key.slice(0, key.indexOf(" "));
-      if (notice === undefined || KEPT_UNTIL[method] === notice) byKey.delete(key);
+    for (const [key, kept] of [...byKey]) {
+      const old =
+        notice === undefined ||
+        (KEPT_UNTIL[kept.method]?.includes(notice) === true &&
+          (notice !== RESOURCE_UPDATED || kept.uri === params?.uri));
+      if (old) byKey.delete(key);
     }
     if (byKey.size === 0) this.#kept.delete(serverId);
   }

@@ -6,8 +6,8 @@
  * one, counts as a use, redials once on a lost remote session (B6), and bypasses the scope
  * check: a caller holding a server id is not a model.
  *
- * A listing a 2026-07-28 server calls public is kept until its `ttlMs` runs out, and shared
- * by every caller meanwhile (listing-cache.ts, SPEC H2).
+ * A listing or resource read a 2026-07-28 server calls public is kept until its `ttlMs` runs
+ * out, and served to every caller meanwhile (listing-cache.ts, SPEC H2).
  *
  * Resource subscriptions are the pool's, not a caller's: a server sees one subscribe per
  * uri however many listeners share it, one unsubscribe when the last one leaves, and the
@@ -172,7 +172,7 @@ export class Passthrough {
   readonly #deps: PassthroughDeps;
   /** Per server id, per uri: who listens. */
   readonly #subscriptions = new Map<string, Map<string, Subscription>>();
-  /** Public listings kept until their `ttlMs` runs out (SPEC H2). */
+  /** Public listings and reads kept until their `ttlMs` runs out (SPEC H2). */
   readonly #listings = new ListingCache();
 
   constructor(deps: PassthroughDeps) {
@@ -289,7 +289,7 @@ export class Passthrough {
 
   /** A notification of server `id`: a resources/updated goes to that uri's listeners. */
   deliver(id: string, notification: ServerNotification): void {
-    this.#listings.drop(id, notification.method);
+    this.#listings.drop(id, notification.method, notification.params);
     if (notification.method !== "notifications/resources/updated") return;
     const uri = notification.params?.uri;
     if (typeof uri !== "string") return;

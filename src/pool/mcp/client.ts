@@ -58,7 +58,13 @@ import {
   type EraVerdict,
 } from "./era.js";
 import { httpErrorStatus } from "./http-client.js";
-import { keyed, MAX_INPUT_ROUNDS, readResult, retryParams } from "./input-required.js";
+import {
+  keyed,
+  markAnsweredAfterInput,
+  MAX_INPUT_ROUNDS,
+  readResult,
+  retryParams,
+} from "./input-required.js";
 import {
   isSchema,
   McpProtocol,
@@ -323,7 +329,10 @@ export class McpClient extends McpProtocol {
         continue;
       }
       const read = readResult(request.method, result);
-      if (read.kind === "complete") return read.result;
+      if (read.kind === "complete") {
+        if (round > 0) markAnsweredAfterInput(read.result);
+        return read.result;
+      }
       round += 1;
       const signal = options?.signal ?? new AbortController().signal;
       const asking = Object.entries(read.inputRequests);

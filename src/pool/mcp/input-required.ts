@@ -27,6 +27,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Reads `result` of `method` by its resultType; the discriminator is not handed on. */
+/** The results a server gave only after a retry with `inputResponses` (SEP-2322). */
+const AFTER_INPUT = new WeakSet<object>();
+
+/** Marks `result` as given after input: no cache may keep it (SEP-2549). */
+export function markAnsweredAfterInput(result: unknown): void {
+  if (isObject(result)) AFTER_INPUT.add(result);
+}
+
+/** Whether `result` was given only after the server asked for input. */
+export function answeredAfterInput(result: object): boolean {
+  return AFTER_INPUT.has(result);
+}
+
 export function readResult(method: string, result: unknown): ReadResult {
   if (!isObject(result)) return { kind: "complete", result };
   const { resultType, ...rest } = result;
