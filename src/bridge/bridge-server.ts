@@ -520,6 +520,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     router,
     newIdentity: () => connectionIdentity(options.identity ?? {}),
     sharedLists: catalog === undefined,
+    privateTools: async () =>
+      (await upstream.state()).some(
+        (state) => scope.includes(state.id) && state.toolsCache?.scope === "private",
+      ),
     log,
   };
   const eras = dualEra(core, createServer);

@@ -71,6 +71,11 @@ export interface BridgeCore {
   newIdentity(): ConversationIdentity;
   /** Whether every host of this bridge sees the same lists (no catalogue, no per-host set). */
   sharedLists: boolean;
+  /**
+   * Whether a server in scope says its tool list is its caller's own (a 2026-07-28
+   * `cacheScope: "private"`, SEP-2549): the bridge's list then says so too.
+   */
+  privateTools(): Promise<boolean>;
   log(line: string): void;
 }
 
@@ -147,12 +152,18 @@ export class ModernBridge {
 
     server.setRequestHandler(
       "tools/list",
-      guarded(async (_request, ctx) => ({
-        tools: (await core.listTools(
-          identityFor(identity, metaOf(ctx)),
-          roots.profile(clientCapabilities(ctx)),
-        )) as never,
-      })),
+      guarded(async (_request, ctx) => {
+        const [tools, owned] = await Promise.all([
+          core.listTools(
+            identityFor(identity, metaOf(ctx)),
+            roots.profile(clientCapabilities(ctx)),
+          ),
+          core.sharedLists ? core.privateTools() : Promise.resolve(false),
+        ]);
+        // The hint a pooled server gave its list holds for the list it is part of.
+        const hint = owned ? { ttlMs: LIST_TTL_MS, cacheScope: "private" as const } : {};
+        return { tools: tools as never, ...hint };
+      }),
     );
     server.setRequestHandler("tools/call", (request, ctx) =>
       this.#call(identity, roots, request.params, ctx, server).catch((error: unknown) => {

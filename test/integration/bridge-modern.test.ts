@@ -158,12 +158,24 @@ describe("a modern host through mcpool bridge", () => {
     }
   });
 
+  it("says a list is public when every server in scope says so, private when one says it is its caller's", async () => {
+    const legacy = await stdioHost(["--server", "echo"], "sdk");
+    const modern = await stdioHost(["--server", "modern"], "lean");
+    try {
+      expect(await legacy.client.listTools()).toMatchObject({ cacheScope: "public" });
+      expect(await modern.client.listTools()).toMatchObject({ cacheScope: "private" });
+    } finally {
+      await Promise.all([legacy.close(), modern.close()]);
+    }
+  });
+
   it("lists and calls both over bridge --http, with cache hints on the listing", async () => {
     const host = await httpHost();
     try {
       const listed = await host.client.listTools();
       expect(listed.tools.map((t) => t.name)).toContain("modern__echo");
-      expect(listed).toMatchObject({ ttlMs: expect.any(Number), cacheScope: "public" });
+      // The modern fixture's list is private (SDK v2's default): the pool's list says so too.
+      expect(listed).toMatchObject({ ttlMs: expect.any(Number), cacheScope: "private" });
       expect((listed as unknown as { ttlMs: number }).ttlMs).toBeGreaterThan(0);
       const result = await host.client.callTool({ name: "echo__echo", arguments: { text: "web" } });
       expect(text(result)).toContain("web");
