@@ -96,6 +96,11 @@ async function drain(
   return out;
 }
 
+/** What a merged list says of its scope: private when a server said its page is. */
+interface PrivateHint {
+  cacheScope?: "private";
+}
+
 /** An item of one server's list, renamed for pool scope and marked with its server. */
 function labelled(item: Record<string, unknown>, state: ServerState, fallbackName: string) {
   const meta = isRecord(item._meta) ? item._meta : {};
@@ -194,7 +199,7 @@ export class PassthroughRouter {
       const page = await this.#ask(() => this.#ctx.client.listResources(single, paged(cursor)));
       return page as ListResourcesResult;
     }
-    const lists = await this.#drainEach("resources", (id, c) =>
+    const { lists, hint } = await this.#drainEach("resources", (id, c) =>
       this.#ctx.client.listResources(id, paged(c)),
     );
     const uris = new Map<string, string>();
@@ -215,7 +220,7 @@ export class PassthroughRouter {
       }
     }
     this.#uris = uris;
-    return { resources } as ListResourcesResult;
+    return { resources, ...hint } as ListResourcesResult;
   }
 
   async listResourceTemplates(cursor: string | undefined): Promise<ListResourceTemplatesResult> {
@@ -227,7 +232,7 @@ export class PassthroughRouter {
       );
       return page as ListResourceTemplatesResult;
     }
-    const lists = await this.#drainEach("resourceTemplates", (id, c) =>
+    const { lists, hint } = await this.#drainEach("resourceTemplates", (id, c) =>
       this.#ctx.client.listResourceTemplates(id, paged(c)),
     );
     const templates = new TemplateRoutes();
@@ -240,7 +245,7 @@ export class PassthroughRouter {
       }
     }
     this.#templates = templates;
-    return { resourceTemplates } as ListResourceTemplatesResult;
+    return { resourceTemplates, ...hint } as ListResourceTemplatesResult;
   }
 
   /** `asking`: who answers what a modern server asks inside the read (a modern host, SPEC H3). */
@@ -284,7 +289,7 @@ export class PassthroughRouter {
       const page = await this.#ask(() => this.#ctx.client.listPrompts(single, paged(cursor)));
       return page as ListPromptsResult;
     }
-    const lists = await this.#drainEach("prompts", (id, c) =>
+    const { lists, hint } = await this.#drainEach("prompts", (id, c) =>
       this.#ctx.client.listPrompts(id, paged(c)),
     );
     const routes = new Map<string, PromptRoute>();
@@ -299,7 +304,7 @@ export class PassthroughRouter {
       }
     }
     this.#prompts = routes;
-    return { prompts } as ListPromptsResult;
+    return { prompts, ...hint } as ListPromptsResult;
   }
 
   async getPrompt(
@@ -375,11 +380,17 @@ export class PassthroughRouter {
   async #drainEach(
     key: string,
     list: (serverId: string, cursor?: string) => Promise<Page>,
-  ): Promise<[ServerState, Record<string, unknown>[]][]> {
+  ): Promise<{ lists: [ServerState, Record<string, unknown>[]][]; hint: PrivateHint }> {
     const capability = key === "prompts" ? "prompts" : "resources";
     const servers = await this.#servers(capability);
+    // A page a server says is its caller's own makes the merged list so too (SEP-2549).
+    const hint: PrivateHint = {};
+    const seen = (page: Page): Page => {
+      if ((page as { cacheScope?: unknown }).cacheScope === "private") hint.cacheScope = "private";
+      return page;
+    };
     const settled = await Promise.allSettled(
-      servers.map((state) => drain((cursor) => list(state.id, cursor), key)),
+      servers.map((state) => drain((cursor) => list(state.id, cursor).then(seen), key)),
     );
     const out: [ServerState, Record<string, unknown>[]][] = [];
     settled.forEach((result, i) => {
@@ -392,7 +403,7 @@ export class PassthroughRouter {
         );
       }
     });
-    return out;
+    return { lists: out, hint };
   }
 
   async #ask<T>(run: () => Promise<T>): Promise<T> {

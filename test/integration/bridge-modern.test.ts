@@ -161,11 +161,16 @@ describe("a modern host through mcpool bridge", () => {
   it("says a list is public when every server in scope says so, private when one says it is its caller's", async () => {
     const legacy = await stdioHost(["--server", "echo"], "sdk");
     const modern = await stdioHost(["--server", "modern"], "lean");
+    const pool = await stdioHost([], "sdk");
+    const conf = await stdioHost(["--server", "conf"], "sdk");
     try {
       expect(await legacy.client.listTools()).toMatchObject({ cacheScope: "public" });
       expect(await modern.client.listTools()).toMatchObject({ cacheScope: "private" });
+      // The passthrough lists too: the whole pool's prompts include the modern server's.
+      expect(await pool.client.listPrompts()).toMatchObject({ cacheScope: "private" });
+      expect(await conf.client.listPrompts()).toMatchObject({ cacheScope: "public" });
     } finally {
-      await Promise.all([legacy.close(), modern.close()]);
+      await Promise.all([legacy.close(), modern.close(), pool.close(), conf.close()]);
     }
   });
 
