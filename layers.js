@@ -20,7 +20,7 @@ export const ROOMS = {
     "reconcile",
   ],
   "src/daemon": ["process", "config", "stores", "socket", "handlers"],
-  "src/cli": ["output", "service", "hosts"],
+  "src/cli": ["output", "service", "hosts", "commands"],
 };
 
 /** Every part of the tree whose folders the stack covers. */

@@ -17,10 +17,10 @@ import {
   listenHttp,
   type Bridge,
   type CatalogOptions,
-} from "../bridge/index.js";
-import { reconnectWindowMs } from "../bridge/lean-session.js";
-import { VERSION } from "../version.js";
-import { EXIT } from "./output/exit-codes.js";
+} from "../../bridge/index.js";
+import { reconnectWindowMs } from "../../bridge/lean-session.js";
+import { VERSION } from "../../version.js";
+import { EXIT } from "../output/exit-codes.js";
 
 export interface BridgeCommandOptions {
   socketPath: string;
