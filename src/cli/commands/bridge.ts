@@ -41,7 +41,7 @@ export interface BridgeCommandOptions {
 
 /** The daemon's argv when the bridge has to start it: this very CLI, `serve`. */
 export function daemonCommand(configPath?: string): string[] {
-  const main = fileURLToPath(new URL("./main.js", import.meta.url));
+  const main = fileURLToPath(new URL("../main.js", import.meta.url));
   return [process.execPath, main, "serve", ...(configPath ? ["--config", configPath] : [])];
 }
 
