@@ -18,6 +18,7 @@ import { memory, ms, percent, sparkline, bytes } from "../output/figures.js";
 import { logEntries } from "../output/messages.js";
 import { terminalText } from "../output/terminal.js";
 import { configLine, configWord, uptime } from "./status.js";
+import type { CommandContext } from "./context.js";
 
 export interface TopOptions {
   once: boolean;
@@ -307,4 +308,15 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
     stdin.setRawMode(false);
     stdin.pause();
   }
+}
+
+/** `mcpool top [--once]`. */
+export function topCommand(context: CommandContext<{ once?: boolean }>): Promise<number> {
+  return context.withClient((client) =>
+    top(client, {
+      once: context.flags.once === true,
+      logFile: context.logFile(),
+      out: context.out,
+    }),
+  );
 }
