@@ -14,7 +14,7 @@ export const ROOMS = {
     "mcp",
     "auth",
     "server",
-    "catalogue",
+    "catalog",
     "calls",
     "conversations",
     "reconcile",

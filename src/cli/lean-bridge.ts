@@ -35,7 +35,7 @@ function leanBridgeTarget(
   let catalog: "on" | "auto" | undefined;
   for (let i = 1; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
-    // The pool's catalogue sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
+    // The pool's catalog sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
     const mode = flag === "--catalog" ? "on" : flag === "--catalog=auto" ? "auto" : undefined;
     if (mode !== undefined) {
       if (catalog !== undefined) return undefined;
@@ -49,7 +49,7 @@ function leanBridgeTarget(
     else return undefined;
   }
   const daemon = resolve(socket ?? defaultSocketPath(env));
-  // One server in catalogue mode has no socket of its own: the full CLI serves it.
+  // One server in catalog mode has no socket of its own: the full CLI serves it.
   const path =
     catalog === undefined
       ? mcpSocketPath(daemon, server)

@@ -444,13 +444,13 @@ describe("violations", () => {
     const found = violations(
       graphOf({
         "src/config/index.ts": { local: ["src/config/a.ts"] },
-        "src/config/a.ts": { local: ["src/pool/catalogue/naming.ts"] },
-        "src/pool/catalogue/naming.ts": { external: ["node:crypto"] },
+        "src/config/a.ts": { local: ["src/pool/catalog/naming.ts"] },
+        "src/pool/catalog/naming.ts": { external: ["node:crypto"] },
       }),
     );
     expect(found).toEqual([
-      "src/config/a.ts → src/pool/catalogue/naming.ts: src/config reaches outside src/config",
-      `src/config/a.ts → src/pool/catalogue/naming.ts: imports Node's "node:crypto"`,
+      "src/config/a.ts → src/pool/catalog/naming.ts: src/config reaches outside src/config",
+      `src/config/a.ts → src/pool/catalog/naming.ts: imports Node's "node:crypto"`,
     ]);
   });
 
@@ -654,7 +654,7 @@ describe("the import graph of this repository", () => {
         "src/config/validate.ts",
       ]),
     );
-    expect(graph.get("src/pool/catalogue/naming.ts")?.external).toContain("node:crypto");
+    expect(graph.get("src/pool/catalog/naming.ts")?.external).toContain("node:crypto");
   });
 
   it("has no wrong arrow", () => {
