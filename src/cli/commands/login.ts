@@ -38,19 +38,19 @@ import {
   type ServerState,
   type SignInRequest,
 } from "mcpool-client";
-import { expandServerConfig, type Environment } from "../config/placeholders.js";
-import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
+import { expandServerConfig, type Environment } from "../../config/placeholders.js";
+import type { HttpServerConfig, McpServerConfig } from "../../config/rows.js";
 import {
   clientMetadataFor,
   configuredClient,
   oauthSettings,
   type StoredCredentials,
-} from "../pool/auth/oauth.js";
-import { authorizationCode, checkedIssuer, type RecordedIssuer } from "../pool/auth/issuer.js";
-import { isMachineGrant } from "../pool/auth/machine.js";
-import { createDefaultTransport } from "../pool/mcp/transport.js";
-import { VERSION } from "../version.js";
-import { withProgress, type ProgressStream } from "./output/progress.js";
+} from "../../pool/auth/oauth.js";
+import { authorizationCode, checkedIssuer, type RecordedIssuer } from "../../pool/auth/issuer.js";
+import { isMachineGrant } from "../../pool/auth/machine.js";
+import { createDefaultTransport } from "../../pool/mcp/transport.js";
+import { VERSION } from "../../version.js";
+import { withProgress, type ProgressStream } from "../output/progress.js";
 
 /** How long a person has to finish signing in, from the moment the URL is shown. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
