@@ -20,6 +20,7 @@ export const ROOMS = {
     "reconcile",
   ],
   "src/daemon": ["process", "config", "stores", "socket", "handlers"],
+  "src/bridge": ["lean", "core", "catalog", "modern", "legacy", "fronts"],
   "src/cli": ["output", "service", "hosts"],
 };
 

@@ -12,9 +12,9 @@ import { connect, Socket } from "node:net";
 import { resolve } from "node:path";
 // The client's paths.js alone (node:fs, os and path), not the client: one discovery for all.
 import { defaultSocketPath } from "mcpool-client/paths";
-import { HOST_GONE } from "../bridge/host-signals.js";
-import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
-import { LeanSession, reconnectWindowMs } from "../bridge/lean-session.js";
+import { HOST_GONE } from "../bridge/lean/host-signals.js";
+import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/lean/mcp-socket-paths.js";
+import { LeanSession, reconnectWindowMs } from "../bridge/lean/session.js";
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(

@@ -3,7 +3,7 @@
  * and a change only when the listed set changes.
  */
 import { describe, expect, it } from "vitest";
-import { FoundTools, isMetaTool, metaTools } from "../../src/bridge/catalog.js";
+import { FoundTools, isMetaTool, metaTools } from "../../src/bridge/catalog/on-demand.js";
 
 describe("a session's found tools", () => {
   it("keeps at most its limit, the least recently found or called leaving first", () => {

@@ -30,7 +30,7 @@ const { ROOMS, PARTS } = (await import(new URL("../../layers.js", import.meta.ur
   PARTS: readonly string[];
 };
 
-/** Parts whose files, having no rooms, must not import each other round a loop. */
+/** Parts whose files must not import each other round a loop: those without rooms, and the bridge. */
 const LOOP_FREE = ["client/src", "protocol/src", "src/bridge", "src/config"];
 
 /** Source files a folder may hold of its own (STYLE.md); the pool's facade fewer. */
