@@ -31,6 +31,8 @@ const COUNTS = [
   "memoryCheckMs",
   // Connections the daemon accepts at once, its socket's and its MCP sockets' (issue 27); ≥ 1.
   "maxConnections",
+  // The most of them one process may hold; ≥ 1, a quarter of maxConnections by default.
+  "maxConnectionsPerProcess",
 ];
 
 const BOOLEANS = ["lazy", "indexTools", "coerceArguments", "sampling"];
@@ -103,6 +105,11 @@ function checkResultCache(value: unknown): string[] {
 function valueProblems(key: string, value: unknown): string[] {
   if (key === "maxConnections" && value === 0) {
     return [`\`${PREFIX}maxConnections\` must be at least 1 (the default is 1000); got 0`];
+  }
+  if (key === "maxConnectionsPerProcess" && value === 0) {
+    return [
+      `\`${PREFIX}maxConnectionsPerProcess\` must be at least 1 (the default is a quarter of maxConnections); got 0`,
+    ];
   }
   if (COUNTS.includes(key) && !isCount(value)) {
     return [`\`${PREFIX}${key}\` must be a whole number ≥ 0; got ${quoted(value)}`];

@@ -148,10 +148,15 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   return options;
 }
 
-/** `mcpool.maxConnections`, when a whole number ≥ 1; otherwise the default stands. */
-function maxConnectionsOf(section: Record<string, unknown>): number | undefined {
-  const value = section.maxConnections;
+/** `section[key]` when a whole number ≥ 1; otherwise undefined, and the default stands. */
+function countOf(section: Record<string, unknown>, key: string): number | undefined {
+  const value = section[key];
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined;
+}
+
+/** `mcpool.maxConnections` and `mcpool.maxConnectionsPerProcess` into the cap. */
+function configureCap(cap: ConnectionCap, section: Record<string, unknown>): void {
+  cap.configure(countOf(section, "maxConnections"), countOf(section, "maxConnectionsPerProcess"));
 }
 
 /** The `"mcpool"` section's memory limit and its check interval (issue 17); bad values are ignored. */
@@ -276,7 +281,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const logRead = createReadLog(paths.configPath, daemonLog);
       const first = await config.read();
       logRead(first.status);
-      connections.configure(maxConnectionsOf(first.pool));
+      configureCap(connections, first.pool);
 
       pool = new McpPool({
         clientName: "mcpool",
@@ -286,7 +291,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         load: async () => {
           const read = await config.read();
           logRead(read.status);
-          connections.configure(maxConnectionsOf(read.pool));
+          configureCap(connections, read.pool);
           monitor?.setRows(read.rows);
           return read.rows;
         },
