@@ -392,7 +392,7 @@ export interface DaemonStatus {
    * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
    * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
    */
-  connections?: { open: number; max: number; refused: number };
+  connections?: { open: number; max: number; refused: number; perProcess?: number };
   /** Stores whose last save failed (a full or read-only data folder), until one succeeds. */
   saveProblems?: SaveProblem[];
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
