@@ -12,9 +12,9 @@ import { connect, Socket } from "node:net";
 import { resolve } from "node:path";
 // The client's paths.js alone (node:fs, os and path), not the client: one discovery for all.
 import { defaultSocketPath } from "mcpool-client/paths";
-import { HOST_GONE } from "../bridge/host-signals.js";
-import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
-import { LeanSession, reconnectWindowMs } from "../bridge/lean-session.js";
+import { HOST_GONE } from "../bridge/lean/host-signals.js";
+import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/lean/mcp-socket-paths.js";
+import { LeanSession, reconnectWindowMs } from "../bridge/lean/session.js";
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(
@@ -35,7 +35,7 @@ function leanBridgeTarget(
   let catalog: "on" | "auto" | undefined;
   for (let i = 1; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
-    // The pool's catalogue sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
+    // The pool's catalog sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
     const mode = flag === "--catalog" ? "on" : flag === "--catalog=auto" ? "auto" : undefined;
     if (mode !== undefined) {
       if (catalog !== undefined) return undefined;
@@ -49,7 +49,7 @@ function leanBridgeTarget(
     else return undefined;
   }
   const daemon = resolve(socket ?? defaultSocketPath(env));
-  // One server in catalogue mode has no socket of its own: the full CLI serves it.
+  // One server in catalog mode has no socket of its own: the full CLI serves it.
   const path =
     catalog === undefined
       ? mcpSocketPath(daemon, server)

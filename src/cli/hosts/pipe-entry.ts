@@ -13,7 +13,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
-import { mcpSocketPath } from "../../bridge/mcp-socket-paths.js";
+import { mcpSocketPath } from "../../bridge/lean/mcp-socket-paths.js";
 import { onPath } from "../service/env.js";
 
 export interface PipeEntry {

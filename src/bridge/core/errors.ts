@@ -15,7 +15,7 @@
  */
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { McpPoolError, type ErrorCode as PoolCode } from "mcpool-client";
-import { INFLIGHT_MESSAGE, START_DAEMON } from "./lean-session.js";
+import { INFLIGHT_MESSAGE, START_DAEMON } from "../lean/session.js";
 
 /** MCP's "resource not found" (spec 2025-06-18, server/resources#error-handling). */
 export const RESOURCE_NOT_FOUND = -32002;

@@ -53,22 +53,27 @@ import type {
   ServerState,
 } from "mcpool-client";
 
-import { callFailure, toMcpError, unknownTool } from "./errors.js";
+import { callFailure, toMcpError, unknownTool } from "../core/errors.js";
 import {
   connectionIdentity,
   endConversation,
   identityFor,
   type BridgeIdentityOptions,
-} from "./conversation.js";
-import { scopeOf, toolNames, type ToolNames } from "./naming.js";
-import { capabilitiesFor, instructionsFor, subscribesResources } from "./offer.js";
-import { PassthroughRouter } from "./passthrough.js";
-import { createCatalog, isMetaTool, type Catalog, type CatalogOptions } from "./catalog.js";
-import { Sessions, passesLevel, sessionCaller, type Extra, type Session } from "./session.js";
-import { SessionProfile } from "./host-profile.js";
-import { elicitFor, sampleFor } from "./host-requests.js";
-import { dualEra, type ServedConnection, type StdioLike } from "./era-switch.js";
-import type { BridgeCore, ModernBridge } from "./modern.js";
+} from "../core/conversation.js";
+import { scopeOf, toolNames, type ToolNames } from "../core/naming.js";
+import { capabilitiesFor, instructionsFor, subscribesResources } from "../core/offer.js";
+import { PassthroughRouter } from "../core/resources-prompts.js";
+import {
+  createCatalog,
+  isMetaTool,
+  type Catalog,
+  type CatalogOptions,
+} from "../catalog/on-demand.js";
+import { Sessions, passesLevel, sessionCaller, type Extra, type Session } from "../core/session.js";
+import { SessionProfile } from "../core/host-profile.js";
+import { elicitFor, sampleFor } from "../core/host-requests.js";
+import { dualEra, type ServedConnection, type StdioLike } from "../modern/era-switch.js";
+import type { BridgeCore, ModernBridge } from "../modern/bridge.js";
 
 export interface BridgeOptions {
   /** The daemon, reached through mcpool-client; the bridge does not close it. */

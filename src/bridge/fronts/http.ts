@@ -31,9 +31,9 @@ import {
 } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
-import type { Bridge } from "./bridge-server.js";
-import { opensModern } from "./era-switch.js";
-import { urisOf } from "./session.js";
+import type { Bridge } from "../legacy/bridge-server.js";
+import { opensModern } from "../modern/era-switch.js";
+import { urisOf } from "../core/session.js";
 
 /** The MCP endpoint's path. */
 export const MCP_PATH = "/mcp";

@@ -8,9 +8,9 @@
  * proxy of it that replays the opening message.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { endConversation } from "./conversation.js";
-import type { BridgeCore, ModernBridge } from "./modern.js";
-import type { StdioLike } from "./session.js";
+import { endConversation } from "../core/conversation.js";
+import type { BridgeCore, ModernBridge } from "./bridge.js";
+import type { StdioLike } from "../core/session.js";
 
 export type { StdioLike };
 
@@ -214,7 +214,7 @@ export function dualEra(
   let ready: ModernBridge | undefined;
   let loading: Promise<ModernBridge> | undefined;
   const modern = (): Promise<ModernBridge> =>
-    (loading ??= import("./modern.js").then((m) => (ready = new m.ModernBridge(core))));
+    (loading ??= import("./bridge.js").then((m) => (ready = new m.ModernBridge(core))));
   const serve = (transport: StdioLike): Promise<ServedConnection> =>
     serveEitherEra(transport, {
       legacy: async (proxy) => {

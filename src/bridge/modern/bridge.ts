@@ -36,20 +36,20 @@ import {
 } from "mcpool-client";
 import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
-import { identityFor } from "./conversation.js";
+import { identityFor } from "../core/conversation.js";
 import {
   clientCapabilities,
   mayAskAtStart,
   metaOf,
   ModernRoots,
   ROOTS_INPUT_KEY,
-} from "./host-profile.js";
-import { ParkedCall } from "./host-requests.js";
-import { Rounds, staleState, type StatePayload } from "./modern-rounds.js";
-import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "./errors.js";
-import type { PassthroughRouter, Subscriber } from "./passthrough.js";
-import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "./session.js";
-import type { Scope } from "./naming.js";
+} from "../core/host-profile.js";
+import { ParkedCall } from "../core/host-requests.js";
+import { Rounds, staleState, type StatePayload } from "./rounds.js";
+import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
+import type { PassthroughRouter, Subscriber } from "../core/resources-prompts.js";
+import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
+import type { Scope } from "../core/naming.js";
 
 /** What the modern side needs of the bridge (bridge-server.ts builds it). */
 export interface BridgeCore {

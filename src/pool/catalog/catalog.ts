@@ -1,5 +1,5 @@
 /**
- * The catalogue: what the pool offers, read from the tool index without connecting
+ * The catalog: what the pool offers, read from the tool index without connecting
  * anything (SPEC C1–C8); fresh() lists again what a server's cache hint says ran out. state(), tools(), catalog(), search(), alwaysLoaded(), describe(),
  * and the lookup call() resolves a name with. Scope and hiding are applied here, once;
  * the index is rebuilt on the next read after a server's list or row changed.
@@ -29,7 +29,7 @@ export interface CatalogServer {
   }[];
 }
 
-export interface CatalogueInit {
+export interface CatalogInit {
   /** The entries in configuration order. */
   entries(): readonly ServerEntry[];
   pins: PinGate;
@@ -51,14 +51,14 @@ export function unknownTool(
   return new McpPoolError(code, `no server offers the tool "${qualified}"`);
 }
 
-export class Catalogue {
-  readonly #init: CatalogueInit;
+export class Catalog {
+  readonly #init: CatalogInit;
   #index: ToolIndex | undefined;
   readonly #reportedClashes = new Set<string>();
   #warnedTokens = 0;
   readonly #search = new SearchIndex();
 
-  constructor(init: CatalogueInit) {
+  constructor(init: CatalogInit) {
     this.#init = init;
   }
 

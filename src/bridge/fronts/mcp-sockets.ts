@@ -21,9 +21,9 @@ import { join } from "node:path";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
-import type { Bridge } from "./bridge-server.js";
-import { HOST_GONE_METHOD, HOST_PROBE } from "./host-signals.js";
-import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "./mcp-socket-paths.js";
+import type { Bridge } from "../legacy/bridge-server.js";
+import { HOST_GONE_METHOD, HOST_PROBE } from "../lean/host-signals.js";
+import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
 
 export interface McpSocketsOptions {
   /** The daemon's socket: the MCP sockets go beside it, the shared client dials it. */
@@ -126,14 +126,14 @@ export const MAX_SERVER_SOCKETS = 256;
 /** What the first connection loads: the SDK's server side, the bridge and the client. */
 interface Loaded {
   client: PoolClient;
-  createBridge: typeof import("./bridge-server.js").createBridge;
+  createBridge: typeof import("../legacy/bridge-server.js").createBridge;
   StdioServerTransport: typeof import("@modelcontextprotocol/sdk/server/stdio.js").StdioServerTransport;
 }
 
 async function load(daemonSocketPath: string): Promise<Loaded> {
   const [{ connect }, { createBridge }, { StdioServerTransport }] = await Promise.all([
     import("mcpool-client"),
-    import("./bridge-server.js"),
+    import("../legacy/bridge-server.js"),
     import("@modelcontextprotocol/sdk/server/stdio.js"),
   ]);
   const client = await connect({ clientName: "mcpool-mcp-socket", socketPath: daemonSocketPath });

@@ -14,8 +14,8 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { ROOTS_INPUT_KEY } from "./host-profile.js";
-import type { Ask, ParkedCall } from "./host-requests.js";
+import { ROOTS_INPUT_KEY } from "../core/host-profile.js";
+import type { Ask, ParkedCall } from "../core/host-requests.js";
 
 /** How long a parked call waits for the host's retry before its question is cancelled, ms. */
 export const PARKED_MS = 10 * 60_000;

@@ -1,5 +1,5 @@
 /**
- * Tool search (SPEC C6, seed "Loading tools on demand"): the catalogue cut to what a turn
+ * Tool search (SPEC C6, seed "Loading tools on demand"): the catalog cut to what a turn
  * asked for, so an agent sends a shortlist of schemas instead of all of them.
  *
  * Ranking is word overlap, no embeddings and no dependency: a query word scores once, by
@@ -143,7 +143,7 @@ interface Cached {
 
 /**
  * Each tool's words, kept per key (its qualified name) while its texts stay the same, so a
- * search over a catalogue that has not changed tokenizes nothing. Bounded, and emptied
+ * search over a catalog that has not changed tokenizes nothing. Bounded, and emptied
  * whole when full, which is cheaper than an LRU and wrong only for one search.
  */
 export class TermCache {
@@ -264,7 +264,7 @@ export function slugSkip(qualified: string, slug: string): number {
   return qualified.startsWith(prefix) ? prefix.length : 0;
 }
 
-/** The shape of one server's part of a catalogue, as far as search reads it. */
+/** The shape of one server's part of a catalog, as far as search reads it. */
 export interface CatalogLike<T extends { name: string; title?: string; description?: string }> {
   id: string;
   slug: string;
@@ -273,7 +273,7 @@ export interface CatalogLike<T extends { name: string; title?: string; descripti
 }
 
 /**
- * A catalogue cut to the `limit` best matches for `query` (default 20), in the catalogue's
+ * A catalog cut to the `limit` best matches for `query` (default 20), in the catalog's
  * own shape: servers ordered by their best tool, each server's tools best first. Tool
  * names are the qualified ones; the slug in front is ranked as the server's word.
  */

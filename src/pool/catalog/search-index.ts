@@ -1,9 +1,9 @@
 /**
  * The search index (SPEC C6, P6): for each word, the tools it turns up in and what the best
  * place it turns up there is worth, so a query scores only the tools that share a word with
- * it instead of walking the whole catalogue.
+ * it instead of walking the whole catalog.
  *
- * Kept per server. The catalogue builds a new tool index after any server's list or row
+ * Kept per server. The catalog builds a new tool index after any server's list or row
  * changed; the next search walks it once and re-tokenizes only the servers whose qualified
  * names, titles, descriptions, slug or label differ from what their words were built from.
  * Scope and hiding are read at query time, as catalog() reads them. It ranks exactly as
@@ -59,7 +59,7 @@ export interface IndexSearchOptions {
 }
 
 export class SearchIndex {
-  /** The tool index the runs were read from; another one means the catalogue changed. */
+  /** The tool index the runs were read from; another one means the catalog changed. */
   #version: ToolIndex | undefined;
   #runs: readonly Run[] = [];
   /** By server id; outlives a version, so an unchanged server's words are reused. */
@@ -69,12 +69,12 @@ export class SearchIndex {
   #inName = new Uint32Array(0);
   #built = 0;
 
-  /** How many servers' words have been built so far: what a catalogue change cost. */
+  /** How many servers' words have been built so far: what a catalog change cost. */
   get built(): number {
     return this.#built;
   }
 
-  /** The catalogue changed: drop the runs (and the old tool index they hold), keep the words. */
+  /** The catalog changed: drop the runs (and the old tool index they hold), keep the words. */
   invalidate(): void {
     this.#version = undefined;
     this.#runs = [];

@@ -13,9 +13,9 @@
  */
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ConversationIdentity, PoolClient, ToolDescription } from "mcpool-client";
-import { FoundTools } from "./found-tools.js";
-import type { Scope } from "./naming.js";
-import type { Extra, Session } from "./session.js";
+import { FoundTools } from "../core/found-tools.js";
+import type { Scope } from "../core/naming.js";
+import type { Extra, Session } from "../core/session.js";
 
 /** `--catalog`: the catalogue alone; `--catalog=auto`: with the most-called tools first. */
 export type CatalogMode = "on" | "auto";
