@@ -14,12 +14,13 @@ export const ROOMS = {
     "mcp",
     "auth",
     "server",
-    "catalogue",
+    "catalog",
     "calls",
     "conversations",
     "reconcile",
   ],
   "src/daemon": ["process", "config", "stores", "socket", "handlers"],
+  "src/bridge": ["lean", "core", "catalog", "modern", "legacy", "fronts"],
   "src/cli": ["output", "service", "hosts", "commands"],
 };
 

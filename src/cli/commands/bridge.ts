@@ -18,7 +18,7 @@ import {
   type Bridge,
   type CatalogOptions,
 } from "../../bridge/index.js";
-import { reconnectWindowMs } from "../../bridge/lean-session.js";
+import { reconnectWindowMs } from "../../bridge/lean/session.js";
 import { VERSION } from "../../version.js";
 import { EXIT } from "../output/exit-codes.js";
 import { UsageError } from "../output/usage-error.js";

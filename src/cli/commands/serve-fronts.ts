@@ -5,7 +5,7 @@
  * front reaches the pool through mcpool-client like any other.
  */
 import type { Daemon } from "../../daemon/daemon.js";
-import { startMcpSockets, type McpSockets } from "../../bridge/mcp-sockets.js";
+import { startMcpSockets, type McpSockets } from "../../bridge/fronts/mcp-sockets.js";
 import { VERSION } from "../../version.js";
 
 /** The MCP sockets for a started daemon; undefined (said on `log`) when they cannot be made. */
