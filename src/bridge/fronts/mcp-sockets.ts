@@ -51,10 +51,21 @@ export interface SessionCap {
   leave(): void;
   /** What a refused host is told. */
   message(): string;
+  /** Learns which process holds each counted connection, so a refusal can name the most. */
+  learnOwners(): Promise<void>;
+  /** A counted session checked against its process's share: the refusal's message, if over. */
+  share(socket: Socket): Promise<string | undefined>;
 }
 
 /** JSON-RPC's first implementation-defined server error: the MCP sessions' refusal. */
 const REFUSED_CODE = -32000;
+
+/** One error line in MCP's stdio framing, for no request yet, then the end. */
+function refuseSession(socket: Socket, message: string): void {
+  const error = { code: REFUSED_CODE, message: `mcpool: ${message}` };
+  socket.on("error", () => undefined);
+  socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () => socket.destroy());
+}
 
 export interface McpSockets {
   /** The sockets listening now, by scope (a server id, or "" for the pool). */
@@ -168,17 +179,18 @@ interface Serving {
  */
 async function serveConnection(scope: string, socket: Socket, serving: Serving): Promise<void> {
   const { cap, sockets, bridgeFor, log } = serving;
-  if (cap !== undefined && cap.enter(false) === "refused") {
-    // One error line in MCP's stdio framing, for no request yet, then the end.
-    const error = { code: REFUSED_CODE, message: cap.message() };
-    socket.on("error", () => undefined);
-    socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () => socket.destroy());
-    return;
-  }
-  if (cap !== undefined) socket.once("close", () => cap.leave());
-  sockets.add(socket);
   // Nothing is read before the session's transport is wrapped to count requests.
   socket.pause();
+  if (cap !== undefined) {
+    if (cap.enter(false) === "refused") {
+      refuseSession(socket, cap.message());
+      return void cap.learnOwners();
+    }
+    socket.once("close", () => cap.leave());
+    const over = await cap.share(socket);
+    if (over !== undefined) return refuseSession(socket, over);
+  }
+  sockets.add(socket);
   let server: { close(): Promise<void> } | undefined;
   let ended = false;
   const end = (): void => {

@@ -85,6 +85,9 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
         ),
       ]),
     ),
+    ...status.servers
+      .filter((s) => s.signInNotice !== undefined)
+      .map((s) => `${s.id}: sign-in: ${terminalText(s.signInNotice!)}`),
     ...restarted.map(
       (s) =>
         `${s.id}: replaced ${s.resources!.overMemoryRestarts} time(s) for staying over maxMemoryMb (${s.resources!.maxMemoryMb ?? "-"} MB)`,
