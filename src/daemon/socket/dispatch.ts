@@ -6,7 +6,7 @@
  * fail the daemon. A handler's throw becomes a wire error only for a pool refusal
  * (`McpPoolError`); anything else is logged and answered as an internal error.
  */
-import { JSONRPCErrorCode, createJSONRPCSuccessResponse, type JSONRPCID } from "./json-rpc.js";
+import { JSONRPCErrorCode, createJSONRPCSuccessResponse, type JSONRPCID } from "mcpool-protocol";
 import {
   METHODS,
   PROTOCOL_VERSION,

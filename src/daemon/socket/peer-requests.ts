@@ -6,7 +6,7 @@
  * withdrawn with `request/cancel` when their signal aborts, and failed when the connection
  * closes. Ids are per connection: two clients using the same ids never meet here.
  */
-import { createJSONRPCNotification, createJSONRPCRequest, type JSONRPCID } from "./json-rpc.js";
+import { createJSONRPCNotification, createJSONRPCRequest, type JSONRPCID } from "mcpool-protocol";
 import {
   CANCEL,
   McpPoolError,

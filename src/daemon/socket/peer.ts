@@ -11,7 +11,7 @@ import {
   createJSONRPCErrorResponse,
   createJSONRPCNotification,
   type JSONRPCID,
-} from "./json-rpc.js";
+} from "mcpool-protocol";
 import {
   FrameDecoder,
   McpPoolError,
