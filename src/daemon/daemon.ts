@@ -1,3 +1,9 @@
+/** `mcpool.maxConnections` and `mcpool.maxConnectionsPerProcess` into the cap. */
+function configureCap(cap: ConnectionCap, section: Record<string, unknown>): void {
+  const values = sectionValues(section, "daemon");
+  cap.configure(values.maxConnections, values.maxConnectionsPerProcess);
+}
+
 /**
  * The daemon: one per user. It owns the pool, serves it on a Unix socket, watches
  * `mcp.json`, records its children so a successor can reap them, and stops everything it
@@ -201,7 +207,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const logRead = createReadLog(paths.configPath, daemonLog);
       const first = await config.read();
       logRead(first.status);
-      connections.configure(sectionValues(first.pool, "daemon").maxConnections);
+      configureCap(connections, first.pool);
 
       pool = new McpPool({
         clientName: "mcpool",
@@ -211,7 +217,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         load: async () => {
           const read = await config.read();
           logRead(read.status);
-          connections.configure(sectionValues(read.pool, "daemon").maxConnections);
+          configureCap(connections, read.pool);
           monitor?.setRows(read.rows);
           return read.rows;
         },

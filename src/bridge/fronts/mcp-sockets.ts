@@ -9,7 +9,7 @@
  * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
  * routing, list changes, resources, prompts and one conversation per connection included.
  *
- * The whole pool is also served in catalogue mode (SPEC J1–J3, `bridge --catalog`) on
+ * The whole pool is also served in catalog mode (SPEC J1–J3, `bridge --catalog`) on
  * `@catalog.sock`, and with the most-called tools in its first list on `@catalog-auto.sock`.
  *
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
@@ -51,10 +51,21 @@ export interface SessionCap {
   leave(): void;
   /** What a refused host is told. */
   message(): string;
+  /** Learns which process holds each counted connection, so a refusal can name the most. */
+  learnOwners(): Promise<void>;
+  /** A counted session checked against its process's share: the refusal's message, if over. */
+  share(socket: Socket): Promise<string | undefined>;
 }
 
 /** JSON-RPC's first implementation-defined server error: the MCP sessions' refusal. */
 const REFUSED_CODE = -32000;
+
+/** One error line in MCP's stdio framing, for no request yet, then the end. */
+function refuseSession(socket: Socket, message: string): void {
+  const error = { code: REFUSED_CODE, message: `mcpool: ${message}` };
+  socket.on("error", () => undefined);
+  socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () => socket.destroy());
+}
 
 export interface McpSockets {
   /** The sockets listening now, by scope (a server id, or "" for the pool). */
@@ -90,7 +101,7 @@ export const PROBE_EVERY_MS = 3_000;
 const POOL_SCOPE = "";
 
 /**
- * The scope keys of the whole pool in catalogue mode (SPEC J1, J3): a NUL starts no server
+ * The scope keys of the whole pool in catalog mode (SPEC J1, J3): a NUL starts no server
  * id, so these never meet one.
  */
 const CATALOG_SCOPES = { "\0catalog": "on", "\0catalog-auto": "auto" } as const;
@@ -192,19 +203,18 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
    */
   const serve = async (scope: string, socket: Socket): Promise<void> => {
     const cap = options.connections;
-    if (cap !== undefined && cap.enter(false) === "refused") {
-      // One error line in MCP's stdio framing, for no request yet, then the end.
-      const error = { code: REFUSED_CODE, message: cap.message() };
-      socket.on("error", () => undefined);
-      socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () =>
-        socket.destroy(),
-      );
-      return;
-    }
-    if (cap !== undefined) socket.once("close", () => cap.leave());
-    sockets.add(socket);
     // Nothing is read before the session's transport is wrapped to count requests.
     socket.pause();
+    if (cap !== undefined) {
+      if (cap.enter(false) === "refused") {
+        refuseSession(socket, cap.message());
+        return void cap.learnOwners();
+      }
+      socket.once("close", () => cap.leave());
+      const over = await cap.share(socket);
+      if (over !== undefined) return refuseSession(socket, over);
+    }
+    sockets.add(socket);
     let server: { close(): Promise<void> } | undefined;
     let ended = false;
     const end = (): void => {

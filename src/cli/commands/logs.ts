@@ -5,9 +5,9 @@
  * entry — a crash's stderr tail — go with it.
  */
 import { readFile } from "node:fs/promises";
-import { printable } from "../pool/core/printable.js";
-import { logEntries, type LogEntry } from "./output/messages.js";
-import { terminalText } from "./output/terminal.js";
+import { printable } from "../../pool/core/printable.js";
+import { logEntries, type LogEntry } from "../output/messages.js";
+import { terminalText } from "../output/terminal.js";
 
 export interface LogOptions {
   lines: number;
