@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { parseArgs } from "node:util";
 import type { PoolClient } from "mcpool-client";
-import { McpPoolError as ClientError } from "mcpool-protocol";
+import { McpPoolError } from "mcpool-protocol";
 import { resolvePaths } from "../daemon/process/paths.js";
 import { VERSION } from "../version.js";
 import {
@@ -235,7 +235,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const name = arg(0, "QUALIFIED tool name");
       return withClient(async (client) => {
         const info = await client.describe(name);
-        if (!info) throw new ClientError("unknown-tool", `no server offers the tool "${name}"`);
+        if (!info) throw new McpPoolError("unknown-tool", `no server offers the tool "${name}"`);
         print(info, () => describeText(info));
         return EXIT.ok;
       });
@@ -278,7 +278,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const id = arg(0, "server ID");
       return withClient(async (client) => {
         const state = (await client.state({ secrets: true })).find((s) => s.id === id);
-        if (!state) throw new ClientError("unknown-server", `unknown server "${id}"`);
+        if (!state) throw new McpPoolError("unknown-server", `unknown server "${id}"`);
         const result = await withProgress(`probing ${id}`, () => client.probe(state.config));
         print(result, () =>
           result.ok
@@ -504,7 +504,7 @@ function failure(error: unknown): number {
     if (error instanceof UsageError && error.showUsage) io.err(`\n${usageText()}`);
     return EXIT.badInput;
   }
-  if (error instanceof ClientError) {
+  if (error instanceof McpPoolError) {
     io.err(`mcpool: ${errorText(error.message)}`);
     if (error.code === "daemon-unavailable") {
       io.err("is the daemon running? start it with `mcpool serve` or `mcpool service install`");
