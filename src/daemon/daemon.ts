@@ -148,6 +148,11 @@ function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> 
   return options;
 }
 
+/** The log file for status: its path, and why it is not written when it is not. */
+function logState({ path, problem }: DaemonLog): { path: string; problem?: string } {
+  return problem === undefined ? { path } : { path, problem };
+}
+
 /** `section[key]` when a whole number ≥ 1; otherwise undefined, and the default stands. */
 function countOf(section: Record<string, unknown>, key: string): number | undefined {
   const value = section[key];
@@ -213,6 +218,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     clients: server?.clients ?? 0,
     connections: connections.state(),
     saveProblems: saves.state(),
+    ...(log === undefined ? {} : { log: logState(log) }),
   });
 
   // The file's status and whether its watcher is watching (F12).
