@@ -62,26 +62,28 @@ describe("links planted where the daemon writes", () => {
     home?.remove();
   });
 
-  for (const [folder, variable] of [
-    ["state", "XDG_STATE_HOME"],
-    ["data", "XDG_DATA_HOME"],
-  ] as const) {
-    it(`refuses a ${folder} folder that is a symbolic link, naming it, and leaves where it points alone`, async () => {
-      home = testHome(`mcpool-${folder}-link-`);
-      home.writeConfig(echo);
-      const target = elsewhere(home);
-      const link = join(home.env[variable] as string, "mcpool");
-      mkdirSync(join(link, ".."), { recursive: true });
-      symlinkSync(target, link);
+  /** Plants `<$variable>/mcpool` as a link to another folder; `serve` must refuse it. */
+  async function refusesLink(variable: "XDG_STATE_HOME" | "XDG_DATA_HOME"): Promise<void> {
+    home = testHome("mcpool-folder-link-");
+    home.writeConfig(echo);
+    const target = elsewhere(home);
+    const link = join(home.env[variable] as string, "mcpool");
+    mkdirSync(join(link, ".."), { recursive: true });
+    symlinkSync(target, link);
 
-      const { code, stderr } = await serveOnce(home);
-      expect(code, stderr).not.toBe(0);
-      expect(code).not.toBeNull();
-      expect(stderr).toContain(`symbolic link; refusing to follow it: ${link}`);
-      expect(modeOf(target)).toBe("755");
-      expect(readdirSync(target)).toEqual(["keep.txt"]);
-    });
+    const { code, stderr } = await serveOnce(home);
+    expect(code, stderr).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(stderr).toContain(`symbolic link; refusing to follow it: ${link}`);
+    expect(modeOf(target)).toBe("755");
+    expect(readdirSync(target)).toEqual(["keep.txt"]);
   }
+
+  it("refuses a state folder that is a symbolic link, naming it, and leaves where it points alone", () =>
+    refusesLink("XDG_STATE_HOME"));
+
+  it("refuses a data folder that is a symbolic link, naming it, and leaves where it points alone", () =>
+    refusesLink("XDG_DATA_HOME"));
 
   it("uses state and data folders of the user's without changing their mode", async () => {
     home = testHome("mcpool-folder-mode-");
