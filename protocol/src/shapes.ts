@@ -144,6 +144,11 @@ export interface ServerState {
   /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
   signIn?: SignInRequest;
   /**
+   * What was unusual about the last sign-in, in a sentence: an authorization server whose
+   * metadata names another issuer than the URL it was fetched from, say.
+   */
+  signInNotice?: string;
+  /**
    * The children that serve hosts with other capabilities or roots than the pool's (SPEC
    * I4, I5), live or starting; absent when there are none.
    */

@@ -159,6 +159,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       extras: (id) => ({
         conversations: conversations.statsOf(id),
         signIn: auth.request(id),
+        signInNotice: auth.notice(id),
         profiles: profiles.stateOf(id),
       }),
     });

@@ -9,7 +9,7 @@
  * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
  * routing, list changes, resources, prompts and one conversation per connection included.
  *
- * The whole pool is also served in catalogue mode (SPEC J1–J3, `bridge --catalog`) on
+ * The whole pool is also served in catalog mode (SPEC J1–J3, `bridge --catalog`) on
  * `@catalog.sock`, and with the most-called tools in its first list on `@catalog-auto.sock`.
  *
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
@@ -101,7 +101,7 @@ export const PROBE_EVERY_MS = 3_000;
 const POOL_SCOPE = "";
 
 /**
- * The scope keys of the whole pool in catalogue mode (SPEC J1, J3): a NUL starts no server
+ * The scope keys of the whole pool in catalog mode (SPEC J1, J3): a NUL starts no server
  * id, so these never meet one.
  */
 const CATALOG_SCOPES = { "\0catalog": "on", "\0catalog-auto": "auto" } as const;

@@ -1,7 +1,7 @@
 /**
  * The bridge to a 2026-07-28 ("modern") host (SPEC H3, issue 31 item 3): one SDK v2
  * low-level `Server` per serving unit (a stdio or MCP-socket connection, or one HTTP
- * request), built on the same bridge core as the legacy sessions (bridge-server.ts). The SDK
+ * request), built on the same bridge core as the legacy sessions (legacy/bridge-server.ts). The SDK
  * answers `server/discover`, reads each request's `_meta` envelope, stamps `resultType` and
  * the cache hints, and serves `subscriptions/listen`; this file answers the methods.
  *
@@ -32,9 +32,8 @@ import {
   type ConversationIdentity,
   type HostProfile,
   type LoggingLevel,
-  type PoolClient,
 } from "mcpool-client";
-import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "../core/conversation.js";
 import {
@@ -45,39 +44,11 @@ import {
   ROOTS_INPUT_KEY,
 } from "../core/host-profile.js";
 import { ParkedCall } from "../core/host-requests.js";
+import type { BridgeCore } from "./bridge-core.js";
 import { Rounds, staleState, type StatePayload } from "./rounds.js";
 import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
-import type { PassthroughRouter, Subscriber } from "../core/resources-prompts.js";
+import type { Subscriber } from "../core/resources-prompts.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
-import type { Scope } from "../core/naming.js";
-
-/** What the modern side needs of the bridge (bridge-server.ts builds it). */
-export interface BridgeCore {
-  upstream: PoolClient;
-  scope: Scope;
-  capabilities: ServerCapabilities;
-  /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
-  resourceSubscriptions: boolean;
-  instructions: string | undefined;
-  serverInfo: { name: string; version: string };
-  /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
-  listTools(identity: ConversationIdentity, profile: HostProfile): Promise<Tool[]>;
-  /** The qualified name a host's tool name stands for. */
-  qualify(name: string): Promise<string | undefined>;
-  /** The pooled server a qualified name was listed from, when the bridge knows it. */
-  serverOf(qualified: string): string | undefined;
-  router: PassthroughRouter;
-  /** A new conversation, for one host connection (conversation.ts connectionIdentity). */
-  newIdentity(): ConversationIdentity;
-  /** Whether every host of this bridge sees the same lists (no catalogue, no per-host set). */
-  sharedLists: boolean;
-  /**
-   * Whether a server in scope says its tool list is its caller's own (a 2026-07-28
-   * `cacheScope: "private"`, SEP-2549): the bridge's list then says so too.
-   */
-  privateTools(): Promise<boolean>;
-  log(line: string): void;
-}
 
 /**
  * How long a modern host may keep a listing, ms. The pool knows when a list changes and

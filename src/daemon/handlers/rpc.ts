@@ -264,6 +264,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       pool.storeCredentials(params.id, {
         tokens: params.tokens,
         clientInformation: params.clientInformation,
+        notice: params.notice,
       }),
 
     "auth/forget": (params) => pool.forgetCredentials(params.id),

@@ -6,8 +6,8 @@
  * value that is not an object.
  */
 import { readFile } from "node:fs/promises";
-import { strictJsonError } from "../config/json-text.js";
-import { UsageError } from "./output/usage-error.js";
+import { strictJsonError } from "../../config/json-text.js";
+import { UsageError } from "../output/usage-error.js";
 
 /**
  * The most the arguments may hold: what one frame to the daemon carries (16 MiB, the

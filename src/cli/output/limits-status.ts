@@ -5,7 +5,7 @@
  * written when it is not. Nothing when all is well.
  */
 import type { DaemonStatus } from "mcpool-protocol";
-import { terminalText } from "./output/terminal.js";
+import { terminalText } from "./terminal.js";
 
 /** Open connections past this share of the cap are shown even before any is refused. */
 const NEAR_FULL = 0.8;

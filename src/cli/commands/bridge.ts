@@ -17,10 +17,10 @@ import {
   listenHttp,
   type Bridge,
   type CatalogOptions,
-} from "../bridge/index.js";
-import { reconnectWindowMs } from "../bridge/lean/session.js";
-import { VERSION } from "../version.js";
-import { EXIT } from "./output/exit-codes.js";
+} from "../../bridge/index.js";
+import { reconnectWindowMs } from "../../bridge/lean/session.js";
+import { VERSION } from "../../version.js";
+import { EXIT } from "../output/exit-codes.js";
 
 export interface BridgeCommandOptions {
   socketPath: string;
@@ -41,7 +41,7 @@ export interface BridgeCommandOptions {
 
 /** The daemon's argv when the bridge has to start it: this very CLI, `serve`. */
 export function daemonCommand(configPath?: string): string[] {
-  const main = fileURLToPath(new URL("./main.js", import.meta.url));
+  const main = fileURLToPath(new URL("../main.js", import.meta.url));
   return [process.execPath, main, "serve", ...(configPath ? ["--config", configPath] : [])];
 }
 

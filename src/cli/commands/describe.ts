@@ -4,7 +4,7 @@
  * terminal sanitiser (SPEC K1); `--json` prints the ToolDescription as it came.
  */
 import type { ToolDescription } from "mcpool-protocol";
-import { terminalText } from "./output/terminal.js";
+import { terminalText } from "../output/terminal.js";
 
 export function describeText(info: ToolDescription): string {
   const hints = Object.entries(info.annotations ?? {})

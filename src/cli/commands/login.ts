@@ -38,19 +38,19 @@ import {
   type ServerState,
   type SignInRequest,
 } from "mcpool-client";
-import { expandServerConfig, type Environment } from "../config/placeholders.js";
-import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
+import { expandServerConfig, type Environment } from "../../config/placeholders.js";
+import type { HttpServerConfig, McpServerConfig } from "../../config/rows.js";
 import {
   clientMetadataFor,
   configuredClient,
   oauthSettings,
   type StoredCredentials,
-} from "../pool/auth/oauth.js";
-import { authorizationCode, checkedIssuer, type RecordedIssuer } from "../pool/auth/issuer.js";
-import { isMachineGrant } from "../pool/auth/machine.js";
-import { createDefaultTransport } from "../pool/mcp/transport.js";
-import { VERSION } from "../version.js";
-import { withProgress, type ProgressStream } from "./output/progress.js";
+} from "../../pool/auth/oauth.js";
+import { authorizationCode, checkedIssuer, type RecordedIssuer } from "../../pool/auth/issuer.js";
+import { isMachineGrant } from "../../pool/auth/machine.js";
+import { createDefaultTransport } from "../../pool/mcp/transport.js";
+import { VERSION } from "../../version.js";
+import { withProgress, type ProgressStream } from "../output/progress.js";
 
 /** How long a person has to finish signing in, from the moment the URL is shown. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -256,6 +256,11 @@ class LoginProvider implements OAuthClientProvider {
     this.#discovered = checkedIssuer(state);
   }
 
+  /** What was unusual about the authorization server's metadata, when something was. */
+  get notice(): string | undefined {
+    return this.#discovered?.notice;
+  }
+
   saveCodeVerifier(verifier: string): void {
     this.#verifier = verifier;
   }
@@ -272,7 +277,13 @@ class LoginProvider implements OAuthClientProvider {
       const { client_secret: _secret, ...rest } = client;
       client = rest;
     }
-    return { tokens, ...(client ? { clientInformation: client } : {}), savedAt: Date.now() };
+    const notice = this.notice;
+    return {
+      tokens,
+      ...(client ? { clientInformation: client } : {}),
+      ...(notice !== undefined ? { notice } : {}),
+      savedAt: Date.now(),
+    };
   }
 }
 
@@ -423,13 +434,14 @@ export async function login(
     );
     return 0;
   }
-  const { tokens, clientInformation } = result.credentials;
+  const { tokens, clientInformation, notice } = result.credentials;
   // The daemon stores the token and redials with it before it answers.
   const after = await withProgress(`connecting to "${id}"`, () =>
     withClient((client) =>
       client.storeCredentials(id, {
         tokens: { ...tokens },
         ...(clientInformation ? { clientInformation: { ...clientInformation } } : {}),
+        ...(notice !== undefined ? { notice } : {}),
       }),
     ),
   );

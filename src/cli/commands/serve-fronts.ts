@@ -4,9 +4,9 @@
  * this composition root hands the front the daemon's socket path and the pool's ids, and the
  * front reaches the pool through mcpool-client like any other.
  */
-import type { Daemon } from "../daemon/daemon.js";
-import { startMcpSockets, type McpSockets } from "../bridge/fronts/mcp-sockets.js";
-import { VERSION } from "../version.js";
+import type { Daemon } from "../../daemon/daemon.js";
+import { startMcpSockets, type McpSockets } from "../../bridge/fronts/mcp-sockets.js";
+import { VERSION } from "../../version.js";
 
 /** The MCP sockets for a started daemon; undefined (said on `log`) when they cannot be made. */
 export async function startFronts(

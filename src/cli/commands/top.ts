@@ -13,10 +13,10 @@
  */
 import { readFile } from "node:fs/promises";
 import type { DaemonStatus, PoolClient, ServerState } from "mcpool-client";
-import { EXIT } from "./output/exit-codes.js";
-import { memory, ms, percent, sparkline, bytes } from "./output/figures.js";
-import { logEntries } from "./output/messages.js";
-import { terminalText } from "./output/terminal.js";
+import { EXIT } from "../output/exit-codes.js";
+import { memory, ms, percent, sparkline, bytes } from "../output/figures.js";
+import { logEntries } from "../output/messages.js";
+import { terminalText } from "../output/terminal.js";
 import { configLine, configWord, uptime } from "./status.js";
 
 export interface TopOptions {

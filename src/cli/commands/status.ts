@@ -4,12 +4,12 @@
  * tools, the protocol revision it speaks and last error. `--json` prints the DaemonStatus as it came.
  */
 import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
-import { conversationLines } from "./conversation-status.js";
-import { limitLines } from "./limits-status.js";
-import { bytes, memory, percent } from "./output/figures.js";
-import { cell, duration, table } from "./output/format.js";
-import { cutErrorsHint, ERROR_CELL_WIDTH } from "./output/messages.js";
-import { terminalText } from "./output/terminal.js";
+import { conversationLines } from "../output/conversation-status.js";
+import { limitLines } from "../output/limits-status.js";
+import { bytes, memory, percent } from "../output/figures.js";
+import { cell, duration, table } from "../output/format.js";
+import { cutErrorsHint, ERROR_CELL_WIDTH } from "../output/messages.js";
+import { terminalText } from "../output/terminal.js";
 
 /** Uptime of a server whose connection is up, else `-`. */
 export function uptime(s: ServerState, now: number): string {
@@ -85,6 +85,9 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
         ),
       ]),
     ),
+    ...status.servers
+      .filter((s) => s.signInNotice !== undefined)
+      .map((s) => `${s.id}: sign-in: ${terminalText(s.signInNotice!)}`),
     ...restarted.map(
       (s) =>
         `${s.id}: replaced ${s.resources!.overMemoryRestarts} time(s) for staying over maxMemoryMb (${s.resources!.maxMemoryMb ?? "-"} MB)`,

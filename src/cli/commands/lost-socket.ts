@@ -10,12 +10,16 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { McpPoolError } from "mcpool-protocol";
-import { daemonServing, liveDaemons, type DaemonRecord } from "../daemon/process/daemon-records.js";
-import { processIsLive } from "../daemon/process/instance-lock.js";
-import { resolvePaths } from "../daemon/process/paths.js";
-import { socketAnswers } from "../daemon/socket/probe.js";
-import { EXIT } from "./output/exit-codes.js";
-import { duration } from "./output/format.js";
+import {
+  daemonServing,
+  liveDaemons,
+  type DaemonRecord,
+} from "../../daemon/process/daemon-records.js";
+import { processIsLive } from "../../daemon/process/instance-lock.js";
+import { resolvePaths } from "../../daemon/process/paths.js";
+import { socketAnswers } from "../../daemon/socket/probe.js";
+import { EXIT } from "../output/exit-codes.js";
+import { duration } from "../output/format.js";
 
 /** Bound on a daemon re-creating its socket after SIGUSR1, ms: it takes milliseconds. */
 export const RENEW_WAIT_MS = 5_000;

@@ -7,10 +7,10 @@
  */
 import { realpath, readFile, stat } from "node:fs/promises";
 import type { PinInfo, PinnedTool, PoolClient } from "mcpool-client";
-import { setPinInMcpJson } from "../config/mcp-json-pin.js";
-import { writeAtomically } from "../daemon/config/source.js";
-import { cell } from "./output/format.js";
-import { terminalText } from "./output/terminal.js";
+import { setPinInMcpJson } from "../../config/mcp-json-pin.js";
+import { writeAtomically } from "../../daemon/config/source.js";
+import { cell } from "../output/format.js";
+import { terminalText } from "../output/terminal.js";
 
 export interface ApproveOptions {
   /** Only show the difference; write nothing. */

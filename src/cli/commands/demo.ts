@@ -2,8 +2,8 @@
  * `mcpool demo`: pools the package's own echo server in this process, prints its tools
  * and one call, and closes. Proves the install works before any daemon is involved.
  */
-import { McpPool } from "../pool/pool.js";
-import { echoServerPath } from "../demo/echo-server-path.js";
+import { McpPool } from "../../pool/pool.js";
+import { echoServerPath } from "../../demo/echo-server-path.js";
 
 /** The call the demo makes, and shows. */
 const DEMO_CALL = { tool: "echo__add", input: { a: 1, b: 2 } };

@@ -7,10 +7,10 @@
 import { readFile, realpath, stat } from "node:fs/promises";
 import type { PoolClient, ServerState, ToolUsage } from "mcpool-client";
 import { McpPoolError as ClientError } from "mcpool-client";
-import { setHiddenToolsInMcpJson } from "../config/mcp-json-hidden.js";
-import { writeAtomically } from "../daemon/config/source.js";
-import { ms } from "./output/figures.js";
-import { duration, table } from "./output/format.js";
+import { setHiddenToolsInMcpJson } from "../../config/mcp-json-hidden.js";
+import { writeAtomically } from "../../daemon/config/source.js";
+import { ms } from "../output/figures.js";
+import { duration, table } from "../output/format.js";
 
 export interface StatsOptions {
   since?: string;

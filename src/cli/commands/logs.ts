@@ -6,9 +6,9 @@
  */
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
-import { printable } from "../pool/core/printable.js";
-import { logEntries, type LogEntry } from "./output/messages.js";
-import { terminalText } from "./output/terminal.js";
+import { printable } from "../../pool/core/printable.js";
+import { logEntries, type LogEntry } from "../output/messages.js";
+import { terminalText } from "../output/terminal.js";
 
 export interface LogOptions {
   lines: number;

@@ -3,9 +3,9 @@
  * as `file:line:col: message`, warnings apart. Exit 0 when it has no problem, 2 otherwise.
  */
 import { readFile } from "node:fs/promises";
-import { ConfigSyntaxError, parseMcpJson } from "../config/mcp-json.js";
-import { EXIT } from "./output/exit-codes.js";
-import { terminalText } from "./output/terminal.js";
+import { ConfigSyntaxError, parseMcpJson } from "../../config/mcp-json.js";
+import { EXIT } from "../output/exit-codes.js";
+import { terminalText } from "../output/terminal.js";
 
 export interface ValidateOptions {
   json: boolean;
