@@ -31,6 +31,8 @@ const COUNTS = [
   "memoryCheckMs",
   // Connections the daemon accepts at once, its socket's and its MCP sockets' (issue 27); ≥ 1.
   "maxConnections",
+  // A server's children for other hosts' projects and capabilities; ≥ 1.
+  "maxChildrenPerServer",
 ];
 
 const BOOLEANS = ["lazy", "indexTools", "coerceArguments", "sampling"];
@@ -103,6 +105,9 @@ function checkResultCache(value: unknown): string[] {
 function valueProblems(key: string, value: unknown): string[] {
   if (key === "maxConnections" && value === 0) {
     return [`\`${PREFIX}maxConnections\` must be at least 1 (the default is 1000); got 0`];
+  }
+  if (key === "maxChildrenPerServer" && value === 0) {
+    return [`\`${PREFIX}maxChildrenPerServer\` must be at least 1 (the default is 8); got 0`];
   }
   if (COUNTS.includes(key) && !isCount(value)) {
     return [`\`${PREFIX}${key}\` must be a whole number ≥ 0; got ${quoted(value)}`];

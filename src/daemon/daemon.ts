@@ -105,6 +105,7 @@ const POOL_SECTION_NUMBERS = [
   "maxDescriptionChars",
   "toolsTokenWarning",
   "maxConcurrentStarts",
+  "maxChildrenPerServer",
   "syncDebounceMs",
   "idleTimeoutMs",
 ] as const;
