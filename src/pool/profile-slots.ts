@@ -48,7 +48,7 @@ export class ProfileSlots {
       const live = siblings().filter((other) => other !== child && this.#live(other));
       if (live.length < this.#max) return this.#start(child, start);
       const idle = live
-        .filter((other) => other.connection !== undefined && other.connection.inflight === 0)
+        .filter((other) => other.ready && other.connection?.inflight === 0 && !other.inUse)
         .sort((a, b) => a.usedAt - b.usedAt)[0];
       if (idle !== undefined) {
         serverLog(this.#log, child.id).info(

@@ -66,12 +66,19 @@ export class ProfileEntry extends ServerEntry {
   readonly #uptakes = new WeakMap<Connection, Uptake>();
   /** Per connection, the wait of its first use (rootsTaken). */
   readonly #taken = new WeakMap<Connection, Promise<Connection>>();
+  /** The connections whose server took the roots in. */
+  readonly #ready = new WeakSet<Connection>();
 
   constructor(row: McpServerConfig, context: EntryContext, profile: HostProfile, key: string) {
     super(row, context);
     this.#context = context;
     this.profile = profile;
     this.key = key;
+  }
+
+  /** A use (a call, a read) has begun and not ended: the child is not to be ended for the cap. */
+  get inUse(): boolean {
+    return this.#using > 0;
   }
 
   override busy(): void {
@@ -133,8 +140,19 @@ export class ProfileEntry extends ServerEntry {
         taken = this.#rootsTaken(connection);
         this.#taken.set(connection, taken);
       }
-      return taken;
+      // Ended under the wait (the cap, an idle reap): the next connection serves instead.
+      return taken.catch((error: unknown) => {
+        if (this.connection === connection || !connection.closing) throw error;
+        return this.ensure(options);
+      });
     });
+  }
+
+  /** Whether the live connection serves (its server took the roots in): it may be ended for the cap. */
+  get ready(): boolean {
+    const connection = this.connection;
+    if (connection === undefined) return false;
+    return this.profile.roots === undefined || this.#ready.has(connection);
   }
 
   /** The connection, a new dial waiting for a slot under its row's cap (profile-slots.ts). */
@@ -160,6 +178,7 @@ export class ProfileEntry extends ServerEntry {
       );
     }
     if (uptake.asked) await connection.client.ping({ timeout: bound });
+    this.#ready.add(connection);
     return connection;
   }
 
