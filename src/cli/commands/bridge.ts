@@ -127,7 +127,7 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
   }
 
   if (options.httpPort === undefined) {
-    // Either era: the host's opening message says which (src/bridge/era-switch.ts).
+    // Either era: the host's opening message says which (src/bridge/modern/era-switch.ts).
     const stdio = new StdioServerTransport();
     answersApart(stdio);
     const served = await bridge.serve(stdio);
