@@ -120,6 +120,26 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The SDK v2 loads with the first modern host, never at start: only the bridge's modern
+    // room imports it; the rest of src/ takes its types alone, which compile away.
+    files: ["src/**/*.ts"],
+    ignores: ["src/bridge/modern/**", "src/config/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@modelcontextprotocol/server", "@modelcontextprotocol/server/*"],
+              allowTypeImports: true,
+              message: "the SDK v2 is src/bridge/modern's, loaded lazily: import type only",
+            },
+          ],
+        },
+      ],
+    },
+  },
   // The bridge is a client of the daemon (SPEC §1): mcpool-client, never the pool itself.
   ...layerConfigs("src/bridge", [
     {

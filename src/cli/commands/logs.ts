@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { printable } from "../../pool/core/printable.js";
 import { logEntries, type LogEntry } from "../output/messages.js";
 import { terminalText } from "../output/terminal.js";
+import type { CommandContext } from "./context.js";
 
 export interface LogOptions {
   lines: number;
@@ -48,4 +49,18 @@ export async function showLog(file: string, options: LogOptions): Promise<number
   if (!options.follow) return 0;
   const { followLog } = await import("./follow-log.js");
   return followLog(file, Buffer.byteLength(text), (line) => show(clean(line)));
+}
+
+/** `mcpool logs [-n N] [-f] [--server ID]`. */
+export function logsCommand(
+  context: CommandContext<{ n?: string; follow?: boolean; server?: string }>,
+): Promise<number> {
+  const { n, follow, server } = context.flags;
+  return showLog(context.logFile(), {
+    lines: Number(n ?? 50),
+    follow: follow === true,
+    ...(server !== undefined ? { server } : {}),
+    json: context.json,
+    out: context.out,
+  });
 }

@@ -11,6 +11,8 @@ import { setHiddenToolsInMcpJson } from "../../config/mcp-json-hidden.js";
 import { writeAtomically } from "../../daemon/config/source.js";
 import { ms } from "../output/figures.js";
 import { duration, table } from "../output/format.js";
+import { UsageError } from "../output/usage-error.js";
+import type { CommandContext } from "./context.js";
 
 export interface StatsOptions {
   since?: string;
@@ -187,4 +189,31 @@ export async function hideTools(
         : `${id}: ${tools.join(", ")} already ${verb}; nothing to write`,
   );
   return 0;
+}
+
+/** `mcpool stats [--since 7d] [--server ID] [--unused]`. */
+export function statsCommand(
+  context: CommandContext<{ since?: string; server?: string; unused?: boolean }>,
+): Promise<number> {
+  const { since, server, unused } = context.flags;
+  return context.withClient((client) =>
+    stats(client, {
+      ...(since !== undefined ? { since } : {}),
+      ...(server !== undefined ? { server } : {}),
+      unused: unused === true,
+      json: context.json,
+      out: context.out,
+    }),
+  );
+}
+
+/** `mcpool hide ID TOOL…` and `mcpool unhide ID TOOL…`. */
+export async function hideCommand(context: CommandContext): Promise<number> {
+  const id = context.arg(0, "server ID");
+  const tools = context.args.slice(1);
+  if (tools.length === 0) throw new UsageError(`${context.name} needs at least one TOOL`);
+  const { json, out } = context;
+  return context.withClient((client) =>
+    hideTools(client, id, tools, { hide: context.name === "hide", json, out }),
+  );
 }
