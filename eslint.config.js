@@ -121,15 +121,33 @@ export default tseslint.config(
     },
   },
   {
-    // The bridge is a client of the daemon (SPEC §1): mcpool-client, never the pool itself.
-    files: ["src/bridge/**/*.ts"],
+    // The SDK v2 loads with the first modern host, never at start: only the bridge's modern
+    // room imports it; the rest of src/ takes its types alone, which compile away.
+    files: ["src/**/*.ts"],
+    ignores: ["src/bridge/modern/**", "src/config/**"],
     rules: {
-      "no-restricted-imports": [
+      "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: ["../pool/*", "../daemon/*", "../cli/*", "../config/*", "../testing/*"] },
+        {
+          patterns: [
+            {
+              group: ["@modelcontextprotocol/server", "@modelcontextprotocol/server/*"],
+              allowTypeImports: true,
+              message: "the SDK v2 is src/bridge/modern's, loaded lazily: import type only",
+            },
+          ],
+        },
       ],
     },
   },
+  // The bridge is a client of the daemon (SPEC §1): mcpool-client, never the pool itself.
+  ...layerConfigs("src/bridge", [
+    {
+      regex: String.raw`^(\.\./)+(pool|daemon|cli|config)/`,
+      message: "the bridge is a client of the daemon: mcpool-client, never src/",
+    },
+    TESTING,
+  ]),
   {
     // The wire contract (mcpool-protocol) is runtime-free: no package, no Node built-in.
     files: ["protocol/src/**/*.ts"],

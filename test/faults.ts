@@ -928,6 +928,21 @@ export const FAULTS: readonly FaultPromise[] = [
   {
     section: WEEKS,
     promise:
+      "One process holding connections past hello, idle → held to its share of the cap (named with its pid and command in the refusal); the CLI and other agents get in; a full cap rejects an agent's connect() with the coded error, and the CLI says so under one prefix.",
+    proofs: [
+      {
+        file: "test/integration/daemon-fair-share.test.ts",
+        test: "is held to its share, named in the refusal, while the CLI and another agent get in",
+      },
+      {
+        file: "test/integration/daemon-fair-share.test.ts",
+        test: "refuses an agent's connect() with the coded error when the cap is full, and the CLI with one prefix",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
       "The data or state folder full or read-only → shown in `status` with what it costs; no temp files left; calls keep working.",
     proofs: [
       {

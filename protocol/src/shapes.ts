@@ -144,6 +144,11 @@ export interface ServerState {
   /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
   signIn?: SignInRequest;
   /**
+   * What was unusual about the last sign-in, in a sentence: an authorization server whose
+   * metadata names another issuer than the URL it was fetched from, say.
+   */
+  signInNotice?: string;
+  /**
    * The children that serve hosts with other capabilities or roots than the pool's (SPEC
    * I4, I5), live or starting; absent when there are none.
    */
@@ -238,7 +243,7 @@ export interface ProbeResult {
   instructions?: string;
 }
 
-/** One tool of the catalogue, by its qualified name. */
+/** One tool of the catalog, by its qualified name. */
 export interface CatalogTool {
   /** The qualified name (`<slug>__<tool>`). */
   name: string;
@@ -249,7 +254,7 @@ export interface CatalogTool {
   tokens?: number;
 }
 
-/** One server's part of the catalogue. */
+/** One server's part of the catalog. */
 export interface CatalogServer {
   id: string;
   slug: string;
@@ -392,7 +397,7 @@ export interface DaemonStatus {
    * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
    * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
    */
-  connections?: { open: number; max: number; refused: number };
+  connections?: { open: number; max: number; refused: number; perProcess?: number };
   /** Stores whose last save failed (a full or read-only data folder), until one succeeds. */
   saveProblems?: SaveProblem[];
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */

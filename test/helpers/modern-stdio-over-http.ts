@@ -23,7 +23,7 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { loopbackRequest } from "../../src/bridge/http.js";
+import { loopbackRequest } from "../../src/bridge/fronts/http.js";
 import { stringEnv } from "./bridge.js";
 import { alive, waitFor } from "./processes.js";
 import type { StdioEntry } from "./stdio-over-http.js";
@@ -181,7 +181,7 @@ export async function modernStdioOverHttp(
   });
 
   const http = createServer(async (req, res) => {
-    // The bridge's own Host/Origin check (src/bridge/http.ts), as the legacy relay has it.
+    // The bridge's own Host/Origin check (src/bridge/fronts/http.ts), as the legacy relay has it.
     if (!loopbackRequest(req.headers)) {
       res.writeHead(403, { "content-type": "application/json" });
       res.end(

@@ -30,7 +30,7 @@ const { ROOMS, PARTS } = (await import(new URL("../../layers.js", import.meta.ur
   PARTS: readonly string[];
 };
 
-/** Parts whose files, having no rooms, must not import each other round a loop. */
+/** Parts whose files must not import each other round a loop: those without rooms, and the bridge. */
 const LOOP_FREE = ["client/src", "protocol/src", "src/bridge", "src/config"];
 
 /** Source files a folder may hold of its own (STYLE.md); the pool's facade fewer. */
@@ -250,6 +250,19 @@ function violations(graph: Graph): string[] {
     }
   }
 
+  // src/bridge/lean is what the lean `mcpool bridge` loads in place of the SDK and the
+  // client: Node alone, and nothing outside its room.
+  const leanFiles = files.filter((f) => under(f, "src/bridge/lean"));
+  for (const [file, chain] of reachable(graph, leanFiles)) {
+    const via = chain.join(" → ");
+    if (!under(file, "src/bridge/lean")) found.push(`${via}: src/bridge/lean reaches ${file}`);
+    for (const specifier of graph.get(file)?.external ?? []) {
+      if (!isNodeBuiltin(specifier)) {
+        found.push(`${via}: imports "${specifier}"; src/bridge/lean uses Node alone`);
+      }
+    }
+  }
+
   // client/ is the wire contract: json-rpc-2.0 and Node only.
   const clientFiles = files.filter((f) => under(f, "client/src"));
   for (const [file, chain] of reachable(graph, clientFiles)) {
@@ -444,13 +457,13 @@ describe("violations", () => {
     const found = violations(
       graphOf({
         "src/config/index.ts": { local: ["src/config/a.ts"] },
-        "src/config/a.ts": { local: ["src/pool/catalogue/naming.ts"] },
-        "src/pool/catalogue/naming.ts": { external: ["node:crypto"] },
+        "src/config/a.ts": { local: ["src/pool/catalog/naming.ts"] },
+        "src/pool/catalog/naming.ts": { external: ["node:crypto"] },
       }),
     );
     expect(found).toEqual([
-      "src/config/a.ts → src/pool/catalogue/naming.ts: src/config reaches outside src/config",
-      `src/config/a.ts → src/pool/catalogue/naming.ts: imports Node's "node:crypto"`,
+      "src/config/a.ts → src/pool/catalog/naming.ts: src/config reaches outside src/config",
+      `src/config/a.ts → src/pool/catalog/naming.ts: imports Node's "node:crypto"`,
     ]);
   });
 
@@ -510,6 +523,24 @@ describe("violations", () => {
       `src/bridge/a.ts: imports "undici"; src/bridge may use only mcpool-client, Node and the MCP SDK`,
       "src/bridge/b.ts → src/pool/pool.ts: src/bridge reaches src/pool/pool.ts; it may use only mcpool-client",
       "src/bridge/c.ts → src/daemon/process/paths.ts: src/bridge reaches src/daemon/process/paths.ts; it may use only mcpool-client",
+    ]);
+  });
+
+  it("finds src/bridge/lean reaching past Node: the SDK, the client or another room", () => {
+    const found = violations(
+      graphOf({
+        "src/bridge/lean/a.ts": {
+          local: ["src/bridge/lean/b.ts"],
+          external: ["node:net", "@modelcontextprotocol/sdk/types.js"],
+        },
+        "src/bridge/lean/b.ts": { local: ["src/bridge/core/c.ts"], external: ["mcpool-client"] },
+        "src/bridge/core/c.ts": {},
+      }),
+    );
+    expect(found).toEqual([
+      `src/bridge/lean/a.ts: imports "@modelcontextprotocol/sdk/types.js"; src/bridge/lean uses Node alone`,
+      `src/bridge/lean/b.ts: imports "mcpool-client"; src/bridge/lean uses Node alone`,
+      "src/bridge/lean/b.ts → src/bridge/core/c.ts: src/bridge/lean reaches src/bridge/core/c.ts",
     ]);
   });
 
@@ -654,7 +685,7 @@ describe("the import graph of this repository", () => {
         "src/config/validate.ts",
       ]),
     );
-    expect(graph.get("src/pool/catalogue/naming.ts")?.external).toContain("node:crypto");
+    expect(graph.get("src/pool/catalog/naming.ts")?.external).toContain("node:crypto");
   });
 
   it("has no wrong arrow", () => {

@@ -143,7 +143,7 @@ const READY_FIRST = [
   "tools/search",
   "tools/describe",
   "tools/always-loaded",
-  // Usage is read beside the catalogue (`mcpool stats` names each tool and its cost).
+  // Usage is read beside the catalog (`mcpool stats` names each tool and its cost).
   "pool/usage",
 ] as const satisfies readonly MethodName[];
 
@@ -264,6 +264,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       pool.storeCredentials(params.id, {
         tokens: params.tokens,
         clientInformation: params.clientInformation,
+        notice: params.notice,
       }),
 
     "auth/forget": (params) => pool.forgetCredentials(params.id),
