@@ -154,24 +154,37 @@ function paths(a: unknown, b: unknown, at: string, out: string[], limit = 12): v
   out.push(`${at}: ${show(a)} → ${show(b)}`);
 }
 
+const keyOf = (step: Step | undefined): string =>
+  `${step?.op} ${JSON.stringify(step?.params ?? {})}`;
+
 /**
  * The differences between two normalised transcripts (empty when they are the same): per
- * differing step, the step and each path where direct (left) and the pool (right) differ.
+ * differing step, the step and each path where direct (left) and the pool (right) differ. Steps
+ * are matched by request, so a step one side lacks (a tool only one list has) is named once
+ * and the rest still line up.
  */
 export function differences(direct: readonly Step[], pooled: readonly Step[]): string[] {
   const out: string[] = [];
-  const length = Math.max(direct.length, pooled.length);
-  for (let i = 0; i < length; i++) {
-    const a = direct[i];
-    const b = pooled[i];
-    if (JSON.stringify(a) === JSON.stringify(b)) continue;
-    const label = `${a?.op ?? b?.op} ${JSON.stringify(a?.params ?? b?.params ?? {})}`;
-    const lines: string[] = [];
-    paths(a, b, "", lines);
-    out.push(`step ${i} ${clip(label, 200)}\n${lines.map((l) => `  ${l}`).join("\n")}`);
-    if (a?.op !== b?.op) {
-      out.push(`(the sessions part here: ${direct.length} steps direct, ${pooled.length} pooled)`);
-      break;
+  let [i, j] = [0, 0];
+  while (i < direct.length || j < pooled.length) {
+    const [a, b] = [direct[i], pooled[j]];
+    if (a !== undefined && b !== undefined && keyOf(a) === keyOf(b)) {
+      if (JSON.stringify(a) !== JSON.stringify(b)) {
+        const lines: string[] = [];
+        paths(a, b, "", lines);
+        out.push(`step ${i} ${clip(keyOf(a), 200)}\n${lines.map((l) => `  ${l}`).join("\n")}`);
+      }
+      [i, j] = [i + 1, j + 1];
+      continue;
+    }
+    // A step one side lacks: the pooled one if direct has it nowhere ahead, else the direct one.
+    const ahead = b !== undefined && direct.slice(i).some((s) => keyOf(s) === keyOf(b));
+    if (b !== undefined && !ahead) {
+      out.push(`pooled step ${j} ${clip(keyOf(b), 200)}: only through the pool`);
+      j++;
+    } else {
+      out.push(`step ${i} ${clip(keyOf(a), 200)}: only direct`);
+      i++;
     }
   }
   return out;
