@@ -76,6 +76,11 @@ export interface McpPoolOptions {
   childMark?: Readonly<Record<string, string>>;
   /** Children a reconcile starts at once. Default 8. */
   maxConcurrentStarts?: number;
+  /**
+   * Children per row for hosts with other capabilities or roots than the pool's (one per
+   * project, per capability set); past it the least recently used idle one ends. Default 8.
+   */
+  maxChildrenPerServer?: number;
   /** Debounce of syncSoon(), ms. Default 100. */
   syncDebounceMs?: number;
   /** Told when a stdio child starts and when it and its process group are gone (pid records). */
