@@ -466,6 +466,10 @@ async function serve(
   const result = await daemon.start();
   if (!result.started) {
     process.off("SIGUSR1", renew);
+    if ("handedBack" in result) {
+      io.err(`mcpool: did not take over: ${result.handedBack}`);
+      return EXIT.failed;
+    }
     return (await import("./lost-socket.js")).serveGaveWay(
       daemon.paths.socketPath,
       result.holderPid,

@@ -74,6 +74,7 @@ import {
   type ResultSchema,
 } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
+import type { HandedSession } from "./handed.js";
 import { ACKNOWLEDGED, ChangeStream } from "./change-stream.js";
 import { offeredTools, paramBookOf } from "./modern-fetch.js";
 
@@ -151,6 +152,9 @@ export class McpClient extends McpProtocol {
     await this.attach(transport);
     // A transport that already holds a session is a reconnect: no second handshake.
     if (transport.sessionId !== undefined) return;
+    // A child another daemon handed over: its session goes on where that daemon left it.
+    const handed = (transport as { handedSession?: HandedSession }).handedSession;
+    if (handed !== undefined) return this.#resume(handed);
     try {
       if (plan === undefined) return await this.#initialize(transport, options);
       await this.#open(transport, options, plan);
@@ -253,6 +257,40 @@ export class McpClient extends McpProtocol {
       return true;
     }
     return false;
+  }
+
+  /** What another daemon needs to go on with this connection (handed.ts). */
+  handedSession(): HandedSession | undefined {
+    if (this.#protocolVersion === undefined) return undefined;
+    return {
+      protocolVersion: this.#protocolVersion,
+      capabilities: this.#serverCapabilities ?? {},
+      ...(this.#serverVersion ? { serverInfo: this.#serverVersion } : {}),
+      ...(this.#instructions !== undefined ? { instructions: this.#instructions } : {}),
+      ...(this.#verdict ? { verdict: this.#verdict } : {}),
+      ...(this.#modern ? { modern: this.#modern } : {}),
+      nextId: this.nextRequestId,
+    };
+  }
+
+  #resume(session: HandedSession): void {
+    if (session.modern) {
+      const { version, discover } = session.modern;
+      this.#adopt(
+        version,
+        discover,
+        session.verdict ?? { era: "modern", version, discover, at: Date.now() },
+      );
+      this.#changes.start();
+    } else {
+      this.#protocolVersion = session.protocolVersion;
+      this.#verdict = session.verdict ?? { era: "legacy", at: Date.now() };
+    }
+    this.#serverCapabilities = session.capabilities;
+    this.#serverVersion = session.serverInfo;
+    this.#instructions = session.instructions;
+    this.nextRequestId = session.nextId;
+    this.transport?.setProtocolVersion?.(session.protocolVersion);
   }
 
   #adopt(version: string, discover: DiscoverResult, verdict: EraVerdict): void {

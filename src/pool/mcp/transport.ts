@@ -12,6 +12,7 @@ import { loadHttpClient } from "./http-client.js";
 import { redactSecrets, secretValues } from "../core/secrets.js";
 import type { AuthChallenge } from "./challenges.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
+import type { HandedChild } from "./handed.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -39,6 +40,16 @@ export interface TransportContext {
   authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
   /** Told what each 401, or 403 insufficient_scope, of an OAuth row's server said (sign-in.ts). */
   onAuthChallenge?: (serverId: string, challenge: AuthChallenge) => void;
+  /** The children a previous daemon handed over: a stdio row's dial takes its child, once. */
+  handed?: HandedChildren;
+}
+
+/** Children handed over by a previous daemon, by the row they were started from. */
+export interface HandedChildren {
+  /** Whether a child of exactly this row waits to be taken. */
+  has(row: McpServerConfig): boolean;
+  /** That child, taken: the next call for the row finds none. */
+  take(row: McpServerConfig): HandedChild | undefined;
 }
 
 export type ChildListener = (event: {
@@ -60,7 +71,10 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
     context.onUnsetVariable?.(configured.id, name),
   );
   if (row.transport === "stdio") {
+    // Matched on the row as configured: the child was started from it, placeholders and all.
+    const handed = context.handed?.take(configured);
     return new ChildProcessTransport({
+      ...(handed ? { handed } : {}),
       command: row.command,
       args: row.args ?? [],
       env: { ...childEnvironment(context.childEnv, row.env, env), ...context.childMark },
