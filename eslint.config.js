@@ -120,16 +120,14 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    // The bridge is a client of the daemon (SPEC §1): mcpool-client, never the pool itself.
-    files: ["src/bridge/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: ["../pool/*", "../daemon/*", "../cli/*", "../config/*", "../testing/*"] },
-      ],
+  // The bridge is a client of the daemon (SPEC §1): mcpool-client, never the pool itself.
+  ...layerConfigs("src/bridge", [
+    {
+      regex: String.raw`^(\.\./)+(pool|daemon|cli|config)/`,
+      message: "the bridge is a client of the daemon: mcpool-client, never src/",
     },
-  },
+    TESTING,
+  ]),
   {
     // The wire contract (mcpool-protocol) is runtime-free: no package, no Node built-in.
     files: ["protocol/src/**/*.ts"],

@@ -14,13 +14,14 @@ export const ROOMS = {
     "mcp",
     "auth",
     "server",
-    "catalogue",
+    "catalog",
     "calls",
     "conversations",
     "reconcile",
   ],
   "src/daemon": ["process", "config", "stores", "socket", "handover", "handlers"],
-  "src/cli": ["output", "service", "hosts"],
+  "src/bridge": ["lean", "core", "catalog", "modern", "legacy", "fronts"],
+  "src/cli": ["output", "service", "hosts", "commands"],
 };
 
 /** Every part of the tree whose folders the stack covers. */

@@ -33,7 +33,7 @@ const HOSTS = Number(process.env.BENCH_HOSTS_SESSIONS ?? 5);
 const STARTING_AT_ONCE = 2;
 const SETTLE_MS = 2000;
 const { relayArgs } = await import(join(repoRoot, "dist/cli/hosts/pipe-entry.js"));
-const { mcpSocketPath } = await import(join(repoRoot, "dist/bridge/mcp-socket-paths.js"));
+const { mcpSocketPath } = await import(join(repoRoot, "dist/bridge/lean/mcp-socket-paths.js"));
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 

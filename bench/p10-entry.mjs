@@ -27,7 +27,7 @@ const mainJs = join(repoRoot, "dist/cli/main.js");
 const binJs = join(repoRoot, "dist/cli/bin.js");
 const { pipeCandidates } = await import(join(repoRoot, "dist/cli/hosts/pipe-entry.js"));
 const { onPath } = await import(join(repoRoot, "dist/cli/service/env.js"));
-const { mcpSocketPath } = await import(join(repoRoot, "dist/bridge/mcp-socket-paths.js"));
+const { mcpSocketPath } = await import(join(repoRoot, "dist/bridge/lean/mcp-socket-paths.js"));
 
 const HANDSHAKE = [
   {

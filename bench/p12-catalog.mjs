@@ -172,8 +172,8 @@ async function reference() {
   onCleanup(() => pool.close());
   await waitReady(pool, 3, 60_000);
 
-  const catalogue = await pool.catalog();
-  const perTool = catalogue.flatMap((s) => s.tools.map((t) => t.tokens ?? 0));
+  const catalog = await pool.catalog();
+  const perTool = catalog.flatMap((s) => s.tools.map((t) => t.tokens ?? 0));
   note(
     `reference servers: ${perTool.length} tools, tokens per tool p50 ${percentile(perTool, 50)}, p90 ${percentile(perTool, 90)}, max ${Math.max(...perTool)}`,
   );
@@ -241,11 +241,11 @@ async function p6Set() {
   const pool = await connect({ socketPath: home.socketPath, clientName: "bench-p12-p6" });
   onCleanup(() => pool.close());
   await waitReady(pool, SERVERS, 120_000);
-  const catalogue = await pool.catalog();
-  const indexed = catalogue.reduce((sum, s) => sum + s.tools.length, 0);
+  const catalog = await pool.catalog();
+  const indexed = catalog.reduce((sum, s) => sum + s.tools.length, 0);
   note(`P6 set: ${SERVERS} servers, ${indexed} tools`);
   // Usage for `auto`: three tools of other servers, called a few times each.
-  for (const server of catalogue.slice(1, 4)) {
+  for (const server of catalog.slice(1, 4)) {
     const name = server.tools[0].name;
     const [definition] = await pool.tools({ names: [name] });
     const args = Object.fromEntries(definition.function.parameters.required.map((k) => [k, "x"]));
@@ -253,7 +253,7 @@ async function p6Set() {
   }
   const lists = await firstLists(pool, CATALOG_TOKENS);
 
-  // search_tools through a catalogue bridge vs the daemon's search asked directly, alternating.
+  // search_tools through a catalog bridge vs the daemon's search asked directly, alternating.
   const session = await host(pool, { catalog: { mode: "on" } });
   const arms = {
     bridge: () => session.callTool({ name: "search_tools", arguments: { query: QUERY } }),

@@ -2,14 +2,14 @@
  * P13 host eras (issue 31 item 6): what serving a 2026-07-28 host costs next to a legacy one,
  * and what moving the legacy hosts to SDK v2 too would cost them.
  * The bridge's server side is SDK v1's `Server` for a legacy host and SDK v2's entries for a
- * modern one (src/bridge/era-switch.ts): the same echo call, sequential, p50/p99, through the
+ * modern one (src/bridge/modern/era-switch.ts): the same echo call, sequential, p50/p99, through the
  * daemon's MCP socket (the lean `mcpool bridge`) by the SDK v1 Client (legacy) and by the
  * SDK v2 Client pinned to 2026-07-28 (modern), alternating rounds so drift hits both. Then the
  * daemon's RSS with one idle legacy host session, and after a modern host's session has
  * loaded SDK v2 into it (the v2 side is loaded on the first modern host only).
  * Then the prototype of the other choice, in this process: a legacy host (SDK v1 Client) on
  * an in-memory pair to `createBridge()`, served by today's SDK v1 `Server` against SDK v2's
- * `serveStdio` (which serves the legacy era too) with the bridge's v2 server (modern.ts),
+ * `serveStdio` (which serves the legacy era too) with the bridge's v2 server (modern/bridge.ts),
  * alternating rounds; and a fresh Node's RSS once the server side of each is loaded.
  */
 import { execFileSync } from "node:child_process";
@@ -99,7 +99,7 @@ run("P13 host eras", async () => {
 
   // The prototype: the same legacy host, served by SDK v1 (today) or by SDK v2.
   const { createBridge } = await import(join(repoRoot, "dist/bridge/index.js"));
-  const { connectionIdentity } = await import(join(repoRoot, "dist/bridge/conversation.js"));
+  const { connectionIdentity } = await import(join(repoRoot, "dist/bridge/core/conversation.js"));
   const upstream = await connect({ socketPath: home.socketPath, clientName: "bench-p13" });
   const bridge = await createBridge({ client: upstream, server: "echo" });
   const served = { v1: [], v2: [] };

@@ -1,5 +1,5 @@
 /**
- * P2 attach (SPEC §3): a new agent connects to a warm daemon and has a ~100-tool catalogue,
+ * P2 attach (SPEC §3): a new agent connects to a warm daemon and has a ~100-tool catalog,
  * vs the agent spawning, initializing and listing the same servers itself (in parallel, as
  * an agent would): server-everything, -memory, -filesystem and the echo fixture with enough
  * generated tools to reach ~100. Alternating rounds: one cold spawn, then a batch of attaches.
@@ -72,7 +72,7 @@ run("P2 attach", async () => {
       catalogTools = warmAttach.tools;
     }
   }
-  note(`catalogue ${catalogTools} tools from the daemon; ${spawnedTools} listed directly`);
+  note(`catalog ${catalogTools} tools from the daemon; ${spawnedTools} listed directly`);
   const detail = {
     tools: catalogTools,
     attaches: attached.length,

@@ -4,7 +4,7 @@
  * it, search(). Each is timed beside a plain-JavaScript floor that builds the same answer
  * from ready arrays and maps (the least any index could do), alternating in rounds.
  * Then, through real daemons, a lazy daemon with a warm tools cache: children spawned
- * before its first catalogue. What has not landed yet is reported as skipped.
+ * before its first catalog. What has not landed yet is reported as skipped.
  */
 import { performance } from "node:perf_hooks";
 import process from "node:process";
@@ -107,7 +107,7 @@ async function inProcess() {
   if (indexed !== SERVERS * TOOLS)
     throw new Error(`expected ${SERVERS * TOOLS} tools, got ${indexed}`);
 
-  // Built field by field: objects spread from the catalogue's get maps that make the
+  // Built field by field: objects spread from the catalog's get maps that make the
   // floor ten times slower than the pool it is meant to sit under.
   const flat = catalog.flatMap((server) =>
     server.tools.map((tool) => ({
@@ -229,19 +229,19 @@ async function lazyFigures() {
   if (probe.children > 0) {
     return [
       skipped("P6.lazy.children", "not implemented yet", {
-        reason: `a lazy daemon spawned ${probe.children} of 2 children before its first catalogue`,
+        reason: `a lazy daemon spawned ${probe.children} of 2 children before its first catalog`,
       }),
     ];
   }
   if (probe.tools !== 2 * TOOLS) {
     return [
       skipped("P6.lazy.children", "not implemented yet", {
-        reason: `a lazy daemon's first catalogue held ${probe.tools} of ${2 * TOOLS} tools: no warm tools cache`,
+        reason: `a lazy daemon's first catalog held ${probe.tools} of ${2 * TOOLS} tools: no warm tools cache`,
       }),
     ];
   }
   const full = await lazyWithCache(SERVERS);
-  note(`lazy daemon: ${full.children} children, ${full.tools} tools in its first catalogue`);
+  note(`lazy daemon: ${full.children} children, ${full.tools} tools in its first catalog`);
   return [
     figure({
       name: "P6.lazy.children",
@@ -257,7 +257,7 @@ async function lazyFigures() {
       unit: "ms",
       value: full.firstMs,
       baseline: full.warmMs,
-      baselineLabel: "connect + catalogue on the warm eager daemon (p50)",
+      baselineLabel: "connect + catalog on the warm eager daemon (p50)",
       checks: [],
       tools: full.tools,
       complete: full.tools === SERVERS * TOOLS,

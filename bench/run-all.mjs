@@ -14,7 +14,7 @@ import { environment, table } from "./lib/report.mjs";
 /**
  * P4 goes last: it starts 100 servers (6.7 GB) and stops them, and what follows it on this
  * VM measures that, not itself — P5's call during a swap read 11.9–13.4 ms right after P4
- * (with the CPUs 99% idle) against 7.2–7.9 ms on its own, P6's catalogue 2.14 against 1.69 ms.
+ * (with the CPUs 99% idle) against 7.2–7.9 ms on its own, P6's catalog 2.14 against 1.69 ms.
  */
 const SCRIPTS = [
   ["p1", "p1-hop.mjs"],

@@ -1,5 +1,5 @@
 /**
- * An agent with mcpool: connects to the daemon's socket (argv[2]), reads the catalogue,
+ * An agent with mcpool: connects to the daemon's socket (argv[2]), reads the catalog,
  * says "ready <tools>" on stdout, and stays connected until its stdin ends. Used by P4.
  */
 import process from "node:process";

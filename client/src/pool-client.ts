@@ -276,7 +276,7 @@ export interface PoolClient {
   /** A handle that names `identity` on every call and listing. */
   withIdentity(identity: ConversationIdentity): IdentifiedClient;
   catalog(servers?: readonly string[]): Promise<readonly CatalogServer[]>;
-  /** The catalogue cut to the best matches for `query`, servers by their best tool (SPEC C6). */
+  /** The catalog cut to the best matches for `query`, servers by their best tool (SPEC C6). */
   search(
     query: string,
     options?: { servers?: readonly string[]; limit?: number },

@@ -238,7 +238,7 @@ export interface ProbeResult {
   instructions?: string;
 }
 
-/** One tool of the catalogue, by its qualified name. */
+/** One tool of the catalog, by its qualified name. */
 export interface CatalogTool {
   /** The qualified name (`<slug>__<tool>`). */
   name: string;
@@ -249,7 +249,7 @@ export interface CatalogTool {
   tokens?: number;
 }
 
-/** One server's part of the catalogue. */
+/** One server's part of the catalog. */
 export interface CatalogServer {
   id: string;
   slug: string;

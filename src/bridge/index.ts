@@ -8,7 +8,7 @@ export {
   createBridge,
   type Bridge,
   type BridgeOptions,
-} from "./bridge-server.js";
+} from "./legacy/bridge-server.js";
 export {
   bearerMatches,
   BoundedEventStore,
@@ -21,13 +21,13 @@ export {
   RETRY_MS,
   type HttpBridge,
   type HttpBridgeOptions,
-} from "./http.js";
-export { SERVER_META_KEY, scopedName, scopeOf, toolNames, type Scope } from "./naming.js";
-export { answersApart } from "./mcp-sockets.js";
+} from "./fronts/http.js";
+export { SERVER_META_KEY, scopedName, scopeOf, toolNames, type Scope } from "./core/naming.js";
+export { answersApart } from "./fronts/mcp-sockets.js";
 export {
   CATALOG_LOADED,
   CATALOG_TOKENS,
   META_TOOLS,
   type CatalogMode,
   type CatalogOptions,
-} from "./catalog.js";
+} from "./catalog/on-demand.js";

@@ -232,7 +232,7 @@ export const COMMANDS = [
     arguments: [["HOST", HOSTS]],
     options: [
       ["--write", "rewrite the host's file (a backup is kept; default: the diff only)"],
-      ["--catalog MODE", "write catalogue entries (`bridge --server ID --catalog[=auto]`)"],
+      ["--catalog MODE", "write catalog entries (`bridge --server ID --catalog[=auto]`)"],
     ],
     examples: [
       "mcpool wire cursor",

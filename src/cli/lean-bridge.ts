@@ -5,16 +5,16 @@
  * a bare Node process, not Node plus the MCP SDK (bench P10). A socket absent or refusing
  * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
  * which starts the daemon when needed and serves through the SDK bridge. Once piping, a
- * daemon that restarts keeps the host's session (lean-session.ts).
+ * daemon that restarts keeps the host's session (src/bridge/lean/session.ts).
  */
 import { existsSync, fstatSync } from "node:fs";
 import { connect, Socket } from "node:net";
 import { resolve } from "node:path";
 // The client's paths.js alone (node:fs, os and path), not the client: one discovery for all.
 import { defaultSocketPath } from "mcpool-client/paths";
-import { HOST_GONE } from "../bridge/host-signals.js";
-import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/mcp-socket-paths.js";
-import { LeanSession, reconnectWindowMs } from "../bridge/lean-session.js";
+import { HOST_GONE } from "../bridge/lean/host-signals.js";
+import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/lean/mcp-socket-paths.js";
+import { LeanSession, reconnectWindowMs } from "../bridge/lean/session.js";
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(
@@ -35,7 +35,7 @@ function leanBridgeTarget(
   let catalog: "on" | "auto" | undefined;
   for (let i = 1; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
-    // The pool's catalogue sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
+    // The pool's catalog sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
     const mode = flag === "--catalog" ? "on" : flag === "--catalog=auto" ? "auto" : undefined;
     if (mode !== undefined) {
       if (catalog !== undefined) return undefined;
@@ -49,7 +49,7 @@ function leanBridgeTarget(
     else return undefined;
   }
   const daemon = resolve(socket ?? defaultSocketPath(env));
-  // One server in catalogue mode has no socket of its own: the full CLI serves it.
+  // One server in catalog mode has no socket of its own: the full CLI serves it.
   const path =
     catalog === undefined
       ? mcpSocketPath(daemon, server)
@@ -99,7 +99,7 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
 
 /**
  * Joins stdio to the connected socket until either end is done, through a LeanSession that
- * keeps the host's session across a daemon restart (lean-session.ts). The host's stdin EOF
+ * keeps the host's session across a daemon restart (src/bridge/lean/session.ts). The host's stdin EOF
  * is a half-close (a pipe host still gets its answers, README "The lean entry"), but a host
  * that is gone (SIGKILLed, crashed) ends the session at once, and the daemon cancels its
  * calls upstream (issue 27 item 7): we say HOST_GONE and close. Gone is: its end of a

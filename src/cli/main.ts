@@ -25,8 +25,8 @@ import { withProgress } from "./output/progress.js";
 import { requireServer, stoppedMessage } from "./output/messages.js";
 import { UsageError } from "./output/usage-error.js";
 import { errorText, terminalText } from "./output/terminal.js";
-import { describeText } from "./describe.js";
-import { statusText } from "./status.js";
+import { describeText } from "./commands/describe.js";
+import { statusText } from "./commands/status.js";
 
 // Subcommands are imported when they run: `serve` is a long-lived process whose memory is
 // a product figure (SPEC P4, P7): it needs no bridge, login, import, wire, nor mcpool-client.
@@ -113,7 +113,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case "serve":
       return serve(values.config, values.socket);
     case "bridge":
-      return (await import("./bridge.js")).runBridgeCommand({
+      return (await import("./commands/bridge.js")).runBridgeCommand({
         socketPath: socketPath ?? resolvePaths({}).socketPath,
         ...bridgeScope(values.server, values.servers),
         ...(values.config ? { configPath: values.config } : {}),
@@ -143,7 +143,7 @@ async function main(argv: readonly string[]): Promise<number> {
         err: io.err,
       });
     case "demo":
-      await (await import("./demo.js")).demo(out, { json });
+      await (await import("./commands/demo.js")).demo(out, { json });
       return EXIT.ok;
     case "echo-server":
       // The server owns stdin and stdout, and ends the process at stdin's end (bin.ts starts
@@ -151,7 +151,7 @@ async function main(argv: readonly string[]): Promise<number> {
       await import("../demo/echo-server-bin.js");
       return new Promise<number>(() => undefined);
     case "status": {
-      const lost = await import("./lost-socket.js");
+      const lost = await import("./commands/lost-socket.js");
       return withClient(async (client) => {
         const status = await client.status({ resources: true });
         const strays = lost.strays(status.socketPath, status.pid);
@@ -169,7 +169,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case "top":
       return withClient(async (client) =>
-        (await import("./top.js")).top(client, {
+        (await import("./commands/top.js")).top(client, {
           once: values.once === true,
           logFile: logFile(),
           out,
@@ -177,7 +177,7 @@ async function main(argv: readonly string[]): Promise<number> {
       );
     case "stats":
       return withClient(async (client) =>
-        (await import("./stats.js")).stats(client, {
+        (await import("./commands/stats.js")).stats(client, {
           ...(values.since !== undefined ? { since: values.since } : {}),
           ...(values.server !== undefined ? { server: values.server } : {}),
           unused: values.unused === true,
@@ -190,7 +190,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const id = arg(0, "server ID");
       const tools = rest.slice(1);
       if (tools.length === 0) throw new UsageError(`${command} needs at least one TOOL`);
-      const { hideTools } = await import("./stats.js");
+      const { hideTools } = await import("./commands/stats.js");
       return withClient((client) =>
         hideTools(client, id, tools, { hide: command === "hide", json, out }),
       );
@@ -242,7 +242,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case "call": {
       const name = arg(0, "QUALIFIED tool name");
-      const { callArguments } = await import("./call-input.js");
+      const { callArguments } = await import("./commands/call.js");
       const input = await callArguments(rest[1], process.stdin);
       return withClient(async (client) => {
         if (json) {
@@ -259,7 +259,7 @@ async function main(argv: readonly string[]): Promise<number> {
     case "login":
     case "logout": {
       const id = arg(0, "server ID");
-      const { login, logout } = await import("./login.js");
+      const { login, logout } = await import("./commands/login.js");
       const run = command === "login" ? login : logout;
       return run(withClient, id, {
         openBrowser: values["no-browser"] !== true,
@@ -271,7 +271,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case "approve": {
       const id = arg(0, "server ID");
-      const { approve } = await import("./approve.js");
+      const { approve } = await import("./commands/approve.js");
       return withClient((client) => approve(client, id, { show: values.show === true, json, out }));
     }
     case "probe": {
@@ -315,12 +315,12 @@ async function main(argv: readonly string[]): Promise<number> {
         return config.ok ? EXIT.ok : EXIT.badInput;
       });
     case "validate":
-      return (await import("./validate-command.js")).validate(
+      return (await import("./commands/validate.js")).validate(
         rest[0] ?? values.config ?? process.env.MCPOOL_CONFIG ?? resolvePaths({}).configPath,
         { json, out, err: io.err },
       );
     case "logs": {
-      const { showLog } = await import("./log-command.js");
+      const { showLog } = await import("./commands/logs.js");
       return showLog(logFile(), {
         lines: Number(values.n ?? 50),
         follow: values.follow === true,
@@ -335,7 +335,7 @@ async function main(argv: readonly string[]): Promise<number> {
         print({ ok: true }, () => "the daemon is shutting down");
         return EXIT.ok;
       }).catch(async (error: unknown) => {
-        const lost = await import("./lost-socket.js");
+        const lost = await import("./commands/lost-socket.js");
         const d = lost.socketlessDaemon(error, target());
         if (d === undefined) throw error;
         return lost.shutdownWithoutSocket(d, print, io.err);
@@ -470,7 +470,7 @@ async function serve(
       io.err(`mcpool: did not take over: ${result.handedBack}`);
       return EXIT.failed;
     }
-    return (await import("./lost-socket.js")).serveGaveWay(
+    return (await import("./commands/lost-socket.js")).serveGaveWay(
       daemon.paths.socketPath,
       result.holderPid,
       io.err,
@@ -484,7 +484,7 @@ async function serve(
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
-  const fronts = await (await import("./serve-fronts.js")).startFronts(daemon, io.err);
+  const fronts = await (await import("./commands/serve-fronts.js")).startFronts(daemon, io.err);
   await stopped;
   await fronts?.close();
   await daemon.stop();

@@ -22,8 +22,8 @@
  *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
  *   is `private` (a 2026-07-28 cache hint, SPEC H2): that list is for its profile alone.
  *
- * The children never reach the catalogue's index, the tools cache or the pool's
- * connect/close events (a bridge would relist on each one): each profile has a catalogue
+ * The children never reach the catalog's index, the tools cache or the pool's
+ * connect/close events (a bridge would relist on each one): each profile has a catalog
  * of its own over the rows with its children in place (`view`).
  */
 import {
@@ -36,10 +36,10 @@ import {
 import { isConversationRow } from "../config/conversation.js";
 import { isEnabled, type McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
-import type { Catalogue } from "./catalogue/catalogue.js";
+import type { Catalog } from "./catalog/catalog.js";
 import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
-import type { ProfileMemo } from "./catalogue/tools-cache.js";
+import type { ProfileMemo } from "./catalog/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
 import {
   isProfileEntry,
@@ -67,8 +67,8 @@ export interface HostProfilesInit {
   /** The rows' own entries, in configuration order. */
   entries(): readonly ServerEntry[];
   routes: CallRoutes;
-  /** A catalogue over `entries` (the pool's settings). */
-  catalogue(entries: () => readonly ServerEntry[]): Catalogue;
+  /** A catalog over `entries` (the pool's settings). */
+  catalog(entries: () => readonly ServerEntry[]): Catalog;
   /** What was learnt about row `id` changed: keep it (the tools cache, beside its list). */
   learnt(id: string): void;
   log: PoolLog;
@@ -76,7 +76,7 @@ export interface HostProfilesInit {
 
 interface View {
   readonly profile: HostProfile;
-  readonly catalogue: Catalogue;
+  readonly catalog: Catalog;
   entries(): readonly ServerEntry[];
 }
 
@@ -90,7 +90,7 @@ export class HostProfiles {
   readonly #same = new Map<string, { row: McpServerConfig; caps: Set<string> }>();
   /** Rows whose server asked a child for its roots. */
   readonly #asksRoots = new Set<string>();
-  /** Profile key → the catalogue and entries calls with that profile resolve in. */
+  /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
   #closed = false;
 
@@ -128,7 +128,7 @@ export class HostProfiles {
     return profile.roots === undefined ? caps : profileKey(profile);
   }
 
-  /** The catalogue and entries of `profile`: each row's child for it in place of its own. */
+  /** The catalog and entries of `profile`: each row's child for it in place of its own. */
   view(profile: HostProfile): View {
     const masked = this.#masked(profile);
     const key = profileKey(masked);
@@ -139,7 +139,7 @@ export class HostProfiles {
           const child = this.keyFor(entry, masked);
           return child === undefined ? entry : this.#child(entry, child, masked);
         });
-      view = { profile: masked, catalogue: this.#init.catalogue(entries), entries };
+      view = { profile: masked, catalog: this.#init.catalog(entries), entries };
       this.#views.set(key, view);
     }
     return view;
@@ -177,8 +177,8 @@ export class HostProfiles {
     };
     const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
     await Promise.all(Array.from({ length: workers }, worker));
-    await this.view(profile).catalogue.fresh(options.servers);
-    return this.view(profile).catalogue.tools(options);
+    await this.view(profile).catalog.fresh(options.servers);
+    return this.view(profile).catalog.tools(options);
   }
 
   describe(
@@ -186,7 +186,7 @@ export class HostProfiles {
     qualified: string,
     options: { servers?: readonly string[]; hidden?: boolean },
   ): ToolDescription | undefined {
-    return this.view(profile).catalogue.describe(qualified, options);
+    return this.view(profile).catalog.describe(qualified, options);
   }
 
   /** The children of row `id` that are up or starting, for state() (I5: per-project children). */
@@ -231,7 +231,7 @@ export class HostProfiles {
 
   /** Something a listing reads changed: every profile's index is rebuilt on its next read. */
   invalidate(): void {
-    for (const view of this.#views.values()) view.catalogue.invalidate();
+    for (const view of this.#views.values()) view.catalog.invalidate();
   }
 
   /**

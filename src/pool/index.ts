@@ -10,10 +10,10 @@ export {
 export { probe, type ProbeOptions, type ProbeIdentity } from "./server/probe.js";
 export { listAllTools } from "./mcp/list-tools.js";
 export { toolsFingerprint } from "./core/fingerprint.js";
-export { describeChanges, diffTools, type PinnedList, type PinStore } from "./catalogue/pinning.js";
+export { describeChanges, diffTools, type PinnedList, type PinStore } from "./catalog/pinning.js";
 export { resultText } from "./calls/results.js";
 export { truncateText } from "./core/truncate.js";
-export { qualifiedName } from "./catalogue/naming.js";
+export { qualifiedName } from "./catalog/naming.js";
 export { MINIMAL_CHILD_ENV, type ChildEnvPolicy } from "./mcp/child-env.js";
 export {
   createDefaultTransport,
@@ -34,7 +34,7 @@ export { sessionLost } from "./server/session.js";
 export { REDACTED } from "./core/secrets.js";
 export type * from "./core/types.js";
 export type { CallOptions } from "./calls/options.js";
-export { connectionHash, type CachedTools, type ToolsCacheStore } from "./catalogue/tools-cache.js";
+export { connectionHash, type CachedTools, type ToolsCacheStore } from "./catalog/tools-cache.js";
 export {
   PoolMonitor,
   MEMORY_CHECK_MS,
@@ -50,7 +50,7 @@ export {
   DEFAULT_SEARCH_LIMIT,
   type RankableTool,
   type RankedTool,
-} from "./catalogue/search.js";
+} from "./catalog/search.js";
 export {
   DEFAULT_RESULT_CACHE_MAX_ENTRIES,
   DEFAULT_RESULT_CACHE_TTL_MS,

@@ -8,10 +8,10 @@ import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
 import type { ChildEnvPolicy } from "./mcp/child-env.js";
 import type { ConversationPoolOptions } from "./conversations/registry.js";
 import type { TokenStore } from "./auth/oauth.js";
-import type { PinStore } from "./catalogue/pinning.js";
+import type { PinStore } from "./catalog/pinning.js";
 import type { ResultCacheOptions } from "./calls/result-cache.js";
 import type { ElicitationMode, PoolElicitHandler, PoolSampleHandler } from "./server/routing.js";
-import type { ToolsCacheStore } from "./catalogue/tools-cache.js";
+import type { ToolsCacheStore } from "./catalog/tools-cache.js";
 import type { ChildListener, CreateTransport, FetchLike, HandedChildren } from "./mcp/transport.js";
 import type { PoolLog } from "./core/types.js";
 
@@ -91,7 +91,7 @@ export interface McpPoolOptions {
   idleTimeoutMs?: number;
   /** false: never list tools (a proxy that passes tools/list through). Default true. */
   indexTools?: boolean;
-  /** Where last-known tool lists outlive the process, so a lazy pool has a catalogue at once. */
+  /** Where last-known tool lists outlive the process, so a lazy pool has a catalog at once. */
   toolsCache?: ToolsCacheStore;
   /**
    * Where http rows' OAuth tokens and client registrations are kept, keyed by server url

@@ -1,6 +1,6 @@
 /**
  * The pool's parts, built from its options and wired to each other in one place: the
- * reconciler owns the servers, the catalogue answers what is offered, the pin gate withholds
+ * reconciler owns the servers, the catalog answers what is offered, the pin gate withholds
  * what moved, the call pipeline sends calls, the passthrough carries the rest of MCP, and
  * PoolAuth, PoolEvents and the conversation registry serve them all. Every callback between
  * two parts is written here; McpPool (pool.ts) only delegates to what this returns.
@@ -8,15 +8,15 @@
 import type { McpServerConfig } from "../config/rows.js";
 import { CallPipeline } from "./calls/pipeline.js";
 import { CallRoutes } from "./calls/routes.js";
-import { Catalogue } from "./catalogue/catalogue.js";
+import { Catalog } from "./catalog/catalog.js";
 import { ConversationRegistry } from "./conversations/registry.js";
 import { checkPoolDurations } from "./calls/duration-checks.js";
 import type { EntryContext } from "./server/context.js";
 import { McpPoolError } from "./core/errors.js";
 import { keepAliveFetch } from "./mcp/fetch.js";
 import { Passthrough } from "./calls/passthrough.js";
-import { PinGate } from "./catalogue/pin-gate.js";
-import { PinLedger } from "./catalogue/pinning.js";
+import { PinGate } from "./catalog/pin-gate.js";
+import { PinLedger } from "./catalog/pinning.js";
 import { PoolAuth } from "./auth/pool-auth.js";
 import { entryContext } from "./pool-context.js";
 import { PoolEvents } from "./pool-events.js";
@@ -33,7 +33,7 @@ export interface PoolParts {
   log: PoolLog;
   context: EntryContext;
   servers: Reconciler;
-  catalogue: Catalogue;
+  catalog: Catalog;
   pins: PinGate;
   calls: CallPipeline;
   events: PoolEvents;
@@ -110,7 +110,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       emit,
       notify: (serverId, notification) => events.notify(serverId, notification),
       changed: (entry) => {
-        catalogue.invalidate();
+        catalog.invalidate();
         profiles.invalidate();
         pins.check(entry);
       },
@@ -138,7 +138,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     conversations,
     log,
     changed: () => {
-      catalogue.invalidate();
+      catalog.invalidate();
       void profiles.sync();
       events.serversChanged(servers.entries().map((entry) => entry.id));
     },
@@ -148,8 +148,8 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       memo: (id) => profiles.memo(id),
     },
   });
-  const catalogueOver = (entries: () => readonly ServerEntry[]): Catalogue =>
-    new Catalogue({
+  const catalogOver = (entries: () => readonly ServerEntry[]): Catalog =>
+    new Catalog({
       entries,
       pins,
       log,
@@ -162,12 +162,12 @@ export function poolParts(options: McpPoolOptions): PoolParts {
         profiles: profiles.stateOf(id),
       }),
     });
-  const catalogue = catalogueOver(() => servers.entries());
+  const catalog = catalogOver(() => servers.entries());
   const profiles: HostProfiles = new HostProfiles({
     context,
     entries: () => servers.entries(),
     routes,
-    catalogue: catalogueOver,
+    catalog: catalogOver,
     learnt: (id) => {
       // Kept beside the row's list, which it needs: a row never listed keeps it in memory only.
       const entry = servers.find(id);
@@ -179,7 +179,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     if (servers.closed) throw new McpPoolError("closed", "the pool is closed");
   };
   const calls = new CallPipeline({
-    catalogue,
+    catalog,
     entries: () => servers.entries(),
     conversations,
     profiles,
@@ -198,7 +198,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     log,
     context,
     servers,
-    catalogue,
+    catalog,
     pins,
     calls,
     events,

@@ -2,8 +2,8 @@
  * McpPool: long-lived MCP connections to stdio and Streamable HTTP servers, reconciled
  * against a list of rows, with their tools exposed to an agent loop as `<slug>__<tool>`.
  *
- * A facade: the reconciler (reconciler.ts) owns the servers and the queue, the catalogue
- * (catalogue.ts) answers what is offered, the pin gate (pin-gate.ts) withholds what moved
+ * A facade: the reconciler (reconciler.ts) owns the servers and the queue, the catalog
+ * (catalog.ts) answers what is offered, the pin gate (pin-gate.ts) withholds what moved
  * since it was approved, and the call pipeline (calls/pipeline.ts) sends calls. Each
  * server's connection, crash handling and backoff live in its ServerEntry. The parts and
  * every callback between them are built in pool-parts.ts; each method here delegates.
@@ -13,7 +13,7 @@ import type { McpClient } from "./mcp/client.js";
 import type { McpServerConfig } from "../config/rows.js";
 import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
 
-import type { CatalogServer } from "./catalogue/catalogue.js";
+import type { CatalogServer } from "./catalog/catalog.js";
 import type { ConversationRegistry } from "./conversations/registry.js";
 import type { PassthroughArgs, PassthroughMethod, PassthroughResult } from "./calls/passthrough.js";
 import type { ResourceListener } from "./calls/passthrough.js";
@@ -181,11 +181,11 @@ export class McpPool {
     return this.#parts.passthrough.subscribe(id, uri, listener);
   }
 
-  // ── What the pool offers (catalogue.ts) ──────────────────────────────────────────
+  // ── What the pool offers (catalog.ts) ──────────────────────────────────────────
 
   /** Every configured server, in configuration order. Secrets only when asked for. */
   state(options: { secrets?: boolean } = {}): ServerState[] {
-    return this.#parts.catalogue.state(options);
+    return this.#parts.catalog.state(options);
   }
 
   /**
@@ -195,7 +195,7 @@ export class McpPool {
   tools(
     options: { names?: readonly string[]; servers?: readonly string[] } = {},
   ): ToolDefinition[] {
-    return this.#parts.catalogue.tools(options);
+    return this.#parts.catalog.tools(options);
   }
 
   /**
@@ -206,7 +206,7 @@ export class McpPool {
    */
   fresh(servers?: readonly string[]): Promise<void> {
     this.#parts.assertOpen();
-    return this.#parts.catalogue.fresh(servers);
+    return this.#parts.catalog.fresh(servers);
   }
 
   /**
@@ -224,7 +224,7 @@ export class McpPool {
 
   /** Every tool's name and description per server, no schemas. Connects nothing. */
   catalog(servers?: readonly string[]): CatalogServer[] {
-    return this.#parts.catalogue.catalog(servers);
+    return this.#parts.catalog.catalog(servers);
   }
 
   /** catalog() cut to the `limit` (default 20) best matches for `query` (C6). Connects nothing. */
@@ -232,12 +232,12 @@ export class McpPool {
     query: string,
     options: { servers?: readonly string[]; limit?: number } = {},
   ): CatalogServer[] {
-    return this.#parts.catalogue.search(query, options);
+    return this.#parts.catalog.search(query, options);
   }
 
   /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out (C8). */
   alwaysLoaded(servers?: readonly string[]): string[] {
-    return this.#parts.catalogue.alwaysLoaded(servers);
+    return this.#parts.catalog.alwaysLoaded(servers);
   }
 
   /** What a definition has no room for (C7); undefined where call() would refuse. Connects nothing. */
@@ -247,7 +247,7 @@ export class McpPool {
   ): ToolDescription | undefined {
     const { profile, ...rest } = options;
     if (profile !== undefined) return this.#parts.profiles.describe(profile, qualified, rest);
-    return this.#parts.catalogue.describe(qualified, rest);
+    return this.#parts.catalog.describe(qualified, rest);
   }
 
   // ── Pinning (pin-gate.ts, C18) ───────────────────────────────────────────────────

@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { fileURLToPath } from "node:url";
-import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
+import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import { relayArgs } from "../../src/cli/hosts/pipe-entry.js";
 import { cliPath, type TestHome } from "./daemon.js";
 import { alive, waitFor } from "./processes.js";

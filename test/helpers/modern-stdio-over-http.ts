@@ -23,7 +23,7 @@ import {
   Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { loopbackRequest } from "../../src/bridge/http.js";
+import { loopbackRequest } from "../../src/bridge/fronts/http.js";
 import { stringEnv } from "./bridge.js";
 import { alive, waitFor } from "./processes.js";
 import type { StdioEntry } from "./stdio-over-http.js";

@@ -24,7 +24,7 @@ import {
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
+import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import { cliPath } from "./daemon.js";
 import { alive, daemonsFor, stopAll, waitFor } from "./processes.js";
 

@@ -11,8 +11,8 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
-import type { Bridge } from "../../src/bridge/bridge-server.js";
-import { listenHttp } from "../../src/bridge/http.js";
+import type { Bridge } from "../../src/bridge/legacy/bridge-server.js";
+import { listenHttp } from "../../src/bridge/fronts/http.js";
 import { stringEnv } from "./bridge.js";
 import { alive, waitFor } from "./processes.js";
 

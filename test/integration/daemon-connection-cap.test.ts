@@ -10,7 +10,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import { PROTOCOL_VERSION, type DaemonStatus } from "mcpool-protocol";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
+import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import {
   client as poolClient,
   runCli,

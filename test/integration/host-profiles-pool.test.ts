@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { McpPool, type McpServerConfig } from "../../src/index.js";
-import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalogue/tools-cache.js";
+import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalog/tools-cache.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 const row: McpServerConfig = {

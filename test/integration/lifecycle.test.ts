@@ -32,7 +32,7 @@ async function pidsWhenReady(agent: PoolClient, count: number): Promise<Map<stri
 }
 
 describe("lifecycle through the daemon", () => {
-  it("answers a lazy daemon's first catalogue from a warm tools cache with no child spawned", async () => {
+  it("answers a lazy daemon's first catalog from a warm tools cache with no child spawned", async () => {
     const h = fleet.home();
     h.writeConfig(
       {

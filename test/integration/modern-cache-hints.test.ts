@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HostProfile, PoolClient } from "mcpool-client";
 import type { McpPool, ToolDefinition } from "../../src/index.js";
-import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalogue/tools-cache.js";
+import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalog/tools-cache.js";
 import { nodeRow, poolMaker } from "../helpers/stdio-pool.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 import {

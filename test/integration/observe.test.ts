@@ -246,7 +246,7 @@ describe("mcpool top in a real terminal", () => {
   });
 });
 
-describe("usage that trims the catalogue", () => {
+describe("usage that trims the catalog", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
 

@@ -1,5 +1,5 @@
 /**
- * Search on a realistic catalogue: the tools of the reference servers everything,
+ * Search on a realistic catalog: the tools of the reference servers everything,
  * filesystem and memory together, as the real servers list them (spawned once, over stdio).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -65,7 +65,7 @@ afterAll(async () => {
 });
 
 describe("search over the reference servers' real tools", () => {
-  it("holds all three catalogues", () => {
+  it("holds all three catalogs", () => {
     const counts = Object.fromEntries(pool.catalog().map((s) => [s.id, s.tools.length]));
     expect(counts.everything).toBeGreaterThan(5);
     expect(counts.filesystem).toBeGreaterThan(5);

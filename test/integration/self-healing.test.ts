@@ -58,7 +58,7 @@ describe("crash recovery (F1)", () => {
       const back = next(p, (e) => e.type === "connect" && e.recovered === true);
       process.kill(before, "SIGKILL");
       await crashed;
-      // Between the crash and the redial the last-known tools stay in the catalogue.
+      // Between the crash and the redial the last-known tools stay in the catalog.
       expect(p.tools().map((t) => t.function.name)).toContain("echo__echo");
       expect(p.search("echo").flatMap((s) => s.tools.map((t) => t.name))).toContain("echo__echo");
       await back;

@@ -101,7 +101,7 @@ afterAll(async () => {
 });
 
 describe("the tool surface over the socket", () => {
-  it("searches the catalogue, best first, with scope and limit", async () => {
+  it("searches the catalog, best first, with scope and limit", async () => {
     const found = await agent.search("search the knowledge graph nodes");
     expect(found[0]?.id).toBe("memory");
     expect(found[0]?.tools[0]?.name).toBe("memory__search_nodes");
@@ -227,7 +227,7 @@ describe("hooks over the socket", () => {
 });
 
 describe("the CLI", () => {
-  it("mcpool search prints the best matches, and --json the catalogue shape", () => {
+  it("mcpool search prints the best matches, and --json the catalog shape", () => {
     const human = mcpool("search", "search", "the", "graph", "--limit", "2");
     expect(human.code).toBe(0);
     expect(human.stdout.split("\n")[0]).toMatch(/^TOOL\s+SERVER\s+DESCRIPTION/);

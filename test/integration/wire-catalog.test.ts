@@ -50,7 +50,7 @@ describe("mcpool wire --catalog, for every host", () => {
   });
 
   for (const host of HOSTS) {
-    it(`rewrites ${host}'s entry to a catalogue bridge that finds and calls the server's tools`, async () => {
+    it(`rewrites ${host}'s entry to a catalog bridge that finds and calls the server's tools`, async () => {
       const where = { home: home.dir, platform: "linux" as const, env: home.env };
       const path = hostConfigPath(host, where);
       mkdirSync(dirname(path), { recursive: true });

@@ -23,7 +23,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse } from "jsonc-parser";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
+import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import { RELAY_FILE } from "../../src/cli/hosts/pipe-entry.js";
 import { onPath } from "../../src/cli/service/env.js";
 import { binPath } from "../helpers/bridge.js";

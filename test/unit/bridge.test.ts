@@ -1,10 +1,10 @@
 import { ErrorCode, McpError, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { McpPoolError, type ServerState } from "mcpool-client";
 import { describe, expect, it } from "vitest";
-import { RESOURCE_NOT_FOUND, callFailure, toMcpError } from "../../src/bridge/errors.js";
-import { BoundedEventStore, bearerMatches, loopbackRequest } from "../../src/bridge/http.js";
-import { TemplateRoutes, scopeOf, scopedName, toolNames } from "../../src/bridge/naming.js";
-import { passesLevel } from "../../src/bridge/session.js";
+import { RESOURCE_NOT_FOUND, callFailure, toMcpError } from "../../src/bridge/core/errors.js";
+import { BoundedEventStore, bearerMatches, loopbackRequest } from "../../src/bridge/fronts/http.js";
+import { TemplateRoutes, scopeOf, scopedName, toolNames } from "../../src/bridge/core/naming.js";
+import { passesLevel } from "../../src/bridge/core/session.js";
 
 function state(id: string, tools: ServerState["tools"], slug = id): ServerState {
   return {

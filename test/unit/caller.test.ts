@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { callerProblem, MAX_CLIENT_INFO_CHARS, passesLevel } from "mcpool-protocol";
-import { hostCaller } from "../../src/bridge/session.js";
+import { hostCaller } from "../../src/bridge/core/session.js";
 import { upstreamCaller } from "../../src/pool/calls/options.js";
 
 describe("callerProblem", () => {

@@ -1,9 +1,9 @@
 /**
- * A catalogue session's found tools (SPEC J2): bounded, least recently used leaving first,
+ * A catalog session's found tools (SPEC J2): bounded, least recently used leaving first,
  * and a change only when the listed set changes.
  */
 import { describe, expect, it } from "vitest";
-import { FoundTools, isMetaTool, metaTools } from "../../src/bridge/catalog.js";
+import { FoundTools, isMetaTool, metaTools } from "../../src/bridge/catalog/on-demand.js";
 
 describe("a session's found tools", () => {
   it("keeps at most its limit, the least recently found or called leaving first", () => {

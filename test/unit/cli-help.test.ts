@@ -1,7 +1,7 @@
 /**
  * The `mcpool` command's help and exit codes come from two tables (src/cli/commands.ts and
  * src/cli/output/exit-codes.ts); these tests hold the help, the parsed options and the
- * README's CLI section to them (issue 28, SPEC K4).
+ * command-line page of the docs (docs/cli.md) to them.
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -18,14 +18,9 @@ import {
 } from "../../src/cli/commands.js";
 import { EXIT, EXIT_CODES } from "../../src/cli/output/exit-codes.js";
 
-const README = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-
-/** The README's `## The CLI` section, up to the next `## `. */
+/** The docs' command-line page, which holds the command and exit-code tables. */
 function cliSection(): string {
-  const start = README.indexOf("\n## The CLI\n");
-  expect(start).toBeGreaterThan(-1);
-  const end = README.indexOf("\n## ", start + 1);
-  return README.slice(start, end === -1 ? undefined : end);
+  return readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8");
 }
 
 /** The rows of the first markdown table after `header`, cells split on unescaped `|`. */
@@ -168,7 +163,7 @@ describe("the exit codes", () => {
   });
 });
 
-describe("the README's CLI section", () => {
+describe("the command-line page of the docs", () => {
   it("has the exit-code table the code has, row for row", () => {
     const rows = tableAfter(cliSection(), "| code | name | meaning |");
     expect(rows).toEqual(EXIT_CODES.map((e) => [String(e.code), `\`${e.name}\``, e.meaning]));

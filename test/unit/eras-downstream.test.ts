@@ -3,8 +3,8 @@
  * is, and the input key the pool hands a call's handler and the bridge takes out again.
  */
 import { describe, expect, it } from "vitest";
-import { opensModern, serveEitherEra, type StdioLike } from "../../src/bridge/era-switch.js";
-import { splitInputKey } from "../../src/bridge/host-requests.js";
+import { opensModern, serveEitherEra, type StdioLike } from "../../src/bridge/modern/era-switch.js";
+import { splitInputKey } from "../../src/bridge/core/host-requests.js";
 import { META } from "../../src/pool/mcp/era.js";
 import { INPUT_KEY_META, keyed } from "../../src/pool/mcp/input-required.js";
 

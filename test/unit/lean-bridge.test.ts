@@ -3,7 +3,7 @@
  * the rest to the full CLI; its socket is mcpool-client's default (paths.js, not the client).
  */
 import { describe, expect, it } from "vitest";
-import { mcpSocketPath } from "../../src/bridge/mcp-socket-paths.js";
+import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import { leanBridgeSocket } from "../../src/cli/lean-bridge.js";
 
 describe("the lean bridge", () => {

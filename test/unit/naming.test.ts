@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 
 import { describe, expect, it } from "vitest";
 
-import { qualifiedName, qualifiedNames } from "../../src/pool/catalogue/naming.js";
+import { qualifiedName, qualifiedNames } from "../../src/pool/catalog/naming.js";
 
 function hash6(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex").slice(0, 6);

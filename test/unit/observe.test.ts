@@ -11,9 +11,9 @@ import { CallWindow } from "../../src/pool/watch/call-window.js";
 import { cpuPercent, psSeconds } from "../../src/pool/watch/resources.js";
 import { SAVE_DELAY_MS, UsageCounter, type UsageData } from "../../src/pool/watch/usage.js";
 import { sparkline } from "../../src/cli/output/figures.js";
-import { statusText } from "../../src/cli/status.js";
-import { frame } from "../../src/cli/top.js";
-import { windowMs } from "../../src/cli/stats.js";
+import { statusText } from "../../src/cli/commands/status.js";
+import { frame } from "../../src/cli/commands/top.js";
+import { windowMs } from "../../src/cli/commands/stats.js";
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;

@@ -11,7 +11,7 @@ import {
   pinnedToolOf,
   pinWithholds,
   samePin,
-} from "../../src/pool/catalogue/pinning.js";
+} from "../../src/pool/catalog/pinning.js";
 import { planReconcile } from "../../src/pool/reconcile/plan.js";
 import type { PinnedTool } from "../../src/pool/core/types.js";
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { httpStatusFor, McpPool, McpPoolError, type PoolEvent } from "../../src/index.js";
-import type { PinnedList, PinStore } from "../../src/pool/catalogue/pinning.js";
-import type { CachedTools } from "../../src/pool/catalogue/tools-cache.js";
+import type { PinnedList, PinStore } from "../../src/pool/catalog/pinning.js";
+import type { CachedTools } from "../../src/pool/catalog/tools-cache.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
 import { nextMatching } from "../helpers/processes.js";
 import {
@@ -287,7 +287,7 @@ describe("tool pinning (C18)", () => {
       connection: "",
       tools: flipped.map(({ call: _call, ...t }) => ({ inputSchema: { type: "object" }, ...t })),
     };
-    const { connectionHash } = await import("../../src/pool/catalogue/tools-cache.js");
+    const { connectionHash } = await import("../../src/pool/catalog/tools-cache.js");
     const row = memoryRow("rug", "rug", { pin, lazy: true });
     cached.connection = connectionHash(row);
     const pool = makePool({

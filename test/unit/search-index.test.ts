@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 
 import type { McpPool, PoolEvent } from "../../src/index.js";
-import { searchCatalog } from "../../src/pool/catalogue/search.js";
-import { SearchIndex } from "../../src/pool/catalogue/search-index.js";
+import { searchCatalog } from "../../src/pool/catalog/search.js";
+import { SearchIndex } from "../../src/pool/catalog/search-index.js";
 import type { ServerEntry } from "../../src/pool/server/entry.js";
-import type { IndexedTool, ToolIndex } from "../../src/pool/catalogue/tool-index.js";
+import type { IndexedTool, ToolIndex } from "../../src/pool/catalog/tool-index.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
 import { nextMatching } from "../helpers/processes.js";
 import { scriptedServer, tool, type FakeTool } from "../helpers/tool-server.js";

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 
 import { McpPool, rankTools, stem, tokenize } from "../../src/index.js";
-import { searchCatalog, TermCache } from "../../src/pool/catalogue/search.js";
+import { searchCatalog, TermCache } from "../../src/pool/catalog/search.js";
 import { makePool, memoryRow } from "../../src/testing/index.js";
 import { scriptedServer, tool } from "../helpers/tool-server.js";
 
@@ -95,7 +95,7 @@ describe("searchCatalog", () => {
     },
   ];
 
-  it("orders servers by their best tool and each server's tools best first, in the catalogue's shape", () => {
+  it("orders servers by their best tool and each server's tools best first, in the catalog's shape", () => {
     const found = searchCatalog("read a file", catalog);
     expect(found.map((s) => [s.id, s.tools.map((t) => t.name)])).toEqual([
       ["fs", ["fs__read_file", "fs__write_file"]],
@@ -153,7 +153,7 @@ describe("catalog, search, alwaysLoaded and describe on the pool", () => {
     return { pool, fs, mem };
   }
 
-  it("searches the catalogue with scope, limit and hiding, and carries tokens on every tool", async () => {
+  it("searches the catalog with scope, limit and hiding, and carries tokens on every tool", async () => {
     const { pool } = await twoServers();
     const found = pool.search("read a file");
     expect(found.map((s) => [s.id, s.tools.map((t) => t.name)])).toEqual([

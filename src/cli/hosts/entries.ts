@@ -206,7 +206,7 @@ export function looksLikeSse(url: string): boolean {
 /**
  * The server a wired entry (`mcpool bridge --server ID …`, the relay `mcpool-pipe.pl ID …`, or
  * a pipe to `mcp/ID.sock`) serves,
- * and whether it is in catalogue mode; undefined for any other entry.
+ * and whether it is in catalog mode; undefined for any other entry.
  */
 export function bridgeEntryOf(body: Body): { serverId: string; catalog: boolean } | undefined {
   const args = Array.isArray(body.args) ? body.args : [];

@@ -65,7 +65,7 @@ export interface WireOptions {
   /**
    * `--catalog[=auto]` (SPEC J1): each entry becomes `mcpool bridge --server ID --catalog`, the
    * server's alwaysLoad tools and the pool's search, describe and call tools; entries already
-   * wired without it are rewritten too. No stock pipe: one server's catalogue has no socket.
+   * wired without it are rewritten too. No stock pipe: one server's catalog has no socket.
    */
   catalog?: { mode: "on" | "auto"; tokens?: number };
   /** For the backup's name. Default: now. */

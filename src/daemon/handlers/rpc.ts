@@ -149,7 +149,7 @@ const READY_FIRST = [
   "tools/search",
   "tools/describe",
   "tools/always-loaded",
-  // Usage is read beside the catalogue (`mcpool stats` names each tool and its cost).
+  // Usage is read beside the catalog (`mcpool stats` names each tool and its cost).
   "pool/usage",
 ] as const satisfies readonly MethodName[];
 

@@ -9,7 +9,7 @@ import { Socket } from "node:net";
 import { LineSplitter } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChildren } from "../../pool/mcp/transport.js";
-import type { HandedChild } from "../../pool/mcp/handed.js";
+import type { HandedChild } from "../../pool/mcp/transport.js";
 import {
   CONTROL_FD,
   LISTEN_FD,

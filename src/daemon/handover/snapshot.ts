@@ -7,7 +7,7 @@
  * listening socket, then stdin, stdout and stderr of each child in `children` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild } from "../../pool/mcp/handed.js";
+import type { HandedChild } from "../../pool/mcp/transport.js";
 
 /** The snapshot's format; raised when its meaning changes, never reused. */
 export const SNAPSHOT_VERSION = 1;

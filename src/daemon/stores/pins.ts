@@ -5,7 +5,7 @@
  * still say what changed since the approval; losing it costs the difference, never the
  * withholding, which needs only the row's pin.
  */
-import type { PinnedList, PinStore } from "../../pool/catalogue/pinning.js";
+import type { PinnedList, PinStore } from "../../pool/catalog/pinning.js";
 import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
 

@@ -4,11 +4,7 @@
  * for a list its server calls private, SPEC H2) and the era the server was found to speak
  * (SPEC H1), never a row's env or headers.
  */
-import type {
-  CachedTools,
-  ProfileMemo,
-  ToolsCacheStore,
-} from "../../pool/catalogue/tools-cache.js";
+import type { CachedTools, ProfileMemo, ToolsCacheStore } from "../../pool/catalog/tools-cache.js";
 import { parseVerdict } from "../../pool/mcp/era.js";
 import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
@@ -25,7 +21,7 @@ export function createFileToolsCache(
       // ENOENT each, which made registering 30,000 lazy rows take seconds). This daemon is
       // the only writer (one per user), so what save() writes keeps the list true.
       if (!files.listed().has(id)) return undefined;
-      // Absent or unreadable: a cold start costs this row its catalogue, nothing else.
+      // Absent or unreadable: a cold start costs this row its catalog, nothing else.
       const parsed = files.read(id);
       if (typeof parsed?.connection !== "string" || !Array.isArray(parsed.tools)) return undefined;
       const era = parseVerdict(parsed.era);

@@ -26,7 +26,7 @@ import {
 } from "../../config/hooks.js";
 import { isEnabled, labelOf, slugOf, type McpServerConfig } from "../../config/rows.js";
 import { McpPoolError } from "../core/errors.js";
-import { qualifiedName } from "../catalogue/naming.js";
+import { qualifiedName } from "../catalog/naming.js";
 import type { CallOptions } from "./options.js";
 import type { CallSignal } from "../core/types.js";
 

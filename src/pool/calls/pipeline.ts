@@ -4,7 +4,7 @@
  *   resolve → gate → coerce → route/cache → send → finish
  *
  * resolve a qualified name (waking a server that could offer it, F4), the gates the
- * catalogue applies (scope, hiding, pins), coerce the arguments (C9), register the
+ * catalog applies (scope, hiding, pins), coerce the arguments (C9), register the
  * caller's elicitation/sampling handlers (C14) and consult the result cache (C11), send on
  * the server's connection (redialling a lost session once, B6; resending a trusted read
  * cut off by a crash once, F2), and finish the result (flatten, cut; results.ts). A
@@ -12,14 +12,14 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, slugOf } from "../../config/rows.js";
-import type { Catalogue } from "../catalogue/catalogue.js";
-import { unknownTool } from "../catalogue/catalogue.js";
+import type { Catalog } from "../catalog/catalog.js";
+import { unknownTool } from "../catalog/catalog.js";
 import { callArguments } from "./coercion.js";
 import type { Connection } from "../server/connection.js";
 import { isConversationTool, routeOf, type CallRoutes, type ConversationBound } from "./routes.js";
 import { checkCallTimeout } from "./duration-checks.js";
 import { McpPoolError } from "../core/errors.js";
-import { qualifiedName } from "../catalogue/naming.js";
+import { qualifiedName } from "../catalog/naming.js";
 import type { PoolAuth } from "../auth/pool-auth.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
@@ -27,7 +27,7 @@ import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
-import type { IndexedTool } from "../catalogue/tool-index.js";
+import type { IndexedTool } from "../catalog/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
 import { upstreamCaller, upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
@@ -53,11 +53,11 @@ export interface ConversationCalls {
 }
 
 /**
- * Where a call that names a host profile resolves (I4, I5): the pool's catalogue and entries
+ * Where a call that names a host profile resolves (I4, I5): the pool's catalog and entries
  * with each row's child for that profile in place of the row's own entry.
  */
 export interface ProfileViews {
-  view(profile: HostProfile): { catalogue: Catalogue; entries(): readonly ServerEntry[] };
+  view(profile: HostProfile): { catalog: Catalog; entries(): readonly ServerEntry[] };
 }
 
 /** Where a call's event goes (the pool's PoolEvents): built only when someone listens. */
@@ -67,7 +67,7 @@ export interface CallEvents {
 }
 
 export interface CallPipelineInit {
-  catalogue: Catalogue;
+  catalog: Catalog;
   /** The entries in configuration order. */
   entries(): readonly ServerEntry[];
   conversations: ConversationCalls;
@@ -161,10 +161,8 @@ export class CallPipeline {
   async #resolve(qualified: string, opts: CallOptions): Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const hidden = opts.hidden === true;
-    const { catalogue, entries } = opts.profile
-      ? this.#init.profiles.view(opts.profile)
-      : this.#init;
-    const found = catalogue.lookup(qualified, scope, hidden);
+    const { catalog, entries } = opts.profile ? this.#init.profiles.view(opts.profile) : this.#init;
+    const found = catalog.lookup(qualified, scope, hidden);
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();
     if (found && found.entry.connection) {
@@ -172,7 +170,7 @@ export class CallPipeline {
       const listing = found.entry.fresh();
       if (listing === undefined) return found;
       await listing;
-      const again = catalogue.lookup(qualified, scope, hidden);
+      const again = catalog.lookup(qualified, scope, hidden);
       if (again) return again;
       throw unknownTool(qualified);
     }
@@ -184,7 +182,7 @@ export class CallPipeline {
     if (found) {
       // A last-known (stale) tool: its server comes back first, and may offer other tools.
       await found.entry.ensure();
-      const again = catalogue.lookup(qualified, scope, hidden);
+      const again = catalog.lookup(qualified, scope, hidden);
       if (again) return again;
       throw unknownTool(qualified);
     }
@@ -195,7 +193,7 @@ export class CallPipeline {
       .filter((listing) => listing !== undefined);
     if (listings.length > 0) {
       await Promise.all(listings);
-      const listed = catalogue.lookup(qualified, scope, hidden);
+      const listed = catalog.lookup(qualified, scope, hidden);
       if (listed) return this.#resolve(qualified, opts);
     }
     // A conversation row's tools are listed on the caller's own client (B9).
@@ -217,7 +215,7 @@ export class CallPipeline {
         failures.push(error);
       }
     }
-    const woken = catalogue.lookup(qualified, scope, hidden);
+    const woken = catalog.lookup(qualified, scope, hidden);
     if (woken) return woken;
     if (candidates.length === 1 && failures.length === 1) throw failures[0];
     throw unknownTool(qualified);

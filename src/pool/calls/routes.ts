@@ -20,7 +20,7 @@ import {
   type ElicitResult,
   type SampleParams,
 } from "../server/routing.js";
-import type { IndexedTool } from "../catalogue/tool-index.js";
+import type { IndexedTool } from "../catalog/tool-index.js";
 import { isProfileEntry } from "../server/profile-entry.js";
 import type { CallOptions } from "./options.js";
 import type { PoolLog } from "../core/types.js";

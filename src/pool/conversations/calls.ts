@@ -24,12 +24,12 @@ import {
   type ConversationIdentity,
 } from "../core/identity.js";
 import { listAllTools } from "../mcp/list-tools.js";
-import { qualifiedName } from "../catalogue/naming.js";
+import { qualifiedName } from "../catalog/naming.js";
 import type { Invoked } from "../calls/result-cache.js";
 import { finishResult, forwardable, resultBudget } from "../calls/results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, sessionLost } from "../server/session.js";
-import type { IndexedTool } from "../catalogue/tool-index.js";
+import type { IndexedTool } from "../catalog/tool-index.js";
 import { upstreamCaller, upstreamParams, type CallOptions } from "../calls/options.js";
 import type { CallSignal, PoolLog } from "../core/types.js";
 

@@ -17,8 +17,8 @@ import type { McpServerConfig } from "../../config/rows.js";
 import type { ShareNames } from "../../config/conversation.js";
 import { canonicalJson } from "../core/fingerprint.js";
 import type { ServerEntry } from "../server/entry.js";
-import { buildToolIndex, type IndexedTool } from "../catalogue/tool-index.js";
-import { connectionHash } from "../catalogue/tools-cache.js";
+import { buildToolIndex, type IndexedTool } from "../catalog/tool-index.js";
+import { connectionHash } from "../catalog/tools-cache.js";
 
 /**
  * Listings kept per row, bindings included. Past it the oldest are forgotten and their

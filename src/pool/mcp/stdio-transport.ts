@@ -13,15 +13,8 @@
  * for it. Either kind can be handed on again (handOff()).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import {
-  fdOf,
-  pidGone,
-  pipeFrom,
-  resumeReading,
-  stopReading,
-  type HandedChild,
-  type HandedSession,
-} from "./handed.js";
+import { fdOf, pidGone, pipeFrom, resumeReading, stopReading } from "../core/pipes.js";
+import type { HandedChild, HandedSession } from "./transport.js";
 import { LineReader, parseJsonRpcLine } from "./line-reader.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";

@@ -20,7 +20,7 @@ import {
   type CachedTools,
   type ProfileMemo,
   type ToolsCacheStore,
-} from "../catalogue/tools-cache.js";
+} from "../catalog/tools-cache.js";
 import type { PoolLog } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 

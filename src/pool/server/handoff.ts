@@ -5,7 +5,7 @@
  * release() lets go without a signal. It did not: resume() reads them again.
  */
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild } from "../mcp/handed.js";
+import type { HandedChild } from "../mcp/transport.js";
 import { processOf } from "../mcp/transport.js";
 import { drained, type Connection } from "./connection.js";
 import type { EntryState } from "./state.js";

@@ -1,0 +1,144 @@
+/**
+ * A host session's profile (SPEC I4, I5): what the host declared (a legacy host in its
+ * initialize, a modern one in each request's envelope, below) that a pooled server can
+ * see — sampling, elicitation, roots — and, when a legacy host declares roots, its roots,
+ * asked of the host with `roots/list` once and again after the host's
+ * `notifications/roots/list_changed`. Every listing and call of the session names it, so
+ * the daemon serves the session from the child of each server that declared the same.
+ * A modern host's roots (ModernRoots) are asked in an `input_required` instead (modern/bridge.ts).
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { ServerContext } from "@modelcontextprotocol/server";
+import {
+  hostProfile,
+  isHostProfile,
+  type HostProfile,
+  type HostRoot,
+  type PoolClient,
+} from "mcpool-client";
+import type { Scope } from "./naming.js";
+
+/**
+ * How long a host gets to answer our `roots/list`, ms. A host that does not answer is
+ * served as one that declared no roots (the row's own configuration) until it says its
+ * roots changed: a host that never answers costs one wait, not one per listing.
+ */
+export const ROOTS_TIMEOUT_MS = 10_000;
+
+export class SessionProfile {
+  readonly #server: Server;
+  readonly #log: (line: string) => void;
+  /** The profile with the roots the host last gave, while they hold. */
+  #asked: Promise<HostProfile> | undefined;
+
+  constructor(server: Server, log: (line: string) => void) {
+    this.#server = server;
+    this.#log = log;
+  }
+
+  /**
+   * The session's profile now; the host is asked for its roots when they are not known, on
+   * the stream of the request `relatedRequestId` (a Streamable HTTP host may have no other).
+   */
+  get(relatedRequestId?: string | number): Promise<HostProfile> {
+    const capabilities = this.#server.getClientCapabilities();
+    if (capabilities?.roots === undefined) return Promise.resolve(hostProfile(capabilities));
+    this.#asked ??= this.#server
+      .listRoots(undefined, {
+        timeout: ROOTS_TIMEOUT_MS,
+        ...(relatedRequestId !== undefined ? { relatedRequestId } : {}),
+      })
+      .then(
+        (answer) => hostProfile(capabilities, answer.roots as HostRoot[]),
+        (error: Error) => {
+          this.#log(`mcpool bridge: the host did not list its roots: ${error.message}`);
+          const { roots: _unknown, ...rest } = capabilities;
+          return hostProfile(rest);
+        },
+      );
+    return this.#asked;
+  }
+
+  /** The host said its roots changed: the next listing or call asks again. */
+  changed(): void {
+    this.#asked = undefined;
+  }
+}
+
+/** The key of the bridge's own `roots/list` in a modern host's `input_required` (modern/bridge.ts). */
+export const ROOTS_INPUT_KEY = "mcpool-roots";
+
+/**
+ * A modern host's roots (SPEC H3, I5), as one serving unit learnt them: a modern host has no
+ * channel for a `roots/list` of ours but an `input_required` (modern/bridge.ts asks in one), so its
+ * roots are asked once, on the request that first needs them, and kept for the serving
+ * unit's life: 2026-07-28 has no `notifications/roots/list_changed` (the SDK drops one). A
+ * host that gave no answer, or a malformed one, is served as one that declared no roots —
+ * as SessionProfile serves a legacy host that did not answer.
+ */
+export class ModernRoots {
+  /** Undefined: not asked yet; else what the host answered (undefined roots: no answer). */
+  #learnt: { roots: readonly HostRoot[] | undefined } | undefined;
+
+  /** Whether the host's roots were asked (answered or not). */
+  get known(): boolean {
+    return this.#learnt !== undefined;
+  }
+
+  /** The host's answer to our `roots/list` (a ListRootsResult, untrusted), kept. */
+  learn(response: unknown, log: (line: string) => void): void {
+    const roots = (response as { roots?: unknown } | null | undefined)?.roots;
+    if (Array.isArray(roots) && isHostProfile({ roots })) {
+      this.#learnt = { roots: roots as HostRoot[] };
+      return;
+    }
+    log(
+      `mcpool bridge: the host ${response === undefined ? "did not list" : "listed malformed"} roots; served as a host that declares none`,
+    );
+    this.#learnt = { roots: undefined };
+  }
+
+  /**
+   * The profile of a host that declared `capabilities` in its envelope: its roots when they
+   * were learnt, else without roots (the row's own configuration, as for a host without).
+   */
+  profile(capabilities: Record<string, unknown>): HostProfile {
+    const { roots: _declared, ...rest } = capabilities;
+    const roots = this.#learnt?.roots;
+    return roots === undefined ? hostProfile(rest as never) : hostProfile(capabilities, roots);
+  }
+}
+
+/**
+ * Whether the server of tool `qualified` may ask its client's roots at its start (a legacy
+ * server, or one whose era is not known yet): a modern one asks inside each request.
+ */
+export async function mayAskAtStart(
+  bridge: { upstream: PoolClient; scope: Scope },
+  qualified: string,
+): Promise<boolean> {
+  const server = (await bridge.upstream.state()).find(
+    (state) =>
+      bridge.scope.includes(state.id) && state.tools.some((tool) => tool.qualified === qualified),
+  );
+  return server?.era !== "modern";
+}
+
+// ── A modern host (modern/bridge.ts): its profile is in each request's envelope ────────────────
+
+/** The envelope key of a modern request's client capabilities (SDK v2's, not loaded here). */
+const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
+
+/** A modern request's `_meta`. */
+export function metaOf(ctx: ServerContext): Record<string, unknown> | undefined {
+  return ctx.mcpReq._meta as Record<string, unknown> | undefined;
+}
+
+/** What the request's envelope says the host can do. */
+export function clientCapabilities(ctx: ServerContext): Record<string, unknown> {
+  const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+  const declared = envelope[CLIENT_CAPABILITIES_META_KEY] ?? envelope.clientCapabilities;
+  return typeof declared === "object" && declared !== null
+    ? (declared as Record<string, unknown>)
+    : {};
+}

@@ -1,0 +1,428 @@
+/**
+ * The daemon's MCP sockets (issue 20): the pool spoken as MCP on Unix sockets, one socket per
+ * scope (mcp-socket-paths.ts), one MCP session per connection, so that any byte pipe — `nc
+ * -U`, `socat`, a perl one-liner, the lean `mcpool bridge` — is a host's bridge.
+ *
+ * This is the bridge, hosted in the daemon's process by the composition root (`mcpool
+ * serve`), not a part of the daemon: it reaches the pool through one mcpool-client
+ * `PoolClient` on the daemon's own socket, shared by every session, and each connection is
+ * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
+ * routing, list changes, resources, prompts and one conversation per connection included.
+ *
+ * The whole pool is also served in catalog mode (SPEC J1–J3, `bridge --catalog`) on
+ * `@catalog.sock`, and with the most-called tools in its first list on `@catalog-auto.sock`.
+ *
+ * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
+ * listening sockets (SPEC P7), the SDK's server side and the client come with the first host.
+ */
+import { chmod, lstat, mkdir, readdir, rm, unlink } from "node:fs/promises";
+import { createServer, type Server as NetServer, type Socket } from "node:net";
+import { join } from "node:path";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { PoolClient } from "mcpool-client";
+import type { Bridge } from "../legacy/bridge-server.js";
+import { HOST_GONE_METHOD, HOST_PROBE } from "../lean/host-signals.js";
+import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
+
+export interface McpSocketsOptions {
+  /** The daemon's socket: the MCP sockets go beside it, the shared client dials it. */
+  daemonSocketPath: string;
+  /** The pool's server ids now. */
+  serverIds(): readonly string[];
+  /** Calls `listener` when servers may have come or gone; returns the unsubscribe. */
+  onChange(listener: () => void): () => void;
+  /** serverInfo sent to hosts. */
+  version: string;
+  /** Where what a host cannot be told goes. Default: nowhere. */
+  log?: (line: string) => void;
+  /**
+   * The daemon's connection cap (`mcpool.maxConnections`), shared with its socket: each
+   * session takes a place and gives it back when it ends. Default: no cap.
+   */
+  connections?: SessionCap;
+}
+
+/** What the MCP sockets need of the daemon's connection cap (src/daemon/socket/connection-cap.ts). */
+export interface SessionCap {
+  /** Counts a new session ("open"), or refuses it ("refused"); `false`: no reserved slot. */
+  enter(reserve: false): string;
+  /** A counted session ended. */
+  leave(): void;
+  /** What a refused host is told. */
+  message(): string;
+}
+
+/** JSON-RPC's first implementation-defined server error: the MCP sessions' refusal. */
+const REFUSED_CODE = -32000;
+
+export interface McpSockets {
+  /** The sockets listening now, by scope (a server id, or "" for the pool). */
+  readonly paths: ReadonlyMap<string, string>;
+  /** Host sessions open now. */
+  readonly sessions: number;
+  /**
+   * Makes the folder and listens on every socket again, as the daemon does when its runtime
+   * folder was removed (SPEC F10); sessions open now carry on.
+   */
+  renew(): Promise<void>;
+  /** Stops listening, ends every session, removes the sockets. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Bound on answering what a host asked before it closed its side, ms: a call that waits on
+ * that host (an elicitation it can no longer answer) must not keep the session open forever.
+ */
+export const HALF_CLOSE_ANSWER_MS = 30_000;
+
+/**
+ * When a half-closed host with calls due is probed (HOST_PROBE), ms after its EOF: at once
+ * (a host holding the socket itself that died), then as a stock relay that got the first
+ * probe has had time to fail its write to a dead host and exit (perl dies of that SIGPIPE),
+ * then every PROBE_EVERY_MS until HALF_CLOSE_ANSWER_MS ends the session anyway.
+ */
+export const PROBE_AFTER_MS = [0, 50, 250, 1_000] as const;
+/** The probe's period after PROBE_AFTER_MS, ms: a relay that notices its host late. */
+export const PROBE_EVERY_MS = 3_000;
+
+/** The scope key of the whole pool. */
+const POOL_SCOPE = "";
+
+/**
+ * The scope keys of the whole pool in catalog mode (SPEC J1, J3): a NUL starts no server
+ * id, so these never meet one.
+ */
+const CATALOG_SCOPES = { "\0catalog": "on", "\0catalog-auto": "auto" } as const;
+type CatalogScope = keyof typeof CATALOG_SCOPES;
+
+const catalogOf = (scope: string): "on" | "auto" | undefined =>
+  CATALOG_SCOPES[scope as CatalogScope];
+
+/** The socket a scope key listens on, or undefined when it can have none. */
+function scopePath(daemonSocketPath: string, scope: string): string | undefined {
+  const mode = catalogOf(scope);
+  if (mode !== undefined) return mcpCatalogSocketPath(daemonSocketPath, mode);
+  return mcpSocketPath(daemonSocketPath, scope === POOL_SCOPE ? undefined : scope);
+}
+
+/** A scope key as a log line names it. */
+const labelOf = (scope: string): string =>
+  catalogOf(scope) !== undefined ? `(pool, --catalog=${catalogOf(scope)})` : scope || "(pool)";
+
+/** What the scope key serves, as createBridge() options. */
+function scopeOptions(scope: string): { server?: string; catalog?: { mode: "on" | "auto" } } {
+  const mode = catalogOf(scope);
+  if (mode !== undefined) return { catalog: { mode } };
+  return scope === POOL_SCOPE ? {} : { server: scope };
+}
+
+/**
+ * At most this many per-server sockets (one descriptor each, in a process whose children need
+ * theirs): past it a server's host goes through the SDK bridge, which needs none.
+ */
+export const MAX_SERVER_SOCKETS = 256;
+
+/** What the first connection loads: the SDK's server side, the bridge and the client. */
+interface Loaded {
+  client: PoolClient;
+  createBridge: typeof import("../legacy/bridge-server.js").createBridge;
+  StdioServerTransport: typeof import("@modelcontextprotocol/sdk/server/stdio.js").StdioServerTransport;
+}
+
+async function load(daemonSocketPath: string): Promise<Loaded> {
+  const [{ connect }, { createBridge }, { StdioServerTransport }] = await Promise.all([
+    import("mcpool-client"),
+    import("../legacy/bridge-server.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+  ]);
+  const client = await connect({ clientName: "mcpool-mcp-socket", socketPath: daemonSocketPath });
+  return { client, createBridge, StdioServerTransport };
+}
+
+/** A directory only this user can enter; never through a symlink someone planted. */
+async function privateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const stats = await lstat(dir);
+  if (!stats.isDirectory()) throw new Error(`${dir} is not a directory`);
+  if (process.getuid !== undefined && stats.uid !== process.getuid()) {
+    throw new Error(`${dir} belongs to another user`);
+  }
+  await chmod(dir, 0o700);
+}
+
+export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
+  const log = options.log ?? (() => undefined);
+  const dir = mcpSocketDir(options.daemonSocketPath);
+  await privateDir(dir);
+  // A previous daemon's sockets: we hold the daemon's lock, they are nobody's now.
+  for (const name of await readdir(dir)) {
+    if (name.endsWith(".sock")) await unlink(join(dir, name)).catch(() => undefined);
+  }
+
+  const listeners = new Map<string, NetServer>();
+  const paths = new Map<string, string>();
+  const bridges = new Map<string, Promise<Bridge>>();
+  const sockets = new Set<Socket>();
+  let loaded: Promise<Loaded> | undefined;
+  let closed = false;
+
+  const bridgeFor = async (scope: string): Promise<{ bridge: Bridge; loaded: Loaded }> => {
+    loaded ??= load(options.daemonSocketPath);
+    const ready = await loaded;
+    let bridge = bridges.get(scope);
+    if (bridge === undefined) {
+      bridge = ready.createBridge({
+        client: ready.client,
+        ...scopeOptions(scope),
+        name: "mcpool",
+        version: options.version,
+        log,
+      });
+      bridges.set(scope, bridge);
+      // A scope that failed (its server just went) is tried afresh by the next connection.
+      bridge.catch(() => bridges.delete(scope));
+    }
+    return { bridge: await bridge, loaded: ready };
+  };
+
+  /**
+   * One connection, one MCP session; it ends when either side does — a host that closed only
+   * its side (a pipe's stdin EOF) once it has its answers (answersBeforeEnd).
+   */
+  const serve = async (scope: string, socket: Socket): Promise<void> => {
+    const cap = options.connections;
+    if (cap !== undefined && cap.enter(false) === "refused") {
+      // One error line in MCP's stdio framing, for no request yet, then the end.
+      const error = { code: REFUSED_CODE, message: cap.message() };
+      socket.on("error", () => undefined);
+      socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () =>
+        socket.destroy(),
+      );
+      return;
+    }
+    if (cap !== undefined) socket.once("close", () => cap.leave());
+    sockets.add(socket);
+    // Nothing is read before the session's transport is wrapped to count requests.
+    socket.pause();
+    let server: { close(): Promise<void> } | undefined;
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      sockets.delete(socket);
+      void server?.close().catch(() => undefined);
+      socket.destroy();
+    };
+    socket.once("close", end);
+    socket.on("error", end);
+    try {
+      const { bridge, loaded: ready } = await bridgeFor(scope);
+      if (ended) return;
+      const transport = new ready.StdioServerTransport(socket, socket);
+      answersApart(transport);
+      // Either era: the host's opening message says which (era-switch.ts).
+      server = await bridge.serve(transport);
+      answersBeforeEnd(transport, socket, end);
+      socket.resume();
+    } catch (error) {
+      log(`mcpool: MCP socket ${labelOf(scope)}: ${(error as Error).message}`);
+      end();
+    }
+  };
+
+  const listen = async (scope: string): Promise<void> => {
+    const path = scopePath(options.daemonSocketPath, scope);
+    if (path === undefined) {
+      log(`mcpool: no MCP socket for "${labelOf(scope)}" (its name or path does not fit a socket)`);
+      return;
+    }
+    // Half-open: a host's EOF is not the end of the answers it is owed.
+    const listener = createServer({ allowHalfOpen: true }, (socket) => void serve(scope, socket));
+    listeners.set(scope, listener);
+    await unlink(path).catch(() => undefined);
+    await new Promise<void>((resolve, reject) => {
+      listener.once("error", reject);
+      listener.listen(path, () => {
+        listener.off("error", reject);
+        resolve();
+      });
+    });
+    await chmod(path, 0o600);
+    paths.set(scope, path);
+  };
+
+  const forget = async (scope: string): Promise<void> => {
+    const listener = listeners.get(scope);
+    listeners.delete(scope);
+    paths.delete(scope);
+    // The socket file goes with the listener; open sessions end on their own.
+    await new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
+    const bridge = bridges.get(scope);
+    bridges.delete(scope);
+    await bridge?.then((b) => b.close()).catch(() => undefined);
+  };
+
+  /**
+   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
+   * the pool's. A burst of pool events is one pass: a pass queued and not yet begun takes them all.
+   */
+  let syncing = Promise.resolve();
+  let queued = false;
+  /** The next pass makes the folder again and replaces every listener (`renew()`). */
+  let relisten = false;
+  const sync = (): Promise<void> => {
+    if (queued) return syncing;
+    queued = true;
+    syncing = syncing.then(async () => {
+      queued = false;
+      if (closed) return;
+      if (relisten) {
+        relisten = false;
+        await privateDir(dir);
+        for (const [scope, listener] of [...listeners]) {
+          listeners.delete(scope);
+          paths.delete(scope);
+          // Its path is gone; the sessions it accepted carry on.
+          listener.close();
+        }
+      }
+      const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
+      const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
+      for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
+      for (const scope of wanted) {
+        if (listeners.has(scope)) continue;
+        await listen(scope).catch((error: unknown) => {
+          listeners.delete(scope);
+          log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${(error as Error).message}`);
+        });
+      }
+    });
+    return syncing;
+  };
+
+  const unsubscribe = options.onChange(() => void sync());
+  await sync();
+
+  let closing: Promise<void> | undefined;
+  return {
+    paths,
+    get sessions() {
+      return sockets.size;
+    },
+    renew() {
+      relisten = true;
+      return sync();
+    },
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        unsubscribe();
+        await syncing;
+        for (const socket of sockets) socket.destroy();
+        await Promise.all([...listeners.keys()].map((scope) => forget(scope)));
+        const ready = await loaded?.catch(() => undefined);
+        await ready?.client.close().catch(() => undefined);
+        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The part of the SDK's stdio server transport the wrappers below replace. */
+interface SessionTransport {
+  onmessage?: ((message: JSONRPCMessage, extra?: never) => void) | undefined;
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+}
+
+/**
+ * A host that half-closes (its stdin EOF through a pipe, which then shuts down its write side)
+ * still gets the answers to every request it sent: the socket ends once the last is written,
+ * at once when none is due, or after HALF_CLOSE_ANSWER_MS; then `end` runs on its close.
+ * A host that is gone ends the session at once, cancelling its calls upstream (issue 27
+ * item 7): the lean bridge says so (HOST_GONE), and a relay that exited shows as a probe's
+ * EPIPE (the socket's error runs `end`).
+ */
+function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () => void): void {
+  const due = new Set<string | number>();
+  let hostDone = false;
+  let timer: NodeJS.Timeout | undefined;
+  let probe: NodeJS.Timeout | undefined;
+  const stop = (): void => {
+    clearTimeout(timer);
+    clearTimeout(probe);
+  };
+  const finish = (): void => {
+    stop();
+    socket.end();
+  };
+  const probeFrom = (step: number): void => {
+    const at = PROBE_AFTER_MS[step];
+    const wait = at === undefined ? PROBE_EVERY_MS : at - (PROBE_AFTER_MS[step - 1] ?? 0);
+    probe = setTimeout(() => {
+      if (socket.destroyed || socket.writableEnded) return;
+      socket.write(HOST_PROBE);
+      probeFrom(step + 1);
+    }, wait);
+  };
+  const received = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ("method" in message && !("id" in message) && message.method === HOST_GONE_METHOD) {
+      return end();
+    }
+    if ("method" in message && "id" in message) due.add(message.id);
+    received?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    await send(message, options);
+    if ("id" in message && !("method" in message) && message.id !== undefined) {
+      due.delete(message.id);
+      if (hostDone && due.size === 0) finish();
+    }
+  };
+  socket.once("end", () => {
+    hostDone = true;
+    if (due.size === 0) return finish();
+    timer = setTimeout(end, HALF_CLOSE_ANSWER_MS);
+    probeFrom(0);
+  });
+  socket.once("close", stop);
+}
+
+// ── Answers kept apart from the notifications before them, on every stdio path to a host:
+// the daemon's MCP sockets (behind a byte relay) and `mcpool bridge` on its own stdout. ──
+
+/**
+ * How long after a notification an answer is held. Between the two and the host lie a pipe
+ * and maybe a byte relay (socat, `nc -U`, perl, the lean bridge), each forwarding whatever it
+ * has read in one write: the gap lets the notification through on its own even when the
+ * relay or the host is scheduled late on a busy machine. Only an answer that follows a
+ * notification this closely waits.
+ */
+const NOTIFICATION_GAP_MS = 5;
+
+/** What answersApart() wraps: a transport's send. */
+export interface Sending {
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+}
+
+/**
+ * A host's SDK client handles a notification a microtask after the chunk it came in, but
+ * forgets a request's progress handler as soon as it reads the answer: progress read in the
+ * same chunk as the answer is lost. An answer written within NOTIFICATION_GAP_MS of a
+ * notification waits out the rest of the gap, so the host reads the notifications first.
+ */
+export function answersApart(transport: Sending): void {
+  const send = transport.send.bind(transport);
+  let notifiedAt = Number.NEGATIVE_INFINITY;
+  transport.send = async (message, options) => {
+    if (!("id" in message)) notifiedAt = performance.now();
+    else if ("result" in message || "error" in message) {
+      const wait = notifiedAt + NOTIFICATION_GAP_MS - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    return send(message, options);
+  };
+}

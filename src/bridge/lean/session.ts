@@ -1,0 +1,343 @@
+/**
+ * The lean bridge's host session across daemon restarts (issue 30 item 3, SPEC I3). The
+ * daemon's MCP socket holds one MCP session per connection; a daemon that restarts (upgrade,
+ * `mcpool shutdown` + start, a service restart) closes it. The session is the host's, so
+ * this side keeps what it had and gives it to the next daemon:
+ *
+ * - the host's lines are read whole (one JSON-RPC message a line, MCP stdio), and what makes
+ *   its session — `initialize`, `notifications/initialized`, the last `logging/setLevel`, the
+ *   `resources/subscribe`s not undone — is kept; every request sent and not yet answered too;
+ * - the daemon's connection closing with the host still there: each request in flight is
+ *   answered at once with INFLIGHT_MESSAGE (it may or may not have run), and the socket is
+ *   dialled again, RECONNECT_DELAYS_MS apart, within the window (reconnectWindowMs); the host's requests
+ *   meanwhile wait;
+ * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
+ *   `notifications/initialized`, the level and the subscriptions; their answers are the
+ *   host's already and are dropped; the host is sent `notifications/tools/list_changed` (the
+ *   new daemon's catalog may differ) and then what it asked meanwhile;
+ * - the window over: what waits, and every request after, is answered with downMessage()
+ *   (mcpool, the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as
+ *   long as the host is there: a daemon that comes back gets the session as above.
+ *
+ * Node's net alone, as the lean bridge: no SDK, no client.
+ */
+import { connect, type Socket } from "node:net";
+
+/** How long the host's requests wait for a daemon that went away, ms, from the loss. */
+export const RECONNECT_WINDOW_MS = 60_000;
+
+/**
+ * The window an entry uses: `MCPOOL_RECONNECT_MS` from its environment when that is a whole
+ * number of ms (0: requests are refused at once while the daemon is away), else
+ * RECONNECT_WINDOW_MS. The perl relay reads the same variable.
+ */
+export function reconnectWindowMs(env: NodeJS.ProcessEnv): number {
+  const value = env.MCPOOL_RECONNECT_MS;
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : RECONNECT_WINDOW_MS;
+}
+/** Pauses between redials within the window, ms; the last repeats. A service is back in ~1 s. */
+export const RECONNECT_DELAYS_MS = [100, 200, 400, 800, 1_600, 2_000] as const;
+/** Pause between redials after the window, ms: cheap, and a daemon back later is found. */
+export const DOWN_RETRY_MS = 5_000;
+/** Bound on the new daemon's answers to the replayed session, ms; else the dial is redone. */
+export const REPLAY_TIMEOUT_MS = 15_000;
+
+/** What a request in flight when the daemon went away is answered (JSON-RPC internal error). */
+export const INFLIGHT_MESSAGE =
+  "mcpool: the daemon went away during this request (it restarted or stopped); the request may or may not have run. This entry reconnects by itself: send it again.";
+
+/** How a user starts the daemon, in every message that says it is not there. */
+export const START_DAEMON =
+  "start it with `mcpool service install` (now and at every login) or `mcpool serve`";
+
+/** What a request is answered when no daemon came back within the window. */
+export function downMessage(socketPath: string): string {
+  return (
+    `mcpool: no daemon answers at ${socketPath} (it stopped or is restarting); ` +
+    `${START_DAEMON}. This entry reconnects by itself once it is back.`
+  );
+}
+
+const INTERNAL_ERROR = -32603;
+
+type Id = string | number;
+
+interface Message {
+  id?: Id;
+  method?: string;
+  params?: { uri?: unknown };
+}
+
+function parse(line: string): Message | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Message)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const isId = (id: unknown): id is Id => typeof id === "string" || typeof id === "number";
+
+/** The key of a framed request's id. */
+const idOf = (line: string): string => JSON.stringify(parse(line)?.id);
+
+/** The error answer to request `id`, framed. */
+function errorLine(id: Id, message: string, inFlight: boolean): string {
+  const data = { code: "daemon-unavailable", detail: inFlight ? { inFlight: true } : {} };
+  return `${JSON.stringify({ jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message, data } })}\n`;
+}
+
+const LIST_CHANGED = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })}\n`;
+
+/** Splits a stream's text into whole lines; `onLine` gets each with its "\n". */
+function lines(onLine: (line: string) => void): (chunk: string) => void {
+  let rest = "";
+  return (chunk) => {
+    rest += chunk;
+    let from = 0;
+    let at = rest.indexOf("\n");
+    while (at !== -1) {
+      onLine(rest.slice(from, at + 1));
+      from = at + 1;
+      at = rest.indexOf("\n", from);
+    }
+    rest = rest.slice(from);
+  };
+}
+
+export interface LeanSessionOptions {
+  /** The MCP socket, dialled again after a loss. */
+  path: string;
+  /** The daemon's socket, named to the host when it does not come back. */
+  daemonSocket: string;
+  /** The host's lines: paused while the daemon is slow to take them. */
+  input: NodeJS.ReadableStream;
+  /** How long the host's requests wait for a daemon that went away, ms (reconnectWindowMs). */
+  windowMs: number;
+  /** Where the daemon's lines go: the host. */
+  out: NodeJS.WritableStream;
+  /** Everything is over: the host has had all it will get. */
+  done(): void;
+}
+
+type State = "open" | "replaying" | "reconnecting" | "down";
+
+/** One host session over successive connections to the daemon's MCP socket. */
+export class LeanSession {
+  private socket: Socket;
+  private state: State = "open";
+  /** What makes the host's session, sent again to a new daemon. */
+  private initialize: string | undefined;
+  private initialized: string | undefined;
+  private level: string | undefined;
+  private readonly subscriptions = new Map<string, string>();
+  /** The host's requests on the current connection not answered yet, by JSON of their id. */
+  private readonly pending = new Map<string, Id>();
+  /** The host's lines that wait for a connection. */
+  private queue: string[] = [];
+  /** Replayed requests whose answers are still to come (and to drop). */
+  private replaying = new Set<string>();
+  private phase: "initialize" | "rest" = "initialize";
+  private lostAt = 0;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  /** The host closed its stdin (a half-close) or is gone: nothing more comes from it. */
+  private hostEnded = false;
+  private finished = false;
+
+  constructor(
+    socket: Socket,
+    private readonly options: LeanSessionOptions,
+  ) {
+    this.socket = socket;
+    this.attach(socket);
+  }
+
+  /** The socket of the moment, for the host's end (HOST_GONE, half-close). */
+  get current(): Socket | undefined {
+    return this.state === "open" || this.state === "replaying" ? this.socket : undefined;
+  }
+
+  /** Host text, as it arrives. */
+  readonly fromHost = lines((line) => this.hostLine(line));
+
+  /** Stdin ended: the daemon gets a half-close once what waits is sent. */
+  hostEnd(): void {
+    this.hostEnded = true;
+    if (this.state === "open") this.socket.end();
+    else if (this.state === "down" || this.queue.length === 0) this.finish();
+  }
+
+  /** The host is gone: no more dials; the caller ends the current socket. */
+  stop(): void {
+    this.hostEnded = true;
+    this.finished = true;
+    clearTimeout(this.timer);
+  }
+
+  private hostLine(line: string): void {
+    if (this.state === "open") return this.send(line);
+    const message = parse(line);
+    if (this.state === "down") {
+      if (message?.method !== undefined && isId(message.id)) {
+        this.write(errorLine(message.id, downMessage(this.options.daemonSocket), false));
+      }
+      return;
+    }
+    this.queue.push(line);
+  }
+
+  /** A host line to the daemon, noting what the session is made of and what awaits answers. */
+  private send(line: string): void {
+    const message = parse(line);
+    if (message?.method !== undefined) {
+      const { method } = message;
+      if (method === "initialize") this.initialize = line;
+      else if (method === "notifications/initialized") this.initialized = line;
+      else if (method === "logging/setLevel") this.level = line;
+      else if (method === "resources/subscribe" || method === "resources/unsubscribe") {
+        const uri = JSON.stringify(message.params?.uri);
+        if (method === "resources/subscribe") this.subscriptions.set(uri, line);
+        else this.subscriptions.delete(uri);
+      }
+      if (isId(message.id)) this.pending.set(JSON.stringify(message.id), message.id);
+    }
+    if (!this.socket.write(line)) {
+      this.options.input.pause();
+      this.socket.once("drain", () => this.options.input.resume());
+    }
+  }
+
+  private write(line: string): void {
+    if (this.options.out.write(line)) return;
+    this.socket.pause();
+    this.options.out.once("drain", () => this.socket.resume());
+  }
+
+  private attach(socket: Socket): void {
+    socket.setEncoding("utf8");
+    socket.on(
+      "data",
+      lines((line) => this.daemonLine(line)),
+    );
+    socket.on("error", () => undefined);
+    socket.once("close", () => this.lost(socket));
+  }
+
+  private daemonLine(line: string): void {
+    const message = parse(line);
+    const answer = message !== undefined && message.method === undefined && isId(message.id);
+    const key = answer ? JSON.stringify(message.id) : undefined;
+    if (key !== undefined && this.state === "replaying" && this.replaying.delete(key)) {
+      this.replayed();
+      return;
+    }
+    if (key !== undefined) this.pending.delete(key);
+    this.write(line);
+  }
+
+  private lost(socket: Socket): void {
+    if (socket !== this.socket || this.finished) return;
+    // Paused for a socket that will never drain: the host's lines now wait in the queue.
+    this.options.input.resume();
+    for (const id of this.pending.values()) this.write(errorLine(id, INFLIGHT_MESSAGE, true));
+    this.pending.clear();
+    clearTimeout(this.timer);
+    // The daemon ended a session the host is done with: that is the end.
+    if (this.hostEnded && (this.state === "open" || this.queue.length === 0)) return this.finish();
+    if (this.state === "open") {
+      this.lostAt = Date.now();
+      this.attempt = 0;
+    }
+    if (this.state !== "down") this.state = "reconnecting";
+    this.redialLater();
+  }
+
+  private redialLater(): void {
+    const inWindow = Date.now() - this.lostAt < this.options.windowMs;
+    if (!inWindow && this.state === "reconnecting") this.giveUp();
+    const delay = inWindow
+      ? (RECONNECT_DELAYS_MS[this.attempt] ?? RECONNECT_DELAYS_MS.at(-1)!)
+      : DOWN_RETRY_MS;
+    this.attempt += 1;
+    this.timer = setTimeout(() => this.redial(), delay);
+  }
+
+  /** The window is over: what waits is answered, and so is every request until a daemon is back. */
+  private giveUp(): void {
+    this.state = "down";
+    const message = downMessage(this.options.daemonSocket);
+    for (const line of this.queue) {
+      const request = parse(line);
+      if (request?.method !== undefined && isId(request.id)) {
+        this.write(errorLine(request.id, message, false));
+      }
+    }
+    this.queue = [];
+    if (this.hostEnded) this.finish();
+  }
+
+  private redial(): void {
+    if (this.finished) return;
+    const socket = connect(this.options.path);
+    const failed = (): void => {
+      socket.destroy();
+      this.redialLater();
+    };
+    socket.once("error", failed);
+    socket.once("connect", () => {
+      socket.off("error", failed);
+      this.socket = socket;
+      this.attach(socket);
+      this.replay();
+    });
+  }
+
+  /** A new connection: the host's session first, its waiting lines after. */
+  private replay(): void {
+    if (this.initialize === undefined) return this.opened(false);
+    this.state = "replaying";
+    this.phase = "initialize";
+    this.replaying = new Set([idOf(this.initialize)]);
+    this.socket.write(this.initialize);
+    // A daemon that does not answer is no daemon: drop it and dial again.
+    this.timer = setTimeout(() => this.socket.destroy(), REPLAY_TIMEOUT_MS);
+  }
+
+  /** A replayed answer was dropped: after initialize's, the rest of the session goes. */
+  private replayed(): void {
+    if (this.replaying.size > 0) return;
+    if (this.phase === "initialize") {
+      this.phase = "rest";
+      if (this.initialized !== undefined) this.socket.write(this.initialized);
+      const rest = [this.level, ...this.subscriptions.values()].filter((l) => l !== undefined);
+      if (rest.length > 0) {
+        this.replaying = new Set(rest.map(idOf));
+        for (const line of rest) this.socket.write(line);
+        return;
+      }
+    }
+    this.opened(true);
+  }
+
+  private opened(restored: boolean): void {
+    clearTimeout(this.timer);
+    this.state = "open";
+    this.attempt = 0;
+    if (restored) this.write(LIST_CHANGED);
+    const waiting = this.queue;
+    this.queue = [];
+    for (const line of waiting) this.send(line);
+    if (this.hostEnded) this.socket.end();
+  }
+
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.options.done();
+  }
+}

@@ -1,0 +1,482 @@
+/**
+ * The bridge to a 2026-07-28 ("modern") host (SPEC H3, issue 31 item 3): one SDK v2
+ * low-level `Server` per serving unit (a stdio or MCP-socket connection, or one HTTP
+ * request), built on the same bridge core as the legacy sessions (legacy/bridge-server.ts). The SDK
+ * answers `server/discover`, reads each request's `_meta` envelope, stamps `resultType` and
+ * the cache hints, and serves `subscriptions/listen`; this file answers the methods.
+ *
+ * A pooled server's `elicitation/create`, `sampling/createMessage` or `roots/list` during a
+ * modern host's call, `prompts/get` or `resources/read` cannot be sent to the host: the
+ * request is parked (the server keeps waiting on its questions, host-requests.ts) and the host
+ * gets `input_required` with the questions — every question of the server's round that
+ * this host answers, together — and a `requestState` sealed with this process's key (HMAC,
+ * createRequestStateCodec). The host's retry with `inputResponses` and that state answers
+ * the parked questions; the request then completes, or asks again. A state that fails
+ * verification is refused by the SDK before any handler runs (-32602 "Invalid or expired
+ * requestState"); one whose request ended is refused here.
+ */
+import {
+  createMcpHandler,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CacheHint,
+  type McpHttpHandler,
+  type ServerContext,
+  type Transport,
+} from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import {
+  type AskingOptions,
+  type CallOptions,
+  type ConversationIdentity,
+  type HostProfile,
+  type LoggingLevel,
+} from "mcpool-client";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+import { identityFor } from "../core/conversation.js";
+import {
+  clientCapabilities,
+  mayAskAtStart,
+  metaOf,
+  ModernRoots,
+  ROOTS_INPUT_KEY,
+} from "../core/host-profile.js";
+import { ParkedCall } from "../core/host-requests.js";
+import type { BridgeCore } from "./bridge-core.js";
+import { Rounds, staleState, type StatePayload } from "./rounds.js";
+import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
+import type { Subscriber } from "../core/resources-prompts.js";
+import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
+
+/**
+ * How long a modern host may keep a listing, ms. The pool knows when a list changes and
+ * says so on `subscriptions/listen` at once; the bound is for a host that does not listen.
+ */
+export const LIST_TTL_MS = 60_000;
+/** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
+export class ModernBridge {
+  readonly #core: BridgeCore;
+  /** The requests parked between rounds, and the key of their states. */
+  readonly #rounds = new Rounds();
+  /** Connections' live servers, told of list changes (their listen streams get them). */
+  readonly #live = new Set<Server>();
+  /** The HTTP faces, whose listen streams are told through their bus. */
+  readonly #handlers = new Set<McpHttpHandler>();
+  /** Requests in flight, oldest first, for the log lines of their server (SPEC H2). */
+  readonly #inflight: Inflight[] = [];
+
+  constructor(core: BridgeCore) {
+    this.#core = core;
+  }
+
+  /** The servers of open modern connections, for list changes (stdio, MCP sockets). */
+  get live(): ReadonlySet<Server> {
+    return this.#live;
+  }
+
+  /** A v2 Server for one connection or request; `identity` is its conversation. */
+  createServer(identity: ConversationIdentity, track: boolean): Server {
+    const core = this.#core;
+    // The host's roots, per serving unit: a connection's (stdio, MCP socket) for its life;
+    // on the stateless HTTP face one request's, so each call there asks again.
+    const roots = new ModernRoots();
+    const listHint: CacheHint = {
+      ttlMs: LIST_TTL_MS,
+      cacheScope: core.sharedLists ? "public" : "private",
+    };
+    const capabilities = { ...core.capabilities } as Record<string, unknown>;
+    // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
+    if (core.capabilities.resources !== undefined) {
+      capabilities.resources = {
+        listChanged: true,
+        ...(core.resourceSubscriptions ? { subscribe: true } : {}),
+      };
+    }
+    const server = new Server(core.serverInfo, {
+      capabilities: capabilities as never,
+      ...(core.instructions !== undefined ? { instructions: core.instructions } : {}),
+      cacheHints: {
+        "tools/list": listHint,
+        "prompts/list": listHint,
+        "resources/list": listHint,
+        "resources/templates/list": listHint,
+        "server/discover": listHint,
+      },
+      requestState: { verify: (state, ctx) => this.#rounds.verify(state, ctx) },
+    });
+    if (track) {
+      this.#live.add(server);
+      server.onclose = () => this.#live.delete(server);
+    }
+    server.onerror = (error) => core.log(`mcpool bridge: ${error.message}`);
+    const guarded =
+      <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        try {
+          return await run(...args);
+        } catch (error) {
+          throw asProtocolError(error);
+        }
+      };
+
+    server.setRequestHandler(
+      "tools/list",
+      guarded(async (_request, ctx) => {
+        const [tools, owned] = await Promise.all([
+          core.listTools(
+            identityFor(identity, metaOf(ctx)),
+            roots.profile(clientCapabilities(ctx)),
+          ),
+          core.sharedLists ? core.privateTools() : Promise.resolve(false),
+        ]);
+        // The hint a pooled server gave its list holds for the list it is part of.
+        const hint = owned ? { ttlMs: LIST_TTL_MS, cacheScope: "private" as const } : {};
+        return { tools: tools as never, ...hint };
+      }),
+    );
+    server.setRequestHandler("tools/call", (request, ctx) =>
+      this.#call(identity, roots, request.params, ctx, server).catch((error: unknown) => {
+        throw asProtocolError(error);
+      }),
+    );
+    const router = core.router;
+    if (core.capabilities.resources !== undefined) {
+      server.setRequestHandler(
+        "resources/list",
+        guarded(async (request) => (await router.listResources(request.params?.cursor)) as never),
+      );
+      server.setRequestHandler(
+        "resources/templates/list",
+        guarded(
+          async (request) => (await router.listResourceTemplates(request.params?.cursor)) as never,
+        ),
+      );
+      server.setRequestHandler("resources/read", async (request, ctx) => {
+        try {
+          return (await this.#asked(ctx, server, (asking) =>
+            router.readResource(request.params.uri, asking),
+          )) as never;
+        } catch (error) {
+          throw notFoundAsModern(asProtocolError(error), request.params.uri);
+        }
+      });
+    }
+    if (core.capabilities.prompts !== undefined) {
+      server.setRequestHandler(
+        "prompts/list",
+        guarded(async (request) => (await router.listPrompts(request.params?.cursor)) as never),
+      );
+      server.setRequestHandler(
+        "prompts/get",
+        guarded(
+          async (request, ctx) =>
+            (await this.#asked(ctx, server, (asking) =>
+              router.getPrompt(request.params.name, request.params.arguments, asking),
+            )) as never,
+        ),
+      );
+    }
+    if (core.capabilities.completions !== undefined) {
+      server.setRequestHandler(
+        "completion/complete",
+        guarded(async (request) => (await router.complete(request.params as never)) as never),
+      );
+    }
+    return server;
+  }
+
+  /** Serves one stdio-shaped connection whose host opened in the modern era (era-switch.ts). */
+  serveConnection(
+    transport: Transport,
+    identity: ConversationIdentity,
+  ): { close(): Promise<void> } {
+    let server: Server | undefined;
+    // The URIs its listen streams name, held upstream for this connection; what the pool
+    // says of them goes to the connection's server, whose entry puts each on the streams
+    // that named it.
+    const listens = this.listens({
+      subscriptions: new Map(),
+      server: { sendResourceUpdated: async (params) => server?.sendResourceUpdated(params) },
+    });
+    const served = serveStdio(() => (server = this.createServer(identity, true)), {
+      legacy: "reject",
+      transport:
+        listens === undefined ? transport : (watchListens(transport as never, listens) as never),
+      onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
+    });
+    return {
+      close: async () => {
+        await served.close();
+        await listens?.close();
+      },
+    };
+  }
+
+  /**
+   * The Streamable HTTP face for modern requests (http.ts routes them here): one v2 Server
+   * per request, every request of the HTTP bridge in one conversation, the requestState key
+   * shared by all of them (one process serves every round).
+   */
+  httpHandler(identity: ConversationIdentity = this.#core.newIdentity()): McpHttpHandler {
+    const handler = createMcpHandler(() => this.createServer(identity, false), {
+      legacy: "reject",
+      onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
+    });
+    this.#handlers.add(handler);
+    return handler;
+  }
+
+  /**
+   * What holds the URIs a modern host's listen streams name (ListenSubscriptions), told
+   * through `subscriber`; undefined when no server in scope takes subscriptions.
+   */
+  listens(subscriber: Subscriber): ListenSubscriptions | undefined {
+    const core = this.#core;
+    if (!core.resourceSubscriptions) return undefined;
+    return new ListenSubscriptions(core.router, subscriber, core.log);
+  }
+
+  /** Lists changed in the pool: every open listen stream hears it. */
+  listChanged(kinds: readonly ("tools" | "resources" | "prompts")[]): void {
+    for (const { notify } of this.#handlers) {
+      for (const kind of kinds) {
+        if (kind === "tools") notify.toolsChanged();
+        else if (kind === "resources") notify.resourcesChanged();
+        else notify.promptsChanged();
+      }
+    }
+    for (const server of this.#live) {
+      for (const kind of kinds) {
+        const sent =
+          kind === "tools"
+            ? server.sendToolListChanged()
+            : kind === "resources"
+              ? server.sendResourceListChanged()
+              : server.sendPromptListChanged();
+        sent.catch(() => undefined);
+      }
+    }
+  }
+
+  /**
+   * A pooled server's `notifications/message`, to the requests in flight on it that asked
+   * for its level in their envelope (none asked: none sent, as a modern server would), on
+   * the request's own stream; one request per connection, the newest.
+   */
+  deliverLog(serverId: string, message: { method: string; params: { level: unknown } }): void {
+    const told = new Set<Server>();
+    for (let i = this.#inflight.length - 1; i >= 0; i--) {
+      const request = this.#inflight[i] as Inflight;
+      if (request.serverId !== undefined && request.serverId !== serverId) continue;
+      if (told.has(request.server)) continue;
+      const level = request.level;
+      if (level === undefined || !passesLevel(message.params.level, level)) continue;
+      told.add(request.server);
+      request.notify(message).catch(() => undefined);
+    }
+  }
+
+  /** `run` with the request it serves in flight: its server's log lines reach it meanwhile. */
+  async #inFlight<R>(
+    ctx: ServerContext,
+    server: Server,
+    serverId: string | undefined,
+    run: () => Promise<R>,
+  ): Promise<R> {
+    const request: Inflight = {
+      server,
+      serverId,
+      level: callerOf(ctx).logLevel,
+      notify: (message) => ctx.mcpReq.notify(message as never),
+    };
+    this.#inflight.push(request);
+    try {
+      return await run();
+    } finally {
+      this.#inflight.splice(this.#inflight.indexOf(request), 1);
+    }
+  }
+
+  /** Ends every parked call (the bridge closes). */
+  close(): void {
+    this.#rounds.close();
+    for (const handler of this.#handlers) void handler.close().catch(() => undefined);
+    this.#handlers.clear();
+  }
+
+  async #call(
+    identity: ConversationIdentity,
+    roots: ModernRoots,
+    params: { name: string; arguments?: Record<string, unknown> | undefined },
+    ctx: ServerContext,
+    server: Server,
+  ): Promise<CallToolResult> {
+    const core = this.#core;
+    const state = ctx.mcpReq.requestState<StatePayload>();
+    if (state !== undefined && "call" in state) {
+      const parked = this.#rounds.get(state.call);
+      return (await this.#inFlight(ctx, server, parked?.serverId, () =>
+        this.#rounds.resume(state, ctx),
+      )) as CallToolResult;
+    }
+    const qualified = await core.qualify(params.name).catch((error: unknown) => {
+      throw toMcpError(error);
+    });
+    if (qualified === undefined) throw unknownTool(params.name);
+    const meta = metaOf(ctx);
+    const called = identityFor(identity, meta);
+    const profile = await this.#withRoots(roots, qualified, called, state !== undefined, ctx);
+    if (!("profile" in profile)) return profile.ask as CallToolResult;
+    const serverId = core.scope.single ?? core.serverOf(qualified);
+    const parked = new ParkedCall();
+    parked.serverId = serverId;
+    const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
+    if (core.scope.servers !== undefined) options.servers = core.scope.servers;
+    options.identity = called;
+    if (meta !== undefined) options.meta = meta;
+    // What the host declared in this request's envelope, with its roots when learnt: the
+    // pool serves it from a child that declared the same, and names it, its clientInfo and
+    // its level to a modern server (SPEC I4, I5, H2).
+    options.profile = profile.profile;
+    options.caller = callerOf(ctx);
+    Object.assign(options, parked.askers(clientCapabilities(ctx)));
+    const token = meta?.progressToken;
+    if (token !== undefined) {
+      options.onProgress = (progress) => {
+        ctx.mcpReq
+          .notify({
+            method: "notifications/progress",
+            params: { ...progress, progressToken: token as string },
+          })
+          .catch(() => undefined);
+      };
+    }
+    // The host's giving up before a question was asked is the call's end.
+    const onAbort = (): void => parked.abort.abort();
+    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+    core.upstream
+      .call(qualified, params.arguments, options)
+      .then((result) => parked.push({ kind: "done", result }))
+      .catch((error: unknown) => {
+        try {
+          parked.push({ kind: "done", result: callFailure(error, params.name) });
+        } catch (thrown) {
+          parked.push({ kind: "failed", error: thrown });
+        }
+      });
+    try {
+      return (await this.#inFlight(ctx, server, serverId, () =>
+        this.#rounds.round(parked, ctx),
+      )) as CallToolResult;
+    } finally {
+      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * The profile a call runs with (SPEC I5): a host that declares roots is asked for them
+   * first — an `input_required` of the bridge's own, with one `roots/list` — unless its
+   * roots are known, or the call's server is known to be modern (it asks inside the call,
+   * onRoots). `answered`: this is the retry that carries the host's answer.
+   */
+  async #withRoots(
+    roots: ModernRoots,
+    qualified: string,
+    identity: ConversationIdentity,
+    answered: boolean,
+    ctx: ServerContext,
+  ): Promise<{ profile: HostProfile } | { ask: unknown }> {
+    const declared = clientCapabilities(ctx);
+    if (answered) {
+      roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], this.#core.log);
+      // Listed first, as a legacy host lists with its roots before it calls: the project's
+      // child is up and its server has read its roots when the call reaches it.
+      await this.#core.listTools(identity, roots.profile(declared)).catch(() => undefined);
+    }
+    if (
+      declared.roots === undefined ||
+      roots.known ||
+      !(await mayAskAtStart(this.#core, qualified))
+    ) {
+      return { profile: roots.profile(declared) };
+    }
+    return { ask: await this.#rounds.askRoots(ctx) };
+  }
+
+  /**
+   * A passthrough request of a modern host (`prompts/get`, `resources/read`) whose server
+   * may ask inside it: parked between rounds as a call is, its questions the host's.
+   */
+  async #asked<R>(
+    ctx: ServerContext,
+    server: Server,
+    run: (asking: AskingOptions) => Promise<R>,
+  ): Promise<R> {
+    const serverId = this.#core.scope.single;
+    const state = ctx.mcpReq.requestState<StatePayload>();
+    // No roots state here: only a call is asked for them (a passthrough names no profile).
+    if (state !== undefined) {
+      if (!("call" in state)) throw staleState();
+      return (await this.#inFlight(ctx, server, serverId, () =>
+        this.#rounds.resume(state, ctx),
+      )) as R;
+    }
+    const parked = new ParkedCall();
+    const asking: AskingOptions = {
+      signal: parked.abort.signal,
+      caller: callerOf(ctx),
+      ...parked.askers(clientCapabilities(ctx)),
+    };
+    const onAbort = (): void => parked.abort.abort();
+    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+    run(asking).then(
+      (result) => parked.push({ kind: "done", result }),
+      (error: unknown) => parked.push({ kind: "failed", error }),
+    );
+    try {
+      return (await this.#inFlight(ctx, server, serverId, () =>
+        this.#rounds.round(parked, ctx),
+      )) as R;
+    } finally {
+      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+/** A modern host's request in flight (ModernBridge.deliverLog). */
+interface Inflight {
+  readonly server: Server;
+  /** The pooled server it went to; undefined: not known, any server's lines are its. */
+  readonly serverId: string | undefined;
+  /** The level its envelope asked for; undefined: it asked for no log lines. */
+  readonly level: LoggingLevel | undefined;
+  notify(message: { method: string; params: object }): Promise<void>;
+}
+
+/**
+ * A resource not found, as 2026-07-28 says it (SEP-2164): `-32602` with the URI in `data`.
+ * The legacy code (-32002: the pool's own answer for a URI no server in scope has, and a
+ * legacy server's) reaches a modern host as the modern one, naming the URI even when the
+ * server's error named none (SDK v2 maps the code alone); a modern server's is its own.
+ */
+function notFoundAsModern(error: unknown, uri: string): unknown {
+  if (!(error instanceof ProtocolError) || error.code !== RESOURCE_NOT_FOUND) return error;
+  const data = typeof error.data === "object" && error.data !== null ? error.data : {};
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, { ...data, uri });
+}
+
+/** A v1 McpError (errors.ts) as the v2 SDK's ProtocolError, code, message and data kept. */
+function asProtocolError(error: unknown): unknown {
+  if (error instanceof ProtocolError) return error;
+  const { code, message } = error as { code?: unknown; message?: string };
+  let { data } = error as { data?: unknown };
+  // A pooled server's own refusal (errors.ts keeps its code): its own data, as it sent it.
+  const detail = (data as { detail?: { mcpCode?: unknown; data?: unknown } } | undefined)?.detail;
+  if (typeof detail?.mcpCode === "number") data = detail.data;
+  if (typeof code === "number") {
+    return new ProtocolError(code, (message ?? "").replace(/^(?:MCP error -?\d+: )+/, ""), data);
+  }
+  return error;
+}
