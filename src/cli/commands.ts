@@ -43,6 +43,12 @@ export const COMMANDS = [
     name: "serve",
     synopsis: "serve [--config PATH] [--socket PATH]",
     summary: "run the daemon in the foreground",
+    options: [
+      [
+        "--handover N",
+        "(`mcpool restart` gives it) take over from the daemon that started this one: a control channel on fd 3 and N descriptors from fd 4 on",
+      ],
+    ],
     examples: ["mcpool serve", "mcpool serve --config ./mcp.json --socket /tmp/mcpool.sock"],
   },
   {
@@ -142,10 +148,11 @@ export const COMMANDS = [
   },
   {
     name: "restart",
-    synopsis: "restart ID",
-    summary: "restart one server",
-    arguments: [SERVER_ID],
-    examples: ["mcpool restart echo"],
+    synopsis: "restart [ID]",
+    summary:
+      "restart one server; with no ID, restart the daemon from the installed code and hand it the running servers (same processes, nothing started again)",
+    arguments: [["[ID]", "a server's id: its key in mcp.json; none: the whole daemon"]],
+    examples: ["mcpool restart echo", "mcpool restart"],
   },
   {
     name: "reload",

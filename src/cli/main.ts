@@ -111,7 +111,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   switch (command) {
     case "serve":
-      return serve(values.config, values.socket);
+      return serve(values.config, values.socket, values.handover);
     case "bridge":
       return (await import("./commands/bridge.js")).runBridgeCommand({
         socketPath: socketPath ?? resolvePaths({}).socketPath,
@@ -293,6 +293,10 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case "stop":
     case "restart": {
+      if (command === "restart" && rest[0] === undefined) {
+        const { restartDaemon } = await import("./commands/restart-daemon.js");
+        return withClient((client) => restartDaemon(client, { json, out, err: io.err }));
+      }
       const id = arg(0, "server ID");
       return withClient(async (client) => {
         if (command === "stop") await client.stop(id);
@@ -442,8 +446,14 @@ const launched = launchStatus();
 async function serve(
   configPath: string | undefined,
   socketPath: string | undefined,
+  handover: string | undefined,
 ): Promise<number> {
   const listenFd = inheritedListenFd();
+  const { joinPredecessor, successorCommand } = await import("./commands/handover.js");
+  const { startFronts } = await import("./commands/serve-fronts.js");
+  let fronts: Awaited<ReturnType<typeof startFronts>>;
+  // Started by `mcpool restart`: the old daemon's snapshot before anything else.
+  const predecessor = handover === undefined ? undefined : await joinPredecessor(handover);
   // Children must never see these; the pool strips them too, this keeps them out of our own env.
   for (const name of ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]) delete process.env[name];
   let stopRequested: () => void = () => undefined;
@@ -456,6 +466,14 @@ async function serve(
     envFile: true,
     handlesSignals: true,
     onShutdownRequested: () => stopRequested(),
+    ...(predecessor ? { predecessor } : {}),
+    successor: (fdCount) => successorCommand(fdCount, { configPath, socketPath }),
+    onHandingOver: async (phase) => {
+      if (phase === "hold") {
+        await fronts?.close();
+        fronts = undefined;
+      } else fronts ??= await startFronts(daemon, io.err);
+    },
   });
   // Before start: once the daemon's record says it takes SIGUSR1, it must (a signal with no
   // listener would open Node's inspector instead). It re-creates the socket, as tmux does.
@@ -484,7 +502,7 @@ async function serve(
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
-  const fronts = await (await import("./commands/serve-fronts.js")).startFronts(daemon, io.err);
+  fronts = await startFronts(daemon, io.err);
   await stopped;
   await fronts?.close();
   await daemon.stop();
