@@ -3,11 +3,21 @@
  * daemon started from the installed code: the children keep their processes and their memory,
  * agents go on, and the old daemon serves on when the new one cannot take over.
  */
+import { chmodSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { runCli, type TestHome } from "../helpers/daemon.js";
+import { stdioBridge, type BridgePath } from "../helpers/bridge.js";
+import { cliPath, runCli, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+
+const require = createRequire(import.meta.url);
+const memoryServer = join(
+  dirname(require.resolve("@modelcontextprotocol/server-memory/package.json")),
+  "dist/index.js",
+);
 
 const fleet = useFleet();
 
@@ -59,6 +69,91 @@ describe("a restart that hands the servers over", () => {
         "the new daemon and the adopted child to end",
       );
     } finally {
+      await stopDaemons(h);
+    }
+  });
+
+  it("keeps server-memory's process and its graph", async () => {
+    const h = fleet.home();
+    const file = join(h.dir, "memory.jsonl");
+    h.writeConfig({
+      memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: file } },
+    });
+    try {
+      await fleet.daemon(h);
+      const agent = await fleet.agent(h);
+      const entities = [{ name: "mcpool", entityType: "project", observations: ["pools servers"] }];
+      await agent.call("memory__create_entities", { entities });
+      const before = (await agent.state()).find((s) => s.id === "memory")?.pid;
+      const graph = await agent.call("memory__read_graph", {});
+
+      const restart = runCli(h, "restart");
+      expect(restart.code).toBe(0);
+      expect(restart.stdout).toContain("1 servers handed over running (memory)");
+
+      const after = await fleet.agent(h, "after");
+      expect((await after.state()).find((s) => s.id === "memory")?.pid).toBe(before);
+      expect(await after.call("memory__read_graph", {})).toBe(graph);
+      expect(graph).toContain("pools servers");
+    } finally {
+      await stopDaemons(h);
+    }
+  });
+
+  for (const via of ["sdk", "lean", "perl"] as BridgePath[]) {
+    it(`answers a host's next call through the ${via} entry with no reconnect`, async () => {
+      const h = fleet.home();
+      h.writeConfig({ counter });
+      try {
+        await fleet.daemon(h);
+        const host = await stdioBridge(h, ["--server", "counter"], {}, via);
+        try {
+          const first = await host.client.callTool({ name: "count", arguments: {} });
+          const [one, pid] = String((first.content as { text: string }[])[0]?.text).split(" ");
+          expect(one).toBe("1");
+
+          expect(runCli(h, "restart").code).toBe(0);
+
+          // The same Client, never reconnected by the host: the entry dials the new daemon.
+          const next = await host.client.callTool({ name: "count", arguments: {} });
+          expect(next.isError).toBeFalsy();
+          expect((next.content as { text: string }[])[0]?.text).toBe(`2 ${pid}`);
+        } finally {
+          await host.close();
+        }
+      } finally {
+        await stopDaemons(h);
+      }
+    });
+  }
+
+  it("leaves the old daemon serving, and says why, when the new one cannot start", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    // The installed code the restart starts: here a script that runs this checkout, until
+    // an "upgrade" replaces it with one that cannot start.
+    const installed = join(h.dir, "installed-main.mjs");
+    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+    chmodSync(installed, 0o755);
+    const old = await startDaemon(h, [], { bin: installed });
+    try {
+      const agent = await fleet.agent(h);
+      const [, childPid] = await count(agent);
+      writeFileSync(installed, `process.stderr.write("broken upgrade\\n"); process.exit(7);\n`);
+
+      const restart = runCli(h, "restart");
+      expect(restart.code).toBe(1);
+      expect(restart.stderr).toContain("the new daemon did not take over, so this one serves on");
+      expect(restart.stderr).toContain("code 7");
+
+      const after = await fleet.agent(h, "after");
+      expect(await count(after)).toEqual([2, childPid]);
+      const status = await after.status();
+      expect(status.pid).toBe(old.pid);
+      expect(status.handover).toBeUndefined();
+      expect(old.stderr()).toContain("the hand-over failed, this daemon serves on");
+    } finally {
+      await old.stop();
       await stopDaemons(h);
     }
   });

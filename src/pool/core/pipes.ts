@@ -13,7 +13,7 @@ export function fdOf(stream: unknown): number | undefined {
 }
 
 /** The handle's reading state, as net.Socket keeps it (`_handle.reading`). */
-type ReadingHandle = { reading?: boolean; readStop?: () => number };
+type ReadingHandle = { reading?: boolean; readStop?: () => number; readStart?: () => number };
 
 /**
  * Stops reading `stream` for good, until resumeReading(): what is still in the pipe stays
@@ -29,14 +29,19 @@ export function stopReading(stream: NodeJS.ReadableStream | null | undefined): v
   handle.reading = true;
 }
 
-/** Undoes stopReading(): the stream flows again from the byte the pipe holds next. */
+/**
+ * Undoes stopReading(): the handle reads again, and the stream flows from the byte the pipe
+ * holds next. Started at the handle, as net.Socket itself does: the stream may still wait
+ * for the read it asked for before it was stopped, and would not ask again.
+ */
 export function resumeReading(stream: NodeJS.ReadableStream | null | undefined): void {
   if (!stream) return;
   const handle = (stream as { _handle?: ReadingHandle })._handle;
-  if (handle) handle.reading = false;
+  if (handle?.readStart) {
+    handle.reading = true;
+    handle.readStart();
+  }
   stream.resume();
-  // A paused net.Socket whose buffer is empty asks its handle for more on read(0).
-  (stream as NodeJS.ReadableStream & { read(size: number): unknown }).read(0);
 }
 
 /** A pipe end this process was given as `fd`, as a stream. */
