@@ -436,12 +436,14 @@ class SocketPoolClient implements PoolClient {
 
   storeCredentials(
     id: string,
-    credentials: { tokens: Record<string, unknown>; clientInformation?: Record<string, unknown> },
+    credentials: {
+      tokens: Record<string, unknown>;
+      clientInformation?: Record<string, unknown>;
+      notice?: string;
+    },
   ): Promise<ServerAuthState> {
-    return this.run(
-      "auth/store",
-      defined({ id, tokens: credentials.tokens, clientInformation: credentials.clientInformation }),
-    );
+    const { tokens, clientInformation, notice } = credentials;
+    return this.run("auth/store", defined({ id, tokens, clientInformation, notice }));
   }
 
   forgetCredentials(id: string): Promise<ServerAuthState> {

@@ -322,11 +322,16 @@ export interface PoolClient {
   approve(id: string, fingerprint: string): Promise<PinInfo>;
   /**
    * Hands the daemon an OAuth sign-in's tokens and client registration for an http server
-   * (what `mcpool login` does); the daemon stores them and redials the server.
+   * (what `mcpool login` does), with what was unusual about the sign-in, if anything (shown
+   * in `status`); the daemon stores them and redials the server.
    */
   storeCredentials(
     id: string,
-    credentials: { tokens: Record<string, unknown>; clientInformation?: Record<string, unknown> },
+    credentials: {
+      tokens: Record<string, unknown>;
+      clientInformation?: Record<string, unknown>;
+      notice?: string;
+    },
   ): Promise<ServerAuthState>;
   /** Makes the daemon forget a server's sign-in and redial it (`mcpool logout`). */
   forgetCredentials(id: string): Promise<ServerAuthState>;

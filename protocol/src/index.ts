@@ -1,8 +1,8 @@
 /**
  * mcpool-protocol: the wire contract of the mcpool daemon, written once and read by both
  * sides (as vscode-languageserver-protocol is by an LSP client and server). The data shapes,
- * the one McpPoolError and its codes, the method descriptors and the frame codec; no
- * behaviour beyond checks and framing, no dependency, no Node built-in.
+ * the one McpPoolError and its codes, the method descriptors, the JSON-RPC messages and the
+ * frame codec; no behaviour beyond checks and framing, no dependency, no Node built-in.
  */
 export {
   DEFAULT_MAX_DEPTH,
@@ -118,6 +118,22 @@ export {
   type Caller,
   type CallerInfo,
 } from "./caller.js";
+export {
+  createJSONRPCErrorResponse,
+  createJSONRPCNotification,
+  createJSONRPCRequest,
+  createJSONRPCSuccessResponse,
+  isJSONRPCID,
+  isJSONRPCResponse,
+  JSONRPCErrorCode,
+  type JSONRPCError,
+  type JSONRPCErrorResponse,
+  type JSONRPCID,
+  type JSONRPCParams,
+  type JSONRPCRequest,
+  type JSONRPCResponse,
+  type JSONRPCSuccessResponse,
+} from "./json-rpc.js";
 export { defined, isRecord, type Covering, type Defined } from "./values.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";

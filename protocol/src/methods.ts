@@ -402,7 +402,7 @@ export const METHODS = {
   ),
   /** Stores a sign-in's credentials for an http server and redials it (`mcpool login`). */
   "auth/store": method(
-    fields({ id: "string", tokens: "object", clientInformation: "object?" }),
+    fields({ id: "string", tokens: "object", clientInformation: "object?", notice: "string?" }),
     returns<ServerAuthState>(),
   ),
   /** Forgets them and redials, which leaves the server `auth-required` (`mcpool logout`). */

@@ -144,6 +144,11 @@ export interface ServerState {
   /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
   signIn?: SignInRequest;
   /**
+   * What was unusual about the last sign-in, in a sentence: an authorization server whose
+   * metadata names another issuer than the URL it was fetched from, say.
+   */
+  signInNotice?: string;
+  /**
    * The children that serve hosts with other capabilities or roots than the pool's (SPEC
    * I4, I5), live or starting; absent when there are none.
    */
@@ -392,9 +397,11 @@ export interface DaemonStatus {
    * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
    * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
    */
-  connections?: { open: number; max: number; refused: number };
+  connections?: { open: number; max: number; refused: number; perProcess?: number };
   /** Stores whose last save failed (a full or read-only data folder), until one succeeds. */
   saveProblems?: SaveProblem[];
+  /** The daemon's log file, and why it is not being written when it is not. */
+  log?: { path: string; problem?: string };
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
   rssBytes?: number;
   /** The hand-over this daemon was started by (`mcpool restart`), if it was. */

@@ -211,6 +211,23 @@ const maxConnections: SectionKey<number, "daemon"> = {
     typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
 };
 
+const maxConnectionsPerProcess: SectionKey<number, "daemon"> = {
+  type: "whole number ≥ 1",
+  default: "a quarter of maxConnections",
+  doc: "the most of those connections one process may hold, so one process cannot lock the others out",
+  takenBy: "daemon",
+  problems(value) {
+    if (value === 0) {
+      return [
+        `\`${PREFIX}maxConnectionsPerProcess\` must be at least 1 (the default is a quarter of maxConnections); got 0`,
+      ];
+    }
+    return countProblems("maxConnectionsPerProcess", value);
+  },
+  read: (value) =>
+    typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
+};
+
 /**
  * Every key the section may hold, each once: its type, default, doc and judgement. The
  * list of keys, the checks of `validate` and the options the daemon applies are read from
@@ -275,6 +292,7 @@ export const POOL_SECTION = {
     "5,000 ms",
   ),
   maxConnections,
+  maxConnectionsPerProcess,
   lazy: flag("lazy", "pool", "start every row's server at its first use", "false"),
   indexTools: flag("indexTools", "pool", "false: never list tools (a pure proxy)", "true"),
   coerceArguments: flag(

@@ -160,6 +160,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     connections: connections.state(),
     saveProblems: saves.state(),
     ...(handover ? { handover } : {}),
+    ...(log === undefined ? {} : { log: logState(log) }),
   });
 
   // The file's status and whether its watcher is watching (F12).
@@ -251,7 +252,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const logRead = createReadLog(paths.configPath, daemonLog);
       const first = await config.read();
       logRead(first.status);
-      connections.configure(sectionValues(first.pool, "daemon").maxConnections);
+      configureCap(connections, first.pool);
 
       pool = new McpPool({
         clientName: "mcpool",
@@ -261,7 +262,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         load: async () => {
           const read = await config.read();
           logRead(read.status);
-          connections.configure(sectionValues(read.pool, "daemon").maxConnections);
+          configureCap(connections, read.pool);
           monitor?.setRows(read.rows);
           return read.rows;
         },
@@ -407,6 +408,17 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 }
 
 /** The env file into process.env (values win), logged by name only: values may be secrets. */
+/** `mcpool.maxConnections` and `mcpool.maxConnectionsPerProcess` into the cap. */
+function configureCap(cap: ConnectionCap, section: Record<string, unknown>): void {
+  const values = sectionValues(section, "daemon");
+  cap.configure(values.maxConnections, values.maxConnectionsPerProcess);
+}
+
+/** The log file for status: its path, and why it is not written when it is not. */
+function logState({ path, problem }: DaemonLog): { path: string; problem?: string } {
+  return problem === undefined ? { path } : { path, problem };
+}
+
 function applyEnvFile(path: string, log: DaemonLog): void {
   const file = readEnvFile(path);
   if (file === undefined) return;

@@ -11,8 +11,14 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 export interface OAuthServerOptions {
@@ -29,6 +35,12 @@ export interface OAuthServerOptions {
    * with client_secret_basic (SEP-1046). Its tokens come without refresh tokens.
    */
   machineClient?: { clientId: string; clientSecret: string };
+  /**
+   * A server as the 2025-03-26 revision discovered them: a bare `Bearer` challenge, no
+   * protected-resource metadata, and authorization server metadata at the origin's root
+   * naming the issuer `origin + legacyIssuerPath` (not the URL it is fetched from).
+   */
+  legacyIssuerPath?: string;
 }
 
 export interface OAuthServerStats {
@@ -141,8 +153,9 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     return out;
   };
 
+  const legacy = options.legacyIssuerPath;
   const challenge = (): string =>
-    options.plain401
+    options.plain401 || legacy !== undefined
       ? "Bearer"
       : `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`;
 
@@ -150,7 +163,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
     const url = new URL(request.url ?? "/", origin);
     const path = url.pathname;
     if (!options.plain401 && request.method === "GET") {
-      if (path === "/.well-known/oauth-protected-resource/mcp") {
+      if (path === "/.well-known/oauth-protected-resource/mcp" && legacy === undefined) {
         return json(response, 200, {
           resource: `${origin}/mcp`,
           authorization_servers: [origin],
@@ -159,7 +172,7 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
       }
       if (path === "/.well-known/oauth-authorization-server") {
         return json(response, 200, {
-          issuer: origin,
+          issuer: `${origin}${legacy ?? ""}`,
           authorization_endpoint: `${origin}/authorize`,
           token_endpoint: `${origin}/token`,
           registration_endpoint: `${origin}/register`,
@@ -319,4 +332,49 @@ export async function startOAuthServer(options: OAuthServerOptions = {}): Promis
         http.close(() => resolve());
       }),
   });
+}
+
+/**
+ * The SDK client's side of a sign-in, in memory, as an application using the SDK directly
+ * writes it: registers, keeps the verifier and tokens, and records where it would send a
+ * person (`authorizationUrl`) instead of opening a browser.
+ */
+export class InMemoryProvider implements OAuthClientProvider {
+  authorizationUrl: URL | undefined;
+  #client: OAuthClientInformationMixed | undefined;
+  #tokens: OAuthTokens | undefined;
+  #verifier = "";
+
+  constructor(readonly redirectUrl: string) {}
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: "direct",
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.#client;
+  }
+  saveClientInformation(client: OAuthClientInformationMixed): void {
+    this.#client = client;
+  }
+  tokens(): OAuthTokens | undefined {
+    return this.#tokens;
+  }
+  saveTokens(tokens: OAuthTokens): void {
+    this.#tokens = tokens;
+  }
+  redirectToAuthorization(url: URL): void {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string): void {
+    this.#verifier = verifier;
+  }
+  codeVerifier(): string {
+    return this.#verifier;
+  }
 }

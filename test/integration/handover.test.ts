@@ -56,19 +56,48 @@ describe("a restart that hands the servers over", () => {
 
       const after = await fleet.agent(h, "after");
       expect(await count(after)).toEqual([3, childPid]);
-      const status = await after.status();
-      expect(status.pid).toBe(handed.pid);
-      expect(status.handover).toMatchObject({ from: { pid: old.pid }, adopted: ["counter"] });
+      // A second hand-over passes on what the first one adopted.
+      const again = JSON.parse(runCli(h, "restart", "--json").stdout) as { pid: number };
+      await waitFor(() => !alive(handed.pid), 20_000, "the second daemon to exit");
+      const third = await fleet.agent(h, "third");
+      expect(await count(third)).toEqual([4, childPid]);
+      const status = await third.status();
+      expect(status.pid).toBe(again.pid);
+      expect(status.handover).toMatchObject({ from: { pid: handed.pid }, adopted: ["counter"] });
       expect(status.servers.find((s) => s.id === "counter")?.pid).toBe(childPid);
 
       const shutdown = runCli(h, "shutdown");
       expect(shutdown.code).toBe(0);
       await waitFor(
-        () => !alive(handed.pid) && !alive(childPid),
+        () => !alive(again.pid) && !alive(childPid),
         20_000,
         "the new daemon and the adopted child to end",
       );
     } finally {
+      await stopDaemons(h);
+    }
+  });
+
+  it("records adopted children as the new daemon's: after its SIGKILL, the next start reaps them", async () => {
+    const h = fleet.home();
+    // hang.mjs ignores stdin EOF and SIGTERM: only a reap ends it.
+    h.writeConfig({ hang: { command: process.execPath, args: [fixture("hang.mjs")] } });
+    let hangPid: number | undefined;
+    try {
+      await fleet.daemon(h);
+      const agent = await fleet.agent(h);
+      hangPid = Number(await agent.call("hang__pid", {}));
+      const handed = JSON.parse(runCli(h, "restart", "--json").stdout) as { pid: number };
+      expect(Number(await (await fleet.agent(h, "after")).call("hang__pid", {}))).toBe(hangPid);
+
+      process.kill(handed.pid, "SIGKILL");
+      await waitFor(() => !alive(handed.pid), 10_000, "the new daemon to die");
+      expect(alive(hangPid)).toBe(true);
+      const next = await fleet.daemon(h);
+      await waitFor(() => !alive(hangPid as number), 20_000, "the adopted child to be reaped");
+      expect(next.stderr()).toContain(`reaped 1 children of a previous daemon: ${hangPid}`);
+    } finally {
+      if (hangPid !== undefined && alive(hangPid)) process.kill(hangPid, "SIGKILL");
       await stopDaemons(h);
     }
   });

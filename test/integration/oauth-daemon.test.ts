@@ -8,6 +8,9 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { PoolClient, PoolEvent } from "mcpool-client";
 import {
   cliPath,
@@ -17,7 +20,7 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { startOAuthServer, type OAuthServer } from "../helpers/oauth-server.js";
+import { InMemoryProvider, startOAuthServer, type OAuthServer } from "../helpers/oauth-server.js";
 
 const CANARY = "canary-oauth-7d1f";
 const BOUND_MS = 20_000;
@@ -230,6 +233,51 @@ describe("OAuth through the daemon", () => {
       expect(text.includes(CANARY), `${name} holds the token`).toBe(false);
       expect(text.includes(secret), `${name} holds the client secret`).toBe(false);
     }
+  });
+
+  it("signs in to a 2025-03-26-style server whose metadata names another issuer, as the SDK client does directly, and says so in status", async () => {
+    // No protected-resource metadata; the metadata at the origin's root names origin + /oauth.
+    const remote = await startOAuthServer({ legacyIssuerPath: "/oauth" });
+    cleanups.push(() => remote.close());
+
+    // Direct, the oracle: the SDK client signs in (its browser played by a fetch) and calls.
+    const direct = new InMemoryProvider("http://127.0.0.1:9/callback");
+    const first = new Client({ name: "direct", version: "1.0.0" });
+    const refused = await first
+      .connect(new StreamableHTTPClientTransport(new URL(remote.url), { authProvider: direct }))
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(UnauthorizedError);
+    const back = await fetch(direct.authorizationUrl!, { redirect: "manual" });
+    const code = new URL(back.headers.get("location")!).searchParams.get("code")!;
+    const finishing = new StreamableHTTPClientTransport(new URL(remote.url), {
+      authProvider: direct,
+    });
+    await finishing.finishAuth(code);
+    const sdk = new Client({ name: "direct", version: "1.0.0" });
+    cleanups.push(() => sdk.close());
+    await sdk.connect(
+      new StreamableHTTPClientTransport(new URL(remote.url), { authProvider: direct }),
+    );
+    const called = (await sdk.callTool({ name: "whoami", arguments: {} })) as {
+      content: { type: string; text: string }[];
+    };
+
+    // Through the pool: `mcpool login`, then the same call.
+    const home = testHome("mcpool-oauth-");
+    cleanups.push(() => home.remove());
+    home.writeConfig({ old: { type: "http", url: remote.url, auth: "oauth" } });
+    const { agent } = await up(home);
+    await until(agent, "old", "auth-required");
+    const signedIn = await login(home, "old");
+    expect(signedIn.stdout + signedIn.stderr).toContain('signed in to "old"');
+    expect(signedIn.code).toBe(0);
+    expect(await agent.call("old__whoami")).toBe(called.content[0]!.text);
+
+    const notice = `names the issuer ${JSON.stringify(`${remote.origin}/oauth`)}`;
+    const json = await mcpool(home, ["status", "--json"]);
+    expect(JSON.parse(json.stdout).servers[0].signInNotice).toContain(notice);
+    const text = await mcpool(home, ["status"]);
+    expect(text.stdout).toContain(`old: sign-in: the server publishes no protected-resource`);
   });
 
   it("on a terminal, shows a progress line while it waits for the browser, and erases it", async () => {

@@ -73,6 +73,14 @@ describe("authorization server metadata (RFC 8414 §3.3)", () => {
   });
 
   it("allows the root slash only on the SDK's origin fallback (no resource metadata)", () => {
-    expect(checkedIssuer(state(`${ISSUER}/`, ISSUER, false))?.issuer).toBe(ISSUER);
+    expect(checkedIssuer(state(`${ISSUER}/`, ISSUER, false))).toEqual(advertised);
+  });
+
+  it("takes any issuer on the origin fallback, as the SDK client does, with a notice for status", () => {
+    const taken = checkedIssuer(state(`${ISSUER}/`, `${ISSUER}/oauth`, false));
+    expect(taken).toMatchObject({ issuer: `${ISSUER}/oauth`, issInResponses: true });
+    expect(taken?.notice).toMatch(
+      /publishes no protected-resource metadata, .* names the issuer "https:\/\/as.example.com\/oauth"/,
+    );
   });
 });

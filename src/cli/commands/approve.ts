@@ -11,6 +11,7 @@ import { setPinInMcpJson } from "../../config/mcp-json-pin.js";
 import { writeAtomically } from "../../daemon/config/source.js";
 import { cell } from "../output/format.js";
 import { terminalText } from "../output/terminal.js";
+import type { CommandContext } from "./context.js";
 
 export interface ApproveOptions {
   /** Only show the difference; write nothing. */
@@ -105,4 +106,13 @@ function line(prefix: string): (tool: PinnedTool) => string {
 
 function short(fingerprint: string): string {
   return `${fingerprint.slice(0, SHORT)}…`;
+}
+
+/** `mcpool approve ID [--show]`. */
+export function approveCommand(context: CommandContext<{ show?: boolean }>): Promise<number> {
+  const id = context.arg(0, "server ID");
+  const { json, out } = context;
+  return context.withClient((client) =>
+    approve(client, id, { show: context.flags.show === true, json, out }),
+  );
 }

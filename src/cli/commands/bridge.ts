@@ -21,6 +21,8 @@ import {
 import { reconnectWindowMs } from "../../bridge/lean/session.js";
 import { VERSION } from "../../version.js";
 import { EXIT } from "../output/exit-codes.js";
+import { UsageError } from "../output/usage-error.js";
+import { catalogOption, type CatalogFlags, type CommandContext } from "./context.js";
 
 export interface BridgeCommandOptions {
   socketPath: string;
@@ -125,7 +127,7 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
   }
 
   if (options.httpPort === undefined) {
-    // Either era: the host's opening message says which (src/bridge/era-switch.ts).
+    // Either era: the host's opening message says which (src/bridge/modern/era-switch.ts).
     const stdio = new StdioServerTransport();
     answersApart(stdio);
     const served = await bridge.serve(stdio);
@@ -152,4 +154,47 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
   await bridge.close();
   await client.close();
   return EXIT.ok;
+}
+
+/** What `mcpool bridge` reads of its command line. */
+type BridgeFlags = CatalogFlags & {
+  server?: string;
+  servers?: string;
+  http?: string;
+  token?: string;
+};
+
+/** `mcpool bridge [--server ID | --servers A,B] [--http PORT [--token T|none]] [--catalog[=auto]]`. */
+export function bridgeCommand(context: CommandContext<BridgeFlags>): Promise<number> {
+  const { flags } = context;
+  return runBridgeCommand({
+    socketPath: context.target(),
+    ...bridgeScope(flags.server, flags.servers),
+    ...(flags.config ? { configPath: flags.config } : {}),
+    ...(flags.http !== undefined ? { httpPort: portOf(flags.http) } : {}),
+    ...(flags.token !== undefined ? { token: flags.token } : {}),
+    ...catalogOption(flags.catalog, flags["catalog-tokens"]),
+    err: context.err,
+  });
+}
+
+function bridgeScope(
+  server: string | undefined,
+  servers: string | undefined,
+): { server?: string; servers?: string[] } {
+  if (server !== undefined && servers !== undefined) {
+    throw new UsageError("bridge --server and --servers exclude each other");
+  }
+  if (server !== undefined) return { server };
+  if (servers === undefined) return {};
+  const ids = servers.split(",").map((id) => id.trim());
+  return { servers: ids.filter((id) => id !== "") };
+}
+
+function portOf(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`bridge --http takes a port number, not "${value}"`);
+  }
+  return port;
 }

@@ -8,6 +8,9 @@
 import { readFile } from "node:fs/promises";
 import { strictJsonError } from "../../config/json-text.js";
 import { UsageError } from "../output/usage-error.js";
+import { EXIT } from "../output/exit-codes.js";
+import { withProgress } from "../output/progress.js";
+import type { CommandContext } from "./context.js";
 
 /**
  * The most the arguments may hold: what one frame to the daemon carries (16 MiB, the
@@ -96,4 +99,21 @@ export function parseArguments(text: string, source: string): Record<string, unk
     throw new UsageError(`${source} must be a JSON object, not ${kind}`);
   }
   return value as Record<string, unknown>;
+}
+
+/** `mcpool call QUALIFIED [JSON | - | @FILE]`: `--json` prints the raw CallToolResult. */
+export async function callCommand(context: CommandContext): Promise<number> {
+  const name = context.arg(0, "QUALIFIED tool name");
+  const input = await callArguments(context.args[1], process.stdin);
+  return context.withClient(async (client) => {
+    if (context.json) {
+      const raw = await withProgress(`calling ${name}`, () =>
+        client.call(name, input, { raw: true }),
+      );
+      context.out(JSON.stringify(raw, null, 2));
+    } else {
+      context.out(await withProgress(`calling ${name}`, () => client.call(name, input)));
+    }
+    return EXIT.ok;
+  });
 }

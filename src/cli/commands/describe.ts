@@ -5,6 +5,9 @@
  */
 import type { ToolDescription } from "mcpool-protocol";
 import { terminalText } from "../output/terminal.js";
+import { McpPoolError } from "mcpool-protocol";
+import { EXIT } from "../output/exit-codes.js";
+import type { CommandContext } from "./context.js";
 
 export function describeText(info: ToolDescription): string {
   const hints = Object.entries(info.annotations ?? {})
@@ -24,4 +27,15 @@ export function describeText(info: ToolDescription): string {
     ...(info.outputSchema ? ["", "output schema:", json(info.outputSchema)] : []),
     ...(info.meta ? ["", "_meta:", json(info.meta)] : []),
   ].join("\n");
+}
+
+/** `mcpool describe QUALIFIED`. */
+export async function describeCommand(context: CommandContext): Promise<number> {
+  const name = context.arg(0, "QUALIFIED tool name");
+  return context.withClient(async (client) => {
+    const info = await client.describe(name);
+    if (!info) throw new McpPoolError("unknown-tool", `no server offers the tool "${name}"`);
+    context.print(info, () => describeText(info));
+    return EXIT.ok;
+  });
 }

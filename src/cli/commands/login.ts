@@ -32,8 +32,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import {
-  McpPoolError as ClientError,
-  type PoolClient,
+  McpPoolError,
   type ServerAuthState,
   type ServerState,
   type SignInRequest,
@@ -51,6 +50,7 @@ import { isMachineGrant } from "../../pool/auth/machine.js";
 import { createDefaultTransport } from "../../pool/mcp/transport.js";
 import { VERSION } from "../../version.js";
 import { withProgress, type ProgressStream } from "../output/progress.js";
+import type { CommandContext } from "./context.js";
 
 /** How long a person has to finish signing in, from the moment the URL is shown. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
@@ -256,6 +256,11 @@ class LoginProvider implements OAuthClientProvider {
     this.#discovered = checkedIssuer(state);
   }
 
+  /** What was unusual about the authorization server's metadata, when something was. */
+  get notice(): string | undefined {
+    return this.#discovered?.notice;
+  }
+
   saveCodeVerifier(verifier: string): void {
     this.#verifier = verifier;
   }
@@ -272,7 +277,13 @@ class LoginProvider implements OAuthClientProvider {
       const { client_secret: _secret, ...rest } = client;
       client = rest;
     }
-    return { tokens, ...(client ? { clientInformation: client } : {}), savedAt: Date.now() };
+    const notice = this.notice;
+    return {
+      tokens,
+      ...(client ? { clientInformation: client } : {}),
+      ...(notice !== undefined ? { notice } : {}),
+      savedAt: Date.now(),
+    };
   }
 }
 
@@ -369,71 +380,62 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export type WithClient = <T>(run: (client: PoolClient) => Promise<T>) => Promise<T>;
-
-export interface LoginCommandOptions {
-  openBrowser: boolean;
-  json: boolean;
-  /** Sign in even when the daemon needs none, or stopped asking (`--force`). */
-  force?: boolean;
-  out(line: string): void;
-  err(line: string): void;
-}
+/** What login and logout read of their command line. */
+type LoginFlags = { "no-browser"?: boolean; force?: boolean };
 
 /** Exit code of a login the daemon's state says is pointless: the server refuses every sign-in. */
 const EXIT_GAVE_UP = 1;
 
-/** `mcpool login ID`: resolves with the exit code; throws for the CLI to report. */
-export async function login(
-  withClient: WithClient,
-  id: string,
-  options: LoginCommandOptions,
-): Promise<number> {
+/** `mcpool login ID [--no-browser] [--force]`: resolves with the exit code; throws for the CLI to report. */
+export async function loginCommand(context: CommandContext<LoginFlags>): Promise<number> {
+  const id = context.arg(0, "server ID");
+  const { withClient } = context;
   // The row with its secrets (a configured client secret), from the daemon that will dial it.
   const state = await withClient(async (client) => {
     const found = (await client.state({ secrets: true })).find((s) => s.id === id);
-    if (!found) throw new ClientError("unknown-server", `unknown server "${id}"`);
+    if (!found) throw new McpPoolError("unknown-server", `unknown server "${id}"`);
     return found;
   });
   const row = state.config as McpServerConfig;
   if (row.transport !== "http") {
-    throw new ClientError(
+    throw new McpPoolError(
       "invalid-arguments",
       `server "${id}" is a stdio server; only http servers sign in`,
     );
   }
-  const force = options.force === true;
+  const force = context.flags.force === true;
   const early = withoutSignIn(id, row, state, force);
   if (early) {
-    report(options, { id, status: state.status, ...errorOf(state) }, early.say);
+    report(context, { id, status: state.status, ...errorOf(state) }, early.say);
     return early.code;
   }
   const needed = state.status === "auth-required";
   const result = await signIn(row, {
-    openBrowser: options.openBrowser,
-    say: options.err,
+    openBrowser: context.flags["no-browser"] !== true,
+    say: context.err,
     request: needed ? state.signIn : undefined,
     always: needed || force,
   });
   if (!result.signedIn) {
     report(
-      options,
+      context,
       { id, status: state.status, ...errorOf(state) },
       `"${id}" let mcpool in without a sign-in`,
     );
     return 0;
   }
-  const { tokens, clientInformation } = result.credentials;
+  const { tokens, clientInformation, notice } = result.credentials;
   // The daemon stores the token and redials with it before it answers.
   const after = await withProgress(`connecting to "${id}"`, () =>
     withClient((client) =>
       client.storeCredentials(id, {
         tokens: { ...tokens },
         ...(clientInformation ? { clientInformation: { ...clientInformation } } : {}),
+        ...(notice !== undefined ? { notice } : {}),
       }),
     ),
   );
-  report(options, after, `signed in to "${id}"`);
+  report(context, after, `signed in to "${id}"`);
   return after.status === "ready" || after.status === "idle" || after.status === "disabled" ? 0 : 1;
 }
 
@@ -471,20 +473,17 @@ function errorOf(state: ServerState): { error?: string } {
 }
 
 /** `mcpool logout ID`: the daemon forgets the sign-in and redials the server. */
-export async function logout(
-  withClient: WithClient,
-  id: string,
-  options: LoginCommandOptions,
-): Promise<number> {
-  const state = await withClient((client) => client.forgetCredentials(id));
-  report(options, state, `signed out of "${id}"`);
+export async function logoutCommand(context: CommandContext): Promise<number> {
+  const id = context.arg(0, "server ID");
+  const state = await context.withClient((client) => client.forgetCredentials(id));
+  report(context, state, `signed out of "${id}"`);
   return 0;
 }
 
-function report(options: LoginCommandOptions, state: ServerAuthState, done: string): void {
-  if (options.json) {
-    options.out(JSON.stringify(state, null, 2));
+function report(context: CommandContext, state: ServerAuthState, done: string): void {
+  if (context.json) {
+    context.out(JSON.stringify(state, null, 2));
     return;
   }
-  options.out(`${done}; the server is ${state.status}${state.error ? `: ${state.error}` : ""}`);
+  context.out(`${done}; the server is ${state.status}${state.error ? `: ${state.error}` : ""}`);
 }

@@ -6,11 +6,13 @@
  */
 import { readFile, realpath, stat } from "node:fs/promises";
 import type { PoolClient, ServerState, ToolUsage } from "mcpool-client";
-import { McpPoolError as ClientError } from "mcpool-client";
+import { McpPoolError } from "mcpool-client";
 import { setHiddenToolsInMcpJson } from "../../config/mcp-json-hidden.js";
 import { writeAtomically } from "../../daemon/config/source.js";
 import { ms } from "../output/figures.js";
 import { duration, table } from "../output/format.js";
+import { UsageError } from "../output/usage-error.js";
+import type { CommandContext } from "./context.js";
 
 export interface StatsOptions {
   since?: string;
@@ -57,7 +59,7 @@ export async function stats(client: PoolClient, options: StatsOptions): Promise<
   if (options.since !== undefined) {
     const span = windowMs(options.since);
     if (span === undefined) {
-      throw new ClientError(
+      throw new McpPoolError(
         "invalid-arguments",
         `--since takes a span like 7d, 24h or 30m, not "${options.since}"`,
       );
@@ -72,7 +74,7 @@ export async function stats(client: PoolClient, options: StatsOptions): Promise<
   });
   const states = await client.state();
   if (options.server !== undefined && !states.some((s) => s.id === options.server)) {
-    throw new ClientError("unknown-server", `unknown server "${options.server}"`);
+    throw new McpPoolError("unknown-server", `unknown server "${options.server}"`);
   }
   const tools = offered(states, options.server);
   const key = (serverId: string, tool: string): string => `${serverId}\n${tool}`;
@@ -155,12 +157,12 @@ export async function hideTools(
   options: HideOptions,
 ): Promise<number> {
   const state = (await client.state()).find((s) => s.id === id);
-  if (!state) throw new ClientError("unknown-server", `unknown server "${id}"`);
+  if (!state) throw new McpPoolError("unknown-server", `unknown server "${id}"`);
   // A qualified name is taken too: it is what `mcpool tools` and `stats` print.
   const tools = names.map((name) => state.tools.find((t) => t.qualified === name)?.name ?? name);
   const unknown = tools.filter((name) => !state.tools.some((t) => t.name === name));
   if (options.hide && unknown.length > 0 && state.tools.length > 0) {
-    throw new ClientError(
+    throw new McpPoolError(
       "invalid-arguments",
       `${id} has no tool ${unknown.map((n) => `"${n}"`).join(", ")}; its tools are ${state.tools.map((t) => t.name).join(", ")}`,
     );
@@ -187,4 +189,31 @@ export async function hideTools(
         : `${id}: ${tools.join(", ")} already ${verb}; nothing to write`,
   );
   return 0;
+}
+
+/** `mcpool stats [--since 7d] [--server ID] [--unused]`. */
+export function statsCommand(
+  context: CommandContext<{ since?: string; server?: string; unused?: boolean }>,
+): Promise<number> {
+  const { since, server, unused } = context.flags;
+  return context.withClient((client) =>
+    stats(client, {
+      ...(since !== undefined ? { since } : {}),
+      ...(server !== undefined ? { server } : {}),
+      unused: unused === true,
+      json: context.json,
+      out: context.out,
+    }),
+  );
+}
+
+/** `mcpool hide ID TOOL…` and `mcpool unhide ID TOOL…`. */
+export async function hideCommand(context: CommandContext): Promise<number> {
+  const id = context.arg(0, "server ID");
+  const tools = context.args.slice(1);
+  if (tools.length === 0) throw new UsageError(`${context.name} needs at least one TOOL`);
+  const { json, out } = context;
+  return context.withClient((client) =>
+    hideTools(client, id, tools, { hide: context.name === "hide", json, out }),
+  );
 }

@@ -10,6 +10,8 @@ import { bytes, memory, percent } from "../output/figures.js";
 import { cell, duration, table } from "../output/format.js";
 import { cutErrorsHint, ERROR_CELL_WIDTH } from "../output/messages.js";
 import { terminalText } from "../output/terminal.js";
+import { EXIT } from "../output/exit-codes.js";
+import type { CommandContext } from "./context.js";
 
 /** Uptime of a server whose connection is up, else `-`. */
 export function uptime(s: ServerState, now: number): string {
@@ -100,6 +102,9 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
         ),
       ]),
     ),
+    ...status.servers
+      .filter((s) => s.signInNotice !== undefined)
+      .map((s) => `${s.id}: sign-in: ${terminalText(s.signInNotice!)}`),
     ...restarted.map(
       (s) =>
         `${s.id}: replaced ${s.resources!.overMemoryRestarts} time(s) for staying over maxMemoryMb (${s.resources!.maxMemoryMb ?? "-"} MB)`,
@@ -159,4 +164,25 @@ export function profileLines(servers: readonly ServerState[]): string[] {
       }),
     ),
   ];
+}
+
+/** `mcpool status`: also a daemon whose socket was removed, and strays serving other sockets. */
+export async function statusCommand(context: CommandContext): Promise<number> {
+  const lost = await import("./lost-socket.js");
+  return context
+    .withClient(async (client) => {
+      const status = await client.status({ resources: true });
+      const strays = lost.strays(status.socketPath, status.pid);
+      context.print({ ...status, strays }, () =>
+        [statusText(status), ...(strays.length > 0 ? ["", ...lost.strayLines(strays)] : [])].join(
+          "\n",
+        ),
+      );
+      return EXIT.ok;
+    })
+    .catch((error: unknown) => {
+      const d = lost.socketlessDaemon(error, context.target());
+      if (d === undefined) throw error;
+      return lost.statusWithoutSocket(d, context.print, context.err);
+    });
 }

@@ -18,6 +18,7 @@ import { memory, ms, percent, sparkline, bytes } from "../output/figures.js";
 import { logEntries } from "../output/messages.js";
 import { terminalText } from "../output/terminal.js";
 import { configLine, configWord, uptime } from "./status.js";
+import type { CommandContext } from "./context.js";
 
 export interface TopOptions {
   once: boolean;
@@ -197,6 +198,33 @@ export async function serverLogLines(
   return entries.flatMap((e) => `${e.time.slice(11, 19)} ${e.message}`.split("\n")).slice(-count);
 }
 
+/**
+ * The keys in one read of the terminal, in order. A read holds as many keys as were typed
+ * (or pasted, or sent) since the last one: on a busy machine `↓` then `r` arrive together,
+ * and each must count. An escape sequence (CSI `ESC [ … final`, SS3 `ESC O x`) is one key.
+ */
+export function keysOf(data: string): string[] {
+  const keys: string[] = [];
+  let i = 0;
+  while (i < data.length) {
+    let end = i + 1;
+    if (data[i] === "\x1b" && data[i + 1] === "[") {
+      end = i + 2;
+      // Parameter and intermediate bytes, then the final byte (0x40–0x7e).
+      while (end < data.length && !/[\x40-\x7e]/.test(data[end]!)) end++;
+      end = Math.min(end + 1, data.length);
+    } else if (data[i] === "\x1b" && data[i + 1] === "O" && i + 2 < data.length) {
+      end = i + 3;
+    } else {
+      const code = data.codePointAt(i) ?? 0;
+      end = i + (code > 0xffff ? 2 : 1);
+    }
+    keys.push(data.slice(i, end));
+    i = end;
+  }
+  return keys;
+}
+
 /** Runs the view until `q`; resolves with the exit code. */
 export async function top(client: PoolClient, options: TopOptions): Promise<number> {
   if (options.once) {
@@ -216,8 +244,15 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
   let refreshing: Promise<void> | undefined;
   let eventTimer: NodeJS.Timeout | undefined;
   let left = false;
+  /** `q`, Ctrl-C or a signal ended the view: keys read after are not acted on. */
+  let ended = false;
   let done: (code: number) => void = () => undefined;
-  const finished = new Promise<number>((resolve) => (done = resolve));
+  const finished = new Promise<number>((resolve) => {
+    done = (code) => {
+      ended = true;
+      resolve(code);
+    };
+  });
 
   const draw = (): void => {
     // A refresh that lands after the view was left would paint over the person's own screen.
@@ -259,8 +294,7 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
       )
       .finally(() => void refresh());
   };
-  const onKey = (data: Buffer): void => {
-    const key = data.toString("utf8");
+  const onKey = (key: string): void => {
     const id = selectedId();
     if (key === "q" || key === "\x04") return done(0);
     // Ctrl-C is a byte in raw mode: it ends the view as the signal would.
@@ -281,7 +315,10 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
 
   stdin.setRawMode(true);
   stdin.resume();
-  stdin.on("data", onKey);
+  const onData = (data: Buffer): void => {
+    for (const key of keysOf(data.toString("utf8"))) if (!ended) onKey(key);
+  };
+  stdin.on("data", onData);
   stdout.on("resize", draw);
   for (const signal of SIGNALS) process.on(signal, onSignal);
   stdout.write(ENTER);
@@ -299,7 +336,7 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
     clearInterval(ticker);
     if (eventTimer !== undefined) clearTimeout(eventTimer);
     offEvents();
-    stdin.off("data", onKey);
+    stdin.off("data", onData);
     stdout.off("resize", draw);
     for (const signal of SIGNALS) process.off(signal, onSignal);
     left = true;
@@ -307,4 +344,15 @@ export async function top(client: PoolClient, options: TopOptions): Promise<numb
     stdin.setRawMode(false);
     stdin.pause();
   }
+}
+
+/** `mcpool top [--once]`. */
+export function topCommand(context: CommandContext<{ once?: boolean }>): Promise<number> {
+  return context.withClient((client) =>
+    top(client, {
+      once: context.flags.once === true,
+      logFile: context.logFile(),
+      out: context.out,
+    }),
+  );
 }

@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { ConfigSyntaxError, parseMcpJson } from "../../config/mcp-json.js";
 import { EXIT } from "../output/exit-codes.js";
 import { terminalText } from "../output/terminal.js";
+import type { CommandContext } from "./context.js";
 
 export interface ValidateOptions {
   json: boolean;
@@ -58,4 +59,10 @@ export async function validate(path: string, options: ValidateOptions): Promise<
     }
     throw error;
   }
+}
+
+/** `mcpool validate [FILE]`: FILE, else the mcp.json `--config` or the environment names. */
+export function validateCommand(context: CommandContext): Promise<number> {
+  const { json, out, err } = context;
+  return validate(context.args[0] ?? context.configPath(), { json, out, err });
 }

@@ -31,7 +31,7 @@ import type {
 } from "../../pool/core/types.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { routedCall } from "./calls.js";
-import { createPassthroughHandlers, type PassthroughPool } from "./passthrough.js";
+import { createPassthroughHandlers, type PassthroughPool } from "./wire-passthrough.js";
 import {
   checkedProfile,
   createConversationHandlers,
@@ -270,6 +270,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       pool.storeCredentials(params.id, {
         tokens: params.tokens,
         clientInformation: params.clientInformation,
+        notice: params.notice,
       }),
 
     "auth/forget": (params) => pool.forgetCredentials(params.id),

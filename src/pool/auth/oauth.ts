@@ -113,6 +113,8 @@ export interface StoredProviderOptions {
   onTokens?: (values: string[]) => void;
   /** Told the scope the stored tokens were granted (for a step-up's request). */
   onGranted?: (scope: string | undefined) => void;
+  /** Told what was unusual about the server's sign-in, when the store or discovery says. */
+  onNotice?: (notice: string) => void;
 }
 
 /**
@@ -134,6 +136,7 @@ export function storedAuthProvider(options: StoredProviderOptions): OAuthClientP
     const values = [access_token, refresh_token, id_token].filter((v): v is string => !!v);
     if (values.length > 0) options.onTokens?.(values);
     if (credentials.tokens) options.onGranted?.(credentials.tokens.scope);
+    if (credentials.notice !== undefined) options.onNotice?.(credentials.notice);
     return credentials;
   };
   const read = (): Promise<StoredCredentials> =>
@@ -194,10 +197,13 @@ export function storedAuthProvider(options: StoredProviderOptions): OAuthClientP
         await write(({ clientInformation: _client, ...rest }) => rest);
       }
     },
-    saveDiscoveryState(state: OAuthDiscoveryState) {
+    async saveDiscoveryState(state: OAuthDiscoveryState) {
       // Tokens are refreshed only at the issuer the metadata was fetched for (RFC 8414 §3.3).
-      checkedIssuer(state);
+      const { notice } = checkedIssuer(state) ?? {};
       if (!settings.explicit && state.resourceMetadata === undefined) throw new NotOAuthError();
+      if (notice !== undefined && (await read()).notice !== notice) {
+        await write((stored) => ({ ...stored, notice }));
+      }
     },
   };
 }
@@ -232,9 +238,11 @@ export function parseCredentials(serverId: string, value: unknown): StoredCreden
     }
     clientInformation = parsed.data as OAuthClientInformationMixed;
   }
+  const notice = typeof record.notice === "string" ? record.notice : undefined;
   return {
     tokens: tokens.data,
     ...(clientInformation ? { clientInformation } : {}),
+    ...(notice !== undefined ? { notice } : {}),
     savedAt: Date.now(),
   };
 }

@@ -47,6 +47,8 @@ export class PoolAuth {
   readonly #options: PoolAuthOptions;
   /** Per server, the OAuth tokens its provider last handed out: redacted from messages. */
   readonly #secrets = new Map<string, readonly string[]>();
+  /** Per server, what was unusual about its sign-in (its authorization server's metadata). */
+  readonly #notices = new Map<string, string>();
   readonly #ledger: SignInLedger;
 
   constructor(options: PoolAuthOptions) {
@@ -75,6 +77,7 @@ export class PoolAuth {
             onAuthRequired: () => this.#options.lost(row.id),
             onTokens,
             onGranted: (scope: string | undefined) => this.#ledger.granted(row.id, scope),
+            onNotice: (notice: string) => void this.#notices.set(row.id, notice),
           }
         : {}),
     });
@@ -82,6 +85,11 @@ export class PoolAuth {
 
   secrets(serverId: string): readonly string[] {
     return this.#secrets.get(serverId) ?? [];
+  }
+
+  /** What was unusual about the server's sign-in, for `status`, when something was. */
+  notice(serverId: string): string | undefined {
+    return this.#notices.get(serverId);
   }
 
   challenged(serverId: string, challenge: AuthChallenge): void {
@@ -120,6 +128,8 @@ export class PoolAuth {
       const { parseCredentials } = await loadOAuth();
       const parsed = parseCredentials(serverId, credentials);
       await this.store.save(key, parsed);
+      if (parsed.notice !== undefined) this.#notices.set(serverId, parsed.notice);
+      else this.#notices.delete(serverId);
       this.#ledger.granted(serverId, parsed.tokens?.scope);
       this.#ledger.signedIn(serverId);
     });
@@ -129,6 +139,7 @@ export class PoolAuth {
   forgetCredentials(serverId: string): Promise<ServerAuthState> {
     return this.#changeSignIn(serverId, async (key) => {
       await this.store.delete(key);
+      this.#notices.delete(serverId);
       this.#ledger.forget(serverId);
     });
   }

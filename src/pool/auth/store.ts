@@ -16,6 +16,8 @@ export interface StoredCredentials {
   clientInformation?: OAuthClientInformationMixed;
   /** Epoch ms the tokens were saved; with `expires_in`, when the access token runs out. */
   savedAt?: number;
+  /** What was unusual about the server's sign-in (its metadata, say), for `status`. */
+  notice?: string;
 }
 
 /**

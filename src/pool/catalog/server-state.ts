@@ -18,6 +18,8 @@ export interface ServerStateExtras {
   conversations: ServerState["conversations"];
   /** What a sign-in should ask for, when the server refused one. */
   signIn?: ServerState["signIn"];
+  /** What was unusual about the server's sign-in, when something was. */
+  signInNotice?: string | undefined;
   /** The row's children for other host profiles (I4, I5), when it has any up. */
   profiles?: ServerState["profiles"];
 }
@@ -60,6 +62,7 @@ export function serverState(
     state.error = `its tools are left out: server "${index.lostTo.get(id)}" has a tool name one of them needs`;
   }
   if (entry.status === "auth-required" && extras.signIn) state.signIn = extras.signIn;
+  if (extras.signInNotice !== undefined) state.signInNotice = extras.signInNotice;
   if (entry.retryAt !== undefined) state.retryAt = entry.retryAt;
   if (connection) {
     if (connection.pid !== undefined) state.pid = connection.pid;
