@@ -156,6 +156,40 @@ describe("a restart that hands the servers over", () => {
     });
   }
 
+  it("fails a host's call in flight with the coded may-or-may-not-have-run error, never a hang", async () => {
+    const h = fleet.home();
+    h.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
+    try {
+      await fleet.daemon(h);
+      const watcher = await fleet.agent(h, "watcher");
+      const host = await stdioBridge(h, ["--server", "echo"]);
+      try {
+        const inFlight = host.client.callTool({ name: "sleep", arguments: { ms: 60_000 } });
+        const outcome = inFlight.then(
+          () => "answered",
+          (error: { code?: number; data?: { code?: string; detail?: { inFlight?: boolean } } }) =>
+            error,
+        );
+        await waitFor(
+          async () => (await watcher.state()).some((s) => (s.inflight ?? 0) > 0),
+          20_000,
+          "the call to be in flight",
+        );
+        expect(runCli(h, "restart").code).toBe(0);
+        expect(await outcome).toMatchObject({
+          code: -32603,
+          data: { code: "daemon-unavailable", detail: { inFlight: true } },
+        });
+        const next = await host.client.callTool({ name: "echo", arguments: { text: "after" } });
+        expect(next.content).toEqual([{ type: "text", text: "after" }]);
+      } finally {
+        await host.close();
+      }
+    } finally {
+      await stopDaemons(h);
+    }
+  });
+
   it("leaves the old daemon serving, and says why, when the new one cannot start", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });
