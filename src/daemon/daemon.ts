@@ -273,6 +273,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           else records.remove(event.pid);
         },
         toolsCache: createFileToolsCache(paths.dataDir, saves),
+        // A lazy row's tools are learned once, so agents can find them (pool-options.ts).
+        learnLazyTools: true,
         tokenStore: createFileTokenStore(paths.dataDir, saves),
         pins: createFilePinStore(paths.dataDir, saves),
         // Agents answer the elicitations of their own calls (C14), so every connection

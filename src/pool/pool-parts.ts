@@ -174,6 +174,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       const entry = servers.find(id);
       if (entry?.fingerprint !== undefined) servers.saveTools(entry);
     },
+    maxChildren: options.maxChildrenPerServer,
     log,
   });
   const assertOpen = (): void => {

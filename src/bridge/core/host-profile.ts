@@ -107,6 +107,19 @@ export class ModernRoots {
     const roots = this.#learnt?.roots;
     return roots === undefined ? hostProfile(rest as never) : hostProfile(capabilities, roots);
   }
+
+  /**
+   * The profile a listing runs with: a server lists by what its client declared
+   * (server-everything offers `get-roots-list` only to a client that declares roots), so a
+   * host that declared roots lists as one — with no roots while they are not asked yet (a
+   * listing has no `input_required` to ask them in; the first call asks).
+   */
+  listing(capabilities: Record<string, unknown>): HostProfile {
+    if (this.#learnt === undefined && capabilities.roots !== undefined) {
+      return hostProfile(capabilities, []);
+    }
+    return this.profile(capabilities);
+  }
 }
 
 /**

@@ -127,7 +127,7 @@ export class ModernBridge {
         const [tools, owned] = await Promise.all([
           core.listTools(
             identityFor(identity, metaOf(ctx)),
-            roots.profile(clientCapabilities(ctx)),
+            roots.listing(clientCapabilities(ctx)),
           ),
           core.sharedLists ? core.privateTools() : Promise.resolve(false),
         ]);
