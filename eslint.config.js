@@ -105,7 +105,7 @@ export default tseslint.config(
   // The command line: above everything; its rooms stack like the others.
   ...layerConfigs("src/cli", [TESTING]),
   {
-    // mcpool-client is the wire contract and its client (SPEC §1): json-rpc-2.0 and Node only,
+    // mcpool-client is the wire contract and its client (SPEC §1): mcpool-protocol and Node only,
     // never src/ (the daemon's side) or the MCP SDK.
     files: ["client/src/**/*.ts"],
     rules: {

@@ -7,7 +7,7 @@
  */
 import { homedir } from "node:os";
 import { parseArgs } from "node:util";
-import { McpPoolError as ClientError } from "mcpool-protocol";
+import { McpPoolError } from "mcpool-protocol";
 import { VERSION } from "../version.js";
 import {
   commandHelpText,
@@ -98,7 +98,7 @@ function failure(error: unknown): number {
     if (error instanceof UsageError && error.showUsage) io.err(`\n${usageText()}`);
     return EXIT.badInput;
   }
-  if (error instanceof ClientError) {
+  if (error instanceof McpPoolError) {
     io.err(`mcpool: ${errorText(error.message)}`);
     if (error.code === "daemon-unavailable") {
       io.err("is the daemon running? start it with `mcpool serve` or `mcpool service install`");

@@ -1,9 +1,3 @@
-/** `mcpool.maxConnections` and `mcpool.maxConnectionsPerProcess` into the cap. */
-function configureCap(cap: ConnectionCap, section: Record<string, unknown>): void {
-  const values = sectionValues(section, "daemon");
-  cap.configure(values.maxConnections, values.maxConnectionsPerProcess);
-}
-
 /**
  * The daemon: one per user. It owns the pool, serves it on a Unix socket, watches
  * `mcp.json`, records its children so a successor can reap them, and stops everything it
@@ -139,6 +133,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     clients: server?.clients ?? 0,
     connections: connections.state(),
     saveProblems: saves.state(),
+    ...(log === undefined ? {} : { log: logState(log) }),
   });
 
   // The file's status and whether its watcher is watching (F12).
@@ -227,6 +222,8 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           else records.remove(event.pid);
         },
         toolsCache: createFileToolsCache(paths.dataDir, saves),
+        // A lazy row's tools are learned once, so agents can find them (pool-options.ts).
+        learnLazyTools: true,
         tokenStore: createFileTokenStore(paths.dataDir, saves),
         pins: createFilePinStore(paths.dataDir, saves),
         // Agents answer the elicitations of their own calls (C14), so every connection
@@ -349,6 +346,17 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 }
 
 /** The env file into process.env (values win), logged by name only: values may be secrets. */
+/** `mcpool.maxConnections` and `mcpool.maxConnectionsPerProcess` into the cap. */
+function configureCap(cap: ConnectionCap, section: Record<string, unknown>): void {
+  const values = sectionValues(section, "daemon");
+  cap.configure(values.maxConnections, values.maxConnectionsPerProcess);
+}
+
+/** The log file for status: its path, and why it is not written when it is not. */
+function logState({ path, problem }: DaemonLog): { path: string; problem?: string } {
+  return problem === undefined ? { path } : { path, problem };
+}
+
 function applyEnvFile(path: string, log: DaemonLog): void {
   const file = readEnvFile(path);
   if (file === undefined) return;

@@ -94,6 +94,13 @@ export interface McpPoolOptions {
   /** Where last-known tool lists outlive the process, so a lazy pool has a catalog at once. */
   toolsCache?: ToolsCacheStore;
   /**
+   * A lazy row the tools cache knows nothing of (for its connection) is learned once: started,
+   * listed (the list goes to the tools cache), and stopped, a few at a time after the eager
+   * rows have started, so agents can find its tools without anything calling it first.
+   * Default false; the daemon sets it.
+   */
+  learnLazyTools?: boolean;
+  /**
    * Where http rows' OAuth tokens and client registrations are kept, keyed by server url
    * (oauth.ts). Read by a non-interactive provider: stored tokens, refreshed through the SDK,
    * `auth-required` when only a person could help. Default: this process's memory.

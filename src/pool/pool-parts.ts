@@ -14,7 +14,7 @@ import { checkPoolDurations } from "./calls/duration-checks.js";
 import type { EntryContext } from "./server/context.js";
 import { McpPoolError } from "./core/errors.js";
 import { keepAliveFetch } from "./mcp/fetch.js";
-import { Passthrough } from "./calls/passthrough.js";
+import { Passthrough } from "./calls/server-passthrough.js";
 import { PinGate } from "./catalog/pin-gate.js";
 import { PinLedger } from "./catalog/pinning.js";
 import { PoolAuth } from "./auth/pool-auth.js";

@@ -263,7 +263,7 @@ function violations(graph: Graph): string[] {
     }
   }
 
-  // client/ is the wire contract: json-rpc-2.0 and Node only.
+  // client/ is the wire contract: mcpool-protocol and Node only.
   const clientFiles = files.filter((f) => under(f, "client/src"));
   for (const [file, chain] of reachable(graph, clientFiles)) {
     const via = chain.join(" → ");

@@ -5,7 +5,7 @@
  */
 import type { ToolDescription } from "mcpool-protocol";
 import { terminalText } from "../output/terminal.js";
-import { McpPoolError as ClientError } from "mcpool-protocol";
+import { McpPoolError } from "mcpool-protocol";
 import { EXIT } from "../output/exit-codes.js";
 import type { CommandContext } from "./context.js";
 
@@ -34,7 +34,7 @@ export async function describeCommand(context: CommandContext): Promise<number> 
   const name = context.arg(0, "QUALIFIED tool name");
   return context.withClient(async (client) => {
     const info = await client.describe(name);
-    if (!info) throw new ClientError("unknown-tool", `no server offers the tool "${name}"`);
+    if (!info) throw new McpPoolError("unknown-tool", `no server offers the tool "${name}"`);
     context.print(info, () => describeText(info));
     return EXIT.ok;
   });

@@ -3,8 +3,8 @@
  * rotation (the log is renamed to `.1` when it passes its cap and started afresh). Runs
  * until the process is interrupted.
  */
-import { watch } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import { constants, watch } from "node:fs";
+import { open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 
 /** How often the file is looked at even when no change event came (a missed event, NFS). */
@@ -26,17 +26,18 @@ export async function followLog(
     if (reading) return;
     reading = true;
     try {
-      const size = await stat(path).then(
-        (s) => s.size,
-        () => 0,
+      // Never through a link planted at the path (ELOOP): the daemon does not write there.
+      const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW).catch(
+        () => undefined,
       );
-      if (size < position) {
-        position = 0;
-        partial = "";
-      }
-      if (size === position) return;
-      const file = await open(path, "r");
+      if (file === undefined) return;
       try {
+        const { size } = await file.stat();
+        if (size < position) {
+          position = 0;
+          partial = "";
+        }
+        if (size === position) return;
         const buffer = Buffer.alloc(size - position);
         const { bytesRead } = await file.read(buffer, 0, buffer.length, position);
         position += bytesRead;

@@ -32,7 +32,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import {
-  McpPoolError as ClientError,
+  McpPoolError,
   type ServerAuthState,
   type ServerState,
   type SignInRequest,
@@ -393,12 +393,12 @@ export async function loginCommand(context: CommandContext<LoginFlags>): Promise
   // The row with its secrets (a configured client secret), from the daemon that will dial it.
   const state = await withClient(async (client) => {
     const found = (await client.state({ secrets: true })).find((s) => s.id === id);
-    if (!found) throw new ClientError("unknown-server", `unknown server "${id}"`);
+    if (!found) throw new McpPoolError("unknown-server", `unknown server "${id}"`);
     return found;
   });
   const row = state.config as McpServerConfig;
   if (row.transport !== "http") {
-    throw new ClientError(
+    throw new McpPoolError(
       "invalid-arguments",
       `server "${id}" is a stdio server; only http servers sign in`,
     );

@@ -4,7 +4,8 @@
  * (issue 17): the pool writes them as `mcpool: <id>: …`, and the lines that continue an
  * entry — a crash's stderr tail — go with it.
  */
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import { printable } from "../../pool/core/printable.js";
 import { logEntries, type LogEntry } from "../output/messages.js";
 import { terminalText } from "../output/terminal.js";
@@ -22,8 +23,33 @@ function render(entry: LogEntry): string {
   return entry.time === "" ? entry.message : `${entry.time} ${entry.level} ${entry.message}`;
 }
 
+/**
+ * The log file's text; "" when there is none. Opened without following a link: one planted
+ * at the path names a file the daemon never wrote (it refuses to write through a link), so
+ * it is refused here too, never printed.
+ */
+async function readLog(file: string): Promise<string> {
+  try {
+    const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return "";
+    if (code === "ELOOP") {
+      throw new Error(
+        `${file} is a symbolic link, not the daemon's log (it never writes through a link): not following it; remove it and restart the daemon`,
+      );
+    }
+    throw error;
+  }
+}
+
 export async function showLog(file: string, options: LogOptions): Promise<number> {
-  const text = await readFile(file, "utf8").catch(() => "");
+  const text = await readLog(file);
   // Written printable since F8; a file from before may still hold escape codes. On a
   // terminal the one sanitiser (SPEC K1) shows them; in JSON they are left out, as before.
   const clean = (chunk: string): string =>

@@ -3,7 +3,7 @@
  * configured server afresh), `stop ID` and `restart ID`, `reload` (re-read mcp.json) and
  * `shutdown` (stop the daemon, also one whose socket was removed).
  */
-import { McpPoolError as ClientError } from "mcpool-protocol";
+import { McpPoolError } from "mcpool-protocol";
 import { EXIT } from "../output/exit-codes.js";
 import { stoppedMessage } from "../output/messages.js";
 import { withProgress } from "../output/progress.js";
@@ -15,7 +15,7 @@ export function probeCommand(context: CommandContext): Promise<number> {
   const id = context.arg(0, "server ID");
   return context.withClient(async (client) => {
     const state = (await client.state({ secrets: true })).find((s) => s.id === id);
-    if (!state) throw new ClientError("unknown-server", `unknown server "${id}"`);
+    if (!state) throw new McpPoolError("unknown-server", `unknown server "${id}"`);
     const result = await withProgress(`probing ${id}`, () => client.probe(state.config));
     context.print(result, () =>
       result.ok

@@ -6,7 +6,7 @@
  */
 import { readFile, realpath, stat } from "node:fs/promises";
 import type { PoolClient, ServerState, ToolUsage } from "mcpool-client";
-import { McpPoolError as ClientError } from "mcpool-client";
+import { McpPoolError } from "mcpool-client";
 import { setHiddenToolsInMcpJson } from "../../config/mcp-json-hidden.js";
 import { writeAtomically } from "../../daemon/config/source.js";
 import { ms } from "../output/figures.js";
@@ -59,7 +59,7 @@ export async function stats(client: PoolClient, options: StatsOptions): Promise<
   if (options.since !== undefined) {
     const span = windowMs(options.since);
     if (span === undefined) {
-      throw new ClientError(
+      throw new McpPoolError(
         "invalid-arguments",
         `--since takes a span like 7d, 24h or 30m, not "${options.since}"`,
       );
@@ -74,7 +74,7 @@ export async function stats(client: PoolClient, options: StatsOptions): Promise<
   });
   const states = await client.state();
   if (options.server !== undefined && !states.some((s) => s.id === options.server)) {
-    throw new ClientError("unknown-server", `unknown server "${options.server}"`);
+    throw new McpPoolError("unknown-server", `unknown server "${options.server}"`);
   }
   const tools = offered(states, options.server);
   const key = (serverId: string, tool: string): string => `${serverId}\n${tool}`;
@@ -157,12 +157,12 @@ export async function hideTools(
   options: HideOptions,
 ): Promise<number> {
   const state = (await client.state()).find((s) => s.id === id);
-  if (!state) throw new ClientError("unknown-server", `unknown server "${id}"`);
+  if (!state) throw new McpPoolError("unknown-server", `unknown server "${id}"`);
   // A qualified name is taken too: it is what `mcpool tools` and `stats` print.
   const tools = names.map((name) => state.tools.find((t) => t.qualified === name)?.name ?? name);
   const unknown = tools.filter((name) => !state.tools.some((t) => t.name === name));
   if (options.hide && unknown.length > 0 && state.tools.length > 0) {
-    throw new ClientError(
+    throw new McpPoolError(
       "invalid-arguments",
       `${id} has no tool ${unknown.map((n) => `"${n}"`).join(", ")}; its tools are ${state.tools.map((t) => t.name).join(", ")}`,
     );

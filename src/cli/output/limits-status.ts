@@ -1,7 +1,8 @@
 /**
  * The lines of `mcpool status` about the daemon's own limits (issue 27 item 8): its
  * connection cap, when anything was refused or it is nearly full, and the data and state
- * folders it could not save to, with what that costs. Nothing when all is well.
+ * folders it could not save to, with what that costs, and why its log file is not being
+ * written when it is not. Nothing when all is well.
  */
 import type { DaemonStatus } from "mcpool-protocol";
 import { terminalText } from "./terminal.js";
@@ -22,5 +23,6 @@ export function limitLines(status: DaemonStatus): string[] {
   for (const problem of status.saveProblems ?? []) {
     lines.push(`saving  cannot save to ${problem.folder} (${problem.code}): ${problem.effect}`);
   }
+  if (status.log?.problem !== undefined) lines.push(`log     not written: ${status.log.problem}`);
   return lines.map((line) => terminalText(line));
 }

@@ -11,10 +11,10 @@ import {
   createJSONRPCErrorResponse,
   createJSONRPCNotification,
   type JSONRPCID,
-} from "./json-rpc.js";
+} from "mcpool-protocol";
 import {
   FrameDecoder,
-  McpPoolError as ClientError,
+  McpPoolError,
   encodeFrame,
   toWireError,
   type Frame,
@@ -203,7 +203,7 @@ export class SocketPeer {
     clearTimeout(this.#helloTimer);
     this.#phase = "closing";
     this.#decoder.end();
-    const gone = new ClientError("daemon-unavailable", "the client disconnected");
+    const gone = new McpPoolError("daemon-unavailable", "the client disconnected");
     this.#controller.abort(gone);
     this.requests.close(gone);
   }

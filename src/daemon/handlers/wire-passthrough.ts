@@ -13,7 +13,7 @@ import type {
   PassthroughOptions,
   PassthroughParams,
   PassthroughResult,
-} from "../../pool/calls/passthrough.js";
+} from "../../pool/calls/server-passthrough.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { routedCall } from "./calls.js";
 
