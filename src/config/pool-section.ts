@@ -243,21 +243,6 @@ const maxConnectionsPerProcess: SectionKey<number, "daemon"> = {
     typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
 };
 
-const maxChildrenPerServer: SectionKey<number, "pool"> = {
-  type: "whole number ≥ 1",
-  default: "8",
-  doc: "children one server runs for hosts with other capabilities or roots than the pool's (one per project, one per capability set); past it the least recently used idle one ends",
-  takenBy: "pool",
-  problems(value) {
-    if (value === 0) {
-      return [`\`${PREFIX}maxChildrenPerServer\` must be at least 1 (the default is 8); got 0`];
-    }
-    return countProblems("maxChildrenPerServer", value);
-  },
-  read: (value) =>
-    typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
-};
-
 /**
  * Every key the section may hold, each once: its type, default, doc and judgement. The
  * list of keys, the checks of `validate` and the options the daemon applies are read from
@@ -324,7 +309,6 @@ export const POOL_SECTION = {
   ),
   maxConnections,
   maxConnectionsPerProcess,
-  maxChildrenPerServer,
   lazy: flag("lazy", "pool", "start every row's server at its first use", "false"),
   indexTools: flag("indexTools", "pool", "false: never list tools (a pure proxy)", "true"),
   coerceArguments: flag(
