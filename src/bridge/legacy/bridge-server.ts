@@ -39,6 +39,7 @@ import {
   LoggingLevelSchema,
   SetLevelRequestSchema,
   type CallToolResult,
+  type Implementation,
   type LoggingLevel,
   type ServerCapabilities,
   type Tool,
@@ -61,7 +62,13 @@ import {
   type BridgeIdentityOptions,
 } from "../core/conversation.js";
 import { scopeOf, toolNames, type ToolNames } from "../core/naming.js";
-import { capabilitiesFor, instructionsFor, subscribesResources } from "../core/offer.js";
+import {
+  capabilitiesFor,
+  forLegacyHost,
+  instructionsFor,
+  serverInfoFor,
+  subscribesResources,
+} from "../core/offer.js";
 import { PassthroughRouter } from "../core/resources-prompts.js";
 import {
   createCatalog,
@@ -131,6 +138,25 @@ type ListKind = "tools" | "resources" | "prompts";
 /** The pool events that change what a host lists; the bridge subscribes to these alone. */
 const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "tools-changed"];
 
+/**
+ * The pool's servers, with a lone server (`--server`) that has not yet said who it is and
+ * what it offers woken first, so its host meets the server's own serverInfo and capabilities
+ * (a server that cannot start is served as mcpool, refusing on use, and said in the log).
+ */
+async function knownStates(
+  upstream: PoolClient,
+  single: string | undefined,
+  log: (line: string) => void,
+): Promise<readonly ServerState[]> {
+  const states = await upstream.state();
+  const lone = states.find((s) => s.id === single);
+  if (lone === undefined || lone.capabilities !== undefined || lone.status === "disabled") {
+    return states;
+  }
+  await upstream.ping(lone.id).catch((error: Error) => log(`mcpool bridge: ${error.message}`));
+  return upstream.state();
+}
+
 function describeScope(states: readonly ServerState[]): string {
   return states.length === 0 ? "no servers" : states.map((s) => s.id).join(", ");
 }
@@ -139,7 +165,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const upstream = options.client;
   const scope = scopeOf(options);
   const log = options.log ?? (() => undefined);
-  const states = await upstream.state();
+  const states = await knownStates(upstream, scope.single, log);
   if (scope.single !== undefined && !states.some((s) => s.id === scope.single)) {
     throw new BridgeScopeError(
       `the pool has no server "${scope.single}" (it has ${describeScope(states)})`,
@@ -148,7 +174,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   for (const id of scope.servers ?? []) {
     if (!states.some((s) => s.id === id)) log(`mcpool bridge: the pool has no server "${id}"`);
   }
-  const capabilities = capabilitiesFor(scope, states);
+  const capabilities = capabilitiesFor(scope, states, options.catalog !== undefined);
+  const serverInfo = serverInfoFor(scope, states, {
+    name: options.name ?? "mcpool",
+    version: options.version ?? "0.0.0",
+  });
   const instructions = instructionsFor(scope, states);
   const sessions = new Sessions();
   const router = new PassthroughRouter({ client: upstream, scope, log });
@@ -312,7 +342,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     }
     const forget = sessions.track({ session, serverId, extra });
     try {
-      return (await upstream.call(qualified, args, options)) as CallToolResult;
+      const result = (await upstream.call(qualified, args, options)) as CallToolResult;
+      return forLegacyHost(result);
     } catch (error) {
       if (extra.signal.aborted) throw error; // the host gave up: the SDK sends no answer
       return callFailure(error, name);
@@ -439,14 +470,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   // ── Sessions ───────────────────────────────────────────────────────────────────────
 
   const createServer = (): Server => {
-    const server = new Server(
-      { name: options.name ?? "mcpool", version: options.version ?? "0.0.0" },
-      {
-        capabilities,
-        ...(instructions !== undefined ? { instructions } : {}),
-        debouncedNotificationMethods: LIST_CHANGED,
-      },
-    );
+    const server = new Server(serverInfo as Implementation, {
+      capabilities,
+      ...(instructions !== undefined ? { instructions } : {}),
+      debouncedNotificationMethods: LIST_CHANGED,
+    });
     const identity = connectionIdentity(options.identity ?? {});
     const session: Session = {
       server,
@@ -493,24 +521,26 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       session.profile.changed();
       await server.sendToolListChanged().catch(() => undefined);
     });
-    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
-      const level = LoggingLevelSchema.parse(request.params.level);
-      session.level = level;
-      lastLevel = level;
-      // Only a one-server bridge passes the level on: in pool scope it would change the
-      // level of servers every other agent shares, so there the bridge only filters.
-      await router.setLoggingLevel(level).catch((error: unknown) => {
-        log(`mcpool bridge: logging/setLevel: ${(error as Error).message}`);
+    // A lone server without logging: the host is told "Method not found", as it is direct.
+    if (capabilities.logging !== undefined) {
+      server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+        const level = LoggingLevelSchema.parse(request.params.level);
+        session.level = level;
+        lastLevel = level;
+        // Only a one-server bridge passes the level on: in pool scope it would change the
+        // level of servers every other agent shares, so there the bridge only filters.
+        await router.setLoggingLevel(level).catch((error: unknown) => {
+          log(`mcpool bridge: logging/setLevel: ${(error as Error).message}`);
+        });
+        return {};
       });
-      return {};
-    });
+    }
     router.install(server, session, capabilities);
     return server;
   };
 
   // ── The modern era (SPEC H3): SDK v2, loaded with the first modern host ───────────
 
-  const serverInfo = { name: options.name ?? "mcpool", version: options.version ?? "0.0.0" };
   const core: BridgeCore = {
     upstream,
     scope,

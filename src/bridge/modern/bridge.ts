@@ -59,6 +59,7 @@ export interface BridgeCore {
   /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
   resourceSubscriptions: boolean;
   instructions: string | undefined;
+  /** The lone server's own serverInfo (offer.ts), or mcpool's. */
   serverInfo: { name: string; version: string };
   /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
   listTools(identity: ConversationIdentity, profile: HostProfile): Promise<Tool[]>;
@@ -118,8 +119,9 @@ export class ModernBridge {
     const capabilities = { ...core.capabilities } as Record<string, unknown>;
     // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
     if (core.capabilities.resources !== undefined) {
+      const { subscribe: _legacy, ...resources } = core.capabilities.resources;
       capabilities.resources = {
-        listChanged: true,
+        ...resources,
         ...(core.resourceSubscriptions ? { subscribe: true } : {}),
       };
     }
