@@ -7,8 +7,6 @@
  * lean bridge and the perl relay, for reference servers (server-everything, server-memory)
  * and a modern-only one.
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -27,12 +25,8 @@ import {
   testHome,
   type RunningDaemon,
 } from "../helpers/daemon.js";
-import { fixture, waitFor } from "../helpers/processes.js";
+import { fixture, waitFor, referenceRows } from "../helpers/processes.js";
 import type { PoolClient } from "mcpool-client";
-
-const require = createRequire(import.meta.url);
-const bin = (name: string): string =>
-  join(dirname(require.resolve(`@modelcontextprotocol/${name}/package.json`)), "dist/index.js");
 
 /** Bound on the servers starting on a loaded machine. */
 const READY_MS = 60_000;
@@ -71,12 +65,7 @@ describe("a --server entry presents the server itself", () => {
   const home = testHome("mcpool-identity-");
   const node = process.execPath;
   const rows = {
-    everything: { command: node, args: [bin("server-everything")] },
-    memory: {
-      command: node,
-      args: [bin("server-memory")],
-      env: { MEMORY_FILE_PATH: join(home.dir, "memory.jsonl") },
-    },
+    ...referenceRows(home.dir),
     modern: { command: node, args: [fixture("modern-stdio.mjs")] },
   };
   let daemon: RunningDaemon | undefined;

@@ -7,7 +7,7 @@
  * never said what it offers, is mcpool, offering what can work and refusing on use.
  */
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerState } from "mcpool-client";
+import type { PoolClient, ServerState } from "mcpool-client";
 import type { Scope } from "./naming.js";
 
 /** Capabilities of a server the pool does not pass on: it relays no task-augmented request. */
@@ -123,4 +123,23 @@ export function forLegacyHost<T extends { _meta?: Record<string, unknown> | unde
   );
   const { _meta: _envelope, ...rest } = result;
   return (Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest) as T;
+}
+
+/**
+ * The pool's servers, with a lone server (`--server`) that has not yet said who it is and
+ * what it offers woken first, so its host meets the server's own serverInfo and capabilities
+ * (a server that cannot start is served as mcpool, refusing on use, and said in the log).
+ */
+export async function knownStates(
+  upstream: PoolClient,
+  single: string | undefined,
+  log: (line: string) => void,
+): Promise<readonly ServerState[]> {
+  const states = await upstream.state();
+  const lone = states.find((s) => s.id === single);
+  if (lone === undefined || lone.capabilities !== undefined || lone.status === "disabled") {
+    return states;
+  }
+  await upstream.ping(lone.id).catch((error: Error) => log(`mcpool bridge: ${error.message}`));
+  return upstream.state();
 }

@@ -66,6 +66,7 @@ import {
   capabilitiesFor,
   forLegacyHost,
   instructionsFor,
+  knownStates,
   serverInfoFor,
   subscribesResources,
 } from "../core/offer.js";
@@ -81,6 +82,7 @@ import { SessionProfile } from "../core/host-profile.js";
 import { elicitFor, sampleFor } from "../core/host-requests.js";
 import { dualEra, type ServedConnection, type StdioLike } from "../modern/era-switch.js";
 import type { BridgeCore, ModernBridge } from "../modern/bridge.js";
+import { modernCatalog } from "../catalog/modern-catalog.js";
 
 export interface BridgeOptions {
   /** The daemon, reached through mcpool-client; the bridge does not close it. */
@@ -137,25 +139,6 @@ type ListKind = "tools" | "resources" | "prompts";
 
 /** The pool events that change what a host lists; the bridge subscribes to these alone. */
 const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "tools-changed"];
-
-/**
- * The pool's servers, with a lone server (`--server`) that has not yet said who it is and
- * what it offers woken first, so its host meets the server's own serverInfo and capabilities
- * (a server that cannot start is served as mcpool, refusing on use, and said in the log).
- */
-async function knownStates(
-  upstream: PoolClient,
-  single: string | undefined,
-  log: (line: string) => void,
-): Promise<readonly ServerState[]> {
-  const states = await upstream.state();
-  const lone = states.find((s) => s.id === single);
-  if (lone === undefined || lone.capabilities !== undefined || lone.status === "disabled") {
-    return states;
-  }
-  await upstream.ping(lone.id).catch((error: Error) => log(`mcpool bridge: ${error.message}`));
-  return upstream.state();
-}
 
 function describeScope(states: readonly ServerState[]): string {
   return states.length === 0 ? "no servers" : states.map((s) => s.id).join(", ");
@@ -555,6 +538,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     router,
     newIdentity: () => connectionIdentity(options.identity ?? {}),
     sharedLists: catalog === undefined,
+    ...(catalog !== undefined ? { catalog: modernCatalog(catalog) } : {}),
     privateTools: async () =>
       (await upstream.state()).some(
         (state) => scope.includes(state.id) && state.toolsCache?.scope === "private",

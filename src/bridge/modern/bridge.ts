@@ -50,6 +50,7 @@ import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../cor
 import type { PassthroughRouter, Subscriber } from "../core/resources-prompts.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
 import type { Scope } from "../core/naming.js";
+import { calledThrough, type ModernCatalog } from "../catalog/modern-catalog.js";
 
 /** What the modern side needs of the bridge (bridge-server.ts builds it). */
 export interface BridgeCore {
@@ -63,6 +64,12 @@ export interface BridgeCore {
   serverInfo: { name: string; version: string };
   /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
   listTools(identity: ConversationIdentity, profile: HostProfile): Promise<Tool[]>;
+  /**
+   * `--catalog` (catalog/on-demand.ts), as a modern host meets it: a list of the meta tools,
+   * the first tools and what this serving unit's searches found, and the answers of
+   * search_tools and describe_tool. call_tool is a call of the tool it names.
+   */
+  catalog?: ModernCatalog;
   /** The qualified name a host's tool name stands for. */
   qualify(name: string): Promise<string | undefined>;
   /** The pooled server a qualified name was listed from, when the bridge knows it. */
@@ -112,6 +119,8 @@ export class ModernBridge {
     // The host's roots, per serving unit: a connection's (stdio, MCP socket) for its life;
     // on the stateless HTTP face one request's, so each call there asks again.
     const roots = new ModernRoots();
+    // `--catalog`: this unit's list and found tools, as a legacy session has its own.
+    const catalog = core.catalog?.unit();
     const listHint: CacheHint = {
       ttlMs: LIST_TTL_MS,
       cacheScope: core.sharedLists ? "public" : "private",
@@ -155,11 +164,10 @@ export class ModernBridge {
     server.setRequestHandler(
       "tools/list",
       guarded(async (_request, ctx) => {
+        const named = identityFor(identity, metaOf(ctx));
+        const profile = roots.profile(clientCapabilities(ctx));
         const [tools, owned] = await Promise.all([
-          core.listTools(
-            identityFor(identity, metaOf(ctx)),
-            roots.profile(clientCapabilities(ctx)),
-          ),
+          catalog !== undefined ? catalog.list(named, profile) : core.listTools(named, profile),
           core.sharedLists ? core.privateTools() : Promise.resolve(false),
         ]);
         // The hint a pooled server gave its list holds for the list it is part of.
@@ -167,11 +175,24 @@ export class ModernBridge {
         return { tools: tools as never, ...hint };
       }),
     );
-    server.setRequestHandler("tools/call", (request, ctx) =>
-      this.#call(identity, roots, request.params, ctx, server).catch((error: unknown) => {
+    server.setRequestHandler("tools/call", (request, ctx) => {
+      const meta = core.catalog;
+      const { name, arguments: args } = request.params;
+      // call_tool is a call of the tool it names, with its rounds (input_required) as any call.
+      const inner = meta !== undefined && name === meta.callTool ? calledThrough(args) : undefined;
+      const answered =
+        catalog !== undefined && meta?.isMetaTool(name) === true && inner === undefined
+          ? catalog.answer(
+              name,
+              args,
+              identityFor(identity, metaOf(ctx)),
+              roots.profile(clientCapabilities(ctx)),
+            )
+          : this.#call(identity, roots, inner ?? request.params, ctx, server);
+      return answered.catch((error: unknown) => {
         throw asProtocolError(error);
-      }),
-    );
+      });
+    });
     const router = core.router;
     if (core.capabilities.resources !== undefined) {
       server.setRequestHandler(
