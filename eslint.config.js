@@ -105,7 +105,7 @@ export default tseslint.config(
   // The command line: above everything; its rooms stack like the others.
   ...layerConfigs("src/cli", [TESTING]),
   {
-    // mcpool-client is the wire contract and its client (SPEC §1): json-rpc-2.0 and Node only,
+    // mcpool-client is the wire contract and its client (SPEC §1): mcpool-protocol and Node only,
     // never src/ (the daemon's side) or the MCP SDK.
     files: ["client/src/**/*.ts"],
     rules: {
@@ -115,6 +115,26 @@ export default tseslint.config(
           patterns: [
             { group: ["../../src/*", "mcpool", "mcpool/*"], message: "client/ never imports src/" },
             { group: ["@modelcontextprotocol/*"], message: "client/ never imports the MCP SDK" },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The SDK v2 loads with the first modern host, never at start: only the bridge's modern
+    // room imports it; the rest of src/ takes its types alone, which compile away.
+    files: ["src/**/*.ts"],
+    ignores: ["src/bridge/modern/**", "src/config/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@modelcontextprotocol/server", "@modelcontextprotocol/server/*"],
+              allowTypeImports: true,
+              message: "the SDK v2 is src/bridge/modern's, loaded lazily: import type only",
+            },
           ],
         },
       ],

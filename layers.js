@@ -21,7 +21,7 @@ export const ROOMS = {
   ],
   "src/daemon": ["process", "config", "stores", "socket", "handlers"],
   "src/bridge": ["lean", "core", "catalog", "modern", "legacy", "fronts"],
-  "src/cli": ["output", "service", "hosts"],
+  "src/cli": ["output", "service", "hosts", "commands"],
 };
 
 /** Every part of the tree whose folders the stack covers. */

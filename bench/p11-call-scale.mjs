@@ -32,7 +32,7 @@ const IDLE = 200;
 const WIDE = [64, 200];
 const SERVERS = 10;
 const ARGS = { text: "hello" };
-/** The event types a bridge asks for (src/bridge/legacy/bridge-server.ts). */
+/** The event types a bridge asks for (src/bridge/legacy/pool-traffic.ts). */
 const BRIDGE_EVENTS = ["connect", "close", "tools-changed"];
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
 const TICKS_PER_S = 100;

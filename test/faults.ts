@@ -928,6 +928,62 @@ export const FAULTS: readonly FaultPromise[] = [
   {
     section: WEEKS,
     promise:
+      "One process holding connections past hello, idle → held to its share of the cap (named with its pid and command in the refusal); the CLI and other agents get in; a full cap rejects an agent's connect() with the coded error, and the CLI says so under one prefix.",
+    proofs: [
+      {
+        file: "test/integration/daemon-fair-share.test.ts",
+        test: "is held to its share, named in the refusal, while the CLI and another agent get in",
+      },
+      {
+        file: "test/integration/daemon-fair-share.test.ts",
+        test: "refuses an agent's connect() with the coded error when the cap is full, and the CLI with one prefix",
+      },
+    ],
+  },
+  {
+    section: IDENTITY,
+    promise:
+      "The state or data folder is a symlink → refused at start with a message naming the link, its target untouched; a folder of the user's keeps its mode.",
+    proofs: [
+      {
+        file: "test/integration/daemon-links.test.ts",
+        test: "refuses a state folder that is a symbolic link, naming it, and leaves where it points alone",
+      },
+      {
+        file: "test/integration/daemon-links.test.ts",
+        test: "refuses a data folder that is a symbolic link, naming it, and leaves where it points alone",
+      },
+      {
+        file: "test/integration/daemon-links.test.ts",
+        test: "uses state and data folders of the user's without changing their mode",
+      },
+    ],
+  },
+  {
+    section: IDENTITY,
+    promise:
+      "A symlink planted at the log file's path → `mcpool logs` never reads through it, and `status` says the log is not written and why.",
+    proofs: [
+      {
+        file: "test/integration/daemon-links.test.ts",
+        test: "never shows through a link at the log's path, and status says the log is not written",
+      },
+    ],
+  },
+  {
+    section: CONFIG,
+    promise:
+      "A config of many lazy rows none of which was ever called → each lazy row's tools learned once (started, listed, stopped) into the tools cache; `tools`, `search` and agents' catalogs show them with nothing running; a call starts the server.",
+    proofs: [
+      {
+        file: "test/integration/lazy-discovery.test.ts",
+        test: "learns every lazy row's tools once, shows them everywhere, stops them, and a call starts one",
+      },
+    ],
+  },
+  {
+    section: WEEKS,
+    promise:
       "The data or state folder full or read-only → shown in `status` with what it costs; no temp files left; calls keep working.",
     proofs: [
       {

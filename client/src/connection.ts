@@ -1,7 +1,7 @@
 /**
  * One socket to the daemon: frames out and in, requests matched to their answers by id in
  * one pending map (json-rpc-2.0's client kept a second one, and a promise per request on
- * top), notifications handed up. It knows nothing of hello,
+ * top; the messages are mcpool-protocol's), notifications handed up. It knows nothing of hello,
  * reconnecting or subscriptions (client.ts). When the socket closes, for whatever reason,
  * every request still pending fails at once with the reason. Requests go both ways: a
  * request this side gives up on is withdrawn with `request/cancel`, and the daemon's own
@@ -14,11 +14,9 @@ import {
   createJSONRPCRequest,
   createJSONRPCSuccessResponse,
   isJSONRPCResponse,
+  JSONRPCErrorCode,
   type JSONRPCID,
   type JSONRPCResponse,
-} from "json-rpc-2.0";
-
-import {
   CANCEL,
   DAEMON_REQUESTS,
   type DaemonParamsOf,
@@ -72,12 +70,10 @@ interface Pending {
   onAbort: (() => void) | undefined;
 }
 
-// JSON-RPC's "method not found": what a daemon-to-client request this client does not
-// implement (a later protocol's) is answered with.
-const METHOD_NOT_FOUND = -32601;
-// JSON-RPC's "invalid params" and "internal error", for the daemon's requests.
-const INVALID_PARAMS = -32602;
-const INTERNAL_ERROR = -32603;
+// "Method not found" is what a daemon-to-client request this client does not implement (a
+// later protocol's) is answered with; "invalid params" and "internal error" the others.
+const { MethodNotFound: METHOD_NOT_FOUND, InvalidParams: INVALID_PARAMS } = JSONRPCErrorCode;
+const INTERNAL_ERROR = JSONRPCErrorCode.InternalError;
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");

@@ -1,7 +1,7 @@
 /**
  * mcpool-client: PoolClient, the thin client of the mcpool daemon, and (re-exported, so one
- * import serves an agent) the wire contract of mcpool-protocol. Depends on json-rpc-2.0,
- * mcpool-protocol and Node built-ins only, never on the MCP SDK.
+ * import serves an agent) the wire contract of mcpool-protocol. Depends on mcpool-protocol
+ * and Node built-ins only, never on the MCP SDK.
  */
 export * from "mcpool-protocol";
 export {

@@ -1,8 +1,8 @@
 /**
  * mcpool-protocol: the wire contract of the mcpool daemon, written once and read by both
  * sides (as vscode-languageserver-protocol is by an LSP client and server). The data shapes,
- * the one McpPoolError and its codes, the method descriptors and the frame codec; no
- * behaviour beyond checks and framing, no dependency, no Node built-in.
+ * the one McpPoolError and its codes, the method descriptors, the JSON-RPC messages and the
+ * frame codec; no behaviour beyond checks and framing, no dependency, no Node built-in.
  */
 export {
   DEFAULT_MAX_DEPTH,
@@ -33,27 +33,16 @@ export {
   type WireErrorData,
 } from "./errors.js";
 export {
-  CANCEL,
-  DAEMON_REQUESTS,
-  isDaemonRequestName,
   isMethodName,
-  isNotificationName,
   METHODS,
-  NOTIFICATIONS,
   PROTOCOL_VERSION,
   type ApproveParams,
   type AuthStoreParams,
   type CallParams,
   type CallResult,
-  type CancelParams,
   type CatalogParams,
   type CompleteParams,
-  type DaemonParamsOf,
-  type DaemonRequestName,
-  type DaemonRequests,
-  type DaemonResultOf,
   type DescribeParams,
-  type ElicitParams,
   type Empty,
   type GetPromptParams,
   type HelloParams,
@@ -62,25 +51,16 @@ export {
   type MethodName,
   type Methods,
   type MethodSpec,
-  type NotificationName,
-  type NotificationParamsOf,
-  type Notifications,
-  type NotificationSpec,
   type ParamsCheck,
   type ParamsOf,
   type ProbeParams,
-  type ProgressParams,
   type ResourceUriParams,
   type ResultOf,
   type RunHooksParams,
-  type SampleParams,
-  type RootsParams,
   type AskingParams,
   type ReadResourceParams,
-  type RootsResult,
   type SearchParams,
   type ServerIdParams,
-  type ServerNotificationParams,
   type ServerScopedParams,
   type SetLevelParams,
   type StateParams,
@@ -89,6 +69,28 @@ export {
   type ToolsParams,
   type UsageParams,
 } from "./methods.js";
+export {
+  CANCEL,
+  DAEMON_REQUESTS,
+  isDaemonRequestName,
+  isNotificationName,
+  NOTIFICATIONS,
+  type CancelParams,
+  type DaemonParamsOf,
+  type DaemonRequestName,
+  type DaemonRequests,
+  type DaemonResultOf,
+  type ElicitParams,
+  type NotificationName,
+  type NotificationParamsOf,
+  type Notifications,
+  type NotificationSpec,
+  type ProgressParams,
+  type SampleParams,
+  type RootsParams,
+  type RootsResult,
+  type ServerNotificationParams,
+} from "./daemon-messages.js";
 export {
   CONVERSATION_METHODS,
   type ConversationAcquireParams,
@@ -118,6 +120,22 @@ export {
   type Caller,
   type CallerInfo,
 } from "./caller.js";
+export {
+  createJSONRPCErrorResponse,
+  createJSONRPCNotification,
+  createJSONRPCRequest,
+  createJSONRPCSuccessResponse,
+  isJSONRPCID,
+  isJSONRPCResponse,
+  JSONRPCErrorCode,
+  type JSONRPCError,
+  type JSONRPCErrorResponse,
+  type JSONRPCID,
+  type JSONRPCParams,
+  type JSONRPCRequest,
+  type JSONRPCResponse,
+  type JSONRPCSuccessResponse,
+} from "./json-rpc.js";
 export { defined, isRecord, type Covering, type Defined } from "./values.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";

@@ -402,9 +402,11 @@ export interface DaemonStatus {
    * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
    * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
    */
-  connections?: { open: number; max: number; refused: number };
+  connections?: { open: number; max: number; refused: number; perProcess?: number };
   /** Stores whose last save failed (a full or read-only data folder), until one succeeds. */
   saveProblems?: SaveProblem[];
+  /** The daemon's log file, and why it is not being written when it is not. */
+  log?: { path: string; problem?: string };
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
   rssBytes?: number;
 }

@@ -1,11 +1,13 @@
 /**
- * Every `mcpool` command, once: its synopsis, what it does, its arguments, its options and an
- * example. The global usage (`mcpool --help`), each command's own help (`mcpool call --help`,
+ * Every `mcpool` command, once: its synopsis, what it does, its arguments, its options, an
+ * example, and its runner (in its module under commands/, loaded when it runs). main.ts
+ * parses argv with the options, looks the command up here and runs it. The global usage (`mcpool --help`), each command's own help (`mcpool call --help`,
  * `mcpool help call`) and the options main.ts parses are all made from this table, so a
  * command or option cannot be known to one and missing from another. The README's CLI table
  * is held to the synopses, and its exit-code table to output/exit-codes.ts, by
  * test/unit/cli-help.test.ts.
  */
+import type { Runner } from "./commands/context.js";
 import { HOSTS as HOST_NAMES } from "./hosts/configs.js";
 import { EXIT_CODES } from "./output/exit-codes.js";
 
@@ -24,6 +26,11 @@ export interface CommandHelp {
   options?: readonly (readonly [string, string])[];
   /** Whole command lines, each one that runs as written. */
   examples: readonly string[];
+  /**
+   * Loads the command's runner; `help` has none, main.ts answers it. Any runner fits here;
+   * `commandRunner` holds each to the flags as they are parsed.
+   */
+  run?: () => Promise<Runner<never>>;
 }
 
 /** Options every command takes; `--help` and `--version` are answered before any command runs. */
@@ -41,12 +48,14 @@ const HOSTS = HOST_NAMES.join(", ");
 export const COMMANDS = [
   {
     name: "serve",
+    run: async () => (await import("./commands/serve.js")).serveCommand,
     synopsis: "serve [--config PATH] [--socket PATH]",
     summary: "run the daemon in the foreground",
     examples: ["mcpool serve", "mcpool serve --config ./mcp.json --socket /tmp/mcpool.sock"],
   },
   {
     name: "status",
+    run: async () => (await import("./commands/status.js")).statusCommand,
     synopsis: "status",
     summary:
       "each server's status, pid, uptime, CPU, memory, calls in the last minute, tools and last error; the config file's state",
@@ -54,6 +63,7 @@ export const COMMANDS = [
   },
   {
     name: "top",
+    run: async () => (await import("./commands/top.js")).topCommand,
     synopsis: "top [--once]",
     summary: "a live view: CPU, memory, calls and latency per server, and the log",
     options: [["--once", "print one frame and end (no terminal needed)"]],
@@ -61,6 +71,7 @@ export const COMMANDS = [
   },
   {
     name: "stats",
+    run: async () => (await import("./commands/stats.js")).statsCommand,
     synopsis: "stats [--since 7d] [--server ID] [--unused]",
     summary: "tools by use, or the never-called ones and what they cost per turn",
     options: [
@@ -72,6 +83,7 @@ export const COMMANDS = [
   },
   {
     name: "hide",
+    run: async () => (await import("./commands/stats.js")).hideCommand,
     synopsis: "hide ID TOOL…",
     summary: "stop offering tools (adds them to the server's hiddenTools in mcp.json)",
     arguments: [SERVER_ID, ["TOOL…", "one or more of its tools, by their own names"]],
@@ -79,6 +91,7 @@ export const COMMANDS = [
   },
   {
     name: "unhide",
+    run: async () => (await import("./commands/stats.js")).hideCommand,
     synopsis: "unhide ID TOOL…",
     summary: "offer hidden tools again (removes them from hiddenTools in mcp.json)",
     arguments: [SERVER_ID, ["TOOL…", "one or more of its hidden tools"]],
@@ -86,6 +99,7 @@ export const COMMANDS = [
   },
   {
     name: "tools",
+    run: async () => (await import("./commands/tools.js")).toolsCommand,
     synopsis: "tools [--server ID]",
     summary: "the tools agents are offered",
     options: [["--server ID", "one server's tools (an unknown ID is exit 2)"]],
@@ -93,6 +107,7 @@ export const COMMANDS = [
   },
   {
     name: "search",
+    run: async () => (await import("./commands/tools.js")).searchCommand,
     synopsis: "search QUERY [--server ID] [--limit N]",
     summary: "the tools that best match QUERY, best first",
     arguments: [["QUERY", "words; several arguments are one query"]],
@@ -104,6 +119,7 @@ export const COMMANDS = [
   },
   {
     name: "describe",
+    run: async () => (await import("./commands/describe.js")).describeCommand,
     synopsis: "describe QUALIFIED",
     summary: "one tool's title, annotations, input and output schema",
     arguments: [["QUALIFIED", "the tool's qualified name, <server>__<tool> (see `mcpool tools`)"]],
@@ -111,6 +127,7 @@ export const COMMANDS = [
   },
   {
     name: "call",
+    run: async () => (await import("./commands/call.js")).callCommand,
     synopsis: "call QUALIFIED [JSON | - | @FILE]",
     summary: "call a tool, print its result",
     arguments: [
@@ -128,6 +145,7 @@ export const COMMANDS = [
   },
   {
     name: "probe",
+    run: async () => (await import("./commands/servers.js")).probeCommand,
     synopsis: "probe ID",
     summary: "dial a configured server afresh and list its tools (exit 1 when it fails)",
     arguments: [SERVER_ID],
@@ -135,6 +153,7 @@ export const COMMANDS = [
   },
   {
     name: "stop",
+    run: async () => (await import("./commands/servers.js")).stopCommand,
     synopsis: "stop ID",
     summary: "stop one server; it stays registered and its next call starts it again",
     arguments: [SERVER_ID],
@@ -142,6 +161,7 @@ export const COMMANDS = [
   },
   {
     name: "restart",
+    run: async () => (await import("./commands/servers.js")).stopCommand,
     synopsis: "restart ID",
     summary: "restart one server",
     arguments: [SERVER_ID],
@@ -149,12 +169,14 @@ export const COMMANDS = [
   },
   {
     name: "reload",
+    run: async () => (await import("./commands/servers.js")).reloadCommand,
     synopsis: "reload",
     summary: "re-read mcp.json and reconcile now (exit 2 when it does not parse)",
     examples: ["mcpool reload"],
   },
   {
     name: "validate",
+    run: async () => (await import("./commands/validate.js")).validateCommand,
     synopsis: "validate [FILE]",
     summary:
       "check an mcp.json without the daemon: every problem and warning with its line and column",
@@ -163,6 +185,7 @@ export const COMMANDS = [
   },
   {
     name: "approve",
+    run: async () => (await import("./commands/approve.js")).approveCommand,
     synopsis: "approve ID [--show]",
     summary: "what changed in a pinned server's tools; approve it (writes the pin into mcp.json)",
     arguments: [SERVER_ID],
@@ -171,6 +194,7 @@ export const COMMANDS = [
   },
   {
     name: "login",
+    run: async () => (await import("./commands/login.js")).loginCommand,
     synopsis: "login ID [--no-browser] [--force]",
     summary:
       "sign in to an http server (OAuth) when the daemon says it needs one, and hand the tokens to the daemon",
@@ -183,6 +207,7 @@ export const COMMANDS = [
   },
   {
     name: "logout",
+    run: async () => (await import("./commands/login.js")).logoutCommand,
     synopsis: "logout ID",
     summary: "forget a server's sign-in",
     arguments: [SERVER_ID],
@@ -190,6 +215,7 @@ export const COMMANDS = [
   },
   {
     name: "import",
+    run: async () => (await import("./commands/setup.js")).importCommand,
     synopsis: "import [--from HOST[,HOST]] [--write]",
     summary:
       "merge the servers of every host you have into mcp.json: a diff, written with --write (a backup is kept)",
@@ -201,6 +227,7 @@ export const COMMANDS = [
   },
   {
     name: "bridge",
+    run: async () => (await import("./commands/bridge.js")).bridgeCommand,
     synopsis:
       "bridge [--server ID | --servers A,B] [--http PORT [--token T|none]] [--catalog[=auto]]",
     summary: "serve the pool to an MCP host (stdio, or HTTP on 127.0.0.1)",
@@ -227,6 +254,7 @@ export const COMMANDS = [
   },
   {
     name: "wire",
+    run: async () => (await import("./commands/setup.js")).wireCommand,
     synopsis: "wire HOST [--write] [--catalog[=auto]]",
     summary: "point a host's entries that mcpool also has at `mcpool bridge --server ID`",
     arguments: [["HOST", HOSTS]],
@@ -242,6 +270,7 @@ export const COMMANDS = [
   },
   {
     name: "logs",
+    run: async () => (await import("./commands/logs.js")).logsCommand,
     synopsis: "logs [-n N] [-f] [--server ID]",
     summary: "the tail of the daemon's log",
     options: [
@@ -253,12 +282,14 @@ export const COMMANDS = [
   },
   {
     name: "shutdown",
+    run: async () => (await import("./commands/servers.js")).shutdownCommand,
     synopsis: "shutdown",
     summary: "stop the daemon and every server",
     examples: ["mcpool shutdown"],
   },
   {
     name: "service",
+    run: async () => (await import("./commands/setup.js")).serviceCommand,
     synopsis: "service install|uninstall|status [--dry-run]",
     summary: "run the daemon at login under systemd (Linux) or launchd (macOS)",
     arguments: [["install|uninstall|status", "what to do with the service"]],
@@ -267,12 +298,14 @@ export const COMMANDS = [
   },
   {
     name: "demo",
+    run: async () => (await import("./commands/demo.js")).demoCommand,
     synopsis: "demo",
     summary: "pool the built-in echo server in this process, print its tools and one call",
     examples: ["mcpool demo", "mcpool demo --json"],
   },
   {
     name: "echo-server",
+    run: async () => (await import("./commands/demo.js")).echoServerCommand,
     synopsis: "echo-server",
     summary:
       "the built-in echo MCP server on stdin and stdout, what the starter mcp.json runs; it ends with its input",
@@ -318,6 +351,15 @@ export type ParsedOptions = { [F in Flag as FlagName<F>]?: FlagValue<F> };
 export function commandNamed(name: string): CommandHelp | undefined {
   const table: readonly CommandHelp[] = COMMANDS;
   return table.find((c) => c.name === name);
+}
+
+/**
+ * The loader of the runner of the command called `name`, if it has one. Typed so that a
+ * runner reading a flag other than as it is parsed (`--limit` as a number) does not compile.
+ */
+export function commandRunner(name: string): (() => Promise<Runner<ParsedOptions>>) | undefined {
+  const table: readonly { name: string; run?: () => Promise<Runner<ParsedOptions>> }[] = COMMANDS;
+  return table.find((c) => c.name === name)?.run;
 }
 
 export interface ParsedFlag {

@@ -5,7 +5,7 @@
  * a bare Node process, not Node plus the MCP SDK (bench P10). A socket absent or refusing
  * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
  * which starts the daemon when needed and serves through the SDK bridge. Once piping, a
- * daemon that restarts keeps the host's session (lean-session.ts).
+ * daemon that restarts keeps the host's session (src/bridge/lean/session.ts).
  */
 import { existsSync, fstatSync } from "node:fs";
 import { connect, Socket } from "node:net";
@@ -99,7 +99,7 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
 
 /**
  * Joins stdio to the connected socket until either end is done, through a LeanSession that
- * keeps the host's session across a daemon restart (lean-session.ts). The host's stdin EOF
+ * keeps the host's session across a daemon restart (src/bridge/lean/session.ts). The host's stdin EOF
  * is a half-close (a pipe host still gets its answers, README "The lean entry"), but a host
  * that is gone (SIGKILLed, crashed) ends the session at once, and the daemon cancels its
  * calls upstream (issue 27 item 7): we say HOST_GONE and close. Gone is: its end of a

@@ -8,10 +8,8 @@
 import { basename } from "node:path";
 import { ErrorCode, McpError } from "../pool/mcp/error.js";
 import type { ConfigStatus, DaemonStatus } from "mcpool-protocol";
-import { durationProblem, POOL_DURATIONS } from "../config/durations.js";
+import { sectionValues } from "../config/pool-section.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
-import type { ChildEnvPolicy } from "../pool/mcp/child-env.js";
-import type { ElicitationMode } from "../pool/server/routing.js";
 import { VERSION } from "../version.js";
 import { ConfigSource, createReadLog } from "./config/source.js";
 import { acquireInstanceLock } from "./process/instance-lock.js";
@@ -94,79 +92,6 @@ export interface Daemon {
   readonly connections: ConnectionCap;
 }
 
-/** Options of the `"mcpool"` section the pool takes; the rest of the section is ignored. */
-const POOL_SECTION_NUMBERS = [
-  "connectTimeoutMs",
-  "callTimeoutMs",
-  "probeTimeoutMs",
-  "crashBackoffMs",
-  "pingTimeoutMs",
-  "maxResultChars",
-  "maxDescriptionChars",
-  "toolsTokenWarning",
-  "maxConcurrentStarts",
-  "syncDebounceMs",
-  "idleTimeoutMs",
-] as const;
-
-function poolSection(section: Record<string, unknown>): Partial<McpPoolOptions> {
-  const options: Partial<McpPoolOptions> = {};
-  for (const key of POOL_SECTION_NUMBERS) {
-    const value = section[key];
-    // A bad duration is a problem in status (parseMcpJson says it); the default stands.
-    const usable =
-      key in POOL_DURATIONS
-        ? durationProblem(key, value, POOL_DURATIONS[key]) === undefined
-        : typeof value === "number" && Number.isFinite(value) && value >= 0;
-    if (usable) options[key] = value as number;
-  }
-  if (typeof section.lazy === "boolean") options.lazy = section.lazy;
-  if (typeof section.indexTools === "boolean") options.indexTools = section.indexTools;
-  if (typeof section.coerceArguments === "boolean") {
-    options.coerceArguments = section.coerceArguments;
-  }
-  // `"resultCache": true` for the defaults, or `{ "ttlMs": …, "maxEntries": … }`.
-  const cache = section.resultCache;
-  if (cache === true) options.resultCache = {};
-  else if (typeof cache === "object" && cache !== null && !Array.isArray(cache)) {
-    const { ttlMs, maxEntries } = cache as Record<string, unknown>;
-    options.resultCache = {
-      ...(typeof ttlMs === "number" && ttlMs >= 0 ? { ttlMs } : {}),
-      ...(typeof maxEntries === "number" && maxEntries >= 0 ? { maxEntries } : {}),
-    };
-  }
-  // `"elicitationModes": ["form", "url"]` when the agents can open a link; `[]` declares none.
-  const modes = section.elicitationModes;
-  if (Array.isArray(modes) && modes.every((mode) => mode === "form" || mode === "url")) {
-    options.elicitationModes = modes as ElicitationMode[];
-  }
-  const childEnv = section.childEnv;
-  if (childEnv === "inherit" || childEnv === "minimal") options.childEnv = childEnv;
-  else if (Array.isArray(childEnv) && childEnv.every((v) => typeof v === "string")) {
-    options.childEnv = childEnv as ChildEnvPolicy;
-  }
-  return options;
-}
-
-/** `mcpool.maxConnections`, when a whole number ≥ 1; otherwise the default stands. */
-function maxConnectionsOf(section: Record<string, unknown>): number | undefined {
-  const value = section.maxConnections;
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined;
-}
-
-/** The `"mcpool"` section's memory limit and its check interval (issue 17); bad values are ignored. */
-function monitorSection(section: Record<string, unknown>): {
-  maxMemoryMb?: number;
-  memoryCheckMs?: number;
-} {
-  const positive = (value: unknown): value is number =>
-    typeof value === "number" && Number.isSafeInteger(value) && value > 0;
-  return {
-    ...(positive(section.maxMemoryMb) ? { maxMemoryMb: section.maxMemoryMb } : {}),
-    ...(positive(section.memoryCheckMs) ? { memoryCheckMs: section.memoryCheckMs } : {}),
-  };
-}
-
 export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   const env = options.env ?? process.env;
   const paths = resolvePaths({
@@ -208,6 +133,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     clients: server?.clients ?? 0,
     connections: connections.state(),
     saveProblems: saves.state(),
+    ...(log === undefined ? {} : { log: logState(log) }),
   });
 
   // The file's status and whether its watcher is watching (F12).
@@ -276,7 +202,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const logRead = createReadLog(paths.configPath, daemonLog);
       const first = await config.read();
       logRead(first.status);
-      connections.configure(maxConnectionsOf(first.pool));
+      configureCap(connections, first.pool);
 
       pool = new McpPool({
         clientName: "mcpool",
@@ -286,7 +212,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         load: async () => {
           const read = await config.read();
           logRead(read.status);
-          connections.configure(maxConnectionsOf(read.pool));
+          configureCap(connections, read.pool);
           monitor?.setRows(read.rows);
           return read.rows;
         },
@@ -296,27 +222,29 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           else records.remove(event.pid);
         },
         toolsCache: createFileToolsCache(paths.dataDir, saves),
+        // A lazy row's tools are learned once, so agents can find them (pool-options.ts).
+        learnLazyTools: true,
         tokenStore: createFileTokenStore(paths.dataDir, saves),
         pins: createFilePinStore(paths.dataDir, saves),
         // Agents answer the elicitations of their own calls (C14), so every connection
         // declares the capability; a question no agent takes is declined.
         onElicit: () => ({ action: "decline" }),
         // Sampling likewise, unless `"sampling": false`; a request no agent takes is refused.
-        ...(first.pool.sampling === false
+        ...(sectionValues(first.pool, "daemon").sampling === false
           ? {}
           : {
               onSample: () => {
                 throw new McpError(ErrorCode.MethodNotFound, "sampling not available");
               },
             }),
-        ...poolSection(first.pool),
+        ...sectionValues(first.pool, "pool"),
         ...options.pool,
       });
 
       monitor = new PoolMonitor({
         pool,
         usageStore: createFileUsageStore(paths.dataDir, saves),
-        ...monitorSection(first.pool),
+        ...sectionValues(first.pool, "monitor"),
         log: daemonLog,
       });
       monitor.setRows(first.rows);
@@ -418,6 +346,17 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 }
 
 /** The env file into process.env (values win), logged by name only: values may be secrets. */
+/** `mcpool.maxConnections` and `mcpool.maxConnectionsPerProcess` into the cap. */
+function configureCap(cap: ConnectionCap, section: Record<string, unknown>): void {
+  const values = sectionValues(section, "daemon");
+  cap.configure(values.maxConnections, values.maxConnectionsPerProcess);
+}
+
+/** The log file for status: its path, and why it is not written when it is not. */
+function logState({ path, problem }: DaemonLog): { path: string; problem?: string } {
+  return problem === undefined ? { path } : { path, problem };
+}
+
 function applyEnvFile(path: string, log: DaemonLog): void {
   const file = readEnvFile(path);
   if (file === undefined) return;

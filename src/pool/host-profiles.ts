@@ -41,12 +41,8 @@ import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
 import type { ProfileMemo } from "./catalog/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
-import {
-  isProfileEntry,
-  ProfileEntry,
-  profileCapabilities,
-  ROOTS_ASK_WAIT_MS,
-} from "./server/profile-entry.js";
+import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
+import { ProfileSlots } from "./profile-slots.js";
 import { serverLog } from "./core/server-log.js";
 import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
@@ -71,6 +67,8 @@ export interface HostProfilesInit {
   catalog(entries: () => readonly ServerEntry[]): Catalog;
   /** What was learnt about row `id` changed: keep it (the tools cache, beside its list). */
   learnt(id: string): void;
+  /** Children for host profiles per row (`mcpool.maxChildrenPerServer`; profile-slots.ts). */
+  maxChildren?: number | undefined;
   log: PoolLog;
 }
 
@@ -90,6 +88,11 @@ export class HostProfiles {
   readonly #same = new Map<string, { row: McpServerConfig; caps: Set<string> }>();
   /** Rows whose server asked a child for its roots. */
   readonly #asksRoots = new Set<string>();
+  /** Rows whose server was found not to ask at its start (ProfileEntry.atStart). */
+  readonly #silent = new Set<string>();
+  /** Rows whose server asked and showed nothing after taking its roots in (sign-of-life.ts). */
+  readonly #quiet = new Set<string>();
+  readonly #slots: ProfileSlots;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
   #closed = false;
@@ -97,6 +100,7 @@ export class HostProfiles {
   constructor(init: HostProfilesInit) {
     this.#init = init;
     this.#poolKey = capabilityKey(hostProfile(init.context.capabilities));
+    this.#slots = new ProfileSlots(init.maxChildren, init.log);
   }
 
   /** What `profile` can be served as in this pool: what the pool cannot route is left out. */
@@ -214,6 +218,7 @@ export class HostProfiles {
   /** What the tools cache kept about a row (SPEC I4, I5): nothing is found out twice. */
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
+    if (memo.asksRoots === false) this.#silent.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
     );
@@ -224,9 +229,12 @@ export class HostProfiles {
   /** What was learnt about row `id`, for the tools cache; undefined: nothing. */
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
-    const asksRoots = this.#asksRoots.has(id);
-    if (same.length === 0 && !asksRoots) return undefined;
-    return { ...(same.length > 0 ? { same } : {}), ...(asksRoots ? { asksRoots } : {}) };
+    const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
+    if (same.length === 0 && asksRoots === undefined) return undefined;
+    return {
+      ...(same.length > 0 ? { same } : {}),
+      ...(asksRoots !== undefined ? { asksRoots } : {}),
+    };
   }
 
   /** Something a listing reads changed: every profile's index is rebuilt on its next read. */
@@ -260,6 +268,8 @@ export class HostProfiles {
       if (row === undefined || !sameConnection(row, same.row)) this.#same.delete(id);
     }
     for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
+    for (const id of this.#silent) if (!rows.has(id)) this.#silent.delete(id);
+    for (const id of this.#quiet) if (!rows.has(id)) this.#quiet.delete(id);
     this.invalidate();
     await Promise.allSettled(ending);
   }
@@ -306,6 +316,7 @@ export class HostProfiles {
       capabilities: profileCapabilities(profile),
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
       emit: (event) => {
+        if (event.type === "close" || event.type === "connect") this.#slots.changed(entry.id);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
       changed: () => this.invalidate(),
@@ -324,10 +335,25 @@ export class HostProfiles {
       context.sample = (_id, params, signal) => routes.sample(route, params, signal);
     }
     if (roots !== undefined) {
-      context.roots = { list: () => roots, asked: () => this.#rootsAsked(entry.id, key) };
+      context.roots = {
+        list: () => roots,
+        asked: (connection) => {
+          child.rootsAsked(connection);
+          this.#rootsAsked(entry.id);
+        },
+      };
     }
-    const child = new ProfileEntry(entry.row, context, profile, key);
-    if (this.#asksRoots.has(entry.id)) child.rootsWaitMs = ROOTS_ASK_WAIT_MS.known;
+    const child: ProfileEntry = new ProfileEntry(entry.row, context, profile, key);
+    const siblings = (): ProfileEntry[] => [...(this.#children.get(entry.id)?.values() ?? [])];
+    child.slot = (start) =>
+      this.#slots.take(child, siblings, child.row.connectTimeoutMs ?? pool.connectTimeoutMs, start);
+    child.onIdle = () => this.#slots.changed(entry.id);
+    child.knownToAsk = () => this.#asksRoots.has(entry.id);
+    child.onServedSilently = () => {
+      if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
+    };
+    child.knownQuiet = () => this.#quiet.has(entry.id);
+    child.onQuiet = () => this.#quiet.add(entry.id);
     // The row's era is the child's: found once, not on a spare child of each (SPEC H1).
     if (entry.verdict) child.adoptVerdict(entry.verdict);
     return child;
@@ -338,19 +364,21 @@ export class HostProfiles {
    * the row's own connection serves that capability key from now on, and the child ends.
    */
   #listed(child: ProfileEntry): void {
-    // A server asks its roots after `initialized`, maybe after its first listing: whether
-    // it does is known only once its window has passed (ProfileEntry.rootsWindow).
-    if (child.profile.roots !== undefined && !child.asksRoots) {
-      void child.rootsWindow().then(() => {
-        if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
-      });
-      return;
-    }
+    // A server may ask for roots at any time: a host with roots shares the row only once a
+    // child has served a use without its server asking, at its start or since
+    // (ProfileEntry.idle, onServedSilently) — never on a listing alone.
+    if (child.profile.roots !== undefined) return;
     this.#decide(child);
   }
 
   /** Whether `child`'s row serves its capability key from now on, its list being the same. */
   #decide(child: ProfileEntry): void {
+    if (child.atStart === "silent" && !child.asksRoots && !this.#asksRoots.has(child.id)) {
+      if (!this.#silent.has(child.id)) {
+        this.#silent.add(child.id);
+        this.#init.learnt(child.id);
+      }
+    }
     const own = this.#init.entries().find((entry) => entry.id === child.id);
     const fingerprint = own?.fingerprint;
     const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
@@ -379,10 +407,10 @@ export class HostProfiles {
   }
 
   /** The server asked a child for roots: hosts that declare roots get one child per roots set. */
-  #rootsAsked(id: string, key: string): void {
-    this.#children.get(id)?.get(key)?.rootsAsked();
+  #rootsAsked(id: string): void {
     if (this.#asksRoots.has(id)) return;
     this.#asksRoots.add(id);
+    this.#silent.delete(id);
     const same = this.#same.get(id)?.caps;
     for (const caps of [...(same ?? [])]) {
       if (caps.split(",").includes("roots")) same?.delete(caps);

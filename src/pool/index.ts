@@ -81,7 +81,7 @@ export {
   type PassthroughParams,
   type PassthroughResult,
   type ResourceListener,
-} from "./calls/passthrough.js";
+} from "./calls/server-passthrough.js";
 export {
   AuthRequiredError,
   credentialsKey,

@@ -76,6 +76,11 @@ export interface McpPoolOptions {
   childMark?: Readonly<Record<string, string>>;
   /** Children a reconcile starts at once. Default 8. */
   maxConcurrentStarts?: number;
+  /**
+   * Children per row for hosts with other capabilities or roots than the pool's (one per
+   * project, per capability set); past it the least recently used idle one ends. Default 8.
+   */
+  maxChildrenPerServer?: number;
   /** Debounce of syncSoon(), ms. Default 100. */
   syncDebounceMs?: number;
   /** Told when a stdio child starts and when it and its process group are gone (pid records). */
@@ -88,6 +93,13 @@ export interface McpPoolOptions {
   indexTools?: boolean;
   /** Where last-known tool lists outlive the process, so a lazy pool has a catalog at once. */
   toolsCache?: ToolsCacheStore;
+  /**
+   * A lazy row the tools cache knows nothing of (for its connection) is learned once: started,
+   * listed (the list goes to the tools cache), and stopped, a few at a time after the eager
+   * rows have started, so agents can find its tools without anything calling it first.
+   * Default false; the daemon sets it.
+   */
+  learnLazyTools?: boolean;
   /**
    * Where http rows' OAuth tokens and client registrations are kept, keyed by server url
    * (oauth.ts). Read by a non-interactive provider: stored tokens, refreshed through the SDK,

@@ -14,7 +14,7 @@ import { checkPoolDurations } from "./calls/duration-checks.js";
 import type { EntryContext } from "./server/context.js";
 import { McpPoolError } from "./core/errors.js";
 import { keepAliveFetch } from "./mcp/fetch.js";
-import { Passthrough } from "./calls/passthrough.js";
+import { Passthrough } from "./calls/server-passthrough.js";
 import { PinGate } from "./catalog/pin-gate.js";
 import { PinLedger } from "./catalog/pinning.js";
 import { PoolAuth } from "./auth/pool-auth.js";
@@ -174,6 +174,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       const entry = servers.find(id);
       if (entry?.fingerprint !== undefined) servers.saveTools(entry);
     },
+    maxChildren: options.maxChildrenPerServer,
     log,
   });
   const assertOpen = (): void => {

@@ -15,8 +15,12 @@ import type { HookContext, HookEvent, HookOutcome } from "../config/hooks.js";
 
 import type { CatalogServer } from "./catalog/catalog.js";
 import type { ConversationRegistry } from "./conversations/registry.js";
-import type { PassthroughArgs, PassthroughMethod, PassthroughResult } from "./calls/passthrough.js";
-import type { ResourceListener } from "./calls/passthrough.js";
+import type {
+  PassthroughArgs,
+  PassthroughMethod,
+  PassthroughResult,
+} from "./calls/server-passthrough.js";
+import type { ResourceListener } from "./calls/server-passthrough.js";
 import { poolParts, type PoolParts } from "./pool-parts.js";
 import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
@@ -123,7 +127,7 @@ export class McpPool {
     return this.#parts.auth.forgetCredentials(id);
   }
 
-  // ── One server's protocol (passthrough.ts) ───────────────────────────────────────
+  // ── One server's protocol (server-passthrough.ts) ────────────────────────────────
 
   /** Dials a row that need not be saved, lists its tools and hangs up. Never throws. */
   probe(row: McpServerConfig): Promise<ProbeResult> {
@@ -156,7 +160,7 @@ export class McpPool {
   /**
    * Sends one MCP request that call() does not carry to server `id` (C15): resources,
    * prompts, completion, logging/setLevel, ping. Refused with `not-offered` where the
-   * server's capabilities lack the surface; otherwise as use(). See passthrough.ts.
+   * server's capabilities lack the surface; otherwise as use(). See server-passthrough.ts.
    */
   async request<M extends PassthroughMethod>(
     id: string,
@@ -180,7 +184,7 @@ export class McpPool {
     return this.#parts.passthrough.subscribe(id, uri, listener);
   }
 
-  // ── What the pool offers (catalog.ts) ──────────────────────────────────────────
+  // ── What the pool offers (catalog.ts) ────────────────────────────────────────────
 
   /** Every configured server, in configuration order. Secrets only when asked for. */
   state(options: { secrets?: boolean } = {}): ServerState[] {
@@ -263,7 +267,7 @@ export class McpPool {
     return this.#parts.pins.approve(this.#parts.servers.entry(id), fingerprint);
   }
 
-  // ── Calls (calls/pipeline.ts) ─────────────────────────────────────────────────────
+  // ── Calls (calls/pipeline.ts) ────────────────────────────────────────────────────
 
   /**
    * Calls a tool by its qualified name and returns its result flattened to a string

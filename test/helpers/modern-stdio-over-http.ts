@@ -181,7 +181,7 @@ export async function modernStdioOverHttp(
   });
 
   const http = createServer(async (req, res) => {
-    // The bridge's own Host/Origin check (src/bridge/http.ts), as the legacy relay has it.
+    // The bridge's own Host/Origin check (src/bridge/fronts/http.ts), as the legacy relay has it.
     if (!loopbackRequest(req.headers)) {
       res.writeHead(403, { "content-type": "application/json" });
       res.end(

@@ -2,7 +2,7 @@
  * A stdio entry — what a host spawns: the perl pipe `mcpool wire` writes, the lean `mcpool
  * bridge` — put behind Streamable HTTP, so HTTP-only harnesses (the conformance runner) can
  * drive it. A relay at the transport level only: each HTTP session is the bridge's own
- * listener (src/bridge/http.ts: loopback, Host/Origin checks, sessions, resumability) with a
+ * listener (src/bridge/fronts/http.ts: loopback, Host/Origin checks, sessions, resumability) with a
  * StreamableHTTPServerTransport whose messages go verbatim to a StdioClientTransport spawning
  * the entry, and back. No SDK Server or Client reads them: what the harness sees is what the
  * entry said (only which HTTP stream carries it is chosen here, from the envelope). The two transports close together, and the child is reaped.

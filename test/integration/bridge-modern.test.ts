@@ -172,7 +172,8 @@ describe("a modern host through mcpool bridge", () => {
     } finally {
       await Promise.all([legacy.close(), modern.close(), pool.close(), conf.close()]);
     }
-  });
+    // Four bridges, each a process of its own: on a busy machine that is past the default.
+  }, 60_000);
 
   it("lists and calls both over bridge --http, with cache hints on the listing", async () => {
     const host = await httpHost();

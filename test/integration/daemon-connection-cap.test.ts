@@ -76,7 +76,8 @@ describe("a daemon at its connection cap", () => {
 
   beforeAll(async () => {
     home = testHome("mcpool-cap-");
-    home.writeConfig(echo(), { mcpool: { maxConnections: CAP } });
+    // This one process opens every connection: its share is the whole cap.
+    home.writeConfig(echo(), { mcpool: { maxConnections: CAP, maxConnectionsPerProcess: CAP } });
     daemon = await startDaemon(home);
     const pool = await poolClient(home);
     try {
@@ -105,7 +106,9 @@ describe("a daemon at its connection cap", () => {
     // One more agent: refused at its hello, with the cap and the fix.
     const refused = poolClient(home, "one-too-many");
     await expect(refused).rejects.toThrow(
-      `too many connections (${CAP} of ${CAP}); close some or raise mcpool.maxConnections`,
+      new RegExp(
+        `too many connections \\(${CAP} of ${CAP}(, \\d+ of them held by process ${process.pid} \\(.*\\))?\\); close some or raise mcpool.maxConnections`,
+      ),
     );
     await expect(refused).rejects.toMatchObject({ code: "pool-full" });
 
@@ -127,7 +130,10 @@ describe("a daemon at its connection cap", () => {
     expect(status.connections?.refused).toBeGreaterThanOrEqual(2);
 
     // A config edit is still picked up.
-    home.writeConfig({ ...echo(), ...echo("second") }, { mcpool: { maxConnections: CAP } });
+    home.writeConfig(
+      { ...echo(), ...echo("second") },
+      { mcpool: { maxConnections: CAP, maxConnectionsPerProcess: CAP } },
+    );
     await waitFor(
       async () =>
         (await clients[0]!.state()).some((s) => s.id === "second" && s.status === "ready"),
@@ -146,7 +152,7 @@ describe("a daemon at its connection cap", () => {
     expect(late.lines).toHaveLength(1);
     const line = JSON.parse(late.lines[0]!) as { id: unknown; error: { message: string } };
     expect(line.id).toBeNull();
-    expect(line.error.message).toContain(`too many connections (${CAP} of ${CAP})`);
+    expect(line.error.message).toContain(`too many connections (${CAP} of ${CAP}`);
   });
 
   it("refuses an MCP socket session over the cap with a JSON-RPC error line", async () => {
@@ -166,7 +172,7 @@ describe("a daemon at its connection cap", () => {
     await late.closed;
     const line = JSON.parse(late.lines[0]!) as { id: unknown; error: { message: string } };
     expect(line.id).toBeNull();
-    expect(line.error.message).toContain(`too many connections (${CAP} of ${CAP})`);
+    expect(line.error.message).toContain(`too many connections (${CAP} of ${CAP}`);
   });
 
   it("holds no connection of a flood once it has closed", async () => {
@@ -190,7 +196,8 @@ describe("a daemon under a low open-file limit", () => {
 
   beforeAll(async () => {
     home = testHome("mcpool-fdcap-");
-    home.writeConfig(echo());
+    // This one process opens every connection: its share is the whole cap.
+    home.writeConfig(echo(), { mcpool: { maxConnectionsPerProcess: 1000 } });
     // Node raises its soft limit to the hard one: set both.
     daemon = await startDaemon(home, [], { wrap: ["prlimit", "--nofile=128:128"] });
   });
@@ -207,10 +214,10 @@ describe("a daemon under a low open-file limit", () => {
       const refused = flood.at(-1)!;
       await refused.closed;
       expect(refused.lines.join("\n")).toContain(
-        "too many connections (64 of 64, half the daemon's open-file limit of 128)",
+        "too many connections (64 of 64, half the daemon's open-file limit of 128",
       );
       // The daemon lives, reads an edited config, and `status` gets in.
-      home.writeConfig(echo("second"));
+      home.writeConfig(echo("second"), { mcpool: { maxConnectionsPerProcess: 1000 } });
       await waitFor(
         async () => (await statusOf(home)).servers.some((s) => s.id === "second"),
         30_000,

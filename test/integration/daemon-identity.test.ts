@@ -223,14 +223,24 @@ describe("prepareDir", () => {
     expect(modeOf(join(root, "data")).toString(8)).toBe("700");
   });
 
-  it("follows a symlinked data directory to a directory of ours", () => {
+  it("refuses a symlinked data directory, naming it, and leaves its target's mode", () => {
     const target = join(root, "real");
     mkdirSync(target, { mode: 0o700 });
     chmodSync(target, 0o750);
     const link = join(root, "data");
     symlinkSync(target, link);
-    expect(prepareDir(link, 0o700)).toEqual({ created: false, tightened: true });
-    expect(modeOf(target).toString(8)).toBe("700");
+    const error = setupError(() => prepareDir(link, 0o700));
+    expect(error.code).toBe("symlink-dir");
+    expect(error.message).toContain(link);
+    expect(modeOf(target).toString(8)).toBe("750");
+  });
+
+  it("never changes the mode of a data directory it did not create", () => {
+    const dir = join(root, "mine");
+    mkdirSync(dir, { mode: 0o700 });
+    chmodSync(dir, 0o755);
+    expect(prepareDir(dir, 0o700)).toEqual({ created: false, tightened: false });
+    expect(modeOf(dir).toString(8)).toBe("755");
   });
 });
 

@@ -189,8 +189,17 @@ describe("a project's child whose server asks its roots a while after it starts 
         protocol: "legacy",
       },
     ]);
+    // The first project's child finds out that the server asks, late (direct, a call made
+    // before that meets "none yet" as well); the pool keeps it.
+    const first = { roots: [{ uri: "file:///work/first" }] };
+    await pool.hostTools(first);
+    await waitFor(
+      () => pool?.state()[0]?.profiles?.some((child) => child.asksRoots === true) === true,
+      15_000,
+      "the server to ask the first project's roots",
+    );
     const project = { roots: [{ uri: "file:///work/alpha" }] };
-    // The first use of the project's child: listed, then called at once.
+    // The first use of the next project's child: listed, then called at once.
     expect((await pool.hostTools(project)).map((tool) => tool.function.name)).toEqual([
       "late__roots",
     ]);

@@ -15,7 +15,15 @@ import {
   type ClientCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
-import { stdioBridge, stringEnv, type StdioBridge } from "../helpers/bridge.js";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdioTransport } from "@modelcontextprotocol/client/stdio";
+import {
+  bridgeCommand,
+  stdioBridge,
+  stringEnv,
+  type BridgePath,
+  type StdioBridge,
+} from "../helpers/bridge.js";
 import {
   client as poolClient,
   serversReady,
@@ -119,6 +127,37 @@ describe("a host's capabilities reach the pooled server (issue 30 item 4, SPEC I
     const listed = await client.callTool({ name: "get-roots-list", arguments: {} });
     expect(JSON.stringify(listed.content)).toContain("file:///projects/one");
   });
+
+  for (const via of ["sdk", "lean"] as const satisfies readonly BridgePath[]) {
+    it(`lists for a modern host that declares roots what it lists direct, get-roots-list included (${via} bridge)`, async () => {
+      const direct = await directNames({ roots: { listChanged: true } });
+      expect(direct).toContain("get-roots-list");
+      const transport = new ModernStdioTransport({
+        ...bridgeCommand(home, ["--server", "everything"], via),
+        env: stringEnv(home.env),
+        stderr: "pipe",
+      });
+      const client = new ModernClient(
+        { name: "modern-host", version: "1.0.0" },
+        { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: { roots: {} } },
+      );
+      client.setRequestHandler("roots/list", async () => ({
+        roots: [{ uri: "file:///projects/modern", name: "modern" }],
+      }));
+      await client.connect(transport);
+      const pid = transport.pid;
+      try {
+        expect(client.getProtocolEra()).toBe("modern");
+        // The first listing, before any call could ask the host its roots.
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(direct);
+        const listed = await client.callTool({ name: "get-roots-list", arguments: {} });
+        expect(JSON.stringify(listed.content)).toContain("file:///projects/modern");
+      } finally {
+        await client.close();
+        if (pid !== null) await waitFor(() => !alive(pid), 15_000, "the bridge to exit");
+      }
+    });
+  }
 
   it("sends a server's elicitation to the host whose call it is, which answers it itself", async () => {
     const client = await open(BOTH);

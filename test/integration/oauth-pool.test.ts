@@ -5,7 +5,7 @@
  * fetching the authorization URL it prints.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { signIn } from "../../src/cli/login.js";
+import { signIn } from "../../src/cli/commands/login.js";
 import {
   McpPool,
   McpPoolError,

@@ -136,8 +136,8 @@ describe("mcpool top in a real terminal", () => {
         (event) => event.type === "connect" && event.serverId === "beta",
         BOUND_MS,
       );
-      tmux("send-keys", "Down");
-      tmux("send-keys", "r");
+      // Both in one write, as a busy machine delivers them: top must act on each.
+      tmux("send-keys", "Down", "r");
       await restarted;
       await readyWithNewPid(observer, "beta", before);
       expect((await observer.state()).find((s) => s.id === "alpha")!.pid).toBe(alphaPid);

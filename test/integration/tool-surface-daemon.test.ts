@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { McpPoolError as ClientError, type HookOutcome, type PoolClient } from "mcpool-client";
+import { McpPoolError, type HookOutcome, type PoolClient } from "mcpool-client";
 
 import { contextBlocks } from "../../src/config/hooks.js";
 import {
@@ -141,7 +141,7 @@ describe("the tool surface over the socket", () => {
       'add({"a":"1","b":"2"})',
     );
     const refused = await agent.call("echo__sleep", { ms: "soon" }).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(ClientError);
+    expect(refused).toBeInstanceOf(McpPoolError);
     expect(refused).toMatchObject({
       code: "invalid-arguments",
       message: 'invalid arguments for "echo__sleep": `ms` must be an integer, got "soon"',

@@ -107,6 +107,37 @@ describe("wire keeps the file's own layout", () => {
     expect(again).toBe(after);
   });
 
+  it("keeps an entry's own compact spacing in a file spaced elsewhere", async () => {
+    const text = `{
+  "theme": "dark",
+  "mcpServers": {
+    "files": {"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"]}
+  }
+}
+`;
+    const { after, again } = await wireTwice("cursor", text, {
+      files: { command: "npx", args: FILES },
+    });
+    expect(after).toBe(`{
+  "theme": "dark",
+  "mcpServers": {
+    "files": {"command":${JSON.stringify(NODE)},"args":${JSON.stringify(bridge("files"))}}
+  }
+}
+`);
+    expect(again).toBe(after);
+  });
+
+  it("keeps a file's compact arrays compact though its colons are spaced", async () => {
+    const text = `{ "mcpServers": { "files": { "command": "npx", "args":["a","b"] } } }`;
+    const { after } = await wireTwice("claude-desktop", text, {
+      files: { command: "npx", args: ["a", "b"] },
+    });
+    expect(after).toBe(
+      `{ "mcpServers": { "files": { "command": "${NODE}", "args":${JSON.stringify(bridge("files"))} } } }`,
+    );
+  });
+
   it("keeps a pretty-printed file's arrays an item a line, and drops the last key's comma", async () => {
     const text = `${JSON.stringify(
       { mcpServers: { files: { command: "npx", args: FILES, env: { A: "1" } } } },

@@ -1,6 +1,6 @@
-/** The modern change stream's filter and its reopening (SPEC H2, src/pool/mcp/change-stream.ts). */
+/** The modern change stream's filter and its reopening (SPEC H2, src/pool/mcp/client-eras.ts). */
 import { describe, expect, it } from "vitest";
-import { ChangeStream, listenFilter, type ListenFilter } from "../../src/pool/mcp/change-stream.js";
+import { ChangeStream, listenFilter, type ListenFilter } from "../../src/pool/mcp/client-eras.js";
 
 describe("listenFilter", () => {
   it("asks for each list the server says changes, and the subscribed resources, sorted", () => {

@@ -11,7 +11,7 @@ describe("the daemon's connection cap", () => {
     expect(cap.enter(false)).toBe("refused");
     for (let i = 0; i < RESERVED_SLOTS; i++) expect(cap.enter(true)).toBe("reserved");
     expect(cap.enter(true)).toBe("refused");
-    expect(cap.state()).toEqual({ open: 2 + RESERVED_SLOTS, max: 2, refused: 2 });
+    expect(cap.state()).toEqual({ open: 2 + RESERVED_SLOTS, max: 2, refused: 2, perProcess: 1 });
     expect(logged).toEqual([
       "mcpool: too many connections (2 of 2); close some or raise mcpool.maxConnections in mcp.json (refusing new connections until some close)",
     ]);
@@ -30,6 +30,20 @@ describe("the daemon's connection cap", () => {
     expect(cap.max).toBe(64);
     expect(cap.message()).toContain("half the daemon's open-file limit of 128");
     expect(cap.message()).toContain("ulimit -n");
+  });
+
+  it("gives one process a quarter of the cap unless mcpool.maxConnectionsPerProcess says", () => {
+    const cap = new ConnectionCap(() => undefined, 1_000_000);
+    expect(cap.perProcess).toBe(250);
+    cap.configure(40);
+    expect(cap.perProcess).toBe(10);
+    cap.configure(40, 30);
+    expect(cap.perProcess).toBe(30);
+    cap.configure(40, 400);
+    expect(cap.perProcess).toBe(40);
+    expect(poolSectionProblems({ maxConnectionsPerProcess: 0 })[0]?.message).toContain(
+      "at least 1",
+    );
   });
 
   it("is a key of the mcpool section that must be at least 1", () => {

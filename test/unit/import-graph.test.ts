@@ -250,7 +250,20 @@ function violations(graph: Graph): string[] {
     }
   }
 
-  // client/ is the wire contract: json-rpc-2.0 and Node only.
+  // src/bridge/lean is what the lean `mcpool bridge` loads in place of the SDK and the
+  // client: Node alone, and nothing outside its room.
+  const leanFiles = files.filter((f) => under(f, "src/bridge/lean"));
+  for (const [file, chain] of reachable(graph, leanFiles)) {
+    const via = chain.join(" → ");
+    if (!under(file, "src/bridge/lean")) found.push(`${via}: src/bridge/lean reaches ${file}`);
+    for (const specifier of graph.get(file)?.external ?? []) {
+      if (!isNodeBuiltin(specifier)) {
+        found.push(`${via}: imports "${specifier}"; src/bridge/lean uses Node alone`);
+      }
+    }
+  }
+
+  // client/ is the wire contract: mcpool-protocol and Node only.
   const clientFiles = files.filter((f) => under(f, "client/src"));
   for (const [file, chain] of reachable(graph, clientFiles)) {
     const via = chain.join(" → ");
@@ -510,6 +523,24 @@ describe("violations", () => {
       `src/bridge/a.ts: imports "undici"; src/bridge may use only mcpool-client, Node and the MCP SDK`,
       "src/bridge/b.ts → src/pool/pool.ts: src/bridge reaches src/pool/pool.ts; it may use only mcpool-client",
       "src/bridge/c.ts → src/daemon/process/paths.ts: src/bridge reaches src/daemon/process/paths.ts; it may use only mcpool-client",
+    ]);
+  });
+
+  it("finds src/bridge/lean reaching past Node: the SDK, the client or another room", () => {
+    const found = violations(
+      graphOf({
+        "src/bridge/lean/a.ts": {
+          local: ["src/bridge/lean/b.ts"],
+          external: ["node:net", "@modelcontextprotocol/sdk/types.js"],
+        },
+        "src/bridge/lean/b.ts": { local: ["src/bridge/core/c.ts"], external: ["mcpool-client"] },
+        "src/bridge/core/c.ts": {},
+      }),
+    );
+    expect(found).toEqual([
+      `src/bridge/lean/a.ts: imports "@modelcontextprotocol/sdk/types.js"; src/bridge/lean uses Node alone`,
+      `src/bridge/lean/b.ts: imports "mcpool-client"; src/bridge/lean uses Node alone`,
+      "src/bridge/lean/b.ts → src/bridge/core/c.ts: src/bridge/lean reaches src/bridge/core/c.ts",
     ]);
   });
 

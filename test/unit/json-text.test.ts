@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 
-import { parseArguments } from "../../src/cli/call-input.js";
+import { parseArguments } from "../../src/cli/commands/call.js";
 import { duplicateKeys, mayRepeatKeys, withoutBom } from "../../src/config/json-text.js";
 import { parseMcpJson } from "../../src/config/mcp-json.js";
 

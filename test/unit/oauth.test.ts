@@ -143,21 +143,21 @@ describe("the non-interactive provider", () => {
     expect(provider.clientMetadata).toMatchObject({ application_type: "native" });
   });
 
-  it("takes OAuth for a row without `auth` only from a server that publishes resource metadata", () => {
+  it("takes OAuth for a row without `auth` only from a server that publishes resource metadata", async () => {
     const flagless = storedAuthProvider({ row: row(), store: memoryTokenStore() });
-    expect(() =>
+    await expect(
       flagless.saveDiscoveryState?.({ authorizationServerUrl: "https://mcp.example.com/" }),
-    ).toThrow(NotOAuthError);
-    expect(() =>
+    ).rejects.toThrow(NotOAuthError);
+    await expect(
       flagless.saveDiscoveryState?.({
         authorizationServerUrl: "https://as.example.com/",
         resourceMetadata: { resource: "https://mcp.example.com/mcp" },
       }),
-    ).not.toThrow();
+    ).resolves.toBeUndefined();
     const explicit = storedAuthProvider({ row: row({ auth: "oauth" }), store: memoryTokenStore() });
-    expect(() =>
+    await expect(
       explicit.saveDiscoveryState?.({ authorizationServerUrl: "https://mcp.example.com/" }),
-    ).not.toThrow();
+    ).resolves.toBeUndefined();
   });
 
   it("keys credentials by the url without its fragment, and checks what a sign-in hands over", () => {

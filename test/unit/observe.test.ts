@@ -11,9 +11,9 @@ import { CallWindow } from "../../src/pool/watch/call-window.js";
 import { cpuPercent, psSeconds } from "../../src/pool/watch/resources.js";
 import { SAVE_DELAY_MS, UsageCounter, type UsageData } from "../../src/pool/watch/usage.js";
 import { sparkline } from "../../src/cli/output/figures.js";
-import { statusText } from "../../src/cli/status.js";
-import { frame } from "../../src/cli/top.js";
-import { windowMs } from "../../src/cli/stats.js";
+import { statusText } from "../../src/cli/commands/status.js";
+import { frame, keysOf } from "../../src/cli/commands/top.js";
+import { windowMs } from "../../src/cli/commands/stats.js";
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -240,5 +240,19 @@ describe("a top frame", () => {
     expect(text).toMatch(/^config {2}\S*mcp\.json: 2 problems \(the other rows apply\)$/m);
     expect(text).not.toMatch(/: ok$/m);
     expect(statusText(status, DAY)).toMatch(/^config {2}\S*mcp\.json: ok$/m);
+  });
+});
+
+describe("top's keys", () => {
+  it("reads every key of one read, an escape sequence as one key", () => {
+    // What a busy machine hands over in one read when ↓ then r were typed.
+    expect(keysOf("\x1b[Br")).toEqual(["\x1b[B", "r"]);
+    expect(keysOf("jjrq")).toEqual(["j", "j", "r", "q"]);
+    expect(keysOf("\x1b[A\x1b[1;5B\x1bOA\x03")).toEqual(["\x1b[A", "\x1b[1;5B", "\x1bOA", "\x03"]);
+    expect(keysOf("r")).toEqual(["r"]);
+    // A lone escape, a cut sequence and a character outside the BMP stay whole keys.
+    expect(keysOf("\x1b")).toEqual(["\x1b"]);
+    expect(keysOf("q\x1b[")).toEqual(["q", "\x1b["]);
+    expect(keysOf("😀q")).toEqual(["😀", "q"]);
   });
 });

@@ -5,12 +5,12 @@
  * "abort" listeners are called once, as an AbortSignal's are.
  */
 import { describe, expect, it } from "vitest";
-import { McpPoolError as ClientError } from "mcpool-client";
+import { McpPoolError } from "mcpool-client";
 
 import { PeerRequests } from "../../src/daemon/socket/peer-requests.js";
 import type { CallSignal } from "../../src/pool/core/types.js";
 
-const gone = new ClientError("daemon-unavailable", "the client disconnected");
+const gone = new McpPoolError("daemon-unavailable", "the client disconnected");
 
 describe("a request's signal", () => {
   it("is aborted when read after the client withdrew the request", () => {

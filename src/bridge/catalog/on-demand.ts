@@ -1,5 +1,5 @@
 /**
- * Tools on demand (SPEC J1–J3, issue 29): a bridge in catalogue mode lists the rows'
+ * Tools on demand (SPEC J1–J3, issue 29): a bridge in catalog mode lists the rows'
  * `alwaysLoad` tools and three tools of the pool's own instead of every definition —
  * `search_tools` (the pool's search index, scoped as the bridge is), `describe_tool` (one
  * tool's whole definition) and `call_tool` (a name and its arguments, for hosts that never
@@ -17,7 +17,7 @@ import { FoundTools } from "../core/found-tools.js";
 import type { Scope } from "../core/naming.js";
 import type { Extra, Session } from "../core/session.js";
 
-/** `--catalog`: the catalogue alone; `--catalog=auto`: with the most-called tools first. */
+/** `--catalog`: the catalog alone; `--catalog=auto`: with the most-called tools first. */
 export type CatalogMode = "on" | "auto";
 
 /**
@@ -125,7 +125,7 @@ export interface CatalogOptions {
   loaded?: number;
 }
 
-/** What the catalogue needs of the bridge around it. */
+/** What the catalog needs of the bridge around it. */
 export interface CatalogHost {
   client: PoolClient;
   scope: Scope;

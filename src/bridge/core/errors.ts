@@ -6,7 +6,7 @@
  *   (-32603) whose `data.code` is the client's code: the call failed, cleanly, and the host
  *   may retry once the client has redialled. One in flight when the daemon went away
  *   (`detail.inFlight`) says it may or may not have run, as the lean bridge and the perl
- *   relay say it (lean-session.ts); one that found no daemon says how to start it.
+ *   relay say it (lean/session.ts); one that found no daemon says how to start it.
  * - A pooled server's own JSON-RPC error (the pool's `tool-error` with `detail.mcpCode`) keeps
  *   its code and message, as the host would have had it from the server directly.
  * - A surface the server does not offer (`not-offered`) is "method not found" (-32601).

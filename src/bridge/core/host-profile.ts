@@ -5,7 +5,7 @@
  * asked of the host with `roots/list` once and again after the host's
  * `notifications/roots/list_changed`. Every listing and call of the session names it, so
  * the daemon serves the session from the child of each server that declared the same.
- * A modern host's roots (ModernRoots) are asked in an `input_required` instead (modern.ts).
+ * A modern host's roots (ModernRoots) are asked in an `input_required` instead (modern/bridge.ts).
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ServerContext } from "@modelcontextprotocol/server";
@@ -65,12 +65,12 @@ export class SessionProfile {
   }
 }
 
-/** The key of the bridge's own `roots/list` in a modern host's `input_required` (modern.ts). */
+/** The key of the bridge's own `roots/list` in a modern host's `input_required` (modern/bridge.ts). */
 export const ROOTS_INPUT_KEY = "mcpool-roots";
 
 /**
  * A modern host's roots (SPEC H3, I5), as one serving unit learnt them: a modern host has no
- * channel for a `roots/list` of ours but an `input_required` (modern.ts asks in one), so its
+ * channel for a `roots/list` of ours but an `input_required` (modern/bridge.ts asks in one), so its
  * roots are asked once, on the request that first needs them, and kept for the serving
  * unit's life: 2026-07-28 has no `notifications/roots/list_changed` (the SDK drops one). A
  * host that gave no answer, or a malformed one, is served as one that declared no roots —
@@ -107,6 +107,19 @@ export class ModernRoots {
     const roots = this.#learnt?.roots;
     return roots === undefined ? hostProfile(rest as never) : hostProfile(capabilities, roots);
   }
+
+  /**
+   * The profile a listing runs with: a server lists by what its client declared
+   * (server-everything offers `get-roots-list` only to a client that declares roots), so a
+   * host that declared roots lists as one — with no roots while they are not asked yet (a
+   * listing has no `input_required` to ask them in; the first call asks).
+   */
+  listing(capabilities: Record<string, unknown>): HostProfile {
+    if (this.#learnt === undefined && capabilities.roots !== undefined) {
+      return hostProfile(capabilities, []);
+    }
+    return this.profile(capabilities);
+  }
 }
 
 /**
@@ -124,7 +137,7 @@ export async function mayAskAtStart(
   return server?.era !== "modern";
 }
 
-// ── A modern host (modern.ts): its profile is in each request's envelope ────────────────
+// ── A modern host (modern/bridge.ts): its profile is in each request's envelope ────────────────
 
 /** The envelope key of a modern request's client capabilities (SDK v2's, not loaded here). */
 const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";

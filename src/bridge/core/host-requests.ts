@@ -2,7 +2,7 @@
  * What a pooled server asks a host during its call (SPEC C14): the call's own elicitation
  * and sampling handlers, which send the question to the host on the call's own stream —
  * and only to a host that declared the capability (SPEC I4). And for a modern host (SPEC
- * H3, modern.ts), a request between its rounds: the steps the pool's work on it takes — a
+ * H3, modern/bridge.ts), a request between its rounds: the steps the pool's work on it takes — a
  * question for the host, the result, a failure — queued until the bridge takes them, so
  * the questions of one round can be handed to the host together.
  */

@@ -111,7 +111,7 @@ function labelled(item: Record<string, unknown>, state: ServerState, fallbackNam
   };
 }
 
-export class PassthroughRouter {
+export class ResourcesPromptsRouter {
   readonly #ctx: PassthroughContext;
   #uris = new Map<string, string>();
   #templates = new TemplateRoutes();

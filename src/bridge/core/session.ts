@@ -54,7 +54,7 @@ export interface Session {
   readonly subscriptions: Map<string, string>;
   /** This connection's conversation, for `session: "conversation"` servers (conversation.ts). */
   readonly identity?: ConversationIdentity;
-  /** Catalogue mode (catalog.ts): the tools this session's searches found, listed with it. */
+  /** Catalog mode (catalog/on-demand.ts): the tools this session's searches found, listed with it. */
   readonly found?: FoundTools;
   /** What the host declared that a pooled server sees, and its roots (SPEC I4, I5). */
   readonly profile: SessionProfile;
@@ -161,7 +161,7 @@ export interface Subscriber {
   readonly server: { sendResourceUpdated(params: { uri: string }): Promise<void> };
 }
 
-/** What ListenSubscriptions asks of the bridge's router (passthrough.ts). */
+/** What ListenSubscriptions asks of the bridge's router (resources-prompts.ts). */
 export interface SubscriptionRouter {
   subscribe(subscriber: Subscriber, uri: string): Promise<void>;
   unsubscribe(subscriber: Subscriber, uri: string): Promise<void>;

@@ -283,7 +283,7 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<HttpBridge
 /**
  * Modern (2026-07-28) requests to the HTTP bridge (http.ts routes them here once its Host,
  * Origin, token and path checks passed): each POST is one request with no session, answered
- * by the SDK v2 handler of the bridge's modern side (modern.ts) — as JSON, or as an SSE
+ * by the SDK v2 handler of the bridge's modern side (modern/bridge.ts) — as JSON, or as an SSE
  * stream when notifications come before the answer or the request is a
  * `subscriptions/listen`. Node's request and response are bridged to the fetch API here.
  */

@@ -9,7 +9,7 @@
  * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
  * routing, list changes, resources, prompts and one conversation per connection included.
  *
- * The whole pool is also served in catalogue mode (SPEC J1–J3, `bridge --catalog`) on
+ * The whole pool is also served in catalog mode (SPEC J1–J3, `bridge --catalog`) on
  * `@catalog.sock`, and with the most-called tools in its first list on `@catalog-auto.sock`.
  *
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
@@ -51,10 +51,21 @@ export interface SessionCap {
   leave(): void;
   /** What a refused host is told. */
   message(): string;
+  /** Learns which process holds each counted connection, so a refusal can name the most. */
+  learnOwners(): Promise<void>;
+  /** A counted session checked against its process's share: the refusal's message, if over. */
+  share(socket: Socket): Promise<string | undefined>;
 }
 
 /** JSON-RPC's first implementation-defined server error: the MCP sessions' refusal. */
 const REFUSED_CODE = -32000;
+
+/** One error line in MCP's stdio framing, for no request yet, then the end. */
+function refuseSession(socket: Socket, message: string): void {
+  const error = { code: REFUSED_CODE, message: `mcpool: ${message}` };
+  socket.on("error", () => undefined);
+  socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () => socket.destroy());
+}
 
 export interface McpSockets {
   /** The sockets listening now, by scope (a server id, or "" for the pool). */
@@ -90,7 +101,7 @@ export const PROBE_EVERY_MS = 3_000;
 const POOL_SCOPE = "";
 
 /**
- * The scope keys of the whole pool in catalogue mode (SPEC J1, J3): a NUL starts no server
+ * The scope keys of the whole pool in catalog mode (SPEC J1, J3): a NUL starts no server
  * id, so these never meet one.
  */
 const CATALOG_SCOPES = { "\0catalog": "on", "\0catalog-auto": "auto" } as const;
@@ -151,6 +162,61 @@ async function privateDir(dir: string): Promise<void> {
   await chmod(dir, 0o700);
 }
 
+/** What serving one connection needs of the MCP sockets around it. */
+interface Serving {
+  /** The daemon's connection cap, when it has one. */
+  cap: SessionCap | undefined;
+  /** The connections open now, which `close()` destroys. */
+  sockets: Set<Socket>;
+  /** The scope's bridge, made on its first connection, and what the first one loaded. */
+  bridgeFor(scope: string): Promise<{ bridge: Bridge; loaded: Loaded }>;
+  log: (line: string) => void;
+}
+
+/**
+ * One connection, one MCP session; it ends when either side does — a host that closed only
+ * its side (a pipe's stdin EOF) once it has its answers (answersBeforeEnd).
+ */
+async function serveConnection(scope: string, socket: Socket, serving: Serving): Promise<void> {
+  const { cap, sockets, bridgeFor, log } = serving;
+  // Nothing is read before the session's transport is wrapped to count requests.
+  socket.pause();
+  if (cap !== undefined) {
+    if (cap.enter(false) === "refused") {
+      refuseSession(socket, cap.message());
+      return void cap.learnOwners();
+    }
+    socket.once("close", () => cap.leave());
+    const over = await cap.share(socket);
+    if (over !== undefined) return refuseSession(socket, over);
+  }
+  sockets.add(socket);
+  let server: { close(): Promise<void> } | undefined;
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    sockets.delete(socket);
+    void server?.close().catch(() => undefined);
+    socket.destroy();
+  };
+  socket.once("close", end);
+  socket.on("error", end);
+  try {
+    const { bridge, loaded: ready } = await bridgeFor(scope);
+    if (ended) return;
+    const transport = new ready.StdioServerTransport(socket, socket);
+    answersApart(transport);
+    // Either era: the host's opening message says which (era-switch.ts).
+    server = await bridge.serve(transport);
+    answersBeforeEnd(transport, socket, end);
+    socket.resume();
+  } catch (error) {
+    log(`mcpool: MCP socket ${labelOf(scope)}: ${(error as Error).message}`);
+    end();
+  }
+}
+
 export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
   const log = options.log ?? (() => undefined);
   const dir = mcpSocketDir(options.daemonSocketPath);
@@ -186,50 +252,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     return { bridge: await bridge, loaded: ready };
   };
 
-  /**
-   * One connection, one MCP session; it ends when either side does — a host that closed only
-   * its side (a pipe's stdin EOF) once it has its answers (answersBeforeEnd).
-   */
-  const serve = async (scope: string, socket: Socket): Promise<void> => {
-    const cap = options.connections;
-    if (cap !== undefined && cap.enter(false) === "refused") {
-      // One error line in MCP's stdio framing, for no request yet, then the end.
-      const error = { code: REFUSED_CODE, message: cap.message() };
-      socket.on("error", () => undefined);
-      socket.end(`${JSON.stringify({ jsonrpc: "2.0", id: null, error })}\n`, () =>
-        socket.destroy(),
-      );
-      return;
-    }
-    if (cap !== undefined) socket.once("close", () => cap.leave());
-    sockets.add(socket);
-    // Nothing is read before the session's transport is wrapped to count requests.
-    socket.pause();
-    let server: { close(): Promise<void> } | undefined;
-    let ended = false;
-    const end = (): void => {
-      if (ended) return;
-      ended = true;
-      sockets.delete(socket);
-      void server?.close().catch(() => undefined);
-      socket.destroy();
-    };
-    socket.once("close", end);
-    socket.on("error", end);
-    try {
-      const { bridge, loaded: ready } = await bridgeFor(scope);
-      if (ended) return;
-      const transport = new ready.StdioServerTransport(socket, socket);
-      answersApart(transport);
-      // Either era: the host's opening message says which (era-switch.ts).
-      server = await bridge.serve(transport);
-      answersBeforeEnd(transport, socket, end);
-      socket.resume();
-    } catch (error) {
-      log(`mcpool: MCP socket ${labelOf(scope)}: ${(error as Error).message}`);
-      end();
-    }
-  };
+  const serving: Serving = { cap: options.connections, sockets, bridgeFor, log };
 
   const listen = async (scope: string): Promise<void> => {
     const path = scopePath(options.daemonSocketPath, scope);
@@ -238,7 +261,10 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       return;
     }
     // Half-open: a host's EOF is not the end of the answers it is owed.
-    const listener = createServer({ allowHalfOpen: true }, (socket) => void serve(scope, socket));
+    const listener = createServer(
+      { allowHalfOpen: true },
+      (socket) => void serveConnection(scope, socket, serving),
+    );
     listeners.set(scope, listener);
     await unlink(path).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {

@@ -16,7 +16,7 @@ export const MCP_SOCKET_DIR = "mcp";
 export const POOL_SOCKET_NAME = "@pool.sock";
 
 /**
- * The whole pool's MCP sockets in catalogue mode (SPEC J1, `bridge --catalog`; `auto`: with the
+ * The whole pool's MCP sockets in catalog mode (SPEC J1, `bridge --catalog`; `auto`: with the
  * most-called tools, J3). `@` again: no server id can name them.
  */
 export const CATALOG_SOCKET_NAMES = {
@@ -53,7 +53,7 @@ export function mcpSocketPath(
   return Buffer.byteLength(path) <= limit ? path : undefined;
 }
 
-/** The pool's MCP socket in catalogue mode `mode`; undefined when it would not fit `sun_path`. */
+/** The pool's MCP socket in catalog mode `mode`; undefined when it would not fit `sun_path`. */
 export function mcpCatalogSocketPath(
   daemonSocketPath: string,
   mode: keyof typeof CATALOG_SOCKET_NAMES,

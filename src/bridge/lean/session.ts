@@ -14,7 +14,7 @@
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
  *   `notifications/initialized`, the level and the subscriptions; their answers are the
  *   host's already and are dropped; the host is sent `notifications/tools/list_changed` (the
- *   new daemon's catalogue may differ) and then what it asked meanwhile;
+ *   new daemon's catalog may differ) and then what it asked meanwhile;
  * - the window over: what waits, and every request after, is answered with downMessage()
  *   (mcpool, the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as
  *   long as the host is there: a daemon that comes back gets the session as above.

@@ -1,7 +1,7 @@
 /**
  * The bridge to a 2026-07-28 ("modern") host (SPEC H3, issue 31 item 3): one SDK v2
  * low-level `Server` per serving unit (a stdio or MCP-socket connection, or one HTTP
- * request), built on the same bridge core as the legacy sessions (bridge-server.ts). The SDK
+ * request), built on the same bridge core as the legacy sessions (legacy/bridge-server.ts). The SDK
  * answers `server/discover`, reads each request's `_meta` envelope, stamps `resultType` and
  * the cache hints, and serves `subscriptions/listen`; this file answers the methods.
  *
@@ -32,9 +32,8 @@ import {
   type ConversationIdentity,
   type HostProfile,
   type LoggingLevel,
-  type PoolClient,
 } from "mcpool-client";
-import type { CallToolResult, ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "../core/conversation.js";
 import {
@@ -45,47 +44,12 @@ import {
   ROOTS_INPUT_KEY,
 } from "../core/host-profile.js";
 import { ParkedCall } from "../core/host-requests.js";
+import type { BridgeCore } from "./bridge-core.js";
+import { calledThrough } from "../catalog/modern-catalog.js";
 import { Rounds, staleState, type StatePayload } from "./rounds.js";
 import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
-import type { PassthroughRouter, Subscriber } from "../core/resources-prompts.js";
+import type { Subscriber } from "../core/resources-prompts.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
-import type { Scope } from "../core/naming.js";
-import { calledThrough, type ModernCatalog } from "../catalog/modern-catalog.js";
-
-/** What the modern side needs of the bridge (bridge-server.ts builds it). */
-export interface BridgeCore {
-  upstream: PoolClient;
-  scope: Scope;
-  capabilities: ServerCapabilities;
-  /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
-  resourceSubscriptions: boolean;
-  instructions: string | undefined;
-  /** The lone server's own serverInfo (offer.ts), or mcpool's. */
-  serverInfo: { name: string; version: string };
-  /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
-  listTools(identity: ConversationIdentity, profile: HostProfile): Promise<Tool[]>;
-  /**
-   * `--catalog` (catalog/on-demand.ts), as a modern host meets it: a list of the meta tools,
-   * the first tools and what this serving unit's searches found, and the answers of
-   * search_tools and describe_tool. call_tool is a call of the tool it names.
-   */
-  catalog?: ModernCatalog;
-  /** The qualified name a host's tool name stands for. */
-  qualify(name: string): Promise<string | undefined>;
-  /** The pooled server a qualified name was listed from, when the bridge knows it. */
-  serverOf(qualified: string): string | undefined;
-  router: PassthroughRouter;
-  /** A new conversation, for one host connection (conversation.ts connectionIdentity). */
-  newIdentity(): ConversationIdentity;
-  /** Whether every host of this bridge sees the same lists (no catalogue, no per-host set). */
-  sharedLists: boolean;
-  /**
-   * Whether a server in scope says its tool list is its caller's own (a 2026-07-28
-   * `cacheScope: "private"`, SEP-2549): the bridge's list then says so too.
-   */
-  privateTools(): Promise<boolean>;
-  log(line: string): void;
-}
 
 /**
  * How long a modern host may keep a listing, ms. The pool knows when a list changes and
@@ -165,7 +129,7 @@ export class ModernBridge {
       "tools/list",
       guarded(async (_request, ctx) => {
         const named = identityFor(identity, metaOf(ctx));
-        const profile = roots.profile(clientCapabilities(ctx));
+        const profile = roots.listing(clientCapabilities(ctx));
         const [tools, owned] = await Promise.all([
           catalog !== undefined ? catalog.list(named, profile) : core.listTools(named, profile),
           core.sharedLists ? core.privateTools() : Promise.resolve(false),
@@ -186,7 +150,7 @@ export class ModernBridge {
               name,
               args,
               identityFor(identity, metaOf(ctx)),
-              roots.profile(clientCapabilities(ctx)),
+              roots.listing(clientCapabilities(ctx)),
             )
           : this.#call(identity, roots, inner ?? request.params, ctx, server);
       return answered.catch((error: unknown) => {

@@ -9,7 +9,8 @@
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { endConversation } from "../core/conversation.js";
-import type { BridgeCore, ModernBridge } from "./bridge.js";
+import type { BridgeCore } from "./bridge-core.js";
+import type { ModernBridge } from "./bridge.js";
 import type { StdioLike } from "../core/session.js";
 
 export type { StdioLike };
@@ -201,7 +202,7 @@ class Served {
 
 /**
  * A bridge's two eras: `serve()` a connection in the era it opens with; the modern side
- * (SDK v2, modern.ts) loaded on the first modern host, so a legacy-only bridge never loads it.
+ * (SDK v2, modern/bridge.ts) loaded on the first modern host, so a legacy-only bridge never loads it.
  */
 export function dualEra(
   core: BridgeCore,

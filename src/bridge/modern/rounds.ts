@@ -4,7 +4,7 @@
  * of one round and a `requestState` sealed with this process's key (HMAC,
  * createRequestStateCodec, bound to the method); the host's retry with `inputResponses` and
  * that state answers them, and the request goes on to its result or its next round. Only
- * modern.ts loads this file (and SDK v2 with it).
+ * bridge.ts loads this file (and SDK v2 with it).
  */
 import { randomBytes } from "node:crypto";
 import {

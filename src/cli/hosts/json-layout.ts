@@ -15,27 +15,48 @@ import type { JsonPath } from "./configs.js";
 export interface JsonLayout {
   unit: string;
   eol: string;
-  /** `"a": 1, "b"` rather than `"a":1,"b"`. */
+  /** `"a": 1` rather than `"a":1`. */
   spaced: boolean;
+  /** `["a", "b"]` and `1, "b"` rather than `["a","b"]` and `1,"b"`: apart from the colon's. */
+  commaSpaced: boolean;
   /** `{ "a": 1 }` rather than `{"a": 1}`, for an object on one line. */
   padded: boolean;
 }
 
 export function layoutOf(text: string): JsonLayout {
   const indent = /^([ \t]+)\S/m.exec(text)?.[1] ?? "  ";
-  const colon = /"[ \t]*:([ \t]*)\S/.exec(text);
   const inline = /\{([ \t]*)"[^\n{}]*\}/.exec(text);
+  const spaced = colonSpacing(text) ?? true;
   return {
     unit: indent.startsWith("\t") ? "\t" : indent,
     eol: text.includes("\r\n") ? "\r\n" : "\n",
-    spaced: colon === null || colon[1] !== "",
+    spaced,
+    commaSpaced: commaSpacing(text) ?? spaced,
     padded: inline === null ? true : inline[1] !== "",
   };
 }
 
+/** Whether `snippet` writes `"a": 1` (true) or `"a":1` (false); undefined: it has no colon. */
+function colonSpacing(snippet: string): boolean | undefined {
+  const colon = /"[ \t]*:([ \t]*)\S/.exec(snippet);
+  return colon === null ? undefined : colon[1] !== "";
+}
+
+/** Whether `snippet` writes `1, 2` (true) or `1,2` (false) on a line; undefined: it has no such comma. */
+function commaSpacing(snippet: string): boolean | undefined {
+  const comma = /(?:["\]}\d]|true|false|null),([ \t]*)[^\s/]/.exec(snippet);
+  return comma === null ? undefined : comma[1] !== "";
+}
+
+/** `layout` with the spacing `snippet` (an entry's or a value's own text) shows, where it shows any. */
+function spacingOf(snippet: string, layout: JsonLayout): JsonLayout {
+  const spaced = colonSpacing(snippet) ?? layout.spaced;
+  return { ...layout, spaced, commaSpaced: commaSpacing(snippet) ?? layout.commaSpaced };
+}
+
 /** `value` on one line, in the file's spacing. */
 function inline(value: unknown, layout: JsonLayout): string {
-  const comma = layout.spaced ? ", " : ",";
+  const comma = layout.commaSpaced ? ", " : ",";
   if (Array.isArray(value)) return `[${value.map((v) => inline(v, layout)).join(comma)}]`;
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value);
@@ -141,7 +162,7 @@ export function addProperty(
   }
   const end = last.offset + last.length;
   if (oneLine(text, entry)) {
-    const comma = layout.spaced ? ", " : ",";
+    const comma = layout.commaSpaced ? ", " : ",";
     return `${text.slice(0, end)}${comma}${JSON.stringify(key)}${colon}${inline(value, layout)}${text.slice(end)}`;
   }
   const indent = indentAt(text, last.offset);
@@ -166,7 +187,7 @@ export function addProperty(
 function replaceValue(text: string, prop: Node, value: unknown, layout: JsonLayout): string {
   const old = prop.children![1]!;
   const rendered = oneLine(text, old)
-    ? inline(value, layout)
+    ? inline(value, spacingOf(text.slice(old.offset, old.offset + old.length), layout))
     : expanded(value, indentAt(text, prop.offset), layout);
   return text.slice(0, old.offset) + rendered + text.slice(old.offset + old.length);
 }
@@ -202,9 +223,11 @@ export function rewriteJsonEntry(
     if (JSON.stringify(original[key]) === JSON.stringify(value)) continue;
     const ok = edit((entry) => {
       const prop = property(entry, key);
+      // The entry's own spacing first (`"args":["a","b"]` in a file spaced elsewhere).
+      const own = spacingOf(next.slice(entry.offset, entry.offset + entry.length), layout);
       return prop
-        ? replaceValue(next, prop, value, layout)
-        : addProperty(next, entry, key, value, layout);
+        ? replaceValue(next, prop, value, own)
+        : addProperty(next, entry, key, value, own);
     });
     if (!ok) return manual;
   }

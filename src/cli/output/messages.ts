@@ -4,7 +4,7 @@
  * an error short and where to read it whole, and the log as JSON lines for `--json`.
  */
 import type { PoolClient } from "mcpool-client";
-import { McpPoolError as ClientError } from "mcpool-protocol";
+import { McpPoolError } from "mcpool-protocol";
 
 /** The widest LAST ERROR cell `mcpool status` prints; longer errors end in `…`. */
 export const ERROR_CELL_WIDTH = 60;
@@ -18,7 +18,7 @@ export async function requireServer(client: PoolClient, id: string | undefined):
   const ids = (await client.state()).map((s) => s.id);
   if (!ids.includes(id)) {
     const known = ids.length > 0 ? `; the servers are ${ids.join(", ")}` : "";
-    throw new ClientError("unknown-server", `unknown server "${id}"${known}`);
+    throw new McpPoolError("unknown-server", `unknown server "${id}"${known}`);
   }
 }
 

@@ -30,7 +30,7 @@ import type {
 } from "../../pool/core/types.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { routedCall } from "./calls.js";
-import { createPassthroughHandlers, type PassthroughPool } from "./passthrough.js";
+import { createPassthroughHandlers, type PassthroughPool } from "./wire-passthrough.js";
 import {
   checkedProfile,
   createConversationHandlers,

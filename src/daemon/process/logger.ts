@@ -35,6 +35,8 @@ const APPEND_NO_FOLLOW =
 export interface DaemonLog extends Required<PoolLog> {
   /** The log file's path, for `mcpool logs`. */
   readonly path: string;
+  /** Why the file is not being written now (a planted link, a full disk); undefined while it is. */
+  readonly problem: string | undefined;
 }
 
 /** `message` as the text of one log line: printable, its newlines and tabs shown as `\n`, `\t`. */
@@ -50,8 +52,10 @@ export function createLog(
   const path = join(dir, "mcpool.log");
   const maxBytes = options.maxBytes ?? DEFAULT_LOG_MAX_BYTES;
   let fileOff = false;
+  let problem: string | undefined;
   const refuse = (link: string): void => {
     fileOff = true;
+    problem = `${link} is a symbolic link, which the daemon never follows; logging to stderr only (remove it and restart the daemon)`;
     // Said on stderr whatever options.stderr says: this line is why the file stays empty.
     process.stderr.write(
       `${new Date().toISOString()} error mcpool: refusing to write the log through ${link}: ` +
@@ -80,13 +84,19 @@ export function createLog(
         closeSync(fd);
       }
       size += Buffer.byteLength(line);
+      problem = undefined;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ELOOP") refuse(path);
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (code === "ELOOP") return refuse(path);
       // Otherwise (a full disk) the daemon must not go down; stderr still has the line.
+      problem = `writing ${path} failed (${code ?? message}); its lines go to stderr only`;
     }
   };
   return {
     path,
+    get problem() {
+      return problem;
+    },
     info: (message) => write("info", message),
     error: (message) => write("error", message),
   };

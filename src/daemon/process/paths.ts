@@ -157,25 +157,22 @@ export interface PreparedDir {
  * tightened to 0700 if it is more open. Correct under any umask: modes are set explicitly.
  */
 export function prepareRuntimeDir(dir: string, options: DirOptions = {}): PreparedDir {
-  return prepare(dir, 0o700, false, options);
+  return prepare(dir, 0o700, true, options);
 }
 
 /**
- * A data or log directory: as `prepareRuntimeDir`, except that a symlink is followed (users
- * link their data directories about) and the directory it names is checked instead.
+ * A data or state (log) directory: created with `mode` if absent; if present it must be a
+ * real directory of `uid`'s, as the socket directory (a symlink is refused, naming it, and
+ * never followed), but its mode is the user's: a directory the daemon did not create is
+ * never chmod'ed. What the daemon writes in it is 0600 whatever the folder's mode.
  */
 export function prepareDir(dir: string, mode = 0o700, options: DirOptions = {}): PreparedDir {
-  return prepare(dir, mode, true, options);
+  return prepare(dir, mode, false, options);
 }
 
 const PERMISSION_BITS = 0o7777;
 
-function prepare(
-  path: string,
-  mode: number,
-  followSymlink: boolean,
-  options: DirOptions,
-): PreparedDir {
+function prepare(path: string, mode: number, tighten: boolean, options: DirOptions): PreparedDir {
   const dir = resolve(path);
   const uid = options.uid ?? process.getuid?.();
   let created = false;
@@ -190,7 +187,7 @@ function prepare(
         if (parent === first || parent === dirname(parent)) break;
       }
     }
-  } else if (existing.isSymbolicLink() && !followSymlink) {
+  } else if (existing.isSymbolicLink()) {
     throw symlinkRefused(dir);
   }
 
@@ -198,10 +195,7 @@ function prepare(
   // for a symlink after the lstat is never followed.
   let fd: number;
   try {
-    fd = openSync(
-      dir,
-      constants.O_RDONLY | constants.O_DIRECTORY | (followSymlink ? 0 : constants.O_NOFOLLOW),
-    );
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ELOOP") throw symlinkRefused(dir);
@@ -231,7 +225,7 @@ function prepare(
         { mode: bits },
       );
     }
-    if (created ? bits !== mode : (bits & ~mode) !== 0) {
+    if (created ? bits !== mode : tighten && (bits & ~mode) !== 0) {
       fchmodSync(fd, mode);
       return { created, tightened: !created };
     }
@@ -245,6 +239,6 @@ function symlinkRefused(dir: string): DaemonSetupError {
   return new DaemonSetupError(
     "symlink-dir",
     dir,
-    `directory is a symbolic link; refusing to follow it: ${dir}`,
+    `directory is a symbolic link; refusing to follow it: ${dir} (replace the link with a directory, or point the variable that names it at the real one)`,
   );
 }

@@ -6,11 +6,11 @@
  * fail the daemon. A handler's throw becomes a wire error only for a pool refusal
  * (`McpPoolError`); anything else is logged and answered as an internal error.
  */
-import { JSONRPCErrorCode, createJSONRPCSuccessResponse, type JSONRPCID } from "./json-rpc.js";
+import { JSONRPCErrorCode, createJSONRPCSuccessResponse, type JSONRPCID } from "mcpool-protocol";
 import {
   METHODS,
   PROTOCOL_VERSION,
-  McpPoolError as ClientError,
+  McpPoolError,
   toWireError,
   type DaemonParamsOf,
   type DaemonRequestName,
@@ -22,7 +22,6 @@ import {
   type WireError,
 } from "mcpool-protocol";
 
-import { McpPoolError } from "../../pool/core/errors.js";
 import type { PoolLog } from "../../pool/core/types.js";
 import { readEnvelope } from "./envelope.js";
 import type { InboundRequest } from "./peer-requests.js";
@@ -67,7 +66,7 @@ function routesOf(handlers: HandlerTable): Map<string, Run> {
 
 /** The JSON-RPC error a handler's throw becomes; only refusals keep their message. */
 function wireErrorOf(error: unknown): WireError | undefined {
-  if (error instanceof McpPoolError || error instanceof ClientError) {
+  if (error instanceof McpPoolError) {
     return toWireError(error.code, error.message, error.detail);
   }
   return undefined;

@@ -9,7 +9,7 @@
  * first, as a request; `request/cancel` withdraws a request; a method of METHODS with
  * object params its check accepts; hello exactly once.
  */
-import { JSONRPCErrorCode, isJSONRPCID, type JSONRPCID } from "./json-rpc.js";
+import { JSONRPCErrorCode, isJSONRPCID, type JSONRPCID } from "mcpool-protocol";
 import { CANCEL, METHODS, isMethodName, type MethodName } from "mcpool-protocol";
 
 export type Envelope =

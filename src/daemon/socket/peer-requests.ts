@@ -6,10 +6,10 @@
  * withdrawn with `request/cancel` when their signal aborts, and failed when the connection
  * closes. Ids are per connection: two clients using the same ids never meet here.
  */
-import { createJSONRPCNotification, createJSONRPCRequest, type JSONRPCID } from "./json-rpc.js";
+import { createJSONRPCNotification, createJSONRPCRequest, type JSONRPCID } from "mcpool-protocol";
 import {
   CANCEL,
-  McpPoolError as ClientError,
+  McpPoolError,
   fromWireError,
   type DaemonParamsOf,
   type DaemonRequestName,
@@ -147,7 +147,7 @@ export class PeerRequests {
       signal?.addEventListener("abort", onAbort, { once: true });
       if (!this.#send(createJSONRPCRequest(id, name, params))) {
         this.#outbound.delete(id);
-        settle(reject)(new ClientError("daemon-unavailable", "the client cannot be written to"));
+        settle(reject)(new McpPoolError("daemon-unavailable", "the client cannot be written to"));
       }
     });
   }

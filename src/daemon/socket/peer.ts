@@ -11,10 +11,10 @@ import {
   createJSONRPCErrorResponse,
   createJSONRPCNotification,
   type JSONRPCID,
-} from "./json-rpc.js";
+} from "mcpool-protocol";
 import {
   FrameDecoder,
-  McpPoolError as ClientError,
+  McpPoolError,
   encodeFrame,
   toWireError,
   type Frame,
@@ -54,10 +54,10 @@ export class SocketPeer {
   /** Accepted on a slot past the connection cap: only a reserved client's hello keeps it. */
   reserved = false;
   /**
-   * It holds a slot of the connection cap until it closes; a reserved slot whose hello is
-   * refused gives it back at once, not when its socket is done closing.
+   * Gives back its slot of the connection cap: once, when it closes, or at once when its
+   * hello on a reserved slot is refused (not when its socket is done closing).
    */
-  counted = false;
+  release: () => void = () => undefined;
   #phase: PeerPhase = "hello";
   /** Requests whose handler has not settled; a draining server ends the peer at zero. */
   #inflight = 0;
@@ -203,7 +203,7 @@ export class SocketPeer {
     clearTimeout(this.#helloTimer);
     this.#phase = "closing";
     this.#decoder.end();
-    const gone = new ClientError("daemon-unavailable", "the client disconnected");
+    const gone = new McpPoolError("daemon-unavailable", "the client disconnected");
     this.#controller.abort(gone);
     this.requests.close(gone);
   }

@@ -3,7 +3,7 @@
  * method of mcpool-protocol's METHODS, each `(params, ctx)`, where `ctx` names the connection,
  * carries the request's signal and lets the handler notify or ask that connection.
  */
-import type { JSONRPCID } from "./json-rpc.js";
+import type { JSONRPCID } from "mcpool-protocol";
 import type { CallSignal } from "../../pool/core/types.js";
 import type {
   DaemonParamsOf,

@@ -15,6 +15,7 @@ import {
   RESERVED_CLIENTS,
   RESERVED_HELLO_TIMEOUT_MS,
   type ConnectionCap,
+  type Entry,
 } from "./connection-cap.js";
 import { createDispatcher } from "./dispatch.js";
 import { SocketPeer } from "./peer.js";
@@ -59,6 +60,25 @@ const REFUSAL_GRACE_MS = 1_000;
 export function capRefusal(cap: ConnectionCap): WireError {
   const { max } = cap.state();
   return toWireError("pool-full", cap.message(), { limit: "maxConnections", max });
+}
+
+/** What a connection over its process's share is told (`pool-full`, limit maxConnectionsPerProcess). */
+function shareRefusal(cap: ConnectionCap, message: string): WireError {
+  return toWireError("pool-full", message, {
+    limit: "maxConnectionsPerProcess",
+    max: cap.perProcess,
+  });
+}
+
+/** Gives back a connection's slot once: when it closes, or when its hello is refused. */
+function releaseOnce(socket: Socket, cap: ConnectionCap): () => void {
+  let counted = true;
+  const giveBack = (): void => {
+    if (counted) cap.leave();
+    counted = false;
+  };
+  socket.once("close", giveBack);
+  return giveBack;
 }
 
 export interface SocketServer {
@@ -119,20 +139,24 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       cap.refuse();
       const refusal = capRefusal(cap);
       // The slot is free for the next `mcpool status` now, not once this socket has closed.
-      if (peer.counted) {
-        peer.counted = false;
-        cap.leave();
-      }
+      peer.release();
       return refusal;
     },
   });
   /** The last accept() error logged, so a burst of EMFILE is one line, not one per connection. */
   let acceptError: string | undefined;
 
-  /** Over the cap: one error line (id null, before any hello), then the connection ends. */
+  /**
+   * Over the cap: one error line (id null, before any hello), then the connection ends. What
+   * the peer sends meanwhile (its hello) is read and dropped, so its write meets no EPIPE
+   * before it has read why; the peer closing, or the grace running out, ends the socket.
+   */
   function refuse(socket: Socket, wire: WireError): void {
     socket.on("error", () => undefined);
-    socket.end(encodeFrame({ jsonrpc: "2.0", id: null, error: wire }), () => socket.destroy());
+    socket.removeAllListeners("data");
+    socket.on("data", () => undefined);
+    socket.resume();
+    socket.end(encodeFrame({ jsonrpc: "2.0", id: null, error: wire }));
     setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS).unref();
   }
 
@@ -143,10 +167,41 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     }
     acceptError = undefined;
     const entry = cap?.enter(true) ?? "open";
-    if (entry === "refused") return refuse(socket, capRefusal(cap as ConnectionCap));
+    if (entry === "refused") {
+      // Told at once (a flood must not hold fds waiting): the refusal names the process
+      // holding the most slots where that is known, and the lookup makes it known.
+      refuse(socket, capRefusal(cap as ConnectionCap));
+      void cap?.learnOwners();
+      return;
+    }
+    if (cap === undefined) return admit(socket, entry, () => undefined);
+    socket.on("error", () => undefined);
+    // Nothing is read until what decides it is known: who holds the slots, or its share.
+    socket.pause();
+    // On a reserved slot (a few, kept by its hello alone, never by a share): a refused hello
+    // names the process holding the most slots.
+    const giveBack = releaseOnce(socket, cap);
+    if (entry === "reserved") {
+      void cap.learnOwners().then(() => {
+        if (socket.destroyed) return;
+        admit(socket, entry, giveBack);
+        socket.resume();
+      });
+      return;
+    }
+    void cap.share(socket).then((over) => {
+      if (over !== undefined) return refuse(socket, shareRefusal(cap, over));
+      if (socket.destroyed) return;
+      if (state !== "listening") return void socket.destroy();
+      admit(socket, entry, giveBack);
+      socket.resume();
+    });
+  }
+
+  function admit(socket: Socket, entry: Entry, giveBack: () => void): void {
     const peer = new SocketPeer(++nextId, socket, limits, log);
     peer.reserved = entry === "reserved";
-    peer.counted = cap !== undefined;
+    peer.release = giveBack;
     peers.add(peer);
     peer.awaitHello(
       peer.reserved ? Math.min(helloTimeoutMs, RESERVED_HELLO_TIMEOUT_MS) : helloTimeoutMs,
@@ -156,7 +211,6 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     socket.on("error", () => undefined);
     socket.once("close", () => {
       peers.delete(peer);
-      if (peer.counted) cap?.leave();
       peer.closed();
     });
   }

@@ -44,13 +44,11 @@ import { ErrorCode, isMcpError, McpError } from "./error.js";
 import {
   asDiscoverResult,
   discoverFresh,
-  envelopeMeta,
   META,
   MODERN_PROTOCOL_VERSION,
   mutualModernVersion,
   probeFailure,
   refusedAsModernOnly,
-  supportedVersionsOf,
   EraMismatchError,
   type DiscoverResult,
   type Era,
@@ -58,24 +56,18 @@ import {
   type EraVerdict,
 } from "./era.js";
 import { httpErrorStatus } from "./http-client.js";
-import {
-  keyed,
-  markAnsweredAfterInput,
-  MAX_INPUT_ROUNDS,
-  readResult,
-  retryParams,
-} from "./input-required.js";
-import {
-  isSchema,
-  McpProtocol,
-  parsed,
-  type Message,
-  type RequestOptions,
-  type ResultSchema,
-} from "./protocol.js";
+import { readResult } from "./input-required.js";
+import { McpProtocol, type Message, type RequestOptions, type ResultSchema } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
-import { ACKNOWLEDGED, ChangeStream } from "./change-stream.js";
-import { offeredTools, paramBookOf } from "./modern-fetch.js";
+import {
+  ACKNOWLEDGED,
+  LegacyEra,
+  ModernEra,
+  modernMessage,
+  type EraStrategy,
+  type EraWire,
+} from "./client-eras.js";
+import { paramBookOf } from "./modern-fetch.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -109,38 +101,46 @@ export class McpClient extends McpProtocol {
   #instructions: string | undefined;
   readonly #outputSchemas = new Map<string, Tool["outputSchema"]>();
   readonly #outputChecks = new Map<string, OutputCheck>();
-  /** Set once the connection is modern: the version its requests name, what the server said. */
-  #modern: { version: string; discover: DiscoverResult } | undefined;
-  #protocolVersion: string | undefined;
+  /** What the era strategies need of this client. */
+  readonly #wire: EraWire;
+  /** The era the connection speaks, chosen once it opens; legacy's behaviour until then. */
+  #era: EraStrategy | undefined;
+  /** Its version is never read: era and protocolVersion are undefined until it opens. */
+  readonly #unopened: EraStrategy;
+  #closing = false;
   /** What connect() found, or the prior it was given. */
   #verdict: EraVerdict | undefined;
-  /**
-   * A modern connection's log level (no logging/setLevel), sent in the envelope of each
-   * request that names no caller: the pool's own, a library's without one.
-   */
-  #logLevel: LoggingLevel | undefined;
 
   /** Told what the server offered that this client will not use (a tool it refuses). */
   warn: ((text: string) => void) | undefined;
-  /** A modern connection's `subscriptions/listen` stream (SPEC H2). */
-  readonly #changes = new ChangeStream({
-    listen: (filter, signal) =>
-      this.request(
-        { method: "subscriptions/listen", params: { notifications: filter } },
-        { timeout: Infinity, signal },
-      ),
-    capabilities: () => this.#serverCapabilities,
-    failed: (error) => {
-      if (isMcpError(error, ErrorCode.ConnectionClosed)) return;
-      this.onerror?.(new Error(`the subscriptions/listen stream failed: ${String(error)}`));
-    },
-  });
 
   constructor(info: Implementation, options: McpClientOptions = {}) {
     super();
     this.#info = info;
     this.#capabilities = options.capabilities ?? {};
+    this.#wire = {
+      info,
+      capabilities: this.#capabilities,
+      send: (request, schemaOrOptions, maybeOptions) =>
+        super.request(request, schemaOrOptions, maybeOptions),
+      notify: (notification) => this.notification(notification),
+      answerLocally: (request, signal) => this.answerLocally(request, signal),
+      serverCapabilities: () => this.#serverCapabilities,
+      failed: (error) => this.onerror?.(error),
+      warn: (text) => this.warn?.(text),
+    };
+    this.#unopened = new LegacyEra(this.#wire, "");
     this.setNotificationHandler(ACKNOWLEDGED, () => undefined);
+  }
+
+  /** The era's behaviour; before the connection opens, legacy's: requests go as they are. */
+  get #strategy(): EraStrategy {
+    return this.#era ?? this.#unopened;
+  }
+
+  #choose(era: EraStrategy): void {
+    this.#era = era;
+    if (this.#closing) era.closing();
   }
 
   /**
@@ -154,8 +154,7 @@ export class McpClient extends McpProtocol {
     try {
       if (plan === undefined) return await this.#initialize(transport, options);
       await this.#open(transport, options, plan);
-      // Nothing changes unsolicited in the modern era: the stream is asked for (SPEC H2).
-      if (this.#modern !== undefined) this.#changes.start();
+      this.#era?.opened();
     } catch (error) {
       void this.close();
       throw error;
@@ -216,7 +215,7 @@ export class McpClient extends McpProtocol {
     this.#serverCapabilities = result.capabilities ?? {};
     this.#serverVersion = result.serverInfo;
     this.#instructions = result.instructions;
-    this.#protocolVersion = version;
+    this.#choose(new LegacyEra(this.#wire, version));
     this.#verdict = { era: "legacy", at: Date.now() };
     transport.setProtocolVersion?.(version);
     await this.notification({ method: "notifications/initialized" });
@@ -235,7 +234,7 @@ export class McpClient extends McpProtocol {
       let result: unknown;
       try {
         result = await super.request(
-          this.#modernMessage({ method: "server/discover" }, version),
+          modernMessage({ method: "server/discover" }, version, this.#wire),
           options,
         );
       } catch (error) {
@@ -256,116 +255,34 @@ export class McpClient extends McpProtocol {
   }
 
   #adopt(version: string, discover: DiscoverResult, verdict: EraVerdict): void {
-    this.#modern = { version, discover };
-    this.#protocolVersion = version;
+    this.#choose(new ModernEra(this.#wire, version));
     this.#verdict = verdict;
     this.#serverCapabilities = (discover.capabilities ?? {}) as ServerCapabilities;
     this.#serverVersion = discover._meta?.[META.serverInfo] as Implementation | undefined;
     this.#instructions = discover.instructions;
   }
 
-  /** `request` with the modern envelope in its `_meta`, at `version`. */
-  #modernMessage(request: Message, version: string, options?: RequestOptions): Message {
-    const caller = options?.caller;
-    return {
-      method: request.method,
-      params: {
-        ...request.params,
-        _meta: envelopeMeta(
-          {
-            protocolVersion: version,
-            clientInfo: caller?.clientInfo ?? this.#info,
-            clientCapabilities: caller?.capabilities ?? this.#capabilities,
-            // A caller's own level, or none: never another caller's (SPEC H2).
-            logLevel: caller ? caller.logLevel : this.#logLevel,
-          },
-          request.params?._meta as Record<string, unknown> | undefined,
-        ),
-      },
-    };
-  }
-
   /**
-   * On a modern connection every request carries the envelope, its result is read by its
-   * resultType, an `input_required` is answered by this client's own handlers and sent
-   * again with the answers and the server's state untouched, and a -32022 is sent once
-   * more at a version both speak (SPEC H2). On a legacy one, the protocol's request as is.
+   * Each request as the connection's era sends it (client-eras.ts): on a legacy connection
+   * the protocol's request as is, on a modern one in the envelope, its result read by its
+   * resultType and its `input_required` rounds answered (SPEC H2).
    */
   override request<T = unknown>(
     request: Message,
     schemaOrOptions?: ResultSchema<T> | RequestOptions,
     maybeOptions?: RequestOptions,
   ): Promise<T> {
-    if (this.#modern === undefined) return super.request(request, schemaOrOptions, maybeOptions);
-    // No such method in the modern era (a passthrough's): the level of caller-less requests.
-    if (request.method === "logging/setLevel") {
-      return this.setLoggingLevel(request.params?.level as LoggingLevel) as Promise<T>;
-    }
-    const schema = isSchema(schemaOrOptions) ? (schemaOrOptions as ResultSchema<T>) : undefined;
-    const options = schema ? maybeOptions : (schemaOrOptions as RequestOptions | undefined);
-    const sent = this.#modernRequest(request, options);
-    return schema ? sent.then((result) => parsed(schema, result)) : (sent as Promise<T>);
-  }
-
-  async #modernRequest(request: Message, options: RequestOptions | undefined): Promise<unknown> {
-    const modern = this.#modern!;
-    let params = request.params;
-    let retriedVersion = false;
-    for (let round = 0; round <= MAX_INPUT_ROUNDS;) {
-      let result: unknown;
-      try {
-        result = await super.request(
-          this.#modernMessage({ method: request.method, params }, modern.version, options),
-          options,
-        );
-      } catch (error) {
-        const supported = isMcpError(error) ? supportedVersionsOf(error) : undefined;
-        const mutual = supported ? mutualModernVersion(supported) : undefined;
-        // Once, at the version the rejection names (SEP-2575), even the one it refused.
-        if (retriedVersion || mutual === undefined) throw error;
-        retriedVersion = true;
-        modern.version = mutual;
-        this.#protocolVersion = mutual;
-        continue;
-      }
-      const read = readResult(request.method, result);
-      if (read.kind === "complete") {
-        if (round > 0) markAnsweredAfterInput(read.result);
-        return read.result;
-      }
-      round += 1;
-      const signal = options?.signal ?? new AbortController().signal;
-      const asking = Object.entries(read.inputRequests);
-      const asked = Object.fromEntries(asking.map(([key, { method }]) => [key, method]));
-      const local = (question: Message, on: AbortSignal) => this.answerLocally(question, on);
-      // All of a round's questions at once: a host answers them together (SPEC H3). The key
-      // and the round go with each, for a bridge that asks a modern host in turn.
-      const answered = await Promise.all(
-        asking.map(async ([key, request]) => {
-          const question = keyed(request, key, asked);
-          const answer = options?.answer
-            ? await options.answer(question, signal as AbortSignal, local)
-            : await local(question, signal as AbortSignal);
-          return [key, answer] as const;
-        }),
-      );
-      params = retryParams(request.params, Object.fromEntries(answered), read.requestState);
-    }
-    throw new McpError(
-      ErrorCode.InvalidRequest,
-      `${request.method} still asked for input after ${MAX_INPUT_ROUNDS} rounds; giving up`,
-    );
+    return this.#strategy.request(request, schemaOrOptions, maybeOptions);
   }
 
   /** `legacy` or `modern` once connected. */
   get era(): Era | undefined {
-    if (this.#protocolVersion === undefined) return undefined;
-    return this.#modern ? "modern" : "legacy";
+    return this.#era?.era;
   }
 
   /** The revision the connection speaks: the handshake's, or the one modern requests name. */
   get protocolVersion(): string | undefined {
-    return this.#protocolVersion;
+    return this.#era?.protocolVersion;
   }
 
   /** What connect() found (dated now), or the prior verdict it was opened on. */
@@ -386,10 +303,8 @@ export class McpClient extends McpProtocol {
   }
 
   /** A modern server has no `ping`: `server/discover` is what it always answers. */
-  async ping(options?: RequestOptions): Promise<Record<string, never>> {
-    if (this.#modern === undefined) return this.request({ method: "ping" }, options);
-    await this.request({ method: "server/discover" }, options);
-    return {};
+  ping(options?: RequestOptions): Promise<Record<string, never>> {
+    return this.#strategy.ping(options);
   }
 
   async listTools(
@@ -400,12 +315,7 @@ export class McpClient extends McpProtocol {
     if (!result || !Array.isArray(result.tools)) {
       throw new McpError(ErrorCode.InvalidParams, "tools/list answered without a tools array");
     }
-    // A tool whose x-mcp-header marks break the rules is not offered (SEP-2243).
-    if (this.#modern !== undefined) {
-      const { offered, refused } = offeredTools(result.tools);
-      for (const why of refused) this.warn?.(why);
-      result.tools = offered;
-    }
+    result.tools = this.#strategy.offered(result.tools);
     this.cacheToolMetadata(result.tools);
     return result;
   }
@@ -459,11 +369,7 @@ export class McpClient extends McpProtocol {
 
   /** On a modern connection the level rides in every request's envelope; nothing is sent. */
   setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<object> {
-    if (this.#modern !== undefined) {
-      this.#logLevel = level;
-      return Promise.resolve({});
-    }
-    return this.request({ method: "logging/setLevel", params: { level } }, options);
+    return this.#strategy.setLoggingLevel(level, options);
   }
 
   getPrompt(
@@ -503,29 +409,21 @@ export class McpClient extends McpProtocol {
 
   /** In the modern era a subscription is a resource in the change stream's filter. */
   subscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    if (this.#modern === undefined) {
-      return this.request({ method: "resources/subscribe", params }, options);
-    }
-    this.#changes.subscribe(params.uri);
-    return Promise.resolve({});
+    return this.#strategy.subscribeResource(params, options);
   }
 
   unsubscribeResource(params: { uri: string }, options?: RequestOptions): Promise<object> {
-    if (this.#modern === undefined) {
-      return this.request({ method: "resources/unsubscribe", params }, options);
-    }
-    this.#changes.unsubscribe(params.uri);
-    return Promise.resolve({});
+    return this.#strategy.unsubscribeResource(params, options);
   }
 
   override close(): Promise<void> {
-    this.#changes.stop();
+    this.#closing = true;
+    this.#era?.closing();
     return super.close();
   }
 
   /** A modern server asks for roots in each request that needs them: nothing to tell. */
   sendRootsListChanged(): Promise<void> {
-    if (this.#modern !== undefined) return Promise.resolve();
-    return this.notification({ method: "notifications/roots/list_changed" });
+    return this.#strategy.sendRootsListChanged();
   }
 }

@@ -50,6 +50,8 @@ export class ChildProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly stderr = new StderrTail();
+  /** Told of each stderr chunk while they are in the set (a server's sign of life). */
+  readonly stderrWatchers = new Set<(chunk: Buffer) => void>();
   #child?: ChildProcess;
   #exit?: ChildExit;
   #exited?: Promise<ChildExit>;
@@ -115,6 +117,7 @@ export class ChildProcessTransport implements Transport {
       child.stderr?.on("data", (chunk: Buffer) => {
         this.stderr.push(chunk);
         this.#options.onStderr?.(chunk);
+        for (const watch of [...this.stderrWatchers]) watch(chunk);
       });
     });
   }

@@ -10,6 +10,7 @@ import { secretValues } from "../core/secrets.js";
 
 import type { CreateMessageResult, ElicitParams, ElicitResult, SampleParams } from "./routing.js";
 import type { ServerEntry } from "./entry.js";
+import type { Connection } from "./connection.js";
 import type { CreateTransport, TransportContext } from "../mcp/transport.js";
 import type { PoolEvent, PoolLog, ServerNotification } from "../core/types.js";
 
@@ -65,9 +66,12 @@ export interface EntryContext {
   ): Promise<CreateMessageResult>;
   /**
    * The roots the connection answers `roots/list` with, when `capabilities` declare roots
-   * (I5); `asked` is told each time the server asks.
+   * (I5); `asked` is told each time the server asks, before the answer is sent.
    */
-  roots?: { list(): readonly { uri: string; name?: string }[]; asked(): void };
+  roots?: {
+    list(): readonly { uri: string; name?: string }[];
+    asked(connection: Connection): void;
+  };
   /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
   held?(serverId: string): boolean;
   /** ms a suspect server gets to answer a ping (F3). Default {@link DEFAULT_PING_TIMEOUT_MS}. */

@@ -211,7 +211,7 @@ function installHandlers(
   const roots = context.roots;
   if (roots && context.capabilities.roots) {
     client.setRequestHandler("roots/list", async () => {
-      roots.asked();
+      roots.asked(connection);
       return { roots: roots.list().map((root) => ({ ...root })) };
     });
   }

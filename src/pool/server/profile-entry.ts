@@ -7,17 +7,30 @@
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
+import { serverLog } from "../core/server-log.js";
 import type { Connection } from "./connection.js";
 import type { EntryContext } from "./context.js";
 import { ServerEntry } from "./entry.js";
+import { signOfLife } from "./sign-of-life.js";
+import { processOf } from "../mcp/transport.js";
 
 /**
- * How long a child with roots waits, at its start, for its server to ask them, ms: a row
- * known to ask (server-filesystem asks right after `initialized`) waits longer than one not
- * yet known to, whose wait is paid once — a row that never asks is then served by its own
- * connection (host-profiles.ts).
+ * How long a server that asked for its roots may take to show it took them in, ms, when
+ * the row sets no connect budget: it bounds a server that asks and then says nothing (the
+ * row is then known as one, and its next children do not wait), not which connection a
+ * call reaches.
  */
-export const ROOTS_ASK_WAIT_MS = { known: 5_000, unknown: 1_000 } as const;
+export const ROOTS_UPTAKE_BOUND_MS = 10_000;
+
+/** What one dial of a child with roots found out about its server's roots. */
+interface Uptake {
+  /** The server asked for the roots on this connection. */
+  asked: boolean;
+  /** Resolves on the server's first sign of life after our first answer (sign-of-life.ts). */
+  followUp?: Promise<boolean>;
+  /** Told of the first ask. */
+  wake?: (() => void) | undefined;
+}
 
 export class ProfileEntry extends ServerEntry {
   /** The profile key (mcpool-protocol's profileKey, or its capability key): its calls' route. */
@@ -25,68 +38,175 @@ export class ProfileEntry extends ServerEntry {
   readonly profile: HostProfile;
   /** The server asked this child for its roots. */
   asksRoots = false;
-  /** How long its first use waits for its server to ask its roots (ROOTS_ASK_WAIT_MS). */
-  rootsWaitMs: number = ROOTS_ASK_WAIT_MS.unknown;
-  /** The server asked since the last dial began. */
-  #askedSinceDial = false;
-  readonly #waiting = new Set<() => void>();
-  /** Per connection, its first use's wait (rootsTaken). */
+  /**
+   * What the server did at the start of this child's last connection: `asks` (it asked
+   * its roots before answering what we sent after `initialized`), `silent` (it answered
+   * first), undefined while not known.
+   */
+  atStart: "asks" | "silent" | undefined;
+  /** When this child was last used (a call or listing began or ended), for the cap (LRU). */
+  usedAt = Date.now();
+  /** Starts a dial within the row's cap (HostProfiles sets it, profile-slots.ts). */
+  slot: ((start: () => Promise<Connection>) => Promise<Connection>) | undefined;
+  /** Whether the row's server is known to ask for roots, if later than at its start. */
+  knownToAsk: () => boolean = () => false;
+  /** Whether the row's server is known to say nothing after taking its roots in. */
+  knownQuiet: () => boolean = () => false;
+  /** Told that the server asked and said nothing within its bound. */
+  onQuiet: (() => void) | undefined;
+  /** Told when a use ended and the server has not asked for roots since it started. */
+  onServedSilently: (() => void) | undefined;
+  /** Uses (calls, reads) begun and not ended. */
+  #using = 0;
+  /** Told when a use ends (a child waiting for a slot may take this one's). */
+  onIdle: (() => void) | undefined;
+  /** A dial waiting for its slot. */
+  #slotted: Promise<Connection> | undefined;
+  readonly #context: EntryContext;
+  readonly #uptakes = new WeakMap<Connection, Uptake>();
+  /** Per connection, the wait of its first use (rootsTaken). */
   readonly #taken = new WeakMap<Connection, Promise<Connection>>();
+  /** The connections whose server took the roots in. */
+  readonly #ready = new WeakSet<Connection>();
 
   constructor(row: McpServerConfig, context: EntryContext, profile: HostProfile, key: string) {
     super(row, context);
+    this.#context = context;
     this.profile = profile;
     this.key = key;
   }
 
-  /** The server asked for the roots (its `roots/list`, answered). */
-  rootsAsked(): void {
-    this.asksRoots = true;
-    this.#askedSinceDial = true;
-    for (const wake of this.#waiting) wake();
-    this.#waiting.clear();
+  /** A use (a call, a read) has begun and not ended: the child is not to be ended for the cap. */
+  get inUse(): boolean {
+    return this.#using > 0;
+  }
+
+  override busy(): void {
+    this.usedAt = Date.now();
+    this.#using += 1;
+    super.busy();
+  }
+
+  override idle(): void {
+    this.usedAt = Date.now();
+    super.idle();
+    const used = this.#using > 0;
+    if (used) this.#using -= 1;
+    // A use served by a server that never asked for the roots, not at its start nor
+    // during the use: it is one that does not ask (host-profiles.ts may share the row).
+    if (used && this.connection !== undefined && this.atStart === "silent" && !this.asksRoots) {
+      this.onServedSilently?.();
+    }
+    this.onIdle?.();
   }
 
   /**
-   * A child with roots is ready once its server has taken them in (SPEC I5): a server that
-   * asks for roots asks right after `initialized` and applies the answer on its own time
-   * (server-filesystem checks each directory first), so a first call sent at once could be
-   * served with the row's own configuration. Its first use waits for the ask (bounded by
-   * rootsWaitMs), then one round trip, which the server reads after our answer.
+   * The server asked `connection` for the roots (its `roots/list`, answered right after
+   * this returns): the first ask arms the watch for what the server does next.
+   */
+  rootsAsked(connection: Connection): void {
+    this.asksRoots = true;
+    const uptake = this.#uptake(connection);
+    if (uptake.asked) return;
+    uptake.asked = true;
+    // A server without stderr (in memory, remote) shows nothing but its replies: the ping
+    // after our answer is all there is to wait for; so for one known to be quiet.
+    if (processOf(connection.transport) !== undefined && !this.knownQuiet()) {
+      uptake.followUp = signOfLife(connection, this.#bound());
+      void uptake.followUp.then((shown) => {
+        if (!shown && !connection.closing) this.onQuiet?.();
+      });
+    }
+    uptake.wake?.();
+  }
+
+  /**
+   * A child with roots serves once its server has taken them in (SPEC I5), decided by what
+   * the server does, never by a clock: a server that asks for roots at its start (as
+   * server-filesystem does on `initialized`) has asked before it answers a request sent
+   * after `initialized` (the first listing, or a ping), so one that answered first did not
+   * ask at its start and has nothing to take in. One that asked applies the answer on its
+   * own time (server-filesystem checks each directory first, then says so on stderr): the
+   * child serves after the server's next sign of life following our answer — a line on
+   * stderr, a notification or a request — and one ping after it. A server known (learnt
+   * once, kept with the tools cache) to ask later than that is waited for to ask.
    */
   override ensure(options: { ignoreBackoff?: boolean } = {}): Promise<Connection> {
-    if (this.profile.roots === undefined) return super.ensure(options);
-    if (this.connection === undefined && !this.connecting) this.#askedSinceDial = false;
-    return super.ensure(options).then((connection) => {
+    const dialled = this.#dialled(options);
+    if (this.profile.roots === undefined) return dialled;
+    return dialled.then((connection) => {
       let taken = this.#taken.get(connection);
       if (taken === undefined) {
         taken = this.#rootsTaken(connection);
         this.#taken.set(connection, taken);
       }
-      return taken;
+      // Ended under the wait (the cap, an idle reap): the next connection serves instead.
+      return taken.catch((error: unknown) => {
+        if (this.connection === connection || !connection.closing) throw error;
+        return this.ensure(options);
+      });
     });
+  }
+
+  /** Whether the live connection serves (its server took the roots in): it may be ended for the cap. */
+  get ready(): boolean {
+    const connection = this.connection;
+    if (connection === undefined) return false;
+    return this.profile.roots === undefined || this.#ready.has(connection);
+  }
+
+  /** The connection, a new dial waiting for a slot under its row's cap (profile-slots.ts). */
+  #dialled(options: { ignoreBackoff?: boolean }): Promise<Connection> {
+    if (this.connection !== undefined || this.connecting || this.slot === undefined) {
+      return super.ensure(options);
+    }
+    this.#slotted ??= this.slot(() => super.ensure(options)).finally(() => {
+      this.#slotted = undefined;
+    });
+    return this.#slotted;
   }
 
   async #rootsTaken(connection: Connection): Promise<Connection> {
-    await this.rootsWindow();
-    if (this.#askedSinceDial) {
-      await connection.client.ping({ timeout: this.rootsWaitMs }).catch(() => undefined);
+    const uptake = this.#uptake(connection);
+    const bound = this.#bound();
+    if (!uptake.asked) await connection.client.ping({ timeout: bound });
+    this.atStart = uptake.asked ? "asks" : "silent";
+    if (!uptake.asked && this.knownToAsk()) await this.#asked(uptake, bound);
+    if (uptake.followUp !== undefined && !(await uptake.followUp)) {
+      serverLog(this.#context.log, this.id).error(
+        `asked for its roots and gave no sign of taking them in within ${bound} ms; serving ${this.profile.roots?.map((root) => root.uri).join(" ") || "no roots"} now`,
+      );
     }
+    if (uptake.asked) await connection.client.ping({ timeout: bound });
+    this.#ready.add(connection);
     return connection;
   }
 
-  /** Resolves once the server has asked its roots since its last dial, or rootsWaitMs later. */
-  rootsWindow(): Promise<void> {
-    if (this.#askedSinceDial) return Promise.resolve();
+  /** Resolves once the server asks (rootsAsked), or after `bound` ms. */
+  #asked(uptake: Uptake, bound: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      const wake = (): void => {
+      const timer = setTimeout(done, bound);
+      timer.unref();
+      function done(): void {
         clearTimeout(timer);
-        this.#waiting.delete(wake);
+        uptake.wake = undefined;
         resolve();
-      };
-      const timer = setTimeout(wake, this.rootsWaitMs);
-      this.#waiting.add(wake);
+      }
+      uptake.wake = done;
     });
+  }
+
+  #uptake(connection: Connection): Uptake {
+    let uptake = this.#uptakes.get(connection);
+    if (uptake === undefined) {
+      uptake = { asked: false };
+      this.#uptakes.set(connection, uptake);
+    }
+    return uptake;
+  }
+
+  #bound(): number {
+    return this.row.connectTimeoutMs ?? this.#context.connectTimeoutMs ?? ROOTS_UPTAKE_BOUND_MS;
   }
 }
 

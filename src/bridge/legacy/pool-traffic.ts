@@ -1,0 +1,194 @@
+/**
+ * What the pool sends a bridge's hosts unasked, legacy sessions and the modern side alike.
+ *
+ * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
+ *   pool's lists change: `tools-changed`, `connect` and `close` events of an in-scope server,
+ *   a pooled server's own list_changed notifications, and a daemon that was replaced (the
+ *   client reconnected: the last level a host set is set again on the new daemon too).
+ * - Logging: the pooled servers' `notifications/message`, filtered by the level each host
+ *   set (logger prefixed with the slug in pool scope); while the host has a call in flight on
+ *   that server, on that call's stream.
+ * - A subscribed resource's `notifications/resources/updated`, to the sessions that
+ *   subscribed (resources-prompts.ts).
+ */
+import type { LoggingLevel, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { PoolClient, PoolEvent, ServerNotification, ServerState } from "mcpool-client";
+
+import type { Scope } from "../core/naming.js";
+import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
+import { passesLevel, type Sessions } from "../core/session.js";
+import type { ModernBridge } from "../modern/bridge.js";
+
+type ListKind = "tools" | "resources" | "prompts";
+
+const EVERY_LIST: readonly ListKind[] = ["tools", "resources", "prompts"];
+
+/** The pool events that change what a host lists; the bridge subscribes to these alone. */
+const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "tools-changed"];
+
+export interface PoolTrafficOptions {
+  client: PoolClient;
+  scope: Scope;
+  /** The pool's servers when the bridge was made: each one's slug names its log lines. */
+  states: readonly ServerState[];
+  /** What every session declares: a list a session was not offered changes for nobody. */
+  capabilities: ServerCapabilities;
+  sessions: Sessions;
+  router: ResourcesPromptsRouter;
+  log: (line: string) => void;
+  /** The modern side, once a modern host has loaded it. */
+  modern: () => ModernBridge | undefined;
+}
+
+export class PoolTraffic {
+  readonly #upstream: PoolClient;
+  readonly #scope: Scope;
+  readonly #capabilities: ServerCapabilities;
+  readonly #sessions: Sessions;
+  readonly #router: ResourcesPromptsRouter;
+  readonly #log: (line: string) => void;
+  readonly #modern: () => ModernBridge | undefined;
+  readonly #slugOf: Map<string, string>;
+  readonly #off: Array<() => void>;
+  #daemonPid: number | undefined;
+  /** The level a host set last, set again on a new daemon (one-server scope passes it on). */
+  #lastLevel: LoggingLevel | undefined;
+
+  /** Starts listening to the pool; `close()` stops. */
+  constructor(options: PoolTrafficOptions) {
+    this.#upstream = options.client;
+    this.#scope = options.scope;
+    this.#capabilities = options.capabilities;
+    this.#sessions = options.sessions;
+    this.#router = options.router;
+    this.#log = options.log;
+    this.#modern = options.modern;
+    this.#slugOf = new Map(options.states.map((s) => [s.id, s.slug]));
+    this.#daemonPid = this.#upstream.daemon?.pid;
+    const offEvents = this.#listenEvents();
+    const offReconnect = this.#listenReconnect();
+    const offNotifications = this.#listenNotifications();
+    this.#off = [offEvents, offNotifications, offReconnect];
+  }
+
+  /** Tells every session (and the modern side) that these lists changed. */
+  listChanged(kinds: readonly ListKind[]): void {
+    const offered = (kind: ListKind): boolean =>
+      kind === "tools" || this.#capabilities[kind] !== undefined;
+    this.#modern()?.listChanged(kinds.filter(offered));
+    for (const session of this.#sessions) {
+      for (const kind of kinds) {
+        if (!offered(kind)) continue;
+        const send =
+          kind === "tools"
+            ? session.server.sendToolListChanged()
+            : kind === "resources"
+              ? session.server.sendResourceListChanged()
+              : session.server.sendPromptListChanged();
+        send.catch(() => undefined);
+      }
+    }
+  }
+
+  /**
+   * A host's `logging/setLevel`, remembered for a new daemon. Only a one-server bridge passes
+   * the level on: in pool scope it would change the level of servers every other agent
+   * shares, so there the bridge only filters.
+   */
+  async setLevel(level: LoggingLevel): Promise<void> {
+    this.#lastLevel = level;
+    await this.#router.setLoggingLevel(level).catch((error: unknown) => {
+      this.#log(`mcpool bridge: logging/setLevel: ${(error as Error).message}`);
+    });
+  }
+
+  /** Stops listening to the pool. */
+  close(): void {
+    for (const off of this.#off) off();
+  }
+
+  /** A replaced daemon may hold another pool: every list the host has may be stale. */
+  #checkDaemon(): void {
+    const pid = this.#upstream.daemon?.pid;
+    if (pid === undefined || pid === this.#daemonPid) return;
+    this.#daemonPid = pid;
+    this.listChanged(EVERY_LIST);
+  }
+
+  #deliverLog(serverId: string, notification: ServerNotification): void {
+    const params = { ...notification.params };
+    if (this.#scope.single === undefined) {
+      const slug = this.#slugOf.get(serverId) ?? serverId;
+      params.logger = typeof params.logger === "string" ? `${slug}/${params.logger}` : slug;
+    }
+    const message = {
+      method: "notifications/message" as const,
+      params: params as { level: "info"; data: unknown },
+    };
+    // A modern host's requests in flight, each by the level its envelope asked for.
+    this.#modern()?.deliverLog(serverId, message);
+    for (const session of this.#sessions) {
+      if (!passesLevel(params.level, session.level)) continue;
+      const call = this.#sessions.latestCall(serverId, session);
+      const sent =
+        call !== undefined
+          ? call.extra.sendNotification(message)
+          : session.server.notification(message);
+      sent.catch(() => undefined);
+    }
+  }
+
+  // Only the events that change a list: the daemon then encodes and writes no `call`
+  // event to this connection for every call made by anyone.
+  #listenEvents(): () => void {
+    return this.#upstream.onEvent(
+      (event) => {
+        this.#checkDaemon();
+        if (event.type === "call" || event.serverId === undefined) return;
+        if (!this.#scope.includes(event.serverId)) return;
+        if (event.type === "tools-changed") this.listChanged(["tools"]);
+        else if (event.type === "connect" || event.type === "close") {
+          this.listChanged(EVERY_LIST);
+        }
+      },
+      { types: LIST_EVENTS },
+    );
+  }
+
+  // A new daemon (a restart, an upgrade): the server's log level it was given is gone, and
+  // every list may differ. The client sent its subscriptions again already.
+  #listenReconnect(): () => void {
+    return this.#upstream.onReconnect((daemon) => {
+      this.#daemonPid = daemon.pid;
+      this.listChanged(EVERY_LIST);
+      const level = this.#lastLevel;
+      if (level === undefined) return;
+      this.#router.setLoggingLevel(level).catch((error: unknown) => {
+        this.#log(`mcpool bridge: logging/setLevel again: ${(error as Error).message}`);
+      });
+    });
+  }
+
+  #listenNotifications(): () => void {
+    return this.#upstream.onNotification((serverId, notification) => {
+      this.#checkDaemon();
+      if (!this.#scope.includes(serverId)) return;
+      switch (notification.method) {
+        case "notifications/message":
+          this.#deliverLog(serverId, notification);
+          break;
+        case "notifications/resources/list_changed":
+          this.listChanged(["resources"]);
+          break;
+        case "notifications/prompts/list_changed":
+          this.listChanged(["prompts"]);
+          break;
+        case "notifications/resources/updated":
+          this.#router.deliverUpdated(serverId, notification);
+          break;
+        default:
+          break;
+      }
+    });
+  }
+}

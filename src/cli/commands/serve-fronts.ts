@@ -1,0 +1,41 @@
+/**
+ * What `mcpool serve` runs beside the daemon (issue 20): the MCP sockets (src/bridge/
+ * mcp-sockets.ts), kept in step with the pool's servers. The daemon does not know its fronts;
+ * this composition root hands the front the daemon's socket path and the pool's ids, and the
+ * front reaches the pool through mcpool-client like any other.
+ */
+import type { Daemon } from "../../daemon/daemon.js";
+import { startMcpSockets, type McpSockets } from "../../bridge/fronts/mcp-sockets.js";
+import { VERSION } from "../../version.js";
+
+/** The MCP sockets for a started daemon; undefined (said on `log`) when they cannot be made. */
+export async function startFronts(
+  daemon: Daemon,
+  log: (line: string) => void,
+): Promise<McpSockets | undefined> {
+  try {
+    return await startMcpSockets({
+      daemonSocketPath: daemon.paths.socketPath,
+      serverIds: () => daemon.pool.state().map((server) => server.id),
+      // The pool says when a reconcile changed its servers, and only then: a row added to
+      // mcp.json gets its socket with that reconcile (not at the next pool event), and a
+      // call, a connect or a list change costs the sockets nothing (issue 16).
+      onChange: (listener) => daemon.pool.onServersChanged(() => listener()),
+      version: VERSION,
+      // One cap for the daemon's socket and the MCP sockets' sessions (issue 27).
+      connections: daemon.connections,
+      log,
+    }).then((sockets) => {
+      // Their folder went with the daemon's socket (a `/tmp` cleaner): they come back with it.
+      daemon.onRenewed(() => {
+        sockets.renew().catch((error: unknown) => {
+          log(`mcpool: could not re-create the MCP sockets: ${(error as Error).message}`);
+        });
+      });
+      return sockets;
+    });
+  } catch (error) {
+    log(`mcpool: no MCP sockets (hosts use \`mcpool bridge\`): ${(error as Error).message}`);
+    return undefined;
+  }
+}

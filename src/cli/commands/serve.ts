@@ -1,0 +1,88 @@
+/**
+ * `mcpool serve`: the daemon in this process, until a signal or `mcpool shutdown` stops it.
+ * It loads the daemon, and the fronts it starts, when it runs; what it imports up front is
+ * small, since main.ts imports it to watch how a launched daemon ends.
+ */
+import { writeFileSync } from "node:fs";
+import { EXIT } from "../output/exit-codes.js";
+import type { CommandContext } from "./context.js";
+
+/** LISTEN_FDS for this process: systemd socket activation hands the socket over as fd 3. */
+function inheritedListenFd(): number | undefined {
+  const fds = Number(process.env.LISTEN_FDS);
+  const pid = Number(process.env.LISTEN_PID);
+  if (!(fds >= 1) || (process.env.LISTEN_PID !== undefined && pid !== process.pid))
+    return undefined;
+  return 3;
+}
+
+let launched: { serving(): void } = { serving: () => undefined };
+
+/**
+ * A daemon an agent started is not that agent's child (client/src/dial.ts): it says how it
+ * ended, if it ends without serving, in the file MCPOOL_LAUNCH_STATUS names — its exit
+ * code, 0 when another daemon held the lock. Never seen by its children. main.ts calls this
+ * before anything can fail: a bad flag fails a launched daemon too.
+ */
+export function watchLaunch(): void {
+  const file = process.env.MCPOOL_LAUNCH_STATUS;
+  delete process.env.MCPOOL_LAUNCH_STATUS;
+  let serving = false;
+  if (file) {
+    process.once("exit", (code) => {
+      if (serving) return;
+      try {
+        writeFileSync(file, String(code), { flag: "wx", mode: 0o600 });
+      } catch {
+        // The starter's bound tells it instead.
+      }
+    });
+  }
+  launched = { serving: () => void (serving = true) };
+}
+
+export async function serveCommand(context: CommandContext): Promise<number> {
+  const { config: configPath, socket: socketPath } = context.flags;
+  const listenFd = inheritedListenFd();
+  // Children must never see these; the pool strips them too, this keeps them out of our own env.
+  for (const name of ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]) delete process.env[name];
+  let stopRequested: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
+  const { createDaemon } = await import("../../daemon/daemon.js");
+  const daemon = await createDaemon({
+    ...(configPath ? { configPath } : {}),
+    ...(socketPath ? { socketPath } : {}),
+    ...(listenFd !== undefined ? { listenFd } : {}),
+    envFile: true,
+    handlesSignals: true,
+    onShutdownRequested: () => stopRequested(),
+  });
+  // Before start: once the daemon's record says it takes SIGUSR1, it must (a signal with no
+  // listener would open Node's inspector instead). It re-creates the socket, as tmux does.
+  const renew = (): void => {
+    daemon.renew("SIGUSR1").catch(() => undefined);
+  };
+  process.on("SIGUSR1", renew);
+  const result = await daemon.start();
+  if (!result.started) {
+    process.off("SIGUSR1", renew);
+    return (await import("./lost-socket.js")).serveGaveWay(
+      daemon.paths.socketPath,
+      result.holderPid,
+      context.err,
+    );
+  }
+  launched.serving();
+  // Before the fronts start: a SIGTERM meanwhile must stop the daemon, not kill it outright
+  // (which would leave what its children started that left their group).
+  process.on("SIGTERM", () => stopRequested());
+  process.on("SIGINT", () => stopRequested());
+  process.on("SIGHUP", () => {
+    daemon.reload().catch(() => undefined);
+  });
+  const fronts = await (await import("./serve-fronts.js")).startFronts(daemon, context.err);
+  await stopped;
+  await fronts?.close();
+  await daemon.stop();
+  return EXIT.ok;
+}

@@ -1,0 +1,183 @@
+/**
+ * The wire's passthrough methods (SPEC C15), one small handler each: a request to one
+ * pooled server by id, refused by the pool with `not-offered` where the server's
+ * capabilities lack it. Resource subscriptions are per connection: its
+ * `notifications/resources/updated` go to the connections that subscribed to that uri on
+ * that server, as `notification`, and end with the connection.
+ */
+import { defined, type AskingParams } from "mcpool-protocol";
+
+import type { ServerNotification } from "../../pool/core/types.js";
+import type {
+  PassthroughMethod,
+  PassthroughOptions,
+  PassthroughParams,
+  PassthroughResult,
+} from "../../pool/calls/server-passthrough.js";
+import type { HandlerTable, RequestContext } from "../socket/server.js";
+import { routedCall } from "./calls.js";
+
+/** Exactly what the passthrough handlers use of the pool. */
+export interface PassthroughPool {
+  request<M extends PassthroughMethod>(
+    id: string,
+    method: M,
+    params?: PassthroughParams<M>,
+    options?: PassthroughOptions,
+  ): Promise<PassthroughResult<M>>;
+  subscribeResource(
+    id: string,
+    uri: string,
+    listener: (notification: ServerNotification) => void,
+  ): Promise<() => Promise<void>>;
+}
+
+export const PASSTHROUGH_WIRE_METHODS = [
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "server/ping",
+  "logging/setLevel",
+] as const;
+
+export type PassthroughHandlers = Pick<HandlerTable, (typeof PASSTHROUGH_WIRE_METHODS)[number]>;
+
+export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHandlers {
+  /** Per connection id, per `<serverId>\0<uri>`: how to stop listening. */
+  const subscriptions = new Map<number, Map<string, Promise<(() => Promise<void>) | undefined>>>();
+
+  const options = (ctx: RequestContext): PassthroughOptions => ({ signal: ctx.signal });
+  /** A modern server's questions inside the request go back to this connection (SPEC H3). */
+  const asking = (params: AskingParams, ctx: RequestContext): PassthroughOptions => ({
+    ...options(ctx),
+    ...(params.caller !== undefined ? { caller: params.caller } : {}),
+    ...routedCall(
+      params.roots === true ? { roots: true } : {},
+      ctx,
+      params.elicit === true,
+      params.sample === true,
+    ),
+  });
+
+  function subscriptionsOf(
+    ctx: RequestContext,
+  ): Map<string, Promise<(() => Promise<void>) | undefined>> {
+    const { id, signal } = ctx.connection;
+    let held = subscriptions.get(id);
+    if (held === undefined) {
+      const created = new Map<string, Promise<(() => Promise<void>) | undefined>>();
+      held = created;
+      subscriptions.set(id, created);
+      signal.addEventListener(
+        "abort",
+        () => {
+          subscriptions.delete(id);
+          for (const off of created.values()) void off.then((stop) => stop?.());
+        },
+        { once: true },
+      );
+    }
+    return held;
+  }
+
+  return {
+    "resources/list": (params, ctx) =>
+      pool.request(
+        params.serverId,
+        "resources/list",
+        defined({ cursor: params.cursor }),
+        options(ctx),
+      ),
+
+    "resources/templates/list": (params, ctx) =>
+      pool.request(
+        params.serverId,
+        "resources/templates/list",
+        defined({ cursor: params.cursor }),
+        options(ctx),
+      ),
+
+    "resources/read": (params, ctx) =>
+      pool.request(params.serverId, "resources/read", { uri: params.uri }, asking(params, ctx)),
+
+    "resources/subscribe": async (params, ctx) => {
+      if (ctx.connection.signal.aborted) return {};
+      const held = subscriptionsOf(ctx);
+      const key = `${params.serverId}\0${params.uri}`;
+      const already = held.get(key);
+      if (already !== undefined) {
+        await already;
+        return {};
+      }
+      const subscribing = pool.subscribeResource(params.serverId, params.uri, (notification) => {
+        ctx.notify("notification", { serverId: params.serverId, notification });
+      });
+      held.set(
+        key,
+        subscribing.catch(() => undefined),
+      );
+      try {
+        await subscribing;
+      } catch (error) {
+        if (held.get(key) !== undefined) held.delete(key);
+        throw error;
+      }
+      return {};
+    },
+
+    "resources/unsubscribe": async (params, ctx) => {
+      const held = subscriptions.get(ctx.connection.id);
+      const key = `${params.serverId}\0${params.uri}`;
+      const off = held?.get(key);
+      held?.delete(key);
+      await (
+        await off
+      )?.();
+      return {};
+    },
+
+    "prompts/list": (params, ctx) =>
+      pool.request(
+        params.serverId,
+        "prompts/list",
+        defined({ cursor: params.cursor }),
+        options(ctx),
+      ),
+
+    "prompts/get": (params, ctx) =>
+      pool.request(
+        params.serverId,
+        "prompts/get",
+        defined({ name: params.name, arguments: params.arguments }),
+        asking(params, ctx),
+      ),
+
+    "completion/complete": (params, ctx) =>
+      pool.request(
+        params.serverId,
+        "completion/complete",
+        defined({ ref: params.ref, argument: params.argument, context: params.context }),
+        options(ctx),
+      ),
+
+    "server/ping": async (params, ctx) => {
+      await pool.request(params.serverId, "ping", undefined, options(ctx));
+      return {};
+    },
+
+    "logging/setLevel": async (params, ctx) => {
+      await pool.request(
+        params.serverId,
+        "logging/setLevel",
+        { level: params.level },
+        options(ctx),
+      );
+      return {};
+    },
+  };
+}
