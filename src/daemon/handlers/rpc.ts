@@ -271,46 +271,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
 
     "pool/reload": () => deps.reload(),
 
-    "pool/subscribe": (params, ctx) => {
-      const { id, signal } = ctx.connection;
-      if (signal.aborted) return {};
-      let sub = subscriptions.get(id);
-      if (sub === undefined) {
-        const created: Subscription = {};
-        sub = created;
-        subscriptions.set(id, created);
-        signal.addEventListener(
-          "abort",
-          () => {
-            created.offEvents?.();
-            created.offNotifications?.();
-            subscriptions.delete(id);
-          },
-          { once: true },
-        );
-      }
-      if (params.events === true) {
-        // Subscribed again: the types asked now replace the last ones.
-        sub.offEvents?.();
-        sub.offEvents = pool.onEvent(eventPusher(ctx, params.eventTypes));
-      } else if (params.events === false && sub.offEvents !== undefined) {
-        sub.offEvents();
-        sub.offEvents = undefined;
-      }
-      if (params.elicit !== undefined) sub.elicit = params.elicit;
-      if (params.sample !== undefined) sub.sample = params.sample;
-      if (params.notifications === true && sub.offNotifications === undefined) {
-        sub.offNotifications = pool.onNotification((serverId, notification) => {
-          // A resource's updates go only to the connections that subscribed to it (C15).
-          if (notification.method === "notifications/resources/updated") return;
-          ctx.notify("notification", { serverId, notification });
-        });
-      } else if (params.notifications === false && sub.offNotifications !== undefined) {
-        sub.offNotifications();
-        sub.offNotifications = undefined;
-      }
-      return {};
-    },
+    "pool/subscribe": subscribeHandler(pool, subscriptions),
 
     ...createPassthroughHandlers(pool),
 
@@ -330,5 +291,56 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       setImmediate(() => deps.shutdown());
       return {};
     },
+  };
+}
+
+/**
+ * `pool/subscribe`: the streams a connection asks for (events, its server's notifications,
+ * the daemon's requests), each left as it was when the params leave it out, and all undone
+ * when the connection closes.
+ */
+function subscribeHandler(
+  pool: HandlerDeps["pool"],
+  subscriptions: Map<number, Subscription>,
+): HandlerTable["pool/subscribe"] {
+  return (params, ctx) => {
+    const { id, signal } = ctx.connection;
+    if (signal.aborted) return {};
+    let sub = subscriptions.get(id);
+    if (sub === undefined) {
+      const created: Subscription = {};
+      sub = created;
+      subscriptions.set(id, created);
+      signal.addEventListener(
+        "abort",
+        () => {
+          created.offEvents?.();
+          created.offNotifications?.();
+          subscriptions.delete(id);
+        },
+        { once: true },
+      );
+    }
+    if (params.events === true) {
+      // Subscribed again: the types asked now replace the last ones.
+      sub.offEvents?.();
+      sub.offEvents = pool.onEvent(eventPusher(ctx, params.eventTypes));
+    } else if (params.events === false && sub.offEvents !== undefined) {
+      sub.offEvents();
+      sub.offEvents = undefined;
+    }
+    if (params.elicit !== undefined) sub.elicit = params.elicit;
+    if (params.sample !== undefined) sub.sample = params.sample;
+    if (params.notifications === true && sub.offNotifications === undefined) {
+      sub.offNotifications = pool.onNotification((serverId, notification) => {
+        // A resource's updates go only to the connections that subscribed to it (C15).
+        if (notification.method === "notifications/resources/updated") return;
+        ctx.notify("notification", { serverId, notification });
+      });
+    } else if (params.notifications === false && sub.offNotifications !== undefined) {
+      sub.offNotifications();
+      sub.offNotifications = undefined;
+    }
+    return {};
   };
 }
