@@ -16,6 +16,7 @@ import type {
   CatalogServer,
   ConfigStatus,
   DaemonStatus,
+  HandoverResult,
   HookContext,
   HookEvent,
   HookOutcome,
@@ -376,6 +377,12 @@ export const METHODS = {
   ),
   "daemon/status": method(fields({ resources: "boolean?" }), returns<DaemonStatus>()),
   "daemon/shutdown": method(NONE, returns<Empty>()),
+  /**
+   * Starts a new daemon from the installed code and hands it the socket and the running
+   * servers (`mcpool restart`); answered once it serves, or refused (`handover-failed`) with
+   * why, this daemon serving on.
+   */
+  "daemon/handover": method(NONE, returns<HandoverResult>()),
   // Passthrough (SPEC C15): refused with `not-offered` where the server's capabilities lack it.
   "resources/list": method(LIST_PAGE, returns<ListResourcesResult>()),
   "resources/templates/list": method(LIST_PAGE, returns<ListResourceTemplatesResult>()),

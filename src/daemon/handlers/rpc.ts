@@ -13,6 +13,7 @@ import {
   type CallToolResult,
   type ConfigStatus,
   type DaemonStatus,
+  type HandoverResult,
   type MethodName,
   type NotificationParamsOf,
   type ResultOf,
@@ -107,6 +108,11 @@ export interface HandlerDeps {
   reload(): Promise<ConfigStatus>;
   /** Begins a graceful shutdown; called after the request's answer is on its way. */
   shutdown(): void;
+  /**
+   * Hands the servers to a new daemon, keeping connection `keepId` open to answer it; this
+   * daemon stops once the answer is on its way. Absent: refused (a daemon inside a program).
+   */
+  handover?(keepId: number): Promise<HandoverResult>;
   /** The daemon's version for hello. Default: status().version. */
   version?: string;
 }
@@ -283,6 +289,17 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       if (params.resources !== true || !deps.monitor) return status;
       const servers = await deps.monitor.withResources(status.servers);
       return { ...status, servers, rssBytes: process.memoryUsage.rss() };
+    },
+
+    "daemon/handover": (_params, ctx) => {
+      if (!deps.handover) {
+        throw new McpPoolError(
+          "handover-failed",
+          "this daemon cannot hand over: it was not started by `mcpool serve`",
+          {},
+        );
+      }
+      return deps.handover(ctx.connection.id);
     },
 
     "daemon/shutdown": () => {

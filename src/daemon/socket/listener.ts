@@ -42,6 +42,17 @@ export class SocketListener {
     return this.#bound;
   }
 
+  /** The listening socket's file descriptor, to hand to a new daemon. */
+  get fd(): number | undefined {
+    const fd = (this.#server as { _handle?: { fd?: unknown } } | undefined)?._handle?.fd;
+    return typeof fd === "number" && fd >= 0 ? fd : undefined;
+  }
+
+  /** Forgets the bound path without unlinking it: after a hand-over it is the new daemon's. */
+  disown(): void {
+    this.#bound = undefined;
+  }
+
   #accept(socket: Socket): void {
     if (!this.#options.listening()) {
       socket.destroy();

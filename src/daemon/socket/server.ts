@@ -64,6 +64,17 @@ export interface SocketServer {
    * inherited socket (its path is the service manager's).
    */
   rebind(): Promise<boolean>;
+  /**
+   * A hand-over to a new daemon (src/daemon/handover): new connections are closed at once
+   * (their clients dial again, and find the new daemon), and every connection but
+   * `keepId`'s is dropped now. Undone by unhold(); abandon() ends it for good.
+   */
+  hold(keepId: number): void;
+  unhold(): void;
+  /** After a hand-over: stops listening and drops every connection, leaving the path alone. */
+  abandon(): Promise<void>;
+  /** The listening socket's file descriptor, to hand to a new daemon. */
+  readonly listeningFd: number | undefined;
   /** The inode bound at the socket path, while listening on a path of our own. */
   readonly bound: BoundSocket | undefined;
   /** Connections open now. */
@@ -81,7 +92,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   if (options.socketPath === undefined && options.listenFd === undefined) {
     throw new TypeError("createSocketServer needs a socketPath or a listenFd");
   }
-  let state: "idle" | "starting" | "listening" | "draining" | "closed" = "idle";
+  let state: "idle" | "starting" | "listening" | "holding" | "draining" | "closed" = "idle";
   let closing: Promise<void> | undefined;
   let destroying: Promise<void> | undefined;
   const admission = new Admission({
@@ -109,6 +120,26 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
 
     get bound() {
       return listener.bound;
+    },
+
+    get listeningFd() {
+      return listener.fd;
+    },
+
+    hold(keepId) {
+      if (state !== "listening") return;
+      state = "holding";
+      for (const peer of peers) if (peer.info.id !== keepId) peer.socket.destroy();
+    },
+
+    unhold() {
+      if (state === "holding") state = "listening";
+    },
+
+    abandon() {
+      // The path is the new daemon's now: never unlinked from here.
+      listener.disown();
+      return this.destroy();
     },
 
     rebind() {
