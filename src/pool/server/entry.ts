@@ -44,6 +44,13 @@ function unreachable(row: McpServerConfig, error: McpPoolError): boolean {
   return "url" in row && isUnreachableCode(error.detail?.causeCode as string | undefined);
 }
 
+/** Closes that end a server still starting rather than wait for its handshake. */
+const ENDS_A_START: ReadonlySet<CloseReason> = new Set<CloseReason>([
+  "stop",
+  "removed",
+  "shutdown",
+]);
+
 export class ServerEntry extends EntryState {
   readonly #idle = new IdleTimer<Connection>({
     schedule: (work) => this.#context.schedule(work),
@@ -82,6 +89,7 @@ export class ServerEntry extends EntryState {
     const row = this._row;
     const started = Date.now();
     this._status = "connecting";
+    this._starting = { since: started };
     context.changed(this);
     const current = (): boolean => !this._removed && this._row === row;
     try {
@@ -97,6 +105,7 @@ export class ServerEntry extends EntryState {
       return connection;
     } catch (cause) {
       const error = cause as McpPoolError;
+      this._lastFailure = { error, at: Date.now() };
       // A modern verdict that failed is found again on the next dial (SPEC H1).
       if (current() && this._verdict?.era === "modern") this._verdict = undefined;
       if (current() && error.code === "auth-required") {
@@ -107,6 +116,8 @@ export class ServerEntry extends EntryState {
         this.#scheduleRevive();
       }
       throw error;
+    } finally {
+      this._starting = undefined;
     }
   }
 
@@ -119,6 +130,9 @@ export class ServerEntry extends EntryState {
       authCause: (cause) => authSentence(context, this.id, cause),
       redact: (error) => redactPoolError(error, entrySecrets(context, row)),
       verdict: this._verdict,
+      opened: (transport) => {
+        if (this._starting !== undefined) this._starting.transport = transport;
+      },
       probing: (found) => {
         this._probing = found.then((verdict) => {
           if (this._removed || this._row !== row) return;
@@ -338,6 +352,9 @@ export class ServerEntry extends EntryState {
   async close(reason: CloseReason): Promise<void> {
     this.#revive.cancel();
     const pending = this._connecting;
+    // A server still starting is ended, not waited for, when it is stopped, removed or the
+    // pool shuts down: its handshake may never come (a drain is promised within its bound).
+    if (pending && ENDS_A_START.has(reason)) await this.endStart();
     if (pending) await pending.catch(() => undefined);
     await this._probing;
     this.#revive.cancel();
@@ -357,6 +374,11 @@ export class ServerEntry extends EntryState {
     this.#context.changed(this);
     if (connection) await this.#retire(connection, reason);
     await this.#retiring.settled();
+  }
+
+  /** Ends the child of a dial in progress, so the dial fails now rather than at its timeout. */
+  async endStart(): Promise<void> {
+    await this._starting?.transport?.close().catch(() => undefined);
   }
 
   /** A person stopped the server: closed, kept, and not dialled by a reconcile (see stopped). */

@@ -9,6 +9,9 @@ import type { Connection } from "./connection.js";
 import type { EraVerdict } from "../mcp/era.js";
 import { ToolList } from "./tool-list.js";
 import type { ServerStatus } from "../core/types.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpPoolError } from "../core/errors.js";
+import { processOf } from "../mcp/transport.js";
 
 export abstract class EntryState {
   protected _row: McpServerConfig;
@@ -25,6 +28,10 @@ export abstract class EntryState {
   protected _verdict: EraVerdict | undefined;
   /** A spare child probing beside the connection (spare-probe.ts): a close waits for it. */
   protected _probing: Promise<void> | undefined;
+  /** The dial in progress: since when, and its serving transport once it exists. */
+  protected _starting: { since: number; transport?: Transport } | undefined;
+  /** The last dial's failure, and when: a caller who waited through it is told it as it was. */
+  protected _lastFailure: { error: McpPoolError; at: number } | undefined;
 
   constructor(row: McpServerConfig) {
     this._row = row;
@@ -90,6 +97,24 @@ export abstract class EntryState {
   learnVerdict(verdict: EraVerdict): void {
     this._verdict = verdict;
   }
+  /** The pid of the child starting now (its handshake not answered yet), where there is one. */
+  get startingPid(): number | undefined {
+    const transport = this._starting?.transport;
+    return transport === undefined ? undefined : processOf(transport)?.pid;
+  }
+
+  /** Since when (epoch ms) the server has been starting; undefined when it is not. */
+  get startingSince(): number | undefined {
+    return this._connecting === undefined ? undefined : this._starting?.since;
+  }
+
+  /** The failure of a dial that ended at or after `since` (epoch ms), if the last one failed. */
+  failureSince(since: number): McpPoolError | undefined {
+    const last = this._lastFailure;
+    if (last === undefined || last.at < since || this._connection !== undefined) return undefined;
+    return last.error;
+  }
+
   get connecting(): boolean {
     return this._connecting !== undefined;
   }
