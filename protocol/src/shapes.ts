@@ -406,4 +406,26 @@ export interface DaemonStatus {
   log?: { path: string; problem?: string };
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
   rssBytes?: number;
+  /** The hand-over this daemon was started by (`mcpool restart`), if it was. */
+  handover?: HandoverInfo;
+}
+
+/** A restart that handed the servers over: from which daemon, when, and what came over. */
+export interface HandoverInfo {
+  from: { pid: number; version: string; startedAt: number };
+  /** Epoch ms. */
+  at: number;
+  /** The servers whose running child this daemon took over. */
+  adopted: string[];
+  /** Set when the snapshot could not be read: this daemon started every server again. */
+  cold?: string;
+}
+
+/** The answer to `daemon/handover`: the new daemon, and what it took over. */
+export interface HandoverResult {
+  pid: number;
+  adopted: string[];
+  /** Children whose row had changed: stopped by the old daemon, started anew. */
+  untaken: string[];
+  cold?: string;
 }

@@ -12,7 +12,7 @@ import type { PinStore } from "./catalog/pinning.js";
 import type { ResultCacheOptions } from "./calls/result-cache.js";
 import type { ElicitationMode, PoolElicitHandler, PoolSampleHandler } from "./server/routing.js";
 import type { ToolsCacheStore } from "./catalog/tools-cache.js";
-import type { ChildListener, CreateTransport, FetchLike } from "./mcp/transport.js";
+import type { ChildListener, CreateTransport, FetchLike, HandedChildren } from "./mcp/transport.js";
 import type { PoolLog } from "./core/types.js";
 
 /** How long a server that failed is left alone before a call or reconcile dials it again. */
@@ -89,6 +89,11 @@ export interface McpPoolOptions {
   syncDebounceMs?: number;
   /** Told when a stdio child starts and when it and its process group are gone (pid records). */
   onChild?: ChildListener;
+  /**
+   * Children a previous daemon handed over (src/daemon/handover): the first dial of each
+   * one's row speaks to it instead of spawning a new one.
+   */
+  handed?: HandedChildren;
   /** Register rows without dialling; the first use starts a server. Rows may override. Default false. */
   lazy?: boolean;
   /** Close a server after this many ms without a use; rows may override, 0 never. Default: never. */
