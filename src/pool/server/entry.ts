@@ -28,7 +28,7 @@ import {
   standingAuthMessage,
   type EntryContext,
 } from "./context.js";
-import { EntryState } from "./state.js";
+import { EntryState, endsAStart } from "./state.js";
 import type { ToolList } from "./tool-list.js";
 import type { CacheHint } from "../mcp/list-tools.js";
 import type { CloseReason } from "../core/types.js";
@@ -44,13 +44,6 @@ function nextAttempt(retryAt: number | undefined): string {
 function unreachable(row: McpServerConfig, error: McpPoolError): boolean {
   return "url" in row && isUnreachableCode(error.detail?.causeCode as string | undefined);
 }
-
-/** Closes that end a server still starting rather than wait for its handshake. */
-const ENDS_A_START: ReadonlySet<CloseReason> = new Set<CloseReason>([
-  "stop",
-  "removed",
-  "shutdown",
-]);
 
 export class ServerEntry extends EntryState {
   readonly #idle = new IdleTimer<Connection>({
@@ -341,7 +334,7 @@ export class ServerEntry extends EntryState {
     const pending = this._connecting;
     // A server still starting is ended, not waited for, when it is stopped, removed or the
     // pool shuts down: its handshake may never come (a drain is promised within its bound).
-    if (pending && ENDS_A_START.has(reason)) await this.endStart();
+    if (pending && endsAStart(reason)) await this.endStart();
     if (pending) await pending.catch(() => undefined);
     await this._probing;
     this.#revive.cancel();
@@ -352,11 +345,6 @@ export class ServerEntry extends EntryState {
     this.#context.changed(this);
     if (connection) await this.#retire(connection, reason);
     await this.#retiring.settled();
-  }
-
-  /** Ends the child of a dial in progress, so the dial fails now rather than at its timeout. */
-  async endStart(): Promise<void> {
-    await this._starting?.transport?.close().catch(() => undefined);
   }
 
   /** A person stopped the server: closed, kept, and not dialled by a reconcile (see stopped). */

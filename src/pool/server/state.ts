@@ -17,6 +17,18 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpPoolError } from "../core/errors.js";
 import { processOf } from "../mcp/transport.js";
 
+/** Closes that end a server still starting rather than wait for its handshake. */
+const ENDS_A_START: ReadonlySet<CloseReason> = new Set<CloseReason>([
+  "stop",
+  "removed",
+  "shutdown",
+]);
+
+/** Whether a close for `reason` ends a start in progress (its handshake may never come). */
+export function endsAStart(reason: CloseReason): boolean {
+  return ENDS_A_START.has(reason);
+}
+
 export abstract class EntryState {
   protected _row: McpServerConfig;
   protected _status: ServerStatus;
@@ -110,6 +122,11 @@ export abstract class EntryState {
   /** Since when (epoch ms) the server has been starting; undefined when it is not. */
   get startingSince(): number | undefined {
     return this._connecting === undefined ? undefined : this._starting?.since;
+  }
+
+  /** Ends the child of a dial in progress, so the dial fails now rather than at its timeout. */
+  async endStart(): Promise<void> {
+    await this._starting?.transport?.close().catch(() => undefined);
   }
 
   /** The failure of a dial that ended at or after `since` (epoch ms), if the last one failed. */
