@@ -123,6 +123,11 @@ export interface ServerState {
   instructions?: string;
   capabilities?: Record<string, unknown>;
   /**
+   * The server's own `serverInfo` (name, version, and title, icons, websiteUrl where it
+   * gives them), from its initialize answer or its discover `_meta`, while connected.
+   */
+  serverInfo?: { name: string; version: string; title?: string; [key: string]: unknown };
+  /**
    * The era of MCP the current connection speaks (SPEC H1) and the revision it named:
    * `legacy` with the handshake's version (`2025-11-25`…), or `modern` with `2026-07-28`.
    * While no connection is up, the era last found, if one is known (no version then).

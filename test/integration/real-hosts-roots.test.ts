@@ -7,7 +7,7 @@
  * through the user's daemon, with a stand-in for the model's API
  * (test/fixtures/real-hosts/fake-anthropic.mjs) asking for exactly that call: each project
  * sees its own directory, never the other's and never the row's, as it does direct — also
- * with 12 sessions in two projects started at once.
+ * with 12 sessions in two projects started at once beside a CPU load.
  * Opt-in: MCPOOL_REAL_HOSTS=1 or CI=true.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -141,7 +141,7 @@ describe.runIf(REAL_HOSTS)(
     );
 
     it(
-      "gives 12 sessions in two projects started at once each its own directory",
+      "gives 12 sessions in two projects started at once beside a CPU load each its own directory",
       async () => {
         const projects = ["gamma", "delta"].map((name) => {
           const dir = join(world.home, "work", name);
@@ -156,7 +156,17 @@ describe.runIf(REAL_HOSTS)(
         const wired = await world.cli(["wire", "claude-code", "--write"]);
         expect(wired.code, wired.stdout).toBe(0);
         const sessions = Array.from({ length: 12 }, (_, i) => projects[i % 2] as string);
-        const answers = await Promise.all(sessions.map((cwd) => ask(cwd)));
+        // Beside a CPU load: two processes that keep both cores busy while the sessions run.
+        const burners = [0, 1].map(() =>
+          spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" }),
+        );
+        const answers = await Promise.all(sessions.map((cwd) => ask(cwd))).finally(async () => {
+          for (const burner of burners) burner.kill("SIGKILL");
+          for (const burner of burners) {
+            const pid = burner.pid;
+            if (pid !== undefined) await waitFor(() => !alive(pid), 15_000, "a burner to exit");
+          }
+        });
         const wrong = answers.filter((answer, i) => {
           const own = sessions[i] as string;
           const other = sessions[i + 1 - 2 * (i % 2)] as string;
