@@ -5,7 +5,9 @@
  * `--http`), a legacy server's `notifications/resources/updated` for a URI a host named
  * reaches that host's stream, one it did not name does not, a host that named none gets
  * nothing, and the upstream subscription goes when the stream or the connection does
- * (test/fixtures/log-levels.mjs answers `touch` with how many URIs it holds subscribed).
+ * (test/fixtures/log-levels.mjs answers `touch` with how many URIs it holds subscribed, and
+ * sends an update for a URI as it takes its subscribe, before answering: the bridge routes a
+ * URI before it subscribes upstream, so that update is not lost).
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -96,7 +98,10 @@ describe("a modern host's resource subscriptions through mcpool bridge", () => {
 
   beforeAll(async () => {
     home.writeConfig({
-      notes: { command: process.execPath, args: [fixture("log-levels.mjs")] },
+      notes: {
+        command: process.execPath,
+        args: [fixture("log-levels.mjs"), "--update-on-subscribe"],
+      },
     });
     daemon = await startDaemon(home);
     const pool = await poolClient(home);
@@ -125,6 +130,11 @@ describe("a modern host's resource subscriptions through mcpool bridge", () => {
       await first.client.listen({ resourceSubscriptions: ["note://1"] });
       await second.client.listen({ resourceSubscriptions: ["note://2"] });
       await bystander.client.listen({ resourcesListChanged: true });
+      // The fixture's updates as it took each subscribe, ahead of its answer.
+      await waitFor(() => first.updated.includes("note://1"), BOUND_MS, "note://1 to arrive");
+      await waitFor(() => second.updated.includes("note://2"), BOUND_MS, "note://2 to arrive");
+      first.updated.length = 0;
+      second.updated.length = 0;
       await touchedWith(bystander, 2);
       await waitFor(() => first.updated.includes("note://1"), BOUND_MS, "note://1 to arrive");
       await waitFor(() => second.updated.includes("note://2"), BOUND_MS, "note://2 to arrive");
@@ -170,8 +180,11 @@ describe("a modern host's resource subscriptions through mcpool bridge", () => {
       expect(first.client.getServerCapabilities()?.resources).toMatchObject({ subscribe: true });
       const stream = await first.client.listen({ resourceSubscriptions: ["note://1"] });
       await second.client.listen({ resourcesListChanged: true });
-      await touchedWith(second, 1);
+      // The fixture's update as it took the subscribe, ahead of its answer.
       await waitFor(() => first.updated.includes("note://1"), BOUND_MS, "note://1 to arrive");
+      first.updated.length = 0;
+      await touchedWith(second, 1);
+      await waitFor(() => first.updated.includes("note://1"), BOUND_MS, "note://1 on a touch");
       await first.client.callTool({ name: "notes__say", arguments: { level: "debug", text: "-" } });
       expect(new Set(first.updated)).toEqual(new Set(["note://1"]));
       expect(second.updated).toEqual([]);

@@ -116,8 +116,15 @@ export class ResourcesPromptsRouter {
   #uris = new Map<string, string>();
   #templates = new TemplateRoutes();
   #prompts = new Map<string, PromptRoute>();
-  /** URI → the server it was subscribed on and the sessions that asked. */
-  readonly #subscribers = new Map<string, { serverId: string; sessions: Set<Subscriber> }>();
+  /**
+   * URI → the server it is subscribed on, the sessions that asked, and the upstream
+   * subscribe (settled once the server took it). A URI is here before it is subscribed
+   * upstream, so an update the server sends at once finds the sessions it is for.
+   */
+  readonly #subscribers = new Map<
+    string,
+    { serverId: string; sessions: Set<Subscriber>; ready: Promise<unknown> }
+  >();
   readonly #warned = new Set<string>();
 
   constructor(ctx: PassthroughContext) {
@@ -262,12 +269,30 @@ export class ResourcesPromptsRouter {
     const serverId = await this.#resourceServer(uri);
     let entry = this.#subscribers.get(uri);
     if (entry === undefined) {
-      await this.#ask(() => this.#ctx.client.subscribeResource(serverId, uri));
-      entry = this.#subscribers.get(uri) ?? { serverId, sessions: new Set() };
-      this.#subscribers.set(uri, entry);
+      // Routed first, then asked upstream: the server may send an update for the URI
+      // before its answer to the subscribe reaches us.
+      const created = {
+        serverId,
+        sessions: new Set<Subscriber>(),
+        ready: this.#ask(() => this.#ctx.client.subscribeResource(serverId, uri)),
+      };
+      created.ready.catch(() => {
+        if (this.#subscribers.get(uri) === created) this.#subscribers.delete(uri);
+      });
+      this.#subscribers.set(uri, created);
+      entry = created;
     }
-    entry.sessions.add(session);
-    session.subscriptions.set(uri, entry.serverId);
+    const held = entry;
+    if (!session.subscriptions.has(uri)) {
+      held.sessions.add(session);
+      session.subscriptions.set(uri, held.serverId);
+    }
+    try {
+      await held.ready;
+    } catch (error) {
+      if (held.sessions.delete(session)) session.subscriptions.delete(uri);
+      throw error;
+    }
   }
 
   async unsubscribe(session: Subscriber, uri: string): Promise<void> {
@@ -277,6 +302,14 @@ export class ResourcesPromptsRouter {
     entry.sessions.delete(session);
     if (entry.sessions.size > 0) return;
     this.#subscribers.delete(uri);
+    // Nothing to undo upstream when the subscribe failed.
+    if (
+      !(await entry.ready.then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
     await this.#ask(() => this.#ctx.client.unsubscribeResource(entry.serverId, uri));
   }
 
