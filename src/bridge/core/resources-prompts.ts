@@ -303,13 +303,11 @@ export class ResourcesPromptsRouter {
     if (entry.sessions.size > 0) return;
     this.#subscribers.delete(uri);
     // Nothing to undo upstream when the subscribe failed.
-    if (
-      !(await entry.ready.then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
+    const taken = await entry.ready.then(
+      () => true,
+      () => false,
+    );
+    if (!taken) return;
     await this.#ask(() => this.#ctx.client.unsubscribeResource(entry.serverId, uri));
   }
 
