@@ -1,5 +1,5 @@
 /**
- * P1 hop cost (SPEC §3): a trivial tools/call, sequential, p50/p99 — the SDK Client
+ * P1 hop cost: a trivial tools/call, sequential, p50/p99 — the SDK Client
  * in-process against a stdio echo child vs the same fixture through client → socket →
  * daemon → child. Both arms are warm and alternate in rounds, so drift hits both.
  * Also with `sleep {ms: 1}`, where the hop should vanish in the tool's own time.

@@ -1,5 +1,5 @@
 /**
- * P10 entry (issue 20): what one host session's server entry costs. Per entry — the server
+ * P10 entry: what one host session's server entry costs. Per entry — the server
  * itself, `mcpool bridge` through the SDK (main.js), the lean bridge (the `mcpool`
  * executable, a byte pipe to the daemon's MCP socket), a perl relay to that socket, and socat
  * and `nc -U` when this machine has them (wire prefers them to perl) — the time

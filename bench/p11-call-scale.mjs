@@ -1,5 +1,5 @@
 /**
- * P11 call cost at scale (issue 16, item 5). Through one daemon and echo children:
+ * P11 call cost at scale. Through one daemon and echo children:
  *   - daemon CPU per sequential call: utime+stime from /proc/<pid>/stat over N calls,
  *     beside the same for the bare relay (agents/bare-relay.mjs): the floor of a process
  *     that reads a line, swaps its id and writes it on, both ways;

@@ -1,5 +1,5 @@
 /**
- * P12 tools on demand (SPEC J1–J3, issue 29): what a host's first tools/list costs through
+ * P12 tools on demand: what a host's first tools/list costs through
  * the bridge — full vs `--catalog` vs `--catalog=auto` — for the three reference servers and
  * for the 100-server P6 set; search_tools' p50 at 5,000 tools through the bridge beside the
  * same search asked of the daemon directly; and the turns a scripted host takes to find and

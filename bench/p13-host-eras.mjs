@@ -1,5 +1,5 @@
 /**
- * P13 host eras (issue 31 item 6): what serving a 2026-07-28 host costs next to a legacy one,
+ * P13 host eras: what serving a 2026-07-28 host costs next to a legacy one,
  * and what moving the legacy hosts to SDK v2 too would cost them.
  * The bridge's server side is SDK v1's `Server` for a legacy host and SDK v2's entries for a
  * modern one (src/bridge/modern/era-switch.ts): the same echo call, sequential, p50/p99, through the

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * P14: what finding a stdio server's era on a spare child costs (SPEC H1, issue 31 item 1).
+ * P14: what finding a stdio server's era on a spare child costs.
  * A row's first dial without a verdict starts a spare child for `server/discover` and only
  * then the serving child (sequential); a pinned row starts one child. Median ms from sync()
  * to ready, over RUNS fresh pools (no tools cache, so every run is a first-ever dial), for a

@@ -1,5 +1,5 @@
 /**
- * P15 the pool's upstream client (issue 31 item 6): does the pool's own MCP client
+ * P15 the pool's upstream client: does the pool's own MCP client
  * (src/pool/mcp/client.ts `McpClient`, on protocol.ts and the pool's stdio transport) keep
  * growing the modern era, or give way to SDK v2's `Client` (`versionNegotiation`, `prior`)?
  * Criteria: conformance, P1 hop and P9 idle RSS within 5% of today, code no longer owned.
@@ -192,7 +192,7 @@ async function connects(era) {
 /**
  * A fresh Node's source that loads `arm`'s client, uses both servers once and reports RSS.
  * `<client>+v2server`: SDK v2's server side is loaded first, as in a daemon that has served
- * a modern host (P13): v2's client shares @modelcontextprotocol/core with it.
+ * a modern host: v2's client shares @modelcontextprotocol/core with it.
  */
 function rssSource(arm) {
   const report = `for (let i = 0; i < 3; i++) globalThis.gc();

@@ -1,5 +1,5 @@
 /**
- * P2 attach (SPEC §3): a new agent connects to a warm daemon and has a ~100-tool catalog,
+ * P2 attach: a new agent connects to a warm daemon and has a ~100-tool catalog,
  * vs the agent spawning, initializing and listing the same servers itself (in parallel, as
  * an agent would): server-everything, -memory, -filesystem and the echo fixture with enough
  * generated tools to reach ~100. Alternating rounds: one cold spawn, then a batch of attaches.

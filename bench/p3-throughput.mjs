@@ -1,8 +1,8 @@
 /**
- * P3 throughput (SPEC §3): calls/s from 16 client connections through one daemon to one
+ * P3 throughput: calls/s from 16 client connections through one daemon to one
  * stdio echo child, vs 16 concurrent callers sharing one in-process SDK client to the same
  * fixture. Each caller calls in a loop, one call at a time; arms alternate in timed rounds.
- * The yardstick arm (issue 16): 16 connections to a bare relay process that owns its own
+ * The yardstick arm: 16 connections to a bare relay process that owns its own
  * echo child and forwards each line under a fresh id (agents/bare-relay.mjs).
  */
 import { join } from "node:path";

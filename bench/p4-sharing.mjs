@@ -1,5 +1,5 @@
 /**
- * P4 sharing (SPEC §3): 20 agent processes × 5 servers (server-everything, -memory,
+ * P4 sharing: 20 agent processes × 5 servers (server-everything, -memory,
  * -filesystem and two echo fixtures). With the daemon, every agent connects and reads the
  * catalog; without it, every agent spawns, initializes and lists its own five. Children
  * are counted and RSS (VmRSS) summed from /proc over each process tree, once everything

@@ -1,5 +1,5 @@
 /**
- * P5 reconcile (SPEC §3): 50 echo rows in mcp.json; edit one row's connection (its env) and
+ * P5 reconcile: 50 echo rows in mcp.json; edit one row's connection (its env) and
  * save the file the way editors do. Counts the children whose pid changed (state()), and
  * times the save to the edited server's `connect` event. The baseline is the debounce plus
  * that server's own start (spawn + initialize + list, with the SDK, measured in the same

@@ -1,5 +1,5 @@
 /**
- * P6 scale (SPEC §3): 100 servers × 50 generated tools in one in-process McpPool (the SDK's
+ * P6 scale: 100 servers × 50 generated tools in one in-process McpPool (the SDK's
  * in-memory transport, mcpool/testing): catalog(), tools({names}) and, once the pool has
  * it, search(). Each is timed beside a plain-JavaScript floor that builds the same answer
  * from ready arrays and maps (the least any index could do), alternating in rounds.

@@ -1,5 +1,5 @@
 /**
- * P7 idle (SPEC §3): a daemon with one ready echo server left alone after some work.
+ * P7 idle: a daemon with one ready echo server left alone after some work.
  * Wakeups are context switches (voluntary + involuntary) summed over all its threads from
  * /proc/<pid>/task/<tid>/status, with schedstat timeslices and CPU time beside them. The
  * baseline is a bare Node process on a Unix socket that did comparable work (NDJSON round

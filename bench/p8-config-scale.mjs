@@ -1,5 +1,5 @@
 /**
- * P8 config scale (SPEC §3): an `mcp.json` of 1k, 3k, 10k and 30k lazy stdio rows.
+ * P8 config scale: an `mcp.json` of 1k, 3k, 10k and 30k lazy stdio rows.
  * In-process: parse + validate (parseMcpJson, validateServers) and a reconcile of a lazy
  * McpPool with the daemon's file tools cache (sync, then state()), each timed once per size
  * after a warm-up on the smallest. Then a real daemon per size: the file is saved over an

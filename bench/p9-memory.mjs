@@ -1,5 +1,5 @@
 /**
- * P9 memory (issue 16): the daemon's RSS (VmRSS) with one ready echo server — idle after
+ * P9 memory: the daemon's RSS (VmRSS) with one ready echo server — idle after
  * some work, with 20 connected agents, and with 200 — and from those the cost of each
  * connection beyond the 20th, idle and after every connection has called. The agents are
  * mcpool-client connections from this process (the daemon's RSS is what is measured). The

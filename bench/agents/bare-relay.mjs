@@ -1,5 +1,5 @@
 /**
- * The yardstick for the daemon's hop (issue 16): the least a relay process can do. It owns
+ * The yardstick for the daemon's hop: the least a relay process can do. It owns
  * stdio MCP children (argv[3…] is the command; `BARE_RELAY_CHILDREN` of them, default one),
  * initializes them, listens on a Unix socket (argv[2]) and forwards each newline-delimited
  * JSON-RPC request to a child under a fresh id, and each answer back to the connection that

@@ -1,5 +1,5 @@
 /**
- * The P6 set (SPEC §3): servers of generated tools — a small vocabulary, so descriptions
+ * The P6 set: servers of generated tools — a small vocabulary, so descriptions
  * differ and search has something to rank — served by the SDK's Server, for p6-scale.mjs and
  * p12-catalog.mjs alike.
  */

@@ -112,9 +112,9 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   const renewed = new Set<() => void>();
   let stopping: Promise<void> | undefined;
   const connections = new ConnectionCap((line) => log?.error(line));
-  // Every child's, and its descendants', so those that leave their group are found (issue 27).
+  // Every child's, and its descendants', so those that leave their group are found.
   const mark = newMark();
-  // The stores' failed saves, for status (issue 27).
+  // The stores' failed saves, for status.
   const saves = new SaveHealth();
 
   const requirePool = (): McpPool => {
@@ -136,14 +136,14 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     ...(log === undefined ? {} : { log: logState(log) }),
   });
 
-  // The file's status and whether its watcher is watching (F12).
+  // The file's status and whether its watcher is watching.
   const configStatus = (): ConfigStatus => ({
     ...config.status(),
     ...(watcher?.state() ?? {}),
   });
 
   // A reload starts the watch again from what exists now: a watcher that lost its folder,
-  // or failed, watches again (F12).
+  // or failed, watches again.
   const reload = async (): Promise<ConfigStatus> => {
     await watcher?.rearm();
     await requirePool().sync();
@@ -171,7 +171,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       const daemonLog = log;
       if (runtime.tightened) daemonLog.info(`mcpool: tightened ${paths.socketDir} to 0700`);
 
-      // A holder the lock cannot see may still serve its socket (F5). Not with an inherited
+      // A holder the lock cannot see may still serve its socket. Not with an inherited
       // listener: that is our own, and a probe of its path would find it live.
       // The abstract name outlives any removal of the folder: one daemon per socket path.
       const lock = await acquireInstanceLock(paths.lockPath, {
@@ -224,7 +224,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         toolsCache: createFileToolsCache(paths.dataDir, saves),
         tokenStore: createFileTokenStore(paths.dataDir, saves),
         pins: createFilePinStore(paths.dataDir, saves),
-        // Agents answer the elicitations of their own calls (C14), so every connection
+        // Agents answer the elicitations of their own calls, so every connection
         // declares the capability; a question no agent takes is declined.
         onElicit: () => ({ action: "decline" }),
         // Sampling likewise, unless `"sampling": false`; a request no agent takes is refused.
@@ -250,7 +250,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
 
       // The first reconcile starts before the socket opens, so a request that arrives at
       // once finds every row registered; it runs in the background, because a wedged server
-      // must not keep the socket from answering. Early listings and calls wait for it (F4).
+      // must not keep the socket from answering. Early listings and calls wait for it.
       pool
         .sync(first.rows)
         .catch((error: unknown) => daemonLog.error(`mcpool: ${(error as Error).message}`));

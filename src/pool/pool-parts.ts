@@ -40,7 +40,7 @@ export interface PoolParts {
   auth: PoolAuth;
   passthrough: Passthrough;
   conversations: ConversationRegistry;
-  /** The rows' children for hosts with other capabilities or roots than the pool's (I4, I5). */
+  /** The rows' children for hosts with other capabilities or roots than the pool's. */
   profiles: HostProfiles;
   /** Throws `closed` once the pool is shut down. */
   assertOpen(): void;
@@ -71,7 +71,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     react: (event) => {
       // What a server answered before a close or a new tool list is not what it would now.
       if (event.type === "close" || event.type === "tools-changed") cache?.clear(event.serverId);
-      // Resource subscriptions die with a connection: a new one is subscribed again (C15).
+      // Resource subscriptions die with a connection: a new one is subscribed again.
       if (event.type === "connect") {
         passthrough.connected(event.serverId);
         auth.satisfied(event.serverId, "connect");

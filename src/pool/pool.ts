@@ -55,7 +55,7 @@ export class McpPool {
   }
 
   /**
-   * The clients of `session: "conversation"` rows (B9): leases, terminate(), listings,
+   * The clients of `session: "conversation"` rows: leases, terminate(), listings,
    * stats(). Calls reach them through call() with `identity`.
    */
   get conversations(): ConversationRegistry {
@@ -81,7 +81,7 @@ export class McpPool {
    * Resolves once the first reconcile has finished — every eager server connected or
    * failed — or after `timeoutMs` (default {@link READY_WAIT_MS}), whichever comes first;
    * at once when no sync was asked for yet. Never rejects. A listing made before it would
-   * miss the servers still starting (F4); call() waits for it by itself.
+   * miss the servers still starting; call() waits for it by itself.
    */
   ready(timeoutMs = READY_WAIT_MS): Promise<void> {
     return this.#parts.servers.ready(timeoutMs);
@@ -148,7 +148,7 @@ export class McpPool {
 
   /**
    * `run` with the server's connected client, counted as a use. When the remote has
-   * forgotten the session (B6) the server is redialled once and `run` called again with
+   * forgotten the session the server is redialled once and `run` called again with
    * the new client; any other failure is passed through.
    */
   async use<T>(id: string, run: (client: McpClient) => Promise<T>): Promise<T> {
@@ -158,7 +158,7 @@ export class McpPool {
   }
 
   /**
-   * Sends one MCP request that call() does not carry to server `id` (C15): resources,
+   * Sends one MCP request that call() does not carry to server `id`: resources,
    * prompts, completion, logging/setLevel, ping. Refused with `not-offered` where the
    * server's capabilities lack the surface; otherwise as use(). See server-passthrough.ts.
    */
@@ -172,7 +172,7 @@ export class McpPool {
   }
 
   /**
-   * Listens to server `id`'s `notifications/resources/updated` for `uri` (C15), subscribing
+   * Listens to server `id`'s `notifications/resources/updated` for `uri`, subscribing
    * upstream for the first listener; the last one to stop unsubscribes upstream.
    */
   async subscribeResource(
@@ -213,7 +213,7 @@ export class McpPool {
   }
 
   /**
-   * tools() as a host with `profile` would list them direct (SPEC I4, I5): each row served
+   * tools() as a host with `profile` would list them direct: each row served
    * by its child for that profile, started for this listing when it has never listed.
    */
   async hostTools(
@@ -230,7 +230,7 @@ export class McpPool {
     return this.#parts.catalog.catalog(servers);
   }
 
-  /** catalog() cut to the `limit` (default 20) best matches for `query` (C6). Connects nothing. */
+  /** catalog() cut to the `limit` (default 20) best matches for `query`. Connects nothing. */
   search(
     query: string,
     options: { servers?: readonly string[]; limit?: number } = {},
@@ -238,12 +238,12 @@ export class McpPool {
     return this.#parts.catalog.search(query, options);
   }
 
-  /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out (C8). */
+  /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
   alwaysLoaded(servers?: readonly string[]): string[] {
     return this.#parts.catalog.alwaysLoaded(servers);
   }
 
-  /** What a definition has no room for (C7); undefined where call() would refuse. Connects nothing. */
+  /** What a definition has no room for; undefined where call() would refuse. Connects nothing. */
   describe(
     qualified: string,
     options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
@@ -294,7 +294,7 @@ export class McpPool {
   }
 
   /**
-   * Runs the hooks rows attach to `event` as calls of their (possibly hidden) tools (C17).
+   * Runs the hooks rows attach to `event` as calls of their (possibly hidden) tools.
    * Parallel, bounded, outcomes in configuration order; never rejects. See calls/hooks.ts.
    */
   runHooks(

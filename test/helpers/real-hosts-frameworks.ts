@@ -1,5 +1,5 @@
 /**
- * The frameworks of the real-hosts suite (issue 30 item 7): the AI SDK's MCP client,
+ * The frameworks of the real-hosts suite: the AI SDK's MCP client,
  * LangChain's MCP adapters and Mastra's MCPClient, each driven by
  * test/fixtures/real-hosts/framework-client.mjs run from the frameworks' prefix (so its imports
  * are the pinned packages), with the environment a test gives it; and the hooks the issue's

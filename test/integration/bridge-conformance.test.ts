@@ -17,7 +17,7 @@
  *   checked — which is what its dns-rebinding-protection scenario tests.
  *
  * And `--requirements 2026-07-28` through the same three paths in front of
- * test/fixtures/conformance-modern.mjs, a modern-only server (issue 31 items 3 and 6, SPEC H3):
+ * test/fixtures/conformance-modern.mjs, a modern-only server:
  * a modern runner, the bridge's modern side, the pool's modern upstream. The stdio entries
  * are reached through test/helpers/modern-stdio-over-http.ts: the modern HTTP binding is
  * SDK v2's there, every request goes to the entry as it came and its answer comes back as

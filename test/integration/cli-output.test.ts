@@ -36,7 +36,7 @@ function shell(
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe("the CLI's output through pipes (F9)", () => {
+describe("the CLI's output through pipes", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
 

@@ -107,7 +107,7 @@ describe("a per-conversation server's requests during a call", () => {
     // B's call was cancelled, never answered for A.
     await expect(callB).rejects.toThrow();
     expect(asked).toEqual({ A: ["A: ready?", "A: say something"], B: [] });
-    // Each conversation's child, and the spare child that found the row's era once (H1).
+    // Each conversation's child, and the spare child that found the row's era once.
     expect(spawned).toHaveLength(3);
   });
 });

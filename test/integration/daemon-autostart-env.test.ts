@@ -137,7 +137,7 @@ describe("an auto-started daemon's environment", () => {
     try {
       const status = JSON.parse(runCli(h, "status", "--json").stdout) as { pid?: number };
       if (status.pid !== undefined) daemons.push(status.pid);
-      // The first listing waits for the new daemon's first reconcile (F4).
+      // The first listing waits for the new daemon's first reconcile.
       expect((await bridge.client.listTools()).tools.map((t) => t.name)).toContain("env");
       const result = await bridge.client.callTool({ name: "env", arguments: {} });
       const [first] = result.content as { type: string; text: string }[];

@@ -166,7 +166,7 @@ describe("auto-start after a crash", () => {
 
     const bridge = await stdioBridge(h, ["--server", "echo"]);
     try {
-      // The first listing waits for the new daemon's first reconcile (F4): echo is in it.
+      // The first listing waits for the new daemon's first reconcile: echo is in it.
       const { tools } = await bridge.client.listTools();
       expect(tools.map((t) => t.name)).toContain("echo");
       const result = await bridge.client.callTool({ name: "echo", arguments: { text: "back" } });

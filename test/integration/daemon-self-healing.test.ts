@@ -168,7 +168,7 @@ describe("a daemon that heals its servers", () => {
     expect((error as Error).message).not.toMatch(/internal error/);
     const back = await startHttpMcpServer({ port: first.port });
     remotes.push(back);
-    // The new process forgot the session: one redial, and the call goes through (B6).
+    // The new process forgot the session: one redial, and the call goes through.
     expect(await c.call("remote__echo", { text: "back" })).toBe("back");
   });
 

@@ -343,7 +343,7 @@ describe("remote servers", () => {
     });
     await waitFor(() => failures.length >= REMOTE_ATTEMPTS, BOUND_MS * 2, "repeated attempts");
     const state = (await c.state()).find((s) => s.id === "down")!;
-    // A URL is unreachable, never in a crash loop (K3); the cause is named by its code.
+    // A URL is unreachable, never in a crash loop; the cause is named by its code.
     expect(state.status).toBe("unreachable");
     expect(state.error).toMatch(/could not connect to server "down": .*ECONNREFUSED/);
     // Each wait twice the last (3.2 s after the seventh): far more than the first 50 ms,

@@ -48,7 +48,7 @@ function junkAccount(log: string): { logged: string[]; dropped: number; summarie
   return { logged, dropped, summaries: counts.length };
 }
 
-describe("a server's stdout noise (F8)", () => {
+describe("a server's stdout noise", () => {
   it("is logged tagged, redacted, printable and rate-limited, and calls still work", async () => {
     const canary = `canary-noisy-${randomUUID().slice(0, 8)}`;
     const home = testHome("mcpool-noise-");

@@ -155,7 +155,7 @@ describe.runIf(REAL_HOSTS)(
         );
 
         expectAnswers(run, world);
-        // The same sessions, through the new daemon (issue 30 item 3).
+        // The same sessions, through the new daemon.
         expectAnswers({ ...run, calls: run.then ?? [] }, world);
         expect(await expectOneUserDaemon()).not.toBe(before);
       },

@@ -193,7 +193,7 @@ describe.runIf(REAL_HOSTS)(
         );
 
       it(
-        "is through the pool what it is direct: the tools the host's own capabilities get (issue 30 item 4)",
+        "is through the pool what it is direct: the tools the host's own capabilities get",
         async () => {
           codex.configure(world);
           const direct = await toolsSeen();

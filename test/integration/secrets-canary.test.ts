@@ -43,7 +43,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   return error as Error;
 }
 
-describe("secrets (E1)", () => {
+describe("secrets", () => {
   it("never show a canary in status, events, logs, errors or files, however the servers fail", async () => {
     const tag = randomUUID().slice(0, 8);
     const canary = {

@@ -1,5 +1,5 @@
 /**
- * Sessions that survive a daemon restart (issue 30 item 3, SPEC I3), through each entry a
+ * Sessions that survive a daemon restart, through each entry a
  * host spawns: the SDK bridge (`mcpool bridge`, main.js), the lean bridge (the `mcpool`
  * executable, a pipe to the daemon's MCP socket) and the perl relay `mcpool wire` writes.
  * FAULTS.md, "A service left running for weeks": "A daemon restart (upgrade, `systemctl

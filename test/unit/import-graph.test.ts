@@ -228,7 +228,7 @@ function violations(graph: Graph): string[] {
     }
   }
 
-  // src/bridge is a client of the daemon (SPEC §1): mcpool-client, Node and the MCP SDK only,
+  // src/bridge is a client of the daemon: mcpool-client, Node and the MCP SDK only,
   // never a second pool in another process.
   const bridgeFiles = files.filter((f) => under(f, "src/bridge"));
   for (const [file, chain] of reachable(graph, bridgeFiles)) {

@@ -1,5 +1,5 @@
 /**
- * The seeds' public names keep working (issue 15, item 5): every pool method seed 000
+ * The seeds' public names keep working: every pool method seed 000
  * documents, and the conversation pool methods seed 003 documents, called by that name.
  */
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Tools on demand (SPEC J1–J3, issue 29): a bridge in catalog mode lists the rows'
+ * Tools on demand: a bridge in catalog mode lists the rows'
  * `alwaysLoad` tools and three tools of the pool's own instead of every definition —
  * `search_tools` (the pool's search index, scoped as the bridge is), `describe_tool` (one
  * tool's whole definition) and `call_tool` (a name and its arguments, for hosts that never
@@ -200,7 +200,7 @@ export function createCatalog(options: CatalogOptions, host: CatalogHost): Catal
   /** Per session, `auto`'s most-called tools, read once: a list must not shift under the host. */
   const usual = new WeakMap<Session, Promise<string[]>>();
 
-  /** The tools this user calls most, most first, up to the token budget (J3). */
+  /** The tools this user calls most, most first, up to the token budget. */
   const mostCalled = async (): Promise<string[]> => {
     const [usage, states] = await Promise.all([client.usage(scoped), client.state()]);
     const tools = new Map<string, { qualified: string; tokens: number }>();

@@ -1,5 +1,5 @@
 /**
- * Where the daemon's MCP sockets are (issue 20): one Unix socket per scope in a private
+ * Where the daemon's MCP sockets are: one Unix socket per scope in a private
  * directory beside the daemon's own socket, `<socket dir>/mcp/<server id>.sock` for one
  * pooled server and `<socket dir>/mcp/@pool.sock` for the whole pool. `@` is not a
  * character a socket is ever named after a server with, so the two cannot meet.

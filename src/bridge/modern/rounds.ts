@@ -58,7 +58,7 @@ export class Rounds {
   }
 
   /**
-   * The bridge's own question before a call (SPEC I5): the host's roots, one `roots/list`
+   * The bridge's own question before a call: the host's roots, one `roots/list`
    * under ROOTS_INPUT_KEY, with a state that says so; the retry carries the answer.
    */
   async askRoots(ctx: ServerContext): Promise<unknown> {

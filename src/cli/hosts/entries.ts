@@ -1,5 +1,5 @@
 /**
- * One server entry as each host spells it, both ways (issue 18): `toMcpBody` turns a host's
+ * One server entry as each host spells it, both ways: `toMcpBody` turns a host's
  * entry into the `mcp.json` body mcpool reads (what `import` adds and what `wire` matches
  * against mcpool's rows), and `wiredEntry` turns it into the host's own spelling of
  * `mcpool bridge --server ID`, keeping every key that is not part of the connection.

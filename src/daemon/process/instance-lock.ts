@@ -10,7 +10,7 @@
  *
  * A file can be deleted (a `/tmp` cleaner, `rm -rf` of the runtime folder), so where the
  * platform has them the holder of the file lock also holds an abstract-namespace name
- * (name-lock.ts) that no removal can take (SPEC F10); the file is taken first, so contenders
+ * (name-lock.ts) that no removal can take; the file is taken first, so contenders
  * for a lock that is there still meet at the file.
  */
 import { createHash, randomBytes } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Where the daemon lives on disk (SPEC D1), and the checks that run before anything listens
+ * Where the daemon lives on disk, and the checks that run before anything listens
  * (FAULTS "The socket and the daemon's identity"). The socket path is mcpool-client's
  * `defaultSocketPath()` unless told otherwise, so the daemon and every client meet. The socket
  * directory must be ours: a symlink is refused (never followed), another user's directory is

@@ -28,7 +28,7 @@ import { prepareDir } from "./paths.js";
 
 export interface PidRecord {
   pid: number;
-  /** The child's process group: its own pid, as children lead their own group (B8). */
+  /** The child's process group: its own pid, as children lead their own group. */
   pgid: number;
   /** `/proc/<pid>/stat` field 22; null where there is no /proc. */
   startTime: number | null;
@@ -243,7 +243,7 @@ function judge(
   return record.pgid === record.pid && groupAlive(record.pgid) ? "ours" : "gone";
 }
 
-/** A child leading its own group (B8) is stopped group and all; never our own group. */
+/** A child leading its own group is stopped group and all; never our own group. */
 function leadsGroup(record: PidRecord, ownGroup: number | undefined): boolean {
   return record.pgid === record.pid && record.pgid !== ownGroup;
 }

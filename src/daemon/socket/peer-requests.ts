@@ -1,5 +1,5 @@
 /**
- * The requests in flight on one connection, both ways (SPEC D2, C14). Each request a client
+ * The requests in flight on one connection, both ways. Each request a client
  * sends gets its own signal, aborted when the client withdraws it (`request/cancel`)
  * or the connection closes — so a handler passing it on to the pool cancels the call
  * upstream. The daemon's own requests (`elicit`, `sample`) are matched to the client's answers here,

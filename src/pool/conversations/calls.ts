@@ -211,7 +211,7 @@ export class ConversationCalls {
             timeout: timeoutMs,
             signal: opts.signal,
             onprogress: opts.onProgress,
-            // The calling agent, to a modern server, as on a shared row (SPEC H2).
+            // The calling agent, to a modern server, as on a shared row.
             ...upstreamCaller(opts.caller ? { caller: opts.caller } : {}),
           }),
         ),

@@ -6,7 +6,7 @@
  *
  * This is the registry's shell. The code that serves those rows — clients, budgets,
  * listings, calls and endings (conversations/rows.ts and the modules it uses) — loads with
- * the first conversation row, not with the pool (issue 16). Until then the shell answers
+ * the first conversation row, not with the pool. Until then the shell answers
  * as a registry without rows, and loads nothing; once loaded, it hands every question on.
  */
 import { isConversationRow } from "../../config/conversation.js";

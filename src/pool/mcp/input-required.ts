@@ -99,7 +99,7 @@ export const INPUT_KEY_META = "mcpool/inputKey";
 /**
  * The `_meta` key the whole round rides in beside each question's own key: every key of
  * the result's `inputRequests` and its method, so a bridge hands its host the questions it
- * answers as one `input_required` (SPEC H3); never sent to a server.
+ * answers as one `input_required`; never sent to a server.
  */
 export const INPUT_ROUND_META = "mcpool/inputRound";
 

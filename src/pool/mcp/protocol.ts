@@ -46,7 +46,7 @@ export interface RequestOptions {
   /**
    * Who the request is for, on a modern connection: its `_meta` envelope names this
    * client and these capabilities instead of the pool's, and this log level instead of the
-   * connection's, none when it has none (SPEC H2). Ignored on a legacy one.
+   * connection's, none when it has none. Ignored on a legacy one.
    */
   caller?:
     | { clientInfo?: Implementation; capabilities?: ClientCapabilities; logLevel?: LoggingLevel }

@@ -39,7 +39,7 @@ function nextAttempt(retryAt: number | undefined): string {
   return retryAt === undefined ? "" : `; next attempt at ${new Date(retryAt).toISOString()}`;
 }
 
-/** A remote row's dial that reached nothing: refused, no such host, TLS refused (K3). */
+/** A remote row's dial that reached nothing: refused, no such host, TLS refused. */
 function unreachable(row: McpServerConfig, error: McpPoolError): boolean {
   return "url" in row && isUnreachableCode(error.detail?.causeCode as string | undefined);
 }
@@ -53,7 +53,7 @@ export class ServerEntry extends EntryState {
   readonly #retiring = new Retirements();
   readonly #revive = new ReviveTimer();
   readonly #context: EntryContext;
-  /** Every line this entry logs is about its server, and says so (K2). */
+  /** Every line this entry logs is about its server, and says so. */
   readonly #log: ServerLog;
 
   constructor(row: McpServerConfig, context: EntryContext) {
@@ -97,7 +97,7 @@ export class ServerEntry extends EntryState {
       return connection;
     } catch (cause) {
       const error = cause as McpPoolError;
-      // A modern verdict that failed is found again on the next dial (SPEC H1).
+      // A modern verdict that failed is found again on the next dial.
       if (current() && this._verdict?.era === "modern") this._verdict = undefined;
       if (current() && error.code === "auth-required") {
         this.#authRequired(error.message, Date.now());
@@ -181,7 +181,7 @@ export class ServerEntry extends EntryState {
 
   /**
    * A dial failed, or a server died soon after starting: one more failure in a row, and the
-   * backoff it earns. A remote row whose address answered nothing is `unreachable` (K3);
+   * backoff it earns. A remote row whose address answered nothing is `unreachable`;
    * `crash-loop` is a child's.
    */
   #failed(message: string, now: number, unreachable = false): void {
@@ -189,7 +189,7 @@ export class ServerEntry extends EntryState {
     this._status = unreachable ? "unreachable" : failureStatus(this._failures);
     this._error = message;
     this._retryAt = now + backoffMs(this.#context.crashBackoffMs, this._failures);
-    // The last-known list stays offered (F1): a call finds out about the backoff itself.
+    // The last-known list stays offered: a call finds out about the backoff itself.
     this._list.keepAsLastKnown();
   }
 
@@ -205,19 +205,19 @@ export class ServerEntry extends EntryState {
 
   /**
    * A write to the server's stdin failed: it died under the call, before its close reached
-   * us. Taken as that crash now, so a read sent again (F2) goes to the next child.
+   * us. Taken as that crash now, so a read sent again goes to the next child.
    */
   brokenPipe(connection: Connection): void {
     this.#closed(connection);
   }
 
-  /** A call on `connection` was answered: a crash now is the crash of a healthy server (F1). */
+  /** A call on `connection` was answered: a crash now is the crash of a healthy server. */
   answered(connection: Connection): void {
     connection.answered = true;
   }
 
   /**
-   * A call on `connection` timed out: ask the server for a ping on a small budget (F3). A
+   * A call on `connection` timed out: ask the server for a ping on a small budget. A
    * server that answers anything is alive and only slow; one that answers nothing is hung,
    * and is replaced.
    */
@@ -242,7 +242,7 @@ export class ServerEntry extends EntryState {
    * The live connection is gone without us closing it: a crash, or a hang we cut short.
    * A server that had been healthy is redialled at once and its count starts again; one
    * that died soon after starting backs off, and says `crash-loop` when it keeps doing so.
-   * Either way its last-known tools stay offered, marked stale (F1).
+   * Either way its last-known tools stay offered, marked stale.
    */
   #lost(connection: Connection, reason: "crash" | "unresponsive", message: string): void {
     this._connection = undefined;
@@ -268,7 +268,7 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * Brings an eager server back without waiting for a use (F1): at once after a healthy
+   * Brings an eager server back without waiting for a use: at once after a healthy
    * server's crash, at `retryAt` after a failure. One timer, armed only while the server
    * is down, so an idle pool never wakes for it.
    */
@@ -282,7 +282,7 @@ export class ServerEntry extends EntryState {
       this.#log.info("restarting");
       // The timer is the backoff waited out: its clock (libuv's, monotonic, truncated to the
       // ms) may fire a ms before Date.now() reaches retryAt, and a dial asked for then would
-      // be refused as too soon, with no timer left to try again (issue 27 item 10). A failure
+      // be refused as too soon, with no timer left to try again. A failure
       // is recorded on the entry, logged, and schedules the next attempt.
       this.ensure({ ignoreBackoff: true }).catch(() => undefined);
     });
@@ -391,7 +391,7 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * The row's connection fields changed (B7). A live connection is swapped warm: it keeps
+   * The row's connection fields changed. A live connection is swapped warm: it keeps
    * serving while the new row starts beside it (warm-swap.ts). With none, the next
    * ensure() dials the new row.
    */
@@ -458,7 +458,7 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * The remote forgot the session behind `dead` (B6): one redial, shared by every caller
+   * The remote forgot the session behind `dead`: one redial, shared by every caller
    * that saw it refused. The dead client retires in the background once the calls still in
    * flight on it are done; a caller whose refusal arrives after the redial gets the new one.
    */
@@ -471,7 +471,7 @@ export class ServerEntry extends EntryState {
     return this.ensure({ ignoreBackoff: true });
   }
 
-  /** `text` without this row's secrets (E1): for anything built from what a server said. */
+  /** `text` without this row's secrets: for anything built from what a server said. */
   redact(text: string): string {
     return redactSecrets(text, entrySecrets(this.#context, this._row));
   }
@@ -494,7 +494,7 @@ export class ServerEntry extends EntryState {
   /**
    * A use ended, or a connection opened: arm the idle timer. The reap runs on the
    * reconcile queue and only if its timer is still the current one, so a call that lands
-   * between the fire and the queued close keeps the server (B1).
+   * between the fire and the queued close keeps the server.
    */
   idle(): void {
     const ms = this._row.idleTimeoutMs ?? this.#context.idleTimeoutMs;

@@ -73,7 +73,7 @@ export async function probeOnSpare(
   let verdict: EraVerdict | undefined;
   let why = `no DiscoverResult within ${bound} ms`;
   try {
-    // Its stdout noise is the serving child's to report (F8): the spare's is not logged.
+    // Its stdout noise is the serving child's to report: the spare's is not logged.
     const { onJunk: _junk, ...quiet } = context.transportContext;
     transport = await context.createTransport(row, quiet);
     const asker = new Asker();

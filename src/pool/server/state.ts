@@ -21,7 +21,7 @@ export abstract class EntryState {
   protected _removed = false;
   protected _stopped = false;
   protected _connecting: Promise<Connection> | undefined;
-  /** The era the server was last found to speak over this row's connection (SPEC H1). */
+  /** The era the server was last found to speak over this row's connection. */
   protected _verdict: EraVerdict | undefined;
   /** A spare child probing beside the connection (spare-probe.ts): a close waits for it. */
   protected _probing: Promise<void> | undefined;
@@ -63,7 +63,7 @@ export abstract class EntryState {
   get stale(): boolean {
     return this._list.stale;
   }
-  /** The scope the server gave its list (SPEC H2): `private` lists are never shared. */
+  /** The scope the server gave its list: `private` lists are never shared. */
   get cacheScope(): "public" | "private" | undefined {
     return this._list.scope;
   }
