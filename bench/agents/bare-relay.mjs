@@ -5,7 +5,7 @@
  * JSON-RPC request to a child under a fresh id, and each answer back to the connection that
  * asked under the id it asked with. A tool named `<n>__<tool>` goes to child n as `<tool>`
  * (the daemon's qualified names, at their barest); any other name goes to the first child.
- * No validation, no schema, no routing of anything else. P1, P3 and P11 time it beside the
+ * No validation, no schema, no routing of anything else. hop.mjs, throughput.mjs and call-scale.mjs time it beside the
  * daemon.
  */
 import { spawn } from "node:child_process";

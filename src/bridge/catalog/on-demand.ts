@@ -23,7 +23,7 @@ export type CatalogMode = "on" | "auto";
 /**
  * `catalogTokens` default: what `auto` may spend on most-called tools in a first list, in the
  * pool's token estimate (four characters a token over the OpenAI definition). Measured by
- * bench/p12-catalog.mjs on the reference servers: 126 tokens a tool at the median, 194 at p90,
+ * bench/catalog.mjs on the reference servers: 126 tokens a tool at the median, 194 at p90,
  * 254 at most, so 1,000 holds the 5–8 tools a user calls most — the common case with no
  * search — while the first list stays a small part of the full one (7 tools: 9.2 KB of 31 KB,
  * the MCP listing carrying titles, annotations and output schemas beyond the estimate).
