@@ -220,7 +220,7 @@ export interface GetPromptParams extends ServerScopedParams, AskingParams {
 
 /**
  * Who answers what a modern server asks inside a `prompts/get` or `resources/read`
- * (`input_required`, SPEC H3): this connection, as a call's `elicit`, `sample`, `roots`.
+ * (`input_required`): this connection, as a call's `elicit`, `sample`, `roots`.
  */
 export interface AskingParams {
   elicit?: boolean;

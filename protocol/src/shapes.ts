@@ -149,8 +149,8 @@ export interface ServerState {
    */
   signInNotice?: string;
   /**
-   * The children that serve hosts with other capabilities or roots than the pool's (SPEC
-   * I4, I5), live or starting; absent when there are none.
+   * The children that serve hosts with other capabilities or roots than the pool's, live
+   * or starting; absent when there are none.
    */
   profiles?: ProfileChildState[];
   /** With `state({ resources: true })`: CPU, memory and recent calls. */
@@ -394,7 +394,7 @@ export interface DaemonStatus {
   /** Connected clients, this one included. */
   clients: number;
   /**
-   * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
+   * The connection cap (`mcpool.maxConnections`): connections counted now (the
    * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
    */
   connections?: { open: number; max: number; refused: number; perProcess?: number };

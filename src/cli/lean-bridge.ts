@@ -2,7 +2,7 @@
  * The lean `mcpool bridge`: with the daemon's MCP socket for the scope present,
  * `mcpool bridge [--server ID | --catalog[=auto]] [--socket PATH]` is a byte pipe — stdin to the socket, the
  * socket to stdout — that loads nothing but Node's net, fs and path: a host's session costs
- * a bare Node process, not Node plus the MCP SDK (bench P10). A socket absent or refusing
+ * a bare Node process, not Node plus the MCP SDK (bench/entry.mjs). A socket absent or refusing
  * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
  * which starts the daemon when needed and serves through the SDK bridge. Once piping, a
  * daemon that restarts keeps the host's session (src/bridge/lean/session.ts).

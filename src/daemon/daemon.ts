@@ -74,7 +74,7 @@ export interface Daemon {
   /** Re-reads the config file and reconciles now. */
   reload(): Promise<ConfigStatus>;
   /**
-   * Re-creates the socket's folder and binds the socket again (SIGUSR1; SPEC F10). False when
+   * Re-creates the socket's folder and binds the socket again (SIGUSR1, or the keeper finding it gone). False when
    * it could not (logged), or the socket is an inherited one.
    */
   renew(reason: string): Promise<boolean>;

@@ -20,7 +20,7 @@
  *   state, not its reading of capabilities): those hosts share the row's connection, and
  *   what they cannot answer is refused for them (pipeline.ts, hostOnly). A server that asks
  *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
- *   is `private` (a 2026-07-28 cache hint, SPEC H2): that list is for its profile alone.
+ *   is `private` (a 2026-07-28 cache hint): that list is for its profile alone.
  *
  * The children never reach the catalog's index, the tools cache or the pool's
  * connect/close events (a bridge would relist on each one): each profile has a catalog
@@ -122,7 +122,7 @@ export class HostProfiles {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
     // A modern server reads each request's envelope, which names its own host's
     // capabilities, and asks for roots inside that request: one connection serves them all,
-    // unless its list says it is `private` (for the caller it was listed for, SPEC H2).
+    // unless its list says it is `private` (for the caller it was listed for).
     if (entry.verdict?.era === "modern" && entry.cacheScope !== "private") return undefined;
     const caps = capabilityKey(profile);
     if (profile.roots === undefined && caps === this.#poolKey) return undefined;
@@ -193,7 +193,7 @@ export class HostProfiles {
     return this.view(profile).catalog.describe(qualified, options);
   }
 
-  /** The children of row `id` that are up or starting, for state() (I5: per-project children). */
+  /** The children of row `id` that are up or starting, for state() (per-project children). */
   stateOf(id: string): ProfileChildState[] | undefined {
     const live = [...(this.#children.get(id)?.values() ?? [])].filter(
       (child) => child.connection !== undefined || child.connecting,

@@ -102,7 +102,7 @@ export class McpPool {
     await Promise.all([this.#parts.profiles.end(id), this.#parts.servers.reconnect(id)]);
   }
 
-  /** Replaces a server whose process group is over its `maxMemoryMb` (G5; monitor.ts). */
+  /** Replaces a server whose process group is over its `maxMemoryMb` (monitor.ts). */
   replaceOverMemory(id: string, rssBytes: number, limitMb: number): Promise<void> {
     this.#parts.events.emit({ type: "over-memory", serverId: id, rssBytes, limitMb });
     return this.reconnect(id);
@@ -203,7 +203,7 @@ export class McpPool {
 
   /**
    * Lists again each live tool list in scope (`servers`, absent = all) whose server's cache
-   * hint (`ttlMs`, SPEC H2) ran out, so a tools() or describe() that follows is fresh.
+   * hint (`ttlMs`) ran out, so a tools() or describe() that follows is fresh.
    * Resolves at once when none has; an idle pool is never woken for it. hostTools() and
    * call() do this by themselves.
    */
@@ -253,7 +253,7 @@ export class McpPool {
     return this.#parts.catalog.describe(qualified, rest);
   }
 
-  // ── Pinning (pin-gate.ts, C18) ───────────────────────────────────────────────────
+  // ── Pinning (pin-gate.ts) ────────────────────────────────────────────────────────
 
   /** What a person approving a server's tools is shown; dials an idle server for a live list. */
   async pinInfo(id: string): Promise<PinInfo> {

@@ -6,7 +6,7 @@
  * refresh their list). What a search finds joins that session's list, least recently used
  * leaving first past `catalogLoaded`, and the session is sent `tools/list_changed`; other
  * sessions are not touched. In `auto` mode a session's first list also holds the tools this
- * user calls most (G4's usage counts) up to `catalogTokens`.
+ * user calls most (the usage counts `mcpool stats` shows) up to `catalogTokens`.
  *
  * Names go through the bridge's own tables (naming.ts): this file works in qualified names
  * and asks the bridge for what a host is shown.
@@ -260,7 +260,7 @@ export function createCatalog(options: CatalogOptions, host: CatalogHost): Catal
         `No tool matches "${query}". Try other words: what the tool acts on ("file", "issue") or what it does ("read", "create").`,
       );
     }
-    // J2: what was found joins this session's list alone; the host is told to list again.
+    // What was found joins this session's list alone; the host is told to list again.
     if (session.found?.add(hits.map((hit) => hit.qualified)) === true) {
       // On the call's own stream: over HTTP it then arrives before the answer, on any host.
       extra.sendNotification({ method: "notifications/tools/list_changed" }).catch(() => undefined);

@@ -1,8 +1,8 @@
 /**
  * What a pooled server asks a host during its call: the call's own elicitation
  * and sampling handlers, which send the question to the host on the call's own stream —
- * and only to a host that declared the capability. And for a modern host (SPEC
- * H3, modern/bridge.ts), a request between its rounds: the steps the pool's work on it takes — a
+ * and only to a host that declared the capability. And for a modern host
+ * (modern/bridge.ts), a request between its rounds: the steps the pool's work on it takes — a
  * question for the host, the result, a failure — queued until the bridge takes them, so
  * the questions of one round can be handed to the host together.
  */
@@ -115,7 +115,7 @@ export class ParkedCall {
   pending: Map<string, Ask> | undefined;
   rounds = 0;
   timer: NodeJS.Timeout | undefined;
-  /** The pooled server the call went to, when the bridge knows it (its log lines, SPEC H2). */
+  /** The pooled server the call went to, when the bridge knows it (its log lines). */
   serverId: string | undefined;
 
   /**

@@ -248,7 +248,7 @@ export class ResourcesPromptsRouter {
     return { resourceTemplates, ...hint } as ListResourceTemplatesResult;
   }
 
-  /** `asking`: who answers what a modern server asks inside the read (a modern host, SPEC H3). */
+  /** `asking`: who answers what a modern server asks inside the read (a modern host). */
   async readResource(uri: string, asking?: AskingOptions): Promise<ReadResourceResult> {
     const serverId = await this.#resourceServer(uri);
     const result = await this.#ask(() =>

@@ -9,7 +9,7 @@
  * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
  * routing, list changes, resources, prompts and one conversation per connection included.
  *
- * The whole pool is also served in catalog mode (SPEC J1–J3, `bridge --catalog`) on
+ * The whole pool is also served in catalog mode (docs/tools-on-demand.md, `bridge --catalog`) on
  * `@catalog.sock`, and with the most-called tools in its first list on `@catalog-auto.sock`.
  *
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
@@ -366,8 +366,7 @@ interface SessionTransport {
  * A host that half-closes (its stdin EOF through a pipe, which then shuts down its write side)
  * still gets the answers to every request it sent: the socket ends once the last is written,
  * at once when none is due, or after HALF_CLOSE_ANSWER_MS; then `end` runs on its close.
- * A host that is gone ends the session at once, cancelling its calls upstream (issue 27
- * item 7): the lean bridge says so (HOST_GONE), and a relay that exited shows as a probe's
+ * A host that is gone ends the session at once, cancelling its calls upstream: the lean bridge says so (HOST_GONE), and a relay that exited shows as a probe's
  * EPIPE (the socket's error runs `end`).
  */
 function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () => void): void {

@@ -16,8 +16,8 @@ export const MCP_SOCKET_DIR = "mcp";
 export const POOL_SOCKET_NAME = "@pool.sock";
 
 /**
- * The whole pool's MCP sockets in catalog mode (SPEC J1, `bridge --catalog`; `auto`: with the
- * most-called tools, J3). `@` again: no server id can name them.
+ * The whole pool's MCP sockets in catalog mode (`bridge --catalog`; `auto`: with
+ * the most-called tools). `@` again: no server id can name them.
  */
 export const CATALOG_SOCKET_NAMES = {
   on: "@catalog.sock",

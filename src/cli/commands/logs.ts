@@ -50,7 +50,7 @@ async function readLog(file: string): Promise<string> {
 
 export async function showLog(file: string, options: LogOptions): Promise<number> {
   const text = await readLog(file);
-  // Written printable since F8; a file from before may still hold escape codes. On a
+  // Written printable now; a file from before may still hold escape codes. On a
   // terminal the one sanitiser shows them; in JSON they are left out, as before.
   const clean = (chunk: string): string =>
     options.json ? printable(chunk, { multiline: true }) : terminalText(chunk, { multiline: true });

@@ -123,8 +123,8 @@ export function configLine(status: DaemonStatus): string {
 }
 
 /**
- * The children that serve hosts with other capabilities or roots than the pool's (SPEC I4,
- * I5): per server, each child's pid, what it declared and, for a per-project child, its
+ * The children that serve hosts with other capabilities or roots than the pool's:
+ * per server, each child's pid, what it declared and, for a per-project child, its
  * roots. Roots are a host's text: made printable.
  */
 export function profileLines(servers: readonly ServerState[]): string[] {

@@ -235,7 +235,7 @@ export function wiredEntry(
   socketPath: string | undefined,
   /** A stock pipe to the daemon's MCP socket (pipe-entry.ts), instead of `mcpool bridge`. */
   pipe?: PipeEntry,
-  /** More of the bridge's flags (`--catalog`, SPEC J1); unused with a pipe. */
+  /** More of the bridge's flags (`--catalog`); unused with a pipe. */
   bridgeArgs: readonly string[] = [],
 ): Body {
   const [file, ...args] = pipe

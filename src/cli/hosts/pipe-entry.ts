@@ -43,7 +43,7 @@ export function relayArgs(id: string, daemonSocket: string, node = process.execP
 
 /**
  * The entries to try, best first, for server `serverId` of the daemon at `daemonSocket`
- * (bench P10 measures each of them); none when the server has no MCP socket.
+ * (bench/entry.mjs measures each of them); none when the server has no MCP socket.
  */
 export function pipeCandidates(
   daemonSocket: string,

@@ -1,6 +1,6 @@
 /**
  * `mcpool wire <host> [--write] [--json]`: in a host's MCP config, every
- * server entry that mcpool also has — same connection (SPEC A5: command, args, env, cwd; or
+ * server entry that mcpool also has — same connection (command, args, env, cwd; or
  * url, headers) — becomes `mcpool bridge --server ID`, so the host shares the daemon's warm
  * instance instead of starting its own. Entries mcpool does not have are left as they are
  * (`mcpool import` brings them in). A dry run by default: the unified diff of what would

@@ -172,7 +172,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       pid: process.pid,
     }),
 
-    // issue 17 (observe): resources and usage come from the monitor.
+    // Observing: resources and usage come from the monitor.
     "pool/state": async (params) => {
       const states = await pool.state({ secrets: params.secrets === true });
       return params.resources === true && deps.monitor

@@ -1,6 +1,6 @@
 /**
- * One daemon per socket (SPEC D1; FAULTS "Ten daemons started within 50 ms → exactly one
- * serves"). The lock is a file beside the socket holding `{pid, startTime, nonce}`, published
+ * One daemon per socket: ten daemons started within 50 ms → exactly one
+ * serves. The lock is a file beside the socket holding `{pid, startTime, nonce}`, published
  * whole by link(2) from a temp file: exclusive like `open(wx)`, and never seen half-written.
  * It is stale when its holder is dead or its pid now names another process (the Linux start
  * time differs; elsewhere the pid alone is trusted). Exactly one contender removes a given

@@ -1,10 +1,10 @@
 /**
- * The daemon's record of its children (SPEC B8, no orphans). Each child is one file,
+ * The daemon's record of its children (no orphans). Each child is one file,
  * `<dataDir>/children/<pid>.json`, written whole (temp file + rename, 0600): its pid, process
  * group, start time, server and the daemon that spawned it. A daemon that has just taken the
  * instance lock calls `reapPredecessors()`: the children of a daemon no longer running are
  * stopped by process group (SIGTERM, a grace period, SIGKILL). A pid that now names another
- * process (FAULTS: its start time differs) is never signalled, nor are the children of a
+ * process (its start time differs) is never signalled, nor are the children of a
  * daemon still running, nor what is left of a group whose leader vanished (its id may have
  * been reused: stragglers are left to stdin EOF). `add()`/`remove()` never throw: a record that cannot be written
  * is logged, and must not fail the spawn it describes.

@@ -74,7 +74,7 @@ function wireErrorOf(error: unknown): WireError | undefined {
 
 /**
  * A handler's context: one object a request, its methods on the prototype, its signal the
- * request itself (InboundRequest: no AbortSignal built per call, issue 16).
+ * request itself (InboundRequest: no AbortSignal built per call).
  */
 class PeerRequestContext implements RequestContext {
   readonly #peer: SocketPeer;

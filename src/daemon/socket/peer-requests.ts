@@ -31,7 +31,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * One request of the client's while its handler runs, and the signal its handler is given:
  * aborted when the client withdraws the request or the connection closes. Not an
  * AbortSignal, which Node 20 builds with ObjectSetPrototypeOf (3.3 µs, and 5 with its
- * listener, on every call: issue 16), but the CallSignal the pool reads of one: `aborted`,
+ * listener, on every call), but the CallSignal the pool reads of one: `aborted`,
  * `reason` and its "abort" listeners, each called once.
  */
 export class InboundRequest implements CallSignal {

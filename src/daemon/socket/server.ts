@@ -92,7 +92,7 @@ export interface SocketServer {
   /** Stops accepting and drops every connection now, aborting their calls. Idempotent. */
   destroy(): Promise<void>;
   /**
-   * Binds the socket path again (SPEC F10: it was removed, or SIGUSR1 asked), renaming a new
+   * Binds the socket path again (it was removed, or SIGUSR1 asked), renaming a new
    * listener over whatever is there; the old listener stops accepting, and the connections
    * it accepted carry on. False when there is nothing to rebind: not listening, or an
    * inherited socket (its path is the service manager's).

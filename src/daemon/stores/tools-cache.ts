@@ -1,7 +1,7 @@
 /**
  * The daemon's tools cache on disk: one file per row in `<data>/tools-cache/<id>.json`,
  * written atomically with mode 0600. It holds the connection's digest, the tool list (none
- * for a list its server calls private, SPEC H2) and the era the server was found to speak,
+ * for a list its server calls private) and the era the server was found to speak,
  * never a row's env or headers.
  */
 import type { CachedTools, ProfileMemo, ToolsCacheStore } from "../../pool/catalog/tools-cache.js";

@@ -96,7 +96,7 @@ export function upstreamParams(
 
 /**
  * Who a modern server is told the call is for: the calling host's capabilities
- * (its profile's, and roots when it is asked for them per call, SPEC H3), its client info
+ * (its profile's, and roots when it is asked for them per call), its client info
  * and its log level. A call that names neither profile nor caller is the pool's own.
  */
 export function upstreamCaller(

@@ -3,11 +3,11 @@
  *
  *   resolve → gate → coerce → route/cache → send → finish
  *
- * resolve a qualified name (waking a server that could offer it, F4), the gates the
+ * resolve a qualified name (waking a server that could offer it), the gates the
  * catalog applies (scope, hiding, pins), coerce the arguments, register the
  * caller's elicitation/sampling handlers and consult the result cache, send on
- * the server's connection (redialling a lost session once, B6; resending a trusted read
- * cut off by a crash once, F2), and finish the result (flatten, cut; results.ts). A
+ * the server's connection (redialling a lost session once; resending a trusted read
+ * cut off by a crash once), and finish the result (flatten, cut; results.ts). A
  * failure is mapped once, by upstream-error.ts.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -336,7 +336,7 @@ export class CallPipeline {
 
 /**
  * The call's own handlers, and for a host profile a refusal of what the host does not
- * answer: on the row's own connection (its listing is the pool's, I4), or in a modern
+ * answer: on the row's own connection (its listing is the pool's), or in a modern
  * server's `input_required` round, the server hears what it would hear from that host
  * direct (-32601), never an answer made up for it. (A legacy child of the profile declared
  * nothing the host lacks: its server cannot ask.)

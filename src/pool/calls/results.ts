@@ -74,7 +74,10 @@ function omitted(type: string, mimeType: string | undefined, data: unknown): str
   return `[${type}${mimeType ? ` ${mimeType}` : ""}, ${size} omitted]`;
 }
 
-/** One block as text, per the seed's flattening table. */
+/**
+ * One block as text: text (and a resource's text) as is, anything else as a bracketed note
+ * of what was left out.
+ */
 function flattenBlock(block: Block): string {
   switch (block.type) {
     case "text":

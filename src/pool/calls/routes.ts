@@ -70,7 +70,7 @@ export class CallRoutes {
   }
 
   /**
-   * Who answers the input requests of one call's modern results (MRTR, SPEC H2): an
+   * Who answers the input requests of one call's modern results (MRTR): an
    * `input_required` belongs to exactly the call that got it, so its elicitation and
    * sampling go to this call's own handlers — checked as the pool's client checks a
    * server's requests — and never to another caller in flight, as a legacy server's do;
@@ -94,7 +94,7 @@ export class CallRoutes {
         );
       }
       // A modern server asks for roots in the call itself: the calling host's, asked
-      // of a host that answers them per call (a modern host, SPEC H3), else its profile's.
+      // of a host that answers them per call (a modern host), else its profile's.
       if (request.method === "roots/list" && opts.onRoots) {
         return opts.onRoots(request.params ?? {}, { serverId, signal });
       }

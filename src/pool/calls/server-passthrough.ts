@@ -7,7 +7,7 @@
  * check: a caller holding a server id is not a model.
  *
  * A listing or resource read a 2026-07-28 server calls public is kept until its `ttlMs` runs
- * out, and served to every caller meanwhile (listing-cache.ts, SPEC H2).
+ * out, and served to every caller meanwhile (listing-cache.ts).
  *
  * Resource subscriptions are the pool's, not a caller's: a server sees one subscribe per
  * uri however many listeners share it, one unsubscribe when the last one leaves, and the

@@ -11,7 +11,7 @@
  * - `auth-required`: the server wants a sign-in, when the caller can tell;
  * - `connection-lost`: a remote that could not be reached, when the caller asks for it.
  *
- * A pool error, a session loss (withSession redials on it, B6) and an aborted request are
+ * A pool error, a session loss (withSession redials on it) and an aborted request are
  * passed through whole.
  */
 import { causeCode, withCause } from "../core/causes.js";

@@ -17,7 +17,7 @@ export interface CachedTools {
   connection: string;
   tools: Tool[];
   /**
-   * The server said its list is `private` (a 2026-07-28 cache hint, SPEC H2): `tools` is
+   * The server said its list is `private` (a 2026-07-28 cache hint): `tools` is
    * then empty, and nothing is offered from the store until the server lists again.
    */
   private?: true;

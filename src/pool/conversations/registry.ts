@@ -1,5 +1,5 @@
 /**
- * Per-conversation servers (SPEC B9; seed 003 is the specification): the registry the pool
+ * Per-conversation servers (docs/configuration.md, "Per-conversation servers"): the registry the pool
  * holds. A row with `session: "conversation"` is registered by the pool but never dialled
  * as shared (RowEntry below); every identity `{tenant?, principal?, conversationId}` a
  * caller names gets a client of its own.

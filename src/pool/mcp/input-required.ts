@@ -92,7 +92,7 @@ export function retryParams(
 
 /**
  * The `_meta` key an input request's own key rides in to whoever answers it (the bridge keeps
- * it when it asks a modern host in turn, SPEC H3); never sent to a server.
+ * it when it asks a modern host in turn); never sent to a server.
  */
 export const INPUT_KEY_META = "mcpool/inputKey";
 

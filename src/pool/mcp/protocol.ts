@@ -52,7 +52,7 @@ export interface RequestOptions {
     | { clientInfo?: Implementation; capabilities?: ClientCapabilities; logLevel?: LoggingLevel }
     | undefined;
   /**
-   * Answers what an `input_required` result of this request asks (MRTR, SPEC H2): the
+   * Answers what an `input_required` result of this request asks (MRTR): the
    * result belongs to exactly this request, so its questions go to its own caller. Absent,
    * the client's own request handlers answer. Ignored on a legacy connection.
    */

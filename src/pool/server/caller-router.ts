@@ -109,8 +109,7 @@ export class CallerRouter<P, R> {
   }
 
   /**
-   * The answer to one request that belongs to a known call (a modern `input_required`,
-   * SPEC H2): that call's `handler` only, else the pool's own, else the policy's — never
+   * The answer to one request that belongs to a known call (a modern `input_required`): that call's `handler` only, else the pool's own, else the policy's — never
    * another caller in flight.
    */
   answerFor(

@@ -34,7 +34,7 @@ export interface EntryContext {
   createTransport: CreateTransport;
   transportContext: TransportContext;
   /**
-   * Whether a stdio row's era is found on a spare child (SPEC H1, spare-probe.ts): the
+   * Whether a stdio row's era is found on a spare child (spare-probe.ts): the
    * pool's own children, not a consumer's createTransport, whose connects it cannot spare.
    */
   spareProbe?: boolean;

@@ -299,8 +299,8 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * A live list whose cache hint ran out is listed again before this use reads it (SPEC
-   * H2), one walk for every use meanwhile; undefined when it is fresh (nothing to wait for).
+   * A live list whose cache hint ran out is listed again before this use reads it,
+   * one walk for every use meanwhile; undefined when it is fresh (nothing to wait for).
    */
   fresh(): Promise<void> | undefined {
     const connection = this._connection;

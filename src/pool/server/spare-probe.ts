@@ -1,5 +1,5 @@
 /**
- * A stdio server's era, found on a spare child (SPEC H1; the stdio binding's "Backward
+ * A stdio server's era, found on a spare child (the stdio binding's "Backward
  * Compatibility"). A child may exit on any request before `initialize` (rmcp servers do),
  * so the child that will serve is never asked: a second child of the same row gets only
  * `server/discover`, within {@link SPARE_PROBE_MS}, and is closed as every child is (stdin

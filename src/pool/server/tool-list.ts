@@ -142,7 +142,7 @@ export class ToolList {
    */
   refresh(...args: Parameters<ToolList["relist"]>): Promise<void> {
     if (!this.#running) {
-      // A use, not a tools/list_changed: no burst of changes for F12's backoff to count.
+      // A use, not a tools/list_changed: no burst of changes for the list-change backoff to count.
       this.#burst = 0;
       this.relist(...args);
     }

@@ -1,6 +1,6 @@
 /**
  * What a stdio server's process group costs: the CPU time and resident memory of
- * every process in the group its child leads (children are started as group leaders, B8,
+ * every process in the group its child leads (children are started as group leaders,
  * so a server that forks a helper is counted whole). Linux reads /proc; macOS asks `ps`.
  * Nothing here runs unless asked: the caller samples while someone looks or a memory limit
  * is set, so an idle daemon stays idle.
