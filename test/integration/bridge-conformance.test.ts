@@ -1,5 +1,5 @@
 /**
- * Done-means of issues 7, 20 and 31: the official MCP conformance server suite
+ * The official MCP conformance server suite
  * (@modelcontextprotocol/conformance 0.2.0-alpha.12, pinned; `conformance server
  * --requirements 2025-11-25`, the scenarios that revision requires) through each
  * path a host can be given, in front of a real daemon pooling

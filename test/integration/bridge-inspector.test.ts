@@ -1,5 +1,5 @@
 /**
- * Done-means of issue 7: the MCP Inspector CLI (@modelcontextprotocol/inspector-cli, pinned)
+ * The MCP Inspector CLI (@modelcontextprotocol/inspector-cli, pinned)
  * drives `mcpool bridge` in front of a real daemon pooling the reference server
  * @modelcontextprotocol/server-everything, and lists and calls its tools. The Inspector is
  * given the bridge as a host config entry, the shape `mcpool wire` writes; it runs with its

@@ -1,5 +1,5 @@
 /**
- * Chaos (issue 13; SPEC F1–F5, §4; FAULTS "A service left running for days"): eight agent
+ * Chaos (test/faults.ts, "A service left running for days"): eight agent
  * processes call a real daemon for the whole run while its children are SIGKILLed and
  * SIGSTOPped at random and the daemon itself is SIGKILLed once, halfway. Then: every call,
  * read-only ones above all, succeeded or failed the way the product promises it may (see
@@ -258,7 +258,7 @@ describe("chaos", () => {
     const crew = Array.from({ length: AGENTS }, (_, i) => startAgent(h, `agent-${i}`));
     const outcomes = (): Outcome[] => crew.flatMap((a) => a.outcomes);
     // Children proven healthy by an answer: the only ones struck. One killed before it ever
-    // answered died "right after starting", which F1 answers with backoff, not a redial.
+    // answered died "right after starting", which the pool answers with backoff, not a redial.
     const healthy = (): Map<number, string> => {
       const map = new Map<number, string>();
       for (const o of outcomes()) {

@@ -1,5 +1,5 @@
 /**
- * Requests a per-conversation server sends back during a call (SPEC C14 with B9), against
+ * Requests a per-conversation server sends back during a call, against
  * real children of test/fixtures/interactive.mjs, one per conversation: a conversation's
  * elicitations and sampling requests reach the callers of that conversation only, even
  * while another conversation's caller on the same row is in flight and free to answer.

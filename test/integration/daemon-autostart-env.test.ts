@@ -1,5 +1,5 @@
 /**
- * SPEC F13, the service's environment, not an agent's: an agent in its own process, whose
+ * The service's environment, not an agent's: an agent in its own process, whose
  * environment holds a secret of its own, auto-starts the daemon with `connect({ autoStart:
  * true })` exactly as the README shows it (no `autoStartCommand`). The servers of that daemon
  * never see the agent's secret; a variable from the daemon's env file reaches `${VAR}`.

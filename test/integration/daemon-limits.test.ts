@@ -1,5 +1,5 @@
 /**
- * Limits on a busy daemon (issue 27 item 8, FAULTS "a service left running for weeks"): a
+ * Limits on a busy daemon (a service left running for weeks): a
  * connection with thousands of calls in flight leaks no listener on the way to a server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

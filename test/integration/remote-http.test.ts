@@ -1,5 +1,5 @@
 /**
- * Remote servers over real loopback HTTP (SPEC B6, E3, E4; FAULTS "Remote servers"): the
+ * Remote servers over real loopback HTTP (test/faults.ts, "Remote servers"): the
  * keep-alive fetch under load, Keep-Alive hints, session loss and its single redial,
  * redirects that leave the origin or downgrade, and the URL policy applied to what
  * placeholders expand to. Every peer is a real server on `listen(0)`.
