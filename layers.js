@@ -19,7 +19,7 @@ export const ROOMS = {
     "conversations",
     "reconcile",
   ],
-  "src/daemon": ["process", "config", "stores", "socket", "handlers"],
+  "src/daemon": ["process", "config", "stores", "socket", "handover", "handlers"],
   "src/bridge": ["lean", "core", "catalog", "modern", "legacy", "fronts"],
   "src/cli": ["output", "service", "hosts", "commands"],
 };

@@ -970,6 +970,17 @@ export const FAULT_PROMISES: readonly FaultPromise[] = [
     ],
   },
   {
+    section: CONFIG,
+    promise:
+      "A config of many lazy rows none of which was ever called → each lazy row's tools learned once (started, listed, stopped) into the tools cache; `tools`, `search` and agents' catalogs show them with nothing running; a call starts the server.",
+    proofs: [
+      {
+        file: "test/integration/lazy-discovery.test.ts",
+        test: "learns every lazy row's tools once, shows them everywhere, stops them, and a call starts one",
+      },
+    ],
+  },
+  {
     section: WEEKS,
     promise:
       "The data or state folder full or read-only → shown in `status` with what it costs; no temp files left; calls keep working.",

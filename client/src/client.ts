@@ -19,6 +19,7 @@ import {
   type ConversationIdentity,
   type HostProfile,
   type DaemonStatus,
+  type HandoverResult,
   DEFAULT_MAX_FRAME_BYTES,
   defined,
   type ElicitParams,
@@ -459,6 +460,10 @@ class SocketPoolClient implements PoolClient {
 
   async shutdown(): Promise<void> {
     await this.run("daemon/shutdown", {});
+  }
+
+  handover(): Promise<HandoverResult> {
+    return this.run("daemon/handover", {});
   }
 
   onEvent(listener: EventListener, options: EventOptions = {}): () => void {

@@ -209,6 +209,9 @@ function heardFrom(launch: Launch): void {
   } catch {
     return; // Serving, starting, or gone without a word (killed): the socket or the bound tells.
   }
+  // Created and not written yet (the daemon makes the file, then writes its code): read it
+  // again on the next look, as a file not there yet is.
+  if (text === "") return;
   rmSync(launch.status, { force: true });
   // A second daemon exits 0 when a first one holds the lock: keep waiting for that one.
   if (text === "0") launch.gaveWay = true;

@@ -16,6 +16,7 @@ import type {
   ConversationServerStats,
   ConversationTools,
   DaemonStatus,
+  HandoverResult,
   GetPromptResult,
   HelloResult,
   HookContext,
@@ -337,6 +338,12 @@ export interface PoolClient {
   reload(): Promise<ConfigStatus>;
   status(options?: { resources?: boolean }): Promise<DaemonStatus>;
   shutdown(): Promise<void>;
+  /**
+   * Starts a new daemon from the installed code and hands it the socket and the running
+   * servers (`mcpool restart`): resolves once it serves; refused with `handover-failed`,
+   * and why, when it could not (the daemon asked serves on).
+   */
+  handover(): Promise<HandoverResult>;
   /**
    * Calls `listener` with every pool event; returns the unsubscribe function. Listening does
    * not keep the process alive. A listener that throws is reported as an uncaught exception,

@@ -35,6 +35,8 @@ export const POOL_ERROR_CODES = [
   "server-crashed",
   // The daemon's: an answer over its frame cap, after the tool ran (cap it with maxResultChars).
   "answer-too-large",
+  // A restart that hands the servers over did not: the old daemon serves on, and says why.
+  "handover-failed",
 ] as const;
 
 export type PoolErrorCode = (typeof POOL_ERROR_CODES)[number];

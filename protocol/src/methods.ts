@@ -7,14 +7,16 @@
  * sides refuse a PROTOCOL_VERSION other than their own (`protocol-mismatch`).
  * Requests are the METHODS below, each declared once; the daemon pushes NOTIFICATIONS only
  * to connections that asked with `pool/subscribe`. Refusals keep the pool's code (errors.ts).
- * The daemon sends DAEMON_REQUESTS (`elicit`, `sample`) only to the connection whose call caused them;
- * either side withdraws a request it sent with a `request/cancel` notification (CANCEL).
+ * The daemon sends DAEMON_REQUESTS (`elicit`, `sample`, `roots`) only to the connection whose
+ * call caused them; either side withdraws a request it sent with a `request/cancel`
+ * notification (CANCEL). Those three are daemon-messages.ts.
  */
 import type {
   CallToolResult,
   CatalogServer,
   ConfigStatus,
   DaemonStatus,
+  HandoverResult,
   HookContext,
   HookEvent,
   HookOutcome,
@@ -22,7 +24,6 @@ import type {
   PoolEvent,
   ProbeResult,
   ServerAuthState,
-  ServerNotification,
   ServerRow,
   ServerState,
   ToolDefinition,
@@ -32,16 +33,11 @@ import type { UsageReport } from "./observe-shapes.js";
 import type {
   CompleteResult,
   CompletionReference,
-  CreateMessageRequestParams,
-  CreateMessageResult,
-  ElicitRequestParams,
-  ElicitResult,
   GetPromptResult,
   ListPromptsResult,
   ListResourcesResult,
   ListResourceTemplatesResult,
   LoggingLevel,
-  Progress,
   ProgressToken,
   ReadResourceResult,
 } from "./mcp-shapes.js";
@@ -241,44 +237,6 @@ export interface SetLevelParams extends ServerScopedParams {
   level: LoggingLevel;
 }
 
-/** A call's progress, to the connection that made the call with `progressToken`. */
-export interface ProgressParams extends Progress {
-  progressToken: ProgressToken;
-}
-
-/** `elicit`: a pooled server asks, during the call `callId` this connection made. */
-export interface ElicitParams {
-  serverId: string;
-  /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
-  callId: string | number;
-  params: ElicitRequestParams;
-}
-
-/** `sample`: a pooled server asks for an LLM completion, during the call `callId` this connection made. */
-export interface SampleParams {
-  serverId: string;
-  /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
-  callId: string | number;
-  params: CreateMessageRequestParams;
-}
-
-/** `roots`: a pooled server asks for the caller's roots, during the call `callId` this connection made. */
-export interface RootsParams {
-  serverId: string;
-  /** The JSON-RPC id of this connection's `tools/call` that was in flight. */
-  callId: string | number;
-  params: Record<string, unknown>;
-}
-
-/** The answer to `roots`: the caller's roots, as `roots/list` answers. */
-export interface RootsResult {
-  roots: { uri: string; name?: string; _meta?: Record<string, unknown> }[];
-  [key: string]: unknown;
-}
-
-/** `request/cancel`: the request `id` the sender made is no longer wanted. */
-export type CancelParams = CheckedParams<typeof CANCEL_FIELDS>;
-
 export type { Empty } from "./checks.js";
 
 const checkProbe: ParamsCheck<ProbeParams> = (params) => {
@@ -419,6 +377,12 @@ export const METHODS = {
   ),
   "daemon/status": method(fields({ resources: "boolean?" }), returns<DaemonStatus>()),
   "daemon/shutdown": method(NONE, returns<Empty>()),
+  /**
+   * Starts a new daemon from the installed code and hands it the socket and the running
+   * servers (`mcpool restart`); answered once it serves, or refused (`handover-failed`) with
+   * why, this daemon serving on.
+   */
+  "daemon/handover": method(NONE, returns<HandoverResult>()),
   // Passthrough: refused with `not-offered` where the server's capabilities lack it.
   "resources/list": method(LIST_PAGE, returns<ListResourcesResult>()),
   "resources/templates/list": method(LIST_PAGE, returns<ListResourceTemplatesResult>()),
@@ -468,82 +432,4 @@ export type ResultOf<M extends MethodName> = SpecResult<Methods[M]>;
 
 export function isMethodName(name: string): name is MethodName {
   return Object.prototype.hasOwnProperty.call(METHODS, name);
-}
-
-export interface ServerNotificationParams {
-  serverId: string;
-  notification: ServerNotification;
-}
-
-/** One notification: its params' type (phantom, never set). */
-export interface NotificationSpec<P> {
-  readonly types?: { params: P };
-}
-
-function notification<P>(): NotificationSpec<P> {
-  return {};
-}
-
-/** Every notification the daemon pushes, by name, each to subscribed connections only. */
-export const NOTIFICATIONS = {
-  /** A pool event; subscribe with `{ events: true }`. */
-  event: notification<PoolEvent>(),
-  /** A pooled server's notification; subscribe with `{ notifications: true }`. */
-  notification: notification<ServerNotificationParams>(),
-  /** A call's progress, to the connection that made it with a `progressToken`. */
-  progress: notification<ProgressParams>(),
-} as const;
-
-export type Notifications = typeof NOTIFICATIONS;
-export type NotificationName = keyof Notifications;
-export type NotificationParamsOf<N extends NotificationName> =
-  Notifications[N] extends NotificationSpec<infer P> ? P : never;
-
-export function isNotificationName(name: string): name is NotificationName {
-  return Object.prototype.hasOwnProperty.call(NOTIFICATIONS, name);
-}
-
-/**
- * Either side withdraws a request it sent, as LSP's `$/cancelRequest`: the client when a
- * call's AbortSignal fires (the daemon aborts that request, and the pool cancels it
- * upstream), the daemon when an `elicit` is no longer wanted. A late answer is ignored.
- */
-const CANCEL_FIELDS = fields({ id: "id" });
-
-export const CANCEL = { method: "request/cancel", check: CANCEL_FIELDS } as const;
-
-/** What the two daemon requests share: the server that asks, and the call it asks during. */
-const ASKED = fields({ serverId: "string", callId: "id", params: "object" });
-
-const checkElicit: ParamsCheck<ElicitParams> = (params) => {
-  const problem = ASKED(params);
-  if (problem !== undefined) return problem;
-  const asked = params.params as Record<string, unknown>;
-  return typeof asked.message === "string" ? undefined : `"params.message" must be a string`;
-};
-
-const checkSample: ParamsCheck<SampleParams> = (params) => {
-  const problem = ASKED(params);
-  if (problem !== undefined) return problem;
-  const asked = params.params as Record<string, unknown>;
-  return Array.isArray(asked.messages) ? undefined : `"params.messages" must be an array`;
-};
-
-/** Every request the daemon may send a client: only to the connection whose call caused it. */
-export const DAEMON_REQUESTS = {
-  /** Answer with the user's reply; a handler that throws is answered `cancel` upstream. */
-  elicit: method(checkElicit, returns<ElicitResult>()),
-  /** Answer with the model's message; a refusal reaches the server as a JSON-RPC error. */
-  sample: method(checkSample, returns<CreateMessageResult>()),
-  /** Answer with the caller's roots; a refusal reaches the server as a JSON-RPC error. */
-  roots: method(ASKED as ParamsCheck<RootsParams>, returns<RootsResult>()),
-} as const;
-
-export type DaemonRequests = typeof DAEMON_REQUESTS;
-export type DaemonRequestName = keyof DaemonRequests;
-export type DaemonParamsOf<R extends DaemonRequestName> = SpecParams<DaemonRequests[R]>;
-export type DaemonResultOf<R extends DaemonRequestName> = SpecResult<DaemonRequests[R]>;
-
-export function isDaemonRequestName(name: string): name is DaemonRequestName {
-  return Object.prototype.hasOwnProperty.call(DAEMON_REQUESTS, name);
 }

@@ -121,6 +121,11 @@ export interface ServerState {
   instructions?: string;
   capabilities?: Record<string, unknown>;
   /**
+   * The server's own `serverInfo` (name, version, and title, icons, websiteUrl where it
+   * gives them), from its initialize answer or its discover `_meta`, while connected.
+   */
+  serverInfo?: { name: string; version: string; title?: string; [key: string]: unknown };
+  /**
    * The era of MCP the current connection speaks and the revision it named:
    * `legacy` with the handshake's version (`2025-11-25`…), or `modern` with `2026-07-28`.
    * While no connection is up, the era last found, if one is known (no version then).
@@ -404,4 +409,26 @@ export interface DaemonStatus {
   log?: { path: string; problem?: string };
   /** With `status({ resources: true })`: the daemon's own resident memory, bytes. */
   rssBytes?: number;
+  /** The hand-over this daemon was started by (`mcpool restart`), if it was. */
+  handover?: HandoverInfo;
+}
+
+/** A restart that handed the servers over: from which daemon, when, and what came over. */
+export interface HandoverInfo {
+  from: { pid: number; version: string; startedAt: number };
+  /** Epoch ms. */
+  at: number;
+  /** The servers whose running child this daemon took over. */
+  adopted: string[];
+  /** Set when the snapshot could not be read: this daemon started every server again. */
+  cold?: string;
+}
+
+/** The answer to `daemon/handover`: the new daemon, and what it took over. */
+export interface HandoverResult {
+  pid: number;
+  adopted: string[];
+  /** Children whose row had changed: stopped by the old daemon, started anew. */
+  untaken: string[];
+  cold?: string;
 }

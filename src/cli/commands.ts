@@ -51,6 +51,12 @@ export const COMMANDS = [
     run: async () => (await import("./commands/serve.js")).serveCommand,
     synopsis: "serve [--config PATH] [--socket PATH]",
     summary: "run the daemon in the foreground",
+    options: [
+      [
+        "--handover N",
+        "(`mcpool restart` gives it) take over from the daemon that started this one: a control channel on fd 3 and N descriptors from fd 4 on",
+      ],
+    ],
     examples: ["mcpool serve", "mcpool serve --config ./mcp.json --socket /tmp/mcpool.sock"],
   },
   {
@@ -161,11 +167,12 @@ export const COMMANDS = [
   },
   {
     name: "restart",
-    run: async () => (await import("./commands/servers.js")).stopCommand,
-    synopsis: "restart ID",
-    summary: "restart one server",
-    arguments: [SERVER_ID],
-    examples: ["mcpool restart echo"],
+    run: async () => (await import("./commands/restart.js")).restartCommand,
+    synopsis: "restart [ID]",
+    summary:
+      "restart one server; with no ID, restart the daemon from the installed code and hand it the running servers (same processes, nothing started again)",
+    arguments: [["[ID]", "a server's id: its key in mcp.json; none: the whole daemon"]],
+    examples: ["mcpool restart echo", "mcpool restart"],
   },
   {
     name: "reload",

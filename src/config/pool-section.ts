@@ -211,6 +211,21 @@ const maxConnections: SectionKey<number, "daemon"> = {
     typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
 };
 
+const maxChildrenPerServer: SectionKey<number, "pool"> = {
+  type: "whole number ≥ 1",
+  default: "8",
+  doc: "children one server runs for hosts with other capabilities or roots than the pool's (one per project, one per capability set); past it the least recently used idle one ends",
+  takenBy: "pool",
+  problems(value) {
+    if (value === 0) {
+      return [`\`${PREFIX}maxChildrenPerServer\` must be at least 1 (the default is 8); got 0`];
+    }
+    return countProblems("maxChildrenPerServer", value);
+  },
+  read: (value) =>
+    typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
+};
+
 const maxConnectionsPerProcess: SectionKey<number, "daemon"> = {
   type: "whole number ≥ 1",
   default: "a quarter of maxConnections",
@@ -223,21 +238,6 @@ const maxConnectionsPerProcess: SectionKey<number, "daemon"> = {
       ];
     }
     return countProblems("maxConnectionsPerProcess", value);
-  },
-  read: (value) =>
-    typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
-};
-
-const maxChildrenPerServer: SectionKey<number, "pool"> = {
-  type: "whole number ≥ 1",
-  default: "8",
-  doc: "children one server runs for hosts with other capabilities or roots than the pool's (one per project, one per capability set); past it the least recently used idle one ends",
-  takenBy: "pool",
-  problems(value) {
-    if (value === 0) {
-      return [`\`${PREFIX}maxChildrenPerServer\` must be at least 1 (the default is 8); got 0`];
-    }
-    return countProblems("maxChildrenPerServer", value);
   },
   read: (value) =>
     typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined,
@@ -291,6 +291,7 @@ export const POOL_SECTION = {
     "20,000",
   ),
   maxConcurrentStarts: count("maxConcurrentStarts", "servers a reconcile starts at once", "8"),
+  maxChildrenPerServer,
   pingTimeoutMs: count(
     "pingTimeoutMs",
     "how long a server whose call timed out gets to answer a ping before it is replaced, ms",
@@ -308,7 +309,6 @@ export const POOL_SECTION = {
   ),
   maxConnections,
   maxConnectionsPerProcess,
-  maxChildrenPerServer,
   lazy: flag("lazy", "pool", "start every row's server at its first use", "false"),
   indexTools: flag("indexTools", "pool", "false: never list tools (a pure proxy)", "true"),
   coerceArguments: flag(

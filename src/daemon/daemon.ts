@@ -7,7 +7,7 @@
  */
 import { basename } from "node:path";
 import { ErrorCode, McpError } from "../pool/mcp/error.js";
-import type { ConfigStatus, DaemonStatus } from "mcpool-protocol";
+import type { ConfigStatus, DaemonStatus, HandoverInfo, HandoverResult } from "mcpool-protocol";
 import { sectionValues } from "../config/pool-section.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import { VERSION } from "../version.js";
@@ -38,6 +38,9 @@ import { createFileTokenStore } from "./stores/tokens.js";
 import { createFileUsageStore } from "./stores/usage.js";
 import { PoolMonitor } from "../pool/watch/monitor.js";
 import { watchConfig, type ConfigWatcher } from "./config/watcher.js";
+import type { Predecessor } from "./handover/predecessor.js";
+import { handOver, type HandOverDeps } from "./handover/hand-over.js";
+import { concludeAdoption } from "./handover/adoption.js";
 
 export interface DaemonOptions {
   socketPath?: string;
@@ -63,9 +66,19 @@ export interface DaemonOptions {
    * said in the daemon's record, so `serve` and `shutdown` may send them. Default false.
    */
   handlesSignals?: boolean;
+  /** Started by a hand-over (`serve --handover`): the old daemon's snapshot and fds. */
+  predecessor?: Predecessor;
+  /** How `daemon/handover` starts the new daemon (the CLI's `serve`); absent: refused. */
+  successor?: HandOverDeps["successor"];
+  /** The fronts beside the daemon: closed while it hands over, restarted if that fails. */
+  onHandingOver?: HandOverDeps["fronts"];
 }
 
-export type StartResult = { started: true } | { started: false; holderPid: number | undefined };
+export type StartResult =
+  | { started: true }
+  | { started: false; holderPid: number | undefined }
+  /** A hand-over that did not go through: the old daemon serves on. */
+  | { started: false; handedBack: string };
 
 export interface Daemon {
   start(): Promise<StartResult>;
@@ -81,6 +94,11 @@ export interface Daemon {
   /** Calls `listener` after each renewal of the socket (the fronts beside it follow). */
   onRenewed(listener: () => void): void;
   status(): DaemonStatus;
+  /**
+   * Hands the socket and the running children to a new daemon (handover/README.md), keeping
+   * connection `keepId` open for the answer; once answered, the shutdown is requested.
+   */
+  handOver(keepId: number): Promise<HandoverResult>;
   /** Resolves once every reconcile queued so far has finished. */
   settled(): Promise<void>;
   readonly paths: DaemonPaths;
@@ -116,6 +134,14 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
   const mark = newMark();
   // The stores' failed saves, for status.
   const saves = new SaveHealth();
+  // The socket a hand-over brought is served as an inherited one.
+  const listenFd = options.listenFd ?? options.predecessor?.listenFd;
+  // The marks of the daemons this one took children from: their descendants are ours too.
+  const marks = [mark, ...(options.predecessor?.snapshot?.marks ?? [])];
+  let handover: HandoverInfo | undefined;
+  /** Set once a new daemon took over: the stop leaves the socket and the children alone. */
+  let handedOver = false;
+  let takeLock: (() => Promise<boolean>) | undefined;
 
   const requirePool = (): McpPool => {
     if (!pool) throw new Error("the daemon has not started");
@@ -133,6 +159,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     clients: server?.clients ?? 0,
     connections: connections.state(),
     saveProblems: saves.state(),
+    ...(handover ? { handover } : {}),
     ...(log === undefined ? {} : { log: logState(log) }),
   });
 
@@ -161,9 +188,25 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
     settled: () => requirePool().flush(),
     renew: (reason) => keeper?.renew(reason) ?? Promise.resolve(false),
     onRenewed: (listener) => void renewed.add(listener),
+    async handOver(keepId) {
+      const lock = {
+        release: () => releaseLock?.(),
+        take: () => takeLock?.() ?? Promise.resolve(false),
+      };
+      const from = { pid: process.pid, version: VERSION, startedAt };
+      const inherited = options.listenFd !== undefined || options.predecessor?.snapshot?.inherited;
+      const fronts = options.onHandingOver;
+      const serving = server && pool && log && !stopping ? { server, pool, log } : undefined;
+      const deps = { ...serving, lock, fronts, successor: options.successor, from, marks };
+      const result = await handOver({ ...deps, inherited: inherited === true }, keepId);
+      handedOver = true;
+      // After this answer is written, as `daemon/shutdown` does.
+      setImmediate(() => options.onShutdownRequested?.());
+      return result;
+    },
 
     async start() {
-      if (options.listenFd === undefined) checkSocketPath(paths.socketPath);
+      if (listenFd === undefined) checkSocketPath(paths.socketPath);
       const runtime = prepareRuntimeDir(paths.socketDir);
       prepareDir(paths.dataDir, 0o700);
       prepareDir(paths.logDir, 0o700);
@@ -174,18 +217,25 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       // A holder the lock cannot see may still serve its socket. Not with an inherited
       // listener: that is our own, and a probe of its path would find it live.
       // The abstract name outlives any removal of the folder: one daemon per socket path.
-      const lock = await acquireInstanceLock(paths.lockPath, {
-        ...(options.listenFd === undefined
-          ? { isDaemonAlive: () => socketAnswers(paths.socketPath) }
-          : {}),
-        ...(HAS_ABSTRACT_SOCKETS ? { name: lockName(paths.socketPath) } : {}),
-        onNameSquatted: (name) =>
-          daemonLog.error(
-            `mcpool: the lock name @${name} is held by a process that is not ours; only the lock file ${paths.lockPath} keeps a second daemon away`,
-          ),
-      });
+      const acquire = () =>
+        acquireInstanceLock(paths.lockPath, {
+          ...(listenFd === undefined
+            ? { isDaemonAlive: () => socketAnswers(paths.socketPath) }
+            : {}),
+          ...(HAS_ABSTRACT_SOCKETS ? { name: lockName(paths.socketPath) } : {}),
+          onNameSquatted: (name) =>
+            daemonLog.error(
+              `mcpool: the lock name @${name} is held by a process that is not ours; only the lock file ${paths.lockPath} keeps a second daemon away`,
+            ),
+        });
+      const lock = await acquire();
       if (!lock.acquired) return { started: false, holderPid: lock.holderPid };
       releaseLock = lock.release;
+      takeLock = async () => {
+        const again = await acquire();
+        if (again.acquired) releaseLock = again.release;
+        return again.acquired;
+      };
       const restoreLock = lock.restore;
       // Records of daemons that died without removing theirs.
       liveDaemons(paths.dataDir, { sweep: true });
@@ -217,11 +267,14 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           return read.rows;
         },
         childMark: { [MARK_VARIABLE]: mark },
+        ...(options.predecessor ? { handed: options.predecessor.handed } : {}),
         onChild: (event) => {
           if (event.type === "spawn") records.add(event.pid, event.serverId);
           else records.remove(event.pid);
         },
         toolsCache: createFileToolsCache(paths.dataDir, saves),
+        // A lazy row's tools are learned once, so agents can find them (pool-options.ts).
+        learnLazyTools: true,
         tokenStore: createFileTokenStore(paths.dataDir, saves),
         pins: createFilePinStore(paths.dataDir, saves),
         // Agents answer the elicitations of their own calls, so every connection
@@ -256,15 +309,14 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         .catch((error: unknown) => daemonLog.error(`mcpool: ${(error as Error).message}`));
 
       server = createSocketServer({
-        ...(options.listenFd !== undefined
-          ? { listenFd: options.listenFd }
-          : { socketPath: paths.socketPath }),
+        ...(listenFd !== undefined ? { listenFd } : { socketPath: paths.socketPath }),
         handlers: createHandlers({
           pool,
           monitor,
           status,
           reload,
           shutdown: () => options.onShutdownRequested?.(),
+          handover: (keepId) => daemon.handOver(keepId),
           version: VERSION,
         }),
         cap: connections,
@@ -281,7 +333,7 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
       }
       // An inherited socket is the service manager's to keep (`systemctl --user restart
       // mcpool.socket` re-creates it).
-      if (options.listenFd === undefined) {
+      if (listenFd === undefined) {
         keeper = keepSocket({
           socketPath: paths.socketPath,
           server,
@@ -317,6 +369,14 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
           `mcpool: could not record this daemon in ${paths.dataDir}: ${(error as Error).message}; \`mcpool status\` cannot find it if its socket goes`,
         );
       }
+      if (options.predecessor) {
+        const concluded = await concludeAdoption(pool, options.predecessor, daemonLog);
+        if (!concluded.serve) {
+          await daemon.stop();
+          return { started: false, handedBack: concluded.why };
+        }
+        handover = concluded.info;
+      }
       daemonLog.info(
         `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,
       );
@@ -329,11 +389,17 @@ export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon>
         removeRecord?.();
         keeper?.close();
         await watcher?.close().catch(() => undefined);
-        await server?.close().catch(() => undefined);
+        // Handed over: the socket is the new daemon's, its path with it.
+        if (handedOver) await server?.abandon().catch(() => undefined);
+        else await server?.close().catch(() => undefined);
         await pool?.close().catch(() => undefined);
         await monitor?.close().catch(() => undefined);
         // What left its server's process group (setsid) outlived the stop ladder: end it too.
-        if (pool !== undefined) await endMarked(mark, log ? { log } : {}).catch(() => undefined);
+        // Handed over: what carries the mark is the new daemon's now.
+        if (pool !== undefined && !handedOver) {
+          for (const each of marks)
+            await endMarked(each, log ? { log } : {}).catch(() => undefined);
+        }
         releaseLock?.();
         log?.info("mcpool: stopped");
       })();

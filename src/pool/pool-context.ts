@@ -52,6 +52,7 @@ export function entryContext(
       ...(options.env ? { env: options.env } : {}),
       onUnsetVariable: parts.onUnsetVariable,
       ...(options.onChild ? { onChild: options.onChild } : {}),
+      ...(options.handed ? { handed: options.handed } : {}),
       authProvider: (row) => auth.provider(row, true),
       onAuthChallenge: (serverId, challenge) => auth.challenged(serverId, challenge),
       onJunk: (serverId, line, redact) => junk.line(serverId, line, redact),

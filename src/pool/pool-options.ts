@@ -12,7 +12,7 @@ import type { PinStore } from "./catalog/pinning.js";
 import type { ResultCacheOptions } from "./calls/result-cache.js";
 import type { ElicitationMode, PoolElicitHandler, PoolSampleHandler } from "./server/routing.js";
 import type { ToolsCacheStore } from "./catalog/tools-cache.js";
-import type { ChildListener, CreateTransport, FetchLike } from "./mcp/transport.js";
+import type { ChildListener, CreateTransport, FetchLike, HandedChildren } from "./mcp/transport.js";
 import type { PoolLog } from "./core/types.js";
 
 /** How long a server that failed is left alone before a call or reconcile dials it again. */
@@ -85,6 +85,11 @@ export interface McpPoolOptions {
   syncDebounceMs?: number;
   /** Told when a stdio child starts and when it and its process group are gone (pid records). */
   onChild?: ChildListener;
+  /**
+   * Children a previous daemon handed over (src/daemon/handover): the first dial of each
+   * one's row speaks to it instead of spawning a new one.
+   */
+  handed?: HandedChildren;
   /** Register rows without dialling; the first use starts a server. Rows may override. Default false. */
   lazy?: boolean;
   /** Close a server after this many ms without a use; rows may override, 0 never. Default: never. */
@@ -93,6 +98,13 @@ export interface McpPoolOptions {
   indexTools?: boolean;
   /** Where last-known tool lists outlive the process, so a lazy pool has a catalog at once. */
   toolsCache?: ToolsCacheStore;
+  /**
+   * A lazy row the tools cache knows nothing of (for its connection) is learned once: started,
+   * listed (the list goes to the tools cache), and stopped, a few at a time after the eager
+   * rows have started, so agents can find its tools without anything calling it first.
+   * Default false; the daemon sets it.
+   */
+  learnLazyTools?: boolean;
   /**
    * Where http rows' OAuth tokens and client registrations are kept, keyed by server url
    * (oauth.ts). Read by a non-interactive provider: stored tokens, refreshed through the SDK,

@@ -22,6 +22,7 @@ import type {
 } from "./calls/server-passthrough.js";
 import type { ResourceListener } from "./calls/server-passthrough.js";
 import { poolParts, type PoolParts } from "./pool-parts.js";
+import { handOff, type HandedOff } from "./server/handoff.js";
 import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
@@ -332,6 +333,17 @@ export class McpPool {
   /** Closes every server and forgets them; the pool refuses everything afterwards. Idempotent. */
   shutdown(): Promise<void> {
     return this.#parts.shutdown();
+  }
+
+  // ── Hand-over to another daemon (server/handoff.ts) ─────────────────────────────
+
+  /**
+   * Stops reading every live stdio child, once its calls settle (within `drainMs`), and
+   * says what another process needs to go on with each. Then releaseHandedOff() or
+   * resumeHandedOff() with the same list.
+   */
+  handOff(drainMs: number): Promise<HandedOff[]> {
+    return handOff(this.#parts.servers.entries(), drainMs);
   }
 
   /** shutdown() under its Node-style name. */

@@ -1,6 +1,7 @@
 /** Process-table helpers for tests: liveness from the kernel, waits bounded and event-free. */
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const fixturesDir = fileURLToPath(new URL("../fixtures/", import.meta.url));
@@ -121,4 +122,32 @@ export async function stopAll(pids: readonly number[]): Promise<void> {
     }
   }
   await waitFor(() => pids.every((pid) => !alive(pid)), 20_000, "the daemons to stop");
+}
+
+/** The entry script of a reference server in devDependencies (`server-everything`, …). */
+export function referenceServer(name: string): string {
+  const manifest = createRequire(import.meta.url).resolve(
+    `@modelcontextprotocol/${name}/package.json`,
+  );
+  return join(dirname(manifest), "dist/index.js");
+}
+
+/**
+ * server-everything (its `alwaysLoad` as given) and server-memory (its file in `dataDir`) as
+ * mcp.json rows.
+ */
+export function referenceRows(dataDir: string, alwaysLoad?: string[]) {
+  const node = process.execPath;
+  return {
+    everything: {
+      command: node,
+      args: [referenceServer("server-everything")],
+      ...(alwaysLoad !== undefined ? { alwaysLoad } : {}),
+    },
+    memory: {
+      command: node,
+      args: [referenceServer("server-memory")],
+      env: { MEMORY_FILE_PATH: join(dataDir, "memory.jsonl") },
+    },
+  };
 }

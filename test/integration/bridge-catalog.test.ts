@@ -6,8 +6,7 @@
  * found to that session's list alone, with a list_changed.
  */
 import { mkdirSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -27,11 +26,9 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { alive, waitFor } from "../helpers/processes.js";
+import { alive, waitFor, referenceServer } from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const bin = (name: string): string =>
-  join(dirname(require.resolve(`@modelcontextprotocol/${name}/package.json`)), "dist/index.js");
+const bin = referenceServer;
 
 /** Bound on three reference servers starting on a loaded machine. */
 const READY_MS = 60_000;

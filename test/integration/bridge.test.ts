@@ -146,10 +146,12 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     ).rejects.toMatchObject({
       code: -32602,
     });
-    // The echo server offers no resources or prompts, so neither does its bridge.
+    // The echo server offers no resources, prompts or logging, so neither does its bridge,
+    // and its tools capability is its own (no listChanged), as a host would see it direct.
     expect(client.getServerCapabilities()?.resources).toBeUndefined();
     expect(client.getServerCapabilities()?.prompts).toBeUndefined();
-    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
+    expect(client.getServerCapabilities()?.logging).toBeUndefined();
+    expect(client.getServerCapabilities()?.tools).toEqual({});
   });
 
   // A pipe joins one socket, and the socket is the scope: `--servers A,B` is the bridges' alone.

@@ -328,4 +328,24 @@ describe("a daemon an entry started (one daemon per user, whatever the host does
     // It said so as it exited: the process may be a moment from gone, never serving.
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the failed daemon to be gone");
   });
+
+  it("that is still writing its exit code is waited for, not reported with an empty one", async () => {
+    const h = home({});
+    // The file is created, and its code written a moment later, as a busy machine can
+    // schedule the daemon's own create-then-write.
+    const slowWriter = [
+      'const { writeFileSync } = require("node:fs");',
+      "const file = process.env.MCPOOL_LAUNCH_STATUS;",
+      'writeFileSync(file, "", { flag: "wx" });',
+      'setTimeout(() => { writeFileSync(file, "2"); process.exit(2); }, 500);',
+    ].join("\n");
+    const failed = await connect({
+      socketPath: h.socketPath,
+      clientName: "starter",
+      autoStart: true,
+      autoStartCommand: [process.execPath, "-e", slowWriter],
+      autoStartTimeoutMs: 120_000,
+    }).catch((error: unknown) => error as Error);
+    expect((failed as Error).message).toMatch(/exited with code 2 before listening/);
+  });
 });

@@ -6,7 +6,8 @@
  * --write`, `claude -p` in two projects calls server-filesystem's list_allowed_directories
  * through the user's daemon, with a stand-in for the model's API
  * (test/fixtures/real-hosts/fake-anthropic.mjs) asking for exactly that call: each project
- * sees its own directory, never the other's and never the row's, as it does direct.
+ * sees its own directory, never the other's and never the row's, as it does direct — also
+ * with 12 sessions in two projects started at once beside a CPU load.
  * Opt-in: MCPOOL_REAL_HOSTS=1 or CI=true.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -137,6 +138,43 @@ describe.runIf(REAL_HOSTS)(
         for (const project of projects) expect(roots).toContain(pathToFileURL(project).href);
       },
       4 * HOST_MS,
+    );
+
+    it(
+      "gives 12 sessions in two projects started at once beside a CPU load each its own directory",
+      async () => {
+        const projects = ["gamma", "delta"].map((name) => {
+          const dir = join(world.home, "work", name);
+          mkdirSync(dir, { recursive: true });
+          return realpathSync(dir);
+        });
+        // A fresh daemon: no child of server-filesystem yet, nothing learnt about it.
+        await world.stopDaemons();
+        claude.configure(world);
+        await world.serve();
+        await serversReady(world);
+        const wired = await world.cli(["wire", "claude-code", "--write"]);
+        expect(wired.code, wired.stdout).toBe(0);
+        const sessions = Array.from({ length: 12 }, (_, i) => projects[i % 2] as string);
+        // Beside a CPU load: two processes that keep both cores busy while the sessions run.
+        const burners = [0, 1].map(() =>
+          spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" }),
+        );
+        const answers = await Promise.all(sessions.map((cwd) => ask(cwd))).finally(async () => {
+          for (const burner of burners) burner.kill("SIGKILL");
+          for (const burner of burners) {
+            const pid = burner.pid;
+            if (pid !== undefined) await waitFor(() => !alive(pid), 15_000, "a burner to exit");
+          }
+        });
+        const wrong = answers.filter((answer, i) => {
+          const own = sessions[i] as string;
+          const other = sessions[i + 1 - 2 * (i % 2)] as string;
+          return !answer.includes(own) || answer.includes(other) || answer.includes(world.project);
+        });
+        expect(wrong).toEqual([]);
+      },
+      6 * HOST_MS,
     );
   },
 );

@@ -123,6 +123,7 @@ describe("the command table", () => {
         "follow",
         "force",
         "from",
+        "handover",
         "help",
         "http",
         "json",

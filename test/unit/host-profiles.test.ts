@@ -185,3 +185,58 @@ describe("which child serves a host profile", () => {
     }
   });
 });
+
+describe("the cap on a row's children for host profiles", () => {
+  it("ends the least recently used idle child for a new project, and names the cap when every child is busy", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const pool = makePool({
+      maxChildrenPerServer: 1,
+      connectTimeoutMs: 2_000,
+      servers: {
+        roots: () => {
+          const server = new Server(
+            { name: "roots", version: "1.0.0" },
+            { capabilities: { tools: {} } },
+          );
+          server.oninitialized = () => {
+            if (server.getClientCapabilities()?.roots) {
+              void server.listRoots().catch(() => undefined);
+            }
+          };
+          server.setRequestHandler(ListToolsRequestSchema, () => ({
+            tools: [
+              { name: "where", inputSchema: { type: "object" as const } },
+              { name: "hold", inputSchema: { type: "object" as const } },
+            ],
+          }));
+          server.setRequestHandler(CallToolRequestSchema, async (request) => {
+            if (request.params.name === "hold") await held;
+            const { roots } = await server.listRoots();
+            return { content: [{ type: "text", text: roots.map((root) => root.uri).join(" ") }] };
+          });
+          return server;
+        },
+      },
+    });
+    const project = (name: string) => ({ roots: [{ uri: `file:///${name}` }] });
+    try {
+      await pool.sync([memoryRow("roots")]);
+      expect(await pool.call("roots__where", {}, { profile: project("a") })).toBe("file:///a");
+      // Past the cap, the idle child of project a ends for project b's.
+      expect(await pool.call("roots__where", {}, { profile: project("b") })).toBe("file:///b");
+      expect(pool.state()[0]?.profiles?.map((child) => child.roots)).toEqual([["file:///b"]]);
+      // Project b's child busy: project c waits, then is refused, naming the cap.
+      const holding = pool.call("roots__hold", {}, { profile: project("b") });
+      await expect(pool.call("roots__where", {}, { profile: project("c") })).rejects.toThrow(
+        /mcpool\.maxChildrenPerServer is 1/,
+      );
+      release();
+      expect(await holding).toBe("file:///b");
+      expect(await pool.call("roots__where", {}, { profile: project("c") })).toBe("file:///c");
+    } finally {
+      release();
+      await pool.close();
+    }
+  });
+});

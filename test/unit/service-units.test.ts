@@ -116,7 +116,12 @@ describe("systemd/mcpool.service", () => {
 
   it("is a simple service whose readiness is the socket unit's listener", () => {
     expect(valuesOf(unit, "Service", "Type")).toEqual(["simple"]);
-    expect(valuesOf(unit, "Service", "NotifyAccess")).toEqual([]);
+  });
+
+  it("reloads by handing the servers to a new daemon, which systemd is told is the main pid", () => {
+    expect(valuesOf(unit, "Service", "ExecReload")).toEqual(["@NODE@ @MCPOOL_BIN@ restart"]);
+    // The MAINPID= message comes from systemd-notify, not from the main process.
+    expect(valuesOf(unit, "Service", "NotifyAccess")).toEqual(["all"]);
   });
 
   it("kills the whole control group, restarts on failure and keeps files private", () => {

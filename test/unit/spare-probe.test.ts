@@ -13,7 +13,7 @@ import { spareProbeOf } from "../../src/pool/server/spare-probe.js";
 const NOW = 1_800_000_000_000;
 const stdio = { id: "s", transport: "stdio", command: "node" } as McpServerConfig;
 const http = { id: "h", transport: "http", url: "https://example.test/mcp" } as McpServerConfig;
-const own = { spareProbe: true } as EntryContext;
+const own = { spareProbe: true, transportContext: {} } as EntryContext;
 const modern: EraVerdict = {
   era: "modern",
   version: "2026-07-28",

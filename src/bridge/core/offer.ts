@@ -1,17 +1,38 @@
 /**
  * What a bridge offers the host it serves, from what the pooled servers in its scope said
  * of themselves: the capabilities of its initialize answer (the servers' extensions among
- * them) and its instructions.
+ * them), its serverInfo and its instructions. A one-server bridge whose server has connected
+ * presents that server as it is: its own serverInfo, and only the capabilities it has (but
+ * `tasks`, which the pool does not relay). A bridge over several servers, or over one that
+ * never said what it offers, is mcpool, offering what can work and refusing on use.
  */
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerState } from "mcpool-client";
+import type { PoolClient, ServerState } from "mcpool-client";
 import type { Scope } from "./naming.js";
 
-/** Which capabilities to declare: tools and logging always, the rest where they can work. */
-export function capabilitiesFor(scope: Scope, states: readonly ServerState[]): ServerCapabilities {
-  const capabilities: ServerCapabilities = { tools: { listChanged: true }, logging: {} };
+/** Capabilities of a server the pool does not pass on: it relays no task-augmented request. */
+const NOT_RELAYED = new Set(["tasks"]);
+
+/**
+ * Which capabilities to declare: a lone known server's own (tools with `listChanged` where
+ * `listsChange`, for a catalog whose list grows); otherwise tools and logging always, the
+ * rest where they can work.
+ */
+export function capabilitiesFor(
+  scope: Scope,
+  states: readonly ServerState[],
+  listsChange = false,
+): ServerCapabilities {
   const servers = inScope(scope, states);
   const single = scope.single !== undefined ? servers[0] : undefined;
+  if (single?.capabilities !== undefined) {
+    const own = Object.fromEntries(
+      Object.entries(structuredClone(single.capabilities)).filter(([key]) => !NOT_RELAYED.has(key)),
+    ) as ServerCapabilities;
+    if (own.tools === undefined || listsChange) own.tools = { ...own.tools, listChanged: true };
+    return own;
+  }
+  const capabilities: ServerCapabilities = { tools: { listChanged: true }, logging: {} };
   // A server that never connected has not said what it offers: offer it all, refuse on use.
   const offers = (name: string): boolean =>
     single?.capabilities === undefined || single.capabilities[name] !== undefined;
@@ -47,6 +68,16 @@ export function subscribesResources(scope: Scope, states: readonly ServerState[]
   });
 }
 
+/** The serverInfo a host is given: a lone connected server's own, else `fallback` (mcpool's). */
+export function serverInfoFor(
+  scope: Scope,
+  states: readonly ServerState[],
+  fallback: { name: string; version: string },
+): { name: string; version: string; [key: string]: unknown } {
+  const own = scope.single !== undefined ? inScope(scope, states)[0]?.serverInfo : undefined;
+  return own !== undefined ? structuredClone(own) : fallback;
+}
+
 /** The servers a bridge's scope covers: the one, the listed, or all. */
 function inScope(scope: Scope, states: readonly ServerState[]): ServerState[] {
   if (scope.single !== undefined) return states.filter((s) => s.id === scope.single);
@@ -64,4 +95,51 @@ export function instructionsFor(scope: Scope, states: readonly ServerState[]): s
   return given
     .map((s) => `## ${s.id} (tools ${s.slug ?? s.id}__*)\n\n${s.instructions!.trim()}`)
     .join("\n\n");
+}
+
+/**
+ * The reserved `_meta` keys of the 2026-07-28 per-request envelope (basic/index, `_meta`):
+ * one era's metadata, which a host of the other era never meets.
+ */
+const MODERN_ENVELOPE = [
+  "io.modelcontextprotocol/protocolVersion",
+  "io.modelcontextprotocol/clientInfo",
+  "io.modelcontextprotocol/clientCapabilities",
+  "io.modelcontextprotocol/logLevel",
+  "io.modelcontextprotocol/serverInfo",
+];
+
+/**
+ * A modern server's result as a legacy host is given it: without the envelope's keys in its
+ * `_meta` (and without a `_meta` they alone made up).
+ */
+export function forLegacyHost<T extends { _meta?: Record<string, unknown> | undefined }>(
+  result: T,
+): T {
+  const meta = result._meta;
+  if (meta === undefined || !MODERN_ENVELOPE.some((key) => key in meta)) return result;
+  const kept = Object.fromEntries(
+    Object.entries(meta).filter(([key]) => !MODERN_ENVELOPE.includes(key)),
+  );
+  const { _meta: _envelope, ...rest } = result;
+  return (Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest) as T;
+}
+
+/**
+ * The pool's servers, with a lone server (`--server`) that has not yet said who it is and
+ * what it offers woken first, so its host meets the server's own serverInfo and capabilities
+ * (a server that cannot start is served as mcpool, refusing on use, and said in the log).
+ */
+export async function knownStates(
+  upstream: PoolClient,
+  single: string | undefined,
+  log: (line: string) => void,
+): Promise<readonly ServerState[]> {
+  const states = await upstream.state();
+  const lone = states.find((s) => s.id === single);
+  if (lone === undefined || lone.capabilities !== undefined || lone.status === "disabled") {
+    return states;
+  }
+  await upstream.ping(lone.id).catch((error: Error) => log(`mcpool bridge: ${error.message}`));
+  return upstream.state();
 }

@@ -18,7 +18,14 @@ import type { PoolClient, ServerState } from "mcpool-client";
 
 import { connectionIdentity, type BridgeIdentityOptions } from "../core/conversation.js";
 import { scopeOf } from "../core/naming.js";
-import { capabilitiesFor, instructionsFor, subscribesResources } from "../core/offer.js";
+import {
+  capabilitiesFor,
+  instructionsFor,
+  knownStates,
+  serverInfoFor,
+  subscribesResources,
+} from "../core/offer.js";
+import { modernCatalog } from "../catalog/modern-catalog.js";
 import { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 import { createCatalog, type Catalog, type CatalogOptions } from "../catalog/on-demand.js";
 import { Sessions } from "../core/session.js";
@@ -82,7 +89,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const upstream = options.client;
   const scope = scopeOf(options);
   const log = options.log ?? (() => undefined);
-  const states = await upstream.state();
+  const states = await knownStates(upstream, scope.single, log);
   if (scope.single !== undefined && !states.some((s) => s.id === scope.single)) {
     throw new BridgeScopeError(
       `the pool has no server "${scope.single}" (it has ${describeScope(states)})`,
@@ -91,7 +98,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   for (const id of scope.servers ?? []) {
     if (!states.some((s) => s.id === id)) log(`mcpool bridge: the pool has no server "${id}"`);
   }
-  const capabilities = capabilitiesFor(scope, states);
+  const capabilities = capabilitiesFor(scope, states, options.catalog !== undefined);
   const instructions = instructionsFor(scope, states);
   const sessions = new Sessions();
   const router = new ResourcesPromptsRouter({ client: upstream, scope, log });
@@ -120,7 +127,10 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     modern: () => eras.ready(),
   });
 
-  const serverInfo = { name: options.name ?? "mcpool", version: options.version ?? "0.0.0" };
+  const serverInfo = serverInfoFor(scope, states, {
+    name: options.name ?? "mcpool",
+    version: options.version ?? "0.0.0",
+  });
   const legacy = new LegacySessions({
     client: upstream,
     serverInfo,
@@ -151,6 +161,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     router,
     newIdentity: () => connectionIdentity(options.identity ?? {}),
     sharedLists: catalog === undefined,
+    ...(catalog !== undefined ? { catalog: modernCatalog(catalog) } : {}),
     privateTools: async () =>
       (await upstream.state()).some(
         (state) => scope.includes(state.id) && state.toolsCache?.scope === "private",

@@ -14,6 +14,7 @@ import {
   ListToolsRequestSchema,
   LoggingLevelSchema,
   SetLevelRequestSchema,
+  type Implementation,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ConversationIdentity, PoolClient } from "mcpool-client";
@@ -70,7 +71,7 @@ export class LegacySessions {
   /** A new SDK Server for one host connection; connect it to a transport. */
   create(): Server {
     const { client, capabilities, instructions, sessions, catalog, router, log } = this.#o;
-    const server = new Server(this.#o.serverInfo, {
+    const server = new Server(this.#o.serverInfo as Implementation, {
       capabilities,
       ...(instructions !== undefined ? { instructions } : {}),
       debouncedNotificationMethods: LIST_CHANGED,
@@ -97,12 +98,15 @@ export class LegacySessions {
       session.profile.changed();
       await server.sendToolListChanged().catch(() => undefined);
     });
-    server.setRequestHandler(SetLevelRequestSchema, async (request) => {
-      const level = LoggingLevelSchema.parse(request.params.level);
-      session.level = level;
-      await this.#o.traffic.setLevel(level);
-      return {};
-    });
+    // A lone server without logging: the host is told "Method not found", as it is direct.
+    if (capabilities.logging !== undefined) {
+      server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+        const level = LoggingLevelSchema.parse(request.params.level);
+        session.level = level;
+        await this.#o.traffic.setLevel(level);
+        return {};
+      });
+    }
     router.install(server, session, capabilities);
     return server;
   }

@@ -22,6 +22,7 @@ import type {
 } from "mcpool-client";
 
 import { callFailure, toMcpError, unknownTool } from "../core/errors.js";
+import { forLegacyHost } from "../core/offer.js";
 import { identityFor } from "../core/conversation.js";
 import { toolNames, type Scope, type ToolNames } from "../core/naming.js";
 import { sessionCaller, type Extra, type Session, type Sessions } from "../core/session.js";
@@ -229,7 +230,8 @@ export class BridgeTools {
     }
     const forget = this.#sessions.track({ session, serverId, extra });
     try {
-      return (await this.#upstream.call(qualified, args, options)) as CallToolResult;
+      const result = (await this.#upstream.call(qualified, args, options)) as CallToolResult;
+      return forLegacyHost(result);
     } catch (error) {
       if (extra.signal.aborted) throw error; // the host gave up: the SDK sends no answer
       return callFailure(error, name);

@@ -7,6 +7,7 @@ import type { ConversationIdentity, HostProfile, PoolClient } from "mcpool-clien
 import type { ServerCapabilities, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import type { Scope } from "../core/naming.js";
+import type { ModernCatalog } from "../catalog/modern-catalog.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 
 /** What the modern side needs of the bridge (legacy/bridge-server.ts builds it). */
@@ -17,9 +18,16 @@ export interface BridgeCore {
   /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
   resourceSubscriptions: boolean;
   instructions: string | undefined;
+  /** The lone server's own serverInfo (offer.ts), or mcpool's. */
   serverInfo: { name: string; version: string };
   /** Every definition in scope for a host of `profile`, as a legacy session lists them. */
   listTools(identity: ConversationIdentity, profile: HostProfile): Promise<Tool[]>;
+  /**
+   * `--catalog` (catalog/on-demand.ts), as a modern host meets it: a list of the meta tools,
+   * the first tools and what this serving unit's searches found, and the answers of
+   * search_tools and describe_tool. call_tool is a call of the tool it names.
+   */
+  catalog?: ModernCatalog;
   /** The qualified name a host's tool name stands for. */
   qualify(name: string): Promise<string | undefined>;
   /** The pooled server a qualified name was listed from, when the bridge knows it. */

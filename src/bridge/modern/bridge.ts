@@ -45,6 +45,7 @@ import {
 } from "../core/host-profile.js";
 import { ParkedCall } from "../core/host-requests.js";
 import type { BridgeCore } from "./bridge-core.js";
+import { calledThrough } from "../catalog/modern-catalog.js";
 import { Rounds, staleState, type StatePayload } from "./rounds.js";
 import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
 import type { Subscriber } from "../core/resources-prompts.js";
@@ -82,6 +83,8 @@ export class ModernBridge {
     // The host's roots, per serving unit: a connection's (stdio, MCP socket) for its life;
     // on the stateless HTTP face one request's, so each call there asks again.
     const roots = new ModernRoots();
+    // `--catalog`: this unit's list and found tools, as a legacy session has its own.
+    const catalog = core.catalog?.unit();
     const listHint: CacheHint = {
       ttlMs: LIST_TTL_MS,
       cacheScope: core.sharedLists ? "public" : "private",
@@ -89,8 +92,9 @@ export class ModernBridge {
     const capabilities = { ...core.capabilities } as Record<string, unknown>;
     // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
     if (core.capabilities.resources !== undefined) {
+      const { subscribe: _legacy, ...resources } = core.capabilities.resources;
       capabilities.resources = {
-        listChanged: true,
+        ...resources,
         ...(core.resourceSubscriptions ? { subscribe: true } : {}),
       };
     }
@@ -124,11 +128,10 @@ export class ModernBridge {
     server.setRequestHandler(
       "tools/list",
       guarded(async (_request, ctx) => {
+        const named = identityFor(identity, metaOf(ctx));
+        const profile = roots.listing(clientCapabilities(ctx));
         const [tools, owned] = await Promise.all([
-          core.listTools(
-            identityFor(identity, metaOf(ctx)),
-            roots.listing(clientCapabilities(ctx)),
-          ),
+          catalog !== undefined ? catalog.list(named, profile) : core.listTools(named, profile),
           core.sharedLists ? core.privateTools() : Promise.resolve(false),
         ]);
         // The hint a pooled server gave its list holds for the list it is part of.
@@ -136,11 +139,24 @@ export class ModernBridge {
         return { tools: tools as never, ...hint };
       }),
     );
-    server.setRequestHandler("tools/call", (request, ctx) =>
-      this.#call(identity, roots, request.params, ctx, server).catch((error: unknown) => {
+    server.setRequestHandler("tools/call", (request, ctx) => {
+      const meta = core.catalog;
+      const { name, arguments: args } = request.params;
+      // call_tool is a call of the tool it names, with its rounds (input_required) as any call.
+      const inner = meta !== undefined && name === meta.callTool ? calledThrough(args) : undefined;
+      const answered =
+        catalog !== undefined && meta?.isMetaTool(name) === true && inner === undefined
+          ? catalog.answer(
+              name,
+              args,
+              identityFor(identity, metaOf(ctx)),
+              roots.listing(clientCapabilities(ctx)),
+            )
+          : this.#call(identity, roots, inner ?? request.params, ctx, server);
+      return answered.catch((error: unknown) => {
         throw asProtocolError(error);
-      }),
-    );
+      });
+    });
     const router = core.router;
     if (core.capabilities.resources !== undefined) {
       server.setRequestHandler(

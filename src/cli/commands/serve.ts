@@ -6,6 +6,8 @@
 import { writeFileSync } from "node:fs";
 import { EXIT } from "../output/exit-codes.js";
 import type { CommandContext } from "./context.js";
+import { UsageError } from "../output/usage-error.js";
+import type { Predecessor } from "../../daemon/handover/predecessor.js";
 
 /** LISTEN_FDS for this process: systemd socket activation hands the socket over as fd 3. */
 function inheritedListenFd(): number | undefined {
@@ -41,9 +43,15 @@ export function watchLaunch(): void {
   launched = { serving: () => void (serving = true) };
 }
 
-export async function serveCommand(context: CommandContext): Promise<number> {
-  const { config: configPath, socket: socketPath } = context.flags;
+export async function serveCommand(
+  context: CommandContext<{ handover?: string }>,
+): Promise<number> {
+  const { config: configPath, socket: socketPath, handover } = context.flags;
   const listenFd = inheritedListenFd();
+  const { startFronts } = await import("./serve-fronts.js");
+  let fronts: Awaited<ReturnType<typeof startFronts>>;
+  // Started by `mcpool restart`: the old daemon's snapshot before anything else.
+  const predecessor = handover === undefined ? undefined : await joinPredecessor(handover);
   // Children must never see these; the pool strips them too, this keeps them out of our own env.
   for (const name of ["LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]) delete process.env[name];
   let stopRequested: () => void = () => undefined;
@@ -56,6 +64,15 @@ export async function serveCommand(context: CommandContext): Promise<number> {
     envFile: true,
     handlesSignals: true,
     onShutdownRequested: () => stopRequested(),
+    ...(predecessor ? { predecessor } : {}),
+    successor: (fdCount) => successorCommand(fdCount, { configPath, socketPath }),
+    // The MCP sockets close while the daemon hands over, and come back if that fails.
+    onHandingOver: async (phase) => {
+      if (phase === "hold") {
+        await fronts?.close();
+        fronts = undefined;
+      } else fronts ??= await startFronts(daemon, context.err);
+    },
   });
   // Before start: once the daemon's record says it takes SIGUSR1, it must (a signal with no
   // listener would open Node's inspector instead). It re-creates the socket, as tmux does.
@@ -66,6 +83,10 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   const result = await daemon.start();
   if (!result.started) {
     process.off("SIGUSR1", renew);
+    if ("handedBack" in result) {
+      context.err(`mcpool: did not take over: ${result.handedBack}`);
+      return EXIT.failed;
+    }
     return (await import("./lost-socket.js")).serveGaveWay(
       daemon.paths.socketPath,
       result.holderPid,
@@ -80,9 +101,45 @@ export async function serveCommand(context: CommandContext): Promise<number> {
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
-  const fronts = await (await import("./serve-fronts.js")).startFronts(daemon, context.err);
+  fronts = await startFronts(daemon, context.err);
   await stopped;
   await fronts?.close();
   await daemon.stop();
   return EXIT.ok;
+}
+
+/** `--handover N`: N descriptors from fd 4 on, read from the old daemon on fd 3. */
+function joinPredecessor(count: string): Promise<Predecessor> {
+  const fds = Number(count);
+  if (!Number.isSafeInteger(fds) || fds < 1) {
+    throw new UsageError(
+      `--handover takes the number of descriptors passed (1 or more), not "${count}"`,
+    );
+  }
+  return import("../../daemon/handover/predecessor.js").then(({ joinPredecessor: join }) =>
+    join(fds),
+  );
+}
+
+/**
+ * The new daemon: this node, running the installed `main.js` as this one was started (after
+ * `npm install -g`, that path holds the new version), with the same --config and --socket.
+ */
+function successorCommand(
+  fdCount: number,
+  given: { configPath: string | undefined; socketPath: string | undefined },
+): { command: string; args: string[] } {
+  const main = process.argv[1];
+  if (main === undefined) throw new Error("this process was not started from a script");
+  return {
+    command: process.execPath,
+    args: [
+      main,
+      "serve",
+      "--handover",
+      String(fdCount),
+      ...(given.configPath !== undefined ? ["--config", given.configPath] : []),
+      ...(given.socketPath !== undefined ? ["--socket", given.socketPath] : []),
+    ],
+  };
 }

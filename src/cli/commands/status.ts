@@ -38,12 +38,27 @@ export function protocolCell(s: ServerState): string {
   return s.protocolVersion ?? s.era ?? "-";
 }
 
+/** Since when the daemon serves, and from which hand-over (`mcpool restart`), if one. */
+export function handoverLines(status: DaemonStatus): string[] {
+  const since = `serving since ${new Date(status.startedAt).toISOString()}`;
+  const handover = status.handover;
+  if (handover === undefined) return [`        ${since}`];
+  const { from, adopted } = handover;
+  const origin = `handed over from pid ${from.pid} (version ${from.version}) at ${new Date(handover.at).toISOString()}`;
+  const took =
+    handover.cold !== undefined
+      ? `started every server again: ${terminalText(handover.cold)}`
+      : `${adopted.length} server(s) adopted running${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}`;
+  return [`        ${since}, ${origin}; ${took}`];
+}
+
 /** The whole human-readable status. */
 export function statusText(status: DaemonStatus, now = Date.now()): string {
   const rss = status.rssBytes !== undefined ? `, rss ${bytes(status.rssBytes)}` : "";
   const restarted = status.servers.filter((s) => (s.resources?.overMemoryRestarts ?? 0) > 0);
   return [
     `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)${rss}`,
+    ...handoverLines(status),
     `socket  ${status.socketPath}`,
     `config  ${configLine(status)}`,
     ...(status.config.watching === false

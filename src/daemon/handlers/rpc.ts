@@ -13,6 +13,7 @@ import {
   type CallToolResult,
   type ConfigStatus,
   type DaemonStatus,
+  type HandoverResult,
   type MethodName,
   type NotificationParamsOf,
   type ResultOf,
@@ -107,6 +108,11 @@ export interface HandlerDeps {
   reload(): Promise<ConfigStatus>;
   /** Begins a graceful shutdown; called after the request's answer is on its way. */
   shutdown(): void;
+  /**
+   * Hands the servers to a new daemon, keeping connection `keepId` open to answer it; this
+   * daemon stops once the answer is on its way. Absent: refused (a daemon inside a program).
+   */
+  handover?(keepId: number): Promise<HandoverResult>;
   /** The daemon's version for hello. Default: status().version. */
   version?: string;
 }
@@ -271,46 +277,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
 
     "pool/reload": () => deps.reload(),
 
-    "pool/subscribe": (params, ctx) => {
-      const { id, signal } = ctx.connection;
-      if (signal.aborted) return {};
-      let sub = subscriptions.get(id);
-      if (sub === undefined) {
-        const created: Subscription = {};
-        sub = created;
-        subscriptions.set(id, created);
-        signal.addEventListener(
-          "abort",
-          () => {
-            created.offEvents?.();
-            created.offNotifications?.();
-            subscriptions.delete(id);
-          },
-          { once: true },
-        );
-      }
-      if (params.events === true) {
-        // Subscribed again: the types asked now replace the last ones.
-        sub.offEvents?.();
-        sub.offEvents = pool.onEvent(eventPusher(ctx, params.eventTypes));
-      } else if (params.events === false && sub.offEvents !== undefined) {
-        sub.offEvents();
-        sub.offEvents = undefined;
-      }
-      if (params.elicit !== undefined) sub.elicit = params.elicit;
-      if (params.sample !== undefined) sub.sample = params.sample;
-      if (params.notifications === true && sub.offNotifications === undefined) {
-        sub.offNotifications = pool.onNotification((serverId, notification) => {
-          // A resource's updates go only to the connections that subscribed to it.
-          if (notification.method === "notifications/resources/updated") return;
-          ctx.notify("notification", { serverId, notification });
-        });
-      } else if (params.notifications === false && sub.offNotifications !== undefined) {
-        sub.offNotifications();
-        sub.offNotifications = undefined;
-      }
-      return {};
-    },
+    "pool/subscribe": subscribeHandler(pool, subscriptions),
 
     ...createPassthroughHandlers(pool),
 
@@ -324,11 +291,73 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       return { ...status, servers, rssBytes: process.memoryUsage.rss() };
     },
 
+    "daemon/handover": (_params, ctx) => {
+      if (!deps.handover) {
+        throw new McpPoolError(
+          "handover-failed",
+          "this daemon cannot hand over: it was not started by `mcpool serve`",
+          {},
+        );
+      }
+      return deps.handover(ctx.connection.id);
+    },
+
     "daemon/shutdown": () => {
       // After this answer is written: close() drains, and this request must not be the
       // one it waits for.
       setImmediate(() => deps.shutdown());
       return {};
     },
+  };
+}
+
+/**
+ * `pool/subscribe`: the streams a connection asks for (events, its server's notifications,
+ * the daemon's requests), each left as it was when the params leave it out, and all undone
+ * when the connection closes.
+ */
+function subscribeHandler(
+  pool: HandlerDeps["pool"],
+  subscriptions: Map<number, Subscription>,
+): HandlerTable["pool/subscribe"] {
+  return (params, ctx) => {
+    const { id, signal } = ctx.connection;
+    if (signal.aborted) return {};
+    let sub = subscriptions.get(id);
+    if (sub === undefined) {
+      const created: Subscription = {};
+      sub = created;
+      subscriptions.set(id, created);
+      signal.addEventListener(
+        "abort",
+        () => {
+          created.offEvents?.();
+          created.offNotifications?.();
+          subscriptions.delete(id);
+        },
+        { once: true },
+      );
+    }
+    if (params.events === true) {
+      // Subscribed again: the types asked now replace the last ones.
+      sub.offEvents?.();
+      sub.offEvents = pool.onEvent(eventPusher(ctx, params.eventTypes));
+    } else if (params.events === false && sub.offEvents !== undefined) {
+      sub.offEvents();
+      sub.offEvents = undefined;
+    }
+    if (params.elicit !== undefined) sub.elicit = params.elicit;
+    if (params.sample !== undefined) sub.sample = params.sample;
+    if (params.notifications === true && sub.offNotifications === undefined) {
+      sub.offNotifications = pool.onNotification((serverId, notification) => {
+        // A resource's updates go only to the connections that subscribed to it.
+        if (notification.method === "notifications/resources/updated") return;
+        ctx.notify("notification", { serverId, notification });
+      });
+    } else if (params.notifications === false && sub.offNotifications !== undefined) {
+      sub.offNotifications();
+      sub.offNotifications = undefined;
+    }
+    return {};
   };
 }

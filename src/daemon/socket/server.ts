@@ -98,6 +98,17 @@ export interface SocketServer {
    * inherited socket (its path is the service manager's).
    */
   rebind(): Promise<boolean>;
+  /**
+   * A hand-over to a new daemon (src/daemon/handover): new connections are closed at once
+   * (their clients dial again, and find the new daemon), and every connection but
+   * `keepId`'s is dropped now. Undone by unhold(); abandon() ends it for good.
+   */
+  hold(keepId: number): void;
+  unhold(): void;
+  /** After a hand-over: stops listening and drops every connection, leaving the path alone. */
+  abandon(): Promise<void>;
+  /** The listening socket's file descriptor, to hand to a new daemon. */
+  readonly listeningFd: number | undefined;
   /** The inode bound at the socket path, while listening on a path of our own. */
   readonly bound: BoundSocket | undefined;
   /** Connections open now. */
@@ -121,7 +132,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   const retired = new Set<Promise<void>>();
   /** Rebinds run one at a time. */
   let rebinding: Promise<unknown> = Promise.resolve();
-  let state: "idle" | "starting" | "listening" | "draining" | "closed" = "idle";
+  let state: "idle" | "starting" | "listening" | "holding" | "draining" | "closed" = "idle";
   /** The inode we bound, so close() unlinks the path only while it is still ours. */
   let bound: BoundSocket | undefined;
   let nextId = 0;
@@ -266,6 +277,27 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
 
     get bound() {
       return bound;
+    },
+
+    get listeningFd() {
+      const fd = (server as { _handle?: { fd?: unknown } } | undefined)?._handle?.fd;
+      return typeof fd === "number" && fd >= 0 ? fd : undefined;
+    },
+
+    hold(keepId) {
+      if (state !== "listening") return;
+      state = "holding";
+      for (const peer of peers) if (peer.info.id !== keepId) peer.socket.destroy();
+    },
+
+    unhold() {
+      if (state === "holding") state = "listening";
+    },
+
+    abandon() {
+      // The path is the new daemon's now: never unlinked from here.
+      bound = undefined;
+      return this.destroy();
     },
 
     rebind() {

@@ -54,6 +54,6 @@ function parseProfiles(value: unknown): ProfileMemo | undefined {
   if (Array.isArray(same) && same.every((key) => typeof key === "string")) {
     memo.same = same as string[];
   }
-  if (asksRoots === true) memo.asksRoots = true;
-  return memo.same !== undefined || memo.asksRoots ? memo : undefined;
+  if (typeof asksRoots === "boolean") memo.asksRoots = asksRoots;
+  return memo.same !== undefined || memo.asksRoots !== undefined ? memo : undefined;
 }

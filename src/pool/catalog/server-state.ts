@@ -71,6 +71,10 @@ export function serverState(
     if (connection.instructions !== undefined) state.instructions = connection.instructions;
     if (connection.capabilities !== undefined)
       state.capabilities = structuredClone(connection.capabilities);
+    if (connection.serverInfo !== undefined)
+      state.serverInfo = structuredClone(connection.serverInfo) as NonNullable<
+        ServerState["serverInfo"]
+      >;
   }
   const era = connection?.era ?? entry.verdict?.era;
   if (era !== undefined) state.era = era;

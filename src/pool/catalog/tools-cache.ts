@@ -31,7 +31,10 @@ export interface CachedTools {
 export interface ProfileMemo {
   /** Capability keys whose listing is the row's own: served by its own connection. */
   same?: string[];
-  /** The server asks its client for roots. */
+  /**
+   * Whether the server asks its client for roots: true once seen to ask (at any time);
+   * false once a child served a use without it asking, at its start or since.
+   */
   asksRoots?: boolean;
 }
 

@@ -46,6 +46,8 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   timeout: 504,
   // The tool ran; its answer is too large to send. Asking again answers the same, uncapped.
   "answer-too-large": 502,
+  // The old daemon serves on; the restart can be tried again once its cause is fixed.
+  "handover-failed": 503,
   // The client's own codes, for a gateway that fronts a PoolClient rather than a pool:
   // no daemon to ask, one that speaks another protocol, or a plain JSON-RPC refusal.
   "daemon-unavailable": 503,

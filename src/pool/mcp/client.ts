@@ -59,6 +59,7 @@ import { httpErrorStatus } from "./http-client.js";
 import { readResult } from "./input-required.js";
 import { McpProtocol, type Message, type RequestOptions, type ResultSchema } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
+import type { HandedSession } from "./transport.js";
 import {
   ACKNOWLEDGED,
   LegacyEra,
@@ -151,6 +152,9 @@ export class McpClient extends McpProtocol {
     await this.attach(transport);
     // A transport that already holds a session is a reconnect: no second handshake.
     if (transport.sessionId !== undefined) return;
+    // A child another daemon handed over: its session goes on where that daemon left it.
+    const handed = (transport as { handedSession?: HandedSession }).handedSession;
+    if (handed !== undefined) return this.#resume(handed);
     try {
       if (plan === undefined) return await this.#initialize(transport, options);
       await this.#open(transport, options, plan);
@@ -252,6 +256,45 @@ export class McpClient extends McpProtocol {
       return true;
     }
     return false;
+  }
+
+  /** What another daemon needs to go on with this connection (handed.ts). */
+  handedSession(): HandedSession | undefined {
+    const era = this.#era;
+    if (era === undefined) return undefined;
+    const verdict = this.#verdict;
+    return {
+      protocolVersion: era.protocolVersion,
+      capabilities: this.#serverCapabilities ?? {},
+      ...(this.#serverVersion ? { serverInfo: this.#serverVersion } : {}),
+      ...(this.#instructions !== undefined ? { instructions: this.#instructions } : {}),
+      ...(verdict ? { verdict } : {}),
+      ...(era.era === "modern" && verdict?.era === "modern"
+        ? { modern: { version: era.protocolVersion, discover: verdict.discover } }
+        : {}),
+      nextId: this.nextRequestId,
+    };
+  }
+
+  #resume(session: HandedSession): void {
+    const { modern } = session;
+    if (modern) {
+      const at = Date.now();
+      this.#adopt(
+        modern.version,
+        modern.discover,
+        session.verdict ?? { era: "modern", ...modern, at },
+      );
+      this.#era?.opened();
+    } else {
+      this.#choose(new LegacyEra(this.#wire, session.protocolVersion));
+      this.#verdict = session.verdict ?? { era: "legacy", at: Date.now() };
+    }
+    this.#serverCapabilities = session.capabilities;
+    this.#serverVersion = session.serverInfo;
+    this.#instructions = session.instructions;
+    this.nextRequestId = session.nextId;
+    this.transport?.setProtocolVersion?.(session.protocolVersion);
   }
 
   #adopt(version: string, discover: DiscoverResult, verdict: EraVerdict): void {

@@ -139,6 +139,15 @@ export class McpProtocol {
     return this.#transport;
   }
 
+  /** The id the next request gets: a connection handed to another daemon goes on from it. */
+  protected get nextRequestId(): number {
+    return this.#nextId;
+  }
+
+  protected set nextRequestId(id: number) {
+    this.#nextId = Math.max(this.#nextId, id);
+  }
+
   /** Takes `transport` over (its callbacks set before still run first) and starts it. */
   protected async attach(transport: Transport): Promise<void> {
     if (this.#transport) throw new Error("Already connected to a transport");

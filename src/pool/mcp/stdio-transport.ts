@@ -8,8 +8,13 @@
  * - close() escalates stdin EOF → SIGTERM to the group → SIGKILL to the group;
  * - stdout lines that are not JSON-RPC are skipped and reported, never fatal;
  * - stderr is kept as a bounded tail for error messages.
+ * A child handed over by a previous daemon (handed.ts) is spoken to over the fds it came
+ * with: its exit is its stdout closing and its pid leaving, since only its parent can wait
+ * for it. Either kind can be handed on again (handOff()).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { fdOf, pidGone, pipeFrom, resumeReading, stopReading } from "../core/pipes.js";
+import type { HandedChild, HandedSession } from "./transport.js";
 import { LineReader, parseJsonRpcLine } from "./line-reader.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -37,6 +42,16 @@ export interface ChildProcessTransportOptions {
   onSpawn?: (pid: number) => void;
   /** Called once the child and every process of its group are gone. */
   onGone?: (pid: number) => void;
+  /** A child a previous daemon started: start() takes it over instead of spawning one. */
+  handed?: HandedChild;
+}
+
+/** The child's pipes, spawned or handed. */
+interface ChildIo {
+  pid: number;
+  stdin: NodeJS.WritableStream & { destroyed: boolean; destroy(): void };
+  stdout: NodeJS.ReadableStream & { destroy(): void };
+  stderr: NodeJS.ReadableStream & { destroy(): void };
 }
 
 export interface ChildExit {
@@ -53,6 +68,15 @@ export class ChildProcessTransport implements Transport {
   /** Told of each stderr chunk while they are in the set (a server's sign of life). */
   readonly stderrWatchers = new Set<(chunk: Buffer) => void>();
   #child?: ChildProcess;
+  #io?: ChildIo;
+  /** stdout since its last newline: what a successor must read first (handOff()). */
+  #tail: Buffer[] = [];
+  /** Handed on to another process: this one signals and reads nothing more. */
+  #released = false;
+  /** A handed child before the hand-over settled: not yet this process's to stop (handed.ts). */
+  #owned: boolean | undefined = true;
+  /** Between handOff() and release() or resume(): a close waits to know whose the child is. */
+  #handing: { done: Promise<void>; settle: () => void } | undefined;
   #exit?: ChildExit;
   #exited?: Promise<ChildExit>;
   /** Resolves on the child's `close`: it exited and its stdout and stderr are read to their end. */
@@ -67,7 +91,12 @@ export class ChildProcessTransport implements Transport {
   }
 
   get pid(): number | undefined {
-    return this.#child?.pid;
+    return this.#io?.pid ?? this.#child?.pid;
+  }
+
+  /** The session a handed child's previous daemon had opened, for the client to go on with. */
+  get handedSession(): HandedSession | undefined {
+    return this.#options.handed?.session;
   }
 
   /** How the child ended, once it has. */
@@ -76,7 +105,8 @@ export class ChildProcessTransport implements Transport {
   }
 
   start(): Promise<void> {
-    if (this.#child) throw new Error("ChildProcessTransport already started");
+    if (this.#child || this.#io) throw new Error("ChildProcessTransport already started");
+    if (this.#options.handed) return this.#adopt(this.#options.handed);
     const { command, args = [], env, cwd } = this.#options;
     return new Promise((resolve, reject) => {
       const child = spawn(command, [...args], {
@@ -102,6 +132,14 @@ export class ChildProcessTransport implements Transport {
       });
       child.once("spawn", () => {
         if (child.pid !== undefined) this.#options.onSpawn?.(child.pid);
+        if (child.pid !== undefined && child.stdin && child.stdout && child.stderr) {
+          this.#io = {
+            pid: child.pid,
+            stdin: child.stdin,
+            stdout: child.stdout,
+            stderr: child.stderr,
+          };
+        }
         resolve();
       });
       this.#ended = new Promise((done) => {
@@ -122,6 +160,91 @@ export class ChildProcessTransport implements Transport {
     });
   }
 
+  /** Takes over a child another daemon started: its pipes from their fds, nothing spawned. */
+  async #adopt(handed: HandedChild): Promise<void> {
+    const [inFd, outFd, errFd] = handed.fds;
+    const io: ChildIo = {
+      pid: handed.pid,
+      stdin: pipeFrom(inFd, "write"),
+      stdout: pipeFrom(outFd, "read"),
+      stderr: pipeFrom(errFd, "read"),
+    };
+    this.#io = io;
+    if (handed.owned) {
+      this.#owned = undefined;
+      void handed.owned.then((owned) => (this.#owned = owned));
+    }
+    const outClosed = new Promise<void>((done) => io.stdout.once("close", () => done()));
+    const errClosed = new Promise<void>((done) => io.stderr.once("close", () => done()));
+    // A child closes its stdout as it exits; from then its pid says when it is gone.
+    this.#exited = outClosed.then(async () => {
+      await pidGone(handed.pid);
+      this.#exit ??= { code: null, signal: null };
+      return this.#exit;
+    });
+    this.#ended = Promise.all([this.#exited, errClosed]).then(() => {
+      this.#buffer.clear();
+      if (!this.#released) this.#closed();
+    });
+    io.stdin.on("error", (error: Error) => this.onerror?.(error));
+    io.stdout.on("error", (error: Error) => this.onerror?.(error));
+    io.stderr.on("error", () => undefined);
+    io.stderr.on("data", (chunk: Buffer) => {
+      this.stderr.push(chunk);
+      this.#options.onStderr?.(chunk);
+    });
+    this.#options.onSpawn?.(handed.pid);
+    const unread = Buffer.from(handed.unread, "base64");
+    if (unread.length > 0) this.#read(unread);
+    io.stdout.on("data", (chunk: Buffer) => this.#read(chunk));
+  }
+
+  /**
+   * Stops reading the child and says what another process needs to go on with it, given
+   * `session` (the client's): undefined when the child is gone or its pipes have no fds.
+   * Until release() the child is still this transport's: resume() reads on.
+   */
+  handOff(session: HandedSession): HandedChild | undefined {
+    const io = this.#io;
+    if (!io || this.#exit || this.#released || this.#closing) return undefined;
+    const fds = [fdOf(io.stdin), fdOf(io.stdout), fdOf(io.stderr)];
+    if (!fds.every((fd): fd is number => fd !== undefined)) return undefined;
+    stopReading(io.stdout);
+    stopReading(io.stderr);
+    let settle = (): void => undefined;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    this.#handing = { done, settle };
+    const unread = Buffer.concat(this.#tail).toString("base64");
+    return { pid: io.pid, fds: [fds[0], fds[1], fds[2]], unread, session };
+  }
+
+  /** After a handOff() the successor did not take: reads the child again where it stopped. */
+  resume(): void {
+    if (!this.#io || this.#released) return;
+    resumeReading(this.#io.stdout);
+    resumeReading(this.#io.stderr);
+    this.#handing?.settle();
+    this.#handing = undefined;
+  }
+
+  /**
+   * After a handOff() the successor took: closes this process's ends of the pipes and
+   * forgets the child, without a signal or a close event. The child runs on.
+   */
+  release(): void {
+    const io = this.#io;
+    if (!io || this.#released) return;
+    this.#released = true;
+    this.#closing ??= Promise.resolve();
+    for (const stream of [io.stdin, io.stdout, io.stderr]) {
+      stream.on("error", () => undefined);
+      stream.destroy();
+    }
+    this.#child?.unref();
+    this.#handing?.settle();
+    this.#handing = undefined;
+  }
+
   #closedOnce = false;
   /** The shared wait for stdin's `drain` (#drained), while one is due. */
   #draining: Promise<void> | undefined;
@@ -132,6 +255,9 @@ export class ChildProcessTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
+    const newline = chunk.lastIndexOf(10);
+    if (newline < 0) this.#tail.push(chunk);
+    else this.#tail = newline + 1 < chunk.length ? [chunk.subarray(newline + 1)] : [];
     let lines: string[];
     try {
       lines = this.#buffer.push(chunk);
@@ -148,8 +274,8 @@ export class ChildProcessTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    const stdin = this.#child?.stdin;
-    if (!stdin) return Promise.reject(new Error("Not connected"));
+    const stdin = this.#io?.stdin ?? this.#child?.stdin;
+    if (!stdin || this.#released) return Promise.reject(new Error("Not connected"));
     if (stdin.destroyed || this.#exit) return Promise.reject(brokenPipe());
     return new Promise((resolve, reject) => {
       // One message a line (the SDK's serializeMessage, whose module loads its zod schemas).
@@ -192,21 +318,34 @@ export class ChildProcessTransport implements Transport {
 
   /** Stop the child and every process of its group: stdin EOF, SIGTERM, SIGKILL. */
   close(): Promise<void> {
-    this.#closing ??= this.#stop();
+    const owned = this.#options.handed?.owned;
+    if (this.#owned === undefined && owned) {
+      // Said at once: a dial that failed on a handed child must not wait for the hand-over.
+      this.#closing ??= owned.then((mine) => (mine ? this.#stop() : this.release()));
+      return Promise.resolve();
+    }
+    if (this.#owned === false) {
+      this.release();
+      return Promise.resolve();
+    }
+    const handing = this.#handing?.done;
+    this.#closing ??= handing
+      ? handing.then(() => (this.#released ? undefined : this.#stop()))
+      : this.#stop();
     return this.#closing;
   }
 
   async #stop(): Promise<void> {
-    const child = this.#child;
-    if (!child || child.pid === undefined || !this.#exited) {
+    const io = this.#io;
+    if (!io || !this.#exited) {
       this.#closed();
       return;
     }
-    const pgid = child.pid;
+    const pgid = io.pid;
     const grace = this.#options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
     const exited = this.#exited;
     if (!this.#exit) {
-      child.stdin?.end();
+      io.stdin.end();
       if (!(await within(exited, grace))) {
         signalGroup(pgid, "SIGTERM");
         if (!(await within(exited, grace))) {

@@ -12,6 +12,8 @@ import { loadHttpClient } from "./http-client.js";
 import { redactSecrets, secretValues } from "../core/secrets.js";
 import type { AuthChallenge } from "./challenges.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
+import type { Implementation, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { DiscoverResult, EraVerdict } from "./era.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -39,6 +41,16 @@ export interface TransportContext {
   authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
   /** Told what each 401, or 403 insufficient_scope, of an OAuth row's server said (sign-in.ts). */
   onAuthChallenge?: (serverId: string, challenge: AuthChallenge) => void;
+  /** The children a previous daemon handed over: a stdio row's dial takes its child, once. */
+  handed?: HandedChildren;
+}
+
+/** Children handed over by a previous daemon, by the row they were started from. */
+export interface HandedChildren {
+  /** Whether a child of exactly this row waits to be taken. */
+  has(row: McpServerConfig): boolean;
+  /** That child, taken: the next call for the row finds none. */
+  take(row: McpServerConfig): HandedChild | undefined;
 }
 
 export type ChildListener = (event: {
@@ -60,7 +72,10 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
     context.onUnsetVariable?.(configured.id, name),
   );
   if (row.transport === "stdio") {
+    // Matched on the row as configured: the child was started from it, placeholders and all.
+    const handed = context.handed?.take(configured);
     return new ChildProcessTransport({
+      ...(handed ? { handed } : {}),
       command: row.command,
       args: row.args ?? [],
       env: { ...childEnvironment(context.childEnv, row.env, env), ...context.childMark },
@@ -96,4 +111,34 @@ function junkListener(
 /** What a transport can tell about the process behind it, if there is one. */
 export function processOf(transport: Transport): ChildProcessTransport | undefined {
   return transport instanceof ChildProcessTransport ? transport : undefined;
+}
+
+// ── A stdio child handed from one daemon to the next (src/daemon/handover/README.md) ──
+
+/** What a connection had opened, as the handshake (or `server/discover`) told it. */
+export interface HandedSession {
+  protocolVersion: string;
+  capabilities: ServerCapabilities;
+  serverInfo?: Implementation;
+  instructions?: string;
+  verdict?: EraVerdict;
+  /** A modern connection: the version its requests name and what the server said. */
+  modern?: { version: string; discover: DiscoverResult };
+  /** The next JSON-RPC id the old client would have used: no answer is taken for another's. */
+  nextId: number;
+}
+
+/** A child as handed over: in the old daemon, its fds there; in the new one, its fds here. */
+export interface HandedChild {
+  pid: number;
+  /** stdin, stdout, stderr. */
+  fds: [number, number, number];
+  /** stdout bytes read but not yet a whole line, base64. */
+  unread: string;
+  session: HandedSession;
+  /**
+   * In the new daemon: whether the hand-over went through. Until it settles the child is not
+   * yet this process's to stop: a close lets it go without a signal if this resolves false.
+   */
+  owned?: Promise<boolean>;
 }

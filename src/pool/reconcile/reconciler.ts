@@ -38,6 +38,7 @@ export interface ReconcilerOptions {
   lazy?: boolean;
   indexTools?: boolean;
   toolsCache?: ToolsCacheStore;
+  learnLazyTools?: boolean;
   rowsFrom?: string;
 }
 
@@ -242,9 +243,13 @@ export class Reconciler {
     // A lazy row is registered, not dialled: its last-known list comes from the tools cache.
     // With a store, every row takes the era its server was found to speak from it.
     const cached = this.#init.options.toolsCache !== undefined;
+    /** Lazy rows the cache knows nothing of: learned once the eager rows have started. */
+    const unknown: ServerEntry[] = [];
     await eachInTurns(
       added.filter((entry) => isEnabled(entry.row) && (cached || this.#isLazy(entry.row))),
-      (entry) => this.#loadCachedTools(entry),
+      async (entry) => {
+        if (!(await this.#loadCachedTools(entry)) && this.#isLazy(entry.row)) unknown.push(entry);
+      },
     );
     const due = this.#order.filter(
       (entry) =>
@@ -257,29 +262,60 @@ export class Reconciler {
     );
     const limit = this.#init.options.maxConcurrentStarts ?? DEFAULT_MAX_CONCURRENT_STARTS;
     await startAll(due, limit);
+    const { learnLazyTools, indexTools } = this.#init.options;
+    if (learnLazyTools === true && indexTools !== false && unknown.length > 0) {
+      // Not awaited: a reconcile (and whoever waits for the first) is not held by it.
+      void this.#learn(unknown, limit);
+    }
+  }
+
+  /**
+   * Each lazy row's tools, learned once: started, listed (listing saves the list to the
+   * tools cache), and stopped again unless something began to use it meanwhile. A row
+   * removed, started or listed meanwhile is left as it is; one that fails to start shows
+   * its error as any row does, and is not tried again until the config names it anew.
+   */
+  async #learn(entries: readonly ServerEntry[], limit: number): Promise<void> {
+    const learnable = (entry: ServerEntry): boolean =>
+      !this.#closed &&
+      this.#entries.get(entry.id) === entry &&
+      isEnabled(entry.row) &&
+      !entry.stopped &&
+      !entry.connection &&
+      !entry.connecting &&
+      entry.tools.length === 0;
+    await startAll(entries, limit, async (entry) => {
+      if (!learnable(entry)) return;
+      const connection = await entry.ensure().catch(() => undefined);
+      if (connection === undefined || this.#closed) return;
+      if (connection.inflight === 0 && entry.connection === connection) await entry.close("idle");
+    });
   }
 
   #isLazy(row: McpServerConfig): boolean {
     return row.lazy ?? this.#init.options.lazy ?? false;
   }
 
-  async #loadCachedTools(entry: ServerEntry): Promise<void> {
+  /** Takes what the tools cache holds for `entry`'s connection; false when it holds nothing. */
+  async #loadCachedTools(entry: ServerEntry): Promise<boolean> {
     const store = this.#init.options.toolsCache;
-    if (!store || this.#init.options.indexTools === false) return;
+    if (!store || this.#init.options.indexTools === false) return false;
     try {
       const cached = await store.load(entry.id);
       if (cached && cached.connection === connectionHash(entry.row)) {
         if (cached.era) entry.adoptVerdict(cached.era);
         if (cached.profiles) this.#init.profiles?.learn(entry, cached.profiles);
-        if (!this.#isLazy(entry.row) || cached.private === true) return;
+        if (!this.#isLazy(entry.row) || cached.private === true) return true;
         entry.adoptCached(cached.tools);
         this.#savedFingerprints.set(entry.id, savedKey(entry, cached.profiles));
+        return true;
       }
     } catch (error) {
       serverLog(this.#init.log, entry.id).error(
         `reading the tools cache failed: ${(error as Error).message}`,
       );
     }
+    return false;
   }
 
   /** Hands a list the store does not hold yet to the tools cache; never awaited. */
@@ -336,13 +372,17 @@ function closedError(): McpPoolError {
   return new McpPoolError("closed", "the pool is closed");
 }
 
-async function startAll(entries: readonly ServerEntry[], limit: number): Promise<void> {
+async function startAll(
+  entries: readonly ServerEntry[],
+  limit: number,
+  start: (entry: ServerEntry) => Promise<unknown> = (entry) => entry.ensure(),
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < entries.length) {
       const entry = entries[next++]!;
       // A failure is recorded on the entry and reported; it does not fail the reconcile.
-      await entry.ensure().catch(() => undefined);
+      await start(entry).catch(() => undefined);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, entries.length) }, worker));

@@ -17,6 +17,8 @@ export interface Connection {
   startedAt: number;
   instructions: string | undefined;
   capabilities: Record<string, unknown> | undefined;
+  /** The server's own name, title, version and icons, as its handshake or discover gave them. */
+  serverInfo: Record<string, unknown> | undefined;
   /** The era the connection speaks and the revision it named, once connected. */
   era: "legacy" | "modern" | undefined;
   protocolVersion: string | undefined;
@@ -47,6 +49,7 @@ export function newConnection(
     startedAt,
     instructions: undefined,
     capabilities: undefined,
+    serverInfo: undefined,
     era: undefined,
     protocolVersion: undefined,
     inflight: 0,

@@ -170,6 +170,8 @@ export function learnServer(connection: Connection): void {
   connection.startedAt = Date.now();
   connection.instructions = client.getInstructions();
   connection.capabilities = client.getServerCapabilities() as Record<string, unknown> | undefined;
+  const info = client.getServerVersion();
+  connection.serverInfo = info === undefined ? undefined : { ...info };
   connection.era = client.era;
   connection.protocolVersion = client.protocolVersion;
 }

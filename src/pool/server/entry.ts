@@ -2,12 +2,13 @@
  * One configured server: its row, its live connection (if any), its last-known tools and
  * what went wrong. The entry owns the state machine of a server — dial, crash, backoff,
  * revive, retirement — and every transition is one of its methods; the pool reads its
- * state and never writes it. Dialling is dial.ts, the arithmetic of backoff backoff.ts,
- * the list tool-list.ts, its timers server/timers.ts.
+ * state and never writes it. What a transition changes of the state alone is state.ts,
+ * dialling dial.ts, the arithmetic of backoff backoff.ts, the list tool-list.ts, its timers
+ * server/timers.ts.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, type McpServerConfig } from "../../config/rows.js";
-import { BACKED_OFF, backoffMs, dialRefusal, failureStatus, wasHealthy } from "./backoff.js";
+import { dialRefusal, wasHealthy } from "./backoff.js";
 import {
   checkAlive,
   DEFAULT_DRAIN_MS,
@@ -102,7 +103,7 @@ export class ServerEntry extends EntryState {
       if (current() && error.code === "auth-required") {
         this.#authRequired(error.message, Date.now());
       } else if (current()) {
-        this.#failed(error.message, Date.now(), unreachable(row, error));
+        this._failed(error.message, Date.now(), context.crashBackoffMs, unreachable(row, error));
         this.#connectFailed(error.message, started);
         this.#scheduleRevive();
       }
@@ -179,20 +180,6 @@ export class ServerEntry extends EntryState {
     this.#authRequired(standingAuthMessage(this.#context, this.id), Date.now());
   }
 
-  /**
-   * A dial failed, or a server died soon after starting: one more failure in a row, and the
-   * backoff it earns. A remote row whose address answered nothing is `unreachable`;
-   * `crash-loop` is a child's.
-   */
-  #failed(message: string, now: number, unreachable = false): void {
-    this._failures += 1;
-    this._status = unreachable ? "unreachable" : failureStatus(this._failures);
-    this._error = message;
-    this._retryAt = now + backoffMs(this.#context.crashBackoffMs, this._failures);
-    // The last-known list stays offered: a call finds out about the backoff itself.
-    this._list.keepAsLastKnown();
-  }
-
   /** The transport closed. Ours to expect when we closed it; a crash otherwise. */
   #closed(connection: Connection): void {
     connection.drained?.();
@@ -255,7 +242,7 @@ export class ServerEntry extends EntryState {
       this._retryAt = undefined;
       this._list.keepAsLastKnown();
     } else {
-      this.#failed(message, now);
+      this._failed(message, now, this.#context.crashBackoffMs);
     }
     if (reason === "unresponsive") {
       this.#context.emit({ type: "unresponsive", serverId: this.id, error: message });
@@ -344,16 +331,7 @@ export class ServerEntry extends EntryState {
     this.#idle.stop();
     const connection = this._connection;
     this._connection = undefined;
-    if (reason === "idle" || reason === "stop") {
-      this._status = isEnabled(this._row) ? "idle" : "disabled";
-      this._error = undefined;
-      this._retryAt = undefined;
-      this._failures = 0;
-      this._list.keepAsLastKnown();
-    } else if (reason !== "redial" && reason !== "reconnect") {
-      this._status = isEnabled(this._row) && !this._removed ? "idle" : "disabled";
-      this._list.forget();
-    }
+    this._closedFor(reason);
     this.#context.changed(this);
     if (connection) await this.#retire(connection, reason);
     await this.#retiring.settled();
@@ -379,15 +357,6 @@ export class ServerEntry extends EntryState {
     await this.close("reconnect");
     this.resetBackoff();
     this._stopped = false;
-  }
-
-  /** New row with the same connection fields: take it without touching the child. */
-  update(row: McpServerConfig): void {
-    this._row = row;
-    if (!isEnabled(row) && this._status !== "disabled" && !this._connection) {
-      this._status = "disabled";
-    }
-    if (isEnabled(row) && this._status === "disabled") this._status = "idle";
   }
 
   /**
@@ -506,14 +475,6 @@ export class ServerEntry extends EntryState {
   /** A call in flight on the connection, or a caller's hold on the server, keeps it. */
   #held(connection: Connection): boolean {
     return connection.inflight > 0 || this.#context.held?.(this.id) === true;
-  }
-
-  /** Forget the backoff, so the next ensure() dials at once. */
-  resetBackoff(): void {
-    this._retryAt = undefined;
-    this._failures = 0;
-    if (BACKED_OFF.has(this._status)) this._status = "idle";
-    this._error = undefined;
   }
 
   /** Marks the connection as ours to close, waits for its calls (bounded), then closes it once. */

@@ -48,6 +48,8 @@ export function spareProbeOf(
 ): "first" | "beside" | undefined {
   if (context.spareProbe !== true || row.transport !== "stdio") return undefined;
   if ((row.protocol ?? "auto") !== "auto" || usableVerdict(verdict, now)) return undefined;
+  // A child handed over keeps the era it was found to speak: nothing to probe.
+  if (context.transportContext.handed?.has(row)) return undefined;
   return verdict?.era === "legacy" ? "beside" : "first";
 }
 
@@ -74,7 +76,7 @@ export async function probeOnSpare(
   let why = `no DiscoverResult within ${bound} ms`;
   try {
     // Its stdout noise is the serving child's to report: the spare's is not logged.
-    const { onJunk: _junk, ...quiet } = context.transportContext;
+    const { onJunk: _junk, handed: _handed, ...quiet } = context.transportContext;
     transport = await context.createTransport(row, quiet);
     const asker = new Asker();
     await asker.open(transport);

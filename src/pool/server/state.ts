@@ -1,14 +1,18 @@
 /**
  * What a ServerEntry is at a moment — its row, status, last error, backoff, live connection,
  * tool list — read by the pool through getters and changed only by the entry's own
- * transitions (server/entry.ts), which is why the fields are protected, not public.
+ * transitions, which is why the fields are protected, not public. The changes of state a
+ * transition makes that touch nothing but these fields (a failure's backoff, what a close
+ * leaves, a new row, a forgotten backoff) are here; what a transition does beyond them —
+ * timers, events, the log, the child — is server/entry.ts.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, type McpServerConfig } from "../../config/rows.js";
 import type { Connection } from "./connection.js";
 import type { EraVerdict } from "../mcp/era.js";
 import { ToolList } from "./tool-list.js";
-import type { ServerStatus } from "../core/types.js";
+import type { CloseReason, ServerStatus } from "../core/types.js";
+import { BACKED_OFF, backoffMs, failureStatus } from "./backoff.js";
 
 export abstract class EntryState {
   protected _row: McpServerConfig;
@@ -92,5 +96,59 @@ export abstract class EntryState {
   }
   get connecting(): boolean {
     return this._connecting !== undefined;
+  }
+
+  /** New row with the same connection fields: take it without touching the child. */
+  update(row: McpServerConfig): void {
+    this._row = row;
+    if (!isEnabled(row) && this._status !== "disabled" && !this._connection) {
+      this._status = "disabled";
+    }
+    if (isEnabled(row) && this._status === "disabled") this._status = "idle";
+  }
+
+  /** Forget the backoff, so the next ensure() dials at once. */
+  resetBackoff(): void {
+    this._retryAt = undefined;
+    this._failures = 0;
+    if (BACKED_OFF.has(this._status)) this._status = "idle";
+    this._error = undefined;
+  }
+
+  /**
+   * A dial failed, or a server died soon after starting: one more failure in a row, and the
+   * backoff it earns. A remote row whose address answered nothing is `unreachable`;
+   * `crash-loop` is a child's.
+   */
+  protected _failed(
+    message: string,
+    now: number,
+    firstBackoffMs: number,
+    unreachable = false,
+  ): void {
+    this._failures += 1;
+    this._status = unreachable ? "unreachable" : failureStatus(this._failures);
+    this._error = message;
+    this._retryAt = now + backoffMs(firstBackoffMs, this._failures);
+    // The last-known list stays offered: a call finds out about the backoff itself.
+    this._list.keepAsLastKnown();
+  }
+
+  /**
+   * What a close leaves: `idle` and `stop` keep the list as last-known and forget the
+   * failures; a redial or reconnect leaves everything for the dial that follows; the others
+   * drop the list.
+   */
+  protected _closedFor(reason: CloseReason): void {
+    if (reason === "idle" || reason === "stop") {
+      this._status = isEnabled(this._row) ? "idle" : "disabled";
+      this._error = undefined;
+      this._retryAt = undefined;
+      this._failures = 0;
+      this._list.keepAsLastKnown();
+    } else if (reason !== "redial" && reason !== "reconnect") {
+      this._status = isEnabled(this._row) && !this._removed ? "idle" : "disabled";
+      this._list.forget();
+    }
   }
 }

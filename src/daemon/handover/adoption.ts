@@ -1,0 +1,63 @@
+/**
+ * The new daemon's conclusion of a hand-over: once its first reconcile is done, every
+ * handed child whose row is still configured has been dialled over its fds (a lazy row's is
+ * dialled now); each must be serving, with the same pid, or the hand-over fails and the old
+ * daemon serves on. Then the old daemon is answered and its word awaited.
+ */
+import type { HandoverInfo } from "mcpool-protocol";
+import type { McpPool } from "../../pool/pool.js";
+import type { DaemonLog } from "../process/logger.js";
+import type { Predecessor } from "./predecessor.js";
+
+export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
+
+export async function concludeAdoption(
+  pool: McpPool,
+  predecessor: Predecessor,
+  log: DaemonLog,
+): Promise<Conclusion> {
+  const { snapshot, problem } = predecessor;
+  if (snapshot === undefined) {
+    const cold = problem ?? "no snapshot";
+    log.error(`mcpool: started cold, every server anew: ${cold}`);
+    const serve = await predecessor.answer({
+      ready: true,
+      pid: process.pid,
+      adopted: [],
+      untaken: [],
+      cold,
+    });
+    // Its origin is what the snapshot would have said: known here only as the parent.
+    const from = { pid: process.ppid, version: "unknown", startedAt: 0 };
+    return serve
+      ? { serve, info: { from, at: Date.now(), adopted: [], cold } }
+      : { serve, why: "the old daemon serves on" };
+  }
+  await pool.flush();
+  const configured = new Set(pool.state().map((state) => state.id));
+  const ids = snapshot.servers.map((server) => server.serverId).filter((id) => configured.has(id));
+  await Promise.allSettled(ids.map((id) => pool.client(id)));
+  const states = new Map(pool.state().map((state) => [state.id, state]));
+  const taken = predecessor.taken();
+  const failed = taken.flatMap((server) => {
+    const state = states.get(server.serverId);
+    if (state?.status === "ready" && state.pid === server.child.pid) return [];
+    return [
+      `${server.serverId} (pid ${server.child.pid}): ${state?.error ?? state?.status ?? "gone"}`,
+    ];
+  });
+  if (failed.length > 0) {
+    const why = `could not adopt ${failed.join("; ")}`;
+    log.error(`mcpool: ${why}; the old daemon serves on`);
+    await predecessor.answer({ ready: false, pid: process.pid, why });
+    return { serve: false, why };
+  }
+  const untaken = predecessor.closeUntaken();
+  const adopted = taken.map((server) => server.serverId);
+  const serve = await predecessor.answer({ ready: true, pid: process.pid, adopted, untaken });
+  if (!serve) return { serve, why: "the old daemon serves on" };
+  log.info(
+    `mcpool: took over from pid ${snapshot.from.pid} (${snapshot.from.version}): ${adopted.length} children adopted${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}`,
+  );
+  return { serve, info: { from: snapshot.from, at: snapshot.at, adopted } };
+}

@@ -1,0 +1,144 @@
+/**
+ * The old daemon's hand-over, step by step (README.md): hold the socket and the fronts, let
+ * the children settle and stop reading them, let go of the lock, start the new daemon with
+ * the descriptors and the snapshot, and wait for its answer. Ready: the children are
+ * released without a signal, the service manager is told the new main pid, and the caller
+ * is answered; the daemon then stops without unlinking its socket. Not ready: everything is
+ * taken back — the lock, the children's reading, the socket, the fronts — and why is said.
+ */
+import type { McpPool } from "../../pool/pool.js";
+import { releaseHandedOff, resumeHandedOff, type HandedOff } from "../../pool/server/handoff.js";
+import { McpPoolError } from "../../pool/core/errors.js";
+import type { SocketServer } from "../socket/server.js";
+import type { DaemonLog } from "../process/logger.js";
+import { renumbered, SNAPSHOT_VERSION, type Answer, type Snapshot } from "./snapshot.js";
+import { startSuccessor } from "./successor.js";
+import { tellMainPid } from "./service-manager.js";
+
+/** Bound on each child's calls in flight settling before it is handed over, ms. */
+export const DEFAULT_SETTLE_MS = 5_000;
+/** Bound on the new daemon's answer, ms: its start, its reconcile, its adoptions. */
+export const DEFAULT_ANSWER_MS = 60_000;
+
+export interface HandOverDeps {
+  /** Absent unless the daemon serves: then there is nothing to hand over. */
+  pool?: McpPool | undefined;
+  server?: SocketServer | undefined;
+  log?: DaemonLog | undefined;
+  /** Lets go of the instance lock, and takes it again when the hand-over fails. */
+  lock: { release(): void; take(): Promise<boolean> };
+  /** The fronts beside the daemon (the MCP sockets): closed while handing over, or restarted. */
+  fronts?: ((phase: "hold" | "resume") => Promise<void>) | undefined;
+  /** How to start the new daemon, given how many fds follow the control channel. */
+  successor?: ((fdCount: number) => { command: string; args: string[] }) | undefined;
+  from: Snapshot["from"];
+  inherited: boolean;
+  marks: string[];
+  settleMs?: number;
+  answerMs?: number;
+}
+
+export interface HandedOver {
+  pid: number;
+  adopted: string[];
+  /** Children whose row changed or went: the old daemon stops them. */
+  untaken: string[];
+  cold?: string;
+}
+
+/** Hands the daemon over, keeping the connection `keepId` (the caller's) open to answer it. */
+export async function handOver(deps: HandOverDeps, keepId: number): Promise<HandedOver> {
+  const { server, pool, log, successor: start } = deps;
+  if (!server || !pool || !log || !start) {
+    throw new McpPoolError(
+      "handover-failed",
+      "this daemon cannot hand over: it is not serving, or not under `mcpool serve`",
+      {},
+    );
+  }
+  const listenFd = server.listeningFd;
+  if (listenFd === undefined) {
+    throw new McpPoolError(
+      "handover-failed",
+      "the daemon's listening socket has no descriptor to hand over",
+      {},
+    );
+  }
+  log.info(`mcpool: handing over to a new daemon`);
+  server.hold(keepId);
+  await deps.fronts?.("hold").catch(() => undefined);
+  const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
+  const servers = handed.map(({ serverId, row, child }) => ({ serverId, row, child }));
+  const snapshot: Snapshot = {
+    version: SNAPSHOT_VERSION,
+    from: deps.from,
+    at: Date.now(),
+    inherited: deps.inherited,
+    marks: deps.marks,
+    servers: renumbered(servers),
+  };
+  deps.lock.release();
+  const { command, args } = start(1 + servers.length * 3);
+  const successor = startSuccessor({
+    command,
+    args,
+    env: process.env,
+    listenFd,
+    servers,
+    snapshot,
+    answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
+  });
+  const answer = await successor.answer;
+  if (!answer.ready) {
+    successor.go(false);
+    await takeBack({ ...deps, server, log }, handed, answer);
+    throw new McpPoolError(
+      "handover-failed",
+      `the new daemon did not take over, so this one serves on: ${answer.why}`,
+      { pid: answer.pid },
+    );
+  }
+  const untaken = new Set(
+    answer.cold !== undefined ? handed.map((h) => h.serverId) : answer.untaken,
+  );
+  releaseHandedOff(handed.filter((h) => !untaken.has(h.serverId)));
+  // Read again so that this daemon's stop ends them as it ends any child.
+  resumeHandedOff(handed.filter((h) => untaken.has(h.serverId)));
+  const unmanaged = tellMainPid(answer.pid);
+  if (unmanaged)
+    log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);
+  successor.go(true);
+  log.info(
+    `mcpool: handed over to pid ${answer.pid}: ${answer.adopted.length} children adopted` +
+      (answer.cold !== undefined ? `; it started cold: ${answer.cold}` : "") +
+      (untaken.size > 0 && answer.cold === undefined
+        ? `; not taken (changed): ${[...untaken].join(", ")}`
+        : ""),
+  );
+  return {
+    pid: answer.pid,
+    adopted: answer.adopted,
+    untaken: [...untaken],
+    ...(answer.cold !== undefined ? { cold: answer.cold } : {}),
+  };
+}
+
+/** The new daemon did not take over: this one takes everything back and serves on. */
+async function takeBack(
+  deps: HandOverDeps & { server: SocketServer; log: DaemonLog },
+  handed: HandedOff[],
+  answer: Answer,
+): Promise<void> {
+  const why = answer.ready ? "" : answer.why;
+  deps.log.error(`mcpool: the hand-over failed, this daemon serves on: ${why}`);
+  if (!(await deps.lock.take().catch(() => false))) {
+    deps.log.error(
+      "mcpool: could not take the instance lock back; a second daemon could start beside this one",
+    );
+  }
+  resumeHandedOff(handed);
+  deps.server.unhold();
+  await deps.fronts?.("resume").catch((error: unknown) => {
+    deps.log.error(`mcpool: could not restart the MCP sockets: ${(error as Error).message}`);
+  });
+}

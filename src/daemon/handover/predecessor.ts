@@ -1,0 +1,131 @@
+/**
+ * The new daemon's side of a hand-over: the snapshot read from the control channel, the
+ * children it names offered to the pool's dials (matched by row), the answer sent back, and
+ * the old daemon's word awaited. Until that word, what the new daemon took is provisional:
+ * a handed child is let go without a signal if the old daemon keeps serving (`owned`).
+ */
+import { closeSync } from "node:fs";
+import { Socket } from "node:net";
+import { LineSplitter } from "mcpool-protocol";
+import type { McpServerConfig } from "../../config/rows.js";
+import type { HandedChildren } from "../../pool/mcp/transport.js";
+import type { HandedChild } from "../../pool/mcp/transport.js";
+import {
+  CONTROL_FD,
+  LISTEN_FD,
+  readSnapshot,
+  type Answer,
+  type HandedServer,
+  type Snapshot,
+} from "./snapshot.js";
+
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+export interface Predecessor {
+  /** The listening socket, whatever the snapshot says. */
+  readonly listenFd: number;
+  /** The snapshot; undefined when it could not be read (`problem` says why: start cold). */
+  readonly snapshot: Snapshot | undefined;
+  readonly problem: string | undefined;
+  /** For the pool's dials. */
+  readonly handed: HandedChildren;
+  /** The servers whose child a dial took. */
+  taken(): HandedServer[];
+  /** Closes this process's fds of the children no dial took: the old daemon stops those. */
+  closeUntaken(): string[];
+  /** Answers the old daemon; resolves with its word: serve on (true) or let go (false). */
+  answer(answer: Answer): Promise<boolean>;
+}
+
+/** A row as text whose keys are sorted: two parses of one entry give the same text. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === "object" && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : inner,
+  );
+}
+
+/** Reads the old daemon's snapshot from fd 3; `fdCount` fds from fd 4 on were passed. */
+export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
+  const channel = new Socket({ fd: CONTROL_FD, readable: true, writable: true });
+  channel.on("error", () => undefined);
+  const lines = new LineSplitter(MAX_LINE_BYTES);
+  const received: Promise<string>[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  const next = (): Promise<string> =>
+    received.shift() ?? new Promise((resolve) => waiting.push(resolve));
+  const deliver = (line: string): void => {
+    const taker = waiting.shift();
+    if (taker) taker(line);
+    else received.push(Promise.resolve(line));
+  };
+  channel.on("data", (chunk: Buffer) => {
+    for (const line of lines.push(chunk)) {
+      deliver(line instanceof Uint8Array ? Buffer.from(line).toString("utf8") : "");
+    }
+  });
+  // The channel's end before a word is the old daemon gone: serve on.
+  channel.on("end", () => deliver('{"go":true}'));
+  channel.on("close", () => deliver('{"go":true}'));
+
+  const read = readSnapshot(await next());
+  const snapshot = "snapshot" in read ? read.snapshot : undefined;
+  const problem = "problem" in read ? read.problem : undefined;
+  if (snapshot === undefined) {
+    // Nothing to adopt: what came with it is the old daemon's to stop.
+    for (let fd = LISTEN_FD + 1; fd < LISTEN_FD + fdCount; fd++) closeQuietly(fd);
+  }
+  let settle: (serve: boolean) => void = () => undefined;
+  const word = new Promise<boolean>((resolve) => (settle = resolve));
+  const servers = new Map((snapshot?.servers ?? []).map((server) => [server.serverId, server]));
+  const taken = new Set<string>();
+  const matching = (row: McpServerConfig): HandedServer | undefined => {
+    const server = servers.get(row.id);
+    return server && !taken.has(row.id) && canonical(server.row) === canonical(row)
+      ? server
+      : undefined;
+  };
+
+  return {
+    listenFd: LISTEN_FD,
+    snapshot,
+    problem,
+    handed: {
+      has: (row) => matching(row) !== undefined,
+      take(row): HandedChild | undefined {
+        const server = matching(row);
+        if (!server) return undefined;
+        taken.add(row.id);
+        return { ...server.child, owned: word };
+      },
+    },
+    taken: () => [...servers.values()].filter((server) => taken.has(server.serverId)),
+    closeUntaken() {
+      const left = [...servers.values()].filter((server) => !taken.has(server.serverId));
+      for (const server of left) for (const fd of server.child.fds) closeQuietly(fd);
+      return left.map((server) => server.serverId);
+    },
+    async answer(answer) {
+      channel.write(`${JSON.stringify(answer)}\n`);
+      const line = await next();
+      let serve = false;
+      try {
+        serve = (JSON.parse(line) as { go?: unknown }).go === true;
+      } catch {
+        serve = false;
+      }
+      settle(serve && answer.ready);
+      channel.end();
+      return serve && answer.ready;
+    },
+  };
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Not open: nothing was passed there.
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * What the old daemon hands the new one, besides the descriptors themselves: one JSON line on
+ * the control channel. Its `version` is checked first; a version this code does not know is
+ * not read further, and the new daemon starts cold and says so (README.md).
+ *
+ * The descriptors' numbers are the new process's: fd 3 is the control channel, fd 4 the
+ * listening socket, then stdin, stdout and stderr of each child in `children` order.
+ */
+import type { McpServerConfig } from "../../config/rows.js";
+import type { HandedChild } from "../../pool/mcp/transport.js";
+
+/** The snapshot's format; raised when its meaning changes, never reused. */
+export const SNAPSHOT_VERSION = 1;
+
+/** The control channel's fd in the new process, and the listening socket's. */
+export const CONTROL_FD = 3;
+export const LISTEN_FD = 4;
+
+export interface HandedServer {
+  serverId: string;
+  /** The row the old daemon dialled the child from: adopted only for the same row. */
+  row: McpServerConfig;
+  child: HandedChild;
+}
+
+export interface Snapshot {
+  version: typeof SNAPSHOT_VERSION;
+  /** The daemon that handed over, and when. */
+  from: { pid: number; version: string; startedAt: number };
+  at: number;
+  /** The listening socket came from a service manager (systemd socket activation). */
+  inherited: boolean;
+  /** The marks of the old daemon's descendants (process/marked.ts): ended at shutdown too. */
+  marks: string[];
+  servers: HandedServer[];
+}
+
+/** How the new daemon answers, once started: what it took, or why it could not. */
+export type Answer =
+  | { ready: true; pid: number; adopted: string[]; untaken: string[]; cold?: string }
+  | { ready: false; pid: number; why: string };
+
+/** The fds of `servers` renumbered from fd 5 on, as the new process receives them. */
+export function renumbered(servers: readonly HandedServer[]): HandedServer[] {
+  return servers.map((server, index) => {
+    const base = LISTEN_FD + 1 + index * 3;
+    return { ...server, child: { ...server.child, fds: [base, base + 1, base + 2] } };
+  });
+}
+
+/** The snapshot in `text`, or why it cannot be read. */
+export function readSnapshot(text: string): { snapshot: Snapshot } | { problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { problem: `the snapshot is not JSON (${(error as Error).message})` };
+  }
+  const object = value as Partial<Snapshot> | null;
+  if (typeof object !== "object" || object === null || Array.isArray(object)) {
+    return { problem: "the snapshot is not a JSON object" };
+  }
+  if (object.version !== SNAPSHOT_VERSION) {
+    return {
+      problem: `the snapshot's version ${JSON.stringify(object.version)} is not one this mcpool reads (${SNAPSHOT_VERSION})`,
+    };
+  }
+  if (!Array.isArray(object.servers) || !Array.isArray(object.marks) || !object.from) {
+    return { problem: "the snapshot lacks its servers, marks or origin" };
+  }
+  return { snapshot: object as Snapshot };
+}

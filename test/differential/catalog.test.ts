@@ -1,0 +1,99 @@
+/**
+ * Tools on demand, against direct: a host given `mcpool bridge --catalog` (whole pool) first
+ * lists only the pool's search, describe and call tools — in both eras — and through them gets
+ * what it gets direct: `describe_tool` gives each tool as the server lists it (named
+ * `<server>__<tool>`), and `call_tool` gives each call's result as the server answers it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bridgeCommand, stringEnv } from "../helpers/bridge.js";
+import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { openHost } from "./entries.js";
+import { connectHost, type ClientKind, type Host, type HostSpec } from "./host.js";
+import { differences, normalise } from "./normalise.js";
+import { projectOf } from "./run.js";
+import { matrixServers } from "./servers.js";
+import { plannedCalls, step, type Named, type Step } from "./session.js";
+
+const CATALOG_TOOLS = ["call_tool", "describe_tool", "search_tools"];
+/** The hosts whose catalogue is today what it should be. */
+const HOSTS: ClientKind[] = ["v1"];
+
+describe("bridge --catalog against direct", () => {
+  const home = testHome("mcpool-differential-catalog-");
+  const server = matrixServers(home.dir).find((s) => s.id === "everything")!;
+  let daemon: RunningDaemon | undefined;
+
+  beforeAll(async () => {
+    home.writeConfig({ [server.id]: { command: server.command, args: server.args } });
+    daemon = await startDaemon(home);
+    await serversReady(home, 60_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await daemon?.stop();
+    home.remove();
+  });
+
+  /** The direct session's tools and its calls, as steps. */
+  async function direct(spec: HostSpec): Promise<[Named[], Step[]]> {
+    const host = await openHost(home, server, spec, "direct");
+    try {
+      const listed = (await host.request("tools/list", {})) as { tools: Named[] };
+      return [listed.tools, await calls(host, listed.tools, (call) => call)];
+    } finally {
+      await host.close();
+    }
+  }
+
+  /** `tools` called on `host`, each request made by `wrap` from the direct one. */
+  async function calls(
+    host: Host,
+    tools: Named[],
+    wrap: (call: { name: string; arguments: Record<string, unknown> }) => Record<string, unknown>,
+  ): Promise<Step[]> {
+    const out: Step[] = [];
+    for (const call of plannedCalls(tools, server.script)) {
+      if ("notCalled" in call) continue;
+      const made = await step(host, "tools/call", wrap(call));
+      out.push({ ...made, params: call });
+    }
+    return out;
+  }
+
+  it.each(HOSTS)(
+    "gives an SDK %s host the catalogue, and each tool and call as direct",
+    async (client: ClientKind) => {
+      const spec: HostSpec = { client, capabilities: "none", root: projectOf(home, client) };
+      const [tools, directCalls] = await direct(spec);
+      const host = await connectHost(spec, {
+        kind: "stdio",
+        ...bridgeCommand(home, ["--catalog", "--socket", home.socketPath], "lean"),
+        env: stringEnv(home.env),
+      });
+      try {
+        const first = (await host.request("tools/list", {})) as { tools: Named[] };
+        expect(first.tools.map((t) => t.name).sort()).toEqual(CATALOG_TOOLS);
+        const described: string[] = [];
+        for (const tool of tools) {
+          const name = `${server.id}__${tool.name}`;
+          const about = (await host.request("tools/call", {
+            name: "describe_tool",
+            arguments: { name },
+          })) as { structuredContent?: Record<string, unknown> };
+          const want = normalise([{ op: "tool", result: { ...tool, name } }]);
+          const got = normalise([{ op: "tool", result: about.structuredContent }]);
+          described.push(...differences(want, got).map((d) => `${tool.name}: ${d}`));
+        }
+        expect(described.join("\n")).toBe("");
+        const called = await calls(host, tools, (call) => ({
+          name: "call_tool",
+          arguments: { name: `${server.id}__${call.name}`, arguments: call.arguments },
+        }));
+        expect(differences(normalise(directCalls), normalise(called)).join("\n")).toBe("");
+      } finally {
+        await host.close();
+      }
+    },
+    120_000,
+  );
+});

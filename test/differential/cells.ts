@@ -1,0 +1,47 @@
+/**
+ * The matrix's cells. SHAPE is the whole matrix README.md describes; CELLS, the ones that run,
+ * are those of SHAPE whose session through the pool is today what it is direct.
+ */
+import { ENTRIES } from "./entries.js";
+import { CAPABILITY_SETS, CLIENTS, type CapabilitySet, type ClientKind } from "./host.js";
+import type { Cell } from "./run.js";
+
+export const SERVERS = [
+  "everything",
+  "filesystem",
+  "memory",
+  "conformance",
+  "dual",
+  "modern",
+  "legacy",
+];
+
+/**
+ * Every server × every entry with SDK v2 asking; every server × every host kind on lean and
+ * --http. But a 2025-11-25 host and a 2026-07-28-only server: direct they cannot speak (the
+ * server refuses `initialize`), so there is no oracle — through the pool they can.
+ */
+export const SHAPE: Cell[] = SERVERS.flatMap((server) => [
+  ...ENTRIES.map((entry): Cell => ({ server, client: "v2", capabilities: "asks", entry })),
+  ...CLIENTS.flatMap((client: ClientKind) =>
+    CAPABILITY_SETS.flatMap((capabilities: CapabilitySet) =>
+      (["lean", "http"] as const)
+        .filter(() => !(client === "v2" && capabilities === "asks"))
+        .filter(() => !(client === "v1" && server === "modern"))
+        .map((entry): Cell => ({ server, client, capabilities, entry })),
+    ),
+  ),
+]);
+
+const cell = (name: string): Cell => {
+  const found = SHAPE.find((c) => `${c.server} ${c.client} ${c.capabilities} ${c.entry}` === name);
+  if (found === undefined) throw new Error(`no cell ${name} in the matrix's shape`);
+  return found;
+};
+
+export const CELLS: Cell[] = [
+  "conformance v2 asks library",
+  "filesystem v2 asks library",
+  "legacy v2 asks library",
+  "memory v2 asks library",
+].map(cell);

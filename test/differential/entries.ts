@@ -1,0 +1,103 @@
+/**
+ * The ways in of the matrix: `direct` (the host spawns the server itself) and each entry a
+ * host can be given for one pooled server — the perl relay `mcpool wire` writes, the lean
+ * `mcpool bridge --server ID` (the installed executable's byte pipe), the full CLI's
+ * `mcpool bridge --server ID`, `mcpool bridge --server ID --http` — and the client library
+ * (mcpool-client), which has no handshake and lists tools as a model is offered them.
+ */
+import { existsSync } from "node:fs";
+import { connect } from "mcpool-client";
+import { bridgeCommand, httpBridge, scopeSocket, stringEnv } from "../helpers/bridge.js";
+import type { TestHome } from "../helpers/daemon.js";
+import { waitFor } from "../helpers/processes.js";
+import { connectHost, elicitAnswer, SAMPLE, type Asked, type Host, type HostSpec } from "./host.js";
+import { LIBRARY_TOOL_NAMES } from "./normalise.js";
+import type { MatrixServer } from "./servers.js";
+
+export const ENTRIES = ["perl", "lean", "cli", "http", "library"] as const;
+export type Entry = "direct" | (typeof ENTRIES)[number];
+
+/** A host of `spec` on `server` through `entry`; close() ends what the entry started too. */
+export async function openHost(
+  home: TestHome,
+  server: MatrixServer,
+  spec: HostSpec,
+  entry: Entry,
+): Promise<Host> {
+  const env = stringEnv(home.env);
+  if (entry === "direct") {
+    const target = {
+      kind: "stdio" as const,
+      command: server.command,
+      args: server.args,
+      env: { ...env, ...server.env },
+    };
+    return connectHost(spec, target);
+  }
+  if (entry === "library") return libraryHost(home, server, spec);
+  const args = ["--server", server.id, "--socket", home.socketPath];
+  await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, `${server.id}'s MCP socket`);
+  if (entry === "http") {
+    const bridge = await httpBridge(home, args);
+    try {
+      const host = await connectHost(spec, { kind: "http", url: bridge.url, token: bridge.token });
+      return { ...host, close: () => host.close().finally(() => bridge.stop()) };
+    } catch (error) {
+      await bridge.stop();
+      throw error;
+    }
+  }
+  const via = entry === "cli" ? "sdk" : entry;
+  return connectHost(spec, { kind: "stdio", ...bridgeCommand(home, args, via), env });
+}
+
+/**
+ * The client library as a host: its listings and calls for the one server, its sampling and
+ * elicitation handlers answering as a host's do (it declares no roots).
+ */
+async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec): Promise<Host> {
+  const pool = await connect({ socketPath: home.socketPath, clientName: "differential-host" });
+  const asked: Asked[] = [];
+  if (spec.capabilities === "asks") {
+    pool.onSample((params) => {
+      asked.push({ method: "sampling/createMessage", params });
+      return SAMPLE as never;
+    });
+    pool.onElicit((params) => {
+      asked.push({ method: "elicitation/create", params });
+      return elicitAnswer(params as Record<string, unknown>) as never;
+    });
+  }
+  const id = server.id;
+  const servers = [id];
+  const state = (await pool.state()).find((s) => s.id === id);
+  type Params = Record<string, never>;
+  const methods: Record<string, (p: Params) => Promise<unknown>> = {
+    "tools/list": async () => ({
+      tools: (await pool.tools({ servers })).map((t) => ({
+        name: LIBRARY_TOOL_NAMES.own(id, t.function.name),
+        description: LIBRARY_TOOL_NAMES.ownDescription(id, t.function.description),
+        inputSchema: t.function.parameters,
+      })),
+    }),
+    "tools/call": (p) =>
+      pool.call(LIBRARY_TOOL_NAMES.name(id, p.name), p.arguments, { servers, raw: true }),
+    "prompts/list": (p) => pool.listPrompts(id, p),
+    "prompts/get": (p) => pool.getPrompt(id, p.name, p.arguments),
+    "resources/list": (p) => pool.listResources(id, p),
+    "resources/templates/list": (p) => pool.listResourceTemplates(id, p),
+    "resources/read": (p) => pool.readResource(id, p.uri),
+    "resources/subscribe": async (p) => (await pool.subscribeResource(id, p.uri), {}),
+    "resources/unsubscribe": async (p) => (await pool.unsubscribeResource(id, p.uri), {}),
+    "completion/complete": (p) => pool.complete(id, p as never),
+  };
+  return {
+    era: "library",
+    serverInfo: undefined,
+    serverCapabilities: (state as { capabilities?: unknown } | undefined)?.capabilities,
+    instructions: state?.instructions,
+    asked,
+    request: (method, params) => methods[method]!(params as Params),
+    close: () => pool.close(),
+  };
+}

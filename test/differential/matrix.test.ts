@@ -1,0 +1,53 @@
+/**
+ * Direct is the oracle: each cell's scripted session (session.ts) runs against its server
+ * spawned by the host itself and through one way into a real daemon pooling the same server,
+ * and the two transcripts, normalised, must be equal but for EXPECTED_DIFFERENCES
+ * (normalise.ts). The cells are in cells.ts; README.md says why the matrix has this shape.
+ * One daemon for the file; a server's cells run one after another, servers side by side.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { CELLS } from "./cells.js";
+import { cellName, runServer, type Cell } from "./run.js";
+import { matrixServers } from "./servers.js";
+
+/** Bound on the whole matrix on a loaded two-core machine. */
+const MATRIX_TIMEOUT_MS = 300_000;
+
+describe("direct and through the pool, the same session", () => {
+  const home = testHome("mcpool-differential-");
+  const servers = matrixServers(home.dir).filter((s) => CELLS.some((c) => c.server === s.id));
+  let daemon: RunningDaemon | undefined;
+  const found = new Map<string, string[]>();
+
+  beforeAll(async () => {
+    home.writeConfig(
+      Object.fromEntries(
+        servers.map((s) => [s.id, { command: s.command, args: s.args, env: s.env }]),
+      ),
+    );
+    daemon = await startDaemon(home);
+    await serversReady(home, 60_000);
+    const results = await Promise.all(
+      servers.map((server) =>
+        runServer(
+          home,
+          server,
+          CELLS.filter((c) => c.server === server.id),
+        ),
+      ),
+    );
+    for (const result of results) {
+      for (const [cell, lines] of result) found.set(cellName(cell), lines);
+    }
+  }, MATRIX_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await daemon?.stop();
+    home.remove();
+  });
+
+  it.each(CELLS.map((cell): [string, Cell] => [cellName(cell), cell]))("%s", (name) => {
+    expect(found.get(name)?.join("\n")).toBe("");
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * The comparison itself: what normalising removes (and only that), and how differences are
+ * told — so a cell that passes passes because the transcripts are the same.
+ */
+import { describe, expect, it } from "vitest";
+import { compare, differences, normalise } from "./normalise.js";
+import type { Step } from "./session.js";
+
+const call = (name: string, result: unknown): Step => ({
+  op: "tools/call",
+  params: { name },
+  result,
+});
+
+describe("normalise", () => {
+  it("removes times, ids and the pool's own _meta keys, and nothing else", () => {
+    const [out] = normalise([
+      call("t", {
+        content: [
+          {
+            type: "text",
+            text: "at 2026-12-05T13:39:44.123Z, id 0c9e2f4a-1b2c-4d5e-8f90-123456789abc",
+          },
+        ],
+        _meta: { "mcpool/server": "fs", "io.modelcontextprotocol/serverInfo": { name: "s" } },
+      }),
+    ]);
+    expect(out?.result).toEqual({
+      content: [{ type: "text", text: "at <time>, id <uuid>" }],
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "s" } },
+    });
+    const [empty] = normalise([call("t", { content: [], _meta: { "mcpool/server": "fs" } })]);
+    expect(empty?.result).toEqual({ content: [] });
+  });
+
+  it("does not compare when a server asks for roots, but does compare its other questions", () => {
+    const [out] = normalise([
+      { ...call("t", {}), asked: [{ method: "roots/list" }, { method: "sampling/createMessage" }] },
+    ]);
+    expect(out?.asked).toEqual([{ method: "sampling/createMessage" }]);
+  });
+});
+
+describe("differences", () => {
+  it("names each path that differs, direct on the left", () => {
+    const found = differences(
+      [call("a", { tools: [{ name: "x", execution: { taskSupport: "forbidden" } }] })],
+      [call("a", { tools: [{ name: "x" }] })],
+    );
+    expect(found).toEqual([
+      'step 0 tools/call {"name":"a"}\n  .result.tools[0].execution: {"taskSupport":"forbidden"} → (absent)',
+    ]);
+  });
+
+  it("lines steps up by request, so a step one side lacks is named once", () => {
+    expect(
+      differences([call("a", 1), call("b", 1), call("c", 1)], [call("a", 1), call("c", 1)]),
+    ).toEqual(['step 1 tools/call {"name":"b"}: only direct']);
+    expect(differences([call("a", 1)], [call("a", 1), call("x", 1)])).toEqual([
+      'pooled step 1 tools/call {"name":"x"}: only through the pool',
+    ]);
+    expect(differences([call("a", 1)], [call("a", 1)])).toEqual([]);
+  });
+
+  it("allows the modern envelope only when the pool served another era than direct", () => {
+    const handshake = (era: string): Step => ({ op: "handshake", result: { era } });
+    const modern = call("a", { content: [], ttlMs: 0, cacheScope: "public" });
+    expect(
+      compare([handshake("legacy"), call("a", { content: [] })], [handshake("modern"), modern]),
+    ).toEqual([]);
+    expect(
+      compare([handshake("modern"), call("a", { content: [] })], [handshake("modern"), modern]),
+    ).toHaveLength(1);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * Transcripts made comparable, and compared. Normalising removes only what differs between
+ * any two runs of the same session direct: times, generated ids and the pool's own `_meta`
+ * keys (`mcpool/…`). Everything else a host sees must be equal, except the short list in
+ * EXPECTED_DIFFERENCES, each with why — the one place a difference is allowed.
+ */
+import type { Step } from "./session.js";
+
+/**
+ * What a host may see differently through the pool, and why. Each entry says which step it
+ * touches and rewrites that step the same way on both sides.
+ */
+export const EXPECTED_DIFFERENCES: {
+  why: string;
+  applies(step: Step): boolean;
+  rewrite(step: Step): Step;
+}[] = [
+  {
+    why:
+      "server-everything's get-env prints its process environment, which is its launcher's: " +
+      "the host's direct, the daemon's through the pool",
+    applies: (step) => step.op === "tools/call" && callName(step) === "get-env",
+    rewrite: (step) => ({ ...step, result: "<the server's environment>" }),
+  },
+];
+
+/**
+ * The one allowed difference of era: a dual-era host (SDK v2 on `auto`) is served in
+ * 2026-07-28 by the pool whatever the server speaks, so against a server that speaks only
+ * 2025-11-25 the host's era differs from direct, and so does the modern envelope of each
+ * answer (a list's `ttlMs` and `cacheScope`, the `_meta` key naming the answering server).
+ * Applied only when the eras differ; the rest of each answer must still be equal.
+ */
+export const ERA_ENVELOPE = {
+  why: "a dual-era host is served in 2026-07-28 by the pool whatever era the server speaks",
+  fields: ["ttlMs", "cacheScope"],
+  metaKeys: ["io.modelcontextprotocol/serverInfo"],
+};
+
+/** `steps` of a modern session seen as the legacy session direct had. */
+export function withoutModernEnvelope(steps: readonly Step[]): Step[] {
+  return steps.map((step) => {
+    if (step.op === "handshake") {
+      return { ...step, result: { ...(step.result as object), era: "legacy" } };
+    }
+    if (step.result === null || typeof step.result !== "object") return step;
+    const result = { ...(step.result as Record<string, unknown>) };
+    for (const field of ERA_ENVELOPE.fields) delete result[field];
+    const meta = result._meta as Record<string, unknown> | undefined;
+    if (meta !== undefined) {
+      const kept = Object.entries(meta).filter(([k]) => !ERA_ENVELOPE.metaKeys.includes(k));
+      if (kept.length === 0) delete result._meta;
+      else result._meta = Object.fromEntries(kept);
+    }
+    return { ...step, result };
+  });
+}
+
+/** The era a transcript's handshake names. */
+export function eraOf(steps: readonly Step[]): unknown {
+  return (steps[0]?.result as { era?: unknown } | undefined)?.era;
+}
+
+/**
+ * The client library offers a tool as a model is given it: named `<server>__<tool>`, its
+ * description starting `[<server>] `. The library's host (entries.ts) reads both back to the
+ * server's own, so the rest of its listing is compared.
+ */
+export const LIBRARY_TOOL_NAMES = {
+  why: "the client library names a tool <server>__<tool> and prefixes its description with [<server>]",
+  name: (server: string, tool: string): string => `${server}__${tool}`,
+  own: (server: string, named: string): string => named.replace(`${server}__`, ""),
+  ownDescription: (server: string, text: string): string => text.replace(`[${server}] `, ""),
+};
+
+/**
+ * When a server asks a host for its roots is the server's own timing (server-filesystem asks
+ * after the handshake, at a moment no step fixes), and the pool asks a host that declares roots
+ * before its first listing or call, by design. So `roots/list` questions are not compared; the
+ * roots a server then uses show in its answers (list_allowed_directories, get-roots-list).
+ */
+export const ROOTS_QUESTIONS = {
+  why: "when roots/list is asked is the server's timing, or the pool's by design; its effect is compared",
+  drop: (asked: unknown[]): unknown[] =>
+    asked.filter((a) => (a as { method?: unknown }).method !== "roots/list"),
+};
+
+function callName(step: Step): unknown {
+  return (step.params as { name?: unknown } | undefined)?.name;
+}
+
+const PATTERNS: [RegExp, string][] = [
+  [/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?/g, "<time>"],
+  [
+    /\b[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d{4} \d\d:\d\d:\d\d GMT[+-]\d{4}(?: \([^)]*\))?/g,
+    "<time>",
+  ],
+  [/\b\d{1,2}:\d\d:\d\d(?:\s?[AP]M)\b/g, "<time>"],
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>"],
+];
+
+function normaliseValue(value: unknown): unknown {
+  if (typeof value === "string") {
+    return PATTERNS.reduce((text, [pattern, by]) => text.replace(pattern, by), value);
+  }
+  if (Array.isArray(value)) return value.map(normaliseValue);
+  if (value === null || typeof value !== "object") return value;
+  // Keys sorted: their order is no part of what a host is told.
+  const out: Record<string, unknown> = {};
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [key, inner] of entries) {
+    if (inner === undefined) continue;
+    if (key === "_meta" && inner !== null && typeof inner === "object") {
+      const kept = Object.entries(inner).filter(([k]) => !k.startsWith("mcpool/"));
+      if (kept.length === 0 && Object.keys(inner).length > 0) continue;
+      out[key] = normaliseValue(Object.fromEntries(kept));
+      continue;
+    }
+    out[key] = normaliseValue(inner);
+  }
+  return out;
+}
+
+/** `steps` with times, ids and the pool's `_meta` keys replaced or removed. */
+export function normalise(steps: readonly Step[]): Step[] {
+  return steps.map((step) => {
+    const rule = EXPECTED_DIFFERENCES.find((r) => r.applies(step));
+    const out = normaliseValue(rule === undefined ? step : rule.rewrite(step)) as Step;
+    if (out.asked === undefined) return out;
+    const asked = ROOTS_QUESTIONS.drop(out.asked);
+    const { asked: _, ...rest } = out;
+    return asked.length === 0 ? rest : { ...rest, asked };
+  });
+}
+
+const clip = (text: string, max = 1500): string =>
+  text.length <= max ? text : `${text.slice(0, max)}… (${text.length} chars)`;
+
+/** Where `a` and `b` differ, as `path: direct → pooled` lines (at most `limit`). */
+function paths(a: unknown, b: unknown, at: string, out: string[], limit = 12): void {
+  if (out.length >= limit || JSON.stringify(a) === JSON.stringify(b)) return;
+  const objects = a !== null && b !== null && typeof a === "object" && typeof b === "object";
+  if (objects && Array.isArray(a) === Array.isArray(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const key of keys) {
+      const inner = (v: unknown): unknown => (v as Record<string, unknown>)[key];
+      const label = Array.isArray(a) ? `${at}[${key}]` : `${at}.${key}`;
+      paths(inner(a), inner(b), label, out, limit);
+    }
+    return;
+  }
+  const show = (v: unknown): string =>
+    v === undefined ? "(absent)" : clip(JSON.stringify(v), 400);
+  out.push(`${at}: ${show(a)} → ${show(b)}`);
+}
+
+const keyOf = (step: Step | undefined): string =>
+  `${step?.op} ${JSON.stringify(step?.params ?? {})}`;
+
+/**
+ * The differences between two normalised transcripts (empty when they are the same): per
+ * differing step, the step and each path where direct (left) and the pool (right) differ. Steps
+ * are matched by request, so a step one side lacks (a tool only one list has) is named once
+ * and the rest still line up.
+ */
+export function differences(direct: readonly Step[], pooled: readonly Step[]): string[] {
+  const out: string[] = [];
+  let [i, j] = [0, 0];
+  while (i < direct.length || j < pooled.length) {
+    const [a, b] = [direct[i], pooled[j]];
+    if (a !== undefined && b !== undefined && keyOf(a) === keyOf(b)) {
+      if (JSON.stringify(a) !== JSON.stringify(b)) {
+        const lines: string[] = [];
+        paths(a, b, "", lines);
+        out.push(`step ${i} ${clip(keyOf(a), 200)}\n${lines.map((l) => `  ${l}`).join("\n")}`);
+      }
+      [i, j] = [i + 1, j + 1];
+      continue;
+    }
+    // A step one side lacks: the pooled one if direct has it nowhere ahead, else the direct one.
+    const ahead = b !== undefined && direct.slice(i).some((s) => keyOf(s) === keyOf(b));
+    if (b !== undefined && !ahead) {
+      out.push(`pooled step ${j} ${clip(keyOf(b), 200)}: only through the pool`);
+      j++;
+    } else {
+      out.push(`step ${i} ${clip(keyOf(a), 200)}: only direct`);
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * The differences between a normalised direct transcript and a normalised pooled one, the
+ * era allowance (ERA_ENVELOPE) applied when the host was served another era than direct.
+ */
+export function compare(direct: readonly Step[], pooled: readonly Step[]): string[] {
+  const eras = eraOf(direct) === "legacy" && eraOf(pooled) === "modern";
+  return differences(direct, eras ? withoutModernEnvelope(pooled) : pooled);
+}

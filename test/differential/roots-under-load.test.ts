@@ -1,0 +1,104 @@
+/**
+ * Direct is the oracle under load: twelve hosts, each declaring its own project as its only
+ * root, start at once beside two CPU burners, list server-filesystem's tools and ask
+ * `list_allowed_directories` — as Claude Code does — through the lean `mcpool bridge --server
+ * fs`, three rounds, half on SDK v1 and half on SDK v2. Each must get exactly what the same
+ * host gets from the server spawned direct once it has the host's roots: its own project,
+ * never the row's directory.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { openHost } from "./entries.js";
+import type { ClientKind, HostSpec } from "./host.js";
+import { compare, normalise } from "./normalise.js";
+import { rootsTakenIn } from "./run.js";
+import { filesystemFolder, type MatrixServer } from "./servers.js";
+import type { Step } from "./session.js";
+
+const HOSTS = 12;
+const PROBE = { name: "list_allowed_directories", arguments: {} };
+const ROUNDS = 3;
+const require = createRequire(import.meta.url);
+const filesystemBin = join(
+  dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")),
+  "dist",
+  "index.js",
+);
+
+describe("twelve hosts with their own roots at once, beside a CPU load", () => {
+  const home = testHome("mcpool-differential-roots-");
+  const server: MatrixServer = {
+    id: "fs",
+    command: process.execPath,
+    args: [filesystemBin, filesystemFolder(join(home.dir, "row"))],
+    script: {},
+  };
+  const hosts: HostSpec[] = Array.from({ length: HOSTS }, (_, i) => {
+    const root = join(home.dir, `project-${i}`);
+    mkdirSync(root, { recursive: true });
+    return { client: (i % 2 === 0 ? "v1" : "v2") as ClientKind, capabilities: "roots", root };
+  });
+  let daemon: RunningDaemon | undefined;
+  const burners: ChildProcess[] = [];
+
+  /** What `spec` is told its allowed directories are, through `entry`. */
+  async function allowed(spec: HostSpec, entry: "direct" | "lean"): Promise<Step[]> {
+    const host = await openHost(home, server, spec, entry);
+    try {
+      // Direct, server-filesystem takes a host's roots in after the handshake, when it will:
+      // the oracle is the server that has them (what the pool promises), so wait for that.
+      if (entry === "direct") await rootsTakenIn(host, PROBE, spec.root);
+      await host.request("tools/list", {});
+      const result = await host.request("tools/call", PROBE);
+      return normalise([
+        { op: "handshake", result: { era: host.era } },
+        { op: "tools/call", params: PROBE, result },
+      ]);
+    } finally {
+      await host.close();
+    }
+  }
+
+  beforeAll(async () => {
+    home.writeConfig({ fs: { command: server.command, args: server.args } });
+    daemon = await startDaemon(home);
+    await serversReady(home, 60_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const burner of burners) burner.kill("SIGKILL");
+    await Promise.all(
+      burners.map((b) =>
+        b.exitCode === null && b.signalCode === null
+          ? new Promise((r) => b.once("exit", r))
+          : undefined,
+      ),
+    );
+    await daemon?.stop();
+    home.remove();
+  });
+
+  it("gives every host what it gets direct, in every round", async () => {
+    const direct = await Promise.all(hosts.map((spec) => allowed(spec, "direct")));
+    // The oracle names each host's own project (else the comparison below would prove nothing).
+    direct.forEach((steps, i) => expect(JSON.stringify(steps[1])).toContain(hosts[i]!.root));
+    for (let b = 0; b < 2; b++) {
+      burners.push(spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" }));
+    }
+    const wrong: string[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const pooled = await Promise.all(hosts.map((spec) => allowed(spec, "lean")));
+      pooled.forEach((steps, i) => {
+        const found = compare(direct[i]!, steps);
+        if (found.length > 0) {
+          wrong.push(`round ${round}, host ${i} (${hosts[i]!.client}): ${found.join(" ")}`);
+        }
+      });
+    }
+    expect(wrong).toEqual([]);
+  }, 240_000);
+});

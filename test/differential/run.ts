@@ -1,0 +1,119 @@
+/**
+ * Runs matrix cells: each cell's session direct (once per server, client and capability set)
+ * and through its entry, the transcripts normalised and compared. A server's sessions run one
+ * after another (a pooled server is shared, and a stateful one must be left as found); servers
+ * run side by side.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { TestHome } from "../helpers/daemon.js";
+import { waitFor } from "../helpers/processes.js";
+import { openHost, type Entry } from "./entries.js";
+import type { CapabilitySet, ClientKind, Host } from "./host.js";
+import { compare, normalise } from "./normalise.js";
+import type { MatrixServer } from "./servers.js";
+import { runSession, type Step } from "./session.js";
+
+export interface Cell {
+  server: string;
+  client: ClientKind;
+  capabilities: CapabilitySet;
+  entry: Exclude<Entry, "direct">;
+}
+
+export const cellName = (c: Cell): string =>
+  `${c.server} · ${c.client} ${c.capabilities} · ${c.entry}`;
+
+/** The project folder a host with roots declares (the same direct and through the pool). */
+export function projectOf(home: TestHome, client: ClientKind): string {
+  const dir = join(home.dir, `project-${client}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+async function transcript(
+  home: TestHome,
+  server: MatrixServer,
+  cell: Omit<Cell, "entry">,
+  entry: Entry,
+): Promise<Step[]> {
+  const spec = {
+    client: cell.client,
+    capabilities: cell.capabilities,
+    root: projectOf(home, cell.client),
+  };
+  let host;
+  try {
+    host = await openHost(home, server, spec, entry);
+  } catch (error) {
+    return [{ op: "connect", error: { message: (error as Error).message } }];
+  }
+  try {
+    const taken = server.script.rootsTaken;
+    if (entry === "direct" && spec.capabilities === "roots" && taken !== undefined) {
+      await rootsTakenIn(host, taken, spec.root);
+    }
+    return await runSession(host, server.script);
+  } finally {
+    await host.close().catch(() => undefined);
+  }
+}
+
+/** Resolves once `probe`'s answer on `host` names `root` (bounded); the probes leave no trace. */
+export async function rootsTakenIn(
+  host: Host,
+  probe: { name: string; arguments: Record<string, unknown> },
+  root: string,
+): Promise<void> {
+  const asked = host.asked.length;
+  await waitFor(
+    async () => JSON.stringify(await host.request("tools/call", probe)).includes(root),
+    15_000,
+    `the server to take the root ${root} in`,
+  );
+  host.asked.splice(asked);
+}
+
+/** The client library has no handshake and lists tools as a model is offered them. */
+export function libraryView(steps: readonly Step[]): Step[] {
+  return steps.flatMap((step): Step[] => {
+    if (step.op === "handshake") {
+      const r = step.result as { capabilities?: unknown; instructions?: unknown };
+      return [
+        { op: "handshake", result: { capabilities: r.capabilities, instructions: r.instructions } },
+      ];
+    }
+    if (step.op !== "tools/list") return [step];
+    if ((step.params as { cursor?: string } | undefined)?.cursor !== undefined) return [];
+    const all = steps.filter((s) => s.op === "tools/list");
+    const tools = all.flatMap(
+      (s) => (s.result as { tools?: Record<string, unknown>[] })?.tools ?? [],
+    );
+    const view = tools.map((t) => ({
+      name: t.name,
+      description: t.description ?? "",
+      inputSchema: t.inputSchema,
+    }));
+    return [{ op: "tools/list", params: {}, result: { tools: view } }];
+  });
+}
+
+/** Each cell's differences (none: the cell passes), for the cells of one server, in order. */
+export async function runServer(
+  home: TestHome,
+  server: MatrixServer,
+  cells: readonly Cell[],
+): Promise<Map<Cell, string[]>> {
+  const direct = new Map<string, Step[]>();
+  const out = new Map<Cell, string[]>();
+  for (const cell of cells) {
+    const key = `${cell.client} ${cell.capabilities}`;
+    if (!direct.has(key))
+      direct.set(key, normalise(await transcript(home, server, cell, "direct")));
+    const left = direct.get(key)!;
+    const right = normalise(await transcript(home, server, cell, cell.entry));
+    const library = cell.entry === "library";
+    out.set(cell, library ? compare(libraryView(left), libraryView(right)) : compare(left, right));
+  }
+  return out;
+}

@@ -1,0 +1,61 @@
+/**
+ * The hand-over's snapshot as the new daemon reads it: a version it does not know, or
+ * something that is not a snapshot, is a reason to start cold and say why — never read on.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  LISTEN_FD,
+  readSnapshot,
+  renumbered,
+  SNAPSHOT_VERSION,
+  type HandedServer,
+} from "../../src/daemon/handover/snapshot.js";
+
+const server = (serverId: string, fds: [number, number, number]): HandedServer => ({
+  serverId,
+  row: { id: serverId, transport: "stdio", command: "node", args: [] } as HandedServer["row"],
+  child: {
+    pid: 42,
+    fds,
+    unread: "",
+    session: { protocolVersion: "2025-11-25", capabilities: {}, nextId: 7 },
+  },
+});
+
+const snapshot = {
+  version: SNAPSHOT_VERSION,
+  from: { pid: 1, version: "0.1.0", startedAt: 0 },
+  at: 0,
+  inherited: false,
+  marks: ["m"],
+  servers: [],
+};
+
+describe("the hand-over snapshot", () => {
+  it("reads a snapshot of its own version", () => {
+    expect(readSnapshot(JSON.stringify(snapshot))).toEqual({ snapshot });
+  });
+
+  it("refuses a version it does not know, naming both", () => {
+    const read = readSnapshot(JSON.stringify({ ...snapshot, version: SNAPSHOT_VERSION + 1 }));
+    expect(read).toEqual({
+      problem: `the snapshot's version ${SNAPSHOT_VERSION + 1} is not one this mcpool reads (${SNAPSHOT_VERSION})`,
+    });
+  });
+
+  it("refuses what is not JSON, not an object, or lacks its parts", () => {
+    expect(readSnapshot("{go")).toMatchObject({ problem: expect.stringContaining("not JSON") });
+    expect(readSnapshot("[]")).toEqual({ problem: "the snapshot is not a JSON object" });
+    expect(readSnapshot(JSON.stringify({ version: SNAPSHOT_VERSION }))).toEqual({
+      problem: "the snapshot lacks its servers, marks or origin",
+    });
+  });
+
+  it("numbers each child's fds as the new process receives them, after the listener", () => {
+    const moved = renumbered([server("a", [20, 21, 22]), server("b", [30, 31, 32])]);
+    expect(moved.map((s) => s.child.fds)).toEqual([
+      [LISTEN_FD + 1, LISTEN_FD + 2, LISTEN_FD + 3],
+      [LISTEN_FD + 4, LISTEN_FD + 5, LISTEN_FD + 6],
+    ]);
+  });
+});
