@@ -2,8 +2,8 @@
  * The frameworks of the real-hosts suite: the AI SDK's MCP client,
  * LangChain's MCP adapters and Mastra's MCPClient, each driven by
  * test/fixtures/real-hosts/framework-client.mjs run from the frameworks' prefix (so its imports
- * are the pinned packages), with the environment a test gives it; and the hooks the issue's
- * other items will assert through (capability-gated tool lists, roots, a daemon restart).
+ * are the pinned packages), with the environment a test gives it; and the hooks the other real-host
+ * tests assert through (capability-gated tool lists, roots, a daemon restart).
  */
 import { spawn } from "node:child_process";
 import { copyFileSync } from "node:fs";

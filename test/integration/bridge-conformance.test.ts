@@ -226,7 +226,7 @@ describe.each(RUNS)(
           const scored = required.includes(r.scenario) ? "" : " (not scored)";
           return `${mark}  ${r.scenario}${scored}  (${r.passed} checks passed, ${r.failed.length} failed, ${r.warnings} warnings)${why ? `  ${why}` : ""}`;
         });
-        // The per-scenario report the issue asks for, in the test's output.
+        // The per-scenario report, in the test's output.
         console.log(
           [
             `conformance ${REVISION}: ${passing.filter((r) => required.includes(r.scenario)).length}/${required.length} required scenarios, ${checks} checks passed`,

@@ -13,7 +13,7 @@ import {
 } from "../helpers/daemon.js";
 import { fixture } from "../helpers/processes.js";
 
-/** What the trial ran on one connection. */
+/** Calls in flight at once on one connection: what a busy agent was seen to send. */
 const CONCURRENT_CALLS = 2_000;
 /** Each call's text: together far more than a pipe holds, so the child's stdin pushes back. */
 const TEXT = "x".repeat(8 * 1024);
