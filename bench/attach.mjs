@@ -82,7 +82,7 @@ run("Attach", async () => {
   };
   return [
     figure({
-      name: "attach.attach.p50",
+      name: "attach.p50",
       unit: "ms",
       value: percentile(attached, 50),
       baseline: percentile(spawned, 50),

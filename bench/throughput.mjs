@@ -75,7 +75,7 @@ run("Throughput", async () => {
   note(`calls/s per round: ${names.map((arm) => `${arm} ${perRound[arm].join(", ")}`).join("; ")}`);
   return [
     figure({
-      name: "throughput.throughput",
+      name: "throughput.callsPerSecond",
       unit: "calls/s",
       value: rate("daemon"),
       baseline: rate("direct"),
@@ -90,7 +90,7 @@ run("Throughput", async () => {
       perRound,
     }),
     figure({
-      name: "throughput.throughput.vsRelay",
+      name: "throughput.callsPerSecond.vsRelay",
       unit: "calls/s",
       value: rate("daemon"),
       baseline: rate("relay"),
