@@ -981,6 +981,22 @@ export const FAULT_PROMISES: readonly FaultPromise[] = [
     ],
   },
   {
+    section: CHILDREN,
+    promise:
+      'A server that never answers `initialize` → its first caller fails at the connect timeout (15 s by default) with an error naming `initialize`, not "failed recently"; status shows its pid and how long it has been starting; `shutdown` ends it within the drain.',
+    proofs: [
+      {
+        file: "test/integration/daemon-starting.test.ts",
+        test: "fails its first caller at the connect timeout, saying it did not answer initialize, and shows its pid meanwhile",
+      },
+      { file: "test/integration/daemon-starting.test.ts", test: "waits 15 s at most by default" },
+      {
+        file: "test/integration/daemon-starting.test.ts",
+        test: "is ended by `mcpool shutdown` within the drain while it starts",
+      },
+    ],
+  },
+  {
     section: WEEKS,
     promise:
       "The data or state folder full or read-only → shown in `status` with what it costs; no temp files left; calls keep working.",

@@ -112,8 +112,10 @@ export interface ServerState {
   error?: string;
   /** For `error`, `crash-loop` and `unreachable`: epoch ms of the next attempt; nothing is dialled before. */
   retryAt?: number;
-  /** The child's pid, while a stdio connection is up. */
+  /** The child's pid, while a stdio connection is up, or while it is starting. */
   pid?: number;
+  /** While it is starting (`connecting`): since when, epoch ms. */
+  startingSince?: number;
   /** Epoch ms the current connection was made. */
   startedAt?: number;
   /** Calls in flight on the current connection, when there are any. */

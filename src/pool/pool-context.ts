@@ -11,7 +11,11 @@ import type { KeepAliveFetch } from "./mcp/fetch.js";
 import { JunkLog } from "./server/junk-log.js";
 import { withOAuth } from "./auth/oauth-client.js";
 import type { PoolAuth } from "./auth/pool-auth.js";
-import { DEFAULT_CRASH_BACKOFF_MS, type McpPoolOptions } from "./pool-options.js";
+import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_CRASH_BACKOFF_MS,
+  type McpPoolOptions,
+} from "./pool-options.js";
 import { createDefaultTransport } from "./mcp/transport.js";
 import type { PoolLog } from "./core/types.js";
 
@@ -57,7 +61,7 @@ export function entryContext(
       onAuthChallenge: (serverId, challenge) => auth.challenged(serverId, challenge),
       onJunk: (serverId, line, redact) => junk.line(serverId, line, redact),
     },
-    connectTimeoutMs: options.connectTimeoutMs,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     callTimeoutMs: options.callTimeoutMs,
     crashBackoffMs: options.crashBackoffMs ?? DEFAULT_CRASH_BACKOFF_MS,
     log,

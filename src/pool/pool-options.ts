@@ -39,7 +39,11 @@ export interface McpPoolOptions {
   clientVersion?: string;
   /** Where the pool logs. Both halves optional; `{}` is silence. Default: errors to stderr. */
   log?: PoolLog;
-  /** Connect budget in ms over initialize plus every tools/list page. Default: the SDK's 60 s per request. */
+  /**
+   * Connect budget in ms: the whole wait for a starting server, its handshake (`initialize`,
+   * or `server/discover`) and every tools/list page, a caller's wait included. Default
+   * DEFAULT_CONNECT_TIMEOUT_MS.
+   */
   connectTimeoutMs?: number;
   /** Per-call timeout in ms. Default: the SDK's 60 s. Progress does not extend it. */
   callTimeoutMs?: number;
@@ -146,3 +150,6 @@ export interface McpPoolOptions {
   /** Per-conversation rows: share names, terminate and ending bounds, clock. */
   conversations?: ConversationPoolOptions;
 }
+
+/** How long a starting server may take to answer before its callers are told, ms: 15 s. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;

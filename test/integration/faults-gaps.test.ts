@@ -186,6 +186,13 @@ describe("the socket and the daemon's identity", () => {
         expect(loser.stderr).toMatch(/already running/);
         expect(loser.stderr).toContain(String(winner!.child.pid));
       }
+      // The winner is this test's own daemon, not the fleet's: it stops here, before the
+      // fleet removes the home (a running daemon re-creates a removed socket folder, and the
+      // removal then meets a folder that is not empty).
+      await c.close();
+      const exited = new Promise((resolve) => winner!.child.once("exit", resolve));
+      winner!.child.kill("SIGTERM");
+      await exited;
     },
     2 * RACE_BOUND_MS,
   );

@@ -612,6 +612,9 @@ describe("socket server and PoolClient", () => {
     ]);
     expect(pool.conversations.log[3]).toEqual(["terminate", who, { timeoutMs: 50 }]);
 
+    // A daemon that cannot hand over (no handover in its deps) says so, coded.
+    await expect(c.handover()).rejects.toMatchObject({ code: "handover-failed" });
+
     await c.shutdown();
     await within(daemon.shutdownCalled, "deps.shutdown()");
     expect(daemon.seen).toEqual(new Set(Object.keys(METHODS)));

@@ -21,11 +21,17 @@ export function uptime(s: ServerState, now: number): string {
 }
 
 /**
- * The status word, `(stale)` when the tools are last-known, and when a backoff holds the
+ * The status word, `(stale)` when the tools are last-known, while it starts for how long
+ * and its pid (`connecting, starting for 12 s, pid 4242`), and when a backoff holds the
  * next dial, how long until it: `unreachable, next try in 8s`.
  */
 export function statusCell(s: ServerState, now: number): string {
   const word = s.stale ? `${s.status} (stale)` : s.status;
+  if (s.startingSince !== undefined) {
+    // Starting: how long for, and its child (a wait on a server that never answers shows).
+    const pid = s.pid !== undefined ? `, pid ${s.pid}` : "";
+    return `${word}, starting for ${Math.floor(Math.max(0, now - s.startingSince) / 1000)} s${pid}`;
+  }
   if (s.retryAt === undefined || s.retryAt <= now || s.status === "auth-required") return word;
   return `${word}, next try in ${duration(s.retryAt - now + 999)}`;
 }

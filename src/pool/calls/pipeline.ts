@@ -158,7 +158,12 @@ export class CallPipeline {
   }
 
   /** The tool a qualified name answers to, for this scope, waking a server that could offer it. */
-  async #resolve(qualified: string, opts: CallOptions): Promise<IndexedTool> {
+  /**
+   * `waitedFrom`: when this caller began waiting for the pool to start (epoch ms); a server
+   * whose dial failed since then failed while the caller waited on it, and the caller is
+   * told that failure itself, not that the server "failed recently".
+   */
+  async #resolve(qualified: string, opts: CallOptions, waitedFrom?: number): Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const hidden = opts.hidden === true;
     const { catalog, entries } = opts.profile ? this.#init.profiles.view(opts.profile) : this.#init;
@@ -176,8 +181,9 @@ export class CallPipeline {
     }
     if (!found && this.#init.starting()) {
       // The pool is still starting: the name may be one a server has yet to list.
+      const since = Date.now();
       await this.#init.ready();
-      return this.#resolve(qualified, opts);
+      return this.#resolve(qualified, opts, waitedFrom ?? since);
     }
     if (found) {
       // A last-known (stale) tool: its server comes back first, and may offer other tools.
@@ -194,7 +200,7 @@ export class CallPipeline {
     if (listings.length > 0) {
       await Promise.all(listings);
       const listed = catalog.lookup(qualified, scope, hidden);
-      if (listed) return this.#resolve(qualified, opts);
+      if (listed) return this.#resolve(qualified, opts, waitedFrom);
     }
     // A conversation row's tools are listed on the caller's own client.
     const conversational = await this.#init.conversations.resolve(qualified, scope, opts);
@@ -209,6 +215,11 @@ export class CallPipeline {
     );
     const failures: unknown[] = [];
     for (const entry of candidates) {
+      const failed = waitedFrom === undefined ? undefined : entry.failureSince(waitedFrom);
+      if (failed !== undefined) {
+        failures.push(failed);
+        continue;
+      }
       try {
         await entry.ensure();
       } catch (error) {

@@ -64,6 +64,12 @@ export function serverState(
   if (entry.status === "auth-required" && extras.signIn) state.signIn = extras.signIn;
   if (extras.signInNotice !== undefined) state.signInNotice = extras.signInNotice;
   if (entry.retryAt !== undefined) state.retryAt = entry.retryAt;
+  const since = entry.startingSince;
+  if (since !== undefined) {
+    state.startingSince = since;
+    const pid = entry.startingPid;
+    if (pid !== undefined) state.pid = pid;
+  }
   if (connection) {
     if (connection.pid !== undefined) state.pid = connection.pid;
     state.startedAt = connection.startedAt;

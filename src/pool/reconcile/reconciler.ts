@@ -186,6 +186,9 @@ export class Reconciler {
     this.#queue.cancel();
     this.#closed = true;
     await this.#init.conversations.close();
+    // A reconcile may be waiting on a server that never answers: its start is ended first,
+    // so the shutdown's turn of the queue comes within the drain, not at the connect timeout.
+    await Promise.all([...this.#entries.values()].map((entry) => entry.endStart()));
     await this.#queue.run(async () => {
       const entries = [...this.#entries.values()];
       await Promise.all(

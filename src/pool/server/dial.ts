@@ -58,6 +58,8 @@ export interface DialHandlers {
   verdict?: EraVerdict | undefined;
   /** A spare child probes beside the dial (spare-probe.ts): what it finds, once the dial is done. */
   probing?(found: Promise<EraVerdict>): void;
+  /** The serving transport exists (its child starts with the handshake): to show and to end. */
+  opened?(transport: Transport): void;
 }
 
 /**
@@ -91,10 +93,12 @@ export async function dial(
   handlers: DialHandlers,
 ): Promise<Dialled> {
   let verdict = handlers.verdict;
+  const started = Date.now();
   // A stdio server's era is found on a spare child, never on the one that serves.
-  const spare = spareProbeOf(row, verdict, context, Date.now());
+  const spare = spareProbeOf(row, verdict, context, started);
   if (spare === "first") verdict = await probeOnSpare(row, context, budget);
-  const dialled = dialOn(row, context, budget, handlers, verdict);
+  // The budget is the caller's whole wait: what the spare child took is not given again.
+  const dialled = dialOn(row, context, { budget, started }, handlers, verdict);
   if (spare === "beside") {
     // Told once the serving dial is done, so its own (undated) legacy verdict is not the last.
     const found = probeOnSpare(row, context, budget);
@@ -103,46 +107,62 @@ export async function dial(
   return dialled;
 }
 
+/** The connect budget (ms, undefined: none) and when the wait for it began (epoch ms). */
+interface Budget {
+  budget: number | undefined;
+  started: number;
+}
+
 async function dialOn(
   row: McpServerConfig,
   context: EntryContext,
-  budget: number | undefined,
+  budget: Budget,
   handlers: DialHandlers,
   verdict: EraVerdict | undefined,
 ): Promise<Dialled> {
   if (usableVerdict(verdict, Date.now())?.era !== "modern" || row.protocol === "legacy") {
     return dialOnce(row, context, budget, handlers, verdict);
   }
-  const started = Date.now();
   try {
     return await dialOnce(row, context, budget, handlers, verdict);
   } catch (error) {
     const code = (error as McpPoolError).code;
     if (code === "auth-required" || code === "timeout") throw error;
-    const left = budget === undefined ? undefined : Math.max(1, budget - (Date.now() - started));
-    return dialOnce(row, context, left, handlers, undefined);
+    return dialOnce(row, context, budget, handlers, undefined);
   }
 }
 
 async function dialOnce(
   row: McpServerConfig,
   context: EntryContext,
-  budget: number | undefined,
+  { budget, started: waiting }: Budget,
   handlers: DialHandlers,
   verdict: EraVerdict | undefined,
 ): Promise<Dialled> {
   const started = Date.now();
   let transport: Transport | undefined;
   let connection: Connection | undefined;
+  /** What the dial waits on, for the timeout's message. */
+  let awaiting: Awaiting = "initialize";
   try {
     transport = await context.createTransport(row, context.transportContext);
+    handlers.opened?.(transport);
     const client = new McpClient(context.clientInfo, { capabilities: context.capabilities });
     const current = newConnection(client, transport, started);
     connection = current;
     installHandlers(row.id, current, context, handlers);
-    const deadline = budget === undefined ? undefined : started + budget;
+    const deadline = budget === undefined ? undefined : waiting + budget;
     const plan = eraPlan(row, verdict, transport);
-    await client.connect(transport, budget === undefined ? {} : { timeout: budget }, plan);
+    if (
+      plan.discoverFirst ||
+      plan.prior?.era === "modern" ||
+      !["auto", "legacy"].includes(plan.pin)
+    ) {
+      awaiting = "discover";
+    }
+    const left = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
+    await client.connect(transport, left === undefined ? {} : { timeout: left }, plan);
+    awaiting = "tools/list";
     const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
     const listed = context.indexTools
       ? await listTools(client, remaining === undefined ? {} : { timeout: remaining })
@@ -158,7 +178,7 @@ async function dialOnce(
     const exit = child?.exit;
     await transport?.close().catch(() => undefined);
     throw handlers.redact(
-      connectError(row.id, cause, budget, stderr, exit, handlers.authCause(cause)),
+      connectError(row.id, cause, { budget, awaiting }, stderr, exit, handlers.authCause(cause)),
     );
   }
 }
@@ -235,10 +255,20 @@ function describeExit(exit: Exit): string {
   return "exited";
 }
 
+/** What a dial waits on: the handshake (either era's first request), or the tool list. */
+type Awaiting = "initialize" | "discover" | "tools/list";
+
+/** What a server that did not answer within the connect budget failed to do. */
+const NOT_ANSWERED: Record<Awaiting, string> = {
+  initialize: "did not answer `initialize`",
+  discover: "did not answer `server/discover` or `initialize`",
+  "tools/list": "did not finish listing its tools (`tools/list`)",
+};
+
 function connectError(
   id: string,
   cause: unknown,
-  budget: number | undefined,
+  { budget, awaiting }: { budget: number | undefined; awaiting: Awaiting },
   stderr: string | undefined,
   exit: Exit | undefined,
   authMessage: string | undefined,
@@ -263,7 +293,7 @@ function connectError(
   if (isMcpError(cause, ErrorCode.RequestTimeout)) {
     return new McpPoolError(
       "timeout",
-      `server "${id}" did not finish connecting within ${budget ?? 60_000} ms${tail}`,
+      `server "${id}" ${NOT_ANSWERED[awaiting]} within ${budget ?? 60_000} ms (connectTimeoutMs)${tail}`,
       { ...detail, timeoutMs: budget ?? 60_000 },
       { cause },
     );

@@ -28,7 +28,7 @@ import {
   standingAuthMessage,
   type EntryContext,
 } from "./context.js";
-import { EntryState } from "./state.js";
+import { EntryState, endsAStart } from "./state.js";
 import type { ToolList } from "./tool-list.js";
 import type { CacheHint } from "../mcp/list-tools.js";
 import type { CloseReason } from "../core/types.js";
@@ -83,6 +83,7 @@ export class ServerEntry extends EntryState {
     const row = this._row;
     const started = Date.now();
     this._status = "connecting";
+    this._starting = { since: started };
     context.changed(this);
     const current = (): boolean => !this._removed && this._row === row;
     try {
@@ -98,6 +99,7 @@ export class ServerEntry extends EntryState {
       return connection;
     } catch (cause) {
       const error = cause as McpPoolError;
+      this._lastFailure = { error, at: Date.now() };
       // A modern verdict that failed is found again on the next dial.
       if (current() && this._verdict?.era === "modern") this._verdict = undefined;
       if (current() && error.code === "auth-required") {
@@ -108,6 +110,8 @@ export class ServerEntry extends EntryState {
         this.#scheduleRevive();
       }
       throw error;
+    } finally {
+      this._starting = undefined;
     }
   }
 
@@ -120,6 +124,9 @@ export class ServerEntry extends EntryState {
       authCause: (cause) => authSentence(context, this.id, cause),
       redact: (error) => redactPoolError(error, entrySecrets(context, row)),
       verdict: this._verdict,
+      opened: (transport) => {
+        if (this._starting !== undefined) this._starting.transport = transport;
+      },
       probing: (found) => {
         this._probing = found.then((verdict) => {
           if (this._removed || this._row !== row) return;
@@ -325,6 +332,9 @@ export class ServerEntry extends EntryState {
   async close(reason: CloseReason): Promise<void> {
     this.#revive.cancel();
     const pending = this._connecting;
+    // A server still starting is ended, not waited for, when it is stopped, removed or the
+    // pool shuts down: its handshake may never come (a drain is promised within its bound).
+    if (pending && endsAStart(reason)) await this.endStart();
     if (pending) await pending.catch(() => undefined);
     await this._probing;
     this.#revive.cancel();

@@ -13,6 +13,21 @@ import type { EraVerdict } from "../mcp/era.js";
 import { ToolList } from "./tool-list.js";
 import type { CloseReason, ServerStatus } from "../core/types.js";
 import { BACKED_OFF, backoffMs, failureStatus } from "./backoff.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpPoolError } from "../core/errors.js";
+import { processOf } from "../mcp/transport.js";
+
+/** Closes that end a server still starting rather than wait for its handshake. */
+const ENDS_A_START: ReadonlySet<CloseReason> = new Set<CloseReason>([
+  "stop",
+  "removed",
+  "shutdown",
+]);
+
+/** Whether a close for `reason` ends a start in progress (its handshake may never come). */
+export function endsAStart(reason: CloseReason): boolean {
+  return ENDS_A_START.has(reason);
+}
 
 export abstract class EntryState {
   protected _row: McpServerConfig;
@@ -29,6 +44,10 @@ export abstract class EntryState {
   protected _verdict: EraVerdict | undefined;
   /** A spare child probing beside the connection (spare-probe.ts): a close waits for it. */
   protected _probing: Promise<void> | undefined;
+  /** The dial in progress: since when, and its serving transport once it exists. */
+  protected _starting: { since: number; transport?: Transport } | undefined;
+  /** The last dial's failure, and when: a caller who waited through it is told it as it was. */
+  protected _lastFailure: { error: McpPoolError; at: number } | undefined;
 
   constructor(row: McpServerConfig) {
     this._row = row;
@@ -94,6 +113,29 @@ export abstract class EntryState {
   learnVerdict(verdict: EraVerdict): void {
     this._verdict = verdict;
   }
+  /** The pid of the child starting now (its handshake not answered yet), where there is one. */
+  get startingPid(): number | undefined {
+    const transport = this._starting?.transport;
+    return transport === undefined ? undefined : processOf(transport)?.pid;
+  }
+
+  /** Since when (epoch ms) the server has been starting; undefined when it is not. */
+  get startingSince(): number | undefined {
+    return this._connecting === undefined ? undefined : this._starting?.since;
+  }
+
+  /** Ends the child of a dial in progress, so the dial fails now rather than at its timeout. */
+  async endStart(): Promise<void> {
+    await this._starting?.transport?.close().catch(() => undefined);
+  }
+
+  /** The failure of a dial that ended at or after `since` (epoch ms), if the last one failed. */
+  failureSince(since: number): McpPoolError | undefined {
+    const last = this._lastFailure;
+    if (last === undefined || last.at < since || this._connection !== undefined) return undefined;
+    return last.error;
+  }
+
   get connecting(): boolean {
     return this._connecting !== undefined;
   }
