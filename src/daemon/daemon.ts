@@ -5,14 +5,11 @@
  * (socket/keeper.ts), and recorded with its pid in the data folder (daemon-records.ts) so a
  * daemon whose socket is gone is still found. `createDaemon()` does nothing until `start()`.
  */
-import { basename } from "node:path";
-import { ErrorCode, McpError } from "../pool/mcp/error.js";
 import type { ConfigStatus, DaemonStatus, HandoverInfo, HandoverResult } from "mcpool-protocol";
-import { sectionValues } from "../config/pool-section.js";
-import { McpPool, type McpPoolOptions } from "../pool/pool.js";
+import type { McpPool, McpPoolOptions } from "../pool/pool.js";
 import { VERSION } from "../version.js";
 import { ConfigSource, createReadLog } from "./config/source.js";
-import { acquireInstanceLock } from "./process/instance-lock.js";
+import { acquireInstanceLock, type InstanceLock } from "./process/instance-lock.js";
 import { liveDaemons, writeDaemonRecord } from "./process/daemon-records.js";
 import { HAS_ABSTRACT_SOCKETS, lockName } from "./process/name-lock.js";
 import { readEnvFile } from "./process/env-file.js";
@@ -25,22 +22,19 @@ import {
   type DaemonPaths,
 } from "./process/paths.js";
 import { createPidRecords } from "./process/pid-records.js";
-import { endMarked, MARK_VARIABLE, newMark } from "./process/marked.js";
+import { endMarked, newMark } from "./process/marked.js";
 import { SaveHealth } from "./process/save-health.js";
-import { createFilePinStore } from "./stores/pins.js";
 import { createHandlers } from "./handlers/rpc.js";
 import { createSocketServer, type SocketServer } from "./socket/server.js";
 import { ConnectionCap } from "./socket/connection-cap.js";
 import { socketAnswers } from "./socket/probe.js";
 import { keepSocket, type SocketKeeper } from "./socket/keeper.js";
-import { createFileToolsCache } from "./stores/tools-cache.js";
-import { createFileTokenStore } from "./stores/tokens.js";
-import { createFileUsageStore } from "./stores/usage.js";
-import { PoolMonitor } from "../pool/watch/monitor.js";
+import type { PoolMonitor } from "../pool/watch/monitor.js";
 import { watchConfig, type ConfigWatcher } from "./config/watcher.js";
 import type { Predecessor } from "./handover/predecessor.js";
 import { handOver, type HandOverDeps } from "./handover/hand-over.js";
 import { concludeAdoption } from "./handover/adoption.js";
+import { configureCap, daemonPool } from "./daemon-pool.js";
 
 export interface DaemonOptions {
   socketPath?: string;
@@ -87,7 +81,7 @@ export interface Daemon {
   /** Re-reads the config file and reconciles now. */
   reload(): Promise<ConfigStatus>;
   /**
-   * Re-creates the socket's folder and binds the socket again (SIGUSR1, or the keeper finding it gone). False when
+   * Re-creates the socket's folder and binds the socket again (on SIGUSR1). False when
    * it could not (logged), or the socket is an inherited one.
    */
   renew(reason: string): Promise<boolean>;
@@ -111,309 +105,323 @@ export interface Daemon {
 }
 
 export async function createDaemon(options: DaemonOptions = {}): Promise<Daemon> {
-  const env = options.env ?? process.env;
-  const paths = resolvePaths({
-    ...(options.socketPath ? { socket: options.socketPath } : {}),
-    ...(options.configPath ? { config: options.configPath } : {}),
-    env,
-  });
-  const startedAt = Date.now();
-  const config = new ConfigSource(paths.configPath);
-  let log: DaemonLog | undefined = options.log;
-  let pool: McpPool | undefined;
-  let monitor: PoolMonitor | undefined;
-  let server: SocketServer | undefined;
-  let watcher: ConfigWatcher | undefined;
-  let releaseLock: (() => void) | undefined;
-  let keeper: SocketKeeper | undefined;
-  let removeRecord: (() => void) | undefined;
-  const renewed = new Set<() => void>();
-  let stopping: Promise<void> | undefined;
-  const connections = new ConnectionCap((line) => log?.error(line));
+  return new PoolDaemon(options);
+}
+
+/** The daemon's parts, built by start() and ended by stop(). */
+class PoolDaemon implements Daemon {
+  readonly paths: DaemonPaths;
+  readonly connections: ConnectionCap;
+  readonly #options: DaemonOptions;
+  readonly #startedAt = Date.now();
+  readonly #config: ConfigSource;
+  #log: DaemonLog | undefined;
+  #pool: McpPool | undefined;
+  #monitor: PoolMonitor | undefined;
+  #server: SocketServer | undefined;
+  #watcher: ConfigWatcher | undefined;
+  #releaseLock: (() => void) | undefined;
+  #takeLock: (() => Promise<boolean>) | undefined;
+  #keeper: SocketKeeper | undefined;
+  #removeRecord: (() => void) | undefined;
+  readonly #renewed = new Set<() => void>();
+  #stopping: Promise<void> | undefined;
   // Every child's, and its descendants', so those that leave their group are found.
-  const mark = newMark();
+  readonly #mark = newMark();
   // The stores' failed saves, for status.
-  const saves = new SaveHealth();
+  readonly #saves = new SaveHealth();
   // The socket a hand-over brought is served as an inherited one.
-  const listenFd = options.listenFd ?? options.predecessor?.listenFd;
+  readonly #listenFd: number | undefined;
   // The marks of the daemons this one took children from: their descendants are ours too.
-  const marks = [mark, ...(options.predecessor?.snapshot?.marks ?? [])];
-  let handover: HandoverInfo | undefined;
+  readonly #marks: string[];
+  #handover: HandoverInfo | undefined;
   /** Set once a new daemon took over: the stop leaves the socket and the children alone. */
-  let handedOver = false;
-  let takeLock: (() => Promise<boolean>) | undefined;
+  #handedOver = false;
 
-  const requirePool = (): McpPool => {
-    if (!pool) throw new Error("the daemon has not started");
-    return pool;
-  };
+  constructor(options: DaemonOptions) {
+    this.#options = options;
+    this.paths = resolvePaths({
+      ...(options.socketPath ? { socket: options.socketPath } : {}),
+      ...(options.configPath ? { config: options.configPath } : {}),
+      env: options.env ?? process.env,
+    });
+    this.#config = new ConfigSource(this.paths.configPath);
+    this.#log = options.log;
+    this.connections = new ConnectionCap((line) => this.#log?.error(line));
+    this.#listenFd = options.listenFd ?? options.predecessor?.listenFd;
+    this.#marks = [this.#mark, ...(options.predecessor?.snapshot?.marks ?? [])];
+  }
 
-  const status = (): DaemonStatus => ({
-    pid: process.pid,
-    version: VERSION,
-    startedAt,
-    socketPath: paths.socketPath,
-    configPath: paths.configPath,
-    config: configStatus(),
-    servers: pool?.state() ?? [],
-    clients: server?.clients ?? 0,
-    connections: connections.state(),
-    saveProblems: saves.state(),
-    ...(handover ? { handover } : {}),
-    ...(log === undefined ? {} : { log: logState(log) }),
-  });
+  get pool(): McpPool {
+    if (!this.#pool) throw new Error("the daemon has not started");
+    return this.#pool;
+  }
+
+  status(): DaemonStatus {
+    const { paths } = this;
+    return {
+      pid: process.pid,
+      version: VERSION,
+      startedAt: this.#startedAt,
+      socketPath: paths.socketPath,
+      configPath: paths.configPath,
+      config: this.#configStatus(),
+      servers: this.#pool?.state() ?? [],
+      clients: this.#server?.clients ?? 0,
+      connections: this.connections.state(),
+      saveProblems: this.#saves.state(),
+      ...(this.#handover ? { handover: this.#handover } : {}),
+      ...(this.#log === undefined ? {} : { log: logState(this.#log) }),
+    };
+  }
 
   // The file's status and whether its watcher is watching.
-  const configStatus = (): ConfigStatus => ({
-    ...config.status(),
-    ...(watcher?.state() ?? {}),
-  });
+  #configStatus(): ConfigStatus {
+    return { ...this.#config.status(), ...(this.#watcher?.state() ?? {}) };
+  }
 
   // A reload starts the watch again from what exists now: a watcher that lost its folder,
   // or failed, watches again.
-  const reload = async (): Promise<ConfigStatus> => {
-    await watcher?.rearm();
-    await requirePool().sync();
-    return configStatus();
-  };
+  async reload(): Promise<ConfigStatus> {
+    await this.#watcher?.rearm();
+    await this.pool.sync();
+    return this.#configStatus();
+  }
 
-  const daemon: Daemon = {
-    paths,
-    connections,
-    get pool() {
-      return requirePool();
-    },
-    status,
-    reload,
-    settled: () => requirePool().flush(),
-    renew: (reason) => keeper?.renew(reason) ?? Promise.resolve(false),
-    onRenewed: (listener) => void renewed.add(listener),
-    async handOver(keepId) {
-      const lock = {
-        release: () => releaseLock?.(),
-        take: () => takeLock?.() ?? Promise.resolve(false),
-      };
-      const from = { pid: process.pid, version: VERSION, startedAt };
-      const inherited = options.listenFd !== undefined || options.predecessor?.snapshot?.inherited;
-      const fronts = options.onHandingOver;
-      const serving = server && pool && log && !stopping ? { server, pool, log } : undefined;
-      const deps = { ...serving, lock, fronts, successor: options.successor, from, marks };
-      const result = await handOver({ ...deps, inherited: inherited === true }, keepId);
-      handedOver = true;
-      // After this answer is written, as `daemon/shutdown` does.
-      setImmediate(() => options.onShutdownRequested?.());
-      return result;
-    },
+  settled(): Promise<void> {
+    return this.pool.flush();
+  }
 
-    async start() {
-      if (listenFd === undefined) checkSocketPath(paths.socketPath);
-      const runtime = prepareRuntimeDir(paths.socketDir);
-      prepareDir(paths.dataDir, 0o700);
-      prepareDir(paths.logDir, 0o700);
-      log ??= createLog(paths.logDir);
-      const daemonLog = log;
-      if (runtime.tightened) daemonLog.info(`mcpool: tightened ${paths.socketDir} to 0700`);
+  renew(reason: string): Promise<boolean> {
+    return this.#keeper?.renew(reason) ?? Promise.resolve(false);
+  }
 
-      // A holder the lock cannot see may still serve its socket. Not with an inherited
-      // listener: that is our own, and a probe of its path would find it live.
-      // The abstract name outlives any removal of the folder: one daemon per socket path.
-      const acquire = () =>
-        acquireInstanceLock(paths.lockPath, {
-          ...(listenFd === undefined
-            ? { isDaemonAlive: () => socketAnswers(paths.socketPath) }
-            : {}),
-          ...(HAS_ABSTRACT_SOCKETS ? { name: lockName(paths.socketPath) } : {}),
-          onNameSquatted: (name) =>
-            daemonLog.error(
-              `mcpool: the lock name @${name} is held by a process that is not ours; only the lock file ${paths.lockPath} keeps a second daemon away`,
-            ),
-        });
-      const lock = await acquire();
-      if (!lock.acquired) return { started: false, holderPid: lock.holderPid };
-      releaseLock = lock.release;
-      takeLock = async () => {
-        const again = await acquire();
-        if (again.acquired) releaseLock = again.release;
-        return again.acquired;
-      };
-      const restoreLock = lock.restore;
-      // Records of daemons that died without removing theirs.
-      liveDaemons(paths.dataDir, { sweep: true });
+  onRenewed(listener: () => void): void {
+    this.#renewed.add(listener);
+  }
 
-      if (options.envFile === true) applyEnvFile(paths.envFilePath, daemonLog);
+  async handOver(keepId: number): Promise<HandoverResult> {
+    const options = this.#options;
+    const lock = {
+      release: () => this.#releaseLock?.(),
+      take: () => this.#takeLock?.() ?? Promise.resolve(false),
+    };
+    const from = { pid: process.pid, version: VERSION, startedAt: this.#startedAt };
+    const inherited = options.listenFd !== undefined || options.predecessor?.snapshot?.inherited;
+    const fronts = options.onHandingOver;
+    const [server, pool, log] = [this.#server, this.#pool, this.#log];
+    const serving = server && pool && log && !this.#stopping ? { server, pool, log } : undefined;
+    const marks = this.#marks;
+    const deps = { ...serving, lock, fronts, successor: options.successor, from, marks };
+    const result = await handOver({ ...deps, inherited: inherited === true }, keepId);
+    this.#handedOver = true;
+    // After this answer is written, as `daemon/shutdown` does.
+    setImmediate(() => options.onShutdownRequested?.());
+    return result;
+  }
 
-      const records = createPidRecords(paths.dataDir, { log: daemonLog, mark, health: saves });
-      const { reaped } = await records.reapPredecessors({ log: daemonLog });
-      if (reaped.length > 0)
-        daemonLog.info(
-          `mcpool: reaped ${reaped.length} children of a previous daemon: ${reaped.join(", ")}`,
-        );
+  async start(): Promise<StartResult> {
+    const { paths } = this;
+    const options = this.#options;
+    if (this.#listenFd === undefined) checkSocketPath(paths.socketPath);
+    const runtime = prepareRuntimeDir(paths.socketDir);
+    prepareDir(paths.dataDir, 0o700);
+    prepareDir(paths.logDir, 0o700);
+    this.#log ??= createLog(paths.logDir);
+    const log = this.#log;
+    if (runtime.tightened) log.info(`mcpool: tightened ${paths.socketDir} to 0700`);
 
-      const logRead = createReadLog(paths.configPath, daemonLog);
-      const first = await config.read();
-      logRead(first.status);
-      configureCap(connections, first.pool);
+    const lock = await this.#lock(log);
+    if (!lock.acquired) return { started: false, holderPid: lock.holderPid };
+    // Records of daemons that died without removing theirs.
+    liveDaemons(paths.dataDir, { sweep: true });
 
-      pool = new McpPool({
-        clientName: "mcpool",
-        clientVersion: VERSION,
-        log: daemonLog,
-        rowsFrom: basename(paths.configPath),
-        load: async () => {
-          const read = await config.read();
-          logRead(read.status);
-          configureCap(connections, read.pool);
-          monitor?.setRows(read.rows);
-          return read.rows;
-        },
-        childMark: { [MARK_VARIABLE]: mark },
-        ...(options.predecessor ? { handed: options.predecessor.handed } : {}),
-        onChild: (event) => {
-          if (event.type === "spawn") records.add(event.pid, event.serverId);
-          else records.remove(event.pid);
-        },
-        toolsCache: createFileToolsCache(paths.dataDir, saves),
-        // A lazy row's tools are learned once, so agents can find them (pool-options.ts).
-        learnLazyTools: true,
-        tokenStore: createFileTokenStore(paths.dataDir, saves),
-        pins: createFilePinStore(paths.dataDir, saves),
-        // Agents answer the elicitations of their own calls, so every connection
-        // declares the capability; a question no agent takes is declined.
-        onElicit: () => ({ action: "decline" }),
-        // Sampling likewise, unless `"sampling": false`; a request no agent takes is refused.
-        ...(sectionValues(first.pool, "daemon").sampling === false
-          ? {}
-          : {
-              onSample: () => {
-                throw new McpError(ErrorCode.MethodNotFound, "sampling not available");
-              },
-            }),
-        ...sectionValues(first.pool, "pool"),
-        ...options.pool,
+    if (options.envFile === true) applyEnvFile(paths.envFilePath, log);
+
+    const records = createPidRecords(paths.dataDir, { log, mark: this.#mark, health: this.#saves });
+    const { reaped } = await records.reapPredecessors({ log });
+    if (reaped.length > 0)
+      log.info(
+        `mcpool: reaped ${reaped.length} children of a previous daemon: ${reaped.join(", ")}`,
+      );
+
+    const logRead = createReadLog(paths.configPath, log);
+    const first = await this.#config.read();
+    logRead(first.status);
+    configureCap(this.connections, first.pool);
+    const { pool, monitor } = daemonPool({
+      paths,
+      log,
+      config: this.#config,
+      first,
+      logRead,
+      connections: this.connections,
+      records,
+      mark: this.#mark,
+      saves: this.#saves,
+      predecessor: options.predecessor,
+      overrides: options.pool,
+    });
+    this.#pool = pool;
+    this.#monitor = monitor;
+
+    // The first reconcile starts before the socket opens, so a request that arrives at
+    // once finds every row registered; it runs in the background, because a wedged server
+    // must not keep the socket from answering. Early listings and calls wait for it.
+    pool
+      .sync(first.rows)
+      .catch((error: unknown) => log.error(`mcpool: ${(error as Error).message}`));
+
+    await this.#serve(pool, monitor, lock.restore, log);
+    await this.#watch(log);
+    this.#record(log);
+    if (options.predecessor) {
+      const concluded = await concludeAdoption(pool, options.predecessor, log);
+      if (!concluded.serve) {
+        await this.stop();
+        return { started: false, handedBack: concluded.why };
+      }
+      this.#handover = concluded.info;
+    }
+    log.info(
+      `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,
+    );
+    return { started: true };
+  }
+
+  /**
+   * Takes the instance lock, and keeps how to take it again (a hand-over that comes back).
+   * A holder the lock cannot see may still serve its socket. Not with an inherited listener:
+   * that is our own, and a probe of its path would find it live. The abstract name outlives
+   * any removal of the folder: one daemon per socket path.
+   */
+  async #lock(log: DaemonLog): Promise<InstanceLock> {
+    const { socketPath, lockPath } = this.paths;
+    const acquire = (): Promise<InstanceLock> =>
+      acquireInstanceLock(lockPath, {
+        ...(this.#listenFd === undefined ? { isDaemonAlive: () => socketAnswers(socketPath) } : {}),
+        ...(HAS_ABSTRACT_SOCKETS ? { name: lockName(socketPath) } : {}),
+        onNameSquatted: (name) =>
+          log.error(
+            `mcpool: the lock name @${name} is held by a process that is not ours; only the lock file ${lockPath} keeps a second daemon away`,
+          ),
       });
+    const lock = await acquire();
+    if (!lock.acquired) return lock;
+    this.#releaseLock = lock.release;
+    this.#takeLock = async () => {
+      const again = await acquire();
+      if (again.acquired) this.#releaseLock = again.release;
+      return again.acquired;
+    };
+    return lock;
+  }
 
-      monitor = new PoolMonitor({
+  /** Opens the socket, and keeps it while it is a path of our own. */
+  async #serve(
+    pool: McpPool,
+    monitor: PoolMonitor,
+    restoreLock: () => Promise<void>,
+    log: DaemonLog,
+  ): Promise<void> {
+    const options = this.#options;
+    const listenFd = this.#listenFd;
+    const server = createSocketServer({
+      ...(listenFd !== undefined ? { listenFd } : { socketPath: this.paths.socketPath }),
+      handlers: createHandlers({
         pool,
-        usageStore: createFileUsageStore(paths.dataDir, saves),
-        ...sectionValues(first.pool, "monitor"),
-        log: daemonLog,
-      });
-      monitor.setRows(first.rows);
-      monitor.start();
-
-      // The first reconcile starts before the socket opens, so a request that arrives at
-      // once finds every row registered; it runs in the background, because a wedged server
-      // must not keep the socket from answering. Early listings and calls wait for it.
-      pool
-        .sync(first.rows)
-        .catch((error: unknown) => daemonLog.error(`mcpool: ${(error as Error).message}`));
-
-      server = createSocketServer({
-        ...(listenFd !== undefined ? { listenFd } : { socketPath: paths.socketPath }),
-        handlers: createHandlers({
-          pool,
-          monitor,
-          status,
-          reload,
-          shutdown: () => options.onShutdownRequested?.(),
-          handover: (keepId) => daemon.handOver(keepId),
-          version: VERSION,
-        }),
-        cap: connections,
-        log: daemonLog,
-      });
-      try {
-        await server.start();
-      } catch (error) {
-        // The children the first reconcile started must not outlive a daemon that never served.
-        await pool.close().catch(() => undefined);
-        await monitor.close().catch(() => undefined);
-        releaseLock?.();
-        throw error;
-      }
-      // An inherited socket is the service manager's to keep (`systemctl --user restart
-      // mcpool.socket` re-creates it).
-      if (listenFd === undefined) {
-        keeper = keepSocket({
-          socketPath: paths.socketPath,
-          server,
-          restoreLock,
-          onRenewed: () => {
-            for (const listener of renewed) listener();
-          },
-          log: daemonLog,
-        });
-      }
-
-      watcher = watchConfig(
-        paths.configPath,
-        () => {
-          pool?.syncSoon().catch(() => undefined);
+        monitor,
+        status: () => this.status(),
+        reload: () => this.reload(),
+        shutdown: () => options.onShutdownRequested?.(),
+        handover: (keepId) => this.handOver(keepId),
+        version: VERSION,
+      }),
+      cap: this.connections,
+      log,
+    });
+    this.#server = server;
+    try {
+      await server.start();
+    } catch (error) {
+      // The children the first reconcile started must not outlive a daemon that never served.
+      await pool.close().catch(() => undefined);
+      await monitor.close().catch(() => undefined);
+      this.#releaseLock?.();
+      throw error;
+    }
+    // An inherited socket is the service manager's to keep (`systemctl --user restart
+    // mcpool.socket` re-creates it).
+    if (listenFd === undefined) {
+      this.#keeper = keepSocket({
+        socketPath: this.paths.socketPath,
+        server,
+        restoreLock,
+        onRenewed: () => {
+          for (const listener of this.#renewed) listener();
         },
-        // Logged, and the path read again so status says what is there now.
-        (error) => {
-          daemonLog.error(`mcpool: watching ${paths.configPath}: ${error.message}`);
-          pool?.syncSoon().catch(() => undefined);
-        },
-      );
-      await watcher.ready;
-      try {
-        removeRecord = writeDaemonRecord(paths.dataDir, {
-          socket: paths.socketPath,
-          version: VERSION,
-          startedAt,
-          handlesSignals: options.handlesSignals === true,
-        });
-      } catch (error) {
-        daemonLog.error(
-          `mcpool: could not record this daemon in ${paths.dataDir}: ${(error as Error).message}; \`mcpool status\` cannot find it if its socket goes`,
-        );
-      }
-      if (options.predecessor) {
-        const concluded = await concludeAdoption(pool, options.predecessor, daemonLog);
-        if (!concluded.serve) {
-          await daemon.stop();
-          return { started: false, handedBack: concluded.why };
-        }
-        handover = concluded.info;
-      }
-      daemonLog.info(
-        `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,
-      );
-      return { started: true };
-    },
+        log,
+      });
+    }
+  }
 
-    stop() {
-      stopping ??= (async () => {
-        // No longer serving: nothing should signal or look for us from here on.
-        removeRecord?.();
-        keeper?.close();
-        await watcher?.close().catch(() => undefined);
-        // Handed over: the socket is the new daemon's, its path with it.
-        if (handedOver) await server?.abandon().catch(() => undefined);
-        else await server?.close().catch(() => undefined);
-        await pool?.close().catch(() => undefined);
-        await monitor?.close().catch(() => undefined);
-        // What left its server's process group (setsid) outlived the stop ladder: end it too.
-        // Handed over: what carries the mark is the new daemon's now.
-        if (pool !== undefined && !handedOver) {
-          for (const each of marks)
-            await endMarked(each, log ? { log } : {}).catch(() => undefined);
-        }
-        releaseLock?.();
-        log?.info("mcpool: stopped");
-      })();
-      return stopping;
-    },
-  };
-  return daemon;
-}
+  /** Watches the config file: a change, or a failed watch, reconciles soon. */
+  async #watch(log: DaemonLog): Promise<void> {
+    const { configPath } = this.paths;
+    this.#watcher = watchConfig(
+      configPath,
+      () => {
+        this.#pool?.syncSoon().catch(() => undefined);
+      },
+      // Logged, and the path read again so status says what is there now.
+      (error) => {
+        log.error(`mcpool: watching ${configPath}: ${error.message}`);
+        this.#pool?.syncSoon().catch(() => undefined);
+      },
+    );
+    await this.#watcher.ready;
+  }
 
-/** The env file into process.env (values win), logged by name only: values may be secrets. */
-/** `mcpool.maxConnections` and `mcpool.maxConnectionsPerProcess` into the cap. */
-function configureCap(cap: ConnectionCap, section: Record<string, unknown>): void {
-  const values = sectionValues(section, "daemon");
-  cap.configure(values.maxConnections, values.maxConnectionsPerProcess);
+  /** Records this daemon in the data folder, so it is found if its socket goes. */
+  #record(log: DaemonLog): void {
+    const { dataDir, socketPath } = this.paths;
+    try {
+      this.#removeRecord = writeDaemonRecord(dataDir, {
+        socket: socketPath,
+        version: VERSION,
+        startedAt: this.#startedAt,
+        handlesSignals: this.#options.handlesSignals === true,
+      });
+    } catch (error) {
+      log.error(
+        `mcpool: could not record this daemon in ${dataDir}: ${(error as Error).message}; \`mcpool status\` cannot find it if its socket goes`,
+      );
+    }
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      // No longer serving: nothing should signal or look for us from here on.
+      this.#removeRecord?.();
+      this.#keeper?.close();
+      await this.#watcher?.close().catch(() => undefined);
+      // Handed over: the socket is the new daemon's, its path with it.
+      if (this.#handedOver) await this.#server?.abandon().catch(() => undefined);
+      else await this.#server?.close().catch(() => undefined);
+      await this.#pool?.close().catch(() => undefined);
+      await this.#monitor?.close().catch(() => undefined);
+      // What left its server's process group (setsid) outlived the stop ladder: end it too.
+      // Handed over: what carries the mark is the new daemon's now.
+      if (this.#pool !== undefined && !this.#handedOver) {
+        const log = this.#log;
+        for (const each of this.#marks)
+          await endMarked(each, log ? { log } : {}).catch(() => undefined);
+      }
+      this.#releaseLock?.();
+      this.#log?.info("mcpool: stopped");
+    })();
+    return this.#stopping;
+  }
 }
 
 /** The log file for status: its path, and why it is not written when it is not. */
@@ -421,6 +429,7 @@ function logState({ path, problem }: DaemonLog): { path: string; problem?: strin
   return problem === undefined ? { path } : { path, problem };
 }
 
+/** The env file into process.env (values win), logged by name only: values may be secrets. */
 function applyEnvFile(path: string, log: DaemonLog): void {
   const file = readEnvFile(path);
   if (file === undefined) return;

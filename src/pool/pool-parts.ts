@@ -50,21 +50,32 @@ export interface PoolParts {
   shutdown(): Promise<void>;
 }
 
-/** Builds the parts of one pool; nothing is dialled until a sync. Throws on a bad duration. */
-export function poolParts(options: McpPoolOptions): PoolParts {
-  checkPoolDurations(options);
-  const log = options.log ?? { error: (message) => process.stderr.write(`${message}\n`) };
-  const cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
-  const indexTools = options.indexTools !== false;
-  // The callbacks below reach parts built after them; none runs before poolParts returns.
+/** The parts that carry what is not a tool call: sign-in, events, host routes, passthrough. */
+interface TrafficParts {
+  auth: PoolAuth;
+  events: PoolEvents;
+  routes: CallRoutes;
+  passthrough: Passthrough;
+}
+
+/**
+ * Builds the traffic parts, wired to each other; they reach the servers through `servers`,
+ * which is built after them and called only once the pool is running.
+ */
+function trafficParts(
+  options: McpPoolOptions,
+  log: PoolLog,
+  cache: ResultCache | undefined,
+  servers: () => Reconciler,
+): TrafficParts {
   const auth = new PoolAuth({
     tokenStore: options.tokenStore,
     authProvider: options.authProvider,
-    lost: (serverId) => servers.find(serverId)?.authLost(),
+    lost: (serverId) => servers().find(serverId)?.authLost(),
     log: (message, about) => log.error?.(message, about),
     env: options.env,
-    entry: (id) => servers.entry(id),
-    reconnect: (id) => servers.reconnect(id),
+    entry: (id) => servers().entry(id),
+    reconnect: (id) => servers().reconnect(id),
   });
   const events = new PoolEvents({
     log,
@@ -79,16 +90,27 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     },
     deliver: (serverId, notification) => passthrough.deliver(serverId, notification),
   });
-  const emit = events.emit.bind(events);
   const routes = new CallRoutes(options, log);
   const passthrough = new Passthrough({
-    entry: (id) => servers.entry(id),
-    find: (id) => servers.find(id),
+    entry: (id) => servers().entry(id),
+    find: (id) => servers().find(id),
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
     answerer: (id, asking) => routes.answerer(id, asking),
     log,
   });
+  return { auth, events, routes, passthrough };
+}
+
+/** Builds the parts of one pool; nothing is dialled until a sync. Throws on a bad duration. */
+export function poolParts(options: McpPoolOptions): PoolParts {
+  checkPoolDurations(options);
+  const log = options.log ?? { error: (message) => process.stderr.write(`${message}\n`) };
+  const cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
+  const indexTools = options.indexTools !== false;
+  // The callbacks below reach parts built after them; none runs before poolParts returns.
+  const { auth, events, routes, passthrough } = trafficParts(options, log, cache, () => servers);
+  const emit = events.emit.bind(events);
   const pins = new PinGate(
     new PinLedger(options.pins, (id, error) =>
       serverLog(log, id).error(`reading the pin store failed: ${error.message}`),
