@@ -86,7 +86,7 @@ export default tseslint.config(
       ],
     },
   },
-  // src/pool is usable on its own (SPEC §1): never the daemon, the CLI, the bridge or the
+  // src/pool is usable on its own: never the daemon, the CLI, the bridge or the
   // test helpers.
   ...layerConfigs("src/pool", [
     {
@@ -95,7 +95,7 @@ export default tseslint.config(
     },
     TESTING,
   ]),
-  // The daemon (SPEC §1) serves the pool: config and pool below it, mcpool-client beside it;
+  // The daemon serves the pool: config and pool below it, mcpool-client beside it;
   // never the CLI above it, the bridge (a client of the daemon) or the test helpers.
   ...layerConfigs("src/daemon", [
     { regex: String.raw`^(\.\./)+cli/`, message: "nothing imports src/cli" },
@@ -105,7 +105,7 @@ export default tseslint.config(
   // The command line: above everything; its rooms stack like the others.
   ...layerConfigs("src/cli", [TESTING]),
   {
-    // mcpool-client is the wire contract and its client (SPEC §1): mcpool-protocol and Node only,
+    // mcpool-client is the wire contract and its client: mcpool-protocol and Node only,
     // never src/ (the daemon's side) or the MCP SDK.
     files: ["client/src/**/*.ts"],
     rules: {
@@ -140,7 +140,7 @@ export default tseslint.config(
       ],
     },
   },
-  // The bridge is a client of the daemon (SPEC §1): mcpool-client, never the pool itself.
+  // The bridge is a client of the daemon: mcpool-client, never the pool itself.
   ...layerConfigs("src/bridge", [
     {
       regex: String.raw`^(\.\./)+(pool|daemon|cli|config)/`,

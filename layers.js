@@ -1,5 +1,5 @@
 /**
- * The rooms of each part, lowest first (SPEC §1; STYLE.md, "Layout and boundaries"). A file in
+ * The rooms of each part, lowest first (docs/architecture.md, docs/contributing.md). A file in
  * a room imports its own room and the rooms below it, never one above; a part's own files
  * (its facade: `src/pool/pool.ts`, `src/daemon/daemon.ts`, `src/cli/main.ts`, …) may import
  * any of its rooms, and no room imports them. A part not named here has no rooms: every file

@@ -1,9 +1,9 @@
 /**
  * `node bench/callpath-ab.mjs CLI...`: the call path of this build against others (each CLI
- * e.g. a copy of dist/cli/main.js before a change), in alternating rounds on one machine
- * (issue 16). Each arm is a daemon with one echo row; per round and arm: the daemon's CPU per
- * sequential call (its threads' schedstat run time over the calls), the p50 of those calls (P1's loop)
- * and 16 connections calling for a while (P3's loop). The client side is this checkout's.
+ * e.g. a copy of dist/cli/main.js before a change), in alternating rounds on one machine.
+ * Each arm is a daemon with one echo row; per round and arm: the daemon's CPU per
+ * sequential call (its threads' schedstat run time over the calls), the p50 of those calls (the loop of hop.mjs)
+ * and 16 connections calling for a while (the loop of throughput.mjs). The client side is this checkout's.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";

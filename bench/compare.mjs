@@ -1,5 +1,5 @@
 /**
- * Builds side by side: P1 (sequential echo p50/p99) and P3 (16 connections, calls/s)
+ * Builds side by side: hop.mjs (sequential echo p50/p99) and throughput.mjs (16 connections, calls/s)
  * through one daemon per given CLI, and the direct SDK arm, all alternating in the same
  * rounds, so a fix can be judged on a noisy machine.
  *   node bench/compare.mjs [label=]/path/to/dist/cli/main.js ...
@@ -77,7 +77,7 @@ run("compare builds", async () => {
     for (const p of [50, 99]) {
       figures.push(
         figure({
-          name: `${label}.P1.p${p}`,
+          name: `${label}.hop.p${p}`,
           unit: "ms",
           value: percentile(latency[label], p),
           baseline: percentile(latency.direct, p),
@@ -88,7 +88,7 @@ run("compare builds", async () => {
     }
     figures.push(
       figure({
-        name: `${label}.P3`,
+        name: `${label}.throughput`,
         unit: "calls/s",
         value: mean(rate[label]),
         baseline: mean(rate.direct),

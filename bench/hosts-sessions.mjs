@@ -1,5 +1,5 @@
 /**
- * Host sessions (issue 30): five host sessions, each a separate Node process with an SDK
+ * Host sessions: five host sessions, each a separate Node process with an SDK
  * `Client` per stdio entry (agents/direct-agent.mjs: StdioClientTransport, initialize,
  * tools/list, then idle), given the three reference servers (server-everything, -memory,
  * -filesystem). Direct: every host spawns the three servers itself. Pooled, once per entry

@@ -1,7 +1,7 @@
 /**
- * `npm run bench:profile`: the P1 and P3 hot paths under `node --cpu-prof`. For each
+ * `npm run bench:profile`: the hop.mjs and throughput.mjs hot paths under `node --cpu-prof`. For each
  * workload a daemon is started with --cpu-prof in a temp home, driven, stopped with SIGTERM
- * (the profile is written on exit) and analysed; the P1 workload's client side (this
+ * (the profile is written on exit) and analysed; the hop workload's client side (this
  * process) is profiled too, through the inspector. Profiles are kept for DevTools.
  *   node bench/profile.mjs [--dir DIR] [--top N]
  */
@@ -42,7 +42,7 @@ async function profiledDaemon(label, drive) {
     nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-interval=${INTERVAL_US}`],
   });
   const clients = [];
-  for (let i = 0; i < (label === "p3" ? CONNECTIONS : 1); i++) {
+  for (let i = 0; i < (label === "throughput" ? CONNECTIONS : 1); i++) {
     const pool = await connect({ socketPath: home.socketPath, clientName: `profile-${i}` });
     onCleanup(() => pool.close());
     clients.push(pool);
@@ -74,7 +74,7 @@ async function sequential([pool]) {
   window.toUs = nowUs();
   const { profile } = await session.post("Profiler.stop");
   session.disconnect();
-  const clientFile = join(dir, "p1-client.cpuprofile");
+  const clientFile = join(dir, "hop-client.cpuprofile");
   writeFileSync(clientFile, JSON.stringify(profile));
   return { calls: SEQUENTIAL_CALLS, meanMs: ms / SEQUENTIAL_CALLS, clientFile, window };
 }
@@ -97,34 +97,34 @@ async function concurrent(clients) {
 
 run("profile", async () => {
   note(`profiles in ${dir}`);
-  const p1 = await profiledDaemon("p1", sequential);
-  const p3 = await profiledDaemon("p3", concurrent);
+  const hop = await profiledDaemon("hop", sequential);
+  const throughput = await profiledDaemon("throughput", concurrent);
   const load = (file) => JSON.parse(readFileSync(file, "utf8"));
-  const [p1Daemon, p1Client, p3Daemon] = [
-    load(p1.file),
-    load(p1.summary.clientFile),
-    load(p3.file),
+  const [hopDaemon, hopClient, throughputDaemon] = [
+    load(hop.file),
+    load(hop.summary.clientFile),
+    load(throughput.file),
   ];
   const report = [
     describe(
-      analyse(p1Daemon, p1.summary.window),
+      analyse(hopDaemon, hop.summary.window),
       top,
-      `daemon, P1 workload (${p1.summary.calls} sequential echo calls, ${p1.summary.meanMs.toFixed(3)} ms mean) — ${p1.file}`,
+      `daemon, hop workload (${hop.summary.calls} sequential echo calls, ${hop.summary.meanMs.toFixed(3)} ms mean) — ${hop.file}`,
     ),
     describe(
-      analyse(p1Client),
+      analyse(hopClient),
       top,
-      `client (this process), P1 workload — ${p1.summary.clientFile}`,
+      `client (this process), hop workload — ${hop.summary.clientFile}`,
     ),
     describe(
-      analyse(p3Daemon, p3.summary.window),
+      analyse(throughputDaemon, throughput.summary.window),
       top,
-      `daemon, P3 workload (${CONNECTIONS} connections, ${p3.summary.perSecond} calls/s) — ${p3.file}`,
+      `daemon, throughput workload (${CONNECTIONS} connections, ${throughput.summary.perSecond} calls/s) — ${throughput.file}`,
     ),
     describe(
-      analyse(p3Daemon, p3.closing),
+      analyse(throughputDaemon, throughput.closing),
       10,
-      `daemon, P3: the ${CONNECTIONS} clients hang up (${p3.summary.calls} calls made on them)`,
+      `daemon, throughput: the ${CONNECTIONS} clients hang up (${throughput.summary.calls} calls made on them)`,
     ),
   ];
   process.stderr.write(`\n${report.join("\n\n────────────────────────────────────────\n\n")}\n`);

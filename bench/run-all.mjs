@@ -2,7 +2,7 @@
  * `npm run bench`: every figure script, one after the other (they would only measure each
  * other if run at once), each in its own process. Their JSON lines pass through to stdout,
  * their progress to stderr, and the whole table is printed again at the end.
- *   node bench/run-all.mjs [p1 p3 …] [--out results.json]
+ *   node bench/run-all.mjs [hop throughput …] [--out results.json]
  * Exit code 1 if a script failed (its figures are then missing, and said to be).
  */
 import { spawn } from "node:child_process";
@@ -12,24 +12,24 @@ import { fileURLToPath, URL } from "node:url";
 import { environment, table } from "./lib/report.mjs";
 
 /**
- * P4 goes last: it starts 100 servers (6.7 GB) and stops them, and what follows it on this
- * VM measures that, not itself — P5's call during a swap read 11.9–13.4 ms right after P4
- * (with the CPUs 99% idle) against 7.2–7.9 ms on its own, P6's catalog 2.14 against 1.69 ms.
+ * sharing.mjs goes last: it starts 100 servers (6.7 GB) and stops them, and what follows it on this
+ * VM measures that, not itself — the call during a swap of reconcile.mjs read 11.9–13.4 ms right after sharing.mjs
+ * (with the CPUs 99% idle) against 7.2–7.9 ms on its own, the catalog of scale.mjs 2.14 against 1.69 ms.
  */
 const SCRIPTS = [
-  ["p1", "p1-hop.mjs"],
-  ["p2", "p2-attach.mjs"],
-  ["p3", "p3-throughput.mjs"],
-  ["p5", "p5-reconcile.mjs"],
-  ["p6", "p6-scale.mjs"],
-  ["p7", "p7-idle.mjs"],
-  ["p8", "p8-config-scale.mjs"],
-  ["p9", "p9-memory.mjs"],
-  ["p10", "p10-entry.mjs"],
-  ["p11", "p11-call-scale.mjs"],
-  ["p12", "p12-catalog.mjs"],
-  ["p13", "p13-host-eras.mjs"],
-  ["p4", "p4-sharing.mjs"],
+  ["hop", "hop.mjs"],
+  ["attach", "attach.mjs"],
+  ["throughput", "throughput.mjs"],
+  ["reconcile", "reconcile.mjs"],
+  ["scale", "scale.mjs"],
+  ["idle", "idle.mjs"],
+  ["config-scale", "config-scale.mjs"],
+  ["memory", "memory.mjs"],
+  ["entry", "entry.mjs"],
+  ["call-scale", "call-scale.mjs"],
+  ["catalog", "catalog.mjs"],
+  ["host-eras", "host-eras.mjs"],
+  ["sharing", "sharing.mjs"],
 ];
 /** One script that takes longer than this is stuck; the whole run must fit in ten minutes. */
 const SCRIPT_TIMEOUT_MS = 4 * 60_000;
@@ -76,7 +76,7 @@ for (const [id, file] of selected) {
   all.push(...figures);
   if (code !== 0) {
     failed = true;
-    all.push({ name: `${id.toUpperCase()}`, skipped: `the script failed (exit ${code})` });
+    all.push({ name: `${id}`, skipped: `the script failed (exit ${code})` });
   }
 }
 const seconds = ((Date.now() - started) / 1000).toFixed(0);

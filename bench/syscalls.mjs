@@ -1,7 +1,7 @@
 /**
  * `node bench/syscalls.mjs [N]`: the syscalls per sequential echo call of the daemon and of
  * the bare relay (agents/bare-relay.mjs), counted with `strace -f -c -p <pid>` over N calls
- * after a warm-up (issue 16: why the daemon makes more syscalls a call than the relay).
+ * after a warm-up (to see why the daemon makes more syscalls a call than the relay).
  * Needs strace and ptrace permission on this user's processes.
  */
 import { spawn } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
- * What a real setup's tool definitions cost a model, to choose `toolsTokenWarning`'s default
- * (issue 28): the pool's own estimate (what the warning compares) and the bytes of the
+ * What a real setup's tool definitions cost a model, to choose `toolsTokenWarning`'s default:
+ * the pool's own estimate (what the warning compares) and the bytes of the
  * definitions, per server and in all, for the built-in echo server and the three reference
  * servers a new user tries first (server-everything, -memory, -filesystem), and for those
  * four with as many again of the same size, a setup of eight servers.

@@ -1,5 +1,5 @@
 # mcpool-pipe.pl ID SOCKET [NODE]: the entry `mcpool wire` gives a host for pooled server ID
-# (issues 20, 30; src/cli/hosts/pipe-entry.ts). SOCKET is the daemon's socket; ID's MCP socket
+# (src/cli/hosts/pipe-entry.ts, docs/bridge.md). SOCKET is the daemon's socket; ID's MCP socket
 # is beside it, <dir of SOCKET>/mcp/ID.sock (`@pool`, `@catalog`, `@catalog-auto`: the pool's).
 #
 # Daemon up: one process joining stdin and stdout to that socket (AF_UNIX = SOCK_STREAM = 1 on
@@ -8,7 +8,7 @@
 # half-closes the socket and the loop goes on reading the daemon's answers; the socket's EOF
 # after that (the daemon ended the session) ends it.
 #
-# The daemon going away under a live host (a restart, an upgrade; issue 30 item 3) keeps the
+# The daemon going away under a live host (a restart, an upgrade) keeps the
 # host's session, as the lean bridge does (src/bridge/lean-session.ts): each request in flight
 # is answered with a coded error (it may or may not have run); the socket is dialled again
 # (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
@@ -25,7 +25,7 @@
 # the daemon.
 #
 # Builtins only: no module is loaded, and no regular expression either, as the first match
-# costs perl ~0.3 MB of RSS (bench P10): `index`, `rindex`, `substr` and `tr` instead.
+# costs perl ~0.3 MB of RSS (bench/entry.mjs): `index`, `rindex`, `substr` and `tr` instead.
 ($id, $sock, $node) = @ARGV;
 $node = 'node' if !defined $node;
 $SIG{PIPE} = 'IGNORE';

@@ -1,7 +1,6 @@
 /**
- * Every promise of FAULTS.md ("Faults and bad input mcpool must survive", kept beside the
- * repository, not in it), each named with the tests that prove it. A clean clone has no
- * FAULTS.md, so its promises are copied here; test/unit/faults-index.test.ts fails when a
+ * Every promise mcpool makes about the faults and bad input it must survive, grouped by
+ * section, each named with the tests that prove it; test/unit/faults-index.test.ts fails when a
  * test named below is renamed or deleted. A promise no test proves yet says so in `gap`,
  * with what that test would need.
  */
@@ -14,9 +13,9 @@ export interface FaultProof {
 }
 
 export interface FaultPromise {
-  /** The FAULTS.md section heading. */
+  /** The section the promise belongs to. */
   section: string;
-  /** "What goes wrong → what mcpool does", as FAULTS.md words it. */
+  /** "What goes wrong → what mcpool does". */
   promise: string;
   proofs: FaultProof[];
   /** Set while part of the promise has no test: what is missing and what a test would need. */
@@ -46,7 +45,7 @@ const routing = "test/integration/routing.test.ts";
 const gaps = "test/integration/faults-gaps.test.ts";
 const keeping = "test/integration/daemon-socket-keeping.test.ts";
 
-export const FAULTS: readonly FaultPromise[] = [
+export const FAULT_PROMISES: readonly FaultPromise[] = [
   {
     section: IDENTITY,
     promise:

@@ -1,7 +1,7 @@
 /**
  * The floor of any Node daemon: a bare process listening on a Unix socket (argv[2]) that
  * answers each newline-delimited JSON message with one of its own, and does nothing else.
- * P4 and P7 measure its RSS and wakeups beside the daemon's; P1 times a round trip to it.
+ * sharing.mjs and idle.mjs measure its RSS and wakeups beside the daemon's; hop.mjs times a round trip to it.
  */
 import { createServer } from "node:net";
 import process from "node:process";

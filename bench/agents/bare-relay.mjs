@@ -1,11 +1,11 @@
 /**
- * The yardstick for the daemon's hop (issue 16): the least a relay process can do. It owns
+ * The yardstick for the daemon's hop: the least a relay process can do. It owns
  * stdio MCP children (argv[3…] is the command; `BARE_RELAY_CHILDREN` of them, default one),
  * initializes them, listens on a Unix socket (argv[2]) and forwards each newline-delimited
  * JSON-RPC request to a child under a fresh id, and each answer back to the connection that
  * asked under the id it asked with. A tool named `<n>__<tool>` goes to child n as `<tool>`
  * (the daemon's qualified names, at their barest); any other name goes to the first child.
- * No validation, no schema, no routing of anything else. P1, P3 and P11 time it beside the
+ * No validation, no schema, no routing of anything else. hop.mjs, throughput.mjs and call-scale.mjs time it beside the
  * daemon.
  */
 import { spawn } from "node:child_process";

@@ -1,7 +1,7 @@
 /**
  * An agent without mcpool: spawns each server of argv[2] (a JSON map of rows) with the
  * SDK, initializes and lists it, says "ready <tools>" on stdout, and holds them until its
- * stdin ends. Used by P4.
+ * stdin ends. Used by sharing.mjs.
  */
 import process from "node:process";
 import { directClient, listAll } from "../lib/direct.mjs";

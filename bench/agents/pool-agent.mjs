@@ -1,6 +1,6 @@
 /**
  * An agent with mcpool: connects to the daemon's socket (argv[2]), reads the catalog,
- * says "ready <tools>" on stdout, and stays connected until its stdin ends. Used by P4.
+ * says "ready <tools>" on stdout, and stays connected until its stdin ends. Used by sharing.mjs.
  */
 import process from "node:process";
 import { connect } from "mcpool-client";

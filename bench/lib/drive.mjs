@@ -1,6 +1,6 @@
 /**
  * Throughput's one loop: every caller calls again as soon as its call returns, until `ms`
- * have passed. Shared by P3, P11 and `compare.mjs`, so their rates are taken alike.
+ * have passed. Shared by throughput.mjs, call-scale.mjs and `compare.mjs`, so their rates are taken alike.
  */
 import { performance } from "node:perf_hooks";
 

@@ -1,7 +1,7 @@
 /**
- * The P6 set (SPEC §3): servers of generated tools — a small vocabulary, so descriptions
- * differ and search has something to rank — served by the SDK's Server, for p6-scale.mjs and
- * p12-catalog.mjs alike.
+ * The scale.mjs set: servers of generated tools — a small vocabulary, so descriptions
+ * differ and search has something to rank — served by the SDK's Server, for scale.mjs and
+ * catalog.mjs alike.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";

@@ -1,5 +1,5 @@
 /**
- * PoolClient over the socket (SPEC D3): thin wrappers over `request()`, each turning its
+ * PoolClient over the socket: thin wrappers over `request()`, each turning its
  * positional arguments into one method's params as the protocol's descriptors type them.
  * The link (daemon-link.ts) dials, starts, says hello, redials and counts references;
  * subscriptions.ts keeps what the daemon pushes and where it goes; routing.ts answers the

@@ -1,5 +1,5 @@
 /**
- * Per-conversation servers from an agent (SPEC B9): `client.conversations` (leases,
+ * Per-conversation servers from an agent: `client.conversations` (leases,
  * terminate, listings, counts) and `client.withIdentity(identity)`, a handle that names the
  * conversation on every call and listing so the caller does not have to. Verify the caller
  * at your door before you name an identity: the daemon takes it at its word.

@@ -223,7 +223,7 @@ export class DaemonLink {
   /**
    * A dial that may start the daemon. A daemon dying as we dial can accept the connect and
    * reset it before its hello; a reset or an end (not a hello that ran out of time) is
-   * dialled once more, which finds the socket refused and starts a daemon (F5).
+   * dialled once more, which finds the socket refused and starts a daemon.
    */
   private async dialStarting(): Promise<Connection> {
     try {

@@ -1,5 +1,5 @@
 /**
- * What an auto-started daemon is started as (SPEC F13): the `mcpool` CLI this client belongs
+ * What an auto-started daemon is started as: the `mcpool` CLI this client belongs
  * to, and the environment the service would have, never the starting agent's. An agent's
  * variables (its API keys, its session tokens) would otherwise reach every server the
  * daemon spawns, and through them every other agent. Secrets for `${VAR}` placeholders go

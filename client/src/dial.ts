@@ -1,6 +1,6 @@
 /**
  * Reaching the daemon's socket: check that the path is a socket owned by this user before a
- * byte is sent (SPEC D3), start the daemon when asked to, connect within a bound. Every
+ * byte is sent, start the daemon when asked to, connect within a bound. Every
  * failure here is `daemon-unavailable`, with a message that names the path.
  */
 import { spawn } from "node:child_process";
@@ -66,7 +66,7 @@ export interface AutoStart {
 
 /**
  * A connected socket to the daemon at `path`. With `autoStart`, a daemon is started when none
- * is there: no socket file, or one nobody listens on, left by a daemon that died (SPEC F5).
+ * is there: no socket file, or one nobody listens on, left by a daemon that died.
  * Several clients may do so at once: the daemons' instance lock lets one serve, the others
  * exit 0, and every client connects to the one that serves.
  */
@@ -116,7 +116,7 @@ async function startDaemon(
 ): Promise<Socket> {
   const [file, ...args] = command;
   if (file === undefined) throw unavailable("autoStart needs a non-empty autoStartCommand");
-  // Only ever this user's own daemon (issue 30): a socket in another user's folder is theirs.
+  // Only ever this user's own daemon: a socket in another user's folder is theirs.
   const foreign = foreignSocketFolder(path);
   if (foreign !== undefined) {
     throw unavailable(

@@ -1,6 +1,6 @@
 /**
- * Where the daemon's socket is, by default (SPEC D1), and which socket is this user's own
- * (issue 30). The one definition: the daemon, the CLI, the lean bridge and every client
+ * Where the daemon's socket is, by default, and which socket is this user's own.
+ * The one definition: the daemon, the CLI, the lean bridge and every client
  * import it from here, so they cannot disagree. Node's fs, os and path only: the lean
  * `mcpool bridge` loads this file before anything else.
  */

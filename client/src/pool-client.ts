@@ -1,5 +1,5 @@
 /**
- * The PoolClient contract: what an agent holds once connected (SPEC D3), its options and
+ * The PoolClient contract: what an agent holds once connected, its options and
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
 import type {
@@ -173,7 +173,7 @@ export interface ConnectOptions {
   /**
    * The agent's own MCP clientInfo (name, version, title…): a modern server reads it in the
    * envelope of this client's calls, `prompts/get` and `resources/read` in place of the
-   * pool's (SPEC H2), unless a request names its own `caller`. At most 4096 characters as
+   * pool's, unless a request names its own `caller`. At most 4096 characters as
    * JSON. Default: none (the pool's).
    */
   clientInfo?: CallerInfo;
@@ -258,13 +258,13 @@ export interface PoolClient {
     params: ParamsOf<M>,
     options?: { signal?: AbortSignal },
   ): Promise<ResultOf<M>>;
-  /** `resources`: sample each server's CPU, memory and recent calls (issue 17). */
+  /** `resources`: sample each server's CPU, memory and recent calls. */
   state(options?: { secrets?: boolean; resources?: boolean }): Promise<readonly ServerState[]>;
-  /** Calls per tool kept across restarts (issue 17). */
+  /** Calls per tool kept across restarts. */
   usage(options?: { since?: number; servers?: readonly string[] }): Promise<UsageReport>;
   /**
    * With `identity`, the conversation's tools of `session: "conversation"` rows too. With
-   * `profile`, what a host with those capabilities and roots would list direct (SPEC I4, I5).
+   * `profile`, what a host with those capabilities and roots would list direct.
    */
   tools(options?: {
     names?: readonly string[];
@@ -272,17 +272,17 @@ export interface PoolClient {
     identity?: ConversationIdentity;
     profile?: HostProfile;
   }): Promise<readonly ToolDefinition[]>;
-  /** Per-conversation servers (SPEC B9): leases, terminate, listings, counts. */
+  /** Per-conversation servers: leases, terminate, listings, counts. */
   readonly conversations: ConversationsClient;
   /** A handle that names `identity` on every call and listing. */
   withIdentity(identity: ConversationIdentity): IdentifiedClient;
   catalog(servers?: readonly string[]): Promise<readonly CatalogServer[]>;
-  /** The catalog cut to the best matches for `query`, servers by their best tool (SPEC C6). */
+  /** The catalog cut to the best matches for `query`, servers by their best tool. */
   search(
     query: string,
     options?: { servers?: readonly string[]; limit?: number },
   ): Promise<readonly CatalogServer[]>;
-  /** What a definition has no room for; undefined where a call would be refused (SPEC C7). */
+  /** What a definition has no room for; undefined where a call would be refused. */
   describe(
     name: string,
     options?: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile },
@@ -290,7 +290,7 @@ export interface PoolClient {
   /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
   alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]>;
   /**
-   * Runs the hooks rows attach to `event`, in the daemon (SPEC C17). Never rejects: a hook
+   * Runs the hooks rows attach to `event`, in the daemon. Never rejects: a hook
    * that failed is an outcome with `ok: false`; a daemon that cannot be reached, or an
    * abort, resolves with no outcomes.
    */
@@ -312,7 +312,7 @@ export interface PoolClient {
   probe(row: ServerRow): Promise<ProbeResult>;
   stop(id: string): Promise<void>;
   reconnect(id: string): Promise<void>;
-  /** A server's pin against its live list, and what changed since the approval (SPEC C18). */
+  /** A server's pin against its live list, and what changed since the approval. */
   pinInfo(id: string): Promise<PinInfo>;
   /**
    * Records the live list hashing to `fingerprint` as approved, in the daemon's pin store;
@@ -359,18 +359,18 @@ export interface PoolClient {
    */
   onReconnect(listener: (daemon: HelloResult) => void): () => void;
   /**
-   * Answers the elicitations of this client's calls that brought no `onElicit` of their own
-   * (SPEC C14); replaces any handler given before. Returns the function that removes it.
+   * Answers the elicitations of this client's calls that brought no `onElicit` of their own;
+   * replaces any handler given before. Returns the function that removes it.
    * The daemon asks only the client whose call is in flight on the server that asks.
    */
   onElicit(handler: ElicitHandler): () => void;
   /**
    * Answers the sampling requests of this client's calls that brought no `onSample` of
-   * their own (SPEC C14); replaces any handler given before. Returns the function that
+   * their own; replaces any handler given before. Returns the function that
    * removes it. The daemon asks only the client whose call is in flight on the server.
    */
   onSample(handler: SampleHandler): () => void;
-  // Passthrough (SPEC C15): refused with `not-offered` where the server does not offer it.
+  // Passthrough: refused with `not-offered` where the server does not offer it.
   listResources(
     serverId: string,
     options?: PassthroughOptions & { cursor?: string },

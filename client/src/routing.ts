@@ -1,5 +1,5 @@
 /**
- * What flows back to an agent while its calls run (SPEC C14): progress notifications,
+ * What flows back to an agent while its calls run: progress notifications,
  * matched to the call by the token this client chose for it, and the daemon's `elicit`
  * requests, answered by the handler given to that call, else the one given to onElicit(),
  * else declined. The daemon sends a connection only what its own calls caused, so two
@@ -59,7 +59,7 @@ export type RootsHandler = (
 
 export type ProgressListener = (progress: Progress) => void;
 
-/** Options of the passthrough methods (SPEC C15). */
+/** Options of the passthrough methods. */
 export interface PassthroughOptions {
   /** Aborting cancels the request at the daemon and upstream; it rejects with the reason. */
   signal?: AbortSignal;
@@ -67,13 +67,13 @@ export interface PassthroughOptions {
 
 /**
  * Options of a passthrough request a modern server may ask inside (`prompts/get`,
- * `resources/read`): its questions go to these handlers, as a call's do (SPEC H3).
+ * `resources/read`): its questions go to these handlers, as a call's do.
  */
 export interface AskingOptions extends PassthroughOptions {
   onElicit?: ElicitHandler;
   onSample?: SampleHandler;
   onRoots?: RootsHandler;
-  /** The calling agent's client info and log level, for a modern server's envelope (SPEC H2). */
+  /** The calling agent's client info and log level, for a modern server's envelope. */
   caller?: Caller;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Who a request is for, beyond the pool (SPEC H2): the calling agent's own client info and
+ * Who a request is for, beyond the pool: the calling agent's own client info and
  * the log level it asked for. A modern (2026-07-28) server reads both in the request's
  * `_meta` envelope (`io.modelcontextprotocol/clientInfo`, `…/logLevel`); a legacy server
  * read the pool's client info at `initialize` and never sees these. The daemon checks a

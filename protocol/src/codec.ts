@@ -1,5 +1,5 @@
 /**
- * Frames: one JSON value per line of UTF-8, ended by "\n" (SPEC D2). Both sides use this.
+ * Frames: one JSON value per line of UTF-8, ended by "\n". Both sides use this.
  * Bytes are kept until their line is complete and only then decoded, so a code point split
  * across chunks survives. A line is refused as soon as its buffered bytes pass the cap and
  * skipped up to its newline, never held whole. A bad frame is reported on its own and the

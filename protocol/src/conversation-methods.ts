@@ -1,5 +1,5 @@
 /**
- * The wire methods of per-conversation servers (SPEC B9), spread into methods.ts's
+ * The wire methods of per-conversation servers, spread into methods.ts's
  * METHODS. A lease lives as long as the connection that took it: a client that disconnects
  * lets go of every conversation it held. Calls and listings name their conversation with
  * `identity` on `tools/call` and `tools/list`; identities travel to the daemon only, and

@@ -1,5 +1,5 @@
 /**
- * The shapes of per-conversation servers (SPEC B9), declared once: the pool's
+ * The shapes of per-conversation servers, declared once: the pool's
  * (src/pool/conversations/types.ts re-exports them), the config's (src/config/conversation.ts
  * re-exports the row options) and the wire's. None of them carries an identity value, a
  * session id, an argument or a result; reports name a conversation by `keyHash`, a digest

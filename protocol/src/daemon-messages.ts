@@ -70,11 +70,11 @@ function notification<P>(): NotificationSpec<P> {
 
 /** Every notification the daemon pushes, by name, each to subscribed connections only. */
 export const NOTIFICATIONS = {
-  /** A pool event (SPEC C13); subscribe with `{ events: true }`. */
+  /** A pool event; subscribe with `{ events: true }`. */
   event: notification<PoolEvent>(),
   /** A pooled server's notification; subscribe with `{ notifications: true }`. */
   notification: notification<ServerNotificationParams>(),
-  /** A call's progress, to the connection that made it with a `progressToken` (SPEC C14). */
+  /** A call's progress, to the connection that made it with a `progressToken`. */
   progress: notification<ProgressParams>(),
 } as const;
 

@@ -1,6 +1,6 @@
 /**
- * Errors on both sides of the wire. A pool refusal keeps its string code across the socket
- * (SPEC C12): the daemon sends it as a JSON-RPC error whose numeric code says "pool error
+ * Errors on both sides of the wire. A pool refusal keeps its string code across the socket:
+ * the daemon sends it as a JSON-RPC error whose numeric code says "pool error
  * number N" and whose `data` carries `{ code, detail }`; the client rebuilds an McpPoolError
  * with the same `.code` and `.detail`. toWireError and fromWireError are the only two places
  * that convert, one per direction; test/unit/wire-errors.test.ts round-trips every code.

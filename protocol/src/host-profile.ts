@@ -1,5 +1,5 @@
 /**
- * A host profile (SPEC I4, I5): what the calling host declared that a pooled server can see —
+ * A host profile: what the calling host declared that a pooled server can see —
  * sampling, elicitation (form, url), extensions (MCP Apps' `io.modelcontextprotocol/ui`, …)
  * and roots — and, when it declares roots, its roots. A
  * front (the bridge, the MCP sockets, the client library) sends one with each listing and

@@ -1,5 +1,5 @@
 /**
- * MCP's own shapes that cross the socket unchanged (SPEC C14, C15): what a pooled server
+ * MCP's own shapes that cross the socket unchanged: what a pooled server
  * asks in an elicitation, a call's progress, and the results of the passthrough requests.
  * Structural copies of the MCP schema (2025-11-25), loose where MCP is (`[key: string]:
  * unknown` keeps `_meta` and fields a newer server adds), because this package may not

@@ -78,19 +78,19 @@ export interface HelloResult {
 
 export type StateParams = ParamsOf<"pool/state">;
 
-/** `daemon/status`: `resources` as for `pool/state`, plus the daemon's own RSS (issue 17). */
+/** `daemon/status`: `resources` as for `pool/state`, plus the daemon's own RSS. */
 export type StatusParams = ParamsOf<"daemon/status">;
 
-/** `pool/usage` (issue 17): calls per tool since `since` (epoch ms; absent: ever). */
+/** `pool/usage`: calls per tool since `since` (epoch ms; absent: ever). */
 export type UsageParams = ParamsOf<"pool/usage">;
 
-/** Scope: absent = every server, empty = none (SPEC C4). */
+/** Scope: absent = every server, empty = none. */
 export interface ToolsParams {
   names?: readonly string[];
   servers?: readonly string[];
-  /** Adds the conversation's tools of `session: "conversation"` rows (SPEC B9). */
+  /** Adds the conversation's tools of `session: "conversation"` rows. */
   identity?: ConversationIdentity;
-  /** The calling host's capabilities and roots (SPEC I4, I5): what it would list direct. */
+  /** The calling host's capabilities and roots: what it would list direct. */
   profile?: HostProfile;
 }
 
@@ -119,12 +119,12 @@ export interface CallParams {
   sample?: boolean;
   /**
    * This call answers the `roots/list` its server asks inside the call (`roots`): a modern
-   * server's input request, for a host whose roots are asked per call (SPEC H3).
+   * server's input request, for a host whose roots are asked per call.
    */
   roots?: boolean;
-  /** The conversation, for a `session: "conversation"` row (SPEC B9). */
+  /** The conversation, for a `session: "conversation"` row. */
   identity?: ConversationIdentity;
-  /** The calling host's capabilities and roots (SPEC I4, I5): the child that serves the call. */
+  /** The calling host's capabilities and roots: the child that serves the call. */
   profile?: HostProfile;
   /** Server id → binding from `conversation/tools`: refused before sending if stale. */
   bindings?: Record<string, string>;
@@ -136,7 +136,7 @@ export interface CallParams {
   meta?: Record<string, unknown>;
   /**
    * The calling agent's own client info and log level, which a modern server reads in the
-   * request's envelope instead of the pool's (SPEC H2); a legacy server never sees them.
+   * request's envelope instead of the pool's; a legacy server never sees them.
    */
   caller?: Caller;
 }
@@ -151,7 +151,7 @@ export interface DescribeParams {
   servers?: readonly string[];
   /** Describe a tool the row hides. */
   hidden?: boolean;
-  /** The calling host's profile (SPEC I4, I5): a tool only its child lists. */
+  /** The calling host's profile: a tool only its child lists. */
   profile?: HostProfile;
 }
 
@@ -196,7 +196,7 @@ export interface SubscribeParams {
   sample?: boolean;
 }
 
-/** Passthrough (SPEC C15): one MCP request to one pooled server, by its id. */
+/** Passthrough: one MCP request to one pooled server, by its id. */
 const SERVER_SCOPED = { serverId: "string" } as const;
 
 export type ServerScopedParams = TableParams<typeof SERVER_SCOPED>;
@@ -216,13 +216,13 @@ export interface GetPromptParams extends ServerScopedParams, AskingParams {
 
 /**
  * Who answers what a modern server asks inside a `prompts/get` or `resources/read`
- * (`input_required`, SPEC H3): this connection, as a call's `elicit`, `sample`, `roots`.
+ * (`input_required`): this connection, as a call's `elicit`, `sample`, `roots`.
  */
 export interface AskingParams {
   elicit?: boolean;
   sample?: boolean;
   roots?: boolean;
-  /** The calling agent, as a call's `caller` (SPEC H2). */
+  /** The calling agent, as a call's `caller`. */
   caller?: Caller;
 }
 
@@ -276,12 +276,12 @@ export const METHODS = {
     fields({
       /** Include rows' `env` and `headers`. Default false. */
       secrets: "boolean?",
-      /** Sample each server's CPU, memory and recent calls (G3, issue 17). Default false. */
+      /** Sample each server's CPU, memory and recent calls. Default false. */
       resources: "boolean?",
     }),
     returns<readonly ServerState[]>(),
   ),
-  /** Calls per tool kept across restarts, most called first (SPEC G4; issue 17). */
+  /** Calls per tool kept across restarts, most called first. */
   "pool/usage": method(fields({ since: "number?", servers: "string[]?" }), returns<UsageReport>()),
   "tools/list": method(
     fieldsOf<ToolsParams>({
@@ -346,7 +346,7 @@ export const METHODS = {
   "server/probe": method(checkProbe, returns<ProbeResult>()),
   "server/stop": method(SERVER_ID, returns<Empty>()),
   "server/reconnect": method(SERVER_ID, returns<Empty>()),
-  /** The row's pin against the live list (dialling an idle server), and what changed (C18). */
+  /** The row's pin against the live list (dialling an idle server), and what changed. */
   "server/pin-info": method(SERVER_ID, returns<PinInfo>()),
   /** Keeps the approved list in the daemon's pin store; the pin itself goes in mcp.json. */
   "server/approve": method(
@@ -383,7 +383,7 @@ export const METHODS = {
    * why, this daemon serving on.
    */
   "daemon/handover": method(NONE, returns<HandoverResult>()),
-  // Passthrough (SPEC C15): refused with `not-offered` where the server's capabilities lack it.
+  // Passthrough: refused with `not-offered` where the server's capabilities lack it.
   "resources/list": method(LIST_PAGE, returns<ListResourcesResult>()),
   "resources/templates/list": method(LIST_PAGE, returns<ListResourceTemplatesResult>()),
   "resources/read": method(
@@ -420,7 +420,7 @@ export const METHODS = {
     fieldsOf<SetLevelParams>({ ...SERVER_SCOPED, level: "string" }),
     returns<Empty>(),
   ),
-  // Per-conversation servers (SPEC B9): leases, terminate, listings, counts.
+  // Per-conversation servers: leases, terminate, listings, counts.
   ...CONVERSATION_METHODS,
 } as const;
 

@@ -1,9 +1,9 @@
 /**
- * What `mcpool top`, `status` and `stats` read (issue 17): a server's resources and recent
+ * What `mcpool top`, `status` and `stats` read: a server's resources and recent
  * calls, and the use of each tool over a window.
  */
 /**
- * What a server costs and how it is used right now (SPEC G3): sampled only when someone asks
+ * What a server costs and how it is used right now: sampled only when someone asks
  * (`state({ resources: true })`, `mcpool status`, `mcpool top`) or a memory limit is set.
  */
 export interface ServerResources {
@@ -20,13 +20,13 @@ export interface ServerResources {
   /** Latency over the last five minutes, ms; absent without calls. */
   p50Ms?: number;
   p99Ms?: number;
-  /** The limit in force: the row's `maxMemoryMb`, else the pool's (G5). */
+  /** The limit in force: the row's `maxMemoryMb`, else the pool's. */
   maxMemoryMb?: number;
   /** Times this daemon replaced the server for staying over it. */
   overMemoryRestarts: number;
 }
 
-/** One tool's use over a window (SPEC G4), kept across daemon restarts. */
+/** One tool's use over a window, kept across daemon restarts. */
 export interface ToolUsage {
   serverId: string;
   /** The server's own name for the tool. */

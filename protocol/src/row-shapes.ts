@@ -1,5 +1,5 @@
 /**
- * A server row and its hooks (SPEC A1, C17), declared once: what a config file says, what
+ * A server row and its hooks, declared once: what a config file says, what
  * state() copies into ServerState.config and what `pool/runHooks` carries. The config's
  * browser-safe entry (src/config: rows.ts, hooks.ts) re-exports these types beside the
  * functions that read and check them; shapes.ts re-exports them for the wire.
@@ -29,7 +29,7 @@ export interface ServerOptions {
   maxResultChars?: number | null;
   /**
    * MB of resident memory the server's process group may hold: over it in two samples in a
-   * row, it is replaced gracefully (SPEC G5). Overrides the pool's; 0 means no limit.
+   * row, it is replaced gracefully. Overrides the pool's; 0 means no limit.
    */
   maxMemoryMb?: number | null;
   /** Tools (by the server's own names) left out of tools() and catalog(); read at call time. */
@@ -44,21 +44,21 @@ export interface ServerOptions {
   idleTimeoutMs?: number | null;
   /** Register without dialling; the first use starts it. Default: the pool's. */
   lazy?: boolean;
-  /** Tool calls the host makes at points in a session (SPEC C17); see validateHooks. */
+  /** Tool calls the host makes at points in a session; see validateHooks. */
   hooks?: ToolHook[];
   /**
-   * The toolsFingerprint a person approved (SPEC C18): 64 hex characters, written by
+   * The toolsFingerprint a person approved: 64 hex characters, written by
    * `mcpool approve`. While the live list hashes to something else, the server's tools are
    * withheld. Read at reconcile and call time: editing it never restarts the server.
    */
   pin?: string;
   /**
-   * Which era of MCP the server is spoken to in (SPEC H1): `auto` (the default) finds it
+   * Which era of MCP the server is spoken to in: `auto` (the default) finds it
    * once and remembers it; `legacy` (initialize, 2025-11-25 and earlier) or `2026-07-28`
    * pins it, and a server that speaks the other fails to connect, saying so.
    */
   protocol?: ProtocolPin;
-  /** `conversation`: a client of its own per caller-named identity (SPEC B9). Default `shared`. */
+  /** `conversation`: a client of its own per caller-named identity. Default `shared`. */
   session?: SessionMode;
   /** Budgets and rules of a `session: "conversation"` row; see ConversationRowOptions. */
   conversation?: ConversationRowOptions;

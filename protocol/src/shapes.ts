@@ -26,7 +26,7 @@ export type {
   ToolHook,
 } from "./row-shapes.js";
 
-/** What describe() says of one tool: what an OpenAI definition has no room for (C7). */
+/** What describe() says of one tool: what an OpenAI definition has no room for. */
 export interface ToolDescription {
   /** The qualified name. */
   name: string;
@@ -51,7 +51,7 @@ export interface ToolDescription {
 }
 
 /**
- * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld (C18).
+ * `pin-mismatch`: the live tools differ from the row's `pin` and are withheld.
  * `auth-required`: the server wants an OAuth sign-in nobody has done (`mcpool login ID`).
  */
 export type ServerStatus =
@@ -63,11 +63,11 @@ export type ServerStatus =
   | "crash-loop"
   | "pin-mismatch"
   | "auth-required"
-  /** A call timed out and a ping went unanswered: the server is being replaced (F3). */
+  /** A call timed out and a ping went unanswered: the server is being replaced. */
   | "unresponsive"
   /**
    * A remote (http) row whose address answers nothing: refused, no such host, a TLS
-   * certificate refused, a connect timeout (K3). `error` names the cause by its code;
+   * certificate refused, a connect timeout. `error` names the cause by its code;
    * `retryAt` is the next attempt. `crash-loop` is for child processes.
    */
   | "unreachable";
@@ -95,7 +95,7 @@ export interface ToolState {
   annotations?: ToolAnnotations;
   /** Left out of tools() and catalog() by the row's `hiddenTools`. */
   hidden: boolean;
-  /** Left out everywhere because another server holds the name (C2). */
+  /** Left out everywhere because another server holds the name. */
   clashed?: boolean;
   /** Estimated tokens its definition costs to send, while the index holds it. */
   tokens?: number;
@@ -128,7 +128,7 @@ export interface ServerState {
    */
   serverInfo?: { name: string; version: string; title?: string; [key: string]: unknown };
   /**
-   * The era of MCP the current connection speaks (SPEC H1) and the revision it named:
+   * The era of MCP the current connection speaks and the revision it named:
    * `legacy` with the handshake's version (`2025-11-25`…), or `modern` with `2026-07-28`.
    * While no connection is up, the era last found, if one is known (no version then).
    */
@@ -136,7 +136,7 @@ export interface ServerState {
   protocolVersion?: string;
   toolsFingerprint?: string;
   /**
-   * The cache hint a 2026-07-28 server gave its tool list (SPEC H2): its `scope`, and
+   * The cache hint a 2026-07-28 server gave its tool list: its `scope`, and
    * `expiresAt`, the epoch ms after which the next listing or call lists it again (none is
    * sent by a timer). Absent when the server gave neither.
    */
@@ -146,9 +146,9 @@ export interface ServerState {
   /** The list is the last one known, not a live one. */
   stale?: boolean;
   tools: ToolState[];
-  /** A `session: "conversation"` row's clients, endings and operations: counts only (B9). */
+  /** A `session: "conversation"` row's clients, endings and operations: counts only. */
   conversations?: ConversationStats;
-  /** At `auth-required`: what `mcpool login` should ask for (SPEC E5). */
+  /** At `auth-required`: what `mcpool login` should ask for. */
   signIn?: SignInRequest;
   /**
    * What was unusual about the last sign-in, in a sentence: an authorization server whose
@@ -156,15 +156,15 @@ export interface ServerState {
    */
   signInNotice?: string;
   /**
-   * The children that serve hosts with other capabilities or roots than the pool's (SPEC
-   * I4, I5), live or starting; absent when there are none.
+   * The children that serve hosts with other capabilities or roots than the pool's, live
+   * or starting; absent when there are none.
    */
   profiles?: ProfileChildState[];
-  /** With `state({ resources: true })`: CPU, memory and recent calls (G3). */
+  /** With `state({ resources: true })`: CPU, memory and recent calls. */
   resources?: ServerResources;
 }
 
-/** One child of a shared row serving one host profile (SPEC I4, I5). */
+/** One child of a shared row serving one host profile. */
 export interface ProfileChildState {
   /** What it declared to the server: `sampling`, `elicitation:form`, `roots`… or `none`. */
   capabilities: string;
@@ -199,7 +199,7 @@ export interface ServerAuthState {
   error?: string;
 }
 
-/** How a live tool list differs from the one its pin was approved for, by tool name (C18). */
+/** How a live tool list differs from the one its pin was approved for, by tool name. */
 export interface PinDiff {
   added: string[];
   removed: string[];
@@ -223,7 +223,7 @@ export interface ToolChange {
   changes: string[];
 }
 
-/** What a person approving a server's tools is shown (C18): its pin against its live list. */
+/** What a person approving a server's tools is shown: its pin against its live list. */
 export interface PinInfo {
   serverId: string;
   /** The fingerprint the row pins, if it pins one. */
@@ -291,14 +291,14 @@ export type CloseReason =
   | "unresponsive";
 
 export type PoolEvent =
-  /** `recovered`: it came back after a crash, a hang or a failed dial (F1). */
+  /** `recovered`: it came back after a crash, a hang or a failed dial. */
   | { type: "connect"; serverId: string; ms: number; tools: number; recovered?: true }
   | { type: "connect-failed"; serverId: string; ms: number; error: string }
   /** The server needs a sign-in: no usable token and no way to get one without a person. */
   | { type: "auth-required"; serverId: string; error: string }
-  /** A call timed out and the server did not answer a ping: it is replaced (F3). */
+  /** A call timed out and the server did not answer a ping: it is replaced. */
   | { type: "unresponsive"; serverId: string; error: string }
-  /** A server that went down is being dialled again without waiting for a use (F1). */
+  /** A server that went down is being dialled again without waiting for a use. */
   | { type: "restart"; serverId: string }
   | { type: "close"; serverId: string; reason: CloseReason; error?: string }
   | {
@@ -336,7 +336,7 @@ export type PoolEvent =
       raw?: boolean;
       cached?: boolean;
     }
-  /** Its process group stayed over `maxMemoryMb`: it is replaced gracefully (G5). */
+  /** Its process group stayed over `maxMemoryMb`: it is replaced gracefully. */
   | { type: "over-memory"; serverId: string; rssBytes: number; limitMb: number }
   | ConversationEvent;
 
@@ -346,7 +346,7 @@ export interface ServerNotification {
   params?: Record<string, unknown>;
 }
 
-/** The state of the daemon's config file (SPEC A7). */
+/** The state of the daemon's config file. */
 export interface ConfigStatus {
   path: string;
   /** The file parsed and its rows were applied. */
@@ -366,7 +366,7 @@ export interface ConfigStatus {
    */
   warnings?: string[];
   /**
-   * Whether the daemon is watching the file for edits (F12): false while its folder is gone
+   * Whether the daemon is watching the file for edits: false while its folder is gone
    * (a new folder is picked up when it comes back) or after the watch failed; `reload`
    * starts it again. Absent from an older daemon.
    */
@@ -375,7 +375,7 @@ export interface ConfigStatus {
   watchReason?: string;
 }
 
-/** A store the daemon could not save to (issue 27). */
+/** A store the daemon could not save to. */
 export interface SaveProblem {
   /** `children` (pid records), `tools-cache`, `usage`, `pins`, `tokens`. */
   store: string;
@@ -401,7 +401,7 @@ export interface DaemonStatus {
   /** Connected clients, this one included. */
   clients: number;
   /**
-   * The connection cap (`mcpool.maxConnections`, issue 27): connections counted now (the
+   * The connection cap (`mcpool.maxConnections`): connections counted now (the
    * socket's and the MCP sockets' sessions), the cap in force, and how many were refused.
    */
   connections?: { open: number; max: number; refused: number; perProcess?: number };
@@ -409,7 +409,7 @@ export interface DaemonStatus {
   saveProblems?: SaveProblem[];
   /** The daemon's log file, and why it is not being written when it is not. */
   log?: { path: string; problem?: string };
-  /** With `status({ resources: true })`: the daemon's own resident memory, bytes (G3). */
+  /** With `status({ resources: true })`: the daemon's own resident memory, bytes. */
   rssBytes?: number;
   /** The hand-over this daemon was started by (`mcpool restart`), if it was. */
   handover?: HandoverInfo;

@@ -25,7 +25,7 @@ export type Defined<T> = {
  */
 export function defined<T extends object>(value: T): Defined<T> {
   const out: Record<string, unknown> = {};
-  // Keys, not entries: one array a copy rather than a pair array for every key (issue 16).
+  // Keys, not entries: one array a copy rather than a pair array for every key.
   for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
     if (item !== undefined) out[key] = item;

@@ -1,6 +1,6 @@
 /**
- * `mcpool bridge` as a library: an MCP server in front of the daemon, for any MCP host
- * (SPEC D7, D8). It reaches the pool only through mcpool-client; test/unit/import-graph
+ * `mcpool bridge` as a library: an MCP server in front of the daemon, for any MCP host.
+ * It reaches the pool only through mcpool-client; test/unit/import-graph
  * holds it to that.
  */
 export {

@@ -1,8 +1,8 @@
 /**
- * The lean `mcpool bridge` (issue 20): with the daemon's MCP socket for the scope present,
+ * The lean `mcpool bridge`: with the daemon's MCP socket for the scope present,
  * `mcpool bridge [--server ID | --catalog[=auto]] [--socket PATH]` is a byte pipe — stdin to the socket, the
  * socket to stdout — that loads nothing but Node's net, fs and path: a host's session costs
- * a bare Node process, not Node plus the MCP SDK (bench P10). A socket absent or refusing
+ * a bare Node process, not Node plus the MCP SDK (bench/entry.mjs). A socket absent or refusing
  * (no daemon yet, a daemon without MCP sockets), `--http` and `--servers` go to the full CLI,
  * which starts the daemon when needed and serves through the SDK bridge. Once piping, a
  * daemon that restarts keeps the host's session (src/bridge/lean/session.ts).
@@ -35,7 +35,7 @@ function leanBridgeTarget(
   let catalog: "on" | "auto" | undefined;
   for (let i = 1; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
-    // The pool's catalog sockets (SPEC J1): `--catalog` takes no value, `--catalog=auto` its own.
+    // The pool's catalog sockets: `--catalog` takes no value, `--catalog=auto` its own.
     const mode = flag === "--catalog" ? "on" : flag === "--catalog=auto" ? "auto" : undefined;
     if (mode !== undefined) {
       if (catalog !== undefined) return undefined;
@@ -102,7 +102,7 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
  * keeps the host's session across a daemon restart (src/bridge/lean/session.ts). The host's stdin EOF
  * is a half-close (a pipe host still gets its answers, README "The lean entry"), but a host
  * that is gone (SIGKILLed, crashed) ends the session at once, and the daemon cancels its
- * calls upstream (issue 27 item 7): we say HOST_GONE and close. Gone is: its end of a
+ * calls upstream: we say HOST_GONE and close. Gone is: its end of a
  * socketpair stdout closed, a write to stdout failed, or our parent changed — looked at on
  * PARENT_CHECKS_MS after stdin's EOF, as the kernel reparents us just after that EOF.
  */

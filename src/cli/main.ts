@@ -26,7 +26,7 @@ import { UsageError } from "./output/usage-error.js";
 import { errorText } from "./output/terminal.js";
 
 // A command's module is imported when it runs: `serve` is a long-lived process whose memory
-// is a product figure (SPEC P4, P7): it needs no bridge, login, import, wire, nor mcpool-client.
+// is a product figure: it needs no bridge, login, import, wire, nor mcpool-client.
 export { EXIT } from "./output/exit-codes.js";
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -110,7 +110,7 @@ function failure(error: unknown): number {
   return EXIT.failed;
 }
 
-// Never process.exit() straight away: a pipe may not have taken the output yet (F9).
+// Never process.exit() straight away: a pipe may not have taken the output yet.
 void main(process.argv.slice(2)).then(exitWhenFlushed, (error: unknown) =>
   exitWhenFlushed(failure(error)),
 );

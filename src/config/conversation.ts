@@ -1,5 +1,5 @@
 /**
- * The row options of a per-conversation server (SPEC B9, seed 003): `session:
+ * The row options of a per-conversation server: `session:
  * "conversation"` gives every identity `{tenant?, principal?, conversationId}` a client of
  * its own, and `conversation` bounds and shapes those clients. Only what a file can say
  * lives here; the pool reads it (src/pool/conversations/registry.ts) and supplies the defaults. The

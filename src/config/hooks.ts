@@ -1,5 +1,5 @@
 /**
- * Hooks (SPEC C17, seed "Hooks"): tool calls a row asks the host to make at points in a
+ * Hooks: tool calls a row asks the host to make at points in a
  * session — recall before a turn, remember after it. A hook is always an MCP tool call,
  * never a command, so "can edit the server list" never means "can run anything".
  *

@@ -1,5 +1,5 @@
 /**
- * JSON text as people hand it over (issue 28): a byte-order mark some Windows editors write
+ * JSON text as people hand it over: a byte-order mark some Windows editors write
  * at the top, a syntax error said the way a person editing the file would say it, with its
  * line and column, and keys written twice in one object — which JSON.parse silently settles
  * by keeping the last. Browser-safe: jsonc-parser is pure JavaScript.

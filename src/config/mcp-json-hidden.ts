@@ -1,8 +1,8 @@
 /**
- * Writing a row's `hiddenTools` into `mcp.json` text (SPEC G4): the edit `mcpool hide` and
+ * Writing a row's `hiddenTools` into `mcp.json` text: the edit `mcpool hide` and
  * `mcpool unhide` make. Only that member changes (jsonc-parser edits, as `approve` writes a
  * pin), so comments and formatting elsewhere survive; the result is parsed again to prove
- * the row now hides exactly what was asked. Hiding never restarts a server (A5).
+ * the row now hides exactly what was asked. Hiding never restarts a server.
  *
  * Browser-safe: jsonc-parser is pure JavaScript.
  */

@@ -1,5 +1,5 @@
 /**
- * Writing a row's `pin` into `mcp.json` text (SPEC C18): the edit `mcpool approve` makes.
+ * Writing a row's `pin` into `mcp.json` text: the edit `mcpool approve` makes.
  * Only the pin's own value is replaced, or one member inserted, so comments, key order,
  * trailing commas and indentation survive byte for byte elsewhere. The row is found where
  * parseMcpJson reads it — `mcpServers`, `servers`, one bare body with a `name`, or a bare

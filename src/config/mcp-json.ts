@@ -1,5 +1,5 @@
 /**
- * Reading `mcp.json` as users write it (SPEC A2): Claude Desktop / Cursor / Claude Code
+ * Reading `mcp.json` as users write it: Claude Desktop / Cursor / Claude Code
  * `{"mcpServers":{…}}`, VS Code `{"servers":{…}}`, a bare name-keyed map, or one bare body
  * with a `name`. JSONC comments and trailing commas are accepted; a syntax error carries
  * its line and column. Pool-wide options live beside the servers under `"mcpool"`.
@@ -51,14 +51,14 @@ export interface McpJson {
 export interface McpJsonOptions {
   /**
    * The environment placeholders will be filled from. Rows keep `${VAR}` as written
-   * whatever this holds — they are expanded only when a transport is built (SPEC A3) —
+   * whatever this holds — they are expanded only when a transport is built —
    * so it only names, in `warnings`, the variables a row reads that are unset here and
    * have no default. Default: process.env where there is one, nothing in a browser.
    */
   env?: Environment;
   /**
    * Ids of the rows serving now (the daemon's last good configuration): when two rows want
-   * one slug, the serving one keeps it and the other is the one left out (SPEC F11).
+   * one slug, the serving one keeps it and the other is the one left out.
    * Default: none, and the first in the file keeps it.
    */
   serving?: readonly string[];

@@ -1,5 +1,5 @@
 /**
- * Environment placeholders in rows (SPEC A3): `${VAR}`, `${VAR:-default}` and `${env:VAR}`
+ * Environment placeholders in rows: `${VAR}`, `${VAR:-default}` and `${env:VAR}`
  * (VS Code's spelling, also with `:-default`) in command, args, env values, cwd, url,
  * header values and the strings of an `auth` object (a client secret, a key, its file).
  *

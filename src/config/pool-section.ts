@@ -1,5 +1,5 @@
 /**
- * The `"mcpool"` section of `mcp.json` judged as a whole (issue 14): every key it may hold,
+ * The `"mcpool"` section of `mcp.json` judged as a whole: every key it may hold,
  * each with its type, so `validate` and the daemon's status name a typo (`callTimeoutMS`),
  * a wrong type (`"childEnv": ["PATH", 1]`) or a value outside its set (`"childEnv": "nope"`)
  * instead of the pool quietly keeping its default. The daemon still applies what it can.

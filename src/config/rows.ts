@@ -1,5 +1,5 @@
 /**
- * Server rows: what a configured MCP server is, as data (SPEC A1).
+ * Server rows: what a configured MCP server is, as data.
  *
  * A row is a discriminated union on `transport`; each arm carries only its own fields. The
  * types are the wire's, declared once in mcpool-protocol (row-shapes.ts) and re-exported

@@ -1,5 +1,5 @@
 /**
- * sameConnection (SPEC A5): only the fields a connection is made of decide whether an edit
+ * sameConnection: only the fields a connection is made of decide whether an edit
  * restarts a server. Absent and empty are the same.
  */
 import type { HttpServerConfig, McpServerConfig } from "./rows.js";
@@ -29,7 +29,7 @@ function sameAuth(a: HttpServerConfig["auth"], b: HttpServerConfig["auth"]): boo
 
 /** Whether two rows dial the same thing, so an edit between them needs no restart. */
 export function sameConnection(a: McpServerConfig, b: McpServerConfig): boolean {
-  // The era is spoken on the connection: a new pin dials again (SPEC H1).
+  // The era is spoken on the connection: a new pin dials again.
   if ((a.protocol ?? "auto") !== (b.protocol ?? "auto")) return false;
   if (a.transport === "stdio" && b.transport === "stdio") {
     return (

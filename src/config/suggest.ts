@@ -1,5 +1,5 @@
 /**
- * "Did you mean …" for keys a person typed (issue 14): `evn` for `env`, `callTimeoutMS` for
+ * "Did you mean …" for keys a person typed: `evn` for `env`, `callTimeoutMS` for
  * `callTimeoutMs`, `mcpServer` for `mcpServers`. A key near a known one is a typo to report;
  * a key near none is left alone, so a host's own options and a newer version's pass through.
  *

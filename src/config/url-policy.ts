@@ -1,5 +1,5 @@
 /**
- * The remote URL policy (SPEC E3): https anywhere, plain http only to this machine,
+ * The remote URL policy: https anywhere, plain http only to this machine,
  * nothing else. The one encoding of the rule, read at three points that must never
  * disagree: validation of a configured url, the transport built from its expanded form,
  * and every redirect hop the origin-pinned fetch follows — a url the loader refused must

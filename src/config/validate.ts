@@ -1,5 +1,5 @@
 /**
- * Row validation (SPEC A4): every problem with a row of any shape, as sentences a person
+ * Row validation: every problem with a row of any shape, as sentences a person
  * editing `mcp.json` or a form can act on. Empty means `sync()` can have the row; whether
  * the server answers is `probe()`'s question.
  *
@@ -35,10 +35,10 @@ const WHOLE_NUMBER_FIELDS = {
   maxMemoryMb: "megabytes",
 } as const;
 
-/** A toolsFingerprint: SHA-256 in hex (SPEC C18). */
+/** A toolsFingerprint: SHA-256 in hex. */
 const PIN_PATTERN = /^[0-9a-fA-F]{64}$/;
 
-/** A row's `protocol` (SPEC H1). */
+/** A row's `protocol`. */
 const PROTOCOLS = ["auto", "legacy", "2026-07-28"] as const;
 
 const BOOLEAN_FIELDS = ["enabled", "trustAnnotations", "coerceArguments", "lazy"] as const;
@@ -95,7 +95,7 @@ function checkName(field: "id" | "slug", value: string, problems: string[]): voi
       `\`${field}\` is ${value.length} characters long; at most ${MAX_NAME_LENGTH} are allowed, because it prefixes tool names capped at 64`,
     );
   }
-  // `<slug>__<tool>` must say where the slug ends (SPEC F11): with `__` inside a slug, or a
+  // `<slug>__<tool>` must say where the slug ends: with `__` inside a slug, or a
   // `_` at its end, server `a__b`'s `ping` and server `a`'s `b__ping` are one name.
   if (value.includes("__") || value.endsWith("_")) {
     problems.push(
@@ -104,7 +104,7 @@ function checkName(field: "id" | "slug", value: string, problems: string[]): voi
   }
 }
 
-/** A row refused because another row has its slug (SPEC F11), and the row that keeps it. */
+/** A row refused because another row has its slug, and the row that keeps it. */
 export interface SlugLoser {
   id: string;
   slug: string;
@@ -230,7 +230,7 @@ function checkUrl(row: Fields, problems: string[]): void {
     problems.push("`url` must not be empty");
     return;
   }
-  // The remote URL policy (E3); a placeholder host is held to it when the transport is built.
+  // The remote URL policy; a placeholder host is held to it when the transport is built.
   const problem = configuredUrlProblem(url);
   if (problem !== undefined) problems.push(problem);
 }

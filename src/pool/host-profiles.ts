@@ -1,5 +1,5 @@
 /**
- * Host profiles (SPEC I4, I5): a pooled server sees what the calling host can do. A legacy
+ * Host profiles: a pooled server sees what the calling host can do. A legacy
  * server reads its client's capabilities once, at initialize, and offers tools by them
  * (server-everything's sampling and elicitation tools), and asks its client for roots
  * (server-filesystem's allowed directories). So a shared row serves each host profile —
@@ -8,7 +8,7 @@
  *
  * - No profile, or the pool's own (sampling + elicitation, no roots): the row's own entry.
  * - A modern server (2026-07-28): the row's own entry, whatever the profile — each request
- *   names its host's capabilities, and roots are asked inside the request (SPEC H2) — unless
+ *   names its host's capabilities, and roots are asked inside the request — unless
  *   its list is `private`: then each profile's child lists for that profile alone.
  * - Any other: a ProfileEntry per (row, key), made on first use, dialled by the listing or
  *   call that needs it, reaped by the row's idle rules (DEFAULT_PROFILE_IDLE_MS where the
@@ -20,7 +20,7 @@
  *   state, not its reading of capabilities): those hosts share the row's connection, and
  *   what they cannot answer is refused for them (pipeline.ts, hostOnly). A server that asks
  *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
- *   is `private` (a 2026-07-28 cache hint, SPEC H2): that list is for its profile alone.
+ *   is `private` (a 2026-07-28 cache hint): that list is for its profile alone.
  *
  * The children never reach the catalog's index, the tools cache or the pool's
  * connect/close events (a bridge would relist on each one): each profile has a catalog
@@ -122,11 +122,11 @@ export class HostProfiles {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
     // A modern server reads each request's envelope, which names its own host's
     // capabilities, and asks for roots inside that request: one connection serves them all,
-    // unless its list says it is `private` (for the caller it was listed for, SPEC H2).
+    // unless its list says it is `private` (for the caller it was listed for).
     if (entry.verdict?.era === "modern" && entry.cacheScope !== "private") return undefined;
     const caps = capabilityKey(profile);
     if (profile.roots === undefined && caps === this.#poolKey) return undefined;
-    // A private list is the caller's it was listed for (SPEC H2): never lent to another.
+    // A private list is the caller's it was listed for: never lent to another.
     const shared = entry.cacheScope !== "private";
     if (shared && this.#same.get(entry.id)?.caps.has(caps) === true) return undefined;
     return profile.roots === undefined ? caps : profileKey(profile);
@@ -193,7 +193,7 @@ export class HostProfiles {
     return this.view(profile).catalog.describe(qualified, options);
   }
 
-  /** The children of row `id` that are up or starting, for state() (I5: per-project children). */
+  /** The children of row `id` that are up or starting, for state() (per-project children). */
   stateOf(id: string): ProfileChildState[] | undefined {
     const live = [...(this.#children.get(id)?.values() ?? [])].filter(
       (child) => child.connection !== undefined || child.connecting,
@@ -215,7 +215,7 @@ export class HostProfiles {
     });
   }
 
-  /** What the tools cache kept about a row (SPEC I4, I5): nothing is found out twice. */
+  /** What the tools cache kept about a row: nothing is found out twice. */
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
@@ -354,7 +354,7 @@ export class HostProfiles {
     };
     child.knownQuiet = () => this.#quiet.has(entry.id);
     child.onQuiet = () => this.#quiet.add(entry.id);
-    // The row's era is the child's: found once, not on a spare child of each (SPEC H1).
+    // The row's era is the child's: found once, not on a spare child of each.
     if (entry.verdict) child.adoptVerdict(entry.verdict);
     return child;
   }

@@ -1,6 +1,6 @@
 /**
  * The wiring between the pool and its entries: the client capabilities the pool declares
- * (C14) and the EntryContext every ServerEntry is built with — transports, budgets, the
+ * and the EntryContext every ServerEntry is built with — transports, budgets, the
  * OAuth hooks, and where an entry says what happened. Built once per pool.
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";

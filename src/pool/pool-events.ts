@@ -73,7 +73,7 @@ export class PoolEvents {
     }
   }
 
-  /** `${name}` in a row of `serverId` has no value and no default: said once per pair (A3). */
+  /** `${name}` in a row of `serverId` has no value and no default: said once per pair. */
   unsetVariable(serverId: string, name: string): void {
     const key = `${serverId}\0${name}`;
     if (this.#warnedUnset.has(key)) return;

@@ -53,7 +53,7 @@ export interface McpPoolOptions {
   crashBackoffMs?: number;
   /**
    * ms a server gets to answer a `ping` after one of its calls timed out; no answer and it
-   * is taken for hung, shown `unresponsive` and replaced (F3). Default 5000.
+   * is taken for hung, shown `unresponsive` and replaced. Default 5000.
    */
   pingTimeoutMs?: number;
   /** Cap on the characters call() returns; 0 or unset is no cap. */
@@ -121,19 +121,19 @@ export interface McpPoolOptions {
    * provider that redirects makes the connect or call fail with `auth-required`.
    */
   authProvider?: (row: HttpServerConfig) => OAuthClientProvider | undefined;
-  /** Coerce call arguments against each tool's input schema (C9); rows and calls may override. Default true. */
+  /** Coerce call arguments against each tool's input schema; rows and calls may override. Default true. */
   coerceArguments?: boolean;
-  /** Answer repeated read-only calls from memory (C11); off unless given. Defaults 30 s, 256 entries. */
+  /** Answer repeated read-only calls from memory; off unless given. Defaults 30 s, 256 entries. */
   resultCache?: ResultCacheOptions;
   /**
-   * Where the list each pin was approved for is kept (C18), so a mismatch can say what
+   * Where the list each pin was approved for is kept, so a mismatch can say what
    * changed and approve() can record a new one. Without it the difference is unknown;
    * withholding works the same.
    */
   pins?: PinStore;
   /**
    * Answers a server's elicitation/create that no call in flight on it takes with its own
-   * CallOptions.onElicit (C14). Setting it is what declares the elicitation capability on
+   * CallOptions.onElicit. Setting it is what declares the elicitation capability on
    * every connection; without it the pool declares none and servers do not ask. A handler
    * that throws is logged and answered `cancel`. The asking call stays on its clock.
    */
@@ -142,12 +142,12 @@ export interface McpPoolOptions {
   elicitationModes?: readonly ElicitationMode[];
   /**
    * Answers a server's sampling/createMessage that no call in flight on it takes with its
-   * own CallOptions.onSample (C14). Setting it is what declares the sampling capability on
+   * own CallOptions.onSample. Setting it is what declares the sampling capability on
    * every connection; without it the pool declares none. A handler that throws answers the
    * server with a JSON-RPC error (its McpError, else -32603).
    */
   onSample?: PoolSampleHandler;
-  /** Per-conversation rows (B9): share names, terminate and ending bounds, clock. */
+  /** Per-conversation rows: share names, terminate and ending bounds, clock. */
   conversations?: ConversationPoolOptions;
 }
 

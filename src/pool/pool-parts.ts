@@ -40,7 +40,7 @@ export interface PoolParts {
   auth: PoolAuth;
   passthrough: Passthrough;
   conversations: ConversationRegistry;
-  /** The rows' children for hosts with other capabilities or roots than the pool's (I4, I5). */
+  /** The rows' children for hosts with other capabilities or roots than the pool's. */
   profiles: HostProfiles;
   /** Throws `closed` once the pool is shut down. */
   assertOpen(): void;

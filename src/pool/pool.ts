@@ -56,7 +56,7 @@ export class McpPool {
   }
 
   /**
-   * The clients of `session: "conversation"` rows (B9): leases, terminate(), listings,
+   * The clients of `session: "conversation"` rows: leases, terminate(), listings,
    * stats(). Calls reach them through call() with `identity`.
    */
   get conversations(): ConversationRegistry {
@@ -82,7 +82,7 @@ export class McpPool {
    * Resolves once the first reconcile has finished — every eager server connected or
    * failed — or after `timeoutMs` (default {@link READY_WAIT_MS}), whichever comes first;
    * at once when no sync was asked for yet. Never rejects. A listing made before it would
-   * miss the servers still starting (F4); call() waits for it by itself.
+   * miss the servers still starting; call() waits for it by itself.
    */
   ready(timeoutMs = READY_WAIT_MS): Promise<void> {
     return this.#parts.servers.ready(timeoutMs);
@@ -103,7 +103,7 @@ export class McpPool {
     await Promise.all([this.#parts.profiles.end(id), this.#parts.servers.reconnect(id)]);
   }
 
-  /** Replaces a server whose process group is over its `maxMemoryMb` (G5; monitor.ts). */
+  /** Replaces a server whose process group is over its `maxMemoryMb` (monitor.ts). */
   replaceOverMemory(id: string, rssBytes: number, limitMb: number): Promise<void> {
     this.#parts.events.emit({ type: "over-memory", serverId: id, rssBytes, limitMb });
     return this.reconnect(id);
@@ -149,7 +149,7 @@ export class McpPool {
 
   /**
    * `run` with the server's connected client, counted as a use. When the remote has
-   * forgotten the session (B6) the server is redialled once and `run` called again with
+   * forgotten the session the server is redialled once and `run` called again with
    * the new client; any other failure is passed through.
    */
   async use<T>(id: string, run: (client: McpClient) => Promise<T>): Promise<T> {
@@ -159,7 +159,7 @@ export class McpPool {
   }
 
   /**
-   * Sends one MCP request that call() does not carry to server `id` (C15): resources,
+   * Sends one MCP request that call() does not carry to server `id`: resources,
    * prompts, completion, logging/setLevel, ping. Refused with `not-offered` where the
    * server's capabilities lack the surface; otherwise as use(). See server-passthrough.ts.
    */
@@ -173,7 +173,7 @@ export class McpPool {
   }
 
   /**
-   * Listens to server `id`'s `notifications/resources/updated` for `uri` (C15), subscribing
+   * Listens to server `id`'s `notifications/resources/updated` for `uri`, subscribing
    * upstream for the first listener; the last one to stop unsubscribes upstream.
    */
   async subscribeResource(
@@ -204,7 +204,7 @@ export class McpPool {
 
   /**
    * Lists again each live tool list in scope (`servers`, absent = all) whose server's cache
-   * hint (`ttlMs`, SPEC H2) ran out, so a tools() or describe() that follows is fresh.
+   * hint (`ttlMs`) ran out, so a tools() or describe() that follows is fresh.
    * Resolves at once when none has; an idle pool is never woken for it. hostTools() and
    * call() do this by themselves.
    */
@@ -214,7 +214,7 @@ export class McpPool {
   }
 
   /**
-   * tools() as a host with `profile` would list them direct (SPEC I4, I5): each row served
+   * tools() as a host with `profile` would list them direct: each row served
    * by its child for that profile, started for this listing when it has never listed.
    */
   async hostTools(
@@ -231,7 +231,7 @@ export class McpPool {
     return this.#parts.catalog.catalog(servers);
   }
 
-  /** catalog() cut to the `limit` (default 20) best matches for `query` (C6). Connects nothing. */
+  /** catalog() cut to the `limit` (default 20) best matches for `query`. Connects nothing. */
   search(
     query: string,
     options: { servers?: readonly string[]; limit?: number } = {},
@@ -239,12 +239,12 @@ export class McpPool {
     return this.#parts.catalog.search(query, options);
   }
 
-  /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out (C8). */
+  /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
   alwaysLoaded(servers?: readonly string[]): string[] {
     return this.#parts.catalog.alwaysLoaded(servers);
   }
 
-  /** What a definition has no room for (C7); undefined where call() would refuse. Connects nothing. */
+  /** What a definition has no room for; undefined where call() would refuse. Connects nothing. */
   describe(
     qualified: string,
     options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
@@ -254,7 +254,7 @@ export class McpPool {
     return this.#parts.catalog.describe(qualified, rest);
   }
 
-  // ── Pinning (pin-gate.ts, C18) ───────────────────────────────────────────────────
+  // ── Pinning (pin-gate.ts) ────────────────────────────────────────────────────────
 
   /** What a person approving a server's tools is shown; dials an idle server for a live list. */
   async pinInfo(id: string): Promise<PinInfo> {
@@ -295,7 +295,7 @@ export class McpPool {
   }
 
   /**
-   * Runs the hooks rows attach to `event` as calls of their (possibly hidden) tools (C17).
+   * Runs the hooks rows attach to `event` as calls of their (possibly hidden) tools.
    * Parallel, bounded, outcomes in configuration order; never rejects. See calls/hooks.ts.
    */
   runHooks(

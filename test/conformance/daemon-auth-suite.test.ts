@@ -1,6 +1,6 @@
 /**
  * The official MCP conformance client scenarios (@modelcontextprotocol/conformance
- * 0.2.0-alpha.12), as users sign in (SPEC E5, H4): each scenario's server url goes into the
+ * 0.2.0-alpha.12), as users sign in: each scenario's server url goes into the
  * mcp.json of a real `mcpool serve`, a person signs in with the real `mcpool login
  * --no-browser` (daemon-adapter.mjs plays only the browser), and an agent calls the server's
  * tool through the daemon. Step-up, the sign-in bound, the issuer checks and the machine

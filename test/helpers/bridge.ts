@@ -30,7 +30,7 @@ export function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 export const binPath = fileURLToPath(new URL("../../dist/cli/bin.js", import.meta.url));
 
 /**
- * The ways a host reaches the pool over stdio (issue 20): `sdk`, the full CLI's SDK bridge
+ * The ways a host reaches the pool over stdio: `sdk`, the full CLI's SDK bridge
  * (main.js); `lean`, the `mcpool` executable, a byte pipe to the daemon's MCP socket; `perl`,
  * the stock-pipe entry `mcpool wire` writes on a machine without socat or nc.
  */

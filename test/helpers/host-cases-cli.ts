@@ -1,5 +1,5 @@
 /**
- * The six hosts of issue 30 — the CLIs on npm with MCP configs — each file written the way
+ * The six CLI hosts — the CLIs on npm with MCP configs — each file written the way
  * that host documents it (src/cli/hosts/configs.ts cites where each shape comes from), in the
  * layout such a file has: strict JSON, JSON with comments, one entry a line, YAML.
  */

@@ -1,5 +1,5 @@
 /**
- * The host CLIs of the real-hosts suite (issue 30 item 7): for each, its own file holding the
+ * The host CLIs of the real-hosts suite: for each, its own file holding the
  * three servers direct (as a user has it before `mcpool wire`), what else it needs to list
  * them in a private HOME (Gemini's and Qwen's trusted folder), and its own `mcp list` read
  * back as one state per server. Codex's `mcp list` prints its config only, so Codex is asked

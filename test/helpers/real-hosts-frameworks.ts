@@ -1,9 +1,9 @@
 /**
- * The frameworks of the real-hosts suite (issue 30 item 7): the AI SDK's MCP client,
+ * The frameworks of the real-hosts suite: the AI SDK's MCP client,
  * LangChain's MCP adapters and Mastra's MCPClient, each driven by
  * test/fixtures/real-hosts/framework-client.mjs run from the frameworks' prefix (so its imports
- * are the pinned packages), with the environment a test gives it; and the hooks the issue's
- * other items will assert through (capability-gated tool lists, roots, a daemon restart).
+ * are the pinned packages), with the environment a test gives it; and the hooks the other real-host
+ * tests assert through (capability-gated tool lists, roots, a daemon restart).
  */
 import { spawn } from "node:child_process";
 import { copyFileSync } from "node:fs";
@@ -70,7 +70,7 @@ export async function runFramework(
 }
 
 /**
- * Hook for sessions that survive a daemon restart (issue 30 item 3, being built elsewhere):
+ * Hook for sessions that survive a daemon restart:
  * `framework`'s sessions over `entries` make `calls`, then wait while `between` runs (e.g.
  * `restartDaemon`), then make `then` in the same sessions — the run's `then` holds what each
  * answered or the error it met.
@@ -124,7 +124,7 @@ export const CALLS: readonly ToolCall[] = [
 ];
 
 /**
- * Hook for the capability-gated tool lists (issue 30 item 4, being built elsewhere): the
+ * Hook for the capability-gated tool lists the
  * same framework run against the servers direct (each spawned by the framework itself), to
  * compare with a run through the pool — `expect(pooled.tools).toEqual(direct.tools)`.
  */
@@ -137,7 +137,7 @@ export function directToolLists(
 }
 
 /**
- * Hook for roots (issue 30 item 5, being built elsewhere): a framework run whose working
+ * Hook for roots: a framework run whose working
  * directory is `project` — a roots-declaring client (the SDK's default roots are its cwd in
  * some frameworks) — asking server-filesystem for its allowed directories.
  */
@@ -153,7 +153,7 @@ export function allowedDirectoriesFrom(
 }
 
 /**
- * Hook for sessions that survive a daemon restart (issue 30 item 3, being built elsewhere):
+ * Hook for sessions that survive a daemon restart:
  * `mcpool shutdown` then `serve` again from the login shell, as a service restart does;
  * resolves with the new daemon's pid once its MCP sockets are back.
  */

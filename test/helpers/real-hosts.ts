@@ -1,5 +1,5 @@
 /**
- * The real hosts and frameworks (issue 30 item 7, SPEC I7): the pinned npm packages, their
+ * The real hosts and frameworks: the pinned npm packages, their
  * install into a cached temp prefix, and a user's world for them — a private HOME, the
  * user's daemon (`mcpool serve` from the login environment, as a shell or a service starts
  * it) serving server-everything, -memory and -filesystem, `mcpool wire <host> --write` as

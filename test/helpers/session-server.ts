@@ -1,5 +1,5 @@
 /**
- * A stateful Streamable HTTP MCP server for per-conversation tests (seed 003's `server`):
+ * A stateful Streamable HTTP MCP server for per-conversation tests:
  * node:http on a loopback port, one SDK StreamableHTTPServerTransport per session, keyed by
  * the session id it issued. It counts requests by method, keeps a counter per session (the
  * `count` tool), and its DELETEs can be held, refused with 405, or answered 404 for

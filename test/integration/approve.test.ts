@@ -1,5 +1,5 @@
 /**
- * Tool pinning through a real daemon and the real CLI (SPEC C18): two fixture servers change
+ * Tool pinning through a real daemon and the real CLI: two fixture servers change
  * after approval — one rewrites a description, one flips destructiveHint — and their tools
  * are withheld until `mcpool approve` writes the new pin into mcp.json. The approved lists
  * live in the daemon's data directory, so `approve --show` still explains after a restart.

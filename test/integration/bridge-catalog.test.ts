@@ -1,5 +1,5 @@
 /**
- * Tools on demand (SPEC J1–J3, issue 29), as a real SDK host sees them through each way to
+ * Tools on demand, as a real SDK host sees them through each way to
  * the pool: the stdio bridge, `bridge --http` and the daemon's MCP socket `@catalog.sock`,
  * all in front of one daemon pooling the three reference servers. The first list is the
  * `alwaysLoad` tools and the pool's search, describe and call tools; a search adds what it

@@ -1,5 +1,5 @@
 /**
- * Done-means of issues 7, 20 and 31: the official MCP conformance server suite
+ * The official MCP conformance server suite
  * (@modelcontextprotocol/conformance 0.2.0-alpha.12, pinned; `conformance server
  * --requirements 2025-11-25`, the scenarios that revision requires) through each
  * path a host can be given, in front of a real daemon pooling
@@ -17,7 +17,7 @@
  *   checked — which is what its dns-rebinding-protection scenario tests.
  *
  * And `--requirements 2026-07-28` through the same three paths in front of
- * test/fixtures/conformance-modern.mjs, a modern-only server (issue 31 items 3 and 6, SPEC H3):
+ * test/fixtures/conformance-modern.mjs, a modern-only server:
  * a modern runner, the bridge's modern side, the pool's modern upstream. The stdio entries
  * are reached through test/helpers/modern-stdio-over-http.ts: the modern HTTP binding is
  * SDK v2's there, every request goes to the entry as it came and its answer comes back as
@@ -226,7 +226,7 @@ describe.each(RUNS)(
           const scored = required.includes(r.scenario) ? "" : " (not scored)";
           return `${mark}  ${r.scenario}${scored}  (${r.passed} checks passed, ${r.failed.length} failed, ${r.warnings} warnings)${why ? `  ${why}` : ""}`;
         });
-        // The per-scenario report the issue asks for, in the test's output.
+        // The per-scenario report, in the test's output.
         console.log(
           [
             `conformance ${REVISION}: ${passing.filter((r) => required.includes(r.scenario)).length}/${required.length} required scenarios, ${checks} checks passed`,

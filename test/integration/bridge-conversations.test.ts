@@ -1,5 +1,5 @@
 /**
- * Per-conversation rows through the bridge (SPEC B9 via D7): each host connection is a
+ * Per-conversation rows through the bridge (`session: "conversation"`): each host connection is a
  * conversation of its own, ended when the host goes away, unless the host names one with
  * `_meta["mcpool/conversationId"]`. The bridge runs in this process against a real daemon;
  * hosts are SDK Clients over in-memory pairs.

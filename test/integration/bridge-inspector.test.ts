@@ -1,5 +1,5 @@
 /**
- * Done-means of issue 7: the MCP Inspector CLI (@modelcontextprotocol/inspector-cli, pinned)
+ * The MCP Inspector CLI (@modelcontextprotocol/inspector-cli, pinned)
  * drives `mcpool bridge` in front of a real daemon pooling the reference server
  * @modelcontextprotocol/server-everything, and lists and calls its tools. The Inspector is
  * given the bridge as a host config entry, the shape `mcpool wire` writes; it runs with its
@@ -44,7 +44,7 @@ const INSPECTOR_TIMEOUT_MS = 60_000;
 /** A test runs the Inspector up to twice: it must outlast them, or it leaves one running. */
 const TEST_TIMEOUT_MS = 2 * INSPECTOR_TIMEOUT_MS + 10_000;
 
-// Through each path a host can be given (issue 20): SDK bridge, lean bridge, perl relay.
+// Through each path a host can be given: SDK bridge, lean bridge, perl relay.
 describe.each(BRIDGE_PATHS)(
   "the MCP Inspector CLI in front of mcpool bridge (%s)",
   (via: BridgePath) => {

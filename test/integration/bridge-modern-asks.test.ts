@@ -1,6 +1,6 @@
 /**
- * What a modern server asks inside a modern host's request reaches that host (SPEC H3;
- * issue 31 item 3, the conformance gaps basic-list-roots, multiple-input-requests and
+ * What a modern server asks inside a modern host's request reaches that host (the
+ * conformance scenarios basic-list-roots, multiple-input-requests and
  * non-tool-request): a modern-only server (test/fixtures/conformance-modern.mjs) pooled by
  * the real daemon, and SDK v2's Client pinned to 2026-07-28 as the host, through the lean
  * bridge and `mcpool bridge` (stdio). The host's own handlers answer each `input_required`.

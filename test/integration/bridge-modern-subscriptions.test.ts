@@ -1,5 +1,5 @@
 /**
- * A modern (2026-07-28) host's resource subscriptions (SPEC H3): it has no
+ * A modern (2026-07-28) host's resource subscriptions: it has no
  * `resources/subscribe`; it names URIs in a `subscriptions/listen` stream. Through
  * `mcpool bridge` (the SDK stdio bridge, the lean bridge on the daemon's MCP socket, and
  * `--http`), a legacy server's `notifications/resources/updated` for a URI a host named

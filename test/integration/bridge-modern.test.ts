@@ -1,5 +1,5 @@
 /**
- * The dual-era downstream side (SPEC H3; issue 31 item 3): a 2026-07-28 host — SDK v2's
+ * The dual-era downstream side: a 2026-07-28 host — SDK v2's
  * Client pinned to the modern era, so it sends no `initialize` — through `mcpool bridge`
  * (stdio, the lean bridge on the daemon's MCP socket, `--http`) to a legacy server and to a
  * modern-only one; a legacy server's elicitation during a modern host's call comes back as

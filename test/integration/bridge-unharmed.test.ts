@@ -1,5 +1,5 @@
 /**
- * What passes through the pool unharmed (issue 31 item 5, SPEC H5), as a real SDK host sees
+ * What passes through the pool unharmed, as a real SDK host sees
  * it on every stdio way to the pool (the SDK bridge, the lean bridge, the perl pipe): a
  * server's extension capabilities (MCP Apps), its tools' `icons`, `execution` and `_meta`,
  * the request `_meta` a host sends with a call (trace context), the extensions a host

@@ -78,7 +78,7 @@ async function allReady(pool: PoolClient, ids: string[]): Promise<void> {
 }
 
 /**
- * Every path behaves the same (issue 20): the SDK bridge, the lean bridge's byte pipe and a
+ * Every path behaves the same: the SDK bridge, the lean bridge's byte pipe and a
  * perl relay to the daemon's MCP socket each carry all of it.
  */
 describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
@@ -289,7 +289,7 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     await until(async () => (await inflight()) === 0, 10_000, "the pool to forget the call");
   });
 
-  it("asks the host that made the call when its server elicits, and never answers for a host that cannot (SPEC I4)", async () => {
+  it("asks the host that made the call when its server elicits, and never answers for a host that cannot", async () => {
     const asking = await open(["--server", "fixture"], { elicitation: {} });
     let asked: unknown;
     asking.setRequestHandler(ElicitRequestSchema, (request) => {

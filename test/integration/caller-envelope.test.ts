@@ -1,5 +1,5 @@
 /**
- * The calling agent in a modern server's envelope (SPEC H2): through a real daemon and
+ * The calling agent in a modern server's envelope: through a real daemon and
  * `mcpool bridge` (stdio), a legacy host (SDK v1 Client) and a modern host (SDK v2 Client,
  * pinned to 2026-07-28), calling a modern-only server at once, each reach it with its own
  * clientInfo and its own log level (the legacy host's last logging/setLevel, the modern

@@ -1,5 +1,5 @@
 /**
- * Chaos (issue 13; SPEC F1–F5, §4; FAULTS "A service left running for days"): eight agent
+ * Chaos (test/faults.ts, "A service left running for days"): eight agent
  * processes call a real daemon for the whole run while its children are SIGKILLed and
  * SIGSTOPped at random and the daemon itself is SIGKILLed once, halfway. Then: every call,
  * read-only ones above all, succeeded or failed the way the product promises it may (see
@@ -26,7 +26,7 @@ const MIN_BLOW_GAP_MS = 150;
 const MAX_BLOW_GAP_MS = 450;
 /** Share of blows that SIGSTOP a child rather than SIGKILL it. */
 const STOP_SHARE = 0.3;
-/** Small, so a stopped child's calls time out and it is found hung within seconds (F3). */
+/** Small, so a stopped child's calls time out and it is found hung within seconds. */
 const CALL_TIMEOUT_MS = 2_000;
 const PING_TIMEOUT_MS = 500;
 const AGENTS = 8;
@@ -167,10 +167,10 @@ function answeringPid(o: Outcome): number | undefined {
  * Why a failed call was allowed to fail, or undefined if nothing excuses it. Only what the
  * product promises: a call in flight on (or sent to) the daemon we killed fails
  * `daemon-unavailable` (the client does not resend); a call to a stopped child fails
- * `timeout` until the child is found hung and replaced (F3); a call cut off by a crash fails
- * `server-crashed` — a trusted read-only one only when the retry it gets was cut off too (F2).
- * A call made after an agent saw the daemon go must bring it back and succeed (F5), and a
- * call to a server coming back waits for it (F1), so nothing excuses those.
+ * `timeout` until the child is found hung and replaced; a call cut off by a crash fails
+ * `server-crashed` — a trusted read-only one only when the retry it gets was cut off too.
+ * A call made after an agent saw the daemon go must bring it back and succeed, and a
+ * call to a server coming back waits for it, so nothing excuses those.
  */
 function excuse(o: Outcome, blows: readonly Blow[], deadDaemon: number): string | undefined {
   const during = (kind: Blow["kind"]): Blow[] =>
@@ -227,7 +227,7 @@ describe("chaos", () => {
         alpha: row("alpha"),
         beta: row("beta"),
         gamma: row("gamma"),
-        // Quotes its key on stderr as it starts: every crash report carries that tail (F8).
+        // Quotes its key on stderr as it starts: every crash report carries that tail.
         delta: {
           ...row("delta"),
           command: "/bin/sh",
@@ -249,7 +249,7 @@ describe("chaos", () => {
     });
     observers.push(observer);
     const blows: Blow[] = [];
-    // A blow lasts until the daemon drops that server's child: crashed, or found hung (F3).
+    // A blow lasts until the daemon drops that server's child: crashed, or found hung.
     observer.onEvent((event) => {
       if (event.type !== "close") return;
       for (const b of blows) if (b.server === event.serverId) b.until ??= Date.now();
@@ -258,7 +258,7 @@ describe("chaos", () => {
     const crew = Array.from({ length: AGENTS }, (_, i) => startAgent(h, `agent-${i}`));
     const outcomes = (): Outcome[] => crew.flatMap((a) => a.outcomes);
     // Children proven healthy by an answer: the only ones struck. One killed before it ever
-    // answered died "right after starting", which F1 answers with backoff, not a redial.
+    // answered died "right after starting", which the pool answers with backoff, not a redial.
     const healthy = (): Map<number, string> => {
       const map = new Map<number, string>();
       for (const o of outcomes()) {
@@ -304,7 +304,7 @@ describe("chaos", () => {
     expect(deadDaemon).toBeDefined();
     const dead = deadDaemon!;
 
-    // Every agent came back by itself: calls after the SIGKILL answered by a new daemon (F5).
+    // Every agent came back by itself: calls after the SIGKILL answered by a new daemon.
     await waitFor(
       () => observer.daemon !== undefined && observer.daemon.pid !== dead.pid,
       20_000,

@@ -1,5 +1,5 @@
 /**
- * The `mcpool` command as issue 28 (SPEC K4, K5) asks, run built against a real daemon in a
+ * The `mcpool` command as a user types it, run built against a real daemon in a
  * private home: every command's own help, no command as exit 2, an unknown name as exit 2,
  * the arguments of `call` from stdin and from a file, and an mcp.json with a byte-order mark
  * or a key written twice.

@@ -1,5 +1,5 @@
 /**
- * The CLI never loses output (SPEC F9; FAULTS "A service left running for days"): what
+ * The CLI never loses output (test/faults.ts, "A service left running for days"): what
  * `mcpool` prints reaches a pipe whole, however large, and a reader that stops early
  * (`| head`) ends it cleanly — never a silently short result with exit 0. Through a real
  * daemon and real shell pipes: the built CLI runs under `sh -c`, its stdout piped into
@@ -36,7 +36,7 @@ function shell(
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe("the CLI's output through pipes (F9)", () => {
+describe("the CLI's output through pipes", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
 

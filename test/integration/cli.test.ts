@@ -41,7 +41,7 @@ describe("the mcpool command", () => {
     const { code, stdout } = mcpool(home, "status");
     expect(code).toBe(0);
     expect(stdout).toMatch(/config\s+.*mcp\.json: ok/);
-    // PID, UPTIME, CPU, MEM, CALLS/MIN (issue 17), TOOLS, PROTOCOL (SPEC H1).
+    // PID, UPTIME, CPU, MEM, CALLS/MIN, TOOLS, PROTOCOL.
     expect(stdout).toMatch(
       /^echo\s+ready\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+4\s+2025-11-25\s*$/m,
     );
@@ -254,7 +254,7 @@ describe("the mcpool command", () => {
   });
 });
 
-describe("the daemon's log of config reads (issue 14)", () => {
+describe("the daemon's log of config reads", () => {
   it("logs each reload, and an invalid row once however often the file is read", async () => {
     const home = testHome();
     const echo = { command: process.execPath, args: [fixture("echo.mjs")] };

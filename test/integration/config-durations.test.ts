@@ -1,5 +1,5 @@
 /**
- * A timeout of 3,000,000,000 ms in `mcp.json` (FAULTS: "a service left running for days")
+ * A timeout of 3,000,000,000 ms in `mcp.json` (a service left running for days)
  * is a problem in status, never a timer that fires at once and fails every call.
  */
 import { afterEach, describe, expect, it } from "vitest";

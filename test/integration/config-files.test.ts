@@ -1,5 +1,5 @@
 /**
- * Config files as hosts write them (SPEC A2, A3): the files under test/fixtures/configs are
+ * Config files as hosts write them: the files under test/fixtures/configs are
  * kept byte for byte — Claude Desktop's plain JSON, Cursor's `${env:…}`, Claude Code's
  * `type` and `${VAR:-default}`, VS Code's tab-indented JSONC with comments, trailing commas
  * and `inputs` — and read through the browser-safe entry.

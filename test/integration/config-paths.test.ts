@@ -1,5 +1,5 @@
 /**
- * F7: whatever sits at `mcp.json` — a symlink loop, a dangling link, a directory, a FIFO, a
+ * Whatever sits at `mcp.json` — a symlink loop, a dangling link, a directory, a FIFO, a
  * socket, a huge or an unreadable file — is a config error in status. The daemon keeps
  * running, the last good configuration keeps serving, and shutdown completes.
  */

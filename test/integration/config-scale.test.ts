@@ -1,5 +1,5 @@
 /**
- * P8: a daemon given an `mcp.json` of 10,000 rows (lazy: no children) keeps answering
+ * A daemon given an `mcp.json` of 10,000 rows (lazy: no children) keeps answering
  * `hello` and `status` while it reads and registers them, and ends up with every row.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * A per-conversation row's era (SPEC H1): one child per conversation and none spare for
+ * A per-conversation row's era: one child per conversation and none spare for
  * each, so the row's era is found once, on a spare child of the row, before its first
  * conversation's child dials, and every conversation's child is then spoken to in that era —
  * a dual-era server (test/fixtures/dual-stdio.mjs, which logs `<pid> <method>` per request)

@@ -1,5 +1,5 @@
 /**
- * Requests a per-conversation server sends back during a call (SPEC C14 with B9), against
+ * Requests a per-conversation server sends back during a call, against
  * real children of test/fixtures/interactive.mjs, one per conversation: a conversation's
  * elicitations and sampling requests reach the callers of that conversation only, even
  * while another conversation's caller on the same row is in flight and free to answer.
@@ -107,7 +107,7 @@ describe("a per-conversation server's requests during a call", () => {
     // B's call was cancelled, never answered for A.
     await expect(callB).rejects.toThrow();
     expect(asked).toEqual({ A: ["A: ready?", "A: say something"], B: [] });
-    // Each conversation's child, and the spare child that found the row's era once (H1).
+    // Each conversation's child, and the spare child that found the row's era once.
     expect(spawned).toHaveLength(3);
   });
 });

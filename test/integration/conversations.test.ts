@@ -1,5 +1,5 @@
 /**
- * Per-conversation servers (SPEC B9, seed 003) against real peers: a stateful Streamable
+ * Per-conversation servers against real peers: a stateful Streamable
  * HTTP server that keeps a counter per session id and whose DELETEs can be held or refused
  * (test/helpers/session-server.ts), and stdio children from test/fixtures.
  */
@@ -316,7 +316,7 @@ describe("per-conversation stdio children", () => {
     const two = await pidFor("c2");
     expect(one).not.toBe(two);
     expect(await pidFor("c1")).toBe(one);
-    // And one spare child before the first, which found the row's era once (SPEC H1).
+    // And one spare child before the first, which found the row's era once.
     const spares = spawned.filter((pid) => pid !== one && pid !== two);
     expect(spares).toHaveLength(1);
     expect(spawned).toHaveLength(3);

@@ -1,5 +1,5 @@
 /**
- * SPEC F13, the service's environment, not an agent's: an agent in its own process, whose
+ * The service's environment, not an agent's: an agent in its own process, whose
  * environment holds a secret of its own, auto-starts the daemon with `connect({ autoStart:
  * true })` exactly as the README shows it (no `autoStartCommand`). The servers of that daemon
  * never see the agent's secret; a variable from the daemon's env file reaches `${VAR}`.
@@ -137,7 +137,7 @@ describe("an auto-started daemon's environment", () => {
     try {
       const status = JSON.parse(runCli(h, "status", "--json").stdout) as { pid?: number };
       if (status.pid !== undefined) daemons.push(status.pid);
-      // The first listing waits for the new daemon's first reconcile (F4).
+      // The first listing waits for the new daemon's first reconcile.
       expect((await bridge.client.listTools()).tools.map((t) => t.name)).toContain("env");
       const result = await bridge.client.callTool({ name: "env", arguments: {} });
       const [first] = result.content as { type: string; text: string }[];

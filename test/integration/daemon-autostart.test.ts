@@ -1,6 +1,6 @@
 /**
- * SPEC F5 (FAULTS "The daemon killed with SIGKILL → the next agent that auto-starts brings it
- * back although the socket file is still there; its children are reaped"): five agents, each
+ * The daemon killed with SIGKILL → the next agent that auto-starts brings it
+ * back although the socket file is still there; its children are reaped: five agents, each
  * its own process, find the dead daemon's socket file at once; each starts a daemon, the
  * instance lock lets exactly one serve, and all five are answered by it.
  */
@@ -166,7 +166,7 @@ describe("auto-start after a crash", () => {
 
     const bridge = await stdioBridge(h, ["--server", "echo"]);
     try {
-      // The first listing waits for the new daemon's first reconcile (F4): echo is in it.
+      // The first listing waits for the new daemon's first reconcile: echo is in it.
       const { tools } = await bridge.client.listTools();
       expect(tools.map((t) => t.name)).toContain("echo");
       const result = await bridge.client.callTool({ name: "echo", arguments: { text: "back" } });
@@ -296,7 +296,7 @@ function treeOf(pid: number): number[] {
   return out;
 }
 
-describe("a daemon an entry started (issue 30: one daemon per user, whatever the host does)", () => {
+describe("a daemon an entry started (one daemon per user, whatever the host does)", () => {
   it("is nobody's child: a host that ends its entry's whole process tree (OpenCode) leaves it serving", async () => {
     const h = home({ echo: row("echo.mjs") });
     const bridge = await stdioBridge(h, ["--server", "echo"]);

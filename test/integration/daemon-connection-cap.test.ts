@@ -1,5 +1,5 @@
 /**
- * The connection cap (issue 27 item 8, FAULTS "a service left running for weeks": one process
+ * The connection cap (a service left running for weeks: one process
  * opening connections until the fd limit): past `mcpool.maxConnections` a new connection is
  * refused with a JSON-RPC error line saying so, on the daemon's socket and on its MCP sockets,
  * while the clients already in, `mcpool status` and config reloads keep working; once the

@@ -1,5 +1,5 @@
 /**
- * Per-conversation rows through the daemon (SPEC B9 over D2/D3/D4): identities on
+ * Per-conversation rows through the daemon (`session: "conversation"`, over the socket): identities on
  * tools/call and tools/list, leases that end with their connection, terminate, counts in
  * `mcpool status`, and events that never carry an identity.
  */

@@ -1,6 +1,6 @@
 /**
- * SPEC F6 (FAULTS "`mcpool shutdown` or SIGTERM while calls run → each gets its answer
- * first"): a real daemon asked to stop while two agents have calls in flight answers both
+ * `mcpool shutdown` or SIGTERM while calls run → each gets its answer
+ * first: a real daemon asked to stop while two agents have calls in flight answers both
  * before it closes their connections, refuses what arrives meanwhile, then exits 0 with no
  * child left. The calls are held open by the gate fixture, so nothing depends on timing.
  */

@@ -1,5 +1,5 @@
 /**
- * Escaped grandchildren (issue 27 item 9, SPEC F14): a server whose child calls setsid()
+ * Escaped grandchildren: a server whose child calls setsid()
  * leaves the process group the stop ladder signals. The daemon marks every child's
  * environment (MCPOOL_DAEMON) and ends what holds its mark at `mcpool shutdown`, and a
  * successor ends what holds a dead daemon's mark when it reaps that daemon's children.
@@ -45,7 +45,7 @@ describe("a server's grandchild that left its process group", () => {
 
   /**
    * The daemon and the serving child's grandchild. On a row's first-ever dial a spare child
-   * is asked the server's era first (SPEC H1): it runs the fixture too, so its grandchild
+   * is asked the server's era first: it runs the fixture too, so its grandchild
    * escapes as well, and must be ended alike; `all` holds every escaped grandchild so far.
    */
   async function started(): Promise<{ daemon: RunningDaemon; grandchild: number; all: number[] }> {

@@ -1,5 +1,5 @@
 /**
- * The daemon's identity on disk, against real files and real processes (FAULTS "The socket
+ * The daemon's identity on disk, against real files and real processes (test/faults.ts, "The socket
  * and the daemon's identity", "Children"): the runtime directory under hostile conditions, the
  * single-instance lock raced by ten processes, and pid records reaped without ever
  * signalling a process that is not ours. Every directory is a fresh mkdtemp.

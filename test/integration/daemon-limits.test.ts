@@ -1,5 +1,5 @@
 /**
- * Limits on a busy daemon (issue 27 item 8, FAULTS "a service left running for weeks"): a
+ * Limits on a busy daemon (a service left running for weeks): a
  * connection with thousands of calls in flight leaks no listener on the way to a server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import {
 } from "../helpers/daemon.js";
 import { fixture } from "../helpers/processes.js";
 
-/** What the issue's trial ran on one connection. */
+/** Calls in flight at once on one connection: what a busy agent was seen to send. */
 const CONCURRENT_CALLS = 2_000;
 /** Each call's text: together far more than a pipe holds, so the child's stdin pushes back. */
 const TEXT = "x".repeat(8 * 1024);

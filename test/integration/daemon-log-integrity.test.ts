@@ -1,5 +1,5 @@
 /**
- * SPEC F13, a log only the daemon writes, through a real `mcpool serve`: what a child wrote
+ * A log only the daemon writes, through a real `mcpool serve`: what a child wrote
  * to stderr is one escaped line of the log, tagged with its server, never an entry of its
  * own; the log file is opened without following a symlink, so one planted at its path is
  * refused (and said so) and its target left untouched.

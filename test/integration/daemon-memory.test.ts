@@ -1,5 +1,5 @@
 /**
- * The daemon loads only what it uses (issue 16 item 3): a daemon of stdio rows loads no
+ * The daemon loads only what it uses: a daemon of stdio rows loads no
  * SDK server code, no testing helpers, no HTTP client (the SDK's streamable HTTP
  * transport, undici), no OAuth code (the SDK's client/auth.js and what it pulls in, the
  * pool's oauth modules), no client library or JSON-RPC library (the wire contract is
@@ -26,7 +26,7 @@ afterEach(async () => {
 const fleet = useFleet();
 
 const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
-/** The same child, one per conversation (SPEC B9). */
+/** The same child, one per conversation. */
 const talk = { ...echo, session: "conversation" };
 const alice = { tenant: "acme", principal: "alice", conversationId: "c1" };
 

@@ -1,6 +1,6 @@
 /**
- * A full or read-only data folder (issue 27 item 8, FAULTS "a service left running for
- * weeks"): each store's failed save is shown in `status` with the folder and what it costs,
+ * A full or read-only data folder (a service left running for
+ * weeks): each store's failed save is shown in `status` with the folder and what it costs,
  * until a later save succeeds; no temp file is left behind; calls keep working. The data
  * folder is a 64 KiB tmpfs, filled, then remounted read-only (the test runs as root, where
  * a chmod would not refuse anything).

@@ -1,5 +1,5 @@
 /**
- * Self-healing through a real `mcpool serve` (SPEC F1, F3, F4; FAULTS "A service left
+ * Self-healing through a real `mcpool serve` (test/faults.ts, "A service left
  * running for days"): a child killed with SIGKILL after running fine is back by itself
  * with its tools offered all along; a SIGSTOPped child is found, shown `unresponsive` and
  * replaced; agents that call the instant the daemon serves are answered, never
@@ -168,7 +168,7 @@ describe("a daemon that heals its servers", () => {
     expect((error as Error).message).not.toMatch(/internal error/);
     const back = await startHttpMcpServer({ port: first.port });
     remotes.push(back);
-    // The new process forgot the session: one redial, and the call goes through (B6).
+    // The new process forgot the session: one redial, and the call goes through.
     expect(await c.call("remote__echo", { text: "back" })).toBe("back");
   });
 

@@ -1,8 +1,8 @@
 /**
- * SPEC F10 (FAULTS "A service left running for weeks": a `/tmp` or runtime-dir cleaner removes
+ * The socket is kept (test/faults.ts, "A service left running for weeks": a `/tmp` or runtime-dir cleaner removes
  * the socket, or the whole runtime folder → the daemon recreates them at once; no second daemon
  * ever serves the same socket; `status` finds a live daemon whose socket is gone and says how
- * to fix it), and I1's strays in `status`. A stopped daemon (SIGSTOP) stands for one whose
+ * to fix it), and the strays `status` lists. A stopped daemon (SIGSTOP) stands for one whose
  * socket is gone and that has not put it back yet: its kernel-held lock and its record stay.
  */
 import { spawn, type ChildProcess } from "node:child_process";

@@ -1,5 +1,5 @@
 /**
- * A stdio server's era, found on a spare child (issue 31 item 1, SPEC H1): a row with
+ * A stdio server's era, found on a spare child: a row with
  * `"protocol": "auto"` and no believed verdict starts a second child that gets only
  * `server/discover`, so the child that serves is never sent a request before `initialize`
  * it did not expect. A dual-era server (SDK v2, `legacy: 'serve'`) is served in the modern
@@ -100,7 +100,7 @@ function lifecycle(home: TestHome, ids: readonly string[], logs: readonly string
   };
 }
 
-describe("a stdio server's era, found on a spare child (issue 31 item 1)", () => {
+describe("a stdio server's era, found on a spare child", () => {
   const home = testHome("mcpool-era-probe-");
   const dualLog = join(home.dir, "dual.log");
   const strictLog = join(home.dir, "strict.log");

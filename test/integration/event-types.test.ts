@@ -1,5 +1,5 @@
 /**
- * `pool/subscribe` with `eventTypes` (issue 16): a connection that asked for some event
+ * `pool/subscribe` with `eventTypes`: a connection that asked for some event
  * types is written no other; a bridge asks for the list-changing ones and so is sent no
  * `call` event for every call made through the pool.
  */

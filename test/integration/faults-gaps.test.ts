@@ -1,5 +1,5 @@
 /**
- * FAULTS.md promises no other test proved (test/faults.ts maps every promise to its tests),
+ * Fault promises no other test proved (test/faults.ts maps every promise to its tests),
  * each through a real daemon: a socket path too long for sun_path, ten daemons started at
  * once, a child SIGKILLed under several agents' calls or SIGSTOPped beside a busy neighbour,
  * a child flooding stderr or writing one endless stdout line, a remote that stays down,
@@ -32,7 +32,7 @@ import { alive, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 const BOUND_MS = 20_000;
 // sun_path is 108 bytes on Linux, its NUL included (104 on macOS).
 const SOCKET_PATH_LIMIT = process.platform === "darwin" ? 103 : 107;
-// How many daemons the identity race starts at once (FAULTS: "Ten daemons within 50 ms").
+// How many daemons the identity race starts at once (ten daemons within 50 ms → exactly one serves).
 const RACERS = 10;
 // Ten cold node starts on a loaded 2-core machine take seconds each before the lock decides.
 const RACE_BOUND_MS = 50_000;
@@ -350,7 +350,7 @@ describe("remote servers", () => {
     });
     await waitFor(() => failures.length >= REMOTE_ATTEMPTS, BOUND_MS * 2, "repeated attempts");
     const state = (await c.state()).find((s) => s.id === "down")!;
-    // A URL is unreachable, never in a crash loop (K3); the cause is named by its code.
+    // A URL is unreachable, never in a crash loop; the cause is named by its code.
     expect(state.status).toBe("unreachable");
     expect(state.error).toMatch(/could not connect to server "down": .*ECONNREFUSED/);
     // Each wait twice the last (3.2 s after the seventh): far more than the first 50 ms,

@@ -1,6 +1,6 @@
 /**
- * A host killed mid-call cancels that call upstream at once on the MCP socket front (issue 27
- * item 7, FAULTS "a host holding the MCP sockets or the lean bridge is killed mid-call"): the
+ * A host killed mid-call cancels that call upstream at once on the MCP socket front
+ * (test/faults.ts, "a host holding the MCP sockets or the lean bridge is killed mid-call"): the
  * host, in a process of its own, reaches the pooled server through `mcpool bridge --server ID`
  * (the lean byte pipe) or through the perl relay `mcpool wire` writes, and is SIGKILLed while
  * its call waits; or it holds the MCP socket itself and drops it. The pooled server must get

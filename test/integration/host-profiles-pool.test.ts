@@ -1,5 +1,5 @@
 /**
- * Host profiles in the pool itself (issue 30 item 4, SPEC I4): a row whose listing does not
+ * Host profiles in the pool itself: a row whose listing does not
  * depend on its client's capabilities is served to every profile by its own connection —
  * found once, then remembered — and what such a host cannot answer is refused for it, never
  * answered on its behalf; a call without a profile is answered as before.
@@ -16,7 +16,7 @@ const row: McpServerConfig = {
   args: [fixture("interactive.mjs")],
 };
 
-describe("a row whose tools do not depend on the host's capabilities (SPEC I4)", () => {
+describe("a row whose tools do not depend on the host's capabilities", () => {
   let pool: McpPool | undefined;
   const spawned: number[] = [];
 
@@ -52,7 +52,7 @@ describe("a row whose tools do not depend on the host's capabilities (SPEC I4)",
     const pool = await open();
     const own = pool.tools().map((tool) => tool.function.name);
     expect(await pool.hostTools({})).toEqual(pool.tools());
-    // The row's spare child that found its era (SPEC H1), its own, and the profile's, which
+    // The row's spare child that found its era, its own, and the profile's, which
     // takes the row's era and starts no spare of its own.
     expect(spawned).toHaveLength(3);
     // The child that found it out ends; the next listings and calls spawn nothing.
@@ -103,7 +103,7 @@ describe("a row whose tools do not depend on the host's capabilities (SPEC I4)",
   });
 });
 
-describe("a modern row whose list is public (SPEC H2): no child per profile", () => {
+describe("a modern row whose list is public: no child per profile", () => {
   let pool: McpPool | undefined;
   const spawned: number[] = [];
 
@@ -159,7 +159,7 @@ describe("a modern row whose list is public (SPEC H2): no child per profile", ()
   });
 });
 
-describe("a project's child whose server asks its roots a while after it starts (SPEC I5)", () => {
+describe("a project's child whose server asks its roots a while after it starts", () => {
   let pool: McpPool | undefined;
   const spawned: number[] = [];
 

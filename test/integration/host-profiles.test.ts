@@ -1,5 +1,5 @@
 /**
- * The host's capabilities, per host (issue 30 item 4, SPEC I4): through `mcpool bridge
+ * The host's capabilities, per host: through `mcpool bridge
  * --server everything` a host lists exactly what it lists connecting to server-everything
  * direct, whatever it declares, and what the server asks during its call goes to it alone.
  */
@@ -61,7 +61,7 @@ async function directNames(capabilities: ClientCapabilities): Promise<string[]> 
   }
 }
 
-describe("a host's capabilities reach the pooled server (issue 30 item 4, SPEC I4)", () => {
+describe("a host's capabilities reach the pooled server", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
   let pool: PoolClient;

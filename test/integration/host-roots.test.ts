@@ -1,5 +1,5 @@
 /**
- * The host's roots (issue 30 item 5, SPEC I5): server-filesystem, pooled, takes the roots of
+ * The host's roots: server-filesystem, pooled, takes the roots of
  * the host that calls it as its allowed directories, as it does direct. Hosts in two
  * projects never share a child; ten sessions in one project share one; an unused project's
  * child is reaped; a host that declares no roots gets the row's own directory.
@@ -61,7 +61,7 @@ function textOf(result: Awaited<ReturnType<Client["callTool"]>>): string {
     .join("\n");
 }
 
-describe("a host's roots reach the pooled server (issue 30 item 5, SPEC I5)", () => {
+describe("a host's roots reach the pooled server", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
   let pool: PoolClient;

@@ -1,5 +1,5 @@
 /**
- * Issue 18's round trip, through the built CLI and a real daemon: every host (the first four
+ * Every host's round trip, through the built CLI and a real daemon: every host (the first four
  * and the eight beyond them) has a server in its own file; `mcpool import --write` brings
  * them all into an empty mcp.json; the daemon serves every one of them (each answers
  * tools/list); `mcpool wire <host> --write` rewrites every host's file; and the entry each

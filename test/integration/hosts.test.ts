@@ -1,5 +1,5 @@
 /**
- * Issue 18: import and wire for every host beyond the first four, each host's file written
+ * Import and wire for every host beyond the first four, each host's file written
  * the way that host writes it (shapes from each host's documentation, with comments where
  * the format allows), at its place on Linux and on macOS. Import must find each file and
  * add its servers, skipping what mcpool cannot run with the reason; wire must turn every

@@ -1,5 +1,5 @@
 /**
- * An HTTP row's connection closed by someone other than the pool (issue 15): the SDK's
+ * An HTTP row's connection closed by someone other than the pool: the SDK's
  * Streamable HTTP transport says onclose inside close() every time it is called, and the
  * pool closes the transport of a connection it lost. Without a transport whose close runs
  * once, the two re-entered each other until the stack overflowed, and the loss was said

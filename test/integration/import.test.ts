@@ -1,5 +1,5 @@
 /**
- * `mcpool import` (SPEC D8) over real files in a temp HOME, each written the way its host
+ * `mcpool import` over real files in a temp HOME, each written the way its host
  * writes it: Claude Desktop's plain JSON, Claude Code's ~/.claude.json with per-project
  * servers and a project .mcp.json, Cursor's ~/.cursor/mcp.json, VS Code's tab-indented
  * JSONC mcp.json and settings.json. Placeholders must come through verbatim, comments in

@@ -1,6 +1,6 @@
 /**
- * A child's stdout noise is data, not log text (SPEC F8; FAULTS "A service left running for
- * days"), through a real daemon: noisy.mjs prints its API_KEY canary, colour codes, a
+ * A child's stdout noise is data, not log text (test/faults.ts, "A service left
+ * running for days"), through a real daemon: noisy.mjs prints its API_KEY canary, colour codes, a
  * terminal-title sequence and raw control bytes on stdout, thousands of lines of it, then
  * quotes the key in colour on stderr as it crashes. Calls still work; every junk line is
  * either logged (tagged, redacted, printable) or counted in a dropped-lines line; the canary
@@ -48,7 +48,7 @@ function junkAccount(log: string): { logged: string[]; dropped: number; summarie
   return { logged, dropped, summaries: counts.length };
 }
 
-describe("a server's stdout noise (F8)", () => {
+describe("a server's stdout noise", () => {
   it("is logged tagged, redacted, printable and rate-limited, and calls still work", async () => {
     const canary = `canary-noisy-${randomUUID().slice(0, 8)}`;
     const home = testHome("mcpool-noise-");

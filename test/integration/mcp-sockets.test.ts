@@ -1,5 +1,5 @@
 /**
- * The daemon's MCP sockets follow the pool's servers as mcp.json changes (issue 20): a row
+ * The daemon's MCP sockets follow the pool's servers as mcp.json changes: a row
  * added to a running daemon gets its `mcp/<id>.sock` with the reconcile that adds it, a row
  * removed loses it — not at whatever pool event happens to come next. The rows are lazy, so
  * no other event (a connect) follows the edit: only the pool's word that its servers changed

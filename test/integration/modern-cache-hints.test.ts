@@ -1,5 +1,5 @@
 /**
- * A modern server's cache hints, honoured upstream (SPEC H2): a 2026-07-28 tools/list says
+ * A modern server's cache hints, honoured upstream: a 2026-07-28 tools/list says
  * how long it stays fresh (`ttlMs`) and whether it is the same for every caller
  * (`cacheScope`). A public list is shared until its ttl runs out and is listed again by the
  * next use (a listing or a call), once, never by a timer; a private list is kept per host

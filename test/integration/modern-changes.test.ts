@@ -1,5 +1,5 @@
 /**
- * A modern server's changes reach the pool (SPEC H2): in the 2026-07-28 revision nothing
+ * A modern server's changes reach the pool: in the 2026-07-28 revision nothing
  * changes unsolicited, so the pool opens a `subscriptions/listen` stream on each modern
  * connection whose server says its lists change, and a tools/list_changed on it makes the
  * pool list again — over stdio and Streamable HTTP, against SDK v2 servers that speak only

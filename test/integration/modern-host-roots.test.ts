@@ -1,5 +1,5 @@
 /**
- * A modern host's roots reach a legacy server (SPEC H3, I5): SDK v2's Client pinned to
+ * A modern host's roots reach a legacy server: SDK v2's Client pinned to
  * 2026-07-28, declaring roots in its envelope, is asked for them by the bridge in an
  * `input_required` before its first call to server-filesystem (published, pooled by the real
  * daemon, which takes its client's roots as its allowed directories at its start), and the
@@ -54,7 +54,7 @@ interface ModernHost {
   close(): Promise<void>;
 }
 
-describe("a modern host's roots reach a legacy server through the pool (SPEC H3, I5)", () => {
+describe("a modern host's roots reach a legacy server through the pool", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
   let pool: PoolClient;

@@ -1,5 +1,5 @@
 /**
- * Names no row can take (SPEC F11), against a real daemon: an id or slug that would blur
+ * Names no row can take, against a real daemon: an id or slug that would blur
  * where a qualified name's slug ends is refused, and a row that wants a serving row's slug
  * is the one left out, wherever it stands in the file — the serving server keeps every tool
  * and its child; `validate` and `status` both say why.

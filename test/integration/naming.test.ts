@@ -1,5 +1,5 @@
 /**
- * Naming against a real server (SPEC C1): tools of one server whose names meet under
+ * Naming against a real server: tools of one server whose names meet under
  * qualification all stay callable, each by its own qualified name, in tools(), state()
  * and call(); none is dropped.
  */

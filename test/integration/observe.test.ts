@@ -1,5 +1,5 @@
 /**
- * Watching the pool (issue 17) through a real daemon, the real CLI and a real terminal:
+ * Watching the pool through a real daemon, the real CLI and a real terminal:
  * `mcpool top` runs in tmux against three servers (every line and the footer drawn, `r`
  * restarts the selected server, `q` and Ctrl-C quit, `stty -a` is the same after as
  * before); `stats` counts calls across a restart and `--unused` prices what is never called;

@@ -1,5 +1,5 @@
 /**
- * The packages as a user gets them (issue 14): `mcpool`, `mcpool-client` and
+ * The packages as a user gets them: `mcpool`, `mcpool-client` and
  * `mcpool-protocol` are packed from this checkout, `mcpool` is installed alone with
  * `npm install --global` into a temporary prefix (mcpool-client and mcpool-protocol
  * bundled inside), and `mcpool-client` alone into a temporary agent project (its

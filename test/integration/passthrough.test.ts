@@ -1,5 +1,5 @@
 /**
- * Passthrough (SPEC C15) through a real daemon and the client library, against
+ * Passthrough through a real daemon and the client library, against
  * @modelcontextprotocol/server-everything (resources with subscriptions, prompts,
  * completion, logging) and the interactive fixture (tools and logging only).
  */

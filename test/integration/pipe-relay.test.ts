@@ -1,5 +1,5 @@
 /**
- * The stock-pipe entry at its floor (issue 20, P10): the perl relay `mcpool wire` writes is
+ * The stock-pipe entry at its floor: the perl relay `mcpool wire` writes is
  * one process, carries frames larger than one read both ways, and a host that closes its
  * stdin first still gets the answers to what it sent — the daemon's MCP socket answers a
  * half-closed session before ending it, a call that outlasts the daemon's probes of a

@@ -121,7 +121,7 @@ describe("a pool of stdio children", () => {
     expect((error as McpPoolError).message).toMatch(/may have run/);
     await closed;
     const crashy = p.state().find((s) => s.id === "crashy");
-    // It never answered a call and died at once: a backoff, not an instant redial (F1).
+    // It never answered a call and died at once: a backoff, not an instant redial.
     expect(crashy?.status).toBe("error");
     expect(crashy?.retryAt).toBeGreaterThan(Date.now());
     expect(crashy?.error).toMatch(/fixture crashing on purpose/);

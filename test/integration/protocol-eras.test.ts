@@ -1,5 +1,5 @@
 /**
- * Both eras upstream (SPEC H1, H2): servers that speak only 2026-07-28 (SDK v2 with
+ * Both eras upstream: servers that speak only 2026-07-28 (SDK v2 with
  * `legacy: 'reject'`, test/fixtures/modern-*.mjs) served through the real daemon to legacy
  * hosts — the SDK v1 Client through `mcpool bridge`, and our client library — listed,
  * called and answered; the era found once and kept with the tools cache, so a restarted
@@ -156,7 +156,7 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
   it("sends a modern server's input_required to exactly the host whose call got it, while two hosts call at once", async () => {
     // Host A's question is asked only once host B's call has reached the server, and B's
     // only once A's was answered: when A's question comes, both calls are in flight and B's
-    // is the most recent — where a legacy server's elicitation goes (SPEC C14), and wrong.
+    // is the most recent — where a legacy server's elicitation goes, and wrong.
     const hosts = await Promise.all(
       ["A", "B"].map((name) =>
         stdioBridge(home, ["--server", "modern"], { elicitation: {} }).then((bridge) => {
@@ -187,7 +187,7 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
     }
   });
 
-  it("answers a modern server's roots/list in input_required with the calling host's own roots (SPEC I5)", async () => {
+  it("answers a modern server's roots/list in input_required with the calling host's own roots", async () => {
     const bridge = await stdioBridge(home, ["--server", "modern"], {
       roots: { listChanged: true },
     });
@@ -202,7 +202,7 @@ describe("a modern-only server, served through the pool to a legacy host", () =>
     }
   });
 
-  it("names each calling host's own capabilities in the modern server's envelope (SPEC I4)", async () => {
+  it("names each calling host's own capabilities in the modern server's envelope", async () => {
     const seen: Record<string, unknown>[] = [];
     const ui = { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } };
     for (const declared of [{}, { sampling: {} }, { extensions: ui }]) {

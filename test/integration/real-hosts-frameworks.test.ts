@@ -4,9 +4,9 @@
  * environment (PATH and HOME only: the MCP SDK's default, no XDG_RUNTIME_DIR) over the
  * entries `mcpool wire` writes — the perl relay (daemon up at wire time) and `mcpool bridge
  * --server ID --socket …` (no stock pipe) — make a call to each pooled server through the
- * user's daemon, and leave no second daemon (issue 30 items 1 and 7: "a framework with a bare
+ * user's daemon, and leave no second daemon ("a framework with a bare
  * environment makes its calls through the user's daemon and no second daemon exists
- * afterwards"; item 2: with the daemon down, the entries start it). Opt-in: MCPOOL_REAL_HOSTS=1
+ * afterwards"; with the daemon down, the entries start it). Opt-in: MCPOOL_REAL_HOSTS=1
  * or CI=true.
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -155,7 +155,7 @@ describe.runIf(REAL_HOSTS)(
         );
 
         expectAnswers(run, world);
-        // The same sessions, through the new daemon (issue 30 item 3).
+        // The same sessions, through the new daemon.
         expectAnswers({ ...run, calls: run.then ?? [] }, world);
         expect(await expectOneUserDaemon()).not.toBe(before);
       },

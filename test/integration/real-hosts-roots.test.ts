@@ -1,6 +1,6 @@
 /**
- * A real host's own roots through the pool (issue 30 items 5 and 7, SPEC I5: "a
- * roots-declaring client sees its own root"): Claude Code, installed pinned from npm
+ * A real host's own roots through the pool (a
+ * roots-declaring client sees its own root): Claude Code, installed pinned from npm
  * (test/helpers/real-hosts.ts), declares roots — its working directory — and server-filesystem
  * takes a client's roots as its allowed directories. Wired with `mcpool wire claude-code
  * --write`, `claude -p` in two projects calls server-filesystem's list_allowed_directories

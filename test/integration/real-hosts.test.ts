@@ -4,8 +4,8 @@
  * file holds the three servers direct, `mcpool wire <host> --write` rewrites it (the path
  * users take), and the host's own list — `claude mcp list`, `gemini mcp list`, `qwen mcp
  * list`, `opencode mcp list`, Codex app-server's `mcpServerStatus/list` — shows every pooled
- * server connected. Issue 30 item 7 ("the wired entry lists every pooled server as
- * connected"; "daemon down → the daemon comes up or the host's error names mcpool"), SPEC I7.
+ * server connected ("the wired entry lists every pooled server as
+ * connected"; "daemon down → the daemon comes up or the host's error names mcpool").
  * Opt-in: MCPOOL_REAL_HOSTS=1 or CI=true.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -193,7 +193,7 @@ describe.runIf(REAL_HOSTS)(
         );
 
       it(
-        "is through the pool what it is direct: the tools the host's own capabilities get (issue 30 item 4)",
+        "is through the pool what it is direct: the tools the host's own capabilities get",
         async () => {
           codex.configure(world);
           const direct = await toolsSeen();

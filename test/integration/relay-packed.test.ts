@@ -1,5 +1,5 @@
 /**
- * The perl relay is a file of the package (issue 30 item 2): `npm pack` ships it, beside the
+ * The perl relay is a file of the package: `npm pack` ships it, beside the
  * `dist/cli/bin.js` it finds from its own path (`<relay>/../dist/cli/bin.js`) when it has to
  * start the daemon.
  */

@@ -1,5 +1,5 @@
 /**
- * Remote servers over real loopback HTTP (SPEC B6, E3, E4; FAULTS "Remote servers"): the
+ * Remote servers over real loopback HTTP (test/faults.ts, "Remote servers"): the
  * keep-alive fetch under load, Keep-Alive hints, session loss and its single redial,
  * redirects that leave the origin or downgrade, and the URL policy applied to what
  * placeholders expand to. Every peer is a real server on `listen(0)`.
@@ -201,7 +201,7 @@ describe("keepAliveFetch", () => {
   });
 });
 
-describe("session loss (B6)", () => {
+describe("session loss", () => {
   it("redials once when the server forgot the session, and the call runs exactly once", async () => {
     const server = await mcpServer();
     const p = pool();
@@ -279,7 +279,7 @@ describe("session loss (B6)", () => {
   });
 });
 
-describe("redirects (E3)", () => {
+describe("redirects", () => {
   const secrets = { Authorization: "Bearer tok-of-origin-a", "X-Api-Key": "key-of-origin-a" };
 
   it("drops configured headers and authorization on a hop to another origin", async () => {
@@ -374,7 +374,7 @@ describe("redirects (E3)", () => {
   });
 });
 
-describe("placeholders at the transport boundary (A3) and the URL policy on what they make", () => {
+describe("placeholders at the transport boundary and the URL policy on what they make", () => {
   it("fills url and header placeholders only when dialling; state() keeps them as written", async () => {
     const server = await mcpServer();
     const logged: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * Traffic back to the caller through a real daemon (SPEC C14, FAULTS "The wire"): agents
+ * Traffic back to the caller through a real daemon (test/faults.ts, "The wire"): agents
  * on their own connections, one shared stdio server (test/fixtures/interactive.mjs) that
  * tags everything it sends with the call's own argument, so a crossed wire shows.
  */

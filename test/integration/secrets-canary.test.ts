@@ -1,5 +1,5 @@
 /**
- * The secrets canary (SPEC E1; FAULTS "Secrets"), through a real daemon. Distinctive values
+ * The secrets canary (test/faults.ts, "Secrets"), through a real daemon. Distinctive values
  * go into rows' `env` and `headers` — written literally, and through a `${VAR}` the daemon's
  * environment fills — and every server is made to fail the ways servers fail: a command
  * that does not exist, a child that quotes its key on stderr and exits, a child that
@@ -43,7 +43,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   return error as Error;
 }
 
-describe("secrets (E1)", () => {
+describe("secrets", () => {
   it("never show a canary in status, events, logs, errors or files, however the servers fail", async () => {
     const tag = randomUUID().slice(0, 8);
     const canary = {

@@ -1,5 +1,5 @@
 /**
- * Self-healing in the pool (SPEC F1–F4), with real children killed and stopped for real:
+ * Self-healing in the pool, with real children killed and stopped for real:
  * a healthy server that dies comes back at once and keeps its tools offered; one that dies
  * right after each start backs off; a read cut off by a crash is sent again once; a hung
  * server is found by a ping and replaced; a call made before the first reconcile waits.
@@ -46,7 +46,7 @@ afterEach(async () => {
   for (const pid of pids) await waitFor(() => !alive(pid), 10_000, `pid ${pid} to be gone`);
 });
 
-describe("crash recovery (F1)", () => {
+describe("crash recovery", () => {
   it("brings a healthy eager server back at once after each SIGKILL, its tools offered all along", async () => {
     const p = pool({ crashBackoffMs: 60_000 });
     await p.sync([node("echo", "crash.mjs")]);
@@ -119,7 +119,7 @@ describe("crash recovery (F1)", () => {
 /**
  * Holds this process (and the pool in it) until `pid` has exited — a zombie, not yet reaped,
  * since reaping needs the event loop held here: what a pool on a loaded machine does when a
- * child dies at once and the pool's first write comes after (issue 27 item 10).
+ * child dies at once and the pool's first write comes after.
  */
 function holdUntilExited(pid: number, boundMs = 10_000): void {
   const deadline = Date.now() + boundMs;
@@ -137,7 +137,7 @@ function holdUntilExited(pid: number, boundMs = 10_000): void {
   throw new Error(`pid ${pid} did not exit within ${boundMs} ms`);
 }
 
-describe("a server that dies before the pool writes to it (issue 27 item 10)", () => {
+describe("a server that dies before the pool writes to it", () => {
   it("says the child's exit and stderr, not the EPIPE of the handshake's write", async () => {
     const p = pool({
       crashBackoffMs: 60_000,
@@ -163,7 +163,7 @@ describe("a server that dies before the pool writes to it (issue 27 item 10)", (
   });
 });
 
-describe("calls cut off by a crash (F2)", () => {
+describe("calls cut off by a crash", () => {
   it("sends a trusted read-only call again, once, to the new child", async () => {
     const p = pool({ crashBackoffMs: 60_000 });
     await p.sync([node("crashy", "crash.mjs", { trustAnnotations: true })]);
@@ -191,7 +191,7 @@ describe("calls cut off by a crash (F2)", () => {
   });
 });
 
-describe("calls written to a child that just died (F2)", () => {
+describe("calls written to a child that just died", () => {
   /**
    * Kills the child and returns once the kernel has it dead, without yielding to the event
    * loop: the pool has not yet heard of the exit, so the next call's write meets a closed pipe.
@@ -227,7 +227,7 @@ describe("calls written to a child that just died (F2)", () => {
   });
 });
 
-describe("hung servers (F3)", () => {
+describe("hung servers", () => {
   it("finds a SIGSTOPped server by a ping after a timeout, shows it unresponsive, replaces it", async () => {
     const p = pool({ crashBackoffMs: 60_000, pingTimeoutMs: 300 });
     await p.sync([node("frozen", "crash.mjs"), node("other", "echo.mjs")]);
@@ -272,7 +272,7 @@ describe("hung servers (F3)", () => {
   });
 });
 
-describe("readiness (F4)", () => {
+describe("readiness", () => {
   it("answers a call made before the first reconcile has finished, instead of unknown-tool", async () => {
     const p = pool();
     const syncing = p.sync([node("a", "echo.mjs"), node("b", "echo.mjs"), node("c", "echo.mjs")]);

@@ -1,5 +1,5 @@
 /**
- * One server's log, complete, and failures that name their cause (SPEC K2, K3), through a
+ * One server's log, complete, and failures that name their cause, through a
  * real `mcpool serve`: every line about a server carries its id — connects, exits with their
  * code and stderr tail, failed dials with the cause's code, removals — so `mcpool logs
  * --server ID` (text and `--json`) shows them; a remote row nobody listens for is

@@ -1,5 +1,5 @@
 /**
- * `mcpool service` where there is no service manager to reach (issue 14): a container, a
+ * `mcpool service` where there is no service manager to reach: a container, a
  * machine without systemd, `su` or SSH without a user manager. `status` and `install` say
  * so in one plain line on stderr and exit 2, and `install` writes no unit files first.
  * Run through the built CLI, with a PATH without `systemctl`, and with the real

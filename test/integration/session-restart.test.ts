@@ -1,8 +1,8 @@
 /**
- * Sessions that survive a daemon restart (issue 30 item 3, SPEC I3), through each entry a
+ * Sessions that survive a daemon restart, through each entry a
  * host spawns: the SDK bridge (`mcpool bridge`, main.js), the lean bridge (the `mcpool`
  * executable, a pipe to the daemon's MCP socket) and the perl relay `mcpool wire` writes.
- * FAULTS.md, "A service left running for weeks": "A daemon restart (upgrade, `systemctl
+ * test/faults.ts, "A service left running for weeks": "A daemon restart (upgrade, `systemctl
  * --user restart`) under live host sessions → each host's next call answers; nothing to
  * restart by hand." A call in flight at the restart fails at once with a coded error; a call
  * made while the daemon is away waits for it; the host hears tools/list_changed; the level

@@ -1,5 +1,5 @@
 /**
- * One daemon per user, whatever a host strips from the environment (issue 30 item 1). Many
+ * One daemon per user, whatever a host strips from the environment. Many
  * hosts start their servers with the MCP SDK's default environment (no XDG_RUNTIME_DIR): a
  * `mcpool bridge --server ID` entry must still find the user's daemon in systemd's
  * `/run/user/<uid>`, and never start a second one under /tmp. Discovery is checked with an

@@ -459,7 +459,7 @@ describe("socket server and PoolClient", () => {
       env: { TOKEN: "canary-secret" },
     });
     expect(pool.stateSecrets.at(-1)).toBe(true);
-    // Usage counts come from the daemon's monitor (issue 17); without one, nothing is counted.
+    // Usage counts come from the daemon's monitor; without one, nothing is counted.
     expect(await c.usage({ since: 0 })).toEqual({ tools: [] });
 
     expect((await c.tools({ names: ["echo__echo"] }))[0]?.function.name).toBe("echo__echo");
@@ -550,7 +550,7 @@ describe("socket server and PoolClient", () => {
     await c.status(); // an event still delivered would have arrived before this answer
     expect(events).toHaveLength(1);
 
-    // Passthrough (C15): the server id and MCP's params reach the pool, nothing else.
+    // Passthrough: the server id and MCP's params reach the pool, nothing else.
     await c.listResources("echo", { cursor: "c1" });
     await c.listResourceTemplates("echo");
     await c.readResource("echo", "file:///a");
@@ -579,7 +579,7 @@ describe("socket server and PoolClient", () => {
     await c.unsubscribeResource("echo", "file:///a");
     expect(pool.resourceListeners.size).toBe(0);
 
-    // Per-conversation rows (B9): identities, selectors and leases reach the registry.
+    // Per-conversation rows: identities, selectors and leases reach the registry.
     const who = { tenant: "acme", principal: "alice", conversationId: "c1" };
     const lease = await c.conversations.acquire("orders", who);
     expect(lease).toMatchObject({ serverId: "orders", keyHash: "0123456789ab" });

@@ -1,5 +1,5 @@
 /**
- * Nothing a server sends reaches a terminal as control bytes (SPEC K1, issue 28 item 1).
+ * Nothing a server sends reaches a terminal as control bytes.
  * A real daemon pools test/fixtures/hostile-text.mjs — whose tool names, titles,
  * descriptions, input-schema keys and results hold OSC 0 (window title), OSC 52 (clipboard
  * write), CSI (clear screen, red), BEL and a C1 CSI — and a remote row whose server answers
@@ -79,7 +79,7 @@ function expectNoControlBytes(output: string): void {
   expect(ours).not.toMatch(/[\u0080-\u009f\ufffd]/);
 }
 
-describe("server text at a terminal (K1)", () => {
+describe("server text at a terminal", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
   let remote: Server;

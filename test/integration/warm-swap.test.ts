@@ -1,5 +1,5 @@
 /**
- * Warm swap on edit (issue 16 item 4, SPEC B7): an edit of a live row's connection fields
+ * Warm swap on edit: an edit of a live row's connection fields
  * starts the new child beside the old one; the old one answers until the new one is ready,
  * then retires. The new child here is held at its start by a gate file, so "without waiting"
  * is a fact of order (the call is answered while the new child cannot answer), not a time.
@@ -17,7 +17,7 @@ const BOUND_MS = 20_000;
 
 const fleet = useFleet();
 
-// Pinned to its era: an edited row's era is found again on a spare child first (SPEC H1),
+// Pinned to its era: an edited row's era is found again on a spare child first,
 // which the start gate would hold too and be taken for the new child.
 const gate = (env: Record<string, string> = {}) => ({
   command: process.execPath,

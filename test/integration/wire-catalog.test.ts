@@ -1,5 +1,5 @@
 /**
- * `mcpool wire <host> --catalog` (SPEC J1, issue 29), through the built CLI and a real
+ * `mcpool wire <host> --catalog`, through the built CLI and a real
  * daemon, for every host wire knows: the server's entry becomes `mcpool bridge --server ID
  * --catalog`, and that entry, spawned as the host spawns it, lists the pool's search,
  * describe and call tools, finds the server's tools and calls them.

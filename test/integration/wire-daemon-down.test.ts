@@ -1,5 +1,5 @@
 /**
- * Entries that work when the daemon is down (issue 30 items 1, 2). `mcpool wire cursor` is run
+ * Entries that work when the daemon is down. `mcpool wire cursor` is run
  * in the user's login environment (XDG_RUNTIME_DIR set, the daemon up), once with perl on PATH
  * (the relay file) and once without a pipe (`mcpool bridge`); both entries name the socket.
  * The daemon is then stopped and each entry is spawned as a host with a bare environment

@@ -1,5 +1,5 @@
 /**
- * Issue 30: `mcpool wire --write` keeps each file's own layout. A one-line file stays one
+ * `mcpool wire --write` keeps each file's own layout. A one-line file stays one
  * line (compact or spaced), a pretty-printed one keeps its arrays an item a line, a
  * tab-indented one its tabs, OpenCode's JSONC its one-line command arrays, comments and
  * trailing commas, a YAML flow sequence stays flow and a TOML array an item a line — every

@@ -1,5 +1,5 @@
 /**
- * `mcpool wire` writes the lightest entry the machine has (issue 20): a stock pipe to the
+ * `mcpool wire` writes the lightest entry the machine has: a stock pipe to the
  * daemon's MCP socket when one is on PATH and carries a session at wire time, else `mcpool
  * bridge`. The host's PATH is made here — a directory holding only what the case needs — so
  * the choice does not depend on what this machine happens to have installed. Each written

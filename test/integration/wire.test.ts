@@ -56,7 +56,7 @@ describe("mcpool wire", () => {
       remote: { type: "http", url: "https://mcp.example.com/mcp" },
       off: { command: "off-server", disabled: true },
     });
-    // The `mcpool` executable: its bridge is the lean one (issue 20).
+    // The `mcpool` executable: its bridge is the lean one.
     bridgeArgs = (id) => [binPath, "bridge", "--server", id, "--socket", home.socketPath];
   });
 

@@ -1,5 +1,5 @@
 /**
- * The calling agent a request names (SPEC H2): the wire's check of a `caller`, the level
+ * The calling agent a request names: the wire's check of a `caller`, the level
  * filter, the caller a bridge makes of what a host said of itself, and what the pool tells
  * a modern server a call is for.
  */

@@ -1,5 +1,5 @@
 /**
- * A catalog session's found tools (SPEC J2): bounded, least recently used leaving first,
+ * A catalog session's found tools: bounded, least recently used leaving first,
  * and a change only when the listed set changes.
  */
 import { describe, expect, it } from "vitest";

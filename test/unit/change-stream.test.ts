@@ -1,4 +1,4 @@
-/** The modern change stream's filter and its reopening (SPEC H2, src/pool/mcp/client-eras.ts). */
+/** The modern change stream's filter and its reopening (src/pool/mcp/client-eras.ts). */
 import { describe, expect, it } from "vitest";
 import { ChangeStream, listenFilter, type ListenFilter } from "../../src/pool/mcp/client-eras.js";
 

@@ -61,7 +61,7 @@ describe("the command table", () => {
     expect(new Set(names).size).toBe(names.length);
     for (const name of names) expect(commandNamed(name)?.name).toBe(name);
     expect(commandNamed("frobnicate")).toBeUndefined();
-    // SPEC D4 and the commands main.ts runs.
+    // The commands docs/cli.md lists and main.ts runs.
     expect(names).toEqual(
       expect.arrayContaining([
         "serve",

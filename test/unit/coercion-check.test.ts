@@ -1,5 +1,5 @@
 /**
- * Coercion checks before it copies (issue 16): arguments that already fit the tool's
+ * Coercion checks before it copies: arguments that already fit the tool's
  * schema are sent as given, checked in one walk by the schema's compiled check; anything a
  * repair would touch, or a problem would name, still takes the repairing path.
  */

@@ -11,7 +11,7 @@ const object = (properties: Record<string, unknown>, required: string[] = []) =>
   required,
 });
 
-describe("coerceArguments: the seed's table, row by row", () => {
+describe("coerceArguments, case by case", () => {
   it('sends "5" as 5 where the schema says integer or number', () => {
     const schema = object({ limit: { type: "integer" }, ratio: { type: "number" } });
     expect(coerceArguments({ limit: "5", ratio: "0.25" }, schema)).toEqual({

@@ -1,5 +1,5 @@
 /**
- * Per-conversation rows (SPEC B9, seed 003) over in-memory servers: identity rules,
+ * Per-conversation rows over in-memory servers: identity rules,
  * budgets that refuse and never queue, leases, sweeping and TTLs on fake timers, bindings,
  * terminate's deadline, and what events say. Real sessions and children are in
  * test/integration/conversations.test.ts.

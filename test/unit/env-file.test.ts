@@ -1,5 +1,5 @@
 /**
- * The daemon's env file (SPEC F13), parsed: KEY=VALUE lines, comments, `export`, quotes;
+ * The daemon's env file, parsed: KEY=VALUE lines, comments, `export`, quotes;
  * a bad line is named by its number, never by its value.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The dual-era downstream side's pure parts (SPEC H3): which era a host's opening message
+ * The dual-era downstream side's pure parts: which era a host's opening message
  * is, and the input key the pool hands a call's handler and the bridge takes out again.
  */
 import { describe, expect, it } from "vitest";

@@ -13,7 +13,7 @@ import { headerValue } from "../../src/pool/mcp/modern-fetch.js";
 
 const DISCOVER = { supportedVersions: ["2026-07-28"], capabilities: { tools: {} } };
 
-describe("the era of a server (SPEC H1)", () => {
+describe("the era of a server", () => {
   it("takes a -32022 refusal of initialize as modern only when it names a modern revision", () => {
     const refusal = (supported: unknown) => ({ code: -32022, data: { supported } });
     expect(refusedAsModernOnly(refusal(["2026-07-28"]))).toBe(true);
@@ -77,7 +77,7 @@ describe("the era of a server (SPEC H1)", () => {
   });
 });
 
-describe("a modern result (SPEC H2)", () => {
+describe("a modern result", () => {
   it("hands on a complete result without its resultType, and an absent one as complete", () => {
     expect(readResult("tools/list", { tools: [], resultType: "complete" })).toEqual({
       kind: "complete",

@@ -1,11 +1,11 @@
 /**
- * The FAULTS.md index (test/faults.ts) stays true: every test it names exists under that
+ * The index of fault promises (test/faults.ts) stays true: every test it names exists under that
  * title, so renaming or deleting the test that proves a promise fails here.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { FAULTS } from "../faults.js";
+import { FAULT_PROMISES } from "../faults.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -56,18 +56,18 @@ export function missingTitles(file: string, wanted: string[]): string[] {
   });
 }
 
-describe("the FAULTS.md index", () => {
+describe("the index of fault promises", () => {
   it("names at least one test for every promise, or says what is missing", () => {
-    for (const fault of FAULTS) {
+    for (const fault of FAULT_PROMISES) {
       expect(fault.section, fault.promise).not.toBe("");
       expect(fault.proofs.length, fault.promise).toBeGreaterThan(0);
       if (fault.gap !== undefined) expect(fault.gap.length, fault.promise).toBeGreaterThan(20);
     }
-    expect(new Set(FAULTS.map((f) => f.promise)).size).toBe(FAULTS.length);
+    expect(new Set(FAULT_PROMISES.map((f) => f.promise)).size).toBe(FAULT_PROMISES.length);
   });
 
   const byFile = new Map<string, string[]>();
-  for (const fault of FAULTS)
+  for (const fault of FAULT_PROMISES)
     for (const proof of fault.proofs)
       byFile.set(proof.file, [...(byFile.get(proof.file) ?? []), proof.test]);
 
@@ -94,9 +94,9 @@ describe("the FAULTS.md index", () => {
 
   it("misses a title that is not there, and one that is only a describe()", () => {
     const file = "test/unit/faults-index.test.ts";
-    expect(missingTitles(file, ["a test nobody wrote", "the FAULTS.md index"])).toEqual([
+    expect(missingTitles(file, ["a test nobody wrote", "the index of fault promises"])).toEqual([
       "a test nobody wrote",
-      "the FAULTS.md index",
+      "the index of fault promises",
     ]);
     expect(missingTitles(file, ["misses a title that is not there"])).toEqual([]);
   });

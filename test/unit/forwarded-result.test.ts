@@ -1,5 +1,5 @@
 /**
- * The pool forwards a tool result as the server sent it (issue 16): the SDK's callTool gets
+ * The pool forwards a tool result as the server sent it: the SDK's callTool gets
  * a one-pass check of what the pool reads instead of the full CallToolResult schema. A
  * result the pool cannot read is still refused, and a well-formed one arrives whole.
  */

@@ -17,7 +17,7 @@ import {
 import { validateServerConfig } from "../../src/config/index.js";
 
 describe("the hook events", () => {
-  it("are the seed's six, with inject before the request and veto only before a compaction", () => {
+  it("are six, with inject before the request and veto only before a compaction", () => {
     expect(HOOK_EVENTS).toEqual([
       "sessionStart",
       "beforeTurn",
@@ -71,7 +71,7 @@ describe("validateHooks", () => {
     { id: "hold", on: "beforeCompact", tool: "zeromem_status", veto: true, timeoutMs: 1500 },
   ];
 
-  it("accepts the seed's memory hooks, absent hooks and an empty list", () => {
+  it("accepts memory hooks (recall and remember), absent hooks and an empty list", () => {
     expect(validateHooks(memoryHooks)).toEqual([]);
     expect(validateHooks(undefined)).toEqual([]);
     expect(validateHooks([])).toEqual([]);

@@ -1,5 +1,5 @@
 /**
- * Host profiles (issue 30 items 4 and 5, SPEC I4, I5): the profile of a host's declared
+ * Host profiles: the profile of a host's declared
  * capabilities and the key children are shared by, and the pool's choice of child, over
  * the SDK's in-memory pair: a server whose tools depend on its client's capabilities gets
  * a child per capability set; one whose tools do not is served by its own connection once

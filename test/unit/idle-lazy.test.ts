@@ -1,5 +1,5 @@
 /**
- * The idle reap's timer is lazy (issue 16): calls stamp when the server may be reaped and
+ * The idle reap's timer is lazy: calls stamp when the server may be reaped and
  * the one pending timer re-arms itself for the rest. These cover what lifecycle.test.ts does
  * not: a timer that fires while a call is in flight, and a server stopped under its timer.
  */

@@ -1,5 +1,5 @@
 /**
- * The layers of STYLE.md, checked over the import graph of the TypeScript sources:
+ * The layers of layers.js (docs/contributing.md), checked over the import graph of the TypeScript sources:
  * `src/config` ← `src/pool` ← `src/daemon` ← `src/cli`, with `client/` depending on
  * neither the MCP SDK nor `src/`. The ESLint `no-restricted-imports` rules catch a direct
  * wrong arrow in one file; this catches one reached through another file, and one that
@@ -33,7 +33,7 @@ const { ROOMS, PARTS } = (await import(new URL("../../layers.js", import.meta.ur
 /** Parts whose files must not import each other round a loop: those without rooms, and the bridge. */
 const LOOP_FREE = ["client/src", "protocol/src", "src/bridge", "src/config"];
 
-/** Source files a folder may hold of its own (STYLE.md); the pool's facade fewer. */
+/** Source files a folder may hold of its own; the pool's facade fewer. */
 const MAX_FOLDER_FILES = 20;
 const MAX_POOL_FACADE_FILES = 12;
 
@@ -228,7 +228,7 @@ function violations(graph: Graph): string[] {
     }
   }
 
-  // src/bridge is a client of the daemon (SPEC §1): mcpool-client, Node and the MCP SDK only,
+  // src/bridge is a client of the daemon: mcpool-client, Node and the MCP SDK only,
   // never a second pool in another process.
   const bridgeFiles = files.filter((f) => under(f, "src/bridge"));
   for (const [file, chain] of reachable(graph, bridgeFiles)) {

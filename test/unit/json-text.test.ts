@@ -1,5 +1,5 @@
 /**
- * JSON as people hand it over (issue 28, SPEC K5): a BOM at the top of mcp.json, keys written
+ * JSON as people hand it over: a BOM at the top of mcp.json, keys written
  * twice, and the arguments of `mcpool call` with their errors said in one line.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The lean bridge's argv (issue 20): it takes only the argv a byte pipe can serve, and leaves
+ * The lean bridge's argv: it takes only the argv a byte pipe can serve, and leaves
  * the rest to the full CLI; its socket is mcpool-client's default (paths.js, not the client).
  */
 import { describe, expect, it } from "vitest";

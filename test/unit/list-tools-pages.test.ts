@@ -1,7 +1,7 @@
 /**
  * A tool list spread over pages: the SDK forgets its per-tool output-schema validators on
- * every tools/list page, so the pool must leave it knowing every page's tools (issue 15);
- * and the pages' cache hints are one list's (SPEC H2).
+ * every tools/list page, so the pool must leave it knowing every page's tools;
+ * and the pages' cache hints are one list's.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";

@@ -1,5 +1,5 @@
 /**
- * Passthrough listings and reads a modern server calls public, kept until their ttlMs (SPEC H2): what
+ * Passthrough listings and reads a modern server calls public, kept until their ttlMs: what
  * is kept, for which request, and what drops it (calls/listing-cache.ts).
  */
 import { describe, expect, it } from "vitest";

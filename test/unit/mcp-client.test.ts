@@ -1,5 +1,5 @@
 /**
- * The pool's own MCP client (issue 16) against the SDK's real server over the SDK's
+ * The pool's own MCP client against the SDK's real server over the SDK's
  * in-memory pair: the handshake, results as received, the tool output-schema rule,
  * timeouts and aborts cancelled upstream, progress before the answer, the server's own
  * requests, and every request failed when the connection closes. Its constants are the

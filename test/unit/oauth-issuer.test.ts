@@ -1,5 +1,5 @@
 /**
- * The issuer checks of a sign-in (issue 31 item 4; MCP 2026-07-28 "Authorization Response
+ * The issuer checks of a sign-in (MCP 2026-07-28 "Authorization Response
  * Validation", RFC 8414 §3.3, RFC 9207 §2.4): the table of `iss` cases, plain string
  * comparison, and metadata that names another issuer. The conformance auth/iss-* and
  * auth/metadata-issuer-mismatch scenarios run the same through the daemon and `mcpool login`

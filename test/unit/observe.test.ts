@@ -1,5 +1,5 @@
 /**
- * The pure parts of watching the pool (issue 17): the recent-call window, the per-tool
+ * The pure parts of watching the pool: the recent-call window, the per-tool
  * usage counts (windowed by day, bounded, written at most every few seconds), CPU % between
  * samples, `ps` times, `hiddenTools` edits that keep comments, and a `top` frame that fits
  * 80 columns.

@@ -1,5 +1,5 @@
 /**
- * The pipe entries `mcpool wire` writes (issues 20, 30), read back: the relay file's argv
+ * The pipe entries `mcpool wire` writes, read back: the relay file's argv
  * (`perl …/mcpool-pipe.pl ID SOCKET NODE`) and the older spellings that name the server's
  * MCP socket are all "already wired" for `wire` and `import`, and name their server.
  */

@@ -144,7 +144,7 @@ describe("withoutEnvPlaceholders", () => {
   });
 });
 
-describe("the remote URL policy (E3)", () => {
+describe("the remote URL policy", () => {
   it("allows https anywhere and http only to loopback", () => {
     expect(isAllowedRemoteUrl(new URL("https://mcp.example.com/x"))).toBe(true);
     expect(isAllowedRemoteUrl(new URL("http://127.0.0.9:1/x"))).toBe(true);

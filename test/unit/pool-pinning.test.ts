@@ -87,7 +87,7 @@ async function approvedPool(options: { pins?: PinStore | false } = {}): Promise<
   return { pool, rug, pin, pins };
 }
 
-describe("tool pinning (C18)", () => {
+describe("tool pinning", () => {
   it("offers a server whose list matches its pin, and one without a pin, as before", async () => {
     const { pool, pin } = await approvedPool();
     expect(pool.tools().map((t) => t.function.name)).toEqual([

@@ -1,5 +1,5 @@
 /**
- * Traffic back to the caller (C14) and passthrough (C15) in the pool, over in-memory
+ * Traffic back to the caller and passthrough in the pool, over in-memory
  * servers: progress, elicitation routing, cancellation upstream, and the requests beyond
  * tools, with the server's side of each observed directly.
  */
@@ -278,7 +278,7 @@ function pool(
   return made;
 }
 
-describe("progress (C14)", () => {
+describe("progress", () => {
   it("hands each call its own progress, and only its own", async () => {
     const server = interactive();
     const p = pool(server);
@@ -320,7 +320,7 @@ describe("progress (C14)", () => {
   });
 });
 
-describe("elicitation (C14)", () => {
+describe("elicitation", () => {
   it("declares the capability only when the pool has onElicit: form by default, url on request", async () => {
     const plain = interactive();
     await pool(plain).sync([memoryRow("s")]);
@@ -486,7 +486,7 @@ describe("elicitation (C14)", () => {
   });
 });
 
-describe("sampling (C14)", () => {
+describe("sampling", () => {
   const reply = (value: string) => ({
     role: "assistant" as const,
     content: { type: "text" as const, text: value },
@@ -593,7 +593,7 @@ describe("sampling (C14)", () => {
   });
 });
 
-describe("cancellation (C14)", () => {
+describe("cancellation", () => {
   it("sends notifications/cancelled upstream for an aborted call and forgets it", async () => {
     const server = interactive();
     const p = pool(server);
@@ -618,7 +618,7 @@ describe("cancellation (C14)", () => {
   });
 });
 
-describe("passthrough (C15)", () => {
+describe("passthrough", () => {
   const full: ServerCapabilities = {
     tools: {},
     resources: { subscribe: true },

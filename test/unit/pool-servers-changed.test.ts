@@ -1,5 +1,5 @@
 /**
- * The pool says when its set of servers changes (issue 20): the daemon's MCP sockets follow
+ * The pool says when its set of servers changes: the daemon's MCP sockets follow
  * that and nothing else, so a row added to mcp.json gets its socket with the reconcile that
  * adds it, and a call costs them nothing — nor does listening to it make a call build its
  * event.

@@ -146,7 +146,7 @@ describe("McpPool over in-memory servers", () => {
         .find((s) => s.id === "zz")
         ?.tools.every((t) => t.clashed),
     ).toBe(true);
-    // The loser says so where status shows what is wrong, though its child is up (F11).
+    // The loser says so where status shows what is wrong, though its child is up.
     expect(pool.state().find((s) => s.id === "zz")?.error).toMatch(
       /its tools are left out: server "aa" has a tool name one of them needs/,
     );
@@ -354,7 +354,7 @@ describe("McpPool over in-memory servers", () => {
     expect(pool.state()[0]).toMatchObject({ status: "crash-loop", retryAt: Date.now() + 4000 });
   });
 
-  it("retries by itself when the backoff timer fires before the wall clock reaches retryAt (issue 27 item 10)", async () => {
+  it("retries by itself when the backoff timer fires before the wall clock reaches retryAt", async () => {
     // Timers run on libuv's monotonic clock, truncated to the ms; Date.now() may still be a
     // ms short of retryAt when the revive fires. A wall clock that stands still is the far
     // end of that: each revive must dial anyway, so the third failure says crash-loop.

@@ -1,5 +1,5 @@
 /**
- * A raw call's result is the caller's to read (issue 16): its flattened text, for a
+ * A raw call's result is the caller's to read: its flattened text, for a
  * structured result two JSON parses and canonicalisations, is made only when something
  * reads it — a `call` event's `chars` — and then agrees with what a non-raw call returns.
  */

@@ -1,6 +1,6 @@
 /**
  * A request's signal on the daemon's socket is the request itself (InboundRequest), not an
- * AbortSignal built per call (issue 16). A request withdrawn, or a connection closed, before
+ * AbortSignal built per call. A request withdrawn, or a connection closed, before
  * the handler reads it still gives the handler an aborted signal, with its reason; its
  * "abort" listeners are called once, as an AbortSignal's are.
  */

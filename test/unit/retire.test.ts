@@ -1,5 +1,5 @@
 /**
- * Retiring a connection that still has calls in flight (issue 15): it waits for them under
+ * Retiring a connection that still has calls in flight: it waits for them under
  * a bound, then closes the client — which closes its transport — once, and leaves no timer.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";

@@ -1,5 +1,5 @@
 /**
- * The service units shipped in `systemd/` and `launchd/` (SPEC D5) and the plans
+ * The service units shipped in `systemd/` and `launchd/` and the plans
  * `mcpool service` builds from them. The systemd units are read with a small INI parser
  * and checked key by key; where `systemd-analyze` is installed the rendered units are also
  * run through `systemd-analyze verify --user`, so systemd itself judges every key.

@@ -1,5 +1,5 @@
 /**
- * Signing in without I/O (SPEC E5): what the pool asks `mcpool login` for after a refusal
+ * Signing in without I/O: what the pool asks `mcpool login` for after a refusal
  * (step-up: the challenge's scope with what was granted), the bound on sign-ins a server
  * keeps refusing, and the machine-grant settings of a row (validation, `${VAR}`, secrets).
  */

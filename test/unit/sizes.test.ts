@@ -1,7 +1,7 @@
 /**
- * Sizes the code is held to (STYLE.md): no source file over 500 lines and no function over
- * 150, so a file stays one concept and a function one thing a reader can hold. Source is
- * src/, client/src and protocol/src (tests and bench apart). A function is measured by its
+ * Sizes the code is held to (docs/contributing.md): no source file over 500 lines and no
+ * function over 150, so a file stays one concept and a function one thing a reader can hold.
+ * Source is src/, client/src and protocol/src (tests and bench apart). A function is measured by its
  * body, from its opening line to its closing one, whatever its kind: a declaration, a
  * method, an accessor, a constructor, a function expression or an arrow (an arrow with an
  * expression body counts that expression), read with the TypeScript compiler's parser.

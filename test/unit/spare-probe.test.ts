@@ -1,5 +1,5 @@
 /**
- * When a dial finds a stdio server's era on a spare child (issue 31 item 1, SPEC H1): only
+ * When a dial finds a stdio server's era on a spare child: only
  * a stdio row of the pool's own children, `"protocol": "auto"`, with no verdict still
  * believed; the serving child waits for it on a first dial, and an old legacy verdict is
  * served at once with the probe beside it.
@@ -21,7 +21,7 @@ const modern: EraVerdict = {
   at: NOW - 10 * LEGACY_VERDICT_MAX_AGE_MS,
 };
 
-describe("the spare child that finds a stdio server's era (SPEC H1)", () => {
+describe("the spare child that finds a stdio server's era", () => {
   it("goes first on a dial with no verdict, or one this client cannot use", () => {
     expect(spareProbeOf(stdio, undefined, own, NOW)).toBe("first");
     const foreign = { ...modern, discover: { supportedVersions: ["2027-01-01"] } };

@@ -415,7 +415,7 @@ describe("validateServers", () => {
   });
 });
 
-describe("names no row can take (F11)", () => {
+describe("names no row can take", () => {
   it("refuses an id or slug holding `__` or ending in `_`, which would blur where the slug ends", () => {
     for (const patch of [{ id: "a__b" }, { slug: "x__y" }, { id: "a_" }, { slug: "s_" }]) {
       const [problem, ...rest] = problemsOf(stdio, patch);
@@ -472,7 +472,7 @@ function fileProblems(
   }));
 }
 
-describe("typos in mcp.json (issue 14)", () => {
+describe("typos in mcp.json", () => {
   it("names a misspelt key of a row and the key it means", () => {
     const text = JSON.stringify({
       mcpServers: { a: { command: "node", evn: { X: "1" } }, ok: { command: "node" } },

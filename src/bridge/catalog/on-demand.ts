@@ -1,12 +1,12 @@
 /**
- * Tools on demand (SPEC J1–J3, issue 29): a bridge in catalog mode lists the rows'
+ * Tools on demand: a bridge in catalog mode lists the rows'
  * `alwaysLoad` tools and three tools of the pool's own instead of every definition —
  * `search_tools` (the pool's search index, scoped as the bridge is), `describe_tool` (one
  * tool's whole definition) and `call_tool` (a name and its arguments, for hosts that never
  * refresh their list). What a search finds joins that session's list, least recently used
  * leaving first past `catalogLoaded`, and the session is sent `tools/list_changed`; other
  * sessions are not touched. In `auto` mode a session's first list also holds the tools this
- * user calls most (G4's usage counts) up to `catalogTokens`.
+ * user calls most (the usage counts `mcpool stats` shows) up to `catalogTokens`.
  *
  * Names go through the bridge's own tables (naming.ts): this file works in qualified names
  * and asks the bridge for what a host is shown.
@@ -23,7 +23,7 @@ export type CatalogMode = "on" | "auto";
 /**
  * `catalogTokens` default: what `auto` may spend on most-called tools in a first list, in the
  * pool's token estimate (four characters a token over the OpenAI definition). Measured by
- * bench/p12-catalog.mjs on the reference servers: 126 tokens a tool at the median, 194 at p90,
+ * bench/catalog.mjs on the reference servers: 126 tokens a tool at the median, 194 at p90,
  * 254 at most, so 1,000 holds the 5–8 tools a user calls most — the common case with no
  * search — while the first list stays a small part of the full one (7 tools: 9.2 KB of 31 KB,
  * the MCP listing carrying titles, annotations and output schemas beyond the estimate).
@@ -200,7 +200,7 @@ export function createCatalog(options: CatalogOptions, host: CatalogHost): Catal
   /** Per session, `auto`'s most-called tools, read once: a list must not shift under the host. */
   const usual = new WeakMap<Session, Promise<string[]>>();
 
-  /** The tools this user calls most, most first, up to the token budget (J3). */
+  /** The tools this user calls most, most first, up to the token budget. */
   const mostCalled = async (): Promise<string[]> => {
     const [usage, states] = await Promise.all([client.usage(scoped), client.state()]);
     const tools = new Map<string, { qualified: string; tokens: number }>();
@@ -260,7 +260,7 @@ export function createCatalog(options: CatalogOptions, host: CatalogHost): Catal
         `No tool matches "${query}". Try other words: what the tool acts on ("file", "issue") or what it does ("read", "create").`,
       );
     }
-    // J2: what was found joins this session's list alone; the host is told to list again.
+    // What was found joins this session's list alone; the host is told to list again.
     if (session.found?.add(hits.map((hit) => hit.qualified)) === true) {
       // On the call's own stream: over HTTP it then arrives before the answer, on any host.
       extra.sendNotification({ method: "notifications/tools/list_changed" }).catch(() => undefined);

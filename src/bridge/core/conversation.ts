@@ -1,5 +1,5 @@
 /**
- * Which conversation a bridge request is for (SPEC B9 through D7). Each host connection
+ * Which conversation a bridge request is for (a `session: "conversation"` row through the bridge). Each host connection
  * is a conversation of its own — a stdio bridge's one, each Streamable HTTP session's — so
  * a `session: "conversation"` server keeps its state per host session, and the session's
  * remote end is terminated when the host goes away. A host that keeps its own

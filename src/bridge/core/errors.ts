@@ -1,7 +1,7 @@
 /**
  * How a refusal from the daemon reaches an MCP host: converted here and nowhere else.
  * - A name the host may not call (`unknown-tool`, `out-of-scope`) is the protocol error MCP
- *   prescribes for an unknown tool (-32602), with one message for both (SPEC C4).
+ *   prescribes for an unknown tool (-32602), with one message for both.
  * - The bridge losing its daemon (`daemon-unavailable`, `closed`, …) is an MCP error
  *   (-32603) whose `data.code` is the client's code: the call failed, cleanly, and the host
  *   may retry once the client has redialled. One in flight when the daemon went away

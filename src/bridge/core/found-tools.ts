@@ -1,5 +1,5 @@
 /**
- * One catalog session's found tools (SPEC J2): the qualified names its searches returned,
+ * One catalog session's found tools: the qualified names its searches returned,
  * listed with it, least recently found or called leaving first past the limit.
  */
 export class FoundTools {

@@ -1,5 +1,5 @@
 /**
- * A host session's profile (SPEC I4, I5): what the host declared (a legacy host in its
+ * A host session's profile: what the host declared (a legacy host in its
  * initialize, a modern one in each request's envelope, below) that a pooled server can
  * see — sampling, elicitation, roots — and, when a legacy host declares roots, its roots,
  * asked of the host with `roots/list` once and again after the host's
@@ -69,7 +69,7 @@ export class SessionProfile {
 export const ROOTS_INPUT_KEY = "mcpool-roots";
 
 /**
- * A modern host's roots (SPEC H3, I5), as one serving unit learnt them: a modern host has no
+ * A modern host's roots, as one serving unit learnt them: a modern host has no
  * channel for a `roots/list` of ours but an `input_required` (modern/bridge.ts asks in one), so its
  * roots are asked once, on the request that first needs them, and kept for the serving
  * unit's life: 2026-07-28 has no `notifications/roots/list_changed` (the SDK drops one). A

@@ -1,8 +1,8 @@
 /**
- * What a pooled server asks a host during its call (SPEC C14): the call's own elicitation
+ * What a pooled server asks a host during its call: the call's own elicitation
  * and sampling handlers, which send the question to the host on the call's own stream —
- * and only to a host that declared the capability (SPEC I4). And for a modern host (SPEC
- * H3, modern/bridge.ts), a request between its rounds: the steps the pool's work on it takes — a
+ * and only to a host that declared the capability. And for a modern host
+ * (modern/bridge.ts), a request between its rounds: the steps the pool's work on it takes — a
  * question for the host, the result, a failure — queued until the bridge takes them, so
  * the questions of one round can be handed to the host together.
  */
@@ -115,13 +115,13 @@ export class ParkedCall {
   pending: Map<string, Ask> | undefined;
   rounds = 0;
   timer: NodeJS.Timeout | undefined;
-  /** The pooled server the call went to, when the bridge knows it (its log lines, SPEC H2). */
+  /** The pooled server the call went to, when the bridge knows it (its log lines). */
   serverId: string | undefined;
 
   /**
    * The handlers that park this request's questions for its host: each of what the host
    * declared in the request's envelope (elicitation, sampling, roots) becomes a question of
-   * the next `input_required` (SPEC H3).
+   * the next `input_required`.
    */
   askers(
     declared: Record<string, unknown>,

@@ -1,8 +1,8 @@
 /**
- * The names the bridge offers a host, and the tables that route them back (SPEC D7, D8).
+ * The names the bridge offers a host, and the tables that route them back.
  *
- * - Pool scope (no `--server`): tools under their qualified names, `<slug>__<tool>` (SPEC C1,
- *   the pool's own); prompts as `<slug>__<prompt>`; resources under their own URIs (a URI is an
+ * - Pool scope (no `--server`): tools under their qualified names, `<slug>__<tool>` (the
+ *   pool's own); prompts as `<slug>__<prompt>`; resources under their own URIs (a URI is an
  *   address the server's own content refers to, so it is never rewritten), each listed with
  *   `_meta["mcpool/server"]` naming its server and its `name` prefixed `<slug>__`.
  * - One server (`--server ID`): that server's own tool, prompt and resource names, untouched,
@@ -102,7 +102,7 @@ export class TemplateRoutes {
 export interface Scope {
   /** `--server ID`: the one server, served under its own names. */
   readonly single: string | undefined;
-  /** What is sent to the daemon as `servers`: undefined = every server (SPEC C4). */
+  /** What is sent to the daemon as `servers`: undefined = every server. */
   readonly servers: readonly string[] | undefined;
   includes(serverId: string): boolean;
 }

@@ -1,6 +1,6 @@
 /**
  * Resources, prompts and completion for the host, routed to the pooled servers in scope
- * through the client's per-server passthrough (SPEC C15, D7).
+ * through the client's per-server passthrough.
  *
  * One server in scope (`--server`): every request goes to it as the host sent it, pages and
  * cursors included. Pool scope: each list is the whole of every in-scope server's list (one
@@ -191,7 +191,7 @@ export class ResourcesPromptsRouter {
     const single = this.#ctx.scope.single;
     if (single === undefined) return;
     const servers = await this.#servers("logging");
-    // A modern server reads each host's own level in its requests' envelopes (SPEC H2):
+    // A modern server reads each host's own level in its requests' envelopes:
     // setting it for the connection would set it for every other host's requests.
     if (servers.length === 0 || servers.every((state) => state.era === "modern")) return;
     await this.#ctx.client.setLoggingLevel(single, level);
@@ -255,7 +255,7 @@ export class ResourcesPromptsRouter {
     return { resourceTemplates, ...hint } as ListResourceTemplatesResult;
   }
 
-  /** `asking`: who answers what a modern server asks inside the read (a modern host, SPEC H3). */
+  /** `asking`: who answers what a modern server asks inside the read (a modern host). */
   async readResource(uri: string, asking?: AskingOptions): Promise<ReadResourceResult> {
     const serverId = await this.#resourceServer(uri);
     const result = await this.#ask(() =>

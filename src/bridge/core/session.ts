@@ -56,7 +56,7 @@ export interface Session {
   readonly identity?: ConversationIdentity;
   /** Catalog mode (catalog/on-demand.ts): the tools this session's searches found, listed with it. */
   readonly found?: FoundTools;
-  /** What the host declared that a pooled server sees, and its roots (SPEC I4, I5). */
+  /** What the host declared that a pooled server sees, and its roots. */
   readonly profile: SessionProfile;
 }
 
@@ -64,7 +64,7 @@ export interface Session {
 export { passesLevel };
 
 /**
- * Who a legacy host's requests are for, to a modern server (SPEC H2): the clientInfo it
+ * Who a legacy host's requests are for, to a modern server: the clientInfo it
  * sent in `initialize` and the level it set last (none when it set none).
  */
 export function sessionCaller(session: Session): Caller {
@@ -75,7 +75,7 @@ export function sessionCaller(session: Session): Caller {
 const CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo";
 const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
 
-/** Who the request is for: the envelope's clientInfo and log level (SPEC H2). */
+/** Who the request is for: the envelope's clientInfo and log level. */
 export function callerOf(ctx: ServerContext): Caller {
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
   return hostCaller(envelope[CLIENT_INFO_META_KEY], envelope[LOG_LEVEL_META_KEY]);
@@ -168,7 +168,7 @@ export interface SubscriptionRouter {
 }
 
 /**
- * A modern host's resource subscriptions (SPEC H3): the 2026-07-28 revision has no
+ * A modern host's resource subscriptions: the 2026-07-28 revision has no
  * `resources/subscribe`; a host names URIs in a `subscriptions/listen` stream, and they are
  * held upstream (through the router, on whichever server owns each URI) while any of the
  * connection's streams names them, one `subscriber` for the connection. Each open and end

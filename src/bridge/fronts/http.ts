@@ -1,5 +1,5 @@
 /**
- * The bridge over Streamable HTTP (SPEC D7): node:http on 127.0.0.1 only, one MCP session
+ * The bridge over Streamable HTTP: node:http on 127.0.0.1 only, one MCP session
  * (SDK StreamableHTTPServerTransport + a bridge Server) per `initialize`, found again by its
  * `mcp-session-id`. Every request passes three checks before the SDK sees it:
  * - Host must name a loopback host (localhost, 127.0.0.1, [::1]) and Origin, when sent, a

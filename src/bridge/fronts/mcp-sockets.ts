@@ -1,5 +1,5 @@
 /**
- * The daemon's MCP sockets (issue 20): the pool spoken as MCP on Unix sockets, one socket per
+ * The daemon's MCP sockets: the pool spoken as MCP on Unix sockets, one socket per
  * scope (mcp-socket-paths.ts), one MCP session per connection, so that any byte pipe — `nc
  * -U`, `socat`, a perl one-liner, the lean `mcpool bridge` — is a host's bridge.
  *
@@ -9,11 +9,11 @@
  * served by `createBridge()` exactly as `mcpool bridge` serves its stdio — per-caller
  * routing, list changes, resources, prompts and one conversation per connection included.
  *
- * The whole pool is also served in catalog mode (SPEC J1–J3, `bridge --catalog`) on
+ * The whole pool is also served in catalog mode (docs/tools-on-demand.md, `bridge --catalog`) on
  * `@catalog.sock`, and with the most-called tools in its first list on `@catalog-auto.sock`.
  *
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
- * listening sockets (SPEC P7), the SDK's server side and the client come with the first host.
+ * listening sockets, the SDK's server side and the client come with the first host.
  */
 import { chmod, lstat, mkdir, readdir, rm, unlink } from "node:fs/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
@@ -74,7 +74,7 @@ export interface McpSockets {
   readonly sessions: number;
   /**
    * Makes the folder and listens on every socket again, as the daemon does when its runtime
-   * folder was removed (SPEC F10); sessions open now carry on.
+   * folder was removed; sessions open now carry on.
    */
   renew(): Promise<void>;
   /** Stops listening, ends every session, removes the sockets. Idempotent. */
@@ -101,7 +101,7 @@ export const PROBE_EVERY_MS = 3_000;
 const POOL_SCOPE = "";
 
 /**
- * The scope keys of the whole pool in catalog mode (SPEC J1, J3): a NUL starts no server
+ * The scope keys of the whole pool in catalog mode: a NUL starts no server
  * id, so these never meet one.
  */
 const CATALOG_SCOPES = { "\0catalog": "on", "\0catalog-auto": "auto" } as const;
@@ -366,8 +366,7 @@ interface SessionTransport {
  * A host that half-closes (its stdin EOF through a pipe, which then shuts down its write side)
  * still gets the answers to every request it sent: the socket ends once the last is written,
  * at once when none is due, or after HALF_CLOSE_ANSWER_MS; then `end` runs on its close.
- * A host that is gone ends the session at once, cancelling its calls upstream (issue 27
- * item 7): the lean bridge says so (HOST_GONE), and a relay that exited shows as a probe's
+ * A host that is gone ends the session at once, cancelling its calls upstream: the lean bridge says so (HOST_GONE), and a relay that exited shows as a probe's
  * EPIPE (the socket's error runs `end`).
  */
 function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () => void): void {

@@ -1,5 +1,5 @@
 /**
- * The two lines an MCP socket carries beside MCP itself (issue 27 item 7), both JSON-RPC
+ * The two lines an MCP socket carries beside MCP itself, both JSON-RPC
  * notifications, which a receiver that does not know them ignores (JSON-RPC 2.0 §4.1, the
  * SDK's Protocol): a host's EOF alone does not say whether it half-closed (`printf req |
  * mcpool bridge` still wants its answers) or is gone (SIGKILLed mid-call), and a session whose

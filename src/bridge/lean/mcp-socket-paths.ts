@@ -1,5 +1,5 @@
 /**
- * Where the daemon's MCP sockets are (issue 20): one Unix socket per scope in a private
+ * Where the daemon's MCP sockets are: one Unix socket per scope in a private
  * directory beside the daemon's own socket, `<socket dir>/mcp/<server id>.sock` for one
  * pooled server and `<socket dir>/mcp/@pool.sock` for the whole pool. `@` is not a
  * character a socket is ever named after a server with, so the two cannot meet.
@@ -16,8 +16,8 @@ export const MCP_SOCKET_DIR = "mcp";
 export const POOL_SOCKET_NAME = "@pool.sock";
 
 /**
- * The whole pool's MCP sockets in catalog mode (SPEC J1, `bridge --catalog`; `auto`: with the
- * most-called tools, J3). `@` again: no server id can name them.
+ * The whole pool's MCP sockets in catalog mode (`bridge --catalog`; `auto`: with
+ * the most-called tools). `@` again: no server id can name them.
  */
 export const CATALOG_SOCKET_NAMES = {
   on: "@catalog.sock",

@@ -1,5 +1,5 @@
 /**
- * The lean bridge's host session across daemon restarts (issue 30 item 3, SPEC I3). The
+ * The lean bridge's host session across daemon restarts. The
  * daemon's MCP socket holds one MCP session per connection; a daemon that restarts (upgrade,
  * `mcpool shutdown` + start, a service restart) closes it. The session is the host's, so
  * this side keeps what it had and gives it to the next daemon:

@@ -1,5 +1,5 @@
 /**
- * The bridge to a 2026-07-28 ("modern") host (SPEC H3, issue 31 item 3): one SDK v2
+ * The bridge to a 2026-07-28 ("modern") host: one SDK v2
  * low-level `Server` per serving unit (a stdio or MCP-socket connection, or one HTTP
  * request), built on the same bridge core as the legacy sessions (legacy/bridge-server.ts). The SDK
  * answers `server/discover`, reads each request's `_meta` envelope, stamps `resultType` and
@@ -65,7 +65,7 @@ export class ModernBridge {
   readonly #live = new Set<Server>();
   /** The HTTP faces, whose listen streams are told through their bus. */
   readonly #handlers = new Set<McpHttpHandler>();
-  /** Requests in flight, oldest first, for the log lines of their server (SPEC H2). */
+  /** Requests in flight, oldest first, for the log lines of their server. */
   readonly #inflight: Inflight[] = [];
 
   constructor(core: BridgeCore) {
@@ -354,7 +354,7 @@ export class ModernBridge {
     if (meta !== undefined) options.meta = meta;
     // What the host declared in this request's envelope, with its roots when learnt: the
     // pool serves it from a child that declared the same, and names it, its clientInfo and
-    // its level to a modern server (SPEC I4, I5, H2).
+    // its level to a modern server.
     options.profile = profile.profile;
     options.caller = callerOf(ctx);
     Object.assign(options, parked.askers(clientCapabilities(ctx)));
@@ -392,7 +392,7 @@ export class ModernBridge {
   }
 
   /**
-   * The profile a call runs with (SPEC I5): a host that declares roots is asked for them
+   * The profile a call runs with: a host that declares roots is asked for them
    * first — an `input_required` of the bridge's own, with one `roots/list` — unless its
    * roots are known, or the call's server is known to be modern (it asks inside the call,
    * onRoots). `answered`: this is the retry that carries the host's answer.

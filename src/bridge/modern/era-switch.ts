@@ -1,6 +1,6 @@
 /**
  * One stdio-shaped connection (the bridge's stdio, an MCP-socket session), served in the era
- * its host opens with (SPEC H3): an `initialize` (or any message that claims no modern
+ * its host opens with: an `initialize` (or any message that claims no modern
  * revision) is a legacy host, served by the SDK v1 `Server` as before; a `server/discover`,
  * or a request whose `_meta` names a protocol version, is a modern host, served by the SDK
  * v2 entry (`serveStdio`, legacy refused, since the legacy host never reaches it). The

@@ -1,5 +1,5 @@
 /**
- * A modern host's requests between their rounds (SPEC H3, SEP-2322): a request whose pooled
+ * A modern host's requests between their rounds (SEP-2322): a request whose pooled
  * server asked something is parked, and its host gets `input_required` with the questions
  * of one round and a `requestState` sealed with this process's key (HMAC,
  * createRequestStateCodec, bound to the method); the host's retry with `inputResponses` and
@@ -58,7 +58,7 @@ export class Rounds {
   }
 
   /**
-   * The bridge's own question before a call (SPEC I5): the host's roots, one `roots/list`
+   * The bridge's own question before a call: the host's roots, one `roots/list`
    * under ROOTS_INPUT_KEY, with a state that says so; the retry carries the answer.
    */
   async askRoots(ctx: ServerContext): Promise<unknown> {

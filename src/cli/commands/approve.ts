@@ -1,5 +1,5 @@
 /**
- * `mcpool approve ID [--show]` (SPEC C18, D4): shows how a server's live tools differ from
+ * `mcpool approve ID [--show]`: shows how a server's live tools differ from
  * the list its pin was approved for, and — without `--show` — approves them: the daemon
  * keeps the approved list in its pin store (refusing if the list moved since it was shown),
  * the new fingerprint is written into the row's `pin` in the daemon's mcp.json (comments and

@@ -1,6 +1,6 @@
 /**
- * `mcpool bridge` (SPEC D7, D8): the process around src/bridge. It reaches the daemon —
- * starting it when none answers, socket file or not (F5) — serves MCP on stdio (default)
+ * `mcpool bridge`: the process around src/bridge. It reaches the daemon —
+ * starting it when none answers, socket file or not — serves MCP on stdio (default)
  * or on Streamable HTTP at 127.0.0.1:PORT, and runs until the host goes away (stdin ends)
  * or a signal asks it to stop. In stdio mode stdout is the protocol channel: everything this file has to say
  * goes to stderr.
@@ -36,7 +36,7 @@ export interface BridgeCommandOptions {
   httpPort?: number;
   /** `--token T`; "none" = no token (loopback test harnesses only); absent = generated. */
   token?: string;
-  /** `--catalog[=auto]`, `--catalog-tokens N` (SPEC J1–J3). */
+  /** `--catalog[=auto]`, `--catalog-tokens N`. */
   catalog?: CatalogOptions;
   err(line: string): void;
 }

@@ -1,5 +1,5 @@
 /**
- * The arguments of `mcpool call QUALIFIED [JSON | - | @FILE]` (issue 28): written inline, read
+ * The arguments of `mcpool call QUALIFIED [JSON | - | @FILE]`: written inline, read
  * from stdin (`-`) or from a file (`@FILE`), so an argument of any size gets past the
  * system's limit on a command line. Whatever is wrong is one line naming where the JSON came
  * from: a file that cannot be read, text that is not JSON (with its line and column), a

@@ -54,7 +54,7 @@ export interface Io {
   err(line: string): void;
 }
 
-/** Lines for a person pass the terminal sanitiser on their way out (SPEC K1); JSON does not. */
+/** Lines for a person pass the terminal sanitiser on their way out; JSON does not. */
 const human = (line: string): string => terminalText(line, { multiline: true });
 
 export const io: Io = {
@@ -105,7 +105,7 @@ export function commandContext<Flags>(
   };
 }
 
-/** `--catalog[=auto]` and `--catalog-tokens N` (SPEC J1–J3), which `bridge` and `wire` take. */
+/** `--catalog[=auto]` and `--catalog-tokens N`, which `bridge` and `wire` take. */
 export function catalogOption(
   mode: string | undefined,
   tokens: string | undefined,

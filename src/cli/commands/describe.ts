@@ -1,7 +1,7 @@
 /**
  * `mcpool describe QUALIFIED` for people: one tool's names, title, annotations, token cost,
  * description and schemas. Everything in it is the server's text, so it is shown through the
- * terminal sanitiser (SPEC K1); `--json` prints the ToolDescription as it came.
+ * terminal sanitiser; `--json` prints the ToolDescription as it came.
  */
 import type { ToolDescription } from "mcpool-protocol";
 import { terminalText } from "../output/terminal.js";

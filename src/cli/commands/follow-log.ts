@@ -1,5 +1,5 @@
 /**
- * `mcpool logs -f` (issue 14): the daemon's log as it is written, like `tail -f`, through
+ * `mcpool logs -f`: the daemon's log as it is written, like `tail -f`, through
  * rotation (the log is renamed to `.1` when it passes its cap and started afresh). Runs
  * until the process is interrupted.
  */

@@ -1,7 +1,7 @@
 /**
  * `mcpool logs [-n N] [-f] [--server ID] [--json]`: the daemon's log file, its last N
- * lines, then (`-f`) what is appended. `--server ID` keeps the entries about one server
- * (issue 17): the pool writes them as `mcpool: <id>: …`, and the lines that continue an
+ * lines, then (`-f`) what is appended. `--server ID` keeps the entries about one server:
+ * the pool writes them as `mcpool: <id>: …`, and the lines that continue an
  * entry — a crash's stderr tail — go with it.
  */
 import { constants } from "node:fs";
@@ -50,8 +50,8 @@ async function readLog(file: string): Promise<string> {
 
 export async function showLog(file: string, options: LogOptions): Promise<number> {
   const text = await readLog(file);
-  // Written printable since F8; a file from before may still hold escape codes. On a
-  // terminal the one sanitiser (SPEC K1) shows them; in JSON they are left out, as before.
+  // Written printable now; a file from before may still hold escape codes. On a
+  // terminal the one sanitiser shows them; in JSON they are left out, as before.
   const clean = (chunk: string): string =>
     options.json ? printable(chunk, { multiline: true }) : terminalText(chunk, { multiline: true });
   const { server } = options;

@@ -1,5 +1,5 @@
 /**
- * A daemon the socket does not lead to (SPEC F10, I1). The data folder's daemon records
+ * A daemon the socket does not lead to. The data folder's daemon records
  * (daemon-records.ts) name every live daemon of this user with the socket it serves, so when
  * a socket does not answer `status` and `shutdown` can still name the daemon that owns it,
  * with the fix, and `serve` can tell it to re-create its socket (SIGUSR1) rather than give

@@ -1,5 +1,5 @@
 /**
- * What `mcpool serve` runs beside the daemon (issue 20): the MCP sockets (src/bridge/
+ * What `mcpool serve` runs beside the daemon: the MCP sockets (src/bridge/
  * mcp-sockets.ts), kept in step with the pool's servers. The daemon does not know its fronts;
  * this composition root hands the front the daemon's socket path and the pool's ids, and the
  * front reaches the pool through mcpool-client like any other.
@@ -19,10 +19,10 @@ export async function startFronts(
       serverIds: () => daemon.pool.state().map((server) => server.id),
       // The pool says when a reconcile changed its servers, and only then: a row added to
       // mcp.json gets its socket with that reconcile (not at the next pool event), and a
-      // call, a connect or a list change costs the sockets nothing (issue 16).
+      // call, a connect or a list change costs the sockets nothing.
       onChange: (listener) => daemon.pool.onServersChanged(() => listener()),
       version: VERSION,
-      // One cap for the daemon's socket and the MCP sockets' sessions (issue 27).
+      // One cap for the daemon's socket and the MCP sockets' sessions.
       connections: daemon.connections,
       log,
     }).then((sockets) => {

@@ -1,6 +1,6 @@
 /**
- * `mcpool stats [--since 7d] [--server ID] [--unused]` and `mcpool hide|unhide ID TOOL…`
- * (SPEC G4, issue 17): which tools agents call, and what the ones they never call cost on
+ * `mcpool stats [--since 7d] [--server ID] [--unused]` and `mcpool hide|unhide ID TOOL…`:
+ * which tools agents call, and what the ones they never call cost on
  * every turn (the catalog's token estimate per definition); hiding writes the row's
  * `hiddenTools` into the daemon's mcp.json, comments kept, and reloads.
  */

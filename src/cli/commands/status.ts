@@ -1,6 +1,6 @@
 /**
  * `mcpool status` for people: the daemon, its config, and one line per server with its
- * pid, uptime, CPU and memory of its process group and calls in the last minute (issue 17),
+ * pid, uptime, CPU and memory of its process group and calls in the last minute,
  * tools, the protocol revision it speaks and last error. `--json` prints the DaemonStatus as it came.
  */
 import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
@@ -23,7 +23,7 @@ export function uptime(s: ServerState, now: number): string {
 /**
  * The status word, `(stale)` when the tools are last-known, while it starts for how long
  * and its pid (`connecting, starting for 12 s, pid 4242`), and when a backoff holds the
- * next dial, how long until it: `unreachable, next try in 8s` (K3).
+ * next dial, how long until it: `unreachable, next try in 8s`.
  */
 export function statusCell(s: ServerState, now: number): string {
   const word = s.stale ? `${s.status} (stale)` : s.status;
@@ -38,7 +38,7 @@ export function statusCell(s: ServerState, now: number): string {
 
 /**
  * The revision the live connection speaks (`2025-11-25`, `2026-07-28`), or with none up
- * the era last found (`legacy`, `modern`), else `-` (SPEC H1).
+ * the era last found (`legacy`, `modern`), else `-`.
  */
 export function protocolCell(s: ServerState): string {
   return s.protocolVersion ?? s.era ?? "-";
@@ -144,8 +144,8 @@ export function configLine(status: DaemonStatus): string {
 }
 
 /**
- * The children that serve hosts with other capabilities or roots than the pool's (SPEC I4,
- * I5): per server, each child's pid, what it declared and, for a per-project child, its
+ * The children that serve hosts with other capabilities or roots than the pool's:
+ * per server, each child's pid, what it declared and, for a per-project child, its
  * roots. Roots are a host's text: made printable.
  */
 export function profileLines(servers: readonly ServerState[]): string[] {

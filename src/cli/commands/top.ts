@@ -1,5 +1,5 @@
 /**
- * `mcpool top` (SPEC G3, issue 17): a live view of the pool in the terminal, pm2-monit style.
+ * `mcpool top`: a live view of the pool in the terminal, pm2-monit style.
  * One line per server (status, pid, uptime, CPU, memory, calls/min, p50/p99, errors, a
  * sparkline of calls over the last ten minutes) and a footer (the daemon's RSS, agents,
  * config). Keys: ↑/↓ (or k/j) select, `r` restart, `s` stop, `l` the selected server's

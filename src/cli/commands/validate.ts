@@ -1,5 +1,5 @@
 /**
- * `mcpool validate [FILE]` (SPEC A4): an mcp.json checked without the daemon, each problem
+ * `mcpool validate [FILE]`: an mcp.json checked without the daemon, each problem
  * as `file:line:col: message`, warnings apart. Exit 0 when it has no problem, 2 otherwise.
  */
 import { readFile } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * Where MCP hosts keep their server lists (SPEC D8, issue 18), for `mcpool import` and
+ * Where MCP hosts keep their server lists, for `mcpool import` and
  * `mcpool wire`: one table, so the two commands cannot disagree about a location. The
  * README's host table says the same and cites each host's documentation.
  *

@@ -1,5 +1,5 @@
 /**
- * One server entry as each host spells it, both ways (issue 18): `toMcpBody` turns a host's
+ * One server entry as each host spells it, both ways: `toMcpBody` turns a host's
  * entry into the `mcp.json` body mcpool reads (what `import` adds and what `wire` matches
  * against mcpool's rows), and `wiredEntry` turns it into the host's own spelling of
  * `mcpool bridge --server ID`, keeping every key that is not part of the connection.
@@ -235,7 +235,7 @@ export function wiredEntry(
   socketPath: string | undefined,
   /** A stock pipe to the daemon's MCP socket (pipe-entry.ts), instead of `mcpool bridge`. */
   pipe?: PipeEntry,
-  /** More of the bridge's flags (`--catalog`, SPEC J1); unused with a pipe. */
+  /** More of the bridge's flags (`--catalog`); unused with a pipe. */
   bridgeArgs: readonly string[] = [],
 ): Body {
   const [file, ...args] = pipe

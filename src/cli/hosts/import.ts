@@ -1,7 +1,7 @@
 /**
- * `mcpool import [--from HOST[,HOST…]] [--write] [--json]` (SPEC D8, issue 18): the MCP
+ * `mcpool import [--from HOST[,HOST…]] [--write] [--json]`: the MCP
  * servers of the hosts a user already has — the eighteen of `hosts/configs.ts`, from Claude
- * Desktop to Codex, Goose, LM Studio and the CLIs of issue 30 — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
+ * Desktop to Codex, Goose, LM Studio and the CLIs on npm — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
  * the old file as `mcp.json.mcpool-backup-<time>` (backup.ts) and replaces it atomically; the daemon sees the
  * save and reconciles.
  *
@@ -10,7 +10,7 @@
  * section. Each entry is first turned from its host's spelling into an `mcp.json` body
  * (`hosts/entries.ts`), then read with the same normalization as `mcp.json` itself; what is
  * written is mcpool's own spelling of it, placeholders kept exactly as the host had them.
- * The same id with the same connection (SPEC A5) from several places is merged silently;
+ * The same id with the same connection from several places is merged silently;
  * the same id with another connection — between two hosts, or against a server mcpool
  * already has — is reported and not imported: a clash is never resolved by guessing. New
  * entries are inserted into the text jsonc-parser located, in the file's own indentation:
@@ -67,7 +67,7 @@ export interface ImportCandidate {
   row: McpServerConfig;
 }
 
-/** One host file as `--json` shows it (issue 18): what it holds and what cannot be imported. */
+/** One host file as `--json` shows it: what it holds and what cannot be imported. */
 export interface ImportedFile {
   host: HostName;
   file: string;

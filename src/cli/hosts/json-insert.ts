@@ -52,7 +52,7 @@ export function insertProperty(
     const made = insertProperty(text, path.slice(0, -1), String(path.at(-1)), {}, style);
     return insertProperty(made, path, key, value, style);
   }
-  // A file written on one line stays on one line (issue 30).
+  // A file written on one line stays on one line.
   if (!text.trimEnd().includes("\n")) {
     return addProperty(text, container, key, value, layoutOf(text));
   }

@@ -1,5 +1,5 @@
 /**
- * A JSON host's entry rewritten in the file's own layout (issue 30): a file written on one
+ * A JSON host's entry rewritten in the file's own layout: a file written on one
  * line stays on one line, an entry written on one line stays on one line, an array written on
  * one line (`"args": ["-y", "pkg"]`) stays on one line and one written an item a line stays
  * so, and `": "` / `", "` spacing is the file's. jsonc-parser's modify() formats every value

@@ -1,5 +1,5 @@
 /**
- * The lightest host entry this machine has (issues 20, 30). The daemon speaks MCP on a Unix
+ * The lightest host entry this machine has. The daemon speaks MCP on a Unix
  * socket per server (src/bridge/fronts/mcp-sockets.ts), so any program that joins stdio to a Unix
  * socket is a bridge: perl (Debian's Essential perl-base and macOS both ship it) running the
  * relay this package installs (`relay/mcpool-pipe.pl`: builtins only, a few MB), `socat`, or
@@ -43,7 +43,7 @@ export function relayArgs(id: string, daemonSocket: string, node = process.execP
 
 /**
  * The entries to try, best first, for server `serverId` of the daemon at `daemonSocket`
- * (bench P10 measures each of them); none when the server has no MCP socket.
+ * (bench/entry.mjs measures each of them); none when the server has no MCP socket.
  */
 export function pipeCandidates(
   daemonSocket: string,

@@ -1,5 +1,5 @@
 /**
- * Secrets kept out of the diffs `mcpool import` and `mcpool wire` print (issue 14): a diff
+ * Secrets kept out of the diffs `mcpool import` and `mcpool wire` print: a diff
  * is read over a shoulder, pasted in an issue, kept in a terminal's scrollback. Every value
  * of an `env` or `headers` object, and an OAuth client secret or private key, is shown as
  * `[redacted]` on both sides, so the diff still shows which lines change. A value made of

@@ -1,6 +1,6 @@
 /**
  * Secrets kept out of the diffs `mcpool wire` prints for Codex's TOML and Goose's YAML, as
- * `redact-json.ts` does for the JSON hosts (issue 14): every value of an environment or
+ * `redact-json.ts` does for the JSON hosts: every value of an environment or
  * header map (`env`, `http_headers` in Codex; `envs`, `headers` in Goose) is shown as
  * `[redacted]`, the rest of the text byte for byte; a value made only of `${VAR}`
  * placeholders is shown.

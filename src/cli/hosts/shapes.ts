@@ -1,5 +1,5 @@
 /**
- * Every host's entry spelling, both ways, for `import` and `wire` (issue 30): the first
+ * Every host's entry spelling, both ways, for `import` and `wire`: the first
  * twelve hosts' are entries.ts's; of the six beyond them, four spell an entry as one of those
  * does — Qwen Code as Gemini CLI (it is a fork), Kilo Code CLI 7 as OpenCode (a fork too),
  * Cline CLI as Cline's VS Code extension (one `@cline/core`), Augment's Auggie as the common

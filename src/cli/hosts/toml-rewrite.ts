@@ -119,7 +119,7 @@ function oldArgs(parts: readonly Statement[], at: number): string | undefined {
 }
 
 /**
- * `args` as a TOML array in the style the table's old one had (issue 30): on one line, or an
+ * `args` as a TOML array in the style the table's old one had: on one line, or an
  * item a line at the old items' indentation, with a trailing comma if it had one.
  */
 function tomlArgs(args: readonly string[], old: string | undefined, eol: string): string {

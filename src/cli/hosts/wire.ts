@@ -1,6 +1,6 @@
 /**
- * `mcpool wire <host> [--write] [--json]` (SPEC D8, issue 18): in a host's MCP config, every
- * server entry that mcpool also has — same connection (SPEC A5: command, args, env, cwd; or
+ * `mcpool wire <host> [--write] [--json]`: in a host's MCP config, every
+ * server entry that mcpool also has — same connection (command, args, env, cwd; or
  * url, headers) — becomes `mcpool bridge --server ID`, so the host shares the daemon's warm
  * instance instead of starting its own. Entries mcpool does not have are left as they are
  * (`mcpool import` brings them in). A dry run by default: the unified diff of what would
@@ -53,7 +53,7 @@ export interface WireOptions {
   /**
    * The daemon's socket. Default: `defaultSocketPath()`. Written into every entry (`--socket`,
    * the pipe's argument), so an entry reaches this daemon whatever its host strips from the
-   * environment (issue 30).
+   * environment.
    */
   socketPath?: string;
   /** Where to look for the host's file. Default: this user, this platform. */
@@ -63,7 +63,7 @@ export interface WireOptions {
   /** Where the stock pipes are looked for (PATH). Default: this process's. */
   env?: NodeJS.ProcessEnv;
   /**
-   * `--catalog[=auto]` (SPEC J1): each entry becomes `mcpool bridge --server ID --catalog`, the
+   * `--catalog[=auto]`: each entry becomes `mcpool bridge --server ID --catalog`, the
    * server's alwaysLoad tools and the pool's search, describe and call tools; entries already
    * wired without it are rewritten too. No stock pipe: one server's catalog has no socket.
    */
@@ -295,7 +295,7 @@ export async function runWire(options: WireOptions): Promise<number> {
 const placeOf = (e: WirePlanEntry): string =>
   e.project !== undefined ? `${e.name} (project ${e.project})` : e.name;
 
-/** `--json` (issue 18): `{host, file, servers: [...], skipped: [{name, why}]}` and the outcome. */
+/** `--json`: `{host, file, servers: [...], skipped: [{name, why}]}` and the outcome. */
 function wireReport(
   host: HostName,
   file: string,

@@ -1,5 +1,5 @@
 /**
- * The lines `mcpool status` adds for `session: "conversation"` rows (SPEC B9): counts per
+ * The lines `mcpool status` adds for `session: "conversation"` rows: counts per
  * server, never who the conversations are for.
  */
 import type { ServerState } from "mcpool-protocol";

@@ -1,5 +1,5 @@
 /**
- * Ending the `mcpool` process without losing its output (SPEC F9). Writes to a pipe are
+ * Ending the `mcpool` process without losing its output. Writes to a pipe are
  * asynchronous: `process.exit()` right after a large write ended the process with only what
  * the pipe had taken (64 KiB, or 128) delivered, and exit 0. So the process exits once both
  * stdout and stderr have flushed. A reader that goes away early (`mcpool tools | head -1`)

@@ -1,4 +1,4 @@
-/** Resource figures for people (issue 17): memory, CPU, latency and a sparkline, each short. */
+/** Resource figures for people: memory, CPU, latency and a sparkline, each short. */
 import type { ServerResources } from "mcpool-protocol";
 
 const MB = 1024 * 1024;

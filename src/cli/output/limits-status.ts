@@ -1,5 +1,5 @@
 /**
- * The lines of `mcpool status` about the daemon's own limits (issue 27 item 8): its
+ * The lines of `mcpool status` about the daemon's own limits: its
  * connection cap, when anything was refused or it is nearly full, and the data and state
  * folders it could not save to, with what that costs, and why its log file is not being
  * written when it is not. Nothing when all is well.

@@ -1,5 +1,5 @@
 /**
- * What the `mcpool` command says when it has to say more than a result (issue 14): that an
+ * What the `mcpool` command says when it has to say more than a result: that an
  * id names no server, that a stopped server comes back on its next call, that a table cut
  * an error short and where to read it whole, and the log as JSON lines for `--json`.
  */

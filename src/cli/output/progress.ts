@@ -1,5 +1,5 @@
 /**
- * A progress line on stderr for what can take a while (issue 14): `call`, `restart`,
+ * A progress line on stderr for what can take a while: `call`, `restart`,
  * `probe`, `reload` print nothing until they end, and a 4 s call looks like a hang. Only
  * on a terminal — a pipe or a log gets the result and nothing else — and only once the
  * work has run for a second, so quick commands never flicker.

@@ -1,5 +1,5 @@
 /**
- * Text made safe for a person's terminal (SPEC K1): what a server sends — tool names, titles,
+ * Text made safe for a person's terminal: what a server sends — tool names, titles,
  * descriptions, schema keys, results, error bodies — reaches the screen as text, never as
  * control bytes. A terminal obeys an escape sequence wherever it comes from: OSC 0 retitles
  * the window, OSC 52 writes the clipboard, CSI clears or recolours the screen. So:

@@ -1,5 +1,5 @@
 /**
- * `mcpool service install|uninstall|status` (SPEC D5): run the daemon under the platform's
+ * `mcpool service install|uninstall|status`: run the daemon under the platform's
  * service manager, a systemd user unit pair on Linux, a LaunchAgent on macOS.
  *
  * `renderUnit` and `servicePlan` are pure: a plan says which files to write or remove and

@@ -1,5 +1,5 @@
 /**
- * The embedded default (SPEC D6): with no `mcp.json`, the daemon writes a starter file
+ * The embedded default: with no `mcp.json`, the daemon writes a starter file
  * holding the package's own stdio echo server, so a new user's first `mcpool tools`
  * shows something real.
  *

@@ -1,5 +1,5 @@
 /**
- * Reading `mcp.json` without trusting what sits at its path (SPEC F7). Whatever is there —
+ * Reading `mcp.json` without trusting what sits at its path. Whatever is there —
  * a symlink loop, a dangling link, a directory, a FIFO, a socket, a device, an unreadable
  * or a huge file, one that grows while read — the answer is text or a sentence saying what
  * the path is; never a throw, never a wait on a writer that does not come.

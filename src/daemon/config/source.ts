@@ -1,5 +1,5 @@
 /**
- * The daemon's configuration file (SPEC A7, D6): read `mcp.json`, keep the last good rows
+ * The daemon's configuration file: read `mcp.json`, keep the last good rows
  * when a read fails, and say what is wrong with its position. A missing file at first start
  * is written as the embedded default; a file that disappears later keeps the pool running.
  */
@@ -64,7 +64,7 @@ export class ConfigSource {
       await writeAtomically(this.path, text);
     }
     try {
-      // A row that wants a serving row's slug is the one left out (SPEC F11).
+      // A row that wants a serving row's slug is the one left out.
       const serving = this.#rows.map((row) => row.id);
       const parsed = await parseMcpJsonInTurns(text, nextTurn, { serving });
       this.#rows = parsed.rows;
@@ -113,7 +113,7 @@ interface ReadLog {
 }
 
 /**
- * A logger of each read of the file (issue 14): one line per reload, saying what applied
+ * A logger of each read of the file: one line per reload, saying what applied
  * or why nothing did, and each invalid row the first time it is seen — a row that stays
  * invalid through ten unrelated edits is not logged ten times. A row fixed and broken
  * again is logged again.
@@ -142,7 +142,7 @@ export function createReadLog(path: string, log: ReadLog): (status: ConfigStatus
 /**
  * Write to a sibling temp file and rename over: a reader sees the old file or the new one.
  * The temp name is unique per write, never pid and milliseconds: two saves in one
- * millisecond shared one and the second rename failed with ENOENT (issue 27). A write that
+ * millisecond shared one and the second rename failed with ENOENT. A write that
  * fails removes its temp file.
  */
 export async function writeAtomically(path: string, text: string, mode = 0o600): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Watching `mcp.json` (SPEC A7, F12). chokidar watches from the file's folder's parent, not
+ * Watching `mcp.json`. chokidar watches from the file's folder's parent, not
  * the file: editors that save by writing a temp file and renaming it over replace the
  * inode, and a watch on the old inode would go quiet after the first save; a watch on the
  * folder itself dies with the folder (`rm -rf` and a new one). Only the route down to the
@@ -8,7 +8,7 @@
  *
  * What chokidar cannot stat (a symlink loop at the path: ELOOP) it reports as an `error`
  * event; unheard, that event would throw and take the daemon down with every server. It
- * is logged, and the watch goes on: the next save is seen as usual (SPEC F7).
+ * is logged, and the watch goes on: the next save is seen as usual.
  */
 import { existsSync } from "node:fs";
 import { dirname, resolve, sep } from "node:path";

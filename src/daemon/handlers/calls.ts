@@ -1,5 +1,5 @@
 /**
- * What a `tools/call` hears back while it runs (SPEC C14), routed to the connection that
+ * What a `tools/call` hears back while it runs, routed to the connection that
  * made it and nowhere else: its progress as `progress` notifications carrying the token the
  * client chose, and its server's elicitations and sampling requests as an `elicit` or
  * `sample` request naming the call. The
@@ -51,7 +51,7 @@ export function routedCall(
       )) as Awaited<ReturnType<NonNullable<CallOptions["onSample"]>>>;
   }
   if (params.roots === true && callId !== undefined && callId !== null) {
-    // A modern server's roots/list inside the call: the caller's roots (SPEC H3).
+    // A modern server's roots/list inside the call: the caller's roots.
     options.onRoots = async (asked, { serverId, signal }) =>
       (await ctx.request("roots", { serverId, callId, params: asked }, signal)) as {
         roots: unknown[];

@@ -1,5 +1,5 @@
 /**
- * The wire's per-conversation methods (SPEC B9), one small handler each, and `tools/list`
+ * The wire's per-conversation methods, one small handler each, and `tools/list`
  * with an `identity`. A lease belongs to the connection that took it: `conversation/release`
  * from another connection does not find it, and a connection that closes releases every
  * lease it held. Identities go from the wire to the pool and nowhere else: not into logs,
@@ -53,9 +53,9 @@ export interface ConversationPool {
     names?: readonly string[];
     servers?: readonly string[];
   }): Awaitable<readonly ToolDefinition[]>;
-  /** Lists again what a server's cache hint says ran out, before tools() (SPEC H2). */
+  /** Lists again what a server's cache hint says ran out, before tools(). */
   fresh?(servers?: readonly string[]): Promise<void>;
-  /** tools() as a host with `profile` would list them direct (SPEC I4, I5). */
+  /** tools() as a host with `profile` would list them direct. */
   hostTools(
     profile: HostProfile,
     options: { names?: readonly string[]; servers?: readonly string[] },
@@ -162,7 +162,7 @@ export function createConversationHandlers(pool: ConversationPool): Conversation
   };
 }
 
-/** A wire `profile`, checked (SPEC I4, I5): refused `invalid-arguments` when it is not one. */
+/** A wire `profile`, checked: refused `invalid-arguments` when it is not one. */
 export function checkedProfile(value: unknown): HostProfile | undefined {
   if (value === undefined) return undefined;
   if (isHostProfile(value)) return value;

@@ -4,7 +4,7 @@
  * is a descriptor in protocol/src/methods.ts and its handler here, and tsc names a missing one.
  * They translate between the wire's params and the pool's calls and nothing more: scope,
  * timeouts and refusals are the pool's. Secrets leave the pool only when a request asks for
- * them (SPEC E1); that the asker is this user is the socket's business (0600, uid check).
+ * them; that the asker is this user is the socket's business (0600, uid check).
  */
 import type { HostProfile } from "mcpool-protocol";
 import {
@@ -49,7 +49,7 @@ type Answer<M extends MethodName> = Awaitable<ResultOf<M>>;
  * fails here and in the handler, not on the wire.
  */
 export interface PoolLike extends PassthroughPool, ConversationPool {
-  /** Resolves once the first reconcile is done, or a bound passed; never rejects (F4). */
+  /** Resolves once the first reconcile is done, or a bound passed; never rejects. */
   ready(): Promise<void>;
   state(options: { secrets: boolean }): Answer<"pool/state">;
   tools(options: { names?: readonly string[]; servers?: readonly string[] }): Answer<"tools/list">;
@@ -93,7 +93,7 @@ export interface PoolLike extends PassthroughPool, ConversationPool {
   ): () => void;
 }
 
-/** What the handlers use of the PoolMonitor (issue 17). */
+/** What the handlers use of the PoolMonitor. */
 export interface MonitorLike {
   withResources(states: readonly ServerState[]): Promise<ServerState[]>;
   usage(options: { since?: number; servers?: readonly string[] }): UsageReport;
@@ -101,7 +101,7 @@ export interface MonitorLike {
 
 export interface HandlerDeps {
   pool: PoolLike;
-  /** Resource figures and usage counts (issue 17); absent: neither is offered. */
+  /** Resource figures and usage counts; absent: neither is offered. */
   monitor?: MonitorLike;
   status(): DaemonStatus;
   /** Re-reads the config file and reconciles now; resolves with the file's state. */
@@ -121,9 +121,9 @@ interface Subscription {
   /** Set while the connection takes events; undefined again once it stops. */
   offEvents?: (() => void) | undefined;
   offNotifications?: (() => void) | undefined;
-  /** Every call of the connection answers its server's elicitations (C14). */
+  /** Every call of the connection answers its server's elicitations. */
   elicit?: boolean;
-  /** Every call of the connection answers its server's sampling requests (C14). */
+  /** Every call of the connection answers its server's sampling requests. */
   sample?: boolean;
 }
 
@@ -142,7 +142,7 @@ function eventPusher(
   };
 }
 
-/** Listings that would miss the servers still starting: they wait for the pool's first reconcile (F4). */
+/** Listings that would miss the servers still starting: they wait for the pool's first reconcile. */
 const READY_FIRST = [
   "tools/list",
   "tools/catalog",
@@ -178,7 +178,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       pid: process.pid,
     }),
 
-    // issue 17 (observe): resources and usage come from the monitor.
+    // Observing: resources and usage come from the monitor.
     "pool/state": async (params) => {
       const states = await pool.state({ secrets: params.secrets === true });
       return params.resources === true && deps.monitor
@@ -281,7 +281,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
 
     ...createPassthroughHandlers(pool),
 
-    // tools/list too: with an identity it adds the conversation's tools (SPEC B9).
+    // tools/list too: with an identity it adds the conversation's tools.
     ...createConversationHandlers(pool),
 
     "daemon/status": async (params) => {
@@ -350,7 +350,7 @@ function subscribeHandler(
     if (params.sample !== undefined) sub.sample = params.sample;
     if (params.notifications === true && sub.offNotifications === undefined) {
       sub.offNotifications = pool.onNotification((serverId, notification) => {
-        // A resource's updates go only to the connections that subscribed to it (C15).
+        // A resource's updates go only to the connections that subscribed to it.
         if (notification.method === "notifications/resources/updated") return;
         ctx.notify("notification", { serverId, notification });
       });

@@ -1,5 +1,5 @@
 /**
- * The wire's passthrough methods (SPEC C15), one small handler each: a request to one
+ * The wire's passthrough methods, one small handler each: a request to one
  * pooled server by id, refused by the pool with `not-offered` where the server's
  * capabilities lack it. Resource subscriptions are per connection: its
  * `notifications/resources/updated` go to the connections that subscribed to that uri on
@@ -52,7 +52,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
   const subscriptions = new Map<number, Map<string, Promise<(() => Promise<void>) | undefined>>>();
 
   const options = (ctx: RequestContext): PassthroughOptions => ({ signal: ctx.signal });
-  /** A modern server's questions inside the request go back to this connection (SPEC H3). */
+  /** A modern server's questions inside the request go back to this connection. */
   const asking = (params: AskingParams, ctx: RequestContext): PassthroughOptions => ({
     ...options(ctx),
     ...(params.caller !== undefined ? { caller: params.caller } : {}),

@@ -1,5 +1,5 @@
 /**
- * One record of the live daemons of a user (SPEC F10, I1): `<dataDir>/daemons/<pid>.json`,
+ * One record of the live daemons of a user: `<dataDir>/daemons/<pid>.json`,
  * `{pid, startTime, socket, version, startedAt, handlesSignals}`, written whole (temp file + rename, 0600)
  * once a daemon serves and handles SIGUSR1, removed when it stops serving. The data folder
  * outlives the runtime folder, so `status`, `shutdown` and `serve` find a daemon whose socket

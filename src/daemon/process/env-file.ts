@@ -1,5 +1,5 @@
 /**
- * The daemon's env file (SPEC F13): the variables the user wants every daemon to have,
+ * The daemon's env file: the variables the user wants every daemon to have,
  * however it was started — by a service manager, `mcpool serve`, or an agent's auto-start,
  * which hands it only the service's environment. This is where the secrets that `${VAR}`
  * placeholders in mcp.json read belong. `KEY=VALUE` lines; `#` comments and blank lines are

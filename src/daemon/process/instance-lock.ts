@@ -1,6 +1,6 @@
 /**
- * One daemon per socket (SPEC D1; FAULTS "Ten daemons started within 50 ms → exactly one
- * serves"). The lock is a file beside the socket holding `{pid, startTime, nonce}`, published
+ * One daemon per socket: ten daemons started within 50 ms → exactly one
+ * serves. The lock is a file beside the socket holding `{pid, startTime, nonce}`, published
  * whole by link(2) from a temp file: exclusive like `open(wx)`, and never seen half-written.
  * It is stale when its holder is dead or its pid now names another process (the Linux start
  * time differs; elsewhere the pid alone is trusted). Exactly one contender removes a given
@@ -10,7 +10,7 @@
  *
  * A file can be deleted (a `/tmp` cleaner, `rm -rf` of the runtime folder), so where the
  * platform has them the holder of the file lock also holds an abstract-namespace name
- * (name-lock.ts) that no removal can take (SPEC F10); the file is taken first, so contenders
+ * (name-lock.ts) that no removal can take; the file is taken first, so contenders
  * for a lock that is there still meet at the file.
  */
 import { createHash, randomBytes } from "node:crypto";

@@ -3,11 +3,11 @@
  * bounded log file in the log directory, rotated once to `.1` when it passes its cap.
  * Library code never writes stdout: for `mcpool bridge` it is a protocol channel.
  * Messages quote what servers said; every one is made printable (no escape sequences or
- * control bytes) before it reaches a terminal through stderr or `mcpool logs` (SPEC F8).
+ * control bytes) before it reaches a terminal through stderr or `mcpool logs`.
  * A line is `<ISO time> <level> <message>`; a line about one server has `mcpool: <id>: `
  * before its text (core/server-log.ts), which `mcpool logs --server` and `--json` read.
  *
- * Only the daemon writes this log (SPEC F13). A message is always one line: the newlines of
+ * Only the daemon writes this log. A message is always one line: the newlines of
  * a child's stderr tail are written as `\n`, so nothing a child says can start a line that
  * passes for an entry. The file is opened with O_NOFOLLOW: a symlink planted at its path (or
  * at `.1`) is refused, said so once on stderr, and from then on the log is stderr only.

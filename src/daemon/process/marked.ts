@@ -1,5 +1,5 @@
 /**
- * Children that left their process group (issue 27 item 9, SPEC F14). Every stdio child is
+ * Children that left their process group. Every stdio child is
  * started with `MCPOOL_DAEMON=<mark>`, a random word per daemon, and inherits it to what it
  * spawns; a grandchild that calls setsid() leaves the group the stop ladder signals, but not
  * its environment. At shutdown, and when a successor reaps a dead daemon's children, every

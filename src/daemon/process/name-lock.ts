@@ -1,5 +1,5 @@
 /**
- * The lock no removal can defeat (SPEC F10). On Linux a daemon also binds an abstract-namespace
+ * The lock no removal can defeat. On Linux a daemon also binds an abstract-namespace
  * Unix socket, `@mcpool-lock-<hash of uid and socket path>`, for as long as it lives: it has
  * no file to remove, the kernel frees it when the process ends, and a second bind gets
  * EADDRINUSE. So a second daemon for one socket path is refused even after the runtime folder

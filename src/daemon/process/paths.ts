@@ -1,6 +1,6 @@
 /**
- * Where the daemon lives on disk (SPEC D1), and the checks that run before anything listens
- * (FAULTS "The socket and the daemon's identity"). The socket path is mcpool-client's
+ * Where the daemon lives on disk, and the checks that run before anything listens
+ * (test/faults.ts, "The socket and the daemon's identity"). The socket path is mcpool-client's
  * `defaultSocketPath()` unless told otherwise, so the daemon and every client meet. The socket
  * directory must be ours: a symlink is refused (never followed), another user's directory is
  * refused (never chmod'ed), ours but too open is tightened to 0700. A socket path too long for

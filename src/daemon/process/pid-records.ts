@@ -1,10 +1,10 @@
 /**
- * The daemon's record of its children (SPEC B8, no orphans). Each child is one file,
+ * The daemon's record of its children (no orphans). Each child is one file,
  * `<dataDir>/children/<pid>.json`, written whole (temp file + rename, 0600): its pid, process
  * group, start time, server and the daemon that spawned it. A daemon that has just taken the
  * instance lock calls `reapPredecessors()`: the children of a daemon no longer running are
  * stopped by process group (SIGTERM, a grace period, SIGKILL). A pid that now names another
- * process (FAULTS: its start time differs) is never signalled, nor are the children of a
+ * process (its start time differs) is never signalled, nor are the children of a
  * daemon still running, nor what is left of a group whose leader vanished (its id may have
  * been reused: stragglers are left to stdin EOF). `add()`/`remove()` never throw: a record that cannot be written
  * is logged, and must not fail the spawn it describes.
@@ -28,7 +28,7 @@ import { prepareDir } from "./paths.js";
 
 export interface PidRecord {
   pid: number;
-  /** The child's process group: its own pid, as children lead their own group (B8). */
+  /** The child's process group: its own pid, as children lead their own group. */
   pgid: number;
   /** `/proc/<pid>/stat` field 22; null where there is no /proc. */
   startTime: number | null;
@@ -243,7 +243,7 @@ function judge(
   return record.pgid === record.pid && groupAlive(record.pgid) ? "ours" : "gone";
 }
 
-/** A child leading its own group (B8) is stopped group and all; never our own group. */
+/** A child leading its own group is stopped group and all; never our own group. */
 function leadsGroup(record: PidRecord, ownGroup: number | undefined): boolean {
   return record.pgid === record.pid && record.pgid !== ownGroup;
 }

@@ -1,5 +1,5 @@
 /**
- * What the daemon could not save (issue 27 item 8, SPEC F14): each store's last failed save
+ * What the daemon could not save: each store's last failed save
  * (ENOSPC, EROFS, EACCES…), with its folder and what the failure costs, shown by `status`
  * until a later save of that store succeeds. A failed save fails only itself: calls go on.
  */

@@ -1,5 +1,5 @@
 /**
- * Binding the daemon's socket path (SPEC D2). The socket is bound under a temporary name,
+ * Binding the daemon's socket path. The socket is bound under a temporary name,
  * made 0600, then renamed into place, so a client never finds a socket it may not use and
  * never finds none; and a stopping daemon unlinks only the inode it bound, never the socket
  * of the daemon that replaced it. Both names are held to paths.ts's `sun_path` limit, the

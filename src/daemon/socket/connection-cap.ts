@@ -1,5 +1,5 @@
 /**
- * The daemon's one connection cap (issue 27 item 8, SPEC F14): connections to its socket and
+ * The daemon's one connection cap: connections to its socket and
  * sessions on its MCP sockets count against one `mcpool.maxConnections`, so a process that
  * opens connections until the fd limit meets a clean refusal (a JSON-RPC error saying so)
  * long before accept() meets EMFILE. The cap never passes half the process's open-file

@@ -1,5 +1,5 @@
 /**
- * Dispatch on the daemon's socket (SPEC D2): each frame's envelope is read (envelope.ts), and
+ * Dispatch on the daemon's socket: each frame's envelope is read (envelope.ts), and
  * a request runs its handler from a table built from mcpool-protocol's METHODS, so names cannot
  * drift between the two sides. A handler's answer is written before the request counts as
  * settled; a refusal fails that request, and before hello that connection; nothing here can
@@ -74,7 +74,7 @@ function wireErrorOf(error: unknown): WireError | undefined {
 
 /**
  * A handler's context: one object a request, its methods on the prototype, its signal the
- * request itself (InboundRequest: no AbortSignal built per call, issue 16).
+ * request itself (InboundRequest: no AbortSignal built per call).
  */
 class PeerRequestContext implements RequestContext {
   readonly #peer: SocketPeer;
@@ -124,7 +124,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     const request = peer.requests.begin(id);
     const ctx = new PeerRequestContext(peer, request, id);
     // The answer is written before the request counts as settled: in a drain, settling the
-    // last one ends the connection, and an answer written after that would be lost (F6).
+    // last one ends the connection, and an answer written after that would be lost.
     const succeed = (result: unknown): void => {
       peer.requests.end(id, request);
       if (id !== undefined) peer.respond(createJSONRPCSuccessResponse(id, result), id, method);

@@ -1,5 +1,5 @@
 /**
- * What one decoded message on the daemon's socket asks for (SPEC D2), decided from the
+ * What one decoded message on the daemon's socket asks for, decided from the
  * message and whether the connection is still before hello, and from nothing else: no
  * socket, no state, no handler. The dispatcher acts on the verdict; a refusal before hello
  * also ends the connection, which is the dispatcher's business, not this function's.

@@ -1,5 +1,5 @@
 /**
- * The socket is the daemon's to keep (SPEC F10; FAULTS "A service left running for weeks").
+ * The socket is the daemon's to keep, even in a service left running for weeks.
  * A `/tmp` cleaner may delete the socket, or its whole folder, under a daemon that runs for
  * weeks. The keeper watches the socket's folder (to see the socket go) and that folder's
  * parent (to see the folder itself go), with fs watches, no polling; when the socket path is

@@ -1,5 +1,5 @@
 /**
- * The requests in flight on one connection, both ways (SPEC D2, C14). Each request a client
+ * The requests in flight on one connection, both ways. Each request a client
  * sends gets its own signal, aborted when the client withdraws it (`request/cancel`)
  * or the connection closes — so a handler passing it on to the pool cancels the call
  * upstream. The daemon's own requests (`elicit`, `sample`) are matched to the client's answers here,
@@ -31,7 +31,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * One request of the client's while its handler runs, and the signal its handler is given:
  * aborted when the client withdraws the request or the connection closes. Not an
  * AbortSignal, which Node 20 builds with ObjectSetPrototypeOf (3.3 µs, and 5 with its
- * listener, on every call: issue 16), but the CallSignal the pool reads of one: `aborted`,
+ * listener, on every call), but the CallSignal the pool reads of one: `aborted`,
  * `reason` and its "abort" listeners, each called once.
  */
 export class InboundRequest implements CallSignal {

@@ -1,5 +1,5 @@
 /**
- * One connection of the daemon's socket (SPEC D2): its phase (hello → ready → closing), the
+ * One connection of the daemon's socket: its phase (hello → ready → closing), the
  * frames it may be sent, and how it ends. Every write is bounded twice: a frame the peer's
  * decoder would refuse is never sent (it would lose every other answer on the connection),
  * and a peer that leaves more than `maxOutboundBytes` unread is dropped rather than let grow
@@ -138,7 +138,7 @@ export class SocketPeer {
 
   /**
    * Answers request `id`; an answer that cannot be sent becomes an error that can. One over
-   * the frame cap is `answer-too-large` (K3): the work is done, and asking again answers the
+   * the frame cap is `answer-too-large`: the work is done, and asking again answers the
    * same, so the error says so and, for a call, how to cap the result.
    */
   respond(message: object, id: JSONRPCID, method?: string): void {

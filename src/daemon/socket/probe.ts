@@ -1,6 +1,6 @@
 /**
  * Whether a daemon listens at a socket path, asked of the kernel by connecting. The instance
- * lock consults it before it removes a lock that looks stale (SPEC F5): a holder it cannot see
+ * lock consults it before it removes a lock that looks stale: a holder it cannot see
  * (another pid namespace) may still serve, and its socket must not be renamed over. A file
  * nobody listens on, left by a daemon that died, refuses the connect at once.
  */

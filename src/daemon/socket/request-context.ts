@@ -1,5 +1,5 @@
 /**
- * What a handler of the daemon's socket is given and must be (SPEC D2): one handler per
+ * What a handler of the daemon's socket is given and must be: one handler per
  * method of mcpool-protocol's METHODS, each `(params, ctx)`, where `ctx` names the connection,
  * carries the request's signal and lets the handler notify or ask that connection.
  */

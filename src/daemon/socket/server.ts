@@ -1,5 +1,5 @@
 /**
- * The daemon's socket (SPEC D2): its lifecycle, from bind to drain. Each connection is a
+ * The daemon's socket: its lifecycle, from bind to drain. Each connection is a
  * SocketPeer framed by mcpool-protocol's codec; its frames are read and dispatched by
  * socket/dispatch.ts (hello first, then one handler per method of METHODS) once
  * socket/admission.ts has let it past the connection cap; socket/listener.ts listens, and
@@ -23,7 +23,7 @@ export const DEFAULT_MAX_OUTBOUND_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
 /**
  * Bound on close() letting calls in flight finish, ms, before it destroys what is left: the
- * daemon's shutdown grace (F6). The service units allow 15 s to stop (TimeoutStopSec,
+ * daemon's shutdown grace. The service units allow 15 s to stop (TimeoutStopSec,
  * ExitTimeOut); this plus the children's stop ladder (2 s + 2 s) stays under it.
  */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
@@ -58,7 +58,7 @@ export interface SocketServer {
   /** Stops accepting and drops every connection now, aborting their calls. Idempotent. */
   destroy(): Promise<void>;
   /**
-   * Binds the socket path again (SPEC F10: it was removed, or SIGUSR1 asked), renaming a new
+   * Binds the socket path again (it was removed, or SIGUSR1 asked), renaming a new
    * listener over whatever is there; the old listener stops accepting, and the connections
    * it accepted carry on. False when there is nothing to rebind: not listening, or an
    * inherited socket (its path is the service manager's).

@@ -1,5 +1,5 @@
 /**
- * The daemon's pin store (SPEC C18): the tool list each server's pin was approved for, one
+ * The daemon's pin store: the tool list each server's pin was approved for, one
  * file per row in `<data>/pins/<id>.json` holding `{fingerprint, tools}`, written
  * atomically with mode 0600 by `mcpool approve`. It is what lets a daemon that restarted
  * still say what changed since the approval; losing it costs the difference, never the

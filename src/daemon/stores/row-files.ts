@@ -1,6 +1,6 @@
 /**
  * A directory of one JSON file per server row, `<data>/<name>/<id>.json`, each written
- * atomically, one save of a file at a time (F12), with mode 0600 in a 0700 directory: the
+ * atomically, one save of a file at a time, with mode 0600 in a 0700 directory: the
  * shape of the daemon's pin store and of its tools cache. A file that is absent, unreadable,
  * not JSON or not an object reads as nothing; what the object must hold is the store's to
  * check. Ids are [A-Za-z0-9_-] once

@@ -1,8 +1,8 @@
 /**
  * The daemon's tools cache on disk: one file per row in `<data>/tools-cache/<id>.json`,
  * written atomically with mode 0600. It holds the connection's digest, the tool list (none
- * for a list its server calls private, SPEC H2) and the era the server was found to speak
- * (SPEC H1), never a row's env or headers.
+ * for a list its server calls private) and the era the server was found to speak,
+ * never a row's env or headers.
  */
 import type { CachedTools, ProfileMemo, ToolsCacheStore } from "../../pool/catalog/tools-cache.js";
 import { parseVerdict } from "../../pool/mcp/era.js";
@@ -46,7 +46,7 @@ export function createFileToolsCache(
   };
 }
 
-/** A stored profile memo (SPEC I4, I5), or undefined for anything else: it is learnt again. */
+/** A stored profile memo, or undefined for anything else: it is learnt again. */
 function parseProfiles(value: unknown): ProfileMemo | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const { same, asksRoots } = value as { same?: unknown; asksRoots?: unknown };

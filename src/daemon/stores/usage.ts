@@ -1,5 +1,5 @@
 /**
- * The pool's call counts on disk (SPEC G4): one small file, `<data>/usage.json`, written
+ * The pool's call counts on disk: one small file, `<data>/usage.json`, written
  * atomically with mode 0600. It names servers and tools and counts calls; it holds no
  * arguments, results or secrets.
  */
@@ -14,7 +14,7 @@ export function createFileUsageStore(
   health?: SaveHealth,
 ): UsageStore & { path: string } {
   const path = join(dataDir, "usage.json");
-  // One save at a time (F12): the last counts asked to be saved are the ones kept.
+  // One save at a time: the last counts asked to be saved are the ones kept.
   const queue = createSaveQueue();
   return {
     path,

@@ -2,7 +2,7 @@
  * The pool's OAuth code — the stored and machine-grant providers (oauth.ts,
  * auth/machine.ts) and, behind them, the SDK's client/auth.js, auth-extensions.js and
  * shared/auth.js — loads with the first http row or the first sign-in, not with the
- * daemon: a pool of stdio rows never pays for it (issue 16). This module is the one door
+ * daemon: a pool of stdio rows never pays for it. This module is the one door
  * to it and imports none of it.
  */
 import type { CreateTransport } from "../mcp/transport.js";

@@ -1,5 +1,5 @@
 /**
- * OAuth for http rows, the pool's half (MCP authorization, SPEC E1): a non-interactive
+ * OAuth for http rows, the pool's half (MCP authorization, docs/security.md): a non-interactive
  * OAuthClientProvider over a TokenStore. The SDK's transport drives it: it sends the stored
  * access token, and on a 401 runs discovery and refreshes with the stored refresh token.
  * Whenever a person would be needed (no registration, no token, a refresh refused) the

@@ -1,5 +1,5 @@
 /**
- * The pool's half of signing in (SPEC E5), in one place: which OAuth provider a row's
+ * The pool's half of signing in, in one place: which OAuth provider a row's
  * connection gets (the stored, non-interactive one, or a machine grant's), the tokens to
  * redact, what each server's refusals asked for (sign-in.ts), the one sentence every
  * auth-required status, event, log line and error carries for a server, and the sign-ins

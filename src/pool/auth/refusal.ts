@@ -1,5 +1,5 @@
 /**
- * What an auth-required refusal is (SPEC E5), without the OAuth code: the sentence it
+ * What an auth-required refusal is, without the OAuth code: the sentence it
  * carries and how to know one. Every server's failures are asked "is this a sign-in?", a
  * stdio row's too, so the asking loads nothing of the SDK's client/auth.js: the pool
  * loads OAuth before it makes any http transport (oauth-client.ts), so before that an SDK

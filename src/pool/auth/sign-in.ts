@@ -1,5 +1,5 @@
 /**
- * What the pool knows about a server's demand for a sign-in (SPEC E5), per server id: the
+ * What the pool knows about a server's demand for a sign-in, per server id: the
  * last challenge its server sent (a 401, or a 403 `insufficient_scope`, with the scope and
  * resource metadata its `WWW-Authenticate` named), the scope earlier sign-ins were granted,
  * and how many sign-ins in a row left that challenge unmet.

@@ -1,5 +1,5 @@
 /**
- * Where sign-ins are kept (SPEC E1), without the OAuth code: the store's shape, the
+ * Where sign-ins are kept, without the OAuth code: the store's shape, the
  * pool's default in memory and the key a server's credentials are kept under. The pool
  * holds a store from the start; the providers that read it load with the first http row
  * (oauth-client.ts).

@@ -1,5 +1,5 @@
 /**
- * Argument coercion (SPEC C9, seed "Arguments"): local models get argument types wrong
+ * Argument coercion: local models get argument types wrong
  * far more often than names — "5" for 5, "true" for true, an object serialised into a
  * string, "" for a parameter they meant to leave out. call() repairs what has only one
  * reading against the tool's own inputSchema, then refuses what still does not fit with a

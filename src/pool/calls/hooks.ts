@@ -1,5 +1,5 @@
 /**
- * The hook runner (SPEC C17, seed "Hooks"): runs the hooks rows attach to one event as
+ * The hook runner: runs the hooks rows attach to one event as
  * tool calls through the pool. The pool never fires a hook itself — only the host knows
  * when a turn starts — it supplies this, so every host runs the same rows the same way.
  *

@@ -1,6 +1,5 @@
 /**
- * Passthrough answers a 2026-07-28 server calls `public`, with a positive `ttlMs` (SPEC H2,
- * SEP-2549): listings and `resources/read`. One answer serves every caller until it runs
+ * Passthrough answers a 2026-07-28 server calls `public`, with a positive `ttlMs` (SEP-2549): listings and `resources/read`. One answer serves every caller until it runs
  * out, keyed by server, method and params (a page's cursor, a read's URI). Nothing else is
  * kept — a private answer, one with no lifetime, a legacy server's, and one the server gave
  * only after asking for input (a retry with `inputResponses`: the spec forbids keeping it,

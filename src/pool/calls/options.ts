@@ -1,6 +1,6 @@
 /**
  * What one call() may say beyond its tool and arguments: where it may go, how long it may
- * take, what it returns, and who answers what its server asks while it runs (C14).
+ * take, what it returns, and who answers what its server asks while it runs.
  */
 import type { Implementation } from "@modelcontextprotocol/sdk/types.js";
 import { defined, type Caller, type ConversationIdentity, type HostProfile } from "mcpool-protocol";
@@ -33,32 +33,32 @@ export interface CallOptions {
   coerce?: boolean;
   /** false: ask the server even when the result cache holds an answer, and keep the new one. */
   cache?: boolean;
-  /** Told of each progress notification the server sends for this call (C14); never extends the timeout. */
+  /** Told of each progress notification the server sends for this call; never extends the timeout. */
   onProgress?: (progress: CallProgress) => void;
   /**
-   * Answers the server's elicitation/create while this call is in flight on it (C14). Takes
+   * Answers the server's elicitation/create while this call is in flight on it. Takes
    * effect only in a pool given `onElicit`, which is what declares the capability.
    */
   onElicit?: CallElicitHandler;
   /**
-   * Answers the server's sampling/createMessage while this call is in flight on it (C14).
+   * Answers the server's sampling/createMessage while this call is in flight on it.
    * Takes effect only in a pool given `onSample`, which is what declares the capability.
    */
   onSample?: CallSampleHandler;
   /**
-   * Answers a modern server's `roots/list` input request during this call (SPEC H3): the
+   * Answers a modern server's `roots/list` input request during this call: the
    * calling host's roots, for a host that is asked for them per call (a modern host).
    */
   onRoots?: CallRootsHandler;
-  /** The conversation a call to a `session: "conversation"` row is for (B9); others ignore it. */
+  /** The conversation a call to a `session: "conversation"` row is for; others ignore it. */
   identity?: ConversationIdentity;
   /**
-   * The calling host's capabilities and roots (I4, I5): the call goes to the row's child for
+   * The calling host's capabilities and roots: the call goes to the row's child for
    * that profile, and what the host cannot answer is refused as the host itself would.
    * Absent: the pool's own child.
    */
   profile?: HostProfile;
-  /** Server id → a binding from a conversation listing: the call is checked against it (B9). */
+  /** Server id → a binding from a conversation listing: the call is checked against it. */
   bindings?: Readonly<Record<string, string>>;
   /**
    * The host request's `_meta`, sent as the upstream request's own (trace context such as
@@ -66,7 +66,7 @@ export interface CallOptions {
    */
   meta?: Readonly<Record<string, unknown>>;
   /**
-   * The calling agent's own client info and log level (SPEC H2): a modern server reads
+   * The calling agent's own client info and log level: a modern server reads
    * them in the request's envelope. Absent (and no profile): the pool's client info and
    * the connection's level. Ignored by a legacy server, which read the pool's at initialize.
    */
@@ -95,8 +95,8 @@ export function upstreamParams(
 }
 
 /**
- * Who a modern server is told the call is for (SPEC H2, I4): the calling host's capabilities
- * (its profile's, and roots when it is asked for them per call, SPEC H3), its client info
+ * Who a modern server is told the call is for: the calling host's capabilities
+ * (its profile's, and roots when it is asked for them per call), its client info
  * and its log level. A call that names neither profile nor caller is the pool's own.
  */
 export function upstreamCaller(

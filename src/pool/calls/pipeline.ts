@@ -3,11 +3,11 @@
  *
  *   resolve → gate → coerce → route/cache → send → finish
  *
- * resolve a qualified name (waking a server that could offer it, F4), the gates the
- * catalog applies (scope, hiding, pins), coerce the arguments (C9), register the
- * caller's elicitation/sampling handlers (C14) and consult the result cache (C11), send on
- * the server's connection (redialling a lost session once, B6; resending a trusted read
- * cut off by a crash once, F2), and finish the result (flatten, cut; results.ts). A
+ * resolve a qualified name (waking a server that could offer it), the gates the
+ * catalog applies (scope, hiding, pins), coerce the arguments, register the
+ * caller's elicitation/sampling handlers and consult the result cache, send on
+ * the server's connection (redialling a lost session once; resending a trusted read
+ * cut off by a crash once), and finish the result (flatten, cut; results.ts). A
  * failure is mapped once, by upstream-error.ts.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -37,7 +37,7 @@ import { McpError } from "../mcp/error.js";
 
 /**
  * Where the pipeline hands a call whose tool no shared server lists: the conversation
- * registry (B9), which lists tools on the caller's own client and calls them there.
+ * registry, which lists tools on the caller's own client and calls them there.
  */
 export interface ConversationCalls {
   resolve(
@@ -53,7 +53,7 @@ export interface ConversationCalls {
 }
 
 /**
- * Where a call that names a host profile resolves (I4, I5): the pool's catalog and entries
+ * Where a call that names a host profile resolves: the pool's catalog and entries
  * with each row's child for that profile in place of the row's own entry.
  */
 export interface ProfileViews {
@@ -72,14 +72,14 @@ export interface CallPipelineInit {
   entries(): readonly ServerEntry[];
   conversations: ConversationCalls;
   profiles: ProfileViews;
-  /** Where a server's elicitations and sampling find the caller in flight (C14). */
+  /** Where a server's elicitations and sampling find the caller in flight. */
   routes: CallRoutes;
   cache: ResultCache | undefined;
   auth: PoolAuth;
   events: CallEvents;
   /** Throws `closed` once the pool is closed. */
   assertOpen(): void;
-  /** Whether the first reconcile is still running (F4), and the wait for it. */
+  /** Whether the first reconcile is still running, and the wait for it. */
   starting(): boolean;
   ready(): Promise<void>;
   /** Pool-wide defaults the row and the call outrank. */
@@ -113,7 +113,7 @@ export class CallPipeline {
       this.#init.assertOpen();
       checkCallTimeout(opts.timeoutMs);
       indexed = await this.#resolve(qualified, opts);
-      // From here until the call settles, the server's elicitations may be this caller's (C14).
+      // From here until the call settles, the server's elicitations may be this caller's.
       const own = hostOnly(indexed, opts);
       unroute = routes.register(routeOf(indexed), own);
       const finished = await this.#prepared(indexed, input, own);
@@ -152,7 +152,7 @@ export class CallPipeline {
       throw error;
     } finally {
       unroute?.();
-      // The use is over: the idle clock starts again (B1).
+      // The use is over: the idle clock starts again.
       indexed?.entry.idle();
     }
   }
@@ -171,7 +171,7 @@ export class CallPipeline {
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();
     if (found && found.entry.connection) {
-      // A list whose cache hint ran out is listed again first: the tool may be gone (SPEC H2).
+      // A list whose cache hint ran out is listed again first: the tool may be gone.
       const listing = found.entry.fresh();
       if (listing === undefined) return found;
       await listing;
@@ -180,7 +180,7 @@ export class CallPipeline {
       throw unknownTool(qualified);
     }
     if (!found && this.#init.starting()) {
-      // The pool is still starting: the name may be one a server has yet to list (F4).
+      // The pool is still starting: the name may be one a server has yet to list.
       const since = Date.now();
       await this.#init.ready();
       return this.#resolve(qualified, opts, waitedFrom ?? since);
@@ -192,7 +192,7 @@ export class CallPipeline {
       if (again) return again;
       throw unknownTool(qualified);
     }
-    // A live list whose cache hint ran out may offer the name now (SPEC H2).
+    // A live list whose cache hint ran out may offer the name now.
     const listings = entries()
       .filter((entry) => (!scope || scope.has(entry.id)) && couldName(entry, qualified))
       .map((entry) => entry.fresh())
@@ -202,7 +202,7 @@ export class CallPipeline {
       const listed = catalog.lookup(qualified, scope, hidden);
       if (listed) return this.#resolve(qualified, opts, waitedFrom);
     }
-    // A conversation row's tools are listed on the caller's own client (B9).
+    // A conversation row's tools are listed on the caller's own client.
     const conversational = await this.#init.conversations.resolve(qualified, scope, opts);
     if (conversational) return conversational;
     // Nothing answers to the name: wake the servers in scope whose slug could have made it.
@@ -232,7 +232,7 @@ export class CallPipeline {
     throw unknownTool(qualified);
   }
 
-  /** After the gates: coercion (C9), then the result cache (C11). */
+  /** After the gates: coercion, then the result cache. */
   #prepared(
     indexed: IndexedTool,
     input: unknown,
@@ -242,7 +242,7 @@ export class CallPipeline {
     const row = entry.row;
     const coerce = opts.coerce ?? row.coerceArguments ?? this.#init.coerceArguments ?? true;
     const args = callArguments(indexed.qualified, input, tool.inputSchema, coerce);
-    // Never cached: a conversation's answers are its session's (B9).
+    // Never cached: a conversation's answers are its session's.
     if (isConversationTool(indexed)) return this.#init.conversations.invoke(indexed, args, opts);
     const cache = this.#init.cache;
     // A profile's child answers for its host's roots: never from another host's answers.
@@ -278,7 +278,7 @@ export class CallPipeline {
       this.#send(entry, connection, tool.name, args, timeoutMs, opts);
     let result: CallToolResult;
     try {
-      // A remote that forgot our session is redialled once and sent the call again (B6).
+      // A remote that forgot our session is redialled once and sent the call again.
       result = await withSession(entry, send);
     } catch (error) {
       const retryable =
@@ -287,7 +287,7 @@ export class CallPipeline {
         row.trustAnnotations === true &&
         (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true);
       if (!retryable) throw error;
-      // A read cut off by a crash is safe to send again, once, to the restarted server (F2).
+      // A read cut off by a crash is safe to send again, once, to the restarted server.
       result = await send(await entry.ensure({ ignoreBackoff: true }));
     }
     const maxChars = resultBudget(
@@ -325,7 +325,7 @@ export class CallPipeline {
     } catch (error) {
       if (signal?.aborted) throw error;
       if (isMcpError(error, ErrorCode.RequestTimeout)) {
-        // Slow, or hung? A ping on a small budget tells, and a hung server is replaced (F3).
+        // Slow, or hung? A ping on a small budget tells, and a hung server is replaced.
         entry.timedOut(connection);
       }
       if (isBrokenPipe(error)) entry.brokenPipe(connection);
@@ -347,7 +347,7 @@ export class CallPipeline {
 
 /**
  * The call's own handlers, and for a host profile a refusal of what the host does not
- * answer: on the row's own connection (its listing is the pool's, I4), or in a modern
+ * answer: on the row's own connection (its listing is the pool's), or in a modern
  * server's `input_required` round, the server hears what it would hear from that host
  * direct (-32601), never an answer made up for it. (A legacy child of the profile declared
  * nothing the host lacks: its server cannot ask.)

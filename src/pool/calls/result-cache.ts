@@ -1,5 +1,5 @@
 /**
- * The result cache (SPEC C11, seed "Calls a turn makes twice"): a local model often makes
+ * The result cache: a local model often makes
  * the same read twice in a turn, and the second can be answered from memory.
  *
  * Opt-in, and then only for tools that declare readOnlyHint or idempotentHint on rows that

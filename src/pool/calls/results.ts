@@ -1,5 +1,5 @@
 /**
- * Results (SPEC C10): how a CallToolResult becomes the one string a message array holds,
+ * Results: how a CallToolResult becomes the one string a message array holds,
  * and how that string is cut to a budget.
  *
  * A block that came with text arrives as that text, wherever the block keeps it; a block
@@ -42,7 +42,7 @@ function isForwardable(value: unknown): boolean {
 }
 
 /**
- * A tool's answer as the pool forwards it (issue 16): the checks above in one pass and the
+ * A tool's answer as the pool forwards it: the checks above in one pass and the
  * result kept as received, where the SDK's CallToolResultSchema parsed every block with zod
  * and copied the whole result for a value that is only forwarded. A result that came
  * without `content` gets the empty list the SDK's schema gave it. The tool's output schema
@@ -74,7 +74,10 @@ function omitted(type: string, mimeType: string | undefined, data: unknown): str
   return `[${type}${mimeType ? ` ${mimeType}` : ""}, ${size} omitted]`;
 }
 
-/** One block as text, per the seed's flattening table. */
+/**
+ * One block as text: text (and a resource's text) as is, anything else as a bracketed note
+ * of what was left out.
+ */
 function flattenBlock(block: Block): string {
   switch (block.type) {
     case "text":
@@ -175,7 +178,7 @@ function rawFinished(result: CallToolResult): FinishedResult {
 
 /**
  * The one finishing step of every call path (pool, conversation, result cache): flatten,
- * then cut to `maxChars` (C10). A result the server marked `isError` is thrown as
+ * then cut to `maxChars`. A result the server marked `isError` is thrown as
  * `tool-error` with its text cut the same way, unless the caller asked for the raw result.
  * `full` is the flattened text when the caller has it already (a cached answer).
  */

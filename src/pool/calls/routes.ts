@@ -1,8 +1,8 @@
 /**
- * The pool's routes back to its callers (SPEC C14): one CallerRouter for elicitation and
+ * The pool's routes back to its callers: one CallerRouter for elicitation and
  * one for sampling, the client capabilities that say which a server may send, and the
  * route of a call. Every call path registers here and every connection answers from here,
- * per-conversation clients (B9) included: a conversation's requests go to its own callers.
+ * per-conversation clients included: a conversation's requests go to its own callers.
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { ConversationIdentity } from "mcpool-protocol";
@@ -70,7 +70,7 @@ export class CallRoutes {
   }
 
   /**
-   * Who answers the input requests of one call's modern results (MRTR, SPEC H2): an
+   * Who answers the input requests of one call's modern results (MRTR): an
    * `input_required` belongs to exactly the call that got it, so its elicitation and
    * sampling go to this call's own handlers — checked as the pool's client checks a
    * server's requests — and never to another caller in flight, as a legacy server's do;
@@ -93,14 +93,14 @@ export class CallRoutes {
           this.#sampling.answerFor(opts.onSample, serverId, params, signal),
         );
       }
-      // A modern server asks for roots in the call itself: the calling host's (I5), asked
-      // of a host that answers them per call (a modern host, SPEC H3), else its profile's.
+      // A modern server asks for roots in the call itself: the calling host's, asked
+      // of a host that answers them per call (a modern host), else its profile's.
       if (request.method === "roots/list" && opts.onRoots) {
         return opts.onRoots(request.params ?? {}, { serverId, signal });
       }
       const roots = opts.profile?.roots;
       if (request.method === "roots/list" && roots !== undefined) return { roots: [...roots] };
-      // The connection's own answers: a host profile's child answers roots/list (I5).
+      // The connection's own answers: a host profile's child answers roots/list.
       return local(request, signal);
     };
   }
@@ -112,7 +112,7 @@ export class CallRoutes {
 }
 
 /**
- * A tool a conversation listed (B9): its call goes on that conversation's own client, and
+ * A tool a conversation listed: its call goes on that conversation's own client, and
  * what its server asks meanwhile goes to that conversation's callers. Only the conversation
  * registry makes these (conversations/calls.ts, ConversationTool); calls only tell them apart.
  */

@@ -1,13 +1,13 @@
 /**
- * Passthrough (SPEC C15): the MCP requests a consumer proxying the protocol needs beyond
+ * Passthrough: the MCP requests a consumer proxying the protocol needs beyond
  * tools — resources, prompts, completion, ping, logging level — sent to one server by id.
  * A server whose capabilities do not offer a surface is refused with `not-offered` before
  * anything is sent. Like call(), a request wakes an idle server, is refused for a disabled
- * one, counts as a use, redials once on a lost remote session (B6), and bypasses the scope
+ * one, counts as a use, redials once on a lost remote session, and bypasses the scope
  * check: a caller holding a server id is not a model.
  *
  * A listing or resource read a 2026-07-28 server calls public is kept until its `ttlMs` runs
- * out, and served to every caller meanwhile (listing-cache.ts, SPEC H2).
+ * out, and served to every caller meanwhile (listing-cache.ts).
  *
  * Resource subscriptions are the pool's, not a caller's: a server sees one subscribe per
  * uri however many listeners share it, one unsubscribe when the last one leaves, and the
@@ -136,14 +136,14 @@ function assertOffered(
 export interface PassthroughDeps {
   /** The server's entry; throws `unknown-server`. */
   entry(id: string): ServerEntry;
-  /** The auth-required sentence when `error` means the server wants a sign-in (E5). */
+  /** The auth-required sentence when `error` means the server wants a sign-in. */
   authRefusal?(serverId: string, error: unknown): string | undefined;
   /** The server's entry, if it is configured. */
   find(id: string): ServerEntry | undefined;
   /** The call timeout that applies to `entry`, ms; undefined is the SDK's 60 s. */
   timeoutMs(entry: ServerEntry): number | undefined;
   /**
-   * Who answers a modern server's `input_required` inside one request (SPEC H3): the
+   * Who answers a modern server's `input_required` inside one request: the
    * request's own handlers, as a call's (CallRoutes.answerer).
    */
   answerer?(serverId: string, options: PassthroughOptions): InputAnswerer;
@@ -172,7 +172,7 @@ export class Passthrough {
   readonly #deps: PassthroughDeps;
   /** Per server id, per uri: who listens. */
   readonly #subscriptions = new Map<string, Map<string, Subscription>>();
-  /** Public listings and reads kept until their `ttlMs` runs out (SPEC H2). */
+  /** Public listings and reads kept until their `ttlMs` runs out. */
   readonly #listings = new ListingCache();
 
   constructor(deps: PassthroughDeps) {
@@ -187,7 +187,7 @@ export class Passthrough {
   ): Promise<PassthroughResult<M>> {
     const entry = this.#deps.entry(id);
     const timeoutMs = options.timeoutMs ?? this.#deps.timeoutMs(entry);
-    // The result goes on as the server sent it (issue 16): the consumer's own SDK reads it
+    // The result goes on as the server sent it: the consumer's own SDK reads it
     // there; only a result that is no object at all is refused here.
     const send = (): Promise<unknown> =>
       this.#send(entry, method, timeoutMs, (client) =>
@@ -196,7 +196,7 @@ export class Passthrough {
           {
             ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
-            // The calling agent's client info and log level, to a modern server (SPEC H2).
+            // The calling agent's client info and log level, to a modern server.
             ...upstreamCaller(options),
             ...(this.#deps.answerer && asks(options)
               ? { answer: this.#deps.answerer(id, options) }

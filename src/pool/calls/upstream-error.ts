@@ -4,14 +4,14 @@
  * conversation's call, and the passthrough surface (resources, prompts…). Each code says
  * one way a request can fail:
  *
- * - `timeout`: the request timed out, or the server stopped answering and is replaced (F3);
+ * - `timeout`: the request timed out, or the server stopped answering and is replaced;
  * - `server-crashed` / `connection-lost`: the connection closed under the request — a
  *   crash, or ours (a reconnect, a retirement), as the caller's `cutOff` tells;
  * - `tool-error`: the server refused, its JSON-RPC code in `mcpCode` and its `data` kept;
- * - `auth-required`: the server wants a sign-in (E5), when the caller can tell;
+ * - `auth-required`: the server wants a sign-in, when the caller can tell;
  * - `connection-lost`: a remote that could not be reached, when the caller asks for it.
  *
- * A pool error, a session loss (withSession redials on it, B6) and an aborted request are
+ * A pool error, a session loss (withSession redials on it) and an aborted request are
  * passed through whole.
  */
 import { causeCode, withCause } from "../core/causes.js";
@@ -30,7 +30,7 @@ export interface UpstreamRequest {
   timeoutMs: number | undefined;
   /** The caller's signal: an aborted request's error is the abort's. */
   signal?: CallSignal | undefined;
-  /** The connection gave up on: a ping went unanswered after a timeout (F3). */
+  /** The connection gave up on: a ping went unanswered after a timeout. */
   unresponsive?: boolean;
   /**
    * The error of a connection closed under the request. Default: `connection-lost`,

@@ -1,6 +1,6 @@
 /**
  * The catalog: what the pool offers, read from the tool index without connecting
- * anything (SPEC C1–C8); fresh() lists again what a server's cache hint says ran out. state(), tools(), catalog(), search(), alwaysLoaded(), describe(),
+ * anything; fresh() lists again what a server's cache hint says ran out. state(), tools(), catalog(), search(), alwaysLoaded(), describe(),
  * and the lookup call() resolves a name with. Scope and hiding are applied here, once;
  * the index is rebuilt on the next read after a server's list or row changed.
  */
@@ -82,7 +82,7 @@ export class Catalog {
   }
 
   /**
-   * Lists again every live list in scope whose cache hint ran out (SPEC H2), so the read
+   * Lists again every live list in scope whose cache hint ran out, so the read
    * that follows is fresh; resolves at once, having sent nothing, when none has.
    */
   async fresh(servers?: readonly string[]): Promise<void> {

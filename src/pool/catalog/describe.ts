@@ -1,5 +1,5 @@
 /**
- * describe() (SPEC C7, seed "What a definition has no room for"): everything a server said
+ * describe(): everything a server said
  * about one tool that an OpenAI definition cannot carry — annotations, title, the untouched
  * input schema, the output schema, `_meta`, `icons` and `execution` — for a host deciding whether a call needs a
  * person's approval. Annotations are the server's claims, not facts.

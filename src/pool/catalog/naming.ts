@@ -1,5 +1,5 @@
 /**
- * Qualified tool names (SPEC C1): `<slug>__<tool>`, in the alphabet and length a model
+ * Qualified tool names: `<slug>__<tool>`, in the alphabet and length a model
  * API accepts for a function name. Lookups are by the whole string, never by splitting it:
  * the split of a shortened name is a tool its server never had.
  */

@@ -1,5 +1,5 @@
 /**
- * The pin gate (SPEC C18): a server whose live list stops matching its row's pin has its
+ * The pin gate: a server whose live list stops matching its row's pin has its
  * tools withheld; a call to one of them is refused with `pin-mismatch` and why; a person
  * approves a list by its fingerprint. The ledger (pinning.ts) remembers approved lists.
  */

@@ -1,5 +1,5 @@
 /**
- * Tool pinning (SPEC C18, seed "State" on toolsFingerprint): a row's `pin` is the
+ * Tool pinning (core/fingerprint.ts): a row's `pin` is the
  * fingerprint of a tool list a person approved. While the live list hashes to something
  * else, the tool index withholds that server's tools from everything built on it, and the
  * pool reports `pin-mismatch` with what changed — the "rug pull" is caught, not just shown.

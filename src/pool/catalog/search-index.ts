@@ -1,5 +1,5 @@
 /**
- * The search index (SPEC C6, P6): for each word, the tools it turns up in and what the best
+ * The search index: for each word, the tools it turns up in and what the best
  * place it turns up there is worth, so a query scores only the tools that share a word with
  * it instead of walking the whole catalog.
  *

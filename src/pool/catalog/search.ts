@@ -1,5 +1,5 @@
 /**
- * Tool search (SPEC C6, seed "Loading tools on demand"): the catalog cut to what a turn
+ * Tool search (docs/tools-on-demand.md): the catalog cut to what a turn
  * asked for, so an agent sends a shortlist of schemas instead of all of them.
  *
  * Ranking is word overlap, no embeddings and no dependency: a query word scores once, by

@@ -1,5 +1,5 @@
 /**
- * One server as state() reports it (SPEC C3): a copy of its row (secrets only when asked
+ * One server as state() reports it: a copy of its row (secrets only when asked
  * for), what the pool made of it, and what the server said for itself. Pure: it reads the
  * entry and the index and builds plain data the daemon can send as it is.
  */
@@ -20,7 +20,7 @@ export interface ServerStateExtras {
   signIn?: ServerState["signIn"];
   /** What was unusual about the server's sign-in, when something was. */
   signInNotice?: string | undefined;
-  /** The row's children for other host profiles (I4, I5), when it has any up. */
+  /** The row's children for other host profiles, when it has any up. */
   profiles?: ServerState["profiles"];
 }
 

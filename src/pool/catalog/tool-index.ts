@@ -1,9 +1,9 @@
 /**
  * The tool index: qualified name → (server, tool), in a stable order (configuration
- * order, then each server's own), with clashes resolved by the rows (SPEC C1, C2, C5).
+ * order, then each server's own), with clashes resolved by the rows.
  * Rebuilt whole whenever a server's list or row changes; lookups are by whole string.
  * It is the one place that decides which tools are offered: a server whose list does not
- * match its row's pin (C18) is withheld here, so everything built on the index inherits it.
+ * match its row's pin is withheld here, so everything built on the index inherits it.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { labelOf, slugOf } from "../../config/rows.js";

@@ -1,9 +1,9 @@
 /**
- * The tools cache's contract (SPEC B4): a store where last-known tool lists outlive the
+ * The tools cache's contract: a store where last-known tool lists outlive the
  * process, keyed per row by a hash of the connection it was listed over. The hash covers
  * env and headers, so a list from before a row was pointed elsewhere is never offered, and
  * the store never holds a secret, only its digest. Beside the list it keeps the era the
- * server was found to speak (SPEC H1) and what host profiles taught (SPEC I4, I5), so a
+ * server was found to speak and what host profiles taught, so a
  * restart does not find them out again. A list its server calls `private` is not kept.
  */
 import { createHash } from "node:crypto";
@@ -17,13 +17,13 @@ export interface CachedTools {
   connection: string;
   tools: Tool[];
   /**
-   * The server said its list is `private` (a 2026-07-28 cache hint, SPEC H2): `tools` is
+   * The server said its list is `private` (a 2026-07-28 cache hint): `tools` is
    * then empty, and nothing is offered from the store until the server lists again.
    */
   private?: true;
-  /** The era the server was found to speak over that connection, dated (SPEC H1). */
+  /** The era the server was found to speak over that connection, dated. */
   era?: EraVerdict;
-  /** What the server was found to do with host profiles over that connection (SPEC I4, I5). */
+  /** What the server was found to do with host profiles over that connection. */
   profiles?: ProfileMemo;
 }
 

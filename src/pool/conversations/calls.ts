@@ -1,6 +1,6 @@
 /**
- * Listings and calls of per-conversation rows (SPEC B9; seed 003 "Tool lists" and "Nothing
- * is sent unchecked"). A conversation is served the tools of its own client, or — under
+ * Listings and calls of per-conversation rows (docs/configuration.md, "Per-conversation
+ * servers"): tool lists, and nothing sent unchecked. A conversation is served the tools of its own client, or — under
  * share names the operator vouches for — one listing shared by the conversations of a
  * tenant that resolve to the same names. Every call is checked against the listing it was
  * resolved from right before it is sent, on the client that sends it: `stale-tools` when
@@ -182,7 +182,7 @@ export class ConversationCalls {
   /**
    * Sends a resolved call on the conversation's client, opening it when it has none, and
    * returns it as the pool's call pipeline does. Charged to the row's operations until the
-   * call settles; never retried on another client (seed 003: "neither call is repeated").
+   * call settles; never retried on another client (neither call is repeated).
    */
   async invoke(
     indexed: ConversationTool,
@@ -211,7 +211,7 @@ export class ConversationCalls {
             timeout: timeoutMs,
             signal: opts.signal,
             onprogress: opts.onProgress,
-            // The calling agent, to a modern server, as on a shared row (SPEC H2).
+            // The calling agent, to a modern server, as on a shared row.
             ...upstreamCaller(opts.caller ? { caller: opts.caller } : {}),
           }),
         ),

@@ -89,14 +89,14 @@ export class ConversationClient {
     this.identity = init.identity;
     this.lastUsed = init.lastUsed;
     this.#era = init.era;
-    // No idle timer of its own: the registry sweeps on use (seed 003: "no timer is installed").
+    // No idle timer of its own: the registry sweeps on use (no timer is installed).
     const row = { ...init.row, idleTimeoutMs: 0 };
     this.entry = new ServerEntry(row, clientContext(init.context, this.#watch, this, init));
   }
 
   /** Dials the client's own connection; its tools are listed by the registry, not here. */
   async open(): Promise<Connection> {
-    // The row's era, not one found on this child (`initialize` first: SPEC H1).
+    // The row's era, not one found on this child (`initialize` first).
     const verdict = await this.#era();
     if (verdict !== undefined) this.entry.adoptVerdict(verdict);
     const connection = await this.entry.ensure();
@@ -205,7 +205,7 @@ function clientContext(
     transportContext: { ...base.transportContext, fetch: watch.wrap(fetch) },
     idleTimeoutMs: undefined,
     indexTools: false,
-    // One child per conversation, none spare: the row's era is found once (era.ts, SPEC H1).
+    // One child per conversation, none spare: the row's era is found once (era.ts).
     spareProbe: false,
     emit: (event) => {
       if (event.type === "close" && event.reason === "crash") {

@@ -1,5 +1,5 @@
 /**
- * A conversation row's era (SPEC H1). Its clients get no spare child each (one child per
+ * A conversation row's era. Its clients get no spare child each (one child per
  * conversation, `initialize` first would serve a dual-era server legacy), so the row's own
  * verdict — on the pool's registered entry of the row, kept with its tools cache — is each
  * new client's. A row with none (or only an old legacy one) has it found once, on a spare

@@ -1,5 +1,5 @@
 /**
- * Leases on conversation clients (SPEC B9, seed 003 "Leases"). The entry the pool
+ * Leases on conversation clients (docs/configuration.md, "Per-conversation servers"). The entry the pool
  * registers for a conversation row is the registry's shell's (RowEntry, conversations/registry.ts).
  */
 import type { ConversationClient } from "./client.js";

@@ -1,6 +1,6 @@
 /**
- * Tool listings of a conversation row (seed 003 "Tool lists: per client, unless you declare
- * a share"). A listing belongs to one client, or — under share names an operator vouches
+ * Tool listings of a conversation row: per client, unless the row declares
+ * a share. A listing belongs to one client, or — under share names an operator vouches
  * for — to every conversation of one tenant that resolves to the same names over the same
  * connection. Each listing has a binding, an opaque token a call may present: it is
  * refused before anything is sent when its listing stopped being served (`stale-tools`)

@@ -1,12 +1,12 @@
 /**
- * Per-conversation servers (SPEC B9; seed 003 is the specification): the registry the pool
+ * Per-conversation servers (docs/configuration.md, "Per-conversation servers"): the registry the pool
  * holds. A row with `session: "conversation"` is registered by the pool but never dialled
  * as shared (RowEntry below); every identity `{tenant?, principal?, conversationId}` a
  * caller names gets a client of its own.
  *
  * This is the registry's shell. The code that serves those rows — clients, budgets,
  * listings, calls and endings (conversations/rows.ts and the modules it uses) — loads with
- * the first conversation row, not with the pool (issue 16). Until then the shell answers
+ * the first conversation row, not with the pool. Until then the shell answers
  * as a registry without rows, and loads nothing; once loaded, it hands every question on.
  */
 import { isConversationRow } from "../../config/conversation.js";

@@ -1,5 +1,5 @@
 /**
- * One `session: "conversation"` row as the registry keeps it (SPEC B9), and the state
+ * One `session: "conversation"` row as the registry keeps it, and the state
  * machine of its clients, which the row owns: a client is opened for a conversation
  * (`hold`), used and let go (`release`), dropped when it can serve no more (`drop`), ended
  * when idle, evicted, terminated or retired (`startEnding`), and counted against the row's

@@ -1,5 +1,5 @@
 /**
- * Per-conversation servers (SPEC B9; seed 003 is the specification). A row with
+ * Per-conversation servers (docs/configuration.md, "Per-conversation servers"). A row with
  * `session: "conversation"` is registered by the pool but never dialled as shared: every
  * identity `{tenant?, principal?, conversationId}` a caller names gets a client of its own
  * (HTTP: its own MCP session; stdio: its own child), built by the pool's one dialler.

@@ -1,5 +1,5 @@
 /**
- * The budgets and identity rules of one `session: "conversation"` row (SPEC B9), read from
+ * The budgets and identity rules of one `session: "conversation"` row, read from
  * the row with their defaults: what the registry refuses by, sweeps by, and checks
  * identities against.
  */

@@ -1,5 +1,5 @@
 /**
- * The public shapes of per-conversation servers (SPEC B9): counts, reports and the answers
+ * The public shapes of per-conversation servers: counts, reports and the answers
  * of terminate() and listings. Plain data the daemon sends over its socket unchanged, so
  * they are the wire's, declared once in mcpool-protocol; none of them carries an identity
  * value, a session id, an argument or a result.

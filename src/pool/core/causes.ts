@@ -1,5 +1,5 @@
 /**
- * The cause behind a failed fetch or dial (SPEC K3). undici says only `fetch failed` and puts
+ * The cause behind a failed fetch or dial. undici says only `fetch failed` and puts
  * what happened in `err.cause` (ECONNREFUSED, ENOTFOUND, a certificate's code…); Node's
  * happy-eyeballs connect puts one attempt per address in an AggregateError's `errors`. The
  * cause is found and classified by its `code`, never by message text, which differs between

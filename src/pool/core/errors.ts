@@ -1,5 +1,5 @@
 /**
- * McpPoolError: every refusal of the pool carries a stable string code (SPEC C12).
+ * McpPoolError: every refusal of the pool carries a stable string code.
  * Structured detail travels beside the message (`retryAt`, `timeoutMs`, stderr tail),
  * never inside text a caller would have to parse. The class and its code list are the
  * wire's (mcpool-protocol), so the error the pool throws is the one a client rebuilds.
@@ -35,7 +35,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   "stale-tools": 409,
   // A person has to approve the server's new tools; retrying will not help until then.
   "pin-mismatch": 403,
-  // The server does not implement the surface (C15): asking again will not help.
+  // The server does not implement the surface: asking again will not help.
   "not-offered": 501,
   // Only a person signing in (`mcpool login ID`) helps; the server asked for credentials.
   "auth-required": 401,

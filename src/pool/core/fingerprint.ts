@@ -1,5 +1,5 @@
 /**
- * toolsFingerprint (SPEC C18, seed "State"): a hash of what a server listed, so an
+ * toolsFingerprint: a hash of what a server listed, so an
  * operator can approve a list and notice when it changes under them — the "rug pull".
  *
  * It covers every field a host decides on: name, title, description, input and output

@@ -1,5 +1,5 @@
 /**
- * Who a conversation client is for (SPEC B9, seed 003): the identity a caller names with
+ * Who a conversation client is for: the identity a caller names with
  * each call, the rules that refuse one (`no-identity`), and `keyHash`, the only trace of
  * an identity the pool lets out.
  *

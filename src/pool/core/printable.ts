@@ -1,5 +1,5 @@
 /**
- * Text a child wrote, made safe to put in a log line or an error message (SPEC F8). A server
+ * Text a child wrote, made safe to put in a log line or an error message. A server
  * can print anything; read back with `mcpool logs`, `tail -f` or `journalctl` in a terminal,
  * an escape sequence would recolour, retitle or rewrite the reader's screen. So:
  * - ANSI escape sequences (CSI `ESC [`, OSC `ESC ]`, DCS/PM/APC/SOS strings, the short

@@ -1,5 +1,5 @@
 /**
- * Keeping a row's secrets out of what the pool reports (SPEC E1). A server that fails can
+ * Keeping a row's secrets out of what the pool reports. A server that fails can
  * say anything: a child prints its token in a traceback, a remote answers 401 quoting the
  * bearer it was sent. Every message the pool builds from such text — status, events, logs,
  * errors, probe results — passes through `redactSecrets` with the row's secret values:

@@ -1,5 +1,5 @@
 /**
- * One server's lines in the pool's log (SPEC K2). Every line about a server — connects,
+ * One server's lines in the pool's log. Every line about a server — connects,
  * exits, failed dials with their cause, restarts, removals, re-listings — goes through a
  * serverLog(), which writes it as `mcpool: <id>: <text>` and hands the id beside it. That
  * prefix is what `mcpool logs --server ID` keeps and what `--json` gives as `server`, so no

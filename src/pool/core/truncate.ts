@@ -1,6 +1,6 @@
 /**
  * Text cut to a budget of characters, with a marker saying how much was kept: a result over
- * `maxResultChars` (SPEC C9), a description over `maxDescriptionChars`.
+ * `maxResultChars`, a description over `maxDescriptionChars`.
  */
 
 function marker(kept: number, total: number): string {

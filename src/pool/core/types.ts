@@ -28,7 +28,7 @@ export type {
 /**
  * What the pool reads of a caller's signal: an AbortSignal is one. The daemon passes a
  * lighter one per request of its own (src/daemon/socket/peer-requests.ts), because Node 20 builds
- * each AbortSignal with ObjectSetPrototypeOf: 3.3 µs a call, with its listener 5 (issue 16).
+ * each AbortSignal with ObjectSetPrototypeOf: 3.3 µs a call, with its listener 5.
  */
 export interface CallSignal {
   readonly aborted: boolean;
@@ -37,7 +37,7 @@ export interface CallSignal {
   removeEventListener(type: "abort", listener: () => void): void;
 }
 
-/** What a log line is about, handed beside its text: the server, when it concerns one (K2). */
+/** What a log line is about, handed beside its text: the server, when it concerns one. */
 export interface LogAbout {
   server: string;
 }

@@ -1,5 +1,5 @@
 /**
- * What a server's refusals said (SPEC E5): the transport witnesses each 401, or 403
+ * What a server's refusals said: the transport witnesses each 401, or 403
  * `insufficient_scope`, and hands it on as an AuthChallenge; the sign-in ledger
  * (auth/sign-in.ts) keeps them. The transport needs no sign-in code to do so.
  */
@@ -22,7 +22,7 @@ export interface AuthChallenge {
  * server's own url said. The SDK reads the same header for its own flow; this is only a
  * witness, so `mcpool login` can be told what the daemon was refused with. The SDK's
  * reader of the header is imported at the first refusal: the ledger (auth/sign-in.ts) is the pool's
- * from the start, client/auth.js only with the http client (issue 16).
+ * from the start, client/auth.js only with the http client.
  */
 export function witnessChallenges(
   fetch: FetchLike,

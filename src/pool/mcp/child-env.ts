@@ -1,5 +1,5 @@
 /**
- * The environment a stdio child is started with (SPEC E2). `inherit` hands it all of
+ * The environment a stdio child is started with. `inherit` hands it all of
  * ours, `minimal` only an allowlist, a list exactly those names; the row's own `env` is
  * added on top. The daemon's service variables never reach a child, whatever the policy.
  */

@@ -1,5 +1,5 @@
 /**
- * What a connection does in each era of MCP (SPEC H1, H2), chosen once when it opens: the
+ * What a connection does in each era of MCP, chosen once when it opens: the
  * client asks its era and never tests which one it is. A legacy connection sends each
  * request as is and tells of its changes with notifications. A modern one wraps every
  * request in the envelope, reads each result by its resultType, answers `input_required`
@@ -153,7 +153,7 @@ export function modernMessage(
           protocolVersion: version,
           clientInfo: caller?.clientInfo ?? self.info,
           clientCapabilities: caller?.capabilities ?? self.capabilities,
-          // A caller's own level, or none: never another caller's (SPEC H2).
+          // A caller's own level, or none: never another caller's.
           logLevel: caller ? caller.logLevel : self.logLevel,
         },
         request.params?._meta as Record<string, unknown> | undefined,
@@ -172,7 +172,7 @@ export class ModernEra implements EraStrategy {
    * that names no caller: the pool's own, a library's without one.
    */
   #logLevel: LoggingLevel | undefined;
-  /** The `subscriptions/listen` stream (SPEC H2). */
+  /** The `subscriptions/listen` stream. */
   readonly #changes: ChangeStream;
 
   constructor(wire: EraWire, version: string) {
@@ -200,7 +200,7 @@ export class ModernEra implements EraStrategy {
    * Every request carries the envelope, its result is read by its resultType, an
    * `input_required` is answered by the client's own handlers and sent again with the
    * answers and the server's state untouched, and a -32022 is sent once more at a version
-   * both speak (SPEC H2).
+   * both speak.
    */
   request<T>(
     request: Message,
@@ -252,7 +252,7 @@ export class ModernEra implements EraStrategy {
       const asking = Object.entries(read.inputRequests);
       const asked = Object.fromEntries(asking.map(([key, { method }]) => [key, method]));
       const local = (question: Message, on: AbortSignal) => this.#wire.answerLocally(question, on);
-      // All of a round's questions at once: a host answers them together (SPEC H3). The key
+      // All of a round's questions at once: a host answers them together. The key
       // and the round go with each, for a bridge that asks a modern host in turn.
       const answered = await Promise.all(
         asking.map(async ([key, request]) => {
@@ -306,7 +306,7 @@ export class ModernEra implements EraStrategy {
     return Promise.resolve();
   }
 
-  /** Nothing changes unsolicited in the modern era: the stream is asked for (SPEC H2). */
+  /** Nothing changes unsolicited in the modern era: the stream is asked for. */
   opened(): void {
     this.#changes.start();
   }

@@ -2,7 +2,7 @@
  * The pool's MCP client: the SDK `Client`'s side of MCP — the initialize handshake, what
  * the server said about itself, the typed requests, a tool's output schema — over the
  * protocol in mcp/protocol.ts (requests with timeouts, cancellation and progress, the
- * server's requests and notifications), on any SDK Transport (issue 16).
+ * server's requests and notifications), on any SDK Transport.
  *
  * Why not the SDK's Client: it parses every message with zod and loads AJV and zod's
  * schemas with it (15 MB of a daemon's 80 at idle), and a forwarded call paid for a
@@ -146,7 +146,7 @@ export class McpClient extends McpProtocol {
 
   /**
    * Attaches to `transport`, starts it and opens the connection: the initialize handshake,
-   * or with a `plan`, whichever era the plan and the server's answers say (SPEC H1).
+   * or with a `plan`, whichever era the plan and the server's answers say.
    */
   async connect(transport: Transport, options?: RequestOptions, plan?: EraPlan): Promise<void> {
     await this.attach(transport);
@@ -308,7 +308,7 @@ export class McpClient extends McpProtocol {
   /**
    * Each request as the connection's era sends it (client-eras.ts): on a legacy connection
    * the protocol's request as is, on a modern one in the envelope, its result read by its
-   * resultType and its `input_required` rounds answered (SPEC H2).
+   * resultType and its `input_required` rounds answered.
    */
   override request<T = unknown>(
     request: Message,

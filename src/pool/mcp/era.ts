@@ -1,5 +1,5 @@
 /**
- * The two eras of MCP (SPEC H1): `legacy` (2024-10-07 … 2025-11-25: an `initialize`
+ * The two eras of MCP: `legacy` (2024-10-07 … 2025-11-25: an `initialize`
  * handshake, a session) and `modern` (2026-07-28: no handshake, every request carries its
  * protocol version, client info and capabilities in `_meta`, the server answers
  * `server/discover`). What a server was found to speak is a verdict, kept dated with the
@@ -180,7 +180,7 @@ export function pinMismatchMessage(serverId: string, pin: Era, speaks: Era): str
 }
 
 /**
- * How connect() finds the server's era (SPEC H1). Without one, connect() is the legacy
+ * How connect() finds the server's era. Without one, connect() is the legacy
  * handshake alone, as the SDK's Client does by default.
  */
 export interface EraPlan {

@@ -1,7 +1,7 @@
 /**
  * The JSON-RPC error an MCP peer answers with, as the pool's client rejects it: the SDK's
  * McpError in shape and message (`MCP error -32001: Request timed out`), without the SDK's
- * `types.js`, whose zod schemas weigh 15 MB the daemon does not otherwise need (issue 16).
+ * `types.js`, whose zod schemas weigh 15 MB the daemon does not otherwise need.
  * Classify by `isMcpError(error, code)`: an error from the SDK's own classes (a caller's
  * SDK client, the HTTP transport) has the same shape and is recognised the same way.
  */

@@ -1,5 +1,5 @@
 /**
- * The fetches http rows are dialled with (SPEC E3, E4).
+ * The fetches http rows are dialled with.
  *
  * `keepAliveFetch(idleMs)` keeps an idle connection for 30 s rather than Node's 4 s (an
  * agent thinks longer than that between two tool calls, and a new TLS handshake costs ten

@@ -1,6 +1,6 @@
 /**
  * The SDK's streamable HTTP client loads with the first http row, not with the daemon: a
- * pool of stdio rows never pays for it (issue 16). This module is the one door to it. It
+ * pool of stdio rows never pays for it. This module is the one door to it. It
  * imports nothing of the SDK itself, so what asks "was this an HTTP error?" does not load
  * the client to find out: no such error can exist before the client was loaded.
  */
@@ -29,7 +29,7 @@ export function httpErrorStatus(error: unknown): number | undefined {
 
 /**
  * Whether `transport` is the pool's Streamable HTTP transport, where a modern request may
- * go first (SPEC H1); a custom transport is not taken for one. False before the client loads.
+ * go first; a custom transport is not taken for one. False before the client loads.
  */
 export function isHttpTransport(transport: unknown): boolean {
   return loaded !== undefined && loaded.isHttpTransport(transport);

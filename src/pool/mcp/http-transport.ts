@@ -37,7 +37,7 @@ export function createHttpTransport(
   row: HttpServerConfig,
   context: TransportContext,
 ): StreamableHTTPClientTransport {
-  // The policy again on what the placeholders made of the url (E3).
+  // The policy again on what the placeholders made of the url.
   const problem = remoteUrlProblem(row.url);
   if (problem !== undefined) throw new Error(problem);
   const url = new URL(row.url);

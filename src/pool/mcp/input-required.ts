@@ -92,14 +92,14 @@ export function retryParams(
 
 /**
  * The `_meta` key an input request's own key rides in to whoever answers it (the bridge keeps
- * it when it asks a modern host in turn, SPEC H3); never sent to a server.
+ * it when it asks a modern host in turn); never sent to a server.
  */
 export const INPUT_KEY_META = "mcpool/inputKey";
 
 /**
  * The `_meta` key the whole round rides in beside each question's own key: every key of
  * the result's `inputRequests` and its method, so a bridge hands its host the questions it
- * answers as one `input_required` (SPEC H3); never sent to a server.
+ * answers as one `input_required`; never sent to a server.
  */
 export const INPUT_ROUND_META = "mcpool/inputRound";
 

@@ -1,6 +1,6 @@
 /**
  * listAllTools: tools/list is paginated at the server's choice, and a tool left on page
- * two is absent from the index. The timeout bounds the whole walk, not each page (A8).
+ * two is absent from the index. The timeout bounds the whole walk, not each page.
  * Each page's listTools() replaces the client's output-schema cache with that page's
  * tools, so a walk of more than one page hands it the whole list at the end.
  *

@@ -46,13 +46,13 @@ export interface RequestOptions {
   /**
    * Who the request is for, on a modern connection: its `_meta` envelope names this
    * client and these capabilities instead of the pool's, and this log level instead of the
-   * connection's, none when it has none (SPEC H2). Ignored on a legacy one.
+   * connection's, none when it has none. Ignored on a legacy one.
    */
   caller?:
     | { clientInfo?: Implementation; capabilities?: ClientCapabilities; logLevel?: LoggingLevel }
     | undefined;
   /**
-   * Answers what an `input_required` result of this request asks (MRTR, SPEC H2): the
+   * Answers what an `input_required` result of this request asks (MRTR): the
    * result belongs to exactly this request, so its questions go to its own caller. Absent,
    * the client's own request handlers answer. Ignored on a legacy connection.
    */

@@ -6,7 +6,7 @@
  * (SEP-1034: a client fills them; the SDK does so only when told, the pool always does).
  *
  * Loaded with the first such request (`await import()`): it reads the SDK's zod schemas,
- * which a daemon that is never asked anything does not load (issue 16).
+ * which a daemon that is never asked anything does not load.
  */
 import {
   CreateMessageRequestSchema,

@@ -1,5 +1,5 @@
 /**
- * Ending a conversation's remote session (SPEC B9, seed 003 "Ending a conversation"), and
+ * Ending a conversation's remote session (a per-conversation row's), and
  * the word for how it went. close() on a client ends only our side; an ending also asks
  * the server to forget the session, and says whether it did:
  *

@@ -289,7 +289,7 @@ export class ChildProcessTransport implements Transport {
 
   /**
    * One wait for the child's stdin to drain, shared by every send that met its backpressure:
-   * a listener per send leaked thousands of `drain` listeners on a busy server (issue 27).
+   * a listener per send leaked thousands of `drain` listeners on a busy server.
    */
   #drained(stdin: NodeJS.WritableStream): Promise<void> {
     this.#draining ??= new Promise<void>((resolve) => {
@@ -365,7 +365,7 @@ export class ChildProcessTransport implements Transport {
 
 /**
  * Whether a send failed because the child's end of stdin is gone: the child died under the
- * call and the close that says so is still on its way, so the write lost the race (F2).
+ * call and the close that says so is still on its way, so the write lost the race.
  */
 export function isBrokenPipe(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

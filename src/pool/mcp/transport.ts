@@ -66,7 +66,7 @@ export type CreateTransport = (
 ) => Transport | Promise<Transport>;
 
 export const createDefaultTransport: CreateTransport = (configured, context) => {
-  // Placeholders are filled here and only here (A3): the expanded row is never stored.
+  // Placeholders are filled here and only here: the expanded row is never stored.
   const env = context.env ?? process.env;
   const row = expandServerConfig(configured, env, (name) =>
     context.onUnsetVariable?.(configured.id, name),

@@ -1,7 +1,7 @@
 /**
  * Long loops over rows that give the event loop a turn between batches, so a reconcile of
- * tens of thousands of rows does not leave the daemon deaf to `hello` and `status` (SPEC
- * P8). Nothing here reorders work: items are handled in order, a batch at a time.
+ * tens of thousands of rows does not leave the daemon deaf to `hello` and `status`
+ * (bench/config-scale.mjs). Nothing here reorders work: items are handled in order, a batch at a time.
  */
 
 /**

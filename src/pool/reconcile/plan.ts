@@ -1,6 +1,6 @@
 /**
  * Reconcile as a pure function: from the rows the pool holds and the rows it is given,
- * what to add, restart, update in place and remove (SPEC A5, A6). Applying the plan is the
+ * what to add, restart, update in place and remove. Applying the plan is the
  * pool's business; deciding it touches no connection.
  */
 import type { McpServerConfig } from "../../config/rows.js";

@@ -1,5 +1,5 @@
 /**
- * The reconcile queue (SPEC A6): one run at a time, so two syncs never both spawn a child
+ * The reconcile queue: one run at a time, so two syncs never both spawn a child
  * for the same edited server. `soon()` debounces, `flush()` pays a pending debounce off now.
  */
 

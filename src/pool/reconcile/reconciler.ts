@@ -2,7 +2,7 @@
  * The reconciler: the pool's servers as rows say they should be. It owns the entries in
  * configuration order and the reconcile queue; a reconcile computes a plan from (previous
  * rows, next rows) with planReconcile() and applies it, one run at a time, then dials the
- * eager servers that are due (SPEC A1–A8, B2, B4, F4). stop(), reconnect() and shutdown
+ * eager servers that are due. stop(), reconnect() and shutdown
  * run on the same queue, so nothing interleaves with a reconcile.
  */
 import { isConversationRow } from "../../config/conversation.js";
@@ -24,7 +24,7 @@ import {
 import type { PoolLog } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 
-/** Bound on how long an early listing or call waits for the first reconcile, ms (F4). */
+/** Bound on how long an early listing or call waits for the first reconcile, ms. */
 export const READY_WAIT_MS = 10_000;
 
 /** Children started at once by a reconcile, so forty `npx` servers do not trample each other. */
@@ -51,7 +51,7 @@ export interface ReconcilerInit {
   changed(): void;
   /** A row was taken without a restart: its pin may say otherwise now. */
   updated(entry: ServerEntry): void;
-  /** What host profiles taught about a row (SPEC I4, I5), kept beside its list. */
+  /** What host profiles taught about a row, kept beside its list. */
   profiles?: {
     learn(entry: ServerEntry, memo: ProfileMemo): void;
     memo(id: string): ProfileMemo | undefined;
@@ -75,7 +75,7 @@ export class Reconciler {
   /** What the tools cache holds per server (savedKey), so an unchanged list is not saved again. */
   readonly #savedFingerprints = new Map<string, string | undefined>();
   #closed = false;
-  /** The first reconcile, settled or not: what an early call or listing waits for (F4). */
+  /** The first reconcile, settled or not: what an early call or listing waits for. */
   #firstSync: Promise<void> | undefined;
   #firstSyncDone = false;
 
@@ -109,7 +109,7 @@ export class Reconciler {
     return entry;
   }
 
-  /** Whether a server that went down comes back by itself: eager, enabled, still ours (F1). */
+  /** Whether a server that went down comes back by itself: eager, enabled, still ours. */
   revives(entry: ServerEntry): boolean {
     return (
       !this.#closed &&
@@ -244,7 +244,7 @@ export class Reconciler {
 
     const now = Date.now();
     // A lazy row is registered, not dialled: its last-known list comes from the tools cache.
-    // With a store, every row takes the era its server was found to speak from it (SPEC H1).
+    // With a store, every row takes the era its server was found to speak from it.
     const cached = this.#init.options.toolsCache !== undefined;
     /** Lazy rows the cache knows nothing of: learned once the eager rows have started. */
     const unknown: ServerEntry[] = [];
@@ -321,14 +321,14 @@ export class Reconciler {
     return false;
   }
 
-  /** Hands a list the store does not hold yet to the tools cache; never awaited (B4). */
+  /** Hands a list the store does not hold yet to the tools cache; never awaited. */
   saveTools(entry: ServerEntry): void {
     const store = this.#init.options.toolsCache;
     const memo = this.#init.profiles?.memo(entry.id);
     const key = savedKey(entry, memo);
     if (!store || this.#savedFingerprints.get(entry.id) === key) return;
     this.#savedFingerprints.set(entry.id, key);
-    // A private list is for the caller it was listed for (SPEC H2): not kept for anyone.
+    // A private list is for the caller it was listed for: not kept for anyone.
     const secret = entry.cacheScope === "private";
     const cached: CachedTools = {
       connection: connectionHash(entry.row),
@@ -347,7 +347,7 @@ export class Reconciler {
       });
   }
 
-  /** A row left the configuration: its server stops, and the log says so, with what ran (K2). */
+  /** A row left the configuration: its server stops, and the log says so, with what ran. */
   async #remove(entry: ServerEntry): Promise<void> {
     const pid = entry.connection?.pid;
     const running = entry.connection !== undefined || entry.connecting;

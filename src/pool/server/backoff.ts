@@ -1,5 +1,5 @@
 /**
- * Backoff (SPEC F1), as pure functions: how long a server that keeps failing waits before
+ * Backoff, as pure functions: how long a server that keeps failing waits before
  * its next dial, when it is said to be in a crash loop, when a crash is the crash of a
  * healthy server that comes back at once, and what a dial asked for too soon is refused
  * with. No timers and no state: ServerEntry holds both.
@@ -9,7 +9,7 @@ import { McpPoolError } from "../core/errors.js";
 import type { ServerStatus } from "../core/types.js";
 
 /**
- * A connection that answered a call, or stayed up this long, was healthy (F1): its crash
+ * A connection that answered a call, or stayed up this long, was healthy: its crash
  * is redialled at once and starts a new count, however often that happened before.
  */
 export const HEALTHY_AFTER_MS = 30_000;

@@ -1,9 +1,9 @@
 /**
- * Routes a server's request to the caller in flight (SPEC C14), whatever the request is:
+ * Routes a server's request to the caller in flight, whatever the request is:
  * elicitation and sampling each use one router with its own policy (routing.ts). A request
  * names no call (see routing.ts on `relatedRequestId`), so the router picks by where it
  * came from: a route is a server, or one conversation's clients on a per-conversation
- * server (B9), whose requests never reach another conversation's caller.
+ * server, whose requests never reach another conversation's caller.
  *
  * Where a request goes: the callers in flight on its route, the most recent first — but one
  * already answering a request of the same kind is passed over while another is not,
@@ -12,7 +12,7 @@
  * what a failing, withdrawn or ended-first one answers.
  */
 
-/** Where a server's request comes from: a server, one conversation on it (B9), or one host profile's child (I4). */
+/** Where a server's request comes from: a server, one conversation on it, or one host profile's child. */
 export interface Route {
   serverId: string;
   /** The conversation key (identity.ts) of a per-conversation server's client. */
@@ -109,8 +109,7 @@ export class CallerRouter<P, R> {
   }
 
   /**
-   * The answer to one request that belongs to a known call (a modern `input_required`,
-   * SPEC H2): that call's `handler` only, else the pool's own, else the policy's — never
+   * The answer to one request that belongs to a known call (a modern `input_required`): that call's `handler` only, else the pool's own, else the policy's — never
    * another caller in flight.
    */
   answerFor(

@@ -19,16 +19,16 @@ export interface Connection {
   capabilities: Record<string, unknown> | undefined;
   /** The server's own name, title, version and icons, as its handshake or discover gave them. */
   serverInfo: Record<string, unknown> | undefined;
-  /** The era the connection speaks and the revision it named (SPEC H1), once connected. */
+  /** The era the connection speaks and the revision it named, once connected. */
   era: "legacy" | "modern" | undefined;
   protocolVersion: string | undefined;
   /** Calls in flight on this connection; a retiring connection waits for zero. */
   inflight: number;
   /** Set when we are closing it, so its close is not mistaken for a crash. */
   closing: boolean;
-  /** It answered a request: a crash now is the crash of a healthy server (F1). */
+  /** It answered a request: a crash now is the crash of a healthy server. */
   answered: boolean;
-  /** A call timed out and a ping went unanswered: we are replacing it (F3). */
+  /** A call timed out and a ping went unanswered: we are replacing it. */
   unresponsive: boolean;
   /** The ping in progress after a call timed out, if any: one at a time. */
   pinging?: Promise<void> | undefined;
@@ -85,7 +85,7 @@ export async function hangUp(connection: Connection): Promise<void> {
 }
 
 /**
- * A call on `connection` timed out: slow, or hung? A ping within `budgetMs` tells (F3), one
+ * A call on `connection` timed out: slow, or hung? A ping within `budgetMs` tells, one
  * at a time. A server that answers anything is alive and only slow; `hung` is told when
  * nothing came back in time.
  */

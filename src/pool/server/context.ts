@@ -15,17 +15,17 @@ import type { CreateTransport, TransportContext } from "../mcp/transport.js";
 import type { PoolEvent, PoolLog, ServerNotification } from "../core/types.js";
 
 /**
- * How long a server that let a call time out gets to answer a `ping` (F3) before it is
+ * How long a server that let a call time out gets to answer a `ping` before it is
  * taken for hung and replaced. A slow tool does not stop a live server from answering one.
  */
 export const DEFAULT_PING_TIMEOUT_MS = 5_000;
 
 export interface EntryContext {
   clientInfo: { name: string; version: string };
-  /** The OAuth tokens last handed to this server's connections, for redaction (E1). */
+  /** The OAuth tokens last handed to this server's connections, for redaction. */
   oauthSecrets?(serverId: string): readonly string[];
   /**
-   * The sentence of an auth-required refusal (E5) when `cause` means the server wants a
+   * The sentence of an auth-required refusal when `cause` means the server wants a
    * sign-in, or, without a cause, for the refusal the server stands at; undefined when the
    * cause means something else. Default: isAuthRequired() and authRequiredMessage().
    */
@@ -34,7 +34,7 @@ export interface EntryContext {
   createTransport: CreateTransport;
   transportContext: TransportContext;
   /**
-   * Whether a stdio row's era is found on a spare child (SPEC H1, spare-probe.ts): the
+   * Whether a stdio row's era is found on a spare child (spare-probe.ts): the
    * pool's own children, not a consumer's createTransport, whose connects it cannot spare.
    */
   spareProbe?: boolean;
@@ -50,23 +50,23 @@ export interface EntryContext {
   changed(entry: ServerEntry): void;
   /** Pool-wide idle timeout, ms; the row's outranks it, and 0 or undefined never reaps. */
   idleTimeoutMs: number | undefined;
-  /** false: connect without listing tools (B5), for a consumer proxying the protocol. */
+  /** false: connect without listing tools, for a consumer proxying the protocol. */
   indexTools: boolean;
   /** Runs work on the reconcile queue, so a reap never interleaves with a reconcile. */
   schedule(work: () => Promise<void>): Promise<void>;
   /** The server gave a list: the pool decides whether its tools cache needs it. */
   listed(entry: ServerEntry): void;
-  /** Answers the server's elicitation/create (C14); installed when `capabilities` declare it. */
+  /** Answers the server's elicitation/create; installed when `capabilities` declare it. */
   elicit?(serverId: string, params: ElicitParams, signal: AbortSignal): Promise<ElicitResult>;
-  /** Answers the server's sampling/createMessage (C14); installed when `capabilities` declare it. */
+  /** Answers the server's sampling/createMessage; installed when `capabilities` declare it. */
   sample?(
     serverId: string,
     params: SampleParams,
     signal: AbortSignal,
   ): Promise<CreateMessageResult>;
   /**
-   * The roots the connection answers `roots/list` with, when `capabilities` declare roots
-   * (I5); `asked` is told each time the server asks, before the answer is sent.
+   * The roots the connection answers `roots/list` with, when `capabilities` declare roots;
+   * `asked` is told each time the server asks, before the answer is sent.
    */
   roots?: {
     list(): readonly { uri: string; name?: string }[];
@@ -74,10 +74,10 @@ export interface EntryContext {
   };
   /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
   held?(serverId: string): boolean;
-  /** ms a suspect server gets to answer a ping (F3). Default {@link DEFAULT_PING_TIMEOUT_MS}. */
+  /** ms a suspect server gets to answer a ping. Default {@link DEFAULT_PING_TIMEOUT_MS}. */
   pingTimeoutMs?: number;
   /**
-   * Whether a server that went down comes back without waiting for a use (F1): eager,
+   * Whether a server that went down comes back without waiting for a use: eager,
    * enabled rows of an open pool. Lazy rows come back on their next use.
    */
   revives?(entry: ServerEntry): boolean;
@@ -94,7 +94,7 @@ export function authSentence(
   return authRequiredMessage(serverId);
 }
 
-/** The sentence of the auth-required refusal the server stands at (E5). */
+/** The sentence of the auth-required refusal the server stands at. */
 export function standingAuthMessage(context: EntryContext, serverId: string): string {
   return authSentence(context, serverId) ?? authRequiredMessage(serverId);
 }

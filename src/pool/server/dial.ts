@@ -37,7 +37,7 @@ import { serverLog } from "../core/server-log.js";
  */
 export const DIED_AT_START_MS = 2_000;
 
-/** A dial's connection, its first list and that list's cache hint (SPEC H2). */
+/** A dial's connection, its first list and that list's cache hint. */
 export interface Dialled {
   connection: Connection;
   tools: Tool[];
@@ -54,7 +54,7 @@ export interface DialHandlers {
   authCause(cause: unknown): string | undefined;
   /** `error` without the row's secrets. */
   redact(error: McpPoolError): McpPoolError;
-  /** The era the entry last found the server to speak, for the dial's plan (SPEC H1). */
+  /** The era the entry last found the server to speak, for the dial's plan. */
   verdict?: EraVerdict | undefined;
   /** A spare child probes beside the dial (spare-probe.ts): what it finds, once the dial is done. */
   probing?(found: Promise<EraVerdict>): void;
@@ -63,7 +63,7 @@ export interface DialHandlers {
 }
 
 /**
- * How a dial of `row` over `transport` finds its era (SPEC H1): its pin, the verdict the
+ * How a dial of `row` over `transport` finds its era: its pin, the verdict the
  * entry keeps if it is still believed, and whether server/discover may go first: over the
  * pool's HTTP transport, yes; a stdio child may exit on any request before initialize, so
  * there (and on a custom transport, which could be either) only a pin or a verdict sends it.
@@ -94,7 +94,7 @@ export async function dial(
 ): Promise<Dialled> {
   let verdict = handlers.verdict;
   const started = Date.now();
-  // A stdio server's era is found on a spare child, never on the one that serves (SPEC H1).
+  // A stdio server's era is found on a spare child, never on the one that serves.
   const spare = spareProbeOf(row, verdict, context, started);
   if (spare === "first") verdict = await probeOnSpare(row, context, budget);
   // The budget is the caller's whole wait: what the spare child took is not given again.
@@ -172,7 +172,7 @@ async function dialOnce(
     if (connection) connection.closing = true;
     const child = transport ? processOf(transport) : undefined;
     // The handshake's write found the child gone (it died at start): its exit code and the
-    // stderr that says why are still on their way, and they are the error (issue 27 item 10).
+    // stderr that says why are still on their way, and they are the error.
     if (child && isBrokenPipe(cause)) await child.ended(DIED_AT_START_MS);
     const stderr = child?.stderr.text();
     const exit = child?.exit;

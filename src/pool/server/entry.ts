@@ -40,7 +40,7 @@ function nextAttempt(retryAt: number | undefined): string {
   return retryAt === undefined ? "" : `; next attempt at ${new Date(retryAt).toISOString()}`;
 }
 
-/** A remote row's dial that reached nothing: refused, no such host, TLS refused (K3). */
+/** A remote row's dial that reached nothing: refused, no such host, TLS refused. */
 function unreachable(row: McpServerConfig, error: McpPoolError): boolean {
   return "url" in row && isUnreachableCode(error.detail?.causeCode as string | undefined);
 }
@@ -54,7 +54,7 @@ export class ServerEntry extends EntryState {
   readonly #retiring = new Retirements();
   readonly #revive = new ReviveTimer();
   readonly #context: EntryContext;
-  /** Every line this entry logs is about its server, and says so (K2). */
+  /** Every line this entry logs is about its server, and says so. */
   readonly #log: ServerLog;
 
   constructor(row: McpServerConfig, context: EntryContext) {
@@ -100,7 +100,7 @@ export class ServerEntry extends EntryState {
     } catch (cause) {
       const error = cause as McpPoolError;
       this._lastFailure = { error, at: Date.now() };
-      // A modern verdict that failed is found again on the next dial (SPEC H1).
+      // A modern verdict that failed is found again on the next dial.
       if (current() && this._verdict?.era === "modern") this._verdict = undefined;
       if (current() && error.code === "auth-required") {
         this.#authRequired(error.message, Date.now());
@@ -199,19 +199,19 @@ export class ServerEntry extends EntryState {
 
   /**
    * A write to the server's stdin failed: it died under the call, before its close reached
-   * us. Taken as that crash now, so a read sent again (F2) goes to the next child.
+   * us. Taken as that crash now, so a read sent again goes to the next child.
    */
   brokenPipe(connection: Connection): void {
     this.#closed(connection);
   }
 
-  /** A call on `connection` was answered: a crash now is the crash of a healthy server (F1). */
+  /** A call on `connection` was answered: a crash now is the crash of a healthy server. */
   answered(connection: Connection): void {
     connection.answered = true;
   }
 
   /**
-   * A call on `connection` timed out: ask the server for a ping on a small budget (F3). A
+   * A call on `connection` timed out: ask the server for a ping on a small budget. A
    * server that answers anything is alive and only slow; one that answers nothing is hung,
    * and is replaced.
    */
@@ -236,7 +236,7 @@ export class ServerEntry extends EntryState {
    * The live connection is gone without us closing it: a crash, or a hang we cut short.
    * A server that had been healthy is redialled at once and its count starts again; one
    * that died soon after starting backs off, and says `crash-loop` when it keeps doing so.
-   * Either way its last-known tools stay offered, marked stale (F1).
+   * Either way its last-known tools stay offered, marked stale.
    */
   #lost(connection: Connection, reason: "crash" | "unresponsive", message: string): void {
     this._connection = undefined;
@@ -262,7 +262,7 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * Brings an eager server back without waiting for a use (F1): at once after a healthy
+   * Brings an eager server back without waiting for a use: at once after a healthy
    * server's crash, at `retryAt` after a failure. One timer, armed only while the server
    * is down, so an idle pool never wakes for it.
    */
@@ -276,7 +276,7 @@ export class ServerEntry extends EntryState {
       this.#log.info("restarting");
       // The timer is the backoff waited out: its clock (libuv's, monotonic, truncated to the
       // ms) may fire a ms before Date.now() reaches retryAt, and a dial asked for then would
-      // be refused as too soon, with no timer left to try again (issue 27 item 10). A failure
+      // be refused as too soon, with no timer left to try again. A failure
       // is recorded on the entry, logged, and schedules the next attempt.
       this.ensure({ ignoreBackoff: true }).catch(() => undefined);
     });
@@ -293,8 +293,8 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * A live list whose cache hint ran out is listed again before this use reads it (SPEC
-   * H2), one walk for every use meanwhile; undefined when it is fresh (nothing to wait for).
+   * A live list whose cache hint ran out is listed again before this use reads it,
+   * one walk for every use meanwhile; undefined when it is fresh (nothing to wait for).
    */
   fresh(): Promise<void> | undefined {
     const connection = this._connection;
@@ -370,7 +370,7 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * The row's connection fields changed (B7). A live connection is swapped warm: it keeps
+   * The row's connection fields changed. A live connection is swapped warm: it keeps
    * serving while the new row starts beside it (warm-swap.ts). With none, the next
    * ensure() dials the new row.
    */
@@ -437,7 +437,7 @@ export class ServerEntry extends EntryState {
   }
 
   /**
-   * The remote forgot the session behind `dead` (B6): one redial, shared by every caller
+   * The remote forgot the session behind `dead`: one redial, shared by every caller
    * that saw it refused. The dead client retires in the background once the calls still in
    * flight on it are done; a caller whose refusal arrives after the redial gets the new one.
    */
@@ -450,7 +450,7 @@ export class ServerEntry extends EntryState {
     return this.ensure({ ignoreBackoff: true });
   }
 
-  /** `text` without this row's secrets (E1): for anything built from what a server said. */
+  /** `text` without this row's secrets: for anything built from what a server said. */
   redact(text: string): string {
     return redactSecrets(text, entrySecrets(this.#context, this._row));
   }
@@ -473,7 +473,7 @@ export class ServerEntry extends EntryState {
   /**
    * A use ended, or a connection opened: arm the idle timer. The reap runs on the
    * reconcile queue and only if its timer is still the current one, so a call that lands
-   * between the fire and the queued close keeps the server (B1).
+   * between the fire and the queued close keeps the server.
    */
   idle(): void {
     const ms = this._row.idleTimeoutMs ?? this.#context.idleTimeoutMs;

@@ -1,5 +1,5 @@
 /**
- * Logging what a stdio child prints on stdout that is not JSON-RPC (SPEC F8). That text is
+ * Logging what a stdio child prints on stdout that is not JSON-RPC. That text is
  * the server's, not ours: it may quote the secrets the row gave it, carry terminal escape
  * codes, or come by the thousand. Each logged line is therefore redacted, made printable
  * and cut short, and tagged with the server's id; per server at most `maxLines` lines are

@@ -1,5 +1,5 @@
 /**
- * probe(row): dial a row that need not be saved, list its tools, hang up (SPEC C16).
+ * probe(row): dial a row that need not be saved, list its tools, hang up.
  * Reports rather than throws; the error is the child's stderr where there is one.
  */
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
@@ -73,7 +73,7 @@ export async function probe(
       { capabilities: options.capabilities ?? {} },
     );
     const started = Date.now();
-    // Either era: a one-off dial keeps no verdict, so it finds the server's (SPEC H1).
+    // Either era: a one-off dial keeps no verdict, so it finds the server's.
     const plan = eraPlan(row, undefined, transport);
     await client.connect(transport, budget === undefined ? {} : { timeout: budget }, plan);
     const remaining = budget === undefined ? undefined : Math.max(1, started + budget - Date.now());
@@ -95,7 +95,7 @@ export async function probe(
     // Let the child finish writing why it failed before reading the tail.
     if (transport) await transport.close().catch(() => undefined);
     const stderr = child?.stderr.text();
-    // What the server said may quote the row's secrets (E1).
+    // What the server said may quote the row's secrets.
     const secrets = secretValues(row, options.env ?? process.env);
     return {
       ok: false,

@@ -1,5 +1,5 @@
 /**
- * A shared row's child for one host profile (SPEC I4, I5): a ServerEntry like the row's own,
+ * A shared row's child for one host profile: a ServerEntry like the row's own,
  * dialled declaring the profile's capabilities instead of the pool's, answering `roots/list`
  * with the profile's roots. Its life (dial, crash, backoff, idle reap) is the entry's; the
  * pool's HostProfiles (host-profiles.ts) makes one on first use and says which calls it serves.
@@ -121,7 +121,7 @@ export class ProfileEntry extends ServerEntry {
   }
 
   /**
-   * A child with roots serves once its server has taken them in (SPEC I5), decided by what
+   * A child with roots serves once its server has taken them in, decided by what
    * the server does, never by a clock: a server that asks for roots at its start (as
    * server-filesystem does on `initialized`) has asked before it answers a request sent
    * after `initialized` (the first listing, or a ping), so one that answered first did not

@@ -1,5 +1,5 @@
 /**
- * Traffic a pooled server sends back to the caller during a call (SPEC C14). Progress needs
+ * Traffic a pooled server sends back to the caller during a call. Progress needs
  * no routing here: the SDK gives each tools/call its own progressToken and hands its
  * notifications to that call's `onprogress`. Elicitation and sampling do: a server's
  * `elicitation/create` or `sampling/createMessage` is a request of its own, and nothing on
@@ -145,7 +145,7 @@ export function elicitationPolicy(log: PoolLog): RoutePolicy<ElicitResult> {
       return CANCEL;
     },
     failed(error, serverId) {
-      // A host that does not answer elicitation says so as a client without it would (I4).
+      // A host that does not answer elicitation says so as a client without it would.
       if (isMcpError(error, ErrorCode.MethodNotFound)) throw error;
       serverLog(log, serverId).error(
         `an elicitation handler failed, answered cancel: ${(error as Error).message}`,

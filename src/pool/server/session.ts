@@ -1,5 +1,5 @@
 /**
- * Session loss (SPEC B6). A remote server can forget the session a client was opened with
+ * Session loss. A remote server can forget the session a client was opened with
  * — it restarted, or reaped a session it took for abandoned — and go on answering: 404 for
  * a session id it no longer knows, 400 for a missing one where a server that was stateless
  * came back stateful. Nothing closes, so nothing else tells the pool.

@@ -1,5 +1,5 @@
 /**
- * A stdio server's era, found on a spare child (SPEC H1; the stdio binding's "Backward
+ * A stdio server's era, found on a spare child (the stdio binding's "Backward
  * Compatibility"). A child may exit on any request before `initialize` (rmcp servers do),
  * so the child that will serve is never asked: a second child of the same row gets only
  * `server/discover`, within {@link SPARE_PROBE_MS}, and is closed as every child is (stdin
@@ -75,7 +75,7 @@ export async function probeOnSpare(
   let verdict: EraVerdict | undefined;
   let why = `no DiscoverResult within ${bound} ms`;
   try {
-    // Its stdout noise is the serving child's to report (F8): the spare's is not logged.
+    // Its stdout noise is the serving child's to report: the spare's is not logged.
     const { onJunk: _junk, handed: _handed, ...quiet } = context.transportContext;
     transport = await context.createTransport(row, quiet);
     const asker = new Asker();

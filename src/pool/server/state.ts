@@ -40,7 +40,7 @@ export abstract class EntryState {
   protected _removed = false;
   protected _stopped = false;
   protected _connecting: Promise<Connection> | undefined;
-  /** The era the server was last found to speak over this row's connection (SPEC H1). */
+  /** The era the server was last found to speak over this row's connection. */
   protected _verdict: EraVerdict | undefined;
   /** A spare child probing beside the connection (spare-probe.ts): a close waits for it. */
   protected _probing: Promise<void> | undefined;
@@ -86,7 +86,7 @@ export abstract class EntryState {
   get stale(): boolean {
     return this._list.stale;
   }
-  /** The scope the server gave its list (SPEC H2): `private` lists are never shared. */
+  /** The scope the server gave its list: `private` lists are never shared. */
   get cacheScope(): "public" | "private" | undefined {
     return this._list.scope;
   }
@@ -159,7 +159,7 @@ export abstract class EntryState {
 
   /**
    * A dial failed, or a server died soon after starting: one more failure in a row, and the
-   * backoff it earns. A remote row whose address answered nothing is `unreachable` (K3);
+   * backoff it earns. A remote row whose address answered nothing is `unreachable`;
    * `crash-loop` is a child's.
    */
   protected _failed(
@@ -172,7 +172,7 @@ export abstract class EntryState {
     this._status = unreachable ? "unreachable" : failureStatus(this._failures);
     this._error = message;
     this._retryAt = now + backoffMs(firstBackoffMs, this._failures);
-    // The last-known list stays offered (F1): a call finds out about the backoff itself.
+    // The last-known list stays offered: a call finds out about the backoff itself.
     this._list.keepAsLastKnown();
   }
 

@@ -1,6 +1,6 @@
 /**
  * The two one-shot timers of a server, each unref'd and never a poll: the idle reap
- * (SPEC B1) and the revive of an eager server that went down (F1).
+ * and the revive of an eager server that went down.
  */
 
 /** What the idle reap asks of its server, given once. `T` is what a use was armed for. */
@@ -13,7 +13,7 @@ export interface IdleOwner<T> {
 }
 
 /**
- * The idle reap, lazily (issue 16): a use that ends stamps when the server may be reaped,
+ * The idle reap, lazily: a use that ends stamps when the server may be reaped,
  * and a use that begins clears the stamp; neither touches a timer while one is pending.
  * The one pending timer, when it fires, re-arms itself for what is left of a later stamp,
  * ends without one, and otherwise queues the reap, which runs on the reconcile queue only if

@@ -1,11 +1,11 @@
 /**
  * A server's tool list as the pool knows it: the last list it gave, its fingerprint, and
- * whether it is last-known (stale) rather than live (SPEC F1, B4). Re-listing after
+ * whether it is last-known (stale) rather than live. Re-listing after
  * tools/list_changed runs one walk at a time; a change asked for during a walk is walked
  * again once it ends, and a server that keeps changing is re-listed after a growing
- * backoff (F12).
+ * backoff.
  *
- * A 2026-07-28 list says how long it stays fresh and for whom (SPEC H2): one with a
+ * A 2026-07-28 list says how long it stays fresh and for whom: one with a
  * positive `ttlMs` is listed again by the first use after it ran out (refresh), never by a
  * timer, so an idle pool stays idle; one without (a legacy server's, or `ttlMs: 0`, which
  * promises nothing) is good until the server says it changed, as before. Its scope stays
@@ -22,7 +22,7 @@ export type ToolsChanged = Extract<PoolEvent, { type: "tools-changed" }>;
 
 /**
  * Walks in a row, each asked for by a list_changed that came during the one before, after
- * which the log says the server keeps changing its list (F12, K2): ten is past any server
+ * which the log says the server keeps changing its list: ten is past any server
  * that registers its tools in a few batches at start.
  */
 export const RELIST_LOOP_AFTER = 10;
@@ -130,19 +130,19 @@ export class ToolList {
     this.expiresAt = undefined;
   }
 
-  /** The server's cache hint has run out on this list (SPEC H2). */
+  /** The server's cache hint has run out on this list. */
   expired(now = Date.now()): boolean {
     return this.expiresAt !== undefined && now >= this.expiresAt;
   }
 
   /**
-   * An expired list's next use (SPEC H2): lists again unless a walk is already going, and
+   * An expired list's next use: lists again unless a walk is already going, and
    * resolves once the walk in progress is done, so every use that comes meanwhile shares
    * that one walk. Takes relist()'s arguments.
    */
   refresh(...args: Parameters<ToolList["relist"]>): Promise<void> {
     if (!this.#running) {
-      // A use, not a tools/list_changed: no burst of changes for F12's backoff to count.
+      // A use, not a tools/list_changed: no burst of changes for the list-change backoff to count.
       this.#burst = 0;
       this.relist(...args);
     }

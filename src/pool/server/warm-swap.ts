@@ -1,5 +1,5 @@
 /**
- * Warm swap on edit (B7): when a row's connection fields change while its server is live,
+ * Warm swap on edit: when a row's connection fields change while its server is live,
  * the new child starts beside the old one, which keeps answering; once the new one is
  * ready, new calls go to it and the old one retires after its calls in flight. No call
  * waits for the new child's start. A new child that fails to start leaves the old one

@@ -1,5 +1,5 @@
 /**
- * Recent calls of one server (SPEC G3): calls and errors in the last minute, calls per
+ * Recent calls of one server: calls and errors in the last minute, calls per
  * minute over the last ten (a sparkline), and p50/p99 latency over the last five minutes.
  * Fed from the pool's `call` events; bounded whatever the call rate; no timers — old
  * buckets are dropped when a call is recorded or the figures are read.

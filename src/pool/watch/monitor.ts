@@ -1,9 +1,9 @@
 /**
- * Watching the pool (SPEC G3–G5, issue 17): recent calls per server and per tool from the
+ * Watching the pool: recent calls per server and per tool from the
  * pool's `call` events, CPU and memory of each stdio server's process group when someone
  * looks, and the memory limits. A limit is the only thing that samples on a timer, and only
  * while a server it applies to has a live process: with no limit set, an idle daemon does
- * nothing at all here (P7).
+ * nothing at all here.
  *
  * A server whose group stays over its `maxMemoryMb` for OVER_LIMIT_SAMPLES samples in a row
  * is replaced the way `reconnect` replaces it: its calls in flight finish (within the call

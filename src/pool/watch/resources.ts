@@ -1,9 +1,9 @@
 /**
- * What a stdio server's process group costs (SPEC G3): the CPU time and resident memory of
- * every process in the group its child leads (children are started as group leaders, B8,
+ * What a stdio server's process group costs: the CPU time and resident memory of
+ * every process in the group its child leads (children are started as group leaders,
  * so a server that forks a helper is counted whole). Linux reads /proc; macOS asks `ps`.
  * Nothing here runs unless asked: the caller samples while someone looks or a memory limit
- * is set, so an idle daemon stays idle (P7).
+ * is set, so an idle daemon stays idle.
  */
 import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";

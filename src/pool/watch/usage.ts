@@ -1,9 +1,9 @@
 /**
- * Calls per tool, kept across restarts (SPEC G4): counts, errors and time spent per tool and
+ * Calls per tool, kept across restarts: counts, errors and time spent per tool and
  * per UTC day, so `mcpool stats --since 7d` can say which tools are used and `--unused`
  * which are paid for on every turn and never called. Bounded (MAX_TOOLS tools, MAX_DAYS
  * days each), held in one small file by a UsageStore, written at most every SAVE_DELAY_MS
- * — and only after a call, so an idle daemon never wakes to write (P7).
+ * — and only after a call, so an idle daemon never wakes to write.
  */
 import type { ToolUsage, UsageReport } from "../core/types.js";
 

@@ -1,9 +1,9 @@
 /**
- * P11 call cost at scale (issue 16, item 5). Through one daemon and echo children:
+ * Call cost at scale. Through one daemon and echo children:
  *   - daemon CPU per sequential call: utime+stime from /proc/<pid>/stat over N calls,
  *     beside the same for the bare relay (agents/bare-relay.mjs): the floor of a process
  *     that reads a line, swaps its id and writes it on, both ways;
- *   - P3's loop with 64 and 200 calling connections, judged against 16 in the same rounds;
+ *   - the loop of throughput.mjs with 64 and 200 calling connections, judged against 16 in the same rounds;
  *   - 16 callers with 200 idle connected agents (each listening to events as a bridge
  *     does) against the same 16 with none: the cost of a call must not grow with agents
  *     that are not calling;
@@ -24,9 +24,9 @@ import { lineClient } from "./lib/line-client.mjs";
 import { figure, note } from "./lib/report.mjs";
 
 const ROUNDS = 3;
-const ROUND_MS = Number(process.env.BENCH_P11_ROUND_MS ?? 2000);
+const ROUND_MS = Number(process.env.BENCH_CALL_SCALE_ROUND_MS ?? 2000);
 const WARMUP_MS = 1000;
-const SEQUENTIAL_CALLS = Number(process.env.BENCH_P11_CALLS ?? 5000);
+const SEQUENTIAL_CALLS = Number(process.env.BENCH_CALL_SCALE_CALLS ?? 5000);
 const CALLERS = 16;
 const IDLE = 200;
 const WIDE = [64, 200];
@@ -48,7 +48,7 @@ function cpuUs(pid) {
 async function connectMany(socketPath, count, label) {
   return Promise.all(
     Array.from({ length: count }, async (_, i) => {
-      const pool = await connect({ socketPath, clientName: `bench-p11-${label}-${i}` });
+      const pool = await connect({ socketPath, clientName: `bench-call-scale-${label}-${i}` });
       onCleanup(() => pool.close());
       return pool;
     }),
@@ -213,7 +213,7 @@ async function tenServers() {
   };
 }
 
-run("P11 call scale", async () => {
+run("Call scale", async () => {
   const { cpu, relayCpu, cpuRounds, rates } = await oneServer();
   const ten = await tenServers();
   const shown = (list) => list.map((value) => Math.round(value)).join(", ");
@@ -235,7 +235,7 @@ run("P11 call scale", async () => {
   note(`ten servers, CPU µs per call (daemon; children): ${JSON.stringify(ten.cpu)}`);
   return [
     figure({
-      name: "P11.daemonCpuPerCall",
+      name: "callScale.daemonCpuPerCall",
       unit: "µs",
       value: cpu,
       baseline: relayCpu,
@@ -246,7 +246,7 @@ run("P11 call scale", async () => {
     }),
     ...WIDE.map((n) =>
       figure({
-        name: `P11.throughput.c${n}`,
+        name: `callScale.throughput.c${n}`,
         unit: "calls/s",
         value: mean(rates[`c${n}`]),
         baseline: mean(rates.c16),
@@ -257,7 +257,7 @@ run("P11 call scale", async () => {
       }),
     ),
     figure({
-      name: "P11.idleAgents",
+      name: "callScale.idleAgents",
       unit: "calls/s",
       value: mean(rates.idle200),
       baseline: mean(rates.idle0),
@@ -268,7 +268,7 @@ run("P11 call scale", async () => {
       roundMs: ROUND_MS,
     }),
     figure({
-      name: "P11.servers10x16",
+      name: "callScale.servers10x16",
       unit: "calls/s",
       value: mean(ten.spread),
       baseline: mean(ten.single),
@@ -281,13 +281,13 @@ run("P11 call scale", async () => {
       ...ten.cpu,
     }),
     figure({
-      name: "P11.servers10x16.relay",
+      name: "callScale.servers10x16.relay",
       unit: "calls/s",
       value: mean(ten.relay.spread),
       baseline: mean(ten.relay.single),
       baselineLabel: `the bare relay, ${CALLERS} connections calling one of its ${SERVERS} children`,
       checks: [],
-      note: `the floor of P11.servers10x16: the same arms through a bare relay owning ${SERVERS} echo children, same rounds`,
+      note: `the floor of callScale.servers10x16: the same arms through a bare relay owning ${SERVERS} echo children, same rounds`,
       rounds: ROUNDS,
       roundMs: ROUND_MS,
     }),

@@ -1,8 +1,8 @@
 /**
- * P15 the pool's upstream client (issue 31 item 6): does the pool's own MCP client
+ * The pool's upstream client: does the pool's own MCP client
  * (src/pool/mcp/client.ts `McpClient`, on protocol.ts and the pool's stdio transport) keep
  * growing the modern era, or give way to SDK v2's `Client` (`versionNegotiation`, `prior`)?
- * Criteria: conformance, P1 hop and P9 idle RSS within 5% of today, code no longer owned.
+ * Criteria: conformance, the hop (hop.mjs) and idle RSS (memory.mjs) within 5% of today, code no longer owned.
  *
  * In one run, the arms alternating in rounds so drift and other load hit both:
  * - hop: the same sequential `echo` tools/call, p50/p99, by McpClient on the pool's
@@ -15,7 +15,7 @@
  *   for modern, initialize for legacy) and warm (a kept verdict: `prior`), median of RUNS.
  * - memory: VmRSS of a fresh `node --expose-gc` that loads one client, connects to one
  *   modern and one legacy child, lists and calls once each and collects; median of 5 each.
- *   The daemon is not run: its P9 idle RSS (README) plus the measured difference is judged.
+ *   The daemon is not run: its idle RSS (memory.mjs, docs/performance.md) plus the measured difference is judged.
  * - API: what v2's Client allows per request, tried live against the modern server: the
  *   caller's clientInfo/capabilities/logLevel envelope (the pool's RequestOptions.caller)
  *   and routing an input_required's questions to the request's own caller (`answer`).
@@ -34,21 +34,21 @@ import { onCleanup, run } from "./lib/harness.mjs";
 import { figure, note, round } from "./lib/report.mjs";
 import { median, percentile } from "./lib/stats.mjs";
 
-const CALLS = Number(process.env.BENCH_P15_CALLS ?? 2000);
-const WARMUP = Number(process.env.BENCH_P15_WARMUP ?? 3000);
+const CALLS = Number(process.env.BENCH_UPSTREAM_CALLS ?? 2000);
+const WARMUP = Number(process.env.BENCH_UPSTREAM_WARMUP ?? 3000);
 const ROUNDS = 10;
-const RUNS = Number(process.env.BENCH_P15_RUNS ?? 7);
-const RSS_RUNS = Number(process.env.BENCH_P15_RSS_RUNS ?? 5);
+const RUNS = Number(process.env.BENCH_UPSTREAM_RUNS ?? 7);
+const RSS_RUNS = Number(process.env.BENCH_UPSTREAM_RSS_RUNS ?? 5);
 /**
  * Today's daemon-level figures the criteria are judged against (README's performance table):
- * P1 echo call p50/p99 through the daemon, and P9 idle RSS with one echo server.
+ * the echo call p50/p99 through the daemon (hop.mjs), and idle RSS (memory.mjs) with one echo server.
  */
-const P1_P50_MS = Number(process.env.BENCH_P15_P1_P50_MS ?? 0.141);
-const P1_P99_MS = Number(process.env.BENCH_P15_P1_P99_MS ?? 0.637);
-const P9_IDLE_MB = Number(process.env.BENCH_P15_P9_MB ?? 58.5);
+const HOP_P50_MS = Number(process.env.BENCH_UPSTREAM_HOP_P50_MS ?? 0.141);
+const HOP_P99_MS = Number(process.env.BENCH_UPSTREAM_HOP_P99_MS ?? 0.637);
+const IDLE_RSS_MB = Number(process.env.BENCH_UPSTREAM_IDLE_RSS_MB ?? 58.5);
 
 const MODERN = "2026-07-28";
-const INFO = { name: "bench-p15", version: "0" };
+const INFO = { name: "bench-upstream", version: "0" };
 const CAPS = { elicitation: {} };
 const modernFixture = join(repoRoot, "test/fixtures/modern-stdio.mjs");
 const servers = { modern: modernFixture, legacy: echoFixture };
@@ -122,7 +122,7 @@ async function open(arm, era, kept) {
   };
 }
 
-const ECHO = { name: "echo", arguments: { text: "p15" } };
+const ECHO = { name: "echo", arguments: { text: "upstream" } };
 
 async function timed(arm, calls, samples) {
   for (let i = 0; i < calls; i++) {
@@ -192,7 +192,7 @@ async function connects(era) {
 /**
  * A fresh Node's source that loads `arm`'s client, uses both servers once and reports RSS.
  * `<client>+v2server`: SDK v2's server side is loaded first, as in a daemon that has served
- * a modern host (P13): v2's client shares @modelcontextprotocol/core with it.
+ * a modern host: v2's client shares @modelcontextprotocol/core with it.
  */
 function rssSource(arm) {
   const report = `for (let i = 0; i < 3; i++) globalThis.gc();
@@ -226,7 +226,7 @@ const clients = [];
 for (const era of ["modern", "legacy"]) {
   const client = await open(era);
   await client.listTools();
-  await client.callTool({ name: "echo", arguments: { text: "p15" } });
+  await client.callTool({ name: "echo", arguments: { text: "upstream" } });
   clients.push(client);
 }
 ${report}
@@ -298,18 +298,18 @@ async function api() {
     return { action: "accept", content: { answer: "auto" } };
   });
   const auto = await modern.call(
-    { name: "confirm", arguments: { question: "p15-auto" } },
+    { name: "confirm", arguments: { question: "upstream-auto" } },
     { signal },
   );
   // Manual: the result comes back to this caller, which answers and sends the retry itself.
   const asked = await modern.call(
-    { name: "confirm", arguments: { question: "p15-manual" } },
+    { name: "confirm", arguments: { question: "upstream-manual" } },
     { allowInputRequired: true },
   );
   const answered = await modern.call(
     {
       name: "confirm",
-      arguments: { question: "p15-manual" },
+      arguments: { question: "upstream-manual" },
       inputResponses: { ask: { action: "accept", content: { answer: "by its caller" } } },
       requestState: asked.requestState,
     },
@@ -353,7 +353,7 @@ async function api() {
     }),
   );
   const bySubclass = await routed.callTool(
-    { name: "confirm", arguments: { question: "p15-subclass" } },
+    { name: "confirm", arguments: { question: "upstream-subclass" } },
     { answer: async () => ({ action: "accept", content: { answer: "by its caller" } }) },
   );
   await routed.close();
@@ -369,7 +369,7 @@ async function api() {
     ).content[0].text,
   );
   const ourAnswer = await mine.call(
-    { name: "confirm", arguments: { question: "p15-ours" } },
+    { name: "confirm", arguments: { question: "upstream-ours" } },
     { answer: async () => ({ action: "accept", content: { answer: "by its caller" } }) },
   );
   await mine.close();
@@ -581,7 +581,7 @@ function code() {
   };
 }
 
-run("P15 upstream client", async () => {
+run("Upstream client", async () => {
   const loadStart = loadavg().map((x) => Number(x.toFixed(2)));
   note(`load average at start ${loadStart.join(" ")}`);
   const hops = {};
@@ -619,7 +619,7 @@ run("P15 upstream client", async () => {
     for (const q of ["p50", "p99"]) {
       figures.push(
         figure({
-          name: `P15.hop.${era}.${q}`,
+          name: `upstreamClient.hop.${era}.${q}`,
           unit: "ms",
           value: hops[era].v2[q],
           baseline: hops[era].ours[q],
@@ -632,10 +632,10 @@ run("P15 upstream client", async () => {
       );
     }
   }
-  // The hop's difference carried into the daemon's P1 figure (its upstream leg is this call).
+  // The hop's difference carried into the daemon's hop figure (hop.mjs) (its upstream leg is this call).
   for (const [q, today] of [
-    ["p50", P1_P50_MS],
-    ["p99", P1_P99_MS],
+    ["p50", HOP_P50_MS],
+    ["p99", HOP_P99_MS],
   ]) {
     const worst = Math.max(
       hops.modern.v2[q] - hops.modern.ours[q],
@@ -643,11 +643,11 @@ run("P15 upstream client", async () => {
     );
     figures.push(
       figure({
-        name: `P15.p1.${q}.projected`,
+        name: `upstreamClient.daemonHop.${q}.projected`,
         unit: "ms",
         value: today + worst,
         baseline: today,
-        baselineLabel: `P1 echo ${q} through the daemon (README), plus v2's worst ${q} difference of the two eras`,
+        baselineLabel: `the hop figure: echo ${q} through the daemon (docs/performance.md), plus v2's worst ${q} difference of the two eras`,
         checks: [["ratio", "<=", 1.05]],
         load,
       }),
@@ -658,7 +658,7 @@ run("P15 upstream client", async () => {
       const at = connect[era][mode];
       figures.push(
         figure({
-          name: `P15.connect.${era}.${mode}`,
+          name: `upstreamClient.connect.${era}.${mode}`,
           unit: "ms",
           value: at.v2.firstCall,
           baseline: at.ours.firstCall,
@@ -677,7 +677,7 @@ run("P15 upstream client", async () => {
   }
   figures.push(
     figure({
-      name: "P15.rss.freshNode",
+      name: "upstreamClient.rss.freshNode",
       unit: "MB",
       value: mem.v2.rss,
       baseline: mem.ours.rss,
@@ -688,7 +688,7 @@ run("P15 upstream client", async () => {
       load,
     }),
     figure({
-      name: "P15.rss.withV2ServerLoaded",
+      name: "upstreamClient.rss.withV2ServerLoaded",
       unit: "MB",
       value: mem["v2+v2server"].rss,
       baseline: mem["ours+v2server"].rss,
@@ -701,16 +701,17 @@ run("P15 upstream client", async () => {
       load,
     }),
     figure({
-      name: "P15.p9.projected",
+      name: "upstreamClient.daemonIdleRss.projected",
       unit: "MB",
-      value: P9_IDLE_MB + (mem.v2.rss - mem.ours.rss),
-      baseline: P9_IDLE_MB,
-      baselineLabel: "P9 idle RSS (README), plus v2's RSS over McpClient's in a fresh Node",
+      value: IDLE_RSS_MB + (mem.v2.rss - mem.ours.rss),
+      baseline: IDLE_RSS_MB,
+      baselineLabel:
+        "the memory figure: idle RSS (docs/performance.md), plus v2's RSS over McpClient's in a fresh Node",
       checks: [["ratio", "<=", 1.05]],
       load,
     }),
     figure({
-      name: "P15.code.v2Takes",
+      name: "upstreamClient.code.v2Takes",
       unit: "lines",
       value: lines.v2Takes.lines,
       baseline: lines.modernToday.lines,
@@ -726,7 +727,7 @@ run("P15 upstream client", async () => {
       perFile: lines.perFile,
     }),
     figure({
-      name: "P15.api.perRequest",
+      name: "upstreamClient.api.perRequest",
       unit: null,
       value:
         found.v2CallerEnvelopeViaMeta && !found.v2AutoFulfilHandlerTold?.callerSignal

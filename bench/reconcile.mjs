@@ -1,11 +1,11 @@
 /**
- * P5 reconcile (SPEC §3): 50 echo rows in mcp.json; edit one row's connection (its env) and
+ * Reconcile: 50 echo rows in mcp.json; edit one row's connection (its env) and
  * save the file the way editors do. Counts the children whose pid changed (state()), and
  * times the save to the edited server's `connect` event. The baseline is the debounce plus
  * that server's own start (spawn + initialize + list, with the SDK, measured in the same
  * run, alternating with the edits). While the edited server swaps (its old child serving
  * until the new one is ready), calls to it keep going: the worst of them is set beside the
- * worst of as many calls made before the save (P5.callDuringSwap), like against like on a
+ * worst of as many calls made before the save (reconcile.callDuringSwap), like against like on a
  * machine whose scheduler alone makes a rare call slow.
  */
 import { performance } from "node:perf_hooks";
@@ -16,10 +16,10 @@ import { run } from "./lib/harness.mjs";
 import { figure, note, round } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
-const ROWS = Number(process.env.BENCH_P5_ROWS ?? 50);
+const ROWS = Number(process.env.BENCH_RECONCILE_ROWS ?? 50);
 const EDITS = 5;
 /** The daemon's debounce, set explicitly so the baseline knows it (the pool's default too). */
-const DEBOUNCE_MS = Number(process.env.BENCH_P5_DEBOUNCE_MS ?? 100);
+const DEBOUNCE_MS = Number(process.env.BENCH_RECONCILE_DEBOUNCE_MS ?? 100);
 const READY_TIMEOUT_MS = 20_000;
 /** Calls timed before the first save, then as many as the swap before took: nothing swaps. */
 const FIRST_CALLS_BEFORE = 200;
@@ -37,13 +37,13 @@ function config(edits) {
 /** Milliseconds one echo call to `id` takes. */
 async function timedCall(pool, id) {
   const started = performance.now();
-  await pool.call(`${id}__echo`, { text: "p5" });
+  await pool.call(`${id}__echo`, { text: "reconcile" });
   return performance.now() - started;
 }
 
 async function startDirect(row) {
   const started = performance.now();
-  const direct = await directClient(row, "bench-p5");
+  const direct = await directClient(row, "bench-reconcile");
   await listAll(direct.client);
   const ms = performance.now() - started;
   await direct.close();
@@ -62,13 +62,13 @@ async function startDirectCalling(row, pool, id) {
   return { ms: await starting, during };
 }
 
-run("P5 reconcile", async () => {
+run("Reconcile", async () => {
   const home = benchHome();
   const edits = new Map();
   const extra = { mcpool: { syncDebounceMs: DEBOUNCE_MS } };
   home.writeConfig(config(edits), extra);
   await startDaemon(home);
-  const pool = await client(home, "bench-p5");
+  const pool = await client(home, "bench-reconcile");
   const started = performance.now();
   await waitReady(pool, ROWS, 120_000);
   note(`${ROWS} rows ready in ${Math.round(performance.now() - started)} ms`);
@@ -141,7 +141,7 @@ run("P5 reconcile", async () => {
   const ownStart = percentile(starts, 50);
   return [
     figure({
-      name: "P5.restarted",
+      name: "reconcile.restarted",
       unit: "children",
       value: Math.max(...restarted),
       baseline: ROWS,
@@ -152,7 +152,7 @@ run("P5 reconcile", async () => {
       othersKeptPid: othersKept,
     }),
     figure({
-      name: "P5.writeToReady.p50",
+      name: "reconcile.writeToReady.p50",
       unit: "ms",
       value: percentile(readies, 50),
       baseline: DEBOUNCE_MS + ownStart,
@@ -171,7 +171,7 @@ run("P5 reconcile", async () => {
       ),
     }),
     figure({
-      name: "P5.callDuringSwap",
+      name: "reconcile.callDuringSwap",
       unit: "ms",
       value: percentile(swapExtra, 50),
       baselineLabel: "worst call during the swap less the worst of as many calls before the save",
@@ -180,7 +180,7 @@ run("P5 reconcile", async () => {
       max: round(Math.max(...swapExtra)),
     }),
     figure({
-      name: "P5.callDuringStart",
+      name: "reconcile.callDuringStart",
       unit: "ms",
       value: percentile(startExtra, 50),
       baselineLabel:

@@ -1,5 +1,5 @@
 /**
- * P10 entry (issue 20): what one host session's server entry costs. Per entry — the server
+ * Entry: what one host session's server entry costs. Per entry — the server
  * itself, `mcpool bridge` through the SDK (main.js), the lean bridge (the `mcpool`
  * executable, a byte pipe to the daemon's MCP socket), a perl relay to that socket, and socat
  * and `nc -U` when this machine has them (wire prefers them to perl) — the time
@@ -21,7 +21,7 @@ import { descendants, kill, rssMB, totalRssMB, until } from "./lib/procs.mjs";
 import { figure, note } from "./lib/report.mjs";
 import { median } from "./lib/stats.mjs";
 
-const RUNS = Number(process.env.BENCH_P10_RUNS ?? 7);
+const RUNS = Number(process.env.BENCH_ENTRY_RUNS ?? 7);
 const HOSTS = 3;
 const mainJs = join(repoRoot, "dist/cli/main.js");
 const binJs = join(repoRoot, "dist/cli/bin.js");
@@ -37,7 +37,7 @@ const HANDSHAKE = [
     params: {
       protocolVersion: "2025-06-18",
       capabilities: {},
-      clientInfo: { name: "bench-p10", version: "0" },
+      clientInfo: { name: "bench-entry", version: "0" },
     },
   },
   { jsonrpc: "2.0", method: "notifications/initialized" },
@@ -105,7 +105,7 @@ async function medianOf(command, args, options) {
 
 const ONE_LINE = { input: "ping\n", done: (line) => line === "ping" };
 
-run("P10 entry", async () => {
+run("Entry", async () => {
   const home = benchHome();
   const memoryDir = join(home.dir, "memory");
   mkdirSync(memoryDir, { recursive: true });
@@ -118,7 +118,7 @@ run("P10 entry", async () => {
   };
   home.writeConfig(servers);
   const daemon = await startDaemon(home);
-  const pool = await client(home, "bench-p10");
+  const pool = await client(home, "bench-entry");
   await waitReady(pool, Object.keys(servers).length);
   const socket = (id) => mcpSocketPath(home.socketPath, id);
   await until(() => Object.keys(servers).every((id) => existsSync(socket(id))), 10_000);
@@ -186,21 +186,24 @@ run("P10 entry", async () => {
   const echo = entries["echo itself"];
   const info = (name, unit, value, extra = {}) => figure({ name, unit, value, ...extra });
   return [
-    info("P10.bare-node.ms", "ms", bareNode.ms),
-    info("P10.bare-node.rss", "MB", bareNode.rss),
-    info("P10.bare-perl.ms", "ms", barePerl.ms),
-    info("P10.bare-perl.rss", "MB", barePerl.rss),
-    info("P10.echo-itself.ms", "ms", echo.ms),
-    info("P10.echo-itself.rss", "MB", echo.rss),
-    info("P10.everything-itself.ms", "ms", entries["everything itself"].ms),
-    info("P10.everything-itself.rss", "MB", entries["everything itself"].rss),
-    info("P10.sdk-bridge.ms", "ms", sdk.ms, { baseline: bareNode.ms, baselineLabel: "bare node" }),
-    info("P10.sdk-bridge.rss", "MB", sdk.rss, {
+    info("entry.bare-node.ms", "ms", bareNode.ms),
+    info("entry.bare-node.rss", "MB", bareNode.rss),
+    info("entry.bare-perl.ms", "ms", barePerl.ms),
+    info("entry.bare-perl.rss", "MB", barePerl.rss),
+    info("entry.echo-itself.ms", "ms", echo.ms),
+    info("entry.echo-itself.rss", "MB", echo.rss),
+    info("entry.everything-itself.ms", "ms", entries["everything itself"].ms),
+    info("entry.everything-itself.rss", "MB", entries["everything itself"].rss),
+    info("entry.sdk-bridge.ms", "ms", sdk.ms, {
+      baseline: bareNode.ms,
+      baselineLabel: "bare node",
+    }),
+    info("entry.sdk-bridge.rss", "MB", sdk.rss, {
       baseline: bareNode.rss,
       baselineLabel: "bare node",
     }),
     figure({
-      name: "P10.lean-bridge.ms",
+      name: "entry.lean-bridge.ms",
       unit: "ms",
       value: lean.ms,
       baseline: bareNode.ms,
@@ -208,7 +211,7 @@ run("P10 entry", async () => {
       checks: [["ratio", "<=", 2]],
     }),
     figure({
-      name: "P10.lean-bridge.ms-vs-server",
+      name: "entry.lean-bridge.ms-vs-server",
       unit: "ms",
       value: lean.ms,
       baseline: echo.ms,
@@ -216,17 +219,22 @@ run("P10 entry", async () => {
       checks: [["ratio", "<=", 0.5]],
     }),
     figure({
-      name: "P10.lean-bridge.rss",
+      name: "entry.lean-bridge.rss",
       unit: "MB",
       value: lean.rss,
       baseline: bareNode.rss,
       baselineLabel: "bare node answering one line",
       checks: [["ratio", "<=", 1.15]],
     }),
-    figure({ name: "P10.perl-pipe.ms", unit: "ms", value: pipe.ms, checks: [["value", "<=", 50]] }),
+    figure({
+      name: "entry.perl-pipe.ms",
+      unit: "ms",
+      value: pipe.ms,
+      checks: [["value", "<=", 50]],
+    }),
     // The whole entry: a host sees every process the pipe runs (a forking relay is two).
     figure({
-      name: "P10.perl-pipe.rss",
+      name: "entry.perl-pipe.rss",
       unit: "MB",
       value: pipe.treeRss,
       checks: [["value", "<=", 5]],
@@ -234,24 +242,24 @@ run("P10 entry", async () => {
     }),
     ...found.flatMap((tool) => [
       figure({
-        name: `P10.${tool}-pipe.ms`,
+        name: `entry.${tool}-pipe.ms`,
         unit: "ms",
         value: entries[`${tool} pipe`].ms,
         checks: [["value", "<=", 50]],
       }),
       figure({
-        name: `P10.${tool}-pipe.rss`,
+        name: `entry.${tool}-pipe.rss`,
         unit: "MB",
         value: entries[`${tool} pipe`].treeRss,
         checks: [["value", "<=", 5]],
       }),
     ]),
-    info("P10.hosts-unwired.rss", "MB", unwired),
-    info("P10.hosts-wired-lean.rss", "MB", wiredLean, {
+    info("entry.hosts-unwired.rss", "MB", unwired),
+    info("entry.hosts-wired-lean.rss", "MB", wiredLean, {
       baseline: unwired,
       baselineLabel: "unwired",
     }),
-    info("P10.hosts-wired-perl.rss", "MB", wiredPerl, {
+    info("entry.hosts-wired-perl.rss", "MB", wiredPerl, {
       baseline: unwired,
       baselineLabel: "unwired",
     }),

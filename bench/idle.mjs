@@ -1,5 +1,5 @@
 /**
- * P7 idle (SPEC §3): a daemon with one ready echo server left alone after some work.
+ * Idle: a daemon with one ready echo server left alone after some work.
  * Wakeups are context switches (voluntary + involuntary) summed over all its threads from
  * /proc/<pid>/task/<tid>/status, with schedstat timeslices and CPU time beside them. The
  * baseline is a bare Node process on a Unix socket that did comparable work (NDJSON round
@@ -20,9 +20,9 @@ import { lineClient } from "./lib/line-client.mjs";
 import { rssMB, wakeups } from "./lib/procs.mjs";
 import { figure, note } from "./lib/report.mjs";
 
-const IDLE_MS = Number(process.env.BENCH_P7_IDLE_MS ?? 10_000);
+const IDLE_MS = Number(process.env.BENCH_IDLE_IDLE_MS ?? 10_000);
 /** Between the two windows, long enough for V8's memory reducer to have done its work. */
-const GAP_MS = Number(process.env.BENCH_P7_GAP_MS ?? 25_000);
+const GAP_MS = Number(process.env.BENCH_IDLE_GAP_MS ?? 25_000);
 const WORK_CALLS = 2000;
 /** "Wakes for nothing": at most one wakeup a second more than a bare Node process. */
 const ALLOWED_EXTRA_PER_S = 1;
@@ -47,7 +47,7 @@ function window(pids) {
   };
 }
 
-run("P7 idle", async () => {
+run("Idle", async () => {
   const home = benchHome();
   home.writeConfig({ echo: rows.echo() });
   const daemon = await startDaemon(home);
@@ -55,7 +55,7 @@ run("P7 idle", async () => {
   const bare = await startAgent("bare-node", [bareSocket]);
 
   // Some work first, so both have something to forget; then nobody is connected.
-  const pool = await client(home, "bench-p7");
+  const pool = await client(home, "bench-idle");
   await waitReady(pool, 1);
   const line = await lineClient(bareSocket);
   for (let i = 0; i < WORK_CALLS; i++) {
@@ -80,7 +80,7 @@ run("P7 idle", async () => {
   const baselineLabel = "bare Node process on a Unix socket after 2,000 round trips, same window";
   return [
     figure({
-      name: "P7.wakeups",
+      name: "idle.wakeups",
       unit: `switches/${seconds}s`,
       value: idleDaemon.switches,
       baseline: idleBare.switches,
@@ -92,7 +92,7 @@ run("P7 idle", async () => {
       bare: idleBare,
     }),
     figure({
-      name: "P7.wakeupsAfterWork",
+      name: "idle.wakeupsAfterWork",
       unit: `switches/${seconds}s`,
       value: afterDaemon.switches,
       baseline: afterBare.switches,
@@ -103,7 +103,7 @@ run("P7 idle", async () => {
       bare: afterBare,
     }),
     figure({
-      name: "P7.rss",
+      name: "idle.rss",
       unit: "MB",
       value: rssMB(daemon.pid),
       baseline: rssMB(bare.pid),

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * P14: what finding a stdio server's era on a spare child costs (SPEC H1, issue 31 item 1).
+ * What finding a stdio server's era on a spare child costs.
  * A row's first dial without a verdict starts a spare child for `server/discover` and only
  * then the serving child (sequential); a pinned row starts one child. Median ms from sync()
  * to ready, over RUNS fresh pools (no tools cache, so every run is a first-ever dial), for a
@@ -40,7 +40,7 @@ async function readyMs(args, protocol) {
 
 const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-run("p14-era-probe", async () => {
+run("Era probe", async () => {
   const figures = [];
   for (const [name, path] of Object.entries(servers)) {
     const pinned = name === "dual" ? "2026-07-28" : "legacy";

@@ -1,5 +1,5 @@
 /**
- * P4 sharing (SPEC §3): 20 agent processes × 5 servers (server-everything, -memory,
+ * Sharing: 20 agent processes × 5 servers (server-everything, -memory,
  * -filesystem and two echo fixtures). With the daemon, every agent connects and reads the
  * catalog; without it, every agent spawns, initializes and lists its own five. Children
  * are counted and RSS (VmRSS) summed from /proc over each process tree, once everything
@@ -13,7 +13,7 @@ import { run } from "./lib/harness.mjs";
 import { figure, note, round } from "./lib/report.mjs";
 import { descendants, rssMB, totalRssMB } from "./lib/procs.mjs";
 
-const AGENTS = Number(process.env.BENCH_P4_AGENTS ?? 20);
+const AGENTS = Number(process.env.BENCH_SHARING_AGENTS ?? 20);
 // Spawning 100 Node servers at once on 2 cores only measures the scheduler; 4 agents
 // starting at a time keeps each start honest and the arm under a minute.
 const STARTING_AT_ONCE = 4;
@@ -21,7 +21,7 @@ const SETTLE_MS = 2000;
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
-run("P4 sharing", async () => {
+run("Sharing", async () => {
   const home = benchHome();
   const servers = {
     ...referenceRows(home),
@@ -47,7 +47,7 @@ run("P4 sharing", async () => {
   // Shared: one daemon, every agent a client of it.
   home.writeConfig(servers);
   const daemon = await startDaemon(home);
-  const pool = await client(home, "bench-p4");
+  const pool = await client(home, "bench-sharing");
   await waitReady(pool, serverCount);
   await pool.close();
   const bare = await startAgent("bare-node", [join(home.dir, "bare.sock")]);
@@ -70,7 +70,7 @@ run("P4 sharing", async () => {
   const detail = { agents: AGENTS, serversPerAgent: serverCount, toolsPerAgent: tools };
   return [
     figure({
-      name: "P4.children",
+      name: "sharing.children",
       unit: "processes",
       value: daemonChildren.length,
       baseline: directChildren.length,
@@ -79,7 +79,7 @@ run("P4 sharing", async () => {
       ...detail,
     }),
     figure({
-      name: "P4.memory",
+      name: "sharing.memory",
       unit: "MB",
       value: daemonMB + sharedServersMB,
       baseline: directServersMB,
@@ -92,7 +92,7 @@ run("P4 sharing", async () => {
       },
     }),
     figure({
-      name: "P4.daemonRss",
+      name: "sharing.daemonRss",
       unit: "MB",
       value: daemonMB,
       baseline: bareMB,

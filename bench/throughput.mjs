@@ -1,8 +1,8 @@
 /**
- * P3 throughput (SPEC §3): calls/s from 16 client connections through one daemon to one
+ * Throughput: calls/s from 16 client connections through one daemon to one
  * stdio echo child, vs 16 concurrent callers sharing one in-process SDK client to the same
  * fixture. Each caller calls in a loop, one call at a time; arms alternate in timed rounds.
- * The yardstick arm (issue 16): 16 connections to a bare relay process that owns its own
+ * The yardstick arm: 16 connections to a bare relay process that owns its own
  * echo child and forwards each line under a fresh id (agents/bare-relay.mjs).
  */
 import { join } from "node:path";
@@ -18,17 +18,20 @@ import { figure, note } from "./lib/report.mjs";
 
 const CALLERS = 16;
 const ROUNDS = 4;
-const ROUND_MS = Number(process.env.BENCH_P3_ROUND_MS ?? 2000);
+const ROUND_MS = Number(process.env.BENCH_THROUGHPUT_ROUND_MS ?? 2000);
 const WARMUP_MS = 1000;
 const ARGS = { text: "hello" };
 
-run("P3 throughput", async () => {
+run("Throughput", async () => {
   const home = benchHome();
   home.writeConfig({ echo: rows.echo() });
   await startDaemon(home);
   const clients = [];
   for (let i = 0; i < CALLERS; i++) {
-    const pool = await connect({ socketPath: home.socketPath, clientName: `bench-p3-${i}` });
+    const pool = await connect({
+      socketPath: home.socketPath,
+      clientName: `bench-throughput-${i}`,
+    });
     onCleanup(() => pool.close());
     clients.push(pool);
   }
@@ -72,7 +75,7 @@ run("P3 throughput", async () => {
   note(`calls/s per round: ${names.map((arm) => `${arm} ${perRound[arm].join(", ")}`).join("; ")}`);
   return [
     figure({
-      name: "P3.throughput",
+      name: "throughput.callsPerSecond",
       unit: "calls/s",
       value: rate("daemon"),
       baseline: rate("direct"),
@@ -87,7 +90,7 @@ run("P3 throughput", async () => {
       perRound,
     }),
     figure({
-      name: "P3.throughput.vsRelay",
+      name: "throughput.callsPerSecond.vsRelay",
       unit: "calls/s",
       value: rate("daemon"),
       baseline: rate("relay"),

@@ -1,14 +1,14 @@
 /**
- * P12 tools on demand (SPEC J1–J3, issue 29): what a host's first tools/list costs through
+ * Tools on demand: what a host's first tools/list costs through
  * the bridge — full vs `--catalog` vs `--catalog=auto` — for the three reference servers and
- * for the 100-server P6 set; search_tools' p50 at 5,000 tools through the bridge beside the
+ * for the 100-server scale.mjs set; search_tools' p50 at 5,000 tools through the bridge beside the
  * same search asked of the daemon directly; and the turns a scripted host takes to find and
  * call a tool.
  *
  * Every host is an SDK `Client` on the SDK's in-memory pair to `createBridge()` (the code
  * `mcpool bridge` runs), whose `PoolClient` reaches a real daemon over its socket: the
- * reference servers under `mcpool serve` (node children); the P6 set (100 servers × 50
- * generated tools, p6-scale.mjs's shapes) under a daemon in this process whose pool serves
+ * reference servers under `mcpool serve` (node children); the scale.mjs set (100 servers × 50
+ * generated tools, the shapes of scale.mjs) under a daemon in this process whose pool serves
  * them on the SDK's in-memory transport. Tokens are the pool's estimate, 4 characters a
  * token over the JSON of the listing.
  */
@@ -29,7 +29,7 @@ import { generatedServer } from "./lib/generated.mjs";
 import { figure, note } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
-const SERVERS = Number(process.env.BENCH_P12_SERVERS ?? 100);
+const SERVERS = Number(process.env.BENCH_CATALOG_SERVERS ?? 100);
 const SEARCH_ROUNDS = 10;
 const SEARCH_PER_ROUND = 30;
 const QUERY = "read the contents of a file in a directory";
@@ -39,7 +39,7 @@ async function host(pool, options = {}) {
   const bridge = await createBridge({ client: pool, ...options });
   const [hostSide, bridgeSide] = InMemoryTransport.createLinkedPair();
   await bridge.createServer().connect(bridgeSide);
-  const client = new Client({ name: "bench-p12-host", version: "1.0.0" });
+  const client = new Client({ name: "bench-catalog-host", version: "1.0.0" });
   await client.connect(hostSide);
   onCleanup(async () => {
     await client.close();
@@ -72,7 +72,7 @@ function listFigures(set, lists, target) {
   });
   return [
     figure({
-      name: `P12.${set}.full.tokens`,
+      name: `catalog.${set}.full.tokens`,
       unit: "tokens",
       value: lists.full.tokens,
       baseline: null,
@@ -81,7 +81,7 @@ function listFigures(set, lists, target) {
       tools: lists.full.tools,
     }),
     figure({
-      name: `P12.${set}.catalog.bytes`,
+      name: `catalog.${set}.catalog.bytes`,
       unit: "B",
       value: lists.catalog.bytes,
       baseline: lists.full.bytes,
@@ -91,7 +91,7 @@ function listFigures(set, lists, target) {
       ...detail("catalog"),
     }),
     figure({
-      name: `P12.${set}.auto.bytes`,
+      name: `catalog.${set}.auto.bytes`,
       unit: "B",
       value: lists.auto.bytes,
       baseline: lists.full.bytes,
@@ -157,7 +157,7 @@ async function scriptedTurns(pool, files) {
 }
 
 async function reference() {
-  const home = benchHome("mcpool-bench-p12-");
+  const home = benchHome("mcpool-bench-catalog-");
   const files = join(home.dir, "files");
   mkdirSync(files, { recursive: true });
   writeFileSync(join(files, "note.txt"), "a note\n");
@@ -168,7 +168,7 @@ async function reference() {
   });
   const daemon = await startDaemon(home);
   onCleanup(() => daemon.stop());
-  const pool = await connect({ socketPath: home.socketPath, clientName: "bench-p12" });
+  const pool = await connect({ socketPath: home.socketPath, clientName: "bench-catalog" });
   onCleanup(() => pool.close());
   await waitReady(pool, 3, 60_000);
 
@@ -189,7 +189,7 @@ async function reference() {
   return [
     ...listFigures("reference", lists, 0.25),
     figure({
-      name: "P12.reference.tokensPerTool.p50",
+      name: "catalog.reference.tokensPerTool.p50",
       unit: "tokens",
       value: percentile(perTool, 50),
       baseline: null,
@@ -200,7 +200,7 @@ async function reference() {
       catalogTokens: CATALOG_TOKENS,
     }),
     figure({
-      name: "P12.scriptedHost.turns.mean",
+      name: "catalog.scriptedHost.turns.mean",
       unit: "turns",
       value: solved.reduce((sum, t) => sum + t.turns, 0) / solved.length,
       baseline: 2,
@@ -211,8 +211,8 @@ async function reference() {
   ];
 }
 
-async function p6Set() {
-  const home = benchHome("mcpool-bench-p12-p6-");
+async function scaleSet() {
+  const home = benchHome("mcpool-bench-catalog-scale-set-");
   const builders = {};
   const servers = {};
   for (let k = 0; k < SERVERS; k++) {
@@ -238,12 +238,15 @@ async function p6Set() {
   });
   await daemon.start();
   onCleanup(() => daemon.stop());
-  const pool = await connect({ socketPath: home.socketPath, clientName: "bench-p12-p6" });
+  const pool = await connect({
+    socketPath: home.socketPath,
+    clientName: "bench-catalog-scale-set",
+  });
   onCleanup(() => pool.close());
   await waitReady(pool, SERVERS, 120_000);
   const catalog = await pool.catalog();
   const indexed = catalog.reduce((sum, s) => sum + s.tools.length, 0);
-  note(`P6 set: ${SERVERS} servers, ${indexed} tools`);
+  note(`scale.mjs set: ${SERVERS} servers, ${indexed} tools`);
   // Usage for `auto`: three tools of other servers, called a few times each.
   for (const server of catalog.slice(1, 4)) {
     const name = server.tools[0].name;
@@ -272,9 +275,9 @@ async function p6Set() {
     }
   }
   return [
-    ...listFigures("p6", lists, 0.05),
+    ...listFigures("scaleSet", lists, 0.05),
     figure({
-      name: "P12.p6.search.p50",
+      name: "catalog.scaleSet.search.p50",
       unit: "ms",
       value: percentile(samples.bridge, 50),
       baseline: percentile(samples.direct, 50),
@@ -288,4 +291,4 @@ async function p6Set() {
   ];
 }
 
-run("P12 tools on demand", async () => [...(await reference()), ...(await p6Set())]);
+run("Tools on demand", async () => [...(await reference()), ...(await scaleSet())]);

@@ -1,5 +1,5 @@
 /**
- * P13 host eras (issue 31 item 6): what serving a 2026-07-28 host costs next to a legacy one,
+ * Host eras: what serving a 2026-07-28 host costs next to a legacy one,
  * and what moving the legacy hosts to SDK v2 too would cost them.
  * The bridge's server side is SDK v1's `Server` for a legacy host and SDK v2's entries for a
  * modern one (src/bridge/modern/era-switch.ts): the same echo call, sequential, p50/p99, through the
@@ -29,8 +29,8 @@ import { rssMB } from "./lib/procs.mjs";
 import { figure, note, round } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
-const CALLS = Number(process.env.BENCH_P13_CALLS ?? 500);
-const WARMUP = Number(process.env.BENCH_P13_WARMUP ?? 1000);
+const CALLS = Number(process.env.BENCH_HOST_ERAS_CALLS ?? 500);
+const WARMUP = Number(process.env.BENCH_HOST_ERAS_WARMUP ?? 1000);
 const ROUNDS = 10;
 const SETTLE_MS = 2000;
 const binJs = join(repoRoot, "dist/cli/bin.js");
@@ -47,14 +47,14 @@ function entry(home) {
 }
 
 async function legacyHost(home) {
-  const host = new LegacyClient({ name: "bench-p13-legacy", version: "0" });
+  const host = new LegacyClient({ name: "bench-host-eras-legacy", version: "0" });
   await host.connect(new LegacyStdio(entry(home)));
   return host;
 }
 
 async function modernHost(home) {
   const host = new ModernClient(
-    { name: "bench-p13-modern", version: "0" },
+    { name: "bench-host-eras-modern", version: "0" },
     { versionNegotiation: { mode: { pin: "2026-07-28" } } },
   );
   await host.connect(new ModernStdio(entry(home)));
@@ -65,16 +65,16 @@ async function modernHost(home) {
 async function timed(host, calls, samples) {
   for (let i = 0; i < calls; i++) {
     const started = performance.now();
-    await host.callTool({ name: "echo", arguments: { text: "p13" } });
+    await host.callTool({ name: "echo", arguments: { text: "host-eras" } });
     samples?.push(performance.now() - started);
   }
 }
 
-run("P13 host eras", async () => {
+run("Host eras", async () => {
   const home = benchHome();
   home.writeConfig({ echo: rows.echo() });
   const daemon = await startDaemon(home);
-  const pool = await client(home, "bench-p13");
+  const pool = await client(home, "bench-host-eras");
   await waitReady(pool, 1);
   await pool.close();
 
@@ -100,7 +100,7 @@ run("P13 host eras", async () => {
   // The prototype: the same legacy host, served by SDK v1 (today) or by SDK v2.
   const { createBridge } = await import(join(repoRoot, "dist/bridge/index.js"));
   const { connectionIdentity } = await import(join(repoRoot, "dist/bridge/core/conversation.js"));
-  const upstream = await connect({ socketPath: home.socketPath, clientName: "bench-p13" });
+  const upstream = await connect({ socketPath: home.socketPath, clientName: "bench-host-eras" });
   const bridge = await createBridge({ client: upstream, server: "echo" });
   const served = { v1: [], v2: [] };
   const hosts = {};
@@ -112,7 +112,7 @@ run("P13 host eras", async () => {
       const identity = connectionIdentity({});
       serveStdio(() => modernSide.createServer(identity, false), { transport: bridgeEnd });
     }
-    const host = new LegacyClient({ name: `bench-p13-${side}`, version: "0" });
+    const host = new LegacyClient({ name: `bench-host-eras-${side}`, version: "0" });
     await host.connect(hostEnd);
     await timed(host, WARMUP);
     hosts[side] = host;
@@ -162,7 +162,7 @@ run("P13 host eras", async () => {
   );
   return [
     figure({
-      name: "P13.legacyHostOnV2P50",
+      name: "hostEras.legacyHostOnV2P50",
       unit: "ms",
       value: q("v2", 50),
       baseline: q("v1", 50),
@@ -171,21 +171,21 @@ run("P13 host eras", async () => {
       calls: CALLS,
     }),
     figure({
-      name: "P13.serverSideRssV2",
+      name: "hostEras.serverSideRssV2",
       unit: "MB",
       value: v2MB,
       baseline: v1MB,
       baselineLabel: "a fresh Node with SDK v1's server side loaded",
     }),
     figure({
-      name: "P13.serverSideRssBoth",
+      name: "hostEras.serverSideRssBoth",
       unit: "MB",
       value: bothMB,
       baseline: v1MB,
       baselineLabel: "a fresh Node with SDK v1's server side loaded",
     }),
     figure({
-      name: "P13.modernHopP50",
+      name: "hostEras.modernHopP50",
       unit: "ms",
       value: p("modern", 50),
       baseline: p("legacy", 50),
@@ -194,7 +194,7 @@ run("P13 host eras", async () => {
       calls: CALLS,
     }),
     figure({
-      name: "P13.modernHopP99",
+      name: "hostEras.modernHopP99",
       unit: "ms",
       value: p("modern", 99),
       baseline: p("legacy", 99),
@@ -202,7 +202,7 @@ run("P13 host eras", async () => {
       calls: CALLS,
     }),
     figure({
-      name: "P13.rssWithModernHost",
+      name: "hostEras.rssWithModernHost",
       unit: "MB",
       value: bothRss,
       baseline: legacyRss,

@@ -1,5 +1,5 @@
 /**
- * P8 config scale (SPEC §3): an `mcp.json` of 1k, 3k, 10k and 30k lazy stdio rows.
+ * Config scale: an `mcp.json` of 1k, 3k, 10k and 30k lazy stdio rows.
  * In-process: parse + validate (parseMcpJson, validateServers) and a reconcile of a lazy
  * McpPool with the daemon's file tools cache (sync, then state()), each timed once per size
  * after a warm-up on the smallest. Then a real daemon per size: the file is saved over an
@@ -20,12 +20,14 @@ import { run } from "./lib/harness.mjs";
 import { lineClient } from "./lib/line-client.mjs";
 import { figure, note } from "./lib/report.mjs";
 
-const SIZES = (process.env.BENCH_P8_ROWS ?? "1000,3000,10000,30000").split(",").map(Number);
+const SIZES = (process.env.BENCH_CONFIG_SCALE_ROWS ?? "1000,3000,10000,30000")
+  .split(",")
+  .map(Number);
 /** The size the ≤ 1 s target is judged at. */
 const TARGET_ROWS = 10_000;
 const TARGET_MS = 1000;
 /** How often the status poller asks; each answer lists every row, so not back to back. */
-const STATUS_EVERY_MS = Number(process.env.BENCH_P8_STATUS_EVERY_MS ?? 200);
+const STATUS_EVERY_MS = Number(process.env.BENCH_CONFIG_SCALE_STATUS_EVERY_MS ?? 200);
 /** A daemon that has not registered every row in this long is stuck. */
 const LOAD_BOUND_MS = 180_000;
 
@@ -55,7 +57,7 @@ async function reconcile(rows) {
     clientName: "bench",
     lazy: true,
     log: {},
-    toolsCache: createFileToolsCache(mkdtempSync(join(tmpdir(), "mcpool-p8-cache-"))),
+    toolsCache: createFileToolsCache(mkdtempSync(join(tmpdir(), "mcpool-config-scale-cache-"))),
   });
   try {
     const started = performance.now();
@@ -71,13 +73,13 @@ async function reconcile(rows) {
 
 /** One daemon, its config swapped for `count` rows while hello and status are timed. */
 async function daemonLoad(count) {
-  const home = benchHome("mcpool-p8-");
+  const home = benchHome("mcpool-config-scale-");
   home.writeConfig({});
   const daemon = await startDaemon(home);
   try {
     const pinger = await lineClient(home.socketPath);
-    const watcher = await client(home, "p8-status");
-    const hello = { protocolVersion: 1, clientName: "p8", pid: process.pid };
+    const watcher = await client(home, "config-scale-status");
+    const hello = { protocolVersion: 1, clientName: "config-scale", pid: process.pid };
     await pinger.request("hello", hello);
 
     let done = false;
@@ -114,7 +116,7 @@ async function daemonLoad(count) {
   }
 }
 
-run("P8 config scale", async () => {
+run("Config scale", async () => {
   // Warm-up: the first parse and reconcile pay for JIT compilation.
   await reconcile(inProcess(SIZES[0]).rows);
   const measured = [];
@@ -133,7 +135,7 @@ run("P8 config scale", async () => {
     const total = m.parseMs + m.reconcileMs;
     figures.push(
       figure({
-        name: `P8.rows${m.count / 1000}k.parseReconcile`,
+        name: `configScale.rows${m.count / 1000}k.parseReconcile`,
         unit: "ms",
         value: total,
         baseline: null,
@@ -142,7 +144,7 @@ run("P8 config scale", async () => {
         reconcileMs: m.reconcileMs,
       }),
       figure({
-        name: `P8.rows${m.count / 1000}k.maxHello`,
+        name: `configScale.rows${m.count / 1000}k.maxHello`,
         unit: "ms",
         value: m.maxHello,
         baseline: null,
@@ -158,7 +160,7 @@ run("P8 config scale", async () => {
   if (small && large && small !== large) {
     figures.push(
       figure({
-        name: "P8.linearity",
+        name: "configScale.linearity",
         unit: "ms per 1k rows",
         value: perK(large),
         baseline: perK(small),

@@ -1,5 +1,5 @@
 /**
- * P2 attach (SPEC §3): a new agent connects to a warm daemon and has a ~100-tool catalog,
+ * Attach: a new agent connects to a warm daemon and has a ~100-tool catalog,
  * vs the agent spawning, initializing and listing the same servers itself (in parallel, as
  * an agent would): server-everything, -memory, -filesystem and the echo fixture with enough
  * generated tools to reach ~100. Alternating rounds: one cold spawn, then a batch of attaches.
@@ -21,7 +21,7 @@ async function spawnAndList(servers) {
   const started = performance.now();
   const opened = await Promise.all(
     Object.values(servers).map(async (row) => {
-      const direct = await directClient(row, "bench-p2");
+      const direct = await directClient(row, "bench-attach");
       return { direct, tools: await listAll(direct.client) };
     }),
   );
@@ -32,14 +32,14 @@ async function spawnAndList(servers) {
 
 async function attach(socketPath) {
   const started = performance.now();
-  const pool = await connect({ socketPath, clientName: "bench-p2" });
+  const pool = await connect({ socketPath, clientName: "bench-attach" });
   const catalog = await pool.catalog();
   const ms = performance.now() - started;
   await pool.close();
   return { ms, tools: catalog.reduce((sum, server) => sum + server.tools.length, 0) };
 }
 
-run("P2 attach", async () => {
+run("Attach", async () => {
   const home = benchHome();
   const servers = {
     ...referenceRows(home),
@@ -53,7 +53,7 @@ run("P2 attach", async () => {
 
   home.writeConfig(servers);
   await startDaemon(home);
-  const warm = await connect({ socketPath: home.socketPath, clientName: "bench-p2-wait" });
+  const warm = await connect({ socketPath: home.socketPath, clientName: "bench-attach-wait" });
   await waitReady(warm, Object.keys(servers).length);
   await warm.close();
   for (let i = 0; i < 10; i++) await attach(home.socketPath);
@@ -82,7 +82,7 @@ run("P2 attach", async () => {
   };
   return [
     figure({
-      name: "P2.attach.p50",
+      name: "attach.p50",
       unit: "ms",
       value: percentile(attached, 50),
       baseline: percentile(spawned, 50),

@@ -1,5 +1,5 @@
 /**
- * P6 scale (SPEC §3): 100 servers × 50 generated tools in one in-process McpPool (the SDK's
+ * Scale: 100 servers × 50 generated tools in one in-process McpPool (the SDK's
  * in-memory transport, mcpool/testing): catalog(), tools({names}) and, once the pool has
  * it, search(). Each is timed beside a plain-JavaScript floor that builds the same answer
  * from ready arrays and maps (the least any index could do), alternating in rounds.
@@ -17,7 +17,7 @@ import { generatedServer, TOOLS } from "./lib/generated.mjs";
 import { figure, note, round, skipped } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
-const SERVERS = Number(process.env.BENCH_P6_SERVERS ?? 100);
+const SERVERS = Number(process.env.BENCH_SCALE_SERVERS ?? 100);
 const ROUNDS = 10;
 const PER_ROUND = 30;
 const NAMES = 10;
@@ -139,7 +139,7 @@ async function inProcess() {
   const p50 = (arm) => percentile(samples[arm], 50);
   const figures = [
     figure({
-      name: "P6.catalog.p50",
+      name: "scale.catalog.p50",
       unit: "ms",
       value: p50("catalog"),
       baseline: p50("catalogFloor"),
@@ -149,7 +149,7 @@ async function inProcess() {
       ...detail,
     }),
     figure({
-      name: "P6.toolsNames.p50",
+      name: "scale.toolsNames.p50",
       unit: "ms",
       value: p50("tools"),
       baseline: p50("toolsFloor"),
@@ -163,7 +163,7 @@ async function inProcess() {
   figures.push(
     hasSearch
       ? figure({
-          name: "P6.search.p50",
+          name: "scale.search.p50",
           unit: "ms",
           value: p50("search"),
           baseline: p50("searchFloor"),
@@ -173,7 +173,7 @@ async function inProcess() {
           p99: round(percentile(samples.search, 99)),
           ...detail,
         })
-      : skipped("P6.search.p50", "not implemented yet", { reason: "McpPool has no search()" }),
+      : skipped("scale.search.p50", "not implemented yet", { reason: "McpPool has no search()" }),
   );
   await pool.close();
   return figures;
@@ -194,7 +194,7 @@ function cacheRows(count, lazy) {
 
 async function attach(socketPath) {
   const started = performance.now();
-  const pool = await connect({ socketPath, clientName: "bench-p6" });
+  const pool = await connect({ socketPath, clientName: "bench-scale" });
   const catalog = await pool.catalog();
   const ms = performance.now() - started;
   await pool.close();
@@ -206,7 +206,7 @@ async function lazyWithCache(count) {
   const home = benchHome();
   home.writeConfig(cacheRows(count, false));
   const warmDaemon = await startDaemon(home);
-  const warm = await connect({ socketPath: home.socketPath, clientName: "bench-p6-wait" });
+  const warm = await connect({ socketPath: home.socketPath, clientName: "bench-scale-wait" });
   await waitReady(warm, count, 180_000);
   await warm.close();
   const warmAttaches = [];
@@ -228,14 +228,14 @@ async function lazyFigures() {
   const probe = await lazyWithCache(2);
   if (probe.children > 0) {
     return [
-      skipped("P6.lazy.children", "not implemented yet", {
+      skipped("scale.lazy.children", "not implemented yet", {
         reason: `a lazy daemon spawned ${probe.children} of 2 children before its first catalog`,
       }),
     ];
   }
   if (probe.tools !== 2 * TOOLS) {
     return [
-      skipped("P6.lazy.children", "not implemented yet", {
+      skipped("scale.lazy.children", "not implemented yet", {
         reason: `a lazy daemon's first catalog held ${probe.tools} of ${2 * TOOLS} tools: no warm tools cache`,
       }),
     ];
@@ -244,7 +244,7 @@ async function lazyFigures() {
   note(`lazy daemon: ${full.children} children, ${full.tools} tools in its first catalog`);
   return [
     figure({
-      name: "P6.lazy.children",
+      name: "scale.lazy.children",
       unit: "children",
       value: full.children,
       baseline: SERVERS,
@@ -253,7 +253,7 @@ async function lazyFigures() {
       tools: full.tools,
     }),
     figure({
-      name: "P6.lazy.firstCatalog",
+      name: "scale.lazy.firstCatalog",
       unit: "ms",
       value: full.firstMs,
       baseline: full.warmMs,
@@ -265,4 +265,4 @@ async function lazyFigures() {
   ];
 }
 
-run("P6 scale", async () => [...(await inProcess()), ...(await lazyFigures())]);
+run("Scale", async () => [...(await inProcess()), ...(await lazyFigures())]);

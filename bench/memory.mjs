@@ -1,5 +1,5 @@
 /**
- * P9 memory (issue 16): the daemon's RSS (VmRSS) with one ready echo server — idle after
+ * Memory: the daemon's RSS (VmRSS) with one ready echo server — idle after
  * some work, with 20 connected agents, and with 200 — and from those the cost of each
  * connection beyond the 20th, idle and after every connection has called. The agents are
  * mcpool-client connections from this process (the daemon's RSS is what is measured). The
@@ -14,7 +14,7 @@ import { rssMB } from "./lib/procs.mjs";
 import { figure, note, round } from "./lib/report.mjs";
 
 const FEW = 20;
-const MANY = Number(process.env.BENCH_P9_AGENTS ?? 200);
+const MANY = Number(process.env.BENCH_MEMORY_AGENTS ?? 200);
 const CALLS_EACH = 20;
 /** Long enough for the allocations of the step before to be collected or to stay. */
 const SETTLE_MS = 2000;
@@ -23,25 +23,25 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 async function connectAll(home, from, to) {
   const pools = [];
-  for (let i = from; i < to; i++) pools.push(await client(home, `bench-p9-${i}`));
+  for (let i = from; i < to; i++) pools.push(await client(home, `bench-memory-${i}`));
   return pools;
 }
 
 async function callAll(pools) {
   await Promise.all(
     pools.map(async (pool) => {
-      for (let i = 0; i < CALLS_EACH; i++) await pool.call("echo__echo", { text: "p9" });
+      for (let i = 0; i < CALLS_EACH; i++) await pool.call("echo__echo", { text: "memory" });
     }),
   );
 }
 
-run("P9 memory", async () => {
+run("Memory", async () => {
   const home = benchHome();
   home.writeConfig({ echo: rows.echo() });
   const daemon = await startDaemon(home);
   const bare = await startAgent("bare-node", [join(home.dir, "bare.sock")]);
 
-  const first = await client(home, "bench-p9-first");
+  const first = await client(home, "bench-memory-first");
   await waitReady(first, 1);
   await callAll([first]);
   await first.close();
@@ -76,28 +76,28 @@ run("P9 memory", async () => {
   };
   return [
     figure({
-      name: "P9.idleRss",
+      name: "memory.idleRss",
       unit: "MB",
       value: idleMB,
       ...baseline,
       checks: [["value", "<=", 60]],
     }),
     figure({
-      name: "P9.rss20Agents",
+      name: "memory.rss20Agents",
       unit: "MB",
       value: fewMB,
       ...baseline,
       checks: [["value", "<=", 80]],
     }),
     figure({
-      name: "P9.perConnectionIdle",
+      name: "memory.perConnectionIdle",
       unit: "KB",
       value: perIdleKB,
       checks: [["value", "<=", 200]],
       connections: MANY,
     }),
     figure({
-      name: "P9.perConnectionCalling",
+      name: "memory.perConnectionCalling",
       unit: "KB",
       value: perCallingKB,
       checks: [["value", "<=", 200]],

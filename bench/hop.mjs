@@ -1,11 +1,11 @@
 /**
- * P1 hop cost (SPEC §3): a trivial tools/call, sequential, p50/p99 — the SDK Client
+ * Hop cost: a trivial tools/call, sequential, p50/p99 — the SDK Client
  * in-process against a stdio echo child vs the same fixture through client → socket →
  * daemon → child. Both arms are warm and alternate in rounds, so drift hits both.
  * Also with `sleep {ms: 1}`, where the hop should vanish in the tool's own time.
  * A third arm times the floor of any hop on this machine: one NDJSON line to a bare Node
- * process on a Unix socket and back (SPEC §3 measured 0.02–0.07 ms on its machines). A
- * fourth is the yardstick of issue 16: a bare relay process (agents/bare-relay.mjs) that owns
+ * process on a Unix socket and back (0.02–0.07 ms on the machines first measured). A
+ * fourth is the yardstick the call path is held to: a bare relay process (agents/bare-relay.mjs) that owns
  * its own echo child and forwards each line under a fresh id — a second process and a socket
  * hop, and nothing else. The daemon is judged against both the direct client and the relay.
  */
@@ -21,17 +21,17 @@ import { onCleanup } from "./lib/cleanup.mjs";
 import { figure, note, round } from "./lib/report.mjs";
 import { percentile } from "./lib/stats.mjs";
 
-const CALLS = Number(process.env.BENCH_P1_CALLS ?? 2000);
+const CALLS = Number(process.env.BENCH_HOP_CALLS ?? 2000);
 const ROUNDS = 10;
 /**
  * Calls each arm makes before it is timed. A process gets faster over its first thousands of
  * calls as V8 optimises it, and the daemon, with far more code on the path than the relay,
  * for longer: its CPU per call settles after about 8,000 (413 µs a call over its first
  * 1,000, ~80 µs from its 9th). 10,000 leave every arm warm, as a daemon in use is;
- * the first calls after a start are timed apart (P1.echo.cold). The sleep case comes after
+ * the first calls after a start are timed apart (hop.echo.cold). The sleep case comes after
  * the echo case on the same processes, already warm.
  */
-const WARMUP = Number(process.env.BENCH_P1_WARMUP ?? 10_000);
+const WARMUP = Number(process.env.BENCH_HOP_WARMUP ?? 10_000);
 /** The first calls after a start, timed one call per arm in turn. */
 const COLD_CALLS = 1000;
 
@@ -58,7 +58,7 @@ async function coldFigure(arms) {
     for (const arm of Object.keys(samples)) await sample(arms[arm], 1, samples[arm]);
   }
   return figure({
-    name: "P1.echo.cold.p50.vsRelay",
+    name: "hop.echo.cold.p50.vsRelay",
     unit: "ms",
     value: percentile(samples.daemon, 50),
     baseline: percentile(samples.relay, 50),
@@ -70,11 +70,11 @@ async function coldFigure(arms) {
   });
 }
 
-run("P1 hop cost", async () => {
+run("Hop cost", async () => {
   const home = benchHome();
   home.writeConfig({ echo: rows.echo() });
   await startDaemon(home);
-  const pool = await client(home, "bench-p1");
+  const pool = await client(home, "bench-hop");
   await waitReady(pool, 1);
   const direct = await directClient(rows.echo());
   await listAll(direct.client);
@@ -120,7 +120,7 @@ run("P1 hop cost", async () => {
     ]) {
       figures.push(
         figure({
-          name: `P1.${label}.p${p}`,
+          name: `hop.${label}.p${p}`,
           unit: "ms",
           value: percentile(samples.daemon, p),
           baseline: percentile(samples.direct, p),
@@ -130,14 +130,14 @@ run("P1 hop cost", async () => {
         }),
       );
     }
-    // Issue 16's targets against the relay: p50 ≤ 1.25×, p99 ≤ 1.5× (echo only).
+    // The targets against the relay: p50 ≤ 1.25×, p99 ≤ 1.5× (echo only).
     for (const [p, limit] of [
       [50, label === "echo" ? 1.25 : undefined],
       [99, label === "echo" ? 1.5 : undefined],
     ]) {
       figures.push(
         figure({
-          name: `P1.${label}.p${p}.vsRelay`,
+          name: `hop.${label}.p${p}.vsRelay`,
           unit: "ms",
           value: percentile(samples.daemon, p),
           baseline: percentile(samples.relay, p),
@@ -152,11 +152,11 @@ run("P1 hop cost", async () => {
       const direct50 = percentile(samples.direct, 50);
       figures.push(
         figure({
-          name: "P1.socketFloor.p50",
+          name: "hop.socketFloor.p50",
           unit: "ms",
           value: percentile(samples.floor, 50),
           baseline: direct50,
-          baselineLabel: "SDK Client in-process → stdio child (the P1 baseline)",
+          baselineLabel: "SDK Client in-process → stdio child (the baseline of hop.mjs)",
           checks: [],
           note: "one NDJSON round trip to a bare Node process on a Unix socket: the least a hop adds",
           hopAdded: round(percentile(samples.daemon, 50) - direct50),

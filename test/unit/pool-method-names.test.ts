@@ -1,6 +1,6 @@
 /**
- * The seeds' public names keep working (issue 15, item 5): every pool method seed 000
- * documents, and the conversation pool methods seed 003 documents, called by that name.
+ * The pool's public method names keep working: every method of McpPool, and the methods of
+ * per-conversation rows, called by that name.
  */
 import { afterEach, describe, expect, it } from "vitest";
 
@@ -12,8 +12,8 @@ afterEach(async () => {
   await Promise.all(pools.splice(0).map((pool) => pool.close()));
 });
 
-describe("the seeds' method names", () => {
-  it("answers every pool method seed 000 documents, shutdown() included", async () => {
+describe("the pool's public method names", () => {
+  it("answers every pool method by its public name, shutdown() included", async () => {
     const pool = makePool({ servers: { echo: () => echoServer() } });
     pools.push(pool);
     const events: string[] = [];
@@ -46,7 +46,7 @@ describe("the seeds' method names", () => {
     await pool.shutdown();
   });
 
-  it("answers the conversation pool methods seed 003 documents", () => {
+  it("answers the methods of per-conversation rows by their public names", () => {
     const pool = makePool({ servers: {} });
     pools.push(pool);
     for (const name of [
