@@ -22,6 +22,11 @@ import { SocketPeer } from "./peer.js";
 // bounds the wait for a peer that does not read it.
 const REFUSAL_GRACE_MS = 1_000;
 
+// Refused connections kept open for their grace at once. Each holds a file descriptor past
+// the cap, and the cap is half the open-file limit: in a flood, refusals past these few are
+// closed as soon as their line is written, so the refusals themselves cannot meet EMFILE.
+const LINGERING_REFUSALS = 8;
+
 /** What a connection over the cap is told, as a pool error (`pool-full`, limit maxConnections). */
 export function capRefusal(cap: ConnectionCap): WireError {
   const { max } = cap.state();
@@ -52,12 +57,20 @@ function releaseOnce(socket: Socket, cap: ConnectionCap): () => void {
  * the peer sends meanwhile (its hello) is read and dropped, so its write meets no EPIPE
  * before it has read why; the peer closing, or the grace running out, ends the socket.
  */
-function refuse(socket: Socket, wire: WireError): void {
+function refuse(socket: Socket, wire: WireError, lingering: { count: number }): void {
   socket.on("error", () => undefined);
   socket.removeAllListeners("data");
   socket.on("data", () => undefined);
   socket.resume();
-  socket.end(encodeFrame({ jsonrpc: "2.0", id: null, error: wire }));
+  const line = encodeFrame({ jsonrpc: "2.0", id: null, error: wire });
+  if (lingering.count >= LINGERING_REFUSALS) {
+    // A Unix socket's peer still reads what was written before the close.
+    socket.end(line, () => socket.destroy());
+    return;
+  }
+  lingering.count++;
+  socket.once("close", () => lingering.count--);
+  socket.end(line);
   setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS).unref();
 }
 
@@ -82,6 +95,8 @@ export class Admission {
   readonly peers = new Set<SocketPeer>();
   readonly #options: AdmissionOptions;
   readonly #dispatcher: Dispatcher;
+  /** Refused connections still open for their grace (LINGERING_REFUSALS). */
+  readonly #lingering = { count: 0 };
   #nextId = 0;
 
   constructor(options: AdmissionOptions) {
@@ -110,7 +125,7 @@ export class Admission {
     if (entry === "refused") {
       // Told at once (a flood must not hold fds waiting): the refusal names the process
       // holding the most slots where that is known, and the lookup makes it known.
-      refuse(socket, capRefusal(cap as ConnectionCap));
+      refuse(socket, capRefusal(cap as ConnectionCap), this.#lingering);
       void cap?.learnOwners();
       return;
     }
@@ -130,7 +145,7 @@ export class Admission {
       return;
     }
     void cap.share(socket).then((over) => {
-      if (over !== undefined) return refuse(socket, shareRefusal(cap, over));
+      if (over !== undefined) return refuse(socket, shareRefusal(cap, over), this.#lingering);
       if (socket.destroyed) return;
       if (!this.#options.listening()) return void socket.destroy();
       this.#admit(socket, entry, giveBack);
