@@ -47,7 +47,13 @@ import { ParkedCall } from "../core/host-requests.js";
 import type { BridgeCore } from "./bridge-core.js";
 import { calledThrough } from "../catalog/modern-catalog.js";
 import { Rounds, staleState, type StatePayload } from "./rounds.js";
-import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
+import {
+  callFailure,
+  RESOURCE_NOT_FOUND,
+  toMcpError,
+  unknownTool,
+  unprefixed,
+} from "../core/errors.js";
 import type { Subscriber } from "../core/resources-prompts.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
 
@@ -492,7 +498,8 @@ function asProtocolError(error: unknown): unknown {
   const detail = (data as { detail?: { mcpCode?: unknown; data?: unknown } } | undefined)?.detail;
   if (typeof detail?.mcpCode === "number") data = detail.data;
   if (typeof code === "number") {
-    return new ProtocolError(code, (message ?? "").replace(/^(?:MCP error -?\d+: )+/, ""), data);
+    const text = error instanceof Error ? unprefixed(code, error) : (message ?? "");
+    return new ProtocolError(code, text, data);
   }
   return error;
 }
