@@ -102,8 +102,12 @@ function from(request: unknown, marker: string): string {
   return text === undefined ? "" : text.slice(text.indexOf(marker));
 }
 
-const byName = (a: { name: string }, b: { name: string }): number =>
-  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+/**
+ * `items` keyed by name: a tool or server one side lacks is named as such, and the rest still
+ * line up (a list would shift every index after it).
+ */
+const byName = (items: readonly { name: string }[]): Record<string, unknown> =>
+  Object.fromEntries(items.map(({ name, ...rest }) => [name, rest]));
 
 /** Fails with the host's output when the stand-in heard no request offering MCP tools. */
 function firstOffering(heard: Heard[], offers: (h: Heard) => boolean, output: string): Heard {
@@ -153,6 +157,8 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
           CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
           // The first turn waits for the MCP servers (by default `-p` may go without them).
           MCP_CONNECTION_NONBLOCKING: "false",
+          // A server's start may be slow on a loaded machine: a minute for it, on both sides.
+          MCP_TIMEOUT: "60000",
         },
       );
       const heard = anthropic.heard(label).filter((h) => h.path.includes("/v1/messages"));
@@ -165,9 +171,13 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
       );
       const called = new Map(parts.filter((p) => p.type === "tool_use").map((p) => [p.id, p.name]));
       return normaliseValue({
-        tools: tools(first)
-          .map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }))
-          .sort(byName),
+        tools: byName(
+          tools(first).map((t) => ({
+            name: t.name,
+            description: t.description,
+            input_schema: t.input_schema,
+          })),
+        ),
         instructions: from(first.body, "# MCP Server Instructions"),
         results: parts
           .filter((p) => p.type === "tool_result")
@@ -223,7 +233,7 @@ export function geminiCli(gemini: StandIn): ViewedHost {
           return rest;
         });
       return normaliseValue({
-        tools: declared(first).sort(byName),
+        tools: byName(declared(first)),
         instructions: from(first.body.contents, "instructions provided by the tool server"),
         results: responses,
       }) as View;
@@ -311,7 +321,7 @@ export function codexAppServerHost(): ViewedHost {
         const status = (await ask("mcpServerStatus/list", { threadId })) as {
           data: { name: string }[];
         };
-        return normaliseValue({ status: [...status.data].sort(byName), results }) as View;
+        return normaliseValue({ status: byName(status.data), results }) as View;
       });
     },
   };
