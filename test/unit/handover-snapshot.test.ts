@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  childName,
   LISTEN_FD,
   readSnapshot,
   renumbered,
@@ -36,11 +37,22 @@ describe("the hand-over snapshot", () => {
     expect(readSnapshot(JSON.stringify(snapshot))).toEqual({ snapshot });
   });
 
-  it("refuses a version it does not know, naming both", () => {
+  it("reads the previous version's snapshot, which hands over no profile's child", () => {
+    const previous = { ...snapshot, version: 1 };
+    expect(readSnapshot(JSON.stringify(previous))).toEqual({ snapshot: previous });
+  });
+
+  it("refuses a version it does not know, naming those it reads", () => {
     const read = readSnapshot(JSON.stringify({ ...snapshot, version: SNAPSHOT_VERSION + 1 }));
     expect(read).toEqual({
-      problem: `the snapshot's version ${SNAPSHOT_VERSION + 1} is not one this mcpool reads (${SNAPSHOT_VERSION})`,
+      problem: `the snapshot's version ${SNAPSHOT_VERSION + 1} is not one this mcpool reads (1, ${SNAPSHOT_VERSION})`,
     });
+  });
+
+  it("names a profile's child by its row and profile key, the row's own by its row", () => {
+    const profile = { key: "roots:file:///p", profile: { roots: [] }, asksRoots: true };
+    expect(childName(server("fs", [5, 6, 7]))).toBe("fs");
+    expect(childName({ ...server("fs", [5, 6, 7]), profile })).toBe("fs for roots:file:///p");
   });
 
   it("refuses what is not JSON, not an object, or lacks its parts", () => {

@@ -8,6 +8,7 @@ import type { HandoverInfo } from "mcpool-protocol";
 import type { McpPool } from "../../pool/pool.js";
 import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
+import { childName } from "./snapshot.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
 
@@ -35,16 +36,30 @@ export async function concludeAdoption(
   }
   await pool.flush();
   const configured = new Set(pool.state().map((state) => state.id));
-  const ids = snapshot.servers.map((server) => server.serverId).filter((id) => configured.has(id));
+  const ids = snapshot.servers
+    .filter((server) => server.profile === undefined && configured.has(server.serverId))
+    .map((server) => server.serverId);
   await Promise.allSettled(ids.map((id) => pool.client(id)));
-  const states = new Map(pool.state().map((state) => [state.id, state]));
+  // The host profiles' children, made and dialled now as a host's first use would.
+  await pool.adoptProfileChildren(
+    predecessor
+      .profiles()
+      .flatMap(({ serverId, profile }) => (profile ? [{ serverId, ...profile }] : [])),
+  );
+  const states = pool.state();
+  const pids = new Map(states.map((state) => [state.id, state]));
   const taken = predecessor.taken();
   const failed = taken.flatMap((server) => {
-    const state = states.get(server.serverId);
-    if (state?.status === "ready" && state.pid === server.child.pid) return [];
-    return [
-      `${server.serverId} (pid ${server.child.pid}): ${state?.error ?? state?.status ?? "gone"}`,
-    ];
+    const state = pids.get(server.serverId);
+    const serving =
+      server.profile === undefined
+        ? state?.status === "ready" && state.pid === server.child.pid
+        : (state?.profiles ?? []).some(
+            (child) => child.status === "ready" && child.pid === server.child.pid,
+          );
+    if (serving) return [];
+    const why = server.profile === undefined ? (state?.error ?? state?.status) : "not serving";
+    return [`${childName(server)} (pid ${server.child.pid}): ${why ?? "gone"}`];
   });
   if (failed.length > 0) {
     const why = `could not adopt ${failed.join("; ")}`;
@@ -53,11 +68,20 @@ export async function concludeAdoption(
     return { serve: false, why };
   }
   const untaken = predecessor.closeUntaken();
-  const adopted = taken.map((server) => server.serverId);
-  const serve = await predecessor.answer({ ready: true, pid: process.pid, adopted, untaken });
+  const adopted = taken.filter((server) => !server.profile).map((server) => server.serverId);
+  const children = taken.filter((server) => server.profile).map(childName);
+  const also = children.length > 0 ? { children } : {};
+  const serve = await predecessor.answer({
+    ready: true,
+    pid: process.pid,
+    adopted,
+    ...also,
+    untaken,
+  });
   if (!serve) return { serve, why: "the old daemon serves on" };
+  const names = [...adopted, ...children];
   log.info(
-    `mcpool: took over from pid ${snapshot.from.pid} (${snapshot.from.version}): ${adopted.length} children adopted${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}`,
+    `mcpool: took over from pid ${snapshot.from.pid} (${snapshot.from.version}): ${names.length} children adopted${names.length > 0 ? `: ${names.join(", ")}` : ""}`,
   );
-  return { serve, info: { from: snapshot.from, at: snapshot.at, adopted } };
+  return { serve, info: { from: snapshot.from, at: snapshot.at, adopted, ...also } };
 }

@@ -8,9 +8,14 @@
  */
 import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChild } from "../../pool/mcp/transport.js";
+import type { HandedProfile } from "../../pool/server/handoff.js";
 
-/** The snapshot's format; raised when its meaning changes, never reused. */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * The snapshot's format; raised when its meaning changes, never reused. Version 2 adds the
+ * host profiles' children (`profile`); a version 1 snapshot has none and is read as well.
+ */
+export const SNAPSHOT_VERSION = 2;
+const READABLE: readonly unknown[] = [1, SNAPSHOT_VERSION];
 
 /** The control channel's fd in the new process, and the listening socket's. */
 export const CONTROL_FD = 3;
@@ -21,10 +26,19 @@ export interface HandedServer {
   /** The row the old daemon dialled the child from: adopted only for the same row. */
   row: McpServerConfig;
   child: HandedChild;
+  /** A host profile's child (its profile key and profile); absent: the row's own child. */
+  profile?: HandedProfile;
+}
+
+/** How a handed child is named in answers and logs: its row, and for whom it was started. */
+export function childName(server: { serverId: string; profile?: { key: string } }): string {
+  return server.profile === undefined
+    ? server.serverId
+    : `${server.serverId} for ${server.profile.key}`;
 }
 
 export interface Snapshot {
-  version: typeof SNAPSHOT_VERSION;
+  version: 1 | typeof SNAPSHOT_VERSION;
   /** The daemon that handed over, and when. */
   from: { pid: number; version: string; startedAt: number };
   at: number;
@@ -37,7 +51,17 @@ export interface Snapshot {
 
 /** How the new daemon answers, once started: what it took, or why it could not. */
 export type Answer =
-  | { ready: true; pid: number; adopted: string[]; untaken: string[]; cold?: string }
+  | {
+      ready: true;
+      pid: number;
+      /** The rows whose own child was taken, by id. */
+      adopted: string[];
+      /** The host profiles' children taken, by childName(). */
+      children?: string[];
+      /** The children not taken, by childName(): the old daemon stops them. */
+      untaken: string[];
+      cold?: string;
+    }
   | { ready: false; pid: number; why: string };
 
 /** The fds of `servers` renumbered from fd 5 on, as the new process receives them. */
@@ -60,9 +84,9 @@ export function readSnapshot(text: string): { snapshot: Snapshot } | { problem: 
   if (typeof object !== "object" || object === null || Array.isArray(object)) {
     return { problem: "the snapshot is not a JSON object" };
   }
-  if (object.version !== SNAPSHOT_VERSION) {
+  if (!READABLE.includes(object.version)) {
     return {
-      problem: `the snapshot's version ${JSON.stringify(object.version)} is not one this mcpool reads (${SNAPSHOT_VERSION})`,
+      problem: `the snapshot's version ${JSON.stringify(object.version)} is not one this mcpool reads (${READABLE.join(", ")})`,
     };
   }
   if (!Array.isArray(object.servers) || !Array.isArray(object.marks) || !object.from) {
