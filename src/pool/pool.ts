@@ -22,7 +22,12 @@ import type {
 } from "./calls/server-passthrough.js";
 import type { ResourceListener } from "./calls/server-passthrough.js";
 import { poolParts, type PoolParts } from "./pool-parts.js";
-import { handOff, type AdoptedProfile, type HandedOff } from "./server/handoff.js";
+import {
+  handOff,
+  type AdoptedConversation,
+  type AdoptedProfile,
+  type HandedOff,
+} from "./server/handoff.js";
 import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
@@ -344,7 +349,8 @@ export class McpPool {
    */
   handOff(drainMs: number): Promise<HandedOff[]> {
     const rows = this.#parts.servers.entries().map((entry) => ({ entry }));
-    return handOff([...rows, ...this.#parts.profiles.handable()], drainMs);
+    const { profiles, conversations } = this.#parts;
+    return handOff([...rows, ...profiles.handable(), ...conversations.handable()], drainMs);
   }
 
   /**
@@ -353,6 +359,16 @@ export class McpPool {
    */
   adoptProfileChildren(children: readonly AdoptedProfile[]): Promise<void> {
     return this.#parts.profiles.adopt(children);
+  }
+
+  /**
+   * Takes up the conversations' children a previous daemon handed over, as above; resolves
+   * with the pid each conversation's client opened on, by conversation key.
+   */
+  adoptConversationChildren(
+    children: readonly AdoptedConversation[],
+  ): Promise<Map<string, number>> {
+    return this.#parts.conversations.adopt(children);
   }
 
   /** shutdown() under its Node-style name. */

@@ -1,7 +1,8 @@
 /**
  * `mcpool restart` hands over the children a row serves besides its own: a project's child
  * of server-filesystem (started for the roots its host declared) keeps its process and its
- * allowed directory, and the host's next call after the hand-over answers from it.
+ * allowed directory, and the host's next call after the hand-over answers from it; a
+ * per-conversation server's child keeps its process and its count for its conversation.
  */
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -15,7 +16,7 @@ import type { PoolClient } from "mcpool-client";
 import { stdioBridge } from "../helpers/bridge.js";
 import { runCli, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
-import { alive, daemonsFor, stopAll, waitFor } from "../helpers/processes.js";
+import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
 const require = createRequire(import.meta.url);
 const filesystemBin = join(
@@ -90,6 +91,50 @@ describe("a hand-over restart and the children a row serves besides its own", ()
       await stopDaemons(h);
       rmSync(own, { recursive: true, force: true });
       rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps a conversation's own child, same pid and count, for the host's next call", async () => {
+    const h = fleet.home();
+    const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
+    h.writeConfig({ counter: { ...counter, session: "conversation" } });
+    try {
+      await fleet.daemon(h);
+      // Each bridge is a conversation of its own: two hosts, two children, two counts.
+      const host = await stdioBridge(h);
+      const other = await stdioBridge(h);
+      try {
+        const count = async (client: Client): Promise<string> =>
+          textOf(await client.callTool({ name: "counter__count", arguments: {} }));
+        expect(await count(host.client)).toMatch(/^1 /);
+        const [, pid] = (await count(host.client)).split(" ");
+        const [, otherPid] = (await count(other.client)).split(" ");
+        expect(otherPid).not.toBe(pid);
+
+        const restart = runCli(h, "restart", "--json");
+        expect(restart.stderr).toBe("");
+        expect(restart.code).toBe(0);
+        const handed = JSON.parse(restart.stdout) as { pid: number; children?: string[] };
+        expect(handed.children).toEqual([
+          "counter for a conversation",
+          "counter for a conversation",
+        ]);
+
+        // The same hosts, never reconnected: each conversation goes on with its own child.
+        expect(await count(host.client)).toBe(`3 ${pid}`);
+        expect(await count(other.client)).toBe(`2 ${otherPid}`);
+
+        expect(runCli(h, "shutdown").code).toBe(0);
+        await waitFor(
+          () => !alive(handed.pid) && !alive(Number(pid)) && !alive(Number(otherPid)),
+          20_000,
+          "the new daemon and the adopted conversations' children to end",
+        );
+      } finally {
+        await Promise.all([host.close(), other.close()]);
+      }
+    } finally {
+      await stopDaemons(h);
     }
   });
 });

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import {
-  childName,
+  childLabel,
   LISTEN_FD,
+  nameOf,
   readSnapshot,
   renumbered,
   SNAPSHOT_VERSION,
@@ -49,10 +50,15 @@ describe("the hand-over snapshot", () => {
     });
   });
 
-  it("names a profile's child by its row and profile key, the row's own by its row", () => {
+  it("names a row's own child by its row, another by its row and key, a conversation's without it", () => {
     const profile = { key: "roots:file:///p", profile: { roots: [] }, asksRoots: true };
-    expect(childName(server("fs", [5, 6, 7]))).toBe("fs");
-    expect(childName({ ...server("fs", [5, 6, 7]), profile })).toBe("fs for roots:file:///p");
+    const conversation = { key: '["","me","c1"]' };
+    expect(nameOf(server("fs", [5, 6, 7]))).toBe("fs");
+    expect(nameOf({ ...server("fs", [5, 6, 7]), profile })).toBe("fs for roots:file:///p");
+    expect(nameOf({ ...server("c", [5, 6, 7]), conversation })).toBe(
+      'c for conversation ["","me","c1"]',
+    );
+    expect(childLabel({ ...server("c", [5, 6, 7]), conversation })).toBe("c for a conversation");
   });
 
   it("refuses what is not JSON, not an object, or lacks its parts", () => {

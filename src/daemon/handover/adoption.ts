@@ -8,7 +8,7 @@ import type { HandoverInfo } from "mcpool-protocol";
 import type { McpPool } from "../../pool/pool.js";
 import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
-import { childName } from "./snapshot.js";
+import { childLabel, handedKey, type HandedServer } from "./snapshot.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
 
@@ -37,29 +37,35 @@ export async function concludeAdoption(
   await pool.flush();
   const configured = new Set(pool.state().map((state) => state.id));
   const ids = snapshot.servers
-    .filter((server) => server.profile === undefined && configured.has(server.serverId))
+    .filter((server) => handedKey(server) === undefined && configured.has(server.serverId))
     .map((server) => server.serverId);
   await Promise.allSettled(ids.map((id) => pool.client(id)));
-  // The host profiles' children, made and dialled now as a host's first use would.
+  // The children a row runs besides its own, made and dialled now as their first use would.
+  const besides = predecessor.besides();
   await pool.adoptProfileChildren(
-    predecessor
-      .profiles()
-      .flatMap(({ serverId, profile }) => (profile ? [{ serverId, ...profile }] : [])),
+    besides.flatMap(({ serverId, profile }) => (profile ? [{ serverId, ...profile }] : [])),
   );
-  const states = pool.state();
-  const pids = new Map(states.map((state) => [state.id, state]));
+  const conversations = await pool.adoptConversationChildren(
+    besides.flatMap(({ serverId, conversation }) =>
+      conversation ? [{ serverId, ...conversation }] : [],
+    ),
+  );
+  const states = new Map(pool.state().map((state) => [state.id, state]));
+  const serving = (server: HandedServer): boolean => {
+    const state = states.get(server.serverId);
+    const pid = server.child.pid;
+    if (server.conversation) return conversations.get(server.conversation.key) === pid;
+    if (server.profile) {
+      return (state?.profiles ?? []).some((child) => child.status === "ready" && child.pid === pid);
+    }
+    return state?.status === "ready" && state.pid === pid;
+  };
   const taken = predecessor.taken();
   const failed = taken.flatMap((server) => {
-    const state = pids.get(server.serverId);
-    const serving =
-      server.profile === undefined
-        ? state?.status === "ready" && state.pid === server.child.pid
-        : (state?.profiles ?? []).some(
-            (child) => child.status === "ready" && child.pid === server.child.pid,
-          );
-    if (serving) return [];
-    const why = server.profile === undefined ? (state?.error ?? state?.status) : "not serving";
-    return [`${childName(server)} (pid ${server.child.pid}): ${why ?? "gone"}`];
+    if (serving(server)) return [];
+    const state = states.get(server.serverId);
+    const why = handedKey(server) === undefined ? (state?.error ?? state?.status) : "not serving";
+    return [`${childLabel(server)} (pid ${server.child.pid}): ${why ?? "gone"}`];
   });
   if (failed.length > 0) {
     const why = `could not adopt ${failed.join("; ")}`;
@@ -68,8 +74,8 @@ export async function concludeAdoption(
     return { serve: false, why };
   }
   const untaken = predecessor.closeUntaken();
-  const adopted = taken.filter((server) => !server.profile).map((server) => server.serverId);
-  const children = taken.filter((server) => server.profile).map(childName);
+  const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
+  const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({
     ready: true,

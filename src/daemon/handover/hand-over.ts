@@ -11,7 +11,7 @@ import { releaseHandedOff, resumeHandedOff, type HandedOff } from "../../pool/se
 import { McpPoolError } from "../../pool/core/errors.js";
 import type { SocketServer } from "../socket/server.js";
 import type { DaemonLog } from "../process/logger.js";
-import { childName, renumbered, SNAPSHOT_VERSION, type Answer, type Snapshot } from "./snapshot.js";
+import { nameOf, renumbered, SNAPSHOT_VERSION, type Answer, type Snapshot } from "./snapshot.js";
 import { startSuccessor } from "./successor.js";
 import { tellMainPid } from "./service-manager.js";
 
@@ -70,11 +70,12 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   server.hold(keepId);
   await deps.fronts?.("hold").catch(() => undefined);
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
-  const servers = handed.map(({ serverId, row, child, profile }) => ({
+  const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
     serverId,
     row,
     child,
     ...(profile ? { profile } : {}),
+    ...(conversation ? { conversation } : {}),
   }));
   const snapshot: Snapshot = {
     version: SNAPSHOT_VERSION,
@@ -105,10 +106,10 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
       { pid: answer.pid },
     );
   }
-  const untaken = new Set(answer.cold !== undefined ? handed.map(childName) : answer.untaken);
-  releaseHandedOff(handed.filter((h) => !untaken.has(childName(h))));
+  const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);
+  releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
   // Read again so that this daemon's stop ends them as it ends any child.
-  resumeHandedOff(handed.filter((h) => untaken.has(childName(h))));
+  resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
   const unmanaged = tellMainPid(answer.pid);
   if (unmanaged)
     log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);

@@ -13,6 +13,8 @@ import type { HandedChild } from "../../pool/mcp/transport.js";
 import {
   childName,
   CONTROL_FD,
+  handedKey,
+  nameOf,
   LISTEN_FD,
   readSnapshot,
   type Answer,
@@ -32,9 +34,9 @@ export interface Predecessor {
   readonly handed: HandedChildren;
   /** The children a dial took. */
   taken(): HandedServer[];
-  /** The host profiles' children handed over, to be taken up after the first reconcile. */
-  profiles(): HandedServer[];
-  /** Closes this process's fds of the children no dial took (by childName()): the old daemon stops those. */
+  /** The host profiles' and conversations' children, to be taken up after the first reconcile. */
+  besides(): HandedServer[];
+  /** Closes this process's fds of the children no dial took (by nameOf()): the old daemon stops those. */
   closeUntaken(): string[];
   /** Answers the old daemon; resolves with its word: serve on (true) or let go (false). */
   answer(answer: Answer): Promise<boolean>;
@@ -81,14 +83,11 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
   }
   let settle: (serve: boolean) => void = () => undefined;
   const word = new Promise<boolean>((resolve) => (settle = resolve));
-  // Each child by its name: the row's own by the row's id, a profile's by id and key.
-  const servers = new Map((snapshot?.servers ?? []).map((server) => [childName(server), server]));
+  // Each child by its name: the row's own by the row's id, another by id and key.
+  const servers = new Map((snapshot?.servers ?? []).map((server) => [nameOf(server), server]));
   const taken = new Set<string>();
   const matching = (row: McpServerConfig, key?: string): HandedServer | undefined => {
-    const name = childName({
-      serverId: row.id,
-      ...(key !== undefined ? { profile: { key } } : {}),
-    });
+    const name = childName(row.id, key);
     const server = servers.get(name);
     return server && !taken.has(name) && canonical(server.row) === canonical(row)
       ? server
@@ -104,16 +103,16 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
       take(row, key): HandedChild | undefined {
         const server = matching(row, key);
         if (!server) return undefined;
-        taken.add(childName(server));
+        taken.add(nameOf(server));
         return { ...server.child, owned: word };
       },
     },
-    taken: () => [...servers.values()].filter((server) => taken.has(childName(server))),
-    profiles: () => [...servers.values()].filter((server) => server.profile !== undefined),
+    taken: () => [...servers.values()].filter((server) => taken.has(nameOf(server))),
+    besides: () => [...servers.values()].filter((server) => handedKey(server) !== undefined),
     closeUntaken() {
-      const left = [...servers.values()].filter((server) => !taken.has(childName(server)));
+      const left = [...servers.values()].filter((server) => !taken.has(nameOf(server)));
       for (const server of left) for (const fd of server.child.fds) closeQuietly(fd);
-      return left.map(childName);
+      return left.map(nameOf);
     },
     async answer(answer) {
       channel.write(`${JSON.stringify(answer)}\n`);

@@ -8,11 +8,13 @@
  */
 import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChild } from "../../pool/mcp/transport.js";
-import type { HandedProfile } from "../../pool/server/handoff.js";
+import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
+import { conversationHandedKey } from "../../pool/mcp/transport.js";
 
 /**
  * The snapshot's format; raised when its meaning changes, never reused. Version 2 adds the
- * host profiles' children (`profile`); a version 1 snapshot has none and is read as well.
+ * host profiles' and conversations' children (`profile`, `conversation`); a version 1
+ * snapshot has none and is read as well.
  */
 export const SNAPSHOT_VERSION = 2;
 const READABLE: readonly unknown[] = [1, SNAPSHOT_VERSION];
@@ -26,15 +28,42 @@ export interface HandedServer {
   /** The row the old daemon dialled the child from: adopted only for the same row. */
   row: McpServerConfig;
   child: HandedChild;
-  /** A host profile's child (its profile key and profile); absent: the row's own child. */
+  /** A host profile's child (its profile key and profile). */
   profile?: HandedProfile;
+  /** A conversation's child (its conversation key). Neither: the row's own child. */
+  conversation?: HandedConversation;
 }
 
-/** How a handed child is named in answers and logs: its row, and for whom it was started. */
-export function childName(server: { serverId: string; profile?: { key: string } }): string {
-  return server.profile === undefined
-    ? server.serverId
-    : `${server.serverId} for ${server.profile.key}`;
+/** The key a handed child goes by beside its row: its profile's, its conversation's, or none. */
+export function handedKey(
+  server: Pick<HandedServer, "profile" | "conversation">,
+): string | undefined {
+  if (server.profile !== undefined) return server.profile.key;
+  if (server.conversation !== undefined) return conversationHandedKey(server.conversation.key);
+  return undefined;
+}
+
+/** What a handed child is matched by: its row's id, and its key (handedKey()) if it has one. */
+export function childName(serverId: string, key?: string): string {
+  return key === undefined ? serverId : `${serverId} for ${key}`;
+}
+
+/** childName() of a handed child. */
+export function nameOf(
+  server: Pick<HandedServer, "serverId" | "profile" | "conversation">,
+): string {
+  return childName(server.serverId, handedKey(server));
+}
+
+/**
+ * How an adopted child is told in answers, `status` and logs: a profile's by its key; a
+ * conversation's without its key, which names who is talking (events use its hash).
+ */
+export function childLabel(
+  server: Pick<HandedServer, "serverId" | "profile" | "conversation">,
+): string {
+  if (server.conversation !== undefined) return `${server.serverId} for a conversation`;
+  return nameOf(server);
 }
 
 export interface Snapshot {

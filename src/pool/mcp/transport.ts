@@ -56,6 +56,11 @@ export interface HandedChildren {
   take(row: McpServerConfig, profileKey?: string): HandedChild | undefined;
 }
 
+/** The key a conversation's handed child goes by, beside the host profiles' keys. */
+export function conversationHandedKey(conversationKey: string): string {
+  return `conversation ${conversationKey}`;
+}
+
 /** `handed` for the children of one profile key: what a profile child's dials take from. */
 export function handedFor(
   handed: HandedChildren | undefined,

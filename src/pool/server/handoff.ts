@@ -27,10 +27,24 @@ export interface AdoptedProfile extends HandedProfile {
   serverId: string;
 }
 
-/** An entry whose child may be handed off; `profile` for a host profile's child. */
+/** A conversation's child (conversations/): its conversation, by the registry's key. */
+export interface HandedConversation {
+  key: string;
+}
+
+/** A conversation's child the successor takes up: its row's id and its conversation's key. */
+export interface AdoptedConversation extends HandedConversation {
+  serverId: string;
+}
+
+/**
+ * An entry whose child may be handed off: `profile` for a host profile's child,
+ * `conversation` for a conversation's, neither for a row's own.
+ */
 export interface Handable {
   entry: EntryState;
   profile?: HandedProfile;
+  conversation?: HandedConversation;
 }
 
 /** One child handed off: its row as the pool dialled it, and what goes to the successor. */
@@ -39,6 +53,7 @@ export interface HandedOff {
   row: McpServerConfig;
   child: HandedChild;
   profile?: HandedProfile;
+  conversation?: HandedConversation;
   readonly connection: Connection;
 }
 
@@ -47,7 +62,7 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
   const live = entries.filter(({ entry }) => entry.connection !== undefined);
   await Promise.all(live.map(({ entry }) => drained(entry.connection as Connection, drainMs)));
   const handed: HandedOff[] = [];
-  for (const { entry, profile } of live) {
+  for (const { entry, profile, conversation } of live) {
     const connection = entry.connection;
     const transport = connection ? processOf(connection.transport) : undefined;
     const session = connection?.client.handedSession();
@@ -55,7 +70,14 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
     const child = transport.handOff(session);
     if (!child) continue;
     const serverId = entry.id;
-    handed.push({ serverId, row: entry.row, child, connection, ...(profile ? { profile } : {}) });
+    handed.push({
+      serverId,
+      row: entry.row,
+      child,
+      connection,
+      ...(profile ? { profile } : {}),
+      ...(conversation ? { conversation } : {}),
+    });
   }
   return handed;
 }
