@@ -41,6 +41,8 @@ import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
 import type { ProfileMemo } from "./catalog/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
+import type { AdoptedProfile, Handable } from "./server/handoff.js";
+import { handedFor } from "./mcp/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
 import { serverLog } from "./core/server-log.js";
@@ -289,6 +291,46 @@ export class HostProfiles {
     await Promise.allSettled(children.map((child) => child.remove("removed")));
   }
 
+  /**
+   * The children another daemon may take over: each serving (its server took its roots in),
+   * with its profile and what its server showed, so the successor serves it as this one.
+   */
+  handable(): Handable[] {
+    return [...this.#children.values()].flatMap((children) =>
+      [...children.values()]
+        .filter((child) => child.ready)
+        .map((child) => ({
+          entry: child,
+          profile: {
+            key: child.key,
+            profile: child.profile,
+            asksRoots: child.asksRoots,
+            ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
+          },
+        })),
+    );
+  }
+
+  /**
+   * Takes up children a previous daemon handed over: each is made under its key, as a
+   * host's first use would make it, and dialled over its fds now (its row's transport
+   * context takes the handed child by row and key); a child whose row is gone is left.
+   */
+  async adopt(children: readonly AdoptedProfile[]): Promise<void> {
+    const entries = new Map(this.#init.entries().map((entry) => [entry.id, entry]));
+    await Promise.allSettled(
+      children.map(async (handed) => {
+        const entry = entries.get(handed.serverId);
+        if (entry === undefined) return;
+        const child = this.#child(entry, handed.key, handed.profile);
+        if (!isProfileEntry(child)) return;
+        child.adopted(handed);
+        await child.ensure();
+        child.idle();
+      }),
+    );
+  }
+
   /** Ends every child; none is made afterwards. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -318,8 +360,12 @@ export class HostProfiles {
     const routes = this.#init.routes;
     const route = { serverId: entry.id, profile: key };
     const roots = profile.roots;
+    const handed = handedFor(pool.transportContext.handed, key);
+    const { handed: _rows, ...transportContext } = pool.transportContext;
     const context: EntryContext = {
       ...pool,
+      // A previous daemon's child for this profile, if it handed one over (adopt()).
+      transportContext: handed ? { ...transportContext, handed } : transportContext,
       capabilities: profileCapabilities(profile),
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
       emit: (event) => {

@@ -14,6 +14,7 @@ import type { EntryContext } from "./context.js";
 import { ServerEntry } from "./entry.js";
 import { signOfLife } from "./sign-of-life.js";
 import { processOf } from "../mcp/transport.js";
+import type { HandedProfile } from "./handoff.js";
 
 /**
  * How long a server that asked for its roots may take to show it took them in, ms, when
@@ -63,6 +64,8 @@ export class ProfileEntry extends ServerEntry {
   onShown: (() => void) | undefined;
   /** Told when a use ended and the server has not asked for roots since it started. */
   onServedSilently: (() => void) | undefined;
+  /** What a previous daemon's child showed, when this entry took one over (adopted()). */
+  #handed: HandedProfile | undefined;
   /** Uses (calls, reads) begun and not ended. */
   #using = 0;
   /** Told when a use ends (a child waiting for a slot may take this one's). */
@@ -83,6 +86,16 @@ export class ProfileEntry extends ServerEntry {
     this.#context = context;
     this.profile = profile;
     this.key = key;
+  }
+
+  /**
+   * This entry takes over a child another daemon served for the same profile: its server
+   * took its roots in there, so the connection over the handed fds serves at once.
+   */
+  adopted(handed: HandedProfile): void {
+    this.#handed = handed;
+    this.asksRoots = handed.asksRoots;
+    this.atStart = handed.atStart;
   }
 
   /** A use (a call, a read) has begun and not ended: the child is not to be ended for the cap. */
@@ -184,6 +197,11 @@ export class ProfileEntry extends ServerEntry {
   }
 
   async #rootsTaken(connection: Connection): Promise<Connection> {
+    if (this.#handed !== undefined && processOf(connection.transport)?.handedSession) {
+      // The previous daemon's child, which took its roots in there (adopted()).
+      this.#ready.add(connection);
+      return connection;
+    }
     const uptake = this.#uptake(connection);
     const bound = this.#bound();
     if (!uptake.asked) await connection.client.ping({ timeout: bound });
