@@ -224,7 +224,6 @@ export class HostProfiles {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
     if (memo.showsUptake === true) this.#shows.add(entry.id);
-    if (memo.showsUptake === false) this.#quiet.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
     );
@@ -236,12 +235,13 @@ export class HostProfiles {
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
     const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
-    const shows = this.#shows.has(id) ? true : this.#quiet.has(id) ? false : undefined;
+    // Only what the server showed is kept: a bound that ran out says nothing past this daemon.
+    const shows = this.#shows.has(id) ? true : undefined;
     if (same.length === 0 && asksRoots === undefined && shows === undefined) return undefined;
     return {
       ...(same.length > 0 ? { same } : {}),
       ...(asksRoots !== undefined ? { asksRoots } : {}),
-      ...(shows !== undefined ? { showsUptake: shows } : {}),
+      ...(shows ? { showsUptake: shows } : {}),
     };
   }
 
@@ -409,14 +409,12 @@ export class HostProfiles {
     child.knownToShow = () => this.#shows.has(entry.id);
     // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
     child.onQuiet = () => {
-      if (this.#shows.has(entry.id) || this.#quiet.has(entry.id)) return;
-      this.#quiet.add(entry.id);
-      this.#init.learnt(entry.id);
+      if (!this.#shows.has(entry.id)) this.#quiet.add(entry.id);
     };
     child.onShown = () => {
+      this.#quiet.delete(entry.id);
       if (this.#shows.has(entry.id)) return;
       this.#shows.add(entry.id);
-      this.#quiet.delete(entry.id);
       this.#init.learnt(entry.id);
     };
     // The row's era is the child's: found once, not on a spare child of each.
