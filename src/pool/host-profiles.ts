@@ -22,6 +22,11 @@
  *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
  *   is `private` (a 2026-07-28 cache hint): that list is for its profile alone.
  *
+ * - A legacy host (`era: "legacy"`) on a row held in 2026-07-28: a legacy-era child per key
+ *   (`initialize`, as direct), under the same cap, never collapsed into the modern connection.
+ *   A server that refuses its `initialize` speaks only 2026-07-28: learnt once (kept with the
+ *   tools cache), its legacy hosts then share the row's connection, bridged.
+ *
  * The children never reach the catalog's index, the tools cache or the pool's
  * connect/close events (a bridge would relist on each one): each profile has a catalog
  * of its own over the rows with its children in place (`view`).
@@ -92,6 +97,8 @@ export class HostProfiles {
   readonly #silent = new Set<string>();
   /** Rows whose server asked and showed nothing after taking its roots in (sign-of-life.ts). */
   readonly #quiet = new Set<string>();
+  /** Rows held in 2026-07-28 whose server refused a legacy child (it speaks only that era). */
+  readonly #modernOnly = new Set<string>();
   readonly #slots: ProfileSlots;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
@@ -114,12 +121,16 @@ export class HostProfiles {
     // The pool routes nothing for an extension: the server offers, the host renders.
     if (profile.extensions !== undefined) masked.extensions = profile.extensions;
     if (profile.roots !== undefined) masked.roots = profile.roots;
+    if (profile.era === "legacy") masked.era = "legacy";
     return masked;
   }
 
   /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
   keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
+    if (this.#legacyChild(entry, profile)) {
+      return `legacy ${profile.roots === undefined ? capabilityKey(profile) : profileKey(profile)}`;
+    }
     // A modern server reads each request's envelope, which names its own host's
     // capabilities, and asks for roots inside that request: one connection serves them all,
     // unless its list says it is `private` (for the caller it was listed for).
@@ -132,16 +143,30 @@ export class HostProfiles {
     return profile.roots === undefined ? caps : profileKey(profile);
   }
 
+  /**
+   * Whether a legacy host is served on `entry`'s row by a child in the legacy era: the row is
+   * held in 2026-07-28 (found, not pinned) and its server is not known to refuse `initialize`.
+   */
+  #legacyChild(entry: ServerEntry, profile: HostProfile): boolean {
+    return (
+      profile.era === "legacy" &&
+      entry.verdict?.era === "modern" &&
+      (entry.row.protocol ?? "auto") === "auto" &&
+      !this.#modernOnly.has(entry.id)
+    );
+  }
+
   /** The catalog and entries of `profile`: each row's child for it in place of its own. */
   view(profile: HostProfile): View {
     const masked = this.#masked(profile);
-    const key = profileKey(masked);
+    const key = `${masked.era === "legacy" ? "legacy " : ""}${profileKey(masked)}`;
     let view = this.#views.get(key);
     if (view === undefined) {
       const entries = (): readonly ServerEntry[] =>
         this.#init.entries().map((entry) => {
           const child = this.keyFor(entry, masked);
-          return child === undefined ? entry : this.#child(entry, child, masked);
+          if (child === undefined) return entry;
+          return this.#child(entry, child, masked, this.#legacyChild(entry, masked));
         });
       view = { profile: masked, catalog: this.#init.catalog(entries), entries };
       this.#views.set(key, view);
@@ -157,17 +182,30 @@ export class HostProfiles {
     profile: HostProfile,
     options: { names?: readonly string[]; servers?: readonly string[] },
   ): Promise<ToolDefinition[]> {
-    const view = this.view(profile);
     const scope = options.servers ? new Set(options.servers) : undefined;
-    const fresh = view
-      .entries()
-      .filter(
-        (entry): entry is ProfileEntry =>
-          isProfileEntry(entry) &&
-          (!scope || scope.has(entry.id)) &&
-          entry.fingerprint === undefined &&
-          !entry.connection,
-      );
+    const tried = new Set<ProfileEntry>();
+    // Twice at most: a legacy child refused (#refusedLegacy) hands its row to another child.
+    for (let pass = 0; pass < 2; pass += 1) {
+      const fresh = this.view(profile)
+        .entries()
+        .filter(
+          (entry): entry is ProfileEntry =>
+            isProfileEntry(entry) &&
+            !tried.has(entry) &&
+            (!scope || scope.has(entry.id)) &&
+            entry.fingerprint === undefined &&
+            !entry.connection,
+        );
+      if (fresh.length === 0) break;
+      for (const child of fresh) tried.add(child);
+      await this.#dialAll(fresh);
+    }
+    await this.view(profile).catalog.fresh(options.servers);
+    return this.view(profile).catalog.tools(options);
+  }
+
+  /** Dials `fresh` children, a few at a time; one that fails is left out, said in the log. */
+  async #dialAll(fresh: readonly ProfileEntry[]): Promise<void> {
     // As a reconcile starts rows: a few at a time, not a whole pool's children at once.
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -181,8 +219,6 @@ export class HostProfiles {
     };
     const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
     await Promise.all(Array.from({ length: workers }, worker));
-    await this.view(profile).catalog.fresh(options.servers);
-    return this.view(profile).catalog.tools(options);
   }
 
   describe(
@@ -219,6 +255,7 @@ export class HostProfiles {
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
+    if (memo.legacyToo === false) this.#modernOnly.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
     );
@@ -230,10 +267,12 @@ export class HostProfiles {
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
     const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
-    if (same.length === 0 && asksRoots === undefined) return undefined;
+    const modernOnly = this.#modernOnly.has(id);
+    if (same.length === 0 && asksRoots === undefined && !modernOnly) return undefined;
     return {
       ...(same.length > 0 ? { same } : {}),
       ...(asksRoots !== undefined ? { asksRoots } : {}),
+      ...(modernOnly ? { legacyToo: false } : {}),
     };
   }
 
@@ -270,6 +309,7 @@ export class HostProfiles {
     for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
     for (const id of this.#silent) if (!rows.has(id)) this.#silent.delete(id);
     for (const id of this.#quiet) if (!rows.has(id)) this.#quiet.delete(id);
+    for (const id of this.#modernOnly) if (!rows.has(id)) this.#modernOnly.delete(id);
     this.invalidate();
     await Promise.allSettled(ending);
   }
@@ -292,7 +332,7 @@ export class HostProfiles {
 
   // ── Children ───────────────────────────────────────────────────────────────────────
 
-  #child(entry: ServerEntry, key: string, profile: HostProfile): ServerEntry {
+  #child(entry: ServerEntry, key: string, profile: HostProfile, legacy: boolean): ServerEntry {
     if (this.#closed) return entry;
     let children = this.#children.get(entry.id);
     let child = children?.get(key);
@@ -301,12 +341,12 @@ export class HostProfiles {
       children = new Map();
       this.#children.set(entry.id, children);
     }
-    child = this.#made(entry, key, profile);
+    child = this.#made(entry, key, profile, legacy);
     children.set(key, child);
     return child;
   }
 
-  #made(entry: ServerEntry, key: string, profile: HostProfile): ProfileEntry {
+  #made(entry: ServerEntry, key: string, profile: HostProfile, legacy: boolean): ProfileEntry {
     const pool = this.#init.context;
     const routes = this.#init.routes;
     const route = { serverId: entry.id, profile: key };
@@ -343,7 +383,13 @@ export class HostProfiles {
         },
       };
     }
-    const child: ProfileEntry = new ProfileEntry(entry.row, context, profile, key);
+    const child: ProfileEntry = new ProfileEntry(
+      entry.row,
+      context,
+      profile,
+      key,
+      legacy ? "legacy" : undefined,
+    );
     const siblings = (): ProfileEntry[] => [...(this.#children.get(entry.id)?.values() ?? [])];
     child.slot = (start) =>
       this.#slots.take(child, siblings, child.row.connectTimeoutMs ?? pool.connectTimeoutMs, start);
@@ -355,7 +401,8 @@ export class HostProfiles {
     child.knownQuiet = () => this.#quiet.has(entry.id);
     child.onQuiet = () => this.#quiet.add(entry.id);
     // The row's era is the child's: found once, not on a spare child of each.
-    if (entry.verdict) child.adoptVerdict(entry.verdict);
+    if (entry.verdict && !legacy) child.adoptVerdict(entry.verdict);
+    child.onOtherEraRefused = () => this.#refusedLegacy(child);
     return child;
   }
 
@@ -371,6 +418,23 @@ export class HostProfiles {
     this.#decide(child);
   }
 
+  /** The server refused a legacy child's `initialize`: its legacy hosts share the row's connection. */
+  #refusedLegacy(child: ProfileEntry): void {
+    if (this.#modernOnly.has(child.id)) return;
+    this.#modernOnly.add(child.id);
+    serverLog(this.#init.log, child.id).info(
+      "speaks only 2026-07-28: its legacy hosts share its connection, bridged",
+    );
+    const children = this.#children.get(child.id);
+    for (const [key, other] of [...(children ?? [])]) {
+      if (other.era === undefined) continue;
+      children?.delete(key);
+      void this.#init.context.schedule(() => other.remove("removed"));
+    }
+    this.invalidate();
+    this.#init.learnt(child.id);
+  }
+
   /** Whether `child`'s row serves its capability key from now on, its list being the same. */
   #decide(child: ProfileEntry): void {
     if (child.atStart === "silent" && !child.asksRoots && !this.#asksRoots.has(child.id)) {
@@ -383,7 +447,14 @@ export class HostProfiles {
     const fingerprint = own?.fingerprint;
     const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
     const private_ = own?.cacheScope === "private" || child.cacheScope === "private";
-    if (asksRoots || private_ || fingerprint === undefined || fingerprint !== child.fingerprint) {
+    const otherEra = child.era !== undefined;
+    if (
+      asksRoots ||
+      private_ ||
+      otherEra ||
+      fingerprint === undefined ||
+      fingerprint !== child.fingerprint
+    ) {
       const pid = child.connection?.pid;
       serverLog(this.#init.log, child.id).info(
         `a child of its own for hosts declaring ${describeProfile(child.profile)}${pid === undefined ? "" : ` (pid ${pid})`}`,

@@ -36,6 +36,12 @@ export interface ProfileMemo {
    * false once a child served a use without it asking, at its start or since.
    */
   asksRoots?: boolean;
+  /**
+   * Whether the server, held in 2026-07-28, also speaks 2025-11-25 to a child of a legacy
+   * host's: false once it refused such a child's `initialize` (its legacy hosts then share
+   * the row's modern connection).
+   */
+  legacyToo?: boolean;
 }
 
 export interface ToolsCacheStore {
