@@ -21,7 +21,6 @@
  *   what they cannot answer is refused for them (pipeline.ts, hostOnly). A server that asks
  *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
  *   is `private` (a 2026-07-28 cache hint): that list is for its profile alone.
- *
  * - A legacy host (`era: "legacy"`) on a row held in 2026-07-28: a legacy-era child per key
  *   (`initialize`, as direct), under the same cap, never collapsed into the modern connection.
  *   A server that refuses its `initialize` speaks only 2026-07-28: learnt once (kept with the
@@ -46,10 +45,12 @@ import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
 import type { ProfileMemo } from "./catalog/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
+import type { AdoptedProfile, Handable } from "./server/handoff.js";
+import { handedFor } from "./mcp/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
+import { childStates, describeProfile, dialFresh, servedInLegacy } from "./profile-children.js";
 import { serverLog } from "./core/server-log.js";
-import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
 /**
@@ -97,6 +98,8 @@ export class HostProfiles {
   readonly #silent = new Set<string>();
   /** Rows whose server asked and showed nothing after taking its roots in (sign-of-life.ts). */
   readonly #quiet = new Set<string>();
+  /** Rows whose server showed that it took its roots in: never taken for quiet again. */
+  readonly #shows = new Set<string>();
   /** Rows held in 2026-07-28 whose server refused a legacy child (it speaks only that era). */
   readonly #modernOnly = new Set<string>();
   readonly #slots: ProfileSlots;
@@ -128,7 +131,7 @@ export class HostProfiles {
   /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
   keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
-    if (this.#legacyChild(entry, profile)) {
+    if (servedInLegacy(entry, profile, this.#modernOnly)) {
       return `legacy ${profile.roots === undefined ? capabilityKey(profile) : profileKey(profile)}`;
     }
     // A modern server reads each request's envelope, which names its own host's
@@ -143,19 +146,6 @@ export class HostProfiles {
     return profile.roots === undefined ? caps : profileKey(profile);
   }
 
-  /**
-   * Whether a legacy host is served on `entry`'s row by a child in the legacy era: the row is
-   * held in 2026-07-28 (found, not pinned) and its server is not known to refuse `initialize`.
-   */
-  #legacyChild(entry: ServerEntry, profile: HostProfile): boolean {
-    return (
-      profile.era === "legacy" &&
-      entry.verdict?.era === "modern" &&
-      (entry.row.protocol ?? "auto") === "auto" &&
-      !this.#modernOnly.has(entry.id)
-    );
-  }
-
   /** The catalog and entries of `profile`: each row's child for it in place of its own. */
   view(profile: HostProfile): View {
     const masked = this.#masked(profile);
@@ -166,7 +156,7 @@ export class HostProfiles {
         this.#init.entries().map((entry) => {
           const child = this.keyFor(entry, masked);
           if (child === undefined) return entry;
-          return this.#child(entry, child, masked, this.#legacyChild(entry, masked));
+          return this.#child(entry, child, masked, servedInLegacy(entry, masked, this.#modernOnly));
         });
       view = { profile: masked, catalog: this.#init.catalog(entries), entries };
       this.#views.set(key, view);
@@ -182,43 +172,9 @@ export class HostProfiles {
     profile: HostProfile,
     options: { names?: readonly string[]; servers?: readonly string[] },
   ): Promise<ToolDefinition[]> {
-    const scope = options.servers ? new Set(options.servers) : undefined;
-    const tried = new Set<ProfileEntry>();
-    // Twice at most: a legacy child refused (#refusedLegacy) hands its row to another child.
-    for (let pass = 0; pass < 2; pass += 1) {
-      const fresh = this.view(profile)
-        .entries()
-        .filter(
-          (entry): entry is ProfileEntry =>
-            isProfileEntry(entry) &&
-            !tried.has(entry) &&
-            (!scope || scope.has(entry.id)) &&
-            entry.fingerprint === undefined &&
-            !entry.connection,
-        );
-      if (fresh.length === 0) break;
-      for (const child of fresh) tried.add(child);
-      await this.#dialAll(fresh);
-    }
+    await dialFresh(() => this.view(profile).entries(), options.servers, this.#init.log);
     await this.view(profile).catalog.fresh(options.servers);
     return this.view(profile).catalog.tools(options);
-  }
-
-  /** Dials `fresh` children, a few at a time; one that fails is left out, said in the log. */
-  async #dialAll(fresh: readonly ProfileEntry[]): Promise<void> {
-    // As a reconcile starts rows: a few at a time, not a whole pool's children at once.
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < fresh.length) {
-        const child = fresh[next++] as ProfileEntry;
-        await child.ensure().then(
-          () => child.idle(),
-          (error: Error) => serverLog(this.#init.log, child.id).error(error.message),
-        );
-      }
-    };
-    const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
-    await Promise.all(Array.from({ length: workers }, worker));
   }
 
   describe(
@@ -231,30 +187,15 @@ export class HostProfiles {
 
   /** The children of row `id` that are up or starting, for state() (per-project children). */
   stateOf(id: string): ProfileChildState[] | undefined {
-    const live = [...(this.#children.get(id)?.values() ?? [])].filter(
-      (child) => child.connection !== undefined || child.connecting,
-    );
-    if (live.length === 0) return undefined;
-    return live.map((child) => {
-      const state: ProfileChildState = {
-        capabilities: capabilityKey(child.profile),
-        status: child.status,
-      };
-      if (child.profile.roots !== undefined && child.key !== capabilityKey(child.profile)) {
-        state.roots = child.profile.roots.map((root) => root.uri);
-      }
-      const connection = child.connection;
-      if (connection?.pid !== undefined) state.pid = connection.pid;
-      if (connection !== undefined) state.startedAt = connection.startedAt;
-      if (child.asksRoots) state.asksRoots = true;
-      return state;
-    });
+    return childStates(this.#children.get(id)?.values() ?? []);
   }
 
   /** What the tools cache kept about a row: nothing is found out twice. */
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
+    if (memo.showsUptake === true) this.#shows.add(entry.id);
+    if (memo.showsUptake === false) this.#quiet.add(entry.id);
     if (memo.legacyToo === false) this.#modernOnly.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
@@ -267,11 +208,15 @@ export class HostProfiles {
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
     const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
+    const shows = this.#shows.has(id) ? true : this.#quiet.has(id) ? false : undefined;
     const modernOnly = this.#modernOnly.has(id);
-    if (same.length === 0 && asksRoots === undefined && !modernOnly) return undefined;
+    if (same.length === 0 && asksRoots === undefined && shows === undefined && !modernOnly) {
+      return undefined;
+    }
     return {
       ...(same.length > 0 ? { same } : {}),
       ...(asksRoots !== undefined ? { asksRoots } : {}),
+      ...(shows !== undefined ? { showsUptake: shows } : {}),
       ...(modernOnly ? { legacyToo: false } : {}),
     };
   }
@@ -309,6 +254,7 @@ export class HostProfiles {
     for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
     for (const id of this.#silent) if (!rows.has(id)) this.#silent.delete(id);
     for (const id of this.#quiet) if (!rows.has(id)) this.#quiet.delete(id);
+    for (const id of this.#shows) if (!rows.has(id)) this.#shows.delete(id);
     for (const id of this.#modernOnly) if (!rows.has(id)) this.#modernOnly.delete(id);
     this.invalidate();
     await Promise.allSettled(ending);
@@ -320,6 +266,47 @@ export class HostProfiles {
     this.#children.delete(id);
     this.invalidate();
     await Promise.allSettled(children.map((child) => child.remove("removed")));
+  }
+
+  /**
+   * The children another daemon may take over: each serving (its server took its roots in),
+   * with its profile and what its server showed, so the successor serves it as this one.
+   */
+  handable(): Handable[] {
+    return [...this.#children.values()].flatMap((children) =>
+      [...children.values()]
+        .filter((child) => child.ready)
+        .map((child) => ({
+          entry: child,
+          profile: {
+            key: child.key,
+            profile: child.profile,
+            asksRoots: child.asksRoots,
+            ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
+          },
+        })),
+    );
+  }
+
+  /**
+   * Takes up children a previous daemon handed over: each is made under its key, as a
+   * host's first use would make it, and dialled over its fds now (its row's transport
+   * context takes the handed child by row and key); a child whose row is gone is left.
+   */
+  async adopt(children: readonly AdoptedProfile[]): Promise<void> {
+    const entries = new Map(this.#init.entries().map((entry) => [entry.id, entry]));
+    await Promise.allSettled(
+      children.map(async (handed) => {
+        const entry = entries.get(handed.serverId);
+        if (entry === undefined) return;
+        const legacy = handed.key.startsWith("legacy ");
+        const child = this.#child(entry, handed.key, handed.profile, legacy);
+        if (!isProfileEntry(child)) return;
+        child.adopted(handed);
+        await child.ensure();
+        child.idle();
+      }),
+    );
   }
 
   /** Ends every child; none is made afterwards. */
@@ -351,8 +338,12 @@ export class HostProfiles {
     const routes = this.#init.routes;
     const route = { serverId: entry.id, profile: key };
     const roots = profile.roots;
+    const handed = handedFor(pool.transportContext.handed, key);
+    const { handed: _rows, ...transportContext } = pool.transportContext;
     const context: EntryContext = {
       ...pool,
+      // A previous daemon's child for this profile, if it handed one over (adopt()).
+      transportContext: handed ? { ...transportContext, handed } : transportContext,
       capabilities: profileCapabilities(profile),
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
       emit: (event) => {
@@ -399,7 +390,19 @@ export class HostProfiles {
       if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
     };
     child.knownQuiet = () => this.#quiet.has(entry.id);
-    child.onQuiet = () => this.#quiet.add(entry.id);
+    child.knownToShow = () => this.#shows.has(entry.id);
+    // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
+    child.onQuiet = () => {
+      if (this.#shows.has(entry.id) || this.#quiet.has(entry.id)) return;
+      this.#quiet.add(entry.id);
+      this.#init.learnt(entry.id);
+    };
+    child.onShown = () => {
+      if (this.#shows.has(entry.id)) return;
+      this.#shows.add(entry.id);
+      this.#quiet.delete(entry.id);
+      this.#init.learnt(entry.id);
+    };
     // The row's era is the child's: found once, not on a spare child of each.
     if (entry.verdict && !legacy) child.adoptVerdict(entry.verdict);
     child.onOtherEraRefused = () => this.#refusedLegacy(child);
@@ -489,11 +492,4 @@ export class HostProfiles {
     this.invalidate();
     this.#init.learnt(id);
   }
-}
-
-function describeProfile(profile: HostProfile): string {
-  const caps = capabilityKey(profile);
-  if (profile.roots === undefined) return caps;
-  const roots = profile.roots.map((root) => root.uri).join(" ");
-  return `${caps} (${roots || "no roots"})`;
 }

@@ -99,7 +99,8 @@ const PATTERNS: [RegExp, string][] = [
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>"],
 ];
 
-function normaliseValue(value: unknown): unknown {
+/** `value` with times and ids replaced, the pool's `_meta` keys removed, and keys sorted. */
+export function normaliseValue(value: unknown): unknown {
   if (typeof value === "string") {
     return PATTERNS.reduce((text, [pattern, by]) => text.replace(pattern, by), value);
   }

@@ -167,7 +167,8 @@ describe("a modern host through mcpool bridge", () => {
     const conf = await stdioHost(["--servers", "conf"], "sdk");
     try {
       expect(await legacy.client.listTools()).toMatchObject({ cacheScope: "public" });
-      expect(await modern.client.listTools()).toMatchObject({ cacheScope: "private" });
+      // One server's entry: that server's own hint, as direct (SDK v2's default, ttlMs 0).
+      expect(await modern.client.listTools()).toMatchObject({ cacheScope: "private", ttlMs: 0 });
       // The passthrough lists too: the whole pool's prompts include the modern server's.
       expect(await pool.client.listPrompts()).toMatchObject({ cacheScope: "private" });
       expect(await conf.client.listPrompts()).toMatchObject({ cacheScope: "public" });

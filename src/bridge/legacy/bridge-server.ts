@@ -168,10 +168,16 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     newIdentity: () => connectionIdentity(options.identity ?? {}),
     sharedLists: catalog === undefined,
     ...(catalog !== undefined ? { catalog: modernCatalog(catalog) } : {}),
-    privateTools: async () =>
-      (await upstream.state()).some(
-        (state) => scope.includes(state.id) && state.toolsCache?.scope === "private",
-      ),
+    toolsHint: async () => {
+      const states = (await upstream.state()).filter((state) => scope.includes(state.id));
+      const own = scope.single !== undefined ? states[0]?.toolsCache : undefined;
+      if (own?.ttlMs !== undefined) {
+        return { ttlMs: own.ttlMs, ...(own.scope !== undefined ? { cacheScope: own.scope } : {}) };
+      }
+      return states.some((state) => state.toolsCache?.scope === "private")
+        ? { cacheScope: "private" as const }
+        : {};
+    },
     log,
   };
   const eras = dualEra(core, createServer);
