@@ -422,6 +422,11 @@ export interface HandoverInfo {
   at: number;
   /** The servers whose running child this daemon took over. */
   adopted: string[];
+  /**
+   * The host profiles' children it took over besides (a project's child of a row whose
+   * server reads its host's roots), each as `<server> for <profile>`; absent: none.
+   */
+  children?: string[];
   /** Set when the snapshot could not be read: this daemon started every server again. */
   cold?: string;
 }
@@ -430,6 +435,8 @@ export interface HandoverInfo {
 export interface HandoverResult {
   pid: number;
   adopted: string[];
+  /** The host profiles' children handed over running besides, as in HandoverInfo. */
+  children?: string[];
   /** Children whose row had changed: stopped by the old daemon, started anew. */
   untaken: string[];
   cold?: string;

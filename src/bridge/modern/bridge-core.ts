@@ -15,6 +15,11 @@ export interface BridgeCore {
   upstream: PoolClient;
   scope: Scope;
   capabilities: ServerCapabilities;
+  /**
+   * The lone server (`--server`) speaks only the legacy era: a host's `server/discover` is
+   * answered as that server answers it direct, so the host falls back to `initialize`.
+   */
+  legacyOnly: boolean;
   /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
   resourceSubscriptions: boolean;
   instructions: string | undefined;
