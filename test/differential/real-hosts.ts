@@ -16,11 +16,23 @@ import { binIn, killGroup, type RealWorld } from "../helpers/real-hosts.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 import { normaliseValue } from "./normalise.js";
 
-/** One call per pooled server, the same for every host. */
+/**
+ * The calls, the same for every host: one per pooled server, and server-everything's that
+ * answer with more than text — structured content, annotations, an image, resource links —
+ * and the roots it was given (the host's own, direct).
+ */
 export const CALLS = [
   { server: "filesystem", tool: "list_allowed_directories", input: {} },
   { server: "memory", tool: "read_graph", input: {} },
   { server: "everything", tool: "echo", input: { message: "hello from the stand-in" } },
+  { server: "everything", tool: "get-structured-content", input: { location: "Chicago" } },
+  {
+    server: "everything",
+    tool: "get-annotated-message",
+    input: { messageType: "success", includeImage: true },
+  },
+  { server: "everything", tool: "get-resource-links", input: { count: 2 } },
+  { server: "everything", tool: "get-roots-list", input: {} },
 ] as const;
 
 /** How each headless host names a server's tool to its model. */
@@ -123,6 +135,15 @@ const host = (wire: HostName) => REAL_HOSTS_CLI.find((h) => h.wire === wire)!;
 /** The prompt each headless host gets: the stand-in decides what is called, not the words. */
 const PROMPT = "call each server's tool once";
 
+/**
+ * `view` normalised, with the files Claude Code saves a result's image or blob to named alike:
+ * it names each by the time and a random part (`mcp-<server>-blob-<ms>-<random>.png`).
+ */
+const savedBlobsNamed = (view: Record<string, unknown>): View =>
+  JSON.parse(
+    JSON.stringify(normaliseValue(view)).replace(/mcp-[\w-]+?-blob-\d+-\w+\./g, "<saved blob>."),
+  ) as View;
+
 /** Claude Code's tool as the Messages API carries it. */
 interface AnthropicTool {
   name: string;
@@ -158,7 +179,12 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
           // The first turn waits for the MCP servers (by default `-p` may go without them).
           MCP_CONNECTION_NONBLOCKING: "false",
           // A server's start may be slow on a loaded machine: a minute for it, on both sides.
+          // `-p` otherwise sends its first turn after 5 s with only the servers connected by
+          // then; through entries that start the daemon, servers and all, on a loaded machine
+          // connecting took 5.3–6.4 s (direct 1–2 s): a difference in time, not in what the
+          // host is given, and no clock may decide what this suite compares.
           MCP_TIMEOUT: "60000",
+          CLAUDE_CODE_MCP_STARTUP_WAIT_MS: "60000",
         },
       );
       const heard = anthropic.heard(label).filter((h) => h.path.includes("/v1/messages"));
@@ -170,7 +196,7 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
         Array.isArray(m.content) ? (m.content as Record<string, unknown>[]) : [],
       );
       const called = new Map(parts.filter((p) => p.type === "tool_use").map((p) => [p.id, p.name]));
-      return normaliseValue({
+      return savedBlobsNamed({
         tools: byName(
           tools(first).map((t) => ({
             name: t.name,
@@ -186,7 +212,7 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
             content: p.content,
             is_error: p.is_error,
           })),
-      }) as View;
+      });
     },
   };
 }
@@ -310,17 +336,28 @@ export function codexAppServerHost(): ViewedHost {
           thread: { id: string };
         };
         const threadId = started.thread.id;
+        // The thread's own connections: the list waits until each server has started.
+        const list = async () =>
+          (await ask("mcpServerStatus/list", { threadId })) as {
+            data: { name: string; tools?: Record<string, unknown> }[];
+          };
+        const offered = await list();
+        const listed = (server: string, tool: string): boolean =>
+          offered.data.some((s) => s.name === server && s.tools?.[tool] !== undefined);
+        // As a model would: only the tools the session lists (Codex declares no roots, so
+        // server-everything offers it no get-roots-list).
         const results = [];
-        for (const call of CALLS) {
+        for (const call of CALLS.filter((c) => listed(c.server, c.tool))) {
           const params = { threadId, server: call.server, tool: call.tool, arguments: call.input };
           results.push({
             call: `${call.server} ${call.tool}`,
-            result: await ask("mcpServer/tool/call", params),
+            result: await ask("mcpServer/tool/call", params).catch((error: Error) => ({
+              error: error.message,
+            })),
           });
         }
-        const status = (await ask("mcpServerStatus/list", { threadId })) as {
-          data: { name: string }[];
-        };
+        // The status once the calls are made: each connection's state is then settled.
+        const status = await list();
         return normaliseValue({ status: byName(status.data), results }) as View;
       });
     },
