@@ -47,7 +47,13 @@ import { ParkedCall } from "../core/host-requests.js";
 import type { BridgeCore } from "./bridge-core.js";
 import { calledThrough } from "../catalog/modern-catalog.js";
 import { Rounds, staleState, type StatePayload } from "./rounds.js";
-import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
+import {
+  callFailure,
+  RESOURCE_NOT_FOUND,
+  toMcpError,
+  unknownTool,
+  unprefixed,
+} from "../core/errors.js";
 import type { Subscriber } from "../core/resources-prompts.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
 
@@ -56,6 +62,8 @@ import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../cor
  * says so on `subscriptions/listen` at once; the bound is for a host that does not listen.
  */
 export const LIST_TTL_MS = 60_000;
+type ListHint = Awaited<ReturnType<BridgeCore["toolsHint"]>>;
+
 /** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
 export class ModernBridge {
   readonly #core: BridgeCore;
@@ -130,12 +138,18 @@ export class ModernBridge {
       guarded(async (_request, ctx) => {
         const named = identityFor(identity, metaOf(ctx));
         const profile = roots.listing(clientCapabilities(ctx));
-        const [tools, owned] = await Promise.all([
+        const [tools, given] = await Promise.all([
           catalog !== undefined ? catalog.list(named, profile) : core.listTools(named, profile),
-          core.sharedLists ? core.privateTools() : Promise.resolve(false),
+          core.sharedLists ? core.toolsHint() : Promise.resolve<ListHint>({}),
         ]);
-        // The hint a pooled server gave its list holds for the list it is part of.
-        const hint = owned ? { ttlMs: LIST_TTL_MS, cacheScope: "private" as const } : {};
+        // The hint a pooled server gave its list holds for the list it is part of: one
+        // server's entry gives the host that server's own, as direct.
+        const hint =
+          given.ttlMs !== undefined
+            ? { ttlMs: given.ttlMs, cacheScope: given.cacheScope ?? listHint.cacheScope }
+            : given.cacheScope === "private"
+              ? { ttlMs: LIST_TTL_MS, cacheScope: "private" as const }
+              : {};
         return { tools: tools as never, ...hint };
       }),
     );
@@ -492,7 +506,8 @@ function asProtocolError(error: unknown): unknown {
   const detail = (data as { detail?: { mcpCode?: unknown; data?: unknown } } | undefined)?.detail;
   if (typeof detail?.mcpCode === "number") data = detail.data;
   if (typeof code === "number") {
-    return new ProtocolError(code, (message ?? "").replace(/^(?:MCP error -?\d+: )+/, ""), data);
+    const text = error instanceof Error ? unprefixed(code, error) : (message ?? "");
+    return new ProtocolError(code, text, data);
   }
   return error;
 }
