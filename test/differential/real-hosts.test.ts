@@ -62,6 +62,7 @@ describe.runIf(REAL_HOSTS)(
     let hosts: ViewedHost[] = [];
     /** Each host's view on each side, or what stopped it. */
     const seen = new Map<string, Partial<Record<Side, View | Error>>>();
+    const took: string[] = [];
 
     /** Each host's view in a labelled run, all beside each other; a failure stays the host's. */
     const viewAll = async (prefix: string, side: Side): Promise<void> => {
@@ -69,8 +70,10 @@ describe.runIf(REAL_HOSTS)(
         hosts.map(async (host) => {
           const mine = seen.get(host.wire)!;
           if (mine[side] !== undefined) return;
+          const started = Date.now();
           try {
             mine[side] = await host.view(prefix, world, `${host.wire}-${side}`);
+            took.push(`${host.wire} ${side} ${Date.now() - started} ms`);
           } catch (error) {
             mine[side] = error as Error;
           }
@@ -128,11 +131,12 @@ describe.runIf(REAL_HOSTS)(
     );
 
     afterAll(async () => {
-      // For a look at what each host saw: DIFF_OUT=<file> keeps the views.
+      // For a look at what each host saw, and how long each run took: DIFF_OUT=<file>.
       const out = process.env.DIFF_OUT;
       if (out !== undefined) {
         const shown = (_key: string, v: unknown): unknown => (v instanceof Error ? v.stack : v);
-        writeFileSync(out, JSON.stringify(Object.fromEntries(seen), shown, 2));
+        const views = Object.fromEntries(seen);
+        writeFileSync(out, JSON.stringify({ took, views }, shown, 2));
       }
       for (const api of apis) await api.stop();
       await world?.remove();
