@@ -6,7 +6,7 @@
  * and records every request: a view is the MCP tools of the first request that offers them,
  * the servers' instructions the host put in that request, and the tool results of the last.
  * Codex's view comes from its app-server: each server's status (info, capabilities, tools,
- * resources) and `mcpServer/tool/call` of the same three calls.
+ * resources), `mcpServer/tool/call` of the same calls, and each server's first resource read.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -356,9 +356,22 @@ export function codexAppServerHost(): ViewedHost {
             })),
           });
         }
+        // Each server's first resource read, as Codex reads one for its model.
+        const reads = [];
+        for (const server of offered.data) {
+          const uri = (server as { resources?: { uri: string }[] }).resources?.[0]?.uri;
+          if (uri === undefined) continue;
+          const params = { threadId, server: server.name, uri };
+          reads.push({
+            read: `${server.name} ${uri}`,
+            result: await ask("mcpServer/resource/read", params).catch((error: Error) => ({
+              error: error.message,
+            })),
+          });
+        }
         // The status once the calls are made: each connection's state is then settled.
         const status = await list();
-        return normaliseValue({ status: byName(status.data), results }) as View;
+        return normaliseValue({ status: byName(status.data), results, reads }) as View;
       });
     },
   };
