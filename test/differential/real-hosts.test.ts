@@ -113,7 +113,9 @@ describe.runIf(REAL_HOSTS)(
         apis.push(anthropic);
         const gemini = await standIn("fake-gemini.mjs", record("gemini"), MODEL_TOOL_NAME.gemini);
         apis.push(gemini);
-        hosts = [claudeCode(anthropic), geminiCli(gemini), codexAppServerHost()];
+        const openai = await standIn("fake-openai.mjs", record("openai"), MODEL_TOOL_NAME.codex);
+        apis.push(openai);
+        hosts = [claudeCode(anthropic), geminiCli(gemini), codexAppServerHost(openai)];
         for (const host of hosts) {
           seen.set(host.wire, {});
           host.configure(world);
@@ -155,6 +157,8 @@ describe.runIf(REAL_HOSTS)(
           // Every call was made (Codex declares no roots: it is offered no get-roots-list).
           const made = wire === "codex" ? CALLS.length - 1 : CALLS.length;
           expect((direct!.results as unknown[]).length).toBe(made);
+          const model = direct!.model as { outputs: unknown[] } | undefined;
+          if (model !== undefined) expect(model.outputs.length).toBe(made);
           expect(compareViews(direct!, pooled!)).toEqual([]);
         },
       );

@@ -6,7 +6,8 @@
  * and records every request: a view is the MCP tools of the first request that offers them,
  * the servers' instructions the host put in that request, and the tool results of the last.
  * Codex's view comes from its app-server: each server's status (info, capabilities, tools,
- * resources), `mcpServer/tool/call` of the same calls, and each server's first resource read.
+ * resources), `mcpServer/tool/call` of the same calls, each server's first resource read, and
+ * a turn against a stand-in for the Responses API: the MCP tools and call outputs it is given.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -39,6 +40,8 @@ export const CALLS = [
 export const MODEL_TOOL_NAME = {
   claude: (server: string, tool: string): string => `mcp__${server}__${tool}`,
   gemini: (server: string, tool: string): string => `mcp_${server}_${tool}`,
+  // Codex: a namespace per server, its functions' names with `_` for `-`.
+  codex: (server: string, tool: string): string => `mcp__${server}__${tool.replaceAll("-", "_")}`,
 };
 
 /** One request a stand-in heard: the run it belongs to (its base URL's label) and its body. */
@@ -274,9 +277,10 @@ type Ask = (method: string, params: Record<string, unknown>) => Promise<unknown>
 async function codexAppServer<T>(
   prefix: string,
   world: RealWorld,
-  body: (ask: Ask) => Promise<T>,
+  args: string[],
+  body: (ask: Ask, noted: (method: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
-  const child = spawn(binIn(prefix, "codex"), ["app-server"], {
+  const child = spawn(binIn(prefix, "codex"), ["app-server", ...args], {
     cwd: world.project,
     env: world.login,
     stdio: ["pipe", "pipe", "pipe"],
@@ -285,6 +289,8 @@ async function codexAppServer<T>(
   let buffered = "";
   let log = "";
   const waiting = new Map<number, (reply: Record<string, unknown>) => void>();
+  /** The notifications' methods heard so far. */
+  const methods = new Set<string>();
   child.stderr.on("data", (chunk: Buffer) => (log += chunk.toString()));
   child.stdout.on("data", (chunk: Buffer) => {
     buffered += chunk.toString();
@@ -292,6 +298,7 @@ async function codexAppServer<T>(
     buffered = lines.pop()!;
     for (const line of lines) {
       const message = JSON.parse(line) as Record<string, unknown>;
+      if (typeof message.method === "string" && !("id" in message)) methods.add(message.method);
       if (typeof message.id !== "number" || "method" in message) continue;
       waiting.get(message.id)?.(message);
     }
@@ -314,7 +321,9 @@ async function codexAppServer<T>(
   try {
     await ask("initialize", { clientInfo: { name: "mcpool-differential", version: "0" } });
     child.stdin.write(`${JSON.stringify({ method: "initialized" })}\n`);
-    return await body(ask);
+    const noted = (method: string): Promise<void> =>
+      waitFor(() => methods.has(method), HOST_MS, `codex app-server's ${method}`);
+    return await body(ask, noted);
   } finally {
     child.stdin.end();
     const pid = child.pid;
@@ -325,14 +334,57 @@ async function codexAppServer<T>(
   }
 }
 
-export function codexAppServerHost(): ViewedHost {
+/** Codex's model provider, the stand-in: `-c` settings of the app-server's command line. */
+const providerArgs = (baseUrl: string): string[] =>
+  [
+    'model="gpt-5"',
+    'model_provider="standin"',
+    'model_providers.standin.name="stand-in"',
+    `model_providers.standin.base_url="${baseUrl}/v1"`,
+    'model_providers.standin.wire_api="responses"',
+  ].flatMap((setting) => ["-c", setting]);
+
+/** A function the Responses API carries, alone or in a namespace (Codex's `mcp__<server>`). */
+interface ResponsesTool {
+  type: string;
+  name: string;
+  tools?: ResponsesTool[];
+}
+
+/** The MCP tools of a Codex turn, and the outputs of its calls, as the model is given them. */
+function codexModelView(heard: Heard[]): Record<string, unknown> {
+  const namespaces = (h: Heard): ResponsesTool[] =>
+    ((h.body.tools ?? []) as ResponsesTool[]).filter(
+      (t) => t.type === "namespace" && t.name.startsWith("mcp__"),
+    );
+  const first = heard.find((h) => namespaces(h).length > 0);
+  const input = (heard.at(-1)?.body.input ?? []) as Record<string, unknown>[];
+  return {
+    tools: byName(
+      (first === undefined ? [] : namespaces(first)).map((ns) => ({
+        ...ns,
+        tools: byName(ns.tools ?? []),
+      })),
+    ),
+    // Codex prefixes each output with the call's wall time.
+    outputs: JSON.parse(
+      JSON.stringify(
+        input.filter((i) => i.type === "function_call_output").map((i) => i.output),
+      ).replace(/Wall time: [\d.]+ seconds/g, "Wall time: <time>"),
+    ) as unknown,
+  };
+}
+
+export function codexAppServerHost(openai: StandIn): ViewedHost {
   return {
     wire: "codex",
     file: (world) => host("codex").file(world),
     configure: (world) => host("codex").configure(world),
-    async view(prefix, world) {
-      return codexAppServer(prefix, world, async (ask) => {
-        const started = (await ask("thread/start", { cwd: world.project })) as {
+    async view(prefix, world, label) {
+      const args = providerArgs(openai.url(label));
+      return codexAppServer(prefix, world, args, async (ask, noted) => {
+        const thread = { cwd: world.project, approvalPolicy: "never" };
+        const started = (await ask("thread/start", thread)) as {
           thread: { id: string };
         };
         const threadId = started.thread.id;
@@ -369,9 +421,13 @@ export function codexAppServerHost(): ViewedHost {
             })),
           });
         }
+        // A turn: the stand-in has the model call each server's tool.
+        await ask("turn/start", { threadId, input: [{ type: "text", text: PROMPT }] });
+        await noted("turn/completed");
+        const model = codexModelView(openai.heard(label));
         // The status once the calls are made: each connection's state is then settled.
         const status = await list();
-        return normaliseValue({ status: byName(status.data), results, reads }) as View;
+        return normaliseValue({ status: byName(status.data), results, reads, model }) as View;
       });
     },
   };
