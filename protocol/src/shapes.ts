@@ -136,11 +136,11 @@ export interface ServerState {
   protocolVersion?: string;
   toolsFingerprint?: string;
   /**
-   * The cache hint a 2026-07-28 server gave its tool list: its `scope`, and
-   * `expiresAt`, the epoch ms after which the next listing or call lists it again (none is
-   * sent by a timer). Absent when the server gave neither.
+   * The cache hint a 2026-07-28 server gave its tool list: its `scope`, its `ttlMs` as
+   * given (0 included), and `expiresAt`, the epoch ms after which the next listing or call
+   * lists it again (none is sent by a timer). Absent when the server gave none of them.
    */
-  toolsCache?: { scope?: "public" | "private"; expiresAt?: number };
+  toolsCache?: { scope?: "public" | "private"; ttlMs?: number; expiresAt?: number };
   /** At `pin-mismatch`: how the list differs from the approved one, when that one is known. */
   pinDiff?: PinDiff;
   /** The list is the last one known, not a live one. */
@@ -422,6 +422,11 @@ export interface HandoverInfo {
   at: number;
   /** The servers whose running child this daemon took over. */
   adopted: string[];
+  /**
+   * The host profiles' children it took over besides (a project's child of a row whose
+   * server reads its host's roots), each as `<server> for <profile>`; absent: none.
+   */
+  children?: string[];
   /** Set when the snapshot could not be read: this daemon started every server again. */
   cold?: string;
 }
@@ -430,6 +435,8 @@ export interface HandoverInfo {
 export interface HandoverResult {
   pid: number;
   adopted: string[];
+  /** The host profiles' children handed over running besides, as in HandoverInfo. */
+  children?: string[];
   /** Children whose row had changed: stopped by the old daemon, started anew. */
   untaken: string[];
   cold?: string;

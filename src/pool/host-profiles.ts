@@ -41,6 +41,8 @@ import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
 import type { ProfileMemo } from "./catalog/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
+import type { AdoptedProfile, Handable } from "./server/handoff.js";
+import { handedFor } from "./mcp/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
 import { serverLog } from "./core/server-log.js";
@@ -92,6 +94,8 @@ export class HostProfiles {
   readonly #silent = new Set<string>();
   /** Rows whose server asked and showed nothing after taking its roots in (sign-of-life.ts). */
   readonly #quiet = new Set<string>();
+  /** Rows whose server showed that it took its roots in: never taken for quiet again. */
+  readonly #shows = new Set<string>();
   readonly #slots: ProfileSlots;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
@@ -219,6 +223,8 @@ export class HostProfiles {
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
+    if (memo.showsUptake === true) this.#shows.add(entry.id);
+    if (memo.showsUptake === false) this.#quiet.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
     );
@@ -230,10 +236,12 @@ export class HostProfiles {
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
     const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
-    if (same.length === 0 && asksRoots === undefined) return undefined;
+    const shows = this.#shows.has(id) ? true : this.#quiet.has(id) ? false : undefined;
+    if (same.length === 0 && asksRoots === undefined && shows === undefined) return undefined;
     return {
       ...(same.length > 0 ? { same } : {}),
       ...(asksRoots !== undefined ? { asksRoots } : {}),
+      ...(shows !== undefined ? { showsUptake: shows } : {}),
     };
   }
 
@@ -270,6 +278,7 @@ export class HostProfiles {
     for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
     for (const id of this.#silent) if (!rows.has(id)) this.#silent.delete(id);
     for (const id of this.#quiet) if (!rows.has(id)) this.#quiet.delete(id);
+    for (const id of this.#shows) if (!rows.has(id)) this.#shows.delete(id);
     this.invalidate();
     await Promise.allSettled(ending);
   }
@@ -280,6 +289,46 @@ export class HostProfiles {
     this.#children.delete(id);
     this.invalidate();
     await Promise.allSettled(children.map((child) => child.remove("removed")));
+  }
+
+  /**
+   * The children another daemon may take over: each serving (its server took its roots in),
+   * with its profile and what its server showed, so the successor serves it as this one.
+   */
+  handable(): Handable[] {
+    return [...this.#children.values()].flatMap((children) =>
+      [...children.values()]
+        .filter((child) => child.ready)
+        .map((child) => ({
+          entry: child,
+          profile: {
+            key: child.key,
+            profile: child.profile,
+            asksRoots: child.asksRoots,
+            ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
+          },
+        })),
+    );
+  }
+
+  /**
+   * Takes up children a previous daemon handed over: each is made under its key, as a
+   * host's first use would make it, and dialled over its fds now (its row's transport
+   * context takes the handed child by row and key); a child whose row is gone is left.
+   */
+  async adopt(children: readonly AdoptedProfile[]): Promise<void> {
+    const entries = new Map(this.#init.entries().map((entry) => [entry.id, entry]));
+    await Promise.allSettled(
+      children.map(async (handed) => {
+        const entry = entries.get(handed.serverId);
+        if (entry === undefined) return;
+        const child = this.#child(entry, handed.key, handed.profile);
+        if (!isProfileEntry(child)) return;
+        child.adopted(handed);
+        await child.ensure();
+        child.idle();
+      }),
+    );
   }
 
   /** Ends every child; none is made afterwards. */
@@ -311,8 +360,12 @@ export class HostProfiles {
     const routes = this.#init.routes;
     const route = { serverId: entry.id, profile: key };
     const roots = profile.roots;
+    const handed = handedFor(pool.transportContext.handed, key);
+    const { handed: _rows, ...transportContext } = pool.transportContext;
     const context: EntryContext = {
       ...pool,
+      // A previous daemon's child for this profile, if it handed one over (adopt()).
+      transportContext: handed ? { ...transportContext, handed } : transportContext,
       capabilities: profileCapabilities(profile),
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
       emit: (event) => {
@@ -353,7 +406,19 @@ export class HostProfiles {
       if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
     };
     child.knownQuiet = () => this.#quiet.has(entry.id);
-    child.onQuiet = () => this.#quiet.add(entry.id);
+    child.knownToShow = () => this.#shows.has(entry.id);
+    // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
+    child.onQuiet = () => {
+      if (this.#shows.has(entry.id) || this.#quiet.has(entry.id)) return;
+      this.#quiet.add(entry.id);
+      this.#init.learnt(entry.id);
+    };
+    child.onShown = () => {
+      if (this.#shows.has(entry.id)) return;
+      this.#shows.add(entry.id);
+      this.#quiet.delete(entry.id);
+      this.#init.learnt(entry.id);
+    };
     // The row's era is the child's: found once, not on a spare child of each.
     if (entry.verdict) child.adoptVerdict(entry.verdict);
     return child;

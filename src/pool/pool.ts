@@ -22,7 +22,12 @@ import type {
 } from "./calls/server-passthrough.js";
 import type { ResourceListener } from "./calls/server-passthrough.js";
 import { poolParts, type PoolParts } from "./pool-parts.js";
-import { handOff, type HandedOff } from "./server/handoff.js";
+import {
+  handOff,
+  type AdoptedConversation,
+  type AdoptedProfile,
+  type HandedOff,
+} from "./server/handoff.js";
 import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
@@ -343,7 +348,27 @@ export class McpPool {
    * resumeHandedOff() with the same list.
    */
   handOff(drainMs: number): Promise<HandedOff[]> {
-    return handOff(this.#parts.servers.entries(), drainMs);
+    const rows = this.#parts.servers.entries().map((entry) => ({ entry }));
+    const { profiles, conversations } = this.#parts;
+    return handOff([...rows, ...profiles.handable(), ...conversations.handable()], drainMs);
+  }
+
+  /**
+   * Takes up the host profiles' children a previous daemon handed over (each dialled over
+   * its fds, as its row's own is by the reconcile); resolves once each is up or failed.
+   */
+  adoptProfileChildren(children: readonly AdoptedProfile[]): Promise<void> {
+    return this.#parts.profiles.adopt(children);
+  }
+
+  /**
+   * Takes up the conversations' children a previous daemon handed over, as above; resolves
+   * with the pid each conversation's client opened on, by conversation key.
+   */
+  adoptConversationChildren(
+    children: readonly AdoptedConversation[],
+  ): Promise<Map<string, number>> {
+    return this.#parts.conversations.adopt(children);
   }
 
   /** shutdown() under its Node-style name. */

@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  childLabel,
   LISTEN_FD,
+  nameOf,
   readSnapshot,
   renumbered,
   SNAPSHOT_VERSION,
@@ -36,11 +38,27 @@ describe("the hand-over snapshot", () => {
     expect(readSnapshot(JSON.stringify(snapshot))).toEqual({ snapshot });
   });
 
-  it("refuses a version it does not know, naming both", () => {
+  it("reads the previous version's snapshot, which hands over no profile's child", () => {
+    const previous = { ...snapshot, version: 1 };
+    expect(readSnapshot(JSON.stringify(previous))).toEqual({ snapshot: previous });
+  });
+
+  it("refuses a version it does not know, naming those it reads", () => {
     const read = readSnapshot(JSON.stringify({ ...snapshot, version: SNAPSHOT_VERSION + 1 }));
     expect(read).toEqual({
-      problem: `the snapshot's version ${SNAPSHOT_VERSION + 1} is not one this mcpool reads (${SNAPSHOT_VERSION})`,
+      problem: `the snapshot's version ${SNAPSHOT_VERSION + 1} is not one this mcpool reads (1, ${SNAPSHOT_VERSION})`,
     });
+  });
+
+  it("names a row's own child by its row, another by its row and key, a conversation's without it", () => {
+    const profile = { key: "roots:file:///p", profile: { roots: [] }, asksRoots: true };
+    const conversation = { key: '["","me","c1"]' };
+    expect(nameOf(server("fs", [5, 6, 7]))).toBe("fs");
+    expect(nameOf({ ...server("fs", [5, 6, 7]), profile })).toBe("fs for roots:file:///p");
+    expect(nameOf({ ...server("c", [5, 6, 7]), conversation })).toBe(
+      'c for conversation ["","me","c1"]',
+    );
+    expect(childLabel({ ...server("c", [5, 6, 7]), conversation })).toBe("c for a conversation");
   });
 
   it("refuses what is not JSON, not an object, or lacks its parts", () => {

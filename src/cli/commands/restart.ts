@@ -15,6 +15,10 @@ export function handoverText(result: HandoverResult): string {
   const lines = [
     `restarted: pid ${result.pid} serves now, ${result.adopted.length} servers handed over running${adopted}`,
   ];
+  const children = result.children ?? [];
+  if (children.length > 0) {
+    lines.push(`and ${children.length} children for host profiles: ${children.join(", ")}`);
+  }
   if (result.untaken.length > 0) {
     lines.push(`started again (their mcp.json entry changed): ${result.untaken.join(", ")}`);
   }

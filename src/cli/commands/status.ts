@@ -54,8 +54,13 @@ export function handoverLines(status: DaemonStatus): string[] {
   const took =
     handover.cold !== undefined
       ? `started every server again: ${terminalText(handover.cold)}`
-      : `${adopted.length} server(s) adopted running${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}`;
+      : `${adopted.length} server(s) adopted running${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}${childrenText(handover.children)}`;
   return [`        ${since}, ${origin}; ${took}`];
+}
+
+function childrenText(children: readonly string[] | undefined): string {
+  if (children === undefined || children.length === 0) return "";
+  return `, and ${children.length} children for host profiles: ${children.map((child) => terminalText(child)).join(", ")}`;
 }
 
 /** The whole human-readable status. */

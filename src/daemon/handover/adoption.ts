@@ -8,6 +8,7 @@ import type { HandoverInfo } from "mcpool-protocol";
 import type { McpPool } from "../../pool/pool.js";
 import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
+import { childLabel, handedKey, type HandedServer } from "./snapshot.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
 
@@ -35,16 +36,36 @@ export async function concludeAdoption(
   }
   await pool.flush();
   const configured = new Set(pool.state().map((state) => state.id));
-  const ids = snapshot.servers.map((server) => server.serverId).filter((id) => configured.has(id));
+  const ids = snapshot.servers
+    .filter((server) => handedKey(server) === undefined && configured.has(server.serverId))
+    .map((server) => server.serverId);
   await Promise.allSettled(ids.map((id) => pool.client(id)));
+  // The children a row runs besides its own, made and dialled now as their first use would.
+  const besides = predecessor.besides();
+  await pool.adoptProfileChildren(
+    besides.flatMap(({ serverId, profile }) => (profile ? [{ serverId, ...profile }] : [])),
+  );
+  const conversations = await pool.adoptConversationChildren(
+    besides.flatMap(({ serverId, conversation }) =>
+      conversation ? [{ serverId, ...conversation }] : [],
+    ),
+  );
   const states = new Map(pool.state().map((state) => [state.id, state]));
+  const serving = (server: HandedServer): boolean => {
+    const state = states.get(server.serverId);
+    const pid = server.child.pid;
+    if (server.conversation) return conversations.get(server.conversation.key) === pid;
+    if (server.profile) {
+      return (state?.profiles ?? []).some((child) => child.status === "ready" && child.pid === pid);
+    }
+    return state?.status === "ready" && state.pid === pid;
+  };
   const taken = predecessor.taken();
   const failed = taken.flatMap((server) => {
+    if (serving(server)) return [];
     const state = states.get(server.serverId);
-    if (state?.status === "ready" && state.pid === server.child.pid) return [];
-    return [
-      `${server.serverId} (pid ${server.child.pid}): ${state?.error ?? state?.status ?? "gone"}`,
-    ];
+    const why = handedKey(server) === undefined ? (state?.error ?? state?.status) : "not serving";
+    return [`${childLabel(server)} (pid ${server.child.pid}): ${why ?? "gone"}`];
   });
   if (failed.length > 0) {
     const why = `could not adopt ${failed.join("; ")}`;
@@ -53,11 +74,20 @@ export async function concludeAdoption(
     return { serve: false, why };
   }
   const untaken = predecessor.closeUntaken();
-  const adopted = taken.map((server) => server.serverId);
-  const serve = await predecessor.answer({ ready: true, pid: process.pid, adopted, untaken });
+  const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
+  const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
+  const also = children.length > 0 ? { children } : {};
+  const serve = await predecessor.answer({
+    ready: true,
+    pid: process.pid,
+    adopted,
+    ...also,
+    untaken,
+  });
   if (!serve) return { serve, why: "the old daemon serves on" };
+  const names = [...adopted, ...children];
   log.info(
-    `mcpool: took over from pid ${snapshot.from.pid} (${snapshot.from.version}): ${adopted.length} children adopted${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}`,
+    `mcpool: took over from pid ${snapshot.from.pid} (${snapshot.from.version}): ${names.length} children adopted${names.length > 0 ? `: ${names.join(", ")}` : ""}`,
   );
-  return { serve, info: { from: snapshot.from, at: snapshot.at, adopted } };
+  return { serve, info: { from: snapshot.from, at: snapshot.at, adopted, ...also } };
 }

@@ -11,7 +11,7 @@ import { releaseHandedOff, resumeHandedOff, type HandedOff } from "../../pool/se
 import { McpPoolError } from "../../pool/core/errors.js";
 import type { SocketServer } from "../socket/server.js";
 import type { DaemonLog } from "../process/logger.js";
-import { renumbered, SNAPSHOT_VERSION, type Answer, type Snapshot } from "./snapshot.js";
+import { nameOf, renumbered, SNAPSHOT_VERSION, type Answer, type Snapshot } from "./snapshot.js";
 import { startSuccessor } from "./successor.js";
 import { tellMainPid } from "./service-manager.js";
 
@@ -41,6 +41,8 @@ export interface HandOverDeps {
 export interface HandedOver {
   pid: number;
   adopted: string[];
+  /** The host profiles' children adopted besides (childName()). */
+  children?: string[];
   /** Children whose row changed or went: the old daemon stops them. */
   untaken: string[];
   cold?: string;
@@ -68,7 +70,13 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   server.hold(keepId);
   await deps.fronts?.("hold").catch(() => undefined);
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
-  const servers = handed.map(({ serverId, row, child }) => ({ serverId, row, child }));
+  const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
+    serverId,
+    row,
+    child,
+    ...(profile ? { profile } : {}),
+    ...(conversation ? { conversation } : {}),
+  }));
   const snapshot: Snapshot = {
     version: SNAPSHOT_VERSION,
     from: deps.from,
@@ -98,18 +106,17 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
       { pid: answer.pid },
     );
   }
-  const untaken = new Set(
-    answer.cold !== undefined ? handed.map((h) => h.serverId) : answer.untaken,
-  );
-  releaseHandedOff(handed.filter((h) => !untaken.has(h.serverId)));
+  const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);
+  releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
   // Read again so that this daemon's stop ends them as it ends any child.
-  resumeHandedOff(handed.filter((h) => untaken.has(h.serverId)));
+  resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
   const unmanaged = tellMainPid(answer.pid);
   if (unmanaged)
     log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);
   successor.go(true);
+  const children = answer.children ?? [];
   log.info(
-    `mcpool: handed over to pid ${answer.pid}: ${answer.adopted.length} children adopted` +
+    `mcpool: handed over to pid ${answer.pid}: ${answer.adopted.length + children.length} children adopted` +
       (answer.cold !== undefined ? `; it started cold: ${answer.cold}` : "") +
       (untaken.size > 0 && answer.cold === undefined
         ? `; not taken (changed): ${[...untaken].join(", ")}`
@@ -118,6 +125,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   return {
     pid: answer.pid,
     adopted: answer.adopted,
+    ...(children.length > 0 ? { children } : {}),
     untaken: [...untaken],
     ...(answer.cold !== undefined ? { cold: answer.cold } : {}),
   };

@@ -11,7 +11,10 @@ import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChildren } from "../../pool/mcp/transport.js";
 import type { HandedChild } from "../../pool/mcp/transport.js";
 import {
+  childName,
   CONTROL_FD,
+  handedKey,
+  nameOf,
   LISTEN_FD,
   readSnapshot,
   type Answer,
@@ -29,9 +32,11 @@ export interface Predecessor {
   readonly problem: string | undefined;
   /** For the pool's dials. */
   readonly handed: HandedChildren;
-  /** The servers whose child a dial took. */
+  /** The children a dial took. */
   taken(): HandedServer[];
-  /** Closes this process's fds of the children no dial took: the old daemon stops those. */
+  /** The host profiles' and conversations' children, to be taken up after the first reconcile. */
+  besides(): HandedServer[];
+  /** Closes this process's fds of the children no dial took (by nameOf()): the old daemon stops those. */
   closeUntaken(): string[];
   /** Answers the old daemon; resolves with its word: serve on (true) or let go (false). */
   answer(answer: Answer): Promise<boolean>;
@@ -78,11 +83,13 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
   }
   let settle: (serve: boolean) => void = () => undefined;
   const word = new Promise<boolean>((resolve) => (settle = resolve));
-  const servers = new Map((snapshot?.servers ?? []).map((server) => [server.serverId, server]));
+  // Each child by its name: the row's own by the row's id, another by id and key.
+  const servers = new Map((snapshot?.servers ?? []).map((server) => [nameOf(server), server]));
   const taken = new Set<string>();
-  const matching = (row: McpServerConfig): HandedServer | undefined => {
-    const server = servers.get(row.id);
-    return server && !taken.has(row.id) && canonical(server.row) === canonical(row)
+  const matching = (row: McpServerConfig, key?: string): HandedServer | undefined => {
+    const name = childName(row.id, key);
+    const server = servers.get(name);
+    return server && !taken.has(name) && canonical(server.row) === canonical(row)
       ? server
       : undefined;
   };
@@ -92,19 +99,20 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
     snapshot,
     problem,
     handed: {
-      has: (row) => matching(row) !== undefined,
-      take(row): HandedChild | undefined {
-        const server = matching(row);
+      has: (row, key) => matching(row, key) !== undefined,
+      take(row, key): HandedChild | undefined {
+        const server = matching(row, key);
         if (!server) return undefined;
-        taken.add(row.id);
+        taken.add(nameOf(server));
         return { ...server.child, owned: word };
       },
     },
-    taken: () => [...servers.values()].filter((server) => taken.has(server.serverId)),
+    taken: () => [...servers.values()].filter((server) => taken.has(nameOf(server))),
+    besides: () => [...servers.values()].filter((server) => handedKey(server) !== undefined),
     closeUntaken() {
-      const left = [...servers.values()].filter((server) => !taken.has(server.serverId));
+      const left = [...servers.values()].filter((server) => !taken.has(nameOf(server)));
       for (const server of left) for (const fd of server.child.fds) closeQuietly(fd);
-      return left.map((server) => server.serverId);
+      return left.map(nameOf);
     },
     async answer(answer) {
       channel.write(`${JSON.stringify(answer)}\n`);

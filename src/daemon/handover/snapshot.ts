@@ -8,9 +8,16 @@
  */
 import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChild } from "../../pool/mcp/transport.js";
+import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
+import { conversationHandedKey } from "../../pool/mcp/transport.js";
 
-/** The snapshot's format; raised when its meaning changes, never reused. */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * The snapshot's format; raised when its meaning changes, never reused. Version 2 adds the
+ * host profiles' and conversations' children (`profile`, `conversation`); a version 1
+ * snapshot has none and is read as well.
+ */
+export const SNAPSHOT_VERSION = 2;
+const READABLE: readonly unknown[] = [1, SNAPSHOT_VERSION];
 
 /** The control channel's fd in the new process, and the listening socket's. */
 export const CONTROL_FD = 3;
@@ -21,10 +28,46 @@ export interface HandedServer {
   /** The row the old daemon dialled the child from: adopted only for the same row. */
   row: McpServerConfig;
   child: HandedChild;
+  /** A host profile's child (its profile key and profile). */
+  profile?: HandedProfile;
+  /** A conversation's child (its conversation key). Neither: the row's own child. */
+  conversation?: HandedConversation;
+}
+
+/** The key a handed child goes by beside its row: its profile's, its conversation's, or none. */
+export function handedKey(
+  server: Pick<HandedServer, "profile" | "conversation">,
+): string | undefined {
+  if (server.profile !== undefined) return server.profile.key;
+  if (server.conversation !== undefined) return conversationHandedKey(server.conversation.key);
+  return undefined;
+}
+
+/** What a handed child is matched by: its row's id, and its key (handedKey()) if it has one. */
+export function childName(serverId: string, key?: string): string {
+  return key === undefined ? serverId : `${serverId} for ${key}`;
+}
+
+/** childName() of a handed child. */
+export function nameOf(
+  server: Pick<HandedServer, "serverId" | "profile" | "conversation">,
+): string {
+  return childName(server.serverId, handedKey(server));
+}
+
+/**
+ * How an adopted child is told in answers, `status` and logs: a profile's by its key; a
+ * conversation's without its key, which names who is talking (events use its hash).
+ */
+export function childLabel(
+  server: Pick<HandedServer, "serverId" | "profile" | "conversation">,
+): string {
+  if (server.conversation !== undefined) return `${server.serverId} for a conversation`;
+  return nameOf(server);
 }
 
 export interface Snapshot {
-  version: typeof SNAPSHOT_VERSION;
+  version: 1 | typeof SNAPSHOT_VERSION;
   /** The daemon that handed over, and when. */
   from: { pid: number; version: string; startedAt: number };
   at: number;
@@ -37,7 +80,17 @@ export interface Snapshot {
 
 /** How the new daemon answers, once started: what it took, or why it could not. */
 export type Answer =
-  | { ready: true; pid: number; adopted: string[]; untaken: string[]; cold?: string }
+  | {
+      ready: true;
+      pid: number;
+      /** The rows whose own child was taken, by id. */
+      adopted: string[];
+      /** The host profiles' children taken, by childName(). */
+      children?: string[];
+      /** The children not taken, by childName(): the old daemon stops them. */
+      untaken: string[];
+      cold?: string;
+    }
   | { ready: false; pid: number; why: string };
 
 /** The fds of `servers` renumbered from fd 5 on, as the new process receives them. */
@@ -60,9 +113,9 @@ export function readSnapshot(text: string): { snapshot: Snapshot } | { problem: 
   if (typeof object !== "object" || object === null || Array.isArray(object)) {
     return { problem: "the snapshot is not a JSON object" };
   }
-  if (object.version !== SNAPSHOT_VERSION) {
+  if (!READABLE.includes(object.version)) {
     return {
-      problem: `the snapshot's version ${JSON.stringify(object.version)} is not one this mcpool reads (${SNAPSHOT_VERSION})`,
+      problem: `the snapshot's version ${JSON.stringify(object.version)} is not one this mcpool reads (${READABLE.join(", ")})`,
     };
   }
   if (!Array.isArray(object.servers) || !Array.isArray(object.marks) || !object.from) {

@@ -21,7 +21,7 @@ import {
   sessionHandleOf,
   type SessionEnd,
 } from "../mcp/session-end.js";
-import { processOf } from "../mcp/transport.js";
+import { conversationHandedKey, handedFor, processOf } from "../mcp/transport.js";
 import type { CloseReason } from "../core/types.js";
 
 export type ClientPhase = "opening" | "open" | "ending" | "ended";
@@ -200,9 +200,16 @@ function clientContext(
   init: ClientInit,
 ): EntryContext {
   const fetch = base.transportContext.fetch ?? sharedKeepAliveFetch();
+  // The child a previous daemon ran for this conversation, if it handed one over.
+  const handed = handedFor(base.transportContext.handed, conversationHandedKey(client.key));
+  const { handed: _rows, ...transportContext } = base.transportContext;
   return {
     ...base,
-    transportContext: { ...base.transportContext, fetch: watch.wrap(fetch) },
+    transportContext: {
+      ...transportContext,
+      fetch: watch.wrap(fetch),
+      ...(handed ? { handed } : {}),
+    },
     idleTimeoutMs: undefined,
     indexTools: false,
     // One child per conversation, none spare: the row's era is found once (era.ts).

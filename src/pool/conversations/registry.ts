@@ -32,6 +32,7 @@ import {
 } from "../core/identity.js";
 import type { Invoked } from "../calls/result-cache.js";
 import { ServerEntry } from "../server/entry.js";
+import type { AdoptedConversation, Handable } from "../server/handoff.js";
 import type { CallOptions } from "../calls/options.js";
 import type { CallSignal, PoolEvent, PoolLog } from "../core/types.js";
 
@@ -232,6 +233,19 @@ export class ConversationRegistry {
   /** Resolves once every ending in progress (local close included) has finished. */
   async settled(): Promise<void> {
     await (await this.#ready())?.settled();
+  }
+
+  // ── Hand-over to another daemon (server/handoff.ts) ──────────────────────────────
+
+  /** Each conversation's open child, for another daemon to take over. */
+  handable(): Handable[] {
+    return this.#body?.handable() ?? [];
+  }
+
+  /** Takes up the conversations' children a previous daemon handed over (rows.ts). */
+  async adopt(children: readonly AdoptedConversation[]): Promise<Map<string, number>> {
+    if (children.length === 0) return new Map();
+    return (this.#body ?? (await this.#load())).adopt(children);
   }
 
   // ── What the registry holds ──────────────────────────────────────────────────────

@@ -58,6 +58,7 @@ import {
 import type { Invoked } from "../calls/result-cache.js";
 import type { CallOptions } from "../calls/options.js";
 import type { CallSignal } from "../core/types.js";
+import type { AdoptedConversation, Handable } from "../server/handoff.js";
 
 /** The conversation rows a pool serves (conversations/registry.ts holds this once loaded). */
 export class ConversationRows {
@@ -278,6 +279,39 @@ export class ConversationRows {
   /** Resolves once every ending in progress (local close included) has finished. */
   async settled(): Promise<void> {
     while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+
+  // ── Hand-over to another daemon (server/handoff.ts) ──────────────────────────────
+
+  /** Each conversation's open child, with its conversation's key. */
+  handable(): Handable[] {
+    return [...this.#servers.values()].flatMap((served) =>
+      [...served.clients]
+        .filter((client) => client.phase === "open" && !client.lost && client.connection)
+        .map((client) => ({ entry: client.entry, conversation: { key: client.key } })),
+    );
+  }
+
+  /**
+   * Takes up children a previous daemon handed over: each conversation's client is opened
+   * now, as its next use would open it, and its dial takes the handed child (by row and
+   * conversation key); then it waits idle for that use. A row that is gone is left.
+   * Resolves with the pid each opened on, by conversation key (none: it failed, or its
+   * row is gone).
+   */
+  async adopt(children: readonly AdoptedConversation[]): Promise<Map<string, number>> {
+    const opened = new Map<string, number>();
+    await Promise.allSettled(
+      children.map(async ({ serverId, key }) => {
+        const served = this.#servers.get(serverId);
+        if (served === undefined) return;
+        const client = await served.hold(identityOfKey(key));
+        const pid = client.connection?.pid;
+        served.release(client);
+        if (pid !== undefined) opened.set(key, pid);
+      }),
+    );
+    return opened;
   }
 
   // ── What the registry holds ──────────────────────────────────────────────────────

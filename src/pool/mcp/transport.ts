@@ -45,12 +45,32 @@ export interface TransportContext {
   handed?: HandedChildren;
 }
 
-/** Children handed over by a previous daemon, by the row they were started from. */
+/**
+ * Children handed over by a previous daemon, by the row they were started from and, for a
+ * host profile's child, its profile key (host-profiles.ts); no key: the row's own child.
+ */
 export interface HandedChildren {
-  /** Whether a child of exactly this row waits to be taken. */
-  has(row: McpServerConfig): boolean;
-  /** That child, taken: the next call for the row finds none. */
-  take(row: McpServerConfig): HandedChild | undefined;
+  /** Whether a child of exactly this row (and profile key) waits to be taken. */
+  has(row: McpServerConfig, profileKey?: string): boolean;
+  /** That child, taken: the next call for the row (and key) finds none. */
+  take(row: McpServerConfig, profileKey?: string): HandedChild | undefined;
+}
+
+/** The key a conversation's handed child goes by, beside the host profiles' keys. */
+export function conversationHandedKey(conversationKey: string): string {
+  return `conversation ${conversationKey}`;
+}
+
+/** `handed` for the children of one profile key: what a profile child's dials take from. */
+export function handedFor(
+  handed: HandedChildren | undefined,
+  profileKey: string,
+): HandedChildren | undefined {
+  if (handed === undefined) return undefined;
+  return {
+    has: (row) => handed.has(row, profileKey),
+    take: (row) => handed.take(row, profileKey),
+  };
 }
 
 export type ChildListener = (event: {

@@ -4,35 +4,80 @@
  * and says what the successor needs (stdio-transport.ts `handOff()`). The successor took them:
  * release() lets go without a signal. It did not: resume() reads them again.
  */
+import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChild } from "../mcp/transport.js";
 import { processOf } from "../mcp/transport.js";
 import { drained, type Connection } from "./connection.js";
 import type { EntryState } from "./state.js";
 
+/**
+ * A host profile's child (host-profiles.ts): the profile it was dialled for, under its key,
+ * and what its server showed of its roots, so the successor serves it as this pool did.
+ */
+export interface HandedProfile {
+  key: string;
+  profile: HostProfile;
+  asksRoots: boolean;
+  atStart?: "asks" | "silent";
+}
+
+/** A host profile's child the successor takes up: its row's id and what it was handed. */
+export interface AdoptedProfile extends HandedProfile {
+  serverId: string;
+}
+
+/** A conversation's child (conversations/): its conversation, by the registry's key. */
+export interface HandedConversation {
+  key: string;
+}
+
+/** A conversation's child the successor takes up: its row's id and its conversation's key. */
+export interface AdoptedConversation extends HandedConversation {
+  serverId: string;
+}
+
+/**
+ * An entry whose child may be handed off: `profile` for a host profile's child,
+ * `conversation` for a conversation's, neither for a row's own.
+ */
+export interface Handable {
+  entry: EntryState;
+  profile?: HandedProfile;
+  conversation?: HandedConversation;
+}
+
 /** One child handed off: its row as the pool dialled it, and what goes to the successor. */
 export interface HandedOff {
   serverId: string;
   row: McpServerConfig;
   child: HandedChild;
+  profile?: HandedProfile;
+  conversation?: HandedConversation;
   readonly connection: Connection;
 }
 
 /** Hands off every entry's live stdio child, each once its calls settle (within `drainMs`). */
-export async function handOff(
-  entries: readonly EntryState[],
-  drainMs: number,
-): Promise<HandedOff[]> {
-  const live = entries.filter((entry) => entry.connection !== undefined);
-  await Promise.all(live.map((entry) => drained(entry.connection as Connection, drainMs)));
+export async function handOff(entries: readonly Handable[], drainMs: number): Promise<HandedOff[]> {
+  const live = entries.filter(({ entry }) => entry.connection !== undefined);
+  await Promise.all(live.map(({ entry }) => drained(entry.connection as Connection, drainMs)));
   const handed: HandedOff[] = [];
-  for (const entry of live) {
+  for (const { entry, profile, conversation } of live) {
     const connection = entry.connection;
     const transport = connection ? processOf(connection.transport) : undefined;
     const session = connection?.client.handedSession();
     if (!connection || !transport || !session) continue;
     const child = transport.handOff(session);
-    if (child) handed.push({ serverId: entry.id, row: entry.row, child, connection });
+    if (!child) continue;
+    const serverId = entry.id;
+    handed.push({
+      serverId,
+      row: entry.row,
+      child,
+      connection,
+      ...(profile ? { profile } : {}),
+      ...(conversation ? { conversation } : {}),
+    });
   }
   return handed;
 }

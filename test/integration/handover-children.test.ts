@@ -1,0 +1,140 @@
+/**
+ * `mcpool restart` hands over the children a row serves besides its own: a project's child
+ * of server-filesystem (started for the roots its host declared) keeps its process and its
+ * allowed directory, and the host's next call after the hand-over answers from it; a
+ * per-conversation server's child keeps its process and its count for its conversation.
+ */
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { PoolClient } from "mcpool-client";
+import { stdioBridge } from "../helpers/bridge.js";
+import { runCli, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
+import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+
+const require = createRequire(import.meta.url);
+const filesystemBin = join(
+  dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")),
+  "dist/index.js",
+);
+
+const fleet = useFleet();
+
+function textOf(result: Awaited<ReturnType<Client["callTool"]>>): string {
+  return (result.content as { type: string; text?: string }[])
+    .map((part) => part.text ?? "")
+    .join("\n");
+}
+
+/** The pids of row `id`'s children for host profiles. */
+async function profilePids(agent: PoolClient, id: string): Promise<number[]> {
+  const state = (await agent.state()).find((s) => s.id === id);
+  return (state?.profiles ?? []).flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
+}
+
+async function stopDaemons(home: TestHome): Promise<void> {
+  await stopAll(daemonsFor(home.socketPath));
+}
+
+describe("a hand-over restart and the children a row serves besides its own", () => {
+  it("keeps a project's server-filesystem child, same pid and root, for the host's next call", async () => {
+    const own = realpathSync(mkdtempSync(join(tmpdir(), "mcpool-handover-row-")));
+    const project = realpathSync(mkdtempSync(join(tmpdir(), "mcpool-handover-project-")));
+    const h = fleet.home();
+    h.writeConfig({ fs: { command: process.execPath, args: [filesystemBin, own] } });
+    try {
+      await fleet.daemon(h);
+      const host = await stdioBridge(h, ["--server", "fs"], { roots: { listChanged: true } });
+      host.client.setRequestHandler(ListRootsRequestSchema, () => ({
+        roots: [{ uri: pathToFileURL(project).href, name: "project" }],
+      }));
+      try {
+        const allowed = async (): Promise<string> =>
+          textOf(await host.client.callTool({ name: "list_allowed_directories", arguments: {} }));
+        expect(await allowed()).toContain(project);
+        const watcher = await fleet.agent(h, "watcher");
+        const [childPid] = await profilePids(watcher, "fs");
+        expect(childPid).toBeGreaterThan(0);
+
+        const restart = runCli(h, "restart", "--json");
+        expect(restart.stderr).toBe("");
+        expect(restart.code).toBe(0);
+        const handed = JSON.parse(restart.stdout) as { pid: number; children?: string[] };
+        expect(handed.children).toEqual([expect.stringMatching(/^fs for /)]);
+
+        // The same host, never reconnected: its next call answers from the same child.
+        const after = await allowed();
+        expect(after).toContain(project);
+        expect(after).not.toContain(own);
+        const agent = await fleet.agent(h, "after");
+        expect(await profilePids(agent, "fs")).toEqual([childPid]);
+        const status = await agent.status();
+        expect(status.pid).toBe(handed.pid);
+        expect(status.handover?.children).toEqual(handed.children);
+
+        expect(runCli(h, "shutdown").code).toBe(0);
+        await waitFor(
+          () => !alive(handed.pid) && !alive(childPid as number),
+          20_000,
+          "the new daemon and the adopted project child to end",
+        );
+      } finally {
+        await host.close();
+      }
+    } finally {
+      await stopDaemons(h);
+      rmSync(own, { recursive: true, force: true });
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps a conversation's own child, same pid and count, for the host's next call", async () => {
+    const h = fleet.home();
+    const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
+    h.writeConfig({ counter: { ...counter, session: "conversation" } });
+    try {
+      await fleet.daemon(h);
+      // Each bridge is a conversation of its own: two hosts, two children, two counts.
+      const host = await stdioBridge(h);
+      const other = await stdioBridge(h);
+      try {
+        const count = async (client: Client): Promise<string> =>
+          textOf(await client.callTool({ name: "counter__count", arguments: {} }));
+        expect(await count(host.client)).toMatch(/^1 /);
+        const [, pid] = (await count(host.client)).split(" ");
+        const [, otherPid] = (await count(other.client)).split(" ");
+        expect(otherPid).not.toBe(pid);
+
+        const restart = runCli(h, "restart", "--json");
+        expect(restart.stderr).toBe("");
+        expect(restart.code).toBe(0);
+        const handed = JSON.parse(restart.stdout) as { pid: number; children?: string[] };
+        expect(handed.children).toEqual([
+          "counter for a conversation",
+          "counter for a conversation",
+        ]);
+
+        // The same hosts, never reconnected: each conversation goes on with its own child.
+        expect(await count(host.client)).toBe(`3 ${pid}`);
+        expect(await count(other.client)).toBe(`2 ${otherPid}`);
+
+        expect(runCli(h, "shutdown").code).toBe(0);
+        await waitFor(
+          () => !alive(handed.pid) && !alive(Number(pid)) && !alive(Number(otherPid)),
+          20_000,
+          "the new daemon and the adopted conversations' children to end",
+        );
+      } finally {
+        await Promise.all([host.close(), other.close()]);
+      }
+    } finally {
+      await stopDaemons(h);
+    }
+  });
+});
