@@ -42,6 +42,12 @@ export interface ProfileMemo {
    * guessed: a server that said nothing within its bound is not kept as quiet.
    */
   showsUptake?: true;
+  /**
+   * Whether the server, held in 2026-07-28, also speaks 2025-11-25 to a child of a legacy
+   * host's: false once it refused such a child's `initialize` (its legacy hosts then share
+   * the row's modern connection).
+   */
+  legacyToo?: boolean;
 }
 
 export interface ToolsCacheStore {
