@@ -136,11 +136,11 @@ export interface ServerState {
   protocolVersion?: string;
   toolsFingerprint?: string;
   /**
-   * The cache hint a 2026-07-28 server gave its tool list: its `scope`, and
-   * `expiresAt`, the epoch ms after which the next listing or call lists it again (none is
-   * sent by a timer). Absent when the server gave neither.
+   * The cache hint a 2026-07-28 server gave its tool list: its `scope`, its `ttlMs` as
+   * given (0 included), and `expiresAt`, the epoch ms after which the next listing or call
+   * lists it again (none is sent by a timer). Absent when the server gave none of them.
    */
-  toolsCache?: { scope?: "public" | "private"; expiresAt?: number };
+  toolsCache?: { scope?: "public" | "private"; ttlMs?: number; expiresAt?: number };
   /** At `pin-mismatch`: how the list differs from the approved one, when that one is known. */
   pinDiff?: PinDiff;
   /** The list is the last one known, not a live one. */

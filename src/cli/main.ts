@@ -9,14 +9,8 @@ import { homedir } from "node:os";
 import { parseArgs } from "node:util";
 import { McpPoolError } from "mcpool-protocol";
 import { VERSION } from "../version.js";
-import {
-  commandHelpText,
-  commandNamed,
-  commandRunner,
-  parseOptions,
-  usageText,
-  type ParsedOptions,
-} from "./commands.js";
+import { commandNamed, commandRunner, parseOptions, type ParsedOptions } from "./commands.js";
+import { commandHelpText, usageText } from "./help-text.js";
 import { commandContext, io } from "./commands/context.js";
 import { watchLaunch } from "./commands/serve.js";
 import { hostFilesHelp, isHostName } from "./hosts/configs.js";

@@ -94,6 +94,8 @@ export class HostProfiles {
   readonly #silent = new Set<string>();
   /** Rows whose server asked and showed nothing after taking its roots in (sign-of-life.ts). */
   readonly #quiet = new Set<string>();
+  /** Rows whose server showed that it took its roots in: never taken for quiet again. */
+  readonly #shows = new Set<string>();
   readonly #slots: ProfileSlots;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
@@ -221,6 +223,8 @@ export class HostProfiles {
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
+    if (memo.showsUptake === true) this.#shows.add(entry.id);
+    if (memo.showsUptake === false) this.#quiet.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
     );
@@ -232,10 +236,12 @@ export class HostProfiles {
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
     const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
-    if (same.length === 0 && asksRoots === undefined) return undefined;
+    const shows = this.#shows.has(id) ? true : this.#quiet.has(id) ? false : undefined;
+    if (same.length === 0 && asksRoots === undefined && shows === undefined) return undefined;
     return {
       ...(same.length > 0 ? { same } : {}),
       ...(asksRoots !== undefined ? { asksRoots } : {}),
+      ...(shows !== undefined ? { showsUptake: shows } : {}),
     };
   }
 
@@ -272,6 +278,7 @@ export class HostProfiles {
     for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
     for (const id of this.#silent) if (!rows.has(id)) this.#silent.delete(id);
     for (const id of this.#quiet) if (!rows.has(id)) this.#quiet.delete(id);
+    for (const id of this.#shows) if (!rows.has(id)) this.#shows.delete(id);
     this.invalidate();
     await Promise.allSettled(ending);
   }
@@ -399,7 +406,19 @@ export class HostProfiles {
       if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
     };
     child.knownQuiet = () => this.#quiet.has(entry.id);
-    child.onQuiet = () => this.#quiet.add(entry.id);
+    child.knownToShow = () => this.#shows.has(entry.id);
+    // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
+    child.onQuiet = () => {
+      if (this.#shows.has(entry.id) || this.#quiet.has(entry.id)) return;
+      this.#quiet.add(entry.id);
+      this.#init.learnt(entry.id);
+    };
+    child.onShown = () => {
+      if (this.#shows.has(entry.id)) return;
+      this.#shows.add(entry.id);
+      this.#quiet.delete(entry.id);
+      this.#init.learnt(entry.id);
+    };
     // The row's era is the child's: found once, not on a spare child of each.
     if (entry.verdict) child.adoptVerdict(entry.verdict);
     return child;

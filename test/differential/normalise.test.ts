@@ -71,5 +71,13 @@ describe("differences", () => {
     expect(
       compare([handshake("modern"), call("a", { content: [] })], [handshake("modern"), modern]),
     ).toHaveLength(1);
+    // A one-server entry: its host negotiates the era it would direct, so none is allowed.
+    expect(
+      compare(
+        [handshake("legacy"), call("a", { content: [] })],
+        [handshake("modern"), modern],
+        false,
+      ).length,
+    ).toBeGreaterThan(0);
   });
 });

@@ -32,7 +32,7 @@ export const EXPECTED_DIFFERENCES: {
  * Applied only when the eras differ; the rest of each answer must still be equal.
  */
 export const ERA_ENVELOPE = {
-  why: "a dual-era host is served in 2026-07-28 by the pool whatever era the server speaks",
+  why: "a dual-era host of a whole-pool entry is served in 2026-07-28 whatever its servers speak",
   fields: ["ttlMs", "cacheScope"],
   metaKeys: ["io.modelcontextprotocol/serverInfo"],
 };
@@ -99,7 +99,8 @@ const PATTERNS: [RegExp, string][] = [
   [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>"],
 ];
 
-function normaliseValue(value: unknown): unknown {
+/** `value` with times and ids replaced, the pool's `_meta` keys removed, and keys sorted. */
+export function normaliseValue(value: unknown): unknown {
   if (typeof value === "string") {
     return PATTERNS.reduce((text, [pattern, by]) => text.replace(pattern, by), value);
   }
@@ -192,9 +193,15 @@ export function differences(direct: readonly Step[], pooled: readonly Step[]): s
 
 /**
  * The differences between a normalised direct transcript and a normalised pooled one, the
- * era allowance (ERA_ENVELOPE) applied when the host was served another era than direct.
+ * era allowance (ERA_ENVELOPE) applied when the host was served another era than direct —
+ * where `otherEra` allows it: an entry over the whole pool (`--catalog`, the library), never
+ * a one-server entry, whose host negotiates the era it would direct.
  */
-export function compare(direct: readonly Step[], pooled: readonly Step[]): string[] {
-  const eras = eraOf(direct) === "legacy" && eraOf(pooled) === "modern";
+export function compare(
+  direct: readonly Step[],
+  pooled: readonly Step[],
+  otherEra = true,
+): string[] {
+  const eras = otherEra && eraOf(direct) === "legacy" && eraOf(pooled) === "modern";
   return differences(direct, eras ? withoutModernEnvelope(pooled) : pooled);
 }

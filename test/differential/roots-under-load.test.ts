@@ -1,10 +1,10 @@
 /**
  * Direct is the oracle under load: twelve hosts, each declaring its own project as its only
- * root, start at once beside two CPU burners, list server-filesystem's tools and ask
- * `list_allowed_directories` — as Claude Code does — through the lean `mcpool bridge --server
- * fs`, three rounds, half on SDK v1 and half on SDK v2. Each must get exactly what the same
- * host gets from the server spawned direct once it has the host's roots: its own project,
- * never the row's directory.
+ * root, start at once beside two CPU burners and ask server-filesystem
+ * `list_allowed_directories` through the lean `mcpool bridge --server fs`, three rounds: half
+ * on SDK v1 and half on SDK v2, half listing the tools first (as Claude Code does) and half
+ * calling at once. Each must get exactly what the same host gets from the server spawned
+ * direct once it has the host's roots: its own project, never the row's directory.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -42,6 +42,8 @@ describe("twelve hosts with their own roots at once, beside a CPU load", () => {
     mkdirSync(root, { recursive: true });
     return { client: (i % 2 === 0 ? "v1" : "v2") as ClientKind, capabilities: "roots", root };
   });
+  /** Half the hosts list the tools first (as Claude Code does), half call at once (an SDK host). */
+  const lists = (spec: HostSpec): boolean => hosts.indexOf(spec) % 4 < 2;
   let daemon: RunningDaemon | undefined;
   const burners: ChildProcess[] = [];
 
@@ -52,7 +54,7 @@ describe("twelve hosts with their own roots at once, beside a CPU load", () => {
       // Direct, server-filesystem takes a host's roots in after the handshake, when it will:
       // the oracle is the server that has them (what the pool promises), so wait for that.
       if (entry === "direct") await rootsTakenIn(host, PROBE, spec.root);
-      await host.request("tools/list", {});
+      if (entry === "direct" || lists(spec)) await host.request("tools/list", {});
       const result = await host.request("tools/call", PROBE);
       return normalise([
         { op: "handshake", result: { era: host.era } },
@@ -95,7 +97,12 @@ describe("twelve hosts with their own roots at once, beside a CPU load", () => {
       pooled.forEach((steps, i) => {
         const found = compare(direct[i]!, steps);
         if (found.length > 0) {
-          wrong.push(`round ${round}, host ${i} (${hosts[i]!.client}): ${found.join(" ")}`);
+          const spec = hosts[i]!;
+          const how = lists(spec) ? "listed first" : "called at once";
+          const answer = JSON.stringify(steps[1]?.result);
+          wrong.push(
+            `round ${round}, host ${i} (${spec.client}, ${how}): ${found.join(" ")}: ${answer}`,
+          );
         }
       });
     }

@@ -113,7 +113,10 @@ export async function runServer(
     const left = direct.get(key)!;
     const right = normalise(await transcript(home, server, cell, cell.entry));
     const library = cell.entry === "library";
-    out.set(cell, library ? compare(libraryView(left), libraryView(right)) : compare(left, right));
+    out.set(
+      cell,
+      library ? compare(libraryView(left), libraryView(right)) : compare(left, right, false),
+    );
   }
   return out;
 }

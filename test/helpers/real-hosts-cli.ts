@@ -46,17 +46,21 @@ export const HOST_MS = 90_000;
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
-/** Runs `bin args` as the user's host, in the project, to its end: stdout and stderr together. */
-function runHost(
+/**
+ * Runs `bin args` as the user's host, in the project, to its end: stdout and stderr together.
+ * `env` is added to the user's login environment (a host's model API, say).
+ */
+export function runHost(
   bin: string,
   args: string[],
   world: RealWorld,
   input?: (write: (line: string) => void, output: () => string, end: () => void) => void,
+  env: Record<string, string> = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, {
       cwd: world.project,
-      env: world.login,
+      env: { ...world.login, ...env },
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: true,
     });

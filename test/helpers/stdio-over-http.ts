@@ -94,6 +94,7 @@ export async function stdioOverHttp(
     createServer: () => relay(entry, pids, log) as unknown as Server,
     sessions: 0,
     capabilities: {},
+    legacyOnly: false,
     close: async () => undefined,
     serve: () => Promise.reject(new Error("the relay serves HTTP sessions only")),
     modern: () => Promise.reject(new Error("the relay serves HTTP sessions only")),

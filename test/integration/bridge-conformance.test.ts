@@ -148,6 +148,78 @@ const KNOWN_GAPS: Record<string, Record<string, string>> = {
   "2026-07-28": {},
 };
 
+/**
+ * Checks of the pinned suite that read a response stream for a fixed window of its own
+ * (500–1,500 ms, an AbortController in the runner) and fail when too few frames came in it.
+ * On a loaded machine a call through the entry, the daemon and the child can take longer
+ * than that window, so a scenario that failed only such checks is run again alone, up to
+ * RERUNS times; a failure of any other check counts at once, and so does one that fails
+ * every run.
+ */
+const WINDOWED_CHECKS = [
+  "Failed to receive progressive stream chunk execution frames",
+  "Logging target endpoint context dropped or failed to yield frame structures",
+  "Failed to open or receive frames from the subscriptions/listen stream endpoint",
+  "Failed to open stream line or tracking frames are missing completely",
+  "subscriptions/listen stream carried no notification frames to inspect",
+];
+const RERUNS = 2;
+
+const windowed = (check: Check): boolean =>
+  WINDOWED_CHECKS.some((message) => check.errorMessage?.includes(message) === true);
+const onlyWindowed = (result: ScenarioResult): boolean => result.failed.every(windowed);
+const windowedNote = (result: ScenarioResult): string =>
+  `the first run missed the suite's own stream window: ${result.failed.map((c) => c.id).join(", ")}`;
+
+/** The runner on `front` with `args`, its results in `out`. */
+function runSuite(
+  front: Front,
+  out: string,
+  args: string[],
+  home: TestHome,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", preload, runner, "server", "--url", front.url, ...args, "--output-dir", out],
+      { cwd: out, env: home.env, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`the suite did not finish within ${SUITE_TIMEOUT_MS} ms`));
+    }, SUITE_TIMEOUT_MS);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** `scenario` run alone up to RERUNS times until it passes; its last result. */
+async function rerun(
+  front: Front,
+  scenario: string,
+  revision: string,
+  home: TestHome,
+): Promise<ScenarioResult> {
+  let last: ScenarioResult | undefined;
+  for (let attempt = 0; attempt < RERUNS; attempt++) {
+    const out = mkdtempSync(join(tmpdir(), "mcpool-conformance-again-"));
+    try {
+      await runSuite(front, out, ["--scenario", scenario, "--spec-version", revision], home);
+      last = readResults(out).find((r) => r.scenario === scenario);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+    if (last === undefined) throw new Error(`${scenario} run alone wrote no results`);
+    if (last.failed.length === 0 || !onlyWindowed(last)) return last;
+  }
+  return last!;
+}
+
 describe.each(RUNS)(
   "the MCP conformance server suite at %s (%s) through %s",
   (REVISION, server, _name, start) => {
@@ -178,37 +250,7 @@ describe.each(RUNS)(
     it(
       "passes at least the scenarios it passes today, and fails no other",
       async () => {
-        const run = await new Promise<{ code: number | null; output: string }>(
-          (resolve, reject) => {
-            const child = spawn(
-              process.execPath,
-              [
-                "--import",
-                preload,
-                runner,
-                "server",
-                "--url",
-                front.url,
-                "--requirements",
-                REVISION,
-                "--output-dir",
-                out,
-              ],
-              { cwd: out, env: home.env, stdio: ["ignore", "pipe", "pipe"] },
-            );
-            let output = "";
-            child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-            child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-            const timer = setTimeout(() => {
-              child.kill("SIGKILL");
-              reject(new Error(`the suite did not finish within ${SUITE_TIMEOUT_MS} ms`));
-            }, SUITE_TIMEOUT_MS);
-            child.once("exit", (code) => {
-              clearTimeout(timer);
-              resolve({ code, output });
-            });
-          },
-        );
+        const run = await runSuite(front, out, ["--requirements", REVISION], home);
         const results = readResults(out);
         const required = requirements(REVISION).server;
         const ran = new Set(results.map((r) => r.scenario));
@@ -235,11 +277,22 @@ describe.each(RUNS)(
         );
 
         const gaps = KNOWN_GAPS[REVISION] ?? {};
-        const failing = results
-          .filter(
-            (r) => r.failed.length > 0 && required.includes(r.scenario) && !(r.scenario in gaps),
-          )
-          .map((r) => `${r.scenario}: ${r.failed.map((c) => c.errorMessage).join("; ")}`);
+        const failed = results.filter(
+          (r) => r.failed.length > 0 && required.includes(r.scenario) && !(r.scenario in gaps),
+        );
+        const failing: string[] = [];
+        for (const result of failed) {
+          const again = onlyWindowed(result)
+            ? await rerun(front, result.scenario, REVISION, home)
+            : result;
+          if (again.failed.length > 0) {
+            failing.push(
+              `${again.scenario}: ${again.failed.map((c) => c.errorMessage).join("; ")}`,
+            );
+          } else {
+            console.log(`pass  ${result.scenario} when run again alone (${windowedNote(result)})`);
+          }
+        }
         expect(failing).toEqual([]);
         const closed = results
           .filter((r) => r.scenario in gaps && r.failed.length === 0)

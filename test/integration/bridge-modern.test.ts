@@ -136,7 +136,9 @@ describe("a modern host through mcpool bridge", () => {
 
   it("says a resource is not found as 2026-07-28 does (SEP-2164): -32602 with its URI, on stdio and over HTTP", async () => {
     const hosts = [await stdioHost([], "sdk"), await httpHost()];
-    const single = await stdioHost(["--server", "conf"], "lean");
+    // A bridge over the one server with its names qualified: a one-server bridge on a
+    // legacy-only server refuses a pinned modern host, as that server does direct.
+    const single = await stdioHost(["--servers", "conf"], "sdk");
     try {
       // No server in the pool's scope has it: the pool's own answer.
       for (const host of hosts) {
@@ -159,13 +161,14 @@ describe("a modern host through mcpool bridge", () => {
   });
 
   it("says a list is public when every server in scope says so, private when one says it is its caller's", async () => {
-    const legacy = await stdioHost(["--server", "echo"], "sdk");
+    const legacy = await stdioHost(["--servers", "echo"], "sdk");
     const modern = await stdioHost(["--server", "modern"], "lean");
     const pool = await stdioHost([], "sdk");
-    const conf = await stdioHost(["--server", "conf"], "sdk");
+    const conf = await stdioHost(["--servers", "conf"], "sdk");
     try {
       expect(await legacy.client.listTools()).toMatchObject({ cacheScope: "public" });
-      expect(await modern.client.listTools()).toMatchObject({ cacheScope: "private" });
+      // One server's entry: that server's own hint, as direct (SDK v2's default, ttlMs 0).
+      expect(await modern.client.listTools()).toMatchObject({ cacheScope: "private", ttlMs: 0 });
       // The passthrough lists too: the whole pool's prompts include the modern server's.
       expect(await pool.client.listPrompts()).toMatchObject({ cacheScope: "private" });
       expect(await conf.client.listPrompts()).toMatchObject({ cacheScope: "public" });
@@ -191,8 +194,8 @@ describe("a modern host through mcpool bridge", () => {
   }, 60_000);
 
   it("turns a legacy server's elicitation into input_required for the calling host alone, while another host calls at once", async () => {
-    const asking = await stdioHost(["--server", "interactive"], "sdk", { elicitation: {} });
-    const other = await stdioHost(["--server", "interactive"], "lean", { elicitation: {} });
+    const asking = await stdioHost(["--servers", "interactive"], "sdk", { elicitation: {} });
+    const other = await stdioHost(["--servers", "interactive"], "sdk", { elicitation: {} });
     const asked: string[] = [];
     const otherAsked: string[] = [];
     asking.client.setRequestHandler("elicitation/create", async (request) => {
@@ -209,11 +212,14 @@ describe("a modern host through mcpool bridge", () => {
       // no call, so it goes to the most recent caller in flight — README Status).
       let bWaiting = false;
       const waiting = other.client.callTool(
-        { name: "wait", arguments: { tag: "B" } },
+        { name: "interactive__wait", arguments: { tag: "B" } },
         { onprogress: () => void (bWaiting = true) },
       );
       await waitFor(() => bWaiting, 30_000, "the other host's call to reach the server");
-      const result = await asking.client.callTool({ name: "ask", arguments: { tag: "A" } });
+      const result = await asking.client.callTool({
+        name: "interactive__ask",
+        arguments: { tag: "A" },
+      });
       expect(asked).toEqual(["A: your name?"]);
       expect(text(result)).toMatch(/^A got .*"accept".*Ada/);
       expect(otherAsked).toEqual([]);

@@ -304,11 +304,15 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     expect(textOf(answered)).toContain("action=accept");
     expect(textOf(answered)).toContain("ada@example.com");
 
-    // Its server hears what it would hear from that host direct: no such method, no decline.
+    // Its server hears what it would hear from that host direct: the SDK's answer to a
+    // request it has no handler for, word for word — no decline, no words of the pool's.
     const unable: Client = await open(["--server", "fixture"]);
     await expect(
       unable.callTool({ name: "test_elicitation", arguments: { message: "?" } }),
-    ).rejects.toThrow(/does not answer elicitation/);
+    ).rejects.toMatchObject({
+      code: -32601,
+      message: "MCP error -32601: MCP error -32601: Method not found",
+    });
   });
 
   it("sends a pooled server's log messages to the host, named by the server", async () => {

@@ -129,11 +129,15 @@ describe("a host's capabilities reach the pooled server", () => {
   });
 
   for (const via of ["sdk", "lean"] as const satisfies readonly BridgePath[]) {
+    // Over the whole pool: a one-server bridge on a legacy-only server refuses a pinned
+    // modern host, as that server does direct.
     it(`lists for a modern host that declares roots what it lists direct, get-roots-list included (${via} bridge)`, async () => {
-      const direct = await directNames({ roots: { listChanged: true } });
-      expect(direct).toContain("get-roots-list");
+      const direct = (await directNames({ roots: { listChanged: true } })).map(
+        (name) => `everything__${name}`,
+      );
+      expect(direct).toContain("everything__get-roots-list");
       const transport = new ModernStdioTransport({
-        ...bridgeCommand(home, ["--server", "everything"], via),
+        ...bridgeCommand(home, [], via),
         env: stringEnv(home.env),
         stderr: "pipe",
       });
@@ -150,7 +154,10 @@ describe("a host's capabilities reach the pooled server", () => {
         expect(client.getProtocolEra()).toBe("modern");
         // The first listing, before any call could ask the host its roots.
         expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(direct);
-        const listed = await client.callTool({ name: "get-roots-list", arguments: {} });
+        const listed = await client.callTool({
+          name: "everything__get-roots-list",
+          arguments: {},
+        });
         expect(JSON.stringify(listed.content)).toContain("file:///projects/modern");
       } finally {
         await client.close();

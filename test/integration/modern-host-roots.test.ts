@@ -1,6 +1,8 @@
 /**
  * A modern host's roots reach a legacy server: SDK v2's Client pinned to
- * 2026-07-28, declaring roots in its envelope, is asked for them by the bridge in an
+ * 2026-07-28, through a bridge over the whole pool (a one-server bridge on a legacy-only
+ * server refuses `server/discover` as that server does, and such a host cannot connect there,
+ * as it cannot direct), declaring roots in its envelope, is asked for them by the bridge in an
  * `input_required` before its first call to server-filesystem (published, pooled by the real
  * daemon, which takes its client's roots as its allowed directories at its start), and the
  * call then runs with the roots in its profile — one child per project, as a legacy host
@@ -58,7 +60,7 @@ describe("a modern host's roots reach a legacy server through the pool", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
   let pool: PoolClient;
-  /** `mcpool bridge --server fs --http 0`, shared by every HTTP host (one listener, many hosts). */
+  /** `mcpool bridge --http 0`, shared by every HTTP host (one listener, many hosts). */
   let http: HttpBridgeProcess;
   const dirs: string[] = [];
   const hosts: ModernHost[] = [];
@@ -73,7 +75,7 @@ describe("a modern host's roots reach a legacy server through the pool", () => {
   };
 
   /**
-   * A modern host through `mcpool bridge --server fs` on `via`: in `project` (a roots/list
+   * A modern host through `mcpool bridge` on `via`: in `project` (a roots/list
    * handler answering it), answering `answer` instead when given, or declaring no roots.
    * An HTTP host is a client of the shared `--http` bridge; a stdio host spawns its own.
    */
@@ -88,7 +90,7 @@ describe("a modern host's roots reach a legacy server through the pool", () => {
             requestInit: { headers: { authorization: `Bearer ${http.token}` } },
           })
         : new StdioClientTransport({
-            ...bridgeCommand(home, ["--server", "fs"], via),
+            ...bridgeCommand(home, [], via),
             env: stringEnv(home.env),
             stderr: "pipe",
           });
@@ -126,7 +128,7 @@ describe("a modern host's roots reach a legacy server through the pool", () => {
     name: string,
     args: Record<string, unknown> = {},
   ): Promise<string> => {
-    const result = await host.client.callTool({ name, arguments: args });
+    const result = await host.client.callTool({ name: `fs__${name}`, arguments: args });
     return (result.content as { type: string; text?: string }[])
       .map((part) => part.text ?? "")
       .join("\n");
@@ -155,8 +157,8 @@ describe("a modern host's roots reach a legacy server through the pool", () => {
       "the server to settle",
     );
     // The daemon's MCP sockets (the lean bridge's path) come up a moment after it serves.
-    await waitFor(() => existsSync(scopeSocket(home, ["--server", "fs"])), 15_000, "MCP sockets");
-    http = await httpBridge(home, ["--server", "fs"]);
+    await waitFor(() => existsSync(scopeSocket(home, [])), 15_000, "MCP sockets");
+    http = await httpBridge(home, []);
   }, 60_000);
 
   afterAll(async () => {

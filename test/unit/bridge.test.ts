@@ -1,7 +1,12 @@
 import { ErrorCode, McpError, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { McpPoolError, type ServerState } from "mcpool-client";
 import { describe, expect, it } from "vitest";
-import { RESOURCE_NOT_FOUND, callFailure, toMcpError } from "../../src/bridge/core/errors.js";
+import {
+  RESOURCE_NOT_FOUND,
+  callFailure,
+  toMcpError,
+  unprefixed,
+} from "../../src/bridge/core/errors.js";
 import { BoundedEventStore, bearerMatches, loopbackRequest } from "../../src/bridge/fronts/http.js";
 import { TemplateRoutes, scopeOf, scopedName, toolNames } from "../../src/bridge/core/naming.js";
 import { passesLevel } from "../../src/bridge/core/session.js";
@@ -154,6 +159,24 @@ describe("bridge errors", () => {
     });
     expect(toMcpError(error).code).toBe(RESOURCE_NOT_FOUND);
     expect(() => callFailure(error, "x")).toThrow(McpError);
+  });
+
+  it("sends a pooled server's error message as the server sent it, for the host's SDK to prefix once", () => {
+    // The pool's client prefixed the server's message once, as an SDK client does.
+    const error = new McpPoolError("tool-error", "MCP error -32603: Invalid resourceType", {
+      mcpCode: ErrorCode.InternalError,
+    });
+    expect(toMcpError(error)).toMatchObject({ code: -32603, message: "Invalid resourceType" });
+    // A server whose own message carries a prefix (its SDK's McpError thrown on) keeps it.
+    const sdk = new McpPoolError(
+      "tool-error",
+      "MCP error -32601: MCP error -32601: Method not found",
+      { mcpCode: ErrorCode.MethodNotFound },
+    );
+    expect(toMcpError(sdk).message).toBe("MCP error -32601: Method not found");
+    expect(unprefixed(-32601, toMcpError(sdk))).toBe("MCP error -32601: Method not found");
+    // The bridge's own errors reach a 2026-07-28 host without the SDK v1's prefix.
+    expect(unprefixed(-32602, new McpError(-32602, "Unknown tool: x"))).toBe("Unknown tool: x");
   });
 
   it("tells the model what happened to a call that timed out, as an isError result", () => {

@@ -9,13 +9,12 @@ import { describe, expect, it } from "vitest";
 import {
   COMMANDS,
   GLOBAL_OPTIONS,
-  commandHelpText,
   commandNamed,
   parseFlag,
   parseOptions,
-  usageText,
   type CommandHelp,
 } from "../../src/cli/commands.js";
+import { commandHelpText, usageText } from "../../src/cli/help-text.js";
 import { EXIT, EXIT_CODES } from "../../src/cli/output/exit-codes.js";
 
 /** The docs' command-line page, which holds the command and exit-code tables. */

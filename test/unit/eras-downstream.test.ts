@@ -109,6 +109,37 @@ describe("a host that probes with server/discover and falls back to initialize",
   });
 });
 
+describe("a host reaching a server that speaks only the legacy era", () => {
+  it("has its server/discover refused as that server refuses it, and is served legacy", async () => {
+    const { transport, sent } = connection();
+    const opened: string[] = [];
+    const legacyGot: string[] = [];
+    await serveEitherEra(transport, {
+      legacyOnly: true,
+      modern: async () => {
+        opened.push("modern");
+        return { close: async () => undefined };
+      },
+      legacy: async (proxy) => {
+        opened.push("legacy");
+        proxy.onmessage = (message) => {
+          if ("method" in message) legacyGot.push(message.method);
+        };
+        await proxy.start();
+        return { close: async () => undefined };
+      },
+    });
+    transport.onmessage!(request("server/discover") as never);
+    // Answered at once, with no server of either era made for it.
+    expect(sent).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found" } },
+    ]);
+    transport.onmessage!({ ...request("initialize"), id: 2 } as never);
+    await expect.poll(() => legacyGot).toEqual(["initialize"]);
+    expect(opened).toEqual(["legacy"]);
+  });
+});
+
 describe("a modern server's input key, on its way to the host", () => {
   it("rides in the question's _meta and comes out again, the rest untouched", () => {
     const asked = keyed(

@@ -34,9 +34,30 @@ export function unknownTool(name: string): McpError {
   return new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
 }
 
-/** The SDK prefixes every McpError's message with its code; a relayed one would stack them. */
-function bare(message: string): string {
-  return message.replace(/^(?:MCP error -?\d+: )+/, "");
+/**
+ * A pooled server's own error as it sent it. The pool's client gave its message the
+ * `MCP error <code>: ` prefix, as an SDK client does; the host's SDK adds that prefix itself,
+ * so the message goes on without it — and an McpError's own message, which would carry
+ * it again, is not what is sent.
+ */
+class Relayed extends McpError {
+  constructor(code: number, message: string, data: unknown) {
+    const prefix = `MCP error ${code}: `;
+    const sent = message.startsWith(prefix) ? message.slice(prefix.length) : message;
+    super(code, sent, data);
+    this.message = sent;
+  }
+}
+
+/**
+ * What a 2026-07-28 host is sent as an error's message: the SDK v2 adds no prefix, so a
+ * relayed error's message as the server sent it, and the bridge's own without the one the
+ * SDK v1's McpError gave it.
+ */
+export function unprefixed(code: number, error: Error): string {
+  if (error instanceof Relayed) return error.message;
+  const prefix = `MCP error ${code}: `;
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
 }
 
 /** The MCP error a failed non-call request (list, read, get…) answers with. */
@@ -46,7 +67,7 @@ export function toMcpError(error: unknown): McpError {
     const data = { code: error.code, detail: error.detail };
     const upstream = error.detail.mcpCode;
     if (typeof upstream === "number" && Number.isInteger(upstream)) {
-      return new McpError(upstream, bare(error.message), data);
+      return new Relayed(upstream, error.message, data);
     }
     if (error.code === "not-offered") {
       return new McpError(ErrorCode.MethodNotFound, error.message, data);

@@ -68,6 +68,17 @@ export function subscribesResources(scope: Scope, states: readonly ServerState[]
   });
 }
 
+/**
+ * Whether a one-server bridge's server was found to speak only the legacy era (its era
+ * verdict, learnt once and kept with its tools; knownStates wakes a server not yet known):
+ * direct, a dual-era host's `server/discover` fails there and it falls back to `initialize`,
+ * so through the bridge it must too. A bridge over several servers serves each era's host.
+ */
+export function speaksOnlyLegacy(scope: Scope, states: readonly ServerState[]): boolean {
+  if (scope.single === undefined) return false;
+  return inScope(scope, states)[0]?.era === "legacy";
+}
+
 /** The serverInfo a host is given: a lone connected server's own, else `fallback` (mcpool's). */
 export function serverInfoFor(
   scope: Scope,

@@ -237,7 +237,9 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<HttpBridge
     }
     if (isInitializeRequest(body)) return openSession(req, res, body);
     // A 2026-07-28 host has no session: each request stands alone (modernHttp, below).
-    if (opensModern(body as JSONRPCMessage)) return modern(req, res, body);
+    // Unless its lone server speaks only the legacy era: refused as that server refuses it
+    // direct (no session), so the host falls back to initialize.
+    if (opensModern(body as JSONRPCMessage) && !bridge.legacyOnly) return modern(req, res, body);
     return refuse(res, 400, "Bad Request: no valid session id (initialize first)");
   };
 

@@ -23,6 +23,7 @@ import {
   instructionsFor,
   knownStates,
   serverInfoFor,
+  speaksOnlyLegacy,
   subscribesResources,
 } from "../core/offer.js";
 import { modernCatalog } from "../catalog/modern-catalog.js";
@@ -72,6 +73,8 @@ export interface Bridge {
   readonly sessions: number;
   /** The capabilities every session declares. */
   readonly capabilities: ServerCapabilities;
+  /** The lone server speaks only the legacy era: a modern host is led to fall back to it. */
+  readonly legacyOnly: boolean;
   /** Closes every session and stops listening to the pool. Idempotent; the client stays open. */
   close(): Promise<void>;
 }
@@ -99,6 +102,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     if (!states.some((s) => s.id === id)) log(`mcpool bridge: the pool has no server "${id}"`);
   }
   const capabilities = capabilitiesFor(scope, states, options.catalog !== undefined);
+  // A catalog is the pool's own tools, not the server as it is: any era serves it.
+  const legacyOnly = options.catalog === undefined && speaksOnlyLegacy(scope, states);
   const instructions = instructionsFor(scope, states);
   const sessions = new Sessions();
   const router = new ResourcesPromptsRouter({ client: upstream, scope, log });
@@ -151,6 +156,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     upstream,
     scope,
     capabilities,
+    legacyOnly,
     resourceSubscriptions: subscribesResources(scope, states),
     instructions,
     serverInfo,
@@ -162,10 +168,16 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     newIdentity: () => connectionIdentity(options.identity ?? {}),
     sharedLists: catalog === undefined,
     ...(catalog !== undefined ? { catalog: modernCatalog(catalog) } : {}),
-    privateTools: async () =>
-      (await upstream.state()).some(
-        (state) => scope.includes(state.id) && state.toolsCache?.scope === "private",
-      ),
+    toolsHint: async () => {
+      const states = (await upstream.state()).filter((state) => scope.includes(state.id));
+      const own = scope.single !== undefined ? states[0]?.toolsCache : undefined;
+      if (own?.ttlMs !== undefined) {
+        return { ttlMs: own.ttlMs, ...(own.scope !== undefined ? { cacheScope: own.scope } : {}) };
+      }
+      return states.some((state) => state.toolsCache?.scope === "private")
+        ? { cacheScope: "private" as const }
+        : {};
+    },
     log,
   };
   const eras = dualEra(core, createServer);
@@ -176,6 +188,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     serve: eras.serve,
     modern: eras.modern,
     capabilities,
+    legacyOnly,
     get sessions() {
       return legacy.size;
     },

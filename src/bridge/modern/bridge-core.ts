@@ -15,6 +15,11 @@ export interface BridgeCore {
   upstream: PoolClient;
   scope: Scope;
   capabilities: ServerCapabilities;
+  /**
+   * The lone server (`--server`) speaks only the legacy era: a host's `server/discover` is
+   * answered as that server answers it direct, so the host falls back to `initialize`.
+   */
+  legacyOnly: boolean;
   /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
   resourceSubscriptions: boolean;
   instructions: string | undefined;
@@ -38,9 +43,11 @@ export interface BridgeCore {
   /** Whether every host of this bridge sees the same lists (no catalog, no per-host set). */
   sharedLists: boolean;
   /**
-   * Whether a server in scope says its tool list is its caller's own (a 2026-07-28
-   * `cacheScope: "private"`, SEP-2549): the bridge's list then says so too.
+   * The cache hint (SEP-2549) the servers in scope gave their tool lists, as far as it
+   * holds for the bridge's list: one server's entry, that server's own `ttlMs` and
+   * `cacheScope` as it gave them; else `private` when a server says its list is its
+   * caller's own. Empty when no server said anything that holds.
    */
-  privateTools(): Promise<boolean>;
+  toolsHint(): Promise<{ ttlMs?: number; cacheScope?: "public" | "private" }>;
   log(line: string): void;
 }

@@ -17,8 +17,6 @@
  */
 import {
   createMcpHandler,
-  ProtocolError,
-  ProtocolErrorCode,
   Server,
   type CacheHint,
   type McpHttpHandler,
@@ -47,7 +45,8 @@ import { ParkedCall } from "../core/host-requests.js";
 import type { BridgeCore } from "./bridge-core.js";
 import { calledThrough } from "../catalog/modern-catalog.js";
 import { Rounds, staleState, type StatePayload } from "./rounds.js";
-import { callFailure, RESOURCE_NOT_FOUND, toMcpError, unknownTool } from "../core/errors.js";
+import { callFailure, toMcpError, unknownTool } from "../core/errors.js";
+import { asProtocolError, notFoundAsModern } from "./protocol-errors.js";
 import type { Subscriber } from "../core/resources-prompts.js";
 import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
 
@@ -56,6 +55,8 @@ import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../cor
  * says so on `subscriptions/listen` at once; the bound is for a host that does not listen.
  */
 export const LIST_TTL_MS = 60_000;
+type ListHint = Awaited<ReturnType<BridgeCore["toolsHint"]>>;
+
 /** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
 export class ModernBridge {
   readonly #core: BridgeCore;
@@ -130,12 +131,18 @@ export class ModernBridge {
       guarded(async (_request, ctx) => {
         const named = identityFor(identity, metaOf(ctx));
         const profile = roots.listing(clientCapabilities(ctx));
-        const [tools, owned] = await Promise.all([
+        const [tools, given] = await Promise.all([
           catalog !== undefined ? catalog.list(named, profile) : core.listTools(named, profile),
-          core.sharedLists ? core.privateTools() : Promise.resolve(false),
+          core.sharedLists ? core.toolsHint() : Promise.resolve<ListHint>({}),
         ]);
-        // The hint a pooled server gave its list holds for the list it is part of.
-        const hint = owned ? { ttlMs: LIST_TTL_MS, cacheScope: "private" as const } : {};
+        // The hint a pooled server gave its list holds for the list it is part of: one
+        // server's entry gives the host that server's own, as direct.
+        const hint =
+          given.ttlMs !== undefined
+            ? { ttlMs: given.ttlMs, cacheScope: given.cacheScope ?? listHint.cacheScope }
+            : given.cacheScope === "private"
+              ? { ttlMs: LIST_TTL_MS, cacheScope: "private" as const }
+              : {};
         return { tools: tools as never, ...hint };
       }),
     );
@@ -469,30 +476,4 @@ interface Inflight {
   /** The level its envelope asked for; undefined: it asked for no log lines. */
   readonly level: LoggingLevel | undefined;
   notify(message: { method: string; params: object }): Promise<void>;
-}
-
-/**
- * A resource not found, as 2026-07-28 says it (SEP-2164): `-32602` with the URI in `data`.
- * The legacy code (-32002: the pool's own answer for a URI no server in scope has, and a
- * legacy server's) reaches a modern host as the modern one, naming the URI even when the
- * server's error named none (SDK v2 maps the code alone); a modern server's is its own.
- */
-function notFoundAsModern(error: unknown, uri: string): unknown {
-  if (!(error instanceof ProtocolError) || error.code !== RESOURCE_NOT_FOUND) return error;
-  const data = typeof error.data === "object" && error.data !== null ? error.data : {};
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, error.message, { ...data, uri });
-}
-
-/** A v1 McpError (errors.ts) as the v2 SDK's ProtocolError, code, message and data kept. */
-function asProtocolError(error: unknown): unknown {
-  if (error instanceof ProtocolError) return error;
-  const { code, message } = error as { code?: unknown; message?: string };
-  let { data } = error as { data?: unknown };
-  // A pooled server's own refusal (errors.ts keeps its code): its own data, as it sent it.
-  const detail = (data as { detail?: { mcpCode?: unknown; data?: unknown } } | undefined)?.detail;
-  if (typeof detail?.mcpCode === "number") data = detail.data;
-  if (typeof code === "number") {
-    return new ProtocolError(code, (message ?? "").replace(/^(?:MCP error -?\d+: )+/, ""), data);
-  }
-  return error;
 }

@@ -29,7 +29,16 @@ export interface EraServers {
   legacy(transport: StdioLike): Promise<{ close(): Promise<void> }>;
   /** Serves `transport` in the modern era (SDK v2 serveStdio). */
   modern(transport: StdioLike): Promise<{ close(): Promise<void> }>;
+  /**
+   * The server behind the connection speaks only the legacy era: an opening
+   * `server/discover` is answered as such a server answers it direct (MCP_METHOD_UNKNOWN),
+   * and the host, falling back to `initialize` as it would direct, is served legacy.
+   */
+  legacyOnly?: boolean;
 }
+
+/** A legacy server's answer to `server/discover` (the SDK v1's, for any method it lacks). */
+const MCP_METHOD_UNKNOWN = { code: -32601, message: "Method not found" };
 
 /** Whether a connection's opening message is a modern host's. */
 export function opensModern(message: JSONRPCMessage): boolean {
@@ -77,6 +86,15 @@ export async function serveEitherEra(
 
   transport.onmessage = (message, extra) => {
     const method = "method" in message ? message.method : undefined;
+    if (current === undefined && servers.legacyOnly === true && method === "server/discover") {
+      const id = requestId(message);
+      if (id !== undefined) {
+        void transport
+          .send({ jsonrpc: "2.0", id, error: MCP_METHOD_UNKNOWN })
+          .catch(() => undefined);
+      }
+      return;
+    }
     if (current === undefined) {
       current = serve(opensModern(message) ? "modern" : "legacy");
       probing = method === "server/discover";
@@ -218,6 +236,7 @@ export function dualEra(
     (loading ??= import("./bridge.js").then((m) => (ready = new m.ModernBridge(core))));
   const serve = (transport: StdioLike): Promise<ServedConnection> =>
     serveEitherEra(transport, {
+      legacyOnly: core.legacyOnly,
       legacy: async (proxy) => {
         const server = createServer();
         await server.connect(proxy as never);

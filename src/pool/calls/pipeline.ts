@@ -33,7 +33,7 @@ import { upstreamCaller, upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import { isProfileEntry } from "../server/profile-entry.js";
-import { McpError } from "../mcp/error.js";
+import { methodNotFound } from "../mcp/error.js";
 
 /**
  * Where the pipeline hands a call whose tool no shared server lists: the conversation
@@ -349,20 +349,21 @@ export class CallPipeline {
  * The call's own handlers, and for a host profile a refusal of what the host does not
  * answer: on the row's own connection (its listing is the pool's), or in a modern
  * server's `input_required` round, the server hears what it would hear from that host
- * direct (-32601), never an answer made up for it. (A legacy child of the profile declared
+ * direct (-32601 "Method not found", an SDK client's answer to a request it has no
+ * handler for), never an answer made up for it. (A legacy child of the profile declared
  * nothing the host lacks: its server cannot ask.)
  */
 function hostOnly(indexed: IndexedTool, opts: CallOptions): CallOptions {
   const profile = opts.profile;
   if (profile === undefined || isConversationTool(indexed)) return opts;
-  const refuse = (what: string) => (): never => {
-    throw new McpError(-32601, `the calling host does not answer ${what}`);
+  const refuse = (): never => {
+    throw methodNotFound();
   };
   const own: CallOptions = { ...opts };
   if (own.onElicit === undefined && (profile.elicitation ?? []).length === 0) {
-    own.onElicit = refuse("elicitation");
+    own.onElicit = refuse;
   }
-  if (own.onSample === undefined && profile.sampling !== true) own.onSample = refuse("sampling");
+  if (own.onSample === undefined && profile.sampling !== true) own.onSample = refuse;
   return own;
 }
 

@@ -86,11 +86,12 @@ export function serverState(
   if (era !== undefined) state.era = era;
   if (connection?.protocolVersion !== undefined) state.protocolVersion = connection.protocolVersion;
   if (entry.fingerprint !== undefined) state.toolsFingerprint = entry.fingerprint;
-  const { cacheScope: scope, toolsExpireAt: expiresAt } = entry;
-  if (scope !== undefined || expiresAt !== undefined) {
+  const { cacheScope: scope, toolsExpireAt: expiresAt, toolsTtlMs: ttlMs } = entry;
+  if (scope !== undefined || expiresAt !== undefined || ttlMs !== undefined) {
     state.toolsCache = {
       ...(scope !== undefined ? { scope } : {}),
       ...(expiresAt !== undefined ? { expiresAt } : {}),
+      ...(ttlMs !== undefined ? { ttlMs } : {}),
     };
   }
   if (extras.pinDiff) state.pinDiff = structuredClone(extras.pinDiff);

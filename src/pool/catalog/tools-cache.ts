@@ -36,6 +36,12 @@ export interface ProfileMemo {
    * false once a child served a use without it asking, at its start or since.
    */
   asksRoots?: boolean;
+  /**
+   * Whether the server, once it asked for roots, shows it took them in (a stderr line, a
+   * notification or a request of its own; pool/server/sign-of-life.ts): true once seen;
+   * false once it said nothing within its bound and has shown nothing since.
+   */
+  showsUptake?: boolean;
 }
 
 export interface ToolsCacheStore {

@@ -30,6 +30,26 @@ export class McpError extends Error {
   }
 }
 
+/**
+ * A JSON-RPC error a peer gets with exactly this message. An McpError's message carries
+ * the `MCP error <code>: ` prefix, and the peer's SDK adds its own on top; what the pool
+ * answers in a host's stead, or relays from a server, goes as that peer would send it.
+ */
+export class WireError extends McpError {
+  constructor(code: number, message: string, data?: unknown) {
+    super(code, message, data);
+    this.message = message;
+  }
+}
+
+/**
+ * What an SDK client answers a request it has no handler for (a host that did not declare
+ * sampling or elicitation): the server hears from the pool what it would hear from it.
+ */
+export function methodNotFound(): WireError {
+  return new WireError(ErrorCode.MethodNotFound, "Method not found");
+}
+
 /** Whether `error` is an MCP error (ours or the SDK's), with `code` when one is given. */
 export function isMcpError(error: unknown, code?: number): error is McpError {
   if (!(error instanceof Error) || error.name !== "McpError") return false;

@@ -1,9 +1,12 @@
 /**
  * The checks the SDK Client makes on a server's elicitation/create and sampling/createMessage
  * (1.32, client/index.js setRequestHandler), for the pool's own client: the request is
- * validated, an elicitation's mode defaults to `form` and must be one the pool declared, the
+ * validated, an elicitation's mode (`form` when absent) must be one the pool declared, the
  * answer is validated, and an accepted form's missing fields take their schema's defaults
  * (SEP-1034: a client fills them; the SDK does so only when told, the pool always does).
+ * What goes on to the host is the request as the server sent it: the schemas' parse drops
+ * what they do not name (a form's `requestedSchema.$schema`) and fills in what the server
+ * left out (`mode`), and a host direct would see neither.
  *
  * Loaded with the first such request (`await import()`): it reads the SDK's zod schemas,
  * which a daemon that is never asked anything does not load.
@@ -39,18 +42,18 @@ export async function checkedElicitation(
       `Invalid elicitation request: ${reason(valid.error)}`,
     );
   }
-  const params = valid.data.params;
-  params.mode ??= "form";
+  const params = (request as ElicitRequest).params;
+  const mode = params.mode ?? "form";
   const form =
     declared !== undefined && (declared.form !== undefined || declared.url === undefined);
   const url = declared?.url !== undefined;
-  if (params.mode === "form" && !form) {
+  if (mode === "form" && !form) {
     throw new McpError(
       ErrorCode.InvalidParams,
       "Client does not support form-mode elicitation requests",
     );
   }
-  if (params.mode === "url" && !url) {
+  if (mode === "url" && !url) {
     throw new McpError(
       ErrorCode.InvalidParams,
       "Client does not support URL-mode elicitation requests",
@@ -64,7 +67,7 @@ export async function checkedElicitation(
     );
   }
   const answered = result.data;
-  if (params.mode === "form" && answered.action === "accept") {
+  if (params.mode !== "url" && answered.action === "accept") {
     const content = answered.content ?? {};
     try {
       applyDefaults(params.requestedSchema, content);
@@ -85,7 +88,7 @@ export async function checkedSampling(
   if (!valid.success) {
     throw new McpError(ErrorCode.InvalidParams, `Invalid sampling request: ${reason(valid.error)}`);
   }
-  const params = valid.data.params;
+  const params = (request as CreateMessageRequest).params;
   const schema =
     params.tools || params.toolChoice
       ? CreateMessageResultWithToolsSchema

@@ -7,6 +7,7 @@
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
+import { McpPoolError } from "../core/errors.js";
 import { serverLog } from "../core/server-log.js";
 import type { Connection } from "./connection.js";
 import type { EntryContext } from "./context.js";
@@ -29,6 +30,8 @@ interface Uptake {
   asked: boolean;
   /** Resolves on the server's first sign of life after our first answer (sign-of-life.ts). */
   followUp?: Promise<boolean>;
+  /** The row's server was known to show its uptake when it asked: it must show it here too. */
+  mustShow?: boolean;
   /** Told of the first ask. */
   wake?: (() => void) | undefined;
 }
@@ -53,8 +56,12 @@ export class ProfileEntry extends ServerEntry {
   knownToAsk: () => boolean = () => false;
   /** Whether the row's server is known to say nothing after taking its roots in. */
   knownQuiet: () => boolean = () => false;
+  /** Whether the row's server is known to show that it took its roots in. */
+  knownToShow: () => boolean = () => false;
   /** Told that the server asked and said nothing within its bound. */
   onQuiet: (() => void) | undefined;
+  /** Told that the server showed it took its roots in. */
+  onShown: (() => void) | undefined;
   /** Told when a use ended and the server has not asked for roots since it started. */
   onServedSilently: (() => void) | undefined;
   /** What a previous daemon's child showed, when this entry took one over (adopted()). */
@@ -71,6 +78,8 @@ export class ProfileEntry extends ServerEntry {
   readonly #taken = new WeakMap<Connection, Promise<Connection>>();
   /** The connections whose server took the roots in. */
   readonly #ready = new WeakSet<Connection>();
+  /** The connections ended because their server showed no sign of taking the roots in. */
+  readonly #untaken = new WeakSet<Connection>();
 
   constructor(row: McpServerConfig, context: EntryContext, profile: HostProfile, key: string) {
     super(row, context);
@@ -123,12 +132,19 @@ export class ProfileEntry extends ServerEntry {
     if (uptake.asked) return;
     uptake.asked = true;
     // A server without stderr (in memory, remote) shows nothing but its replies: the ping
-    // after our answer is all there is to wait for; so for one known to be quiet.
-    if (processOf(connection.transport) !== undefined && !this.knownQuiet()) {
-      uptake.followUp = signOfLife(connection, this.#bound());
-      void uptake.followUp.then((shown) => {
-        if (!shown && !connection.closing) this.onQuiet?.();
+    // after our answer is all there is to wait for.
+    if (processOf(connection.transport) !== undefined) {
+      // One known to show its uptake never serves without it: past the bound, the use
+      // fails (#rootsTaken); no clock decides that a child serves roots it has not taken in.
+      uptake.mustShow = this.knownToShow();
+      const watched = signOfLife(connection, this.#bound());
+      void watched.then((shown) => {
+        if (shown) this.onShown?.();
+        else if (!connection.closing) this.onQuiet?.();
       });
+      // One known to say nothing is served after the ping; its watch still learns if it
+      // ever shows something after all.
+      if (!this.knownQuiet()) uptake.followUp = watched;
     }
     uptake.wake?.();
   }
@@ -156,6 +172,7 @@ export class ProfileEntry extends ServerEntry {
       // Ended under the wait (the cap, an idle reap): the next connection serves instead.
       return taken.catch((error: unknown) => {
         if (this.connection === connection || !connection.closing) throw error;
+        if (this.#untaken.has(connection)) throw error;
         return this.ensure(options);
       });
     });
@@ -191,8 +208,18 @@ export class ProfileEntry extends ServerEntry {
     this.atStart = uptake.asked ? "asks" : "silent";
     if (!uptake.asked && this.knownToAsk()) await this.#asked(uptake, bound);
     if (uptake.followUp !== undefined && !(await uptake.followUp)) {
+      if (uptake.mustShow === true && !connection.closing) {
+        // The next use dials afresh: this server may never take these roots in.
+        this.#untaken.add(connection);
+        void this.close("idle");
+        throw new McpPoolError(
+          "timeout",
+          `server "${this.id}" asked for the roots ${this.#rootsText()} and gave no sign of taking them in within ${bound} ms (it shows one for other projects); not served with roots it may not have taken in`,
+          { serverId: this.id, timeoutMs: bound },
+        );
+      }
       serverLog(this.#context.log, this.id).error(
-        `asked for its roots and gave no sign of taking them in within ${bound} ms; serving ${this.profile.roots?.map((root) => root.uri).join(" ") || "no roots"} now`,
+        `asked for its roots and gave no sign of taking them in within ${bound} ms; serving ${this.#rootsText()} now`,
       );
     }
     if (uptake.asked) await connection.client.ping({ timeout: bound });
@@ -212,6 +239,10 @@ export class ProfileEntry extends ServerEntry {
       }
       uptake.wake = done;
     });
+  }
+
+  #rootsText(): string {
+    return this.profile.roots?.map((root) => root.uri).join(" ") || "no roots";
   }
 
   #uptake(connection: Connection): Uptake {

@@ -29,7 +29,7 @@ import type {
   RequestContext,
   RoutePolicy,
 } from "./caller-router.js";
-import { ErrorCode, isMcpError, McpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError, McpError, methodNotFound } from "../mcp/error.js";
 import type { PoolLog } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 
@@ -157,13 +157,12 @@ export function elicitationPolicy(log: PoolLog): RoutePolicy<ElicitResult> {
 
 /**
  * Unlike an elicitation, a sampling request has no answer meaning "no": with nobody to
- * ask, or a handler that fails, the server gets a JSON-RPC error (-32601 "sampling not
- * available", or the handler's McpError, else -32603), as the SDK answers a client without
- * sampling. The SDK validates the result.
+ * ask, or a handler that fails, the server gets a JSON-RPC error (-32601 "Method not found",
+ * as an SDK client without sampling answers; or the handler's McpError, else -32603). The SDK validates the result.
  */
 export const samplingPolicy: RoutePolicy<CreateMessageResult> = {
   unanswered() {
-    throw new McpError(ErrorCode.MethodNotFound, "sampling not available");
+    throw methodNotFound();
   },
   withdrawn() {
     throw new McpError(ErrorCode.InternalError, "the sampling request was withdrawn");

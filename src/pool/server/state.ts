@@ -94,6 +94,10 @@ export abstract class EntryState {
   get toolsExpireAt(): number | undefined {
     return this._list.expiresAt;
   }
+  /** The `ttlMs` the server gave its list, as it gave it (0 included), if it gave one. */
+  get toolsTtlMs(): number | undefined {
+    return this._list.ttlMs;
+  }
   /** Removed from the configuration: never dialled again. */
   get removed(): boolean {
     return this._removed;

@@ -70,6 +70,8 @@ export class ToolList {
   scope: CacheScope | undefined;
   /** When the list stops being fresh (Date.now() ms); undefined: when the server says so. */
   expiresAt: number | undefined;
+  /** The `ttlMs` the server gave the list (0 included); undefined: it gave none. */
+  ttlMs: number | undefined;
   /** The walk in progress. */
   #walking: Promise<void> | undefined;
   /** A run of walks is going (walking or waiting out a backoff). */
@@ -91,6 +93,7 @@ export class ToolList {
     this.scope = hint.scope;
     // `ttlMs: 0` says the list may be stale at once: it promises nothing, as no hint does.
     this.expiresAt = hint.ttlMs ? Date.now() + hint.ttlMs : undefined;
+    this.ttlMs = hint.ttlMs;
     this.stale = false;
     this.fingerprint = toolsFingerprint(tools);
     if (before === undefined || before === this.fingerprint) return undefined;
@@ -112,6 +115,7 @@ export class ToolList {
     this.tools = tools;
     this.scope = undefined;
     this.expiresAt = undefined;
+    this.ttlMs = undefined;
     this.fingerprint = toolsFingerprint(tools);
     this.stale = tools.length > 0;
   }
@@ -128,6 +132,7 @@ export class ToolList {
     this.stale = false;
     this.scope = undefined;
     this.expiresAt = undefined;
+    this.ttlMs = undefined;
   }
 
   /** The server's cache hint has run out on this list. */

@@ -1,0 +1,70 @@
+/**
+ * A project's child serves once its server has taken the host's roots in, and no clock
+ * decides otherwise: a server seen to show its uptake (a stderr line after our answer) is
+ * never served to a project before it shows it — past the bound the use fails, naming
+ * the wait, and the next use dials afresh; it never answers with roots it has not taken in.
+ */
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { McpPool } from "../../src/index.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+/** The row's bound on a server's sign of taking its roots in, and on its dial. */
+const BOUND_MS = 8_000;
+
+describe("a server known to show that it took its roots in", () => {
+  let pool: McpPool | undefined;
+  const spawned: number[] = [];
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "mcpool-uptake-")));
+
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+    for (const pid of spawned.splice(0)) {
+      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A project directory, as a host declaring it as its only root names it. */
+  const project = (name: string): { roots: { uri: string }[] } => {
+    const path = join(dir, name);
+    mkdirSync(path, { recursive: true });
+    return { roots: [{ uri: pathToFileURL(path).href }] };
+  };
+
+  it("never serves a project before its server shows it took the roots in", async () => {
+    pool = new McpPool({
+      clientName: "mcpool-test",
+      log: {},
+      onChild: (event) => {
+        if (event.type === "spawn") spawned.push(event.pid);
+      },
+    });
+    await pool.sync([
+      {
+        id: "gated",
+        transport: "stdio",
+        command: process.execPath,
+        args: [fixture("gated-roots.mjs")],
+        protocol: "legacy",
+        connectTimeoutMs: BOUND_MS,
+      },
+    ]);
+    const first = project("first");
+    writeFileSync(join(dir, "first", "take-in"), "");
+    // The first project's server takes its roots in and says so: the row is known to show it.
+    expect(await pool.call("gated__roots", {}, { profile: first })).toBe(first.roots[0]!.uri);
+    // The next project's server asks and takes nothing in until its gate opens: its call
+    // fails past the bound, naming the wait, instead of running with no roots.
+    const second = project("second");
+    await expect(pool.call("gated__roots", {}, { profile: second })).rejects.toThrow(
+      /gave no sign of taking them in/,
+    );
+    writeFileSync(join(dir, "second", "take-in"), "");
+    expect(await pool.call("gated__roots", {}, { profile: second })).toBe(second.roots[0]!.uri);
+  }, 60_000);
+});
