@@ -1,18 +1,22 @@
 /**
  * An http row's transport: the SDK's StreamableHTTPClientTransport over the pinned,
  * keep-alive fetch, with the row's OAuth provider, the witness of its sign-in challenges,
- * and what a modern request adds to its POST (modern-fetch.ts). Loaded on demand through http-client.ts, never imported statically by what
+ * what a modern request adds to its POST (modern-fetch.ts), and each answer measured
+ * against the frame cap as it arrives (capped-body.ts). Loaded on demand through http-client.ts, never imported statically by what
  * a stdio-only daemon loads.
  */
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
+import { cappedFetch, unmarkTooLarge } from "./capped-body.js";
+import { MAX_MESSAGE_BYTES } from "./line-reader.js";
 import type { TransportContext } from "./transport.js";
 
 /**
@@ -51,21 +55,39 @@ export function createHttpTransport(
   );
   // What its tools mark for Mcp-Param-* headers, learnt by the client's listings.
   const book = new ParamBook();
+  const witnessed =
+    authProvider && onChallenge
+      ? witnessChallenges(pinned, url, (challenge) => onChallenge(row.id, challenge))
+      : pinned;
+  const capped = cappedFetch(witnessed, MAX_MESSAGE_BYTES, (note) =>
+    context.onJunk?.(row.id, note, (text) => text),
+  );
   const transport = new OnceClosedHttpTransport(url, {
     requestInit: { headers },
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
     redirectPolicy: "follow",
     // A modern request's headers and in-band errors (modern-fetch.ts); a legacy one passes.
-    fetch: modernFetch(
-      authProvider && onChallenge
-        ? witnessChallenges(pinned, url, (challenge) => onChallenge(row.id, challenge))
-        : pinned,
-      book,
-    ),
+    fetch: modernFetch(capped, book),
   });
   keepParamBook(transport, book);
+  unmarkAnswers(transport);
   return transport;
+}
+
+/**
+ * The transport's onmessage, whoever sets it, handed a refused oversize answer as the
+ * pool's own error (its data an AnswerTooLarge, which JSON cannot carry).
+ */
+function unmarkAnswers(transport: StreamableHTTPClientTransport): void {
+  let handler: StreamableHTTPClientTransport["onmessage"];
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    get: () => handler,
+    set: (next: StreamableHTTPClientTransport["onmessage"]) => {
+      handler = next && ((message: JSONRPCMessage) => next(unmarkTooLarge(message)));
+    },
+  });
 }
 
 export function httpErrorStatus(error: unknown): number | undefined {
