@@ -195,7 +195,6 @@ export class HostProfiles {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
     if (memo.showsUptake === true) this.#shows.add(entry.id);
-    if (memo.showsUptake === false) this.#quiet.add(entry.id);
     if (memo.legacyToo === false) this.#modernOnly.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
@@ -208,7 +207,8 @@ export class HostProfiles {
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
     const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
-    const shows = this.#shows.has(id) ? true : this.#quiet.has(id) ? false : undefined;
+    // Only what the server showed is kept: a bound that ran out says nothing past this daemon.
+    const shows = this.#shows.has(id) ? true : undefined;
     const modernOnly = this.#modernOnly.has(id);
     if (same.length === 0 && asksRoots === undefined && shows === undefined && !modernOnly) {
       return undefined;
@@ -216,7 +216,7 @@ export class HostProfiles {
     return {
       ...(same.length > 0 ? { same } : {}),
       ...(asksRoots !== undefined ? { asksRoots } : {}),
-      ...(shows !== undefined ? { showsUptake: shows } : {}),
+      ...(shows ? { showsUptake: shows } : {}),
       ...(modernOnly ? { legacyToo: false } : {}),
     };
   }
@@ -393,14 +393,12 @@ export class HostProfiles {
     child.knownToShow = () => this.#shows.has(entry.id);
     // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
     child.onQuiet = () => {
-      if (this.#shows.has(entry.id) || this.#quiet.has(entry.id)) return;
-      this.#quiet.add(entry.id);
-      this.#init.learnt(entry.id);
+      if (!this.#shows.has(entry.id)) this.#quiet.add(entry.id);
     };
     child.onShown = () => {
+      this.#quiet.delete(entry.id);
       if (this.#shows.has(entry.id)) return;
       this.#shows.add(entry.id);
-      this.#quiet.delete(entry.id);
       this.#init.learnt(entry.id);
     };
     // The row's era is the child's: found once, not on a spare child of each.

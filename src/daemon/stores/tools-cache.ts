@@ -55,7 +55,7 @@ function parseProfiles(value: unknown): ProfileMemo | undefined {
     memo.same = same as string[];
   }
   if (typeof asksRoots === "boolean") memo.asksRoots = asksRoots;
-  if (typeof showsUptake === "boolean") memo.showsUptake = showsUptake;
+  if (showsUptake === true) memo.showsUptake = true;
   if (legacyToo === false) memo.legacyToo = false;
   return Object.keys(memo).length > 0 ? memo : undefined;
 }
