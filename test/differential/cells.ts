@@ -47,6 +47,8 @@ export const CELLS: Cell[] = [
   "conformance v2 asks lean",
   "conformance v2 asks library",
   "conformance v2 asks perl",
+  "dual v1 asks http",
+  "dual v1 asks lean",
   "dual v1 none http",
   "dual v1 none lean",
   "dual v1 roots http",
