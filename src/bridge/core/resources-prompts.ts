@@ -31,13 +31,15 @@ import {
   type ReadResourceResult,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
-import type {
-  AskingOptions,
-  CompletionReference,
-  LoggingLevel,
-  PoolClient,
-  ServerNotification,
-  ServerState,
+import {
+  defined,
+  type AskingOptions,
+  type CompletionReference,
+  type HostProfile,
+  type LoggingLevel,
+  type PoolClient,
+  type ServerNotification,
+  type ServerState,
 } from "mcpool-client";
 
 import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
@@ -68,8 +70,12 @@ export interface PassthroughContext {
 type Page = { nextCursor?: string | undefined } & object;
 
 /** `{ cursor }` when there is one. */
-function paged(cursor: string | undefined): { cursor?: string } {
-  return cursor === undefined ? {} : { cursor };
+/** A page's options: its cursor, and the host's profile (where its calls go). */
+function paged(
+  cursor: string | undefined,
+  profile: HostProfile | undefined,
+): { cursor?: string; profile?: HostProfile } {
+  return defined({ cursor, profile });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -134,14 +140,21 @@ export class ResourcesPromptsRouter {
   /** Handles what `capabilities` declares (the SDK refuses a handler for anything else). */
   install(server: Server, session: Session, capabilities: ServerCapabilities): void {
     if (capabilities.resources !== undefined) {
-      server.setRequestHandler(ListResourcesRequestSchema, (request) =>
-        this.listResources(request.params?.cursor),
+      // The session's profile: its requests go where its calls go (its own child, if any).
+      server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
+        this.listResources(request.params?.cursor, await session.profile.get(extra.requestId)),
       );
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) =>
-        this.listResourceTemplates(request.params?.cursor),
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) =>
+        this.listResourceTemplates(
+          request.params?.cursor,
+          await session.profile.get(extra.requestId),
+        ),
       );
-      server.setRequestHandler(ReadResourceRequestSchema, (request) =>
-        this.readResource(request.params.uri, { caller: sessionCaller(session) }),
+      server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+        this.readResource(request.params.uri, {
+          caller: sessionCaller(session),
+          profile: await session.profile.get(extra.requestId),
+        }),
       );
       server.setRequestHandler(SubscribeRequestSchema, async (request) => {
         await this.subscribe(session, request.params.uri);
@@ -153,12 +166,13 @@ export class ResourcesPromptsRouter {
       });
     }
     if (capabilities.prompts !== undefined) {
-      server.setRequestHandler(ListPromptsRequestSchema, (request) =>
-        this.listPrompts(request.params?.cursor),
+      server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) =>
+        this.listPrompts(request.params?.cursor, await session.profile.get(extra.requestId)),
       );
-      server.setRequestHandler(GetPromptRequestSchema, (request) =>
+      server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
         this.getPrompt(request.params.name, request.params.arguments, {
           caller: sessionCaller(session),
+          profile: await session.profile.get(extra.requestId),
         }),
       );
     }
@@ -199,15 +213,20 @@ export class ResourcesPromptsRouter {
 
   // ── Resources ──────────────────────────────────────────────────────────────────────
 
-  async listResources(cursor: string | undefined): Promise<ListResourcesResult> {
+  async listResources(
+    cursor: string | undefined,
+    profile?: HostProfile,
+  ): Promise<ListResourcesResult> {
     const { single } = this.#ctx.scope;
     if (single !== undefined) {
       if ((await this.#servers("resources")).length === 0) return { resources: [] };
-      const page = await this.#ask(() => this.#ctx.client.listResources(single, paged(cursor)));
+      const page = await this.#ask(() =>
+        this.#ctx.client.listResources(single, paged(cursor, profile)),
+      );
       return page as ListResourcesResult;
     }
     const { lists, hint } = await this.#drainEach("resources", (id, c) =>
-      this.#ctx.client.listResources(id, paged(c)),
+      this.#ctx.client.listResources(id, paged(c, profile)),
     );
     const uris = new Map<string, string>();
     const resources: Record<string, unknown>[] = [];
@@ -230,17 +249,20 @@ export class ResourcesPromptsRouter {
     return { resources, ...hint } as ListResourcesResult;
   }
 
-  async listResourceTemplates(cursor: string | undefined): Promise<ListResourceTemplatesResult> {
+  async listResourceTemplates(
+    cursor: string | undefined,
+    profile?: HostProfile,
+  ): Promise<ListResourceTemplatesResult> {
     const { single } = this.#ctx.scope;
     if (single !== undefined) {
       if ((await this.#servers("resources")).length === 0) return { resourceTemplates: [] };
       const page = await this.#ask(() =>
-        this.#ctx.client.listResourceTemplates(single, paged(cursor)),
+        this.#ctx.client.listResourceTemplates(single, paged(cursor, profile)),
       );
       return page as ListResourceTemplatesResult;
     }
     const { lists, hint } = await this.#drainEach("resourceTemplates", (id, c) =>
-      this.#ctx.client.listResourceTemplates(id, paged(c)),
+      this.#ctx.client.listResourceTemplates(id, paged(c, profile)),
     );
     const templates = new TemplateRoutes();
     const resourceTemplates: Record<string, unknown>[] = [];
@@ -313,15 +335,17 @@ export class ResourcesPromptsRouter {
 
   // ── Prompts ────────────────────────────────────────────────────────────────────────
 
-  async listPrompts(cursor: string | undefined): Promise<ListPromptsResult> {
+  async listPrompts(cursor: string | undefined, profile?: HostProfile): Promise<ListPromptsResult> {
     const { single } = this.#ctx.scope;
     if (single !== undefined) {
       if ((await this.#servers("prompts")).length === 0) return { prompts: [] };
-      const page = await this.#ask(() => this.#ctx.client.listPrompts(single, paged(cursor)));
+      const page = await this.#ask(() =>
+        this.#ctx.client.listPrompts(single, paged(cursor, profile)),
+      );
       return page as ListPromptsResult;
     }
     const { lists, hint } = await this.#drainEach("prompts", (id, c) =>
-      this.#ctx.client.listPrompts(id, paged(c)),
+      this.#ctx.client.listPrompts(id, paged(c, profile)),
     );
     const routes = new Map<string, PromptRoute>();
     const prompts: Record<string, unknown>[] = [];
