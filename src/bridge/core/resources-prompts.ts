@@ -43,6 +43,7 @@ import {
 } from "mcpool-client";
 
 import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
+import { legacyResult } from "./offer.js";
 import {
   SERVER_META_KEY,
   TemplateRoutes,
@@ -137,24 +138,36 @@ export class ResourcesPromptsRouter {
     this.#ctx = ctx;
   }
 
-  /** Handles what `capabilities` declares (the SDK refuses a handler for anything else). */
+  /**
+   * Handles what `capabilities` declares (the SDK refuses a handler for anything else), for a
+   * legacy host: what a modern server answers reaches it as a 2025-11-25 result (legacyResult).
+   */
   install(server: Server, session: Session, capabilities: ServerCapabilities): void {
     if (capabilities.resources !== undefined) {
       // The session's profile: its requests go where its calls go (its own child, if any).
       server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
-        this.listResources(request.params?.cursor, await session.profile.get(extra.requestId)),
+        legacyResult(
+          await this.listResources(
+            request.params?.cursor,
+            await session.profile.get(extra.requestId),
+          ),
+        ),
       );
       server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) =>
-        this.listResourceTemplates(
-          request.params?.cursor,
-          await session.profile.get(extra.requestId),
+        legacyResult(
+          await this.listResourceTemplates(
+            request.params?.cursor,
+            await session.profile.get(extra.requestId),
+          ),
         ),
       );
       server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-        this.readResource(request.params.uri, {
-          caller: sessionCaller(session),
-          profile: await session.profile.get(extra.requestId),
-        }),
+        legacyResult(
+          await this.readResource(request.params.uri, {
+            caller: sessionCaller(session),
+            profile: await session.profile.get(extra.requestId),
+          }),
+        ),
       );
       server.setRequestHandler(SubscribeRequestSchema, async (request) => {
         await this.subscribe(session, request.params.uri);
@@ -167,17 +180,26 @@ export class ResourcesPromptsRouter {
     }
     if (capabilities.prompts !== undefined) {
       server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) =>
-        this.listPrompts(request.params?.cursor, await session.profile.get(extra.requestId)),
+        legacyResult(
+          await this.listPrompts(
+            request.params?.cursor,
+            await session.profile.get(extra.requestId),
+          ),
+        ),
       );
       server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
-        this.getPrompt(request.params.name, request.params.arguments, {
-          caller: sessionCaller(session),
-          profile: await session.profile.get(extra.requestId),
-        }),
+        legacyResult(
+          await this.getPrompt(request.params.name, request.params.arguments, {
+            caller: sessionCaller(session),
+            profile: await session.profile.get(extra.requestId),
+          }),
+        ),
       );
     }
     if (capabilities.completions !== undefined) {
-      server.setRequestHandler(CompleteRequestSchema, (request) => this.complete(request.params));
+      server.setRequestHandler(CompleteRequestSchema, (request) =>
+        this.complete(request.params).then(legacyResult),
+      );
     }
   }
 
