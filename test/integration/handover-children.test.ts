@@ -14,7 +14,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
 import { stdioBridge } from "../helpers/bridge.js";
-import { runCli, type TestHome } from "../helpers/daemon.js";
+import { runCli } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -36,10 +36,6 @@ function textOf(result: Awaited<ReturnType<Client["callTool"]>>): string {
 async function profilePids(agent: PoolClient, id: string): Promise<number[]> {
   const state = (await agent.state()).find((s) => s.id === id);
   return (state?.profiles ?? []).flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
-}
-
-async function stopDaemons(home: TestHome): Promise<void> {
-  await stopAll(daemonsFor(home.socketPath));
 }
 
 describe("a hand-over restart and the children a row serves besides its own", () => {
@@ -88,7 +84,7 @@ describe("a hand-over restart and the children a row serves besides its own", ()
         await host.close();
       }
     } finally {
-      await stopDaemons(h);
+      await stopAll(daemonsFor(h.socketPath));
       rmSync(own, { recursive: true, force: true });
       rmSync(project, { recursive: true, force: true });
     }
@@ -134,7 +130,7 @@ describe("a hand-over restart and the children a row serves besides its own", ()
         await Promise.all([host.close(), other.close()]);
       }
     } finally {
-      await stopDaemons(h);
+      await stopAll(daemonsFor(h.socketPath));
     }
   });
 });

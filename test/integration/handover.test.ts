@@ -211,6 +211,14 @@ describe("a restart that hands the servers over", () => {
 
       const after = await fleet.agent(h, "after");
       expect(await count(after)).toEqual([2, childPid]);
+      // The MCP sockets accept again: a host behind the lean bridge is served.
+      const host = await stdioBridge(h, ["--server", "counter"], {}, "lean");
+      try {
+        const next = await host.client.callTool({ name: "count", arguments: {} });
+        expect((next.content as { text: string }[])[0]?.text).toBe(`3 ${childPid}`);
+      } finally {
+        await host.close();
+      }
       const status = await after.status();
       expect(status.pid).toBe(old.pid);
       expect(status.handover).toBeUndefined();

@@ -15,22 +15,30 @@
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
  * listening sockets, the SDK's server side and the client come with the first host.
  */
-import { readdir, rm, unlink } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
-import { join } from "node:path";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "../legacy/bridge-server.js";
 import { HOST_GONE_METHOD, HOST_PROBE } from "../lean/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
-import { bindAt, foldersOf, privateDir } from "./socket-folder.js";
+import { answersApart } from "./answers-apart.js";
+import { listeningFds, Listeners } from "./handed-listeners.js";
+import { foldersOf, privateDir } from "./socket-folder.js";
+
+export { answersApart, type Sending } from "./answers-apart.js";
 
 export interface McpSocketsOptions {
   /** The daemon's socket: the MCP sockets go beside it, the shared client dials it. */
   daemonSocketPath: string;
   /** The pool's server ids now. */
   serverIds(): readonly string[];
+  /**
+   * Listening sockets a previous daemon handed over, fd by scope: listened on as they are,
+   * never bound again, so their paths never go away; one whose scope went is closed.
+   */
+  inherited?: ReadonlyMap<string, number>;
   /** Calls `listener` when servers may have come or gone; returns the unsubscribe. */
   onChange(listener: () => void): () => void;
   /** serverInfo sent to hosts. */
@@ -80,6 +88,18 @@ export interface McpSockets {
   renew(): Promise<void>;
   /** Stops listening, ends every session, removes the sockets. Idempotent. */
   close(): Promise<void>;
+  /**
+   * A hand-over to a new daemon: accepts nothing more (a connection that arrives is closed;
+   * its entry dials again), ends every session, and says each listening socket's fd by scope.
+   */
+  hold(): { scope: string; fd: number }[];
+  /** The hand-over failed: accepts again. */
+  resume(): void;
+  /**
+   * The hand-over went through: ends everything but the listening sockets, which are the new
+   * daemon's now — never closed from here (closing unlinks their paths), nor their folder.
+   */
+  abandon(): Promise<void>;
 }
 
 /**
@@ -207,22 +227,20 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
   }
 }
 
-export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
-  const log = options.log ?? (() => undefined);
-  const dir = mcpSocketDir(options.daemonSocketPath);
-  await privateDir(dir);
-  // A previous daemon's sockets: we hold the daemon's lock, they are nobody's now.
-  for (const name of await readdir(dir)) {
-    if (name.endsWith(".sock")) await unlink(join(dir, name)).catch(() => undefined);
-  }
-
-  const listeners = new Map<string, NetServer>();
-  const paths = new Map<string, string>();
+/**
+ * Each scope's bridge, made by the first connection to it over the one client the MCP
+ * sockets share (loaded then too); `loaded()` is that load, once begun.
+ */
+function scopeBridges(
+  options: McpSocketsOptions,
+  log: (line: string) => void,
+): {
+  bridges: Map<string, Promise<Bridge>>;
+  bridgeFor(scope: string): Promise<{ bridge: Bridge; loaded: Loaded }>;
+  loaded(): Promise<Loaded> | undefined;
+} {
   const bridges = new Map<string, Promise<Bridge>>();
-  const sockets = new Set<Socket>();
   let loaded: Promise<Loaded> | undefined;
-  let closed = false;
-
   const bridgeFor = async (scope: string): Promise<{ bridge: Bridge; loaded: Loaded }> => {
     loaded ??= load(options.daemonSocketPath);
     const ready = await loaded;
@@ -241,22 +259,38 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     }
     return { bridge: await bridge, loaded: ready };
   };
+  return { bridges, bridgeFor, loaded: () => loaded };
+}
+
+export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
+  const log = options.log ?? (() => undefined);
+  const dir = mcpSocketDir(options.daemonSocketPath);
+  await privateDir(dir);
+  // A previous daemon's sockets, but those it handed over: we hold its lock, they are nobody's.
+  const pathOf = (scope: string): string | undefined => scopePath(options.daemonSocketPath, scope);
+  const bound = await Listeners.clearing(dir, options.inherited, pathOf);
+
+  const listeners = new Map<string, NetServer>();
+  const paths = new Map<string, string>();
+  const { bridges, bridgeFor, loaded } = scopeBridges(options, log);
+  const sockets = new Set<Socket>();
+  let closed = false;
+  let holding = false; // handing over: a connection that arrives is closed
 
   const serving: Serving = { cap: options.connections, sockets, bridgeFor, log };
 
   const listen = async (scope: string): Promise<void> => {
-    const path = scopePath(options.daemonSocketPath, scope);
+    const path = pathOf(scope);
     if (path === undefined) {
       log(`mcpool: no MCP socket for "${labelOf(scope)}" (its name or path does not fit a socket)`);
       return;
     }
     // Half-open: a host's EOF is not the end of the answers it is owed.
-    const listener = createServer(
-      { allowHalfOpen: true },
-      (socket) => void serveConnection(scope, socket, serving),
+    const listener = createServer({ allowHalfOpen: true }, (socket) =>
+      holding ? socket.destroy() : void serveConnection(scope, socket, serving),
     );
     listeners.set(scope, listener);
-    await bindAt(listener, path);
+    await bound.listen(listener, scope, path);
     paths.set(scope, path);
   };
 
@@ -266,6 +300,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     paths.delete(scope);
     // The socket file goes with the listener; open sessions end on their own.
     await new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
+    await bound.closed(listener, scope);
     const bridge = bridges.get(scope);
     bridges.delete(scope);
     await bridge?.then((b) => b.close()).catch(() => undefined);
@@ -328,8 +363,20 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
 
   const unsubscribe = options.onChange(() => void sync());
   await sync();
+  // Handed over for a scope this daemon serves no more: closed, and its path with it.
+  await bound.closeUntaken();
 
   let closing: Promise<void> | undefined;
+  /** Ends every session, then `listeners` (closed, or left), then the shared client. */
+  const end = async (listenersGo: () => Promise<void>): Promise<void> => {
+    closed = true;
+    unsubscribe();
+    await syncing;
+    for (const socket of sockets) socket.destroy();
+    await listenersGo();
+    const ready = await loaded()?.catch(() => undefined);
+    await ready?.client.close().catch(() => undefined);
+  };
   return {
     paths,
     get sessions() {
@@ -339,18 +386,25 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       relisten = true;
       return sync();
     },
+    hold() {
+      holding = true;
+      for (const socket of sockets) socket.destroy();
+      return listeningFds(listeners);
+    },
+    resume() {
+      holding = false;
+    },
+    abandon() {
+      // The listeners are left for the process's exit: closing would unlink their paths.
+      return (closing ??= end(async () => {
+        for (const listener of listeners.values()) listener.unref();
+        await Promise.allSettled([...bridges.values()].map((made) => made.then((b) => b.close())));
+      }));
+    },
     close() {
-      closing ??= (async () => {
-        closed = true;
-        unsubscribe();
-        await syncing;
-        for (const socket of sockets) socket.destroy();
+      return (closing ??= end(async () => {
         await Promise.all([...listeners.keys()].map((scope) => forget(scope)));
-        const ready = await loaded?.catch(() => undefined);
-        await ready?.client.close().catch(() => undefined);
-        await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-      })();
-      return closing;
+      }).then(() => rm(dir, { recursive: true, force: true }).catch(() => undefined)));
     },
   };
 }
@@ -413,40 +467,4 @@ function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () =
     probeFrom(0);
   });
   socket.once("close", stop);
-}
-
-// ── Answers kept apart from the notifications before them, on every stdio path to a host:
-// the daemon's MCP sockets (behind a byte relay) and `mcpool bridge` on its own stdout. ──
-
-/**
- * How long after a notification an answer is held. Between the two and the host lie a pipe
- * and maybe a byte relay (socat, `nc -U`, perl, the lean bridge), each forwarding whatever it
- * has read in one write: the gap lets the notification through on its own even when the
- * relay or the host is scheduled late on a busy machine. Only an answer that follows a
- * notification this closely waits.
- */
-const NOTIFICATION_GAP_MS = 5;
-
-/** What answersApart() wraps: a transport's send. */
-export interface Sending {
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
-}
-
-/**
- * A host's SDK client handles a notification a microtask after the chunk it came in, but
- * forgets a request's progress handler as soon as it reads the answer: progress read in the
- * same chunk as the answer is lost. An answer written within NOTIFICATION_GAP_MS of a
- * notification waits out the rest of the gap, so the host reads the notifications first.
- */
-export function answersApart(transport: Sending): void {
-  const send = transport.send.bind(transport);
-  let notifiedAt = Number.NEGATIVE_INFINITY;
-  transport.send = async (message, options) => {
-    if (!("id" in message)) notifiedAt = performance.now();
-    else if ("result" in message || "error" in message) {
-      const wait = notifiedAt + NOTIFICATION_GAP_MS - performance.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    }
-    return send(message, options);
-  };
 }

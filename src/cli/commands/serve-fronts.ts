@@ -8,14 +8,19 @@ import type { Daemon } from "../../daemon/daemon.js";
 import { startMcpSockets, type McpSockets } from "../../bridge/fronts/mcp-sockets.js";
 import { VERSION } from "../../version.js";
 
-/** The MCP sockets for a started daemon; undefined (said on `log`) when they cannot be made. */
+/**
+ * The MCP sockets for a started daemon; undefined (said on `log`) when they cannot be made.
+ * `inherited`: the listening sockets a previous daemon handed over, fd by scope.
+ */
 export async function startFronts(
   daemon: Daemon,
   log: (line: string) => void,
+  inherited?: ReadonlyMap<string, number>,
 ): Promise<McpSockets | undefined> {
   try {
     return await startMcpSockets({
       daemonSocketPath: daemon.paths.socketPath,
+      ...(inherited ? { inherited } : {}),
       serverIds: () => daemon.pool.state().map((server) => server.id),
       // The pool says when a reconcile changed its servers, and only then: a row added to
       // mcp.json gets its socket with that reconcile (not at the next pool event), and a

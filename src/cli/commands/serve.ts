@@ -66,12 +66,17 @@ export async function serveCommand(
     onShutdownRequested: () => stopRequested(),
     ...(predecessor ? { predecessor } : {}),
     successor: (fdCount) => successorCommand(fdCount, { configPath, socketPath }),
-    // The MCP sockets close while the daemon hands over, and come back if that fails.
-    onHandingOver: async (phase) => {
-      if (phase === "hold") {
-        await fronts?.close();
+    // The MCP sockets' listening sockets go to the new daemon with the daemon's own.
+    onHandingOver: {
+      hold: async () => fronts?.hold() ?? [],
+      resume: async () => {
+        if (fronts) fronts.resume();
+        else fronts = await startFronts(daemon, context.err);
+      },
+      release: async () => {
+        await fronts?.abandon();
         fronts = undefined;
-      } else fronts ??= await startFronts(daemon, context.err);
+      },
     },
   });
   // Before start: once the daemon's record says it takes SIGUSR1, it must (a signal with no
@@ -101,7 +106,7 @@ export async function serveCommand(
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
-  fronts = await startFronts(daemon, context.err);
+  fronts = await startFronts(daemon, context.err, predecessor?.fronts);
   // What a burst of calls grew, given back once it is over (quiet-gc.ts).
   const quietGc = (await import("../../daemon/process/quiet-gc.js")).startQuietGc();
   await stopped;

@@ -11,7 +11,15 @@ import { releaseHandedOff, resumeHandedOff, type HandedOff } from "../../pool/se
 import { McpPoolError } from "../../pool/core/errors.js";
 import type { SocketServer } from "../socket/server.js";
 import type { DaemonLog } from "../process/logger.js";
-import { nameOf, renumbered, SNAPSHOT_VERSION, type Answer, type Snapshot } from "./snapshot.js";
+import {
+  nameOf,
+  renumbered,
+  renumberedFronts,
+  SNAPSHOT_VERSION,
+  type Answer,
+  type HandedFront,
+  type Snapshot,
+} from "./snapshot.js";
 import { startSuccessor } from "./successor.js";
 import { tellMainPid } from "./service-manager.js";
 
@@ -27,8 +35,8 @@ export interface HandOverDeps {
   log?: DaemonLog | undefined;
   /** Lets go of the instance lock, and takes it again when the hand-over fails. */
   lock: { release(): void; take(): Promise<boolean> };
-  /** The fronts beside the daemon (the MCP sockets): closed while handing over, or restarted. */
-  fronts?: ((phase: "hold" | "resume") => Promise<void>) | undefined;
+  /** The fronts beside the daemon (the MCP sockets), whose listening sockets go along. */
+  fronts?: HandedFronts | undefined;
   /** How to start the new daemon, given how many fds follow the control channel. */
   successor?: ((fdCount: number) => { command: string; args: string[] }) | undefined;
   from: Snapshot["from"];
@@ -36,6 +44,16 @@ export interface HandOverDeps {
   marks: string[];
   settleMs?: number;
   answerMs?: number;
+}
+
+/** The MCP sockets across a hand-over (src/bridge/fronts/mcp-sockets.ts). */
+export interface HandedFronts {
+  /** Accept nothing more and end their sessions; their listening sockets' fds by scope. */
+  hold(): Promise<HandedFront[]>;
+  /** The hand-over failed: accept again (or start again, if they could not be held). */
+  resume(): Promise<void>;
+  /** The hand-over went through: let go of all but the listening sockets, now the new daemon's. */
+  release(): Promise<void>;
 }
 
 export interface HandedOver {
@@ -68,7 +86,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   }
   log.info(`mcpool: handing over to a new daemon`);
   server.hold(keepId);
-  await deps.fronts?.("hold").catch(() => undefined);
+  const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
     serverId,
@@ -84,15 +102,17 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     inherited: deps.inherited,
     marks: deps.marks,
     servers: renumbered(servers),
+    fronts: renumberedFronts(fronts, servers.length),
   };
   deps.lock.release();
-  const { command, args } = start(1 + servers.length * 3);
+  const { command, args } = start(1 + servers.length * 3 + fronts.length);
   const successor = startSuccessor({
     command,
     args,
     env: process.env,
     listenFd,
     servers,
+    fronts,
     snapshot,
     answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
   });
@@ -113,6 +133,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   const unmanaged = tellMainPid(answer.pid);
   if (unmanaged)
     log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);
+  await deps.fronts?.release().catch(() => undefined);
   successor.go(true);
   const children = answer.children ?? [];
   log.info(
@@ -146,7 +167,7 @@ async function takeBack(
   }
   resumeHandedOff(handed);
   deps.server.unhold();
-  await deps.fronts?.("resume").catch((error: unknown) => {
+  await deps.fronts?.resume().catch((error: unknown) => {
     deps.log.error(`mcpool: could not restart the MCP sockets: ${(error as Error).message}`);
   });
 }

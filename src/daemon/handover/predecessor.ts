@@ -27,6 +27,8 @@ const MAX_LINE_BYTES = 64 * 1024 * 1024;
 export interface Predecessor {
   /** The listening socket, whatever the snapshot says. */
   readonly listenFd: number;
+  /** The MCP sockets' listening sockets, fd by scope: none when the snapshot had none. */
+  readonly fronts: ReadonlyMap<string, number>;
   /** The snapshot; undefined when it could not be read (`problem` says why: start cold). */
   readonly snapshot: Snapshot | undefined;
   readonly problem: string | undefined;
@@ -96,6 +98,7 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
 
   return {
     listenFd: LISTEN_FD,
+    fronts: new Map((snapshot?.fronts ?? []).map((front) => [front.scope, front.fd])),
     snapshot,
     problem,
     handed: {

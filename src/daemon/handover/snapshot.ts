@@ -4,7 +4,8 @@
  * not read further, and the new daemon starts cold and says so (README.md).
  *
  * The descriptors' numbers are the new process's: fd 3 is the control channel, fd 4 the
- * listening socket, then stdin, stdout and stderr of each child in `children` order.
+ * listening socket, then stdin, stdout and stderr of each child in `children` order, then
+ * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChild } from "../../pool/mcp/transport.js";
@@ -76,6 +77,17 @@ export interface Snapshot {
   /** The marks of the old daemon's descendants (process/marked.ts): ended at shutdown too. */
   marks: string[];
   servers: HandedServer[];
+  /**
+   * The MCP sockets' listening sockets, fd by scope (a server id, "" for the pool's): after
+   * the children's fds. Absent (version 1): the new daemon binds them again.
+   */
+  fronts?: HandedFront[];
+}
+
+/** One listening socket beside the daemon's: its scope and its fd. */
+export interface HandedFront {
+  scope: string;
+  fd: number;
 }
 
 /** How the new daemon answers, once started: what it took, or why it could not. */
@@ -92,6 +104,14 @@ export type Answer =
       cold?: string;
     }
   | { ready: false; pid: number; why: string };
+
+/** The fds of `fronts` renumbered after `serverCount` children's, as the new process receives them. */
+export function renumberedFronts(
+  fronts: readonly HandedFront[],
+  serverCount: number,
+): HandedFront[] {
+  return fronts.map((front, index) => ({ ...front, fd: LISTEN_FD + 1 + serverCount * 3 + index }));
+}
 
 /** The fds of `servers` renumbered from fd 5 on, as the new process receives them. */
 export function renumbered(servers: readonly HandedServer[]): HandedServer[] {

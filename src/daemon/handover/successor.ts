@@ -1,13 +1,13 @@
 /**
  * The old daemon's side of a hand-over: the new daemon started from the installed code with
  * the descriptors in its stdio (fd 3 the control channel, fd 4 the listening socket, then
- * three per child), the snapshot written down the channel, and its answer awaited within a
+ * three per child, then one per MCP socket), the snapshot written down the channel, and its answer awaited within a
  * bound. The old daemon then tells it to go on, or to let go of everything it was handed.
  */
 import { spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import { LineSplitter } from "mcpool-protocol";
-import type { Answer, HandedServer, Snapshot } from "./snapshot.js";
+import type { Answer, HandedFront, HandedServer, Snapshot } from "./snapshot.js";
 
 /** A snapshot line, or an answer, larger than this is not one. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -20,6 +20,8 @@ export interface SuccessorOptions {
   listenFd: number;
   /** The children, with this process's fds. */
   servers: readonly HandedServer[];
+  /** The MCP sockets' listening sockets, with this process's fds. */
+  fronts: readonly HandedFront[];
   /** The snapshot, its fds already the new process's. */
   snapshot: Snapshot;
   /** Bound on the new daemon's answer, ms. */
@@ -35,7 +37,10 @@ export interface Successor {
 }
 
 export function startSuccessor(options: SuccessorOptions): Successor {
-  const fds = options.servers.flatMap((server) => server.child.fds);
+  const fds = [
+    ...options.servers.flatMap((server) => server.child.fds),
+    ...options.fronts.map((front) => front.fd),
+  ];
   const child = spawn(options.command, [...options.args], {
     env: options.env,
     stdio: ["ignore", "inherit", "inherit", "pipe", options.listenFd, ...fds],
