@@ -62,6 +62,7 @@ export const CELLS: Cell[] = [
   "dual v2 none lean",
   "dual v2 roots http",
   "dual v2 roots lean",
+  "everything v2 asks library",
   "filesystem v1 asks http",
   "filesystem v1 asks lean",
   "filesystem v1 none http",
