@@ -21,6 +21,11 @@ export interface Caller {
   clientInfo?: CallerInfo;
   /** The level the agent asked for; absent: the request asks for no log messages. */
   logLevel?: LoggingLevel;
+  /**
+   * The agent declared `roots.listChanged`: a modern server is told so in the request's
+   * capabilities, as it would be direct. Absent: it did not (or declared no roots).
+   */
+  rootsListChanged?: boolean;
 }
 
 /**
@@ -46,9 +51,12 @@ export const LOGGING_LEVELS: readonly LoggingLevel[] = [
 export function callerProblem(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (!isRecord(value)) return `"caller" must be an object`;
-  const { clientInfo, logLevel } = value;
+  const { clientInfo, logLevel, rootsListChanged } = value;
   if (logLevel !== undefined && !LOGGING_LEVELS.includes(logLevel as LoggingLevel)) {
     return `"caller.logLevel" must be one of ${LOGGING_LEVELS.join(", ")}`;
+  }
+  if (rootsListChanged !== undefined && typeof rootsListChanged !== "boolean") {
+    return `"caller.rootsListChanged" must be true or false`;
   }
   if (clientInfo === undefined) return undefined;
   if (!isRecord(clientInfo)) return `"caller.clientInfo" must be an object`;

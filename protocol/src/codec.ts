@@ -35,32 +35,56 @@ export interface FrameDecoderOptions {
   maxDepth?: number;
 }
 
-/** A line that passed the cap: reported once, with the bytes seen when it did. */
+/**
+ * A line that passed the cap, reported once. By default as soon as it does, with the bytes
+ * seen then; a measuring splitter reports it at its newline instead, with every byte of it
+ * counted and its first and last EDGE_BYTES kept (`head`, `tail`), enough to tell what the
+ * line was (a JSON-RPC message's id or method) without holding it.
+ */
 export interface OversizeLine {
   oversize: number;
+  head?: Uint8Array;
+  tail?: Uint8Array;
 }
+
+export interface LineSplitterOptions {
+  /** Report an oversize line at its end, measured whole, with its head and tail. */
+  measure?: boolean;
+}
+
+/** How many of an oversize line's first bytes, and of its last, a measuring splitter keeps. */
+export const EDGE_BYTES = 512;
 
 const NEWLINE = 0x0a;
 
 /**
  * Newline-delimited framing over byte chunks. Each push returns the lines it completed,
  * newline excluded and still bytes; a line passing `maxLineBytes` comes out once as an
- * OversizeLine and the rest of it, up to its newline, is dropped unbuffered.
+ * OversizeLine and the rest of it, up to its newline, is counted and dropped unbuffered.
  */
 export class LineSplitter {
   readonly maxLineBytes: number;
+  readonly #measure: boolean;
   #parts: Uint8Array[] = [];
   #partBytes = 0;
   /** Inside a line already refused as oversize: drop bytes up to its newline. */
   #skipping = false;
+  /** A measuring splitter's oversize line so far: its bytes, head and last bytes. */
+  #skipped: Required<OversizeLine> = { oversize: 0, head: EMPTY, tail: EMPTY };
 
-  constructor(maxLineBytes: number) {
+  constructor(maxLineBytes: number, options: LineSplitterOptions = {}) {
     this.maxLineBytes = maxLineBytes;
+    this.#measure = options.measure === true;
   }
 
   /** Bytes held for an incomplete line; never more than maxLineBytes. */
   get bufferedBytes(): number {
     return this.#partBytes;
+  }
+
+  /** Bytes of the oversize line being dropped, counted so far by a measuring splitter; else 0. */
+  get droppingBytes(): number {
+    return this.#skipping && this.#measure ? this.#skipped.oversize : 0;
   }
 
   /** The lines completed by `chunk`, in order. */
@@ -71,19 +95,21 @@ export class LineSplitter {
       const newline = chunk.indexOf(NEWLINE, start);
       const end = newline === -1 ? chunk.length : newline;
       if (this.#skipping) {
+        this.#count(chunk.subarray(start, end));
         if (newline === -1) break;
+        if (this.#measure) lines.push(this.#skipped);
         this.#skipping = false;
         start = newline + 1;
         continue;
       }
       const bytes = this.#partBytes + (end - start);
       if (bytes > this.maxLineBytes) {
-        lines.push({ oversize: bytes });
-        this.clear();
+        this.#refuse(chunk.subarray(start, end), lines);
         if (newline === -1) {
           this.#skipping = true;
           break;
         }
+        if (this.#measure) lines.push(this.#skipped);
         start = newline + 1;
         continue;
       }
@@ -98,6 +124,29 @@ export class LineSplitter {
       start = newline + 1;
     }
     return lines;
+  }
+
+  /** The line being held passed the cap with `piece`: reported now, or measured from here. */
+  #refuse(piece: Uint8Array, lines: (Uint8Array | OversizeLine)[]): void {
+    if (this.#measure) {
+      const parts = this.#parts;
+      const head = firstBytes([...parts, piece], EDGE_BYTES);
+      const tail = parts.reduce((kept, part) => lastBytes(kept, part, EDGE_BYTES), EMPTY);
+      this.#skipped = { oversize: this.#partBytes, head, tail };
+      this.clear();
+      this.#count(piece);
+      return;
+    }
+    lines.push({ oversize: this.#partBytes + piece.length });
+    this.clear();
+  }
+
+  /** Bytes of an oversize line going by: counted, and its last EDGE_BYTES kept when measuring. */
+  #count(piece: Uint8Array): void {
+    if (!this.#measure) return;
+    const skipped = this.#skipped;
+    skipped.oversize += piece.length;
+    skipped.tail = lastBytes(skipped.tail, piece, EDGE_BYTES);
   }
 
   /** The stream ended: how many bytes of an incomplete line were dropped (0 for none). */
@@ -115,7 +164,32 @@ export class LineSplitter {
   }
 }
 
-function concat(parts: Uint8Array[], total: number): Uint8Array {
+const EMPTY = new Uint8Array(0);
+
+/** The first `max` bytes of `parts` joined, copied. */
+function firstBytes(parts: Uint8Array[], max: number): Uint8Array {
+  const taken: Uint8Array[] = [];
+  let bytes = 0;
+  for (const part of parts) {
+    if (bytes >= max) break;
+    const piece = part.subarray(0, max - bytes);
+    taken.push(piece);
+    bytes += piece.length;
+  }
+  return concat(taken, bytes);
+}
+
+/** The last `max` bytes of `before` followed by `piece`, copied: the chunk is not kept alive. */
+function lastBytes(before: Uint8Array, piece: Uint8Array, max: number): Uint8Array {
+  if (piece.length >= max) return piece.slice(piece.length - max);
+  const keep = Math.min(before.length, max - piece.length);
+  return concat([before.subarray(before.length - keep), piece]);
+}
+
+function concat(
+  parts: Uint8Array[],
+  total = parts.reduce((sum, part) => sum + part.length, 0),
+): Uint8Array {
   const out = new Uint8Array(total);
   let offset = 0;
   for (const part of parts) {

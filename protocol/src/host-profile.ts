@@ -28,6 +28,12 @@ export interface HostProfile {
   extensions?: Readonly<Record<string, object>>;
   /** Present when the host declares roots: its roots (possibly none). */
   roots?: readonly HostRoot[];
+  /**
+   * `legacy`: the host speaks 2025-11-25 (an `initialize` session). A server that speaks both
+   * eras, held by the pool in 2026-07-28, serves such a host from a child of its own in the
+   * legacy era, as it serves the host direct. Absent: a modern host, or not said.
+   */
+  era?: "legacy";
 }
 
 /**
@@ -121,8 +127,9 @@ export function profileKey(profile: HostProfile): string {
 /** Whether `value` has a profile's shape (the daemon's check of a wire field). */
 export function isHostProfile(value: unknown): value is HostProfile {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const { sampling, elicitation, extensions, roots } = value as Record<string, unknown>;
+  const { sampling, elicitation, extensions, roots, era } = value as Record<string, unknown>;
   if (sampling !== undefined && typeof sampling !== "boolean") return false;
+  if (era !== undefined && era !== "legacy") return false;
   if (
     extensions !== undefined &&
     !(

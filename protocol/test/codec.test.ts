@@ -2,10 +2,12 @@ import { describe, expect, it } from "vitest";
 
 import {
   DEFAULT_MAX_FRAME_BYTES,
+  EDGE_BYTES,
   FrameDecoder,
   LineSplitter,
   encodeFrame,
   type Frame,
+  type OversizeLine,
 } from "../src/codec.js";
 
 const values = (frames: Frame[]): unknown[] =>
@@ -154,6 +156,21 @@ describe("LineSplitter", () => {
     expect(lines.bufferedBytes).toBe(0);
   });
 
+  it("holds at most the cap while a 40 MB frame streams through, and decodes the next frame whole", () => {
+    const cap = 16 * 1024 * 1024;
+    const decoder = new FrameDecoder({ maxFrameBytes: cap });
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const frames: Frame[] = [];
+    let most = 0;
+    for (let sent = 0; sent < 40 * 1000 * 1000; sent += chunk.length) {
+      frames.push(...decoder.push(chunk));
+      most = Math.max(most, decoder.bufferedBytes);
+    }
+    frames.push(...decoder.push(Buffer.from('\n{"next":true}\n')));
+    expect(most).toBeLessThanOrEqual(cap);
+    expect(values(frames)).toEqual([{ refused: "oversize" }, { next: true }]);
+  });
+
   it("reports an oversize line once, drops the rest of it unbuffered, and goes on", () => {
     const lines = new LineSplitter(4);
     expect(lines.push(new TextEncoder().encode("abc"))).toEqual([]);
@@ -161,5 +178,34 @@ describe("LineSplitter", () => {
     expect(lines.push(new TextEncoder().encode("ijklmnop"))).toEqual([]);
     expect(lines.bufferedBytes).toBe(0);
     expect(text(lines.push(new TextEncoder().encode("q\nok\n")))).toEqual(["ok"]);
+  });
+
+  it("measuring, reports an oversize line at its newline with every byte counted, its head and its tail", () => {
+    const lines = new LineSplitter(1024, { measure: true });
+    const encode = (s: string): Uint8Array => new TextEncoder().encode(s);
+    const body = "x".repeat(EDGE_BYTES * 3);
+    let most = 0;
+    const seen = [];
+    for (const piece of ['{"result":"', body, body, '","id":7}\n{"ok":1}\n']) {
+      seen.push(...lines.push(encode(piece)));
+      most = Math.max(most, lines.bufferedBytes);
+    }
+    expect(most).toBeLessThanOrEqual(1024);
+    const length = 11 + 2 * body.length + 9;
+    const [oversize, next] = seen as [Required<OversizeLine>, Uint8Array];
+    expect(oversize.oversize).toBe(length);
+    expect(new TextDecoder().decode(oversize.head)).toBe(`{"result":"${body}`.slice(0, EDGE_BYTES));
+    expect(new TextDecoder().decode(oversize.tail)).toBe(`${body}","id":7}`.slice(-EDGE_BYTES));
+    expect(new TextDecoder().decode(next)).toBe('{"ok":1}');
+  });
+
+  it("measuring, keeps the end of the held part in the tail when the line passes the cap at its newline", () => {
+    const lines = new LineSplitter(8, { measure: true });
+    const encode = (s: string): Uint8Array => new TextEncoder().encode(s);
+    expect(lines.push(encode('{"id":3'))).toEqual([]);
+    const [oversize] = lines.push(encode(',"x":1}\n')) as [Required<OversizeLine>];
+    expect(oversize.oversize).toBe(14);
+    expect(new TextDecoder().decode(oversize.tail)).toBe('{"id":3,"x":1}');
+    expect(new TextDecoder().decode(oversize.head)).toBe('{"id":3,"x":1}');
   });
 });

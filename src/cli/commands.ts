@@ -261,18 +261,33 @@ export const COMMANDS = [
   {
     name: "wire",
     run: async () => (await import("./commands/setup.js")).wireCommand,
-    synopsis: "wire HOST [--write] [--catalog[=auto]]",
+    synopsis: "wire HOST [--write] [--catalog[=auto] [--one-entry]]",
     summary: "point a host's entries that mcpool also has at `mcpool bridge --server ID`",
     arguments: [["HOST", HOSTS]],
     options: [
       ["--write", "rewrite the host's file (a backup is kept; default: the diff only)"],
       ["--catalog MODE", "write catalog entries (`bridge --server ID --catalog[=auto]`)"],
+      [
+        "--one-entry",
+        "with --catalog: one pool-wide catalogue entry, `mcpool` (`bridge --catalog[=auto]`), in place of the entries mcpool has (JSON host files; `mcpool unwire` puts them back)",
+      ],
     ],
     examples: [
       "mcpool wire cursor",
       "mcpool wire claude-desktop --write",
       "mcpool wire claude-code --catalog --write",
+      "mcpool wire claude-code --catalog --one-entry --write",
     ],
+  },
+  {
+    name: "unwire",
+    run: async () => (await import("./commands/setup.js")).unwireCommand,
+    synopsis: "unwire HOST [--write]",
+    summary:
+      "take a host's pool-wide catalogue entry out and put back the entries it replaced, as they were",
+    arguments: [["HOST", HOSTS]],
+    options: [["--write", "rewrite the host's file (a backup is kept; default: the diff only)"]],
+    examples: ["mcpool unwire claude-code", "mcpool unwire claude-code --write"],
   },
   {
     name: "logs",

@@ -21,6 +21,10 @@
  *   what they cannot answer is refused for them (pipeline.ts, hostOnly). A server that asks
  *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
  *   is `private` (a 2026-07-28 cache hint): that list is for its profile alone.
+ * - A legacy host (`era: "legacy"`) on a row held in 2026-07-28: a legacy-era child per key
+ *   (`initialize`, as direct), under the same cap, never collapsed into the modern connection.
+ *   A server that refuses its `initialize` speaks only 2026-07-28: learnt once (kept with the
+ *   tools cache), its legacy hosts then share the row's connection, bridged.
  *
  * The children never reach the catalog's index, the tools cache or the pool's
  * connect/close events (a bridge would relist on each one): each profile has a catalog
@@ -45,8 +49,8 @@ import type { AdoptedProfile, Handable } from "./server/handoff.js";
 import { handedFor } from "./mcp/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
+import { childStates, describeProfile, dialFresh, servedInLegacy } from "./profile-children.js";
 import { serverLog } from "./core/server-log.js";
-import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
 /**
@@ -96,6 +100,8 @@ export class HostProfiles {
   readonly #quiet = new Set<string>();
   /** Rows whose server showed that it took its roots in: never taken for quiet again. */
   readonly #shows = new Set<string>();
+  /** Rows held in 2026-07-28 whose server refused a legacy child (it speaks only that era). */
+  readonly #modernOnly = new Set<string>();
   readonly #slots: ProfileSlots;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
@@ -118,12 +124,16 @@ export class HostProfiles {
     // The pool routes nothing for an extension: the server offers, the host renders.
     if (profile.extensions !== undefined) masked.extensions = profile.extensions;
     if (profile.roots !== undefined) masked.roots = profile.roots;
+    if (profile.era === "legacy") masked.era = "legacy";
     return masked;
   }
 
   /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
   keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
+    if (servedInLegacy(entry, profile, this.#modernOnly)) {
+      return `legacy ${profile.roots === undefined ? capabilityKey(profile) : profileKey(profile)}`;
+    }
     // A modern server reads each request's envelope, which names its own host's
     // capabilities, and asks for roots inside that request: one connection serves them all,
     // unless its list says it is `private` (for the caller it was listed for).
@@ -139,13 +149,14 @@ export class HostProfiles {
   /** The catalog and entries of `profile`: each row's child for it in place of its own. */
   view(profile: HostProfile): View {
     const masked = this.#masked(profile);
-    const key = profileKey(masked);
+    const key = `${masked.era === "legacy" ? "legacy " : ""}${profileKey(masked)}`;
     let view = this.#views.get(key);
     if (view === undefined) {
       const entries = (): readonly ServerEntry[] =>
         this.#init.entries().map((entry) => {
           const child = this.keyFor(entry, masked);
-          return child === undefined ? entry : this.#child(entry, child, masked);
+          if (child === undefined) return entry;
+          return this.#child(entry, child, masked, servedInLegacy(entry, masked, this.#modernOnly));
         });
       view = { profile: masked, catalog: this.#init.catalog(entries), entries };
       this.#views.set(key, view);
@@ -161,30 +172,7 @@ export class HostProfiles {
     profile: HostProfile,
     options: { names?: readonly string[]; servers?: readonly string[] },
   ): Promise<ToolDefinition[]> {
-    const view = this.view(profile);
-    const scope = options.servers ? new Set(options.servers) : undefined;
-    const fresh = view
-      .entries()
-      .filter(
-        (entry): entry is ProfileEntry =>
-          isProfileEntry(entry) &&
-          (!scope || scope.has(entry.id)) &&
-          entry.fingerprint === undefined &&
-          !entry.connection,
-      );
-    // As a reconcile starts rows: a few at a time, not a whole pool's children at once.
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < fresh.length) {
-        const child = fresh[next++] as ProfileEntry;
-        await child.ensure().then(
-          () => child.idle(),
-          (error: Error) => serverLog(this.#init.log, child.id).error(error.message),
-        );
-      }
-    };
-    const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
-    await Promise.all(Array.from({ length: workers }, worker));
+    await dialFresh(() => this.view(profile).entries(), options.servers, this.#init.log);
     await this.view(profile).catalog.fresh(options.servers);
     return this.view(profile).catalog.tools(options);
   }
@@ -199,24 +187,7 @@ export class HostProfiles {
 
   /** The children of row `id` that are up or starting, for state() (per-project children). */
   stateOf(id: string): ProfileChildState[] | undefined {
-    const live = [...(this.#children.get(id)?.values() ?? [])].filter(
-      (child) => child.connection !== undefined || child.connecting,
-    );
-    if (live.length === 0) return undefined;
-    return live.map((child) => {
-      const state: ProfileChildState = {
-        capabilities: capabilityKey(child.profile),
-        status: child.status,
-      };
-      if (child.profile.roots !== undefined && child.key !== capabilityKey(child.profile)) {
-        state.roots = child.profile.roots.map((root) => root.uri);
-      }
-      const connection = child.connection;
-      if (connection?.pid !== undefined) state.pid = connection.pid;
-      if (connection !== undefined) state.startedAt = connection.startedAt;
-      if (child.asksRoots) state.asksRoots = true;
-      return state;
-    });
+    return childStates(this.#children.get(id)?.values() ?? []);
   }
 
   /** What the tools cache kept about a row: nothing is found out twice. */
@@ -224,7 +195,7 @@ export class HostProfiles {
     if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
     if (memo.asksRoots === false) this.#silent.add(entry.id);
     if (memo.showsUptake === true) this.#shows.add(entry.id);
-    if (memo.showsUptake === false) this.#quiet.add(entry.id);
+    if (memo.legacyToo === false) this.#modernOnly.add(entry.id);
     const same = (memo.same ?? []).filter(
       (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
     );
@@ -236,12 +207,17 @@ export class HostProfiles {
   memo(id: string): ProfileMemo | undefined {
     const same = [...(this.#same.get(id)?.caps ?? [])].sort();
     const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
-    const shows = this.#shows.has(id) ? true : this.#quiet.has(id) ? false : undefined;
-    if (same.length === 0 && asksRoots === undefined && shows === undefined) return undefined;
+    // Only what the server showed is kept: a bound that ran out says nothing past this daemon.
+    const shows = this.#shows.has(id) ? true : undefined;
+    const modernOnly = this.#modernOnly.has(id);
+    if (same.length === 0 && asksRoots === undefined && shows === undefined && !modernOnly) {
+      return undefined;
+    }
     return {
       ...(same.length > 0 ? { same } : {}),
       ...(asksRoots !== undefined ? { asksRoots } : {}),
-      ...(shows !== undefined ? { showsUptake: shows } : {}),
+      ...(shows ? { showsUptake: shows } : {}),
+      ...(modernOnly ? { legacyToo: false } : {}),
     };
   }
 
@@ -279,6 +255,7 @@ export class HostProfiles {
     for (const id of this.#silent) if (!rows.has(id)) this.#silent.delete(id);
     for (const id of this.#quiet) if (!rows.has(id)) this.#quiet.delete(id);
     for (const id of this.#shows) if (!rows.has(id)) this.#shows.delete(id);
+    for (const id of this.#modernOnly) if (!rows.has(id)) this.#modernOnly.delete(id);
     this.invalidate();
     await Promise.allSettled(ending);
   }
@@ -322,7 +299,8 @@ export class HostProfiles {
       children.map(async (handed) => {
         const entry = entries.get(handed.serverId);
         if (entry === undefined) return;
-        const child = this.#child(entry, handed.key, handed.profile);
+        const legacy = handed.key.startsWith("legacy ");
+        const child = this.#child(entry, handed.key, handed.profile, legacy);
         if (!isProfileEntry(child)) return;
         child.adopted(handed);
         await child.ensure();
@@ -341,7 +319,7 @@ export class HostProfiles {
 
   // ── Children ───────────────────────────────────────────────────────────────────────
 
-  #child(entry: ServerEntry, key: string, profile: HostProfile): ServerEntry {
+  #child(entry: ServerEntry, key: string, profile: HostProfile, legacy: boolean): ServerEntry {
     if (this.#closed) return entry;
     let children = this.#children.get(entry.id);
     let child = children?.get(key);
@@ -350,12 +328,12 @@ export class HostProfiles {
       children = new Map();
       this.#children.set(entry.id, children);
     }
-    child = this.#made(entry, key, profile);
+    child = this.#made(entry, key, profile, legacy);
     children.set(key, child);
     return child;
   }
 
-  #made(entry: ServerEntry, key: string, profile: HostProfile): ProfileEntry {
+  #made(entry: ServerEntry, key: string, profile: HostProfile, legacy: boolean): ProfileEntry {
     const pool = this.#init.context;
     const routes = this.#init.routes;
     const route = { serverId: entry.id, profile: key };
@@ -396,7 +374,13 @@ export class HostProfiles {
         },
       };
     }
-    const child: ProfileEntry = new ProfileEntry(entry.row, context, profile, key);
+    const child: ProfileEntry = new ProfileEntry(
+      entry.row,
+      context,
+      profile,
+      key,
+      legacy ? "legacy" : undefined,
+    );
     const siblings = (): ProfileEntry[] => [...(this.#children.get(entry.id)?.values() ?? [])];
     child.slot = (start) =>
       this.#slots.take(child, siblings, child.row.connectTimeoutMs ?? pool.connectTimeoutMs, start);
@@ -409,18 +393,17 @@ export class HostProfiles {
     child.knownToShow = () => this.#shows.has(entry.id);
     // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
     child.onQuiet = () => {
-      if (this.#shows.has(entry.id) || this.#quiet.has(entry.id)) return;
-      this.#quiet.add(entry.id);
-      this.#init.learnt(entry.id);
+      if (!this.#shows.has(entry.id)) this.#quiet.add(entry.id);
     };
     child.onShown = () => {
+      this.#quiet.delete(entry.id);
       if (this.#shows.has(entry.id)) return;
       this.#shows.add(entry.id);
-      this.#quiet.delete(entry.id);
       this.#init.learnt(entry.id);
     };
     // The row's era is the child's: found once, not on a spare child of each.
-    if (entry.verdict) child.adoptVerdict(entry.verdict);
+    if (entry.verdict && !legacy) child.adoptVerdict(entry.verdict);
+    child.onOtherEraRefused = () => this.#refusedLegacy(child);
     return child;
   }
 
@@ -436,6 +419,23 @@ export class HostProfiles {
     this.#decide(child);
   }
 
+  /** The server refused a legacy child's `initialize`: its legacy hosts share the row's connection. */
+  #refusedLegacy(child: ProfileEntry): void {
+    if (this.#modernOnly.has(child.id)) return;
+    this.#modernOnly.add(child.id);
+    serverLog(this.#init.log, child.id).info(
+      "speaks only 2026-07-28: its legacy hosts share its connection, bridged",
+    );
+    const children = this.#children.get(child.id);
+    for (const [key, other] of [...(children ?? [])]) {
+      if (other.era === undefined) continue;
+      children?.delete(key);
+      void this.#init.context.schedule(() => other.remove("removed"));
+    }
+    this.invalidate();
+    this.#init.learnt(child.id);
+  }
+
   /** Whether `child`'s row serves its capability key from now on, its list being the same. */
   #decide(child: ProfileEntry): void {
     if (child.atStart === "silent" && !child.asksRoots && !this.#asksRoots.has(child.id)) {
@@ -448,7 +448,14 @@ export class HostProfiles {
     const fingerprint = own?.fingerprint;
     const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
     const private_ = own?.cacheScope === "private" || child.cacheScope === "private";
-    if (asksRoots || private_ || fingerprint === undefined || fingerprint !== child.fingerprint) {
+    const otherEra = child.era !== undefined;
+    if (
+      asksRoots ||
+      private_ ||
+      otherEra ||
+      fingerprint === undefined ||
+      fingerprint !== child.fingerprint
+    ) {
       const pid = child.connection?.pid;
       serverLog(this.#init.log, child.id).info(
         `a child of its own for hosts declaring ${describeProfile(child.profile)}${pid === undefined ? "" : ` (pid ${pid})`}`,
@@ -483,11 +490,4 @@ export class HostProfiles {
     this.invalidate();
     this.#init.learnt(id);
   }
-}
-
-function describeProfile(profile: HostProfile): string {
-  const caps = capabilityKey(profile);
-  if (profile.roots === undefined) return caps;
-  const roots = profile.roots.map((root) => root.uri).join(" ");
-  return `${caps} (${roots || "no roots"})`;
 }

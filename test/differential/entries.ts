@@ -6,7 +6,7 @@
  * (mcpool-client), which has no handshake and lists tools as a model is offered them.
  */
 import { existsSync } from "node:fs";
-import { connect } from "mcpool-client";
+import { connect, McpPoolError, type HostProfile } from "mcpool-client";
 import { bridgeCommand, httpBridge, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import type { TestHome } from "../helpers/daemon.js";
 import { waitFor } from "../helpers/processes.js";
@@ -52,11 +52,37 @@ export async function openHost(
 }
 
 /**
- * The client library as a host: its listings and calls for the one server, its sampling and
- * elicitation handlers answering as a host's do (it declares no roots).
+ * The client library as a host, as its API lets an agent be one (docs/client-library.md):
+ * the host's clientInfo given to connect(); its listings and calls for the one server with
+ * the host's profile — sampling and elicitation form and url, as the SDK host declares them
+ * — and its handlers answering as a host's do (it declares no roots). A refusal is an
+ * McpPoolError: the server's JSON-RPC code is its `detail.mcpCode`, read as the host's code.
  */
+/**
+ * A library refusal that carries the server's own JSON-RPC error, as the SDK v2 host has
+ * it: the code is the McpPoolError's `detail.mcpCode`, and its message is the one an SDK
+ * v1 client shows (`MCP error <code>: ` before the server's), which SDK v2 leaves off.
+ */
+function asServerError(error: unknown): never {
+  const detail = (error as { detail?: { mcpCode?: unknown; data?: unknown } }).detail;
+  if (error instanceof McpPoolError && typeof detail?.mcpCode === "number") {
+    const prefix = `MCP error ${detail.mcpCode}: `;
+    const message = error.message.startsWith(prefix)
+      ? error.message.slice(prefix.length)
+      : error.message;
+    throw Object.assign(new Error(message), { code: detail.mcpCode, data: detail.data });
+  }
+  throw error;
+}
+
 async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec): Promise<Host> {
-  const pool = await connect({ socketPath: home.socketPath, clientName: "differential-host" });
+  const pool = await connect({
+    socketPath: home.socketPath,
+    clientName: "differential-host",
+    clientInfo: { name: "differential-host", version: "1.0.0" },
+  });
+  const profile: HostProfile =
+    spec.capabilities === "asks" ? { sampling: true, elicitation: ["form", "url"] } : {};
   const asked: Asked[] = [];
   if (spec.capabilities === "asks") {
     pool.onSample((params) => {
@@ -74,14 +100,14 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
   type Params = Record<string, never>;
   const methods: Record<string, (p: Params) => Promise<unknown>> = {
     "tools/list": async () => ({
-      tools: (await pool.tools({ servers })).map((t) => ({
+      tools: (await pool.tools({ servers, profile })).map((t) => ({
         name: LIBRARY_TOOL_NAMES.own(id, t.function.name),
         description: LIBRARY_TOOL_NAMES.ownDescription(id, t.function.description),
         inputSchema: t.function.parameters,
       })),
     }),
     "tools/call": (p) =>
-      pool.call(LIBRARY_TOOL_NAMES.name(id, p.name), p.arguments, { servers, raw: true }),
+      pool.call(LIBRARY_TOOL_NAMES.name(id, p.name), p.arguments, { servers, profile, raw: true }),
     "prompts/list": (p) => pool.listPrompts(id, p),
     "prompts/get": (p) => pool.getPrompt(id, p.name, p.arguments),
     "resources/list": (p) => pool.listResources(id, p),
@@ -97,7 +123,7 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     serverCapabilities: (state as { capabilities?: unknown } | undefined)?.capabilities,
     instructions: state?.instructions,
     asked,
-    request: (method, params) => methods[method]!(params as Params),
+    request: (method, params) => methods[method]!(params as Params).catch(asServerError),
     close: () => pool.close(),
   };
 }

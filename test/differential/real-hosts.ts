@@ -6,7 +6,8 @@
  * and records every request: a view is the MCP tools of the first request that offers them,
  * the servers' instructions the host put in that request, and the tool results of the last.
  * Codex's view comes from its app-server: each server's status (info, capabilities, tools,
- * resources) and `mcpServer/tool/call` of the same three calls.
+ * resources), `mcpServer/tool/call` of the same calls, each server's first resource read, and
+ * a turn against a stand-in for the Responses API: the MCP tools and call outputs it is given.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -16,17 +17,31 @@ import { binIn, killGroup, type RealWorld } from "../helpers/real-hosts.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 import { normaliseValue } from "./normalise.js";
 
-/** One call per pooled server, the same for every host. */
+/**
+ * The calls, the same for every host: one per pooled server, and server-everything's that
+ * answer with more than text — structured content, annotations, an image, resource links —
+ * and the roots it was given (the host's own, direct).
+ */
 export const CALLS = [
   { server: "filesystem", tool: "list_allowed_directories", input: {} },
   { server: "memory", tool: "read_graph", input: {} },
   { server: "everything", tool: "echo", input: { message: "hello from the stand-in" } },
+  { server: "everything", tool: "get-structured-content", input: { location: "Chicago" } },
+  {
+    server: "everything",
+    tool: "get-annotated-message",
+    input: { messageType: "success", includeImage: true },
+  },
+  { server: "everything", tool: "get-resource-links", input: { count: 2 } },
+  { server: "everything", tool: "get-roots-list", input: {} },
 ] as const;
 
 /** How each headless host names a server's tool to its model. */
 export const MODEL_TOOL_NAME = {
   claude: (server: string, tool: string): string => `mcp__${server}__${tool}`,
   gemini: (server: string, tool: string): string => `mcp_${server}_${tool}`,
+  // Codex: a namespace per server, its functions' names with `_` for `-`.
+  codex: (server: string, tool: string): string => `mcp__${server}__${tool.replaceAll("-", "_")}`,
 };
 
 /** One request a stand-in heard: the run it belongs to (its base URL's label) and its body. */
@@ -123,6 +138,15 @@ const host = (wire: HostName) => REAL_HOSTS_CLI.find((h) => h.wire === wire)!;
 /** The prompt each headless host gets: the stand-in decides what is called, not the words. */
 const PROMPT = "call each server's tool once";
 
+/**
+ * `view` normalised, with the files Claude Code saves a result's image or blob to named alike:
+ * it names each by the time and a random part (`mcp-<server>-blob-<ms>-<random>.png`).
+ */
+const savedBlobsNamed = (view: Record<string, unknown>): View =>
+  JSON.parse(
+    JSON.stringify(normaliseValue(view)).replace(/mcp-[\w-]+?-blob-\d+-\w+\./g, "<saved blob>."),
+  ) as View;
+
 /** Claude Code's tool as the Messages API carries it. */
 interface AnthropicTool {
   name: string;
@@ -158,7 +182,12 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
           // The first turn waits for the MCP servers (by default `-p` may go without them).
           MCP_CONNECTION_NONBLOCKING: "false",
           // A server's start may be slow on a loaded machine: a minute for it, on both sides.
+          // `-p` otherwise sends its first turn after 5 s with only the servers connected by
+          // then; through entries that start the daemon, servers and all, on a loaded machine
+          // connecting took 5.3–6.4 s (direct 1–2 s): a difference in time, not in what the
+          // host is given, and no clock may decide what this suite compares.
           MCP_TIMEOUT: "60000",
+          CLAUDE_CODE_MCP_STARTUP_WAIT_MS: "60000",
         },
       );
       const heard = anthropic.heard(label).filter((h) => h.path.includes("/v1/messages"));
@@ -170,7 +199,7 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
         Array.isArray(m.content) ? (m.content as Record<string, unknown>[]) : [],
       );
       const called = new Map(parts.filter((p) => p.type === "tool_use").map((p) => [p.id, p.name]));
-      return normaliseValue({
+      return savedBlobsNamed({
         tools: byName(
           tools(first).map((t) => ({
             name: t.name,
@@ -186,7 +215,7 @@ export function claudeCode(anthropic: StandIn): ViewedHost {
             content: p.content,
             is_error: p.is_error,
           })),
-      }) as View;
+      });
     },
   };
 }
@@ -248,9 +277,10 @@ type Ask = (method: string, params: Record<string, unknown>) => Promise<unknown>
 async function codexAppServer<T>(
   prefix: string,
   world: RealWorld,
-  body: (ask: Ask) => Promise<T>,
+  args: string[],
+  body: (ask: Ask, noted: (method: string) => Promise<void>) => Promise<T>,
 ): Promise<T> {
-  const child = spawn(binIn(prefix, "codex"), ["app-server"], {
+  const child = spawn(binIn(prefix, "codex"), ["app-server", ...args], {
     cwd: world.project,
     env: world.login,
     stdio: ["pipe", "pipe", "pipe"],
@@ -259,6 +289,8 @@ async function codexAppServer<T>(
   let buffered = "";
   let log = "";
   const waiting = new Map<number, (reply: Record<string, unknown>) => void>();
+  /** The notifications' methods heard so far. */
+  const methods = new Set<string>();
   child.stderr.on("data", (chunk: Buffer) => (log += chunk.toString()));
   child.stdout.on("data", (chunk: Buffer) => {
     buffered += chunk.toString();
@@ -266,6 +298,7 @@ async function codexAppServer<T>(
     buffered = lines.pop()!;
     for (const line of lines) {
       const message = JSON.parse(line) as Record<string, unknown>;
+      if (typeof message.method === "string" && !("id" in message)) methods.add(message.method);
       if (typeof message.id !== "number" || "method" in message) continue;
       waiting.get(message.id)?.(message);
     }
@@ -288,7 +321,9 @@ async function codexAppServer<T>(
   try {
     await ask("initialize", { clientInfo: { name: "mcpool-differential", version: "0" } });
     child.stdin.write(`${JSON.stringify({ method: "initialized" })}\n`);
-    return await body(ask);
+    const noted = (method: string): Promise<void> =>
+      waitFor(() => methods.has(method), HOST_MS, `codex app-server's ${method}`);
+    return await body(ask, noted);
   } finally {
     child.stdin.end();
     const pid = child.pid;
@@ -299,29 +334,100 @@ async function codexAppServer<T>(
   }
 }
 
-export function codexAppServerHost(): ViewedHost {
+/** Codex's model provider, the stand-in: `-c` settings of the app-server's command line. */
+const providerArgs = (baseUrl: string): string[] =>
+  [
+    'model="gpt-5"',
+    'model_provider="standin"',
+    'model_providers.standin.name="stand-in"',
+    `model_providers.standin.base_url="${baseUrl}/v1"`,
+    'model_providers.standin.wire_api="responses"',
+  ].flatMap((setting) => ["-c", setting]);
+
+/** A function the Responses API carries, alone or in a namespace (Codex's `mcp__<server>`). */
+interface ResponsesTool {
+  type: string;
+  name: string;
+  tools?: ResponsesTool[];
+}
+
+/** The MCP tools of a Codex turn, and the outputs of its calls, as the model is given them. */
+function codexModelView(heard: Heard[]): Record<string, unknown> {
+  const namespaces = (h: Heard): ResponsesTool[] =>
+    ((h.body.tools ?? []) as ResponsesTool[]).filter(
+      (t) => t.type === "namespace" && t.name.startsWith("mcp__"),
+    );
+  const first = heard.find((h) => namespaces(h).length > 0);
+  const input = (heard.at(-1)?.body.input ?? []) as Record<string, unknown>[];
+  return {
+    tools: byName(
+      (first === undefined ? [] : namespaces(first)).map((ns) => ({
+        ...ns,
+        tools: byName(ns.tools ?? []),
+      })),
+    ),
+    // Codex prefixes each output with the call's wall time.
+    outputs: JSON.parse(
+      JSON.stringify(
+        input.filter((i) => i.type === "function_call_output").map((i) => i.output),
+      ).replace(/Wall time: [\d.]+ seconds/g, "Wall time: <time>"),
+    ) as unknown,
+  };
+}
+
+export function codexAppServerHost(openai: StandIn): ViewedHost {
   return {
     wire: "codex",
     file: (world) => host("codex").file(world),
     configure: (world) => host("codex").configure(world),
-    async view(prefix, world) {
-      return codexAppServer(prefix, world, async (ask) => {
-        const started = (await ask("thread/start", { cwd: world.project })) as {
+    async view(prefix, world, label) {
+      const args = providerArgs(openai.url(label));
+      return codexAppServer(prefix, world, args, async (ask, noted) => {
+        const thread = { cwd: world.project, approvalPolicy: "never" };
+        const started = (await ask("thread/start", thread)) as {
           thread: { id: string };
         };
         const threadId = started.thread.id;
+        // The thread's own connections: the list waits until each server has started.
+        const list = async () =>
+          (await ask("mcpServerStatus/list", { threadId })) as {
+            data: { name: string; tools?: Record<string, unknown> }[];
+          };
+        const offered = await list();
+        const listed = (server: string, tool: string): boolean =>
+          offered.data.some((s) => s.name === server && s.tools?.[tool] !== undefined);
+        // As a model would: only the tools the session lists (Codex declares no roots, so
+        // server-everything offers it no get-roots-list).
         const results = [];
-        for (const call of CALLS) {
+        for (const call of CALLS.filter((c) => listed(c.server, c.tool))) {
           const params = { threadId, server: call.server, tool: call.tool, arguments: call.input };
           results.push({
             call: `${call.server} ${call.tool}`,
-            result: await ask("mcpServer/tool/call", params),
+            result: await ask("mcpServer/tool/call", params).catch((error: Error) => ({
+              error: error.message,
+            })),
           });
         }
-        const status = (await ask("mcpServerStatus/list", { threadId })) as {
-          data: { name: string }[];
-        };
-        return normaliseValue({ status: byName(status.data), results }) as View;
+        // Each server's first resource read, as Codex reads one for its model.
+        const reads = [];
+        for (const server of offered.data) {
+          const uri = (server as { resources?: { uri: string }[] }).resources?.[0]?.uri;
+          if (uri === undefined) continue;
+          const params = { threadId, server: server.name, uri };
+          reads.push({
+            read: `${server.name} ${uri}`,
+            result: await ask("mcpServer/resource/read", params).catch((error: Error) => ({
+              error: error.message,
+            })),
+          });
+        }
+        // A turn: the stand-in has the model call each server's tool.
+        await ask("turn/start", { threadId, input: [{ type: "text", text: PROMPT }] });
+        await noted("turn/completed");
+        const model = codexModelView(openai.heard(label));
+        // The status once the calls are made: each connection's state is then settled.
+        const status = await list();
+        return normaliseValue({ status: byName(status.data), results, reads, model }) as View;
       });
     },
   };

@@ -17,7 +17,8 @@
  *   checked — which is what its dns-rebinding-protection scenario tests.
  *
  * And `--requirements 2026-07-28` through the same three paths in front of
- * test/fixtures/conformance-modern.mjs, a modern-only server:
+ * test/fixtures/conformance-modern.mjs, a modern-only server (and through `--http` in front of
+ * conformance-dual.mjs, the same server speaking both eras):
  * a modern runner, the bridge's modern side, the pool's modern upstream. The stdio entries
  * are reached through test/helpers/modern-stdio-over-http.ts: the modern HTTP binding is
  * SDK v2's there, every request goes to the entry as it came and its answer comes back as
@@ -124,6 +125,8 @@ const RUNS: [string, string, string, (home: TestHome) => Promise<Front>][] = [
   ["2026-07-28", "conformance-modern.mjs", PATHS[0]![0], PATHS[0]![1]],
   ["2026-07-28", "conformance-modern.mjs", PATHS[1]![0], (home) => modernStdioFront(home, "perl")],
   ["2026-07-28", "conformance-modern.mjs", PATHS[2]![0], (home) => modernStdioFront(home, "lean")],
+  // The same server speaking both eras, its row on `auto`: the pool holds it in 2026-07-28.
+  ["2026-07-28", "conformance-dual.mjs", PATHS[0]![0], PATHS[0]![1]],
 ];
 
 /**

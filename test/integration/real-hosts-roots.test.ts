@@ -85,6 +85,9 @@ describe.runIf(REAL_HOSTS)(
               // The first turn waits for the MCP servers (by default `-p` does not: under
               // load its first turn goes out with no MCP tool, answered `no tool`).
               MCP_CONNECTION_NONBLOCKING: "false",
+              // ...for at most 5 s unless told otherwise: beside the CPU load, twelve sessions'
+              // servers took longer, and one's first turn went out without the tool.
+              CLAUDE_CODE_MCP_STARTUP_WAIT_MS: "60000",
             },
             stdio: ["ignore", "pipe", "pipe"],
             detached: true,

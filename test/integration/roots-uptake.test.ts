@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { McpPool } from "../../src/index.js";
+import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalog/tools-cache.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 /** The row's bound on a server's sign of taking its roots in, and on its dial. */
@@ -36,10 +37,11 @@ describe("a server known to show that it took its roots in", () => {
     return { roots: [{ uri: pathToFileURL(path).href }] };
   };
 
-  it("never serves a project before its server shows it took the roots in", async () => {
+  const open = async (toolsCache?: ToolsCacheStore): Promise<McpPool> => {
     pool = new McpPool({
       clientName: "mcpool-test",
       log: {},
+      ...(toolsCache ? { toolsCache } : {}),
       onChild: (event) => {
         if (event.type === "spawn") spawned.push(event.pid);
       },
@@ -54,6 +56,11 @@ describe("a server known to show that it took its roots in", () => {
         connectTimeoutMs: BOUND_MS,
       },
     ]);
+    return pool;
+  };
+
+  it("never serves a project before its server shows it took the roots in", async () => {
+    const pool = await open();
     const first = project("first");
     writeFileSync(join(dir, "first", "take-in"), "");
     // The first project's server takes its roots in and says so: the row is known to show it.
@@ -66,5 +73,29 @@ describe("a server known to show that it took its roots in", () => {
     );
     writeFileSync(join(dir, "second", "take-in"), "");
     expect(await pool.call("gated__roots", {}, { profile: second })).toBe(second.roots[0]!.uri);
+  }, 60_000);
+
+  it("keeps it with the tools cache: a restarted pool waits for the sign from its first child", async () => {
+    const stored = new Map<string, CachedTools>();
+    const store: ToolsCacheStore = {
+      load: (id) => stored.get(id),
+      save: (id, cached) => void stored.set(id, structuredClone(cached)),
+    };
+    const first = project("first");
+    writeFileSync(join(dir, "first", "take-in"), "");
+    expect(await (await open(store)).call("gated__roots", {}, { profile: first })).toBe(
+      first.roots[0]!.uri,
+    );
+    await waitFor(
+      () => stored.get("gated")?.profiles?.showsUptake === true,
+      15_000,
+      "the tools cache to keep what the server showed",
+    );
+    await pool?.close();
+    // The restarted pool's first project child is one whose server takes nothing in yet.
+    const second = project("second");
+    await expect((await open(store)).call("gated__roots", {}, { profile: second })).rejects.toThrow(
+      /gave no sign of taking them in/,
+    );
   }, 60_000);
 });

@@ -20,6 +20,9 @@ describe("callerProblem", () => {
   it("names what is wrong: the shape, the level, the name, the title and the size", () => {
     expect(callerProblem("x")).toBe(`"caller" must be an object`);
     expect(callerProblem({ logLevel: "loud" })).toMatch(/^"caller.logLevel" must be one of debug/);
+    expect(callerProblem({ rootsListChanged: "yes" })).toBe(
+      `"caller.rootsListChanged" must be true or false`,
+    );
     expect(callerProblem({ clientInfo: [] })).toBe(`"caller.clientInfo" must be an object`);
     expect(callerProblem({ clientInfo: { name: "a" } })).toMatch(/string "name" and "version"/);
     expect(callerProblem({ clientInfo: { name: "a", version: "1", title: 2 } })).toMatch(
@@ -50,6 +53,14 @@ describe("hostCaller", () => {
     const big = { name: "h", version: "1", description: "x".repeat(MAX_CLIENT_INFO_CHARS) };
     expect(hostCaller(big, "loud")).toEqual({});
   });
+
+  it("says when the host's roots tell of their changes, and only then", () => {
+    expect(hostCaller(undefined, undefined, { roots: { listChanged: true } })).toEqual({
+      rootsListChanged: true,
+    });
+    expect(hostCaller(undefined, undefined, { roots: {} })).toEqual({});
+    expect(hostCaller(undefined, undefined, { sampling: {} })).toEqual({});
+  });
 });
 
 describe("upstreamCaller", () => {
@@ -71,5 +82,17 @@ describe("upstreamCaller", () => {
     const { caller } = upstreamCaller({ profile: { sampling: true }, onRoots });
     expect(caller?.capabilities).toMatchObject({ sampling: {}, roots: {} });
     expect(caller).not.toHaveProperty("logLevel");
+  });
+
+  it("tells the server the host's roots say when they change, as the host declared", () => {
+    const onRoots = () => Promise.resolve({ roots: [] });
+    const roots = [{ uri: "file:///p" }];
+    const listed = upstreamCaller({ profile: { roots }, caller: { rootsListChanged: true } });
+    expect(listed.caller?.capabilities).toEqual({ roots: { listChanged: true } });
+    const asked = upstreamCaller({ profile: {}, onRoots, caller: { rootsListChanged: true } });
+    expect(asked.caller?.capabilities).toEqual({ roots: { listChanged: true } });
+    // No roots declared: nothing to say of them.
+    const none = upstreamCaller({ profile: {}, caller: { rootsListChanged: true } });
+    expect(none.caller?.capabilities).toEqual({});
   });
 });

@@ -128,6 +128,7 @@ describe("the command table", () => {
         "json",
         "limit",
         "n",
+        "one-entry",
         "no-browser",
         "once",
         "server",

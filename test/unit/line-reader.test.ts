@@ -16,11 +16,22 @@ describe("LineReader", () => {
     expect(lines).toEqual(["é🙂"]);
   });
 
-  it("refuses a line that outgrows its cap before the newline arrives", () => {
-    const reader = new LineReader(8);
-    expect(reader.push(Buffer.from("12345"))).toEqual([]);
-    expect(() => reader.push(Buffer.from("6789"))).toThrow(/8 bytes/);
-    expect(reader.push(Buffer.from("ok\n"))).toEqual(["ok"]);
+  it("measures a 40 MB line without holding more than its cap, then reads the next line whole", () => {
+    const cap = 16 * 1024 * 1024;
+    const reader = new LineReader(cap);
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const lines: unknown[] = [];
+    let most = 0;
+    let sent = 0;
+    for (; sent < 40 * 1000 * 1000; sent += chunk.length) {
+      lines.push(...reader.push(chunk));
+      most = Math.max(most, reader.bufferedBytes);
+    }
+    lines.push(...reader.push(Buffer.from('\n{"jsonrpc":"2.0","id":2,"result":{}}\n')));
+    expect(most).toBeLessThanOrEqual(cap);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ oversize: sent });
+    expect(lines[1]).toBe('{"jsonrpc":"2.0","id":2,"result":{}}');
   });
 });
 

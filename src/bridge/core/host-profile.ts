@@ -37,10 +37,15 @@ export class SessionProfile {
   }
 
   /**
-   * The session's profile now; the host is asked for its roots when they are not known, on
-   * the stream of the request `relatedRequestId` (a Streamable HTTP host may have no other).
+   * The session's profile now (a legacy host's: era `legacy`); the host is asked for its roots
+   * when they are not known, on the stream of the request `relatedRequestId` (a Streamable HTTP
+   * host may have no other).
    */
   get(relatedRequestId?: string | number): Promise<HostProfile> {
+    return this.#get(relatedRequestId).then((profile) => ({ ...profile, era: "legacy" }));
+  }
+
+  #get(relatedRequestId?: string | number): Promise<HostProfile> {
     const capabilities = this.#server.getClientCapabilities();
     if (capabilities?.roots === undefined) return Promise.resolve(hostProfile(capabilities));
     this.#asked ??= this.#server

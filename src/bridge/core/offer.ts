@@ -136,6 +136,23 @@ export function forLegacyHost<T extends { _meta?: Record<string, unknown> | unde
   return (Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest) as T;
 }
 
+/** The fields of a 2026-07-28 result that 2025-11-25 has not (its cache hint, its kind). */
+const MODERN_RESULT_FIELDS = ["ttlMs", "cacheScope", "resultType"];
+
+/**
+ * A listing, read or prompt a modern server answered, as a legacy host is given it: without
+ * the 2026-07-28 result fields and without the envelope's keys in its `_meta`.
+ */
+export function legacyResult<T extends { _meta?: Record<string, unknown> | undefined }>(
+  result: T,
+): T {
+  const stripped = forLegacyHost(result) as Record<string, unknown>;
+  if (!MODERN_RESULT_FIELDS.some((field) => field in stripped)) return stripped as T;
+  return Object.fromEntries(
+    Object.entries(stripped).filter(([key]) => !MODERN_RESULT_FIELDS.includes(key)),
+  ) as T;
+}
+
 /**
  * The pool's servers, with a lone server (`--server`) that has not yet said who it is and
  * what it offers woken first, so its host meets the server's own serverInfo and capabilities

@@ -41,6 +41,7 @@ import type {
 } from "mcpool-client";
 
 import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
+import { legacyResult } from "./offer.js";
 import {
   SERVER_META_KEY,
   TemplateRoutes,
@@ -131,17 +132,22 @@ export class ResourcesPromptsRouter {
     this.#ctx = ctx;
   }
 
-  /** Handles what `capabilities` declares (the SDK refuses a handler for anything else). */
+  /**
+   * Handles what `capabilities` declares (the SDK refuses a handler for anything else), for a
+   * legacy host: what a modern server answers reaches it as a 2025-11-25 result (legacyResult).
+   */
   install(server: Server, session: Session, capabilities: ServerCapabilities): void {
     if (capabilities.resources !== undefined) {
       server.setRequestHandler(ListResourcesRequestSchema, (request) =>
-        this.listResources(request.params?.cursor),
+        this.listResources(request.params?.cursor).then(legacyResult),
       );
       server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) =>
-        this.listResourceTemplates(request.params?.cursor),
+        this.listResourceTemplates(request.params?.cursor).then(legacyResult),
       );
       server.setRequestHandler(ReadResourceRequestSchema, (request) =>
-        this.readResource(request.params.uri, { caller: sessionCaller(session) }),
+        this.readResource(request.params.uri, { caller: sessionCaller(session) }).then(
+          legacyResult,
+        ),
       );
       server.setRequestHandler(SubscribeRequestSchema, async (request) => {
         await this.subscribe(session, request.params.uri);
@@ -154,16 +160,18 @@ export class ResourcesPromptsRouter {
     }
     if (capabilities.prompts !== undefined) {
       server.setRequestHandler(ListPromptsRequestSchema, (request) =>
-        this.listPrompts(request.params?.cursor),
+        this.listPrompts(request.params?.cursor).then(legacyResult),
       );
       server.setRequestHandler(GetPromptRequestSchema, (request) =>
         this.getPrompt(request.params.name, request.params.arguments, {
           caller: sessionCaller(session),
-        }),
+        }).then(legacyResult),
       );
     }
     if (capabilities.completions !== undefined) {
-      server.setRequestHandler(CompleteRequestSchema, (request) => this.complete(request.params));
+      server.setRequestHandler(CompleteRequestSchema, (request) =>
+        this.complete(request.params).then(legacyResult),
+      );
     }
   }
 

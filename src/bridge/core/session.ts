@@ -65,20 +65,30 @@ export { passesLevel };
 
 /**
  * Who a legacy host's requests are for, to a modern server: the clientInfo it
- * sent in `initialize` and the level it set last (none when it set none).
+ * sent in `initialize`, the level it set last (none when it set none), and whether its
+ * roots say when they change.
  */
 export function sessionCaller(session: Session): Caller {
-  return hostCaller(session.server.getClientVersion(), session.level);
+  return hostCaller(
+    session.server.getClientVersion(),
+    session.level,
+    session.server.getClientCapabilities(),
+  );
 }
 
-/** The envelope keys of a modern request's client info and log level (SDK v2's). */
+/** The envelope keys of a modern request's client info, log level and capabilities (SDK v2's). */
 const CLIENT_INFO_META_KEY = "io.modelcontextprotocol/clientInfo";
 const LOG_LEVEL_META_KEY = "io.modelcontextprotocol/logLevel";
+const CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities";
 
-/** Who the request is for: the envelope's clientInfo and log level. */
+/** Who the request is for: the envelope's clientInfo, log level and capabilities. */
 export function callerOf(ctx: ServerContext): Caller {
   const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
-  return hostCaller(envelope[CLIENT_INFO_META_KEY], envelope[LOG_LEVEL_META_KEY]);
+  return hostCaller(
+    envelope[CLIENT_INFO_META_KEY],
+    envelope[LOG_LEVEL_META_KEY],
+    envelope[CLIENT_CAPABILITIES_META_KEY],
+  );
 }
 
 /**
@@ -86,7 +96,7 @@ export function callerOf(ctx: ServerContext): Caller {
  * large, not an Implementation) is left out, so the host's requests name the pool's
  * instead of failing.
  */
-export function hostCaller(clientInfo: unknown, logLevel: unknown): Caller {
+export function hostCaller(clientInfo: unknown, logLevel: unknown, capabilities?: unknown): Caller {
   const level = LOGGING_LEVELS.includes(logLevel as LoggingLevel)
     ? (logLevel as LoggingLevel)
     : undefined;
@@ -94,7 +104,9 @@ export function hostCaller(clientInfo: unknown, logLevel: unknown): Caller {
     clientInfo !== undefined && callerProblem({ clientInfo }) === undefined
       ? (clientInfo as Caller["clientInfo"])
       : undefined;
-  return defined({ clientInfo: info, logLevel: level });
+  const roots = (capabilities as { roots?: { listChanged?: unknown } } | undefined)?.roots;
+  const rootsListChanged = roots?.listChanged === true ? true : undefined;
+  return defined({ clientInfo: info, logLevel: level, rootsListChanged });
 }
 
 /** Every open session and every call in flight, newest last. */

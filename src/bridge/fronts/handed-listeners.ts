@@ -5,9 +5,10 @@
  * libuv holds, as the daemon's own listener reads it (src/daemon/socket/listener.ts).
  */
 import { closeSync } from "node:fs";
-import { chmod, readdir, unlink } from "node:fs/promises";
+import { readdir, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
 import { join } from "node:path";
+import { bindAt } from "./socket-folder.js";
 
 /** The fd each of `listeners` listens on, by scope (one that does not listen is left out). */
 export function listeningFds(
@@ -56,16 +57,15 @@ export class Listeners {
   async listen(listener: Server, scope: string, path: string): Promise<void> {
     const fd = this.#handed.get(scope);
     this.#handed.delete(scope);
-    if (fd === undefined) await unlink(path).catch(() => undefined);
+    if (fd === undefined) return bindAt(listener, path);
     await new Promise<void>((resolve, reject) => {
       listener.once("error", reject);
-      listener.listen(fd === undefined ? path : { fd }, () => {
+      listener.listen({ fd }, () => {
         listener.off("error", reject);
         resolve();
       });
     });
-    if (fd === undefined) await chmod(path, 0o600);
-    else this.#byFd.add(listener);
+    this.#byFd.add(listener);
   }
 
   /** After `listener` of `scope` closed: a handed one's path is unlinked by hand. */

@@ -15,7 +15,7 @@
  * Nothing heavy is loaded until the first connection arrives: an idle daemon keeps only the
  * listening sockets, the SDK's server side and the client come with the first host.
  */
-import { chmod, lstat, mkdir, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -25,6 +25,7 @@ import { HOST_GONE_METHOD, HOST_PROBE } from "../lean/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
 import { answersApart } from "./answers-apart.js";
 import { listeningFds, Listeners } from "./handed-listeners.js";
+import { foldersOf, privateDir } from "./socket-folder.js";
 
 export { answersApart, type Sending } from "./answers-apart.js";
 
@@ -171,17 +172,6 @@ async function load(daemonSocketPath: string): Promise<Loaded> {
   return { client, createBridge, StdioServerTransport };
 }
 
-/** A directory only this user can enter; never through a symlink someone planted. */
-async function privateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const stats = await lstat(dir);
-  if (!stats.isDirectory()) throw new Error(`${dir} is not a directory`);
-  if (process.getuid !== undefined && stats.uid !== process.getuid()) {
-    throw new Error(`${dir} belongs to another user`);
-  }
-  await chmod(dir, 0o700);
-}
-
 /** What serving one connection needs of the MCP sockets around it. */
 interface Serving {
   /** The daemon's connection cap, when it has one. */
@@ -315,9 +305,21 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     syncing = syncing.then(async () => {
       queued = false;
       if (closed) return;
+      // A folder removed under this pass is not a failure but a pass to do again, once the
+      // daemon's keeper has made the folder again (it renews us then).
+      const folders = foldersOf(options.daemonSocketPath, dir);
+      if (folders === undefined) return;
+      const raced = (): boolean => relisten || folders.overtaken();
       if (relisten) {
         relisten = false;
-        await privateDir(dir);
+        try {
+          await privateDir(dir);
+        } catch (error) {
+          // Removed as it was made: the keeper's next renewal comes.
+          if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
+          throw error;
+        }
+        folders.made();
         for (const [scope, listener] of [...listeners]) {
           listeners.delete(scope);
           paths.delete(scope);
@@ -330,10 +332,15 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
       for (const scope of wanted) {
         if (listeners.has(scope)) continue;
-        await listen(scope).catch((error: unknown) => {
-          listeners.delete(scope);
-          log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${(error as Error).message}`);
-        });
+        const failed = await listen(scope).then(
+          () => undefined,
+          (error: unknown) => error as Error,
+        );
+        if (failed === undefined) continue;
+        listeners.get(scope)?.close();
+        listeners.delete(scope);
+        if (raced()) return;
+        log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
       }
     });
     return syncing;

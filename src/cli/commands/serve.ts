@@ -107,7 +107,10 @@ export async function serveCommand(
     daemon.reload().catch(() => undefined);
   });
   fronts = await startFronts(daemon, context.err, predecessor?.fronts);
+  // What a burst of calls grew, given back once it is over (quiet-gc.ts).
+  const quietGc = (await import("../../daemon/process/quiet-gc.js")).startQuietGc();
   await stopped;
+  quietGc.stop();
   await fronts?.close();
   await daemon.stop();
   return EXIT.ok;

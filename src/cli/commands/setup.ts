@@ -7,18 +7,40 @@ import { EXIT } from "../output/exit-codes.js";
 import { UsageError } from "../output/usage-error.js";
 import { catalogOption, type CatalogFlags, type CommandContext } from "./context.js";
 
-/** `mcpool wire HOST [--write] [--catalog[=auto]]`. */
+const HOST_ARG = "HOST (claude-desktop, claude-code, cursor, vscode, codex, gemini, …)";
+
+/** `mcpool wire HOST [--write] [--catalog[=auto] [--one-entry]]`. */
 export async function wireCommand(
-  context: CommandContext<CatalogFlags & { write?: boolean }>,
+  context: CommandContext<CatalogFlags & { write?: boolean; "one-entry"?: boolean }>,
 ): Promise<number> {
   const { flags, socketPath } = context;
-  return (await import("../hosts/wire.js")).runWire({
-    host: context.arg(0, "HOST (claude-desktop, claude-code, cursor, vscode, codex, gemini, …)"),
+  const catalog = catalogOption(flags.catalog, flags["catalog-tokens"]);
+  const options = {
+    host: context.arg(0, HOST_ARG),
     write: flags.write === true,
     json: context.json,
     configPath: context.configPath(),
     ...(socketPath ? { socketPath } : {}),
-    ...catalogOption(flags.catalog, flags["catalog-tokens"]),
+    ...catalog,
+    out: context.out,
+    err: context.err,
+  };
+  if (flags["one-entry"] !== true) return (await import("../hosts/wire.js")).runWire(options);
+  if (catalog.catalog === undefined) {
+    throw new UsageError(
+      "--one-entry goes with --catalog or --catalog=auto: the one entry is the pool's catalogue",
+    );
+  }
+  return (await import("../hosts/one-entry.js")).runWireOneEntry(options);
+}
+
+/** `mcpool unwire HOST [--write]`: the pool-wide catalogue entry out, what it replaced back. */
+export async function unwireCommand(context: CommandContext<{ write?: boolean }>): Promise<number> {
+  return (await import("../hosts/one-entry.js")).runUnwire({
+    host: context.arg(0, HOST_ARG),
+    write: context.flags.write === true,
+    json: context.json,
+    configPath: context.configPath(),
     out: context.out,
     err: context.err,
   });

@@ -230,7 +230,8 @@ export function isBridgeBody(body: Body): boolean {
 export function wiredEntry(
   original: Body,
   host: HostName,
-  serverId: string,
+  /** Undefined: the whole pool (a pool-wide catalogue entry, one-entry.ts). */
+  serverId: string | undefined,
   command: readonly string[],
   socketPath: string | undefined,
   /** A stock pipe to the daemon's MCP socket (pipe-entry.ts), instead of `mcpool bridge`. */
@@ -243,8 +244,7 @@ export function wiredEntry(
     : [
         ...command,
         "bridge",
-        "--server",
-        serverId,
+        ...(serverId !== undefined ? ["--server", serverId] : []),
         ...bridgeArgs,
         ...(socketPath !== undefined ? ["--socket", socketPath] : []),
       ];

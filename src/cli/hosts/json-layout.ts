@@ -101,6 +101,38 @@ function entryNode(text: string, path: JsonPath): Node | undefined {
 const property = (entry: Node, key: string): Node | undefined =>
   entry.children?.find((p) => p.children?.[0]?.value === key);
 
+/**
+ * `text` without the entry at `path` (a server in its map), its lines and comma with it;
+ * undefined when there is no such entry.
+ */
+export function removeJsonEntry(text: string, path: JsonPath): string | undefined {
+  const map = entryNode(text, path.slice(0, -1));
+  const prop = map && property(map, String(path.at(-1)));
+  return map && prop ? removeProperty(text, map, prop) : undefined;
+}
+
+/**
+ * `text` with `"key": value` added last to the object at `path` (a host's server map), in
+ * the file's own layout; undefined when there is no object there.
+ */
+export function addJsonEntry(
+  text: string,
+  path: JsonPath,
+  key: string,
+  value: unknown,
+): string | undefined {
+  const map = entryNode(text, path);
+  if (map === undefined) return undefined;
+  const layout = layoutOf(text);
+  return addProperty(
+    text,
+    map,
+    key,
+    value,
+    spacingOf(text.slice(map.offset, map.offset + map.length), layout),
+  );
+}
+
 /** `text` without the property `prop` of `entry`, and the comma that goes with it. */
 function removeProperty(text: string, entry: Node, prop: Node): string {
   const siblings = entry.children ?? [];

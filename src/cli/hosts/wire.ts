@@ -68,6 +68,8 @@ export interface WireOptions {
    * wired without it are rewritten too. No stock pipe: one server's catalog has no socket.
    */
   catalog?: { mode: "on" | "auto"; tokens?: number };
+  /** `--one-entry` (with `--catalog`): one pool-wide catalogue entry instead (one-entry.ts). */
+  oneEntry?: boolean;
   /** For the backup's name. Default: now. */
   now?: () => Date;
   out(line: string): void;
@@ -167,7 +169,7 @@ export function applyWire(
 }
 
 /** mcpool's rows, or the sentence that says why they cannot be read. */
-async function mcpoolRows(configPath: string): Promise<McpServerConfig[] | string> {
+export async function mcpoolRows(configPath: string): Promise<McpServerConfig[] | string> {
   try {
     return parseMcpJson(await readFile(configPath, "utf8")).rows;
   } catch (error) {
@@ -178,7 +180,7 @@ async function mcpoolRows(configPath: string): Promise<McpServerConfig[] | strin
 }
 
 /** The host's first file that exists, and its text; or the first path, for the message. */
-async function hostFile(
+export async function hostFile(
   host: HostName,
   where: HostEnvironment,
 ): Promise<{ path: string; text: string | undefined; error?: string }> {
@@ -199,7 +201,7 @@ async function hostFile(
 }
 
 /** Writes `next` over `path`, the old text kept beside it first; returns the backup's path. */
-async function writeWired(path: string, next: string, now: Date): Promise<string> {
+export async function writeWired(path: string, next: string, now: Date): Promise<string> {
   const backup = backupPath(path, now);
   const mode = (await stat(path)).mode & 0o777;
   await copyFile(path, backup);
@@ -210,7 +212,7 @@ async function writeWired(path: string, next: string, now: Date): Promise<string
 }
 
 /** The diff shown for a host's file, secrets redacted in each format. */
-function wireDiff(host: HostName, path: string, text: string, next: string): string {
+export function wireDiff(host: HostName, path: string, text: string, next: string): string {
   const format = hostFormat(host);
   const redact =
     format === "toml"
@@ -279,17 +281,26 @@ export async function runWire(options: WireOptions): Promise<number> {
   if (changed.length === 0) {
     out(`nothing to wire in ${path}`);
   } else {
-    // The diff shown is the one written, or the one --write would write.
-    out("");
-    out(diff);
-    out("");
-    out(
-      backup !== undefined
-        ? `wrote ${path} (backup at ${backup})`
-        : "dry run: nothing was written; run again with --write to apply (a backup is kept)",
-    );
+    printOutcome(out, diff, path, backup);
   }
   return EXIT.ok;
+}
+
+/** The diff shown, the one written or the one --write would write, and what became of it. */
+export function printOutcome(
+  out: (line: string) => void,
+  diff: string,
+  path: string,
+  backup: string | undefined,
+): void {
+  out("");
+  out(diff);
+  out("");
+  out(
+    backup !== undefined
+      ? `wrote ${path} (backup at ${backup})`
+      : "dry run: nothing was written; run again with --write to apply (a backup is kept)",
+  );
 }
 
 const placeOf = (e: WirePlanEntry): string =>

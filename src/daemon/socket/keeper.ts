@@ -10,6 +10,7 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { lstat } from "node:fs/promises";
+import { lstatSync } from "node:fs";
 import { basename, dirname } from "node:path";
 
 import type { PoolLog } from "../../pool/core/types.js";
@@ -40,6 +41,15 @@ function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/** Renewals in a row that may lose a race with a removal before one is logged as failed. */
+const MAX_RACES = 100;
+
+/** A path's device and inode, or undefined when nothing is there. */
+function identityOf(path: string): string | undefined {
+  const stats = lstatSync(path, { throwIfNoEntry: false });
+  return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+}
+
 /** Starts watching at once; the folder must exist and hold the bound socket. */
 export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
   const { socketPath, server, restoreLock, onRenewed, log } = options;
@@ -50,6 +60,8 @@ export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
   let checking = false;
   let again = false;
   let renewing: Promise<boolean> = Promise.resolve(true);
+  /** Renewals in a row that lost a race with a removal (raced()). */
+  let races = 0;
 
   /** (Re)arms the watch on `path`, events filtered to the names in `names`. */
   function arm(path: string, names: readonly string[]): void {
@@ -61,6 +73,9 @@ export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
         if (name === null || names.includes(name.toString())) check();
       });
     } catch (error) {
+      // The folder went again as it was re-created: the parent's watch, and the look that
+      // follows a renewal, see to it.
+      if (path === dir && errnoCode(error) === "ENOENT") return;
       log.error?.(
         `mcpool: cannot watch ${path} (${errnoCode(error) ?? String(error)}); \`kill -USR1 ${process.pid}\` re-creates ${socketPath} if it goes`,
       );
@@ -113,21 +128,43 @@ export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
     if (closed) return false;
     // A renewal queued behind another may find the socket back already.
     if (ifEmpty && !(await pathIsEmpty())) return true;
+    let made: string | undefined;
     try {
       prepareRuntimeDir(dir);
+      made = identityOf(dir);
       await restoreLock();
       if (!(await server.rebind())) return false;
     } catch (error) {
+      armAll();
+      if (raced(error, made)) {
+        // Removed (or replaced) again while it was being re-created: not a failure, a
+        // renewal to do again, which the next look decides from what is there then.
+        check();
+        return false;
+      }
       log.error?.(
         `mcpool: could not re-create ${socketPath} (${reason}): ${(error as Error).message}`,
       );
-      armAll();
       return false;
     }
     armAll();
+    races = 0;
     log.info?.(`mcpool: re-created ${socketPath} (${reason})`);
     onRenewed?.();
+    // The folder may have gone again since: the look after each renewal sees to it.
+    check();
     return true;
+  }
+
+  /**
+   * Whether a renewal failed because the folder went under it: a path in it vanished, or
+   * another folder than the one made (`made`) is there now. Past MAX_RACES in a row it is
+   * said, as a failure: something removes the folder faster than it can be made.
+   */
+  function raced(error: unknown, made: string | undefined): boolean {
+    const gone = errnoCode(error) === "ENOENT" || (made !== undefined && identityOf(dir) !== made);
+    races = gone ? races + 1 : 0;
+    return gone && races <= MAX_RACES;
   }
 
   function renew(reason: string, ifEmpty = false): Promise<boolean> {

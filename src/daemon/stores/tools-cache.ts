@@ -49,12 +49,13 @@ export function createFileToolsCache(
 /** A stored profile memo, or undefined for anything else: it is learnt again. */
 function parseProfiles(value: unknown): ProfileMemo | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const { same, asksRoots, showsUptake } = value as Record<string, unknown>;
+  const { same, asksRoots, showsUptake, legacyToo } = value as Record<string, unknown>;
   const memo: ProfileMemo = {};
   if (Array.isArray(same) && same.every((key) => typeof key === "string")) {
     memo.same = same as string[];
   }
   if (typeof asksRoots === "boolean") memo.asksRoots = asksRoots;
-  if (typeof showsUptake === "boolean") memo.showsUptake = showsUptake;
+  if (showsUptake === true) memo.showsUptake = true;
+  if (legacyToo === false) memo.legacyToo = false;
   return Object.keys(memo).length > 0 ? memo : undefined;
 }

@@ -109,6 +109,10 @@ export function upstreamCaller(
     declared && opts.onRoots && declared.roots === undefined
       ? { ...declared, roots: {} }
       : declared;
+  // The host's roots say when they change: the server is told what it would be direct.
+  if (capabilities?.roots !== undefined && caller?.rootsListChanged === true) {
+    capabilities.roots = { listChanged: true };
+  }
   return {
     caller: defined({
       capabilities,

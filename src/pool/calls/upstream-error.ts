@@ -7,6 +7,7 @@
  * - `timeout`: the request timed out, or the server stopped answering and is replaced;
  * - `server-crashed` / `connection-lost`: the connection closed under the request — a
  *   crash, or ours (a reconnect, a retirement), as the caller's `cutOff` tells;
+ * - `answer-too-large`: the answer passed the frame cap and was dropped unread (line-reader.ts);
  * - `tool-error`: the server refused, its JSON-RPC code in `mcpCode` and its `data` kept;
  * - `auth-required`: the server wants a sign-in, when the caller can tell;
  * - `connection-lost`: a remote that could not be reached, when the caller asks for it.
@@ -19,6 +20,7 @@ import { McpPoolError } from "../core/errors.js";
 import { ErrorCode, isMcpError } from "../mcp/error.js";
 import { sessionLost } from "../server/session.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
+import { AnswerTooLarge } from "../mcp/line-reader.js";
 import type { CallSignal } from "../core/types.js";
 
 /** The request as its failure is told. */
@@ -72,6 +74,14 @@ export function upstreamError(error: unknown, request: UpstreamRequest): unknown
       "connection-lost",
       `server "${serverId}" closed the connection during ${what}`,
       { serverId },
+    );
+  }
+  if (isMcpError(error) && error.data instanceof AnswerTooLarge) {
+    const { bytes, maxBytes } = error.data;
+    return new McpPoolError(
+      "answer-too-large",
+      `server "${serverId}" answered the ${what} with ${bytes} bytes, over the daemon's ${maxBytes}-byte frame cap, so the answer was dropped as it arrived; the tool ran: ask it for less`,
+      { serverId, bytes, maxFrameBytes: maxBytes },
     );
   }
   if (isMcpError(error)) {

@@ -37,11 +37,17 @@ export interface ProfileMemo {
    */
   asksRoots?: boolean;
   /**
-   * Whether the server, once it asked for roots, shows it took them in (a stderr line, a
-   * notification or a request of its own; pool/server/sign-of-life.ts): true once seen;
-   * false once it said nothing within its bound and has shown nothing since.
+   * The server, once it asked for roots, was seen to show it took them in (a stderr line, a
+   * notification or a request of its own; pool/server/sign-of-life.ts). Only seen, never
+   * guessed: a server that said nothing within its bound is not kept as quiet.
    */
-  showsUptake?: boolean;
+  showsUptake?: true;
+  /**
+   * Whether the server, held in 2026-07-28, also speaks 2025-11-25 to a child of a legacy
+   * host's: false once it refused such a child's `initialize` (its legacy hosts then share
+   * the row's modern connection).
+   */
+  legacyToo?: boolean;
 }
 
 export interface ToolsCacheStore {

@@ -7,25 +7,41 @@
  * character split across chunks decodes whole), with a structural check in place of the
  * schema: the SDK's Protocol validates each request and result it handles.
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { LineSplitter } from "mcpool-protocol";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_MAX_FRAME_BYTES, LineSplitter, type OversizeLine } from "mcpool-protocol";
+import { ErrorCode } from "./error.js";
+
+/** A line over the cap, measured to its newline: its bytes, first and last bytes. */
+export type MeasuredLine = Required<OversizeLine>;
 
 export class LineReader {
   readonly #lines: LineSplitter;
 
+  /** A line longer than `maxLineBytes` is counted and dropped as it arrives, never held. */
   constructor(maxLineBytes: number) {
-    this.#lines = new LineSplitter(maxLineBytes);
+    this.#lines = new LineSplitter(maxLineBytes, { measure: true });
   }
 
-  /** The complete lines this chunk finishes; throws when a line outgrows the cap. */
-  push(chunk: Buffer): string[] {
-    const lines: string[] = [];
+  get maxLineBytes(): number {
+    return this.#lines.maxLineBytes;
+  }
+
+  /** Bytes held for the incomplete line; never more than the cap. */
+  get bufferedBytes(): number {
+    return this.#lines.bufferedBytes;
+  }
+
+  /** Bytes of the oversize line being dropped, counted so far; 0 when none is. */
+  get droppingBytes(): number {
+    return this.#lines.droppingBytes;
+  }
+
+  /** The lines this chunk finishes: each as text, or measured when it was over the cap. */
+  push(chunk: Buffer): (string | MeasuredLine)[] {
+    const lines: (string | MeasuredLine)[] = [];
     for (const line of this.#lines.push(chunk)) {
-      if (!(line instanceof Uint8Array)) {
-        this.clear();
-        throw new Error(`a stdout line grew past ${this.#lines.maxLineBytes} bytes`);
-      }
-      lines.push(textOf(line).replace(/\r$/, ""));
+      if (line instanceof Uint8Array) lines.push(textOf(line).replace(/\r$/, ""));
+      else lines.push(line as MeasuredLine);
     }
     return lines;
   }
@@ -57,4 +73,120 @@ export function parseJsonRpcLine(line: string): JSONRPCMessage | undefined {
   if (typeof message.method === "string") return message as JSONRPCMessage;
   if (hasId && ("result" in message || "error" in message)) return message as JSONRPCMessage;
   return undefined;
+}
+
+// ── A line over the cap ──
+
+/*
+ * A server's message over the frame cap is refused as it arrives and never held whole: the
+ * reader counts its bytes and keeps only its first and last few hundred (LineSplitter's
+ * measuring mode). From those this tells what it was — the answer to one of our requests
+ * (its id), or a request or notification of the server's — so the answer's caller is
+ * refused at once with the size measured, and the connection reads on.
+ *
+ * Only the outermost object's keys count: the head is read key by key from its start, and
+ * the tail is taken only when it ends `"id": <scalar> }`, the last key of that object.
+ */
+
+/** The largest message read from a server, bytes: the frame cap an agent's answer must fit. */
+export const MAX_MESSAGE_BYTES = DEFAULT_MAX_FRAME_BYTES;
+
+/**
+ * The `data` of the error an oversize answer's request is rejected with. A class, so only
+ * the reader can make one: no server can forge it through JSON.
+ */
+export class AnswerTooLarge {
+  constructor(
+    /** Bytes of the answer, counted to its end. */
+    readonly bytes: number,
+    /** The cap it passed, bytes. */
+    readonly maxBytes: number,
+  ) {}
+}
+
+/** What an oversize message was, as far as its first and last bytes tell. */
+export type OversizeKind =
+  { kind: "answer"; id: RequestId } | { kind: "message"; method: string } | { kind: "unknown" };
+
+/** Reads an oversize message from its `head` (first bytes) and `tail` (last bytes). */
+export function oversizeKind(head: Uint8Array, tail: Uint8Array): OversizeKind {
+  const text = latin1(head);
+  if (!/^\s*\{/.test(text)) return { kind: "unknown" };
+  const top = topKeys(text);
+  if (top.method !== undefined) return { kind: "message", method: top.method };
+  const id = top.id ?? lastId(latin1(tail));
+  return id === undefined ? { kind: "unknown" } : { kind: "answer", id };
+}
+
+/** The error answer that stands for an oversize answer to request `id`. */
+export function tooLargeAnswer(id: RequestId, bytes: number, maxBytes: number): JSONRPCMessage {
+  const message = `the answer is ${bytes} bytes, over the ${maxBytes}-byte cap: dropped as it arrived, unread`;
+  const error = {
+    code: ErrorCode.InternalError,
+    message,
+    data: new AnswerTooLarge(bytes, maxBytes),
+  };
+  return { jsonrpc: "2.0", id, error } as JSONRPCMessage;
+}
+
+/** Bytes as text one char per byte: multi-byte UTF-8 never holds an ASCII byte, so JSON's structure reads the same. */
+function latin1(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+}
+
+const SCALAR = /^(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*")/;
+const LAST_ID = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
+
+/** A JSON scalar's text as an id: a string or an integer; undefined for anything else. */
+function idOf(text: string): RequestId | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value === "string") return value;
+  return Number.isSafeInteger(value) ? (value as number) : undefined;
+}
+
+/** The outermost object's `id` and `method`, as far as the head holds them. */
+function topKeys(head: string): { id?: RequestId; method?: string } {
+  const found: { id?: RequestId; method?: string } = {};
+  let at = head.indexOf("{") + 1;
+  let depth = 1;
+  let expectKey = true;
+  while (at < head.length && depth > 0) {
+    const char = head[at]!;
+    if (char === '"') {
+      const string = SCALAR.exec(head.slice(at))?.[0];
+      if (string === undefined) return found;
+      at += string.length;
+      if (depth !== 1 || !expectKey) continue;
+      const key = JSON.parse(string) as string;
+      const colon = /^\s*:\s*/.exec(head.slice(at));
+      if (colon === null) return found;
+      at += colon[0].length;
+      expectKey = false;
+      if (key !== "id" && key !== "method") continue;
+      const scalar = SCALAR.exec(head.slice(at))?.[0];
+      if (scalar === undefined) continue;
+      const id = key === "id" ? idOf(scalar) : undefined;
+      if (id !== undefined) found.id = id;
+      else if (key === "method" && scalar.startsWith('"'))
+        found.method = JSON.parse(scalar) as string;
+      at += scalar.length;
+      continue;
+    }
+    if (char === "{" || char === "[") depth++;
+    else if (char === "}" || char === "]") depth--;
+    else if (char === "," && depth === 1) expectKey = true;
+    at++;
+  }
+  return found;
+}
+
+/** The id when the tail ends with it as the outermost object's last key. */
+function lastId(tail: string): RequestId | undefined {
+  const match = LAST_ID.exec(tail);
+  return match ? idOf(match[1]!) : undefined;
 }

@@ -15,16 +15,34 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fdOf, pidGone, pipeFrom, resumeReading, stopReading } from "../core/pipes.js";
 import type { HandedChild, HandedSession } from "./transport.js";
-import { LineReader, parseJsonRpcLine } from "./line-reader.js";
+import {
+  LineReader,
+  MAX_MESSAGE_BYTES,
+  oversizeKind,
+  parseJsonRpcLine,
+  tooLargeAnswer,
+  type MeasuredLine,
+} from "./line-reader.js";
+import { v8Collector } from "../core/collect.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StderrTail } from "./stderr-tail.js";
 
+/**
+ * While an oversize line is dropped, the young generation is collected after each this many
+ * of its bytes: its 64 KB chunks are freed as they go, so the allocator reuses a few of them
+ * instead of keeping tens of MB resident after the line (bench/memory-return.mjs).
+ */
+const COLLECT_EVERY_BYTES = 1024 * 1024;
+
 /** How long a child gets after stdin EOF, and again after SIGTERM, before the next step. */
 export const DEFAULT_STOP_GRACE_MS = 2000;
 
-/** A single stdout line larger than this is a broken server, not a message. */
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+/**
+ * A stdout line larger than this is counted and dropped as it arrives, never held: the frame
+ * cap, past which no agent could be sent it anyway.
+ */
+export const DEFAULT_MAX_LINE_BYTES = MAX_MESSAGE_BYTES;
 
 export interface ChildProcessTransportOptions {
   command: string;
@@ -71,6 +89,10 @@ export class ChildProcessTransport implements Transport {
   #io?: ChildIo;
   /** stdout since its last newline: what a successor must read first (handOff()). */
   #tail: Buffer[] = [];
+  /** Bytes in #tail; past the line cap it is dropped (the line is, too). */
+  #tailBytes = 0;
+  /** Bytes of the oversize line being dropped when the young generation was last collected. */
+  #collectedAt = 0;
   /** Handed on to another process: this one signals and reads nothing more. */
   #released = false;
   /** A handed child before the hand-over settled: not yet this process's to stop (handed.ts). */
@@ -255,21 +277,58 @@ export class ChildProcessTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
-    const newline = chunk.lastIndexOf(10);
-    if (newline < 0) this.#tail.push(chunk);
-    else this.#tail = newline + 1 < chunk.length ? [chunk.subarray(newline + 1)] : [];
-    let lines: string[];
-    try {
-      lines = this.#buffer.push(chunk);
-    } catch (error) {
-      this.onerror?.(error as Error);
-      void this.close();
-      return;
+    this.#keepTail(chunk);
+    const lines = this.#buffer.push(chunk);
+    const dropping = this.#buffer.droppingBytes;
+    if (dropping < this.#collectedAt) this.#collectedAt = 0;
+    if (dropping - this.#collectedAt >= COLLECT_EVERY_BYTES) {
+      this.#collectedAt = dropping;
+      v8Collector()?.young();
     }
     for (const line of lines) {
+      if (typeof line !== "string") {
+        this.#oversize(line);
+        continue;
+      }
       const message = parseJsonRpcLine(line);
       if (message === undefined) this.#options.onJunk?.(line);
       else this.onmessage?.(message);
+    }
+  }
+
+  /** What a successor must read first: the chunks since the last newline, while under the cap. */
+  #keepTail(chunk: Buffer): void {
+    const newline = chunk.lastIndexOf(10);
+    if (newline >= 0) {
+      this.#tail = newline + 1 < chunk.length ? [chunk.subarray(newline + 1)] : [];
+      this.#tailBytes = chunk.length - newline - 1;
+    } else if (this.#tailBytes + chunk.length <= this.#buffer.maxLineBytes) {
+      this.#tail.push(chunk);
+      this.#tailBytes += chunk.length;
+    } else {
+      // A line over the cap is being dropped: a successor drops the rest of it as junk.
+      this.#tail = [];
+      this.#tailBytes = 0;
+    }
+  }
+
+  /**
+   * A line over the cap went by, measured and dropped: the answer it was fails its request
+   * with the size; a request or notification of the server's is reported as junk. A line
+   * that says neither leaves the connection in doubt: it is closed, as a crash would be.
+   */
+  #oversize(line: MeasuredLine): void {
+    const cap = this.#buffer.maxLineBytes;
+    const what = oversizeKind(line.head, line.tail);
+    if (what.kind === "answer") {
+      this.onmessage?.(tooLargeAnswer(what.id, line.oversize, cap));
+    } else if (what.kind === "message") {
+      this.#options.onJunk?.(
+        `[a ${line.oversize}-byte "${what.method}" message, over the ${cap}-byte cap, dropped unread]`,
+      );
+    } else {
+      this.onerror?.(new Error(`a ${line.oversize}-byte stdout line passed the ${cap}-byte cap`));
+      void this.close();
     }
   }
 

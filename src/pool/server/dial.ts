@@ -277,6 +277,7 @@ function connectError(
   if (cause instanceof EraMismatchError) {
     return new McpPoolError("connect-failed", pinMismatchMessage(id, cause.pin, cause.speaks), {
       serverId: id,
+      speaks: cause.speaks,
       ...(stderr ? { stderr } : {}),
     });
   }

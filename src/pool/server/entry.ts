@@ -115,10 +115,13 @@ export class ServerEntry extends EntryState {
     }
   }
 
+  /** The row a dial starts: the row itself (a child pinned to one era says otherwise). */
+  protected dialled = (row: McpServerConfig): McpServerConfig => row;
+
   /** Starts a child (or session) for `row`, its events bound to the connection it makes. */
   #open(row: McpServerConfig): ReturnType<typeof dial> {
     const context = this.#context;
-    return dial(row, context, row.connectTimeoutMs ?? context.connectTimeoutMs, {
+    return dial(this.dialled(row), context, row.connectTimeoutMs ?? context.connectTimeoutMs, {
       listChanged: (connection) => this.#relist(connection),
       closed: (connection) => this.#closed(connection),
       authCause: (cause) => authSentence(context, this.id, cause),

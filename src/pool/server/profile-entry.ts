@@ -81,12 +81,30 @@ export class ProfileEntry extends ServerEntry {
   /** The connections ended because their server showed no sign of taking the roots in. */
   readonly #untaken = new WeakSet<Connection>();
 
-  constructor(row: McpServerConfig, context: EntryContext, profile: HostProfile, key: string) {
+  /**
+   * `legacy`: a legacy host's child of a row held in 2026-07-28, dialled with `initialize` as
+   * its host would dial the server direct; undefined: the row's era.
+   */
+  readonly era: "legacy" | undefined;
+  /** Told that the server refused this child's era (it speaks only the row's). */
+  onOtherEraRefused: (() => void) | undefined;
+
+  constructor(
+    row: McpServerConfig,
+    context: EntryContext,
+    profile: HostProfile,
+    key: string,
+    era?: "legacy",
+  ) {
     super(row, context);
     this.#context = context;
     this.profile = profile;
     this.key = key;
+    this.era = era;
   }
+
+  protected override dialled = (row: McpServerConfig): McpServerConfig =>
+    this.era === undefined ? row : { ...row, protocol: this.era };
 
   /**
    * This entry takes over a child another daemon served for the same profile: its server
@@ -161,7 +179,13 @@ export class ProfileEntry extends ServerEntry {
    * once, kept with the tools cache) to ask later than that is waited for to ask.
    */
   override ensure(options: { ignoreBackoff?: boolean } = {}): Promise<Connection> {
-    const dialled = this.#dialled(options);
+    const dialled = this.#dialled(options).catch((error: unknown) => {
+      const speaks = (error as { detail?: { speaks?: unknown } }).detail?.speaks;
+      if (this.era !== undefined && speaks !== undefined && speaks !== this.era) {
+        this.onOtherEraRefused?.();
+      }
+      throw error;
+    });
     if (this.profile.roots === undefined) return dialled;
     return dialled.then((connection) => {
       let taken = this.#taken.get(connection);

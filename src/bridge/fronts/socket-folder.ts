@@ -1,0 +1,68 @@
+/**
+ * The folder the MCP sockets live in, inside the daemon's runtime folder, and binding a
+ * socket there. The runtime folder is the daemon's socket keeper's to make
+ * (src/daemon/socket/keeper.ts); a removal of it that overtakes a pass of the MCP sockets is
+ * told apart from a failure (foldersOf), so the pass is done again when the keeper renews
+ * them, with no error line.
+ */
+import { lstatSync } from "node:fs";
+import { chmod, lstat, mkdir, unlink } from "node:fs/promises";
+import type { Server as NetServer } from "node:net";
+import { dirname } from "node:path";
+
+/**
+ * A directory only this user can enter; never through a symlink someone planted. Its parent,
+ * the runtime folder, is the daemon's to make (its socket keeper): never made here.
+ */
+export async function privateDir(dir: string): Promise<void> {
+  await mkdir(dir, { mode: 0o700 }).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  });
+  const stats = await lstat(dir);
+  if (!stats.isDirectory()) throw new Error(`${dir} is not a directory`);
+  if (process.getuid !== undefined && stats.uid !== process.getuid()) {
+    throw new Error(`${dir} belongs to another user`);
+  }
+  await chmod(dir, 0o700);
+}
+
+/** A path's device and inode, or undefined when nothing is there. */
+function identityOf(path: string): string | undefined {
+  const stats = lstatSync(path, { throwIfNoEntry: false });
+  return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+}
+
+/**
+ * The runtime folder a pass works in and the MCP sockets' folder in it (`dir`), as they
+ * are now; undefined when the runtime folder is gone. `overtaken()`: a removal came since —
+ * either folder changed, or the daemon's socket went with its folder (the keeper renews us).
+ */
+export function foldersOf(
+  socketPath: string,
+  dir: string,
+): { made(): void; overtaken(): boolean } | undefined {
+  const runtimeDir = dirname(socketPath);
+  const folder = identityOf(runtimeDir);
+  if (folder === undefined) return undefined;
+  let own = identityOf(dir);
+  return {
+    made: () => void (own = identityOf(dir)),
+    overtaken: () =>
+      identityOf(runtimeDir) !== folder ||
+      identityOf(dir) !== own ||
+      identityOf(socketPath) === undefined,
+  };
+}
+
+/** `listener` listening at `path`, in place of whatever socket was there, for this user only. */
+export async function bindAt(listener: NetServer, path: string): Promise<void> {
+  await unlink(path).catch(() => undefined);
+  await new Promise<void>((resolve, reject) => {
+    listener.once("error", reject);
+    listener.listen(path, () => {
+      listener.off("error", reject);
+      resolve();
+    });
+  });
+  await chmod(path, 0o600);
+}

@@ -1,0 +1,282 @@
+/**
+ * One pool-wide catalogue entry for a host, instead of one per server:
+ *
+ * - `mcpool wire HOST --catalog[=auto] --one-entry`: the host's entries that mcpool has (the
+ *   same connection as a row, or already wired to one server) are taken out, and one entry,
+ *   `mcpool`, runs `mcpool bridge --catalog[=auto]` — the whole pool's search, describe and
+ *   call tools, with its rows' `alwaysLoad` tools. What was taken out is kept beside the file
+ *   (`<file>.mcpool-replaced.json`) for `unwire`. Run again, it changes nothing.
+ * - `mcpool unwire HOST`: the pool-wide entry taken out, and the entries it replaced put back
+ *   as they were, each in the map it was in (unless an entry of that name is there now).
+ *
+ * JSON hosts only (every host but Codex's TOML and Goose's and Continue's YAML): their files
+ * are edited in place, each file's own spacing kept, as `wire` edits them.
+ */
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { defaultSocketPath } from "mcpool-client";
+import { EXIT } from "../output/exit-codes.js";
+import { hostFormat, isHostName, serverMapPaths, serversKey, HOSTS } from "./configs.js";
+import type { HostEnvironment, HostName, JsonPath } from "./configs.js";
+import { bridgeEntryOf } from "./entries.js";
+import { hostEntries, parseHostText, type HostEntry } from "./files.js";
+import { insertProperty, styleOf } from "./json-insert.js";
+import { addJsonEntry, removeJsonEntry, rewriteJsonEntry } from "./json-layout.js";
+import { pipeEntryServer } from "./pipe-entry.js";
+import { hostBody, hostWiredEntry } from "./shapes.js";
+import {
+  hostFile,
+  mcpoolCommand,
+  mcpoolRows,
+  planWire,
+  printOutcome,
+  wireDiff,
+  writeWired,
+  type WireOptions,
+} from "./wire.js";
+
+/** The pool-wide entry's name in the host's file. */
+export const POOL_ENTRY = "mcpool";
+
+/** Beside the host's file: the entries the pool-wide entry replaced, for `unwire`. */
+export const replacedPath = (file: string): string => `${file}.mcpool-replaced.json`;
+
+interface Replaced {
+  entries: { path: JsonPath; value: unknown }[];
+}
+
+type Body = Record<string, unknown>;
+
+/** Whether `entry` runs the whole pool's catalogue (`bridge --catalog`, the relay on `@catalog`). */
+export function isPoolCatalogEntry(host: HostName, entry: unknown): boolean {
+  const body = hostBody(host, entry);
+  if ("skip" in body) return false;
+  const args = (Array.isArray(body.args) ? body.args : []).filter((a) => typeof a === "string");
+  if (pipeEntryServer(args)?.startsWith("@catalog") === true) return true;
+  return (
+    args.includes("bridge") &&
+    args.some((a) => a.startsWith("--catalog")) &&
+    !args.includes("--server") &&
+    !args.includes("--servers")
+  );
+}
+
+/** The pool-wide entry in `host`'s spelling. */
+function poolEntry(
+  host: HostName,
+  command: readonly string[],
+  socket: string,
+  args: string[],
+): Body {
+  // GitHub Copilot CLI names a stdio server "local" and lists the tools it may use.
+  const template: Body = host === "copilot" ? { type: "local", tools: ["*"] } : {};
+  return hostWiredEntry(template, host, undefined, command, socket, undefined, args);
+}
+
+/** The refusal for a host whose file is not JSON, or undefined. */
+function notJson(host: HostName, command: string): string | undefined {
+  if (hostFormat(host) === "json" && host !== "continue") return undefined;
+  return `mcpool ${command}: --one-entry edits JSON host files; ${host}'s is ${hostFormat(host).toUpperCase()} (\`mcpool wire ${host} --catalog\` writes one catalog entry per server)`;
+}
+
+async function readReplaced(file: string): Promise<Replaced> {
+  try {
+    const parsed = JSON.parse(await readFile(replacedPath(file), "utf8")) as Replaced;
+    return Array.isArray(parsed.entries) ? parsed : { entries: [] };
+  } catch {
+    return { entries: [] };
+  }
+}
+
+/** `mcpool wire HOST --catalog[=auto] --one-entry [--write]`. */
+export async function runWireOneEntry(options: WireOptions): Promise<number> {
+  const { out, err } = options;
+  const opened = await openHost(options, "wire");
+  if (typeof opened === "number") return opened;
+  const { host, path, text, root } = opened;
+  const catalog = options.catalog ?? { mode: "on" };
+  const rows = await mcpoolRows(options.configPath);
+  if (typeof rows === "string") {
+    err(`mcpool wire: cannot read mcpool's config ${options.configPath}: ${rows}`);
+    return EXIT.failed;
+  }
+  const entries = hostEntries(host, root);
+  const plan = planWire(host, entries, rows, true);
+  // Entries the pool serves: a row's own connection, or an entry wired to one server.
+  const replaced = plan.filter((entry) => {
+    if (isPoolCatalogEntry(host, entry.value)) return false;
+    const body = hostBody(host, entry.value);
+    return entry.serverId !== undefined || (!("skip" in body) && bridgeEntryOf(body) !== undefined);
+  });
+  const mapPath = serverMapPaths(host, root)[0] ?? [serversKey(host)];
+  const named = entries.find(
+    (entry) => entry.name === POOL_ENTRY && same(entry.path.slice(0, -1), mapPath),
+  );
+  const goes = (entry: HostEntry): boolean => replaced.some((r) => same(r.path, entry.path));
+  if (named && !isPoolCatalogEntry(host, named.value) && !goes(named)) {
+    err(
+      `mcpool wire: ${path} already has an entry "${POOL_ENTRY}" that is not mcpool's catalogue; rename it, then wire again`,
+    );
+    return EXIT.failed;
+  }
+  const args = [
+    catalog.mode === "auto" ? "--catalog=auto" : "--catalog",
+    ...(catalog.tokens !== undefined ? ["--catalog-tokens", String(catalog.tokens)] : []),
+  ];
+  const socket = options.socketPath ?? defaultSocketPath();
+  const wanted = poolEntry(host, options.command ?? mcpoolCommand(), socket, args);
+  let next = text;
+  for (const entry of [...replaced].reverse()) next = removeJsonEntry(next, entry.path) ?? next;
+  if (named === undefined || goes(named)) {
+    next = added(next, mapPath, POOL_ENTRY, wanted);
+  } else {
+    const rewritten = rewriteJsonEntry(next, named.path, named.value as Body, wanted);
+    if ("why" in rewritten) {
+      err(`mcpool wire: ${path}: the "${POOL_ENTRY}" entry ${rewritten.why}`);
+      return EXIT.failed;
+    }
+    next = rewritten.text;
+  }
+  const diff = next === text ? "" : wireDiff(host, path, text, next);
+  let backup: string | undefined;
+  if (options.write && next !== text) {
+    backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
+    const kept = await readReplaced(path);
+    for (const entry of replaced) {
+      if (!kept.entries.some((k) => same(k.path, entry.path))) {
+        kept.entries.push({ path: entry.path, value: entry.value });
+      }
+    }
+    await writeFile(replacedPath(path), `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+  }
+  const names = replaced.map((entry) => entry.name);
+  if (options.json === true) {
+    out(
+      JSON.stringify(
+        {
+          host,
+          file: path,
+          entry: POOL_ENTRY,
+          replaced: names,
+          diff,
+          written: backup !== undefined,
+          ...(backup ? { backup } : {}),
+        },
+        null,
+        2,
+      ),
+    );
+    return EXIT.ok;
+  }
+  if (next === text) {
+    out(`nothing to wire in ${path}: its "${POOL_ENTRY}" entry serves the pool's catalogue`);
+    return EXIT.ok;
+  }
+  out(
+    `${POOL_ENTRY} → mcpool bridge ${args.join(" ")} (the whole pool)${names.length > 0 ? `, in place of ${names.join(", ")}` : ""}`,
+  );
+  printOutcome(out, diff, path, backup);
+  return EXIT.ok;
+}
+
+/** `mcpool unwire HOST [--write]`. */
+export async function runUnwire(options: WireOptions): Promise<number> {
+  const { out } = options;
+  const opened = await openHost(options, "unwire");
+  if (typeof opened === "number") return opened;
+  const { host, path, text, root } = opened;
+  const pool = hostEntries(host, root).filter((entry) => isPoolCatalogEntry(host, entry.value));
+  let next = text;
+  for (const entry of [...pool].reverse()) next = removeJsonEntry(next, entry.path) ?? next;
+  const record = await readReplaced(path);
+  const restored: string[] = [];
+  const taken: string[] = [];
+  if (pool.length > 0) {
+    for (const { path: at, value } of record.entries) {
+      const name = String(at.at(-1));
+      const parsed = parseHostText("json", next);
+      const present =
+        "value" in parsed && hostEntries(host, parsed.value).some((e) => same(e.path, at));
+      if (present) taken.push(name);
+      else {
+        next = added(next, at.slice(0, -1), name, value);
+        restored.push(name);
+      }
+    }
+  }
+  const diff = next === text ? "" : wireDiff(host, path, text, next);
+  let backup: string | undefined;
+  if (options.write && next !== text) {
+    backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
+    await rm(replacedPath(path), { force: true });
+  }
+  if (options.json === true) {
+    const report = { host, file: path, removed: pool.map((e) => e.name), restored, taken, diff };
+    out(
+      JSON.stringify(
+        { ...report, written: backup !== undefined, ...(backup ? { backup } : {}) },
+        null,
+        2,
+      ),
+    );
+    return EXIT.ok;
+  }
+  if (pool.length === 0) {
+    out(`nothing to unwire in ${path}: it has no pool-wide catalogue entry`);
+    return EXIT.ok;
+  }
+  out(
+    `${pool.map((e) => e.name).join(", ")}: the pool-wide catalogue entry goes${restored.length > 0 ? `; back as they were: ${restored.join(", ")}` : ""}`,
+  );
+  if (taken.length > 0)
+    out(`not put back, an entry of that name is there now: ${taken.join(", ")}`);
+  printOutcome(out, diff, path, backup);
+  return EXIT.ok;
+}
+
+/** The host's JSON file, parsed; or the exit code after saying why not. */
+async function openHost(
+  options: WireOptions,
+  command: "wire" | "unwire",
+): Promise<number | { host: HostName; path: string; text: string; root: unknown }> {
+  const { err } = options;
+  if (!isHostName(options.host)) {
+    err(`mcpool ${command}: unknown host "${options.host}" (one of ${HOSTS.join(", ")})`);
+    return EXIT.badInput;
+  }
+  const host = options.host;
+  const refusal = notJson(host, command);
+  if (refusal !== undefined) {
+    err(refusal);
+    return EXIT.badInput;
+  }
+  const where: HostEnvironment = options.where ?? {
+    home: homedir(),
+    platform: process.platform,
+    env: process.env,
+  };
+  const { path, text, error } = await hostFile(host, where);
+  if (text === undefined) {
+    err(`mcpool ${command}: no ${host} config at ${path} (${error})`);
+    return EXIT.failed;
+  }
+  const parsed = parseHostText("json", text);
+  if ("error" in parsed) {
+    err(
+      `mcpool ${command}: ${path} does not parse (${parsed.error}); fix it first, nothing was changed`,
+    );
+    return EXIT.failed;
+  }
+  return { host, path, text, root: parsed.value };
+}
+
+/** `text` with `name: value` last in the map at `mapPath`, made when it is missing. */
+function added(text: string, mapPath: JsonPath, name: string, value: unknown): string {
+  return (
+    addJsonEntry(text, mapPath, name, value) ??
+    insertProperty(text, mapPath, name, value, styleOf(text))
+  );
+}
+
+const same = (a: readonly unknown[], b: readonly unknown[]): boolean =>
+  a.length === b.length && a.every((part, i) => part === b[i]);

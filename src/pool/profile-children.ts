@@ -1,0 +1,96 @@
+/**
+ * What HostProfiles (host-profiles.ts) does over a set of its children: dial the ones a
+ * listing needs that never listed, tell their state for `status`, name a profile in the log,
+ * and whether a legacy host's child speaks the legacy era.
+ */
+import { capabilityKey, type HostProfile, type ProfileChildState } from "mcpool-protocol";
+import { serverLog } from "./core/server-log.js";
+import type { PoolLog } from "./core/types.js";
+import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
+import type { ServerEntry } from "./server/entry.js";
+import { isProfileEntry, type ProfileEntry } from "./server/profile-entry.js";
+
+/**
+ * Dials each child among `entries()` (in `servers`, when given) that has never listed, a few
+ * at a time; one that fails is left out, said in the log. Twice at most: a legacy child that
+ * its server refused hands its row to another child (host-profiles.ts), dialled in turn.
+ */
+export async function dialFresh(
+  entries: () => readonly ServerEntry[],
+  servers: readonly string[] | undefined,
+  log: PoolLog,
+): Promise<void> {
+  const scope = servers ? new Set(servers) : undefined;
+  const tried = new Set<ProfileEntry>();
+  for (let pass = 0; pass < 2; pass += 1) {
+    const fresh = entries().filter(
+      (entry): entry is ProfileEntry =>
+        isProfileEntry(entry) &&
+        !tried.has(entry) &&
+        (!scope || scope.has(entry.id)) &&
+        entry.fingerprint === undefined &&
+        !entry.connection,
+    );
+    if (fresh.length === 0) return;
+    for (const child of fresh) tried.add(child);
+    // As a reconcile starts rows: a few at a time, not a whole pool's children at once.
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < fresh.length) {
+        const child = fresh[next++] as ProfileEntry;
+        await child.ensure().then(
+          () => child.idle(),
+          (error: Error) => serverLog(log, child.id).error(error.message),
+        );
+      }
+    };
+    const workers = Math.min(DEFAULT_MAX_CONCURRENT_STARTS, fresh.length);
+    await Promise.all(Array.from({ length: workers }, worker));
+  }
+}
+
+/** The children that are up or starting, for state() (per-project children); undefined: none. */
+export function childStates(children: Iterable<ProfileEntry>): ProfileChildState[] | undefined {
+  const live = [...children].filter((child) => child.connection !== undefined || child.connecting);
+  if (live.length === 0) return undefined;
+  return live.map((child) => {
+    const state: ProfileChildState = {
+      capabilities: capabilityKey(child.profile),
+      status: child.status,
+    };
+    if (child.profile.roots !== undefined && child.key !== capabilityKey(child.profile)) {
+      state.roots = child.profile.roots.map((root) => root.uri);
+    }
+    const connection = child.connection;
+    if (connection?.pid !== undefined) state.pid = connection.pid;
+    if (connection !== undefined) state.startedAt = connection.startedAt;
+    if (child.asksRoots) state.asksRoots = true;
+    return state;
+  });
+}
+
+/** A profile as the log names it: its capability key, and its roots when it declares some. */
+export function describeProfile(profile: HostProfile): string {
+  const caps = capabilityKey(profile);
+  if (profile.roots === undefined) return caps;
+  const roots = profile.roots.map((root) => root.uri).join(" ");
+  return `${caps} (${roots || "no roots"})`;
+}
+
+/**
+ * Whether a legacy host is served on `entry`'s row by a child in the legacy era: the row is
+ * held in 2026-07-28 (found, not pinned) and its server is not among `modernOnly` (those that
+ * refused a legacy child's `initialize`).
+ */
+export function servedInLegacy(
+  entry: ServerEntry,
+  profile: HostProfile,
+  modernOnly: ReadonlySet<string>,
+): boolean {
+  return (
+    profile.era === "legacy" &&
+    entry.verdict?.era === "modern" &&
+    (entry.row.protocol ?? "auto") === "auto" &&
+    !modernOnly.has(entry.id)
+  );
+}

@@ -1,0 +1,134 @@
+/**
+ * `mcpool wire <host> --catalog --one-entry` and `mcpool unwire <host>`, through the built CLI
+ * and a real daemon: for every host with a JSON file, the entries mcpool has become one
+ * pool-wide catalogue entry, `mcpool`; wiring again changes nothing; a host spawning that
+ * entry as written — an SDK v1 (2025-11-25) and an SDK v2 (2026-07-28) host — lists the
+ * pool's three tools and reaches a server through call_tool; `unwire` takes the entry out
+ * and puts back what it replaced.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { parse } from "jsonc-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HOSTS, hostConfigPath, hostFormat, type HostName } from "../../src/cli/hosts/configs.js";
+import { replacedPath } from "../../src/cli/hosts/one-entry.js";
+import { binPath, stringEnv } from "../helpers/bridge.js";
+import { cliPath, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { entryCommand, hostFileText } from "../helpers/host-files.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
+
+const ECHO = { command: process.execPath, args: [fixture("echo.mjs")], env: {} };
+const META_TOOLS = ["search_tools", "describe_tool", "call_tool"];
+const JSON_HOSTS = HOSTS.filter((host) => hostFormat(host) === "json");
+
+const textOf = (result: unknown): string =>
+  ((result as { content?: { text?: string }[] }).content ?? []).map((c) => c.text ?? "").join("");
+
+describe("mcpool wire --catalog --one-entry, and unwire", () => {
+  const home = testHome("mcpool-wire-one-");
+  let daemon: RunningDaemon | undefined;
+  const where = { home: home.dir, platform: "linux" as const, env: home.env };
+
+  const mcpool = (...args: string[]) =>
+    spawnSync(process.execPath, [cliPath, ...args], {
+      env: home.env,
+      cwd: join(home.dir, "project"),
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+
+  beforeAll(async () => {
+    mkdirSync(join(home.dir, "project"), { recursive: true });
+    home.writeConfig({ echo: { command: ECHO.command, args: ECHO.args } });
+    daemon = await startDaemon(home);
+  }, 30_000);
+
+  afterAll(async () => {
+    await daemon?.stop();
+    home.remove();
+  });
+
+  /** `host`'s file holding the echo server as the host lists it, and its path. */
+  function hostWithEcho(host: HostName): string {
+    const path = hostConfigPath(host, where);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, hostFileText(host, "echo", ECHO));
+    return path;
+  }
+
+  for (const host of JSON_HOSTS) {
+    it(`${host}: one catalogue entry in place of the server's, idempotent, and unwire undoes it`, () => {
+      const path = hostWithEcho(host);
+      const original = readFileSync(path, "utf8");
+      const wired = mcpool("wire", host, "--catalog", "--one-entry", "--write");
+      expect(wired.status, wired.stderr).toBe(0);
+      const text = readFileSync(path, "utf8");
+      expect(entryCommand(host, text, "mcpool")).toEqual([
+        process.execPath,
+        binPath,
+        "bridge",
+        "--catalog",
+        "--socket",
+        home.socketPath,
+      ]);
+      expect(() => entryCommand(host, text, "echo")).toThrow();
+      const again = mcpool("wire", host, "--catalog", "--one-entry", "--write");
+      expect(again.status, again.stderr).toBe(0);
+      expect(again.stdout).toContain("nothing to wire");
+      expect(readFileSync(path, "utf8")).toBe(text);
+      const unwired = mcpool("unwire", host, "--write");
+      expect(unwired.status, unwired.stderr).toBe(0);
+      expect(parse(readFileSync(path, "utf8"))).toEqual(parse(original));
+      expect(existsSync(replacedPath(path))).toBe(false);
+    });
+  }
+
+  it("refuses a host whose file is not JSON, and --one-entry without --catalog", () => {
+    for (const host of HOSTS.filter((h) => hostFormat(h) !== "json")) {
+      hostWithEcho(host);
+      const run = mcpool("wire", host, "--catalog", "--one-entry");
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain("--one-entry edits JSON host files");
+    }
+    const bare = mcpool("wire", "cursor", "--one-entry");
+    expect(bare.status).toBe(2);
+    expect(bare.stderr).toContain("--one-entry goes with --catalog");
+  });
+
+  for (const era of ["legacy", "modern"] as const) {
+    it(`a ${era === "legacy" ? "SDK v1" : "SDK v2 (2026-07-28)"} host through the written entry lists the three catalogue tools and calls a server`, async () => {
+      const path = hostWithEcho("claude-code");
+      const wired = mcpool("wire", "claude-code", "--catalog", "--one-entry", "--write");
+      expect(wired.status, wired.stderr).toBe(0);
+      const [command, ...args] = entryCommand("claude-code", readFileSync(path, "utf8"), "mcpool");
+      const stdio = { command: command!, args, env: stringEnv(home.env) };
+      const host =
+        era === "legacy"
+          ? new Client({ name: "v1-host", version: "1.0.0" })
+          : new ModernClient(
+              { name: "v2-host", version: "1.0.0" },
+              { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+            );
+      const transport = era === "legacy" ? new StdioClientTransport(stdio) : new ModernStdio(stdio);
+      await host.connect(transport as never);
+      try {
+        const listed = (await host.listTools()).tools.map((tool) => tool.name);
+        expect(listed).toEqual(META_TOOLS);
+        const called = await host.callTool({
+          name: "call_tool",
+          arguments: { name: "echo__echo", arguments: { text: era } },
+        });
+        expect(textOf(called)).toBe(era);
+      } finally {
+        const pid = transport.pid;
+        await host.close();
+        if (pid !== null) await waitFor(() => !alive(pid), 10_000, "the host's entry to exit");
+      }
+    });
+  }
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { oversizeKind } from "../../src/pool/mcp/line-reader.js";
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+/** What a measuring reader keeps of `line`: its first and last `edge` bytes. */
+const edges = (line: string, edge = 64): [Uint8Array, Uint8Array] => [
+  bytes(line.slice(0, edge)),
+  bytes(line.slice(-edge)),
+];
+const filler = "x".repeat(1000);
+
+describe("oversizeKind", () => {
+  it("finds the id at the end of an answer the SDK serialised (result first, id last)", () => {
+    const line = `{"result":{"content":[{"type":"text","text":"${filler}"}]},"jsonrpc":"2.0","id":42}`;
+    expect(oversizeKind(...edges(line))).toEqual({ kind: "answer", id: 42 });
+  });
+
+  it("finds the id at the start, a string id, and an error answer", () => {
+    const line = `{"jsonrpc":"2.0","id":"req-7","error":{"code":1,"message":"${filler}"}}`;
+    expect(oversizeKind(...edges(line))).toEqual({ kind: "answer", id: "req-7" });
+  });
+
+  it("takes no id from inside the result, at either end", () => {
+    const nested = `{"result":{"id":5,"text":"${filler}","more":{"id":6}}}`;
+    expect(oversizeKind(...edges(nested))).toEqual({ kind: "unknown" });
+    const quoted = `{"result":{"text":"${filler} \\"id\\":9}"}}`;
+    expect(oversizeKind(...edges(quoted))).toEqual({ kind: "unknown" });
+  });
+
+  it("tells a request or notification of the server's by its method", () => {
+    const note = `{"method":"notifications/message","params":{"data":"${filler}"},"jsonrpc":"2.0"}`;
+    expect(oversizeKind(...edges(note))).toEqual({
+      kind: "message",
+      method: "notifications/message",
+    });
+    const request = `{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":"${filler}"}}`;
+    expect(oversizeKind(...edges(request))).toMatchObject({ kind: "message" });
+  });
+
+  it("says unknown for what is not a JSON object", () => {
+    expect(oversizeKind(...edges(`${filler}"id":1}`))).toEqual({ kind: "unknown" });
+  });
+});
