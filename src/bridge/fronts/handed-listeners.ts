@@ -74,7 +74,10 @@ export class Listeners {
     if (listener && this.#byFd.has(listener) && path) await unlink(path).catch(() => {});
   }
 
-  /** Closes each handed fd no scope took (its server is gone), and unlinks its path. */
+  /**
+   * After the first pass: closes each handed fd no scope took (its server is no longer
+   * configured), and unlinks its path.
+   */
   async closeUntaken(): Promise<void> {
     for (const [scope, fd] of this.#handed) {
       try {

@@ -227,6 +227,33 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
   }
 }
 
+/**
+ * `renew()`'s part of a pass: the folder made again and every listener dropped (its path is
+ * gone; the sessions it accepted carry on). False: the folder went again as it was made, and
+ * the keeper's next renewal comes.
+ */
+async function madeAgain(
+  dir: string,
+  folders: { made(): void },
+  raced: () => boolean,
+  listeners: Map<string, NetServer>,
+  paths: Map<string, string>,
+): Promise<boolean> {
+  try {
+    await privateDir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return false;
+    throw error;
+  }
+  folders.made();
+  for (const [scope, listener] of [...listeners]) {
+    listeners.delete(scope);
+    paths.delete(scope);
+    listener.close();
+  }
+  return true;
+}
+
 export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
   const log = options.log ?? (() => undefined);
   const dir = mcpSocketDir(options.daemonSocketPath);
@@ -312,20 +339,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       const raced = (): boolean => relisten || folders.overtaken();
       if (relisten) {
         relisten = false;
-        try {
-          await privateDir(dir);
-        } catch (error) {
-          // Removed as it was made: the keeper's next renewal comes.
-          if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
-          throw error;
-        }
-        folders.made();
-        for (const [scope, listener] of [...listeners]) {
-          listeners.delete(scope);
-          paths.delete(scope);
-          // Its path is gone; the sessions it accepted carry on.
-          listener.close();
-        }
+        if (!(await madeAgain(dir, folders, raced, listeners, paths))) return;
       }
       const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
       const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
@@ -348,11 +362,9 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
 
   const unsubscribe = options.onChange(() => void sync());
   await sync();
-  // Handed over for a scope this daemon serves no more: closed, and its path with it.
   await bound.closeUntaken();
 
   let closing: Promise<void> | undefined;
-  /** Ends every session, then `listeners` (closed, or left), then the shared client. */
   const end = async (listenersGo: () => Promise<void>): Promise<void> => {
     closed = true;
     unsubscribe();
@@ -380,7 +392,6 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       holding = false;
     },
     abandon() {
-      // The listeners are left for the process's exit: closing would unlink their paths.
       return (closing ??= end(async () => {
         for (const listener of listeners.values()) listener.unref();
         await Promise.allSettled([...bridges.values()].map((made) => made.then((b) => b.close())));
