@@ -5,10 +5,9 @@
  * libuv holds, as the daemon's own listener reads it (src/daemon/socket/listener.ts).
  */
 import { closeSync } from "node:fs";
-import { readdir, unlink } from "node:fs/promises";
+import { chmod, readdir, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
 import { join } from "node:path";
-import { bindAt } from "./socket-folder.js";
 
 /** The fd each of `listeners` listens on, by scope (one that does not listen is left out). */
 export function listeningFds(
@@ -57,15 +56,16 @@ export class Listeners {
   async listen(listener: Server, scope: string, path: string): Promise<void> {
     const fd = this.#handed.get(scope);
     this.#handed.delete(scope);
-    if (fd === undefined) return bindAt(listener, path);
+    if (fd === undefined) await unlink(path).catch(() => undefined);
     await new Promise<void>((resolve, reject) => {
       listener.once("error", reject);
-      listener.listen({ fd }, () => {
+      listener.listen(fd === undefined ? path : { fd }, () => {
         listener.off("error", reject);
         resolve();
       });
     });
-    this.#byFd.add(listener);
+    if (fd === undefined) await chmod(path, 0o600);
+    else this.#byFd.add(listener);
   }
 
   /** After `listener` of `scope` closed: a handed one's path is unlinked by hand. */
@@ -74,10 +74,7 @@ export class Listeners {
     if (listener && this.#byFd.has(listener) && path) await unlink(path).catch(() => {});
   }
 
-  /**
-   * After the first pass: closes each handed fd no scope took (its server is no longer
-   * configured), and unlinks its path.
-   */
+  /** Closes each handed fd no scope took (its server is gone), and unlinks its path. */
   async closeUntaken(): Promise<void> {
     for (const [scope, fd] of this.#handed) {
       try {

@@ -228,48 +228,19 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
 }
 
 /**
- * `renew()`'s part of a pass: the folder made again and every listener dropped (its path is
- * gone; the sessions it accepted carry on). False: the folder went again as it was made, and
- * the keeper's next renewal comes.
+ * Each scope's bridge, made by the first connection to it over the one client the MCP
+ * sockets share (loaded then too); `loaded()` is that load, once begun.
  */
-async function madeAgain(
-  dir: string,
-  folders: { made(): void },
-  raced: () => boolean,
-  listeners: Map<string, NetServer>,
-  paths: Map<string, string>,
-): Promise<boolean> {
-  try {
-    await privateDir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return false;
-    throw error;
-  }
-  folders.made();
-  for (const [scope, listener] of [...listeners]) {
-    listeners.delete(scope);
-    paths.delete(scope);
-    listener.close();
-  }
-  return true;
-}
-
-export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
-  const log = options.log ?? (() => undefined);
-  const dir = mcpSocketDir(options.daemonSocketPath);
-  await privateDir(dir);
-  // A previous daemon's sockets, but those it handed over: we hold its lock, they are nobody's.
-  const pathOf = (scope: string): string | undefined => scopePath(options.daemonSocketPath, scope);
-  const bound = await Listeners.clearing(dir, options.inherited, pathOf);
-
-  const listeners = new Map<string, NetServer>();
-  const paths = new Map<string, string>();
+function scopeBridges(
+  options: McpSocketsOptions,
+  log: (line: string) => void,
+): {
+  bridges: Map<string, Promise<Bridge>>;
+  bridgeFor(scope: string): Promise<{ bridge: Bridge; loaded: Loaded }>;
+  loaded(): Promise<Loaded> | undefined;
+} {
   const bridges = new Map<string, Promise<Bridge>>();
-  const sockets = new Set<Socket>();
   let loaded: Promise<Loaded> | undefined;
-  let closed = false;
-  let holding = false; // handing over: a connection that arrives is closed
-
   const bridgeFor = async (scope: string): Promise<{ bridge: Bridge; loaded: Loaded }> => {
     loaded ??= load(options.daemonSocketPath);
     const ready = await loaded;
@@ -288,6 +259,23 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     }
     return { bridge: await bridge, loaded: ready };
   };
+  return { bridges, bridgeFor, loaded: () => loaded };
+}
+
+export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
+  const log = options.log ?? (() => undefined);
+  const dir = mcpSocketDir(options.daemonSocketPath);
+  await privateDir(dir);
+  // A previous daemon's sockets, but those it handed over: we hold its lock, they are nobody's.
+  const pathOf = (scope: string): string | undefined => scopePath(options.daemonSocketPath, scope);
+  const bound = await Listeners.clearing(dir, options.inherited, pathOf);
+
+  const listeners = new Map<string, NetServer>();
+  const paths = new Map<string, string>();
+  const { bridges, bridgeFor, loaded } = scopeBridges(options, log);
+  const sockets = new Set<Socket>();
+  let closed = false;
+  let holding = false; // handing over: a connection that arrives is closed
 
   const serving: Serving = { cap: options.connections, sockets, bridgeFor, log };
 
@@ -339,7 +327,20 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       const raced = (): boolean => relisten || folders.overtaken();
       if (relisten) {
         relisten = false;
-        if (!(await madeAgain(dir, folders, raced, listeners, paths))) return;
+        try {
+          await privateDir(dir);
+        } catch (error) {
+          // Removed as it was made: the keeper's next renewal comes.
+          if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
+          throw error;
+        }
+        folders.made();
+        for (const [scope, listener] of [...listeners]) {
+          listeners.delete(scope);
+          paths.delete(scope);
+          // Its path is gone; the sessions it accepted carry on.
+          listener.close();
+        }
       }
       const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
       const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
@@ -362,16 +363,18 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
 
   const unsubscribe = options.onChange(() => void sync());
   await sync();
+  // Handed over for a scope this daemon serves no more: closed, and its path with it.
   await bound.closeUntaken();
 
   let closing: Promise<void> | undefined;
+  /** Ends every session, then `listeners` (closed, or left), then the shared client. */
   const end = async (listenersGo: () => Promise<void>): Promise<void> => {
     closed = true;
     unsubscribe();
     await syncing;
     for (const socket of sockets) socket.destroy();
     await listenersGo();
-    const ready = await loaded?.catch(() => undefined);
+    const ready = await loaded()?.catch(() => undefined);
     await ready?.client.close().catch(() => undefined);
   };
   return {
@@ -392,6 +395,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       holding = false;
     },
     abandon() {
+      // The listeners are left for the process's exit: closing would unlink their paths.
       return (closing ??= end(async () => {
         for (const listener of listeners.values()) listener.unref();
         await Promise.allSettled([...bridges.values()].map((made) => made.then((b) => b.close())));

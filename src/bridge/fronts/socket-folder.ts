@@ -6,8 +6,7 @@
  * them, with no error line.
  */
 import { lstatSync } from "node:fs";
-import { chmod, lstat, mkdir, unlink } from "node:fs/promises";
-import type { Server as NetServer } from "node:net";
+import { chmod, lstat, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /**
@@ -52,17 +51,4 @@ export function foldersOf(
       identityOf(dir) !== own ||
       identityOf(socketPath) === undefined,
   };
-}
-
-/** `listener` listening at `path`, in place of whatever socket was there, for this user only. */
-export async function bindAt(listener: NetServer, path: string): Promise<void> {
-  await unlink(path).catch(() => undefined);
-  await new Promise<void>((resolve, reject) => {
-    listener.once("error", reject);
-    listener.listen(path, () => {
-      listener.off("error", reject);
-      resolve();
-    });
-  });
-  await chmod(path, 0o600);
 }
