@@ -8,7 +8,7 @@
  * - `server-crashed` / `connection-lost`: the connection closed under the request — a
  *   crash, or ours (a reconnect, a retirement), as the caller's `cutOff` tells;
  * - `answer-too-large`: the answer passed the frame cap and was dropped unread (line-reader.ts
- *   for stdio, capped-body.ts for http);
+ *   for stdio, http-transport.ts for http);
  * - `tool-error`: the server refused, its JSON-RPC code in `mcpCode` and its `data` kept;
  * - `auth-required`: the server wants a sign-in, when the caller can tell;
  * - `connection-lost`: a remote that could not be reached, when the caller asks for it.

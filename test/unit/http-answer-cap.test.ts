@@ -5,7 +5,7 @@ import {
   cappedResponse,
   unmarkTooLarge,
   type CapStats,
-} from "../../src/pool/mcp/capped-body.js";
+} from "../../src/pool/mcp/http-transport.js";
 import { AnswerTooLarge } from "../../src/pool/mcp/line-reader.js";
 
 const CAP = 1024 * 1024;
