@@ -3,7 +3,8 @@
  *
  *   resolve → gate → coerce → route/cache → send → finish
  *
- * resolve a qualified name (waking a server that could offer it), the gates the
+ * resolve a qualified name (waking a server that could offer it; on a one-server call, a
+ * name the server never listed goes to it as it is: unlisted.ts), the gates the
  * catalog applies (scope, hiding, pins), coerce the arguments, register the
  * caller's elicitation/sampling handlers and consult the result cache, send on
  * the server's connection (redialling a lost session once; resending a trusted read
@@ -34,6 +35,7 @@ import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import { isProfileEntry } from "../server/profile-entry.js";
 import { methodNotFound } from "../mcp/error.js";
+import { unlistedTool } from "./unlisted.js";
 
 /**
  * Where the pipeline hands a call whose tool no shared server lists: the conversation
@@ -112,7 +114,14 @@ export class CallPipeline {
     try {
       this.#init.assertOpen();
       checkCallTimeout(opts.timeoutMs);
-      indexed = await this.#resolve(qualified, opts);
+      indexed = await this.#resolve(qualified, opts).catch((refusal: unknown) =>
+        unlistedTool(
+          refusal,
+          qualified,
+          opts,
+          opts.profile ? this.#init.profiles.view(opts.profile) : this.#init,
+        ),
+      );
       // From here until the call settles, the server's elicitations may be this caller's.
       const own = hostOnly(indexed, opts);
       unroute = routes.register(routeOf(indexed), own);
