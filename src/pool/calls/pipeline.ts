@@ -114,14 +114,10 @@ export class CallPipeline {
     try {
       this.#init.assertOpen();
       checkCallTimeout(opts.timeoutMs);
-      indexed = await this.#resolve(qualified, opts).catch((refusal: unknown) =>
-        unlistedTool(
-          refusal,
-          qualified,
-          opts,
-          opts.profile ? this.#init.profiles.view(opts.profile) : this.#init,
-        ),
-      );
+      indexed =
+        opts.unlisted === undefined
+          ? await this.#resolve(qualified, opts)
+          : await unlistedTool(qualified, opts.unlisted, opts, this.#view(opts));
       // From here until the call settles, the server's elicitations may be this caller's.
       const own = hostOnly(indexed, opts);
       unroute = routes.register(routeOf(indexed), own);
@@ -166,6 +162,11 @@ export class CallPipeline {
     }
   }
 
+  /** The catalog and entries a call resolves in: its host profile's, or the pool's own. */
+  #view(opts: CallOptions): { catalog: Catalog; entries(): readonly ServerEntry[] } {
+    return opts.profile ? this.#init.profiles.view(opts.profile) : this.#init;
+  }
+
   /** The tool a qualified name answers to, for this scope, waking a server that could offer it. */
   /**
    * `waitedFrom`: when this caller began waiting for the pool to start (epoch ms); a server
@@ -175,7 +176,7 @@ export class CallPipeline {
   async #resolve(qualified: string, opts: CallOptions, waitedFrom?: number): Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const hidden = opts.hidden === true;
-    const { catalog, entries } = opts.profile ? this.#init.profiles.view(opts.profile) : this.#init;
+    const { catalog, entries } = this.#view(opts);
     const found = catalog.lookup(qualified, scope, hidden);
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();

@@ -1,16 +1,15 @@
 /**
  * A name a one-server entry's host calls that the server never listed (a tool it offers
  * only to clients declaring some capability, or no tool at all): the server answers it,
- * over the connection that serves this host, as it would a host of its own. Only a name
- * nothing in the pool refuses on purpose gets here: a tool the row hides, a server whose
+ * over the connection that serves this host, as it would a host of its own. A name the
+ * pool keeps from hosts on purpose is refused as ever: a tool the row hides, a server whose
  * list a pin withholds, a conversation row (its tools are the caller's own session's) and
- * a disabled row keep the pool's refusal.
+ * a disabled row.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled } from "../../config/rows.js";
 import { isConversationRow } from "../../config/conversation.js";
-import { isHidden, type Catalog } from "../catalog/catalog.js";
-import { McpPoolError } from "../core/errors.js";
+import { isHidden, unknownTool, type Catalog } from "../catalog/catalog.js";
 import type { IndexedTool } from "../catalog/tool-index.js";
 import type { ServerEntry } from "../server/entry.js";
 import type { CallOptions } from "./options.js";
@@ -22,30 +21,24 @@ export interface UnlistedView {
 }
 
 /**
- * The tool an unlisted call goes to, or `refusal` thrown again: the pool's own answer stands
- * unless the call names one server and the server's own name for the tool (`unlisted`).
+ * The tool a call with `unlisted` goes to: the one server it names, as that name. Refused as
+ * an unknown tool when the call names no single server or the name is one the pool keeps
+ * from hosts on purpose. The catalog is not asked: the host's name is the server's own, and
+ * a qualified name of the pool it happens to spell is no tool of this host's.
  */
 export async function unlistedTool(
-  refusal: unknown,
   qualified: string,
+  name: string,
   opts: CallOptions,
   view: UnlistedView,
 ): Promise<IndexedTool> {
-  const name = opts.unlisted;
+  const refusal = unknownTool(qualified);
   const only = opts.servers?.length === 1 ? opts.servers[0] : undefined;
-  const unknown =
-    refusal instanceof McpPoolError &&
-    (refusal.code === "unknown-tool" || refusal.code === "out-of-scope");
-  if (name === undefined || only === undefined || !unknown) throw refusal;
   const entry = view.entries().find((candidate) => candidate.id === only);
   if (entry === undefined || !isEnabled(entry.row) || isConversationRow(entry.row)) throw refusal;
   if (isHidden(entry.row, name)) throw refusal;
   const index = view.catalog.index();
   if (index.pinMismatch.has(entry.id)) throw refusal;
-  // A listed tool of that name refused for another reason (hidden) is not sent either.
-  if (index.ordered.some((tool) => tool.entry.id === entry.id && tool.tool.name === name)) {
-    throw refusal;
-  }
   // Busy until the call's end (the pipeline's idle()), as a listed tool's entry is.
   entry.busy();
   try {
