@@ -1,10 +1,10 @@
 /**
- * A tool name the host's session was not offered, against direct: through a one-server
- * entry (`--server ID`: the perl relay, the lean bridge) the server answers it, as it would
- * the host direct — server-everything's `get-roots-list`, which it lists only to a client
- * declaring roots, and a name no server has. Both eras' hosts: SDK v1 (2025-11-25) and SDK v2
- * against server-everything, and SDK v2 against a 2026-07-28-only server. A tool the row
- * hides stays refused by the pool, as an unknown tool.
+ * A tool name the host's session was not offered, against direct: through a one-server entry
+ * (`--server ID`: the perl relay, the lean bridge, the full CLI's, `--http`) the server answers
+ * it, as it would the host direct — server-everything's `get-roots-list`, which it lists only
+ * to a client declaring roots, and a name no server has. Both eras' hosts: SDK v1 (2025-11-25)
+ * and SDK v2 against server-everything, and SDK v2 against a 2026-07-28-only server. A tool
+ * the row hides stays refused by the pool, as an unknown tool.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
@@ -18,7 +18,7 @@ import { step, type Step } from "./session.js";
 const UNLISTED = ["get-roots-list", "no-such-tool"];
 /** A tool server-everything lists that the row hides from hosts. */
 const HIDDEN = "echo";
-const ENTRIES: readonly Entry[] = ["perl", "lean"];
+const ENTRIES: readonly Entry[] = ["perl", "lean", "cli", "http"];
 const CELLS: readonly { server: string; client: ClientKind }[] = [
   { server: "everything", client: "v1" },
   { server: "everything", client: "v2" },
