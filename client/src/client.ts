@@ -322,7 +322,7 @@ class SocketPoolClient implements PoolClient {
     serverId: string,
     options: PassthroughOptions & { cursor?: string } = {},
   ): Promise<ListResourcesResult> {
-    const params = defined({ serverId, cursor: options.cursor });
+    const params = defined({ serverId, cursor: options.cursor, profile: options.profile });
     return this.run("resources/list", params, options.signal);
   }
 
@@ -330,7 +330,7 @@ class SocketPoolClient implements PoolClient {
     serverId: string,
     options: PassthroughOptions & { cursor?: string } = {},
   ): Promise<ListResourceTemplatesResult> {
-    const params = defined({ serverId, cursor: options.cursor });
+    const params = defined({ serverId, cursor: options.cursor, profile: options.profile });
     return this.run("resources/templates/list", params, options.signal);
   }
 
@@ -359,7 +359,12 @@ class SocketPoolClient implements PoolClient {
     try {
       return await this.run(
         method,
-        { ...params, ...route.params, ...(caller !== undefined ? { caller } : {}) },
+        {
+          ...params,
+          ...route.params,
+          ...(caller !== undefined ? { caller } : {}),
+          ...(options.profile !== undefined ? { profile: options.profile } : {}),
+        },
         options.signal,
         route.sent,
       );
@@ -382,7 +387,7 @@ class SocketPoolClient implements PoolClient {
     serverId: string,
     options: PassthroughOptions & { cursor?: string } = {},
   ): Promise<ListPromptsResult> {
-    const params = defined({ serverId, cursor: options.cursor });
+    const params = defined({ serverId, cursor: options.cursor, profile: options.profile });
     return this.run("prompts/list", params, options.signal);
   }
 

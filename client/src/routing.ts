@@ -12,6 +12,7 @@ import {
   type ElicitParams,
   type ElicitRequestParams,
   type ElicitResult,
+  type HostProfile,
   McpPoolError,
   type Progress,
   type ProgressToken,
@@ -63,6 +64,12 @@ export type ProgressListener = (progress: Progress) => void;
 export interface PassthroughOptions {
   /** Aborting cancels the request at the daemon and upstream; it rejects with the reason. */
   signal?: AbortSignal;
+  /**
+   * The calling host's capabilities and roots, as given to tools() and call(): the request
+   * goes to the connection that host's calls go to (its own child, when it has one), so it
+   * lists what those calls made (a resource a call added). Completion goes to the row's own.
+   */
+  profile?: HostProfile;
 }
 
 /**

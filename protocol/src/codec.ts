@@ -82,9 +82,9 @@ export class LineSplitter {
     return this.#partBytes;
   }
 
-  /** Bytes of the oversize line being dropped, counted so far by a measuring splitter; else 0. */
-  get droppingBytes(): number {
-    return this.#skipping && this.#measure ? this.#skipped.oversize : 0;
+  /** A measuring splitter's oversize line being dropped, as counted so far; else undefined. */
+  get dropping(): Readonly<Required<OversizeLine>> | undefined {
+    return this.#skipping && this.#measure ? this.#skipped : undefined;
   }
 
   /** The lines completed by `chunk`, in order. */

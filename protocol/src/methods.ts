@@ -210,6 +210,13 @@ export type ServerScopedParams = TableParams<typeof SERVER_SCOPED>;
 
 export type ListPageParams = ParamsOf<"resources/list">;
 
+/** A listing of one server's: a page, for the host of `profile` (served by its child). */
+export interface ListParams extends ServerScopedParams {
+  cursor?: string;
+  /** The calling host's capabilities and roots: the connection its calls go to answers. */
+  profile?: HostProfile;
+}
+
 export type ResourceUriParams = CheckedParams<typeof RESOURCE_URI>;
 
 export interface ReadResourceParams extends ServerScopedParams, AskingParams {
@@ -231,6 +238,8 @@ export interface AskingParams {
   roots?: boolean;
   /** The calling agent, as a call's `caller`. */
   caller?: Caller;
+  /** The calling host's capabilities and roots: the connection its calls go to answers. */
+  profile?: HostProfile;
 }
 
 export interface CompleteParams extends ServerScopedParams {
@@ -258,13 +267,18 @@ const checkProbe: ParamsCheck<ProbeParams> = (params) => {
 
 const SERVER_ID = fields({ id: "string" });
 const SCOPE = fields({ servers: "string[]?" });
-const LIST_PAGE = fields({ ...SERVER_SCOPED, cursor: "string?" });
+const LIST_PAGE = fieldsOf<ListParams>({
+  ...SERVER_SCOPED,
+  cursor: "string?",
+  profile: "object?",
+});
 const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
 const ASKING = {
   elicit: "boolean?",
   sample: "boolean?",
   roots: "boolean?",
   caller: "object?",
+  profile: "object?",
 } as const;
 
 /** `check`, and a `caller` that is one (caller.ts): a bad one is the request's -32602. */

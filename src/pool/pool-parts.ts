@@ -27,6 +27,7 @@ import { Reconciler } from "./reconcile/reconciler.js";
 import { ResultCache } from "./calls/result-cache.js";
 import type { PoolLog, ProbeResult } from "./core/types.js";
 import type { ServerEntry } from "./server/entry.js";
+import type { HostProfile } from "mcpool-protocol";
 import { serverLog } from "./core/server-log.js";
 
 export interface PoolParts {
@@ -67,6 +68,7 @@ function trafficParts(
   log: PoolLog,
   cache: ResultCache | undefined,
   servers: () => Reconciler,
+  profiled: (id: string, profile: HostProfile) => ServerEntry,
 ): TrafficParts {
   const auth = new PoolAuth({
     tokenStore: options.tokenStore,
@@ -92,7 +94,7 @@ function trafficParts(
   });
   const routes = new CallRoutes(options, log);
   const passthrough = new Passthrough({
-    entry: (id) => servers().entry(id),
+    entry: (id, profile) => (profile === undefined ? servers().entry(id) : profiled(id, profile)),
     find: (id) => servers().find(id),
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
@@ -109,7 +111,19 @@ export function poolParts(options: McpPoolOptions): PoolParts {
   const cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
   const indexTools = options.indexTools !== false;
   // The callbacks below reach parts built after them; none runs before poolParts returns.
-  const { auth, events, routes, passthrough } = trafficParts(options, log, cache, () => servers);
+  // A host's passthrough goes where its calls go: the row's child for its profile, if any.
+  const profiled = (id: string, profile: HostProfile): ServerEntry =>
+    profiles
+      .view(profile)
+      .entries()
+      .find((entry) => entry.id === id) ?? servers.entry(id);
+  const { auth, events, routes, passthrough } = trafficParts(
+    options,
+    log,
+    cache,
+    () => servers,
+    profiled,
+  );
   const emit = events.emit.bind(events);
   const pins = new PinGate(
     new PinLedger(options.pins, (id, error) =>

@@ -55,7 +55,7 @@ export async function openHost(
  * The client library as a host, as its API lets an agent be one (docs/client-library.md):
  * the host's clientInfo given to connect(); its listings and calls for the one server with
  * the host's profile — sampling and elicitation form and url, as the SDK host declares them
- * — and its handlers answering as a host's do (it declares no roots). A refusal is an
+ * — given to every request that takes one, and its handlers answering as a host's do (it declares no roots). A refusal is an
  * McpPoolError: the server's JSON-RPC code is its `detail.mcpCode`, read as the host's code.
  */
 /**
@@ -108,11 +108,11 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     }),
     "tools/call": (p) =>
       pool.call(LIBRARY_TOOL_NAMES.name(id, p.name), p.arguments, { servers, profile, raw: true }),
-    "prompts/list": (p) => pool.listPrompts(id, p),
-    "prompts/get": (p) => pool.getPrompt(id, p.name, p.arguments),
-    "resources/list": (p) => pool.listResources(id, p),
-    "resources/templates/list": (p) => pool.listResourceTemplates(id, p),
-    "resources/read": (p) => pool.readResource(id, p.uri),
+    "prompts/list": (p) => pool.listPrompts(id, { ...p, profile }),
+    "prompts/get": (p) => pool.getPrompt(id, p.name, p.arguments, { profile }),
+    "resources/list": (p) => pool.listResources(id, { ...p, profile }),
+    "resources/templates/list": (p) => pool.listResourceTemplates(id, { ...p, profile }),
+    "resources/read": (p) => pool.readResource(id, p.uri, { profile }),
     "resources/subscribe": async (p) => (await pool.subscribeResource(id, p.uri), {}),
     "resources/unsubscribe": async (p) => (await pool.unsubscribeResource(id, p.uri), {}),
     "completion/complete": (p) => pool.complete(id, p as never),

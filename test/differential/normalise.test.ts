@@ -62,6 +62,23 @@ describe("differences", () => {
     expect(differences([call("a", 1)], [call("a", 1)])).toEqual([]);
   });
 
+  it("compares whether a server's question carries a progress token, not its number", () => {
+    const asking = (meta?: object): Step => ({
+      op: "tools/call",
+      params: { name: "confirm" },
+      result: { content: [] },
+      asked: [
+        {
+          method: "elicitation/create",
+          params: { message: "?", ...(meta ? { _meta: meta } : {}) },
+        },
+      ],
+    });
+    const direct = normalise([asking({ progressToken: 0 })]);
+    expect(differences(direct, normalise([asking({ progressToken: 3 })]))).toEqual([]);
+    expect(differences(direct, normalise([asking()]))).toHaveLength(1);
+  });
+
   it("allows the modern envelope only when the pool served another era than direct", () => {
     const handshake = (era: string): Step => ({ op: "handshake", result: { era } });
     const modern = call("a", { content: [], ttlMs: 0, cacheScope: "public" });

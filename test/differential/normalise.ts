@@ -85,6 +85,24 @@ export const ROOTS_QUESTIONS = {
     asked.filter((a) => (a as { method?: unknown }).method !== "roots/list"),
 };
 
+/**
+ * A question's `_meta.progressToken` is the server's count of its own requests on its session:
+ * a direct session is the host's alone, the pool's connection is shared, so the number differs
+ * by construction. Whether the question carries one is compared, not the number.
+ */
+export const QUESTION_TOKENS = {
+  why: "a server numbers its own questions per session; the pool's session is shared",
+  mask: (asked: unknown[]): unknown[] =>
+    asked.map((question) => {
+      const { params } = question as { params?: { _meta?: Record<string, unknown> } };
+      if (params?._meta?.progressToken === undefined) return question;
+      return {
+        ...(question as object),
+        params: { ...params, _meta: { ...params._meta, progressToken: "<token>" } },
+      };
+    }),
+};
+
 function callName(step: Step): unknown {
   return (step.params as { name?: unknown } | undefined)?.name;
 }
@@ -128,7 +146,7 @@ export function normalise(steps: readonly Step[]): Step[] {
     const rule = EXPECTED_DIFFERENCES.find((r) => r.applies(step));
     const out = normaliseValue(rule === undefined ? step : rule.rewrite(step)) as Step;
     if (out.asked === undefined) return out;
-    const asked = ROOTS_QUESTIONS.drop(out.asked);
+    const asked = QUESTION_TOKENS.mask(ROOTS_QUESTIONS.drop(out.asked));
     const { asked: _, ...rest } = out;
     return asked.length === 0 ? rest : { ...rest, asked };
   });

@@ -31,13 +31,15 @@ import {
   type ReadResourceResult,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
-import type {
-  AskingOptions,
-  CompletionReference,
-  LoggingLevel,
-  PoolClient,
-  ServerNotification,
-  ServerState,
+import {
+  defined,
+  type AskingOptions,
+  type CompletionReference,
+  type HostProfile,
+  type LoggingLevel,
+  type PoolClient,
+  type ServerNotification,
+  type ServerState,
 } from "mcpool-client";
 
 import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
@@ -69,8 +71,12 @@ export interface PassthroughContext {
 type Page = { nextCursor?: string | undefined } & object;
 
 /** `{ cursor }` when there is one. */
-function paged(cursor: string | undefined): { cursor?: string } {
-  return cursor === undefined ? {} : { cursor };
+/** A page's options: its cursor, and the host's profile (where its calls go). */
+function paged(
+  cursor: string | undefined,
+  profile: HostProfile | undefined,
+): { cursor?: string; profile?: HostProfile } {
+  return defined({ cursor, profile });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -138,15 +144,29 @@ export class ResourcesPromptsRouter {
    */
   install(server: Server, session: Session, capabilities: ServerCapabilities): void {
     if (capabilities.resources !== undefined) {
-      server.setRequestHandler(ListResourcesRequestSchema, (request) =>
-        this.listResources(request.params?.cursor).then(legacyResult),
+      // The session's profile: its requests go where its calls go (its own child, if any).
+      server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
+        legacyResult(
+          await this.listResources(
+            request.params?.cursor,
+            await session.profile.get(extra.requestId),
+          ),
+        ),
       );
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, (request) =>
-        this.listResourceTemplates(request.params?.cursor).then(legacyResult),
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) =>
+        legacyResult(
+          await this.listResourceTemplates(
+            request.params?.cursor,
+            await session.profile.get(extra.requestId),
+          ),
+        ),
       );
-      server.setRequestHandler(ReadResourceRequestSchema, (request) =>
-        this.readResource(request.params.uri, { caller: sessionCaller(session) }).then(
-          legacyResult,
+      server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
+        legacyResult(
+          await this.readResource(request.params.uri, {
+            caller: sessionCaller(session),
+            profile: await session.profile.get(extra.requestId),
+          }),
         ),
       );
       server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -159,13 +179,21 @@ export class ResourcesPromptsRouter {
       });
     }
     if (capabilities.prompts !== undefined) {
-      server.setRequestHandler(ListPromptsRequestSchema, (request) =>
-        this.listPrompts(request.params?.cursor).then(legacyResult),
+      server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) =>
+        legacyResult(
+          await this.listPrompts(
+            request.params?.cursor,
+            await session.profile.get(extra.requestId),
+          ),
+        ),
       );
-      server.setRequestHandler(GetPromptRequestSchema, (request) =>
-        this.getPrompt(request.params.name, request.params.arguments, {
-          caller: sessionCaller(session),
-        }).then(legacyResult),
+      server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
+        legacyResult(
+          await this.getPrompt(request.params.name, request.params.arguments, {
+            caller: sessionCaller(session),
+            profile: await session.profile.get(extra.requestId),
+          }),
+        ),
       );
     }
     if (capabilities.completions !== undefined) {
@@ -207,15 +235,20 @@ export class ResourcesPromptsRouter {
 
   // ── Resources ──────────────────────────────────────────────────────────────────────
 
-  async listResources(cursor: string | undefined): Promise<ListResourcesResult> {
+  async listResources(
+    cursor: string | undefined,
+    profile?: HostProfile,
+  ): Promise<ListResourcesResult> {
     const { single } = this.#ctx.scope;
     if (single !== undefined) {
       if ((await this.#servers("resources")).length === 0) return { resources: [] };
-      const page = await this.#ask(() => this.#ctx.client.listResources(single, paged(cursor)));
+      const page = await this.#ask(() =>
+        this.#ctx.client.listResources(single, paged(cursor, profile)),
+      );
       return page as ListResourcesResult;
     }
     const { lists, hint } = await this.#drainEach("resources", (id, c) =>
-      this.#ctx.client.listResources(id, paged(c)),
+      this.#ctx.client.listResources(id, paged(c, profile)),
     );
     const uris = new Map<string, string>();
     const resources: Record<string, unknown>[] = [];
@@ -238,17 +271,20 @@ export class ResourcesPromptsRouter {
     return { resources, ...hint } as ListResourcesResult;
   }
 
-  async listResourceTemplates(cursor: string | undefined): Promise<ListResourceTemplatesResult> {
+  async listResourceTemplates(
+    cursor: string | undefined,
+    profile?: HostProfile,
+  ): Promise<ListResourceTemplatesResult> {
     const { single } = this.#ctx.scope;
     if (single !== undefined) {
       if ((await this.#servers("resources")).length === 0) return { resourceTemplates: [] };
       const page = await this.#ask(() =>
-        this.#ctx.client.listResourceTemplates(single, paged(cursor)),
+        this.#ctx.client.listResourceTemplates(single, paged(cursor, profile)),
       );
       return page as ListResourceTemplatesResult;
     }
     const { lists, hint } = await this.#drainEach("resourceTemplates", (id, c) =>
-      this.#ctx.client.listResourceTemplates(id, paged(c)),
+      this.#ctx.client.listResourceTemplates(id, paged(c, profile)),
     );
     const templates = new TemplateRoutes();
     const resourceTemplates: Record<string, unknown>[] = [];
@@ -321,15 +357,17 @@ export class ResourcesPromptsRouter {
 
   // ── Prompts ────────────────────────────────────────────────────────────────────────
 
-  async listPrompts(cursor: string | undefined): Promise<ListPromptsResult> {
+  async listPrompts(cursor: string | undefined, profile?: HostProfile): Promise<ListPromptsResult> {
     const { single } = this.#ctx.scope;
     if (single !== undefined) {
       if ((await this.#servers("prompts")).length === 0) return { prompts: [] };
-      const page = await this.#ask(() => this.#ctx.client.listPrompts(single, paged(cursor)));
+      const page = await this.#ask(() =>
+        this.#ctx.client.listPrompts(single, paged(cursor, profile)),
+      );
       return page as ListPromptsResult;
     }
     const { lists, hint } = await this.#drainEach("prompts", (id, c) =>
-      this.#ctx.client.listPrompts(id, paged(c)),
+      this.#ctx.client.listPrompts(id, paged(c, profile)),
     );
     const routes = new Map<string, PromptRoute>();
     const prompts: Record<string, unknown>[] = [];

@@ -16,6 +16,7 @@ import type {
 } from "../../pool/calls/server-passthrough.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { routedCall } from "./calls.js";
+import { checkedProfile } from "./conversations.js";
 
 /** Exactly what the passthrough handlers use of the pool. */
 export interface PassthroughPool {
@@ -52,9 +53,14 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
   const subscriptions = new Map<number, Map<string, Promise<(() => Promise<void>) | undefined>>>();
 
   const options = (ctx: RequestContext): PassthroughOptions => ({ signal: ctx.signal });
+  /** The calling host's profile: the request goes where its calls go (its own child). */
+  const profiled = (params: { profile?: unknown }, ctx: RequestContext): PassthroughOptions => {
+    const profile = checkedProfile(params.profile);
+    return { ...options(ctx), ...(profile !== undefined ? { profile } : {}) };
+  };
   /** A modern server's questions inside the request go back to this connection. */
   const asking = (params: AskingParams, ctx: RequestContext): PassthroughOptions => ({
-    ...options(ctx),
+    ...profiled(params, ctx),
     ...(params.caller !== undefined ? { caller: params.caller } : {}),
     ...routedCall(
       params.roots === true ? { roots: true } : {},
@@ -91,7 +97,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
         params.serverId,
         "resources/list",
         defined({ cursor: params.cursor }),
-        options(ctx),
+        profiled(params, ctx),
       ),
 
     "resources/templates/list": (params, ctx) =>
@@ -99,7 +105,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
         params.serverId,
         "resources/templates/list",
         defined({ cursor: params.cursor }),
-        options(ctx),
+        profiled(params, ctx),
       ),
 
     "resources/read": (params, ctx) =>
@@ -146,7 +152,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
         params.serverId,
         "prompts/list",
         defined({ cursor: params.cursor }),
-        options(ctx),
+        profiled(params, ctx),
       ),
 
     "prompts/get": (params, ctx) =>

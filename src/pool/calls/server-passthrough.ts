@@ -36,6 +36,7 @@ import { upstreamCaller, type CallOptions } from "./options.js";
 import { upstreamError } from "./upstream-error.js";
 import { ListingCache } from "./listing-cache.js";
 import type { ServerEntry } from "../server/entry.js";
+import type { HostProfile } from "mcpool-protocol";
 import { holding, withSession } from "../server/session.js";
 import type { CallSignal, PoolLog, ServerNotification } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
@@ -65,6 +66,12 @@ export interface PassthroughOptions extends Pick<
   CallOptions,
   "onElicit" | "onSample" | "onRoots" | "caller"
 > {
+  /**
+   * The calling host's profile: the request goes to the connection its calls go to — the
+   * row's child for that profile, when it has one — so it sees what those calls did (a
+   * resource a call added for the session). Absent: the row's own connection.
+   */
+  profile?: HostProfile;
   /** Overrides the row's and the pool's call timeout, ms. */
   timeoutMs?: number;
   /** Aborting sends `notifications/cancelled` to the server and rejects with the reason. */
@@ -134,8 +141,8 @@ function assertOffered(
 }
 
 export interface PassthroughDeps {
-  /** The server's entry; throws `unknown-server`. */
-  entry(id: string): ServerEntry;
+  /** The server's entry, or its child for `profile` when it has one; throws `unknown-server`. */
+  entry(id: string, profile?: HostProfile): ServerEntry;
   /** The auth-required sentence when `error` means the server wants a sign-in. */
   authRefusal?(serverId: string, error: unknown): string | undefined;
   /** The server's entry, if it is configured. */
@@ -185,8 +192,10 @@ export class Passthrough {
     params: PassthroughParams<M> | undefined,
     options: PassthroughOptions = {},
   ): Promise<PassthroughResult<M>> {
-    const entry = this.#deps.entry(id);
-    const timeoutMs = options.timeoutMs ?? this.#deps.timeoutMs(entry);
+    const { profile, ...asked } = options;
+    const row = this.#deps.entry(id);
+    const entry = profile === undefined ? row : this.#deps.entry(id, profile);
+    const timeoutMs = options.timeoutMs ?? this.#deps.timeoutMs(row);
     // The result goes on as the server sent it: the consumer's own SDK reads it
     // there; only a result that is no object at all is refused here.
     const send = (): Promise<unknown> =>
@@ -197,24 +206,25 @@ export class Passthrough {
             ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
             ...(options.signal ? { signal: options.signal } : {}),
             // The calling agent's client info and log level, to a modern server.
-            ...upstreamCaller(options),
-            ...(this.#deps.answerer && asks(options)
-              ? { answer: this.#deps.answerer(id, options) }
+            ...upstreamCaller(asked),
+            ...(this.#deps.answerer && asks(asked)
+              ? { answer: this.#deps.answerer(id, asked) }
               : {}),
           },
         ),
       );
     // Only a live server's kept listing is served (a new connection drops them); a caller's
-    // own abort must not end the one request other callers share.
-    const result = entry.connection
-      ? await this.#listings.answer(
-          id,
-          method,
-          params as Record<string, unknown> | undefined,
-          send as () => Promise<object>,
-          options.signal === undefined,
-        )
-      : await send();
+    // own abort must not end the one request other callers share. A child's are its own.
+    const result =
+      entry === row && entry.connection
+        ? await this.#listings.answer(
+            id,
+            method,
+            params as Record<string, unknown> | undefined,
+            send as () => Promise<object>,
+            options.signal === undefined,
+          )
+        : await send();
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new McpPoolError(
         "tool-error",

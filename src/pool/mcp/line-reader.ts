@@ -31,9 +31,9 @@ export class LineReader {
     return this.#lines.bufferedBytes;
   }
 
-  /** Bytes of the oversize line being dropped, counted so far; 0 when none is. */
-  get droppingBytes(): number {
-    return this.#lines.droppingBytes;
+  /** The oversize line being dropped, as counted so far; undefined when none is. */
+  get dropping(): Readonly<MeasuredLine> | undefined {
+    return this.#lines.dropping;
   }
 
   /** The lines this chunk finishes: each as text, or measured when it was over the cap. */
@@ -107,6 +107,15 @@ export class AnswerTooLarge {
 /** What an oversize message was, as far as its first and last bytes tell. */
 export type OversizeKind =
   { kind: "answer"; id: RequestId } | { kind: "message"; method: string } | { kind: "unknown" };
+
+/** Whether a line's first bytes open a JSON object: what a JSON-RPC message is. */
+export function opensObject(head: Uint8Array): boolean {
+  for (const byte of head) {
+    if (byte === 0x7b) return true;
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
+  }
+  return false;
+}
 
 /** Reads an oversize message from its `head` (first bytes) and `tail` (last bytes). */
 export function oversizeKind(head: Uint8Array, tail: Uint8Array): OversizeKind {

@@ -18,6 +18,7 @@ import type { HandedChild, HandedSession } from "./transport.js";
 import {
   LineReader,
   MAX_MESSAGE_BYTES,
+  opensObject,
   oversizeKind,
   parseJsonRpcLine,
   tooLargeAnswer,
@@ -93,6 +94,8 @@ export class ChildProcessTransport implements Transport {
   #tailBytes = 0;
   /** Bytes of the oversize line being dropped when the young generation was last collected. */
   #collectedAt = 0;
+  /** An oversize line ended the connection: said once. */
+  #gaveUp = false;
   /** Handed on to another process: this one signals and reads nothing more. */
   #released = false;
   /** A handed child before the hand-over settled: not yet this process's to stop (handed.ts). */
@@ -279,12 +282,7 @@ export class ChildProcessTransport implements Transport {
   #read(chunk: Buffer): void {
     this.#keepTail(chunk);
     const lines = this.#buffer.push(chunk);
-    const dropping = this.#buffer.droppingBytes;
-    if (dropping < this.#collectedAt) this.#collectedAt = 0;
-    if (dropping - this.#collectedAt >= COLLECT_EVERY_BYTES) {
-      this.#collectedAt = dropping;
-      v8Collector()?.young();
-    }
+    this.#dropping();
     for (const line of lines) {
       if (typeof line !== "string") {
         this.#oversize(line);
@@ -294,6 +292,30 @@ export class ChildProcessTransport implements Transport {
       if (message === undefined) this.#options.onJunk?.(line);
       else this.onmessage?.(message);
     }
+  }
+
+  /**
+   * While an oversize line is dropped: the young generation collected every
+   * COLLECT_EVERY_BYTES of it, and a line that is no JSON object given up on at once (no
+   * answer can be told from it; a server writing without newlines would never end it).
+   */
+  #dropping(): void {
+    const line = this.#buffer.dropping;
+    if (line === undefined) {
+      this.#collectedAt = 0;
+      return;
+    }
+    if (line.oversize - this.#collectedAt >= COLLECT_EVERY_BYTES) {
+      this.#collectedAt = line.oversize;
+      v8Collector()?.young();
+    }
+    if (this.#gaveUp || opensObject(line.head)) return;
+    this.#gaveUp = true;
+    const cap = this.#buffer.maxLineBytes;
+    this.onerror?.(
+      new Error(`a stdout line that is no JSON-RPC message passed the ${cap}-byte cap`),
+    );
+    void this.close();
   }
 
   /** What a successor must read first: the chunks since the last newline, while under the cap. */
@@ -326,7 +348,8 @@ export class ChildProcessTransport implements Transport {
       this.#options.onJunk?.(
         `[a ${line.oversize}-byte "${what.method}" message, over the ${cap}-byte cap, dropped unread]`,
       );
-    } else {
+    } else if (!this.#gaveUp) {
+      this.#gaveUp = true;
       this.onerror?.(new Error(`a ${line.oversize}-byte stdout line passed the ${cap}-byte cap`));
       void this.close();
     }

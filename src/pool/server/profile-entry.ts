@@ -30,8 +30,6 @@ interface Uptake {
   asked: boolean;
   /** Resolves on the server's first sign of life after our first answer (sign-of-life.ts). */
   followUp?: Promise<boolean>;
-  /** The row's server was known to show its uptake when it asked: it must show it here too. */
-  mustShow?: boolean;
   /** Told of the first ask. */
   wake?: (() => void) | undefined;
 }
@@ -154,7 +152,6 @@ export class ProfileEntry extends ServerEntry {
     if (processOf(connection.transport) !== undefined) {
       // One known to show its uptake never serves without it: past the bound, the use
       // fails (#rootsTaken); no clock decides that a child serves roots it has not taken in.
-      uptake.mustShow = this.knownToShow();
       const watched = signOfLife(connection, this.#bound());
       void watched.then((shown) => {
         if (shown) this.onShown?.();
@@ -232,7 +229,8 @@ export class ProfileEntry extends ServerEntry {
     this.atStart = uptake.asked ? "asks" : "silent";
     if (!uptake.asked && this.knownToAsk()) await this.#asked(uptake, bound);
     if (uptake.followUp !== undefined && !(await uptake.followUp)) {
-      if (uptake.mustShow === true && !connection.closing) {
+      // Known now, whether before this child's server asked or since (a sibling showed it).
+      if (this.knownToShow() && !connection.closing) {
         // The next use dials afresh: this server may never take these roots in.
         this.#untaken.add(connection);
         void this.close("idle");
