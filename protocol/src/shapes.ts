@@ -420,6 +420,13 @@ export interface HandoverInfo {
   from: { pid: number; version: string; startedAt: number };
   /** Epoch ms. */
   at: number;
+  /**
+   * Epoch ms: since when the pool has served without a cold start — the start of the first
+   * daemon of this line of hand-overs (this process's own start, after a cold one).
+   */
+  servingSince: number;
+  /** The hand-overs since then, this one included (0 after a cold one). */
+  handovers: number;
   /** The servers whose running child this daemon took over. */
   adopted: string[];
   /**

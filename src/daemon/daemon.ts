@@ -206,7 +206,13 @@ class PoolDaemon implements Daemon {
       release: () => this.#releaseLock?.(),
       take: () => this.#takeLock?.() ?? Promise.resolve(false),
     };
-    const from = { pid: process.pid, version: VERSION, startedAt: this.#startedAt };
+    const from = {
+      pid: process.pid,
+      version: VERSION,
+      startedAt: this.#startedAt,
+      servingSince: this.#handover?.servingSince ?? this.#startedAt,
+      handovers: this.#handover?.handovers ?? 0,
+    };
     const inherited = options.listenFd !== undefined || options.predecessor?.snapshot?.inherited;
     const fronts = options.onHandingOver;
     const [server, pool, log] = [this.#server, this.#pool, this.#log];

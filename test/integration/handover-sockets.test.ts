@@ -1,9 +1,13 @@
 /**
  * `mcpool restart` hands the MCP sockets over as listening sockets, as it does the daemon's:
  * the same socket (same inode) goes on being listened on, never unlinked and bound again, and
- * a host behind the lean bridge answers its next call through it.
+ * a host behind the lean bridge answers its next call through it. Under systemd, the old
+ * daemon tells the service manager the new main pid: read here on a datagram socket of our
+ * own, as systemd reads `$NOTIFY_SOCKET`.
  */
+import { spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scopeSocket, stdioBridge } from "../helpers/bridge.js";
 import { runCli } from "../helpers/daemon.js";
@@ -13,6 +17,16 @@ import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/process
 const fleet = useFleet();
 
 const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
+
+/** What systemd does with `$NOTIFY_SOCKET`: binds a datagram socket, prints each message. */
+const NOTIFY_LISTENER = `
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+print("listening", flush=True)
+while True:
+    print(s.recv(4096).decode().replace("\\n", " "), flush=True)
+`;
 
 describe("a hand-over restart and the MCP sockets", () => {
   it("keeps each MCP socket listening, same inode, and removes them at the shutdown after", async () => {
@@ -52,6 +66,33 @@ describe("a hand-over restart and the MCP sockets", () => {
         await host.close();
       }
     } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
+  it("tells systemd the new daemon's pid on $NOTIFY_SOCKET (MAINPID=)", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    const notifySocket = join(h.dir, "notify.sock");
+    h.env.NOTIFY_SOCKET = notifySocket;
+    const listener = spawn("python3", ["-c", NOTIFY_LISTENER, notifySocket], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let heard = "";
+    listener.stdout.on("data", (chunk: Buffer) => (heard += chunk.toString()));
+    try {
+      await waitFor(() => heard.includes("listening"), 15_000, "the notify socket");
+      const old = await fleet.daemon(h);
+      const restart = runCli(h, "restart", "--json");
+      expect(restart.stderr).toBe("");
+      expect(restart.code).toBe(0);
+      const handed = JSON.parse(restart.stdout) as { pid: number };
+      expect(handed.pid).not.toBe(old.pid);
+      await waitFor(() => heard.includes("MAINPID="), 15_000, "the MAINPID message");
+      expect(heard.split("\n")).toContain(`MAINPID=${handed.pid}`);
+      expect(old.stderr()).not.toContain("the service manager may not track the new daemon");
+    } finally {
+      listener.kill();
       await stopAll(daemonsFor(h.socketPath));
     }
   });

@@ -42,6 +42,7 @@ describe("a restart that hands the servers over", () => {
     try {
       const old = await fleet.daemon(h);
       const agent = await fleet.agent(h);
+      const firstStart = (await agent.status()).startedAt;
       expect(await count(agent)).toEqual([1, expect.any(Number)]);
       const [two, childPid] = await count(agent);
       expect(two).toBe(2);
@@ -64,6 +65,15 @@ describe("a restart that hands the servers over", () => {
       const status = await third.status();
       expect(status.pid).toBe(again.pid);
       expect(status.handover).toMatchObject({ from: { pid: handed.pid }, adopted: ["counter"] });
+      // Since when the pool serves (the first daemon's start, two hand-overs ago), and this process.
+      expect(status.handover).toMatchObject({ servingSince: firstStart, handovers: 2 });
+      expect(status.startedAt).toBeGreaterThan(firstStart);
+      const text = runCli(h, "status").stdout;
+      expect(text).toContain(
+        `serving since ${new Date(firstStart).toISOString()} (2 hand-over(s) since; this process since ${new Date(status.startedAt).toISOString()})`,
+      );
+      expect(text).toMatch(/up \S+ \(this process; the pool \S+, without a cold start\)/);
+      expect(text).toContain(`handed over from pid ${handed.pid}`);
       expect(status.servers.find((s) => s.id === "counter")?.pid).toBe(childPid);
 
       const shutdown = runCli(h, "shutdown");

@@ -17,7 +17,7 @@ export function handoverText(result: HandoverResult): string {
   ];
   const children = result.children ?? [];
   if (children.length > 0) {
-    lines.push(`and ${children.length} children for host profiles: ${children.join(", ")}`);
+    lines.push(`and ${children.length} other children: ${children.join(", ")}`);
   }
   if (result.untaken.length > 0) {
     lines.push(`started again (their mcp.json entry changed): ${result.untaken.join(", ")}`);

@@ -44,23 +44,38 @@ export function protocolCell(s: ServerState): string {
   return s.protocolVersion ?? s.era ?? "-";
 }
 
-/** Since when the daemon serves, and from which hand-over (`mcpool restart`), if one. */
+/**
+ * Since when the daemon serves, and from which hand-over (`mcpool restart`), if one: then
+ * since when the pool serves without a cold start, and since when this process does.
+ */
 export function handoverLines(status: DaemonStatus): string[] {
-  const since = `serving since ${new Date(status.startedAt).toISOString()}`;
+  const iso = (ms: number): string => new Date(ms).toISOString();
   const handover = status.handover;
-  if (handover === undefined) return [`        ${since}`];
+  if (handover === undefined) return [`        serving since ${iso(status.startedAt)}`];
+  const since =
+    handover.cold !== undefined
+      ? `serving since ${iso(status.startedAt)}`
+      : `serving since ${iso(handover.servingSince)} (${handover.handovers} hand-over(s) since; this process since ${iso(status.startedAt)})`;
   const { from, adopted } = handover;
-  const origin = `handed over from pid ${from.pid} (version ${from.version}) at ${new Date(handover.at).toISOString()}`;
+  const origin = `handed over from pid ${from.pid} (version ${from.version}) at ${iso(handover.at)}`;
   const took =
     handover.cold !== undefined
       ? `started every server again: ${terminalText(handover.cold)}`
       : `${adopted.length} server(s) adopted running${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}${childrenText(handover.children)}`;
-  return [`        ${since}, ${origin}; ${took}`];
+  return [`        ${since}`, `        ${origin}; ${took}`];
 }
 
 function childrenText(children: readonly string[] | undefined): string {
   if (children === undefined || children.length === 0) return "";
-  return `, and ${children.length} children for host profiles: ${children.map((child) => terminalText(child)).join(", ")}`;
+  return `, and ${children.length} other children: ${children.map((child) => terminalText(child)).join(", ")}`;
+}
+
+/** The uptime: this process's, and after a hand-over the pool's since its last cold start. */
+function upText(status: DaemonStatus, now: number): string {
+  const up = duration(now - status.startedAt);
+  const handover = status.handover;
+  if (handover === undefined || handover.cold !== undefined) return up;
+  return `${up} (this process; the pool ${duration(now - handover.servingSince)}, without a cold start)`;
 }
 
 /** The whole human-readable status. */
@@ -68,7 +83,7 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
   const rss = status.rssBytes !== undefined ? `, rss ${bytes(status.rssBytes)}` : "";
   const restarted = status.servers.filter((s) => (s.resources?.overMemoryRestarts ?? 0) > 0);
   return [
-    `daemon  pid ${status.pid}, version ${status.version}, up ${duration(now - status.startedAt)}, ${status.clients} client(s)${rss}`,
+    `daemon  pid ${status.pid}, version ${status.version}, up ${upText(status, now)}, ${status.clients} client(s)${rss}`,
     ...handoverLines(status),
     `socket  ${status.socketPath}`,
     `config  ${configLine(status)}`,

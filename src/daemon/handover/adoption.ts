@@ -30,8 +30,9 @@ export async function concludeAdoption(
     });
     // Its origin is what the snapshot would have said: known here only as the parent.
     const from = { pid: process.ppid, version: "unknown", startedAt: 0 };
+    const at = Date.now();
     return serve
-      ? { serve, info: { from, at: Date.now(), adopted: [], cold } }
+      ? { serve, info: { from, at, adopted: [], cold, servingSince: at, handovers: 0 } }
       : { serve, why: "the old daemon serves on" };
   }
   await pool.flush();
@@ -89,5 +90,7 @@ export async function concludeAdoption(
   log.info(
     `mcpool: took over from pid ${snapshot.from.pid} (${snapshot.from.version}): ${names.length} children adopted${names.length > 0 ? `: ${names.join(", ")}` : ""}`,
   );
-  return { serve, info: { from: snapshot.from, at: snapshot.at, adopted, ...also } };
+  const { servingSince, handovers, ...from } = snapshot.from;
+  const line = { servingSince: servingSince ?? from.startedAt, handovers: (handovers ?? 0) + 1 };
+  return { serve, info: { from, at: snapshot.at, adopted, ...also, ...line } };
 }

@@ -69,8 +69,17 @@ export function childLabel(
 
 export interface Snapshot {
   version: 1 | typeof SNAPSHOT_VERSION;
-  /** The daemon that handed over, and when. */
-  from: { pid: number; version: string; startedAt: number };
+  /**
+   * The daemon that handed over, and when; since when the pool serves without a cold start
+   * and across how many hand-overs before this one (absent in version 1: since its start, none).
+   */
+  from: {
+    pid: number;
+    version: string;
+    startedAt: number;
+    servingSince?: number;
+    handovers?: number;
+  };
   at: number;
   /** The listening socket came from a service manager (systemd socket activation). */
   inherited: boolean;
