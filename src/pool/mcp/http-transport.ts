@@ -13,7 +13,7 @@ import { remoteUrlProblem } from "../../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
-import type { TransportContext } from "./transport.js";
+import type { HandedHttpSession, HandedSession, TransportContext } from "./transport.js";
 
 /**
  * The SDK's transport with a close() that runs once. The SDK's says onclose on every call,
@@ -23,6 +23,8 @@ import type { TransportContext } from "./transport.js";
  */
 class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
   #closed = false;
+  /** A session another daemon handed over: the client resumes it instead of initializing. */
+  handedSession?: HandedSession;
 
   override async close(): Promise<void> {
     // Set before the SDK's close: its onclose runs inside, and may call this again.
@@ -32,10 +34,14 @@ class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
   }
 }
 
-/** `row` has its placeholders filled already (transport.ts). */
+/**
+ * `row` has its placeholders filled already (transport.ts). With `handed`, the transport goes
+ * on in that session (src/daemon/handover/README.md): its requests carry its id.
+ */
 export function createHttpTransport(
   row: HttpServerConfig,
   context: TransportContext,
+  handed?: HandedHttpSession,
 ): StreamableHTTPClientTransport {
   // The policy again on what the placeholders made of the url.
   const problem = remoteUrlProblem(row.url);
@@ -56,6 +62,7 @@ export function createHttpTransport(
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
     redirectPolicy: "follow",
+    ...(handed ? { sessionId: handed.sessionId } : {}),
     // A modern request's headers and in-band errors (modern-fetch.ts); a legacy one passes.
     fetch: modernFetch(
       authProvider && onChallenge
@@ -65,6 +72,7 @@ export function createHttpTransport(
     ),
   });
   keepParamBook(transport, book);
+  if (handed) transport.handedSession = handed.session;
   return transport;
 }
 
