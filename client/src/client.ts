@@ -277,6 +277,7 @@ class SocketPoolClient implements PoolClient {
       coerce: options.coerce,
       cache: options.cache,
       hidden: options.hidden,
+      unlisted: options.unlisted,
       identity: options.identity,
       profile: options.profile,
       bindings: options.bindings === undefined ? undefined : { ...options.bindings },

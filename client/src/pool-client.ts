@@ -189,6 +189,7 @@ type CallWireOptions = Pick<
   | "coerce"
   | "cache"
   | "hidden"
+  | "unlisted"
   | "identity"
   | "profile"
   | "meta"

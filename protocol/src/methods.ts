@@ -111,6 +111,13 @@ export interface CallParams {
   cache?: boolean;
   /** Call a tool the row hides. */
   hidden?: boolean;
+  /**
+   * The server's own name for a tool it did not list, on a call scoped to one server
+   * (`servers` of one id): when no listed tool answers to `name`, the call goes to that
+   * server as this name and the server answers it, as it would a host of its own. A name
+   * the row hides or a pin withholds is refused as ever.
+   */
+  unlisted?: string;
   /** The call's progress is pushed to this connection as `progress` carrying this token. */
   progressToken?: ProgressToken;
   /** This call answers the elicitations its server sends while it is in flight (`elicit`). */
@@ -318,6 +325,7 @@ export const METHODS = {
         coerce: "boolean?",
         cache: "boolean?",
         hidden: "boolean?",
+        unlisted: "string?",
         progressToken: "id?",
         elicit: "boolean?",
         sample: "boolean?",

@@ -136,7 +136,7 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     expect(textOf(failed)).toContain("intentionally returns an error");
   });
 
-  it("with --server, offers one server under its own names and refuses the qualified ones", async () => {
+  it("with --server, offers one server under its own names, and a qualified name is the server's to refuse", async () => {
     const client = await open(["--server", "echo"]);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(["echo", "add", "sleep", "pid"]);

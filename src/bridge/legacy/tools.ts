@@ -199,14 +199,17 @@ export class BridgeTools {
     } catch (error) {
       throw toMcpError(error);
     }
-    if (qualified === undefined) throw unknownTool(name);
-    session.found?.touch(qualified);
-    const serverId = this.serverOf(qualified);
+    const single = this.#scope.single;
+    // A name the server never listed, on a one-server entry: the server answers it, as direct.
+    if (qualified === undefined && single === undefined) throw unknownTool(name);
+    if (qualified !== undefined) session.found?.touch(qualified);
+    const serverId = this.serverOf(qualified ?? name);
     const options: CallOptions & { raw: true } = {
       raw: true,
       signal: extra.signal,
       profile: await session.profile.get(extra.requestId),
     };
+    if (qualified === undefined) options.unlisted = name;
     if (this.#scope.servers !== undefined) options.servers = this.#scope.servers;
     // The host's own clientInfo and level, for a modern server's envelope.
     options.caller = sessionCaller(session);
@@ -230,7 +233,11 @@ export class BridgeTools {
     }
     const forget = this.#sessions.track({ session, serverId, extra });
     try {
-      const result = (await this.#upstream.call(qualified, args, options)) as CallToolResult;
+      const result = (await this.#upstream.call(
+        qualified ?? name,
+        args,
+        options,
+      )) as CallToolResult;
       return forLegacyHost(result);
     } catch (error) {
       if (extra.signal.aborted) throw error; // the host gave up: the SDK sends no answer

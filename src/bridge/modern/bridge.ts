@@ -347,15 +347,20 @@ export class ModernBridge {
     const qualified = await core.qualify(params.name).catch((error: unknown) => {
       throw toMcpError(error);
     });
-    if (qualified === undefined) throw unknownTool(params.name);
+    // A name the server never listed, on a one-server entry: the server answers it, as direct.
+    if (qualified === undefined && core.scope.single === undefined) {
+      throw unknownTool(params.name);
+    }
+    const sent = qualified ?? params.name;
     const meta = metaOf(ctx);
     const called = identityFor(identity, meta);
-    const profile = await this.#withRoots(roots, qualified, called, state !== undefined, ctx);
+    const profile = await this.#withRoots(roots, sent, called, state !== undefined, ctx);
     if (!("profile" in profile)) return profile.ask as CallToolResult;
-    const serverId = core.scope.single ?? core.serverOf(qualified);
+    const serverId = core.scope.single ?? core.serverOf(sent);
     const parked = new ParkedCall();
     parked.serverId = serverId;
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
+    if (qualified === undefined) options.unlisted = params.name;
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
     options.identity = called;
     if (meta !== undefined) options.meta = meta;
@@ -380,7 +385,7 @@ export class ModernBridge {
     const onAbort = (): void => parked.abort.abort();
     ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
     core.upstream
-      .call(qualified, params.arguments, options)
+      .call(sent, params.arguments, options)
       .then((result) => parked.push({ kind: "done", result }))
       .catch((error: unknown) => {
         try {

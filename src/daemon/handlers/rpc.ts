@@ -200,6 +200,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
         coerce: params.coerce,
         cache: params.cache,
         hidden: params.hidden,
+        unlisted: params.unlisted,
         identity: params.identity,
         profile: checkedProfile(params.profile),
         bindings: params.bindings,

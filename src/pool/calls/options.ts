@@ -29,6 +29,12 @@ export interface CallOptions {
   maxResultChars?: number;
   /** Call a tool the row hides (hooks do). */
   hidden?: boolean;
+  /**
+   * The server's own name for a tool it did not list, on a call scoped to one server: the
+   * call goes to that server as this name when no listed tool answers (the server answers
+   * it, as it would a host of its own). A name the row hides or a pin withholds is refused.
+   */
+  unlisted?: string;
   /** Coerce the arguments against the tool's schema; overrides the row and the pool. Default true. */
   coerce?: boolean;
   /** false: ask the server even when the result cache holds an answer, and keep the new one. */

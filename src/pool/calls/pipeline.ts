@@ -3,7 +3,8 @@
  *
  *   resolve → gate → coerce → route/cache → send → finish
  *
- * resolve a qualified name (waking a server that could offer it), the gates the
+ * resolve a qualified name (waking a server that could offer it; on a one-server call, a
+ * name the server never listed goes to it as it is: unlisted.ts), the gates the
  * catalog applies (scope, hiding, pins), coerce the arguments, register the
  * caller's elicitation/sampling handlers and consult the result cache, send on
  * the server's connection (redialling a lost session once; resending a trusted read
@@ -34,6 +35,7 @@ import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import { isProfileEntry } from "../server/profile-entry.js";
 import { methodNotFound } from "../mcp/error.js";
+import { unlistedTool } from "./unlisted.js";
 
 /**
  * Where the pipeline hands a call whose tool no shared server lists: the conversation
@@ -112,7 +114,10 @@ export class CallPipeline {
     try {
       this.#init.assertOpen();
       checkCallTimeout(opts.timeoutMs);
-      indexed = await this.#resolve(qualified, opts);
+      indexed =
+        opts.unlisted === undefined
+          ? await this.#resolve(qualified, opts)
+          : await unlistedTool(qualified, opts.unlisted, opts, this.#view(opts));
       // From here until the call settles, the server's elicitations may be this caller's.
       const own = hostOnly(indexed, opts);
       unroute = routes.register(routeOf(indexed), own);
@@ -157,6 +162,11 @@ export class CallPipeline {
     }
   }
 
+  /** The catalog and entries a call resolves in: its host profile's, or the pool's own. */
+  #view(opts: CallOptions): { catalog: Catalog; entries(): readonly ServerEntry[] } {
+    return opts.profile ? this.#init.profiles.view(opts.profile) : this.#init;
+  }
+
   /** The tool a qualified name answers to, for this scope, waking a server that could offer it. */
   /**
    * `waitedFrom`: when this caller began waiting for the pool to start (epoch ms); a server
@@ -166,7 +176,7 @@ export class CallPipeline {
   async #resolve(qualified: string, opts: CallOptions, waitedFrom?: number): Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const hidden = opts.hidden === true;
-    const { catalog, entries } = opts.profile ? this.#init.profiles.view(opts.profile) : this.#init;
+    const { catalog, entries } = this.#view(opts);
     const found = catalog.lookup(qualified, scope, hidden);
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();

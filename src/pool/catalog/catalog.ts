@@ -226,7 +226,8 @@ function catalogTool(indexed: IndexedTool): CatalogServer["tools"][number] {
   };
 }
 
-function isHidden(row: McpServerConfig, toolName: string): boolean {
+/** Whether the row keeps `toolName` from hosts (`hiddenTools`). */
+export function isHidden(row: McpServerConfig, toolName: string): boolean {
   return (row.hiddenTools ?? []).includes(toolName);
 }
 
