@@ -24,8 +24,10 @@ import type { ResourceListener } from "./calls/server-passthrough.js";
 import { poolParts, type PoolParts } from "./pool-parts.js";
 import {
   handOff,
+  handOffSessions,
   type AdoptedConversation,
   type AdoptedProfile,
+  type HandedHttpOff,
   type HandedOff,
 } from "./server/handoff.js";
 import { READY_WAIT_MS } from "./reconcile/reconciler.js";
@@ -351,6 +353,11 @@ export class McpPool {
     const rows = this.#parts.servers.entries().map((entry) => ({ entry }));
     const { profiles, conversations } = this.#parts;
     return handOff([...rows, ...profiles.handable(), ...conversations.handable()], drainMs);
+  }
+
+  /** The http rows' live sessions, once their calls settle (within `drainMs`): see handOffSessions(). */
+  handOffSessions(drainMs: number): Promise<HandedHttpOff[]> {
+    return handOffSessions(this.#parts.servers.entries(), drainMs);
   }
 
   /**

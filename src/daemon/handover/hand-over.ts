@@ -88,6 +88,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   server.hold(keepId);
   const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
+  const sessions = await pool.handOffSessions(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
     serverId,
     row,
@@ -103,6 +104,12 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     marks: deps.marks,
     servers: renumbered(servers),
     fronts: renumberedFronts(fronts, servers.length),
+    sessions: sessions.map(({ serverId, row, sessionId, session }) => ({
+      serverId,
+      row,
+      sessionId,
+      session,
+    })),
   };
   deps.lock.release();
   const { command, args } = start(1 + servers.length * 3 + fronts.length);

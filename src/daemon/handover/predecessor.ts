@@ -8,8 +8,7 @@ import { closeSync } from "node:fs";
 import { Socket } from "node:net";
 import { LineSplitter } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChildren } from "../../pool/mcp/transport.js";
-import type { HandedChild } from "../../pool/mcp/transport.js";
+import type { HandedChild, HandedChildren, HandedHttpSession } from "../../pool/mcp/transport.js";
 import {
   childName,
   CONTROL_FD,
@@ -96,6 +95,15 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
       : undefined;
   };
 
+  // Each http row's session, by row id, taken once by a dial of the same row.
+  const sessions = new Map((snapshot?.sessions ?? []).map((handed) => [handed.serverId, handed]));
+  const takeSession = (row: McpServerConfig): HandedHttpSession | undefined => {
+    const handed = sessions.get(row.id);
+    if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
+    sessions.delete(row.id);
+    return { sessionId: handed.sessionId, session: handed.session };
+  };
+
   return {
     listenFd: LISTEN_FD,
     fronts: new Map((snapshot?.fronts ?? []).map((front) => [front.scope, front.fd])),
@@ -109,6 +117,7 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
         taken.add(nameOf(server));
         return { ...server.child, owned: word };
       },
+      takeSession,
     },
     taken: () => [...servers.values()].filter((server) => taken.has(nameOf(server))),
     besides: () => [...servers.values()].filter((server) => handedKey(server) !== undefined),

@@ -8,7 +8,7 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild } from "../../pool/mcp/transport.js";
+import type { HandedChild, HandedHttpSession } from "../../pool/mcp/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/mcp/transport.js";
 
@@ -91,6 +91,17 @@ export interface Snapshot {
    * the children's fds. Absent (version 1): the new daemon binds them again.
    */
   fronts?: HandedFront[];
+  /**
+   * The http rows' live sessions: the new daemon's dial of the same row goes on in each
+   * instead of initializing again. Absent (older snapshots): they are dialled again.
+   */
+  sessions?: HandedHttpRow[];
+}
+
+/** An http row's live session: the row as the old daemon dialled it, and the session. */
+export interface HandedHttpRow extends HandedHttpSession {
+  serverId: string;
+  row: McpServerConfig;
 }
 
 /** One listening socket beside the daemon's: its scope and its fd. */

@@ -150,11 +150,11 @@ export class McpClient extends McpProtocol {
    */
   async connect(transport: Transport, options?: RequestOptions, plan?: EraPlan): Promise<void> {
     await this.attach(transport);
-    // A transport that already holds a session is a reconnect: no second handshake.
-    if (transport.sessionId !== undefined) return;
-    // A child another daemon handed over: its session goes on where that daemon left it.
+    // A child or http session another daemon handed over: it goes on where that daemon left it.
     const handed = (transport as { handedSession?: HandedSession }).handedSession;
     if (handed !== undefined) return this.#resume(handed);
+    // A transport that already holds a session is a reconnect: no second handshake.
+    if (transport.sessionId !== undefined) return;
     try {
       if (plan === undefined) return await this.#initialize(transport, options);
       await this.#open(transport, options, plan);

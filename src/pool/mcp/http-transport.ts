@@ -17,7 +17,7 @@ import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
 import { MAX_MESSAGE_BYTES, oversizeKind, tooLargeAnswer } from "./line-reader.js";
-import type { FetchLike, TransportContext } from "./transport.js";
+import type { FetchLike, HandedHttpSession, HandedSession, TransportContext } from "./transport.js";
 
 /**
  * The SDK's transport with a close() that runs once. The SDK's says onclose on every call,
@@ -27,6 +27,8 @@ import type { FetchLike, TransportContext } from "./transport.js";
  */
 class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
   #closed = false;
+  /** A session another daemon handed over: the client resumes it instead of initializing. */
+  handedSession?: HandedSession;
 
   override async close(): Promise<void> {
     // Set before the SDK's close: its onclose runs inside, and may call this again.
@@ -36,10 +38,14 @@ class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
   }
 }
 
-/** `row` has its placeholders filled already (transport.ts). */
+/**
+ * `row` has its placeholders filled already (transport.ts). With `handed`, the transport goes
+ * on in that session (src/daemon/handover/README.md): its requests carry its id.
+ */
 export function createHttpTransport(
   row: HttpServerConfig,
   context: TransportContext,
+  handed?: HandedHttpSession,
 ): StreamableHTTPClientTransport {
   // The policy again on what the placeholders made of the url.
   const problem = remoteUrlProblem(row.url);
@@ -67,11 +73,13 @@ export function createHttpTransport(
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
     redirectPolicy: "follow",
+    ...(handed ? { sessionId: handed.sessionId } : {}),
     // A modern request's headers and in-band errors (modern-fetch.ts); a legacy one passes.
     fetch: modernFetch(capped, book),
   });
   keepParamBook(transport, book);
   unmarkAnswers(transport);
+  if (handed) transport.handedSession = handed.session;
   return transport;
 }
 

@@ -54,6 +54,8 @@ export interface HandedChildren {
   has(row: McpServerConfig, profileKey?: string): boolean;
   /** That child, taken: the next call for the row (and key) finds none. */
   take(row: McpServerConfig, profileKey?: string): HandedChild | undefined;
+  /** An http row's live session, taken: the row's next dial goes on in it, once. */
+  takeSession?(row: McpServerConfig): HandedHttpSession | undefined;
 }
 
 /** The key a conversation's handed child goes by, beside the host profiles' keys. */
@@ -110,7 +112,8 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
     });
   }
   // The SDK's HTTP client loads with the first http row (http-client.ts).
-  return loadHttpClient().then((http) => http.createHttpTransport(row, context));
+  const handed = context.handed?.takeSession?.(configured);
+  return loadHttpClient().then((http) => http.createHttpTransport(row, context, handed));
 };
 
 /**
@@ -146,6 +149,12 @@ export interface HandedSession {
   modern?: { version: string; discover: DiscoverResult };
   /** The next JSON-RPC id the old client would have used: no answer is taken for another's. */
   nextId: number;
+}
+
+/** An http row's live session as handed over: its `Mcp-Session-Id` and what it had opened. */
+export interface HandedHttpSession {
+  sessionId: string;
+  session: HandedSession;
 }
 
 /** A child as handed over: in the old daemon, its fds there; in the new one, its fds here. */

@@ -29,6 +29,7 @@ import { isBrokenPipe } from "../mcp/stdio-transport.js";
 import { isHttpTransport } from "../mcp/http-client.js";
 import type { ServerNotification } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
+import { sessionLost } from "./session.js";
 
 /**
  * Bound on waiting for a child that died under the handshake to be done (exited, stderr read
@@ -177,10 +178,20 @@ async function dialOnce(
     const stderr = child?.stderr.text();
     const exit = child?.exit;
     await transport?.close().catch(() => undefined);
+    // A session another daemon handed over that the server no longer knows: open a new one,
+    // as a cold start would (the handed session was taken, so this dial initializes).
+    if (!child && transport && handedOver(transport) && sessionLost(cause)) {
+      return dialOnce(row, context, { budget, started: waiting }, handlers, verdict);
+    }
     throw handlers.redact(
       connectError(row.id, cause, { budget, awaiting }, stderr, exit, handlers.authCause(cause)),
     );
   }
+}
+
+/** Whether `transport` goes on in a session another daemon handed over. */
+function handedOver(transport: Transport): boolean {
+  return (transport as { handedSession?: unknown }).handedSession !== undefined;
 }
 
 /** Fills in what the server said about itself once the handshake and listing are done. */

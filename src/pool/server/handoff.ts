@@ -6,8 +6,9 @@
  */
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild } from "../mcp/transport.js";
+import type { HandedChild, HandedHttpSession } from "../mcp/transport.js";
 import { processOf } from "../mcp/transport.js";
+import { sessionHandleOf } from "../mcp/session-end.js";
 import { drained, type Connection } from "./connection.js";
 import type { EntryState } from "./state.js";
 
@@ -78,6 +79,37 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
       ...(profile ? { profile } : {}),
       ...(conversation ? { conversation } : {}),
     });
+  }
+  return handed;
+}
+
+/** An http row's live session handed off: its row as the pool dialled it, and the session. */
+export interface HandedHttpOff extends HandedHttpSession {
+  serverId: string;
+  row: McpServerConfig;
+}
+
+/**
+ * What the successor needs to go on in each http row's live session (its id and what the
+ * handshake or discover told), once its calls settle (within `drainMs`). Nothing is stopped:
+ * this pool's connection stays as it is until the pool closes, which ends no session.
+ */
+export async function handOffSessions(
+  entries: readonly EntryState[],
+  drainMs: number,
+): Promise<HandedHttpOff[]> {
+  const live = entries.filter(({ connection }) => {
+    const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
+    return sessionId !== undefined;
+  });
+  await Promise.all(live.map(({ connection }) => drained(connection as Connection, drainMs)));
+  const handed: HandedHttpOff[] = [];
+  for (const entry of live) {
+    const connection = entry.connection;
+    const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
+    const session = connection?.client.handedSession();
+    if (sessionId === undefined || session === undefined) continue;
+    handed.push({ serverId: entry.id, row: entry.row, sessionId, session });
   }
   return handed;
 }

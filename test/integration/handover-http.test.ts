@@ -1,0 +1,91 @@
+/**
+ * A hand-over restart moves an http row's live session to the new daemon: the new daemon's
+ * client goes on in the same `Mcp-Session-Id` without a second `initialize`, so what the
+ * server keeps per session survives. A session the server no longer knows (404) is opened
+ * afresh, as a cold start would.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import type { PoolClient } from "mcpool-client";
+import { cliPath, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
+import { alive, daemonsFor, stopAll, waitFor } from "../helpers/processes.js";
+import { sessionServer, type SessionServer } from "../helpers/session-server.js";
+
+const fleet = useFleet();
+const servers: SessionServer[] = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function count(agent: PoolClient): Promise<number> {
+  return Number(await agent.call("remote__count", {}));
+}
+
+/**
+ * Hands the daemon of `home` over and waits for the old one to exit. The CLI runs beside the
+ * test, not blocking it: the server this test process holds answers the new daemon's dial.
+ */
+async function handOver(home: TestHome, oldPid: number): Promise<number> {
+  const restart = await promisify(execFile)(process.execPath, [cliPath, "restart", "--json"], {
+    env: home.env,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  expect(restart.stderr).toBe("");
+  const handed = JSON.parse(restart.stdout) as { pid: number };
+  await waitFor(() => !alive(oldPid), 20_000, "the old daemon to exit");
+  return handed.pid;
+}
+
+/** A daemon serving the session server as row `remote`, and an agent that counted once. */
+async function counting(): Promise<{
+  remote: SessionServer;
+  h: TestHome;
+  oldPid: number;
+  agent: PoolClient;
+}> {
+  const remote = await sessionServer();
+  servers.push(remote);
+  const h = fleet.home();
+  h.writeConfig({ remote: { type: "http", url: remote.url } });
+  const old = await fleet.daemon(h);
+  const agent = await fleet.agent(h);
+  expect(await count(agent)).toBe(1);
+  return { remote, h, oldPid: old.pid, agent };
+}
+
+describe("a hand-over restart with an http row", () => {
+  it("goes on in the same session: the server's per-session count carries on", async () => {
+    const { remote, h, oldPid, agent } = await counting();
+    try {
+      expect(await count(agent)).toBe(2);
+      await handOver(h, oldPid);
+
+      const after = await fleet.agent(h, "after");
+      expect(await count(after)).toBe(3);
+      expect(remote.opened()).toBe(1);
+      expect(remote.count("initialize")).toBe(1);
+      expect(remote.sessions()).toBe(1);
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
+  it("opens a new session when the server no longer knows the handed one", async () => {
+    const { remote, h, oldPid } = await counting();
+    try {
+      remote.forgetAll();
+      await handOver(h, oldPid);
+
+      const after = await fleet.agent(h, "after");
+      expect(await count(after)).toBe(1);
+      expect(remote.opened()).toBe(2);
+      expect(remote.count("initialize")).toBe(2);
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+});
