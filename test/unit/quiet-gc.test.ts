@@ -19,7 +19,12 @@ async function until(condition: () => boolean, ms: number, what: string): Promis
 /** A quiet collector on a heap the test sizes; `looks` counts the periods it looked at. */
 function watched(quietUtilization?: number) {
   const state = { heap: 10 * MB, looks: 0, collected: 0 };
+  let wake = (): void => undefined;
   const gc = startQuietGc({
+    activity: (callback) => {
+      wake = callback;
+      return () => (wake = () => undefined);
+    },
     periodMs: 10,
     growthBytes: 16 * MB,
     ...(quietUtilization !== undefined ? { quietUtilization } : {}),
@@ -33,23 +38,26 @@ function watched(quietUtilization?: number) {
     },
   });
   running.push(gc);
-  return { state, gc };
+  return { state, gc, wake: () => wake() };
 }
 
 describe("startQuietGc", () => {
   it("collects once when the heap has grown and the loop is quiet, and not again until it grows again", async () => {
-    const { state, gc } = watched();
+    const { state, gc, wake } = watched();
+    // Each poll is activity, as the burst's own collections would be.
+    const busyUntil = (condition: () => boolean, what: string) =>
+      until(() => (wake(), condition()), 10_000, what);
     const start = state.looks;
-    await until(() => state.looks >= start + 5, 10_000, "five looks");
+    await busyUntil(() => state.looks >= start + 5, "five looks");
     expect(state.collected).toBe(0);
     state.heap = 60 * MB;
-    await until(() => state.collected === 1, 10_000, "the collection");
+    await busyUntil(() => state.collected === 1, "the collection");
     const after = state.looks;
-    await until(() => state.looks >= after + 5, 10_000, "five more looks");
+    await busyUntil(() => state.looks >= after + 5, "five more looks");
     expect(state.collected).toBe(1);
     expect(gc.collections).toBe(1);
     state.heap = 40 * MB;
-    await until(() => state.collected === 2, 10_000, "the second collection");
+    await busyUntil(() => state.collected === 2, "the second collection");
   });
 
   it("leaves a busy loop to V8, however grown the heap", async () => {
@@ -58,5 +66,15 @@ describe("startQuietGc", () => {
     const start = state.looks;
     await until(() => state.looks >= start + 5, 10_000, "five looks");
     expect(state.collected).toBe(0);
+  });
+
+  it("never wakes an idle process: after a look that found it quiet, none is due until activity", async () => {
+    const { state, gc, wake } = watched();
+    expect(gc.waiting).toBe(true);
+    const start = state.looks;
+    await until(() => state.looks > start && !gc.waiting, 10_000, "the first look");
+    expect(gc.waiting).toBe(false);
+    wake();
+    expect(gc.waiting).toBe(true);
   });
 });

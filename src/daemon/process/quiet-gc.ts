@@ -5,12 +5,15 @@
  * it at 111 MB, against 62 MB idle, a minute later (bench/memory-return.mjs). One full
  * collection once the burst is over gives it back (65 MB).
  *
- * So: every `periodMs`, if the heap has grown by `growthBytes` since the last collection
- * and the event loop was quiet through the period, collect once. Busy, V8 collects on its
- * own; quiet and not grown, there is nothing to give back. The collector is V8's own
+ * So: `periodMs` after activity, if the heap has grown by `growthBytes` since the last
+ * collection and the event loop was quiet through the period, collect once. Busy, V8
+ * collects on its own and the look comes again a period later; quiet and not grown, there is
+ * nothing to give back. Activity is V8's own garbage collections (a process that allocates
+ * nothing collects nothing), so an idle daemon is never woken by this: after the look that
+ * finds it quiet, the next comes only after the next collection. The collector is V8's own
  * (src/pool/core/collect.ts): the user sets no flag. Where it cannot be had, nothing runs.
  */
-import { performance } from "node:perf_hooks";
+import { performance, PerformanceObserver } from "node:perf_hooks";
 import v8 from "node:v8";
 import { v8Collector } from "../../pool/core/collect.js";
 
@@ -25,11 +28,25 @@ export interface QuietGcOptions {
   collect?: () => void;
   /** Heap size now, bytes; default V8's total heap size. */
   heapBytes?: () => number;
+  /**
+   * Calls `wake` on activity and returns how to stop; default: on each of V8's garbage
+   * collections (a `gc` performance entry).
+   */
+  activity?: (wake: () => void) => () => void;
+}
+
+/** V8's garbage collections, as performance entries. */
+function v8Collections(wake: () => void): () => void {
+  const observer = new PerformanceObserver(() => wake());
+  observer.observe({ entryTypes: ["gc"] });
+  return () => observer.disconnect();
 }
 
 export interface QuietGc {
   /** Collections run so far. */
   readonly collections: number;
+  /** A look is due: false once a look found the loop quiet, until the next activity. */
+  readonly waiting: boolean;
   stop(): void;
 }
 
@@ -39,24 +56,43 @@ export function startQuietGc(options: QuietGcOptions = {}): QuietGc {
   const growth = options.growthBytes ?? 16 * 1024 * 1024;
   const quiet = options.quietUtilization ?? 0.02;
   let collections = 0;
-  if (collect === undefined) return { collections, stop: () => undefined };
+  if (collect === undefined) return { collections, waiting: false, stop: () => undefined };
   let floor = heapBytes();
   let last = performance.eventLoopUtilization();
-  const timer = setInterval(() => {
+  let pending: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const look = (): void => {
+    pending = undefined;
     const now = performance.eventLoopUtilization();
     const busy = performance.eventLoopUtilization(now, last).utilization;
     last = now;
     const grown = heapBytes() - floor >= growth;
-    if (!grown || busy >= quiet) return;
+    if (busy >= quiet) return arm();
+    if (!grown) return;
     collect();
     collections++;
     floor = heapBytes();
-  }, options.periodMs ?? 10_000);
-  timer.unref();
+  };
+  /** A look `periodMs` from now, unless one is due: the loop is measured from now on. */
+  const arm = (): void => {
+    if (pending !== undefined || stopped) return;
+    last = performance.eventLoopUtilization();
+    pending = setTimeout(look, options.periodMs ?? 10_000);
+    pending.unref();
+  };
+  const quietDown = (options.activity ?? v8Collections)(arm);
+  arm();
   return {
     get collections() {
       return collections;
     },
-    stop: () => clearInterval(timer),
+    get waiting() {
+      return pending !== undefined;
+    },
+    stop: () => {
+      stopped = true;
+      clearTimeout(pending);
+      quietDown();
+    },
   };
 }
