@@ -73,7 +73,9 @@ import {
   type EventOptions,
   type NotificationListener,
   type PoolClient,
+  type Credentials,
 } from "./pool-client.js";
+import { TaskRequests } from "./tasks.js";
 
 export {
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -283,6 +285,7 @@ class SocketPoolClient implements PoolClient {
       bindings: options.bindings === undefined ? undefined : { ...options.bindings },
       meta: options.meta === undefined ? undefined : { ...options.meta },
       caller: this.#caller(options.caller),
+      ...defined({ task: options.task, taskOwner: options.taskOwner }),
     });
     const route = this.routing.open(options);
     try {
@@ -440,14 +443,7 @@ class SocketPoolClient implements PoolClient {
     return this.run("server/approve", { id, fingerprint });
   }
 
-  storeCredentials(
-    id: string,
-    credentials: {
-      tokens: Record<string, unknown>;
-      clientInformation?: Record<string, unknown>;
-      notice?: string;
-    },
-  ): Promise<ServerAuthState> {
+  storeCredentials(id: string, credentials: Credentials): Promise<ServerAuthState> {
     const { tokens, clientInformation, notice } = credentials;
     return this.run("auth/store", defined({ id, tokens, clientInformation, notice }));
   }
@@ -484,6 +480,8 @@ class SocketPoolClient implements PoolClient {
     this.reconnectListeners.add(listener);
     return () => void this.reconnectListeners.delete(listener);
   }
+
+  readonly tasks = new TaskRequests((method, params, signal) => this.run(method, params, signal));
 
   close(): Promise<void> {
     return this.link.close();

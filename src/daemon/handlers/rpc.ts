@@ -32,6 +32,7 @@ import type {
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { routedCall } from "./calls.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./wire-passthrough.js";
+import { createTaskHandlers, type TasksPool } from "./wire-tasks.js";
 import {
   checkedProfile,
   createConversationHandlers,
@@ -48,7 +49,7 @@ type Answer<M extends MethodName> = Awaitable<ResultOf<M>>;
  * descriptors rather than written out again, so a descriptor that changes its result
  * fails here and in the handler, not on the wire.
  */
-export interface PoolLike extends PassthroughPool, ConversationPool {
+export interface PoolLike extends PassthroughPool, ConversationPool, TasksPool {
   /** Resolves once the first reconcile is done, or a bound passed; never rejects. */
   ready(): Promise<void>;
   state(options: { secrets: boolean }): Answer<"pool/state">;
@@ -170,6 +171,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
   const { pool } = deps;
   /** Per connection id: what it subscribed to, undone when the connection closes. */
   const subscriptions = new Map<number, Subscription>();
+  const tasks = createTaskHandlers(pool);
 
   return {
     hello: () => ({
@@ -206,6 +208,8 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
         bindings: params.bindings,
         meta: params.meta,
         caller: params.caller,
+        task: params.task,
+        taskOwner: params.task === undefined ? undefined : tasks.owner(ctx, params.taskOwner),
         signal: ctx.signal,
         ...routedCall(
           params,
@@ -282,6 +286,8 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
 
     ...createPassthroughHandlers(pool),
 
+    ...tasks.handlers,
+
     // tools/list too: with an identity it adds the conversation's tools.
     ...createConversationHandlers(pool),
 
@@ -351,8 +357,10 @@ function subscribeHandler(
     if (params.sample !== undefined) sub.sample = params.sample;
     if (params.notifications === true && sub.offNotifications === undefined) {
       sub.offNotifications = pool.onNotification((serverId, notification) => {
-        // A resource's updates go only to the connections that subscribed to it.
+        // A resource's updates go only to the connections that subscribed to it, a task's
+        // status only to its owner's.
         if (notification.method === "notifications/resources/updated") return;
+        if (notification.method === "notifications/tasks/status") return;
         ctx.notify("notification", { serverId, notification });
       });
     } else if (params.notifications === false && sub.offNotifications !== undefined) {
