@@ -143,30 +143,27 @@ export class ResourcesPromptsRouter {
    * legacy host: what a modern server answers reaches it as a 2025-11-25 result (legacyResult).
    */
   install(server: Server, session: Session, capabilities: ServerCapabilities): void {
+    // Each answer is asked with the session's profile (its requests go where its calls go:
+    // its own child, if any) and reaches the host shaped for its era.
+    const profiled =
+      <Request, Result extends { _meta?: Record<string, unknown> | undefined }>(
+        answer: (request: Request, profile: HostProfile) => Promise<Result>,
+      ) =>
+      async (request: Request, extra: { requestId: string | number }): Promise<Result> =>
+        legacyResult(await answer(request, await session.profile.get(extra.requestId)));
     if (capabilities.resources !== undefined) {
-      // The session's profile: its requests go where its calls go (its own child, if any).
-      server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listResources(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
+      server.setRequestHandler(
+        ListResourcesRequestSchema,
+        profiled((request, profile) => this.listResources(request.params?.cursor, profile)),
       );
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listResourceTemplates(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
+      server.setRequestHandler(
+        ListResourceTemplatesRequestSchema,
+        profiled((request, profile) => this.listResourceTemplates(request.params?.cursor, profile)),
       );
-      server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.readResource(request.params.uri, {
-            caller: sessionCaller(session),
-            profile: await session.profile.get(extra.requestId),
-          }),
+      server.setRequestHandler(
+        ReadResourceRequestSchema,
+        profiled((request, profile) =>
+          this.readResource(request.params.uri, { caller: sessionCaller(session), profile }),
         ),
       );
       server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -179,19 +176,16 @@ export class ResourcesPromptsRouter {
       });
     }
     if (capabilities.prompts !== undefined) {
-      server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listPrompts(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
+      server.setRequestHandler(
+        ListPromptsRequestSchema,
+        profiled((request, profile) => this.listPrompts(request.params?.cursor, profile)),
       );
-      server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.getPrompt(request.params.name, request.params.arguments, {
+      server.setRequestHandler(
+        GetPromptRequestSchema,
+        profiled((request, profile) =>
+          this.getPrompt(request.params.name, request.params.arguments, {
             caller: sessionCaller(session),
-            profile: await session.profile.get(extra.requestId),
+            profile,
           }),
         ),
       );
