@@ -18,7 +18,6 @@ import {
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -42,7 +41,7 @@ import {
   type ServerState,
 } from "mcpool-client";
 
-import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
+import { RESOURCE_NOT_FOUND, Refusal, toMcpError } from "./errors.js";
 import { legacyResult } from "./offer.js";
 import {
   SERVER_META_KEY,
@@ -422,7 +421,7 @@ export class ResourcesPromptsRouter {
     await Promise.all([this.listResources(undefined), this.listResourceTemplates(undefined)]);
     const found = this.#uris.get(uri) ?? this.#templates.match(uri);
     if (found !== undefined) return found;
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+    throw new Refusal(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
   }
 
   async #promptRoute(name: string): Promise<PromptRoute> {
@@ -433,7 +432,7 @@ export class ResourcesPromptsRouter {
     await this.listPrompts(undefined);
     const found = this.#prompts.get(name);
     if (found !== undefined) return found;
-    throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+    throw new Refusal(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
   }
 
   /** In-scope servers worth asking for `capability` (module comment). */
