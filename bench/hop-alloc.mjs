@@ -5,13 +5,16 @@
  * profiler counts every sampled allocation, the young ones a scavenge freed included, so
  * the figure is the garbage a call leaves for the collector: unlike a time, load does not
  * move it. Also this process's CPU per call (daemon and client together), as a second look
- * beside bench/hop-cpu.mjs. 10,000 warm-up calls, then `BENCH_HOP_ALLOC_CALLS` (5,000)
- * sampled and as many timed.
+ * beside bench/hop-cpu.mjs, and the collections over those calls (v8.GCProfiler): how many,
+ * their cost, and the bytes the scavenges moved to the old generation a call — what a call
+ * leaves alive past a scavenge, which the collector pays to copy and later to mark.
+ * 10,000 warm-up calls, then `BENCH_HOP_ALLOC_CALLS` (5,000) sampled and as many timed.
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import process from "node:process";
+import v8 from "node:v8";
 import { connect } from "mcpool-client";
 import { createDaemon } from "../dist/daemon/daemon.js";
 import { benchHome, rows } from "./lib/daemon.mjs";
@@ -35,6 +38,26 @@ const SAMPLING_INTERVAL = 128;
 function where(frame) {
   const url = frame.url.replace(/^.*\/(dist|node_modules)\//, "$1/").replace(/^file:\/\/.*\//, "");
   return `${frame.functionName || "(anonymous)"} ${url}:${frame.lineNumber + 1}`;
+}
+
+/** Used bytes of V8's old space in one GCProfiler look. */
+const oldSpace = (look) =>
+  look.heapSpaceStatistics.find((space) => space.spaceName === "old_space").spaceUsedSize;
+
+/** The collections GCProfiler saw over `calls`: counts, µs a call, bytes promoted a call. */
+function collections(statistics, calls) {
+  const count = (type) => statistics.filter((gc) => gc.gcType === type).length;
+  const scavenges = statistics.filter((gc) => gc.gcType === "Scavenge");
+  const promoted = scavenges.reduce(
+    (sum, gc) => sum + oldSpace(gc.afterGC) - oldSpace(gc.beforeGC),
+    0,
+  );
+  return {
+    scavenges: count("Scavenge"),
+    markCompacts: count("MarkSweepCompact"),
+    gcUsPerCall: round(statistics.reduce((sum, gc) => sum + gc.cost, 0) / calls),
+    promotedBytesPerCall: round(promoted / calls),
+  };
 }
 
 /** Bytes per call by the function that allocated them, largest first. */
@@ -92,9 +115,12 @@ run("hop allocations", async () => {
   const { profile } = await session.post("HeapProfiler.stopSampling");
   session.disconnect();
 
+  const gc = new v8.GCProfiler();
+  gc.start();
   const before = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) await pool.call("echo__echo", ARGS);
   const cpu = process.cpuUsage(before);
+  const collected = collections(gc.stop().statistics, CALLS);
 
   const allocated = byFunction(profile, CALLS);
   const summary = {
@@ -102,12 +128,17 @@ run("hop allocations", async () => {
     unit: "B",
     value: allocated.perCall,
     cpuPerCallUs: round((cpu.user + cpu.system) / CALLS),
+    ...collected,
     calls: CALLS,
     warmup: WARMUP,
     samplingInterval: SAMPLING_INTERVAL,
     top: allocated.rows.slice(0, top),
   };
-  note(`${summary.value} B a call, ${summary.cpuPerCallUs} µs of CPU a call (daemon and client)`);
+  note(
+    `${summary.value} B a call, ${summary.cpuPerCallUs} µs of CPU a call (daemon and client); ` +
+      `${collected.scavenges} scavenges, ${collected.markCompacts} full collections, ` +
+      `${collected.gcUsPerCall} µs of collection and ${collected.promotedBytesPerCall} B promoted a call`,
+  );
   for (const { fn, bytes } of summary.top) note(`${String(bytes).padStart(7)} B  ${fn}`);
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   if (out !== undefined) writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`);
