@@ -445,7 +445,10 @@ export interface HandoverResult {
   adopted: string[];
   /** The host profiles' children handed over running besides, as in HandoverInfo. */
   children?: string[];
-  /** Children whose row had changed: stopped by the old daemon, started anew. */
+  /**
+   * Children whose row had changed: stopped by the old daemon, started anew; told as
+   * `children` are (a conversation's as `<server> for a conversation`).
+   */
   untaken: string[];
   cold?: string;
 }
