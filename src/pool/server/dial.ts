@@ -194,11 +194,17 @@ function handedOver(transport: Transport): boolean {
   return (transport as { handedSession?: unknown }).handedSession !== undefined;
 }
 
+/** Since when the server of a handed-over transport serves, if the old daemon said. */
+function handedStart(transport: Transport): number | undefined {
+  return (transport as { handedSession?: { startedAt?: number } }).handedSession?.startedAt;
+}
+
 /** Fills in what the server said about itself once the handshake and listing are done. */
 export function learnServer(connection: Connection): void {
   const { client, transport } = connection;
   connection.pid = processOf(transport)?.pid;
-  connection.startedAt = Date.now();
+  // A handed-over server has served since its first daemon dialled it.
+  connection.startedAt = handedStart(transport) ?? Date.now();
   connection.instructions = client.getInstructions();
   connection.capabilities = client.getServerCapabilities() as Record<string, unknown> | undefined;
   const info = client.getServerVersion();

@@ -6,7 +6,7 @@
  */
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedHttpSession } from "../mcp/transport.js";
+import type { HandedChild, HandedHttpSession, HandedSession } from "../mcp/transport.js";
 import { processOf } from "../mcp/transport.js";
 import { sessionHandleOf } from "../mcp/session-end.js";
 import { drained, type Connection } from "./connection.js";
@@ -66,7 +66,7 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
   for (const { entry, profile, conversation } of live) {
     const connection = entry.connection;
     const transport = connection ? processOf(connection.transport) : undefined;
-    const session = connection?.client.handedSession();
+    const session = connection && sessionOf(connection);
     if (!connection || !transport || !session) continue;
     const child = transport.handOff(session);
     if (!child) continue;
@@ -107,11 +107,17 @@ export async function handOffSessions(
   for (const entry of live) {
     const connection = entry.connection;
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
-    const session = connection?.client.handedSession();
+    const session = connection && sessionOf(connection);
     if (sessionId === undefined || session === undefined) continue;
     handed.push({ serverId: entry.id, row: entry.row, sessionId, session });
   }
   return handed;
+}
+
+/** What the successor goes on with in `connection`'s session, with since when it serves. */
+function sessionOf(connection: Connection): HandedSession | undefined {
+  const session = connection.client.handedSession();
+  return session && { ...session, startedAt: connection.startedAt };
 }
 
 /** The successor has them: this pool forgets each child without signalling it. */
