@@ -160,6 +160,8 @@ export interface HandedSession {
 export interface HandedHttpSession {
   sessionId: string;
   session: HandedSession;
+  /** The old daemon listened on the session's GET stream (closed for the hand-over): open it again. */
+  listened?: boolean;
 }
 
 /** A child as handed over: in the old daemon, its fds there; in the new one, its fds here. */

@@ -26,7 +26,7 @@ import type { EntryContext } from "./context.js";
 import { probeOnSpare, spareProbeOf } from "./spare-probe.js";
 import { processOf } from "../mcp/transport.js";
 import { isBrokenPipe } from "../mcp/stdio-transport.js";
-import { isHttpTransport } from "../mcp/http-client.js";
+import { isHttpTransport, listenAgain } from "../mcp/http-client.js";
 import type { ServerNotification } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 import { sessionLost } from "./session.js";
@@ -168,6 +168,8 @@ async function dialOnce(
     const listed = context.indexTools
       ? await listTools(client, remaining === undefined ? {} : { timeout: remaining })
       : { tools: [], hint: {} };
+    // A handed session is alive here now: its GET stream opens here (listen-stream.ts).
+    listenAgain(transport);
     return { connection, ...listed };
   } catch (cause) {
     if (connection) connection.closing = true;

@@ -10,6 +10,7 @@ import type { HandedChild, HandedHttpSession, HandedSession } from "../mcp/trans
 import { processOf } from "../mcp/transport.js";
 import { sessionHandleOf } from "../mcp/session-end.js";
 import { drained, type Connection } from "./connection.js";
+import { holdListening, listenAgain } from "../mcp/http-client.js";
 import type { EntryState } from "./state.js";
 
 /**
@@ -87,11 +88,13 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
 export interface HandedHttpOff extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  readonly connection: Connection;
 }
 
 /**
  * What the successor needs to go on in each http row's live session (its id and what the
- * handshake or discover told), once its calls settle (within `drainMs`). Nothing is stopped:
+ * handshake or discover told), once its calls settle (within `drainMs`). Its GET stream is
+ * closed, so that the successor can open its own (listen-stream.ts); nothing else is stopped:
  * this pool's connection stays as it is until the pool closes, which ends no session.
  */
 export async function handOffSessions(
@@ -108,10 +111,25 @@ export async function handOffSessions(
     const connection = entry.connection;
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
     const session = connection && sessionOf(connection);
-    if (sessionId === undefined || session === undefined) continue;
-    handed.push({ serverId: entry.id, row: entry.row, sessionId, session });
+    if (!connection || sessionId === undefined || session === undefined) continue;
+    const listened = await holdListening(connection.transport);
+    handed.push({
+      serverId: entry.id,
+      row: entry.row,
+      sessionId,
+      session,
+      connection,
+      ...(listened ? { listened } : {}),
+    });
   }
   return handed;
+}
+
+/** The successor did not take them: each session listens on its GET stream here again. */
+export function resumeHandedSessions(handed: readonly HandedHttpOff[]): void {
+  for (const { connection, listened } of handed) {
+    listenAgain(connection.transport, listened === true);
+  }
 }
 
 /** What the successor goes on with in `connection`'s session, with since when it serves. */
