@@ -68,6 +68,7 @@ import {
   type ConnectOptions,
   type CallOptions,
   type ConversationsClient,
+  type DescribeOptions,
   type IdentifiedClient,
   type RunHooksOptions,
   type EventListener,
@@ -82,6 +83,7 @@ export {
   DEFAULT_MAX_RECONNECT_DELAY_MS,
   type ConnectOptions,
   type CallOptions,
+  type DescribeOptions,
   type RunHooksOptions,
   type EventListener,
   type EventOptions,
@@ -219,10 +221,10 @@ class SocketPoolClient implements PoolClient {
 
   async describe(
     name: string,
-    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
+    options: DescribeOptions = {},
   ): Promise<ToolDescription | undefined> {
-    const { servers, hidden, profile } = options;
-    const params = defined({ name, servers, hidden, profile });
+    const { servers, hidden, profile, identity } = options;
+    const params = defined({ name, servers, hidden, profile, identity });
     return (await this.run("tools/describe", params)) ?? undefined;
   }
 

@@ -220,15 +220,16 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
     "tools/search": (params) =>
       pool.search(params.query, defined({ servers: params.servers, limit: params.limit })),
 
-    "tools/describe": async (params) =>
-      (await pool.describe(
-        params.name,
-        defined({
-          servers: params.servers,
-          hidden: params.hidden,
-          profile: checkedProfile(params.profile),
-        }),
-      )) ?? null,
+    "tools/describe": async (params) => {
+      const { name, servers, hidden, identity } = params;
+      const options = defined({ servers, hidden, profile: checkedProfile(params.profile) });
+      const shared = await pool.describe(name, options);
+      if (shared !== undefined || identity === undefined) return shared ?? null;
+      // A tool of a per-conversation row is only in that conversation's listing.
+      const scope = servers !== undefined ? new Set(servers) : undefined;
+      const own = await pool.conversations?.describe(name, scope, defined({ identity, hidden }));
+      return own ?? null;
+    },
 
     "tools/always-loaded": (params) => pool.alwaysLoaded(params.servers),
 
