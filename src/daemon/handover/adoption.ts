@@ -58,7 +58,12 @@ export async function concludeAdoption(
   const serving = (server: HandedServer): boolean => {
     const state = states.get(server.serverId);
     const pid = server.child.pid;
-    if (server.conversation) return conversations.get(server.conversation.key) === pid;
+    if (server.conversation) {
+      const { key } = server.conversation;
+      return conversations.some(
+        (child) => child.serverId === server.serverId && child.key === key && child.pid === pid,
+      );
+    }
     if (server.profile) {
       return (state?.profiles ?? []).some((child) => child.status === "ready" && child.pid === pid);
     }

@@ -21,6 +21,7 @@ import {
   renumbered,
   renumberedFronts,
   SNAPSHOT_VERSION,
+  untakenLabels,
   type Answer,
   type HandedFront,
   type Snapshot,
@@ -150,18 +151,20 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   await deps.fronts?.release().catch(() => undefined);
   successor.go(true);
   const children = answer.children ?? [];
+  // A conversation's child is named by who is talking: never in a log line or the answer.
+  const labels = untakenLabels(handed, untaken);
   log.info(
     `mcpool: handed over to pid ${answer.pid}: ${answer.adopted.length + children.length} children adopted` +
       (answer.cold !== undefined ? `; it started cold: ${answer.cold}` : "") +
       (untaken.size > 0 && answer.cold === undefined
-        ? `; not taken (changed): ${[...untaken].join(", ")}`
+        ? `; not taken (changed): ${labels.join(", ")}`
         : ""),
   );
   return {
     pid: answer.pid,
     adopted: answer.adopted,
     ...(children.length > 0 ? { children } : {}),
-    untaken: [...untaken],
+    untaken: labels,
     ...(answer.cold !== undefined ? { cold: answer.cold } : {}),
   };
 }

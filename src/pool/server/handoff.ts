@@ -39,6 +39,11 @@ export interface AdoptedConversation extends HandedConversation {
   serverId: string;
 }
 
+/** A conversation's child taken up: the pid its conversation's client opened on. */
+export interface OpenedConversation extends AdoptedConversation {
+  pid: number;
+}
+
 /**
  * An entry whose child may be handed off: `profile` for a host profile's child,
  * `conversation` for a conversation's, neither for a row's own.
