@@ -199,20 +199,6 @@ type CallWireOptions = Pick<
   | "taskOwner"
 >;
 
-/** The call options the wire carries as they are, in the order a call's params list them. */
-export const CALL_PARAMS = [
-  "servers",
-  "timeoutMs",
-  "raw",
-  "maxResultChars",
-  "coerce",
-  "cache",
-  "hidden",
-  "unlisted",
-  "identity",
-  "profile",
-] as const satisfies readonly (keyof CallWireOptions)[];
-
 /** A sign-in's credentials for an http server (`storeCredentials`). */
 export interface Credentials {
   tokens: Record<string, unknown>;
