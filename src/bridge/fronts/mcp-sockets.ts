@@ -27,6 +27,7 @@ import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-s
 import { answersApart } from "./answers-apart.js";
 import { recordOpening } from "./opening-record.js";
 import { listeningFds, Listeners } from "./handed-listeners.js";
+import { passesInTurn } from "./passes.js";
 import { foldersOf, privateDir } from "./socket-folder.js";
 
 export { answersApart, type Sending } from "./answers-apart.js";
@@ -320,62 +321,59 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     await bridge?.then((b) => b.close()).catch(() => undefined);
   };
 
-  /**
-   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
-   * the pool's. A burst of pool events is one pass: a pass queued and not yet begun takes them all.
-   */
-  let syncing = Promise.resolve();
-  let queued = false;
   /** The next pass makes the folder again and replaces every listener (`renew()`). */
   let relisten = false;
-  const sync = (): Promise<void> => {
-    if (queued) return syncing;
-    queued = true;
-    syncing = syncing.then(async () => {
-      queued = false;
-      if (closed) return;
-      // A folder removed under this pass is not a failure but a pass to do again, once the
-      // daemon's keeper has made the folder again (it renews us then).
-      const folders = foldersOf(options.daemonSocketPath, dir);
-      if (folders === undefined) return;
-      const raced = (): boolean => relisten || folders.overtaken();
-      if (relisten) {
-        relisten = false;
-        try {
-          await privateDir(dir);
-        } catch (error) {
-          // Removed as it was made: the keeper's next renewal comes.
-          if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
-          throw error;
-        }
-        folders.made();
-        for (const [scope, listener] of [...listeners]) {
-          listeners.delete(scope);
-          paths.delete(scope);
-          // Its path is gone; the sessions it accepted carry on.
-          listener.close();
-        }
+  /**
+   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
+   * the pool's. A burst of pool events is one pass (passes.ts).
+   */
+  const passes = passesInTurn(async () => {
+    if (closed) return;
+    // A folder removed under this pass is not a failure but a pass to do again, once the
+    // daemon's keeper has made the folder again (it renews us then).
+    const folders = foldersOf(options.daemonSocketPath, dir);
+    if (folders === undefined) return;
+    const raced = (): boolean => relisten || folders.overtaken();
+    if (relisten) {
+      relisten = false;
+      try {
+        await privateDir(dir);
+      } catch (error) {
+        // Removed as it was made: the keeper's next renewal comes.
+        if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
+        throw error;
       }
-      const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
-      const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
-      for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
-      for (const scope of wanted) {
-        if (listeners.has(scope)) continue;
-        const failed = await listen(scope).then(
-          () => undefined,
-          (error: unknown) => error as Error,
-        );
-        if (failed === undefined) continue;
-        listeners.get(scope)?.close();
+      folders.made();
+      for (const [scope, listener] of [...listeners]) {
         listeners.delete(scope);
-        if (raced()) return;
-        log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
+        paths.delete(scope);
+        // Its path is gone; the sessions it accepted carry on.
+        listener.close();
       }
-    });
-    return syncing;
-  };
+    }
+    const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
+    const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
+    for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
+    for (const scope of wanted) {
+      if (listeners.has(scope)) continue;
+      const failed = await listen(scope).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      if (failed === undefined) continue;
+      listeners.get(scope)?.close();
+      listeners.delete(scope);
+      if (raced()) return;
+      log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
+    }
+  });
+  const sync = passes.run;
 
-  const unsubscribe = options.onChange(() => void sync());
+  const unsubscribe = options.onChange(() => {
+    sync().catch((error: unknown) => {
+      log(`mcpool: the MCP sockets could not follow the pool: ${(error as Error).message}`);
+    });
+  });
   await sync();
   // Handed over for a scope this daemon serves no more: closed, and its path with it.
   await bound.closeUntaken();
@@ -385,7 +383,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   const end = async (listenersGo: () => Promise<void>): Promise<void> => {
     closed = true;
     unsubscribe();
-    await syncing;
+    await passes.settled();
     for (const socket of sockets) socket.destroy();
     await listenersGo();
     const ready = await loaded()?.catch(() => undefined);
