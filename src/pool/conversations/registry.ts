@@ -32,7 +32,7 @@ import {
 } from "../core/identity.js";
 import type { Invoked } from "../calls/result-cache.js";
 import { ServerEntry } from "../server/entry.js";
-import type { AdoptedConversation, Handable } from "../server/handoff.js";
+import type { AdoptedConversation, Handable, OpenedConversation } from "../server/handoff.js";
 import type { CallOptions } from "../calls/options.js";
 import type { CallSignal, PoolEvent, PoolLog, ToolDescription } from "../core/types.js";
 import { isHidden } from "../catalog/catalog.js";
@@ -265,8 +265,8 @@ export class ConversationRegistry {
   }
 
   /** Takes up the conversations' children a previous daemon handed over (rows.ts). */
-  async adopt(children: readonly AdoptedConversation[]): Promise<Map<string, number>> {
-    if (children.length === 0) return new Map();
+  async adopt(children: readonly AdoptedConversation[]): Promise<OpenedConversation[]> {
+    if (children.length === 0) return [];
     return (this.#body ?? (await this.#load())).adopt(children);
   }
 
