@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LineReader, parseJsonRpcLine } from "../../src/pool/mcp/line-reader.js";
+import { LineReader, parseJsonRpcLine } from "../../src/pool/transport/line-reader.js";
 
 describe("LineReader", () => {
   it("splits many lines per chunk and joins a line split across chunks", () => {

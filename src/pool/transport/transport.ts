@@ -13,7 +13,7 @@ import { redactSecrets, secretValues } from "../core/secrets.js";
 import type { AuthChallenge } from "./challenges.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 import type { Implementation, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { DiscoverResult, EraVerdict } from "./era.js";
+import type { DiscoverResult, EraVerdict } from "../core/era.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 

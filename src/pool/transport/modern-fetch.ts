@@ -12,7 +12,7 @@
  * SDK's error text. A tools/call also carries the `Mcp-Param-*` headers its tool's marks
  * ask for (below).
  */
-import { META } from "./era.js";
+import { META } from "../core/era.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { FetchLike } from "./transport.js";
 
