@@ -12,8 +12,9 @@
  * checked, by AJV loaded with the first such call. The method names and signatures are
  * the SDK Client's, so `pool.client(id)` serves code written against it.
  *
- * What it leaves out: tasks (the pool declares no `tasks` capability) and the SDK's
- * strict capability checks (off by default there too).
+ * What it leaves out: tasks a server asks of the client (the pool declares no `tasks`
+ * capability; a task-augmented call of ours is a plain request, calls/tasks.ts) and the
+ * SDK's strict capability checks (off by default there too).
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type {
