@@ -10,18 +10,9 @@
  * whose capabilities are known to offer the feature are asked, so a lazy server that has not
  * started yet is not woken to list its prompts; `--server` always asks its server.
  */
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CompleteRequestSchema,
   ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
   McpError,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -29,7 +20,6 @@ import {
   type ListResourcesResult,
   type ListResourceTemplatesResult,
   type ReadResourceResult,
-  type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   defined,
@@ -43,7 +33,6 @@ import {
 } from "mcpool-client";
 
 import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
-import { legacyResult } from "./offer.js";
 import {
   SERVER_META_KEY,
   TemplateRoutes,
@@ -51,7 +40,7 @@ import {
   type PromptRoute,
   type Scope,
 } from "./naming.js";
-import { sessionCaller, type Session, type Subscriber } from "./session.js";
+import type { Subscriber } from "./session.js";
 
 export type { Subscriber };
 
@@ -70,7 +59,6 @@ export interface PassthroughContext {
 /** One page of a per-server list, as the client returns it. */
 type Page = { nextCursor?: string | undefined } & object;
 
-/** `{ cursor }` when there is one. */
 /** A page's options: its cursor, and the host's profile (where its calls go). */
 function paged(
   cursor: string | undefined,
@@ -136,71 +124,6 @@ export class ResourcesPromptsRouter {
 
   constructor(ctx: PassthroughContext) {
     this.#ctx = ctx;
-  }
-
-  /**
-   * Handles what `capabilities` declares (the SDK refuses a handler for anything else), for a
-   * legacy host: what a modern server answers reaches it as a 2025-11-25 result (legacyResult).
-   */
-  install(server: Server, session: Session, capabilities: ServerCapabilities): void {
-    if (capabilities.resources !== undefined) {
-      // The session's profile: its requests go where its calls go (its own child, if any).
-      server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listResources(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
-      );
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listResourceTemplates(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
-      );
-      server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.readResource(request.params.uri, {
-            caller: sessionCaller(session),
-            profile: await session.profile.get(extra.requestId),
-          }),
-        ),
-      );
-      server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-        await this.subscribe(session, request.params.uri);
-        return {};
-      });
-      server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-        await this.unsubscribe(session, request.params.uri);
-        return {};
-      });
-    }
-    if (capabilities.prompts !== undefined) {
-      server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listPrompts(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
-      );
-      server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.getPrompt(request.params.name, request.params.arguments, {
-            caller: sessionCaller(session),
-            profile: await session.profile.get(extra.requestId),
-          }),
-        ),
-      );
-    }
-    if (capabilities.completions !== undefined) {
-      server.setRequestHandler(CompleteRequestSchema, (request) =>
-        this.complete(request.params).then(legacyResult),
-      );
-    }
   }
 
   /** Forgets a closed session's subscriptions, unsubscribing upstream what nobody else holds. */
@@ -398,7 +321,11 @@ export class ResourcesPromptsRouter {
 
   // ── Completion ─────────────────────────────────────────────────────────────────────
 
-  async complete(params: CompleteRequest["params"]): Promise<CompleteResult> {
+  /** Completes where the host's calls go: its profile's child, when it has one. */
+  async complete(
+    params: CompleteRequest["params"],
+    profile?: HostProfile,
+  ): Promise<CompleteResult> {
     const { ref, argument, context } = params;
     let serverId: string;
     let forwarded: CompletionReference;
@@ -414,7 +341,9 @@ export class ResourcesPromptsRouter {
       forwarded = { ...ref };
     }
     const request = { ref: forwarded, argument, ...(context !== undefined ? { context } : {}) };
-    const result = await this.#ask(() => this.#ctx.client.complete(serverId, request));
+    const result = await this.#ask(() =>
+      this.#ctx.client.complete(serverId, request, profile === undefined ? {} : { profile }),
+    );
     return result as CompleteResult;
   }
 
