@@ -60,12 +60,14 @@ import {
 import { Subscriptions } from "./subscriptions.js";
 
 import {
+  CALL_PARAMS,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_AUTO_START_TIMEOUT_MS,
   DEFAULT_MAX_RECONNECT_DELAY_MS,
   type ConnectOptions,
   type CallOptions,
   type ConversationsClient,
+  type DescribeOptions,
   type IdentifiedClient,
   type RunHooksOptions,
   type EventListener,
@@ -80,6 +82,7 @@ export {
   DEFAULT_MAX_RECONNECT_DELAY_MS,
   type ConnectOptions,
   type CallOptions,
+  type DescribeOptions,
   type RunHooksOptions,
   type EventListener,
   type EventOptions,
@@ -217,10 +220,10 @@ class SocketPoolClient implements PoolClient {
 
   async describe(
     name: string,
-    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
+    options: DescribeOptions = {},
   ): Promise<ToolDescription | undefined> {
-    const { servers, hidden, profile } = options;
-    const params = defined({ name, servers, hidden, profile });
+    const { servers, hidden, profile, identity } = options;
+    const params = defined({ name, servers, hidden, profile, identity });
     return (await this.run("tools/describe", params)) ?? undefined;
   }
 
@@ -266,28 +269,20 @@ class SocketPoolClient implements PoolClient {
     args?: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<string | CallToolResult> {
-    const params: CallParams = defined({
-      name,
-      arguments: args,
-      servers: options.servers,
-      timeoutMs: options.timeoutMs,
-      raw: options.raw,
-      maxResultChars: options.maxResultChars,
-      coerce: options.coerce,
-      cache: options.cache,
-      hidden: options.hidden,
-      unlisted: options.unlisted,
-      identity: options.identity,
-      profile: options.profile,
-      bindings: options.bindings === undefined ? undefined : { ...options.bindings },
-      meta: options.meta === undefined ? undefined : { ...options.meta },
-      caller: this.#caller(options.caller),
-    });
+    // Only what the call gave, in the wire's order: no 15-key object copied per call.
+    const params: CallParams = { name };
+    if (args !== undefined) params.arguments = args;
+    const given: Partial<Record<keyof CallParams, unknown>> = params;
+    for (const key of CALL_PARAMS) if (options[key] !== undefined) given[key] = options[key];
+    if (options.bindings !== undefined) params.bindings = { ...options.bindings };
+    if (options.meta !== undefined) params.meta = { ...options.meta };
+    const caller = this.#caller(options.caller);
+    if (caller !== undefined) params.caller = caller;
     const route = this.routing.open(options);
     try {
       const answer = await this.run(
         "tools/call",
-        { ...params, ...route.params },
+        Object.assign(params, route.params),
         options.signal,
         route.sent,
       );

@@ -196,6 +196,20 @@ type CallWireOptions = Pick<
   | "caller"
 >;
 
+/** The call options the wire carries as they are, in the order a call's params list them. */
+export const CALL_PARAMS = [
+  "servers",
+  "timeoutMs",
+  "raw",
+  "maxResultChars",
+  "coerce",
+  "cache",
+  "hidden",
+  "unlisted",
+  "identity",
+  "profile",
+] as const satisfies readonly (keyof CallWireOptions)[];
+
 export interface CallOptions extends CallWireOptions {
   /**
    * Rejects the call with the signal's reason (an AbortError) when aborted, and cancels it:
@@ -221,6 +235,17 @@ export interface CallOptions extends CallWireOptions {
   onRoots?: RootsHandler;
   /** Server id → binding from conversations.tools(): a stale tool is refused before it is sent. */
   bindings?: Readonly<Record<string, string>>;
+}
+
+/** What describe() is asked with: the scope, the host's profile, the conversation. */
+export interface DescribeOptions {
+  servers?: readonly string[];
+  /** Describe a tool the row hides. */
+  hidden?: boolean;
+  /** The calling host's profile: a tool only its child lists. */
+  profile?: HostProfile;
+  /** The conversation: a tool of a `session: "conversation"` row, as its listing has it. */
+  identity?: ConversationIdentity;
 }
 
 export interface RunHooksOptions {
@@ -284,10 +309,7 @@ export interface PoolClient {
     options?: { servers?: readonly string[]; limit?: number },
   ): Promise<readonly CatalogServer[]>;
   /** What a definition has no room for; undefined where a call would be refused. */
-  describe(
-    name: string,
-    options?: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile },
-  ): Promise<ToolDescription | undefined>;
+  describe(name: string, options?: DescribeOptions): Promise<ToolDescription | undefined>;
   /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
   alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]>;
   /**

@@ -8,6 +8,7 @@ export {
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_FRAME_BYTES,
   encodeFrame,
+  frameText,
   FrameDecoder,
   LineSplitter,
   type Frame,

@@ -160,6 +160,8 @@ export interface DescribeParams {
   hidden?: boolean;
   /** The calling host's profile: a tool only its child lists. */
   profile?: HostProfile;
+  /** The conversation: a tool of a `session: "conversation"` row, as its listing has it. */
+  identity?: ConversationIdentity;
 }
 
 export interface RunHooksParams {
@@ -358,6 +360,7 @@ export const METHODS = {
       servers: "string[]?",
       hidden: "boolean?",
       profile: "object?",
+      identity: "object?",
     }),
     returns<ToolDescription | null>(),
   ),

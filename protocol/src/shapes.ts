@@ -423,10 +423,11 @@ export interface HandoverInfo {
   /**
    * Epoch ms: since when the pool has served without a cold start — the start of the first
    * daemon of this line of hand-overs (this process's own start, after a cold one).
+   * Absent from a daemon of an earlier release: read it as `from.startedAt`.
    */
-  servingSince: number;
-  /** The hand-overs since then, this one included (0 after a cold one). */
-  handovers: number;
+  servingSince?: number;
+  /** The hand-overs since then, this one included (0 after a cold one); absent as above. */
+  handovers?: number;
   /** The servers whose running child this daemon took over. */
   adopted: string[];
   /**
@@ -444,7 +445,10 @@ export interface HandoverResult {
   adopted: string[];
   /** The host profiles' children handed over running besides, as in HandoverInfo. */
   children?: string[];
-  /** Children whose row had changed: stopped by the old daemon, started anew. */
+  /**
+   * Children whose row had changed: stopped by the old daemon, started anew; told as
+   * `children` are (a conversation's as `<server> for a conversation`).
+   */
   untaken: string[];
   cold?: string;
 }

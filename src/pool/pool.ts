@@ -29,6 +29,7 @@ import {
   type AdoptedProfile,
   type HandedHttpOff,
   type HandedOff,
+  type OpenedConversation,
 } from "./server/handoff.js";
 import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
@@ -370,11 +371,11 @@ export class McpPool {
 
   /**
    * Takes up the conversations' children a previous daemon handed over, as above; resolves
-   * with the pid each conversation's client opened on, by conversation key.
+   * with each child whose conversation's client opened, and its pid.
    */
   adoptConversationChildren(
     children: readonly AdoptedConversation[],
-  ): Promise<Map<string, number>> {
+  ): Promise<OpenedConversation[]> {
     return this.#parts.conversations.adopt(children);
   }
 

@@ -2,7 +2,8 @@
  * `mcpool restart` hands over the children a row serves besides its own: a project's child
  * of server-filesystem (started for the roots its host declared) keeps its process and its
  * allowed directory, and the host's next call after the hand-over answers from it; a
- * per-conversation server's child keeps its process and its count for its conversation.
+ * per-conversation server's child keeps its process and its count for its conversation, also
+ * when one conversation has children on two such rows.
  */
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -128,6 +129,49 @@ describe("a hand-over restart and the children a row serves besides its own", ()
         );
       } finally {
         await Promise.all([host.close(), other.close()]);
+      }
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+  it("keeps one conversation's children on two conversation rows, each with its pid", async () => {
+    const h = fleet.home();
+    const counter = {
+      command: process.execPath,
+      args: [fixture("counter.mjs")],
+      session: "conversation",
+    };
+    h.writeConfig({ first: counter, second: counter });
+    try {
+      await fleet.daemon(h);
+      const host = await stdioBridge(h);
+      try {
+        const count = async (id: string): Promise<string> =>
+          textOf(await host.client.callTool({ name: `${id}__count`, arguments: {} }));
+        const [, firstPid] = (await count("first")).split(" ");
+        const [, secondPid] = (await count("second")).split(" ");
+        expect(secondPid).not.toBe(firstPid);
+
+        const restart = runCli(h, "restart", "--json");
+        expect(restart.stderr).toBe("");
+        expect(restart.code).toBe(0);
+        const handed = JSON.parse(restart.stdout) as { pid: number; children?: string[] };
+        expect([...(handed.children ?? [])].sort()).toEqual([
+          "first for a conversation",
+          "second for a conversation",
+        ]);
+
+        expect(await count("first")).toBe(`2 ${firstPid}`);
+        expect(await count("second")).toBe(`2 ${secondPid}`);
+
+        expect(runCli(h, "shutdown").code).toBe(0);
+        await waitFor(
+          () => !alive(handed.pid) && !alive(Number(firstPid)) && !alive(Number(secondPid)),
+          20_000,
+          "the new daemon and the adopted conversation's children to end",
+        );
+      } finally {
+        await host.close();
       }
     } finally {
       await stopAll(daemonsFor(h.socketPath));

@@ -10,6 +10,7 @@ import {
   readSnapshot,
   renumbered,
   SNAPSHOT_VERSION,
+  untakenLabels,
   type HandedServer,
 } from "../../src/daemon/handover/snapshot.js";
 
@@ -59,6 +60,17 @@ describe("the hand-over snapshot", () => {
       'c for conversation ["","me","c1"]',
     );
     expect(childLabel({ ...server("c", [5, 6, 7]), conversation })).toBe("c for a conversation");
+  });
+
+  it("tells the children not taken without who is talking", () => {
+    const conversation = { key: '["","me","c1"]' };
+    const handed = [
+      server("fs", [5, 6, 7]),
+      { ...server("c", [8, 9, 10]), conversation },
+      server("kept", [11, 12, 13]),
+    ];
+    const untaken = new Set(["fs", 'c for conversation ["","me","c1"]']);
+    expect(untakenLabels(handed, untaken)).toEqual(["fs", "c for a conversation"]);
   });
 
   it("refuses what is not JSON, not an object, or lacks its parts", () => {

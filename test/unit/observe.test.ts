@@ -241,6 +241,16 @@ describe("a top frame", () => {
     expect(text).not.toMatch(/: ok$/m);
     expect(statusText(status, DAY)).toMatch(/^config {2}\S*mcp\.json: ok$/m);
   });
+
+  it("reads a daemon of a release before the pool's line of hand-overs was counted", () => {
+    // Started by a hand-over, and sending neither `servingSince` nor `handovers`.
+    const from = { pid: 7, version: "0.0.9", startedAt: DAY / 2 };
+    const older = { ...status, handover: { from, at: DAY / 2, adopted: ["a"] } };
+    const text = statusText(older, DAY);
+    expect(text).toContain(`serving since ${new Date(DAY / 2).toISOString()}`);
+    expect(text).toContain("handed over from pid 7 (version 0.0.9)");
+    expect(text).not.toMatch(/NaN|undefined/);
+  });
 });
 
 describe("top's keys", () => {

@@ -37,6 +37,15 @@ describe("oversizeKind", () => {
     expect(oversizeKind(...edges(request))).toMatchObject({ kind: "message" });
   });
 
+  it("never throws on a key or method JSON does not accept, and reads what it can", () => {
+    for (const bad of ['"\\q"', '"\\u12"', '"a\tb"']) {
+      const key = `{${bad}:1,"jsonrpc":"2.0","result":{"text":"${filler}"},"id":3}`;
+      expect(oversizeKind(...edges(key))).toEqual({ kind: "answer", id: 3 });
+      const method = `{"jsonrpc":"2.0","method":${bad},"params":{"x":"${filler}"}}`;
+      expect(oversizeKind(...edges(method))).toEqual({ kind: "unknown" });
+    }
+  });
+
   it("says unknown for what is not a JSON object", () => {
     expect(oversizeKind(...edges(`${filler}"id":1}`))).toEqual({ kind: "unknown" });
   });

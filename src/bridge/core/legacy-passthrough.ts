@@ -15,6 +15,7 @@ import {
   UnsubscribeRequestSchema,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { HostProfile } from "mcpool-client";
 import { legacyResult } from "./offer.js";
 import type { ResourcesPromptsRouter } from "./resources-prompts.js";
 import { sessionCaller, type Session } from "./session.js";
@@ -29,30 +30,27 @@ export function installPassthrough(
   session: Session,
   capabilities: ServerCapabilities,
 ): void {
+  // Each answer is asked with the session's profile (its requests go where its calls go:
+  // its own child, if any) and reaches the host shaped for its era.
+  const profiled =
+    <Request, Result extends { _meta?: Record<string, unknown> | undefined }>(
+      answer: (request: Request, profile: HostProfile) => Promise<Result>,
+    ) =>
+    async (request: Request, extra: { requestId: string | number }): Promise<Result> =>
+      legacyResult(await answer(request, await session.profile.get(extra.requestId)));
   if (capabilities.resources !== undefined) {
-    // The session's profile: its requests go where its calls go (its own child, if any).
-    server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
-      legacyResult(
-        await router.listResources(
-          request.params?.cursor,
-          await session.profile.get(extra.requestId),
-        ),
-      ),
+    server.setRequestHandler(
+      ListResourcesRequestSchema,
+      profiled((request, profile) => router.listResources(request.params?.cursor, profile)),
     );
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) =>
-      legacyResult(
-        await router.listResourceTemplates(
-          request.params?.cursor,
-          await session.profile.get(extra.requestId),
-        ),
-      ),
+    server.setRequestHandler(
+      ListResourceTemplatesRequestSchema,
+      profiled((request, profile) => router.listResourceTemplates(request.params?.cursor, profile)),
     );
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-      legacyResult(
-        await router.readResource(request.params.uri, {
-          caller: sessionCaller(session),
-          profile: await session.profile.get(extra.requestId),
-        }),
+    server.setRequestHandler(
+      ReadResourceRequestSchema,
+      profiled((request, profile) =>
+        router.readResource(request.params.uri, { caller: sessionCaller(session), profile }),
       ),
     );
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -65,28 +63,24 @@ export function installPassthrough(
     });
   }
   if (capabilities.prompts !== undefined) {
-    server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) =>
-      legacyResult(
-        await router.listPrompts(
-          request.params?.cursor,
-          await session.profile.get(extra.requestId),
-        ),
-      ),
+    server.setRequestHandler(
+      ListPromptsRequestSchema,
+      profiled((request, profile) => router.listPrompts(request.params?.cursor, profile)),
     );
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
-      legacyResult(
-        await router.getPrompt(request.params.name, request.params.arguments, {
+    server.setRequestHandler(
+      GetPromptRequestSchema,
+      profiled((request, profile) =>
+        router.getPrompt(request.params.name, request.params.arguments, {
           caller: sessionCaller(session),
-          profile: await session.profile.get(extra.requestId),
+          profile,
         }),
       ),
     );
   }
   if (capabilities.completions !== undefined) {
-    server.setRequestHandler(CompleteRequestSchema, async (request, extra) =>
-      legacyResult(
-        await router.complete(request.params, await session.profile.get(extra.requestId)),
-      ),
+    server.setRequestHandler(
+      CompleteRequestSchema,
+      profiled((request, profile) => router.complete(request.params, profile)),
     );
   }
 }

@@ -12,7 +12,6 @@
  */
 import {
   ErrorCode,
-  McpError,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -32,7 +31,7 @@ import {
   type ServerState,
 } from "mcpool-client";
 
-import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
+import { RESOURCE_NOT_FOUND, Refusal, toMcpError } from "./errors.js";
 import {
   SERVER_META_KEY,
   TemplateRoutes,
@@ -357,7 +356,7 @@ export class ResourcesPromptsRouter {
     await Promise.all([this.listResources(undefined), this.listResourceTemplates(undefined)]);
     const found = this.#uris.get(uri) ?? this.#templates.match(uri);
     if (found !== undefined) return found;
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+    throw new Refusal(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
   }
 
   async #promptRoute(name: string): Promise<PromptRoute> {
@@ -368,7 +367,7 @@ export class ResourcesPromptsRouter {
     await this.listPrompts(undefined);
     const found = this.#prompts.get(name);
     if (found !== undefined) return found;
-    throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+    throw new Refusal(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
   }
 
   /** In-scope servers worth asking for `capability` (module comment). */

@@ -21,10 +21,13 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "../legacy/bridge-server.js";
+import type { Opening } from "../lean/cold-answers.js";
 import { HOST_GONE_METHOD, HOST_PROBE } from "../lean/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
 import { answersApart } from "./answers-apart.js";
+import { recordOpening } from "./opening-record.js";
 import { listeningFds, Listeners } from "./handed-listeners.js";
+import { passesInTurn } from "./passes.js";
 import { foldersOf, privateDir } from "./socket-folder.js";
 
 export { answersApart, type Sending } from "./answers-apart.js";
@@ -50,6 +53,12 @@ export interface McpSocketsOptions {
    * session takes a place and gives it back when it ends. Default: no cap.
    */
   connections?: SessionCap;
+  /**
+   * A server's session opened: what a host asked first and was answered, byte for byte,
+   * each time a recorded answer adds to it (src/bridge/lean/cold-answers.ts), for a cold
+   * entry to answer the same. Default: nothing is recorded.
+   */
+  opened?(serverId: string, opening: Opening): void;
 }
 
 /** What the MCP sockets need of the daemon's connection cap (src/daemon/socket/connection-cap.ts). */
@@ -181,6 +190,7 @@ interface Serving {
   /** The scope's bridge, made on its first connection, and what the first one loaded. */
   bridgeFor(scope: string): Promise<{ bridge: Bridge; loaded: Loaded }>;
   log: (line: string) => void;
+  opened: McpSocketsOptions["opened"];
 }
 
 /**
@@ -220,6 +230,10 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
     // Either era: the host's opening message says which (era-switch.ts).
     server = await bridge.serve(transport);
     answersBeforeEnd(transport, socket, end);
+    const opened = serving.opened;
+    if (opened !== undefined && scope !== POOL_SCOPE && catalogOf(scope) === undefined) {
+      recordOpening(socket, transport, (opening) => opened(scope, opening));
+    }
     socket.resume();
   } catch (error) {
     log(`mcpool: MCP socket ${labelOf(scope)}: ${(error as Error).message}`);
@@ -277,7 +291,8 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   let closed = false;
   let holding = false; // handing over: a connection that arrives is closed
 
-  const serving: Serving = { cap: options.connections, sockets, bridgeFor, log };
+  const { connections: cap, opened } = options;
+  const serving: Serving = { cap, sockets, bridgeFor, log, opened };
 
   const listen = async (scope: string): Promise<void> => {
     const path = pathOf(scope);
@@ -306,62 +321,59 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     await bridge?.then((b) => b.close()).catch(() => undefined);
   };
 
-  /**
-   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
-   * the pool's. A burst of pool events is one pass: a pass queued and not yet begun takes them all.
-   */
-  let syncing = Promise.resolve();
-  let queued = false;
   /** The next pass makes the folder again and replaces every listener (`renew()`). */
   let relisten = false;
-  const sync = (): Promise<void> => {
-    if (queued) return syncing;
-    queued = true;
-    syncing = syncing.then(async () => {
-      queued = false;
-      if (closed) return;
-      // A folder removed under this pass is not a failure but a pass to do again, once the
-      // daemon's keeper has made the folder again (it renews us then).
-      const folders = foldersOf(options.daemonSocketPath, dir);
-      if (folders === undefined) return;
-      const raced = (): boolean => relisten || folders.overtaken();
-      if (relisten) {
-        relisten = false;
-        try {
-          await privateDir(dir);
-        } catch (error) {
-          // Removed as it was made: the keeper's next renewal comes.
-          if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
-          throw error;
-        }
-        folders.made();
-        for (const [scope, listener] of [...listeners]) {
-          listeners.delete(scope);
-          paths.delete(scope);
-          // Its path is gone; the sessions it accepted carry on.
-          listener.close();
-        }
+  /**
+   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
+   * the pool's. A burst of pool events is one pass (passes.ts).
+   */
+  const passes = passesInTurn(async () => {
+    if (closed) return;
+    // A folder removed under this pass is not a failure but a pass to do again, once the
+    // daemon's keeper has made the folder again (it renews us then).
+    const folders = foldersOf(options.daemonSocketPath, dir);
+    if (folders === undefined) return;
+    const raced = (): boolean => relisten || folders.overtaken();
+    if (relisten) {
+      relisten = false;
+      try {
+        await privateDir(dir);
+      } catch (error) {
+        // Removed as it was made: the keeper's next renewal comes.
+        if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
+        throw error;
       }
-      const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
-      const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
-      for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
-      for (const scope of wanted) {
-        if (listeners.has(scope)) continue;
-        const failed = await listen(scope).then(
-          () => undefined,
-          (error: unknown) => error as Error,
-        );
-        if (failed === undefined) continue;
-        listeners.get(scope)?.close();
+      folders.made();
+      for (const [scope, listener] of [...listeners]) {
         listeners.delete(scope);
-        if (raced()) return;
-        log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
+        paths.delete(scope);
+        // Its path is gone; the sessions it accepted carry on.
+        listener.close();
       }
-    });
-    return syncing;
-  };
+    }
+    const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
+    const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
+    for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
+    for (const scope of wanted) {
+      if (listeners.has(scope)) continue;
+      const failed = await listen(scope).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      if (failed === undefined) continue;
+      listeners.get(scope)?.close();
+      listeners.delete(scope);
+      if (raced()) return;
+      log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
+    }
+  });
+  const sync = passes.run;
 
-  const unsubscribe = options.onChange(() => void sync());
+  const unsubscribe = options.onChange(() => {
+    sync().catch((error: unknown) => {
+      log(`mcpool: the MCP sockets could not follow the pool: ${(error as Error).message}`);
+    });
+  });
   await sync();
   // Handed over for a scope this daemon serves no more: closed, and its path with it.
   await bound.closeUntaken();
@@ -371,7 +383,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   const end = async (listenersGo: () => Promise<void>): Promise<void> => {
     closed = true;
     unsubscribe();
-    await syncing;
+    await passes.settled();
     for (const socket of sockets) socket.destroy();
     await listenersGo();
     const ready = await loaded()?.catch(() => undefined);

@@ -111,7 +111,10 @@ export async function serveCommand(
   const quietGc = (await import("../../daemon/process/quiet-gc.js")).startQuietGc();
   await stopped;
   quietGc.stop();
-  await fronts?.close();
+  // A front that fails to close never keeps the daemon from stopping its children.
+  await fronts?.close().catch((error: unknown) => {
+    context.err(`mcpool: closing the MCP sockets: ${(error as Error).message}`);
+  });
   await daemon.stop();
   return EXIT.ok;
 }

@@ -3,7 +3,7 @@
  * pid, uptime, CPU and memory of its process group and calls in the last minute,
  * tools, the protocol revision it speaks and last error. `--json` prints the DaemonStatus as it came.
  */
-import type { ConfigStatus, DaemonStatus, ServerState } from "mcpool-protocol";
+import type { ConfigStatus, DaemonStatus, HandoverInfo, ServerState } from "mcpool-protocol";
 import { conversationLines } from "../output/conversation-status.js";
 import { limitLines } from "../output/limits-status.js";
 import { bytes, memory, percent } from "../output/figures.js";
@@ -52,10 +52,12 @@ export function handoverLines(status: DaemonStatus): string[] {
   const iso = (ms: number): string => new Date(ms).toISOString();
   const handover = status.handover;
   if (handover === undefined) return [`        serving since ${iso(status.startedAt)}`];
+  const count =
+    handover.handovers === undefined ? "" : `${handover.handovers} hand-over(s) since; `;
   const since =
     handover.cold !== undefined
       ? `serving since ${iso(status.startedAt)}`
-      : `serving since ${iso(handover.servingSince)} (${handover.handovers} hand-over(s) since; this process since ${iso(status.startedAt)})`;
+      : `serving since ${iso(poolSince(handover))} (${count}this process since ${iso(status.startedAt)})`;
   const { from, adopted } = handover;
   const origin = `handed over from pid ${from.pid} (version ${from.version}) at ${iso(handover.at)}`;
   const took =
@@ -63,6 +65,11 @@ export function handoverLines(status: DaemonStatus): string[] {
       ? `started every server again: ${terminalText(handover.cold)}`
       : `${adopted.length} server(s) adopted running${adopted.length > 0 ? `: ${adopted.join(", ")}` : ""}${childrenText(handover.children)}`;
   return [`        ${since}`, `        ${origin}; ${took}`];
+}
+
+/** Since when the pool serves without a cold start; a daemon of an earlier release says only whence it came. */
+function poolSince(handover: HandoverInfo): number {
+  return handover.servingSince ?? handover.from.startedAt;
 }
 
 function childrenText(children: readonly string[] | undefined): string {
@@ -75,7 +82,7 @@ function upText(status: DaemonStatus, now: number): string {
   const up = duration(now - status.startedAt);
   const handover = status.handover;
   if (handover === undefined || handover.cold !== undefined) return up;
-  return `${up} (this process; the pool ${duration(now - handover.servingSince)}, without a cold start)`;
+  return `${up} (this process; the pool ${duration(now - poolSince(handover))}, without a cold start)`;
 }
 
 /** The whole human-readable status. */

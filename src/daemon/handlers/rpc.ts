@@ -10,6 +10,7 @@ import type { HostProfile } from "mcpool-protocol";
 import {
   defined,
   PROTOCOL_VERSION,
+  type CallParams,
   type CallToolResult,
   type ConfigStatus,
   type DaemonStatus,
@@ -142,6 +143,22 @@ function eventPusher(
   };
 }
 
+/** What a `tools/call`'s params hand the pool's CallOptions as they are, when given. */
+const FORWARDED_CALL_PARAMS = [
+  "servers",
+  "timeoutMs",
+  "raw",
+  "maxResultChars",
+  "coerce",
+  "cache",
+  "hidden",
+  "unlisted",
+  "identity",
+  "bindings",
+  "meta",
+  "caller",
+] as const satisfies readonly (keyof CallParams & keyof CallOptions)[];
+
 /** Listings that would miss the servers still starting: they wait for the pool's first reconcile. */
 const READY_FIRST = [
   "tools/list",
@@ -192,28 +209,20 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       },
 
     "tools/call": async (params, ctx) => {
-      const options: CallOptions = defined({
-        servers: params.servers,
-        timeoutMs: params.timeoutMs,
-        raw: params.raw,
-        maxResultChars: params.maxResultChars,
-        coerce: params.coerce,
-        cache: params.cache,
-        hidden: params.hidden,
-        unlisted: params.unlisted,
-        identity: params.identity,
-        profile: checkedProfile(params.profile),
-        bindings: params.bindings,
-        meta: params.meta,
-        caller: params.caller,
-        signal: ctx.signal,
-        ...routedCall(
-          params,
-          ctx,
-          params.elicit === true || subscriptions.get(ctx.connection.id)?.elicit === true,
-          params.sample === true || subscriptions.get(ctx.connection.id)?.sample === true,
-        ),
-      });
+      const subscribed = subscriptions.get(ctx.connection.id);
+      const options: CallOptions = routedCall(
+        params,
+        ctx,
+        params.elicit === true || subscribed?.elicit === true,
+        params.sample === true || subscribed?.sample === true,
+      );
+      // The wire's options as they are, set only when given: no object copied per call.
+      for (const key of FORWARDED_CALL_PARAMS) {
+        if (params[key] !== undefined) (options as Record<string, unknown>)[key] = params[key];
+      }
+      const profile = checkedProfile(params.profile);
+      if (profile !== undefined) options.profile = profile;
+      options.signal = ctx.signal;
       const out = await pool.call(params.name, params.arguments, options);
       if (params.raw === true) return { result: out as CallToolResult };
       return { text: typeof out === "string" ? out : JSON.stringify(out) };
@@ -224,15 +233,16 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
     "tools/search": (params) =>
       pool.search(params.query, defined({ servers: params.servers, limit: params.limit })),
 
-    "tools/describe": async (params) =>
-      (await pool.describe(
-        params.name,
-        defined({
-          servers: params.servers,
-          hidden: params.hidden,
-          profile: checkedProfile(params.profile),
-        }),
-      )) ?? null,
+    "tools/describe": async (params) => {
+      const { name, servers, hidden, identity } = params;
+      const options = defined({ servers, hidden, profile: checkedProfile(params.profile) });
+      const shared = await pool.describe(name, options);
+      if (shared !== undefined || identity === undefined) return shared ?? null;
+      // A tool of a per-conversation row is only in that conversation's listing.
+      const scope = servers !== undefined ? new Set(servers) : undefined;
+      const own = await pool.conversations?.describe(name, scope, defined({ identity, hidden }));
+      return own ?? null;
+    },
 
     "tools/always-loaded": (params) => pool.alwaysLoaded(params.servers),
 

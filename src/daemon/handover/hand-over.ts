@@ -7,7 +7,12 @@
  * taken back — the lock, the children's reading, the socket, the fronts — and why is said.
  */
 import type { McpPool } from "../../pool/pool.js";
-import { releaseHandedOff, resumeHandedOff, type HandedOff } from "../../pool/server/handoff.js";
+import {
+  releaseHandedOff,
+  resumeHandedOff,
+  resumeHandedSessions,
+  type HandedOff,
+} from "../../pool/server/handoff.js";
 import { McpPoolError } from "../../pool/core/errors.js";
 import type { SocketServer } from "../socket/server.js";
 import type { DaemonLog } from "../process/logger.js";
@@ -16,6 +21,7 @@ import {
   renumbered,
   renumberedFronts,
   SNAPSHOT_VERSION,
+  untakenLabels,
   type Answer,
   type HandedFront,
   type Snapshot,
@@ -104,11 +110,12 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     marks: deps.marks,
     servers: renumbered(servers),
     fronts: renumberedFronts(fronts, servers.length),
-    sessions: sessions.map(({ serverId, row, sessionId, session }) => ({
+    sessions: sessions.map(({ serverId, row, sessionId, session, listened }) => ({
       serverId,
       row,
       sessionId,
       session,
+      ...(listened ? { listened } : {}),
     })),
   };
   deps.lock.release();
@@ -127,6 +134,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   if (!answer.ready) {
     successor.go(false);
     await takeBack({ ...deps, server, log }, handed, answer);
+    resumeHandedSessions(sessions);
     throw new McpPoolError(
       "handover-failed",
       `the new daemon did not take over, so this one serves on: ${answer.why}`,
@@ -143,18 +151,20 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   await deps.fronts?.release().catch(() => undefined);
   successor.go(true);
   const children = answer.children ?? [];
+  // A conversation's child is named by who is talking: never in a log line or the answer.
+  const labels = untakenLabels(handed, untaken);
   log.info(
     `mcpool: handed over to pid ${answer.pid}: ${answer.adopted.length + children.length} children adopted` +
       (answer.cold !== undefined ? `; it started cold: ${answer.cold}` : "") +
       (untaken.size > 0 && answer.cold === undefined
-        ? `; not taken (changed): ${[...untaken].join(", ")}`
+        ? `; not taken (changed): ${labels.join(", ")}`
         : ""),
   );
   return {
     pid: answer.pid,
     adopted: answer.adopted,
     ...(children.length > 0 ? { children } : {}),
-    untaken: [...untaken],
+    untaken: labels,
     ...(answer.cold !== undefined ? { cold: answer.cold } : {}),
   };
 }

@@ -101,7 +101,8 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
     const handed = sessions.get(row.id);
     if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
     sessions.delete(row.id);
-    return { sessionId: handed.sessionId, session: handed.session };
+    const { sessionId, session, listened } = handed;
+    return { sessionId, session, ...(listened ? { listened } : {}) };
   };
 
   return {

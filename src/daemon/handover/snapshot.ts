@@ -67,6 +67,17 @@ export function childLabel(
   return nameOf(server);
 }
 
+/**
+ * The children of `handed` the new daemon did not take (`untaken`: their nameOf()), told as
+ * childLabel() tells them: the names match the two daemons' lists, the labels are for people.
+ */
+export function untakenLabels(
+  handed: readonly Pick<HandedServer, "serverId" | "profile" | "conversation">[],
+  untaken: ReadonlySet<string>,
+): string[] {
+  return handed.filter((server) => untaken.has(nameOf(server))).map(childLabel);
+}
+
 export interface Snapshot {
   version: 1 | typeof SNAPSHOT_VERSION;
   /**

@@ -58,7 +58,7 @@ import {
 import type { Invoked } from "../calls/result-cache.js";
 import type { CallOptions } from "../calls/options.js";
 import type { CallSignal } from "../core/types.js";
-import type { AdoptedConversation, Handable } from "../server/handoff.js";
+import type { AdoptedConversation, Handable, OpenedConversation } from "../server/handoff.js";
 
 /** The conversation rows a pool serves (conversations/registry.ts holds this once loaded). */
 export class ConversationRows {
@@ -296,11 +296,11 @@ export class ConversationRows {
    * Takes up children a previous daemon handed over: each conversation's client is opened
    * now, as its next use would open it, and its dial takes the handed child (by row and
    * conversation key); then it waits idle for that use. A row that is gone is left.
-   * Resolves with the pid each opened on, by conversation key (none: it failed, or its
-   * row is gone).
+   * Resolves with each child that opened, with its pid (absent: it failed, or its row is
+   * gone). One conversation may have children on several rows: each is its own.
    */
-  async adopt(children: readonly AdoptedConversation[]): Promise<Map<string, number>> {
-    const opened = new Map<string, number>();
+  async adopt(children: readonly AdoptedConversation[]): Promise<OpenedConversation[]> {
+    const opened: OpenedConversation[] = [];
     await Promise.allSettled(
       children.map(async ({ serverId, key }) => {
         const served = this.#servers.get(serverId);
@@ -308,7 +308,7 @@ export class ConversationRows {
         const client = await served.hold(identityOfKey(key));
         const pid = client.connection?.pid;
         served.release(client);
-        if (pid !== undefined) opened.set(key, pid);
+        if (pid !== undefined) opened.push({ serverId, key, pid });
       }),
     );
     return opened;

@@ -146,14 +146,22 @@ function latin1(bytes: Uint8Array): string {
 const SCALAR = /^(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|"(?:[^"\\]|\\.)*")/;
 const LAST_ID = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/;
 
-/** A JSON scalar's text as an id: a string or an integer; undefined for anything else. */
-function idOf(text: string): RequestId | undefined {
-  let value: unknown;
+/**
+ * A JSON scalar's text as its value; undefined when JSON does not accept it. The
+ * `SCALAR` pattern lets through escapes and raw control bytes JSON refuses (`"\q"`),
+ * and the head is a server's bytes: never let them throw.
+ */
+function valueOf(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
+}
+
+/** A JSON scalar's text as an id: a string or an integer; undefined for anything else. */
+function idOf(text: string): RequestId | undefined {
+  const value = valueOf(text);
   if (typeof value === "string") return value;
   return Number.isSafeInteger(value) ? (value as number) : undefined;
 }
@@ -171,7 +179,8 @@ function topKeys(head: string): { id?: RequestId; method?: string } {
       if (string === undefined) return found;
       at += string.length;
       if (depth !== 1 || !expectKey) continue;
-      const key = JSON.parse(string) as string;
+      const key = valueOf(string);
+      if (typeof key !== "string") return found;
       const colon = /^\s*:\s*/.exec(head.slice(at));
       if (colon === null) return found;
       at += colon[0].length;
@@ -181,8 +190,10 @@ function topKeys(head: string): { id?: RequestId; method?: string } {
       if (scalar === undefined) continue;
       const id = key === "id" ? idOf(scalar) : undefined;
       if (id !== undefined) found.id = id;
-      else if (key === "method" && scalar.startsWith('"'))
-        found.method = JSON.parse(scalar) as string;
+      else if (key === "method") {
+        const method = valueOf(scalar);
+        if (typeof method === "string") found.method = method;
+      }
       at += scalar.length;
       continue;
     }
