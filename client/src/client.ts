@@ -21,6 +21,7 @@ import {
   type DaemonStatus,
   type HandoverResult,
   DEFAULT_MAX_FRAME_BYTES,
+  CALL_VALUE_PARAMS,
   defined,
   type ElicitParams,
   type GetPromptResult,
@@ -61,7 +62,6 @@ import {
 import { Subscriptions } from "./subscriptions.js";
 
 import {
-  CALL_PARAMS,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_AUTO_START_TIMEOUT_MS,
   DEFAULT_MAX_RECONNECT_DELAY_MS,
@@ -274,7 +274,8 @@ class SocketPoolClient implements PoolClient {
     const params: CallParams = { name };
     if (args !== undefined) params.arguments = args;
     const given: Partial<Record<keyof CallParams, unknown>> = params;
-    for (const key of CALL_PARAMS) if (options[key] !== undefined) given[key] = options[key];
+    for (const key of CALL_VALUE_PARAMS) if (options[key] !== undefined) given[key] = options[key];
+    if (options.profile !== undefined) params.profile = options.profile;
     if (options.bindings !== undefined) params.bindings = { ...options.bindings };
     if (options.meta !== undefined) params.meta = { ...options.meta };
     const caller = this.#caller(options.caller);

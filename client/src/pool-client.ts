@@ -196,20 +196,6 @@ type CallWireOptions = Pick<
   | "caller"
 >;
 
-/** The call options the wire carries as they are, in the order a call's params list them. */
-export const CALL_PARAMS = [
-  "servers",
-  "timeoutMs",
-  "raw",
-  "maxResultChars",
-  "coerce",
-  "cache",
-  "hidden",
-  "unlisted",
-  "identity",
-  "profile",
-] as const satisfies readonly (keyof CallWireOptions)[];
-
 export interface CallOptions extends CallWireOptions {
   /**
    * Rejects the call with the signal's reason (an AbortError) when aborted, and cancels it:

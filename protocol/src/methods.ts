@@ -148,6 +148,22 @@ export interface CallParams {
   caller?: Caller;
 }
 
+/**
+ * The `tools/call` params that are plain values, passed on as they are by both sides (the
+ * client's call options, the daemon's to the pool), in the order a call's params list them.
+ */
+export const CALL_VALUE_PARAMS = [
+  "servers",
+  "timeoutMs",
+  "raw",
+  "maxResultChars",
+  "coerce",
+  "cache",
+  "hidden",
+  "unlisted",
+  "identity",
+] as const satisfies readonly (keyof CallParams)[];
+
 export type CallResult = { text: string } | { result: CallToolResult };
 
 export type SearchParams = ParamsOf<"tools/search">;

@@ -10,7 +10,7 @@ import type { HostProfile } from "mcpool-protocol";
 import {
   defined,
   PROTOCOL_VERSION,
-  type CallParams,
+  CALL_VALUE_PARAMS,
   type CallToolResult,
   type ConfigStatus,
   type DaemonStatus,
@@ -143,22 +143,6 @@ function eventPusher(
   };
 }
 
-/** What a `tools/call`'s params hand the pool's CallOptions as they are, when given. */
-const FORWARDED_CALL_PARAMS = [
-  "servers",
-  "timeoutMs",
-  "raw",
-  "maxResultChars",
-  "coerce",
-  "cache",
-  "hidden",
-  "unlisted",
-  "identity",
-  "bindings",
-  "meta",
-  "caller",
-] as const satisfies readonly (keyof CallParams & keyof CallOptions)[];
-
 /** Listings that would miss the servers still starting: they wait for the pool's first reconcile. */
 const READY_FIRST = [
   "tools/list",
@@ -217,9 +201,12 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
         params.sample === true || subscribed?.sample === true,
       );
       // The wire's options as they are, set only when given: no object copied per call.
-      for (const key of FORWARDED_CALL_PARAMS) {
+      for (const key of CALL_VALUE_PARAMS) {
         if (params[key] !== undefined) (options as Record<string, unknown>)[key] = params[key];
       }
+      if (params.bindings !== undefined) options.bindings = params.bindings;
+      if (params.meta !== undefined) options.meta = params.meta;
+      if (params.caller !== undefined) options.caller = params.caller;
       const profile = checkedProfile(params.profile);
       if (profile !== undefined) options.profile = profile;
       options.signal = ctx.signal;
