@@ -30,22 +30,11 @@ const CLAUDE =
   process.env.BENCH_CLAUDE ?? "/tmp/mcpool-real-hosts-hosts-a0e6a2c4b5a3/node_modules/.bin/claude";
 const FAKE_ANTHROPIC = join(repoRoot, "test/fixtures/real-hosts/fake-anthropic.mjs");
 
+const { INITIALIZE } = await import(join(repoRoot, "dist/cli/hosts/pipe-entry.js"));
 const HANDSHAKE = [
-  {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "bench-cold", version: "0" },
-    },
-  },
   { jsonrpc: "2.0", method: "notifications/initialized" },
   { jsonrpc: "2.0", id: 2, method: "tools/list" },
-]
-  .map((message) => `${JSON.stringify(message)}\n`)
-  .join("");
+].reduce((text, message) => `${text}${JSON.stringify(message)}\n`, INITIALIZE);
 
 /** Live `mcpool serve` processes of `socketPath`. */
 function daemonsOf(socketPath) {
@@ -130,7 +119,18 @@ async function claudeRun(home, url, label, mcpConfig, record) {
   );
   onCleanup(() => kill(child.pid));
   // Stdin stays open: `-p` reads none of it, and an EOF is not what a host sends.
-  await new Promise((resolve) => child.once("exit", resolve));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  // The first turn: the stand-in's record gets this run's first line.
+  let firstTurnMs = null;
+  const heardFirst = until(
+    () => readFileSync(record, "utf8").includes(`"label":"${label}"`),
+    120_000,
+  );
+  void heardFirst.then((heard) => {
+    if (heard) firstTurnMs = Number(process.hrtime.bigint() - started) / 1e6;
+  });
+  await exited;
+  await heardFirst;
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   const heard = readFileSync(record, "utf8")
     .split("\n")
@@ -139,7 +139,7 @@ async function claudeRun(home, url, label, mcpConfig, record) {
     .filter((h) => h.label === label && h.path.includes("/v1/messages"));
   const first = heard.find((h) => (h.body.messages ?? []).length > 0) ?? heard[0];
   const tools = (first?.body.tools ?? []).filter((t) => t.name.startsWith("mcp__ev__"));
-  return { offered: tools.length > 0, tools: tools.length, ms };
+  return { offered: tools.length > 0, tools: tools.length, firstTurnMs, ms };
 }
 
 run("cold start", async () => {
@@ -203,6 +203,7 @@ run("cold start", async () => {
   };
   // Claude Code's own opening, recorded by a daemon that served it once.
   writeFileSync(mcpConfig, configs.after);
+  await stopDaemons(home);
   const warm = await startDaemon(home);
   await claudeRun(home, url, "warm", mcpConfig, record);
   await until(() => readFileSync(recording, "utf8").includes("claude-code"), 20_000);
@@ -228,6 +229,11 @@ run("cold start", async () => {
       baseline: offered("before"),
       baselineLabel: `of ${CLAUDE_RUNS} runs, the entry without the recording`,
       direct: offered("direct"),
+      firstTurnMs: {
+        direct: median(claude.direct.map((r) => r.firstTurnMs)),
+        before: median(claude.before.map((r) => r.firstTurnMs)),
+        after: median(claude.after.map((r) => r.firstTurnMs)),
+      },
       wallMs: {
         direct: median(claude.direct.map((r) => r.ms)),
         before: median(claude.before.map((r) => r.ms)),
