@@ -1,9 +1,8 @@
 /**
- * PoolClient over the socket: thin wrappers over `request()`, each turning its
- * positional arguments into one method's params as the protocol's descriptors type them.
- * The link (daemon-link.ts) dials, starts, says hello, redials and counts references;
- * subscriptions.ts keeps what the daemon pushes and where it goes; routing.ts answers the
- * daemon's requests for a call in flight.
+ * PoolClient over the socket: thin wrappers over `request()`, each turning its positional
+ * arguments into one method's params as the protocol's descriptors type them. The link
+ * (daemon-link.ts) dials, starts, says hello, redials and counts references; subscriptions.ts
+ * keeps what the daemon pushes; routing.ts answers the daemon's requests for a call in flight.
  */
 import {
   type CallParams,
@@ -405,7 +404,8 @@ class SocketPoolClient implements PoolClient {
     request: Omit<CompleteParams, "serverId">,
     options: PassthroughOptions = {},
   ): Promise<CompleteResult> {
-    return this.run("completion/complete", { ...request, serverId }, options.signal);
+    const params = defined({ ...request, serverId, profile: options.profile });
+    return this.run("completion/complete", params, options.signal);
   }
 
   async ping(serverId: string, options: PassthroughOptions = {}): Promise<void> {

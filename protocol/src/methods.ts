@@ -272,6 +272,8 @@ export interface CompleteParams extends ServerScopedParams {
   argument: { name: string; value: string };
   /** MCP's completion context, as the SDK types it (a host's request passed on). */
   context?: { arguments?: Record<string, string> | undefined };
+  /** The calling host's capabilities and roots: the connection its calls go to answers. */
+  profile?: HostProfile;
 }
 
 export interface SetLevelParams extends ServerScopedParams {
@@ -463,6 +465,7 @@ export const METHODS = {
       ref: "object",
       argument: "object",
       context: "object?",
+      profile: "object?",
     }),
     returns<CompleteResult>(),
   ),

@@ -30,6 +30,7 @@ import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 import type { Session, Sessions } from "../core/session.js";
 import { SessionProfile } from "../core/host-profile.js";
 import { answerTasks, SessionTasks } from "../core/tasks.js";
+import { installPassthrough } from "../core/legacy-passthrough.js";
 import { isMetaTool, type Catalog } from "../catalog/on-demand.js";
 import type { BridgeTools } from "./tools.js";
 import type { PoolTraffic } from "./pool-traffic.js";
@@ -120,7 +121,7 @@ export class LegacySessions {
         return {};
       });
     }
-    router.install(server, session, capabilities);
+    installPassthrough(router, server, session, capabilities);
     return server;
   }
 

@@ -56,7 +56,7 @@ import {
   type EraPlan,
   type EraVerdict,
 } from "../core/era.js";
-import { httpErrorStatus, httpJsonRpcError } from "../transport/http-client.js";
+import { httpErrorStatus } from "../transport/http-client.js";
 import { readResult } from "./input-required.js";
 import { McpProtocol, type Message, type RequestOptions, type ResultSchema } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
@@ -187,9 +187,8 @@ export class McpClient extends McpProtocol {
     } catch (error) {
       // A modern-only server refuses the handshake naming the revisions it speaks; it
       // keeps the connection open for a modern request, so this one serves on.
-      // Over HTTP the refusal comes inside the transport's error (its body).
-      const refusal = isMcpError(error) ? error : httpJsonRpcError(error);
-      if (refusal === undefined || !refusedAsModernOnly(refusal)) throw error;
+      // Over HTTP the transport hands the refusal's body on as the answer (modern-fetch.ts).
+      if (!isMcpError(error) || !refusedAsModernOnly(error)) throw error;
       if (pin === "legacy") throw new EraMismatchError("legacy", "modern");
       if (!(await this.#probe(options))) throw error;
     }
