@@ -1,13 +1,36 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/** Files that import the product's modules and start no process: they share a worker's modules. */
+const inProcess = ["test/unit/**/*.test.ts", "protocol/test/**/*.test.ts"];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts", "protocol/test/**/*.test.ts", "client/test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Integration tests spawn real children; two cores are shared between files.
     fileParallelism: true,
     maxWorkers: 2,
     globalSetup: ["test/global-setup.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: inProcess,
+          // Each file in a fresh worker spent three times as long importing the modules
+          // (zod schemas, the SDKs) as running its tests; every file restores what it changes
+          // (timers, environment variables, spies), so one worker runs many files.
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["test/**/*.test.ts", "client/test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...inProcess],
+        },
+      },
+    ],
   },
 });

@@ -5,7 +5,6 @@
  * sequential call (its threads' schedstat run time over the calls), the p50 of those calls (the loop of hop.mjs)
  * and 16 connections calling for a while (the loop of throughput.mjs). The client side is this checkout's.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { basename, dirname } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -13,6 +12,7 @@ import process from "node:process";
 import { connect } from "mcpool-client";
 import { benchHome, cliPath, rows, startDaemon, waitReady } from "./lib/daemon.mjs";
 import { onCleanup, run } from "./lib/harness.mjs";
+import { cpuUs } from "./lib/procs.mjs";
 import { note } from "./lib/report.mjs";
 import { median, percentile } from "./lib/stats.mjs";
 
@@ -24,18 +24,6 @@ const RATE_MS = Number(process.env.BENCH_AB_RATE_MS ?? 2000);
 const CONNECTIONS = 16;
 const WARMUP_CALLS = 10_000;
 const ARGS = { text: "hello" };
-/** The CPU time `pid`'s threads have run so far, µs: schedstat counts it in ns, not ticks. */
-function cpuUs(pid) {
-  let ns = 0;
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "latin1").split(" ")[0]);
-    } catch {
-      // A thread that ended between the listing and the read.
-    }
-  }
-  return ns / 1000;
-}
 
 async function arm(label, cli) {
   const home = benchHome();

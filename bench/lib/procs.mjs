@@ -167,3 +167,16 @@ export async function until(condition, timeoutMs, everyMs = 20) {
   }
   return true;
 }
+
+/** The CPU time `pid`'s threads have run so far, µs: schedstat counts it in ns, not ticks. */
+export function cpuUs(pid) {
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "latin1").split(" ")[0]);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return ns / 1000;
+}

@@ -21,6 +21,7 @@ import {
   type DaemonStatus,
   type HandoverResult,
   DEFAULT_MAX_FRAME_BYTES,
+  CALL_VALUE_PARAMS,
   defined,
   type ElicitParams,
   type GetPromptResult,
@@ -67,6 +68,7 @@ import {
   type ConnectOptions,
   type CallOptions,
   type ConversationsClient,
+  type DescribeOptions,
   type IdentifiedClient,
   type RunHooksOptions,
   type EventListener,
@@ -81,6 +83,7 @@ export {
   DEFAULT_MAX_RECONNECT_DELAY_MS,
   type ConnectOptions,
   type CallOptions,
+  type DescribeOptions,
   type RunHooksOptions,
   type EventListener,
   type EventOptions,
@@ -218,10 +221,10 @@ class SocketPoolClient implements PoolClient {
 
   async describe(
     name: string,
-    options: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile } = {},
+    options: DescribeOptions = {},
   ): Promise<ToolDescription | undefined> {
-    const { servers, hidden, profile } = options;
-    const params = defined({ name, servers, hidden, profile });
+    const { servers, hidden, profile, identity } = options;
+    const params = defined({ name, servers, hidden, profile, identity });
     return (await this.run("tools/describe", params)) ?? undefined;
   }
 
@@ -267,28 +270,21 @@ class SocketPoolClient implements PoolClient {
     args?: Record<string, unknown>,
     options: CallOptions = {},
   ): Promise<string | CallToolResult> {
-    const params: CallParams = defined({
-      name,
-      arguments: args,
-      servers: options.servers,
-      timeoutMs: options.timeoutMs,
-      raw: options.raw,
-      maxResultChars: options.maxResultChars,
-      coerce: options.coerce,
-      cache: options.cache,
-      hidden: options.hidden,
-      unlisted: options.unlisted,
-      identity: options.identity,
-      profile: options.profile,
-      bindings: options.bindings === undefined ? undefined : { ...options.bindings },
-      meta: options.meta === undefined ? undefined : { ...options.meta },
-      caller: this.#caller(options.caller),
-    });
+    // Only what the call gave, in the wire's order: no 15-key object copied per call.
+    const params: CallParams = { name };
+    if (args !== undefined) params.arguments = args;
+    const given: Partial<Record<keyof CallParams, unknown>> = params;
+    for (const key of CALL_VALUE_PARAMS) if (options[key] !== undefined) given[key] = options[key];
+    if (options.profile !== undefined) params.profile = options.profile;
+    if (options.bindings !== undefined) params.bindings = { ...options.bindings };
+    if (options.meta !== undefined) params.meta = { ...options.meta };
+    const caller = this.#caller(options.caller);
+    if (caller !== undefined) params.caller = caller;
     const route = this.routing.open(options);
     try {
       const answer = await this.run(
         "tools/call",
-        { ...params, ...route.params },
+        Object.assign(params, route.params),
         options.signal,
         route.sent,
       );

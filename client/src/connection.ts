@@ -22,7 +22,7 @@ import {
   type DaemonParamsOf,
   type DaemonRequestName,
   type DaemonResultOf,
-  encodeFrame,
+  frameText,
   type Frame,
   FrameDecoder,
   fromWireError,
@@ -143,9 +143,9 @@ export class Connection {
     const id = ++this.lastId;
     onId?.(id);
     const request = createJSONRPCRequest(id, method, params);
-    let frame: Uint8Array;
+    let frame: string;
     try {
-      frame = encodeFrame(request);
+      frame = frameText(request);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -202,9 +202,9 @@ export class Connection {
   private send(message: object): void {
     if (this.closeError !== undefined || this.socket.destroyed) return;
     try {
-      this.socket.write(encodeFrame(message));
+      this.socket.write(frameText(message));
     } catch {
-      // encodeFrame refused it: nothing was written.
+      // frameText refused it: nothing was written.
     }
   }
 

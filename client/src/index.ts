@@ -15,6 +15,7 @@ export {
   type EventOptions,
   type NotificationListener,
   type PoolClient,
+  type DescribeOptions,
   type RunHooksOptions,
 } from "./client.js";
 export { defaultSocketPath, ownSocketPath } from "./paths.js";

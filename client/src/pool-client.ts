@@ -223,6 +223,17 @@ export interface CallOptions extends CallWireOptions {
   bindings?: Readonly<Record<string, string>>;
 }
 
+/** What describe() is asked with: the scope, the host's profile, the conversation. */
+export interface DescribeOptions {
+  servers?: readonly string[];
+  /** Describe a tool the row hides. */
+  hidden?: boolean;
+  /** The calling host's profile: a tool only its child lists. */
+  profile?: HostProfile;
+  /** The conversation: a tool of a `session: "conversation"` row, as its listing has it. */
+  identity?: ConversationIdentity;
+}
+
 export interface RunHooksOptions {
   /** Servers whose hooks run: absent = every server, empty = none. */
   servers?: readonly string[];
@@ -284,10 +295,7 @@ export interface PoolClient {
     options?: { servers?: readonly string[]; limit?: number },
   ): Promise<readonly CatalogServer[]>;
   /** What a definition has no room for; undefined where a call would be refused. */
-  describe(
-    name: string,
-    options?: { servers?: readonly string[]; hidden?: boolean; profile?: HostProfile },
-  ): Promise<ToolDescription | undefined>;
+  describe(name: string, options?: DescribeOptions): Promise<ToolDescription | undefined>;
   /** Qualified names of the rows' `alwaysLoad` tools that tools() would hand out. */
   alwaysLoaded(servers?: readonly string[]): Promise<readonly string[]>;
   /**

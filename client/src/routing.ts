@@ -122,13 +122,13 @@ export class CallRouting {
     const token = onProgress ? ++this.#lastToken : undefined;
     if (token !== undefined && onProgress) this.#progress.set(token, onProgress);
     let id: number | undefined;
+    const params: CallRoute["params"] = {};
+    if (token !== undefined) params.progressToken = token;
+    if (onElicit) params.elicit = true;
+    if (onSample) params.sample = true;
+    if (onRoots) params.roots = true;
     return {
-      params: {
-        ...(token !== undefined ? { progressToken: token } : {}),
-        ...(onElicit ? { elicit: true } : {}),
-        ...(onSample ? { sample: true } : {}),
-        ...(onRoots ? { roots: true } : {}),
-      },
+      params,
       sent: (sentId) => {
         id = sentId;
         if (onElicit) this.#elicit.set(sentId, onElicit);

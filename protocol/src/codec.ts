@@ -7,7 +7,7 @@
  *
  * Runtime-free: bytes are Uint8Array (a Node Buffer is one, and keeps its fast indexOf),
  * text is the WHATWG TextDecoder/TextEncoder. LineSplitter is the framing alone, for a
- * reader that decodes its lines itself (a child's stdout, src/pool/mcp/line-reader.ts).
+ * reader that decodes its lines itself (a child's stdout, src/pool/transport/line-reader.ts).
  */
 /** Largest frame accepted by default, bytes: room for a large tool result, yet bounded. */
 export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
@@ -291,9 +291,18 @@ function nestsDeeperThan(line: Uint8Array, max: number): boolean {
   return false;
 }
 
-/** One frame: the value as JSON, then "\n". JSON.stringify escapes every newline in it. */
-export function encodeFrame(value: unknown): Uint8Array {
+/**
+ * One frame as text: the value as JSON, then "\n". JSON.stringify escapes every newline in
+ * it. A Node socket writes text straight into its write request, where encodeFrame's bytes
+ * are one more copy made first.
+ */
+export function frameText(value: unknown): string {
   const json = JSON.stringify(value);
   if (json === undefined) throw new TypeError("a frame must hold a JSON value");
-  return ENCODER.encode(json + "\n");
+  return json + "\n";
+}
+
+/** One frame as UTF-8 bytes (frameText's). */
+export function encodeFrame(value: unknown): Uint8Array {
+  return ENCODER.encode(frameText(value));
 }

@@ -8,6 +8,7 @@ export {
   DEFAULT_MAX_DEPTH,
   DEFAULT_MAX_FRAME_BYTES,
   encodeFrame,
+  frameText,
   FrameDecoder,
   LineSplitter,
   type Frame,
@@ -33,6 +34,7 @@ export {
   type WireErrorData,
 } from "./errors.js";
 export {
+  CALL_VALUE_PARAMS,
   isMethodName,
   METHODS,
   PROTOCOL_VERSION,

@@ -148,6 +148,22 @@ export interface CallParams {
   caller?: Caller;
 }
 
+/**
+ * The `tools/call` params that are plain values, passed on as they are by both sides (the
+ * client's call options, the daemon's to the pool), in the order a call's params list them.
+ */
+export const CALL_VALUE_PARAMS = [
+  "servers",
+  "timeoutMs",
+  "raw",
+  "maxResultChars",
+  "coerce",
+  "cache",
+  "hidden",
+  "unlisted",
+  "identity",
+] as const satisfies readonly (keyof CallParams)[];
+
 export type CallResult = { text: string } | { result: CallToolResult };
 
 export type SearchParams = ParamsOf<"tools/search">;
@@ -160,6 +176,8 @@ export interface DescribeParams {
   hidden?: boolean;
   /** The calling host's profile: a tool only its child lists. */
   profile?: HostProfile;
+  /** The conversation: a tool of a `session: "conversation"` row, as its listing has it. */
+  identity?: ConversationIdentity;
 }
 
 export interface RunHooksParams {
@@ -356,6 +374,7 @@ export const METHODS = {
       servers: "string[]?",
       hidden: "boolean?",
       profile: "object?",
+      identity: "object?",
     }),
     returns<ToolDescription | null>(),
   ),

@@ -8,13 +8,15 @@
  * daemon that restarts keeps the host's session (src/bridge/lean/session.ts).
  */
 import { existsSync, fstatSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { connect, Socket } from "node:net";
 import { resolve } from "node:path";
 // The client's paths.js alone (node:fs, os and path), not the client: one discovery for all.
 import { defaultSocketPath } from "mcpool-client/paths";
+import { ColdAnswers } from "../bridge/lean/cold-answers.js";
 import { HOST_GONE } from "../bridge/lean/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketPath } from "../bridge/lean/mcp-socket-paths.js";
-import { LeanSession, reconnectWindowMs } from "../bridge/lean/session.js";
+import { LeanSession, reconnectWindowMs, START_DAEMON } from "../bridge/lean/session.js";
 
 /** The MCP socket a lean bridge pipes to, when argv asks for one it can serve; else undefined. */
 export function leanBridgeSocket(
@@ -24,11 +26,15 @@ export function leanBridgeSocket(
   return leanBridgeTarget(argv, env)?.path;
 }
 
+/** The MCP socket (`path`), the daemon's socket it belongs to, and the server it serves, if one. */
+interface Target {
+  path: string;
+  daemon: string;
+  server: string | undefined;
+}
+
 /** The MCP socket (`path`) and the daemon's socket it belongs to, as leanBridgeSocket. */
-function leanBridgeTarget(
-  argv: readonly string[],
-  env: NodeJS.ProcessEnv,
-): { path: string; daemon: string } | undefined {
+function leanBridgeTarget(argv: readonly string[], env: NodeJS.ProcessEnv): Target | undefined {
   if (argv[0] !== "bridge") return undefined;
   let server: string | undefined;
   let socket: string | undefined;
@@ -56,7 +62,7 @@ function leanBridgeTarget(
       : server === undefined
         ? mcpCatalogSocketPath(daemon, catalog)
         : undefined;
-  return path === undefined ? undefined : { path, daemon };
+  return path === undefined ? undefined : { path, daemon, server };
 }
 
 /**
@@ -106,7 +112,7 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
  * socketpair stdout closed, a write to stdout failed, or our parent changed — looked at on
  * PARENT_CHECKS_MS after stdin's EOF, as the kernel reparents us just after that EOF.
  */
-function pipe(socket: Socket, target: { path: string; daemon: string }): void {
+function pipe(socket: Socket | undefined, target: Target, cold?: ColdAnswers): LeanSession {
   const parent = process.ppid;
   let gone = false;
   let halfClosed = false;
@@ -130,6 +136,7 @@ function pipe(socket: Socket, target: { path: string; daemon: string }): void {
     input: process.stdin,
     out,
     done: () => out.end(() => process.exit(0)),
+    ...(cold !== undefined ? { cold } : {}),
   });
   const verdict = (step: number): void => {
     if (gone) return;
@@ -147,6 +154,7 @@ function pipe(socket: Socket, target: { path: string; daemon: string }): void {
   // process.stdout, which would open fd 1 a second time beside `out`.
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", session.fromHost);
+  return session;
 }
 
 /**
@@ -155,18 +163,53 @@ function pipe(socket: Socket, target: { path: string; daemon: string }): void {
  */
 export function runLeanBridge(fullCli: () => void): void {
   const target = leanBridgeTarget(process.argv.slice(2), process.env);
-  if (target === undefined || !existsSync(target.path)) {
-    fullCli();
-    return;
-  }
+  if (target === undefined) return fullCli();
+  if (!existsSync(target.path)) return void coldStart(target, fullCli);
   const socket = connect(target.path);
   const refused = (): void => {
     socket.destroy();
-    fullCli();
+    void coldStart(target, fullCli);
   };
   socket.once("error", refused);
   socket.once("connect", () => {
     socket.off("error", refused);
     pipe(socket, target);
   });
+}
+
+/**
+ * No daemon: a server's host whose opening the daemon answered before, under the same row
+ * and tools cache, is answered that while the daemon starts (src/bridge/lean/cold-answers.ts,
+ * commands/cold-start.ts), and its session carried on to the daemon once it answers. Else, or
+ * for the pool's scopes, `fullCli()` starts the daemon and serves as ever.
+ */
+async function coldStart(target: Target, fullCli: () => void): Promise<void> {
+  const { server } = target;
+  if (server === undefined) return fullCli();
+  const { coldOpenings } = await import("../daemon/stores/cold-answers.js");
+  const openings = coldOpenings(target.daemon, server);
+  if (openings === undefined) return fullCli();
+  const session = pipe(undefined, target, new ColdAnswers(openings));
+  startDaemon(target.daemon, server).then(session.daemonStarted.bind(session), (error: unknown) => {
+    session.daemonFailed(
+      `mcpool: no daemon at ${target.daemon} (${(error as Error).message}); ${START_DAEMON}, then restart this MCP server.`,
+    );
+  });
+}
+
+/**
+ * Starts the daemon on `daemonSocket` as `mcpool bridge` does (mcpool-client's auto-start:
+ * detached, the service's environment, one daemon however many entries start one), and
+ * resolves once it answers there; rejects with why it could not.
+ */
+async function startDaemon(daemonSocket: string, id: string): Promise<void> {
+  const { connect } = await import("mcpool-client");
+  const main = fileURLToPath(new URL("./main.js", import.meta.url));
+  const client = await connect({
+    clientName: `mcpool-bridge/${id}`,
+    socketPath: daemonSocket,
+    autoStart: true,
+    autoStartCommand: [process.execPath, main, "serve"],
+  });
+  await client.close();
 }

@@ -15,12 +15,14 @@
  *   row and pool set none). The key is the capability key, with the roots added when the
  *   host declares roots: one child per project, shared by every session in it.
  * - A child whose tool list is the row's own and whose server never asked for roots is
- *   the row's own for that capability key from then on (`#same`, checked once per row and
- *   key until the row's connection is edited; a list that later moves is the server's
- *   state, not its reading of capabilities): those hosts share the row's connection, and
- *   what they cannot answer is refused for them (pipeline.ts, hostOnly). A server that asks
- *   for roots is never collapsed for hosts that declare roots, nor one whose list says it
- *   is `private` (a 2026-07-28 cache hint): that list is for its profile alone.
+ *   the row's own for that capability key from then on (checked once per row and key until
+ *   the row's connection is edited; a list that later moves is the server's state, not its
+ *   reading of capabilities): those hosts share the row's connection, and what they cannot
+ *   answer is refused for them (pipeline.ts, hostOnly). A server that asks for roots is
+ *   never collapsed for hosts that declare roots, nor one whose list says it is `private`
+ *   (a 2026-07-28 cache hint): that list is for its profile alone; nor one seen to ask its
+ *   client a question (sampling, an elicitation mode) for hosts that lack it
+ *   (profile-facts.ts: such a server may check its client's capabilities itself).
  * - A legacy host (`era: "legacy"`) on a row held in 2026-07-28: a legacy-era child per key
  *   (`initialize`, as direct), under the same cap, never collapsed into the modern connection.
  *   A server that refuses its `initialize` speaks only 2026-07-28: learnt once (kept with the
@@ -38,7 +40,7 @@ import {
   type ProfileChildState,
 } from "mcpool-protocol";
 import { isConversationRow } from "../config/conversation.js";
-import { isEnabled, type McpServerConfig } from "../config/rows.js";
+import { isEnabled } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
 import type { Catalog } from "./catalog/catalog.js";
 import type { CallRoutes } from "./calls/routes.js";
@@ -46,9 +48,10 @@ import type { EntryContext } from "./server/context.js";
 import type { ProfileMemo } from "./catalog/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
 import type { AdoptedProfile, Handable } from "./server/handoff.js";
-import { handedFor } from "./mcp/transport.js";
+import { handedFor } from "./transport/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
+import { elicitationQuestion, ProfileFacts, type Question } from "./profile-facts.js";
 import { childStates, describeProfile, dialFresh, servedInLegacy } from "./profile-children.js";
 import { serverLog } from "./core/server-log.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
@@ -90,18 +93,8 @@ export class HostProfiles {
   readonly #poolKey: string;
   /** Row id → profile key → its child. */
   readonly #children = new Map<string, Map<string, ProfileEntry>>();
-  /** Row id → the capability keys whose listing was found the row's own, and that row. */
-  readonly #same = new Map<string, { row: McpServerConfig; caps: Set<string> }>();
-  /** Rows whose server asked a child for its roots. */
-  readonly #asksRoots = new Set<string>();
-  /** Rows whose server was found not to ask at its start (ProfileEntry.atStart). */
-  readonly #silent = new Set<string>();
-  /** Rows whose server asked and showed nothing after taking its roots in (sign-of-life.ts). */
-  readonly #quiet = new Set<string>();
-  /** Rows whose server showed that it took its roots in: never taken for quiet again. */
-  readonly #shows = new Set<string>();
-  /** Rows held in 2026-07-28 whose server refused a legacy child (it speaks only that era). */
-  readonly #modernOnly = new Set<string>();
+  /** What was learnt about each row's server, kept with its tools cache. */
+  readonly #facts = new ProfileFacts();
   readonly #slots: ProfileSlots;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
@@ -131,7 +124,7 @@ export class HostProfiles {
   /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
   keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
-    if (servedInLegacy(entry, profile, this.#modernOnly)) {
+    if (servedInLegacy(entry, profile, this.#facts.modernOnly)) {
       return `legacy ${profile.roots === undefined ? capabilityKey(profile) : profileKey(profile)}`;
     }
     // A modern server reads each request's envelope, which names its own host's
@@ -142,7 +135,7 @@ export class HostProfiles {
     if (profile.roots === undefined && caps === this.#poolKey) return undefined;
     // A private list is the caller's it was listed for: never lent to another.
     const shared = entry.cacheScope !== "private";
-    if (shared && this.#same.get(entry.id)?.caps.has(caps) === true) return undefined;
+    if (shared && this.#facts.shares(entry.id, profile)) return undefined;
     return profile.roots === undefined ? caps : profileKey(profile);
   }
 
@@ -156,7 +149,12 @@ export class HostProfiles {
         this.#init.entries().map((entry) => {
           const child = this.keyFor(entry, masked);
           if (child === undefined) return entry;
-          return this.#child(entry, child, masked, servedInLegacy(entry, masked, this.#modernOnly));
+          return this.#child(
+            entry,
+            child,
+            masked,
+            servedInLegacy(entry, masked, this.#facts.modernOnly),
+          );
         });
       view = { profile: masked, catalog: this.#init.catalog(entries), entries };
       this.#views.set(key, view);
@@ -192,33 +190,28 @@ export class HostProfiles {
 
   /** What the tools cache kept about a row: nothing is found out twice. */
   learn(entry: ServerEntry, memo: ProfileMemo): void {
-    if (memo.asksRoots === true) this.#asksRoots.add(entry.id);
-    if (memo.asksRoots === false) this.#silent.add(entry.id);
-    if (memo.showsUptake === true) this.#shows.add(entry.id);
-    if (memo.legacyToo === false) this.#modernOnly.add(entry.id);
-    const same = (memo.same ?? []).filter(
-      (caps) => !(memo.asksRoots === true && caps.split(",").includes("roots")),
-    );
-    if (same.length > 0) this.#same.set(entry.id, { row: entry.row, caps: new Set(same) });
+    this.#facts.learn(entry.row, entry.id, memo);
     this.invalidate();
   }
 
   /** What was learnt about row `id`, for the tools cache; undefined: nothing. */
   memo(id: string): ProfileMemo | undefined {
-    const same = [...(this.#same.get(id)?.caps ?? [])].sort();
-    const asksRoots = this.#asksRoots.has(id) ? true : this.#silent.has(id) ? false : undefined;
-    // Only what the server showed is kept: a bound that ran out says nothing past this daemon.
-    const shows = this.#shows.has(id) ? true : undefined;
-    const modernOnly = this.#modernOnly.has(id);
-    if (same.length === 0 && asksRoots === undefined && shows === undefined && !modernOnly) {
-      return undefined;
-    }
-    return {
-      ...(same.length > 0 ? { same } : {}),
-      ...(asksRoots !== undefined ? { asksRoots } : {}),
-      ...(shows ? { showsUptake: shows } : {}),
-      ...(modernOnly ? { legacyToo: false } : {}),
-    };
+    return this.#facts.memo(id);
+  }
+
+  /**
+   * Row `id`'s server asked `question` of one of its 2025-11-25 connections (its own or a
+   * child's), whoever it was for: from now on no host lacking it shares the row's connection.
+   */
+  asked(id: string, question: Question): void {
+    const entry = this.#init.entries().find((own) => own.id === id);
+    if (entry === undefined || entry.verdict?.era === "modern") return;
+    if (!this.#facts.asked(entry.row, id, question)) return;
+    serverLog(this.#init.log, id).info(
+      `asks its client for ${question}: hosts that do not declare it get a child of their own`,
+    );
+    this.invalidate();
+    this.#init.learnt(id);
   }
 
   /** Something a listing reads changed: every profile's index is rebuilt on its next read. */
@@ -246,16 +239,7 @@ export class HostProfiles {
       }
       if (children.size === 0) this.#children.delete(id);
     }
-    // What a server lists for a capability key is learnt again once its connection changed.
-    for (const [id, same] of this.#same) {
-      const row = rows.get(id);
-      if (row === undefined || !sameConnection(row, same.row)) this.#same.delete(id);
-    }
-    for (const id of this.#asksRoots) if (!rows.has(id)) this.#asksRoots.delete(id);
-    for (const id of this.#silent) if (!rows.has(id)) this.#silent.delete(id);
-    for (const id of this.#quiet) if (!rows.has(id)) this.#quiet.delete(id);
-    for (const id of this.#shows) if (!rows.has(id)) this.#shows.delete(id);
-    for (const id of this.#modernOnly) if (!rows.has(id)) this.#modernOnly.delete(id);
+    this.#facts.sync(rows);
     this.invalidate();
     await Promise.allSettled(ending);
   }
@@ -360,10 +344,16 @@ export class HostProfiles {
     delete context.sample;
     delete context.roots;
     if ((profile.elicitation ?? []).length > 0) {
-      context.elicit = (_id, params, signal) => routes.elicit(route, params, signal);
+      context.elicit = (_id, params, signal) => {
+        this.asked(entry.id, elicitationQuestion(params));
+        return routes.elicit(route, params, signal);
+      };
     }
     if (profile.sampling === true) {
-      context.sample = (_id, params, signal) => routes.sample(route, params, signal);
+      context.sample = (_id, params, signal) => {
+        this.asked(entry.id, "sampling");
+        return routes.sample(route, params, signal);
+      };
     }
     if (roots !== undefined) {
       context.roots = {
@@ -385,21 +375,16 @@ export class HostProfiles {
     child.slot = (start) =>
       this.#slots.take(child, siblings, child.row.connectTimeoutMs ?? pool.connectTimeoutMs, start);
     child.onIdle = () => this.#slots.changed(entry.id);
-    child.knownToAsk = () => this.#asksRoots.has(entry.id);
+    child.knownToAsk = () => this.#facts.asksRoots(entry.id);
     child.onServedSilently = () => {
       if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
     };
-    child.knownQuiet = () => this.#quiet.has(entry.id);
-    child.knownToShow = () => this.#shows.has(entry.id);
+    child.knownQuiet = () => this.#facts.quiet(entry.id);
+    child.knownToShow = () => this.#facts.shows(entry.id);
     // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
-    child.onQuiet = () => {
-      if (!this.#shows.has(entry.id)) this.#quiet.add(entry.id);
-    };
+    child.onQuiet = () => this.#facts.wentQuiet(entry.id);
     child.onShown = () => {
-      this.#quiet.delete(entry.id);
-      if (this.#shows.has(entry.id)) return;
-      this.#shows.add(entry.id);
-      this.#init.learnt(entry.id);
+      if (this.#facts.shown(entry.id)) this.#init.learnt(entry.id);
     };
     // The row's era is the child's: found once, not on a spare child of each.
     if (entry.verdict && !legacy) child.adoptVerdict(entry.verdict);
@@ -421,8 +406,7 @@ export class HostProfiles {
 
   /** The server refused a legacy child's `initialize`: its legacy hosts share the row's connection. */
   #refusedLegacy(child: ProfileEntry): void {
-    if (this.#modernOnly.has(child.id)) return;
-    this.#modernOnly.add(child.id);
+    if (!this.#facts.refusedLegacy(child.id)) return;
     serverLog(this.#init.log, child.id).info(
       "speaks only 2026-07-28: its legacy hosts share its connection, bridged",
     );
@@ -438,19 +422,18 @@ export class HostProfiles {
 
   /** Whether `child`'s row serves its capability key from now on, its list being the same. */
   #decide(child: ProfileEntry): void {
-    if (child.atStart === "silent" && !child.asksRoots && !this.#asksRoots.has(child.id)) {
-      if (!this.#silent.has(child.id)) {
-        this.#silent.add(child.id);
-        this.#init.learnt(child.id);
-      }
+    if (child.atStart === "silent" && !child.asksRoots && this.#facts.servedSilently(child.id)) {
+      this.#init.learnt(child.id);
     }
     const own = this.#init.entries().find((entry) => entry.id === child.id);
     const fingerprint = own?.fingerprint;
-    const asksRoots = child.asksRoots || this.#asksRoots.has(child.id);
+    const asksRoots = child.asksRoots || this.#facts.asksRoots(child.id);
     const private_ = own?.cacheScope === "private" || child.cacheScope === "private";
     const otherEra = child.era !== undefined;
+    const caps = capabilityKey(child.profile);
     if (
       asksRoots ||
+      this.#facts.lacks(child.id, caps) ||
       private_ ||
       otherEra ||
       fingerprint === undefined ||
@@ -462,13 +445,7 @@ export class HostProfiles {
       );
       return;
     }
-    const caps = capabilityKey(child.profile);
-    let same = this.#same.get(child.id);
-    if (same === undefined) {
-      same = { row: child.row, caps: new Set() };
-      this.#same.set(child.id, same);
-    }
-    same.caps.add(caps);
+    this.#facts.same(child.row, child.id, caps);
     serverLog(this.#init.log, child.id).info(
       `lists the same tools for hosts declaring ${caps}: they share its connection`,
     );
@@ -480,13 +457,7 @@ export class HostProfiles {
 
   /** The server asked a child for roots: hosts that declare roots get one child per roots set. */
   #rootsAsked(id: string): void {
-    if (this.#asksRoots.has(id)) return;
-    this.#asksRoots.add(id);
-    this.#silent.delete(id);
-    const same = this.#same.get(id)?.caps;
-    for (const caps of [...(same ?? [])]) {
-      if (caps.split(",").includes("roots")) same?.delete(caps);
-    }
+    if (!this.#facts.rootsAsked(id)) return;
     this.invalidate();
     this.#init.learnt(id);
   }

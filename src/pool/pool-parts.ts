@@ -13,7 +13,7 @@ import { ConversationRegistry } from "./conversations/registry.js";
 import { checkPoolDurations } from "./calls/duration-checks.js";
 import type { EntryContext } from "./server/context.js";
 import { McpPoolError } from "./core/errors.js";
-import { keepAliveFetch } from "./mcp/fetch.js";
+import { keepAliveFetch } from "./transport/fetch.js";
 import { Passthrough } from "./calls/server-passthrough.js";
 import { PinGate } from "./catalog/pin-gate.js";
 import { PinLedger } from "./catalog/pinning.js";
@@ -23,6 +23,7 @@ import { PoolEvents } from "./pool-events.js";
 import { DEFAULT_TOOLS_TOKEN_WARNING, type McpPoolOptions } from "./pool-options.js";
 import { probeAsPool } from "./server/probe.js";
 import { HostProfiles } from "./host-profiles.js";
+import { answering } from "./profile-facts.js";
 import { Reconciler } from "./reconcile/reconciler.js";
 import { ResultCache } from "./calls/result-cache.js";
 import type { PoolLog, ProbeResult } from "./core/types.js";
@@ -152,8 +153,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       },
       schedule: (work) => servers.schedule(work),
       listed: (entry) => servers.saveTools(entry),
-      elicit: (serverId, params, signal) => routes.elicit({ serverId }, params, signal),
-      sample: (serverId, params, signal) => routes.sample({ serverId }, params, signal),
+      ...answering(routes, (id, question) => profiles.asked(id, question)),
       held: (serverId) => passthrough.held(serverId),
       revives: (entry) => servers.revives(entry),
     },

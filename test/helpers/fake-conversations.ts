@@ -45,6 +45,10 @@ export function fakeConversations(): FakeConversations {
         refused: [],
       };
     },
+    async describe(qualified, scope, options) {
+      log.push(["describe", qualified, scope, options]);
+      return undefined;
+    },
     async terminate(selector, options) {
       log.push(["terminate", selector, options]);
       return [

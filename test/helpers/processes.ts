@@ -40,18 +40,21 @@ export function groupMembers(pgid: number): number[] {
 
 /**
  * Polls `condition` (which may ask the daemon) until true or the bound runs out; the only
- * wait tests use for the process table.
+ * wait tests use for the process table. `everyMs`: the pause between looks; a condition
+ * that costs the daemon real work (a 200-row catalog) is asked less often, so the looking
+ * does not slow down what it waits for.
  */
 export async function waitFor(
   condition: () => boolean | Promise<boolean>,
   timeoutMs = 10_000,
   what = "condition",
+  everyMs = 20,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline)
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 

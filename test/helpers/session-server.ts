@@ -1,8 +1,8 @@
 /**
  * A stateful Streamable HTTP MCP server for per-conversation tests:
  * node:http on a loopback port, one SDK StreamableHTTPServerTransport per session, keyed by
- * the session id it issued. It counts requests by method, keeps a counter per session (the
- * `count` tool), and its DELETEs can be held, refused with 405, or answered 404 for
+ * the session id it issued. It counts requests by method (and GETs, its sessions' streams of
+ * unasked messages), keeps a counter per session (the `count` tool), and its DELETEs can be held, refused with 405, or answered 404 for
  * sessions it forgot.
  */
 import { randomUUID } from "node:crypto";
@@ -39,6 +39,8 @@ export interface SessionServer {
   forgetAll(): void;
   /** Replaces the tool list every session offers (`count` stays). */
   setTools(extra: Tool[]): void;
+  /** GET streams open now (where a session's unasked messages go); `count("GET")` counts them all. */
+  listening(): number;
   /** Sends tools/list_changed on every session. */
   listChanged(): Promise<void>;
   close(): Promise<void>;
@@ -54,6 +56,7 @@ export async function sessionServer(): Promise<SessionServer> {
   const sessions = new Map<string, Session>();
   const counts = new Map<string, number>();
   let opened = 0;
+  let listening = 0;
   let refuse = false;
   let held: Promise<void> | undefined;
   let extra: Tool[] = [];
@@ -103,6 +106,11 @@ export async function sessionServer(): Promise<SessionServer> {
       await session.transport.handleRequest(req, res);
       return;
     }
+    if (req.method === "GET") {
+      bump("GET");
+      listening += 1;
+      res.once("close", () => (listening -= 1));
+    }
     const body = req.method === "POST" ? await readBody(req) : undefined;
     for (const message of Array.isArray(body) ? body : [body]) {
       const method = (message as { method?: unknown } | undefined)?.method;
@@ -147,6 +155,7 @@ export async function sessionServer(): Promise<SessionServer> {
     count: (method) => counts.get(method) ?? 0,
     sessions: () => sessions.size,
     opened: () => opened,
+    listening: () => listening,
     holdDeletes() {
       let release!: () => void;
       held = new Promise<void>((resolve) => (release = resolve));

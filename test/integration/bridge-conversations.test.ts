@@ -5,6 +5,7 @@
  * hosts are SDK Clients over in-memory pairs.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
@@ -25,7 +26,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 });
 
-async function setup(): Promise<{ remote: SessionServer; bridge: Bridge; pool: PoolClient }> {
+async function setup(
+  server?: string,
+): Promise<{ remote: SessionServer; bridge: Bridge; pool: PoolClient }> {
   const remote = await sessionServer();
   cleanups.push(() => remote.close());
   const home: TestHome = testHome();
@@ -35,7 +38,9 @@ async function setup(): Promise<{ remote: SessionServer; bridge: Bridge; pool: P
   cleanups.push(() => daemon.stop());
   const pool = await poolClient(home, "bridge");
   cleanups.push(() => pool.close());
-  const bridge = await createBridge({ client: pool });
+  const bridge = await createBridge(
+    server === undefined ? { client: pool } : { client: pool, server },
+  );
   cleanups.push(() => bridge.close());
   return { remote, bridge, pool };
 }
@@ -78,5 +83,27 @@ describe("per-conversation rows through the bridge", () => {
     const two = await host(bridge);
     expect(text(await two.callTool({ name: "orders__count", _meta: meta }))).toBe("2");
     expect(remote.opened()).toBe(1);
+  });
+
+  it("lists the row's tools as the server does direct through a bridge for that one server", async () => {
+    const { remote, bridge } = await setup("orders");
+    remote.setTools([
+      {
+        name: "lookup",
+        title: "Look up an order",
+        description: "Finds one order.",
+        inputSchema: { type: "object", properties: { id: { type: "string" } } },
+        annotations: { readOnlyHint: true },
+      },
+    ]);
+    const first = await host(bridge);
+    const listed = await first.listTools();
+    expect(text(await first.callTool({ name: "count" }))).toBe("1");
+    expect(remote.opened()).toBe(1);
+
+    const direct = new Client({ name: "host", version: "1.0.0" });
+    await direct.connect(new StreamableHTTPClientTransport(new URL(remote.url)));
+    cleanups.push(() => direct.close());
+    expect(listed.tools).toEqual((await direct.listTools()).tools);
   });
 });

@@ -134,6 +134,12 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     const failed = await client.callTool({ name: "fixture__test_error_handling", arguments: {} });
     expect(failed.isError).toBe(true);
     expect(textOf(failed)).toContain("intentionally returns an error");
+    // The pool's own refusal reaches the host's SDK with its message once, as a server's
+    // `-32602` would: the host adds the "MCP error" prefix, the wire does not carry it.
+    await expect(client.callTool({ name: "nope__nope", arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: "MCP error -32602: Unknown tool: nope__nope",
+    });
   });
 
   it("with --server, offers one server under its own names, and a qualified name is the server's to refuse", async () => {

@@ -74,6 +74,36 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
+  it("moves the session's GET stream: a tools/list_changed sent after the move is heard", async () => {
+    const { remote, h, oldPid } = await counting();
+    try {
+      await waitFor(() => remote.listening() === 1, 10_000, "the old daemon's GET stream");
+      await handOver(h, oldPid);
+
+      // The old daemon closed its stream before the new one opened its own: one GET more, one open.
+      await waitFor(
+        () => remote.count("GET") === 2 && remote.listening() === 1,
+        10_000,
+        "the new daemon's GET stream",
+      );
+      const after = await fleet.agent(h, "after");
+      remote.setTools([{ name: "added", inputSchema: { type: "object" } }]);
+      await remote.listChanged();
+      await waitFor(
+        async () =>
+          (await after.status()).servers.some((s) =>
+            s.tools.some((t) => t.qualified === "remote__added"),
+          ),
+        10_000,
+        "the new daemon to list the server's tools again",
+      );
+      expect(remote.sessions()).toBe(1);
+      expect(remote.count("initialize")).toBe(1);
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
   it("opens a new session when the server no longer knows the handed one", async () => {
     const { remote, h, oldPid } = await counting();
     try {

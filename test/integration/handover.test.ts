@@ -46,6 +46,8 @@ describe("a restart that hands the servers over", () => {
       expect(await count(agent)).toEqual([1, expect.any(Number)]);
       const [two, childPid] = await count(agent);
       expect(two).toBe(2);
+      const serverStart = (await agent.status()).servers.find((s) => s.id === "counter")?.startedAt;
+      expect(serverStart).toEqual(expect.any(Number));
 
       const restart = runCli(h, "restart", "--json");
       expect(restart.stderr).toBe("");
@@ -75,6 +77,8 @@ describe("a restart that hands the servers over", () => {
       expect(text).toMatch(/up \S+ \(this process; the pool \S+, without a cold start\)/);
       expect(text).toContain(`handed over from pid ${handed.pid}`);
       expect(status.servers.find((s) => s.id === "counter")?.pid).toBe(childPid);
+      // Its uptime counts from its start under the first daemon, not from either adoption.
+      expect(status.servers.find((s) => s.id === "counter")?.startedAt).toBe(serverStart);
 
       const shutdown = runCli(h, "shutdown");
       expect(shutdown.code).toBe(0);

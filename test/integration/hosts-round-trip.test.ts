@@ -6,7 +6,7 @@
  * host now has — spawned as the host would spawn it — is `mcpool bridge --server ID`
  * serving that server's own tools.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -39,6 +39,26 @@ function mcpoolWith(home: TestHome, env: NodeJS.ProcessEnv, ...args: string[]) {
     cwd: join(home.dir, "project"),
     encoding: "utf8",
     timeout: 30_000,
+  });
+}
+
+/** `mcpoolWith` without blocking this process, so the hosts are wired side by side. */
+function mcpoolWithAsync(
+  home: TestHome,
+  env: NodeJS.ProcessEnv,
+  ...args: string[]
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [cliPath, ...args],
+      { env, cwd: join(home.dir, "project"), encoding: "utf8", timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === "number" ? error.code : null;
+        if (error !== null && status === null && error.killed !== true) reject(error);
+        else resolve({ status, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -146,10 +166,13 @@ describe("every host, imported and wired, round trip", () => {
     symlinkSync(perl, join(perlOnly, "perl"));
     const noPipe = join(home.dir, "no-pipe");
     mkdirSync(noPipe);
-    for (const [i, host] of HOSTS.entries()) {
+    // Each host has its own file and its own entries: the hosts are wired and their entries
+    // listed side by side, each host's steps in order.
+    const wiredHome = home;
+    const wireHost = async (host: HostName, i: number): Promise<void> => {
       const piped = i % 2 === 0;
-      const env = { ...home.env, PATH: piped ? perlOnly : noPipe };
-      const wired = mcpoolWith(home, env, "wire", host, "--write", "--json");
+      const env = { ...wiredHome.env, PATH: piped ? perlOnly : noPipe };
+      const wired = await mcpoolWithAsync(wiredHome, env, "wire", host, "--write", "--json");
       expect(wired.status, wired.stderr).toBe(0);
       const names = host === "lm-studio" ? [`echo-${host}`, "remote-lm"] : [`echo-${host}`];
       const report = JSON.parse(wired.stdout) as { servers: { name: string; server: string }[] };
@@ -159,11 +182,12 @@ describe("every host, imported and wired, round trip", () => {
         const command = entryCommand(host, text, name);
         expect(command.slice(1), host).toEqual(
           piped
-            ? relayArgs(name, home.socketPath)
-            : [binPath, "bridge", "--server", name, "--socket", home.socketPath],
+            ? relayArgs(name, wiredHome.socketPath)
+            : [binPath, "bridge", "--server", name, "--socket", wiredHome.socketPath],
         );
-        expect(await toolsOf(home, command), `${host}: ${name}`).toEqual(expected.get(name));
+        expect(await toolsOf(wiredHome, command), `${host}: ${name}`).toEqual(expected.get(name));
       }
-    }
+    };
+    await Promise.all(HOSTS.map(wireHost));
   }, 180_000);
 });

@@ -9,15 +9,18 @@
  * No network: dependencies come from a registry on 127.0.0.1 that serves the lockfile's
  * versions out of the npm cache `npm ci` filled (test/helpers/local-registry.ts says why
  * `--offline` alone cannot do this), and the protocol's tarball packed here. The checkout stays as it was: tarballs, the npm cache
- * of the installs and both installs live in one temporary directory.
+ * of the installs and both installs live in one temporary directory. The perl relay is a file
+ * of the package: the pack ships it beside the `dist/cli/bin.js` it finds from its own path
+ * when it has to start the daemon (checked here, on the one pack the suite makes).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { delimiter, dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { RELAY_FILE } from "../../src/cli/hosts/pipe-entry.js";
 import { startDaemon, testHome, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
 import {
   startLocalRegistry,
@@ -180,6 +183,13 @@ describe("the packed packages, installed as a user installs them", () => {
     );
     expect(clientPack.files.map((file) => file.path)).toContain("dist/index.js");
     expect(protocolPack.files.map((file) => file.path)).toContain("dist/index.js");
+  });
+
+  it("ships the perl relay and the bin it execs, at the path it computes (`<relay>/../dist/cli/bin.js`)", () => {
+    const files = mcpoolPack.files.map((file) => file.path);
+    expect(relative(ROOT, RELAY_FILE)).toBe("relay/mcpool-pipe.pl");
+    expect(files).toContain("relay/mcpool-pipe.pl");
+    expect(files).toContain("dist/cli/bin.js");
   });
 
   it("installs mcpool alone from its tarball, with no registry copy of mcpool-client or mcpool-protocol", () => {

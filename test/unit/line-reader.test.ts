@@ -4,7 +4,7 @@ import {
   LineReader,
   LineTail,
   parseJsonRpcLine,
-} from "../../src/pool/mcp/line-reader.js";
+} from "../../src/pool/transport/line-reader.js";
 
 describe("LineReader", () => {
   it("splits many lines per chunk and joins a line split across chunks", () => {

@@ -30,18 +30,15 @@ const LINK_FAILURE: ReadonlySet<PoolCode> = new Set([
   "rpc-error",
 ]);
 
-export function unknownTool(name: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-}
-
 /**
- * A pooled server's own error as it sent it. The pool's client gave its message the
- * `MCP error <code>: ` prefix, as an SDK client does; the host's SDK adds that prefix itself,
- * so the message goes on without it — and an McpError's own message, which would carry
- * it again, is not what is sent.
+ * An MCP error whose message is sent as it is: the bridge's own refusal, or a pooled
+ * server's error as the server sent it (the pool's client gave that the `MCP error <code>: `
+ * prefix, as an SDK client does, and it comes off here). The host's SDK adds the prefix
+ * itself; an McpError's own message carries it, and an SDK v1 server sends the message as
+ * it is, so the host would show it twice.
  */
-class Relayed extends McpError {
-  constructor(code: number, message: string, data: unknown) {
+export class Refusal extends McpError {
+  constructor(code: number, message: string, data?: unknown) {
     const prefix = `MCP error ${code}: `;
     const sent = message.startsWith(prefix) ? message.slice(prefix.length) : message;
     super(code, sent, data);
@@ -49,13 +46,16 @@ class Relayed extends McpError {
   }
 }
 
+export function unknownTool(name: string): McpError {
+  return new Refusal(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+}
+
 /**
  * What a 2026-07-28 host is sent as an error's message: the SDK v2 adds no prefix, so a
- * relayed error's message as the server sent it, and the bridge's own without the one the
- * SDK v1's McpError gave it.
+ * refusal's message as it is, and another McpError's without the one SDK v1 gave it.
  */
 export function unprefixed(code: number, error: Error): string {
-  if (error instanceof Relayed) return error.message;
+  if (error instanceof Refusal) return error.message;
   const prefix = `MCP error ${code}: `;
   return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
 }
@@ -67,25 +67,25 @@ export function toMcpError(error: unknown): McpError {
     const data = { code: error.code, detail: error.detail };
     const upstream = error.detail.mcpCode;
     if (typeof upstream === "number" && Number.isInteger(upstream)) {
-      return new Relayed(upstream, error.message, data);
+      return new Refusal(upstream, error.message, data);
     }
     if (error.code === "not-offered") {
-      return new McpError(ErrorCode.MethodNotFound, error.message, data);
+      return new Refusal(ErrorCode.MethodNotFound, error.message, data);
     }
     if (error.code === "unknown-server" || UNKNOWN_NAME.has(error.code)) {
-      return new McpError(ErrorCode.InvalidParams, error.message, data);
+      return new Refusal(ErrorCode.InvalidParams, error.message, data);
     }
     if (error.code === "daemon-unavailable") {
       const message =
         error.detail.inFlight === true
           ? INFLIGHT_MESSAGE
           : `mcpool: ${error.message}; ${START_DAEMON}. This bridge reconnects by itself once it is back.`;
-      return new McpError(ErrorCode.InternalError, message, data);
+      return new Refusal(ErrorCode.InternalError, message, data);
     }
-    return new McpError(ErrorCode.InternalError, `mcpool: ${error.message}`, data);
+    return new Refusal(ErrorCode.InternalError, `mcpool: ${error.message}`, data);
   }
   const message = error instanceof Error ? error.message : String(error);
-  return new McpError(ErrorCode.InternalError, `mcpool: ${message}`);
+  return new Refusal(ErrorCode.InternalError, `mcpool: ${message}`);
 }
 
 /** What a failed tools/call answers: a thrown MCP error, or an isError result. */

@@ -18,7 +18,6 @@ import {
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -42,7 +41,7 @@ import {
   type ServerState,
 } from "mcpool-client";
 
-import { RESOURCE_NOT_FOUND, toMcpError } from "./errors.js";
+import { RESOURCE_NOT_FOUND, Refusal, toMcpError } from "./errors.js";
 import { legacyResult } from "./offer.js";
 import {
   SERVER_META_KEY,
@@ -143,30 +142,27 @@ export class ResourcesPromptsRouter {
    * legacy host: what a modern server answers reaches it as a 2025-11-25 result (legacyResult).
    */
   install(server: Server, session: Session, capabilities: ServerCapabilities): void {
+    // Each answer is asked with the session's profile (its requests go where its calls go:
+    // its own child, if any) and reaches the host shaped for its era.
+    const profiled =
+      <Request, Result extends { _meta?: Record<string, unknown> | undefined }>(
+        answer: (request: Request, profile: HostProfile) => Promise<Result>,
+      ) =>
+      async (request: Request, extra: { requestId: string | number }): Promise<Result> =>
+        legacyResult(await answer(request, await session.profile.get(extra.requestId)));
     if (capabilities.resources !== undefined) {
-      // The session's profile: its requests go where its calls go (its own child, if any).
-      server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listResources(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
+      server.setRequestHandler(
+        ListResourcesRequestSchema,
+        profiled((request, profile) => this.listResources(request.params?.cursor, profile)),
       );
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listResourceTemplates(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
+      server.setRequestHandler(
+        ListResourceTemplatesRequestSchema,
+        profiled((request, profile) => this.listResourceTemplates(request.params?.cursor, profile)),
       );
-      server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.readResource(request.params.uri, {
-            caller: sessionCaller(session),
-            profile: await session.profile.get(extra.requestId),
-          }),
+      server.setRequestHandler(
+        ReadResourceRequestSchema,
+        profiled((request, profile) =>
+          this.readResource(request.params.uri, { caller: sessionCaller(session), profile }),
         ),
       );
       server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -179,19 +175,16 @@ export class ResourcesPromptsRouter {
       });
     }
     if (capabilities.prompts !== undefined) {
-      server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.listPrompts(
-            request.params?.cursor,
-            await session.profile.get(extra.requestId),
-          ),
-        ),
+      server.setRequestHandler(
+        ListPromptsRequestSchema,
+        profiled((request, profile) => this.listPrompts(request.params?.cursor, profile)),
       );
-      server.setRequestHandler(GetPromptRequestSchema, async (request, extra) =>
-        legacyResult(
-          await this.getPrompt(request.params.name, request.params.arguments, {
+      server.setRequestHandler(
+        GetPromptRequestSchema,
+        profiled((request, profile) =>
+          this.getPrompt(request.params.name, request.params.arguments, {
             caller: sessionCaller(session),
-            profile: await session.profile.get(extra.requestId),
+            profile,
           }),
         ),
       );
@@ -428,7 +421,7 @@ export class ResourcesPromptsRouter {
     await Promise.all([this.listResources(undefined), this.listResourceTemplates(undefined)]);
     const found = this.#uris.get(uri) ?? this.#templates.match(uri);
     if (found !== undefined) return found;
-    throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+    throw new Refusal(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
   }
 
   async #promptRoute(name: string): Promise<PromptRoute> {
@@ -439,7 +432,7 @@ export class ResourcesPromptsRouter {
     await this.listPrompts(undefined);
     const found = this.#prompts.get(name);
     if (found !== undefined) return found;
-    throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+    throw new Refusal(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
   }
 
   /** In-scope servers worth asking for `capability` (module comment). */

@@ -21,9 +21,11 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "../legacy/bridge-server.js";
+import type { Opening } from "../lean/cold-answers.js";
 import { HOST_GONE_METHOD, HOST_PROBE } from "../lean/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
 import { answersApart } from "./answers-apart.js";
+import { recordOpening } from "./opening-record.js";
 import { listeningFds, Listeners } from "./handed-listeners.js";
 import { passesInTurn } from "./passes.js";
 import { foldersOf, privateDir } from "./socket-folder.js";
@@ -51,6 +53,12 @@ export interface McpSocketsOptions {
    * session takes a place and gives it back when it ends. Default: no cap.
    */
   connections?: SessionCap;
+  /**
+   * A server's session opened: what a host asked first and was answered, byte for byte,
+   * each time a recorded answer adds to it (src/bridge/lean/cold-answers.ts), for a cold
+   * entry to answer the same. Default: nothing is recorded.
+   */
+  opened?(serverId: string, opening: Opening): void;
 }
 
 /** What the MCP sockets need of the daemon's connection cap (src/daemon/socket/connection-cap.ts). */
@@ -182,6 +190,7 @@ interface Serving {
   /** The scope's bridge, made on its first connection, and what the first one loaded. */
   bridgeFor(scope: string): Promise<{ bridge: Bridge; loaded: Loaded }>;
   log: (line: string) => void;
+  opened: McpSocketsOptions["opened"];
 }
 
 /**
@@ -221,6 +230,10 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
     // Either era: the host's opening message says which (era-switch.ts).
     server = await bridge.serve(transport);
     answersBeforeEnd(transport, socket, end);
+    const opened = serving.opened;
+    if (opened !== undefined && scope !== POOL_SCOPE && catalogOf(scope) === undefined) {
+      recordOpening(socket, transport, (opening) => opened(scope, opening));
+    }
     socket.resume();
   } catch (error) {
     log(`mcpool: MCP socket ${labelOf(scope)}: ${(error as Error).message}`);
@@ -278,7 +291,8 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   let closed = false;
   let holding = false; // handing over: a connection that arrives is closed
 
-  const serving: Serving = { cap: options.connections, sockets, bridgeFor, log };
+  const { connections: cap, opened } = options;
+  const serving: Serving = { cap, sockets, bridgeFor, log, opened };
 
   const listen = async (scope: string): Promise<void> => {
     const path = pathOf(scope);

@@ -21,7 +21,8 @@
  *
  * Node's net alone, as the lean bridge: no SDK, no client.
  */
-import { connect, type Socket } from "node:net";
+import { connect, Socket } from "node:net";
+import { answerWithId, listChangedFor, type ColdAnswers } from "./cold-answers.js";
 
 /** How long the host's requests wait for a daemon that went away, ms, from the loss. */
 export const RECONNECT_WINDOW_MS = 60_000;
@@ -121,6 +122,11 @@ export interface LeanSessionOptions {
   out: NodeJS.WritableStream;
   /** Everything is over: the host has had all it will get. */
   done(): void;
+  /**
+   * A cold start (cold-answers.ts): no daemon yet, one starting; the host's opening and
+   * listings are answered from what the daemon last answered them while it is dialled.
+   */
+  cold?: ColdAnswers;
 }
 
 type State = "open" | "replaying" | "reconnecting" | "down";
@@ -144,16 +150,52 @@ export class LeanSession {
   private lostAt = 0;
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The cold start's answers, until the daemon is first reached. */
+  private cold: ColdAnswers | undefined;
+  /** Listings answered from the recording: asked again of the daemon once it is reached. */
+  private readonly coldListed: { line: string; id: Id; method: string; answer: string }[] = [];
+  /** Those asked again and not answered yet, by JSON of the id they were sent with. */
+  private readonly checking = new Map<string, { id: Id; method: string; answer: string }>();
+  /** The list changes told the host after those checks: each kind once. */
+  private readonly told = new Set<string>();
   /** The host closed its stdin (a half-close) or is gone: nothing more comes from it. */
   private hostEnded = false;
   private finished = false;
+  /** A dial is under way. */
+  private dialing = false;
 
+  /** `socket`: the daemon's MCP socket, connected; undefined for a cold start (`options.cold`). */
   constructor(
-    socket: Socket,
+    socket: Socket | undefined,
     private readonly options: LeanSessionOptions,
   ) {
-    this.socket = socket;
-    this.attach(socket);
+    this.cold = options.cold;
+    if (socket !== undefined) {
+      this.socket = socket;
+      this.attach(socket);
+      return;
+    }
+    // Nothing to write to until the daemon answers: the host's lines wait, or are answered cold.
+    this.socket = new Socket();
+    this.state = "reconnecting";
+    this.lostAt = Date.now();
+    this.redial();
+  }
+
+  /** The daemon answers on its own socket now: its MCP socket is dialled at once. */
+  daemonStarted(): void {
+    if (this.state !== "reconnecting" || this.dialing) return;
+    clearTimeout(this.timer);
+    this.attempt = 0;
+    this.redial();
+  }
+
+  /** The daemon cannot be started: what waits, and every request until one is there, get `message`. */
+  daemonFailed(message: string): void {
+    if (this.state !== "reconnecting") return;
+    clearTimeout(this.timer);
+    this.giveUp(message);
+    this.redialLater();
   }
 
   /** The socket of the moment, for the host's end (HOST_GONE, half-close). */
@@ -180,6 +222,8 @@ export class LeanSession {
 
   private hostLine(line: string): void {
     if (this.state === "open") return this.send(line);
+    const local = this.state === "reconnecting" ? this.cold?.answer(line) : undefined;
+    if (local !== undefined) return this.answeredCold(line, local);
     const message = parse(line);
     if (this.state === "down") {
       if (message?.method !== undefined && isId(message.id)) {
@@ -188,6 +232,39 @@ export class LeanSession {
       return;
     }
     this.queue.push(line);
+  }
+
+  /** A host line answered from the recording: the opening is replayed, a listing checked. */
+  private answeredCold(line: string, local: { method: string; answer: string }): void {
+    const id = parse(line)?.id;
+    if (local.method === "initialize" || local.method === "server/discover") this.initialize = line;
+    else if (isId(id))
+      this.coldListed.push({ line, id, method: local.method, answer: local.answer });
+    this.write(local.answer);
+  }
+
+  /**
+   * The daemon reached after a cold start: each listing the host was answered from the
+   * recording is asked again; where the daemon's answer differs, the host is told the list
+   * changed, as the daemon tells a host whose listing it learnt better since.
+   */
+  private checkCold(): void {
+    this.cold = undefined;
+    for (const [n, listed] of this.coldListed.entries()) {
+      const request = JSON.parse(listed.line) as Record<string, unknown>;
+      request.id = `mcpool-cold-${n}`;
+      this.checking.set(JSON.stringify(request.id), listed);
+      this.socket.write(`${JSON.stringify(request)}\n`);
+    }
+    this.coldListed.length = 0;
+  }
+
+  /** The daemon's answer to a listing asked again: the host hears of a difference. */
+  private checked(line: string, listed: { id: Id; method: string; answer: string }): void {
+    const notice = listChangedFor(listed.method);
+    if (answerWithId(line, listed.id) === listed.answer || this.told.has(notice)) return;
+    this.told.add(notice);
+    this.write(notice);
   }
 
   /** A host line to the daemon, noting what the session is made of and what awaits answers. */
@@ -231,6 +308,11 @@ export class LeanSession {
     const message = parse(line);
     const answer = message !== undefined && message.method === undefined && isId(message.id);
     const key = answer ? JSON.stringify(message.id) : undefined;
+    const listed = key !== undefined ? this.checking.get(key) : undefined;
+    if (listed !== undefined) {
+      this.checking.delete(key!);
+      return this.checked(line, listed);
+    }
     if (key !== undefined && this.state === "replaying" && this.replaying.delete(key)) {
       this.replayed();
       return;
@@ -245,6 +327,7 @@ export class LeanSession {
     this.options.input.resume();
     for (const id of this.pending.values()) this.write(errorLine(id, INFLIGHT_MESSAGE, true));
     this.pending.clear();
+    this.checking.clear();
     clearTimeout(this.timer);
     // The daemon ended a session the host is done with: that is the end.
     if (this.hostEnded && (this.state === "open" || this.queue.length === 0)) return this.finish();
@@ -267,9 +350,9 @@ export class LeanSession {
   }
 
   /** The window is over: what waits is answered, and so is every request until a daemon is back. */
-  private giveUp(): void {
+  private giveUp(message = downMessage(this.options.daemonSocket)): void {
     this.state = "down";
-    const message = downMessage(this.options.daemonSocket);
+    this.cold = undefined;
     for (const line of this.queue) {
       const request = parse(line);
       if (request?.method !== undefined && isId(request.id)) {
@@ -282,13 +365,16 @@ export class LeanSession {
 
   private redial(): void {
     if (this.finished) return;
+    this.dialing = true;
     const socket = connect(this.options.path);
     const failed = (): void => {
+      this.dialing = false;
       socket.destroy();
       this.redialLater();
     };
     socket.once("error", failed);
     socket.once("connect", () => {
+      this.dialing = false;
       socket.off("error", failed);
       this.socket = socket;
       this.attach(socket);
@@ -327,10 +413,12 @@ export class LeanSession {
     clearTimeout(this.timer);
     this.state = "open";
     this.attempt = 0;
-    if (restored) this.write(LIST_CHANGED);
+    const cold = this.cold !== undefined;
+    if (restored && !cold) this.write(LIST_CHANGED);
     const waiting = this.queue;
     this.queue = [];
     for (const line of waiting) this.send(line);
+    if (cold) this.checkCold();
     if (this.hostEnded) this.socket.end();
   }
 

@@ -133,6 +133,7 @@ export class BridgeTools {
         this.#upstream
           .describe(d.function.name, {
             ...(scope.servers ? { servers: scope.servers } : {}),
+            ...(identity ? { identity } : {}),
             profile,
           })
           .catch(() => undefined),

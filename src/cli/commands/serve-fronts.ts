@@ -7,6 +7,7 @@
 import type { Daemon } from "../../daemon/daemon.js";
 import { startMcpSockets, type McpSockets } from "../../bridge/fronts/mcp-sockets.js";
 import { VERSION } from "../../version.js";
+import { coldRecorder } from "../../daemon/stores/cold-answers.js";
 
 /**
  * The MCP sockets for a started daemon; undefined (said on `log`) when they cannot be made.
@@ -29,6 +30,8 @@ export async function startFronts(
       version: VERSION,
       // One cap for the daemon's socket and the MCP sockets' sessions.
       connections: daemon.connections,
+      // What each server's hosts are answered first, for an entry that has to start us.
+      opened: coldRecorder(daemon.paths.configPath, daemon.paths.dataDir, log),
       log,
     }).then((sockets) => {
       // Their folder went with the daemon's socket (a `/tmp` cleaner): they come back with it.

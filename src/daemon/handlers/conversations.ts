@@ -22,7 +22,7 @@ import type {
 } from "../../pool/conversations/types.js";
 import type { ConversationSelector } from "../../pool/core/identity.js";
 import { McpPoolError } from "../../pool/core/errors.js";
-import type { CallSignal, ToolDefinition } from "../../pool/core/types.js";
+import type { CallSignal, ToolDefinition, ToolDescription } from "../../pool/core/types.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 
 type Awaitable<T> = T | PromiseLike<T>;
@@ -45,6 +45,11 @@ export interface ConversationsLike {
   stats(servers?: readonly string[]): ConversationServerStats[];
   permissionsChanged(selector: { tenant?: string; principal?: string }): void;
   toolsChanged(servers?: readonly string[]): void;
+  describe(
+    qualified: string,
+    scope: ReadonlySet<string> | undefined,
+    options: { identity: ConversationIdentity; hidden?: boolean },
+  ): Promise<ToolDescription | undefined>;
 }
 
 /** What the handlers use of the pool: its shared tools, and the registry when it has one. */

@@ -10,6 +10,7 @@ import type { HostProfile } from "mcpool-protocol";
 import {
   defined,
   PROTOCOL_VERSION,
+  CALL_VALUE_PARAMS,
   type CallToolResult,
   type ConfigStatus,
   type DaemonStatus,
@@ -192,28 +193,23 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       },
 
     "tools/call": async (params, ctx) => {
-      const options: CallOptions = defined({
-        servers: params.servers,
-        timeoutMs: params.timeoutMs,
-        raw: params.raw,
-        maxResultChars: params.maxResultChars,
-        coerce: params.coerce,
-        cache: params.cache,
-        hidden: params.hidden,
-        unlisted: params.unlisted,
-        identity: params.identity,
-        profile: checkedProfile(params.profile),
-        bindings: params.bindings,
-        meta: params.meta,
-        caller: params.caller,
-        signal: ctx.signal,
-        ...routedCall(
-          params,
-          ctx,
-          params.elicit === true || subscriptions.get(ctx.connection.id)?.elicit === true,
-          params.sample === true || subscriptions.get(ctx.connection.id)?.sample === true,
-        ),
-      });
+      const subscribed = subscriptions.get(ctx.connection.id);
+      const options: CallOptions = routedCall(
+        params,
+        ctx,
+        params.elicit === true || subscribed?.elicit === true,
+        params.sample === true || subscribed?.sample === true,
+      );
+      // The wire's options as they are, set only when given: no object copied per call.
+      for (const key of CALL_VALUE_PARAMS) {
+        if (params[key] !== undefined) (options as Record<string, unknown>)[key] = params[key];
+      }
+      if (params.bindings !== undefined) options.bindings = params.bindings;
+      if (params.meta !== undefined) options.meta = params.meta;
+      if (params.caller !== undefined) options.caller = params.caller;
+      const profile = checkedProfile(params.profile);
+      if (profile !== undefined) options.profile = profile;
+      options.signal = ctx.signal;
       const out = await pool.call(params.name, params.arguments, options);
       if (params.raw === true) return { result: out as CallToolResult };
       return { text: typeof out === "string" ? out : JSON.stringify(out) };
@@ -224,15 +220,16 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
     "tools/search": (params) =>
       pool.search(params.query, defined({ servers: params.servers, limit: params.limit })),
 
-    "tools/describe": async (params) =>
-      (await pool.describe(
-        params.name,
-        defined({
-          servers: params.servers,
-          hidden: params.hidden,
-          profile: checkedProfile(params.profile),
-        }),
-      )) ?? null,
+    "tools/describe": async (params) => {
+      const { name, servers, hidden, identity } = params;
+      const options = defined({ servers, hidden, profile: checkedProfile(params.profile) });
+      const shared = await pool.describe(name, options);
+      if (shared !== undefined || identity === undefined) return shared ?? null;
+      // A tool of a per-conversation row is only in that conversation's listing.
+      const scope = servers !== undefined ? new Set(servers) : undefined;
+      const own = await pool.conversations?.describe(name, scope, defined({ identity, hidden }));
+      return own ?? null;
+    },
 
     "tools/always-loaded": (params) => pool.alwaysLoaded(params.servers),
 

@@ -1,7 +1,7 @@
 /**
  * The new daemon's conclusion of a hand-over: once its first reconcile is done, every
  * handed child whose row is still configured has been dialled over its fds (a lazy row's is
- * dialled now); each must be serving, with the same pid, or the hand-over fails and the old
+ * dialled now, as is each http row whose session was handed); each must be serving, with the same pid, or the hand-over fails and the old
  * daemon serves on. Then the old daemon is answered and its word awaited.
  */
 import type { HandoverInfo } from "mcpool-protocol";
@@ -40,7 +40,10 @@ export async function concludeAdoption(
   const ids = snapshot.servers
     .filter((server) => handedKey(server) === undefined && configured.has(server.serverId))
     .map((server) => server.serverId);
-  await Promise.allSettled(ids.map((id) => pool.client(id)));
+  // An http row's moved session is taken up now too, so its GET stream is listened on at once.
+  const sessions = (snapshot.sessions ?? []).map((session) => session.serverId);
+  const dialled = [...ids, ...sessions.filter((id) => configured.has(id))];
+  await Promise.allSettled(dialled.map((id) => pool.client(id)));
   // The children a row runs besides its own, made and dialled now as their first use would.
   const besides = predecessor.besides();
   await pool.adoptProfileChildren(

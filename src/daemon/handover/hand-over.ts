@@ -7,7 +7,12 @@
  * taken back — the lock, the children's reading, the socket, the fronts — and why is said.
  */
 import type { McpPool } from "../../pool/pool.js";
-import { releaseHandedOff, resumeHandedOff, type HandedOff } from "../../pool/server/handoff.js";
+import {
+  releaseHandedOff,
+  resumeHandedOff,
+  resumeHandedSessions,
+  type HandedOff,
+} from "../../pool/server/handoff.js";
 import { McpPoolError } from "../../pool/core/errors.js";
 import type { SocketServer } from "../socket/server.js";
 import type { DaemonLog } from "../process/logger.js";
@@ -105,11 +110,12 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     marks: deps.marks,
     servers: renumbered(servers),
     fronts: renumberedFronts(fronts, servers.length),
-    sessions: sessions.map(({ serverId, row, sessionId, session }) => ({
+    sessions: sessions.map(({ serverId, row, sessionId, session, listened }) => ({
       serverId,
       row,
       sessionId,
       session,
+      ...(listened ? { listened } : {}),
     })),
   };
   deps.lock.release();
@@ -128,6 +134,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   if (!answer.ready) {
     successor.go(false);
     await takeBack({ ...deps, server, log }, handed, answer);
+    resumeHandedSessions(sessions);
     throw new McpPoolError(
       "handover-failed",
       `the new daemon did not take over, so this one serves on: ${answer.why}`,

@@ -8,7 +8,11 @@ import { closeSync } from "node:fs";
 import { Socket } from "node:net";
 import { LineSplitter } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedChildren, HandedHttpSession } from "../../pool/mcp/transport.js";
+import type {
+  HandedChild,
+  HandedChildren,
+  HandedHttpSession,
+} from "../../pool/transport/transport.js";
 import {
   childName,
   CONTROL_FD,
@@ -101,7 +105,8 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
     const handed = sessions.get(row.id);
     if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
     sessions.delete(row.id);
-    return { sessionId: handed.sessionId, session: handed.session };
+    const { sessionId, session, listened } = handed;
+    return { sessionId, session, ...(listened ? { listened } : {}) };
   };
 
   return {

@@ -51,4 +51,6 @@ export const SAVE_EFFECTS = {
   usage: "call counts not saved: a restart loses those since the last good save",
   pins: "tool approvals not saved: a restart asks for them again",
   tokens: "sign-ins not saved: a restart asks to sign in again",
+  "cold-answers":
+    "first answers not kept: an entry that starts the daemon makes its host wait for the server",
 } as const;

@@ -16,6 +16,7 @@ import {
   FrameDecoder,
   McpPoolError,
   encodeFrame,
+  frameText,
   toWireError,
   type Frame,
   type NotificationName,
@@ -120,11 +121,18 @@ export class SocketPeer {
     if (draining && this.#inflight === 0) this.end();
   }
 
-  /** Writes one frame; false when the peer can no longer take one (and then it is dropped). */
-  write(frame: Uint8Array): boolean {
+  /**
+   * Writes one frame; false when the peer can no longer take one (and then it is dropped).
+   * Text goes as text while nothing is queued (the socket encodes it into its write, as a
+   * bare relay's does); behind a queue, as bytes, so `writableLength` counts the bytes the
+   * outbound cap is about, not characters.
+   */
+  write(frame: Uint8Array | string): boolean {
     const { socket } = this;
     if (socket.destroyed || !socket.writable) return false;
-    socket.write(frame);
+    socket.write(
+      typeof frame === "string" && socket.writableLength > 0 ? Buffer.from(frame) : frame,
+    );
     if (socket.writableLength > this.limits.maxOutboundBytes) {
       this.#log.error?.(
         `dropping client ${this.info.id} (${this.info.clientName || "before hello"}): ` +
@@ -143,22 +151,23 @@ export class SocketPeer {
    */
   respond(message: object, id: JSONRPCID, method?: string): void {
     const { maxFrameBytes } = this.limits;
-    let frame: Uint8Array;
+    let frame: string;
     try {
-      frame = encodeFrame(message);
+      frame = frameText(message);
     } catch {
-      frame = encodeFrame(
+      frame = frameText(
         createJSONRPCErrorResponse(id, JSONRPCErrorCode.InternalError, "the answer is not JSON"),
       );
     }
-    if (frame.length - 1 > maxFrameBytes) {
-      const bytes = frame.length - 1;
+    // A character is at most 3 bytes of UTF-8: most answers are measured by their length alone.
+    const bytes = (frame.length - 1) * 3 > maxFrameBytes ? Buffer.byteLength(frame) - 1 : 0;
+    if (bytes > maxFrameBytes) {
       const wire = toWireError("answer-too-large", tooLargeMessage(method, bytes, maxFrameBytes), {
         bytes,
         maxFrameBytes,
         ...(method !== undefined ? { method } : {}),
       });
-      frame = encodeFrame({ jsonrpc: "2.0", id, error: wire });
+      frame = frameText({ jsonrpc: "2.0", id, error: wire });
     }
     this.write(frame);
   }

@@ -4,8 +4,13 @@
  * for a list its server calls private) and the era the server was found to speak,
  * never a row's env or headers.
  */
-import type { CachedTools, ProfileMemo, ToolsCacheStore } from "../../pool/catalog/tools-cache.js";
-import { parseVerdict } from "../../pool/mcp/era.js";
+import {
+  isQuestion,
+  type CachedTools,
+  type ProfileMemo,
+  type ToolsCacheStore,
+} from "../../pool/catalog/tools-cache.js";
+import { parseVerdict } from "../../pool/core/era.js";
 import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
 
@@ -49,11 +54,12 @@ export function createFileToolsCache(
 /** A stored profile memo, or undefined for anything else: it is learnt again. */
 function parseProfiles(value: unknown): ProfileMemo | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const { same, asksRoots, showsUptake, legacyToo } = value as Record<string, unknown>;
+  const { same, asks, asksRoots, showsUptake, legacyToo } = value as Record<string, unknown>;
   const memo: ProfileMemo = {};
   if (Array.isArray(same) && same.every((key) => typeof key === "string")) {
     memo.same = same as string[];
   }
+  if (Array.isArray(asks) && asks.every(isQuestion)) memo.asks = asks;
   if (typeof asksRoots === "boolean") memo.asksRoots = asksRoots;
   if (showsUptake === true) memo.showsUptake = true;
   if (legacyToo === false) memo.legacyToo = false;

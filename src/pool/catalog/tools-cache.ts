@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/rows.js";
 import { canonicalJson } from "../core/fingerprint.js";
-import type { EraVerdict } from "../mcp/era.js";
+import type { EraVerdict } from "../core/era.js";
 
 export interface CachedTools {
   /** connectionHash() of the row the list was fetched over. */
@@ -48,6 +48,21 @@ export interface ProfileMemo {
    * the row's modern connection).
    */
   legacyToo?: boolean;
+  /**
+   * The questions the server was seen to ask its client (`sampling`, `elicitation:form`,
+   * `elicitation:url`; profile-facts.ts): hosts lacking one never share the row's connection.
+   */
+  asks?: Question[];
+}
+
+/** A question a server asks its client in the 2025-11-25 era. */
+export type Question = "sampling" | "elicitation:form" | "elicitation:url";
+
+const QUESTIONS: readonly Question[] = ["sampling", "elicitation:form", "elicitation:url"];
+
+/** Whether `value` names a question (a stored memo's check). */
+export function isQuestion(value: unknown): value is Question {
+  return QUESTIONS.includes(value as Question);
 }
 
 export interface ToolsCacheStore {

@@ -34,7 +34,9 @@ import type { Invoked } from "../calls/result-cache.js";
 import { ServerEntry } from "../server/entry.js";
 import type { AdoptedConversation, Handable, OpenedConversation } from "../server/handoff.js";
 import type { CallOptions } from "../calls/options.js";
-import type { CallSignal, PoolEvent, PoolLog } from "../core/types.js";
+import type { CallSignal, PoolEvent, PoolLog, ToolDescription } from "../core/types.js";
+import { isHidden } from "../catalog/catalog.js";
+import { describeTool } from "../catalog/describe.js";
 
 export type { ConversationTool } from "./calls.js";
 export type { ConversationLease } from "./lease.js";
@@ -193,6 +195,26 @@ export class ConversationRegistry {
     opts: CallOptions,
   ): Promise<ConversationTool | undefined> {
     return (await this.#ready())?.resolve(qualified, scope, opts);
+  }
+
+  /**
+   * What a definition has no room for, of the conversation tool a qualified name answers to
+   * (as describe() is for the shared tools); undefined when no conversation row in scope
+   * lists it for this conversation.
+   */
+  async describe(
+    qualified: string,
+    scope: ReadonlySet<string> | undefined,
+    opts: CallOptions,
+  ): Promise<ToolDescription | undefined> {
+    const found = await this.resolve(qualified, scope, opts);
+    if (found === undefined) return undefined;
+    const row = found.conversation.served.row;
+    return describeTool(found.tool, {
+      ...found,
+      serverId: row.id,
+      hidden: isHidden(row, found.tool.name),
+    });
   }
 
   /** Sends a resolved call on the conversation's own client (never cached, never retried). */

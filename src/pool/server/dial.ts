@@ -14,19 +14,19 @@ import { causeCode, withCause } from "../core/causes.js";
 import { McpPoolError } from "../core/errors.js";
 import { listTools, type CacheHint } from "../mcp/list-tools.js";
 import { McpClient } from "../mcp/client.js";
-import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 import {
   EraMismatchError,
   pinMismatchMessage,
   usableVerdict,
   type EraPlan,
   type EraVerdict,
-} from "../mcp/era.js";
+} from "../core/era.js";
 import type { EntryContext } from "./context.js";
 import { probeOnSpare, spareProbeOf } from "./spare-probe.js";
-import { processOf } from "../mcp/transport.js";
-import { isBrokenPipe } from "../mcp/stdio-transport.js";
-import { isHttpTransport } from "../mcp/http-client.js";
+import { processOf } from "../transport/transport.js";
+import { isBrokenPipe } from "../transport/stdio-transport.js";
+import { isHttpTransport, listenAgain } from "../transport/http-client.js";
 import type { ServerNotification } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 import { sessionLost } from "./session.js";
@@ -168,6 +168,8 @@ async function dialOnce(
     const listed = context.indexTools
       ? await listTools(client, remaining === undefined ? {} : { timeout: remaining })
       : { tools: [], hint: {} };
+    // A handed session is alive here now: its GET stream opens here (ListenStream, fetch.ts).
+    listenAgain(transport);
     return { connection, ...listed };
   } catch (cause) {
     if (connection) connection.closing = true;
@@ -194,11 +196,17 @@ function handedOver(transport: Transport): boolean {
   return (transport as { handedSession?: unknown }).handedSession !== undefined;
 }
 
+/** Since when the server of a handed-over transport serves, if the old daemon said. */
+function handedStart(transport: Transport): number | undefined {
+  return (transport as { handedSession?: { startedAt?: number } }).handedSession?.startedAt;
+}
+
 /** Fills in what the server said about itself once the handshake and listing are done. */
 export function learnServer(connection: Connection): void {
   const { client, transport } = connection;
   connection.pid = processOf(transport)?.pid;
-  connection.startedAt = Date.now();
+  // A handed-over server has served since its first daemon dialled it.
+  connection.startedAt = handedStart(transport) ?? Date.now();
   connection.instructions = client.getInstructions();
   connection.capabilities = client.getServerCapabilities() as Record<string, unknown> | undefined;
   const info = client.getServerVersion();

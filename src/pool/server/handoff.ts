@@ -6,10 +6,11 @@
  */
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedHttpSession } from "../mcp/transport.js";
-import { processOf } from "../mcp/transport.js";
-import { sessionHandleOf } from "../mcp/session-end.js";
+import type { HandedChild, HandedHttpSession, HandedSession } from "../transport/transport.js";
+import { processOf } from "../transport/transport.js";
+import { sessionHandleOf } from "../transport/session-end.js";
 import { drained, type Connection } from "./connection.js";
+import { holdListening, listenAgain } from "../transport/http-client.js";
 import type { EntryState } from "./state.js";
 
 /**
@@ -71,7 +72,7 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
   for (const { entry, profile, conversation } of live) {
     const connection = entry.connection;
     const transport = connection ? processOf(connection.transport) : undefined;
-    const session = connection?.client.handedSession();
+    const session = connection && sessionOf(connection);
     if (!connection || !transport || !session) continue;
     const child = transport.handOff(session);
     if (!child) continue;
@@ -92,11 +93,13 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
 export interface HandedHttpOff extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  readonly connection: Connection;
 }
 
 /**
  * What the successor needs to go on in each http row's live session (its id and what the
- * handshake or discover told), once its calls settle (within `drainMs`). Nothing is stopped:
+ * handshake or discover told), once its calls settle (within `drainMs`). Its GET stream is
+ * closed, so that the successor can open its own (ListenStream, fetch.ts); nothing else is stopped:
  * this pool's connection stays as it is until the pool closes, which ends no session.
  */
 export async function handOffSessions(
@@ -112,11 +115,32 @@ export async function handOffSessions(
   for (const entry of live) {
     const connection = entry.connection;
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
-    const session = connection?.client.handedSession();
-    if (sessionId === undefined || session === undefined) continue;
-    handed.push({ serverId: entry.id, row: entry.row, sessionId, session });
+    const session = connection && sessionOf(connection);
+    if (!connection || sessionId === undefined || session === undefined) continue;
+    const listened = await holdListening(connection.transport);
+    handed.push({
+      serverId: entry.id,
+      row: entry.row,
+      sessionId,
+      session,
+      connection,
+      ...(listened ? { listened } : {}),
+    });
   }
   return handed;
+}
+
+/** The successor did not take them: each session listens on its GET stream here again. */
+export function resumeHandedSessions(handed: readonly HandedHttpOff[]): void {
+  for (const { connection, listened } of handed) {
+    listenAgain(connection.transport, listened === true);
+  }
+}
+
+/** What the successor goes on with in `connection`'s session, with since when it serves. */
+function sessionOf(connection: Connection): HandedSession | undefined {
+  const session = connection.client.handedSession();
+  return session && { ...session, startedAt: connection.startedAt };
 }
 
 /** The successor has them: this pool forgets each child without signalling it. */

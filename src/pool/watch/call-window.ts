@@ -31,8 +31,14 @@ export interface WindowFigures {
 export class CallWindow {
   /** Bucket index (at / BUCKET_MS) → [calls, errors]. */
   readonly #buckets = new Map<number, [number, number]>();
-  /** A ring of [at, ms]. */
-  readonly #latencies: [number, number][] = [];
+  /**
+   * A ring of each call's time and latency, as numbers in place: a pair allocated per call
+   * outlived the young generation (the ring held it) and made every scavenge copy it.
+   */
+  readonly #at = new Float64Array(MAX_LATENCIES);
+  readonly #ms = new Float64Array(MAX_LATENCIES);
+  /** Slots of the ring filled so far (MAX_LATENCIES once it went round). */
+  #filled = 0;
   #next = 0;
 
   record(at: number, ms: number, ok: boolean): void {
@@ -45,8 +51,9 @@ export class CallWindow {
     }
     bucket[0] += 1;
     if (!ok) bucket[1] += 1;
-    if (this.#latencies.length < MAX_LATENCIES) this.#latencies.push([at, ms]);
-    else this.#latencies[this.#next] = [at, ms];
+    this.#at[this.#next] = at;
+    this.#ms[this.#next] = ms;
+    this.#filled = Math.max(this.#filled, this.#next + 1);
     this.#next = (this.#next + 1) % MAX_LATENCIES;
   }
 
@@ -66,10 +73,11 @@ export class CallWindow {
       }
       callsPerMinute[SPARK_MINUTES - 1 - Math.floor(age / perMinute)]! += calls;
     }
-    const recent = this.#latencies
-      .filter(([at]) => now - at <= LATENCY_SPAN_MS)
-      .map(([, ms]) => ms)
-      .sort((a, b) => a - b);
+    const recent: number[] = [];
+    for (let i = 0; i < this.#filled; i++) {
+      if (now - this.#at[i]! <= LATENCY_SPAN_MS) recent.push(this.#ms[i]!);
+    }
+    recent.sort((a, b) => a - b);
     return {
       callsLastMinute,
       errorsLastMinute,

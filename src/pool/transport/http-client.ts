@@ -35,6 +35,16 @@ export function isHttpTransport(transport: unknown): boolean {
   return loaded !== undefined && loaded.isHttpTransport(transport);
 }
 
+/** Ends an http session's GET stream for a hand-over: true if one was open (ListenStream, fetch.ts). */
+export async function holdListening(transport: unknown): Promise<boolean> {
+  return loaded !== undefined && (await loaded.holdListening(transport));
+}
+
+/** Lets an http session open its GET stream again (http-transport.ts listenAgain()). */
+export function listenAgain(transport: unknown, reopen?: boolean): void {
+  loaded?.listenAgain(transport, reopen);
+}
+
 /**
  * The JSON-RPC error a Streamable HTTP request was refused with, when the SDK's error carries
  * the server's answer in its message (a 4xx whose body is a JSON-RPC error, as a 2026-07-28

@@ -13,7 +13,7 @@ import { redactSecrets, secretValues } from "../core/secrets.js";
 import type { AuthChallenge } from "./challenges.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 import type { Implementation, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { DiscoverResult, EraVerdict } from "./era.js";
+import type { DiscoverResult, EraVerdict } from "../core/era.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -149,12 +149,19 @@ export interface HandedSession {
   modern?: { version: string; discover: DiscoverResult };
   /** The next JSON-RPC id the old client would have used: no answer is taken for another's. */
   nextId: number;
+  /**
+   * Since when the server has served this pool (epoch ms): its uptime in `status` counts on
+   * from there, not from the adoption. Absent from older snapshots: from the adoption.
+   */
+  startedAt?: number;
 }
 
 /** An http row's live session as handed over: its `Mcp-Session-Id` and what it had opened. */
 export interface HandedHttpSession {
   sessionId: string;
   session: HandedSession;
+  /** The old daemon listened on the session's GET stream (closed for the hand-over): open it again. */
+  listened?: boolean;
 }
 
 /** A child as handed over: in the old daemon, its fds there; in the new one, its fds here. */

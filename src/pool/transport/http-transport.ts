@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
-import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { ListenStream, originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
 import { MAX_MESSAGE_BYTES, oversizeKind, tooLargeAnswer } from "./line-reader.js";
@@ -29,6 +29,36 @@ class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
   #closed = false;
   /** A session another daemon handed over: the client resumes it instead of initializing. */
   handedSession?: HandedSession;
+  /** The session's GET stream (ListenStream, fetch.ts), which a hand-over moves. */
+  /** A handed session whose old daemon listened on its GET stream: listenAgain() opens it here. */
+  listenedBefore = false;
+
+  constructor(
+    readonly listening: ListenStream,
+    ...rest: ConstructorParameters<typeof StreamableHTTPClientTransport>
+  ) {
+    super(...rest);
+  }
+
+  /**
+   * Opens the GET stream of a handed session again, once its old daemon has closed its own,
+   * or after a hand-over that failed; a 409 (the server has not yet seen the old stream's
+   * close) is tried again on the SDK's reconnection schedule.
+   */
+  listenAgain(): void {
+    this.listening.resume();
+    if (!this.listenedBefore || this.#closed) return;
+    this.listenedBefore = false;
+    // The SDK opens its GET stream only after `notifications/initialized`, which a handed
+    // session never sends again; these are its own steps for opening and reopening it.
+    const sdk = this as unknown as {
+      _startOrAuthSse(options: { resumptionToken?: string }): Promise<void>;
+      _scheduleReconnection(options: { resumptionToken?: string }, attempt: number): void;
+    };
+    sdk._startOrAuthSse({}).catch((error: unknown) => {
+      if (httpErrorStatus(error) === 409 && !this.#closed) sdk._scheduleReconnection({}, 0);
+    });
+  }
 
   override async close(): Promise<void> {
     // Set before the SDK's close: its onclose runs inside, and may call this again.
@@ -68,18 +98,22 @@ export function createHttpTransport(
   const capped = cappedFetch(witnessed, MAX_MESSAGE_BYTES, (note) =>
     context.onJunk?.(row.id, note, (text) => text),
   );
-  const transport = new OnceClosedHttpTransport(url, {
+  const listening = new ListenStream();
+  const transport = new OnceClosedHttpTransport(listening, url, {
     requestInit: { headers },
     ...(authProvider ? { authProvider } : {}),
     // Redirects are the pinned fetch's to follow: it drops secrets on a hop off the origin.
     redirectPolicy: "follow",
     ...(handed ? { sessionId: handed.sessionId } : {}),
     // A modern request's headers and in-band errors (modern-fetch.ts); a legacy one passes.
-    fetch: modernFetch(capped, book),
+    fetch: listening.wrap(modernFetch(capped, book)),
   });
   keepParamBook(transport, book);
   unmarkAnswers(transport);
-  if (handed) transport.handedSession = handed.session;
+  if (handed) {
+    transport.handedSession = handed.session;
+    transport.listenedBefore = handed.listened === true;
+  }
   return transport;
 }
 
@@ -104,6 +138,22 @@ export function httpErrorStatus(error: unknown): number | undefined {
 
 export function isHttpTransport(transport: unknown): boolean {
   return transport instanceof StreamableHTTPClientTransport;
+}
+
+/** Ends `transport`'s GET stream for a hand-over (ListenStream, fetch.ts): true if one was open. */
+export function holdListening(transport: unknown): Promise<boolean> {
+  if (!(transport instanceof OnceClosedHttpTransport)) return Promise.resolve(false);
+  return transport.listening.hold();
+}
+
+/**
+ * Lets `transport` open its GET stream again: at once if `reopen` (a hand-over that failed,
+ * of a session that listened), else when its own handed session says so (listenAgain()).
+ */
+export function listenAgain(transport: unknown, reopen?: boolean): void {
+  if (!(transport instanceof OnceClosedHttpTransport)) return;
+  if (reopen !== undefined) transport.listenedBefore = reopen;
+  transport.listenAgain();
 }
 
 // ── An answer over the frame cap ──

@@ -9,7 +9,7 @@
  */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_MAX_FRAME_BYTES, LineSplitter, type OversizeLine } from "mcpool-protocol";
-import { ErrorCode } from "./error.js";
+import { ErrorCode } from "../core/mcp-error.js";
 
 /** A line over the cap, measured to its newline: its bytes, first and last bytes. */
 export type MeasuredLine = Required<OversizeLine>;
