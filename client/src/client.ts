@@ -75,7 +75,9 @@ import {
   type EventOptions,
   type NotificationListener,
   type PoolClient,
+  type Credentials,
 } from "./pool-client.js";
+import { TaskRequests } from "./tasks.js";
 
 export {
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -280,6 +282,8 @@ class SocketPoolClient implements PoolClient {
     if (options.meta !== undefined) params.meta = { ...options.meta };
     const caller = this.#caller(options.caller);
     if (caller !== undefined) params.caller = caller;
+    if (options.task !== undefined) params.task = options.task;
+    if (options.taskOwner !== undefined) params.taskOwner = options.taskOwner;
     const route = this.routing.open(options);
     try {
       const answer = await this.run(
@@ -436,14 +440,7 @@ class SocketPoolClient implements PoolClient {
     return this.run("server/approve", { id, fingerprint });
   }
 
-  storeCredentials(
-    id: string,
-    credentials: {
-      tokens: Record<string, unknown>;
-      clientInformation?: Record<string, unknown>;
-      notice?: string;
-    },
-  ): Promise<ServerAuthState> {
+  storeCredentials(id: string, credentials: Credentials): Promise<ServerAuthState> {
     const { tokens, clientInformation, notice } = credentials;
     return this.run("auth/store", defined({ id, tokens, clientInformation, notice }));
   }
@@ -480,6 +477,8 @@ class SocketPoolClient implements PoolClient {
     this.reconnectListeners.add(listener);
     return () => void this.reconnectListeners.delete(listener);
   }
+
+  readonly tasks = new TaskRequests((method, params, signal) => this.run(method, params, signal));
 
   close(): Promise<void> {
     return this.link.close();

@@ -13,7 +13,8 @@ import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
-import { ListenStream, originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { ListenStream } from "./listen-stream.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
 import { MAX_MESSAGE_BYTES, oversizeKind, tooLargeAnswer } from "./line-reader.js";
@@ -29,7 +30,7 @@ class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
   #closed = false;
   /** A session another daemon handed over: the client resumes it instead of initializing. */
   handedSession?: HandedSession;
-  /** The session's GET stream (ListenStream, fetch.ts), which a hand-over moves. */
+  /** The session's GET stream (listen-stream.ts), which a hand-over moves. */
   /** A handed session whose old daemon listened on its GET stream: listenAgain() opens it here. */
   listenedBefore = false;
 
@@ -140,7 +141,7 @@ export function isHttpTransport(transport: unknown): boolean {
   return transport instanceof StreamableHTTPClientTransport;
 }
 
-/** Ends `transport`'s GET stream for a hand-over (ListenStream, fetch.ts): true if one was open. */
+/** Ends `transport`'s GET stream for a hand-over (listen-stream.ts): true if one was open. */
 export function holdListening(transport: unknown): Promise<boolean> {
   if (!(transport instanceof OnceClosedHttpTransport)) return Promise.resolve(false);
   return transport.listening.hold();
