@@ -361,6 +361,7 @@ export class CallPipeline {
       throw upstreamError(error, {
         serverId: entry.id,
         what: `call to "${name}"`,
+        toolCall: true,
         timeoutMs,
         unresponsive: connection.unresponsive,
         authRefusal: refusal,
