@@ -67,7 +67,7 @@ export interface PassthroughOptions {
   /**
    * The calling host's capabilities and roots, as given to tools() and call(): the request
    * goes to the connection that host's calls go to (its own child, when it has one), so it
-   * lists what those calls made (a resource a call added). Completion goes to the row's own.
+   * lists what those calls made (a resource a call added), and completes as they would.
    */
   profile?: HostProfile;
 }

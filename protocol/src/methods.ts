@@ -146,7 +146,30 @@ export interface CallParams {
    * request's envelope instead of the pool's; a legacy server never sees them.
    */
   caller?: Caller;
+  /**
+   * A task-augmented call (MCP 2025-11-25 tasks: `{ ttl? }`): the server's CreateTaskResult
+   * is the answer (raw), and its task is this connection's `taskOwner`'s. Needs `raw`.
+   */
+  task?: Record<string, unknown>;
+  /** Which host of this connection owns the task (any string the connection chooses). */
+  taskOwner?: string;
 }
+
+/**
+ * The `tools/call` params that are plain values, passed on as they are by both sides (the
+ * client's call options, the daemon's to the pool), in the order a call's params list them.
+ */
+export const CALL_VALUE_PARAMS = [
+  "servers",
+  "timeoutMs",
+  "raw",
+  "maxResultChars",
+  "coerce",
+  "cache",
+  "hidden",
+  "unlisted",
+  "identity",
+] as const satisfies readonly (keyof CallParams)[];
 
 export type CallResult = { text: string } | { result: CallToolResult };
 
@@ -249,6 +272,8 @@ export interface CompleteParams extends ServerScopedParams {
   argument: { name: string; value: string };
   /** MCP's completion context, as the SDK types it (a host's request passed on). */
   context?: { arguments?: Record<string, string> | undefined };
+  /** The calling host's capabilities and roots: the connection its calls go to answers. */
+  profile?: HostProfile;
 }
 
 export interface SetLevelParams extends ServerScopedParams {
@@ -275,6 +300,8 @@ const LIST_PAGE = fieldsOf<ListParams>({
   profile: "object?",
 });
 const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
+const TASK_ID = fields({ ...SERVER_SCOPED, taskOwner: "string?", taskId: "string" });
+const TASK_PAGE = fields({ ...SERVER_SCOPED, taskOwner: "string?", cursor: "string?" });
 const ASKING = {
   elicit: "boolean?",
   sample: "boolean?",
@@ -337,6 +364,8 @@ export const METHODS = {
         bindings: "object?",
         meta: "object?",
         caller: "object?",
+        task: "object?",
+        taskOwner: "string?",
       }),
     ),
     returns<CallResult>(),
@@ -436,10 +465,18 @@ export const METHODS = {
       ref: "object",
       argument: "object",
       context: "object?",
+      profile: "object?",
     }),
     returns<CompleteResult>(),
   ),
   "server/ping": method(fields(SERVER_SCOPED), returns<Empty>()),
+  // Tasks: to the connection that created the task, for its owner only (a server's answer).
+  "tasks/get": method(TASK_ID, returns<Record<string, unknown>>()),
+  "tasks/result": method(TASK_ID, returns<Record<string, unknown>>()),
+  "tasks/cancel": method(TASK_ID, returns<Record<string, unknown>>()),
+  "tasks/list": method(TASK_PAGE, returns<Record<string, unknown>>()),
+  /** The host `taskOwner` is gone: its live tasks are cancelled where the server can. */
+  "tasks/release": method(fields({ taskOwner: "string" }), returns<Empty>()),
   /** The level is the server's, shared by every agent that uses it. */
   "logging/setLevel": method(
     fieldsOf<SetLevelParams>({ ...SERVER_SCOPED, level: "string" }),

@@ -10,17 +10,8 @@
  * whose capabilities are known to offer the feature are asked, so a lazy server that has not
  * started yet is not woken to list its prompts; `--server` always asks its server.
  */
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CompleteRequestSchema,
   ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
   type CompleteRequest,
   type CompleteResult,
   type GetPromptResult,
@@ -28,7 +19,6 @@ import {
   type ListResourcesResult,
   type ListResourceTemplatesResult,
   type ReadResourceResult,
-  type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   defined,
@@ -42,7 +32,6 @@ import {
 } from "mcpool-client";
 
 import { RESOURCE_NOT_FOUND, Refusal, toMcpError } from "./errors.js";
-import { legacyResult } from "./offer.js";
 import {
   SERVER_META_KEY,
   TemplateRoutes,
@@ -50,7 +39,7 @@ import {
   type PromptRoute,
   type Scope,
 } from "./naming.js";
-import { sessionCaller, type Session, type Subscriber } from "./session.js";
+import type { Subscriber } from "./session.js";
 
 export type { Subscriber };
 
@@ -69,7 +58,6 @@ export interface PassthroughContext {
 /** One page of a per-server list, as the client returns it. */
 type Page = { nextCursor?: string | undefined } & object;
 
-/** `{ cursor }` when there is one. */
 /** A page's options: its cursor, and the host's profile (where its calls go). */
 function paged(
   cursor: string | undefined,
@@ -135,65 +123,6 @@ export class ResourcesPromptsRouter {
 
   constructor(ctx: PassthroughContext) {
     this.#ctx = ctx;
-  }
-
-  /**
-   * Handles what `capabilities` declares (the SDK refuses a handler for anything else), for a
-   * legacy host: what a modern server answers reaches it as a 2025-11-25 result (legacyResult).
-   */
-  install(server: Server, session: Session, capabilities: ServerCapabilities): void {
-    // Each answer is asked with the session's profile (its requests go where its calls go:
-    // its own child, if any) and reaches the host shaped for its era.
-    const profiled =
-      <Request, Result extends { _meta?: Record<string, unknown> | undefined }>(
-        answer: (request: Request, profile: HostProfile) => Promise<Result>,
-      ) =>
-      async (request: Request, extra: { requestId: string | number }): Promise<Result> =>
-        legacyResult(await answer(request, await session.profile.get(extra.requestId)));
-    if (capabilities.resources !== undefined) {
-      server.setRequestHandler(
-        ListResourcesRequestSchema,
-        profiled((request, profile) => this.listResources(request.params?.cursor, profile)),
-      );
-      server.setRequestHandler(
-        ListResourceTemplatesRequestSchema,
-        profiled((request, profile) => this.listResourceTemplates(request.params?.cursor, profile)),
-      );
-      server.setRequestHandler(
-        ReadResourceRequestSchema,
-        profiled((request, profile) =>
-          this.readResource(request.params.uri, { caller: sessionCaller(session), profile }),
-        ),
-      );
-      server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-        await this.subscribe(session, request.params.uri);
-        return {};
-      });
-      server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-        await this.unsubscribe(session, request.params.uri);
-        return {};
-      });
-    }
-    if (capabilities.prompts !== undefined) {
-      server.setRequestHandler(
-        ListPromptsRequestSchema,
-        profiled((request, profile) => this.listPrompts(request.params?.cursor, profile)),
-      );
-      server.setRequestHandler(
-        GetPromptRequestSchema,
-        profiled((request, profile) =>
-          this.getPrompt(request.params.name, request.params.arguments, {
-            caller: sessionCaller(session),
-            profile,
-          }),
-        ),
-      );
-    }
-    if (capabilities.completions !== undefined) {
-      server.setRequestHandler(CompleteRequestSchema, (request) =>
-        this.complete(request.params).then(legacyResult),
-      );
-    }
   }
 
   /** Forgets a closed session's subscriptions, unsubscribing upstream what nobody else holds. */
@@ -391,7 +320,11 @@ export class ResourcesPromptsRouter {
 
   // ── Completion ─────────────────────────────────────────────────────────────────────
 
-  async complete(params: CompleteRequest["params"]): Promise<CompleteResult> {
+  /** Completes where the host's calls go: its profile's child, when it has one. */
+  async complete(
+    params: CompleteRequest["params"],
+    profile?: HostProfile,
+  ): Promise<CompleteResult> {
     const { ref, argument, context } = params;
     let serverId: string;
     let forwarded: CompletionReference;
@@ -407,7 +340,9 @@ export class ResourcesPromptsRouter {
       forwarded = { ...ref };
     }
     const request = { ref: forwarded, argument, ...(context !== undefined ? { context } : {}) };
-    const result = await this.#ask(() => this.#ctx.client.complete(serverId, request));
+    const result = await this.#ask(() =>
+      this.#ctx.client.complete(serverId, request, profile === undefined ? {} : { profile }),
+    );
     return result as CompleteResult;
   }
 

@@ -17,7 +17,11 @@
  *   new daemon's catalog may differ) and then what it asked meanwhile;
  * - the window over: what waits, and every request after, is answered with downMessage()
  *   (mcpool, the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as
- *   long as the host is there: a daemon that comes back gets the session as above.
+ *   long as the host is there: a daemon that comes back gets the session as above;
+ * - a cold start (no daemon yet, one starting: `options.cold`) begins as a loss does, but the
+ *   host's opening and listings are answered from what the daemon answered them before
+ *   (cold-answers.ts); once it is reached, no list change is said unless the listings,
+ *   asked again, differ.
  *
  * Node's net alone, as the lean bridge: no SDK, no client.
  */
@@ -81,6 +85,12 @@ function parse(line: string): Message | undefined {
 }
 
 const isId = (id: unknown): id is Id => typeof id === "string" || typeof id === "number";
+
+/** Whether a host line is a request: it waits for an answer. */
+const isRequest = (line: string): boolean => {
+  const message = parse(line);
+  return message?.method !== undefined && isId(message.id);
+};
 
 /** The key of a framed request's id. */
 const idOf = (line: string): string => JSON.stringify(parse(line)?.id);
@@ -210,7 +220,8 @@ export class LeanSession {
   hostEnd(): void {
     this.hostEnded = true;
     if (this.state === "open") this.socket.end();
-    else if (this.state === "down" || this.queue.length === 0) this.finish();
+    // Nothing waiting is owed an answer (a cold start's `notifications/initialized`): done.
+    else if (this.state === "down" || !this.queue.some(isRequest)) this.finish();
   }
 
   /** The host is gone: no more dials; the caller ends the current socket. */

@@ -165,20 +165,26 @@ export class ModernBridge {
       });
     });
     const router = core.router;
+    // Every request goes where the host's calls go: the connection its profile picks.
+    const profileOf = (ctx: ServerContext): HostProfile => roots.listing(clientCapabilities(ctx));
     if (core.capabilities.resources !== undefined) {
       server.setRequestHandler(
         "resources/list",
-        guarded(async (request) => (await router.listResources(request.params?.cursor)) as never),
+        guarded(
+          async (request, ctx) =>
+            (await router.listResources(request.params?.cursor, profileOf(ctx))) as never,
+        ),
       );
       server.setRequestHandler(
         "resources/templates/list",
         guarded(
-          async (request) => (await router.listResourceTemplates(request.params?.cursor)) as never,
+          async (request, ctx) =>
+            (await router.listResourceTemplates(request.params?.cursor, profileOf(ctx))) as never,
         ),
       );
       server.setRequestHandler("resources/read", async (request, ctx) => {
         try {
-          return (await this.#asked(ctx, server, (asking) =>
+          return (await this.#asked(ctx, server, profileOf(ctx), (asking) =>
             router.readResource(request.params.uri, asking),
           )) as never;
         } catch (error) {
@@ -189,13 +195,16 @@ export class ModernBridge {
     if (core.capabilities.prompts !== undefined) {
       server.setRequestHandler(
         "prompts/list",
-        guarded(async (request) => (await router.listPrompts(request.params?.cursor)) as never),
+        guarded(
+          async (request, ctx) =>
+            (await router.listPrompts(request.params?.cursor, profileOf(ctx))) as never,
+        ),
       );
       server.setRequestHandler(
         "prompts/get",
         guarded(
           async (request, ctx) =>
-            (await this.#asked(ctx, server, (asking) =>
+            (await this.#asked(ctx, server, profileOf(ctx), (asking) =>
               router.getPrompt(request.params.name, request.params.arguments, asking),
             )) as never,
         ),
@@ -204,7 +213,10 @@ export class ModernBridge {
     if (core.capabilities.completions !== undefined) {
       server.setRequestHandler(
         "completion/complete",
-        guarded(async (request) => (await router.complete(request.params as never)) as never),
+        guarded(
+          async (request, ctx) =>
+            (await router.complete(request.params as never, profileOf(ctx))) as never,
+        ),
       );
     }
     return server;
@@ -440,11 +452,12 @@ export class ModernBridge {
   async #asked<R>(
     ctx: ServerContext,
     server: Server,
+    profile: HostProfile,
     run: (asking: AskingOptions) => Promise<R>,
   ): Promise<R> {
     const serverId = this.#core.scope.single;
     const state = ctx.mcpReq.requestState<StatePayload>();
-    // No roots state here: only a call is asked for them (a passthrough names no profile).
+    // No roots state here: only a call asks for them (a passthrough runs as a listing does).
     if (state !== undefined) {
       if (!("call" in state)) throw staleState();
       return (await this.#inFlight(ctx, server, serverId, () =>
@@ -453,6 +466,7 @@ export class ModernBridge {
     }
     const parked = new ParkedCall();
     const asking: AskingOptions = {
+      profile,
       signal: parked.abort.signal,
       caller: callerOf(ctx),
       ...parked.askers(clientCapabilities(ctx)),

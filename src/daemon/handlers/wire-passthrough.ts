@@ -168,7 +168,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
         params.serverId,
         "completion/complete",
         defined({ ref: params.ref, argument: params.argument, context: params.context }),
-        options(ctx),
+        profiled(params, ctx),
       ),
 
     "server/ping": async (params, ctx) => {

@@ -168,7 +168,7 @@ async function dialOnce(
     const listed = context.indexTools
       ? await listTools(client, remaining === undefined ? {} : { timeout: remaining })
       : { tools: [], hint: {} };
-    // A handed session is alive here now: its GET stream opens here (listen-stream.ts).
+    // A handed session is alive here now: its GET stream opens here (ListenStream, fetch.ts).
     listenAgain(transport);
     return { connection, ...listed };
   } catch (cause) {

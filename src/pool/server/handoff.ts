@@ -99,7 +99,7 @@ export interface HandedHttpOff extends HandedHttpSession {
 /**
  * What the successor needs to go on in each http row's live session (its id and what the
  * handshake or discover told), once its calls settle (within `drainMs`). Its GET stream is
- * closed, so that the successor can open its own (listen-stream.ts); nothing else is stopped:
+ * closed, so that the successor can open its own (ListenStream, fetch.ts); nothing else is stopped:
  * this pool's connection stays as it is until the pool closes, which ends no session.
  */
 export async function handOffSessions(

@@ -14,9 +14,9 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.
 import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
 import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { ListenStream } from "./listen-stream.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
-import { ListenStream } from "./listen-stream.js";
 import { MAX_MESSAGE_BYTES, oversizeKind, tooLargeAnswer } from "./line-reader.js";
 import type { FetchLike, HandedHttpSession, HandedSession, TransportContext } from "./transport.js";
 
@@ -178,7 +178,10 @@ const KEEP_BYTES = 512;
 const MARK = "mcpool/answerTooLarge";
 const TOKEN = randomUUID();
 
-/** What the stream held, for tests: the most bytes it held at once. */
+/**
+ * What the stream held, for tests: the most bytes it held at once, a dropped message's kept
+ * ends counted by the memory they keep alive.
+ */
 export interface CapStats {
   maxHeldBytes: number;
 }
@@ -309,13 +312,18 @@ class Message {
     }
     if (this.#head === undefined) {
       const all = Buffer.concat([...this.#held, bytes]);
-      this.#head = all.subarray(0, KEEP_BYTES);
+      // A copy: a view would keep all of `all` alive while the message streams on.
+      this.#head = Buffer.from(all.subarray(0, KEEP_BYTES));
       this.#held = [];
       this.#heldBytes = 0;
       bytes = all;
     }
     const joined = Buffer.concat([this.#tail, bytes.subarray(-KEEP_BYTES)]);
     this.#tail = joined.subarray(-KEEP_BYTES);
+    if (this.stats) {
+      const kept = this.#head.buffer.byteLength + this.#tail.buffer.byteLength;
+      this.stats.maxHeldBytes = Math.max(this.stats.maxHeldBytes, kept);
+    }
   }
 
   /** The whole message; only while not dropping. */

@@ -171,6 +171,8 @@ export interface HandedChild {
   fds: [number, number, number];
   /** stdout bytes read but not yet a whole line, base64. */
   unread: string;
+  /** The old daemon was dropping an oversize line: the new one drops up to its newline first. */
+  skipToNewline?: true;
   session: HandedSession;
   /**
    * In the new daemon: whether the hand-over went through. Until it settles the child is not

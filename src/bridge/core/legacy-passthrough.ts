@@ -1,0 +1,86 @@
+/**
+ * A legacy host's resources, prompts and completion: the handlers of a 2025-11-25 session,
+ * each request named with the session's profile, so it goes where the session's calls go
+ * (its own child, if any) and completes as they would.
+ */
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type ServerCapabilities,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { HostProfile } from "mcpool-client";
+import { legacyResult } from "./offer.js";
+import type { ResourcesPromptsRouter } from "./resources-prompts.js";
+import { sessionCaller, type Session } from "./session.js";
+
+/**
+ * Handles what `capabilities` declares (the SDK refuses a handler for anything else), for a
+ * legacy host: what a modern server answers reaches it as a 2025-11-25 result (legacyResult).
+ */
+export function installPassthrough(
+  router: ResourcesPromptsRouter,
+  server: Server,
+  session: Session,
+  capabilities: ServerCapabilities,
+): void {
+  // Each answer is asked with the session's profile (its requests go where its calls go:
+  // its own child, if any) and reaches the host shaped for its era.
+  const profiled =
+    <Request, Result extends { _meta?: Record<string, unknown> | undefined }>(
+      answer: (request: Request, profile: HostProfile) => Promise<Result>,
+    ) =>
+    async (request: Request, extra: { requestId: string | number }): Promise<Result> =>
+      legacyResult(await answer(request, await session.profile.get(extra.requestId)));
+  if (capabilities.resources !== undefined) {
+    server.setRequestHandler(
+      ListResourcesRequestSchema,
+      profiled((request, profile) => router.listResources(request.params?.cursor, profile)),
+    );
+    server.setRequestHandler(
+      ListResourceTemplatesRequestSchema,
+      profiled((request, profile) => router.listResourceTemplates(request.params?.cursor, profile)),
+    );
+    server.setRequestHandler(
+      ReadResourceRequestSchema,
+      profiled((request, profile) =>
+        router.readResource(request.params.uri, { caller: sessionCaller(session), profile }),
+      ),
+    );
+    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+      await router.subscribe(session, request.params.uri);
+      return {};
+    });
+    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+      await router.unsubscribe(session, request.params.uri);
+      return {};
+    });
+  }
+  if (capabilities.prompts !== undefined) {
+    server.setRequestHandler(
+      ListPromptsRequestSchema,
+      profiled((request, profile) => router.listPrompts(request.params?.cursor, profile)),
+    );
+    server.setRequestHandler(
+      GetPromptRequestSchema,
+      profiled((request, profile) =>
+        router.getPrompt(request.params.name, request.params.arguments, {
+          caller: sessionCaller(session),
+          profile,
+        }),
+      ),
+    );
+  }
+  if (capabilities.completions !== undefined) {
+    server.setRequestHandler(
+      CompleteRequestSchema,
+      profiled((request, profile) => router.complete(request.params, profile)),
+    );
+  }
+}
