@@ -6,15 +6,22 @@
  * tests assert through (capability-gated tool lists, roots, a daemon restart).
  */
 import { spawn } from "node:child_process";
-import { copyFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { copyFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { fixture, waitFor } from "./processes.js";
 import { killGroup, run, type RealWorld, type ServerId, type Stdio } from "./real-hosts.js";
 
-/** The driver, copied into `prefix` so that its imports resolve there (fresh each run). */
+/**
+ * The driver, copied into `prefix` so that its imports resolve there (fresh each run). The
+ * copy is renamed into place whole: frameworks running side by side each copy it while
+ * another may be starting from it.
+ */
 function driver(prefix: string): string {
   const path = join(prefix, "framework-client.mjs");
-  copyFileSync(fixture("real-hosts/framework-client.mjs"), path);
+  const copy = `${path}.${randomUUID()}`;
+  copyFileSync(fixture("real-hosts/framework-client.mjs"), copy);
+  renameSync(copy, path);
   return path;
 }
 

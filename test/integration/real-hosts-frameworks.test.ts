@@ -59,131 +59,137 @@ describe.runIf(REAL_HOSTS)(
   `real frameworks through the user's daemon, with a bare environment${REAL_HOSTS ? "" : ` (${REAL_HOSTS_OFF})`}`,
   () => {
     let prefix: string;
-    let world: RealWorld;
-    const entries = {} as Record<Kind, Record<string, Stdio>>;
-
-    /** `mcpool wire cursor --write` from the login shell with `path`: the entries it wrote. */
-    const wire = async (path?: string): Promise<Record<string, Stdio>> => {
-      const file = join(world.home, ".cursor", "mcp.json");
-      mkdirSync(join(world.home, ".cursor"), { recursive: true });
-      writeFileSync(file, JSON.stringify({ mcpServers: world.rows }, null, 2));
-      const wired = await world.cli(["wire", "cursor", "--write"], path);
-      expect(wired.code, wired.stdout).toBe(0);
-      return (parse(readFileSync(file, "utf8")) as { mcpServers: Record<string, Stdio> })
-        .mcpServers;
-    };
-
-    /** The calls each pooled server has served in the last minute, by the daemon's count. */
-    const callsServed = async (): Promise<Record<string, number>> =>
-      Object.fromEntries(
-        (await world.status()).servers.map((s) => [s.id, s.resources?.callsLastMinute ?? 0]),
-      );
-
-    /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
-    const expectOneUserDaemon = async (): Promise<number> => {
-      const status = await world.status();
-      expect(status.socketPath).toBe(world.socket);
-      expect(world.daemons()).toEqual([status.pid]);
-      expect(status.strays).toEqual([]);
-      return status.pid;
-    };
 
     beforeAll(async () => {
       prefix = await installed("frameworks");
-      world = realWorld();
-      await world.serve();
-      await serversReady(world);
-      entries.pipe = await wire();
-      // No stock pipe on PATH: `mcpool bridge --server ID --socket …` (node is absolute).
-      entries.bridge = await wire(mkdtempSync(join(world.home, "no-pipe-")));
-      for (const id of SERVER_IDS) {
-        expect(entries.pipe[id]!.args, id).toContain(world.socket);
-        expect(entries.pipe[id]!.args[0], id).toMatch(RELAY_NAME);
-        expect(entries.bridge[id]!.args, id).toEqual(
-          expect.arrayContaining(["bridge", "--server", id, "--socket", world.socket]),
-        );
-      }
-    }, INSTALL_MS + 60_000);
+    }, INSTALL_MS + 30_000);
 
-    afterEach(async () => {
-      // Each test starts from the user's daemon up, as it was.
-      if (world.daemons().length === 0) {
+    // The frameworks side by side, each with its own world (a private HOME, its own runtime
+    // directory and daemon, which its cases stop and restart); one framework's cases in order.
+    describe.concurrent.each(FRAMEWORKS)("%s", (framework) => {
+      let world: RealWorld;
+      const entries = {} as Record<Kind, Record<string, Stdio>>;
+
+      /** `mcpool wire cursor --write` from the login shell with `path`: the entries it wrote. */
+      const wire = async (path?: string): Promise<Record<string, Stdio>> => {
+        const file = join(world.home, ".cursor", "mcp.json");
+        mkdirSync(join(world.home, ".cursor"), { recursive: true });
+        writeFileSync(file, JSON.stringify({ mcpServers: world.rows }, null, 2));
+        const wired = await world.cli(["wire", "cursor", "--write"], path);
+        expect(wired.code, wired.stdout).toBe(0);
+        return (parse(readFileSync(file, "utf8")) as { mcpServers: Record<string, Stdio> })
+          .mcpServers;
+      };
+
+      /** The calls each pooled server has served in the last minute, by the daemon's count. */
+      const callsServed = async (): Promise<Record<string, number>> =>
+        Object.fromEntries(
+          (await world.status()).servers.map((s) => [s.id, s.resources?.callsLastMinute ?? 0]),
+        );
+
+      /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
+      const expectOneUserDaemon = async (): Promise<number> => {
+        const status = await world.status();
+        expect(status.socketPath).toBe(world.socket);
+        expect(world.daemons()).toEqual([status.pid]);
+        expect(status.strays).toEqual([]);
+        return status.pid;
+      };
+
+      beforeAll(async () => {
+        world = realWorld();
         await world.serve();
         await serversReady(world);
-      }
+        entries.pipe = await wire();
+        // No stock pipe on PATH: `mcpool bridge --server ID --socket …` (node is absolute).
+        entries.bridge = await wire(mkdtempSync(join(world.home, "no-pipe-")));
+        for (const id of SERVER_IDS) {
+          expect(entries.pipe[id]!.args, id).toContain(world.socket);
+          expect(entries.pipe[id]!.args[0], id).toMatch(RELAY_NAME);
+          expect(entries.bridge[id]!.args, id).toEqual(
+            expect.arrayContaining(["bridge", "--server", id, "--socket", world.socket]),
+          );
+        }
+      }, 60_000);
+
+      afterEach(async () => {
+        // Each test starts from the user's daemon up, as it was.
+        if (world.daemons().length === 0) {
+          await world.serve();
+          await serversReady(world);
+        }
+      });
+
+      afterAll(async () => {
+        await world?.remove();
+      });
+
+      const cases = (["pipe", "bridge"] as const).map((kind) => ({ framework, kind }));
+
+      it.sequential.each(cases)(
+        "$framework calls every pooled server through the user's daemon over $kind entries, and no second daemon exists",
+        async ({ kind }) => {
+          const pid = await expectOneUserDaemon();
+          const before = await callsServed();
+
+          const run = await runFramework(prefix, framework, entries[kind], CALLS, world.bare);
+
+          expectAnswers(run, world);
+          const after = await callsServed();
+          for (const id of SERVER_IDS) expect(after[id]!, id).toBeGreaterThan(before[id]!);
+          expect(await expectOneUserDaemon()).toBe(pid);
+        },
+        TEST_MS,
+      );
+
+      it.sequential.each(cases)(
+        "$framework's sessions over $kind entries answer again after a daemon restart, with nothing restarted by hand",
+        async ({ kind }) => {
+          const before = await expectOneUserDaemon();
+          const run = await runFrameworkAcross(
+            prefix,
+            framework,
+            entries[kind],
+            CALLS,
+            CALLS,
+            async () => {
+              await restartDaemon(world);
+              await serversReady(world);
+            },
+            world.bare,
+          );
+
+          expectAnswers(run, world);
+          // The same sessions, through the new daemon.
+          expectAnswers({ ...run, calls: run.then ?? [] }, world);
+          expect(await expectOneUserDaemon()).not.toBe(before);
+        },
+        2 * TEST_MS,
+      );
+
+      it.sequential.each(cases)(
+        "$framework lists through $kind entries exactly the tools it lists with the servers direct (its own capabilities, not the pool's)",
+        async ({ kind }) => {
+          const direct = await directToolLists(prefix, framework, world);
+          const pooled = await runFramework(prefix, framework, entries[kind], [], world.bare);
+          expect(pooled.tools).toEqual(direct.tools);
+        },
+        2 * TEST_MS,
+      );
+
+      it.sequential(
+        `${framework} with the daemon down: its relay entries start the user's daemon, answer, and no second one`,
+        async () => {
+          await world.stopDaemons();
+          expect(world.daemons()).toEqual([]);
+
+          const run = await runFramework(prefix, framework, entries.pipe, CALLS, world.bare);
+
+          expectAnswers(run, world);
+          await expectOneUserDaemon();
+        },
+        TEST_MS,
+      );
     });
-
-    afterAll(async () => {
-      await world?.remove();
-    });
-
-    const cases = FRAMEWORKS.flatMap((framework) =>
-      (["pipe", "bridge"] as const).map((kind) => ({ framework, kind })),
-    );
-
-    it.each(cases)(
-      "$framework calls every pooled server through the user's daemon over $kind entries, and no second daemon exists",
-      async ({ framework, kind }) => {
-        const pid = await expectOneUserDaemon();
-        const before = await callsServed();
-
-        const run = await runFramework(prefix, framework, entries[kind], CALLS, world.bare);
-
-        expectAnswers(run, world);
-        const after = await callsServed();
-        for (const id of SERVER_IDS) expect(after[id]!, id).toBeGreaterThan(before[id]!);
-        expect(await expectOneUserDaemon()).toBe(pid);
-      },
-      TEST_MS,
-    );
-
-    it.each(cases)(
-      "$framework's sessions over $kind entries answer again after a daemon restart, with nothing restarted by hand",
-      async ({ framework, kind }) => {
-        const before = await expectOneUserDaemon();
-        const run = await runFrameworkAcross(
-          prefix,
-          framework,
-          entries[kind],
-          CALLS,
-          CALLS,
-          async () => {
-            await restartDaemon(world);
-            await serversReady(world);
-          },
-          world.bare,
-        );
-
-        expectAnswers(run, world);
-        // The same sessions, through the new daemon.
-        expectAnswers({ ...run, calls: run.then ?? [] }, world);
-        expect(await expectOneUserDaemon()).not.toBe(before);
-      },
-      2 * TEST_MS,
-    );
-
-    it.each(cases)(
-      "$framework lists through $kind entries exactly the tools it lists with the servers direct (its own capabilities, not the pool's)",
-      async ({ framework, kind }) => {
-        const direct = await directToolLists(prefix, framework, world);
-        const pooled = await runFramework(prefix, framework, entries[kind], [], world.bare);
-        expect(pooled.tools).toEqual(direct.tools);
-      },
-      2 * TEST_MS,
-    );
-
-    it.each(FRAMEWORKS)(
-      "%s with the daemon down: its relay entries start the user's daemon, answer, and no second one",
-      async (framework) => {
-        await world.stopDaemons();
-        expect(world.daemons()).toEqual([]);
-
-        const run = await runFramework(prefix, framework, entries.pipe, CALLS, world.bare);
-
-        expectAnswers(run, world);
-        await expectOneUserDaemon();
-      },
-      TEST_MS,
-    );
   },
 );
