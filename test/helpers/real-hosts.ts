@@ -310,6 +310,17 @@ export function realWorld(): RealWorld {
   return world;
 }
 
+/**
+ * `items` dealt in turn into at most `count` lanes, each lane keeping its items' order: a
+ * test file runs its lanes side by side (each item in its own world) and the items of one
+ * lane one after another, so no more than `count` hosts start at once on a loaded machine.
+ */
+export function lanes<T>(items: readonly T[], count: number): T[][] {
+  const out: T[][] = Array.from({ length: Math.min(count, items.length) }, () => []);
+  items.forEach((item, i) => out[i % out.length]!.push(item));
+  return out;
+}
+
 /** Waits until the daemon's every server is ready (a host's list then needs no luck). */
 export async function serversReady(world: RealWorld): Promise<void> {
   await waitFor(

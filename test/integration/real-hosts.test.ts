@@ -16,6 +16,7 @@ import { codexServerStatus, REAL_HOSTS_CLI, type Listed } from "../helpers/real-
 import {
   INSTALL_MS,
   installed,
+  lanes,
   REAL_HOSTS,
   REAL_HOSTS_OFF,
   realWorld,
@@ -26,6 +27,14 @@ import {
 
 /** One host's test: a daemon start, a wire, a host list that starts three entries. */
 const TEST_MS = 150_000;
+
+/**
+ * How many hosts run at once: each host's list starts a daemon's three servers and three
+ * entries, and a host gives its servers only seconds to connect. With three at once on the
+ * loaded two-core machine, Claude Code's tools fetch timed out on the entries that start the
+ * daemon; two at once it did not.
+ */
+const HOST_LANES = 2;
 
 const count = (text: string, part: string): number => text.split(part).length - 1;
 
@@ -45,131 +54,144 @@ describe.runIf(REAL_HOSTS)(
       prefix = await installed("hosts");
     }, INSTALL_MS + 30_000);
 
-    describe.each(REAL_HOSTS_CLI)("$wire", (host) => {
-      let world: RealWorld;
+    // The hosts side by side, each in its own world (a private HOME, its own runtime
+    // directory and daemon socket), HOST_LANES at a time; one host's cases stay in order.
+    describe.concurrent.each(
+      lanes(REAL_HOSTS_CLI, HOST_LANES).map((hosts) => ({
+        names: hosts.map((host) => host.wire).join(", "),
+        hosts,
+      })),
+    )("$names, one after another", ({ hosts }) => {
+      describe.sequential.each(hosts)("$wire", (host) => {
+        let world: RealWorld;
 
-      /** The host's file direct, then `mcpool wire --write` from the login shell. */
-      const wire = async (): Promise<string> => {
-        host.configure(world);
-        const wired = await world.cli(["wire", host.wire, "--write"]);
-        expect(wired.code, wired.stdout).toBe(0);
-        const text = readFileSync(host.file(world), "utf8");
-        // Every entry names the socket it was wired to.
-        expect(count(text, world.socket), text).toBe(SERVER_IDS.length);
-        return text;
-      };
+        /** The host's file direct, then `mcpool wire --write` from the login shell. */
+        const wire = async (): Promise<string> => {
+          host.configure(world);
+          const wired = await world.cli(["wire", host.wire, "--write"]);
+          expect(wired.code, wired.stdout).toBe(0);
+          const text = readFileSync(host.file(world), "utf8");
+          // Every entry names the socket it was wired to.
+          expect(count(text, world.socket), text).toBe(SERVER_IDS.length);
+          return text;
+        };
 
-      /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
-      const expectOneUserDaemon = async (): Promise<number> => {
-        const status = await world.status();
-        expect(status.socketPath).toBe(world.socket);
-        expect(world.daemons()).toEqual([status.pid]);
-        expect(status.strays).toEqual([]);
-        return status.pid;
-      };
+        /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
+        const expectOneUserDaemon = async (): Promise<number> => {
+          const status = await world.status();
+          expect(status.socketPath).toBe(world.socket);
+          expect(world.daemons()).toEqual([status.pid]);
+          expect(status.strays).toEqual([]);
+          return status.pid;
+        };
 
-      /**
-       * After a host started the daemon through its entries: the user's daemon is up and
-       * stays, never a second — OpenCode, which ends each server's whole process tree as it
-       * exits, included: the daemon an entry starts is nobody's child (client/src/dial.ts).
-       */
-      const expectStartedDaemon = async (): Promise<void> => {
-        await expectOneUserDaemon();
-      };
+        /**
+         * After a host started the daemon through its entries: the user's daemon is up and
+         * stays, never a second — OpenCode, which ends each server's whole process tree as it
+         * exits, included: the daemon an entry starts is nobody's child (client/src/dial.ts).
+         */
+        const expectStartedDaemon = async (): Promise<void> => {
+          await expectOneUserDaemon();
+        };
 
-      beforeAll(() => {
-        world = realWorld();
-      });
+        beforeAll(() => {
+          world = realWorld();
+        });
 
-      afterEach(async () => {
-        await world.stopDaemons();
-      });
-
-      afterAll(async () => {
-        await world?.remove();
-      });
-
-      it(
-        "wired with the daemon up (perl relay entries), lists every pooled server as connected, through the one daemon",
-        async () => {
-          const pid = await world.serve();
-          await serversReady(world);
-          const text = await wire();
-          expect(count(text, RELAY_NAME), text).toBe(SERVER_IDS.length);
-
-          expectAllConnected(await host.list(prefix, world));
-          expect(await expectOneUserDaemon()).toBe(pid);
-        },
-        TEST_MS,
-      );
-
-      it(
-        "with the daemon down, its relay entries start the user's daemon and list connected, or say mcpool",
-        async () => {
-          await world.serve();
-          await serversReady(world);
-          await wire();
+        afterEach(async () => {
           await world.stopDaemons();
-          expect(world.daemons()).toEqual([]);
+        });
 
-          const listed = await host.list(prefix, world);
-          for (const id of SERVER_IDS) {
-            const seen = listed[id];
-            // Connected (the entry started the daemon), or the host shows mcpool's own error.
-            expect(
-              seen?.connected === true || /mcpool: /.test(seen?.text ?? ""),
-              `${id} in ${JSON.stringify(listed, null, 2)}`,
-            ).toBe(true);
-          }
-          if (SERVER_IDS.every((id) => listed[id]!.connected)) await expectStartedDaemon();
-          else expect(world.daemons()).toEqual([]);
-        },
-        TEST_MS,
-      );
+        afterAll(async () => {
+          await world?.remove();
+        });
 
-      it(
-        "with the daemon down and entries that cannot start it (the node they name is gone), the host's list shows mcpool's error",
-        async () => {
-          await world.serve();
-          await serversReady(world);
-          await wire();
-          await world.stopDaemons();
-          // As after an nvm switch or an upgrade: the node the relay would run is gone.
-          const file = host.file(world);
-          const text = readFileSync(file, "utf8");
-          expect(count(text, process.execPath), text).toBe(SERVER_IDS.length);
-          writeFileSync(file, text.replaceAll(process.execPath, join(world.home, "gone", "node")));
+        it(
+          "wired with the daemon up (perl relay entries), lists every pooled server as connected, through the one daemon",
+          async () => {
+            const pid = await world.serve();
+            await serversReady(world);
+            const text = await wire();
+            expect(count(text, RELAY_NAME), text).toBe(SERVER_IDS.length);
 
-          const listed = await host.list(prefix, world);
-          for (const id of SERVER_IDS) {
-            const seen = listed[id]!;
-            expect(seen.connected, seen.text).toBe(false);
-            if (host.hidesServerErrors !== true) {
-              // The relay's answer to `initialize`: what is wrong, and the fix.
-              expect(seen.text).toMatch(/mcpool: no daemon answers at /);
-              expect(seen.text).toMatch(/mcpool service install|mcpool serve/);
+            expectAllConnected(await host.list(prefix, world));
+            expect(await expectOneUserDaemon()).toBe(pid);
+          },
+          TEST_MS,
+        );
+
+        it(
+          "with the daemon down, its relay entries start the user's daemon and list connected, or say mcpool",
+          async () => {
+            await world.serve();
+            await serversReady(world);
+            await wire();
+            await world.stopDaemons();
+            expect(world.daemons()).toEqual([]);
+
+            const listed = await host.list(prefix, world);
+            for (const id of SERVER_IDS) {
+              const seen = listed[id];
+              // Connected (the entry started the daemon), or the host shows mcpool's own error.
+              expect(
+                seen?.connected === true || /mcpool: /.test(seen?.text ?? ""),
+                `${id} in ${JSON.stringify(listed, null, 2)}`,
+              ).toBe(true);
             }
-          }
-          expect(world.daemons()).toEqual([]);
-        },
-        TEST_MS,
-      );
+            if (SERVER_IDS.every((id) => listed[id]!.connected)) await expectStartedDaemon();
+            else expect(world.daemons()).toEqual([]);
+          },
+          TEST_MS,
+        );
 
-      it(
-        "wired while the daemon is down (bridge entries), lists every pooled server as connected, and no second daemon",
-        async () => {
-          expect(world.daemons()).toEqual([]);
-          const text = await wire();
-          expect(count(text, RELAY_NAME), text).toBe(0);
-          expect(count(text, "--server"), text).toBe(SERVER_IDS.length);
+        it(
+          "with the daemon down and entries that cannot start it (the node they name is gone), the host's list shows mcpool's error",
+          async () => {
+            await world.serve();
+            await serversReady(world);
+            await wire();
+            await world.stopDaemons();
+            // As after an nvm switch or an upgrade: the node the relay would run is gone.
+            const file = host.file(world);
+            const text = readFileSync(file, "utf8");
+            expect(count(text, process.execPath), text).toBe(SERVER_IDS.length);
+            writeFileSync(
+              file,
+              text.replaceAll(process.execPath, join(world.home, "gone", "node")),
+            );
 
-          expectAllConnected(await host.list(prefix, world));
-          await expectStartedDaemon();
-        },
-        TEST_MS,
-      );
+            const listed = await host.list(prefix, world);
+            for (const id of SERVER_IDS) {
+              const seen = listed[id]!;
+              expect(seen.connected, seen.text).toBe(false);
+              if (host.hidesServerErrors !== true) {
+                // The relay's answer to `initialize`: what is wrong, and the fix.
+                expect(seen.text).toMatch(/mcpool: no daemon answers at /);
+                expect(seen.text).toMatch(/mcpool service install|mcpool serve/);
+              }
+            }
+            expect(world.daemons()).toEqual([]);
+          },
+          TEST_MS,
+        );
+
+        it(
+          "wired while the daemon is down (bridge entries), lists every pooled server as connected, and no second daemon",
+          async () => {
+            expect(world.daemons()).toEqual([]);
+            const text = await wire();
+            expect(count(text, RELAY_NAME), text).toBe(0);
+            expect(count(text, "--server"), text).toBe(SERVER_IDS.length);
+
+            expectAllConnected(await host.list(prefix, world));
+            await expectStartedDaemon();
+          },
+          TEST_MS,
+        );
+      });
     });
 
+    // After the lanes, on its own: not a third host at once.
     describe("Codex's view of each server's tools", () => {
       let world: RealWorld;
       const codex = REAL_HOSTS_CLI.find((host) => host.wire === "codex")!;
