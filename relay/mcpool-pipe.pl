@@ -20,7 +20,7 @@
 #
 # Daemon down at the start (the connect fails): it execs `NODE <package>/dist/cli/bin.js
 # bridge --server ID --socket SOCKET`, which starts the daemon, before it has read a byte of
-# stdin. Where that cannot be (no such node, no bin beside this file), every request the host
+# stdin (and answers a host's opening as the daemon last did meanwhile: docs/hosts.md). Where that cannot be (no such node, no bin beside this file), every request the host
 # sends is answered with a JSON-RPC error naming mcpool, the socket and the command that starts
 # the daemon.
 #

@@ -21,6 +21,7 @@ import {
   type DaemonStatus,
   type HandoverResult,
   DEFAULT_MAX_FRAME_BYTES,
+  CALL_VALUE_PARAMS,
   defined,
   type ElicitParams,
   type GetPromptResult,
@@ -61,7 +62,6 @@ import {
 import { Subscriptions } from "./subscriptions.js";
 
 import {
-  CALL_PARAMS,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_AUTO_START_TIMEOUT_MS,
   DEFAULT_MAX_RECONNECT_DELAY_MS,
@@ -75,7 +75,9 @@ import {
   type EventOptions,
   type NotificationListener,
   type PoolClient,
+  type Credentials,
 } from "./pool-client.js";
+import { TaskRequests } from "./tasks.js";
 
 export {
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -274,11 +276,14 @@ class SocketPoolClient implements PoolClient {
     const params: CallParams = { name };
     if (args !== undefined) params.arguments = args;
     const given: Partial<Record<keyof CallParams, unknown>> = params;
-    for (const key of CALL_PARAMS) if (options[key] !== undefined) given[key] = options[key];
+    for (const key of CALL_VALUE_PARAMS) if (options[key] !== undefined) given[key] = options[key];
+    if (options.profile !== undefined) params.profile = options.profile;
     if (options.bindings !== undefined) params.bindings = { ...options.bindings };
     if (options.meta !== undefined) params.meta = { ...options.meta };
     const caller = this.#caller(options.caller);
     if (caller !== undefined) params.caller = caller;
+    if (options.task !== undefined) params.task = options.task;
+    if (options.taskOwner !== undefined) params.taskOwner = options.taskOwner;
     const route = this.routing.open(options);
     try {
       const answer = await this.run(
@@ -435,14 +440,7 @@ class SocketPoolClient implements PoolClient {
     return this.run("server/approve", { id, fingerprint });
   }
 
-  storeCredentials(
-    id: string,
-    credentials: {
-      tokens: Record<string, unknown>;
-      clientInformation?: Record<string, unknown>;
-      notice?: string;
-    },
-  ): Promise<ServerAuthState> {
+  storeCredentials(id: string, credentials: Credentials): Promise<ServerAuthState> {
     const { tokens, clientInformation, notice } = credentials;
     return this.run("auth/store", defined({ id, tokens, clientInformation, notice }));
   }
@@ -479,6 +477,8 @@ class SocketPoolClient implements PoolClient {
     this.reconnectListeners.add(listener);
     return () => void this.reconnectListeners.delete(listener);
   }
+
+  readonly tasks = new TaskRequests((method, params, signal) => this.run(method, params, signal));
 
   close(): Promise<void> {
     return this.link.close();

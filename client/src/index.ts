@@ -34,3 +34,5 @@ export type {
   SampleHandler,
   SampleHandlerContext,
 } from "./routing.js";
+export type { TaskMethod, TaskOptions, TaskRequests } from "./tasks.js";
+export type { Credentials } from "./pool-client.js";

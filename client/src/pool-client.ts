@@ -2,6 +2,7 @@
  * The PoolClient contract: what an agent holds once connected, its options and
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
+import type { TaskRequests } from "./tasks.js";
 import type {
   CallerInfo,
   CallParams,
@@ -194,21 +195,16 @@ type CallWireOptions = Pick<
   | "profile"
   | "meta"
   | "caller"
+  | "task"
+  | "taskOwner"
 >;
 
-/** The call options the wire carries as they are, in the order a call's params list them. */
-export const CALL_PARAMS = [
-  "servers",
-  "timeoutMs",
-  "raw",
-  "maxResultChars",
-  "coerce",
-  "cache",
-  "hidden",
-  "unlisted",
-  "identity",
-  "profile",
-] as const satisfies readonly (keyof CallWireOptions)[];
+/** A sign-in's credentials for an http server (`storeCredentials`). */
+export interface Credentials {
+  tokens: Record<string, unknown>;
+  clientInformation?: Record<string, unknown>;
+  notice?: string;
+}
 
 export interface CallOptions extends CallWireOptions {
   /**
@@ -348,14 +344,7 @@ export interface PoolClient {
    * (what `mcpool login` does), with what was unusual about the sign-in, if anything (shown
    * in `status`); the daemon stores them and redials the server.
    */
-  storeCredentials(
-    id: string,
-    credentials: {
-      tokens: Record<string, unknown>;
-      clientInformation?: Record<string, unknown>;
-      notice?: string;
-    },
-  ): Promise<ServerAuthState>;
+  storeCredentials(id: string, credentials: Credentials): Promise<ServerAuthState>;
   /** Makes the daemon forget a server's sign-in and redial it (`mcpool logout`). */
   forgetCredentials(id: string): Promise<ServerAuthState>;
   reload(): Promise<ConfigStatus>;
@@ -432,6 +421,8 @@ export interface PoolClient {
     level: LoggingLevel,
     options?: PassthroughOptions,
   ): Promise<void>;
+  /** MCP tasks of task-augmented calls (`call()` with `task`): their requests (tasks.ts). */
+  readonly tasks: TaskRequests;
   /** Fails pending calls with `closed`, stops redialling; resolves once the socket closed. */
   close(): Promise<void>;
 }

@@ -34,6 +34,7 @@ export {
   type WireErrorData,
 } from "./errors.js";
 export {
+  CALL_VALUE_PARAMS,
   isMethodName,
   METHODS,
   PROTOCOL_VERSION,

@@ -146,7 +146,30 @@ export interface CallParams {
    * request's envelope instead of the pool's; a legacy server never sees them.
    */
   caller?: Caller;
+  /**
+   * A task-augmented call (MCP 2025-11-25 tasks: `{ ttl? }`): the server's CreateTaskResult
+   * is the answer (raw), and its task is this connection's `taskOwner`'s. Needs `raw`.
+   */
+  task?: Record<string, unknown>;
+  /** Which host of this connection owns the task (any string the connection chooses). */
+  taskOwner?: string;
 }
+
+/**
+ * The `tools/call` params that are plain values, passed on as they are by both sides (the
+ * client's call options, the daemon's to the pool), in the order a call's params list them.
+ */
+export const CALL_VALUE_PARAMS = [
+  "servers",
+  "timeoutMs",
+  "raw",
+  "maxResultChars",
+  "coerce",
+  "cache",
+  "hidden",
+  "unlisted",
+  "identity",
+] as const satisfies readonly (keyof CallParams)[];
 
 export type CallResult = { text: string } | { result: CallToolResult };
 
@@ -275,6 +298,8 @@ const LIST_PAGE = fieldsOf<ListParams>({
   profile: "object?",
 });
 const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
+const TASK_ID = fields({ ...SERVER_SCOPED, taskOwner: "string?", taskId: "string" });
+const TASK_PAGE = fields({ ...SERVER_SCOPED, taskOwner: "string?", cursor: "string?" });
 const ASKING = {
   elicit: "boolean?",
   sample: "boolean?",
@@ -337,6 +362,8 @@ export const METHODS = {
         bindings: "object?",
         meta: "object?",
         caller: "object?",
+        task: "object?",
+        taskOwner: "string?",
       }),
     ),
     returns<CallResult>(),
@@ -440,6 +467,13 @@ export const METHODS = {
     returns<CompleteResult>(),
   ),
   "server/ping": method(fields(SERVER_SCOPED), returns<Empty>()),
+  // Tasks: to the connection that created the task, for its owner only (a server's answer).
+  "tasks/get": method(TASK_ID, returns<Record<string, unknown>>()),
+  "tasks/result": method(TASK_ID, returns<Record<string, unknown>>()),
+  "tasks/cancel": method(TASK_ID, returns<Record<string, unknown>>()),
+  "tasks/list": method(TASK_PAGE, returns<Record<string, unknown>>()),
+  /** The host `taskOwner` is gone: its live tasks are cancelled where the server can. */
+  "tasks/release": method(fields({ taskOwner: "string" }), returns<Empty>()),
   /** The level is the server's, shared by every agent that uses it. */
   "logging/setLevel": method(
     fieldsOf<SetLevelParams>({ ...SERVER_SCOPED, level: "string" }),

@@ -13,8 +13,9 @@ import { ConversationRegistry } from "./conversations/registry.js";
 import { checkPoolDurations } from "./calls/duration-checks.js";
 import type { EntryContext } from "./server/context.js";
 import { McpPoolError } from "./core/errors.js";
-import { keepAliveFetch } from "./mcp/fetch.js";
+import { keepAliveFetch } from "./transport/fetch.js";
 import { Passthrough } from "./calls/server-passthrough.js";
+import { PoolTasks } from "./calls/tasks.js";
 import { PinGate } from "./catalog/pin-gate.js";
 import { PinLedger } from "./catalog/pinning.js";
 import { PoolAuth } from "./auth/pool-auth.js";
@@ -41,6 +42,8 @@ export interface PoolParts {
   events: PoolEvents;
   auth: PoolAuth;
   passthrough: Passthrough;
+  /** The tasks of task-augmented calls: their connections and owners. */
+  tasks: PoolTasks;
   conversations: ConversationRegistry;
   /** The rows' children for hosts with other capabilities or roots than the pool's. */
   profiles: HostProfiles;
@@ -58,6 +61,7 @@ interface TrafficParts {
   events: PoolEvents;
   routes: CallRoutes;
   passthrough: Passthrough;
+  tasks: PoolTasks;
 }
 
 /**
@@ -91,7 +95,10 @@ function trafficParts(
         auth.satisfied(event.serverId, "connect");
       }
     },
-    deliver: (serverId, notification) => passthrough.deliver(serverId, notification),
+    deliver: (serverId, notification) => {
+      passthrough.deliver(serverId, notification);
+      tasks.status(serverId, notification);
+    },
   });
   const routes = new CallRoutes(options, log);
   const passthrough = new Passthrough({
@@ -102,7 +109,11 @@ function trafficParts(
     answerer: (id, asking) => routes.answerer(id, asking),
     log,
   });
-  return { auth, events, routes, passthrough };
+  const tasks = new PoolTasks({
+    entry: (id) => servers().entry(id),
+    timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
+  });
+  return { auth, events, routes, passthrough, tasks };
 }
 
 /** Builds the parts of one pool; nothing is dialled until a sync. Throws on a bad duration. */
@@ -118,13 +129,8 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       .view(profile)
       .entries()
       .find((entry) => entry.id === id) ?? servers.entry(id);
-  const { auth, events, routes, passthrough } = trafficParts(
-    options,
-    log,
-    cache,
-    () => servers,
-    profiled,
-  );
+  const traffic = trafficParts(options, log, cache, () => servers, profiled);
+  const { auth, events, routes, passthrough, tasks } = traffic;
   const emit = events.emit.bind(events);
   const pins = new PinGate(
     new PinLedger(options.pins, (id, error) =>
@@ -223,6 +229,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     profiles,
     routes,
     cache,
+    tasks,
     auth,
     events,
     assertOpen,
@@ -242,6 +249,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     events,
     auth,
     passthrough,
+    tasks,
     conversations,
     profiles,
     assertOpen,

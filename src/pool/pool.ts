@@ -35,6 +35,7 @@ import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
+import type { TaskMethod, TaskRequestOptions } from "./calls/tasks.js";
 import type {
   PinInfo,
   PoolEvent,
@@ -178,6 +179,27 @@ export class McpPool {
   ): Promise<PassthroughResult<M>> {
     this.#parts.assertOpen();
     return this.#parts.passthrough.request(id, method, params, options);
+  }
+
+  /**
+   * `tasks/get`, `tasks/result`, `tasks/list` or `tasks/cancel` to server `id` for the host
+   * `owner` (the key its task-augmented calls named): to the connection that created the
+   * task, and only the owner's tasks. See calls/tasks.ts.
+   */
+  async task(
+    id: string,
+    method: TaskMethod,
+    params: Record<string, unknown>,
+    owner: string,
+    options: TaskRequestOptions = {},
+  ): Promise<Record<string, unknown>> {
+    this.#parts.assertOpen();
+    return this.#parts.tasks.request(id, method, params, owner, options);
+  }
+
+  /** Host `owner` is gone: its live tasks are cancelled where the server can, and forgotten. */
+  releaseTasks(owner: string): Promise<void> {
+    return this.#parts.tasks.release(owner);
   }
 
   /**

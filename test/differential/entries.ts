@@ -100,14 +100,30 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
   type Params = Record<string, never>;
   const methods: Record<string, (p: Params) => Promise<unknown>> = {
     "tools/list": async () => ({
-      tools: (await pool.tools({ servers, profile })).map((t) => ({
-        name: LIBRARY_TOOL_NAMES.own(id, t.function.name),
-        description: LIBRARY_TOOL_NAMES.ownDescription(id, t.function.description),
-        inputSchema: t.function.parameters,
-      })),
+      tools: await Promise.all(
+        (await pool.tools({ servers, profile })).map(async (t) => ({
+          name: LIBRARY_TOOL_NAMES.own(id, t.function.name),
+          description: LIBRARY_TOOL_NAMES.ownDescription(id, t.function.description),
+          inputSchema: t.function.parameters,
+          // Whether it may run as a task: describe() says (a model is not told).
+          execution: (await pool.describe(t.function.name, { servers, profile }))?.execution,
+        })),
+      ),
     }),
     "tools/call": (p) =>
-      pool.call(LIBRARY_TOOL_NAMES.name(id, p.name), p.arguments, { servers, profile, raw: true }),
+      pool.call(LIBRARY_TOOL_NAMES.name(id, p.name), p.arguments, {
+        servers,
+        profile,
+        raw: true,
+        ...(p.task !== undefined ? { task: p.task } : {}),
+      }),
+    // A task-augmented call's task: the library's task requests, to the same server.
+    ...Object.fromEntries(
+      (["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const).map((m) => [
+        m,
+        (p: Params) => pool.tasks.request(id, m, p),
+      ]),
+    ),
     "prompts/list": (p) => pool.listPrompts(id, { ...p, profile }),
     "prompts/get": (p) => pool.getPrompt(id, p.name, p.arguments, { profile }),
     "resources/list": (p) => pool.listResources(id, { ...p, profile }),

@@ -179,13 +179,33 @@ async function connectV2(
     "resources/subscribe": (p) => client.subscribeResource(p),
     "resources/unsubscribe": (p) => client.unsubscribeResource(p),
     "completion/complete": (p) => client.complete(p),
+    // A task-augmented call and the task requests: the result as the server sent it.
+    "tools/call+task": (p) => client.request({ method: "tools/call", params: p }, AS_SENT),
+    ...Object.fromEntries(
+      TASK_REQUESTS.map((m) => [
+        m,
+        (p: never) => client.request({ method: m, params: p }, AS_SENT),
+      ]),
+    ),
   };
   return hostOf(client, client.getProtocolEra() ?? "unknown", asked, (method, params) => {
-    const send = methods[method];
+    const tasked = method === "tools/call" && (params as { task?: unknown }).task !== undefined;
+    const send = methods[tasked ? "tools/call+task" : method];
     if (send === undefined) throw new Error(`the session does not send ${method}`);
     return send(params as never);
   });
 }
+
+const TASK_REQUESTS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
+
+/** A result schema (Standard Schema) that takes the result as it came. */
+const AS_SENT = {
+  "~standard": {
+    version: 1 as const,
+    vendor: "differential",
+    validate: (value: unknown) => ({ value }),
+  },
+};
 
 function authorization(token: string | undefined): RequestInit {
   return token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } };

@@ -84,13 +84,15 @@ const MEMORY: ServerScript = {
 /**
  * server-everything's: the toggles are called twice (on, then off again: the pool's server is
  * shared, a direct one is not), the long operation kept short, the gzip tool given a data URI
- * (its default fetches from the network).
+ * (its default fetches from the network), the research task not ambiguous (it would ask
+ * through `tasks/result`, a flow the session does not script).
  */
 const EVERYTHING: ServerScript = {
   rootsTaken: { name: "get-roots-list", arguments: {} },
   twice: ["toggle-simulated-logging", "toggle-subscriber-updates"],
   fixed: {
     "trigger-long-running-operation": { duration: 0.2, steps: 2 },
+    "simulate-research-query": { topic: "pools", ambiguous: false },
     "gzip-file-as-resource": {
       name: "hello.gz",
       data: "data:text/plain;base64,aGVsbG8=",

@@ -3,11 +3,13 @@
  * page of tools, prompts, resources and resource templates; every tool called with arguments
  * from its inputSchema (or the server's fixed set); every prompt got; the first resources
  * read; completion for each prompt argument and template variable; subscribe and unsubscribe;
- * and the questions the server asked on the way. Steps run one after another, so a transcript
+ * a server's tasks when it offers them (tasks.ts); and the questions the server asked on the
+ * way. Steps run one after another, so a transcript
  * depends on the server alone, and an error is a step's outcome, never the session's end.
  */
 import { argumentsFor, valueFor } from "./arguments.js";
 import type { Host } from "./host.js";
+import { offersToolTasks, taskSteps, taskTool } from "./tasks.js";
 
 /** How many resources a session reads (server-everything lists a hundred). */
 export const RESOURCES_READ = 5;
@@ -134,6 +136,11 @@ export async function runSession(host: Host, script: ServerScript = {}): Promise
       continue;
     }
     steps.push(await step(host, "tools/call", call));
+  }
+  const tasked = offersToolTasks(caps) ? taskTool(tools) : undefined;
+  if (tasked !== undefined) {
+    const args = script.fixed?.[tasked.name] ?? argumentsFor(tasked.inputSchema);
+    steps.push(...(await taskSteps(host, tasked, args)));
   }
   const completions: Record<string, unknown>[] = [];
   if (caps.prompts !== undefined) {

@@ -1,8 +1,8 @@
 /**
  * Who a host meets through `mcpool bridge --server ID`, against the same server direct (the
  * oracle): the server's own serverInfo (name, title, version, icons), its instructions, only
- * the capabilities it has (less `tasks`, which the pool does not relay: a documented
- * difference), and every tool's fields as the server wrote them. A modern server's envelope
+ * the capabilities it has (`tasks` among them: the pool relays tasks), and every tool's
+ * fields as the server wrote them. A modern server's envelope
  * metadata never reaches a legacy host's call result. Run on the full CLI's SDK bridge, the
  * lean bridge and the perl relay, for reference servers (server-everything, server-memory)
  * and a modern-only one.
@@ -55,12 +55,6 @@ async function faceOf(client: AnyClient): Promise<Face> {
   };
 }
 
-/** The direct face, less what the pool documents it does not relay (`tasks`). */
-function relayable(face: Face): Face {
-  const { tasks: _tasks, ...capabilities } = face.capabilities ?? {};
-  return { ...face, capabilities };
-}
-
 describe("a --server entry presents the server itself", () => {
   const home = testHome("mcpool-identity-");
   const node = process.execPath;
@@ -109,7 +103,7 @@ describe("a --server entry presents the server itself", () => {
         const direct = await directLegacy(id);
         const bridge = await stdioBridge(home, ["--server", id], {}, via);
         try {
-          expect(await faceOf(bridge.client)).toEqual(relayable(direct));
+          expect(await faceOf(bridge.client)).toEqual(direct);
         } finally {
           await bridge.close();
         }

@@ -11,6 +11,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { readProcessStat } from "../../src/daemon/process/instance-lock.js";
 import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
 import { startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
@@ -19,16 +20,7 @@ import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 const line = (message: object): string => `${JSON.stringify(message)}\n`;
 
 const OPENING =
-  line({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "cold-host", version: "1" },
-    },
-  }) +
+  INITIALIZE +
   line({ jsonrpc: "2.0", method: "notifications/initialized" }) +
   line({ jsonrpc: "2.0", id: 2, method: "tools/list" });
 

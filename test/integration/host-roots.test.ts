@@ -205,6 +205,22 @@ describe("a host's roots reach the pooled server", () => {
     expect(await allowed(client)).not.toContain(projectA);
   });
 
+  it("waits for a host that lists its roots late, as server-filesystem direct does", async () => {
+    const late = dir("late");
+    const bridge = await stdioBridge(home, ["--server", "fs"], { roots: { listChanged: true } });
+    bridges.push(bridge);
+    // The host answers 12 s after it is asked: later than the ten seconds the bridge once
+    // gave it, well within the 60 s server-filesystem's own SDK waits for the answer direct.
+    bridge.client.setRequestHandler(ListRootsRequestSchema, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 12_000));
+      return { roots: [{ uri: pathToFileURL(late).href }] };
+    });
+    // A bridge that gave up on the answer serves the host with the row's directory from then
+    // on: the host's root never comes.
+    await until(async () => (await allowed(bridge.client)).includes(late), 40_000, "its root");
+    expect(await allowed(bridge.client)).not.toContain(own);
+  }, 60_000);
+
   it("reaps a project's child once it is idle for the row's idle timeout", async () => {
     const [before] = await pool.state();
     const pids = (before?.profiles ?? []).map((child) => child.pid as number);

@@ -283,15 +283,27 @@ describe("a row's protocol pin", () => {
   }
 
   it("fails a legacy-pinned row whose server speaks only 2026-07-28, and a modern-pinned legacy one, naming both eras", async () => {
+    // Over HTTP the server refuses the legacy handshake with a 4xx whose body is its
+    // JSON-RPC error: the pin's verdict reads that error's code and versions.
+    const http = await modernHttp(join(home.dir, "modern-http.log"));
     home.writeConfig({
       "old-pin": { command: process.execPath, args: [MODERN_STDIO], protocol: "legacy" },
+      "old-pin-http": { type: "http", url: http.url, protocol: "legacy" },
       "new-pin": { command: process.execPath, args: [ECHO], protocol: "2026-07-28" },
     });
     daemon = await startDaemon(home);
     pool = await client(home);
-    const legacyPinned = await errorOf("old-pin");
-    expect(legacyPinned).toMatch(/pinned to the legacy era .* speaks the modern era \(2026-07-28/);
-    expect(legacyPinned).toMatch(/"protocol": "2026-07-28"/);
+    try {
+      for (const id of ["old-pin", "old-pin-http"]) {
+        const legacyPinned = await errorOf(id);
+        expect(legacyPinned).toMatch(
+          /pinned to the legacy era .* speaks the modern era \(2026-07-28/,
+        );
+        expect(legacyPinned).toMatch(/"protocol": "2026-07-28"/);
+      }
+    } finally {
+      await stopChild(http.child);
+    }
     const modernPinned = await errorOf("new-pin");
     expect(modernPinned).toMatch(/pinned to the modern era .* speaks the legacy era \(initialize/);
     expect(modernPinned).toMatch(/"protocol": "legacy"/);

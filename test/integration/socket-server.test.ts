@@ -193,6 +193,16 @@ class FakePool implements PoolLike {
     return {} as never;
   }
 
+  async task(id: string, method: string, params: Record<string, unknown>, owner: string) {
+    this.requests.push({ id, method, params: { ...params, owner } });
+    return {};
+  }
+
+  readonly released: string[] = [];
+  async releaseTasks(owner: string): Promise<void> {
+    this.released.push(owner);
+  }
+
   async subscribeResource(id: string, uri: string, listener: (n: ServerNotification) => void) {
     this.resourceListeners.set(`${id} ${uri}`, listener);
     return async () => void this.resourceListeners.delete(`${id} ${uri}`);
@@ -578,6 +588,27 @@ describe("socket server and PoolClient", () => {
     expect([...pool.resourceListeners.keys()]).toEqual(["echo file:///a"]);
     await c.unsubscribeResource("echo", "file:///a");
     expect(pool.resourceListeners.size).toBe(0);
+
+    // Tasks: the server id, MCP's params and this connection's owner key for the host named.
+    const asked = pool.requests.length;
+    await c.tasks.request("echo", "tasks/get", { taskId: "t1" }, { taskOwner: "h1" });
+    await c.tasks.request("echo", "tasks/result", { taskId: "t1" }, { taskOwner: "h1" });
+    await c.tasks.request("echo", "tasks/cancel", { taskId: "t1" }, { taskOwner: "h1" });
+    await c.tasks.request("echo", "tasks/list", {}, { taskOwner: "h1" });
+    const owners = new Set(
+      pool.requests.slice(asked).map((r) => (r.params as { owner: string }).owner),
+    );
+    expect(owners.size).toBe(1);
+    expect(pool.requests.slice(asked).map(({ method, params }) => [method, params])).toEqual(
+      ["tasks/get", "tasks/result", "tasks/cancel", "tasks/list"].map((method) => [
+        method,
+        method === "tasks/list"
+          ? { owner: [...owners][0] }
+          : { taskId: "t1", owner: [...owners][0] },
+      ]),
+    );
+    await c.tasks.release("h1");
+    expect(pool.released).toEqual([...owners]);
 
     // Per-conversation rows: identities, selectors and leases reach the registry.
     const who = { tenant: "acme", principal: "alice", conversationId: "c1" };

@@ -8,6 +8,7 @@
  * A modern host's roots (ModernRoots) are asked in an `input_required` instead (modern/bridge.ts).
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerContext } from "@modelcontextprotocol/server";
 import {
   hostProfile,
@@ -19,11 +20,13 @@ import {
 import type { Scope } from "./naming.js";
 
 /**
- * How long a host gets to answer our `roots/list`, ms. A host that does not answer is
- * served as one that declared no roots (the row's own configuration) until it says its
- * roots changed: a host that never answers costs one wait, not one per listing.
+ * How long a host gets to answer our `roots/list`, ms: what a server that asks it direct
+ * gives it — server-filesystem calls the SDK's `listRoots()` with no bound of its own, so
+ * the SDK's request bound. A host that does not answer is served as one that declared no
+ * roots (the row's own configuration) until it says its roots changed: a host that never
+ * answers costs one wait, not one per listing.
  */
-export const ROOTS_TIMEOUT_MS = 10_000;
+export const ROOTS_TIMEOUT_MS = DEFAULT_REQUEST_TIMEOUT_MSEC;
 
 export class SessionProfile {
   readonly #server: Server;

@@ -2,16 +2,19 @@
  * What a bridge offers the host it serves, from what the pooled servers in its scope said
  * of themselves: the capabilities of its initialize answer (the servers' extensions among
  * them), its serverInfo and its instructions. A one-server bridge whose server has connected
- * presents that server as it is: its own serverInfo, and only the capabilities it has (but
- * `tasks`, which the pool does not relay). A bridge over several servers, or over one that
- * never said what it offers, is mcpool, offering what can work and refusing on use.
+ * presents that server as it is: its own serverInfo, and only the capabilities it has
+ * (`tasks` among them: its task-augmented calls and `tasks/*` are relayed, but not in
+ * catalog mode, whose host calls the pool's own tools). A bridge over several servers, or
+ * over one that never said what it offers, is mcpool, offering what can work and refusing on
+ * use: no `tasks` there (a task is one server's, and a host of several would have to name
+ * which).
  */
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient, ServerState } from "mcpool-client";
 import type { Scope } from "./naming.js";
 
-/** Capabilities of a server the pool does not pass on: it relays no task-augmented request. */
-const NOT_RELAYED = new Set(["tasks"]);
+/** Capabilities of a lone server not passed on in catalog mode: its host calls the pool's tools. */
+const NOT_IN_CATALOG = new Set(["tasks"]);
 
 /**
  * Which capabilities to declare: a lone known server's own (tools with `listChanged` where
@@ -27,7 +30,9 @@ export function capabilitiesFor(
   const single = scope.single !== undefined ? servers[0] : undefined;
   if (single?.capabilities !== undefined) {
     const own = Object.fromEntries(
-      Object.entries(structuredClone(single.capabilities)).filter(([key]) => !NOT_RELAYED.has(key)),
+      Object.entries(structuredClone(single.capabilities)).filter(
+        ([key]) => !listsChange || !NOT_IN_CATALOG.has(key),
+      ),
     ) as ServerCapabilities;
     if (own.tools === undefined || listsChange) own.tools = { ...own.tools, listChanged: true };
     return own;

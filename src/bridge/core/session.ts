@@ -20,6 +20,7 @@ import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/tran
 import type { ServerContext } from "@modelcontextprotocol/server";
 import type { FoundTools } from "./found-tools.js";
 import type { SessionProfile } from "./host-profile.js";
+import type { SessionTasks } from "./tasks.js";
 import type {
   JSONRPCMessage,
   LoggingLevel,
@@ -58,6 +59,8 @@ export interface Session {
   readonly found?: FoundTools;
   /** What the host declared that a pooled server sees, and its roots. */
   readonly profile: SessionProfile;
+  /** The tasks its task-augmented calls made (a one-server bridge whose server offers tasks). */
+  readonly tasks?: SessionTasks;
 }
 
 /** Whether a message at `level` passes the threshold the host set (mcpool-protocol). */

@@ -11,8 +11,11 @@
  * tools cache unchanged since); here is only the recording and its replay.
  *
  * A recording ends at the first thing that would make its bytes depend on more than the
- * host's requests: a request that is not a listing, anything the daemon sends that is not an
- * answer to a recorded request (a notification, a request of the server's: roots, say).
+ * host's requests: a request that is neither an opening nor a listing, a request of the
+ * daemon's other than `roots/list` (which the daemon asks again once the session is carried
+ * on to it). Notifications are passed over: the daemon sends them again in that session if
+ * the server does. A dual-era host's `server/discover` answered with an error, then its
+ * `initialize`, is one recording.
  *
  * Node alone, as the lean bridge: no SDK.
  */
@@ -23,7 +26,7 @@ export interface Exchange {
   answer: string;
 }
 
-/** A session's opening exchange and the listings answered after it. */
+/** A session's opening exchange and the exchanges after it (another opening, listings). */
 export interface Opening extends Exchange {
   lists: Exchange[];
 }
@@ -97,7 +100,7 @@ export class OpeningRecorder {
     const request = requestOf(line);
     if (request === undefined) return;
     const first = this.openerId === undefined;
-    if (!(first ? OPENERS : LISTINGS).has(request.method)) {
+    if (!OPENERS.has(request.method) && (first || !LISTINGS.has(request.method))) {
       this.over = true;
       return;
     }
@@ -110,10 +113,14 @@ export class OpeningRecorder {
   sent(text: string): void {
     if (this.over) return;
     const message = parseObject(text);
+    // A notification, or the daemon asking the host for its roots: not the host's answers.
+    if (message?.method === "roots/list" || (message?.method !== undefined && !("id" in message))) {
+      return;
+    }
     const id = message !== undefined && !("method" in message) ? JSON.stringify(message.id) : "";
     const key = this.due.get(id);
     const opened = this.opening !== undefined || id === this.openerId;
-    if (key === undefined || !opened || !("result" in (message ?? {}))) {
+    if (key === undefined || !opened) {
       this.over = true;
       return;
     }
@@ -144,7 +151,7 @@ export class ColdAnswers {
     const found =
       this.opening === undefined
         ? (this.opening = this.openings.find((o) => o.request === request.key))
-        : LISTINGS.has(request.method)
+        : LISTINGS.has(request.method) || OPENERS.has(request.method)
           ? this.opening.lists.find((l) => l.request === request.key)
           : undefined;
     if (found === undefined) {

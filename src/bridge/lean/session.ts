@@ -17,7 +17,11 @@
  *   new daemon's catalog may differ) and then what it asked meanwhile;
  * - the window over: what waits, and every request after, is answered with downMessage()
  *   (mcpool, the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as
- *   long as the host is there: a daemon that comes back gets the session as above.
+ *   long as the host is there: a daemon that comes back gets the session as above;
+ * - a cold start (no daemon yet, one starting: `options.cold`) begins as a loss does, but the
+ *   host's opening and listings are answered from what the daemon answered them before
+ *   (cold-answers.ts); once it is reached, no list change is said unless the listings,
+ *   asked again, differ.
  *
  * Node's net alone, as the lean bridge: no SDK, no client.
  */

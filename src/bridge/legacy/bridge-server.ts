@@ -147,6 +147,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     catalog,
     router,
     traffic,
+    single: options.catalog === undefined ? scope.single : undefined,
     log,
   });
   const createServer = (): Server => legacy.create();

@@ -9,7 +9,8 @@
  *   set (logger prefixed with the slug in pool scope); while the host has a call in flight on
  *   that server, on that call's stream.
  * - A subscribed resource's `notifications/resources/updated`, to the sessions that
- *   subscribed (resources-prompts.ts).
+ *   subscribed (resources-prompts.ts); a task's `notifications/tasks/status`, to the session
+ *   that made the task (core/tasks.ts).
  */
 import type { LoggingLevel, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient, PoolEvent, ServerNotification, ServerState } from "mcpool-client";
@@ -18,6 +19,7 @@ import type { Scope } from "../core/naming.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 import { passesLevel, type Sessions } from "../core/session.js";
 import type { ModernBridge } from "../modern/bridge.js";
+import { statusTaskId } from "../core/tasks.js";
 
 type ListKind = "tools" | "resources" | "prompts";
 
@@ -138,6 +140,16 @@ export class PoolTraffic {
     }
   }
 
+  /** A task's status, to the session whose task it is (the daemon sent it to its owner only). */
+  #deliverTaskStatus(notification: ServerNotification): void {
+    const taskId = statusTaskId(notification as never);
+    if (taskId === undefined) return;
+    for (const session of this.#sessions) {
+      if (session.tasks?.has(taskId) !== true) continue;
+      session.server.notification(notification as never).catch(() => undefined);
+    }
+  }
+
   // Only the events that change a list: the daemon then encodes and writes no `call`
   // event to this connection for every call made by anyone.
   #listenEvents(): () => void {
@@ -185,6 +197,9 @@ export class PoolTraffic {
           break;
         case "notifications/resources/updated":
           this.#router.deliverUpdated(serverId, notification);
+          break;
+        case "notifications/tasks/status":
+          this.#deliverTaskStatus(notification);
           break;
         default:
           break;

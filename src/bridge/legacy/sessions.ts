@@ -29,6 +29,7 @@ import {
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 import type { Session, Sessions } from "../core/session.js";
 import { SessionProfile } from "../core/host-profile.js";
+import { answerTasks, SessionTasks } from "../core/tasks.js";
 import { isMetaTool, type Catalog } from "../catalog/on-demand.js";
 import type { BridgeTools } from "./tools.js";
 import type { PoolTraffic } from "./pool-traffic.js";
@@ -53,6 +54,8 @@ export interface LegacySessionsOptions {
   catalog: Catalog | undefined;
   router: ResourcesPromptsRouter;
   traffic: PoolTraffic;
+  /** The one server of a `--server ID` bridge: its tasks are relayed when it offers them. */
+  single: string | undefined;
   log: (line: string) => void;
 }
 
@@ -77,6 +80,8 @@ export class LegacySessions {
       debouncedNotificationMethods: LIST_CHANGED,
     });
     const identity = connectionIdentity(this.#o.identity ?? {});
+    const single = this.#o.single;
+    const tasks = capabilities.tasks !== undefined && single !== undefined;
     const session: Session = {
       server,
       level: undefined,
@@ -84,10 +89,18 @@ export class LegacySessions {
       identity,
       ...(catalog !== undefined ? { found: catalog.foundTools() } : {}),
       profile: new SessionProfile(server, log),
+      ...(tasks ? { tasks: new SessionTasks() } : {}),
     };
     sessions.add(session);
+    if (session.tasks !== undefined && single !== undefined) {
+      answerTasks(server, session.tasks, client, single);
+    }
     server.onclose = () => {
       endConversation(client, identity);
+      // The session ended: its live tasks end with it, as direct.
+      if (session.tasks !== undefined && session.tasks.size > 0) {
+        client.tasks.release(session.tasks.owner).catch(() => undefined);
+      }
       sessions.delete(session);
       router.closeSession(session).catch(() => undefined);
     };
@@ -140,7 +153,7 @@ export class LegacySessions {
             throw toMcpError(error);
           });
       }
-      return tools.call(session, name, args, extra);
+      return tools.call(session, name, args, extra, request.params.task);
     });
   }
 }

@@ -193,6 +193,7 @@ export class BridgeTools {
     name: string,
     args: Record<string, unknown> | undefined,
     extra: Extra,
+    task?: Record<string, unknown>,
   ): Promise<CallToolResult> {
     let qualified: string | undefined;
     try {
@@ -217,6 +218,11 @@ export class BridgeTools {
     if (session.identity) options.identity = identityFor(session.identity, extra._meta);
     // The request's own `_meta` (trace context) goes on to the server, less the pool's keys.
     if (extra._meta !== undefined) options.meta = extra._meta;
+    // A task-augmented call: the server's CreateTaskResult, its task the session's own.
+    if (task !== undefined && session.tasks !== undefined) {
+      options.task = task;
+      options.taskOwner = session.tasks.owner;
+    }
     const elicit = elicitFor(session, extra);
     if (elicit !== undefined) options.onElicit = elicit;
     const sample = sampleFor(session, extra);
@@ -239,9 +245,12 @@ export class BridgeTools {
         args,
         options,
       )) as CallToolResult;
+      if (options.task !== undefined) session.tasks?.created(result);
       return forLegacyHost(result);
     } catch (error) {
       if (extra.signal.aborted) throw error; // the host gave up: the SDK sends no answer
+      // A task-augmented call is answered a task or an error, never a tool's result.
+      if (options.task !== undefined) throw toMcpError(error);
       return callFailure(error, name);
     } finally {
       forget();

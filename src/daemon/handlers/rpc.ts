@@ -10,7 +10,7 @@ import type { HostProfile } from "mcpool-protocol";
 import {
   defined,
   PROTOCOL_VERSION,
-  type CallParams,
+  CALL_VALUE_PARAMS,
   type CallToolResult,
   type ConfigStatus,
   type DaemonStatus,
@@ -33,6 +33,7 @@ import type {
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { routedCall } from "./calls.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./wire-passthrough.js";
+import { createTaskHandlers, type TasksPool } from "./wire-tasks.js";
 import {
   checkedProfile,
   createConversationHandlers,
@@ -49,7 +50,7 @@ type Answer<M extends MethodName> = Awaitable<ResultOf<M>>;
  * descriptors rather than written out again, so a descriptor that changes its result
  * fails here and in the handler, not on the wire.
  */
-export interface PoolLike extends PassthroughPool, ConversationPool {
+export interface PoolLike extends PassthroughPool, ConversationPool, TasksPool {
   /** Resolves once the first reconcile is done, or a bound passed; never rejects. */
   ready(): Promise<void>;
   state(options: { secrets: boolean }): Answer<"pool/state">;
@@ -143,22 +144,6 @@ function eventPusher(
   };
 }
 
-/** What a `tools/call`'s params hand the pool's CallOptions as they are, when given. */
-const FORWARDED_CALL_PARAMS = [
-  "servers",
-  "timeoutMs",
-  "raw",
-  "maxResultChars",
-  "coerce",
-  "cache",
-  "hidden",
-  "unlisted",
-  "identity",
-  "bindings",
-  "meta",
-  "caller",
-] as const satisfies readonly (keyof CallParams & keyof CallOptions)[];
-
 /** Listings that would miss the servers still starting: they wait for the pool's first reconcile. */
 const READY_FIRST = [
   "tools/list",
@@ -187,6 +172,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
   const { pool } = deps;
   /** Per connection id: what it subscribed to, undone when the connection closes. */
   const subscriptions = new Map<number, Subscription>();
+  const tasks = createTaskHandlers(pool);
 
   return {
     hello: () => ({
@@ -217,12 +203,20 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
         params.sample === true || subscribed?.sample === true,
       );
       // The wire's options as they are, set only when given: no object copied per call.
-      for (const key of FORWARDED_CALL_PARAMS) {
+      for (const key of CALL_VALUE_PARAMS) {
         if (params[key] !== undefined) (options as Record<string, unknown>)[key] = params[key];
       }
+      if (params.bindings !== undefined) options.bindings = params.bindings;
+      if (params.meta !== undefined) options.meta = params.meta;
+      if (params.caller !== undefined) options.caller = params.caller;
       const profile = checkedProfile(params.profile);
       if (profile !== undefined) options.profile = profile;
       options.signal = ctx.signal;
+      // A task-augmented call: its task is this connection's host's (wire-tasks.ts).
+      if (params.task !== undefined) {
+        options.task = params.task;
+        options.taskOwner = tasks.owner(ctx, params.taskOwner);
+      }
       const out = await pool.call(params.name, params.arguments, options);
       if (params.raw === true) return { result: out as CallToolResult };
       return { text: typeof out === "string" ? out : JSON.stringify(out) };
@@ -291,6 +285,8 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
     "pool/subscribe": subscribeHandler(pool, subscriptions),
 
     ...createPassthroughHandlers(pool),
+
+    ...tasks.handlers,
 
     // tools/list too: with an identity it adds the conversation's tools.
     ...createConversationHandlers(pool),
@@ -361,8 +357,10 @@ function subscribeHandler(
     if (params.sample !== undefined) sub.sample = params.sample;
     if (params.notifications === true && sub.offNotifications === undefined) {
       sub.offNotifications = pool.onNotification((serverId, notification) => {
-        // A resource's updates go only to the connections that subscribed to it.
+        // A resource's updates go only to the connections that subscribed to it, a task's
+        // status only to its owner's.
         if (notification.method === "notifications/resources/updated") return;
+        if (notification.method === "notifications/tasks/status") return;
         ctx.notify("notification", { serverId, notification });
       });
     } else if (params.notifications === false && sub.offNotifications !== undefined) {

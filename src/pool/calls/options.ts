@@ -9,6 +9,7 @@ import type { CallSignal } from "../core/types.js";
 import type { RequestContext } from "../server/caller-router.js";
 import { profileCapabilities } from "../server/profile-entry.js";
 import type { RequestOptions } from "../mcp/protocol.js";
+import type { TaskOwner } from "./tasks.js";
 
 /** Answers a server's `roots/list` with the caller's roots (`{ roots: [...] }`). */
 export type CallRootsHandler = (
@@ -77,6 +78,13 @@ export interface CallOptions {
    * the connection's level. Ignored by a legacy server, which read the pool's at initialize.
    */
   caller?: Caller;
+  /**
+   * A task-augmented call (MCP 2025-11-25 tasks): sent to the server with this `task`, and
+   * answered with the server's CreateTaskResult, its task kept as `taskOwner`'s (tasks.ts).
+   */
+  task?: Readonly<Record<string, unknown>>;
+  /** Who owns the task a task-augmented call creates, and where its status notifications go. */
+  taskOwner?: TaskOwner;
 }
 
 /** The `_meta` a call forwards upstream: the caller's, without the keys the pool owns. */
@@ -95,9 +103,20 @@ export function upstreamParams(
   name: string,
   args: Record<string, unknown>,
   meta: CallOptions["meta"],
-): { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } {
+  task?: CallOptions["task"],
+): {
+  name: string;
+  arguments: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+  task?: Record<string, unknown>;
+} {
   const forwarded = forwardedMeta(meta);
-  return { name, arguments: args, ...(forwarded ? { _meta: forwarded } : {}) };
+  return {
+    name,
+    arguments: args,
+    ...(forwarded ? { _meta: forwarded } : {}),
+    ...(task !== undefined ? { task: { ...task } } : {}),
+  };
 }
 
 /**

@@ -23,19 +23,21 @@ import { McpPoolError } from "../core/errors.js";
 import { qualifiedName } from "../catalog/naming.js";
 import type { PoolAuth } from "../auth/pool-auth.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
-import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
-import { isBrokenPipe } from "../mcp/stdio-transport.js";
+import { isBrokenPipe } from "../transport/stdio-transport.js";
 import type { IndexedTool } from "../catalog/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
 import { upstreamCaller, upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import { isProfileEntry } from "../server/profile-entry.js";
-import { methodNotFound } from "../mcp/error.js";
+import { methodNotFound } from "../core/mcp-error.js";
 import { unlistedTool } from "./unlisted.js";
+import type { PoolTasks, TaskOwner } from "./tasks.js";
+import type { RequestOptions } from "../mcp/protocol.js";
 
 /**
  * Where the pipeline hands a call whose tool no shared server lists: the conversation
@@ -77,6 +79,8 @@ export interface CallPipelineInit {
   /** Where a server's elicitations and sampling find the caller in flight. */
   routes: CallRoutes;
   cache: ResultCache | undefined;
+  /** The tasks task-augmented calls create, by id: where their requests go, whose they are. */
+  tasks: PoolTasks;
   auth: PoolAuth;
   events: CallEvents;
   /** Throws `closed` once the pool is closed. */
@@ -255,8 +259,10 @@ export class CallPipeline {
     // Never cached: a conversation's answers are its session's.
     if (isConversationTool(indexed)) return this.#init.conversations.invoke(indexed, args, opts);
     const cache = this.#init.cache;
-    // A profile's child answers for its host's roots: never from another host's answers.
-    if (!cache || isProfileEntry(entry)) return this.#invoke(indexed, args, opts);
+    // A profile's child answers for its host's roots: never from another host's answers;
+    // a task is its host's own.
+    if (!cache || isProfileEntry(entry) || opts.task !== undefined)
+      return this.#invoke(indexed, args, opts);
     return cache.run(
       {
         serverId: entry.id,
@@ -318,6 +324,16 @@ export class CallPipeline {
   ): Promise<CallToolResult> {
     const { signal, onProgress } = opts;
     try {
+      if (opts.task !== undefined) {
+        const request = {
+          timeout: timeoutMs,
+          signal,
+          answer: this.#init.routes.answerer(entry.id, opts),
+          ...upstreamCaller(opts),
+        };
+        const params = upstreamParams(name, args, opts.meta, opts.task);
+        return await this.#sendTask(entry, connection, params, request, opts.taskOwner);
+      }
       // onprogress makes the client send a progressToken of its own; resetTimeoutOnProgress
       // stays false, so a chatty server cannot hold a call past its timeout.
       const result = await holding(connection, () =>
@@ -352,6 +368,25 @@ export class CallPipeline {
         unreachable: (message) => entry.redact(message),
       });
     }
+  }
+
+  /**
+   * A task-augmented call: the server's CreateTaskResult as it came (no output schema
+   * applies to it), its task recorded on `connection` as the caller's.
+   */
+  async #sendTask(
+    entry: ServerEntry,
+    connection: Connection,
+    params: ReturnType<typeof upstreamParams>,
+    request: RequestOptions,
+    owner: TaskOwner | undefined,
+  ): Promise<CallToolResult> {
+    const result = await holding(connection, () =>
+      connection.client.request<CallToolResult>({ method: "tools/call", params }, request),
+    );
+    entry.answered(connection);
+    this.#init.tasks.created(entry, connection, result, owner ?? { key: "" });
+    return result;
   }
 }
 

@@ -12,8 +12,9 @@
  * checked, by AJV loaded with the first such call. The method names and signatures are
  * the SDK Client's, so `pool.client(id)` serves code written against it.
  *
- * What it leaves out: tasks (the pool declares no `tasks` capability) and the SDK's
- * strict capability checks (off by default there too).
+ * What it leaves out: tasks a server asks of the client (the pool declares no `tasks`
+ * capability; a task-augmented call of ours is a plain request, calls/tasks.ts) and the
+ * SDK's strict capability checks (off by default there too).
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type {
@@ -40,7 +41,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { ErrorCode, isMcpError, McpError } from "./error.js";
+import { ErrorCode, isMcpError, McpError } from "../core/mcp-error.js";
 import {
   asDiscoverResult,
   discoverFresh,
@@ -54,12 +55,12 @@ import {
   type Era,
   type EraPlan,
   type EraVerdict,
-} from "./era.js";
-import { httpErrorStatus, httpJsonRpcError } from "./http-client.js";
+} from "../core/era.js";
+import { httpErrorStatus } from "../transport/http-client.js";
 import { readResult } from "./input-required.js";
 import { McpProtocol, type Message, type RequestOptions, type ResultSchema } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
-import type { HandedSession } from "./transport.js";
+import type { HandedSession } from "../transport/transport.js";
 import {
   ACKNOWLEDGED,
   LegacyEra,
@@ -68,7 +69,7 @@ import {
   type EraStrategy,
   type EraWire,
 } from "./client-eras.js";
-import { paramBookOf } from "./modern-fetch.js";
+import { paramBookOf } from "../transport/modern-fetch.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -186,9 +187,8 @@ export class McpClient extends McpProtocol {
     } catch (error) {
       // A modern-only server refuses the handshake naming the revisions it speaks; it
       // keeps the connection open for a modern request, so this one serves on.
-      // Over HTTP the refusal comes inside the transport's error (its body).
-      const refusal = isMcpError(error) ? error : httpJsonRpcError(error);
-      if (refusal === undefined || !refusedAsModernOnly(refusal)) throw error;
+      // Over HTTP the transport hands the refusal's body on as the answer (modern-fetch.ts).
+      if (!isMcpError(error) || !refusedAsModernOnly(error)) throw error;
       if (pin === "legacy") throw new EraMismatchError("legacy", "modern");
       if (!(await this.#probe(options))) throw error;
     }

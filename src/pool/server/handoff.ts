@@ -6,11 +6,11 @@
  */
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedHttpSession, HandedSession } from "../mcp/transport.js";
-import { processOf } from "../mcp/transport.js";
-import { sessionHandleOf } from "../mcp/session-end.js";
+import type { HandedChild, HandedHttpSession, HandedSession } from "../transport/transport.js";
+import { processOf } from "../transport/transport.js";
+import { sessionHandleOf } from "../transport/session-end.js";
 import { drained, type Connection } from "./connection.js";
-import { holdListening, listenAgain } from "../mcp/http-client.js";
+import { holdListening, listenAgain } from "../transport/http-client.js";
 import type { EntryState } from "./state.js";
 
 /**

@@ -35,7 +35,7 @@ export function isHttpTransport(transport: unknown): boolean {
   return loaded !== undefined && loaded.isHttpTransport(transport);
 }
 
-/** Ends an http session's GET stream for a hand-over: true if one was open (ListenStream, fetch.ts). */
+/** Ends an http session's GET stream for a hand-over: true if one was open (listen-stream.ts). */
 export async function holdListening(transport: unknown): Promise<boolean> {
   return loaded !== undefined && (await loaded.holdListening(transport));
 }
@@ -43,22 +43,4 @@ export async function holdListening(transport: unknown): Promise<boolean> {
 /** Lets an http session open its GET stream again (http-transport.ts listenAgain()). */
 export function listenAgain(transport: unknown, reopen?: boolean): void {
   loaded?.listenAgain(transport, reopen);
-}
-
-/**
- * The JSON-RPC error a Streamable HTTP request was refused with, when the SDK's error carries
- * the server's answer in its message (a 4xx whose body is a JSON-RPC error, as a 2026-07-28
- * server refuses a legacy `initialize` with -32022); undefined otherwise.
- */
-export function httpJsonRpcError(error: unknown): { code?: unknown; data?: unknown } | undefined {
-  if (httpErrorStatus(error) === undefined) return undefined;
-  const message = (error as Error).message;
-  const start = message.indexOf("{");
-  if (start === -1) return undefined;
-  try {
-    const body = JSON.parse(message.slice(start)) as { error?: { code?: unknown; data?: unknown } };
-    return typeof body.error === "object" && body.error !== null ? body.error : undefined;
-  } catch {
-    return undefined;
-  }
 }

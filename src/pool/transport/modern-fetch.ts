@@ -6,10 +6,13 @@
  * error answered in-band, as a modern client takes it, so the caller sees the server's
  * error (an UnsupportedProtocolVersionError with the versions it speaks) rather than an
  * HTTP status. Only an error of that very request: one without an id could be answered to
- * no one. 401 and 403 stay what they are: the sign-in's to handle. A tools/call also
- * carries the `Mcp-Param-*` headers its tool's marks ask for (below).
+ * no one. 401 and 403 stay what they are: the sign-in's to handle. A legacy `initialize`
+ * refused that way (a modern-only server's -32022, naming the revisions it speaks) is
+ * answered in-band too, so the era's verdict reads the server's code and data, not the
+ * SDK's error text. A tools/call also carries the `Mcp-Param-*` headers its tool's marks
+ * ask for (below).
  */
-import { META } from "./era.js";
+import { META } from "../core/era.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { FetchLike } from "./transport.js";
 
@@ -40,11 +43,26 @@ function modernRequestOf(body: unknown): Claimed | undefined {
   return typeof claimed?.method === "string" && typeof version === "string" ? claimed : undefined;
 }
 
+/** The body's legacy `initialize` request, else undefined (not parsed when it cannot be one). */
+function handshakeOf(body: unknown): Claimed | undefined {
+  if (typeof body !== "string" || !body.includes('"initialize"')) return undefined;
+  try {
+    const message = JSON.parse(body) as Claimed;
+    return message?.method === "initialize" && message.id !== undefined ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `fetch` with the modern binding's headers; a tools/call's `Mcp-Param-*` from `book`. */
 export function modernFetch(fetch: FetchLike, book?: ParamBook): FetchLike {
   return async (url, init) => {
     const request = init?.method === "POST" ? modernRequestOf(init.body) : undefined;
-    if (request === undefined) return fetch(url, init);
+    if (request === undefined) {
+      const handshake = init?.method === "POST" ? handshakeOf(init.body) : undefined;
+      const response = await fetch(url, init);
+      return handshake === undefined ? response : inBand(response, handshake.id);
+    }
     const method = request.method as string;
     const headers = new Headers(init?.headers);
     headers.set("mcp-protocol-version", String(request.params?._meta?.[META.protocolVersion]));

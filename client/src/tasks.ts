@@ -1,0 +1,49 @@
+/**
+ * MCP tasks through the daemon (2025-11-25 "tasks"): a task-augmented call is `call()` with
+ * `task` (and `raw`), answered with the server's CreateTaskResult; the requests about its
+ * task go to the connection that created it, for the host that owns it. One client
+ * connection may carry many hosts (a bridge's sessions): each names itself as `taskOwner`,
+ * and another host's task is, to it, a task the server does not have.
+ */
+import type { MethodName, ParamsOf, ResultOf } from "mcpool-protocol";
+
+export type TaskMethod = "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel";
+
+export interface TaskOptions {
+  /** Which host of this connection asks (the `taskOwner` its task-augmented calls named). */
+  taskOwner?: string;
+  signal?: AbortSignal;
+}
+
+type Run = <M extends MethodName>(
+  method: M,
+  params: ParamsOf<M>,
+  signal?: AbortSignal,
+) => Promise<ResultOf<M>>;
+
+/** The task requests of one client connection. */
+export class TaskRequests {
+  readonly #run: Run;
+
+  constructor(run: Run) {
+    this.#run = run;
+  }
+
+  /** `tasks/get`, `tasks/result`, `tasks/cancel` (`taskId`) or `tasks/list` (`cursor`) of a server. */
+  request(
+    serverId: string,
+    method: TaskMethod,
+    params: { taskId?: string; cursor?: string },
+    options: TaskOptions = {},
+  ): Promise<Record<string, unknown>> {
+    const owner = options.taskOwner === undefined ? {} : { taskOwner: options.taskOwner };
+    const sent = { ...params, ...owner, serverId };
+    if (method === "tasks/list") return this.#run(method, sent, options.signal);
+    return this.#run(method, { ...sent, taskId: params.taskId ?? "" }, options.signal);
+  }
+
+  /** Host `taskOwner` is gone: its live tasks are cancelled where the server can. */
+  async release(taskOwner: string): Promise<void> {
+    await this.#run("tasks/release", { taskOwner });
+  }
+}

@@ -1,0 +1,315 @@
+/**
+ * MCP tasks relayed (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks):
+ * a task-augmented `tools/call` goes to the server with its `task` and answers the server's
+ * CreateTaskResult; this room keeps one record per task the pool created — the connection
+ * that created it and the host that owns it — so `tasks/get`, `tasks/result`, `tasks/list`
+ * and `tasks/cancel` reach that connection, and only for that host.
+ *
+ * Direct, a server's tasks are its session's: another session's id is "not found", and
+ * `tasks/list` names only the session's own. The pool's connection is shared, so:
+ * - a host asking about a task it does not own hears what the server says of an unknown
+ *   task: the request is sent with an id no task has, and the answer given back with the
+ *   host's id in it;
+ * - `tasks/list` walks the server's pages on each connection holding the host's tasks and
+ *   answers the host's own, in one page (the server's cursors page a list that is not the
+ *   host's);
+ * - a server's `notifications/tasks/status` goes to the owning host alone.
+ *
+ * A connection holding a live task is counted as in flight, so no idle rule reaps or swaps
+ * it, until the task is seen terminal or its ttl runs out. When a host goes (its session
+ * ends), its live tasks are cancelled on the server if the server offers `tasks.cancel`:
+ * direct, the session's end ends the server (stdio) and the work with it.
+ */
+import { randomUUID } from "node:crypto";
+import { McpPoolError } from "../core/errors.js";
+import type { CallSignal, ServerNotification } from "../core/types.js";
+import type { Connection } from "../server/connection.js";
+import type { ServerEntry } from "../server/entry.js";
+import { withSession } from "../server/session.js";
+import { upstreamError } from "./upstream-error.js";
+
+export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
+export type TaskMethod = (typeof TASK_METHODS)[number];
+
+/** The states after which a task changes no more (the spec's terminal statuses). */
+const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+/** How long a task with no ttl (unlimited) holds its connection at most, ms. */
+const UNBOUNDED_TTL_HOLD_MS = 60 * 60_000;
+/** A bound on the server's pages walked for one `tasks/list`. */
+const MAX_PAGES = 50;
+
+/** Who owns a task: an opaque key, and where its status notifications go. */
+export interface TaskOwner {
+  key: string;
+  notify?: (serverId: string, notification: ServerNotification) => void;
+}
+
+interface TaskRecord {
+  readonly taskId: string;
+  readonly entry: ServerEntry;
+  readonly connection: Connection;
+  readonly owner: TaskOwner;
+  status: string;
+  /** Ends the hold on the connection (once). */
+  release: () => void;
+  expiry: NodeJS.Timeout;
+  ttl: number | null;
+}
+
+export interface PoolTasksDeps {
+  /** The row's entry; throws `unknown-server`. */
+  entry(id: string): ServerEntry;
+  /** The call timeout that applies to `entry`, ms. */
+  timeoutMs(entry: ServerEntry): number | undefined;
+}
+
+export interface TaskRequestOptions {
+  signal?: CallSignal;
+}
+
+type Params = Record<string, unknown>;
+
+/** A task as a server's CreateTaskResult, `tasks/get` or status notification has it. */
+function taskOf(
+  value: unknown,
+): { taskId: string; status?: string; ttl?: number | null } | undefined {
+  const task = value as { taskId?: unknown; status?: unknown; ttl?: unknown } | undefined;
+  if (typeof task?.taskId !== "string") return undefined;
+  return {
+    taskId: task.taskId,
+    ...(typeof task.status === "string" ? { status: task.status } : {}),
+    ...(typeof task.ttl === "number" || task.ttl === null ? { ttl: task.ttl } : {}),
+  };
+}
+
+/** Counts `connection` in flight until the returned function is called (once). */
+function hold(entry: ServerEntry, connection: Connection): () => void {
+  connection.inflight += 1;
+  entry.busy();
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    connection.inflight -= 1;
+    if (connection.inflight === 0) connection.drained?.();
+    entry.idle();
+  };
+}
+
+export class PoolTasks {
+  readonly #deps: PoolTasksDeps;
+  readonly #records = new Map<string, TaskRecord>();
+
+  constructor(deps: PoolTasksDeps) {
+    this.#deps = deps;
+  }
+
+  /** A task-augmented call on `connection` answered `result`: its task is `owner`'s. */
+  created(entry: ServerEntry, connection: Connection, result: unknown, owner: TaskOwner): void {
+    const task = taskOf((result as { task?: unknown } | undefined)?.task);
+    if (task === undefined) return;
+    this.#records.get(task.taskId)?.release();
+    const record: TaskRecord = {
+      taskId: task.taskId,
+      entry,
+      connection,
+      owner,
+      status: task.status ?? "working",
+      release: hold(entry, connection),
+      expiry: undefined as unknown as NodeJS.Timeout,
+      ttl: task.ttl ?? null,
+    };
+    this.#records.set(task.taskId, record);
+    this.#expireAfter(record);
+    if (TERMINAL.has(record.status)) record.release();
+  }
+
+  /** The server's status notification: to its owner alone; false when no record has it. */
+  status(serverId: string, notification: ServerNotification): boolean {
+    if (notification.method !== "notifications/tasks/status") return false;
+    const task = taskOf(notification.params);
+    const record = task && this.#records.get(task.taskId);
+    if (record === undefined || record.entry.id !== serverId) return false;
+    if (task?.status !== undefined) this.#saw(record, task.status);
+    record.owner.notify?.(serverId, notification);
+    return true;
+  }
+
+  /** `tasks/get|result|list|cancel` of server `serverId` for `owner` (its key). */
+  async request(
+    serverId: string,
+    method: TaskMethod,
+    params: Params,
+    owner: string,
+    options: TaskRequestOptions = {},
+  ): Promise<Params> {
+    if (method === "tasks/list") return this.#list(serverId, params, owner, options);
+    const taskId = params.taskId;
+    if (typeof taskId !== "string") {
+      throw new McpPoolError("invalid-arguments", `${method} needs a string "taskId"`, {
+        serverId,
+      });
+    }
+    const record = this.#records.get(taskId);
+    if (record === undefined || record.owner.key !== owner || record.entry.id !== serverId) {
+      return this.#unknown(serverId, method, params, taskId, options);
+    }
+    const result = await this.#send(
+      record.entry,
+      method,
+      params,
+      options,
+      async () => record.connection,
+    );
+    if (method === "tasks/result") this.#saw(record, "completed");
+    else {
+      const status = taskOf(result)?.status;
+      if (status !== undefined) this.#saw(record, status);
+    }
+    return result;
+  }
+
+  /**
+   * `owner` is gone: its live tasks are cancelled on servers that offer cancel, and its
+   * records dropped (their holds released).
+   */
+  async release(owner: string): Promise<void> {
+    const mine = [...this.#records.values()].filter((r) => r.owner.key === owner);
+    await Promise.all(
+      mine.map(async (record) => {
+        this.#drop(record);
+        const cancels = (record.connection.capabilities?.tasks as { cancel?: unknown } | undefined)
+          ?.cancel;
+        if (TERMINAL.has(record.status) || cancels === undefined) return;
+        if (record.entry.connection !== record.connection) return;
+        await record.connection.client
+          .request({ method: "tasks/cancel", params: { taskId: record.taskId } })
+          .catch(() => undefined);
+      }),
+    );
+  }
+
+  /** How many task records the pool keeps (live or not yet expired). */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  /** A host's tasks on `serverId`: each connection holding some, walked page by page. */
+  async #list(
+    serverId: string,
+    params: Params,
+    owner: string,
+    options: TaskRequestOptions,
+  ): Promise<Params> {
+    const mine = [...this.#records.values()].filter(
+      (r) => r.owner.key === owner && r.entry.id === serverId,
+    );
+    const ids = new Set(mine.map((r) => r.taskId));
+    const row = this.#deps.entry(serverId);
+    // A cursor the host was never given is the server's to refuse, as direct.
+    if (params.cursor !== undefined) {
+      const page = await this.#send(row, "tasks/list", params, options, () => row.ensure());
+      return { ...page, tasks: this.#own(page, ids), nextCursor: undefined };
+    }
+    const places = new Map<Connection, ServerEntry>(mine.map((r) => [r.connection, r.entry]));
+    let first: Params | undefined;
+    const tasks: unknown[] = [];
+    const walk = async (entry: ServerEntry, at: () => Promise<Connection>): Promise<void> => {
+      let cursor: unknown;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const asked = cursor === undefined ? {} : { cursor };
+        const result = await this.#send(entry, "tasks/list", asked, options, at);
+        first ??= result;
+        tasks.push(...this.#own(result, ids));
+        cursor = result.nextCursor;
+        if (typeof cursor !== "string") return;
+      }
+    };
+    if (places.size === 0) await walk(row, () => row.ensure());
+    for (const [connection, entry] of places) await walk(entry, async () => connection);
+    const { nextCursor: _, ...rest } = first ?? {};
+    return { ...rest, tasks };
+  }
+
+  #own(page: Params, ids: ReadonlySet<string>): unknown[] {
+    const tasks = Array.isArray(page.tasks) ? page.tasks : [];
+    return tasks.filter((t) => ids.has(taskOf(t)?.taskId ?? ""));
+  }
+
+  /** What the server says of a task it has never had, with the host's id put back. */
+  async #unknown(
+    serverId: string,
+    method: TaskMethod,
+    params: Params,
+    taskId: string,
+    options: TaskRequestOptions,
+  ): Promise<Params> {
+    const row = this.#deps.entry(serverId);
+    const stranger = randomUUID();
+    return this.#send(
+      row,
+      method,
+      { ...params, taskId: stranger },
+      options,
+      () => row.ensure(),
+      (text) => text.split(stranger).join(taskId),
+    );
+  }
+
+  async #send(
+    entry: ServerEntry,
+    method: TaskMethod,
+    params: Params,
+    options: TaskRequestOptions,
+    at: () => Promise<Connection>,
+    rewrite: (text: string) => string = (text) => text,
+  ): Promise<Params> {
+    const timeoutMs = this.#deps.timeoutMs(entry);
+    entry.busy();
+    try {
+      const connection = await at();
+      const result = await withSession(
+        { ensure: async () => connection, redial: (dead) => entry.redial(dead) },
+        (live) =>
+          live.client.request<Params>(
+            { method, params },
+            {
+              ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
+              ...(options.signal ? { signal: options.signal } : {}),
+            },
+          ),
+      );
+      return JSON.parse(rewrite(JSON.stringify(result))) as Params;
+    } catch (error) {
+      const e = error as { message?: unknown };
+      if (typeof e.message === "string") e.message = rewrite(e.message);
+      throw upstreamError(error, { serverId: entry.id, what: method, timeoutMs });
+    } finally {
+      entry.idle();
+    }
+  }
+
+  /** A status seen for `record`: a terminal one ends the hold, the record kept for its ttl. */
+  #saw(record: TaskRecord, status: string): void {
+    record.status = status;
+    if (!TERMINAL.has(status)) return;
+    record.release();
+    // The server keeps a finished task for its ttl from now (the SDK's store does).
+    clearTimeout(record.expiry);
+    this.#expireAfter(record);
+  }
+
+  #expireAfter(record: TaskRecord): void {
+    const ms = record.ttl ?? UNBOUNDED_TTL_HOLD_MS;
+    record.expiry = setTimeout(() => {
+      if (this.#records.get(record.taskId) === record) this.#drop(record);
+    }, ms);
+    record.expiry.unref();
+  }
+
+  #drop(record: TaskRecord): void {
+    clearTimeout(record.expiry);
+    record.release();
+    if (this.#records.get(record.taskId) === record) this.#records.delete(record.taskId);
+  }
+}
