@@ -11,6 +11,7 @@ export const ROOMS = {
   "src/pool": [
     "core",
     "watch",
+    "transport",
     "mcp",
     "auth",
     "server",

@@ -7,7 +7,7 @@
  *
  * Runtime-free: bytes are Uint8Array (a Node Buffer is one, and keeps its fast indexOf),
  * text is the WHATWG TextDecoder/TextEncoder. LineSplitter is the framing alone, for a
- * reader that decodes its lines itself (a child's stdout, src/pool/mcp/line-reader.ts).
+ * reader that decodes its lines itself (a child's stdout, src/pool/transport/line-reader.ts).
  */
 /** Largest frame accepted by default, bytes: room for a large tool result, yet bounded. */
 export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;

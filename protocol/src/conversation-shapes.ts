@@ -66,7 +66,7 @@ export interface ConversationRowOptions {
 }
 
 /**
- * How ending a conversation's remote session went (src/pool/mcp/session-end.ts):
+ * How ending a conversation's remote session went (src/pool/transport/session-end.ts):
  *
  * - `terminated`    the server ended it (HTTP DELETE answered 2xx; a stdio child stopped);
  * - `already-gone`  the server no longer had it (DELETE answered 404; the child had died);

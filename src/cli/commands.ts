@@ -55,6 +55,10 @@ export const COMMANDS = [
         "--handover N",
         "(`mcpool restart` gives it) take over from the daemon that started this one: a control channel on fd 3 and N descriptors from fd 4 on",
       ],
+      [
+        "--keeper",
+        "(the launchd agent runs it) start the daemon and follow whichever daemon serves the socket across hand-over restarts; exit as the last one ended",
+      ],
     ],
     examples: ["mcpool serve", "mcpool serve --config ./mcp.json --socket /tmp/mcpool.sock"],
   },

@@ -5,7 +5,7 @@
  */
 import { basename } from "node:path";
 import { sectionValues } from "../config/pool-section.js";
-import { ErrorCode, McpError } from "../pool/mcp/error.js";
+import { ErrorCode, McpError } from "../pool/core/mcp-error.js";
 import { McpPool, type McpPoolOptions } from "../pool/pool.js";
 import { PoolMonitor } from "../pool/watch/monitor.js";
 import { VERSION } from "../version.js";

@@ -48,7 +48,7 @@ import type { EntryContext } from "./server/context.js";
 import type { ProfileMemo } from "./catalog/tools-cache.js";
 import type { ServerEntry } from "./server/entry.js";
 import type { AdoptedProfile, Handable } from "./server/handoff.js";
-import { handedFor } from "./mcp/transport.js";
+import { handedFor } from "./transport/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
 import { elicitationQuestion, ProfileFacts, type Question } from "./profile-facts.js";

@@ -14,13 +14,13 @@ export { describeChanges, diffTools, type PinnedList, type PinStore } from "./ca
 export { resultText } from "./calls/results.js";
 export { truncateText } from "./core/truncate.js";
 export { qualifiedName } from "./catalog/naming.js";
-export { MINIMAL_CHILD_ENV, type ChildEnvPolicy } from "./mcp/child-env.js";
+export { MINIMAL_CHILD_ENV, type ChildEnvPolicy } from "./transport/child-env.js";
 export {
   createDefaultTransport,
   type CreateTransport,
   type TransportContext,
   type FetchLike,
-} from "./mcp/transport.js";
+} from "./transport/transport.js";
 export {
   keepAliveFetch,
   originPinnedFetch,
@@ -29,7 +29,7 @@ export {
   MAX_REDIRECTS,
   type KeepAliveFetch,
   type OriginPinnedOptions,
-} from "./mcp/fetch.js";
+} from "./transport/fetch.js";
 export { sessionLost } from "./server/session.js";
 export { REDACTED } from "./core/secrets.js";
 export type * from "./core/types.js";
@@ -106,7 +106,11 @@ export {
   DEFAULT_MAX_ENDING,
   DEFAULT_MAX_OPERATIONS,
 } from "./conversations/settings.js";
-export { isResolved, SESSION_END_OUTCOMES, type SessionEndOutcome } from "./mcp/session-end.js";
+export {
+  isResolved,
+  SESSION_END_OUTCOMES,
+  type SessionEndOutcome,
+} from "./transport/session-end.js";
 export type * from "./conversations/types.js";
 export {
   McpClient,
@@ -115,4 +119,4 @@ export {
   type Progress,
   type ResultSchema,
 } from "./mcp/client.js";
-export { McpError, ErrorCode, isMcpError } from "./mcp/error.js";
+export { McpError, ErrorCode, isMcpError } from "./core/mcp-error.js";

@@ -7,7 +7,7 @@ import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 
 import { VERSION } from "../version.js";
 import type { EntryContext } from "./server/context.js";
-import type { KeepAliveFetch } from "./mcp/fetch.js";
+import type { KeepAliveFetch } from "./transport/fetch.js";
 import { JunkLog } from "./server/junk-log.js";
 import { withOAuth } from "./auth/oauth-client.js";
 import type { PoolAuth } from "./auth/pool-auth.js";
@@ -16,7 +16,7 @@ import {
   DEFAULT_CRASH_BACKOFF_MS,
   type McpPoolOptions,
 } from "./pool-options.js";
-import { createDefaultTransport } from "./mcp/transport.js";
+import { createDefaultTransport } from "./transport/transport.js";
 import type { PoolLog } from "./core/types.js";
 
 /** What the pool answers an entry with, besides its options. */

@@ -5,14 +5,19 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Environment } from "../config/placeholders.js";
 import type { HttpServerConfig, McpServerConfig } from "../config/rows.js";
-import type { ChildEnvPolicy } from "./mcp/child-env.js";
+import type { ChildEnvPolicy } from "./transport/child-env.js";
 import type { ConversationPoolOptions } from "./conversations/registry.js";
 import type { TokenStore } from "./auth/oauth.js";
 import type { PinStore } from "./catalog/pinning.js";
 import type { ResultCacheOptions } from "./calls/result-cache.js";
 import type { ElicitationMode, PoolElicitHandler, PoolSampleHandler } from "./server/routing.js";
 import type { ToolsCacheStore } from "./catalog/tools-cache.js";
-import type { ChildListener, CreateTransport, FetchLike, HandedChildren } from "./mcp/transport.js";
+import type {
+  ChildListener,
+  CreateTransport,
+  FetchLike,
+  HandedChildren,
+} from "./transport/transport.js";
 import type { PoolLog } from "./core/types.js";
 
 /** How long a server that failed is left alone before a call or reconcile dials it again. */

@@ -13,7 +13,7 @@ import { ConversationRegistry } from "./conversations/registry.js";
 import { checkPoolDurations } from "./calls/duration-checks.js";
 import type { EntryContext } from "./server/context.js";
 import { McpPoolError } from "./core/errors.js";
-import { keepAliveFetch } from "./mcp/fetch.js";
+import { keepAliveFetch } from "./transport/fetch.js";
 import { Passthrough } from "./calls/server-passthrough.js";
 import { PinGate } from "./catalog/pin-gate.js";
 import { PinLedger } from "./catalog/pinning.js";

@@ -8,7 +8,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { HttpServerConfig } from "../config/rows.js";
-import type { CreateTransport } from "../pool/mcp/transport.js";
+import type { CreateTransport } from "../pool/transport/transport.js";
 
 export type ServerBuilder = () => Server | McpServer;
 

@@ -126,6 +126,7 @@ describe("the command table", () => {
         "help",
         "http",
         "json",
+        "keeper",
         "limit",
         "n",
         "one-entry",

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { opensModern, serveEitherEra, type StdioLike } from "../../src/bridge/modern/era-switch.js";
 import { splitInputKey } from "../../src/bridge/core/host-requests.js";
-import { META } from "../../src/pool/mcp/era.js";
+import { META } from "../../src/pool/core/era.js";
 import { INPUT_KEY_META, keyed } from "../../src/pool/mcp/input-required.js";
 
 const request = (method: string, params?: Record<string, unknown>) => ({

@@ -7,9 +7,9 @@ import {
   refusedAsModernOnly,
   usableVerdict,
   type EraVerdict,
-} from "../../src/pool/mcp/era.js";
+} from "../../src/pool/core/era.js";
 import { readResult, retryParams } from "../../src/pool/mcp/input-required.js";
-import { headerValue } from "../../src/pool/mcp/modern-fetch.js";
+import { headerValue } from "../../src/pool/transport/modern-fetch.js";
 
 const DISCOVER = { supportedVersions: ["2026-07-28"], capabilities: { tools: {} } };
 

@@ -5,8 +5,8 @@ import {
   cappedResponse,
   unmarkTooLarge,
   type CapStats,
-} from "../../src/pool/mcp/http-transport.js";
-import { AnswerTooLarge } from "../../src/pool/mcp/line-reader.js";
+} from "../../src/pool/transport/http-transport.js";
+import { AnswerTooLarge } from "../../src/pool/transport/line-reader.js";
 
 const CAP = 1024 * 1024;
 const TOTAL = 40_000_000;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { JunkLog, MAX_JUNK_LINE_CHARS } from "../../src/pool/server/junk-log.js";
 import { printable } from "../../src/pool/core/printable.js";
 import { redactSecrets } from "../../src/pool/core/secrets.js";
-import { StderrTail } from "../../src/pool/mcp/stderr-tail.js";
+import { StderrTail } from "../../src/pool/transport/stderr-tail.js";
 
 const SECRET = "canary-0123456789";
 const redact = (text: string): string => redactSecrets(text, [SECRET]);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { LineReader, parseJsonRpcLine } from "../../src/pool/mcp/line-reader.js";
+import {
+  afterDroppedLine,
+  LineReader,
+  LineTail,
+  parseJsonRpcLine,
+} from "../../src/pool/transport/line-reader.js";
 
 describe("LineReader", () => {
   it("splits many lines per chunk and joins a line split across chunks", () => {
@@ -61,5 +66,45 @@ describe("parseJsonRpcLine", () => {
     ]) {
       expect(parseJsonRpcLine(junk)).toBeUndefined();
     }
+  });
+});
+
+describe("LineTail: what a successor daemon reads first of a child's stdout", () => {
+  const chunk = (text: string): Buffer => Buffer.from(text);
+  const unread = (tail: LineTail): string => Buffer.from(tail.handed().unread, "base64").toString();
+
+  it("hands over the line under way, while it is under the cap", () => {
+    const tail = new LineTail(16);
+    tail.keep(chunk('{"a":1}\n{"b"'));
+    tail.keep(chunk(":2"));
+    expect(unread(tail)).toBe('{"b":2');
+    expect(tail.handed().skipToNewline).toBeUndefined();
+  });
+
+  it("hands over nothing of a line past the cap, not its middle, and says to drop to its newline", () => {
+    const tail = new LineTail(16);
+    tail.keep(chunk('{"a":1}\n{"result":"xxxx'));
+    tail.keep(chunk("x".repeat(20)));
+    // The rest of the dropped line, each chunk small enough to fit under the cap again.
+    tail.keep(chunk("xxxx"));
+    tail.keep(chunk("xxxx"));
+    expect(tail.handed()).toEqual({ unread: "", skipToNewline: true });
+    tail.keep(chunk('x"}\n{"c"'));
+    expect(tail.handed()).toEqual({ unread: Buffer.from('{"c"').toString("base64") });
+  });
+
+  it("a successor drops the rest of that line, then reads on", () => {
+    const read: string[] = [];
+    const dropped: number[] = [];
+    const feed = afterDroppedLine(
+      true,
+      (c) => read.push(c.toString()),
+      (bytes) => dropped.push(bytes),
+    );
+    feed(chunk("xxxx"));
+    feed(chunk('x"}\n{"c"'));
+    feed(chunk(":3}\n"));
+    expect(read).toEqual(['{"c"', ":3}\n"]);
+    expect(dropped).toEqual([8]);
   });
 });

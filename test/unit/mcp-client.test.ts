@@ -23,7 +23,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type Progress,
 } from "../../src/pool/mcp/client.js";
-import { ErrorCode, isMcpError } from "../../src/pool/mcp/error.js";
+import { ErrorCode, isMcpError } from "../../src/pool/core/mcp-error.js";
 
 const INFO = { name: "test-client", version: "1.0.0" };
 const closers: (() => Promise<void>)[] = [];

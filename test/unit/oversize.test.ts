@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { oversizeKind } from "../../src/pool/mcp/line-reader.js";
+import { oversizeKind } from "../../src/pool/transport/line-reader.js";
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 /** What a measuring reader keeps of `line`: its first and last `edge` bytes. */

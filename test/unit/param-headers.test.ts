@@ -1,11 +1,11 @@
-/** Headers from tool parameters (SEP-2243, src/pool/mcp/modern-fetch.ts): the marks' rules and the values. */
+/** Headers from tool parameters (SEP-2243, src/pool/transport/modern-fetch.ts): the marks' rules and the values. */
 import { describe, expect, it } from "vitest";
 import {
   headerValue,
   offeredTools,
   paramHeaders,
   paramMarks,
-} from "../../src/pool/mcp/modern-fetch.js";
+} from "../../src/pool/transport/modern-fetch.js";
 
 const schema = (properties: Record<string, unknown>) => ({ type: "object", properties });
 

@@ -176,10 +176,11 @@ describe("systemd/mcpool.socket", () => {
 describe("launchd/dev.mcpool.daemon.plist", () => {
   const plist = templates["launchd/dev.mcpool.daemon.plist"];
 
-  it("names the job and runs `serve` through the placeholders", () => {
+  it("names the job and runs `serve --keeper` through the placeholders", () => {
     expect(plistValue(plist, "Label")).toBe("<string>dev.mcpool.daemon</string>");
+    // The keeper follows the daemon across hand-over restarts (handover-keeper.test.ts).
     expect(plistValue(plist, "ProgramArguments")).toBe(
-      "<array><string>@NODE@</string><string>@MCPOOL_BIN@</string><string>serve</string></array>",
+      "<array><string>@NODE@</string><string>@MCPOOL_BIN@</string><string>serve</string><string>--keeper</string></array>",
     );
   });
 

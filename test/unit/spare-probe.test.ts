@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { McpServerConfig } from "../../src/config/rows.js";
-import { LEGACY_VERDICT_MAX_AGE_MS, type EraVerdict } from "../../src/pool/mcp/era.js";
+import { LEGACY_VERDICT_MAX_AGE_MS, type EraVerdict } from "../../src/pool/core/era.js";
 import type { EntryContext } from "../../src/pool/server/context.js";
 import { spareProbeOf } from "../../src/pool/server/spare-probe.js";
 

@@ -47,7 +47,7 @@ import {
 } from "../../pool/auth/oauth.js";
 import { authorizationCode, checkedIssuer, type RecordedIssuer } from "../../pool/auth/issuer.js";
 import { isMachineGrant } from "../../pool/auth/machine.js";
-import { createDefaultTransport } from "../../pool/mcp/transport.js";
+import { createDefaultTransport } from "../../pool/transport/transport.js";
 import { VERSION } from "../../version.js";
 import { withProgress, type ProgressStream } from "../output/progress.js";
 import type { CommandContext } from "./context.js";

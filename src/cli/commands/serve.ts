@@ -44,9 +44,15 @@ export function watchLaunch(): void {
 }
 
 export async function serveCommand(
-  context: CommandContext<{ handover?: string }>,
+  context: CommandContext<{ handover?: string; keeper?: boolean }>,
 ): Promise<number> {
   const { config: configPath, socket: socketPath, handover } = context.flags;
+  if (context.flags.keeper === true) {
+    if (handover !== undefined) throw new UsageError("--keeper and --handover do not go together");
+    const { command, args } = daemonCommand(["serve"], { configPath, socketPath });
+    const { keepDaemon } = await import("../service/keeper.js");
+    return keepDaemon({ command, args, socketPath, say: context.err });
+  }
   const listenFd = inheritedListenFd();
   const { startFronts } = await import("./serve-fronts.js");
   let fronts: Awaited<ReturnType<typeof startFronts>>;
@@ -140,15 +146,21 @@ function successorCommand(
   fdCount: number,
   given: { configPath: string | undefined; socketPath: string | undefined },
 ): { command: string; args: string[] } {
+  return daemonCommand(["serve", "--handover", String(fdCount)], given);
+}
+
+/** This node running the installed `main.js` with `words`, and the same --config and --socket. */
+function daemonCommand(
+  words: string[],
+  given: { configPath: string | undefined; socketPath: string | undefined },
+): { command: string; args: string[] } {
   const main = process.argv[1];
   if (main === undefined) throw new Error("this process was not started from a script");
   return {
     command: process.execPath,
     args: [
       main,
-      "serve",
-      "--handover",
-      String(fdCount),
+      ...words,
       ...(given.configPath !== undefined ? ["--config", given.configPath] : []),
       ...(given.socketPath !== undefined ? ["--socket", given.socketPath] : []),
     ],

@@ -8,7 +8,11 @@ import { closeSync } from "node:fs";
 import { Socket } from "node:net";
 import { LineSplitter } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedChildren, HandedHttpSession } from "../../pool/mcp/transport.js";
+import type {
+  HandedChild,
+  HandedChildren,
+  HandedHttpSession,
+} from "../../pool/transport/transport.js";
 import {
   childName,
   CONTROL_FD,

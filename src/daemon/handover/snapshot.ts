@@ -8,9 +8,9 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedHttpSession } from "../../pool/mcp/transport.js";
+import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
-import { conversationHandedKey } from "../../pool/mcp/transport.js";
+import { conversationHandedKey } from "../../pool/transport/transport.js";
 
 /**
  * The snapshot's format; raised when its meaning changes, never reused. Version 2 adds the

@@ -10,7 +10,7 @@ import {
   type ProfileMemo,
   type ToolsCacheStore,
 } from "../../pool/catalog/tools-cache.js";
-import { parseVerdict } from "../../pool/mcp/era.js";
+import { parseVerdict } from "../../pool/core/era.js";
 import type { SaveHealth } from "../process/save-health.js";
 import { createRowFiles } from "./row-files.js";
 

@@ -5,7 +5,7 @@
  * daemon: a pool of stdio rows never pays for it. This module is the one door
  * to it and imports none of it.
  */
-import type { CreateTransport } from "../mcp/transport.js";
+import type { CreateTransport } from "../transport/transport.js";
 
 type OAuthModules = typeof import("./oauth.js") & typeof import("./machine.js");
 

@@ -11,11 +11,11 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import { expandServerConfig, type Environment } from "../../config/placeholders.js";
 import type { HttpServerConfig, McpServerConfig } from "../../config/rows.js";
 import { McpPoolError } from "../core/errors.js";
-import { httpErrorStatus } from "../mcp/http-client.js";
+import { httpErrorStatus } from "../transport/http-client.js";
 import { loadedOAuth, loadOAuth } from "./oauth-client.js";
 import { isAuthRequired } from "./refusal.js";
 import { credentialsKey, memoryTokenStore, type TokenStore } from "./store.js";
-import type { AuthChallenge } from "../mcp/challenges.js";
+import type { AuthChallenge } from "../transport/challenges.js";
 import { SignInLedger } from "./sign-in.js";
 import type { PoolLog, ServerAuthState, ServerStatus, SignInRequest } from "../core/types.js";
 

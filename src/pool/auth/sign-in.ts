@@ -11,7 +11,7 @@
  * the same challenge, the pool stops asking (the spec's "clients SHOULD implement retry
  * limits"): status says so, the bound is logged once, and only `mcpool login --force` goes on.
  */
-import type { AuthChallenge } from "../mcp/challenges.js";
+import type { AuthChallenge } from "../transport/challenges.js";
 import type { PoolLog, SignInRequest } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 

@@ -23,18 +23,18 @@ import { McpPoolError } from "../core/errors.js";
 import { qualifiedName } from "../catalog/naming.js";
 import type { PoolAuth } from "../auth/pool-auth.js";
 import type { ResultCache, Invoked } from "./result-cache.js";
-import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "../server/entry.js";
 import { holding, withSession } from "../server/session.js";
-import { isBrokenPipe } from "../mcp/stdio-transport.js";
+import { isBrokenPipe } from "../transport/stdio-transport.js";
 import type { IndexedTool } from "../catalog/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
 import { upstreamCaller, upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import { isProfileEntry } from "../server/profile-entry.js";
-import { methodNotFound } from "../mcp/error.js";
+import { methodNotFound } from "../core/mcp-error.js";
 import { unlistedTool } from "./unlisted.js";
 
 /**

@@ -18,10 +18,10 @@
  */
 import { causeCode, withCause } from "../core/causes.js";
 import { McpPoolError } from "../core/errors.js";
-import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 import { sessionLost } from "../server/session.js";
-import { isBrokenPipe } from "../mcp/stdio-transport.js";
-import { AnswerTooLarge } from "../mcp/line-reader.js";
+import { isBrokenPipe } from "../transport/stdio-transport.js";
+import { AnswerTooLarge } from "../transport/line-reader.js";
 import type { CallSignal } from "../core/types.js";
 
 /** The request as its failure is told. */

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/rows.js";
 import { canonicalJson } from "../core/fingerprint.js";
-import type { EraVerdict } from "../mcp/era.js";
+import type { EraVerdict } from "../core/era.js";
 
 export interface CachedTools {
   /** connectionHash() of the row the list was fetched over. */

@@ -9,10 +9,10 @@ import type { McpServerConfig } from "../../config/rows.js";
 import type { ConversationEndReason } from "./types.js";
 import type { Listing } from "./listings.js";
 import type { CallRoutes } from "../calls/routes.js";
-import { sharedKeepAliveFetch } from "../mcp/fetch.js";
+import { sharedKeepAliveFetch } from "../transport/fetch.js";
 import type { ConversationIdentity } from "../core/identity.js";
 import type { Connection } from "../server/connection.js";
-import type { EraVerdict } from "../mcp/era.js";
+import type { EraVerdict } from "../core/era.js";
 import type { EntryContext } from "../server/context.js";
 import { ServerEntry } from "../server/entry.js";
 import {
@@ -20,8 +20,8 @@ import {
   DeleteWatch,
   sessionHandleOf,
   type SessionEnd,
-} from "../mcp/session-end.js";
-import { conversationHandedKey, handedFor, processOf } from "../mcp/transport.js";
+} from "../transport/session-end.js";
+import { conversationHandedKey, handedFor, processOf } from "../transport/transport.js";
 import type { CloseReason } from "../core/types.js";
 
 export type ClientPhase = "opening" | "open" | "ending" | "ended";

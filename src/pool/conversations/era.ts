@@ -9,7 +9,7 @@
  */
 import type { McpServerConfig } from "../../config/rows.js";
 import { sameConnection } from "../../config/same-connection.js";
-import type { EraVerdict } from "../mcp/era.js";
+import type { EraVerdict } from "../core/era.js";
 import type { EntryContext } from "../server/context.js";
 import type { ServerEntry } from "../server/entry.js";
 import { probeOnSpare, spareProbeOf } from "../server/spare-probe.js";

@@ -29,8 +29,8 @@ import {
   type KeyHasher,
 } from "../core/identity.js";
 import type { EntryContext } from "../server/context.js";
-import { isResolved, type SessionEnd } from "../mcp/session-end.js";
-import type { EraVerdict } from "../mcp/era.js";
+import { isResolved, type SessionEnd } from "../transport/session-end.js";
+import type { EraVerdict } from "../core/era.js";
 import type { CloseReason, PoolEvent } from "../core/types.js";
 
 /** What every conversation row of a registry shares. */

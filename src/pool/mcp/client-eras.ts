@@ -22,8 +22,8 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { envelopeMeta, mutualModernVersion, supportedVersionsOf, type Era } from "./era.js";
-import { ErrorCode, isMcpError, McpError } from "./error.js";
+import { envelopeMeta, mutualModernVersion, supportedVersionsOf, type Era } from "../core/era.js";
+import { ErrorCode, isMcpError, McpError } from "../core/mcp-error.js";
 import {
   keyed,
   markAnsweredAfterInput,
@@ -31,7 +31,7 @@ import {
   readResult,
   retryParams,
 } from "./input-required.js";
-import { offeredTools } from "./modern-fetch.js";
+import { offeredTools } from "../transport/modern-fetch.js";
 import {
   isSchema,
   parsed,

@@ -40,7 +40,7 @@ import type {
   Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { ErrorCode, isMcpError, McpError } from "./error.js";
+import { ErrorCode, isMcpError, McpError } from "../core/mcp-error.js";
 import {
   asDiscoverResult,
   discoverFresh,
@@ -54,12 +54,12 @@ import {
   type Era,
   type EraPlan,
   type EraVerdict,
-} from "./era.js";
-import { httpErrorStatus, httpJsonRpcError } from "./http-client.js";
+} from "../core/era.js";
+import { httpErrorStatus, httpJsonRpcError } from "../transport/http-client.js";
 import { readResult } from "./input-required.js";
 import { McpProtocol, type Message, type RequestOptions, type ResultSchema } from "./protocol.js";
 import { outputChecker, type OutputCheck } from "./output-schema.js";
-import type { HandedSession } from "./transport.js";
+import type { HandedSession } from "../transport/transport.js";
 import {
   ACKNOWLEDGED,
   LegacyEra,
@@ -68,7 +68,7 @@ import {
   type EraStrategy,
   type EraWire,
 } from "./client-eras.js";
-import { paramBookOf } from "./modern-fetch.js";
+import { paramBookOf } from "../transport/modern-fetch.js";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,

@@ -5,7 +5,7 @@
  * `requestState`, and the request is sent again with `inputResponses` under the same keys
  * and that `requestState` exactly as it came. Pure: the round trips are the client's.
  */
-import { ErrorCode, McpError } from "./error.js";
+import { ErrorCode, McpError } from "../core/mcp-error.js";
 import type { Message } from "./protocol.js";
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 
-import { ErrorCode, McpError } from "./error.js";
+import { ErrorCode, McpError } from "../core/mcp-error.js";
 
 /** Throws the SDK's InvalidParams error when `structured` does not fit the schema. */
 export type OutputCheck = (structured: unknown) => void;

@@ -17,7 +17,7 @@ import type {
   RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { ErrorCode, isMcpError, McpError } from "./error.js";
+import { ErrorCode, isMcpError, McpError } from "../core/mcp-error.js";
 import type { CallSignal } from "../core/types.js";
 
 /** A request's timeout when none is given, ms: the SDK's. */

@@ -21,7 +21,7 @@ import {
   type ElicitRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { ErrorCode, McpError } from "./error.js";
+import { ErrorCode, McpError } from "../core/mcp-error.js";
 
 type ElicitationCapability = { form?: object | undefined; url?: object | undefined } | undefined;
 

@@ -5,7 +5,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 
 import type { McpClient } from "../mcp/client.js";
-import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 
 /** The drain bound when neither the row nor the pool sets a call timeout: the SDK's, ms. */
 export const DEFAULT_DRAIN_MS = 60_000;

@@ -11,7 +11,7 @@ import { secretValues } from "../core/secrets.js";
 import type { CreateMessageResult, ElicitParams, ElicitResult, SampleParams } from "./routing.js";
 import type { ServerEntry } from "./entry.js";
 import type { Connection } from "./connection.js";
-import type { CreateTransport, TransportContext } from "../mcp/transport.js";
+import type { CreateTransport, TransportContext } from "../transport/transport.js";
 import type { PoolEvent, PoolLog, ServerNotification } from "../core/types.js";
 
 /**

@@ -14,19 +14,19 @@ import { causeCode, withCause } from "../core/causes.js";
 import { McpPoolError } from "../core/errors.js";
 import { listTools, type CacheHint } from "../mcp/list-tools.js";
 import { McpClient } from "../mcp/client.js";
-import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 import {
   EraMismatchError,
   pinMismatchMessage,
   usableVerdict,
   type EraPlan,
   type EraVerdict,
-} from "../mcp/era.js";
+} from "../core/era.js";
 import type { EntryContext } from "./context.js";
 import { probeOnSpare, spareProbeOf } from "./spare-probe.js";
-import { processOf } from "../mcp/transport.js";
-import { isBrokenPipe } from "../mcp/stdio-transport.js";
-import { isHttpTransport, listenAgain } from "../mcp/http-client.js";
+import { processOf } from "../transport/transport.js";
+import { isBrokenPipe } from "../transport/stdio-transport.js";
+import { isHttpTransport, listenAgain } from "../transport/http-client.js";
 import type { ServerNotification } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 import { sessionLost } from "./session.js";
@@ -168,7 +168,7 @@ async function dialOnce(
     const listed = context.indexTools
       ? await listTools(client, remaining === undefined ? {} : { timeout: remaining })
       : { tools: [], hint: {} };
-    // A handed session is alive here now: its GET stream opens here (listen-stream.ts).
+    // A handed session is alive here now: its GET stream opens here (ListenStream, fetch.ts).
     listenAgain(transport);
     return { connection, ...listed };
   } catch (cause) {

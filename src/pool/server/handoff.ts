@@ -6,11 +6,11 @@
  */
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedHttpSession, HandedSession } from "../mcp/transport.js";
-import { processOf } from "../mcp/transport.js";
-import { sessionHandleOf } from "../mcp/session-end.js";
+import type { HandedChild, HandedHttpSession, HandedSession } from "../transport/transport.js";
+import { processOf } from "../transport/transport.js";
+import { sessionHandleOf } from "../transport/session-end.js";
 import { drained, type Connection } from "./connection.js";
-import { holdListening, listenAgain } from "../mcp/http-client.js";
+import { holdListening, listenAgain } from "../transport/http-client.js";
 import type { EntryState } from "./state.js";
 
 /**
@@ -99,7 +99,7 @@ export interface HandedHttpOff extends HandedHttpSession {
 /**
  * What the successor needs to go on in each http row's live session (its id and what the
  * handshake or discover told), once its calls settle (within `drainMs`). Its GET stream is
- * closed, so that the successor can open its own (listen-stream.ts); nothing else is stopped:
+ * closed, so that the successor can open its own (ListenStream, fetch.ts); nothing else is stopped:
  * this pool's connection stays as it is until the pool closes, which ends no session.
  */
 export async function handOffSessions(

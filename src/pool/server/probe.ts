@@ -8,7 +8,7 @@ import type { Environment } from "../../config/placeholders.js";
 import type { McpServerConfig } from "../../config/rows.js";
 import { causeCode, withCause } from "../core/causes.js";
 import { redactSecrets, secretValues } from "../core/secrets.js";
-import type { ChildEnvPolicy } from "../mcp/child-env.js";
+import type { ChildEnvPolicy } from "../transport/child-env.js";
 import { toolsFingerprint } from "../core/fingerprint.js";
 import { McpClient } from "../mcp/client.js";
 import { eraPlan } from "./dial.js";
@@ -19,7 +19,7 @@ import {
   type CreateTransport,
   type FetchLike,
   type TransportContext,
-} from "../mcp/transport.js";
+} from "../transport/transport.js";
 import type { EntryContext } from "./context.js";
 import type { ProbeResult } from "../core/types.js";
 import { VERSION } from "../../version.js";

@@ -13,7 +13,7 @@ import type { Connection } from "./connection.js";
 import type { EntryContext } from "./context.js";
 import { ServerEntry } from "./entry.js";
 import { signOfLife } from "./sign-of-life.js";
-import { processOf } from "../mcp/transport.js";
+import { processOf } from "../transport/transport.js";
 import type { HandedProfile } from "./handoff.js";
 
 /**

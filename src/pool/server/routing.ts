@@ -29,7 +29,7 @@ import type {
   RequestContext,
   RoutePolicy,
 } from "./caller-router.js";
-import { ErrorCode, isMcpError, McpError, methodNotFound } from "../mcp/error.js";
+import { ErrorCode, isMcpError, McpError, methodNotFound } from "../core/mcp-error.js";
 import type { PoolLog } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
 

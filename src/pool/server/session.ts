@@ -9,7 +9,7 @@
  * refusal redials (one redial shared by every request that saw it) and runs the work once
  * more on the new client; any other failure, and a second refusal, are passed through.
  */
-import { httpErrorStatus } from "../mcp/http-client.js";
+import { httpErrorStatus } from "../transport/http-client.js";
 import type { Connection } from "./connection.js";
 
 /**

@@ -6,7 +6,7 @@
  * serves after it (profile-entry.ts), whatever the machine's load.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { processOf } from "../mcp/transport.js";
+import { processOf } from "../transport/transport.js";
 import type { Connection } from "./connection.js";
 
 /**

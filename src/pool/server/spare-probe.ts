@@ -24,12 +24,12 @@ import {
   probeFailure,
   usableVerdict,
   type EraVerdict,
-} from "../mcp/era.js";
+} from "../core/era.js";
 import { readResult } from "../mcp/input-required.js";
 import { McpProtocol } from "../mcp/protocol.js";
 import { serverLog } from "../core/server-log.js";
 import { causeCode, withCause } from "../core/causes.js";
-import { ErrorCode, isMcpError } from "../mcp/error.js";
+import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 import type { EntryContext } from "./context.js";
 
 /** Bound on a spare child's `server/discover`, ms (the connect budget when that is shorter). */

@@ -9,13 +9,13 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled, type McpServerConfig } from "../../config/rows.js";
 import type { Connection } from "./connection.js";
-import type { EraVerdict } from "../mcp/era.js";
+import type { EraVerdict } from "../core/era.js";
 import { ToolList } from "./tool-list.js";
 import type { CloseReason, ServerStatus } from "../core/types.js";
 import { BACKED_OFF, backoffMs, failureStatus } from "./backoff.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpPoolError } from "../core/errors.js";
-import { processOf } from "../mcp/transport.js";
+import { processOf } from "../transport/transport.js";
 
 /** Closes that end a server still starting rather than wait for its handshake. */
 const ENDS_A_START: ReadonlySet<CloseReason> = new Set<CloseReason>([

@@ -9,7 +9,7 @@
  */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_MAX_FRAME_BYTES, LineSplitter, type OversizeLine } from "mcpool-protocol";
-import { ErrorCode } from "./error.js";
+import { ErrorCode } from "../core/mcp-error.js";
 
 /** A line over the cap, measured to its newline: its bytes, first and last bytes. */
 export type MeasuredLine = Required<OversizeLine>;
@@ -209,4 +209,68 @@ function topKeys(head: string): { id?: RequestId; method?: string } {
 function lastId(tail: string): RequestId | undefined {
   const match = LAST_ID.exec(tail);
   return match ? idOf(match[1]!) : undefined;
+}
+
+/**
+ * What a successor daemon must read first of a child's stdout (handOff()): the bytes since
+ * the last newline, while that line is under the cap. A line past the cap is being dropped:
+ * none of it is kept, not even the part that comes after the cap was passed (it is the middle
+ * of a line, not the start of one), and the successor is told to drop up to the next newline.
+ */
+export class LineTail {
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  /** The line under way passed the cap: nothing of it is kept until its newline. */
+  #dropped = false;
+
+  constructor(readonly maxBytes: number) {}
+
+  keep(chunk: Buffer): void {
+    const newline = chunk.lastIndexOf(10);
+    if (newline >= 0) {
+      this.#chunks = newline + 1 < chunk.length ? [chunk.subarray(newline + 1)] : [];
+      this.#bytes = chunk.length - newline - 1;
+      this.#dropped = this.#bytes > this.maxBytes;
+      if (this.#dropped) this.#chunks = [];
+    } else if (!this.#dropped && this.#bytes + chunk.length <= this.maxBytes) {
+      this.#chunks.push(chunk);
+      this.#bytes += chunk.length;
+    } else {
+      this.#chunks = [];
+      this.#bytes = 0;
+      this.#dropped = true;
+    }
+  }
+
+  /** The bytes a successor reads first (base64), and whether it drops up to a newline first. */
+  handed(): { unread: string; skipToNewline?: true } {
+    const unread = Buffer.concat(this.#chunks).toString("base64");
+    return this.#dropped ? { unread, skipToNewline: true } : { unread };
+  }
+}
+
+/**
+ * A successor's reading of a child whose predecessor was dropping an oversize line: every
+ * chunk goes to `read`, but for the rest of that line (up to its newline), given to `dropped`
+ * in byte counts. With `skip` false, `read` itself.
+ */
+export function afterDroppedLine(
+  skip: boolean,
+  read: (chunk: Buffer) => void,
+  dropped: (bytes: number) => void,
+): (chunk: Buffer) => void {
+  let skipping = skip;
+  let bytes = 0;
+  return (chunk) => {
+    if (skipping) {
+      const newline = chunk.indexOf(10);
+      bytes += newline < 0 ? chunk.length : newline + 1;
+      if (newline < 0) return;
+      skipping = false;
+      dropped(bytes);
+      chunk = chunk.subarray(newline + 1);
+      if (chunk.length === 0) return;
+    }
+    read(chunk);
+  };
 }

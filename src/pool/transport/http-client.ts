@@ -35,7 +35,7 @@ export function isHttpTransport(transport: unknown): boolean {
   return loaded !== undefined && loaded.isHttpTransport(transport);
 }
 
-/** Ends an http session's GET stream for a hand-over: true if one was open (listen-stream.ts). */
+/** Ends an http session's GET stream for a hand-over: true if one was open (ListenStream, fetch.ts). */
 export async function holdListening(transport: unknown): Promise<boolean> {
   return loaded !== undefined && (await loaded.holdListening(transport));
 }

@@ -9,7 +9,7 @@
  * Compatibility" sections; the SDK v2 client's probe classifier, for which errors count).
  */
 import type { ClientCapabilities, Implementation } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, isMcpError } from "./error.js";
+import { ErrorCode, isMcpError } from "./mcp-error.js";
 
 /** The modern revision this client speaks, and every modern revision it accepts. */
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";

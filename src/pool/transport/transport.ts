@@ -13,7 +13,7 @@ import { redactSecrets, secretValues } from "../core/secrets.js";
 import type { AuthChallenge } from "./challenges.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 import type { Implementation, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { DiscoverResult, EraVerdict } from "./era.js";
+import type { DiscoverResult, EraVerdict } from "../core/era.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -171,6 +171,8 @@ export interface HandedChild {
   fds: [number, number, number];
   /** stdout bytes read but not yet a whole line, base64. */
   unread: string;
+  /** The old daemon was dropping an oversize line: the new one drops up to its newline first. */
+  skipToNewline?: true;
   session: HandedSession;
   /**
    * In the new daemon: whether the hand-over went through. Until it settles the child is not

@@ -16,7 +16,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fdOf, pidGone, pipeFrom, resumeReading, stopReading } from "../core/pipes.js";
 import type { HandedChild, HandedSession } from "./transport.js";
 import {
+  afterDroppedLine,
   LineReader,
+  LineTail,
   MAX_MESSAGE_BYTES,
   opensObject,
   oversizeKind,
@@ -89,9 +91,7 @@ export class ChildProcessTransport implements Transport {
   #child?: ChildProcess;
   #io?: ChildIo;
   /** stdout since its last newline: what a successor must read first (handOff()). */
-  #tail: Buffer[] = [];
-  /** Bytes in #tail; past the line cap it is dropped (the line is, too). */
-  #tailBytes = 0;
+  readonly #tail: LineTail;
   /** Bytes of the oversize line being dropped when the young generation was last collected. */
   #collectedAt = 0;
   /** An oversize line ended the connection: said once. */
@@ -113,6 +113,7 @@ export class ChildProcessTransport implements Transport {
   constructor(options: ChildProcessTransportOptions) {
     this.#options = options;
     this.#buffer = new LineReader(options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+    this.#tail = new LineTail(this.#buffer.maxLineBytes);
   }
 
   get pid(): number | undefined {
@@ -219,9 +220,16 @@ export class ChildProcessTransport implements Transport {
       this.#options.onStderr?.(chunk);
     });
     this.#options.onSpawn?.(handed.pid);
+    // The rest of a line the old daemon was dropping is dropped here, never read as a line.
+    const read = afterDroppedLine(
+      handed.skipToNewline === true,
+      (c) => this.#read(c),
+      (bytes) =>
+        this.#options.onJunk?.(`[the last ${bytes} bytes of an oversize line, dropped unread]`),
+    );
     const unread = Buffer.from(handed.unread, "base64");
-    if (unread.length > 0) this.#read(unread);
-    io.stdout.on("data", (chunk: Buffer) => this.#read(chunk));
+    if (unread.length > 0) read(unread);
+    io.stdout.on("data", (chunk: Buffer) => read(chunk));
   }
 
   /**
@@ -239,8 +247,7 @@ export class ChildProcessTransport implements Transport {
     let settle = (): void => undefined;
     const done = new Promise<void>((resolve) => (settle = resolve));
     this.#handing = { done, settle };
-    const unread = Buffer.concat(this.#tail).toString("base64");
-    return { pid: io.pid, fds: [fds[0], fds[1], fds[2]], unread, session };
+    return { pid: io.pid, fds: [fds[0], fds[1], fds[2]], ...this.#tail.handed(), session };
   }
 
   /** After a handOff() the successor did not take: reads the child again where it stopped. */
@@ -280,7 +287,7 @@ export class ChildProcessTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
-    this.#keepTail(chunk);
+    this.#tail.keep(chunk);
     const lines = this.#buffer.push(chunk);
     this.#dropping();
     for (const line of lines) {
@@ -316,22 +323,6 @@ export class ChildProcessTransport implements Transport {
       new Error(`a stdout line that is no JSON-RPC message passed the ${cap}-byte cap`),
     );
     void this.close();
-  }
-
-  /** What a successor must read first: the chunks since the last newline, while under the cap. */
-  #keepTail(chunk: Buffer): void {
-    const newline = chunk.lastIndexOf(10);
-    if (newline >= 0) {
-      this.#tail = newline + 1 < chunk.length ? [chunk.subarray(newline + 1)] : [];
-      this.#tailBytes = chunk.length - newline - 1;
-    } else if (this.#tailBytes + chunk.length <= this.#buffer.maxLineBytes) {
-      this.#tail.push(chunk);
-      this.#tailBytes += chunk.length;
-    } else {
-      // A line over the cap is being dropped: a successor drops the rest of it as junk.
-      this.#tail = [];
-      this.#tailBytes = 0;
-    }
   }
 
   /**

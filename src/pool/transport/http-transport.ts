@@ -13,10 +13,9 @@ import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
-import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { ListenStream, originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
-import { ListenStream } from "./listen-stream.js";
 import { MAX_MESSAGE_BYTES, oversizeKind, tooLargeAnswer } from "./line-reader.js";
 import type { FetchLike, HandedHttpSession, HandedSession, TransportContext } from "./transport.js";
 
@@ -30,7 +29,7 @@ class OnceClosedHttpTransport extends StreamableHTTPClientTransport {
   #closed = false;
   /** A session another daemon handed over: the client resumes it instead of initializing. */
   handedSession?: HandedSession;
-  /** The session's GET stream (listen-stream.ts), which a hand-over moves. */
+  /** The session's GET stream (ListenStream, fetch.ts), which a hand-over moves. */
   /** A handed session whose old daemon listened on its GET stream: listenAgain() opens it here. */
   listenedBefore = false;
 
@@ -141,7 +140,7 @@ export function isHttpTransport(transport: unknown): boolean {
   return transport instanceof StreamableHTTPClientTransport;
 }
 
-/** Ends `transport`'s GET stream for a hand-over (listen-stream.ts): true if one was open. */
+/** Ends `transport`'s GET stream for a hand-over (ListenStream, fetch.ts): true if one was open. */
 export function holdListening(transport: unknown): Promise<boolean> {
   if (!(transport instanceof OnceClosedHttpTransport)) return Promise.resolve(false);
   return transport.listening.hold();
@@ -178,7 +177,10 @@ const KEEP_BYTES = 512;
 const MARK = "mcpool/answerTooLarge";
 const TOKEN = randomUUID();
 
-/** What the stream held, for tests: the most bytes it held at once. */
+/**
+ * What the stream held, for tests: the most bytes it held at once, a dropped message's kept
+ * ends counted by the memory they keep alive.
+ */
 export interface CapStats {
   maxHeldBytes: number;
 }
@@ -309,13 +311,18 @@ class Message {
     }
     if (this.#head === undefined) {
       const all = Buffer.concat([...this.#held, bytes]);
-      this.#head = all.subarray(0, KEEP_BYTES);
+      // A copy: a view would keep all of `all` alive while the message streams on.
+      this.#head = Buffer.from(all.subarray(0, KEEP_BYTES));
       this.#held = [];
       this.#heldBytes = 0;
       bytes = all;
     }
     const joined = Buffer.concat([this.#tail, bytes.subarray(-KEEP_BYTES)]);
     this.#tail = joined.subarray(-KEEP_BYTES);
+    if (this.stats) {
+      const kept = this.#head.buffer.byteLength + this.#tail.buffer.byteLength;
+      this.stats.maxHeldBytes = Math.max(this.stats.maxHeldBytes, kept);
+    }
   }
 
   /** The whole message; only while not dropping. */

@@ -9,7 +9,7 @@
  * no one. 401 and 403 stay what they are: the sign-in's to handle. A tools/call also
  * carries the `Mcp-Param-*` headers its tool's marks ask for (below).
  */
-import { META } from "./era.js";
+import { META } from "../core/era.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { FetchLike } from "./transport.js";
 

@@ -1,0 +1,59 @@
+/**
+ * `systemctl --user reload mcpool` under a real systemd user manager: the unit's
+ * ExecReload hands the daemon over, and systemd takes the new daemon as the service's main
+ * pid (the old one sends `MAINPID=`), with the running server still in the unit's cgroup.
+ * A user manager runs here only as root, with `unshare`, and with systemd installed: the
+ * manager is started in a private mount namespace (test/fixtures/systemd-user-reload.sh).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { onPath } from "../../src/cli/service/env.js";
+import { cliPath } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
+import { alive, fixture } from "../helpers/processes.js";
+
+const fleet = useFleet();
+
+const canRunUserManager =
+  process.platform === "linux" &&
+  process.getuid?.() === 0 &&
+  existsSync("/lib/systemd/systemd") &&
+  onPath("systemctl") !== undefined &&
+  onPath("unshare") !== undefined;
+
+describe.runIf(canRunUserManager)("a hand-over under a real systemd user manager", () => {
+  it("reloads into a new daemon that systemd tracks as the main pid, with the same child", () => {
+    const h = fleet.home();
+    const config = join(h.dir, "config", "mcpool");
+    mkdirSync(config, { recursive: true });
+    const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
+    writeFileSync(join(config, "mcp.json"), JSON.stringify({ mcpServers: { counter } }));
+    const run = spawnSync("unshare", ["-m", fixture("systemd-user-reload.sh"), h.dir, cliPath], {
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    const said = Object.fromEntries(
+      run.stdout
+        .split("\n")
+        .filter((line) => line.includes(": "))
+        .map((line) => line.split(": ", 2) as [string, string]),
+    );
+    expect(said.error, run.stdout + run.stderr).toBeUndefined();
+    const before = Number(said["daemon-before"]);
+    const after = Number(said["daemon-after"]);
+    expect(before).toBeGreaterThan(0);
+    expect(Number(said["mainpid-before"])).toBe(before);
+    expect(said.reload).toBe("0");
+    expect(after).not.toBe(before);
+    expect(Number(said["handed-from"])).toBe(before);
+    expect(Number(said["mainpid-after"])).toBe(after);
+    expect(said["child-after"]).toBe(said["child-before"]);
+    expect(said["cgroup-after"]).toMatch(/mcpool\.service$/);
+    expect(said.stop).toBe("0");
+    expect(said["state-after-stop"]).toBe("inactive");
+    expect(said["manager-exit"]).toBe("0");
+    expect(alive(after) || alive(Number(said["child-after"]))).toBe(false);
+  });
+});
