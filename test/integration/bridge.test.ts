@@ -3,7 +3,8 @@
  * own Client the way an MCP host drives it.
  */
 import { existsSync } from "node:fs";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
@@ -310,15 +311,31 @@ describe.each(BRIDGE_PATHS)("mcpool bridge over stdio (%s)", (via) => {
     expect(textOf(answered)).toContain("action=accept");
     expect(textOf(answered)).toContain("ada@example.com");
 
-    // Its server hears what it would hear from that host direct: the SDK's answer to a
-    // request it has no handler for, word for word — no decline, no words of the pool's.
+    // A host that cannot answer gets what it gets direct: this server checks its client's
+    // capabilities itself, and the pool, having seen it ask, gives such a host a connection
+    // that declared what the host declares — no decline, no words of the pool's.
+    const direct = new Client({ name: "direct", version: "1.0.0" });
+    await direct.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [fixture("conformance-server.mjs")],
+      }),
+    );
+    const directError = await direct
+      .callTool({ name: "test_elicitation", arguments: { message: "?" } })
+      .then(
+        () => undefined,
+        (error: { code?: unknown; message?: unknown }) => ({
+          code: error.code,
+          message: error.message,
+        }),
+      );
+    await direct.close();
+    expect(directError).toBeDefined();
     const unable: Client = await open(["--server", "fixture"]);
     await expect(
       unable.callTool({ name: "test_elicitation", arguments: { message: "?" } }),
-    ).rejects.toMatchObject({
-      code: -32601,
-      message: "MCP error -32601: MCP error -32601: Method not found",
-    });
+    ).rejects.toMatchObject(directError!);
   });
 
   it("sends a pooled server's log messages to the host, named by the server", async () => {

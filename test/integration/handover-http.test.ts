@@ -5,10 +5,12 @@
  * afresh, as a cold start would.
  */
 import { execFile } from "node:child_process";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { cliPath, type TestHome } from "../helpers/daemon.js";
+import { cliPath, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, stopAll, waitFor } from "../helpers/processes.js";
 import { sessionServer, type SessionServer } from "../helpers/session-server.js";
@@ -100,6 +102,51 @@ describe("a hand-over restart with an http row", () => {
       expect(remote.sessions()).toBe(1);
       expect(remote.count("initialize")).toBe(1);
     } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
+  it("opens its GET stream again when the new daemon cannot start: list_changed is still heard", async () => {
+    const remote = await sessionServer();
+    servers.push(remote);
+    const h = fleet.home();
+    h.writeConfig({ remote: { type: "http", url: remote.url } });
+    // The installed code the restart starts: this checkout, until an "upgrade" that cannot start.
+    const installed = join(h.dir, "installed-main.mjs");
+    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+    chmodSync(installed, 0o755);
+    const old = await startDaemon(h, [], { bin: installed });
+    try {
+      const agent = await fleet.agent(h);
+      expect(await count(agent)).toBe(1);
+      await waitFor(() => remote.listening() === 1, 10_000, "the daemon's GET stream");
+      writeFileSync(installed, `process.stderr.write("broken upgrade\\n"); process.exit(7);\n`);
+      const restart = await promisify(execFile)(process.execPath, [cliPath, "restart"], {
+        env: h.env,
+        encoding: "utf8",
+        timeout: 30_000,
+      }).catch((error: { code?: number; stderr?: string }) => error);
+      expect((restart as { code?: number }).code).toBe(1);
+
+      // Closed for the hand-over, then opened again by the daemon that serves on.
+      await waitFor(
+        () => remote.count("GET") === 2 && remote.listening() === 1,
+        10_000,
+        "the old daemon's GET stream again",
+      );
+      remote.setTools([{ name: "added", inputSchema: { type: "object" } }]);
+      await remote.listChanged();
+      await waitFor(
+        async () =>
+          (await agent.status()).servers.some((s) =>
+            s.tools.some((t) => t.qualified === "remote__added"),
+          ),
+        10_000,
+        "the daemon to list the server's tools again",
+      );
+      expect((await agent.status()).pid).toBe(old.pid);
+    } finally {
+      await old.stop();
       await stopAll(daemonsFor(h.socketPath));
     }
   });

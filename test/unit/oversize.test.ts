@@ -34,7 +34,14 @@ describe("oversizeKind", () => {
       method: "notifications/message",
     });
     const request = `{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":"${filler}"}}`;
-    expect(oversizeKind(...edges(request))).toMatchObject({ kind: "message" });
+    expect(oversizeKind(...edges(request))).toEqual({
+      kind: "message",
+      method: "sampling/createMessage",
+      id: 3,
+    });
+    // As the SDK writes a request: method first, id last.
+    const sdk = `{"method":"ping","params":{"pad":"${filler}"},"jsonrpc":"2.0","id":"s-1"}`;
+    expect(oversizeKind(...edges(sdk))).toEqual({ kind: "message", method: "ping", id: "s-1" });
   });
 
   it("never throws on a key or method JSON does not accept, and reads what it can", () => {

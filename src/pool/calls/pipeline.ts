@@ -94,6 +94,9 @@ export interface CallPipelineInit {
   callTimeoutMs: number | undefined;
 }
 
+/** A call's event. */
+type CallEvent = Extract<PoolEvent, { type: "call" }>;
+
 /** Whether `qualified` could be one of `entry`'s tools: it starts with the row's slug. */
 function couldName(entry: ServerEntry, qualified: string): boolean {
   return qualified.startsWith(qualifiedName(slugOf(entry.row), ""));
@@ -128,7 +131,7 @@ export class CallPipeline {
       const finished = await this.#prepared(indexed, input, own);
       const { result, truncated, cached } = finished;
       if (events.listened) {
-        events.emit({
+        const event: CallEvent = {
           type: "call",
           qualified,
           serverId: indexed.entry.id,
@@ -140,10 +143,12 @@ export class CallPipeline {
             return finished.chars;
           },
           truncated,
-          ...(opts.hidden ? { hidden: true } : {}),
-          ...(opts.raw ? { raw: true } : {}),
-          ...(cached ? { cached: true } : {}),
-        });
+        };
+        // Set only when true, as before, without an object spread in for each.
+        if (opts.hidden) event.hidden = true;
+        if (opts.raw) event.raw = true;
+        if (cached) event.cached = true;
+        events.emit(event);
       }
       return opts.raw ? result : finished.text;
     } catch (error) {
@@ -361,6 +366,7 @@ export class CallPipeline {
       throw upstreamError(error, {
         serverId: entry.id,
         what: `call to "${name}"`,
+        toolCall: true,
         timeoutMs,
         unresponsive: connection.unresponsive,
         authRefusal: refusal,

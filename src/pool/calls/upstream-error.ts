@@ -29,6 +29,8 @@ export interface UpstreamRequest {
   serverId: string;
   /** What was asked, as a message names it: `call to "add"`, `resources/read`. */
   what: string;
+  /** A tool call: it ran, whatever became of its answer. Absent: a read, a listing, a prompt. */
+  toolCall?: boolean;
   /** The request's timeout, ms; undefined is the SDK's 60 s. */
   timeoutMs: number | undefined;
   /** The caller's signal: an aborted request's error is the abort's. */
@@ -79,9 +81,10 @@ export function upstreamError(error: unknown, request: UpstreamRequest): unknown
   }
   if (isMcpError(error) && error.data instanceof AnswerTooLarge) {
     const { bytes, maxBytes } = error.data;
+    const ask = request.toolCall ? "the tool ran: ask it for less" : "ask for less";
     return new McpPoolError(
       "answer-too-large",
-      `server "${serverId}" answered the ${what} with ${bytes} bytes, over the daemon's ${maxBytes}-byte frame cap, so the answer was dropped as it arrived; the tool ran: ask it for less`,
+      `server "${serverId}" answered the ${what} with ${bytes} bytes, over the daemon's ${maxBytes}-byte frame cap, so the answer was dropped as it arrived; ${ask}`,
       { serverId, bytes, maxFrameBytes: maxBytes },
     );
   }

@@ -405,6 +405,7 @@ export class ConversationCalls {
     return upstreamError(error, {
       serverId,
       what: `call to "${name}"`,
+      toolCall: true,
       timeoutMs,
       cutOff: () => lostError(serverId, name),
     });

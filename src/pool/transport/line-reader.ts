@@ -105,8 +105,11 @@ export class AnswerTooLarge {
 }
 
 /** What an oversize message was, as far as its first and last bytes tell. */
+/** A message of the server's carries `id` when it is a request and its head holds the id. */
 export type OversizeKind =
-  { kind: "answer"; id: RequestId } | { kind: "message"; method: string } | { kind: "unknown" };
+  | { kind: "answer"; id: RequestId }
+  | { kind: "message"; method: string; id?: RequestId }
+  | { kind: "unknown" };
 
 /** Whether a line's first bytes open a JSON object: what a JSON-RPC message is. */
 export function opensObject(head: Uint8Array): boolean {
@@ -122,9 +125,18 @@ export function oversizeKind(head: Uint8Array, tail: Uint8Array): OversizeKind {
   const text = latin1(head);
   if (!/^\s*\{/.test(text)) return { kind: "unknown" };
   const top = topKeys(text);
-  if (top.method !== undefined) return { kind: "message", method: top.method };
   const id = top.id ?? lastId(latin1(tail));
+  if (top.method !== undefined) {
+    // The SDK writes a request's id last: its head names the method, its tail the id.
+    return { kind: "message", method: top.method, ...(id === undefined ? {} : { id }) };
+  }
   return id === undefined ? { kind: "unknown" } : { kind: "answer", id };
+}
+
+/** What a server is answered for its request `id` that came over the cap, dropped unread. */
+export function tooLargeRequest(id: RequestId, bytes: number, maxBytes: number): JSONRPCMessage {
+  const message = `the request is ${bytes} bytes, over the ${maxBytes}-byte cap: dropped unread`;
+  return { jsonrpc: "2.0", id, error: { code: ErrorCode.InvalidRequest, message } };
 }
 
 /** The error answer that stands for an oversize answer to request `id`. */

@@ -24,6 +24,7 @@ import {
   oversizeKind,
   parseJsonRpcLine,
   tooLargeAnswer,
+  tooLargeRequest,
   type MeasuredLine,
 } from "./line-reader.js";
 import { v8Collector } from "../core/collect.js";
@@ -339,6 +340,9 @@ export class ChildProcessTransport implements Transport {
       this.#options.onJunk?.(
         `[a ${line.oversize}-byte "${what.method}" message, over the ${cap}-byte cap, dropped unread]`,
       );
+      // A request is answered, or the server (and the call that led to it) would wait on it.
+      const id = what.id;
+      if (id !== undefined) this.send(tooLargeRequest(id, line.oversize, cap)).catch(() => {});
     } else if (!this.#gaveUp) {
       this.#gaveUp = true;
       this.onerror?.(new Error(`a ${line.oversize}-byte stdout line passed the ${cap}-byte cap`));
