@@ -24,6 +24,7 @@ import {
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { expect } from "vitest";
 import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import { cliPath } from "./daemon.js";
 import { alive, daemonsFor, stopAll, waitFor } from "./processes.js";
@@ -308,6 +309,15 @@ export function realWorld(): RealWorld {
     },
   };
   return world;
+}
+
+/** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
+export async function expectOneUserDaemon(world: RealWorld): Promise<number> {
+  const status = await world.status();
+  expect(status.socketPath).toBe(world.socket);
+  expect(world.daemons()).toEqual([status.pid]);
+  expect(status.strays).toEqual([]);
+  return status.pid;
 }
 
 /**

@@ -24,6 +24,7 @@ import {
   type FrameworkRun,
 } from "../helpers/real-hosts-frameworks.js";
 import {
+  expectOneUserDaemon,
   INSTALL_MS,
   installed,
   REAL_HOSTS,
@@ -87,15 +88,6 @@ describe.runIf(REAL_HOSTS)(
           (await world.status()).servers.map((s) => [s.id, s.resources?.callsLastMinute ?? 0]),
         );
 
-      /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
-      const expectOneUserDaemon = async (): Promise<number> => {
-        const status = await world.status();
-        expect(status.socketPath).toBe(world.socket);
-        expect(world.daemons()).toEqual([status.pid]);
-        expect(status.strays).toEqual([]);
-        return status.pid;
-      };
-
       beforeAll(async () => {
         world = realWorld();
         await world.serve();
@@ -129,7 +121,7 @@ describe.runIf(REAL_HOSTS)(
       it.sequential.each(cases)(
         "$framework calls every pooled server through the user's daemon over $kind entries, and no second daemon exists",
         async ({ kind }) => {
-          const pid = await expectOneUserDaemon();
+          const pid = await expectOneUserDaemon(world);
           const before = await callsServed();
 
           const run = await runFramework(prefix, framework, entries[kind], CALLS, world.bare);
@@ -137,7 +129,7 @@ describe.runIf(REAL_HOSTS)(
           expectAnswers(run, world);
           const after = await callsServed();
           for (const id of SERVER_IDS) expect(after[id]!, id).toBeGreaterThan(before[id]!);
-          expect(await expectOneUserDaemon()).toBe(pid);
+          expect(await expectOneUserDaemon(world)).toBe(pid);
         },
         TEST_MS,
       );
@@ -145,7 +137,7 @@ describe.runIf(REAL_HOSTS)(
       it.sequential.each(cases)(
         "$framework's sessions over $kind entries answer again after a daemon restart, with nothing restarted by hand",
         async ({ kind }) => {
-          const before = await expectOneUserDaemon();
+          const before = await expectOneUserDaemon(world);
           const run = await runFrameworkAcross(
             prefix,
             framework,
@@ -162,7 +154,7 @@ describe.runIf(REAL_HOSTS)(
           expectAnswers(run, world);
           // The same sessions, through the new daemon.
           expectAnswers({ ...run, calls: run.then ?? [] }, world);
-          expect(await expectOneUserDaemon()).not.toBe(before);
+          expect(await expectOneUserDaemon(world)).not.toBe(before);
         },
         2 * TEST_MS,
       );
@@ -186,7 +178,7 @@ describe.runIf(REAL_HOSTS)(
           const run = await runFramework(prefix, framework, entries.pipe, CALLS, world.bare);
 
           expectAnswers(run, world);
-          await expectOneUserDaemon();
+          await expectOneUserDaemon(world);
         },
         TEST_MS,
       );

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
 import { codexServerStatus, REAL_HOSTS_CLI, type Listed } from "../helpers/real-hosts-cli.js";
 import {
+  expectOneUserDaemon,
   INSTALL_MS,
   installed,
   lanes,
@@ -76,22 +77,13 @@ describe.runIf(REAL_HOSTS)(
           return text;
         };
 
-        /** The one daemon of this HOME is the user's, on its socket, and no stray is listed. */
-        const expectOneUserDaemon = async (): Promise<number> => {
-          const status = await world.status();
-          expect(status.socketPath).toBe(world.socket);
-          expect(world.daemons()).toEqual([status.pid]);
-          expect(status.strays).toEqual([]);
-          return status.pid;
-        };
-
         /**
          * After a host started the daemon through its entries: the user's daemon is up and
          * stays, never a second — OpenCode, which ends each server's whole process tree as it
          * exits, included: the daemon an entry starts is nobody's child (client/src/dial.ts).
          */
         const expectStartedDaemon = async (): Promise<void> => {
-          await expectOneUserDaemon();
+          await expectOneUserDaemon(world);
         };
 
         beforeAll(() => {
@@ -115,7 +107,7 @@ describe.runIf(REAL_HOSTS)(
             expect(count(text, RELAY_NAME), text).toBe(SERVER_IDS.length);
 
             expectAllConnected(await host.list(prefix, world));
-            expect(await expectOneUserDaemon()).toBe(pid);
+            expect(await expectOneUserDaemon(world)).toBe(pid);
           },
           TEST_MS,
         );
