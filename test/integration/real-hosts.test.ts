@@ -12,6 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
+import { waitFor } from "../helpers/processes.js";
 import { codexServerStatus, REAL_HOSTS_CLI, type Listed } from "../helpers/real-hosts-cli.js";
 import {
   expectOneUserDaemon,
@@ -78,11 +79,24 @@ describe.runIf(REAL_HOSTS)(
         };
 
         /**
-         * After a host started the daemon through its entries: the user's daemon is up and
+         * After a host started the daemon through its entries: the user's daemon comes up and
          * stays, never a second — OpenCode, which ends each server's whole process tree as it
          * exits, included: the daemon an entry starts is nobody's child (client/src/dial.ts).
+         * A host served from the daemon's recorded answers (a cold entry) may be done before
+         * that daemon listens, and the daemons its other entries started may still be giving
+         * way: wait for one daemon to answer and the rest to be gone, then look.
          */
         const expectStartedDaemon = async (): Promise<void> => {
+          await waitFor(
+            async () => (await world.cli(["status", "--json"])).code === 0,
+            30_000,
+            "the daemon the entries started to answer",
+          );
+          await waitFor(
+            () => world.daemons().length === 1,
+            30_000,
+            "one daemon of this HOME, the others given way",
+          );
           await expectOneUserDaemon(world);
         };
 

@@ -86,6 +86,12 @@ function parse(line: string): Message | undefined {
 
 const isId = (id: unknown): id is Id => typeof id === "string" || typeof id === "number";
 
+/** Whether a host line is a request: it waits for an answer. */
+const isRequest = (line: string): boolean => {
+  const message = parse(line);
+  return message?.method !== undefined && isId(message.id);
+};
+
 /** The key of a framed request's id. */
 const idOf = (line: string): string => JSON.stringify(parse(line)?.id);
 
@@ -214,9 +220,8 @@ export class LeanSession {
   hostEnd(): void {
     this.hostEnded = true;
     if (this.state === "open") this.socket.end();
-    // Even with only notifications queued (a cold start's `notifications/initialized`), the
-    // daemon this entry started is waited for: the host that ends here is served by it next.
-    else if (this.state === "down" || this.queue.length === 0) this.finish();
+    // Nothing waiting is owed an answer (a cold start's `notifications/initialized`): done.
+    else if (this.state === "down" || !this.queue.some(isRequest)) this.finish();
   }
 
   /** The host is gone: no more dials; the caller ends the current socket. */
