@@ -7,8 +7,9 @@
  * one in, so it is a step of the hand-over, never a wait.
  *
  * This wraps the transport's fetch. A GET while the stream is held, or while one is already
- * open, is answered here with 405 — the answer of a server that offers no stream, which the
- * SDK takes quietly — so the SDK's own reopening after a close never reaches the server.
+ * open (but a resumption, which names its `Last-Event-ID`), is answered here with 405 — the
+ * answer of a server that offers no stream, which the SDK takes quietly — so the SDK's own
+ * reopening after a close never reaches the server.
  */
 import type { FetchLike } from "./transport.js";
 
@@ -30,7 +31,12 @@ export class ListenStream {
   wrap(fetch: FetchLike): FetchLike {
     return async (url, init) => {
       if ((init?.method ?? "GET").toUpperCase() !== "GET") return fetch(url, init);
-      if (this.#held || this.#open !== undefined) return new Response(null, { status: 405 });
+      if (this.#held) return new Response(null, { status: 405 });
+      // A GET naming the last event it saw resumes a stream the server closed early (a
+      // call's answer stream, as the server's `retry` asks): it is that stream, never a
+      // second listening one, and it goes to the server as it is.
+      if (new Headers(init?.headers).has("last-event-id")) return fetch(url, init);
+      if (this.#open !== undefined) return new Response(null, { status: 405 });
       const response = await fetch(url, init);
       if (!response.ok || response.body === null) return response;
       return this.#watched(response, response.body);
