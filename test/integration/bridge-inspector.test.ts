@@ -21,13 +21,10 @@ import {
   type TestHome,
 } from "../helpers/daemon.js";
 import { BRIDGE_PATHS, bridgeCommand, scopeSocket, type BridgePath } from "../helpers/bridge.js";
-import { waitFor } from "../helpers/processes.js";
+import { referenceServer, waitFor } from "../helpers/processes.js";
 
 const require = createRequire(import.meta.url);
-const everythingBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist/index.js",
-);
+const everythingBin = referenceServer("server-everything");
 const inspectorBuild = join(
   dirname(require.resolve("@modelcontextprotocol/inspector-cli/package.json")),
   "build",

@@ -3,8 +3,6 @@
  * --server everything` a host lists exactly what it lists connecting to server-everything
  * direct, whatever it declares, and what the server asks during its call goes to it alone.
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -32,13 +30,9 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { alive, waitFor } from "../helpers/processes.js";
+import { alive, referenceServer, waitFor } from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const everythingBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist/index.js",
-);
+const everythingBin = referenceServer("server-everything");
 
 const BOTH: ClientCapabilities = { sampling: {}, elicitation: { form: {} } };
 

@@ -3,20 +3,14 @@
  * @modelcontextprotocol/server-everything (resources with subscriptions, prompts,
  * completion, logging) and the interactive fixture (tools and logging only).
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient, ServerNotification } from "mcpool-client";
 import { type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
-import { fixture, nextMatching, waitFor } from "../helpers/processes.js";
+import { fixture, nextMatching, referenceServer, waitFor } from "../helpers/processes.js";
 
 const BOUND_MS = 15_000;
-const require = createRequire(import.meta.url);
-const everythingBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist/index.js",
-);
+const everythingBin = referenceServer("server-everything");
 const ARCHITECTURE = "demo://resource/static/document/architecture.md";
 const FEATURES = "demo://resource/static/document/features.md";
 

@@ -1,16 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpPool, type McpServerConfig } from "../../src/index.js";
-import { alive, waitFor } from "../helpers/processes.js";
+import { alive, referenceServer, waitFor } from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const everythingBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist/index.js",
-);
+const everythingBin = referenceServer("server-everything");
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -7,8 +7,6 @@
  * Direct is the oracle: the same SDK host, the same calls, the server spawned by itself and
  * through the lean bridge.
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -21,14 +19,9 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { waitFor } from "../helpers/processes.js";
+import { referenceServer, waitFor } from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const EVERYTHING = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js",
-);
+const EVERYTHING = referenceServer("server-everything");
 const GZIP = {
   name: "gzip-file-as-resource",
   arguments: { name: "hello.gz", data: "data:text/plain;base64,aGVsbG8=", outputType: "resource" },
