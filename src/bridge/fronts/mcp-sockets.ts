@@ -226,7 +226,7 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
     const { bridge, loaded: ready } = await bridgeFor(scope);
     if (ended) return;
     const transport = new ready.StdioServerTransport(socket, socket);
-    answersApart(transport);
+    answersApart(transport, socket);
     // Either era: the host's opening message says which (era-switch.ts).
     server = await bridge.serve(transport);
     answersBeforeEnd(transport, socket, end);
