@@ -334,6 +334,9 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     const folders = foldersOf(options.daemonSocketPath, dir);
     if (folders === undefined) return;
     const raced = (): boolean => relisten || folders.overtaken();
+    // The sockets' folder went (alone, or with a runtime folder the keeper has made again
+    // and not yet renewed us in): every socket is bound again in a new one, as renew() does.
+    if (folders.missing) relisten = true;
     if (relisten) {
       relisten = false;
       try {
