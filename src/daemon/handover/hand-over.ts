@@ -1,7 +1,8 @@
 /**
  * The old daemon's hand-over, step by step (README.md): hold the socket and the fronts, let
  * the children settle and stop reading them, let go of the lock, start the new daemon with
- * the descriptors and the snapshot, and wait for its answer. Ready: the children are
+ * the descriptors and the snapshot, stop listening (what arrives waits in the sockets' backlog
+ * for the new daemon), and wait for its answer. Ready: the children are
  * released without a signal, the service manager is told the new main pid, and the caller
  * is answered; the daemon then stops without unlinking its socket. Not ready: everything is
  * taken back — the lock, the children's reading, the socket, the fronts — and why is said.
@@ -57,6 +58,11 @@ export interface HandOverDeps {
 export interface HandedFronts {
   /** Accept nothing more and end their sessions; their listening sockets' fds by scope. */
   hold(): Promise<HandedFront[]>;
+  /**
+   * The new daemon was started with their listening sockets: stop listening here (their
+   * paths stay), so what arrives waits in the backlog for the new daemon.
+   */
+  letGo(): void;
   /** The hand-over failed: accept again (or start again, if they could not be held). */
   resume(): Promise<void>;
   /** The hand-over went through: let go of all but the listening sockets, now the new daemon's. */
@@ -133,6 +139,12 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     snapshot,
     answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
   });
+  // The sockets live on in the new daemon: connections wait in their backlog until it listens.
+  server.letGo();
+  deps.fronts?.letGo();
+  log.info(
+    `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
+  );
   const answer = await successor.answer;
   if (!answer.ready) {
     successor.go(false);
@@ -187,7 +199,9 @@ async function takeBack(
     );
   }
   resumeHandedOff(handed);
-  deps.server.unhold();
+  await deps.server.unhold().catch((error: unknown) => {
+    deps.log.error(`mcpool: could not listen on the socket again: ${(error as Error).message}`);
+  });
   await deps.fronts?.resume().catch((error: unknown) => {
     deps.log.error(`mcpool: could not restart the MCP sockets: ${(error as Error).message}`);
   });
