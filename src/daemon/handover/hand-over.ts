@@ -29,6 +29,7 @@ import {
   type Snapshot,
 } from "./snapshot.js";
 import { startSuccessor } from "./successor.js";
+import { handedSubscriptions, holdSubscriptions, unholdSubscriptions } from "./subscriptions.js";
 import { tellMainPid } from "./service-manager.js";
 
 /** Bound on each child's calls in flight settling before it is handed over, ms. */
@@ -98,6 +99,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     );
   }
   log.info(`mcpool: handing over to a new daemon`);
+  holdSubscriptions(pool);
   server.hold(keepId);
   const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
@@ -125,6 +127,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
       ...(conversation ? { conversation } : {}),
       ...(listened ? { listened } : {}),
     })),
+    subscriptions: handedSubscriptions(pool),
   };
   deps.lock.release();
   const { command, args } = start(1 + servers.length * 3 + fronts.length);
@@ -149,6 +152,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     successor.go(false);
     await takeBack({ ...deps, server, log }, handed, answer);
     resumeHandedSessions(sessions);
+    unholdSubscriptions(pool, log);
     throw new McpPoolError(
       "handover-failed",
       `the new daemon did not take over, so this one serves on: ${answer.why}`,
