@@ -104,10 +104,11 @@ export interface McpSockets {
   hold(): { scope: string; fd: number }[];
   /**
    * The new daemon was started with the listening sockets: this process closes its listeners
-   * (never their paths), so what arrives waits in the sockets' backlog for the new daemon.
+   * (never their paths: bound by rename, or handed as fds), so what arrives waits in the
+   * sockets' backlog for the new daemon.
    */
   letGo(): void;
-  /** The hand-over failed: accepts again, on sockets bound afresh if they were let go. */
+  /** The hand-over failed: accepts again; sockets let go are bound afresh (by rename) by a pass. */
   resume(): Promise<void>;
   /** The hand-over went through: ends everything; the sockets and their folder are the new daemon's. */
   abandon(): Promise<void>;
@@ -406,14 +407,12 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       return listeningFds(listeners);
     },
     letGo() {
-      // Bound by rename or listening on a handed fd: closing unlinks no live path.
       for (const listener of listeners.values()) listener.close();
       listeners.clear();
       paths.clear();
     },
     async resume() {
       holding = false;
-      // Those let go are bound again by the next pass (by rename: the path never goes).
       await sync();
     },
     abandon() {
