@@ -104,11 +104,10 @@ export interface McpSockets {
   hold(): { scope: string; fd: number }[];
   /**
    * The new daemon was started with the listening sockets: this process closes its listeners
-   * (never their paths: bound by rename, or handed as fds), so what arrives waits in the
-   * sockets' backlog for the new daemon.
+   * (never their paths), so what arrives waits in the sockets' backlog for the new daemon.
    */
   letGo(): void;
-  /** The hand-over failed: accepts again; sockets let go are bound afresh (by rename) by a pass. */
+  /** The hand-over failed: accepts again, on sockets bound afresh if they were let go. */
   resume(): Promise<void>;
   /** The hand-over went through: ends everything; the sockets and their folder are the new daemon's. */
   abandon(): Promise<void>;
@@ -279,6 +278,13 @@ function scopeBridges(
   return { bridges, bridgeFor, loaded: () => loaded };
 }
 
+/** Closes and forgets every listener: their paths are gone; the sessions they accepted carry on. */
+function dropListeners(listeners: Map<string, NetServer>, paths: Map<string, string>): void {
+  for (const listener of listeners.values()) listener.close();
+  listeners.clear();
+  paths.clear();
+}
+
 export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
   const log = options.log ?? (() => undefined);
   const dir = mcpSocketDir(options.daemonSocketPath);
@@ -347,12 +353,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
         throw error;
       }
       folders.made();
-      for (const [scope, listener] of [...listeners]) {
-        listeners.delete(scope);
-        paths.delete(scope);
-        // Its path is gone; the sessions it accepted carry on.
-        listener.close();
-      }
+      dropListeners(listeners, paths);
     }
     const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
     const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
@@ -407,12 +408,12 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       return listeningFds(listeners);
     },
     letGo() {
-      for (const listener of listeners.values()) listener.close();
-      listeners.clear();
-      paths.clear();
+      // Bound by rename or listening on a handed fd: closing unlinks no live path.
+      dropListeners(listeners, paths);
     },
     async resume() {
       holding = false;
+      // Those let go are bound again by the next pass (by rename: the path never goes).
       await sync();
     },
     abandon() {
