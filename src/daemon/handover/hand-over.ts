@@ -93,6 +93,8 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   log.info(`mcpool: handing over to a new daemon`);
   server.hold(keepId);
   const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
+  // The task records first: a live task holds its connection as a call does, but it moves.
+  const tasks = pool.handOffTasks();
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const sessions = await pool.handOffSessions(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
@@ -117,6 +119,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
       session,
       ...(listened ? { listened } : {}),
     })),
+    tasks,
   };
   deps.lock.release();
   const { command, args } = start(1 + servers.length * 3 + fronts.length);
@@ -135,6 +138,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     successor.go(false);
     await takeBack({ ...deps, server, log }, handed, answer);
     resumeHandedSessions(sessions);
+    pool.resumeTasks();
     throw new McpPoolError(
       "handover-failed",
       `the new daemon did not take over, so this one serves on: ${answer.why}`,

@@ -8,6 +8,7 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
+import type { MovedTask } from "../../pool/calls/tasks.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
@@ -107,6 +108,11 @@ export interface Snapshot {
    * instead of initializing again. Absent (older snapshots): they are dialled again.
    */
   sessions?: HandedHttpRow[];
+  /**
+   * The pool's task records on the children handed over (moved-tasks.ts). Absent (older
+   * snapshots): a host's older tasks are unknown to the new daemon.
+   */
+  tasks?: MovedTask[];
 }
 
 /** An http row's live session: the row as the old daemon dialled it, and the session. */
