@@ -10,6 +10,7 @@ import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
 import { takenTasks } from "./moved-tasks.js";
 import { childLabel, handedKey, nameOf, type HandedServer } from "./snapshot.js";
+import { adoptSubscriptions } from "./subscriptions.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
 
@@ -88,6 +89,8 @@ export async function concludeAdoption(
   // host's entry can dial this daemon (the old one lets them go once answered).
   pool.adoptTasks(takenTasks(snapshot.tasks, new Set(taken.map(nameOf))));
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
+  // An entry that reached this daemon already and subscribed again counts as one back.
+  adoptSubscriptions(pool, snapshot.subscriptions, adopted, log);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({

@@ -12,6 +12,7 @@ import type { MovedTask } from "../../pool/calls/tasks.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
+import type { HandedSubscription } from "../../pool/calls/server-passthrough.js";
 
 /**
  * The snapshot's format; raised when its meaning changes, never reused. Version 2 adds the
@@ -113,6 +114,11 @@ export interface Snapshot {
    * snapshots): a host's older tasks are unknown to the new daemon.
    */
   tasks?: MovedTask[];
+  /**
+   * The pool's live upstream resource subscriptions, with how many listeners each had
+   * (subscriptions.ts). Absent (older snapshots): the entries subscribe again anew.
+   */
+  subscriptions?: HandedSubscription[];
 }
 
 /** An http row's live session: the row as the old daemon dialled it, and the session. */
