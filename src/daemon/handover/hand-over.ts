@@ -102,6 +102,8 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   holdSubscriptions(pool);
   server.hold(keepId);
   const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
+  // The task records first: a live task holds its connection as a call does, but it moves.
+  const tasks = pool.handOffTasks();
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const sessions = await pool.handOffSessions(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
@@ -127,6 +129,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
       ...(conversation ? { conversation } : {}),
       ...(listened ? { listened } : {}),
     })),
+    tasks,
     subscriptions: handedSubscriptions(pool),
   };
   deps.lock.release();
@@ -152,6 +155,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     successor.go(false);
     await takeBack({ ...deps, server, log }, handed, answer);
     resumeHandedSessions(sessions);
+    pool.resumeTasks();
     unholdSubscriptions(pool, log);
     throw new McpPoolError(
       "handover-failed",

@@ -8,6 +8,7 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
+import type { MovedTask } from "../../pool/calls/tasks.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
@@ -109,6 +110,11 @@ export interface Snapshot {
    * Absent (older snapshots): they are dialled again.
    */
   sessions?: HandedHttpRow[];
+  /**
+   * The pool's task records on the children handed over (moved-tasks.ts). Absent (older
+   * snapshots): a host's older tasks are unknown to the new daemon.
+   */
+  tasks?: MovedTask[];
   /**
    * The pool's live upstream resource subscriptions, with how many listeners each had
    * (subscriptions.ts). Absent (older snapshots): the entries subscribe again anew.
