@@ -10,14 +10,14 @@
  * answer to a host that can.
  */
 import { existsSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bridgeCommand, scopeSocket, stringEnv } from "../helpers/bridge.js";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { testHome } from "../helpers/daemon.js";
 import { waitFor } from "../helpers/processes.js";
 import { openHost } from "./entries.js";
 import { connectHost, type HostSpec } from "./host.js";
 import { compare, normalise, withoutModernEnvelope } from "./normalise.js";
-import { projectOf } from "./run.js";
+import { pooling, projectOf } from "./run.js";
 import { matrixServers } from "./servers.js";
 import { step, type Step } from "./session.js";
 
@@ -26,18 +26,7 @@ const CALL = { name: "echo", arguments: { text: "first" } };
 describe("a legacy host's first call, before any listing, to a 2026-07-28-only server", () => {
   const home = testHome("mcpool-differential-first-call-");
   const server = matrixServers(home.dir).find((s) => s.id === "modern")!;
-  let daemon: RunningDaemon | undefined;
-
-  beforeAll(async () => {
-    home.writeConfig({ [server.id]: { command: server.command, args: server.args } });
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
-  }, 60_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home.remove();
-  });
+  pooling(home, [server]);
 
   it("is answered as the server answers it, not with the refused legacy child's error", async () => {
     const spec = (client: "v1" | "v2"): HostSpec => ({

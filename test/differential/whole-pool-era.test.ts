@@ -8,14 +8,14 @@
  * bridge of the whole pool relays none).
  */
 import { existsSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { bridgeCommand, httpBridge, scopeSocket, stringEnv } from "../helpers/bridge.js";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { testHome } from "../helpers/daemon.js";
 import { waitFor } from "../helpers/processes.js";
 import { openHost } from "./entries.js";
 import { connectHost, type Host, type HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
-import { projectOf } from "./run.js";
+import { pooling, projectOf } from "./run.js";
 import { matrixServers } from "./servers.js";
 import { runSession, type ServerScript, type Step } from "./session.js";
 
@@ -50,7 +50,6 @@ function asWholePool(steps: readonly Step[], slug: string): Step[] {
 describe("a dual-era host of the whole pool whose servers speak only 2025-11-25", () => {
   const home = testHome("mcpool-differential-whole-pool-");
   const server = matrixServers(home.dir).find((s) => s.id === "everything")!;
-  let daemon: RunningDaemon | undefined;
   let direct: Step[] = [];
   const spec = (): HostSpec => ({
     client: "v2",
@@ -58,10 +57,9 @@ describe("a dual-era host of the whole pool whose servers speak only 2025-11-25"
     root: projectOf(home, "v2"),
   });
 
+  pooling(home, [server]);
+
   beforeAll(async () => {
-    home.writeConfig({ [server.id]: { command: server.command, args: server.args } });
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
     const host = await openHost(home, server, spec(), "direct");
     try {
       direct = normalise(asWholePool(await runSession(host, server.script), server.id));
@@ -69,11 +67,6 @@ describe("a dual-era host of the whole pool whose servers speak only 2025-11-25"
       await host.close();
     }
   }, 120_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home.remove();
-  });
 
   async function pooled(open: () => Promise<Host>): Promise<Step[]> {
     const host = await open();
