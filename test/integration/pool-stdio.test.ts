@@ -143,6 +143,40 @@ describe("a pool of stdio children", () => {
     expect((error as McpPoolError).detail.timeoutMs).toBe(200);
   });
 
+  it("logs no connect failure for a start ended on purpose by stop() or by closing the pool", async () => {
+    const p = pool({ connectTimeoutMs: 600_000 });
+    const errors: string[] = [];
+    const failures: PoolEvent[] = [];
+    const p2 = pool({ connectTimeoutMs: 600_000, log: { error: (line) => errors.push(line) } });
+    for (const each of [p, p2]) {
+      each.onEvent((e) => e.type === "connect-failed" && failures.push(e));
+    }
+    // A legacy pin: no spare child probes its era first, the serving child starts at once.
+    const env = { HANG_ON_INIT: "1" };
+    const silent = node("silent", "hang.mjs", { env, protocol: "legacy" });
+    const starting = async (each: McpPool): Promise<number> => {
+      let pid: number | undefined;
+      await waitFor(() => (pid = each.state()[0]?.pid) !== undefined, 15_000, "a starting pid");
+      return pid as number;
+    };
+
+    const syncing = p2.sync([silent]).catch(() => undefined);
+    const first = await starting(p2);
+    await p2.stop("silent");
+    await syncing;
+    expect(p2.state()[0]).toMatchObject({ status: "idle" });
+    expect(p2.state()[0]?.error).toBeUndefined();
+    expect(alive(first)).toBe(false);
+
+    const closing = p.sync([silent]).catch(() => undefined);
+    const second = await starting(p);
+    await p.close();
+    await closing;
+    expect(alive(second)).toBe(false);
+    expect(failures).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   it("passes arguments containing shell syntax literally", async () => {
     const p = pool();
     const marker = join(tmpdir(), `mcpool-pwned-${process.pid}`);

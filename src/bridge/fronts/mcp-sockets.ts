@@ -98,16 +98,18 @@ export interface McpSockets {
   /** Stops listening, ends every session, removes the sockets. Idempotent. */
   close(): Promise<void>;
   /**
-   * A hand-over to a new daemon: accepts nothing more (a connection that arrives is closed;
-   * its entry dials again), ends every session, and says each listening socket's fd by scope.
+   * A hand-over to a new daemon: ends every session, and says each listening socket's fd by
+   * scope. Until letGo() a connection that arrives is closed (its entry dials again).
    */
   hold(): { scope: string; fd: number }[];
-  /** The hand-over failed: accepts again. */
-  resume(): void;
   /**
-   * The hand-over went through: ends everything but the listening sockets, which are the new
-   * daemon's now — never closed from here (closing unlinks their paths), nor their folder.
+   * The new daemon was started with the listening sockets: this process closes its listeners
+   * (never their paths), so what arrives waits in the sockets' backlog for the new daemon.
    */
+  letGo(): void;
+  /** The hand-over failed: accepts again, on sockets bound afresh if they were let go. */
+  resume(): Promise<void>;
+  /** The hand-over went through: ends everything; the sockets and their folder are the new daemon's. */
   abandon(): Promise<void>;
 }
 
@@ -276,6 +278,13 @@ function scopeBridges(
   return { bridges, bridgeFor, loaded: () => loaded };
 }
 
+/** Closes and forgets every listener: their paths are gone; the sessions they accepted carry on. */
+function dropListeners(listeners: Map<string, NetServer>, paths: Map<string, string>): void {
+  for (const listener of listeners.values()) listener.close();
+  listeners.clear();
+  paths.clear();
+}
+
 export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
   const log = options.log ?? (() => undefined);
   const dir = mcpSocketDir(options.daemonSocketPath);
@@ -347,12 +356,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
         throw error;
       }
       folders.made();
-      for (const [scope, listener] of [...listeners]) {
-        listeners.delete(scope);
-        paths.delete(scope);
-        // Its path is gone; the sessions it accepted carry on.
-        listener.close();
-      }
+      dropListeners(listeners, paths);
     }
     const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
     const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
@@ -406,13 +410,18 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       for (const socket of sockets) socket.destroy();
       return listeningFds(listeners);
     },
-    resume() {
+    letGo() {
+      // Bound by rename or listening on a handed fd: closing unlinks no live path.
+      dropListeners(listeners, paths);
+    },
+    async resume() {
       holding = false;
+      // Those let go are bound again by the next pass (by rename: the path never goes).
+      await sync();
     },
     abandon() {
-      // The listeners are left for the process's exit: closing would unlink their paths.
       return (closing ??= end(async () => {
-        for (const listener of listeners.values()) listener.unref();
+        for (const listener of listeners.values()) listener.close();
         await Promise.allSettled([...bridges.values()].map((made) => made.then((b) => b.close())));
       }));
     },

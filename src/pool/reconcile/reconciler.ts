@@ -160,7 +160,10 @@ export class Reconciler {
     return this.#queue.run(work);
   }
 
-  stop(id: string): Promise<void> {
+  async stop(id: string): Promise<void> {
+    // A reconcile may be waiting on this server's start: it is ended first, so the stop's turn
+    // of the queue comes now, not at the connect timeout.
+    await this.#entries.get(id)?.endStart();
     return this.run(async () => {
       const entry = this.entry(id);
       await Promise.all([entry.stop(), this.#init.conversations.end(id)]);

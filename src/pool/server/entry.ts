@@ -100,11 +100,13 @@ export class ServerEntry extends EntryState {
     } catch (cause) {
       const error = cause as McpPoolError;
       this._lastFailure = { error, at: Date.now() };
+      // A start ended on purpose (stop, removal, shutdown) is no failure: nothing to count.
+      const failed = current() && this._starting?.ended !== true;
       // A modern verdict that failed is found again on the next dial.
-      if (current() && this._verdict?.era === "modern") this._verdict = undefined;
-      if (current() && error.code === "auth-required") {
+      if (failed && this._verdict?.era === "modern") this._verdict = undefined;
+      if (failed && error.code === "auth-required") {
         this.#authRequired(error.message, Date.now());
-      } else if (current()) {
+      } else if (failed) {
         this._failed(error.message, Date.now(), context.crashBackoffMs, unreachable(row, error));
         this.#connectFailed(error.message, started);
         this.#scheduleRevive();
@@ -127,9 +129,7 @@ export class ServerEntry extends EntryState {
       authCause: (cause) => authSentence(context, this.id, cause),
       redact: (error) => redactPoolError(error, entrySecrets(context, row)),
       verdict: this._verdict,
-      opened: (transport) => {
-        if (this._starting !== undefined) this._starting.transport = transport;
-      },
+      opened: (transport) => this._startOpened(transport),
       probing: (found) => {
         this._probing = found.then((verdict) => {
           if (this._removed || this._row !== row) return;

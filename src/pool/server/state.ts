@@ -45,7 +45,8 @@ export abstract class EntryState {
   /** A spare child probing beside the connection (spare-probe.ts): a close waits for it. */
   protected _probing: Promise<void> | undefined;
   /** The dial in progress: since when, and its serving transport once it exists. */
-  protected _starting: { since: number; transport?: Transport } | undefined;
+  /** The dial in progress: since when, its child once opened, and whether it was ended. */
+  protected _starting: { since: number; transport?: Transport; ended?: boolean } | undefined;
   /** The last dial's failure, and when: a caller who waited through it is told it as it was. */
   protected _lastFailure: { error: McpPoolError; at: number } | undefined;
 
@@ -128,9 +129,23 @@ export abstract class EntryState {
     return this._connecting === undefined ? undefined : this._starting?.since;
   }
 
-  /** Ends the child of a dial in progress, so the dial fails now rather than at its timeout. */
+  /**
+   * Ends the child of a dial in progress, so the dial fails now rather than at its timeout. The
+   * start is marked ended on purpose: its failure is no connect failure (no backoff, no log
+   * line), and a child it opens later is closed as soon as it is opened.
+   */
   async endStart(): Promise<void> {
-    await this._starting?.transport?.close().catch(() => undefined);
+    if (this._starting === undefined) return;
+    this._starting.ended = true;
+    await this._starting.transport?.close().catch(() => undefined);
+  }
+
+  /** The dial in progress opened its child; one ended while a spare child probed ends now. */
+  protected _startOpened(transport: Transport): void {
+    const starting = this._starting;
+    if (starting === undefined) return;
+    starting.transport = transport;
+    if (starting.ended === true) void transport.close().catch(() => undefined);
   }
 
   /** The failure of a dial that ended at or after `since` (epoch ms), if the last one failed. */

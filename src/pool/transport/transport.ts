@@ -54,8 +54,11 @@ export interface HandedChildren {
   has(row: McpServerConfig, profileKey?: string): boolean;
   /** That child, taken: the next call for the row (and key) finds none. */
   take(row: McpServerConfig, profileKey?: string): HandedChild | undefined;
-  /** An http row's live session, taken: the row's next dial goes on in it, once. */
-  takeSession?(row: McpServerConfig): HandedHttpSession | undefined;
+  /**
+   * An http row's live session (for a conversation, under its key), taken: the row's next
+   * dial (for that conversation) goes on in it, once.
+   */
+  takeSession?(row: McpServerConfig, key?: string): HandedHttpSession | undefined;
 }
 
 /** The key a conversation's handed child goes by, beside the host profiles' keys. */
@@ -69,9 +72,11 @@ export function handedFor(
   profileKey: string,
 ): HandedChildren | undefined {
   if (handed === undefined) return undefined;
+  const takeSession = handed.takeSession?.bind(handed);
   return {
     has: (row) => handed.has(row, profileKey),
     take: (row) => handed.take(row, profileKey),
+    ...(takeSession ? { takeSession: (row: McpServerConfig) => takeSession(row, profileKey) } : {}),
   };
 }
 
