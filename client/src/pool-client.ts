@@ -265,7 +265,15 @@ export interface EventOptions {
    */
   types?: readonly PoolEvent["type"][];
 }
-export type NotificationListener = (serverId: string, notification: ServerNotification) => void;
+/**
+ * A pooled server's notification; `about.taskOwner` names the host of this connection whose
+ * task a `notifications/tasks/status` is about (it may come before the call's answer).
+ */
+export type NotificationListener = (
+  serverId: string,
+  notification: ServerNotification,
+  about: { taskOwner?: string },
+) => void;
 
 export interface PoolClient {
   /** The daemon's hello on the current connection; undefined while disconnected. */

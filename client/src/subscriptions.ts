@@ -133,10 +133,11 @@ export class Subscriptions {
       if (listener === undefined || typeof progress.progress !== "number") return;
       tell([listener], progress);
     } else {
-      const { serverId, notification } = params as ServerNotificationParams;
+      const { serverId, notification, taskOwner } = params as ServerNotificationParams;
       if (typeof serverId !== "string") return;
       if (typeof notification !== "object" || notification === null) return;
-      tell(this.notificationListeners, serverId, notification);
+      const about = typeof taskOwner === "string" ? { taskOwner } : {};
+      tell(this.notificationListeners, serverId, notification, about);
     }
   }
 

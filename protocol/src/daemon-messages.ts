@@ -57,6 +57,11 @@ export type CancelParams = CheckedParams<typeof CANCEL_FIELDS>;
 export interface ServerNotificationParams {
   serverId: string;
   notification: ServerNotification;
+  /**
+   * A task's status: the host of this connection whose task it is (the `taskOwner` its
+   * task-augmented call named), so it reaches that host even before the call's answer does.
+   */
+  taskOwner?: string;
 }
 
 /** One notification: its params' type (phantom, never set). */

@@ -332,8 +332,11 @@ class PoolDaemon implements Daemon {
   ): Promise<void> {
     const options = this.#options;
     const listenFd = this.#listenFd;
+    // A socket a hand-over brought from a daemon that bound it is this daemon's path too.
+    const ownPath = options.predecessor?.snapshot?.inherited === false;
     const server = createSocketServer({
       ...(listenFd !== undefined ? { listenFd } : { socketPath: this.paths.socketPath }),
+      ...(listenFd !== undefined && ownPath ? { ownPath: this.paths.socketPath } : {}),
       handlers: createHandlers({
         pool,
         monitor,

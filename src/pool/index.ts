@@ -80,6 +80,7 @@ export {
   type PassthroughOptions,
   type PassthroughParams,
   type PassthroughResult,
+  type HandedSubscription,
   type ResourceListener,
 } from "./calls/server-passthrough.js";
 export {

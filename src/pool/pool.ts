@@ -20,7 +20,17 @@ import type {
   PassthroughMethod,
   PassthroughResult,
 } from "./calls/server-passthrough.js";
-import type { ResourceListener } from "./calls/server-passthrough.js";
+import type { Passthrough, ResourceListener } from "./calls/server-passthrough.js";
+
+/** What a hand-over does with the pool's resource subscriptions (McpPool.handedSubscriptions). */
+export type HandoverSubscriptions = Pick<
+  Passthrough,
+  | "holdSubscriptions"
+  | "unholdSubscriptions"
+  | "handedSubscriptions"
+  | "adoptSubscriptions"
+  | "dropKept"
+>;
 import { poolParts, type PoolParts } from "./pool-parts.js";
 import {
   handOff,
@@ -399,6 +409,16 @@ export class McpPool {
     children: readonly AdoptedConversation[],
   ): Promise<OpenedConversation[]> {
     return this.#parts.conversations.adopt(children);
+  }
+
+  /**
+   * The upstream resource subscriptions across a hand-over (server-passthrough.ts): the old
+   * daemon holds them (a listener that leaves is kept, nothing is unsubscribed) and hands the
+   * live ones on; the new one adopts those of the connections it took over, and stops
+   * awaiting the kept listeners with dropKept().
+   */
+  get handedSubscriptions(): HandoverSubscriptions {
+    return this.#parts.passthrough;
   }
 
   /** shutdown() under its Node-style name. */

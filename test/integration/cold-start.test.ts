@@ -5,7 +5,9 @@
  * order, not by time: the daemon's instance lock is held by this test while the host asks,
  * so no daemon can serve (each one started gives way) until the test lets go, after the
  * answers came. A row changed since (its cache no longer its own) is served as before: no
- * answer until a daemon serves.
+ * answer until a daemon serves. A 2026-07-28 host is recorded and answered the same way, and
+ * a list found changed once the daemon answers is said in the host's era: plain to a legacy
+ * host, on its listen subscription to a modern one (as a modern server stamps it).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +33,33 @@ const CALL = line({
   params: { name: "echo", arguments: { text: "through the daemon" } },
 });
 
+/** A 2026-07-28 host's envelope, on each of its requests. */
+const META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "modern-host", version: "1.0.0" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+const MODERN_OPENING =
+  line({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: META } }) +
+  line({ jsonrpc: "2.0", id: 2, method: "tools/list", params: { _meta: META } });
+
+const MODERN_CALL = line({
+  jsonrpc: "2.0",
+  id: 3,
+  method: "tools/call",
+  params: { name: "echo", arguments: { text: "through the daemon" }, _meta: META },
+});
+
+const MODERN_LISTEN = line({
+  jsonrpc: "2.0",
+  id: 3,
+  method: "subscriptions/listen",
+  params: { notifications: { toolsListChanged: true }, _meta: META },
+});
+
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+
 /** A host on an entry's stdio: what it writes, the lines it is answered, in order. */
 interface RawHost {
   child: ChildProcessWithoutNullStreams;
@@ -38,8 +67,8 @@ interface RawHost {
   next(count: number): Promise<string[]>;
 }
 
-function rawHost(home: TestHome, via: BridgePath): RawHost {
-  const entry = bridgeCommand(home, ["--server", "echo", "--socket", home.socketPath], via);
+function rawHost(home: TestHome, via: BridgePath, server = "echo"): RawHost {
+  const entry = bridgeCommand(home, ["--server", server, "--socket", home.socketPath], via);
   const child = spawn(entry.command, entry.args, { env: stringEnv(home.env) });
   const lines: string[] = [];
   let rest = "";
@@ -64,16 +93,51 @@ function rawHost(home: TestHome, via: BridgePath): RawHost {
   };
 }
 
+/** Whether the recording at `path` holds an opening by `method` with a listing after it. */
+function recorded(path: string, method: string): boolean {
+  if (!existsSync(path)) return false;
+  const { openings } = JSON.parse(readFileSync(path, "utf8")) as {
+    openings: { request: string; lists: unknown[] }[];
+  };
+  return openings.some((o) => o.request.includes(`"${method}"`) && o.lists.length > 0);
+}
+
 describe("a cold entry answers its host's first look from the daemon's last answers", () => {
   let home: TestHome;
   let warm: string[];
+  let warmModern: string[];
+  const warmMoving: Record<"legacy" | "modern", string[]> = { legacy: [], modern: [] };
   const hosts: RawHost[] = [];
   const lockPath = (): string => join(home.socketPath, "..", "mcpool.lock");
-  const recording = (): string =>
-    join(home.env.XDG_DATA_HOME!, "mcpool", "cold-answers", "echo.json");
+  const recording = (id = "echo"): string =>
+    join(home.env.XDG_DATA_HOME!, "mcpool", "cold-answers", `${id}.json`);
+  /** The tools server `id` adds, one a line: written by a test, its row the same. */
+  const toolsFile = (id: string): string => join(home.dir, `${id}-tools.txt`);
+  /** A server whose list a test changes, one per era of host (a change is learnt once). */
+  const moving = (id: string) => ({
+    command: process.execPath,
+    args: [fixture("echo.mjs")],
+    env: { FIXTURE_TOOLS_FILE: toolsFile(id) },
+  });
   const row = (extra: string[] = []) => ({
     echo: { command: process.execPath, args: [fixture("echo.mjs"), ...extra] },
+    "legacy-moving": moving("legacy-moving"),
+    "modern-moving": moving("modern-moving"),
   });
+
+  /** A warm session through the daemon: what it answers `opening` is given back, and recorded. */
+  const warmSession = async (server: string, opening: string, method: string) => {
+    const host = rawHost(home, "lean", server);
+    host.child.stdin.write(opening);
+    const answers = await host.next(2);
+    await waitFor(
+      () => recorded(recording(server), method),
+      20_000,
+      `the daemon to keep ${server}'s first answers to ${method}`,
+    );
+    host.child.stdin.end();
+    return answers;
+  };
 
   /** This process holds the daemon's instance lock: every daemon started gives way. */
   const holdLock = (): void => {
@@ -91,16 +155,10 @@ describe("a cold entry answers its host's first look from the daemon's last answ
       20_000,
       "echo's socket",
     );
-    // A warm session through the daemon: what it answers is recorded.
-    const host = rawHost(home, "lean");
-    host.child.stdin.write(OPENING);
-    warm = await host.next(2);
-    await waitFor(
-      () => existsSync(recording()) && readFileSync(recording(), "utf8").includes("tools/list"),
-      20_000,
-      "the daemon to keep its first answers",
-    );
-    host.child.stdin.end();
+    warm = await warmSession("echo", OPENING, "initialize");
+    warmModern = await warmSession("echo", MODERN_OPENING, "server/discover");
+    warmMoving.legacy = await warmSession("legacy-moving", OPENING, "initialize");
+    warmMoving.modern = await warmSession("modern-moving", MODERN_OPENING, "server/discover");
     await daemon.stop();
   });
 
@@ -112,18 +170,31 @@ describe("a cold entry answers its host's first look from the daemon's last answ
 
   afterAll(() => home?.remove());
 
-  it.each(["lean", "perl"] as const)(
-    "answers initialize and tools/list before any daemon serves, as the daemon did, then calls through it (%s)",
-    async (via) => {
+  const eras = {
+    "initialize (a legacy host)": { opening: OPENING, call: CALL, warm: () => warm },
+    "server/discover (a 2026-07-28 host)": {
+      opening: MODERN_OPENING,
+      call: MODERN_CALL,
+      warm: () => warmModern,
+    },
+  };
+  const cases = (["lean", "perl"] as const).flatMap((via) =>
+    Object.keys(eras).map((era) => [era as keyof typeof eras, via] as const),
+  );
+
+  it.each(cases)(
+    "answers %s and tools/list before any daemon serves, as the daemon did, then calls through it (%s)",
+    async (era, via) => {
+      const { opening, call, warm: warmAnswers } = eras[era];
       holdLock();
       const host = rawHost(home, via);
       hosts.push(host);
-      host.child.stdin.write(OPENING);
+      host.child.stdin.write(opening);
       const cold = await host.next(2);
       // The lock is still ours: no daemon has served; these are the daemon's own bytes.
       expect(existsSync(lockPath())).toBe(true);
-      expect(cold).toEqual(warm);
-      host.child.stdin.write(CALL);
+      expect(cold).toEqual(warmAnswers());
+      host.child.stdin.write(call);
       rmSync(lockPath());
       const [, , answer] = await host.next(3);
       expect(JSON.parse(answer!)).toMatchObject({
@@ -134,6 +205,54 @@ describe("a cold entry answers its host's first look from the daemon's last answ
       expect(host.lines).toHaveLength(3);
     },
   );
+
+  describe("a list found changed once the daemon answers", () => {
+    /**
+     * Server `era`-moving's list changed (at its own test: a daemon started lists every row),
+     * then a cold host that opens as the warm one did, answered from the recording.
+     */
+    const coldAfterChange = async (era: "legacy" | "modern"): Promise<RawHost> => {
+      writeFileSync(toolsFile(`${era}-moving`), "added_since\n");
+      holdLock();
+      const host = rawHost(home, "lean", `${era}-moving`);
+      hosts.push(host);
+      host.child.stdin.write(era === "legacy" ? OPENING : MODERN_OPENING);
+      expect(await host.next(2)).toEqual(warmMoving[era]);
+      return host;
+    };
+
+    it("is said to a legacy host as a server says it: notifications/tools/list_changed", async () => {
+      const host = await coldAfterChange("legacy");
+      rmSync(lockPath());
+      const [, , notice] = await host.next(3);
+      expect(JSON.parse(notice!)).toEqual({
+        jsonrpc: "2.0",
+        method: "notifications/tools/list_changed",
+      });
+    });
+
+    it("is said to a 2026-07-28 host on its listen subscription, stamped with its id", async () => {
+      const host = await coldAfterChange("modern");
+      // Its listen is no listing: it waits for the daemon, which acknowledges it.
+      host.child.stdin.write(MODERN_LISTEN);
+      rmSync(lockPath());
+      const changed = (l: string) => l.includes("notifications/tools/list_changed");
+      await waitFor(() => host.lines.some(changed), 30_000, "a tools list change");
+      const acknowledged = host.lines.map((l) => JSON.parse(l) as Record<string, unknown>)[2];
+      expect(acknowledged).toMatchObject({
+        method: "notifications/subscriptions/acknowledged",
+        params: { notifications: { toolsListChanged: true }, _meta: { [SUBSCRIPTION_ID]: 3 } },
+      });
+      // As a modern server says it on stdio: only on a subscription that asked, naming it.
+      expect(host.lines.filter(changed).map((l) => JSON.parse(l) as unknown)).toEqual([
+        {
+          jsonrpc: "2.0",
+          method: "notifications/tools/list_changed",
+          params: { _meta: { [SUBSCRIPTION_ID]: 3 } },
+        },
+      ]);
+    });
+  });
 
   it("a row changed since is served as before: no answer until a daemon serves", async () => {
     home.writeConfig(row(["--changed"]));

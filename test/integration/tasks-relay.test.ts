@@ -3,7 +3,7 @@
  * hosts through the lean `mcpool bridge --server ID`, declaring what the pool declares (so the
  * row's own connection serves both), on a server with the SDK's own task store
  * (test/fixtures/tasks-server.mjs). Each host's tasks are its own — listed, asked about and
- * told of only to it; another host's task id is what the server says of an unknown one
+ * told of only to it, a status the server sent before its answer included; another host's task id is what the server says of an unknown one
  * (direct is the oracle for that answer); a connection with a live task is not reaped by
  * the row's idle rule; a host that goes has its live tasks cancelled on the server.
  */
@@ -26,7 +26,7 @@ const BOUND_MS = 20_000;
 interface Host {
   client: Client;
   /** The task ids of the status notifications it was sent, in order. */
-  statuses: { taskId: string; status: string }[];
+  statuses: { taskId: string; status: string; statusMessage?: string }[];
   request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
@@ -34,7 +34,8 @@ async function host(command: string, args: string[], env: Record<string, string>
   const c = new Client({ name: "tasks-host", version: "1.0.0" }, { capabilities: AS_THE_POOL });
   const statuses: Host["statuses"] = [];
   c.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
-    statuses.push({ taskId: n.params.taskId, status: n.params.status });
+    const { taskId, status, statusMessage } = n.params;
+    statuses.push({ taskId, status, ...(statusMessage !== undefined ? { statusMessage } : {}) });
   });
   await c.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
   return {
@@ -45,9 +46,9 @@ async function host(command: string, args: string[], env: Record<string, string>
   };
 }
 
-const work = (h: Host, ms: number): Promise<string> =>
+const work = (h: Host, ms: number, name = "work"): Promise<string> =>
   h
-    .request("tools/call", { name: "work", arguments: { ms }, task: { ttl: 60_000 } })
+    .request("tools/call", { name, arguments: { ms }, task: { ttl: 60_000 } })
     .then((r) => (r as { task: { taskId: string } }).task.taskId);
 
 const peek = async (h: Host, taskId: string): Promise<{ status: string; pid: number }> => {
@@ -118,6 +119,22 @@ describe("MCP tasks through the pool, two hosts on one connection", () => {
     );
     expect(new Set(a.statuses.map((s) => s.taskId))).toEqual(new Set([ta]));
     expect(new Set(b.statuses.map((s) => s.taskId))).toEqual(new Set([tb]));
+  }, 60_000);
+
+  it("tells a host of a status its server sent before answering the call, as direct", async () => {
+    const a = await pooled();
+    const heard = async (h: Host): Promise<unknown[]> => {
+      const t = await work(h, 300, "early");
+      await waitFor(
+        () => h.statuses.some((s) => s.taskId === t && s.status === "completed"),
+        BOUND_MS,
+        "the early task to complete",
+      );
+      return h.statuses.filter((s) => s.taskId === t).map(({ taskId: _, ...rest }) => rest);
+    };
+    const [through, there] = [await heard(a), await heard(direct)];
+    expect(there[0]).toEqual({ status: "working", statusMessage: "started before the answer" });
+    expect(through).toEqual(there);
   }, 60_000);
 
   it("keeps a connection with a live task from the idle rule, and lets it go after", async () => {

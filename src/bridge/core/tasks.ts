@@ -31,6 +31,11 @@ export class SessionTasks {
     if (typeof id === "string") this.#ids.add(id);
   }
 
+  /** The daemon named this session as the owner of task `taskId` (its status came first). */
+  adopt(taskId: string): void {
+    this.#ids.add(taskId);
+  }
+
   has(taskId: string): boolean {
     return this.#ids.has(taskId);
   }

@@ -98,16 +98,18 @@ export interface McpSockets {
   /** Stops listening, ends every session, removes the sockets. Idempotent. */
   close(): Promise<void>;
   /**
-   * A hand-over to a new daemon: accepts nothing more (a connection that arrives is closed;
-   * its entry dials again), ends every session, and says each listening socket's fd by scope.
+   * A hand-over to a new daemon: ends every session, and says each listening socket's fd by
+   * scope. Until letGo() a connection that arrives is closed (its entry dials again).
    */
   hold(): { scope: string; fd: number }[];
-  /** The hand-over failed: accepts again. */
-  resume(): void;
   /**
-   * The hand-over went through: ends everything but the listening sockets, which are the new
-   * daemon's now — never closed from here (closing unlinks their paths), nor their folder.
+   * The new daemon was started with the listening sockets: this process closes its listeners
+   * (never their paths), so what arrives waits in the sockets' backlog for the new daemon.
    */
+  letGo(): void;
+  /** The hand-over failed: accepts again, on sockets bound afresh if they were let go. */
+  resume(): Promise<void>;
+  /** The hand-over went through: ends everything; the sockets and their folder are the new daemon's. */
   abandon(): Promise<void>;
 }
 
@@ -403,13 +405,20 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       for (const socket of sockets) socket.destroy();
       return listeningFds(listeners);
     },
-    resume() {
+    letGo() {
+      // Bound by rename or listening on a handed fd: closing unlinks no live path.
+      for (const listener of listeners.values()) listener.close();
+      listeners.clear();
+      paths.clear();
+    },
+    async resume() {
       holding = false;
+      // Those let go are bound again by the next pass (by rename: the path never goes).
+      await sync();
     },
     abandon() {
-      // The listeners are left for the process's exit: closing would unlink their paths.
       return (closing ??= end(async () => {
-        for (const listener of listeners.values()) listener.unref();
+        for (const listener of listeners.values()) listener.close();
         await Promise.allSettled([...bridges.values()].map((made) => made.then((b) => b.close())));
       }));
     },

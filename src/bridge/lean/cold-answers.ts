@@ -74,10 +74,13 @@ export function answerWithId(answer: string, id: Id): string {
   return `${JSON.stringify(message)}\n`;
 }
 
-/** `notifications/<kind>/list_changed` for a listing method. */
-export function listChangedFor(method: string): string {
-  const kind = method.startsWith("resources/") ? "resources" : method.split("/")[0];
-  return `${JSON.stringify({ jsonrpc: "2.0", method: `notifications/${kind}/list_changed` })}\n`;
+/** The list a listing method lists (`resources/templates/list` is the resources'). */
+export function listKindOf(method: string): "tools" | "prompts" | "resources" {
+  return method.startsWith("resources/")
+    ? "resources"
+    : method.startsWith("prompts/")
+      ? "prompts"
+      : "tools";
 }
 
 /**

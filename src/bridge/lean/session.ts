@@ -21,12 +21,13 @@
  * - a cold start (no daemon yet, one starting: `options.cold`) begins as a loss does, but the
  *   host's opening and listings are answered from what the daemon answered them before
  *   (cold-answers.ts); once it is reached, no list change is said unless the listings,
- *   asked again, differ.
+ *   asked again, differ, and then in the host's era (host-era.ts).
  *
  * Node's net alone, as the lean bridge: no SDK, no client.
  */
 import { connect, Socket } from "node:net";
-import { answerWithId, listChangedFor, type ColdAnswers } from "./cold-answers.js";
+import { answerWithId, listKindOf, type ColdAnswers } from "./cold-answers.js";
+import { HostEra } from "./host-era.js";
 
 /** How long the host's requests wait for a daemon that went away, ms, from the loss. */
 export const RECONNECT_WINDOW_MS = 60_000;
@@ -168,6 +169,8 @@ export class LeanSession {
   private readonly checking = new Map<string, { id: Id; method: string; answer: string }>();
   /** The list changes told the host after those checks: each kind once. */
   private readonly told = new Set<string>();
+  /** The host's era and listen subscriptions: how a list change is said to it. */
+  private readonly era = new HostEra();
   /** The host closed its stdin (a half-close) or is gone: nothing more comes from it. */
   private hostEnded = false;
   private finished = false;
@@ -232,10 +235,11 @@ export class LeanSession {
   }
 
   private hostLine(line: string): void {
+    const message = parse(line);
+    if (message !== undefined) this.era.fromHost(message);
     if (this.state === "open") return this.send(line);
     const local = this.state === "reconnecting" ? this.cold?.answer(line) : undefined;
     if (local !== undefined) return this.answeredCold(line, local);
-    const message = parse(line);
     if (this.state === "down") {
       if (message?.method !== undefined && isId(message.id)) {
         this.write(errorLine(message.id, downMessage(this.options.daemonSocket), false));
@@ -272,10 +276,10 @@ export class LeanSession {
 
   /** The daemon's answer to a listing asked again: the host hears of a difference. */
   private checked(line: string, listed: { id: Id; method: string; answer: string }): void {
-    const notice = listChangedFor(listed.method);
-    if (answerWithId(line, listed.id) === listed.answer || this.told.has(notice)) return;
-    this.told.add(notice);
-    this.write(notice);
+    const kind = listKindOf(listed.method);
+    if (answerWithId(line, listed.id) === listed.answer || this.told.has(kind)) return;
+    this.told.add(kind);
+    for (const notice of this.era.listChanged(kind)) this.write(notice);
   }
 
   /** A host line to the daemon, noting what the session is made of and what awaits answers. */
@@ -317,6 +321,7 @@ export class LeanSession {
 
   private daemonLine(line: string): void {
     const message = parse(line);
+    if (message !== undefined) this.era.fromDaemon(message);
     const answer = message !== undefined && message.method === undefined && isId(message.id);
     const key = answer ? JSON.stringify(message.id) : undefined;
     const listed = key !== undefined ? this.checking.get(key) : undefined;

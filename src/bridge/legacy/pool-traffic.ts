@@ -140,12 +140,19 @@ export class PoolTraffic {
     }
   }
 
-  /** A task's status, to the session whose task it is (the daemon sent it to its owner only). */
-  #deliverTaskStatus(notification: ServerNotification): void {
+  /**
+   * A task's status, to the session whose task it is (the daemon sent it to its owner only,
+   * naming the session: a status the server sent before its answer comes before the answer
+   * that tells the session its task id).
+   */
+  #deliverTaskStatus(notification: ServerNotification, taskOwner: string | undefined): void {
     const taskId = statusTaskId(notification as never);
     if (taskId === undefined) return;
     for (const session of this.#sessions) {
-      if (session.tasks?.has(taskId) !== true) continue;
+      const tasks = session.tasks;
+      if (tasks === undefined) continue;
+      if (taskOwner === tasks.owner) tasks.adopt(taskId);
+      if (!tasks.has(taskId)) continue;
       session.server.notification(notification as never).catch(() => undefined);
     }
   }
@@ -182,7 +189,7 @@ export class PoolTraffic {
   }
 
   #listenNotifications(): () => void {
-    return this.#upstream.onNotification((serverId, notification) => {
+    return this.#upstream.onNotification((serverId, notification, about) => {
       this.#checkDaemon();
       if (!this.#scope.includes(serverId)) return;
       switch (notification.method) {
@@ -199,7 +206,7 @@ export class PoolTraffic {
           this.#router.deliverUpdated(serverId, notification);
           break;
         case "notifications/tasks/status":
-          this.#deliverTaskStatus(notification);
+          this.#deliverTaskStatus(notification, about.taskOwner);
           break;
         default:
           break;

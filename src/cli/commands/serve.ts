@@ -75,8 +75,9 @@ export async function serveCommand(
     // The MCP sockets' listening sockets go to the new daemon with the daemon's own.
     onHandingOver: {
       hold: async () => fronts?.hold() ?? [],
+      letGo: () => fronts?.letGo(),
       resume: async () => {
-        if (fronts) fronts.resume();
+        if (fronts) await fronts.resume();
         else fronts = await startFronts(daemon, context.err);
       },
       release: async () => {

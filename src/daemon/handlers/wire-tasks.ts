@@ -88,9 +88,14 @@ export function createTaskHandlers(pool: TasksPool): WireTasks {
     },
     owner: (ctx, taskOwner) => ({
       key: keyOf(ctx, taskOwner),
-      // The task's status goes to this connection alone, as a server notification.
+      // The task's status goes to this connection alone, as a server notification naming
+      // the host it is for (it may come before the answer that names the task to the host).
       notify: (serverId: string, notification: ServerNotification) =>
-        ctx.notify("notification", { serverId, notification }),
+        ctx.notify("notification", {
+          serverId,
+          notification,
+          ...(taskOwner !== undefined ? { taskOwner } : {}),
+        }),
     }),
   };
 }

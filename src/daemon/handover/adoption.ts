@@ -9,6 +9,7 @@ import type { McpPool } from "../../pool/pool.js";
 import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
 import { childLabel, handedKey, type HandedServer } from "./snapshot.js";
+import { adoptSubscriptions } from "./subscriptions.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
 
@@ -84,6 +85,8 @@ export async function concludeAdoption(
   }
   const untaken = predecessor.closeUntaken();
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
+  // An entry that reached this daemon already and subscribed again counts as one back.
+  adoptSubscriptions(pool, snapshot.subscriptions, adopted, log);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({

@@ -1,7 +1,8 @@
 /**
  * The old daemon's hand-over, step by step (README.md): hold the socket and the fronts, let
  * the children settle and stop reading them, let go of the lock, start the new daemon with
- * the descriptors and the snapshot, and wait for its answer. Ready: the children are
+ * the descriptors and the snapshot, stop listening (what arrives waits in the sockets' backlog
+ * for the new daemon), and wait for its answer. Ready: the children are
  * released without a signal, the service manager is told the new main pid, and the caller
  * is answered; the daemon then stops without unlinking its socket. Not ready: everything is
  * taken back — the lock, the children's reading, the socket, the fronts — and why is said.
@@ -27,6 +28,7 @@ import {
   type Snapshot,
 } from "./snapshot.js";
 import { startSuccessor } from "./successor.js";
+import { handedSubscriptions, holdSubscriptions, unholdSubscriptions } from "./subscriptions.js";
 import { tellMainPid } from "./service-manager.js";
 
 /** Bound on each child's calls in flight settling before it is handed over, ms. */
@@ -56,6 +58,11 @@ export interface HandOverDeps {
 export interface HandedFronts {
   /** Accept nothing more and end their sessions; their listening sockets' fds by scope. */
   hold(): Promise<HandedFront[]>;
+  /**
+   * The new daemon was started with their listening sockets: stop listening here (their
+   * paths stay), so what arrives waits in the backlog for the new daemon.
+   */
+  letGo(): void;
   /** The hand-over failed: accept again (or start again, if they could not be held). */
   resume(): Promise<void>;
   /** The hand-over went through: let go of all but the listening sockets, now the new daemon's. */
@@ -91,6 +98,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     );
   }
   log.info(`mcpool: handing over to a new daemon`);
+  holdSubscriptions(pool);
   server.hold(keepId);
   const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
@@ -117,6 +125,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
       session,
       ...(listened ? { listened } : {}),
     })),
+    subscriptions: handedSubscriptions(pool),
   };
   deps.lock.release();
   const { command, args } = start(1 + servers.length * 3 + fronts.length);
@@ -130,11 +139,18 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     snapshot,
     answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
   });
+  // The sockets live on in the new daemon: connections wait in their backlog until it listens.
+  server.letGo();
+  deps.fronts?.letGo();
+  log.info(
+    `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
+  );
   const answer = await successor.answer;
   if (!answer.ready) {
     successor.go(false);
     await takeBack({ ...deps, server, log }, handed, answer);
     resumeHandedSessions(sessions);
+    unholdSubscriptions(pool, log);
     throw new McpPoolError(
       "handover-failed",
       `the new daemon did not take over, so this one serves on: ${answer.why}`,
@@ -183,7 +199,9 @@ async function takeBack(
     );
   }
   resumeHandedOff(handed);
-  deps.server.unhold();
+  await deps.server.unhold().catch((error: unknown) => {
+    deps.log.error(`mcpool: could not listen on the socket again: ${(error as Error).message}`);
+  });
   await deps.fronts?.resume().catch((error: unknown) => {
     deps.log.error(`mcpool: could not restart the MCP sockets: ${(error as Error).message}`);
   });

@@ -11,6 +11,7 @@ import type { McpServerConfig } from "../../config/rows.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
+import type { HandedSubscription } from "../../pool/calls/server-passthrough.js";
 
 /**
  * The snapshot's format; raised when its meaning changes, never reused. Version 2 adds the
@@ -107,6 +108,11 @@ export interface Snapshot {
    * instead of initializing again. Absent (older snapshots): they are dialled again.
    */
   sessions?: HandedHttpRow[];
+  /**
+   * The pool's live upstream resource subscriptions, with how many listeners each had
+   * (subscriptions.ts). Absent (older snapshots): the entries subscribe again anew.
+   */
+  subscriptions?: HandedSubscription[];
 }
 
 /** An http row's live session: the row as the old daemon dialled it, and the session. */

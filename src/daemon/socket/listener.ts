@@ -13,6 +13,11 @@ export interface SocketListenerOptions {
   socketPath?: string;
   /** An inherited listening socket (systemd socket activation); nothing is bound or unlinked. */
   listenFd?: number;
+  /**
+   * Where an inherited socket may be bound again after letGo() (it came by hand-over, the
+   * path is this daemon's); absent for the service manager's socket, never let go.
+   */
+  ownPath?: string;
   log: PoolLog;
   /** Whether the server accepts now: a connection arriving otherwise is dropped. */
   listening(): boolean;
@@ -32,6 +37,8 @@ export class SocketListener {
   #stopped: Promise<void> | undefined;
   /** The last accept() error logged, so a burst of EMFILE is one line, not one per connection. */
   #acceptError: string | undefined;
+  /** The listener letGo() closed, until listenAgain() replaces it. */
+  #letGo: Server | undefined;
 
   constructor(options: SocketListenerOptions) {
     this.#options = options;
@@ -51,6 +58,43 @@ export class SocketListener {
   /** Forgets the bound path without unlinking it: after a hand-over it is the new daemon's. */
   disown(): void {
     this.#bound = undefined;
+  }
+
+  /**
+   * A hand-over started the new daemon with this socket: stop listening, so connections wait
+   * in the backlog for it. Closing unlinks nothing: the path was bound under a temporary name
+   * and renamed, or came as a fd. False (still listening) for the service manager's socket,
+   * which could not be listened on again if the hand-over failed.
+   */
+  letGo(): boolean {
+    const server = this.#server;
+    if (server === undefined || !server.listening || this.#relistenPath() === undefined) {
+      return false;
+    }
+    this.#letGo = server;
+    server.close();
+    return true;
+  }
+
+  /** After letGo(), the hand-over failed: the path bound again (by rename), listened on. */
+  async listenAgain(): Promise<void> {
+    const path = this.#relistenPath();
+    if (this.#letGo === undefined || path === undefined) return;
+    const fresh = createServer((socket) => this.#accept(socket));
+    try {
+      this.#bound = await bindSocket(fresh, path);
+    } catch (error) {
+      fresh.close();
+      throw error;
+    }
+    fresh.on("error", (error) => this.#options.log.error?.(`socket server: ${error.message}`));
+    this.#letGo = undefined;
+    this.#server = fresh;
+  }
+
+  #relistenPath(): string | undefined {
+    const { listenFd, socketPath, ownPath } = this.#options;
+    return listenFd === undefined ? socketPath : ownPath;
   }
 
   #accept(socket: Socket): void {

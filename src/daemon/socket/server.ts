@@ -33,6 +33,8 @@ export interface SocketServerOptions {
   socketPath?: string;
   /** An inherited listening socket (systemd socket activation); nothing is bound or unlinked. */
   listenFd?: number;
+  /** With `listenFd`: the path is this daemon's (it came by hand-over), see listener.ts. */
+  ownPath?: string;
   handlers: HandlerTable;
   /** Largest frame accepted or sent, bytes. Default 16 MiB. */
   maxFrameBytes?: number;
@@ -70,7 +72,14 @@ export interface SocketServer {
    * `keepId`'s is dropped now. Undone by unhold(); abandon() ends it for good.
    */
   hold(keepId: number): void;
-  unhold(): void;
+  /**
+   * Holding, and the new daemon started with the listening socket: stops listening (the path
+   * stays), so what arrives waits in the backlog for the new daemon. The service manager's
+   * socket is kept listening (it could not be listened on again): what it accepts is closed.
+   */
+  letGo(): void;
+  /** The hand-over failed: accepts again, on the path bound afresh if it was let go. */
+  unhold(): Promise<void>;
   /** After a hand-over: stops listening and drops every connection, leaving the path alone. */
   abandon(): Promise<void>;
   /** The listening socket's file descriptor, to hand to a new daemon. */
@@ -108,6 +117,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   const listener = new SocketListener({
     ...(options.socketPath !== undefined ? { socketPath: options.socketPath } : {}),
     ...(options.listenFd !== undefined ? { listenFd: options.listenFd } : {}),
+    ...(options.ownPath !== undefined ? { ownPath: options.ownPath } : {}),
     log,
     listening: () => state === "listening",
     accept: (socket) => admission.accept(socket),
@@ -132,8 +142,17 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       for (const peer of peers) if (peer.info.id !== keepId) peer.socket.destroy();
     },
 
-    unhold() {
-      if (state === "holding") state = "listening";
+    letGo() {
+      if (state === "holding") listener.letGo();
+    },
+
+    async unhold() {
+      if (state !== "holding") return;
+      try {
+        await listener.listenAgain();
+      } finally {
+        state = "listening";
+      }
     },
 
     abandon() {

@@ -387,12 +387,18 @@ export class CallPipeline {
     request: RequestOptions,
     owner: TaskOwner | undefined,
   ): Promise<CallToolResult> {
-    const result = await holding(connection, () =>
-      connection.client.request<CallToolResult>({ method: "tools/call", params }, request),
-    );
-    entry.answered(connection);
-    this.#init.tasks.created(entry, connection, result, owner ?? { key: "" });
-    return result;
+    // A status the server sends before its answer waits for the answer to name its owner.
+    const answered = this.#init.tasks.asking(entry.id);
+    try {
+      const result = await holding(connection, () =>
+        connection.client.request<CallToolResult>({ method: "tools/call", params }, request),
+      );
+      entry.answered(connection);
+      this.#init.tasks.created(entry, connection, result, owner ?? { key: "" });
+      return result;
+    } finally {
+      answered();
+    }
   }
 }
 

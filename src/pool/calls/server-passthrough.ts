@@ -34,6 +34,9 @@ import type { McpClient } from "../mcp/client.js";
 import type { InputAnswerer } from "../mcp/protocol.js";
 import { upstreamCaller, type CallOptions } from "./options.js";
 import { upstreamError } from "./upstream-error.js";
+import { assertOffered, type Surface } from "./offered.js";
+
+export { offers } from "./offered.js";
 import { ListingCache } from "./listing-cache.js";
 import type { ServerEntry } from "../server/entry.js";
 import type { HostProfile } from "mcpool-protocol";
@@ -95,51 +98,6 @@ export const PASSTHROUGH_METHODS: readonly PassthroughMethod[] = [
   "ping",
 ];
 
-type Surface = PassthroughMethod | "resources/subscribe" | "resources/unsubscribe";
-
-/** The server capability a surface needs, as a path into ServerCapabilities; ping needs none. */
-const NEEDS: Record<Surface, readonly string[]> = {
-  "resources/list": ["resources"],
-  "resources/templates/list": ["resources"],
-  "resources/read": ["resources"],
-  "resources/subscribe": ["resources", "subscribe"],
-  "resources/unsubscribe": ["resources", "subscribe"],
-  "prompts/list": ["prompts"],
-  "prompts/get": ["prompts"],
-  "completion/complete": ["completions"],
-  "logging/setLevel": ["logging"],
-  ping: [],
-};
-
-/** Whether `capabilities` (as the server sent them) offer `surface`. */
-export function offers(
-  surface: Surface,
-  capabilities: Record<string, unknown> | undefined,
-): boolean {
-  let at: unknown = capabilities ?? {};
-  for (const key of NEEDS[surface]) {
-    if (typeof at !== "object" || at === null) return false;
-    at = (at as Record<string, unknown>)[key];
-    if (at === undefined || at === false) return false;
-  }
-  return true;
-}
-
-function assertOffered(
-  serverId: string,
-  surface: Surface,
-  capabilities: Record<string, unknown> | undefined,
-): void {
-  if (offers(surface, capabilities)) return;
-  const needs = NEEDS[surface].join(".");
-  const has = Object.keys(capabilities ?? {}).join(", ") || "none";
-  throw new McpPoolError(
-    "not-offered",
-    `server "${serverId}" does not offer ${surface}: its capabilities lack ${needs} (it declares ${has})`,
-    { serverId, method: surface, capability: needs },
-  );
-}
-
 export interface PassthroughDeps {
   /** The server's entry, or its child for `profile` when it has one; throws `unknown-server`. */
   entry(id: string, profile?: HostProfile): ServerEntry;
@@ -164,6 +122,22 @@ interface Subscription {
   readonly ready: Promise<void>;
   /** The server has acknowledged it: a reconnect must send it again. */
   live: boolean;
+  /**
+   * Listeners that left while the daemon handed over (or, in the new daemon, that the old
+   * one had): each is a host's entry that dials again and subscribes again, and takes its
+   * place back instead of a subscribe upstream. While one is awaited the subscription holds.
+   */
+  kept: number;
+  /** An update that came while only kept listeners were left: each one back is sent it. */
+  missed?: ServerNotification;
+}
+
+/** A live upstream subscription as one daemon hands it to the next (kept-subscriptions.ts). */
+export interface HandedSubscription {
+  serverId: string;
+  uri: string;
+  /** How many listeners (entries' connections) it had: each is awaited back. */
+  listeners: number;
 }
 
 /** Whether a request brought its own handlers for what its server asks inside it. */
@@ -181,6 +155,8 @@ export class Passthrough {
   readonly #subscriptions = new Map<string, Map<string, Subscription>>();
   /** Public listings and reads kept until their `ttlMs` runs out. */
   readonly #listings = new ListingCache();
+  /** Handing over: a listener that leaves is kept for its entry's return (holdSubscriptions()). */
+  #holding = false;
 
   constructor(deps: PassthroughDeps) {
     this.#deps = deps;
@@ -260,6 +236,7 @@ export class Passthrough {
           created.live = true;
         }),
         live: false,
+        kept: 0,
       };
       created.ready.catch(() => this.#forget(id, uri, created));
       byUri.set(uri, created);
@@ -267,6 +244,7 @@ export class Passthrough {
     }
     const held = subscription;
     held.listeners.add(listener);
+    this.#welcomeBack(held, listener);
     try {
       await held.ready;
     } catch (error) {
@@ -278,18 +256,23 @@ export class Passthrough {
       if (done) return;
       done = true;
       held.listeners.delete(listener);
-      if (held.listeners.size > 0 || !this.#forget(id, uri, held)) return;
-      const entry = this.#deps.find(id);
-      // Only a live connection holds the subscription; nothing is dialled to drop it.
-      if (entry?.connection) {
-        await this.#upstream(id, uri, "resources/unsubscribe", false).catch((error: unknown) =>
-          serverLog(this.#deps.log, id).error(
-            `resources/unsubscribe ${uri} failed: ${(error as Error).message}`,
-          ),
-        );
-      }
-      entry?.idle();
+      if (this.#holding && held.live) held.kept += 1;
+      if (held.listeners.size > 0 || held.kept > 0 || !this.#forget(id, uri, held)) return;
+      await this.#stopUpstream(id, uri);
     };
+  }
+
+  /** Unsubscribes `uri` upstream, if server `id` is connected (nothing is dialled for it). */
+  async #stopUpstream(id: string, uri: string): Promise<void> {
+    const entry = this.#deps.find(id);
+    if (entry?.connection) {
+      await this.#upstream(id, uri, "resources/unsubscribe", false).catch((error: unknown) =>
+        serverLog(this.#deps.log, id).error(
+          `resources/unsubscribe ${uri} failed: ${(error as Error).message}`,
+        ),
+      );
+    }
+    entry?.idle();
   }
 
   /** Whether server `id` has resource subscriptions (its idle timer waits for none). */
@@ -304,6 +287,7 @@ export class Passthrough {
     const uri = notification.params?.uri;
     if (typeof uri !== "string") return;
     const subscription = this.#subscriptions.get(id)?.get(uri);
+    if (subscription !== undefined && subscription.kept > 0) subscription.missed = notification;
     for (const listener of [...(subscription?.listeners ?? [])]) {
       try {
         listener(notification);
@@ -323,6 +307,89 @@ export class Passthrough {
           `subscribing again to ${uri} after a reconnect failed: ${(error as Error).message}`,
         ),
       );
+    }
+  }
+
+  // ── Across a hand-over (src/daemon/handover/README.md) ──────────────────────────────
+
+  /**
+   * The daemon hands over: from now on a listener that leaves (its connection closed by the
+   * hand-over) is kept, never unsubscribed upstream: the child's subscription goes on.
+   */
+  holdSubscriptions(): void {
+    this.#holding = true;
+  }
+
+  /** The hand-over failed: listeners leave as before; the kept ones are awaited back here. */
+  unholdSubscriptions(): void {
+    this.#holding = false;
+  }
+
+  /** Every live upstream subscription, with how many listeners it had (kept ones included). */
+  handedSubscriptions(): HandedSubscription[] {
+    return [...this.#subscriptions].flatMap(([serverId, uris]) =>
+      [...uris]
+        .filter(([, subscription]) => subscription.live)
+        .map(([uri, subscription]) => ({
+          serverId,
+          uri,
+          listeners: subscription.listeners.size + subscription.kept,
+        })),
+    );
+  }
+
+  /**
+   * The old daemon's live subscriptions on a connection this pool took over (its same child,
+   * its same http session): held, their listeners awaited back, nothing sent upstream. One
+   * already subscribed here again awaits the others.
+   */
+  adoptSubscriptions(handed: readonly HandedSubscription[]): void {
+    for (const { serverId, uri, listeners } of handed) {
+      if (this.#deps.find(serverId) === undefined || listeners < 1) continue;
+      let uris = this.#subscriptions.get(serverId);
+      if (!uris) {
+        uris = new Map();
+        this.#subscriptions.set(serverId, uris);
+      }
+      const known = uris.get(uri);
+      if (known !== undefined) {
+        known.kept += Math.max(0, listeners - known.listeners.size);
+        continue;
+      }
+      const ready = Promise.resolve();
+      uris.set(uri, { listeners: new Set(), ready, live: true, kept: listeners });
+    }
+  }
+
+  /**
+   * Stops awaiting the listeners kept for a hand-over: each subscription none came back to is
+   * unsubscribed upstream (an entry that comes later subscribes again, as a new one would).
+   */
+  async dropKept(): Promise<void> {
+    const left: Promise<void>[] = [];
+    for (const [id, uris] of this.#subscriptions) {
+      for (const [uri, subscription] of uris) {
+        if (subscription.kept === 0) continue;
+        subscription.kept = 0;
+        delete subscription.missed;
+        if (subscription.listeners.size > 0 || !this.#forget(id, uri, subscription)) continue;
+        left.push(this.#stopUpstream(id, uri));
+      }
+    }
+    await Promise.all(left);
+  }
+
+  /** A listener joined: one kept for it is back, and hears what it missed meanwhile. */
+  #welcomeBack(subscription: Subscription, listener: ResourceListener): void {
+    if (subscription.kept === 0) return;
+    subscription.kept -= 1;
+    const missed = subscription.missed;
+    if (subscription.kept === 0) delete subscription.missed;
+    if (missed === undefined) return;
+    try {
+      listener(missed);
+    } catch (error) {
+      this.#deps.log.error?.(`mcpool: a resource listener threw: ${(error as Error).message}`);
     }
   }
 

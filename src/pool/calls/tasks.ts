@@ -26,6 +26,7 @@ import type { CallSignal, ServerNotification } from "../core/types.js";
 import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
 import { withSession } from "../server/session.js";
+import { EarlyStatuses } from "./early-statuses.js";
 import { upstreamError } from "./upstream-error.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
@@ -99,12 +100,24 @@ function hold(entry: ServerEntry, connection: Connection): () => void {
 export class PoolTasks {
   readonly #deps: PoolTasksDeps;
   readonly #records = new Map<string, TaskRecord>();
+  readonly #early = new EarlyStatuses();
 
   constructor(deps: PoolTasksDeps) {
     this.#deps = deps;
   }
 
-  /** A task-augmented call on `connection` answered `result`: its task is `owner`'s. */
+  /**
+   * A task-augmented call to `serverId` is sent: a status of a task not yet answered is kept
+   * until the returned function is called (after `created`, or on failure).
+   */
+  asking(serverId: string): () => void {
+    return this.#early.asking(serverId);
+  }
+
+  /**
+   * A task-augmented call on `connection` answered `result`: its task is `owner`'s, and the
+   * statuses the server sent of it before answering go to `owner` now.
+   */
   created(entry: ServerEntry, connection: Connection, result: unknown, owner: TaskOwner): void {
     const task = taskOf((result as { task?: unknown } | undefined)?.task);
     if (task === undefined) return;
@@ -122,15 +135,22 @@ export class PoolTasks {
     this.#records.set(task.taskId, record);
     this.#expireAfter(record);
     if (TERMINAL.has(record.status)) record.release();
+    for (const early of this.#early.claim(entry.id, task.taskId)) this.status(entry.id, early);
   }
 
-  /** The server's status notification: to its owner alone; false when no record has it. */
+  /**
+   * The server's status notification: to its owner alone, or kept while a task-augmented
+   * call may yet name the task; false when neither.
+   */
   status(serverId: string, notification: ServerNotification): boolean {
     if (notification.method !== "notifications/tasks/status") return false;
     const task = taskOf(notification.params);
-    const record = task && this.#records.get(task.taskId);
-    if (record === undefined || record.entry.id !== serverId) return false;
-    if (task?.status !== undefined) this.#saw(record, task.status);
+    if (task === undefined) return false;
+    const record = this.#records.get(task.taskId);
+    if (record === undefined || record.entry.id !== serverId) {
+      return this.#early.keep(serverId, task.taskId, notification);
+    }
+    if (task.status !== undefined) this.#saw(record, task.status);
     record.owner.notify?.(serverId, notification);
     return true;
   }

@@ -353,6 +353,11 @@ export class ChildProcessTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#io?.stdin ?? this.#child?.stdin;
     if (!stdin || this.#released) return Promise.reject(new Error("Not connected"));
+    // Handed off, the session's next request id is the successor's: a request written now
+    // would take an id the successor uses too, and its answer would be read as the other's.
+    if (this.#handing !== undefined) {
+      return Promise.reject(new Error("Not connected: the child is being handed to a new daemon"));
+    }
     if (stdin.destroyed || this.#exit) return Promise.reject(brokenPipe());
     return new Promise((resolve, reject) => {
       // One message a line (the SDK's serializeMessage, whose module loads its zod schemas).

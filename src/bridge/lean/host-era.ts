@@ -1,0 +1,90 @@
+/**
+ * How a list change is said to the host of a lean session, in its era. A legacy host is told
+ * unsolicited (`notifications/tools/list_changed`). A 2026-07-28 host hears a change only on a
+ * `subscriptions/listen` of its that asked for that kind, the notification naming the
+ * subscription in `_meta["io.modelcontextprotocol/subscriptionId"]` — what a modern server
+ * sends on stdio (the SDK's StdioListenRouter). What each subscription takes is what the
+ * daemon acknowledged for it (`notifications/subscriptions/acknowledged`), so the host hears
+ * of no kind the daemon would not tell it.
+ *
+ * Node alone, as the lean bridge: no SDK.
+ */
+
+/** The `_meta` key naming the listen subscription a notification belongs to. */
+export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
+/** The `_meta` key of a 2026-07-28 request's protocol version claim. */
+const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
+
+type Id = string | number;
+
+/** A JSON-RPC message, as parsed: only what is read here. */
+interface Message {
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+}
+
+interface Params {
+  _meta?: Record<string, unknown>;
+  requestId?: unknown;
+  notifications?: unknown;
+}
+
+const paramsOf = (message: Message): Params =>
+  typeof message.params === "object" && message.params !== null ? (message.params as Params) : {};
+
+/** The listen filter's flag for a list kind. */
+const FLAG = {
+  tools: "toolsListChanged",
+  prompts: "promptsListChanged",
+  resources: "resourcesListChanged",
+} as const;
+
+export type ListKind = keyof typeof FLAG;
+
+const isId = (id: unknown): id is Id => typeof id === "string" || typeof id === "number";
+
+/** One session's era and its host's acknowledged listen subscriptions. */
+export class HostEra {
+  /** The host speaks 2026-07-28: its requests carry the protocol version in `_meta`. */
+  private modern = false;
+  /** Acknowledged subscriptions: JSON of the listen request's id → its id and honored filter. */
+  private readonly listens = new Map<string, { id: Id; filter: Record<string, unknown> }>();
+
+  /** A message from the host. */
+  fromHost(message: Message): void {
+    const params = paramsOf(message);
+    if (message.method === "initialize") this.modern = false;
+    else if (typeof params._meta?.[PROTOCOL_VERSION_KEY] === "string") this.modern = true;
+    if (message.method === "notifications/cancelled") {
+      this.listens.delete(JSON.stringify(params.requestId));
+    }
+  }
+
+  /** A message from the daemon to the host. */
+  fromDaemon(message: Message): void {
+    if (message.method === "notifications/subscriptions/acknowledged") {
+      const params = paramsOf(message);
+      const id = params._meta?.[SUBSCRIPTION_ID_KEY];
+      const filter = params.notifications;
+      if (isId(id) && typeof filter === "object" && filter !== null) {
+        this.listens.set(JSON.stringify(id), { id, filter: filter as Record<string, unknown> });
+      }
+    } else if (message.method === undefined && isId(message.id)) {
+      // The listen's own answer: the daemon closed that subscription.
+      this.listens.delete(JSON.stringify(message.id));
+    }
+  }
+
+  /** The framed lines that tell the host list `kind` changed; none when its era would not. */
+  listChanged(kind: ListKind): string[] {
+    const method = `notifications/${kind}/list_changed`;
+    if (!this.modern) return [`${JSON.stringify({ jsonrpc: "2.0", method })}\n`];
+    return [...this.listens.values()]
+      .filter(({ filter }) => filter[FLAG[kind]] === true)
+      .map(
+        ({ id }) =>
+          `${JSON.stringify({ jsonrpc: "2.0", method, params: { _meta: { [SUBSCRIPTION_ID_KEY]: id } } })}\n`,
+      );
+  }
+}

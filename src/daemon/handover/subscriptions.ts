@@ -1,0 +1,60 @@
+/**
+ * The pool's upstream resource subscriptions across a hand-over (README.md): the old daemon
+ * holds them from the moment it holds its socket, so the connections it closes unsubscribe
+ * nothing, and hands on the live ones with how many listeners each had. The new daemon takes
+ * up those on the children it adopted — the same processes, whose servers still hold them —
+ * and each entry's subscribe as it dials again takes its place back instead of a second
+ * subscribe upstream. A subscription no entry came back to within KEPT_SUBSCRIPTIONS_MS is
+ * unsubscribed upstream then.
+ */
+import type { McpPool } from "../../pool/pool.js";
+import type { HandedSubscription } from "../../pool/calls/server-passthrough.js";
+import type { DaemonLog } from "../process/logger.js";
+
+/**
+ * How long the listeners a hand-over kept are awaited back, ms: an entry dials again for 60 s
+ * (its reconnect window) and then replays its host's session within 15 s.
+ */
+export const KEPT_SUBSCRIPTIONS_MS = 75_000;
+
+/** The old daemon, before it closes any connection: nothing is unsubscribed from now on. */
+export function holdSubscriptions(pool: McpPool): void {
+  pool.handedSubscriptions.holdSubscriptions();
+}
+
+/** What goes into the snapshot: the live subscriptions, with their listeners' count. */
+export function handedSubscriptions(pool: McpPool): HandedSubscription[] {
+  return pool.handedSubscriptions.handedSubscriptions();
+}
+
+/**
+ * The new daemon, once it dialled the children it was handed: takes up the subscriptions of
+ * the rows whose own child it adopted (`adopted`), and awaits their listeners back.
+ */
+export function adoptSubscriptions(
+  pool: McpPool,
+  handed: readonly HandedSubscription[] | undefined,
+  adopted: readonly string[],
+  log: DaemonLog,
+): void {
+  const rows = new Set(adopted);
+  const taken = (handed ?? []).filter((subscription) => rows.has(subscription.serverId));
+  if (taken.length === 0) return;
+  pool.handedSubscriptions.adoptSubscriptions(taken);
+  awaitListeners(pool, log);
+}
+
+/** The hand-over failed: this daemon serves on, and awaits the listeners it kept. */
+export function unholdSubscriptions(pool: McpPool, log: DaemonLog): void {
+  pool.handedSubscriptions.unholdSubscriptions();
+  awaitListeners(pool, log);
+}
+
+function awaitListeners(pool: McpPool, log: DaemonLog): void {
+  const timer = setTimeout(() => {
+    pool.handedSubscriptions.dropKept().catch((error: unknown) => {
+      log.error(`mcpool: could not let go of a resource subscription: ${(error as Error).message}`);
+    });
+  }, KEPT_SUBSCRIPTIONS_MS);
+  timer.unref();
+}

@@ -1,0 +1,246 @@
+/**
+ * No connection is lost at the sockets during a hand-over restart: once the new daemon has
+ * been started with the listening sockets, the old one stops listening, so a connection that
+ * arrives before the new one listens waits in the socket's backlog and is served by the new
+ * daemon. The client here is a plain socket that never dials again — what `socat` or
+ * `nc -U` is to a host. The window is held open by the "installed" code the restart starts:
+ * it waits for this test's word before it runs the daemon. If the hand-over fails, the old
+ * daemon listens again and serves.
+ */
+import { execFile } from "node:child_process";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { PROTOCOL_VERSION } from "mcpool-protocol";
+import { scopeSocket } from "../helpers/bridge.js";
+import { cliPath, startDaemon, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
+import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+
+const fleet = useFleet();
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
+
+/** A socket that speaks newline-delimited JSON, and is never dialled again. */
+class LineClient {
+  readonly #lines: unknown[] = [];
+  #buffer = "";
+  #wake: (() => void) | undefined;
+  #closed = false;
+
+  constructor(readonly socket: Socket) {
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      this.#buffer += chunk;
+      let at: number;
+      while ((at = this.#buffer.indexOf("\n")) >= 0) {
+        this.#lines.push(JSON.parse(this.#buffer.slice(0, at)));
+        this.#buffer = this.#buffer.slice(at + 1);
+      }
+      this.#wake?.();
+    });
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      this.#closed = true;
+      this.#wake?.();
+    });
+    cleanups.push(() => socket.destroy());
+  }
+
+  static dial(path: string): LineClient {
+    return new LineClient(createConnection(path));
+  }
+
+  send(message: unknown): void {
+    this.socket.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** The next message with this id; rejects if the connection closes first. */
+  answer(id: number): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const look = (): void => {
+        const found = this.#lines.findIndex((line) => (line as { id?: unknown }).id === id);
+        if (found >= 0) {
+          this.#wake = undefined;
+          resolve(this.#lines.splice(found, 1)[0] as Record<string, unknown>);
+        } else if (this.#closed) {
+          reject(new Error(`the connection closed before the answer to request ${id}`));
+        }
+      };
+      this.#wake = look;
+      look();
+    });
+  }
+}
+
+/** The MCP session's opening and one `count` call, sent at once, as a pipe's host sends them. */
+function openAndCount(client: LineClient, id: number): void {
+  client.send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw-pipe", version: "1" },
+    },
+  });
+  client.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  client.send({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "count", arguments: {} },
+  });
+}
+
+const textOf = (answer: Record<string, unknown>): string =>
+  ((answer.result as { content: { text: string }[] }).content[0] as { text: string }).text;
+
+/**
+ * A daemon started from "installed" code that, as the new daemon of a hand-over, waits for
+ * this test's word (on the gate socket) before it loads the daemon: `gate.started` resolves
+ * once it waits, `gate.go()` lets it on. `fail` makes it exit instead (an upgrade that
+ * cannot start).
+ */
+async function gatedDaemon(h: TestHome): Promise<{
+  old: RunningDaemon;
+  started: Promise<Socket>;
+}> {
+  const gatePath = join(h.dir, "gate.sock");
+  let waiting: (socket: Socket) => void = () => undefined;
+  const started = new Promise<Socket>((resolve) => (waiting = resolve));
+  const gate: Server = createServer((socket) => waiting(socket));
+  await new Promise<void>((resolve) => gate.listen(gatePath, resolve));
+  cleanups.push(() => gate.close());
+  const installed = join(h.dir, "installed-main.mjs");
+  writeFileSync(
+    installed,
+    `#!/usr/bin/env node
+import { createConnection } from "node:net";
+if (process.argv.includes("--handover")) {
+  const word = await new Promise((resolve) => {
+    const gate = createConnection(${JSON.stringify(gatePath)});
+    gate.setEncoding("utf8");
+    gate.on("data", (text) => { gate.destroy(); resolve(text); });
+    gate.on("error", () => resolve("fail"));
+  });
+  if (word.startsWith("fail")) process.exit(7);
+}
+await import(${JSON.stringify(cliPath)});
+`,
+  );
+  chmodSync(installed, 0o755);
+  const old = await startDaemon(h, [], { bin: installed });
+  return { old, started };
+}
+
+/** `mcpool restart --json` beside the test (the test process holds the gate it waits on). */
+function restart(h: TestHome): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [cliPath, "restart", "--json"], {
+    env: h.env,
+    encoding: "utf8",
+    timeout: 60_000,
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: error.code ?? -1,
+      stdout: error.stdout ?? "",
+      stderr: error.stderr ?? "",
+    }),
+  );
+}
+
+/** The old daemon has started the new one and stopped listening: its log says so. */
+const LET_GO = "this one no longer listens";
+
+/**
+ * One count on the counter's MCP socket, then a restart, up to the window: the new daemon
+ * started and waiting at the gate, the old one no longer listening.
+ */
+async function countedThenRestarting(
+  h: TestHome,
+  old: RunningDaemon,
+  started: Promise<Socket>,
+): Promise<{
+  mcpSocket: string;
+  pid: string | undefined;
+  restarting: ReturnType<typeof restart>;
+  gate: Socket;
+}> {
+  const mcpSocket = scopeSocket(h, ["--server", "counter"]);
+  await waitFor(() => existsSync(mcpSocket), 15_000, "the MCP socket");
+  const before = LineClient.dial(mcpSocket);
+  openAndCount(before, 2);
+  const [one, pid] = textOf(await before.answer(2)).split(" ");
+  expect(one).toBe("1");
+  const restarting = restart(h);
+  const gate = await started;
+  await waitFor(() => old.stderr().includes(LET_GO), 20_000, "the old daemon to let go");
+  return { mcpSocket, pid, restarting, gate };
+}
+
+describe("a hand-over restart and connections that arrive meanwhile", () => {
+  it("serves a connection made while the new daemon is not yet listening, on the MCP socket and the daemon's", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    const { old, started } = await gatedDaemon(h);
+    try {
+      const { mcpSocket, pid, restarting, gate } = await countedThenRestarting(h, old, started);
+
+      // Dialled now, as socat dials: once, whoever listens.
+      const during = LineClient.dial(mcpSocket);
+      openAndCount(during, 2);
+      const daemonPeer = LineClient.dial(h.socketPath);
+      daemonPeer.send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "hello",
+        params: { protocolVersion: PROTOCOL_VERSION, clientName: "raw", pid: process.pid },
+      });
+      daemonPeer.send({ jsonrpc: "2.0", id: 2, method: "daemon/status", params: {} });
+      gate.end("go\n");
+
+      const done = await restarting;
+      expect(done.stderr).toBe("");
+      expect(done.code).toBe(0);
+      const handed = JSON.parse(done.stdout) as { pid: number };
+      expect(textOf(await during.answer(2))).toBe(`2 ${pid}`);
+      const status = await daemonPeer.answer(2);
+      expect((status.result as { pid: number }).pid).toBe(handed.pid);
+      await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
+    } finally {
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
+  it("listens again when the new daemon cannot start: a connection after it is served", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    const { old, started } = await gatedDaemon(h);
+    try {
+      const { mcpSocket, pid, restarting, gate } = await countedThenRestarting(h, old, started);
+      gate.end("fail\n");
+
+      const done = await restarting;
+      expect(done.code).toBe(1);
+      expect(done.stderr).toContain("the new daemon did not take over");
+      // Bound again by rename: the same path, listened on by the daemon that serves on.
+      const after = LineClient.dial(mcpSocket);
+      openAndCount(after, 2);
+      expect(textOf(await after.answer(2))).toBe(`2 ${pid}`);
+      const agent = await fleet.agent(h, "after");
+      expect((await agent.status()).pid).toBe(old.pid);
+    } finally {
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+});

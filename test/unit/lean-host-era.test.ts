@@ -1,0 +1,53 @@
+/**
+ * A lean session's list change, said in its host's era: unsolicited to a legacy host, on
+ * each acknowledged listen subscription that took the kind to a 2026-07-28 host, and not at
+ * all to a modern host that listens for nothing.
+ */
+import { describe, expect, it } from "vitest";
+import { HostEra, SUBSCRIPTION_ID_KEY } from "../../src/bridge/lean/host-era.js";
+
+const META = { "io.modelcontextprotocol/protocolVersion": "2026-07-28" };
+const ack = (id: string | number, notifications: object) => ({
+  jsonrpc: "2.0",
+  method: "notifications/subscriptions/acknowledged",
+  params: { notifications, _meta: { [SUBSCRIPTION_ID_KEY]: id } },
+});
+const lines = (era: HostEra, kind: "tools" | "prompts" | "resources") =>
+  era.listChanged(kind).map((l) => JSON.parse(l) as unknown);
+
+describe("a lean session's list change in its host's era", () => {
+  it("is unsolicited to a legacy host", () => {
+    const era = new HostEra();
+    era.fromHost({ id: 1, method: "initialize", params: { protocolVersion: "2025-11-25" } });
+    expect(lines(era, "prompts")).toEqual([
+      { jsonrpc: "2.0", method: "notifications/prompts/list_changed" },
+    ]);
+  });
+
+  it("goes only to a modern host's subscriptions that took the kind, naming each", () => {
+    const era = new HostEra();
+    era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });
+    expect(lines(era, "tools")).toEqual([]);
+    era.fromDaemon(ack("a", { toolsListChanged: true }));
+    era.fromDaemon(ack(7, { promptsListChanged: true }));
+    expect(lines(era, "tools")).toEqual([
+      {
+        jsonrpc: "2.0",
+        method: "notifications/tools/list_changed",
+        params: { _meta: { [SUBSCRIPTION_ID_KEY]: "a" } },
+      },
+    ]);
+    // Cancelled by the host, or closed by the daemon (its answer): no longer told.
+    era.fromHost({ method: "notifications/cancelled", params: { requestId: "a" } });
+    era.fromDaemon({ id: 7 });
+    expect(lines(era, "tools")).toEqual([]);
+    expect(lines(era, "prompts")).toEqual([]);
+  });
+
+  it("takes a dual-era host that probed and then initialized as legacy", () => {
+    const era = new HostEra();
+    era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });
+    era.fromHost({ id: 2, method: "initialize", params: { protocolVersion: "2025-11-25" } });
+    expect(lines(era, "resources")).toHaveLength(1);
+  });
+});
