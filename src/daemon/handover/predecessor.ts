@@ -122,7 +122,9 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
         const server = matching(row, key);
         if (!server) return undefined;
         taken.add(nameOf(server));
-        return { ...server.child, owned: word };
+        // A profile child's facts go with it: its dial may come before the adoption does.
+        const uptake = server.profile;
+        return { ...server.child, owned: word, ...(uptake ? { uptake } : {}) };
       },
       takeSession,
     },

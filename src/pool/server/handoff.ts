@@ -6,7 +6,12 @@
  */
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedHttpSession, HandedSession } from "../transport/transport.js";
+import type {
+  HandedChild,
+  HandedHttpSession,
+  HandedSession,
+  HandedUptake,
+} from "../transport/transport.js";
 import { processOf } from "../transport/transport.js";
 import { sessionHandleOf } from "../transport/session-end.js";
 import { drained, type Connection } from "./connection.js";
@@ -17,11 +22,9 @@ import type { EntryState } from "./state.js";
  * A host profile's child (host-profiles.ts): the profile it was dialled for, under its key,
  * and what its server showed of its roots, so the successor serves it as this pool did.
  */
-export interface HandedProfile {
+export interface HandedProfile extends HandedUptake {
   key: string;
   profile: HostProfile;
-  asksRoots: boolean;
-  atStart?: "asks" | "silent";
 }
 
 /** A host profile's child the successor takes up: its row's id and what it was handed. */
