@@ -28,6 +28,7 @@ export type HandoverSubscriptions = Pick<
   | "holdSubscriptions"
   | "unholdSubscriptions"
   | "handedSubscriptions"
+  | "expectSubscriptions"
   | "adoptSubscriptions"
   | "dropKept"
 >;

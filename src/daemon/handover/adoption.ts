@@ -85,8 +85,7 @@ export async function concludeAdoption(
   }
   const untaken = predecessor.closeUntaken();
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
-  // An entry that reached this daemon already and subscribed again counts as one back.
-  adoptSubscriptions(pool, snapshot.subscriptions, adopted, log);
+  adoptSubscriptions(pool, adopted, log);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({
