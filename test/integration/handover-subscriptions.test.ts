@@ -8,13 +8,16 @@
  * perl relay — for a 2025 host (`resources/subscribe`, compared with the session direct) and a
  * 2026-07-28 host (`subscriptions/listen`, whose one stream carries the updates again;
  * compared with the same session through a pool that does not restart, the fixture being a
- * 2025 server).
+ * 2025 server). And a hand-over that fails: the old daemon serves on, and the host, its entry
+ * back on it, sees the same as direct.
  */
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   BRIDGE_PATHS,
@@ -23,7 +26,7 @@ import {
   stringEnv,
   type BridgePath,
 } from "../helpers/bridge.js";
-import { runCli, type TestHome } from "../helpers/daemon.js";
+import { cliPath, runCli, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -142,19 +145,25 @@ async function modernSession(
   }
 }
 
-/** A daemon serving `talk`, and the hand-over `mcpool restart` that keeps its child. */
-async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
-  const home = fleet.home();
-  home.writeConfig({ talk: server });
-  await fleet.daemon(home);
-  // Its capabilities known, as a server direct has them from the start: a bridge that opens
-  // before its server has started offers no resource subscriptions.
+/**
+ * `talk` serving, its capabilities known, as a server direct has them from the start: a
+ * bridge that opens before its server has started offers no resource subscriptions.
+ */
+async function talkReady(home: TestHome): Promise<void> {
   const agent = await fleet.agent(home, "ready");
   await waitFor(
     async () => (await agent.state()).every((s) => s.status === "ready"),
     BOUND_MS,
     "talk to be ready",
   );
+}
+
+/** A daemon serving `talk`, and the hand-over `mcpool restart` that keeps its child. */
+async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
+  const home = fleet.home();
+  home.writeConfig({ talk: server });
+  await fleet.daemon(home);
+  await talkReady(home);
   return {
     home,
     async restart() {
@@ -170,6 +179,40 @@ async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
 
 describe("a host's resource subscriptions across a hand-over restart", () => {
   for (const via of BRIDGE_PATHS) {
+    it(
+      `a 2025 host through the ${via} entry sees what it sees direct when the hand-over fails`,
+      async () => {
+        const expected = await direct();
+        const home = fleet.home();
+        home.writeConfig({ talk: server });
+        // The installed code the restart starts, until an "upgrade" that cannot start.
+        const installed = join(home.dir, "installed-main.mjs");
+        writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+        chmodSync(installed, 0o755);
+        const old = await startDaemon(home, [], { bin: installed });
+        try {
+          await talkReady(home);
+          const host = await stdioBridge(home, ["--server", "talk"], {}, via);
+          const failed = async (): Promise<void> => {
+            writeFileSync(installed, "process.exit(7);\n");
+            const restart = runCli(home, "restart");
+            expect(restart.code).toBe(1);
+            expect(restart.stderr).toContain("so this one serves on");
+          };
+          try {
+            expect(await session(legacyHost(host.client), failed)).toEqual(expected);
+            expect(daemonsFor(home.socketPath)).toEqual([old.pid]);
+          } finally {
+            await host.close();
+          }
+        } finally {
+          await old.stop();
+          await stopAll(daemonsFor(home.socketPath));
+        }
+      },
+      TEST_MS,
+    );
+
     it(
       `a 2025 host through the ${via} entry sees what it sees direct`,
       async () => {
