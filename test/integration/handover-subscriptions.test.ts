@@ -8,7 +8,7 @@
  * perl relay — for a 2025 host (`resources/subscribe`, compared with the session direct) and a
  * 2026-07-28 host (`subscriptions/listen`, whose one stream carries the updates again;
  * compared with the same session through a pool that does not restart, the fixture being a
- * 2025 server). And a hand-over that fails: the old daemon serves on, and the host, its entry
+ * 2025 server, pooled beside a 2026-07-28 one so that such a host is served in its era). And a hand-over that fails: the old daemon serves on, and the host, its entry
  * back on it, sees the same as direct.
  */
 import { Client as ModernClient } from "@modelcontextprotocol/client";
@@ -158,10 +158,17 @@ async function talkReady(home: TestHome): Promise<void> {
   );
 }
 
-/** A daemon serving `talk`, and the hand-over `mcpool restart` that keeps its child. */
-async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
+/**
+ * A daemon serving `talk`, and the hand-over `mcpool restart` that keeps its child. For a
+ * 2026-07-28 host (`era: "modern"`) a 2026-07-28 server beside it: a pool whose servers all
+ * speak only 2025 serves its hosts as such a server does direct.
+ */
+async function pool(
+  era: "legacy" | "modern" = "legacy",
+): Promise<{ home: TestHome; restart(): Promise<void> }> {
   const home = fleet.home();
-  home.writeConfig({ talk: server });
+  const modern = { command: process.execPath, args: [fixture("modern-cached.mjs")] };
+  home.writeConfig(era === "modern" ? { talk: server, cached: modern } : { talk: server });
   await fleet.daemon(home);
   await talkReady(home);
   return {
@@ -171,7 +178,7 @@ async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
       const restart = runCli(home, "restart", "--json");
       expect(restart.stderr).toBe("");
       expect(restart.code).toBe(0);
-      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["talk"]);
+      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toContain("talk");
       await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
     },
   };
@@ -237,9 +244,9 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
     it(
       `a 2026-07-28 host through the ${via} entry hears on its listen stream what it hears direct`,
       async () => {
-        // The fixture speaks 2025 only: the oracle is the same session where nothing
+        // `talk` speaks 2025 only: the oracle is the same session where nothing
         // restarts, through a pool of its own, and it is what a 2025 host sees direct.
-        const unrestarted = await pool();
+        const unrestarted = await pool("modern");
         let expected: Seen;
         try {
           expected = await modernSession(unrestarted.home, via, nothing);
@@ -248,7 +255,7 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
         }
         expect(expected.updated).toEqual(["note://1", "note://1"]);
         expect(expected.sent).toBe("subscribes 1 unsubscribes 1");
-        const { home, restart } = await pool();
+        const { home, restart } = await pool("modern");
         try {
           expect(await modernSession(home, via, restart)).toEqual(expected);
         } finally {
