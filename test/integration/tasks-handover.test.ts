@@ -4,7 +4,8 @@
  * SDK bridge (its session carries on across the restart) asks about its older tasks as
  * before — a live one and a finished one, on the same server process — and lists them; a
  * task it did not make is still not its own. A host of the MCP socket, whose session there
- * ends as the daemon hands over, has its live task go on in the server as well.
+ * ends as the daemon hands over, has its live task go on in the server as well; a client of
+ * the client library that names no owner finds its task again once it reconnected.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -84,6 +85,14 @@ describe("tasks across a hand-over restart", () => {
       const live = await work(120_000);
       const finished = await work(1);
       const leans = await lean.work(120_000);
+      // The client library, naming no owner: its tasks go by the client's own name.
+      const lib = await fleet.agent(h, "lib");
+      const made = await lib.call(
+        "tasks__work",
+        { ms: 120_000 },
+        { raw: true, task: { ttl: 60_000 } },
+      );
+      const libs = (made as unknown as { task: { taskId: string } }).task.taskId;
       await waitFor(() => sdk.done.has(finished), BOUND_MS, "the short task to complete");
       const before = await peek(live);
       expect(before.status).toBe("working");
@@ -97,6 +106,14 @@ describe("tasks across a hand-over restart", () => {
       expect(await peek(live)).toEqual(before);
       // The socket's host's task lives on too: no session's end during the hand-over ends it.
       expect((await peek(leans)).status).toBe("working");
+      // The client library, reconnected to the new daemon, finds its task and ends it.
+      expect(await lib.tasks.request("tasks", "tasks/get", { taskId: libs })).toMatchObject({
+        taskId: libs,
+        status: "working",
+      });
+      expect(await lib.tasks.request("tasks", "tasks/cancel", { taskId: libs })).toMatchObject({
+        status: "cancelled",
+      });
       expect(await ask("tasks/get", { taskId: live })).toMatchObject({
         taskId: live,
         status: "working",
