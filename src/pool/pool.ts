@@ -428,9 +428,14 @@ export class McpPool {
     return handOff([...rows, ...profiles.handable(), ...conversations.handable()], drainMs);
   }
 
-  /** The http rows' live sessions, once their calls settle (within `drainMs`): see handOffSessions(). */
+  /**
+   * The live http sessions, a row's own and each conversation's, once their calls settle
+   * (within `drainMs`): see handOffSessions(). Then releaseHandedSessions() or
+   * resumeHandedSessions() with the same list.
+   */
   handOffSessions(drainMs: number): Promise<HandedHttpOff[]> {
-    return handOffSessions(this.#parts.servers.entries(), drainMs);
+    const rows = this.#parts.servers.entries().map((entry) => ({ entry }));
+    return handOffSessions([...rows, ...this.#parts.conversations.handable()], drainMs);
   }
 
   /**

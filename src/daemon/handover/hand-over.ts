@@ -10,6 +10,7 @@
 import type { McpPool } from "../../pool/pool.js";
 import {
   releaseHandedOff,
+  releaseHandedSessions,
   resumeHandedOff,
   resumeHandedSessions,
   type HandedOff,
@@ -122,11 +123,12 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     marks: deps.marks,
     servers: renumbered(servers),
     fronts: renumberedFronts(fronts, servers.length),
-    sessions: sessions.map(({ serverId, row, sessionId, session, listened }) => ({
+    sessions: sessions.map(({ serverId, row, sessionId, session, listened, conversation }) => ({
       serverId,
       row,
       sessionId,
       session,
+      ...(conversation ? { conversation } : {}),
       ...(listened ? { listened } : {}),
     })),
     tasks,
@@ -165,6 +167,9 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   }
   const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);
   releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
+  // The new daemon goes on in them: this one's stop ends none (a conversation's is ended by a
+  // DELETE otherwise). Started cold, it opened its own: these are ended as at any stop.
+  if (answer.cold === undefined) releaseHandedSessions(sessions);
   // Read again so that this daemon's stop ends them as it ends any child.
   resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
   const unmanaged = tellMainPid(answer.pid);

@@ -105,8 +105,9 @@ export interface Snapshot {
    */
   fronts?: HandedFront[];
   /**
-   * The http rows' live sessions: the new daemon's dial of the same row goes on in each
-   * instead of initializing again. Absent (older snapshots): they are dialled again.
+   * The live http sessions, a row's own and each conversation's: the new daemon's dial of the
+   * same row (for the same conversation) goes on in each instead of initializing again.
+   * Absent (older snapshots): they are dialled again.
    */
   sessions?: HandedHttpRow[];
   /**
@@ -121,10 +122,14 @@ export interface Snapshot {
   subscriptions?: HandedSubscription[];
 }
 
-/** An http row's live session: the row as the old daemon dialled it, and the session. */
+/**
+ * A live http session: the row as the old daemon dialled it, the session, and for a
+ * conversation's session its conversation (none: the row's own). Matched by nameOf().
+ */
 export interface HandedHttpRow extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  conversation?: HandedConversation;
 }
 
 /** One listening socket beside the daemon's: its scope and its fd. */
