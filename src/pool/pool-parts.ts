@@ -107,6 +107,7 @@ function trafficParts(
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
     answerer: (id, asking) => routes.answerer(id, asking),
+    register: (route, asking) => routes.register(route, asking),
     log,
   });
   const tasks = new PoolTasks({

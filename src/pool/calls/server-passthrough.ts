@@ -38,6 +38,8 @@ import { assertOffered, type Surface } from "./offered.js";
 
 export { offers } from "./offered.js";
 import { ListingCache } from "./listing-cache.js";
+import { entryRoute, ownHandlers } from "./routes.js";
+import type { Route } from "../server/caller-router.js";
 import type { ServerEntry } from "../server/entry.js";
 import type { HostProfile } from "mcpool-protocol";
 import { holding, withSession } from "../server/session.js";
@@ -112,6 +114,11 @@ export interface PassthroughDeps {
    * request's own handlers, as a call's (CallRoutes.answerer).
    */
   answerer?(serverId: string, options: PassthroughOptions): InputAnswerer;
+  /**
+   * From now until the returned function is called, what a 2025-11-25 server asks on
+   * `route` may be this request's: its handlers answer it, as a call's (CallRoutes.register).
+   */
+  register?(route: Route, options: PassthroughOptions): () => void;
   log: PoolLog;
 }
 
@@ -196,18 +203,30 @@ export class Passthrough {
           },
         ),
       );
-    // Only a live server's kept listing is served (a new connection drops them); a caller's
-    // own abort must not end the one request other callers share. A child's are its own.
-    const result =
-      entry === row && entry.connection
-        ? await this.#listings.answer(
-            id,
-            method,
-            params as Record<string, unknown> | undefined,
-            send as () => Promise<object>,
-            options.signal === undefined,
-          )
-        : await send();
+    // A request that brought its handlers answers what its server asks inside it (a
+    // 2025-11-25 server's question names no request: it goes to a caller in flight on the
+    // connection, as a call's does), and its profile's refusals what it did not declare.
+    const unroute = asks(asked)
+      ? this.#deps.register?.(entryRoute(entry), ownHandlers(options))
+      : undefined;
+    let result: unknown;
+    try {
+      // Only a live server's kept listing is served (a new connection drops them); a
+      // caller's own abort must not end the one request other callers share. A child's are
+      // its own.
+      result =
+        entry === row && entry.connection
+          ? await this.#listings.answer(
+              id,
+              method,
+              params as Record<string, unknown> | undefined,
+              send as () => Promise<object>,
+              options.signal === undefined,
+            )
+          : await send();
+    } finally {
+      unroute?.();
+    }
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new McpPoolError(
         "tool-error",
