@@ -27,6 +27,15 @@ function lstatOrNone(path: string): Stats | undefined {
 }
 
 /**
+ * A path's device and inode, `dev:ino`, or undefined when nothing is there: what tells a
+ * folder or socket made again at the same path from the one that was there.
+ */
+export function pathIdentity(path: string): string | undefined {
+  const stats = lstatSync(path, { throwIfNoEntry: false });
+  return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+}
+
+/**
  * `<base>/<uid>` when it is what systemd makes it: a real directory (not a symlink), owned
  * by this uid, mode 0700. Else undefined: a directory anyone else made or can enter is not
  * this user's runtime directory.

@@ -244,6 +244,11 @@ export class HostProfiles {
     await Promise.allSettled(ending);
   }
 
+  /** Row `id`'s child for the profile under `key`, if there is one. */
+  child(id: string, key: string): ServerEntry | undefined {
+    return this.#children.get(id)?.get(key);
+  }
+
   /** stop()/reconnect() of row `id`: its children end too (the next use dials them again). */
   async end(id: string): Promise<void> {
     const children = [...(this.#children.get(id)?.values() ?? [])];
@@ -286,7 +291,6 @@ export class HostProfiles {
         const legacy = handed.key.startsWith("legacy ");
         const child = this.#child(entry, handed.key, handed.profile, legacy);
         if (!isProfileEntry(child)) return;
-        child.adopted(handed);
         await child.ensure();
         child.idle();
       }),
@@ -322,11 +326,14 @@ export class HostProfiles {
     const routes = this.#init.routes;
     const route = { serverId: entry.id, profile: key };
     const roots = profile.roots;
-    const handed = handedFor(pool.transportContext.handed, key);
+    // A previous daemon's child for this profile, if it handed one over: whichever dial takes
+    // it (a host's first use, or adopt()), the child serves as the old daemon's did.
+    const handed = handedFor(pool.transportContext.handed, key, (taken) => {
+      if (taken.uptake !== undefined) child.adopted(taken.uptake);
+    });
     const { handed: _rows, ...transportContext } = pool.transportContext;
     const context: EntryContext = {
       ...pool,
-      // A previous daemon's child for this profile, if it handed one over (adopt()).
       transportContext: handed ? { ...transportContext, handed } : transportContext,
       capabilities: profileCapabilities(profile),
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,

@@ -1,13 +1,13 @@
 /**
- * The folder the MCP sockets live in, inside the daemon's runtime folder, and binding a
- * socket there. The runtime folder is the daemon's socket keeper's to make
- * (src/daemon/socket/keeper.ts); a removal of it that overtakes a pass of the MCP sockets is
- * told apart from a failure (foldersOf), so the pass is done again when the keeper renews
- * them, with no error line.
+ * The folder the MCP sockets live in, inside the daemon's runtime folder: made private
+ * (privateDir), and watched for a removal during a pass (foldersOf). The runtime folder is the
+ * daemon's socket keeper's to make (src/daemon/socket/keeper.ts); a removal of it that
+ * overtakes a pass of the MCP sockets is told apart from a failure, so the pass is done again
+ * when the keeper renews them, with no error line.
  */
-import { lstatSync } from "node:fs";
 import { chmod, lstat, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { pathIdentity } from "mcpool-client/paths";
 
 /**
  * A directory only this user can enter; never through a symlink someone planted. Its parent,
@@ -25,12 +25,6 @@ export async function privateDir(dir: string): Promise<void> {
   await chmod(dir, 0o700);
 }
 
-/** A path's device and inode, or undefined when nothing is there. */
-function identityOf(path: string): string | undefined {
-  const stats = lstatSync(path, { throwIfNoEntry: false });
-  return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
-}
-
 /**
  * The runtime folder a pass works in and the MCP sockets' folder in it (`dir`), as they
  * are now; undefined when the runtime folder is gone. `overtaken()`: a removal came since —
@@ -41,14 +35,14 @@ export function foldersOf(
   dir: string,
 ): { made(): void; overtaken(): boolean } | undefined {
   const runtimeDir = dirname(socketPath);
-  const folder = identityOf(runtimeDir);
+  const folder = pathIdentity(runtimeDir);
   if (folder === undefined) return undefined;
-  let own = identityOf(dir);
+  let own = pathIdentity(dir);
   return {
-    made: () => void (own = identityOf(dir)),
+    made: () => void (own = pathIdentity(dir)),
     overtaken: () =>
-      identityOf(runtimeDir) !== folder ||
-      identityOf(dir) !== own ||
-      identityOf(socketPath) === undefined,
+      pathIdentity(runtimeDir) !== folder ||
+      pathIdentity(dir) !== own ||
+      pathIdentity(socketPath) === undefined,
   };
 }

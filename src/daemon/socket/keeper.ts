@@ -10,8 +10,8 @@
  */
 import { watch, type FSWatcher } from "node:fs";
 import { lstat } from "node:fs/promises";
-import { lstatSync } from "node:fs";
 import { basename, dirname } from "node:path";
+import { pathIdentity } from "mcpool-client/paths";
 
 import type { PoolLog } from "../../pool/core/types.js";
 import { prepareRuntimeDir } from "../process/paths.js";
@@ -43,12 +43,6 @@ function errnoCode(error: unknown): string | undefined {
 
 /** Renewals in a row that may lose a race with a removal before one is logged as failed. */
 const MAX_RACES = 100;
-
-/** A path's device and inode, or undefined when nothing is there. */
-function identityOf(path: string): string | undefined {
-  const stats = lstatSync(path, { throwIfNoEntry: false });
-  return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
-}
 
 /** Starts watching at once; the folder must exist and hold the bound socket. */
 export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
@@ -131,7 +125,7 @@ export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
     let made: string | undefined;
     try {
       prepareRuntimeDir(dir);
-      made = identityOf(dir);
+      made = pathIdentity(dir);
       await restoreLock();
       if (!(await server.rebind())) return false;
     } catch (error) {
@@ -162,7 +156,8 @@ export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
    * said, as a failure: something removes the folder faster than it can be made.
    */
   function raced(error: unknown, made: string | undefined): boolean {
-    const gone = errnoCode(error) === "ENOENT" || (made !== undefined && identityOf(dir) !== made);
+    const gone =
+      errnoCode(error) === "ENOENT" || (made !== undefined && pathIdentity(dir) !== made);
     races = gone ? races + 1 : 0;
     return gone && races <= MAX_RACES;
   }

@@ -6,7 +6,12 @@
  */
 import type { HostProfile } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
-import type { HandedChild, HandedHttpSession, HandedSession } from "../transport/transport.js";
+import type {
+  HandedChild,
+  HandedHttpSession,
+  HandedSession,
+  HandedUptake,
+} from "../transport/transport.js";
 import { processOf } from "../transport/transport.js";
 import { sessionHandleOf } from "../transport/session-end.js";
 import { drained, type Connection } from "./connection.js";
@@ -17,11 +22,9 @@ import type { EntryState } from "./state.js";
  * A host profile's child (host-profiles.ts): the profile it was dialled for, under its key,
  * and what its server showed of its roots, so the successor serves it as this pool did.
  */
-export interface HandedProfile {
+export interface HandedProfile extends HandedUptake {
   key: string;
   profile: HostProfile;
-  asksRoots: boolean;
-  atStart?: "asks" | "silent";
 }
 
 /** A host profile's child the successor takes up: its row's id and what it was handed. */
@@ -89,30 +92,35 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
   return handed;
 }
 
-/** An http row's live session handed off: its row as the pool dialled it, and the session. */
+/**
+ * An http session handed off: its row as the pool dialled it, the session, and for a
+ * conversation's session (conversations/) its conversation; none: the row's own.
+ */
 export interface HandedHttpOff extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  conversation?: HandedConversation;
   readonly connection: Connection;
 }
 
 /**
- * What the successor needs to go on in each http row's live session (its id and what the
- * handshake or discover told), once its calls settle (within `drainMs`). Its GET stream is
- * closed, so that the successor can open its own (ListenStream, fetch.ts); nothing else is stopped:
- * this pool's connection stays as it is until the pool closes, which ends no session.
+ * What the successor needs to go on in each live http session — a row's own, a
+ * conversation's — (its id and what the handshake or discover told), once its calls settle
+ * (within `drainMs`). Its GET stream is closed, so that the successor can open its own
+ * (ListenStream, fetch.ts); nothing else is stopped: this pool's connection stays as it is
+ * until the pool closes, which ends no session once releaseHandedSessions() marked it.
  */
 export async function handOffSessions(
-  entries: readonly EntryState[],
+  entries: readonly Handable[],
   drainMs: number,
 ): Promise<HandedHttpOff[]> {
-  const live = entries.filter(({ connection }) => {
+  const live = entries.filter(({ entry: { connection }, profile }) => {
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
-    return sessionId !== undefined;
+    return sessionId !== undefined && profile === undefined;
   });
-  await Promise.all(live.map(({ connection }) => drained(connection as Connection, drainMs)));
+  await Promise.all(live.map(({ entry }) => drained(entry.connection as Connection, drainMs)));
   const handed: HandedHttpOff[] = [];
-  for (const entry of live) {
+  for (const { entry, conversation } of live) {
     const connection = entry.connection;
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
     const session = connection && sessionOf(connection);
@@ -124,10 +132,16 @@ export async function handOffSessions(
       sessionId,
       session,
       connection,
+      ...(conversation ? { conversation } : {}),
       ...(listened ? { listened } : {}),
     });
   }
   return handed;
+}
+
+/** The successor went on in them: this pool's end of each sends no DELETE. */
+export function releaseHandedSessions(handed: readonly HandedHttpOff[]): void {
+  for (const { connection } of handed) connection.handedAway = true;
 }
 
 /** The successor did not take them: each session listens on its GET stream here again. */

@@ -13,8 +13,7 @@ import type { Connection } from "./connection.js";
 import type { EntryContext } from "./context.js";
 import { ServerEntry } from "./entry.js";
 import { signOfLife } from "./sign-of-life.js";
-import { processOf } from "../transport/transport.js";
-import type { HandedProfile } from "./handoff.js";
+import { processOf, type HandedUptake } from "../transport/transport.js";
 
 /**
  * How long a server that asked for its roots may take to show it took them in, ms, when
@@ -62,8 +61,8 @@ export class ProfileEntry extends ServerEntry {
   onShown: (() => void) | undefined;
   /** Told when a use ended and the server has not asked for roots since it started. */
   onServedSilently: (() => void) | undefined;
-  /** What a previous daemon's child showed, when this entry took one over (adopted()). */
-  #handed: HandedProfile | undefined;
+  /** What a previous daemon's child showed, when this entry's dial took one over (adopted()). */
+  #handed: HandedUptake | undefined;
   /** Uses (calls, reads) begun and not ended. */
   #using = 0;
   /** Told when a use ends (a child waiting for a slot may take this one's). */
@@ -105,10 +104,10 @@ export class ProfileEntry extends ServerEntry {
     this.era === undefined ? row : { ...row, protocol: this.era };
 
   /**
-   * This entry takes over a child another daemon served for the same profile: its server
-   * took its roots in there, so the connection over the handed fds serves at once.
+   * This entry's dial took over a child another daemon served for the same profile (told as
+   * it takes it): its server took its roots in there, so the connection serves at once.
    */
-  adopted(handed: HandedProfile): void {
+  adopted(handed: HandedUptake): void {
     this.#handed = handed;
     this.asksRoots = handed.asksRoots;
     this.atStart = handed.atStart;

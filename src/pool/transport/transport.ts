@@ -54,8 +54,11 @@ export interface HandedChildren {
   has(row: McpServerConfig, profileKey?: string): boolean;
   /** That child, taken: the next call for the row (and key) finds none. */
   take(row: McpServerConfig, profileKey?: string): HandedChild | undefined;
-  /** An http row's live session, taken: the row's next dial goes on in it, once. */
-  takeSession?(row: McpServerConfig): HandedHttpSession | undefined;
+  /**
+   * An http row's live session (for a conversation, under its key), taken: the row's next
+   * dial (for that conversation) goes on in it, once.
+   */
+  takeSession?(row: McpServerConfig, key?: string): HandedHttpSession | undefined;
 }
 
 /** The key a conversation's handed child goes by, beside the host profiles' keys. */
@@ -63,15 +66,25 @@ export function conversationHandedKey(conversationKey: string): string {
   return `conversation ${conversationKey}`;
 }
 
-/** `handed` for the children of one profile key: what a profile child's dials take from. */
+/**
+ * `handed` for the children of one profile key: what a profile child's dials take from.
+ * `onTaken` hears of each child a dial takes, at once, before the dial goes on in it.
+ */
 export function handedFor(
   handed: HandedChildren | undefined,
   profileKey: string,
+  onTaken?: (child: HandedChild) => void,
 ): HandedChildren | undefined {
   if (handed === undefined) return undefined;
+  const takeSession = handed.takeSession?.bind(handed);
   return {
     has: (row) => handed.has(row, profileKey),
-    take: (row) => handed.take(row, profileKey),
+    take(row) {
+      const child = handed.take(row, profileKey);
+      if (child !== undefined) onTaken?.(child);
+      return child;
+    },
+    ...(takeSession ? { takeSession: (row: McpServerConfig) => takeSession(row, profileKey) } : {}),
   };
 }
 
@@ -179,4 +192,12 @@ export interface HandedChild {
    * yet this process's to stop: a close lets it go without a signal if this resolves false.
    */
   owned?: Promise<boolean>;
+  /** In the new daemon, a host profile's child: what its server showed of its roots there. */
+  uptake?: HandedUptake;
+}
+
+/** What a host profile's child showed of its roots in the old daemon (host-profiles.ts). */
+export interface HandedUptake {
+  asksRoots: boolean;
+  atStart?: "asks" | "silent";
 }
