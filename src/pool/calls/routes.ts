@@ -127,7 +127,10 @@ export function isConversationTool<T extends IndexedTool>(
   return "conversation" in indexed;
 }
 
-/** Where the requests a call's server sends while it runs come in: its conversation's, its profile child's, or its server's. */
+/**
+ * Where the requests a call's server sends while it runs come in: its conversation's, its profile
+ * child's, or its server's.
+ */
 export function routeOf(indexed: IndexedTool): Route {
   const entry = indexed.entry;
   if (isProfileEntry(entry)) return { serverId: entry.id, profile: entry.key };
