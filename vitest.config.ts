@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { LongestFirst } from "./test/sequencer.js";
 
 /** Files that import the product's modules and start no process: they share a worker's modules. */
 const inProcess = ["test/unit/**/*.test.ts", "protocol/test/**/*.test.ts"];
@@ -11,6 +12,8 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     globalSetup: ["test/global-setup.ts"],
+    // The longest files first, from the last whole run when vitest has no cache of its own.
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,

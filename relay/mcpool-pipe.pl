@@ -14,9 +14,12 @@
 # (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
 # host's lines wait; connected, the host's `initialize` goes again and its answer is dropped,
 # then `notifications/initialized`, its last `logging/setLevel` and its resource subscriptions
-# (answers dropped), the host is told `notifications/tools/list_changed`, and what waited goes.
+# (answers dropped), the host is told `notifications/tools/list_changed`, its open
+# `subscriptions/listen` streams (a 2026-07-28 host's, never answered with that error) are sent
+# again as they were, same id, their new acknowledgements dropped, and what waited goes.
 # After the window what waits, and every request until a daemon is back, is answered with an
-# error naming mcpool and how to start it; the socket is still dialled every 5 s.
+# error naming mcpool and how to start it (a listen stream too); the socket is still dialled
+# every 5 s.
 #
 # Daemon down at the start (the connect fails): it execs `NODE <package>/dist/cli/bin.js
 # bridge --server ID --socket SOCKET`, which starts the daemon, before it has read a byte of
@@ -132,6 +135,19 @@ sub uri {
   substr($l, $q, qend($l, $q) - $q + 1);
 }
 
+# The JSON text of the value of the first key `$k` in a line (a request id: string or number).
+sub jv {
+  my ($l, $k) = @_;
+  my $p = index($l, "\"$k\"");
+  return '' if $p < 0;
+  $p = index($l, ':', $p + length($k) + 2) + 1;
+  $p++ while substr($l, $p, 1) eq ' ';
+  return substr($l, $p, qend($l, $p) - $p + 1) if substr($l, $p, 1) eq '"';
+  my $e = $p;
+  $e++ while $e < length($l) && index(",} \t\r\n", substr($l, $e, 1)) < 0;
+  substr($l, $p, $e - $p);
+}
+
 # A host line to the daemon: what makes the session is kept, and what awaits an answer.
 sub fwd {
   my ($l) = @_;
@@ -142,7 +158,9 @@ sub fwd {
     elsif ($m eq 'logging/setLevel') { $level = $l }
     elsif ($m eq 'resources/subscribe') { $subs{uri($l)} = $l }
     elsif ($m eq 'resources/unsubscribe') { delete $subs{uri($l)} }
-    $pending{$i} = 1 if defined $i;
+    elsif ($m eq 'notifications/cancelled') { delete $listens{jv($l, 'requestId')} }
+    if ($m eq 'subscriptions/listen' && defined $i) { $listens{$i} = $l }
+    elsif (defined $i) { $pending{$i} = 1 }
   }
   w(*S, $l);
 }
@@ -158,7 +176,11 @@ sub daemon {
   if (!defined $m && defined $i) {
     if ($state eq 'replay' && delete $replay{$i}) { replayed(); return }
     delete $pending{$i};
+    delete $listens{$i};
+    delete $relisten{$i};
   }
+  return if defined $m && $m eq 'notifications/subscriptions/acknowledged'
+    && delete $relisten{jv($l, 'io.modelcontextprotocol/subscriptionId')};
   o($l);
 }
 # The daemon's connection closed: answer what was in flight, and dial again.
@@ -168,6 +190,7 @@ sub lost {
   $dbuf = '';
   o(fail($_, $inflight, '"inFlight":true')) for keys %pending;
   %pending = ();
+  %relisten = ();
   exit if $in < 0 && ($state eq 'open' || !@queue);
   ($lost, $try) = (time, 0) if $state eq 'open';
   $state = 'wait' if $state ne 'down';
@@ -178,6 +201,8 @@ sub later {
     $state = 'down';
     for (@queue) { my ($m, $i) = top($_); o(fail($i, $gone, '')) if defined $m && defined $i }
     @queue = ();
+    o(fail($_, $gone, '')) for keys %listens;
+    %listens = ();
     exit if $in < 0;
   }
   $wait = $state eq 'down' ? 5 : $try < 5 ? 0.1 * 2 ** $try : 2;
@@ -205,6 +230,7 @@ sub opened {
   my ($restored) = @_;
   $state = 'open';
   o('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}' . "\n") if $restored;
+  for (keys %listens) { $relisten{$_} = 1; w(*S, $listens{$_}) }
   my @q = @queue;
   @queue = ();
   fwd($_) for @q;

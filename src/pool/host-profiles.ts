@@ -244,6 +244,11 @@ export class HostProfiles {
     await Promise.allSettled(ending);
   }
 
+  /** Row `id`'s child for the profile under `key`, if there is one. */
+  child(id: string, key: string): ServerEntry | undefined {
+    return this.#children.get(id)?.get(key);
+  }
+
   /** stop()/reconnect() of row `id`: its children end too (the next use dials them again). */
   async end(id: string): Promise<void> {
     const children = [...(this.#children.get(id)?.values() ?? [])];

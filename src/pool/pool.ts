@@ -45,7 +45,8 @@ import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
-import type { TaskMethod, TaskRequestOptions } from "./calls/tasks.js";
+import type { MovedTask, TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
+import { isProfileEntry } from "./server/profile-entry.js";
 import type {
   PinInfo,
   PoolEvent,
@@ -200,15 +201,40 @@ export class McpPool {
     id: string,
     method: TaskMethod,
     params: Record<string, unknown>,
-    owner: string,
+    owner: string | TaskOwner,
     options: TaskRequestOptions = {},
   ): Promise<Record<string, unknown>> {
     this.#parts.assertOpen();
     return this.#parts.tasks.request(id, method, params, owner, options);
   }
 
+  /**
+   * The task records that move with the servers to a new daemon (a row's own child's, a
+   * host profile's child's); until resumeTasks(), a host that goes cancels nothing here.
+   */
+  handOffTasks(): MovedTask[] {
+    const { servers, tasks } = this.#parts;
+    return tasks.handOff((entry) => {
+      if (servers.find(entry.id) === entry) return {};
+      return isProfileEntry(entry) ? { profileKey: entry.key } : undefined;
+    });
+  }
+
+  /** The hand-over failed: the task records are this pool's again. */
+  resumeTasks(): void {
+    this.#parts.tasks.resume();
+  }
+
+  /** Takes up the task records a previous daemon handed over; returns how many. */
+  adoptTasks(moved: readonly MovedTask[]): number {
+    const { servers, profiles, tasks } = this.#parts;
+    return tasks.adopt(moved, (id, key) =>
+      key === undefined ? servers.find(id) : profiles.child(id, key),
+    );
+  }
+
   /** Host `owner` is gone: its live tasks are cancelled where the server can, and forgotten. */
-  releaseTasks(owner: string): Promise<void> {
+  releaseTasks(owner: string | TaskOwner): Promise<void> {
     return this.#parts.tasks.release(owner);
   }
 
@@ -388,9 +414,14 @@ export class McpPool {
     return handOff([...rows, ...profiles.handable(), ...conversations.handable()], drainMs);
   }
 
-  /** The http rows' live sessions, once their calls settle (within `drainMs`): see handOffSessions(). */
+  /**
+   * The live http sessions, a row's own and each conversation's, once their calls settle
+   * (within `drainMs`): see handOffSessions(). Then releaseHandedSessions() or
+   * resumeHandedSessions() with the same list.
+   */
   handOffSessions(drainMs: number): Promise<HandedHttpOff[]> {
-    return handOffSessions(this.#parts.servers.entries(), drainMs);
+    const rows = this.#parts.servers.entries().map((entry) => ({ entry }));
+    return handOffSessions([...rows, ...this.#parts.conversations.handable()], drainMs);
   }
 
   /**

@@ -4,13 +4,13 @@
  * what it gets direct: `describe_tool` gives each tool as the server lists it (named
  * `<server>__<tool>`), and `call_tool` gives each call's result as the server answers it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bridgeCommand, stringEnv } from "../helpers/bridge.js";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { testHome } from "../helpers/daemon.js";
 import { openHost } from "./entries.js";
 import { CLIENTS, connectHost, type ClientKind, type Host, type HostSpec } from "./host.js";
 import { compare, differences, normalise } from "./normalise.js";
-import { projectOf } from "./run.js";
+import { pooling, projectOf } from "./run.js";
 import { matrixServers } from "./servers.js";
 import { plannedCalls, step, type Named, type Step } from "./session.js";
 
@@ -21,18 +21,7 @@ const HOSTS: readonly ClientKind[] = CLIENTS;
 describe("bridge --catalog against direct", () => {
   const home = testHome("mcpool-differential-catalog-");
   const server = matrixServers(home.dir).find((s) => s.id === "everything")!;
-  let daemon: RunningDaemon | undefined;
-
-  beforeAll(async () => {
-    home.writeConfig({ [server.id]: { command: server.command, args: server.args } });
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
-  }, 60_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home.remove();
-  });
+  pooling(home, [server]);
 
   /** The direct session's tools and its calls, as steps after one naming the era it spoke. */
   async function direct(spec: HostSpec): Promise<[Named[], Step[]]> {

@@ -25,14 +25,15 @@ export const EXPECTED_DIFFERENCES: {
 ];
 
 /**
- * The one allowed difference of era: a dual-era host (SDK v2 on `auto`) is served in
- * 2026-07-28 by the pool whatever the server speaks, so against a server that speaks only
- * 2025-11-25 the host's era differs from direct, and so does the modern envelope of each
+ * The one allowed difference of era: a dual-era host (SDK v2 on `auto`) of the catalogue or
+ * the client library is served in 2026-07-28 by the pool whatever the server speaks (so is
+ * one of a bridge over several servers when one of them may speak it), so against a server
+ * that speaks only 2025-11-25 the host's era differs from direct, and so does the modern envelope of each
  * answer (a list's `ttlMs` and `cacheScope`, the `_meta` key naming the answering server).
  * Applied only when the eras differ; the rest of each answer must still be equal.
  */
 export const ERA_ENVELOPE = {
-  why: "a dual-era host of a whole-pool entry is served in 2026-07-28 whatever its servers speak",
+  why: "a dual-era host of the catalogue or the library is served in 2026-07-28 whatever its servers speak",
   fields: ["ttlMs", "cacheScope"],
   metaKeys: ["io.modelcontextprotocol/serverInfo"],
 };

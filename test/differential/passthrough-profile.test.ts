@@ -5,13 +5,13 @@
  * completion, resource list and prompt answer from its client's roots and capabilities, for
  * SDK v1 and v2 hosts declaring roots, direct and through the lean bridge and `--http`.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fixture } from "../helpers/processes.js";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { testHome } from "../helpers/daemon.js";
 import { openHost, type Entry } from "./entries.js";
 import type { ClientKind, HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
-import { projectOf } from "./run.js";
+import { pooling, projectOf } from "./run.js";
 import type { MatrixServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 
@@ -24,18 +24,7 @@ const server: MatrixServer = {
 
 describe("a host's resources, prompts and completion go where its calls go", () => {
   const home = testHome("mcpool-differential-passthrough-");
-  let daemon: RunningDaemon | undefined;
-
-  beforeAll(async () => {
-    home.writeConfig({ [server.id]: { command: server.command, args: server.args } });
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
-  }, 60_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home.remove();
-  });
+  pooling(home, [server]);
 
   async function session(client: ClientKind, entry: Entry): Promise<Step[]> {
     const spec: HostSpec = { client, capabilities: "roots", root: projectOf(home, client) };

@@ -6,7 +6,8 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { TestHome } from "../helpers/daemon.js";
+import { afterAll, beforeAll } from "vitest";
+import { serversReady, startDaemon, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
 import { waitFor } from "../helpers/processes.js";
 import { openHost, type Entry } from "./entries.js";
 import type { CapabilitySet, ClientKind, Host } from "./host.js";
@@ -57,6 +58,25 @@ async function transcript(
   } finally {
     await host.close().catch(() => undefined);
   }
+}
+
+/**
+ * A daemon in `home` pooling `servers`, for a test file: started, its servers ready, before
+ * the file's tests; stopped and `home` removed after them.
+ */
+export function pooling(home: TestHome, servers: readonly MatrixServer[]): void {
+  let daemon: RunningDaemon | undefined;
+  beforeAll(async () => {
+    home.writeConfig(
+      Object.fromEntries(servers.map((s) => [s.id, { command: s.command, args: s.args }])),
+    );
+    daemon = await startDaemon(home);
+    await serversReady(home, 60_000);
+  }, 60_000);
+  afterAll(async () => {
+    await daemon?.stop();
+    home.remove();
+  });
 }
 
 /** Resolves once `probe`'s answer on `host` names `root` (bounded); the probes leave no trace. */

@@ -102,6 +102,9 @@ describe("a modern host's resource subscriptions through mcpool bridge", () => {
         command: process.execPath,
         args: [fixture("log-levels.mjs"), "--update-on-subscribe"],
       },
+      // 2026-07-28 only: beside it the pool's modern hosts are served in their era (a
+      // bridge whose servers all speak only legacy serves them as such a server does direct).
+      cached: { command: process.execPath, args: [fixture("modern-cached.mjs")] },
     });
     daemon = await startDaemon(home);
     const pool = await poolClient(home);

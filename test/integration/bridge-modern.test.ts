@@ -92,6 +92,9 @@ describe("a modern host through mcpool bridge", () => {
       interactive: { command: process.execPath, args: [fixture("interactive.mjs")] },
       modern: { command: process.execPath, args: [fixture("modern-stdio.mjs")] },
       conf: { command: process.execPath, args: [fixture("conformance-server.mjs")] },
+      // 2026-07-28 only, its lists public: beside it, a legacy server is met in the modern
+      // era (a bridge whose servers all speak only legacy serves a modern host as they do).
+      cached: { command: process.execPath, args: [fixture("modern-cached.mjs")] },
     });
     daemon = await startDaemon(home);
     const pool = await poolClient(home);
@@ -136,9 +139,9 @@ describe("a modern host through mcpool bridge", () => {
 
   it("says a resource is not found as 2026-07-28 does (SEP-2164): -32602 with its URI, on stdio and over HTTP", async () => {
     const hosts = [await stdioHost([], "sdk"), await httpHost()];
-    // A bridge over the one server with its names qualified: a one-server bridge on a
-    // legacy-only server refuses a pinned modern host, as that server does direct.
-    const single = await stdioHost(["--servers", "conf"], "sdk");
+    // A bridge over the legacy server and a modern one: a bridge whose servers all speak only
+    // legacy refuses a pinned modern host, as such a server does direct.
+    const single = await stdioHost(["--servers", "conf,cached"], "sdk");
     try {
       // No server in the pool's scope has it: the pool's own answer.
       for (const host of hosts) {
@@ -161,10 +164,10 @@ describe("a modern host through mcpool bridge", () => {
   });
 
   it("says a list is public when every server in scope says so, private when one says it is its caller's", async () => {
-    const legacy = await stdioHost(["--servers", "echo"], "sdk");
+    const legacy = await stdioHost(["--servers", "echo,cached"], "sdk");
     const modern = await stdioHost(["--server", "modern"], "lean");
     const pool = await stdioHost([], "sdk");
-    const conf = await stdioHost(["--servers", "conf"], "sdk");
+    const conf = await stdioHost(["--servers", "conf,cached"], "sdk");
     try {
       expect(await legacy.client.listTools()).toMatchObject({ cacheScope: "public" });
       // One server's entry: that server's own hint, as direct (SDK v2's default, ttlMs 0).
@@ -194,8 +197,10 @@ describe("a modern host through mcpool bridge", () => {
   }, 60_000);
 
   it("turns a legacy server's elicitation into input_required for the calling host alone, while another host calls at once", async () => {
-    const asking = await stdioHost(["--servers", "interactive"], "sdk", { elicitation: {} });
-    const other = await stdioHost(["--servers", "interactive"], "sdk", { elicitation: {} });
+    // Beside a modern server, so the bridge serves its modern hosts in their era.
+    const scope = ["--servers", "interactive,cached"];
+    const asking = await stdioHost(scope, "sdk", { elicitation: {} });
+    const other = await stdioHost(scope, "sdk", { elicitation: {} });
     const asked: string[] = [];
     const otherAsked: string[] = [];
     asking.client.setRequestHandler("elicitation/create", async (request) => {

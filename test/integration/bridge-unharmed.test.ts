@@ -54,7 +54,13 @@ describe.each(BRIDGE_PATHS)("through the %s path", (via) => {
       args: [fixture("unharmed.mjs")],
       env: { UNHARMED_NAME: name },
     });
-    home.writeConfig({ alpha: row("alpha"), beta: row("beta") });
+    home.writeConfig({
+      alpha: row("alpha"),
+      beta: row("beta"),
+      // 2026-07-28 only: beside it the pool's modern hosts are served in their era (a
+      // bridge whose servers all speak only legacy serves them as such a server does direct).
+      cached: { command: process.execPath, args: [fixture("modern-cached.mjs")] },
+    });
     daemon = await startDaemon(home);
     const pool = await poolClient(home);
     try {

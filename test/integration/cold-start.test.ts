@@ -4,20 +4,38 @@
  * carries the session on to the daemon once it serves: a call then goes through. Proven by
  * order, not by time: the daemon's instance lock is held by this test while the host asks,
  * so no daemon can serve (each one started gives way) until the test lets go, after the
- * answers came. A row changed since (its cache no longer its own) is served as before: no
- * answer until a daemon serves. A 2026-07-28 host is recorded and answered the same way, and
+ * answers came. A row changed since (its cache no longer its own), or an entry of another
+ * build of the same version, is served as before: no answer until a daemon serves. A 2026-07-28 host is recorded and answered the same way, and
  * a list found changed once the daemon answers is said in the host's era: plain to a legacy
  * host, on its listen subscription to a modern one (as a modern server stamps it).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  appendFileSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { readProcessStat } from "../../src/daemon/process/instance-lock.js";
-import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
+import {
+  binPath,
+  bridgeCommand,
+  scopeSocket,
+  stringEnv,
+  type BridgePath,
+} from "../helpers/bridge.js";
 import { startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+
+/** This tree: its dist/, package.json and node_modules. */
+const repo = dirname(dirname(dirname(binPath)));
 
 const line = (message: object): string => `${JSON.stringify(message)}\n`;
 
@@ -67,8 +85,9 @@ interface RawHost {
   next(count: number): Promise<string[]>;
 }
 
-function rawHost(home: TestHome, via: BridgePath, server = "echo"): RawHost {
+function rawHost(home: TestHome, via: BridgePath, server = "echo", bin = binPath): RawHost {
   const entry = bridgeCommand(home, ["--server", server, "--socket", home.socketPath], via);
+  if (bin !== binPath) entry.args[0] = bin;
   const child = spawn(entry.command, entry.args, { env: stringEnv(home.env) });
   const lines: string[] = [];
   let rest = "";
@@ -254,31 +273,55 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     });
   });
 
-  it("a row changed since is served as before: no answer until a daemon serves", async () => {
-    home.writeConfig(row(["--changed"]));
-    try {
-      holdLock();
-      const host = rawHost(home, "lean");
-      hosts.push(host);
-      host.child.stdin.write(OPENING);
-      // The entry has decided and started a daemon, which gave way to the held lock.
-      let seen = false;
-      await waitFor(
-        () => {
-          const now = daemonsFor(home.socketPath).length > 0;
-          const gone = seen && !now;
-          seen ||= now;
-          return gone;
-        },
-        30_000,
-        "a started daemon to give way",
-      );
-      expect(host.lines).toEqual([]);
-      rmSync(lockPath());
-      const [opening] = await host.next(1);
-      expect(JSON.parse(opening!)).toMatchObject({ id: 1, result: { serverInfo: {} } });
-    } finally {
-      home.writeConfig(row());
-    }
-  });
+  /**
+   * A copy of this build with one byte of code more, the same version: another build. Beside
+   * its own package.json (ES modules) and this tree's node_modules.
+   */
+  const otherBuild = (): string => {
+    const root = join(home.dir, "other-build");
+    cpSync(join(repo, "dist"), join(root, "dist"), { recursive: true });
+    copyFileSync(join(repo, "package.json"), join(root, "package.json"));
+    symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
+    appendFileSync(join(root, "dist", "version.js"), "\n// another build of the same version\n");
+    return join(root, "dist", "cli", "bin.js");
+  };
+
+  const notTrusted = {
+    "a row changed since": () => {
+      home.writeConfig(row(["--changed"]));
+      return { bin: binPath, undo: () => home.writeConfig(row()) };
+    },
+    "another build of the same mcpool version": () => ({ bin: otherBuild(), undo: () => {} }),
+  };
+
+  it.each(Object.keys(notTrusted) as (keyof typeof notTrusted)[])(
+    "%s: served as before, no answer until a daemon serves",
+    async (what) => {
+      const { bin, undo } = notTrusted[what]();
+      try {
+        holdLock();
+        const host = rawHost(home, "lean", "echo", bin);
+        hosts.push(host);
+        host.child.stdin.write(OPENING);
+        // The entry has decided and started a daemon, which gave way to the held lock.
+        let seen = false;
+        await waitFor(
+          () => {
+            const now = daemonsFor(home.socketPath).length > 0;
+            const gone = seen && !now;
+            seen ||= now;
+            return gone;
+          },
+          30_000,
+          "a started daemon to give way",
+        );
+        expect(host.lines).toEqual([]);
+        rmSync(lockPath());
+        const [opening] = await host.next(1);
+        expect(JSON.parse(opening!)).toMatchObject({ id: 1, result: { serverInfo: {} } });
+      } finally {
+        undo();
+      }
+    },
+  );
 });

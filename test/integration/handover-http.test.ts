@@ -1,7 +1,8 @@
 /**
  * A hand-over restart moves an http row's live session to the new daemon: the new daemon's
  * client goes on in the same `Mcp-Session-Id` without a second `initialize`, so what the
- * server keeps per session survives. A session the server no longer knows (404) is opened
+ * server keeps per session survives — a row's own session, and each conversation's of a
+ * `session: "conversation"` row. A session the server no longer knows (404) is opened
  * afresh, as a cold start would.
  */
 import { execFile } from "node:child_process";
@@ -147,6 +148,32 @@ describe("a hand-over restart with an http row", () => {
       expect((await agent.status()).pid).toBe(old.pid);
     } finally {
       await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
+  it("moves a conversation's session too: its count carries on, no second initialize, no DELETE", async () => {
+    const remote = await sessionServer();
+    servers.push(remote);
+    const h = fleet.home();
+    h.writeConfig({ remote: { type: "http", url: remote.url, session: "conversation" } });
+    const old = await fleet.daemon(h);
+    try {
+      const alice = { tenant: "acme", principal: "alice", conversationId: "c1" };
+      const mine = (await fleet.agent(h)).withIdentity(alice);
+      expect(await mine.call("remote__count")).toBe("1");
+      expect(await mine.call("remote__count")).toBe("2");
+      expect(remote.opened()).toBe(1);
+      await handOver(h, old.pid);
+
+      // The same conversation through the new daemon: the same session, counting on.
+      const after = (await fleet.agent(h, "after")).withIdentity(alice);
+      expect(await after.call("remote__count")).toBe("3");
+      expect(remote.opened()).toBe(1);
+      expect(remote.count("initialize")).toBe(1);
+      expect(remote.count("DELETE")).toBe(0);
+      expect(remote.sessions()).toBe(1);
+    } finally {
       await stopAll(daemonsFor(h.socketPath));
     }
   });

@@ -30,7 +30,7 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { alive, referenceServer, waitFor } from "../helpers/processes.js";
+import { alive, fixture, referenceServer, waitFor } from "../helpers/processes.js";
 
 const everythingBin = referenceServer("server-everything");
 
@@ -69,7 +69,12 @@ describe("a host's capabilities reach the pooled server", () => {
 
   beforeAll(async () => {
     home = testHome("mcpool-profiles-");
-    home.writeConfig({ everything: { command: process.execPath, args: [everythingBin] } });
+    home.writeConfig({
+      everything: { command: process.execPath, args: [everythingBin] },
+      // 2026-07-28 only: beside it the pool's modern hosts are served in their era (a
+      // bridge whose servers all speak only legacy serves them as such a server does direct).
+      cached: { command: process.execPath, args: [fixture("modern-cached.mjs")] },
+    });
     daemon = await startDaemon(home);
     await serversReady(home);
     pool = await poolClient(home);
@@ -147,12 +152,13 @@ describe("a host's capabilities reach the pooled server", () => {
       try {
         expect(client.getProtocolEra()).toBe("modern");
         // The first listing, before any call could ask the host its roots.
-        expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(direct);
-        const listed = await client.callTool({
+        const listed = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(listed.filter((name) => name.startsWith("everything__"))).toEqual(direct);
+        const called = await client.callTool({
           name: "everything__get-roots-list",
           arguments: {},
         });
-        expect(JSON.stringify(listed.content)).toContain("file:///projects/modern");
+        expect(JSON.stringify(called.content)).toContain("file:///projects/modern");
       } finally {
         await client.close();
         if (pid !== null) await waitFor(() => !alive(pid), 15_000, "the bridge to exit");
@@ -203,7 +209,7 @@ describe("a host's capabilities reach the pooled server", () => {
   });
 
   it("shows the children that serve other profiles in state()", async () => {
-    const [state] = await pool.state();
+    const state = (await pool.state()).find((s) => s.id === "everything");
     const profiles = state?.profiles ?? [];
     expect(profiles.map((p) => p.capabilities)).toEqual(
       expect.arrayContaining(["none", "elicitation:form", "roots"]),

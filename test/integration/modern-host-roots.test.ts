@@ -35,7 +35,7 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { alive, waitFor } from "../helpers/processes.js";
+import { alive, fixture, waitFor } from "../helpers/processes.js";
 
 const require = createRequire(import.meta.url);
 const filesystemBin = join(
@@ -148,6 +148,9 @@ describe("a modern host's roots reach a legacy server through the pool", () => {
     home = testHome("mcpool-mroots-");
     home.writeConfig({
       fs: { command: process.execPath, args: [filesystemBin, own] },
+      // 2026-07-28 only: beside it the pool's modern hosts are served in their era (a
+      // bridge whose servers all speak only legacy serves them as such a server does direct).
+      cached: { command: process.execPath, args: [fixture("modern-cached.mjs")] },
     });
     daemon = await startDaemon(home);
     pool = await poolClient(home);
@@ -243,7 +246,7 @@ describe("a modern host's roots reach a legacy server through the pool", () => {
   it("serves modern hosts of one project, on any face, from one child named with its root", async () => {
     const sessions = await Promise.all([...FACES, ...FACES].map((via) => open(via, projectA)));
     for (const session of sessions) expect(await allowed(session)).toContain(projectA);
-    const [state] = await pool.state();
+    const state = (await pool.state()).find((s) => s.id === "fs");
     const children = state?.profiles ?? [];
     const inA = children.filter((child) => child.roots?.includes(pathToFileURL(projectA).href));
     expect(inA).toHaveLength(1);

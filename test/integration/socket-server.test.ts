@@ -29,6 +29,7 @@ import type { HookContext, HookEvent, HookOutcome } from "../../src/config/hooks
 import type { McpServerConfig, StdioServerConfig } from "../../src/config/rows.js";
 import { McpPoolError } from "../../src/pool/core/errors.js";
 import type { CallOptions } from "../../src/pool/calls/options.js";
+import type { TaskOwner } from "../../src/pool/calls/tasks.js";
 import type {
   PinInfo,
   PoolEvent,
@@ -193,14 +194,14 @@ class FakePool implements PoolLike {
     return {} as never;
   }
 
-  async task(id: string, method: string, params: Record<string, unknown>, owner: string) {
-    this.requests.push({ id, method, params: { ...params, owner } });
+  async task(id: string, method: string, params: Record<string, unknown>, owner: TaskOwner) {
+    this.requests.push({ id, method, params: { ...params, owner: owner.key, name: owner.name } });
     return {};
   }
 
   readonly released: string[] = [];
-  async releaseTasks(owner: string): Promise<void> {
-    this.released.push(owner);
+  async releaseTasks(owner: TaskOwner): Promise<void> {
+    this.released.push(owner.key);
   }
 
   async subscribeResource(id: string, uri: string, listener: (n: ServerNotification) => void) {
@@ -603,8 +604,8 @@ describe("socket server and PoolClient", () => {
       ["tasks/get", "tasks/result", "tasks/cancel", "tasks/list"].map((method) => [
         method,
         method === "tasks/list"
-          ? { owner: [...owners][0] }
-          : { taskId: "t1", owner: [...owners][0] },
+          ? { owner: [...owners][0], name: "h1" }
+          : { taskId: "t1", owner: [...owners][0], name: "h1" },
       ]),
     );
     await c.tasks.release("h1");

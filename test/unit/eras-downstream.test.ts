@@ -110,17 +110,18 @@ describe("a host that probes with server/discover and falls back to initialize",
 });
 
 describe("a host reaching a server that speaks only the legacy era", () => {
-  it("has its server/discover refused as that server refuses it, and is served legacy", async () => {
-    const { transport, sent } = connection();
+  it("has its server/discover answered by the legacy side, as that server answers it, and is served legacy", async () => {
+    const { transport } = connection();
     const opened: string[] = [];
     const legacyGot: string[] = [];
-    await serveEitherEra(transport, {
-      legacyOnly: true,
+    let legacyOnly = true;
+    const servers = {
+      legacyOnly: () => legacyOnly,
       modern: async () => {
         opened.push("modern");
         return { close: async () => undefined };
       },
-      legacy: async (proxy) => {
+      legacy: async (proxy: StdioLike) => {
         opened.push("legacy");
         proxy.onmessage = (message) => {
           if ("method" in message) legacyGot.push(message.method);
@@ -128,15 +129,22 @@ describe("a host reaching a server that speaks only the legacy era", () => {
         await proxy.start();
         return { close: async () => undefined };
       },
-    });
+    };
+    await serveEitherEra(transport, servers);
     transport.onmessage!(request("server/discover") as never);
-    // Answered at once, with no server of either era made for it.
-    expect(sent).toEqual([
-      { jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found" } },
-    ]);
     transport.onmessage!({ ...request("initialize"), id: 2 } as never);
-    await expect.poll(() => legacyGot).toEqual(["initialize"]);
+    // One legacy session from the probe on (SDK v1 answers a method it lacks "Method not
+    // found"), no modern server made for it.
+    await expect.poll(() => legacyGot).toEqual(["server/discover", "initialize"]);
     expect(opened).toEqual(["legacy"]);
+
+    // Asked at each opening: once the servers are found to speak both eras, the next
+    // connection's probe is served modern.
+    legacyOnly = false;
+    const next = connection();
+    await serveEitherEra(next.transport, servers);
+    next.transport.onmessage!(request("server/discover") as never);
+    await expect.poll(() => opened).toEqual(["legacy", "modern"]);
   });
 });
 

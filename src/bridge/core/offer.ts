@@ -74,14 +74,19 @@ export function subscribesResources(scope: Scope, states: readonly ServerState[]
 }
 
 /**
- * Whether a one-server bridge's server was found to speak only the legacy era (its era
- * verdict, learnt once and kept with its tools; knownStates wakes a server not yet known):
- * direct, a dual-era host's `server/discover` fails there and it falls back to `initialize`,
- * so through the bridge it must too. A bridge over several servers serves each era's host.
+ * Whether the servers behind a bridge were found to speak only the legacy era (each one's era
+ * verdict, learnt once and kept with its tools; knownStates wakes a lone server not yet
+ * known): direct, a dual-era host's `server/discover` fails on such a server and it falls
+ * back to `initialize`, so through the bridge it must too. A bridge over several servers (or
+ * the whole pool) is so when every server it serves is: its host then gets the era it would
+ * get of each of them direct. One that serves a server not known to be legacy, or none at
+ * all, serves each era's host.
  */
 export function speaksOnlyLegacy(scope: Scope, states: readonly ServerState[]): boolean {
-  if (scope.single === undefined) return false;
-  return inScope(scope, states)[0]?.era === "legacy";
+  const served = inScope(scope, states).filter(
+    (s) => scope.single !== undefined || s.status !== "disabled",
+  );
+  return served.length > 0 && served.every((s) => s.era === "legacy");
 }
 
 /** The serverInfo a host is given: a lone connected server's own, else `fallback` (mcpool's). */

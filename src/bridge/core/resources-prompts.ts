@@ -119,6 +119,12 @@ export class ResourcesPromptsRouter {
     string,
     { serverId: string; sessions: Set<Subscriber>; ready: Promise<unknown> }
   >();
+  /**
+   * URI → the last subscribe or unsubscribe of it, settled: each waits for the one before,
+   * so an unsubscribe still waiting for its subscribe's answer is sent before a later
+   * subscribe of the same URI, and that subscribe is sent again rather than lost.
+   */
+  readonly #turns = new Map<string, Promise<void>>();
   readonly #warned = new Set<string>();
 
   constructor(ctx: PassthroughContext) {
@@ -230,7 +236,26 @@ export class ResourcesPromptsRouter {
     return result as ReadResourceResult;
   }
 
-  async subscribe(session: Subscriber, uri: string): Promise<void> {
+  subscribe(session: Subscriber, uri: string): Promise<void> {
+    return this.#inTurn(uri, () => this.#subscribe(session, uri));
+  }
+
+  unsubscribe(session: Subscriber, uri: string): Promise<void> {
+    return this.#inTurn(uri, () => this.#unsubscribe(session, uri));
+  }
+
+  /** Runs `work` once every earlier subscribe or unsubscribe of `uri` has settled. */
+  #inTurn(uri: string, work: () => Promise<void>): Promise<void> {
+    const mine = (this.#turns.get(uri) ?? Promise.resolve()).then(work);
+    const settled = mine.catch(() => undefined);
+    this.#turns.set(uri, settled);
+    void settled.then(() => {
+      if (this.#turns.get(uri) === settled) this.#turns.delete(uri);
+    });
+    return mine;
+  }
+
+  async #subscribe(session: Subscriber, uri: string): Promise<void> {
     if (session.subscriptions.has(uri)) return;
     const serverId = await this.#resourceServer(uri);
     let entry = this.#subscribers.get(uri);
@@ -261,7 +286,7 @@ export class ResourcesPromptsRouter {
     }
   }
 
-  async unsubscribe(session: Subscriber, uri: string): Promise<void> {
+  async #unsubscribe(session: Subscriber, uri: string): Promise<void> {
     if (!session.subscriptions.delete(uri)) return;
     const entry = this.#subscribers.get(uri);
     if (entry === undefined) return;

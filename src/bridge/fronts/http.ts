@@ -32,7 +32,7 @@ import {
 import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 import type { Bridge } from "../legacy/bridge-server.js";
-import { opensModern } from "../modern/era-switch.js";
+import { servesModern } from "../modern/era-switch.js";
 import { urisOf } from "../core/session.js";
 
 /** The MCP endpoint's path. */
@@ -237,9 +237,9 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<HttpBridge
     }
     if (isInitializeRequest(body)) return openSession(req, res, body);
     // A 2026-07-28 host has no session: each request stands alone (modernHttp, below).
-    // Unless its lone server speaks only the legacy era: refused as that server refuses it
+    // Unless its servers speak only the legacy era: refused as such a server refuses it
     // direct (no session), so the host falls back to initialize.
-    if (opensModern(body as JSONRPCMessage) && !bridge.legacyOnly) return modern(req, res, body);
+    if (servesModern(body as JSONRPCMessage, bridge.legacyOnly)) return modern(req, res, body);
     return refuse(res, 400, "Bad Request: no valid session id (initialize first)");
   };
 

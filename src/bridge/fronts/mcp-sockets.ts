@@ -278,6 +278,13 @@ function scopeBridges(
   return { bridges, bridgeFor, loaded: () => loaded };
 }
 
+/** Closes and forgets every listener: their paths are gone; the sessions they accepted carry on. */
+function dropListeners(listeners: Map<string, NetServer>, paths: Map<string, string>): void {
+  for (const listener of listeners.values()) listener.close();
+  listeners.clear();
+  paths.clear();
+}
+
 export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
   const log = options.log ?? (() => undefined);
   const dir = mcpSocketDir(options.daemonSocketPath);
@@ -346,12 +353,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
         throw error;
       }
       folders.made();
-      for (const [scope, listener] of [...listeners]) {
-        listeners.delete(scope);
-        paths.delete(scope);
-        // Its path is gone; the sessions it accepted carry on.
-        listener.close();
-      }
+      dropListeners(listeners, paths);
     }
     const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
     const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
@@ -407,9 +409,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     },
     letGo() {
       // Bound by rename or listening on a handed fd: closing unlinks no live path.
-      for (const listener of listeners.values()) listener.close();
-      listeners.clear();
-      paths.clear();
+      dropListeners(listeners, paths);
     },
     async resume() {
       holding = false;

@@ -6,15 +6,19 @@
  *
  * - the host's lines are read whole (one JSON-RPC message a line, MCP stdio), and what makes
  *   its session — `initialize`, `notifications/initialized`, the last `logging/setLevel`, the
- *   `resources/subscribe`s not undone — is kept; every request sent and not yet answered too;
+ *   `resources/subscribe`s not undone, a modern host's open `subscriptions/listen` streams — is
+ *   kept; every request sent and not yet answered too;
  * - the daemon's connection closing with the host still there: each request in flight is
- *   answered at once with INFLIGHT_MESSAGE (it may or may not have run), and the socket is
+ *   answered at once with INFLIGHT_MESSAGE (it may or may not have run) — a listen stream is
+ *   not: it stays open for the host — and the socket is
  *   dialled again, RECONNECT_DELAYS_MS apart, within the window (reconnectWindowMs); the host's requests
  *   meanwhile wait;
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
  *   `notifications/initialized`, the level and the subscriptions; their answers are the
  *   host's already and are dropped; the host is sent `notifications/tools/list_changed` (the
- *   new daemon's catalog may differ) and then what it asked meanwhile;
+ *   new daemon's catalog may differ), each open listen stream is sent again as it was (same
+ *   id, so what the new daemon sends on it reaches the host's stream; its acknowledgement,
+ *   the host's already, is dropped), and then what it asked meanwhile;
  * - the window over: what waits, and every request after, is answered with downMessage()
  *   (mcpool, the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as
  *   long as the host is there: a daemon that comes back gets the session as above;
@@ -71,8 +75,11 @@ type Id = string | number;
 interface Message {
   id?: Id;
   method?: string;
-  params?: { uri?: unknown };
+  params?: { uri?: unknown; requestId?: unknown; _meta?: Record<string, unknown> };
 }
+
+/** Where a listen stream's notifications name it (2026-07-28). */
+const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
 
 function parse(line: string): Message | undefined {
   try {
@@ -151,6 +158,10 @@ export class LeanSession {
   private initialized: string | undefined;
   private level: string | undefined;
   private readonly subscriptions = new Map<string, string>();
+  /** The host's open `subscriptions/listen` requests, by JSON of their id: kept across a loss. */
+  private readonly listens = new Map<string, string>();
+  /** Listens sent again to a new daemon whose acknowledgement is still to come (and to drop). */
+  private readonly relistened = new Set<string>();
   /** The host's requests on the current connection not answered yet, by JSON of their id. */
   private readonly pending = new Map<string, Id>();
   /** The host's lines that wait for a connection. */
@@ -294,8 +305,12 @@ export class LeanSession {
         const uri = JSON.stringify(message.params?.uri);
         if (method === "resources/subscribe") this.subscriptions.set(uri, line);
         else this.subscriptions.delete(uri);
+      } else if (method === "notifications/cancelled") {
+        this.listens.delete(JSON.stringify(message.params?.requestId));
       }
-      if (isId(message.id)) this.pending.set(JSON.stringify(message.id), message.id);
+      if (method === "subscriptions/listen" && isId(message.id)) {
+        this.listens.set(JSON.stringify(message.id), line);
+      } else if (isId(message.id)) this.pending.set(JSON.stringify(message.id), message.id);
     }
     if (!this.socket.write(line)) {
       this.options.input.pause();
@@ -333,7 +348,16 @@ export class LeanSession {
       this.replayed();
       return;
     }
-    if (key !== undefined) this.pending.delete(key);
+    if (key !== undefined) {
+      this.pending.delete(key);
+      // A listen stream's answer is its end.
+      this.listens.delete(key);
+      this.relistened.delete(key);
+    }
+    if (message?.method === "notifications/subscriptions/acknowledged") {
+      const stream = JSON.stringify(message.params?._meta?.[SUBSCRIPTION_ID_KEY]);
+      if (this.relistened.delete(stream)) return;
+    }
     this.write(line);
   }
 
@@ -344,6 +368,7 @@ export class LeanSession {
     for (const id of this.pending.values()) this.write(errorLine(id, INFLIGHT_MESSAGE, true));
     this.pending.clear();
     this.checking.clear();
+    this.relistened.clear();
     clearTimeout(this.timer);
     // The daemon ended a session the host is done with: that is the end.
     if (this.hostEnded && (this.state === "open" || this.queue.length === 0)) return this.finish();
@@ -376,6 +401,12 @@ export class LeanSession {
       }
     }
     this.queue = [];
+    // Its listen streams end: nothing will be heard on them until the host listens again.
+    for (const line of this.listens.values()) {
+      const id = parse(line)?.id;
+      if (isId(id)) this.write(errorLine(id, message, false));
+    }
+    this.listens.clear();
     if (this.hostEnded) this.finish();
   }
 
@@ -431,6 +462,10 @@ export class LeanSession {
     this.attempt = 0;
     const cold = this.cold !== undefined;
     if (restored && !cold) this.write(LIST_CHANGED);
+    for (const [key, line] of this.listens) {
+      this.relistened.add(key);
+      this.socket.write(line);
+    }
     const waiting = this.queue;
     this.queue = [];
     for (const line of waiting) this.send(line);

@@ -17,7 +17,7 @@ import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient, ServerState } from "mcpool-client";
 
 import { connectionIdentity, type BridgeIdentityOptions } from "../core/conversation.js";
-import { scopeOf } from "../core/naming.js";
+import { scopeOf, type Scope } from "../core/naming.js";
 import {
   capabilitiesFor,
   instructionsFor,
@@ -73,7 +73,10 @@ export interface Bridge {
   readonly sessions: number;
   /** The capabilities every session declares. */
   readonly capabilities: ServerCapabilities;
-  /** The lone server speaks only the legacy era: a modern host is led to fall back to it. */
+  /**
+   * The servers in scope speak only the legacy era (offer.ts speaksOnlyLegacy), as last
+   * found: a modern host is led to fall back to it.
+   */
   readonly legacyOnly: boolean;
   /** Closes every session and stops listening to the pool. Idempotent; the client stays open. */
   close(): Promise<void>;
@@ -103,7 +106,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   }
   const capabilities = capabilitiesFor(scope, states, options.catalog !== undefined);
   // A catalog is the pool's own tools, not the server as it is: any era serves it.
-  const legacyOnly = options.catalog === undefined && speaksOnlyLegacy(scope, states);
+  const eraWatch = watchLegacyOnly(upstream, scope, states, options.catalog !== undefined);
   const instructions = instructionsFor(scope, states);
   const sessions = new Sessions();
   const router = new ResourcesPromptsRouter({ client: upstream, scope, log });
@@ -157,7 +160,9 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     upstream,
     scope,
     capabilities,
-    legacyOnly,
+    get legacyOnly() {
+      return eraWatch.legacyOnly;
+    },
     resourceSubscriptions: subscribesResources(scope, states),
     instructions,
     serverInfo,
@@ -189,17 +194,53 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     serve: eras.serve,
     modern: eras.modern,
     capabilities,
-    legacyOnly,
+    get legacyOnly() {
+      return eraWatch.legacyOnly;
+    },
     get sessions() {
       return legacy.size;
     },
     close() {
       closing ??= (async () => {
         traffic.close();
+        eraWatch.close();
         eras.ready()?.close();
         await legacy.close();
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * Whether the servers in scope speak only the legacy era, kept as the pool finds their eras:
+ * read again from the states whenever one of them connects or closes (a server upgraded to
+ * both eras, one added to the pool), so a bridge's verdict never outlives the servers'.
+ * Never, for a catalog (`never`): that is the pool's own tools, which any era serves.
+ */
+function watchLegacyOnly(
+  upstream: PoolClient,
+  scope: Scope,
+  states: readonly ServerState[],
+  never: boolean,
+): { readonly legacyOnly: boolean; close(): void } {
+  let legacyOnly = !never && speaksOnlyLegacy(scope, states);
+  const close = never
+    ? () => undefined
+    : upstream.onEvent(
+        (event) => {
+          if (event.serverId === undefined || !scope.includes(event.serverId)) return;
+          upstream.state().then(
+            (now) => (legacyOnly = speaksOnlyLegacy(scope, now)),
+            () => undefined,
+          );
+        },
+        { types: ["connect", "close"] },
+      );
+  return {
+    get legacyOnly() {
+      return legacyOnly;
+    },
+    close,
   };
 }

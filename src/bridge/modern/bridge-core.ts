@@ -16,10 +16,11 @@ export interface BridgeCore {
   scope: Scope;
   capabilities: ServerCapabilities;
   /**
-   * The lone server (`--server`) speaks only the legacy era: a host's `server/discover` is
-   * answered as that server answers it direct, so the host falls back to `initialize`.
+   * The servers in scope speak only the legacy era, as last found: a host's
+   * `server/discover` is answered as such a server answers it direct, so the host falls back
+   * to `initialize`.
    */
-  legacyOnly: boolean;
+  readonly legacyOnly: boolean;
   /** Whether a server in scope takes resource subscriptions (a host's listen may name URIs). */
   resourceSubscriptions: boolean;
   instructions: string | undefined;

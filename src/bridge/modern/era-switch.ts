@@ -30,15 +30,11 @@ export interface EraServers {
   /** Serves `transport` in the modern era (SDK v2 serveStdio). */
   modern(transport: StdioLike): Promise<{ close(): Promise<void> }>;
   /**
-   * The server behind the connection speaks only the legacy era: an opening
-   * `server/discover` is answered as such a server answers it direct (MCP_METHOD_UNKNOWN),
-   * and the host, falling back to `initialize` as it would direct, is served legacy.
+   * Whether the servers behind the connection speak only the legacy era, asked at each
+   * connection's opening (servesModern): a modern opening then goes to the legacy side.
    */
-  legacyOnly?: boolean;
+  legacyOnly?: () => boolean;
 }
-
-/** A legacy server's answer to `server/discover` (the SDK v1's, for any method it lacks). */
-const MCP_METHOD_UNKNOWN = { code: -32601, message: "Method not found" };
 
 /** Whether a connection's opening message is a modern host's. */
 export function opensModern(message: JSONRPCMessage): boolean {
@@ -48,6 +44,18 @@ export function opensModern(message: JSONRPCMessage): boolean {
   const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
   if (typeof meta?.[PROTOCOL_VERSION_KEY] === "string") return true;
   return message.method === "server/discover";
+}
+
+/**
+ * Whether a connection's opening message is served in the modern era — the one rule of
+ * every front (stdio and the MCP sockets here, HTTP in fronts/http.ts): a modern host's
+ * opening is, unless the servers behind the connection speak only the legacy era. Then the
+ * legacy side answers it as such a server answers it direct (a `server/discover` is "Method
+ * not found"; over HTTP a request outside a session is refused), and a dual-era host falls
+ * back to `initialize`, as it does direct.
+ */
+export function servesModern(message: JSONRPCMessage, legacyOnly: boolean): boolean {
+  return opensModern(message) && !legacyOnly;
 }
 
 /**
@@ -86,18 +94,10 @@ export async function serveEitherEra(
 
   transport.onmessage = (message, extra) => {
     const method = "method" in message ? message.method : undefined;
-    if (current === undefined && servers.legacyOnly === true && method === "server/discover") {
-      const id = requestId(message);
-      if (id !== undefined) {
-        void transport
-          .send({ jsonrpc: "2.0", id, error: MCP_METHOD_UNKNOWN })
-          .catch(() => undefined);
-      }
-      return;
-    }
     if (current === undefined) {
-      current = serve(opensModern(message) ? "modern" : "legacy");
-      probing = method === "server/discover";
+      const modern = servesModern(message, servers.legacyOnly?.() === true);
+      current = serve(modern ? "modern" : "legacy");
+      probing = modern && method === "server/discover";
     } else if (probing && method === "initialize" && !opensModern(message)) {
       const probe = current;
       current = serve("legacy");
@@ -236,7 +236,7 @@ export function dualEra(
     (loading ??= import("./bridge.js").then((m) => (ready = new m.ModernBridge(core))));
   const serve = (transport: StdioLike): Promise<ServedConnection> =>
     serveEitherEra(transport, {
-      legacyOnly: core.legacyOnly,
+      legacyOnly: () => core.legacyOnly,
       legacy: async (proxy) => {
         const server = createServer();
         await server.connect(proxy as never);

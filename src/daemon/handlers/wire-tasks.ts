@@ -15,10 +15,10 @@ export interface TasksPool {
     id: string,
     method: TaskMethod,
     params: Record<string, unknown>,
-    owner: string,
+    owner: TaskOwner,
     options?: TaskRequestOptions,
   ): Promise<Record<string, unknown>>;
-  releaseTasks(owner: string): Promise<void>;
+  releaseTasks(owner: TaskOwner): Promise<void>;
 }
 
 export const TASK_WIRE_METHODS = [
@@ -38,15 +38,21 @@ export interface WireTasks {
 }
 
 export function createTaskHandlers(pool: TasksPool): WireTasks {
-  /** Per connection id: the owner keys its hosts used. */
-  const owners = new Map<number, Set<string>>();
+  /** Per connection id: the owners its hosts were, by key. */
+  const owners = new Map<number, Map<string, TaskOwner>>();
+
+  /** A host's owner key and name (the name finds its tasks moved from a previous daemon). */
+  const named = (connectionId: number, taskOwner: string | undefined): TaskOwner => ({
+    key: `${connectionId}\0${taskOwner ?? ""}`,
+    ...(taskOwner !== undefined ? { name: taskOwner } : {}),
+  });
 
   const keyOf = (ctx: RequestContext, taskOwner: string | undefined): string => {
     const { id, signal } = ctx.connection;
-    const key = `${id}\0${taskOwner ?? ""}`;
+    const owner = named(id, taskOwner);
     let keys = owners.get(id);
     if (keys === undefined) {
-      const created = new Set<string>();
+      const created = new Map<string, TaskOwner>();
       keys = created;
       owners.set(id, created);
       // The connection ended: every host it carried is gone.
@@ -54,13 +60,13 @@ export function createTaskHandlers(pool: TasksPool): WireTasks {
         "abort",
         () => {
           owners.delete(id);
-          for (const owner of created) void pool.releaseTasks(owner);
+          for (const gone of created.values()) void pool.releaseTasks(gone);
         },
         { once: true },
       );
     }
-    keys.add(key);
-    return key;
+    keys.set(owner.key, owner);
+    return owner.key;
   };
 
   const ask =
@@ -70,8 +76,21 @@ export function createTaskHandlers(pool: TasksPool): WireTasks {
       ctx: RequestContext,
     ): Promise<Record<string, unknown>> => {
       const { serverId, taskOwner, ...rest } = params;
-      return pool.task(serverId, method, rest, keyOf(ctx, taskOwner), { signal: ctx.signal });
+      return pool.task(serverId, method, rest, ownerOf(ctx, taskOwner), { signal: ctx.signal });
     };
+
+  const ownerOf = (ctx: RequestContext, taskOwner: string | undefined): TaskOwner => ({
+    ...named(ctx.connection.id, taskOwner),
+    key: keyOf(ctx, taskOwner),
+    // The task's status goes to this connection alone, as a server notification naming
+    // the host it is for (it may come before the answer that names the task to the host).
+    notify: (serverId: string, notification: ServerNotification) =>
+      ctx.notify("notification", {
+        serverId,
+        notification,
+        ...(taskOwner !== undefined ? { taskOwner } : {}),
+      }),
+  });
 
   return {
     handlers: {
@@ -80,22 +99,12 @@ export function createTaskHandlers(pool: TasksPool): WireTasks {
       "tasks/list": ask("tasks/list"),
       "tasks/cancel": ask("tasks/cancel"),
       "tasks/release": async (params, ctx) => {
-        const key = `${ctx.connection.id}\0${params.taskOwner}`;
-        owners.get(ctx.connection.id)?.delete(key);
-        await pool.releaseTasks(key);
+        const gone = named(ctx.connection.id, params.taskOwner);
+        owners.get(ctx.connection.id)?.delete(gone.key);
+        await pool.releaseTasks(gone);
         return {};
       },
     },
-    owner: (ctx, taskOwner) => ({
-      key: keyOf(ctx, taskOwner),
-      // The task's status goes to this connection alone, as a server notification naming
-      // the host it is for (it may come before the answer that names the task to the host).
-      notify: (serverId: string, notification: ServerNotification) =>
-        ctx.notify("notification", {
-          serverId,
-          notification,
-          ...(taskOwner !== undefined ? { taskOwner } : {}),
-        }),
-    }),
+    owner: ownerOf,
   };
 }

@@ -1,15 +1,16 @@
 /**
  * The new daemon's conclusion of a hand-over: once its first reconcile is done, every
  * handed child whose row is still configured has been dialled over its fds (a lazy row's is
- * dialled now, as is each http row whose session was handed); each must be serving, with the same
- * pid, or the hand-over fails and the old daemon serves on. Then the old daemon is answered and its
- * word awaited.
+ * dialled now, as is each http row whose session was handed, and each conversation's client
+ * whose child or session was); each must be serving, with the same pid, or the hand-over
+ * fails and the old daemon serves on. Then the old daemon is answered and its word awaited.
  */
 import type { HandoverInfo } from "mcpool-protocol";
 import type { McpPool } from "../../pool/pool.js";
 import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
-import { childLabel, handedKey, type HandedServer } from "./snapshot.js";
+import { takenTasks } from "./moved-tasks.js";
+import { childLabel, handedKey, nameOf, type HandedServer } from "./snapshot.js";
 import { adoptSubscriptions } from "./subscriptions.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
@@ -43,16 +44,21 @@ export async function concludeAdoption(
     .filter((server) => handedKey(server) === undefined && configured.has(server.serverId))
     .map((server) => server.serverId);
   // An http row's moved session is taken up now too, so its GET stream is listened on at once.
-  const sessions = (snapshot.sessions ?? []).map((session) => session.serverId);
-  const dialled = [...ids, ...sessions.filter((id) => configured.has(id))];
+  const sessions = snapshot.sessions ?? [];
+  const rowSessions = sessions.filter((session) => session.conversation === undefined);
+  const dialled = [
+    ...ids,
+    ...rowSessions.map((s) => s.serverId).filter((id) => configured.has(id)),
+  ];
   await Promise.allSettled(dialled.map((id) => pool.client(id)));
   // The children a row runs besides its own, made and dialled now as their first use would.
   const besides = predecessor.besides();
   await pool.adoptProfileChildren(
     besides.flatMap(({ serverId, profile }) => (profile ? [{ serverId, ...profile }] : [])),
   );
+  // A conversation's child, or its http session: its client opened now, as its next use would.
   const conversations = await pool.adoptConversationChildren(
-    besides.flatMap(({ serverId, conversation }) =>
+    [...besides, ...sessions].flatMap(({ serverId, conversation }) =>
       conversation ? [{ serverId, ...conversation }] : [],
     ),
   );
@@ -85,6 +91,9 @@ export async function concludeAdoption(
     return { serve: false, why };
   }
   const untaken = predecessor.closeUntaken();
+  // The hosts' tasks live on in the children taken: their records come along, before any
+  // host's entry can dial this daemon (the old one lets them go once answered).
+  pool.adoptTasks(takenTasks(snapshot.tasks, new Set(taken.map(nameOf))));
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
   // An entry that reached this daemon already and subscribed again counts as one back.
   adoptSubscriptions(pool, snapshot.subscriptions, adopted, log);

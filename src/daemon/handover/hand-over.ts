@@ -10,6 +10,7 @@
 import type { McpPool } from "../../pool/pool.js";
 import {
   releaseHandedOff,
+  releaseHandedSessions,
   resumeHandedOff,
   resumeHandedSessions,
   type HandedOff,
@@ -101,6 +102,8 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   holdSubscriptions(pool);
   server.hold(keepId);
   const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
+  // The task records first: a live task holds its connection as a call does, but it moves.
+  const tasks = pool.handOffTasks();
   const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const sessions = await pool.handOffSessions(deps.settleMs ?? DEFAULT_SETTLE_MS);
   const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
@@ -118,13 +121,15 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     marks: deps.marks,
     servers: renumbered(servers),
     fronts: renumberedFronts(fronts, servers.length),
-    sessions: sessions.map(({ serverId, row, sessionId, session, listened }) => ({
+    sessions: sessions.map(({ serverId, row, sessionId, session, listened, conversation }) => ({
       serverId,
       row,
       sessionId,
       session,
+      ...(conversation ? { conversation } : {}),
       ...(listened ? { listened } : {}),
     })),
+    tasks,
     subscriptions: handedSubscriptions(pool),
   };
   deps.lock.release();
@@ -150,6 +155,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     successor.go(false);
     await takeBack({ ...deps, server, log }, handed, answer);
     resumeHandedSessions(sessions);
+    pool.resumeTasks();
     unholdSubscriptions(pool, log);
     throw new McpPoolError(
       "handover-failed",
@@ -159,6 +165,9 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   }
   const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);
   releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
+  // The new daemon goes on in them: this one's stop ends none (a conversation's is ended by a
+  // DELETE otherwise). Started cold, it opened its own: these are ended as at any stop.
+  if (answer.cold === undefined) releaseHandedSessions(sessions);
   // Read again so that this daemon's stop ends them as it ends any child.
   resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
   const unmanaged = tellMainPid(answer.pid);

@@ -99,12 +99,14 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
       : undefined;
   };
 
-  // Each http row's session, by row id, taken once by a dial of the same row.
-  const sessions = new Map((snapshot?.sessions ?? []).map((handed) => [handed.serverId, handed]));
-  const takeSession = (row: McpServerConfig): HandedHttpSession | undefined => {
-    const handed = sessions.get(row.id);
+  // Each http session by its name (a row's own by the row's id, a conversation's by id and
+  // key), taken once by a dial of the same row for the same conversation.
+  const sessions = new Map((snapshot?.sessions ?? []).map((handed) => [nameOf(handed), handed]));
+  const takeSession = (row: McpServerConfig, key?: string): HandedHttpSession | undefined => {
+    const name = childName(row.id, key);
+    const handed = sessions.get(name);
     if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
-    sessions.delete(row.id);
+    sessions.delete(name);
     const { sessionId, session, listened } = handed;
     return { sessionId, session, ...(listened ? { listened } : {}) };
   };

@@ -8,6 +8,7 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
+import type { MovedTask } from "../../pool/calls/tasks.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
@@ -104,10 +105,16 @@ export interface Snapshot {
    */
   fronts?: HandedFront[];
   /**
-   * The http rows' live sessions: the new daemon's dial of the same row goes on in each
-   * instead of initializing again. Absent (older snapshots): they are dialled again.
+   * The live http sessions, a row's own and each conversation's: the new daemon's dial of the
+   * same row (for the same conversation) goes on in each instead of initializing again.
+   * Absent (older snapshots): they are dialled again.
    */
   sessions?: HandedHttpRow[];
+  /**
+   * The pool's task records on the children handed over (moved-tasks.ts). Absent (older
+   * snapshots): a host's older tasks are unknown to the new daemon.
+   */
+  tasks?: MovedTask[];
   /**
    * The pool's live upstream resource subscriptions, with how many listeners each had
    * (subscriptions.ts). Absent (older snapshots): the entries subscribe again anew.
@@ -115,10 +122,14 @@ export interface Snapshot {
   subscriptions?: HandedSubscription[];
 }
 
-/** An http row's live session: the row as the old daemon dialled it, and the session. */
+/**
+ * A live http session: the row as the old daemon dialled it, the session, and for a
+ * conversation's session its conversation (none: the row's own). Matched by nameOf().
+ */
 export interface HandedHttpRow extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  conversation?: HandedConversation;
 }
 
 /** One listening socket beside the daemon's: its scope and its fd. */

@@ -42,13 +42,20 @@ export function startSuccessor(options: SuccessorOptions): Successor {
     ...options.servers.flatMap((server) => server.child.fds),
     ...options.fronts.map((front) => front.fd),
   ];
-  const child = spawn(options.command, [...options.args], {
-    env: options.env,
-    stdio: ["ignore", "inherit", "inherit", "pipe", options.listenFd, ...fds],
-    // Its own group and session: a service manager that kills the old daemon's group (launchd
-    // without AbandonProcessGroup) must not take the new one with it.
-    detached: true,
-  });
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(options.command, [...options.args], {
+      env: options.env,
+      stdio: ["ignore", "inherit", "inherit", "pipe", options.listenFd, ...fds],
+      // Its own group and session: a service manager that kills the old daemon's group
+      // (launchd without AbandonProcessGroup) must not take the new one with it.
+      detached: true,
+    });
+  } catch (error) {
+    // Refused at once (a descriptor it could not pass, EBADF): the old daemon serves on.
+    const why = `the new daemon could not start: ${(error as Error).message}`;
+    return { pid: undefined, answer: Promise.resolve({ ready: false, pid: 0, why }), go: () => {} };
+  }
   child.unref();
   const channel = child.stdio[3] as Socket;
   channel.on("error", () => undefined);

@@ -2,7 +2,8 @@
  * The daemon's recordings of what it answered each server's first requests (made by its MCP
  * sockets, src/bridge/lean/cold-answers.ts), `<data>/cold-answers/<id>.json`, for an entry
  * that has to start the daemon to answer the same while it starts; and when one may be given. A
- * recording holds while the daemon would still answer the same: the same mcpool, the server's row
+ * recording holds while the daemon would still answer the same: the same mcpool build (its version
+ * and the digest of its code: another build of one version may answer otherwise), the server's row
  * as the daemon hashes it to trust its tools cache (command, args, env, cwd; url and headers), that
  * cache still the row's and unchanged (tools, era), and the same `"mcpool"` section. Anything else,
  * or anything unreadable, and the entry does as it did without one.
@@ -14,6 +15,7 @@ import { resolvePaths } from "../process/paths.js";
 import { createRowFiles } from "./row-files.js";
 import { connectionHash } from "../../pool/catalog/tools-cache.js";
 import { canonicalJson } from "../../pool/core/fingerprint.js";
+import { buildId } from "../../build-id.js";
 import { VERSION } from "../../version.js";
 
 /** A request without its id, and the daemon's answer to it as sent. */
@@ -44,6 +46,7 @@ export function mergeOpening(openings: readonly Opening[], opening: Opening): Op
 /** What a recording holds for: each a digest, but the version. */
 interface Validity {
   version: string;
+  build: string;
   row: string;
   pool: string;
   cache: string;
@@ -81,6 +84,7 @@ function validityNow(configPath: string, dataDir: string, id: string): Validity 
   if (cache.private === true || !Array.isArray(tools)) return undefined;
   return {
     version: VERSION,
+    build: buildId(),
     row: connection,
     pool: digest(parsed.pool),
     cache: digest({ connection, tools, era: era ?? null }),

@@ -180,9 +180,15 @@ export class CallPipeline {
   /**
    * `waitedFrom`: when this caller began waiting for the pool to start (epoch ms); a server
    * whose dial failed since then failed while the caller waited on it, and the caller is
-   * told that failure itself, not that the server "failed recently".
+   * told that failure itself, not that the server "failed recently". `replaced`: this is the
+   * one retry after a candidate was replaced in the view (below).
    */
-  async #resolve(qualified: string, opts: CallOptions, waitedFrom?: number): Promise<IndexedTool> {
+  async #resolve(
+    qualified: string,
+    opts: CallOptions,
+    waitedFrom?: number,
+    replaced = false,
+  ): Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const hidden = opts.hidden === true;
     const { catalog, entries } = this.#view(opts);
@@ -202,7 +208,7 @@ export class CallPipeline {
       // The pool is still starting: the name may be one a server has yet to list.
       const since = Date.now();
       await this.#init.ready();
-      return this.#resolve(qualified, opts, waitedFrom ?? since);
+      return this.#resolve(qualified, opts, waitedFrom ?? since, replaced);
     }
     if (found) {
       // A last-known (stale) tool: its server comes back first, and may offer other tools.
@@ -219,7 +225,7 @@ export class CallPipeline {
     if (listings.length > 0) {
       await Promise.all(listings);
       const listed = catalog.lookup(qualified, scope, hidden);
-      if (listed) return this.#resolve(qualified, opts, waitedFrom);
+      if (listed) return this.#resolve(qualified, opts, waitedFrom, replaced);
     }
     // A conversation row's tools are listed on the caller's own client.
     const conversational = await this.#init.conversations.resolve(qualified, scope, opts);
@@ -247,6 +253,13 @@ export class CallPipeline {
     }
     const woken = catalog.lookup(qualified, scope, hidden);
     if (woken) return woken;
+    // A child the server refused for its era (a legacy host's, on a server found to speak
+    // only 2026-07-28) was given up for what serves that host now (the row's connection,
+    // bridged): the call is resolved there, once, as the host's next call would be.
+    const current = entries();
+    if (!replaced && candidates.some((entry) => !current.includes(entry))) {
+      return this.#resolve(qualified, opts, waitedFrom, true);
+    }
     if (candidates.length === 1 && failures.length === 1) throw failures[0];
     throw unknownTool(qualified);
   }

@@ -42,19 +42,49 @@ const MAX_PAGES = 50;
 /** Who owns a task: an opaque key, and where its status notifications go. */
 export interface TaskOwner {
   key: string;
+  /**
+   * The name the owning host goes by beside its connection (the `taskOwner` a bridge
+   * session chose): a task whose record moved to a new daemon is found again by it.
+   */
+  name?: string;
   notify?: (serverId: string, notification: ServerNotification) => void;
 }
+
+/**
+ * A task record as it moves to the next daemon across a hand-over (the server's child moves
+ * too, and the task lives on in it): the child by its row and its profile key (none: the
+ * row's own), the owning host by its name, what was last seen of the task, and until when
+ * the record is kept (epoch ms).
+ */
+export interface MovedTask {
+  serverId: string;
+  profileKey?: string;
+  taskId: string;
+  owner: string;
+  status: string;
+  ttl: number | null;
+  expiresAt: number;
+}
+
+/** Where a moved task lives in this pool: its row's own entry, or a profile's child. */
+export type TaskPlace = (
+  serverId: string,
+  profileKey: string | undefined,
+) => ServerEntry | undefined;
 
 interface TaskRecord {
   readonly taskId: string;
   readonly entry: ServerEntry;
   readonly connection: Connection;
-  readonly owner: TaskOwner;
+  owner: TaskOwner;
   status: string;
   /** Ends the hold on the connection (once). */
   release: () => void;
   expiry: NodeJS.Timeout;
+  expiresAt: number;
   ttl: number | null;
+  /** Moved from a previous daemon, and not yet asked about by its owner's new connection. */
+  moved?: boolean;
 }
 
 export interface PoolTasksDeps {
@@ -101,6 +131,8 @@ export class PoolTasks {
   readonly #deps: PoolTasksDeps;
   readonly #records = new Map<string, TaskRecord>();
   readonly #early = new EarlyStatuses();
+  /** The records went to a new daemon: a host that goes cancels nothing here. */
+  #handedOff = false;
 
   constructor(deps: PoolTasksDeps) {
     this.#deps = deps;
@@ -130,6 +162,7 @@ export class PoolTasks {
       status: task.status ?? "working",
       release: hold(entry, connection),
       expiry: undefined as unknown as NodeJS.Timeout,
+      expiresAt: 0,
       ttl: task.ttl ?? null,
     };
     this.#records.set(task.taskId, record);
@@ -155,14 +188,15 @@ export class PoolTasks {
     return true;
   }
 
-  /** `tasks/get|result|list|cancel` of server `serverId` for `owner` (its key). */
+  /** `tasks/get|result|list|cancel` of server `serverId` for `asking` (its key, or itself). */
   async request(
     serverId: string,
     method: TaskMethod,
     params: Params,
-    owner: string,
+    asking: string | TaskOwner,
     options: TaskRequestOptions = {},
   ): Promise<Params> {
+    const owner = typeof asking === "string" ? { key: asking } : asking;
     if (method === "tasks/list") return this.#list(serverId, params, owner, options);
     const taskId = params.taskId;
     if (typeof taskId !== "string") {
@@ -171,7 +205,7 @@ export class PoolTasks {
       });
     }
     const record = this.#records.get(taskId);
-    if (record === undefined || record.owner.key !== owner || record.entry.id !== serverId) {
+    if (record === undefined || !this.#owns(record, owner) || record.entry.id !== serverId) {
       return this.#unknown(serverId, method, params, taskId, options);
     }
     const result = await this.#send(
@@ -193,11 +227,16 @@ export class PoolTasks {
    * `owner` is gone: its live tasks are cancelled on servers that offer cancel, and its
    * records dropped (their holds released).
    */
-  async release(owner: string): Promise<void> {
-    const mine = [...this.#records.values()].filter((r) => r.owner.key === owner);
+  async release(gone: string | TaskOwner): Promise<void> {
+    const owner = typeof gone === "string" ? { key: gone } : gone;
+    const mine = [...this.#records.values()].filter(
+      (r) => r.owner.key === owner.key || (r.moved === true && this.#owns(r, owner)),
+    );
     await Promise.all(
       mine.map(async (record) => {
         this.#drop(record);
+        // Handed to a new daemon with its server: the task is the new daemon's to end.
+        if (this.#handedOff) return;
         const cancels = (record.connection.capabilities?.tasks as { cancel?: unknown } | undefined)
           ?.cancel;
         if (TERMINAL.has(record.status) || cancels === undefined) return;
@@ -209,6 +248,66 @@ export class PoolTasks {
     );
   }
 
+  /**
+   * The records that move with their servers to a new daemon: those of a host with a name,
+   * on a child `placeOf` tells (a row's own, a profile's). Every hold ends, so the hand-over
+   * waits on no task as it would on a call; from now on a host that goes cancels nothing.
+   */
+  handOff(placeOf: (entry: ServerEntry) => { profileKey?: string } | undefined): MovedTask[] {
+    this.#handedOff = true;
+    const moved: MovedTask[] = [];
+    for (const record of this.#records.values()) {
+      record.release();
+      const place = placeOf(record.entry);
+      const owner = record.owner.name;
+      if (place === undefined || owner === undefined) continue;
+      const { taskId, status, ttl, expiresAt } = record;
+      moved.push({ serverId: record.entry.id, ...place, taskId, owner, status, ttl, expiresAt });
+    }
+    return moved;
+  }
+
+  /** The hand-over failed: the live tasks hold their connections again. */
+  resume(): void {
+    this.#handedOff = false;
+    for (const record of this.#records.values()) {
+      if (!TERMINAL.has(record.status)) record.release = hold(record.entry, record.connection);
+    }
+  }
+
+  /**
+   * The records a previous daemon handed over, each on the child `place` finds serving here
+   * (one not found, or expired, is left); each is its host's by name until the host's new
+   * connection asks about it. Returns how many were taken.
+   */
+  adopt(tasks: readonly MovedTask[], place: TaskPlace): number {
+    const now = Date.now();
+    let taken = 0;
+    for (const task of tasks) {
+      const entry = place(task.serverId, task.profileKey);
+      const connection = entry?.connection;
+      if (entry === undefined || connection === undefined || task.expiresAt <= now) continue;
+      if (this.#records.has(task.taskId)) continue;
+      const live = !TERMINAL.has(task.status);
+      const record: TaskRecord = {
+        taskId: task.taskId,
+        entry,
+        connection,
+        owner: { key: `\0moved\0${task.owner}`, name: task.owner },
+        status: task.status,
+        release: live ? hold(entry, connection) : () => undefined,
+        expiry: undefined as unknown as NodeJS.Timeout,
+        expiresAt: 0,
+        ttl: task.ttl,
+        moved: true,
+      };
+      this.#records.set(task.taskId, record);
+      this.#expireAfter(record, task.expiresAt - now);
+      taken += 1;
+    }
+    return taken;
+  }
+
   /** How many task records the pool keeps (live or not yet expired). */
   get size(): number {
     return this.#records.size;
@@ -218,11 +317,11 @@ export class PoolTasks {
   async #list(
     serverId: string,
     params: Params,
-    owner: string,
+    owner: TaskOwner,
     options: TaskRequestOptions,
   ): Promise<Params> {
     const mine = [...this.#records.values()].filter(
-      (r) => r.owner.key === owner && r.entry.id === serverId,
+      (r) => r.entry.id === serverId && this.#owns(r, owner),
     );
     const ids = new Set(mine.map((r) => r.taskId));
     const row = this.#deps.entry(serverId);
@@ -249,6 +348,19 @@ export class PoolTasks {
     for (const [connection, entry] of places) await walk(entry, async () => connection);
     const { nextCursor: _, ...rest } = first ?? {};
     return { ...rest, tasks };
+  }
+
+  /**
+   * Whether `record` is `owner`'s. A record moved from a previous daemon is its host's by
+   * name: the first of the host's new connection to ask about it owns it from then on.
+   */
+  #owns(record: TaskRecord, owner: TaskOwner): boolean {
+    if (record.owner.key === owner.key) return true;
+    if (record.moved !== true || owner.name === undefined) return false;
+    if (record.owner.name !== owner.name) return false;
+    record.owner = owner;
+    record.moved = false;
+    return true;
   }
 
   #own(page: Params, ids: ReadonlySet<string>): unknown[] {
@@ -319,8 +431,8 @@ export class PoolTasks {
     this.#expireAfter(record);
   }
 
-  #expireAfter(record: TaskRecord): void {
-    const ms = record.ttl ?? UNBOUNDED_TTL_HOLD_MS;
+  #expireAfter(record: TaskRecord, ms = record.ttl ?? UNBOUNDED_TTL_HOLD_MS): void {
+    record.expiresAt = Date.now() + ms;
     record.expiry = setTimeout(() => {
       if (this.#records.get(record.taskId) === record) this.#drop(record);
     }, ms);

@@ -151,6 +151,8 @@ export class ConversationClient {
     const handle = sessionHandleOf(transport);
     if (handle !== undefined) {
       if (this.expired) return { outcome: "already-gone" };
+      // A hand-over moved the session to the next daemon: it goes on there.
+      if (this.entry.connection?.handedAway === true) return { outcome: "handle-lost" };
       if (!live) return { outcome: handle.sessionId === undefined ? "no-session" : "handle-lost" };
       return deleteSession(handle, this.#watch, timeoutMs);
     }

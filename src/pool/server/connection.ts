@@ -35,6 +35,11 @@ export interface Connection {
   pinging?: Promise<void> | undefined;
   /** Told when the last call in flight settles, or the connection closes. */
   drained?: () => void;
+  /**
+   * Its remote session went on in another daemon (a hand-over): ending it here ends nothing
+   * there, no DELETE (src/pool/conversations/client.ts `endRemote`).
+   */
+  handedAway?: boolean;
 }
 
 /** A connection not yet connected: nothing in flight, nothing learnt about the server. */

@@ -92,30 +92,35 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
   return handed;
 }
 
-/** An http row's live session handed off: its row as the pool dialled it, and the session. */
+/**
+ * An http session handed off: its row as the pool dialled it, the session, and for a
+ * conversation's session (conversations/) its conversation; none: the row's own.
+ */
 export interface HandedHttpOff extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  conversation?: HandedConversation;
   readonly connection: Connection;
 }
 
 /**
- * What the successor needs to go on in each http row's live session (its id and what the
- * handshake or discover told), once its calls settle (within `drainMs`). Its GET stream is
- * closed, so that the successor can open its own (ListenStream, fetch.ts); nothing else is stopped:
- * this pool's connection stays as it is until the pool closes, which ends no session.
+ * What the successor needs to go on in each live http session — a row's own, a
+ * conversation's — (its id and what the handshake or discover told), once its calls settle
+ * (within `drainMs`). Its GET stream is closed, so that the successor can open its own
+ * (ListenStream, fetch.ts); nothing else is stopped: this pool's connection stays as it is
+ * until the pool closes, which ends no session once releaseHandedSessions() marked it.
  */
 export async function handOffSessions(
-  entries: readonly EntryState[],
+  entries: readonly Handable[],
   drainMs: number,
 ): Promise<HandedHttpOff[]> {
-  const live = entries.filter(({ connection }) => {
+  const live = entries.filter(({ entry: { connection }, profile }) => {
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
-    return sessionId !== undefined;
+    return sessionId !== undefined && profile === undefined;
   });
-  await Promise.all(live.map(({ connection }) => drained(connection as Connection, drainMs)));
+  await Promise.all(live.map(({ entry }) => drained(entry.connection as Connection, drainMs)));
   const handed: HandedHttpOff[] = [];
-  for (const entry of live) {
+  for (const { entry, conversation } of live) {
     const connection = entry.connection;
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
     const session = connection && sessionOf(connection);
@@ -127,10 +132,16 @@ export async function handOffSessions(
       sessionId,
       session,
       connection,
+      ...(conversation ? { conversation } : {}),
       ...(listened ? { listened } : {}),
     });
   }
   return handed;
+}
+
+/** The successor went on in them: this pool's end of each sends no DELETE. */
+export function releaseHandedSessions(handed: readonly HandedHttpOff[]): void {
+  for (const { connection } of handed) connection.handedAway = true;
 }
 
 /** The successor did not take them: each session listens on its GET stream here again. */

@@ -57,8 +57,11 @@ export interface HandedChildren {
   has(row: McpServerConfig, profileKey?: string): boolean;
   /** That child, taken: the next call for the row (and key) finds none. */
   take(row: McpServerConfig, profileKey?: string): HandedChild | undefined;
-  /** An http row's live session, taken: the row's next dial goes on in it, once. */
-  takeSession?(row: McpServerConfig): HandedHttpSession | undefined;
+  /**
+   * An http row's live session (for a conversation, under its key), taken: the row's next
+   * dial (for that conversation) goes on in it, once.
+   */
+  takeSession?(row: McpServerConfig, key?: string): HandedHttpSession | undefined;
 }
 
 /** The key a conversation's handed child goes by, beside the host profiles' keys. */
@@ -76,6 +79,7 @@ export function handedFor(
   onTaken?: (child: HandedChild) => void,
 ): HandedChildren | undefined {
   if (handed === undefined) return undefined;
+  const takeSession = handed.takeSession?.bind(handed);
   return {
     has: (row) => handed.has(row, profileKey),
     take(row) {
@@ -83,6 +87,7 @@ export function handedFor(
       if (child !== undefined) onTaken?.(child);
       return child;
     },
+    ...(takeSession ? { takeSession: (row: McpServerConfig) => takeSession(row, profileKey) } : {}),
   };
 }
 

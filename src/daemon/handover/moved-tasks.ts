@@ -1,0 +1,31 @@
+/**
+ * The pool's task records across a hand-over (MCP 2025-11-25 tasks): the server's child
+ * moves and its tasks live on in it, so the records of which host owns which task on which
+ * child move in the snapshot too. The new daemon takes up the records of the children it
+ * took, and a host whose entry dials again asks about its older tasks as before.
+ */
+import type { MovedTask } from "../../pool/calls/tasks.js";
+import { childName } from "./snapshot.js";
+
+/** One moved record as the snapshot must hold it; anything else is not read. */
+function isMovedTask(value: unknown): value is MovedTask {
+  const task = value as Partial<MovedTask> | null;
+  if (typeof task !== "object" || task === null) return false;
+  return (
+    typeof task.serverId === "string" &&
+    (task.profileKey === undefined || typeof task.profileKey === "string") &&
+    typeof task.taskId === "string" &&
+    typeof task.owner === "string" &&
+    typeof task.status === "string" &&
+    (task.ttl === null || typeof task.ttl === "number") &&
+    typeof task.expiresAt === "number"
+  );
+}
+
+/** The snapshot's moved records that live on a child the new daemon took (`taken`: childName()s). */
+export function takenTasks(tasks: unknown, taken: ReadonlySet<string>): MovedTask[] {
+  if (!Array.isArray(tasks)) return [];
+  return tasks
+    .filter(isMovedTask)
+    .filter((task) => taken.has(childName(task.serverId, task.profileKey)));
+}

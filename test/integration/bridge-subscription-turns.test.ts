@@ -1,0 +1,70 @@
+/**
+ * The bridge's resource subscriptions, one URI shared by two host sessions, against a real
+ * daemon and server (test/fixtures/log-levels.mjs): session A subscribes, unsubscribes and
+ * session B subscribes, all before the first subscribe is answered. Direct, B is subscribed
+ * at the end and hears the next update; so must it be through the bridge, whose router
+ * holds one upstream subscription per URI for all its sessions (an unsubscribe that waited
+ * for its subscribe's answer must not cancel the subscription B asked for meanwhile).
+ */
+import { describe, expect, it } from "vitest";
+import {
+  ResourcesPromptsRouter,
+  type Subscriber,
+} from "../../src/bridge/core/resources-prompts.js";
+import { scopeOf } from "../../src/bridge/core/naming.js";
+import { useFleet } from "../helpers/fleet.js";
+import { fixture, waitFor } from "../helpers/processes.js";
+
+const fleet = useFleet();
+const BOUND_MS = 20_000;
+
+/** A host session as the router sees it, and the URIs of the updates it was sent. */
+function session(): Subscriber & { updated: string[] } {
+  const updated: string[] = [];
+  return {
+    updated,
+    subscriptions: new Map(),
+    server: { sendResourceUpdated: async ({ uri }) => void updated.push(uri) },
+  };
+}
+
+/** Lets promise callbacks run, no I/O: nothing a server answers can arrive meanwhile. */
+async function microtasks(until: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 1_000 && !until(); turn++) await Promise.resolve();
+  expect(until()).toBe(true);
+}
+
+describe("the bridge's subscriptions of one URI by two sessions", () => {
+  for (const when of ["at once", "once A's subscribe is on its way"] as const) {
+    it(`keeps B subscribed when A subscribes, A unsubscribes and B subscribes before the first answer (${when})`, async () => {
+      const home = fleet.home();
+      home.writeConfig({ talk: { command: process.execPath, args: [fixture("log-levels.mjs")] } });
+      await fleet.daemon(home);
+      const client = await fleet.agent(home, "bridge");
+      const router = new ResourcesPromptsRouter({
+        client,
+        scope: scopeOf({ server: "talk" }),
+        log: () => undefined,
+      });
+      client.onNotification((serverId, notification) =>
+        router.deliverUpdated(serverId, notification as never),
+      );
+      const a = session();
+      const b = session();
+      const first = router.subscribe(a, "note://1");
+      if (when !== "at once") await microtasks(() => a.subscriptions.has("note://1"));
+      // None of them is awaited until all three are asked.
+      await Promise.all([
+        first,
+        router.unsubscribe(a, "note://1"),
+        router.subscribe(b, "note://1"),
+      ]);
+      expect(await client.call("talk__touch", {})).toBe("touched 1");
+      await waitFor(() => b.updated.length === 1, BOUND_MS, "B to hear the update");
+      expect(b.updated).toEqual(["note://1"]);
+      expect(a.updated).toEqual([]);
+      await router.unsubscribe(b, "note://1");
+      expect(await client.call("talk__touch", {})).toBe("touched 0");
+    });
+  }
+});

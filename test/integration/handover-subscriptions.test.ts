@@ -1,0 +1,218 @@
+/**
+ * A host's resource subscriptions across `mcpool restart` (the hand-over), against the same
+ * session where nothing restarts: a host subscribed to note://1 of test/fixtures/log-levels.mjs
+ * keeps getting `notifications/resources/updated` after the hand-over without subscribing
+ * again, and its unsubscribe after it ends them. The server is sent what it is sent direct:
+ * one subscribe, one unsubscribe (the adopted child is the same process, and its subscription
+ * never ended). Through each entry — `mcpool bridge` (the SDK bridge), the lean bridge and the
+ * perl relay — for a 2025 host (`resources/subscribe`, compared with the session direct) and a
+ * 2026-07-28 host (`subscriptions/listen`, whose one stream carries the updates again;
+ * compared with the same session through a pool that does not restart, the fixture being a
+ * 2025 server).
+ */
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect, it } from "vitest";
+import {
+  BRIDGE_PATHS,
+  bridgeCommand,
+  stdioBridge,
+  stringEnv,
+  type BridgePath,
+} from "../helpers/bridge.js";
+import { runCli, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
+import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+
+const fleet = useFleet();
+const BOUND_MS = 20_000;
+const TEST_MS = 120_000;
+const server = { command: process.execPath, args: [fixture("log-levels.mjs")] };
+const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
+
+/** What a host does and sees; `restart` runs between its two touches (direct: nothing). */
+interface Seen {
+  updated: string[];
+  touches: string[];
+  sent: string;
+}
+
+/** The tool answer's text. */
+function text(result: unknown): string {
+  const content = (result as { content?: { text?: string }[] }).content ?? [];
+  return content.map((c) => c.text ?? "").join("");
+}
+
+/** The session's host side, whatever its era: a call, and how it subscribes and lets go. */
+interface HostSession {
+  call(name: string): Promise<string>;
+  subscribe(): Promise<void>;
+  unsubscribe(): Promise<void>;
+  updated: string[];
+}
+
+/**
+ * subscribe, touch (an update), `between` (the hand-over), touch (an update, with no
+ * subscribe again), unsubscribe, touch (none), and what the server was sent.
+ */
+async function session(host: HostSession, between: () => Promise<void>): Promise<Seen> {
+  const touches: string[] = [];
+  const touch = async (): Promise<void> => void touches.push(await host.call("touch"));
+  await host.subscribe();
+  await touch();
+  await waitFor(() => host.updated.length === 1, BOUND_MS, `the first update (${touches})`);
+  await between();
+  await touch();
+  await waitFor(() => host.updated.length === 2, BOUND_MS, `an update after (${touches})`);
+  await host.unsubscribe();
+  await touch();
+  // One more round trip: an update on its way has arrived.
+  const sent = await host.call("subscribes");
+  return { updated: [...host.updated], touches, sent };
+}
+
+function legacyHost(client: Client): HostSession {
+  const updated: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updated.push(n.params.uri);
+  });
+  return {
+    updated,
+    call: async (name) => text(await client.callTool({ name, arguments: {} })),
+    subscribe: async () => void (await client.subscribeResource({ uri: "note://1" })),
+    unsubscribe: async () => void (await client.unsubscribeResource({ uri: "note://1" })),
+  };
+}
+
+/** A modern host on the pool's scope, where `talk`'s tools are `talk__…`. */
+function modernHost(client: ModernClient): HostSession {
+  const updated: string[] = [];
+  client.setNotificationHandler("notifications/resources/updated", (notification) => {
+    updated.push(String((notification.params as { uri?: unknown }).uri));
+  });
+  let stream: Awaited<ReturnType<ModernClient["listen"]>> | undefined;
+  return {
+    updated,
+    call: async (name) => text(await client.callTool({ name: `talk__${name}`, arguments: {} })),
+    subscribe: async () => {
+      stream = await client.listen({ resourceSubscriptions: ["note://1"] });
+    },
+    unsubscribe: async () => {
+      await stream?.close();
+    },
+  };
+}
+
+const nothing = async (): Promise<void> => undefined;
+
+/** The session direct to the fixture: the oracle. */
+async function direct(): Promise<Seen> {
+  const client = new Client({ name: "direct", version: "1.0.0" });
+  await client.connect(new StdioClientTransport(server));
+  try {
+    return await session(legacyHost(client), nothing);
+  } finally {
+    await client.close();
+  }
+}
+
+/** A 2026-07-28 host through `via`, its session run with `between` as its hand-over. */
+async function modernSession(
+  home: TestHome,
+  via: BridgePath,
+  between: () => Promise<void>,
+): Promise<Seen> {
+  const transport = new ModernStdio({
+    ...bridgeCommand(home, [], via),
+    env: stringEnv(home.env),
+    stderr: "pipe",
+  });
+  const client = new ModernClient({ name: `modern-${via}`, version: "1.0.0" }, MODERN);
+  await client.connect(transport);
+  const pid = transport.pid;
+  try {
+    expect(client.getProtocolEra()).toBe("modern");
+    return await session(modernHost(client), between);
+  } finally {
+    await client.close().catch(() => undefined);
+    if (pid !== null) await waitFor(() => !alive(pid), BOUND_MS, "the entry to exit");
+  }
+}
+
+/** A daemon serving `talk`, and the hand-over `mcpool restart` that keeps its child. */
+async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
+  const home = fleet.home();
+  home.writeConfig({ talk: server });
+  await fleet.daemon(home);
+  // Its capabilities known, as a server direct has them from the start: a bridge that opens
+  // before its server has started offers no resource subscriptions.
+  const agent = await fleet.agent(home, "ready");
+  await waitFor(
+    async () => (await agent.state()).every((s) => s.status === "ready"),
+    BOUND_MS,
+    "talk to be ready",
+  );
+  return {
+    home,
+    async restart() {
+      const old = daemonsFor(home.socketPath);
+      const restart = runCli(home, "restart", "--json");
+      expect(restart.stderr).toBe("");
+      expect(restart.code).toBe(0);
+      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["talk"]);
+      await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
+    },
+  };
+}
+
+describe("a host's resource subscriptions across a hand-over restart", () => {
+  for (const via of BRIDGE_PATHS) {
+    it(
+      `a 2025 host through the ${via} entry sees what it sees direct`,
+      async () => {
+        const expected = await direct();
+        expect(expected.updated).toEqual(["note://1", "note://1"]);
+        expect(expected.sent).toBe("subscribes 1 unsubscribes 1");
+        const { home, restart } = await pool();
+        try {
+          const host = await stdioBridge(home, ["--server", "talk"], {}, via);
+          try {
+            expect(await session(legacyHost(host.client), restart)).toEqual(expected);
+          } finally {
+            await host.close();
+          }
+        } finally {
+          await stopAll(daemonsFor(home.socketPath));
+        }
+      },
+      TEST_MS,
+    );
+
+    it(
+      `a 2026-07-28 host through the ${via} entry hears on its listen stream what it hears direct`,
+      async () => {
+        // The fixture speaks 2025 only: the oracle is the same session where nothing
+        // restarts, through a pool of its own, and it is what a 2025 host sees direct.
+        const unrestarted = await pool();
+        let expected: Seen;
+        try {
+          expected = await modernSession(unrestarted.home, via, nothing);
+        } finally {
+          await stopAll(daemonsFor(unrestarted.home.socketPath));
+        }
+        expect(expected.updated).toEqual(["note://1", "note://1"]);
+        expect(expected.sent).toBe("subscribes 1 unsubscribes 1");
+        const { home, restart } = await pool();
+        try {
+          expect(await modernSession(home, via, restart)).toEqual(expected);
+        } finally {
+          await stopAll(daemonsFor(home.socketPath));
+        }
+      },
+      TEST_MS,
+    );
+  }
+});
