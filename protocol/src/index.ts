@@ -139,6 +139,7 @@ export {
   type JSONRPCSuccessResponse,
 } from "./json-rpc.js";
 export { defined, isRecord, type Covering, type Defined } from "./values.js";
+export { mcpErrorPrefix, withoutMcpPrefix } from "./mcp-error-text.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";
 export type * from "./mcp-shapes.js";
