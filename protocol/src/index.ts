@@ -15,6 +15,7 @@ export {
   type FrameDecoderOptions,
   type FrameError,
   type FrameErrorReason,
+  type LineSplitterOptions,
   type OversizeLine,
 } from "./codec.js";
 export {

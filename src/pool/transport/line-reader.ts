@@ -106,7 +106,7 @@ export class AnswerTooLarge {
 
 /** What an oversize message was, as far as its first and last bytes tell. */
 /** A message of the server's carries `id` when it is a request and its head holds the id. */
-export type OversizeKind =
+type OversizeKind =
   | { kind: "answer"; id: RequestId }
   | { kind: "message"; method: string; id?: RequestId }
   | { kind: "unknown" };
