@@ -135,3 +135,29 @@ export function runCli(
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
+
+/**
+ * runCli() without blocking: the tests of one file that each wait out a server's timeout
+ * can then wait side by side. Killed at the same bound as runCli().
+ */
+export function runCliAsync(
+  home: TestHome,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [cliPath, ...args], {
+    env: home.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const bound = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(bound);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -4,11 +4,13 @@
  * server did not answer `initialize` within it — not that it "failed recently", which only a
  * server that did fail before is told. Meanwhile `status` shows the starting server's pid
  * and since when it has been starting, and `mcpool shutdown` ends it within the drain.
+ *
+ * Each test waits out a timeout of its own daemon's, so they run side by side.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import type { DaemonStatus, ServerState } from "mcpool-protocol";
 import {
-  runCli,
+  runCliAsync,
   startDaemon,
   testHome,
   type RunningDaemon,
@@ -24,8 +26,8 @@ const silent = (extra: Record<string, unknown> = {}): Record<string, unknown> =>
   ...extra,
 });
 
-const statusOf = (home: TestHome): DaemonStatus => {
-  const result = runCli(home, "status", "--json");
+const statusOf = async (home: TestHome): Promise<DaemonStatus> => {
+  const result = await runCliAsync(home, "status", "--json");
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as DaemonStatus;
 };
@@ -34,8 +36,8 @@ const statusOf = (home: TestHome): DaemonStatus => {
 async function startingState(home: TestHome): Promise<ServerState & { pid: number }> {
   let state: ServerState | undefined;
   await waitFor(
-    () => {
-      state = statusOf(home).servers.find((s) => s.id === "silent");
+    async () => {
+      state = (await statusOf(home)).servers.find((s) => s.id === "silent");
       return state?.pid !== undefined;
     },
     20_000,
@@ -44,23 +46,38 @@ async function startingState(home: TestHome): Promise<ServerState & { pid: numbe
   return state as ServerState & { pid: number };
 }
 
-describe("a server that never answers initialize", () => {
-  let home: TestHome | undefined;
-  let daemon: RunningDaemon | undefined;
-
-  afterEach(async () => {
-    await daemon?.stop();
-    daemon = undefined;
-    home?.remove();
+/**
+ * A daemon in a new home serving `silent`, stopped and removed when the test ends (the test's
+ * own hook: the tests run side by side).
+ */
+async function daemonWith(
+  { onTestFinished }: TestContext,
+  prefix: string,
+  row: Record<string, unknown>,
+): Promise<{
+  home: TestHome;
+  daemon: RunningDaemon;
+}> {
+  const home = testHome(prefix);
+  home.writeConfig({ silent: row });
+  const starting = startDaemon(home);
+  onTestFinished(async () => {
+    await (await starting.catch(() => undefined))?.stop();
+    home.remove();
   });
+  return { home, daemon: await starting };
+}
 
+describe.concurrent("a server that never answers initialize", () => {
   it(
     "fails its first caller at the connect timeout, saying it did not answer initialize, and shows its pid meanwhile",
     { timeout: 120_000 },
-    async () => {
-      home = testHome("mcpool-silent-");
-      home.writeConfig({ silent: silent({ connectTimeoutMs: 25_000 }) });
-      daemon = await startDaemon(home);
+    async (ctx) => {
+      const { home } = await daemonWith(
+        ctx,
+        "mcpool-silent-",
+        silent({ connectTimeoutMs: 25_000 }),
+      );
 
       // Starting: its pid (once its serving child is spawned) and since when, in JSON and text.
       const starting = await startingState(home);
@@ -68,11 +85,11 @@ describe("a server that never answers initialize", () => {
       expect(starting.pid).toBeGreaterThan(0);
       expect(alive(starting.pid)).toBe(true);
       expect(starting.startingSince).toBeLessThanOrEqual(Date.now());
-      const text = runCli(home, "status");
+      const text = await runCliAsync(home, "status");
       expect(text.stdout).toMatch(new RegExp(`silent .*starting for \\d+ s, pid ${starting.pid}`));
 
       // Called while it starts: the caller waits with it, and is told why when the wait ends.
-      const call = runCli(home, "call", "silent__echo", '{"text":"x"}');
+      const call = await runCliAsync(home, "call", "silent__echo", '{"text":"x"}');
       expect(call.code).not.toBe(0);
       expect(call.stderr).toContain(
         'server "silent" did not answer `initialize` within 25000 ms (connectTimeoutMs)',
@@ -81,33 +98,32 @@ describe("a server that never answers initialize", () => {
     },
   );
 
-  it("waits 15 s at most by default", { timeout: 120_000 }, async () => {
+  it("waits 15 s at most by default", { timeout: 120_000 }, async (ctx) => {
     const { DEFAULT_CONNECT_TIMEOUT_MS } = await import("../../src/pool/pool-options.js");
     expect(DEFAULT_CONNECT_TIMEOUT_MS).toBeLessThanOrEqual(15_000);
-    home = testHome("mcpool-silent-default-");
-    home.writeConfig({ silent: silent() });
-    daemon = await startDaemon(home);
-    const call = runCli(home, "call", "silent__echo", '{"text":"x"}');
+    const { home } = await daemonWith(ctx, "mcpool-silent-default-", silent());
+    const call = await runCliAsync(home, "call", "silent__echo", '{"text":"x"}');
     expect(call.stderr).toContain(
       `did not answer \`initialize\` within ${DEFAULT_CONNECT_TIMEOUT_MS} ms (connectTimeoutMs)`,
     );
     // Now it has failed: the next caller is told so.
-    const again = runCli(home, "call", "silent__echo", '{"text":"x"}');
+    const again = await runCliAsync(home, "call", "silent__echo", '{"text":"x"}');
     expect(again.stderr).toContain("failed recently");
   });
 
   it(
     "is ended by `mcpool shutdown` within the drain while it starts",
     { timeout: 120_000 },
-    async () => {
-      home = testHome("mcpool-silent-shutdown-");
-      home.writeConfig({ silent: silent({ connectTimeoutMs: 600_000 }) });
-      daemon = await startDaemon(home);
+    async (ctx) => {
+      const { home, daemon: running } = await daemonWith(
+        ctx,
+        "mcpool-silent-shutdown-",
+        silent({ connectTimeoutMs: 600_000 }),
+      );
       const { pid } = await startingState(home);
 
-      const shutdown = runCli(home, "shutdown");
+      const shutdown = await runCliAsync(home, "shutdown");
       expect(shutdown.code, shutdown.stderr).toBe(0);
-      const running = daemon;
       // The drain (10 s) and the stop ladder (2 s + 2 s) bound it.
       await waitFor(() => !alive(running.pid), 20_000, "the daemon to exit");
       await waitFor(() => !alive(pid), 5_000, "the starting server to be ended");

@@ -2,42 +2,56 @@
  * One pass of the MCP sockets that fails (their folder is a file, not a directory) is said
  * and over: the next pass runs, a pool change after it is no unhandled rejection, and
  * closing the sockets still finishes — the daemon's stop must never be kept from running.
+ * A pass that finds their folder gone binds every socket again in a new one.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startMcpSockets } from "../../src/bridge/fronts/mcp-sockets.js";
+import { startMcpSockets, type McpSockets } from "../../src/bridge/fronts/mcp-sockets.js";
 import { mcpSocketDir, mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
+import { waitFor } from "../helpers/processes.js";
 
 const made: string[] = [];
 afterEach(() => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** MCP sockets over `ids` beside a stand-in for the daemon's socket in a new runtime folder. */
+async function started(ids: string[]): Promise<{
+  runtime: string;
+  socketPath: string;
+  sockets: McpSockets;
+  lines: string[];
+  changed(): void;
+}> {
+  const runtime = mkdtempSync(join(tmpdir(), "mcpool-pass-"));
+  made.push(runtime);
+  // Only its presence counts here: a pass stands down while the daemon's socket is gone.
+  const socketPath = join(runtime, "mcpool.sock");
+  writeFileSync(socketPath, "");
+  let listener: () => void = () => undefined;
+  const lines: string[] = [];
+  const sockets = await startMcpSockets({
+    daemonSocketPath: socketPath,
+    serverIds: () => ids,
+    onChange: (changed) => {
+      listener = changed;
+      return () => undefined;
+    },
+    version: "0.0.0",
+    log: (line) => lines.push(line),
+  });
+  return { runtime, socketPath, sockets, lines, changed: () => listener() };
+}
+
 describe("the MCP sockets after a pass that failed", () => {
   it("follow the pool again, and close", async () => {
-    const runtime = mkdtempSync(join(tmpdir(), "mcpool-pass-"));
-    made.push(runtime);
-    // Only its presence counts here: a pass stands down while the daemon's socket is gone.
-    const socketPath = join(runtime, "mcpool.sock");
-    writeFileSync(socketPath, "");
     const ids = ["alpha"];
-    let changed: () => void = () => undefined;
-    const lines: string[] = [];
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
     process.on("unhandledRejection", onUnhandled);
-    const sockets = await startMcpSockets({
-      daemonSocketPath: socketPath,
-      serverIds: () => ids,
-      onChange: (listener) => {
-        changed = listener;
-        return () => undefined;
-      },
-      version: "0.0.0",
-      log: (line) => lines.push(line),
-    });
+    const { socketPath, sockets, changed } = await started(ids);
     try {
       const dir = mcpSocketDir(socketPath);
       rmSync(dir, { recursive: true, force: true });
@@ -56,6 +70,32 @@ describe("the MCP sockets after a pass that failed", () => {
       expect(existsSync(beta)).toBe(true);
     } finally {
       process.off("unhandledRejection", onUnhandled);
+      await sockets.close();
+    }
+  });
+
+  it("bind again, in a new folder and with no error line, when a pool change finds their folder gone", async () => {
+    const ids = ["alpha"];
+    const { runtime, socketPath, sockets, lines, changed } = await started(ids);
+    const isSocket = (path: string): boolean =>
+      lstatSync(path, { throwIfNoEntry: false })?.isSocket() === true;
+    const wanted = [undefined, "alpha", "beta"].map((id) => mcpSocketPath(socketPath, id)!);
+    try {
+      // The runtime folder removed and made again with the daemon's socket, as its keeper
+      // does, and a server added before the keeper renews the MCP sockets.
+      rmSync(runtime, { recursive: true, force: true });
+      mkdirSync(runtime, { mode: 0o700 });
+      writeFileSync(socketPath, "");
+      ids.push("beta");
+      changed();
+      await waitFor(
+        () => lines.length > 0 || wanted.every(isSocket),
+        10_000,
+        "an error line or every socket",
+      );
+      expect(lines).toEqual([]);
+      expect(existsSync(mcpSocketDir(socketPath))).toBe(true);
+    } finally {
       await sockets.close();
     }
   });

@@ -228,7 +228,7 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
     const { bridge, loaded: ready } = await bridgeFor(scope);
     if (ended) return;
     const transport = new ready.StdioServerTransport(socket, socket);
-    answersApart(transport);
+    answersApart(transport, socket);
     // Either era: the host's opening message says which (era-switch.ts).
     server = await bridge.serve(transport);
     answersBeforeEnd(transport, socket, end);
@@ -343,6 +343,9 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     const folders = foldersOf(options.daemonSocketPath, dir);
     if (folders === undefined) return;
     const raced = (): boolean => relisten || folders.overtaken();
+    // The sockets' folder went (alone, or with a runtime folder the keeper has made again
+    // and not yet renewed us in): every socket is bound again in a new one, as renew() does.
+    if (folders.missing) relisten = true;
     if (relisten) {
       relisten = false;
       try {

@@ -7,7 +7,7 @@
  */
 import { chmod, lstat, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { pathIdentity } from "mcpool-client/paths";
+import { pathIdentity } from "mcpool-client";
 
 /**
  * A directory only this user can enter; never through a symlink someone planted. Its parent,
@@ -27,18 +27,21 @@ export async function privateDir(dir: string): Promise<void> {
 
 /**
  * The runtime folder a pass works in and the MCP sockets' folder in it (`dir`), as they
- * are now; undefined when the runtime folder is gone. `overtaken()`: a removal came since —
- * either folder changed, or the daemon's socket went with its folder (the keeper renews us).
+ * are now; undefined when the runtime folder is gone. `missing`: the sockets' folder is not
+ * there (removed, alone or with a runtime folder made again since): nothing can be bound
+ * until it is made again. `overtaken()`: a removal came since — either folder changed, or
+ * the daemon's socket went with its folder (the keeper renews us).
  */
 export function foldersOf(
   socketPath: string,
   dir: string,
-): { made(): void; overtaken(): boolean } | undefined {
+): { missing: boolean; made(): void; overtaken(): boolean } | undefined {
   const runtimeDir = dirname(socketPath);
   const folder = pathIdentity(runtimeDir);
   if (folder === undefined) return undefined;
   let own = pathIdentity(dir);
   return {
+    missing: own === undefined,
     made: () => void (own = pathIdentity(dir)),
     overtaken: () =>
       pathIdentity(runtimeDir) !== folder ||

@@ -129,7 +129,7 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
   if (options.httpPort === undefined) {
     // Either era: the host's opening message says which (src/bridge/modern/era-switch.ts).
     const stdio = new StdioServerTransport();
-    answersApart(stdio);
+    answersApart(stdio, process.stdout);
     const served = await bridge.serve(stdio);
     const why = await untilStopped(true);
     await served.close();
