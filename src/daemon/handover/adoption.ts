@@ -2,8 +2,8 @@
  * The new daemon's conclusion of a hand-over: once its first reconcile is done, every
  * handed child whose row is still configured has been dialled over its fds (a lazy row's is
  * dialled now, as is each http row whose session was handed, and each conversation's client
- * whose child or session was); each must be serving, with the same pid, or the hand-over fails and the old
- * daemon serves on. Then the old daemon is answered and its word awaited.
+ * whose child or session was); each must be serving, with the same pid, or the hand-over
+ * fails and the old daemon serves on. Then the old daemon is answered and its word awaited.
  */
 import type { HandoverInfo } from "mcpool-protocol";
 import type { McpPool } from "../../pool/pool.js";

@@ -129,7 +129,10 @@ export function isConversationTool<T extends IndexedTool>(
   return "conversation" in indexed;
 }
 
-/** Where the requests a server sends on `entry`'s connection come in: its profile child's, or its own. */
+/**
+ * Where the requests a server sends on `entry`'s connection come in: its profile child's, or
+ * its own.
+ */
 export function entryRoute(entry: ServerEntry): Route {
   return isProfileEntry(entry)
     ? { serverId: entry.id, profile: entry.key }
@@ -157,7 +160,10 @@ export function ownHandlers<T extends Pick<CallOptions, "onElicit" | "onSample" 
   return own;
 }
 
-/** Where the requests a call's server sends while it runs come in: its conversation's, its profile child's, or its server's. */
+/**
+ * Where the requests a call's server sends while it runs come in: its conversation's, its profile
+ * child's, or its server's.
+ */
 export function routeOf(indexed: IndexedTool): Route {
   const entry = indexed.entry;
   if (!isConversationTool(indexed)) return entryRoute(entry);
