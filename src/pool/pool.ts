@@ -20,11 +20,12 @@ import type {
   PassthroughMethod,
   PassthroughResult,
 } from "./calls/server-passthrough.js";
-import type { Passthrough, ResourceListener } from "./calls/server-passthrough.js";
+import type { ResourceListener } from "./calls/server-passthrough.js";
+import type { Subscriptions } from "./calls/subscriptions.js";
 
 /** What a hand-over does with the pool's resource subscriptions (McpPool.handedSubscriptions). */
 export type HandoverSubscriptions = Pick<
-  Passthrough,
+  Subscriptions,
   | "holdSubscriptions"
   | "unholdSubscriptions"
   | "handedSubscriptions"
@@ -464,7 +465,7 @@ export class McpPool {
    * awaiting the kept listeners with dropKept().
    */
   get handedSubscriptions(): HandoverSubscriptions {
-    return this.#parts.passthrough;
+    return this.#parts.passthrough.subscriptions;
   }
 
   /** shutdown() under its Node-style name. */
