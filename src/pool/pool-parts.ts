@@ -107,6 +107,7 @@ function trafficParts(
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
     answerer: (id, asking) => routes.answerer(id, asking),
+    register: (route, asking) => routes.register(route, asking),
     log,
   });
   const tasks = new PoolTasks({
@@ -254,6 +255,8 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     probe: (row) => probeAsPool(row, options, context, (dialled) => auth.provider(dialled, false)),
     shutdown: async () => {
       if (servers.closed) return;
+      // A live task is no call to wait for: its server ends with the pool, and the work with it.
+      tasks.close();
       await Promise.all([profiles.close(), servers.shutdown()]);
       // Every transport is closed: what is left on the agent is idle sockets.
       await ownFetch?.destroy();

@@ -28,6 +28,7 @@ export type HandoverSubscriptions = Pick<
   | "holdSubscriptions"
   | "unholdSubscriptions"
   | "handedSubscriptions"
+  | "expectSubscriptions"
   | "adoptSubscriptions"
   | "dropKept"
 >;
@@ -45,7 +46,13 @@ import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
-import type { MovedTask, TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
+import type {
+  MovedTask,
+  TaskMethod,
+  TaskOwner,
+  TaskPlace,
+  TaskRequestOptions,
+} from "./calls/tasks.js";
 import { isProfileEntry } from "./server/profile-entry.js";
 import type {
   PinInfo,
@@ -220,17 +227,25 @@ export class McpPool {
     });
   }
 
+  /** A hand-over begins: from now on a host that goes changes no task record (all move). */
+  holdTasks(): void {
+    this.#parts.tasks.holdReleases();
+  }
+
   /** The hand-over failed: the task records are this pool's again. */
   resumeTasks(): void {
     this.#parts.tasks.resume();
   }
 
-  /** Takes up the task records a previous daemon handed over; returns how many. */
-  adoptTasks(moved: readonly MovedTask[]): number {
+  /**
+   * Takes up the task records a previous daemon handed over; an unclaimed live one holds its
+   * child from the idle rule for `holdMs`. Returns how many.
+   */
+  adoptTasks(moved: readonly MovedTask[], holdMs: number): number {
     const { servers, profiles, tasks } = this.#parts;
-    return tasks.adopt(moved, (id, key) =>
-      key === undefined ? servers.find(id) : profiles.child(id, key),
-    );
+    const place: TaskPlace = (id, key) =>
+      key === undefined ? servers.find(id) : profiles.child(id, key);
+    return tasks.adopt(moved, place, holdMs);
   }
 
   /** Host `owner` is gone: its live tasks are cancelled where the server can, and forgotten. */

@@ -38,6 +38,8 @@ import { assertOffered, type Surface } from "./offered.js";
 
 export { offers } from "./offered.js";
 import { ListingCache } from "./listing-cache.js";
+import { entryRoute, ownHandlers } from "./routes.js";
+import type { Route } from "../server/caller-router.js";
 import type { ServerEntry } from "../server/entry.js";
 import type { HostProfile } from "mcpool-protocol";
 import { holding, withSession } from "../server/session.js";
@@ -112,6 +114,11 @@ export interface PassthroughDeps {
    * request's own handlers, as a call's (CallRoutes.answerer).
    */
   answerer?(serverId: string, options: PassthroughOptions): InputAnswerer;
+  /**
+   * From now until the returned function is called, what a 2025-11-25 server asks on
+   * `route` may be this request's: its handlers answer it, as a call's (CallRoutes.register).
+   */
+  register?(route: Route, options: PassthroughOptions): () => void;
   log: PoolLog;
 }
 
@@ -157,6 +164,13 @@ export class Passthrough {
   readonly #listings = new ListingCache();
   /** Handing over: a listener that leaves is kept for its entry's return (holdSubscriptions()). */
   #holding = false;
+  /** Subscriptions a previous daemon handed over, until adoptSubscriptions() settles them. */
+  readonly #expected: {
+    serverId: string;
+    uri: string;
+    subscription: Subscription;
+    settle(value: Promise<void> | void): void;
+  }[] = [];
 
   constructor(deps: PassthroughDeps) {
     this.#deps = deps;
@@ -189,18 +203,30 @@ export class Passthrough {
           },
         ),
       );
-    // Only a live server's kept listing is served (a new connection drops them); a caller's
-    // own abort must not end the one request other callers share. A child's are its own.
-    const result =
-      entry === row && entry.connection
-        ? await this.#listings.answer(
-            id,
-            method,
-            params as Record<string, unknown> | undefined,
-            send as () => Promise<object>,
-            options.signal === undefined,
-          )
-        : await send();
+    // A request that brought its handlers answers what its server asks inside it (a
+    // 2025-11-25 server's question names no request: it goes to a caller in flight on the
+    // connection, as a call's does), and its profile's refusals what it did not declare.
+    const unroute = asks(asked)
+      ? this.#deps.register?.(entryRoute(entry), ownHandlers(options))
+      : undefined;
+    let result: unknown;
+    try {
+      // Only a live server's kept listing is served (a new connection drops them); a
+      // caller's own abort must not end the one request other callers share. A child's are
+      // its own.
+      result =
+        entry === row && entry.connection
+          ? await this.#listings.answer(
+              id,
+              method,
+              params as Record<string, unknown> | undefined,
+              send as () => Promise<object>,
+              options.signal === undefined,
+            )
+          : await send();
+    } finally {
+      unroute?.();
+    }
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new McpPoolError(
         "tool-error",
@@ -339,25 +365,52 @@ export class Passthrough {
   }
 
   /**
-   * The old daemon's live subscriptions on a connection this pool took over (its same child,
-   * its same http session): held, their listeners awaited back, nothing sent upstream. One
-   * already subscribed here again awaits the others.
+   * The old daemon's live subscriptions, expected before this pool serves anyone: held, their
+   * listeners awaited back, nothing sent upstream. A listener that comes back before
+   * adoptSubscriptions() says whether its server's child was taken over waits for that.
    */
-  adoptSubscriptions(handed: readonly HandedSubscription[]): void {
+  expectSubscriptions(handed: readonly HandedSubscription[]): void {
     for (const { serverId, uri, listeners } of handed) {
-      if (this.#deps.find(serverId) === undefined || listeners < 1) continue;
       let uris = this.#subscriptions.get(serverId);
       if (!uris) {
         uris = new Map();
         this.#subscriptions.set(serverId, uris);
       }
-      const known = uris.get(uri);
-      if (known !== undefined) {
-        known.kept += Math.max(0, listeners - known.listeners.size);
+      if (listeners < 1 || uris.has(uri)) continue;
+      let settle: (value: Promise<void> | void) => void = () => undefined;
+      const ready = new Promise<void>((resolve) => (settle = resolve));
+      ready.catch(() => undefined);
+      const expected: Subscription = { listeners: new Set(), ready, live: false, kept: listeners };
+      uris.set(uri, expected);
+      this.#expected.push({ serverId, uri, subscription: expected, settle });
+    }
+  }
+
+  /**
+   * The expected subscriptions of the rows in `adopted` (their same child, which holds them
+   * still) are live; any other's (its child started anew, or its row gone) is subscribed
+   * upstream for the listeners back by now, or forgotten when none is.
+   */
+  adoptSubscriptions(adopted: readonly string[]): void {
+    const rows = new Set(adopted);
+    for (const { serverId, uri, subscription, settle } of this.#expected.splice(0)) {
+      if (rows.has(serverId)) {
+        subscription.live = true;
+        settle();
         continue;
       }
-      const ready = Promise.resolve();
-      uris.set(uri, { listeners: new Set(), ready, live: true, kept: listeners });
+      subscription.kept = 0;
+      delete subscription.missed;
+      if (subscription.listeners.size === 0) {
+        this.#forget(serverId, uri, subscription);
+        settle();
+        continue;
+      }
+      const upstream = this.#upstream(serverId, uri, "resources/subscribe").then(() => {
+        subscription.live = true;
+      });
+      upstream.catch(() => this.#forget(serverId, uri, subscription));
+      settle(upstream);
     }
   }
 
