@@ -151,20 +151,27 @@ export class HostProfiles {
     let view = this.#views.get(key);
     if (view === undefined) {
       const entries = (): readonly ServerEntry[] =>
-        this.#init.entries().map((entry) => {
-          const child = this.keyFor(entry, masked);
-          if (child === undefined) return entry;
-          return this.#child(
-            entry,
-            child,
-            masked,
-            servedInLegacy(entry, masked, this.#facts.modernOnly),
-          );
-        });
+        this.#init.entries().map((entry) => this.#served(entry, masked));
       view = { profile: masked, catalog: this.#init.catalog(entries), entries };
       this.#views.set(key, view);
     }
     return view;
+  }
+
+  /**
+   * What serves row `id` for `profile`, as its view would give it (the row's child for it, or
+   * the row's own entry), making only that row's child; undefined: no such row.
+   */
+  entryFor(id: string, profile: HostProfile): ServerEntry | undefined {
+    const entry = this.#init.entries().find((candidate) => candidate.id === id);
+    return entry === undefined ? undefined : this.#served(entry, this.#masked(profile));
+  }
+
+  /** `entry`'s child for the masked profile `masked`, or `entry` itself when it serves it. */
+  #served(entry: ServerEntry, masked: HostProfile): ServerEntry {
+    const child = this.keyFor(entry, masked);
+    if (child === undefined) return entry;
+    return this.#child(entry, child, masked, servedInLegacy(entry, masked, this.#facts.modernOnly));
   }
 
   /**

@@ -126,10 +126,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
   // The callbacks below reach parts built after them; none runs before poolParts returns.
   // A host's passthrough goes where its calls go: the row's child for its profile, if any.
   const profiled = (id: string, profile: HostProfile): ServerEntry =>
-    profiles
-      .view(profile)
-      .entries()
-      .find((entry) => entry.id === id) ?? servers.entry(id);
+    profiles.entryFor(id, profile) ?? servers.entry(id);
   const traffic = trafficParts(options, log, cache, () => servers, profiled);
   const { auth, events, routes, passthrough, tasks } = traffic;
   const emit = events.emit.bind(events);
