@@ -26,11 +26,16 @@ export function leanBridgeSocket(
   return leanBridgeTarget(argv, env)?.path;
 }
 
-/** The MCP socket (`path`), the daemon's socket it belongs to, and the server it serves, if one. */
+/**
+ * The MCP socket (`path`), the daemon's socket it belongs to, the server it serves, if one,
+ * and the name its first answers are recorded under (`cold`: the server's id, `@pool`,
+ * `@catalog`; none for `--catalog=auto`).
+ */
 interface Target {
   path: string;
   daemon: string;
   server: string | undefined;
+  cold: string | undefined;
 }
 
 /** The MCP socket (`path`) and the daemon's socket it belongs to, as leanBridgeSocket. */
@@ -62,7 +67,9 @@ function leanBridgeTarget(argv: readonly string[], env: NodeJS.ProcessEnv): Targ
       : server === undefined
         ? mcpCatalogSocketPath(daemon, catalog)
         : undefined;
-  return path === undefined ? undefined : { path, daemon, server };
+  const cold =
+    server ?? (catalog === undefined ? "@pool" : catalog === "on" ? "@catalog" : undefined);
+  return path === undefined ? undefined : { path, daemon, server, cold };
 }
 
 /**
@@ -178,19 +185,20 @@ export function runLeanBridge(fullCli: () => void): void {
 }
 
 /**
- * No daemon: a server's host whose opening the daemon answered before, under the same row
- * and tools cache, is answered that while the daemon starts (src/bridge/lean/cold-answers.ts,
- * commands/cold-start.ts), and its session carried on to the daemon once it answers. Else, or
- * for the pool's scopes, `fullCli()` starts the daemon and serves as ever.
+ * No daemon: a host whose opening the daemon answered before on the same scope (a server, the
+ * whole pool, its catalogue), under the same rows and tools caches, is answered that while the
+ * daemon starts (src/bridge/lean/cold-answers.ts, daemon/stores/cold-answers.ts), and its
+ * session carried on to the daemon once it answers. Else `fullCli()` starts the daemon and
+ * serves as ever.
  */
 async function coldStart(target: Target, fullCli: () => void): Promise<void> {
-  const { server } = target;
-  if (server === undefined) return fullCli();
+  const { cold } = target;
+  if (cold === undefined) return fullCli();
   const { coldOpenings } = await import("../daemon/stores/cold-answers.js");
-  const openings = coldOpenings(target.daemon, server);
+  const openings = coldOpenings(target.daemon, cold);
   if (openings === undefined) return fullCli();
   const session = pipe(undefined, target, new ColdAnswers(openings));
-  startDaemon(target.daemon, server).then(session.daemonStarted.bind(session), (error: unknown) => {
+  startDaemon(target.daemon, cold).then(session.daemonStarted.bind(session), (error: unknown) => {
     session.daemonFailed(
       `mcpool: no daemon at ${target.daemon} (${(error as Error).message}); ${START_DAEMON}, then restart this MCP server.`,
     );

@@ -51,6 +51,8 @@ const CALL = line({
   params: { name: "echo", arguments: { text: "through the daemon" } },
 });
 
+const PING = line({ jsonrpc: "2.0", id: 3, method: "ping" });
+
 /** A 2026-07-28 host's envelope, on each of its requests. */
 const META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -85,8 +87,12 @@ interface RawHost {
   next(count: number): Promise<string[]>;
 }
 
-function rawHost(home: TestHome, via: BridgePath, server = "echo", bin = binPath): RawHost {
-  const entry = bridgeCommand(home, ["--server", server, "--socket", home.socketPath], via);
+/** The bridge's arguments for a scope: a server's id, `@pool`, `@catalog`. */
+const scopeArgs = (scope: string): string[] =>
+  scope === "@pool" ? [] : scope === "@catalog" ? ["--catalog"] : ["--server", scope];
+
+function rawHost(home: TestHome, via: BridgePath, scope = "echo", bin = binPath): RawHost {
+  const entry = bridgeCommand(home, [...scopeArgs(scope), "--socket", home.socketPath], via);
   if (bin !== binPath) entry.args[0] = bin;
   const child = spawn(entry.command, entry.args, { env: stringEnv(home.env) });
   const lines: string[] = [];
@@ -126,10 +132,13 @@ describe("a cold entry answers its host's first look from the daemon's last answ
   let warm: string[];
   let warmModern: string[];
   const warmMoving: Record<"legacy" | "modern", string[]> = { legacy: [], modern: [] };
+  const warmPool: Record<"@pool" | "@catalog", string[]> = { "@pool": [], "@catalog": [] };
   const hosts: RawHost[] = [];
   const lockPath = (): string => join(home.socketPath, "..", "mcpool.lock");
-  const recording = (id = "echo"): string =>
-    join(home.env.XDG_DATA_HOME!, "mcpool", "cold-answers", `${id}.json`);
+  const recording = (scope: string): string =>
+    scope.startsWith("@")
+      ? join(home.env.XDG_DATA_HOME!, "mcpool", "cold-answers-pool", `${scope.slice(1)}.json`)
+      : join(home.env.XDG_DATA_HOME!, "mcpool", "cold-answers", `${scope}.json`);
   /** The tools server `id` adds, one a line: written by a test, its row the same. */
   const toolsFile = (id: string): string => join(home.dir, `${id}-tools.txt`);
   /** A server whose list a test changes, one per era of host (a change is learnt once). */
@@ -145,14 +154,15 @@ describe("a cold entry answers its host's first look from the daemon's last answ
   });
 
   /** A warm session through the daemon: what it answers `opening` is given back, and recorded. */
-  const warmSession = async (server: string, opening: string, method: string) => {
-    const host = rawHost(home, "lean", server);
+  const warmSession = async (scope: string, opening: string, method: string) => {
+    const host = rawHost(home, "lean", scope);
+    hosts.push(host);
     host.child.stdin.write(opening);
     const answers = await host.next(2);
     await waitFor(
-      () => recorded(recording(server), method),
+      () => recorded(recording(scope), method),
       20_000,
-      `the daemon to keep ${server}'s first answers to ${method}`,
+      `the daemon to keep ${scope}'s first answers to ${method}`,
     );
     host.child.stdin.end();
     return answers;
@@ -178,6 +188,9 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     warmModern = await warmSession("echo", MODERN_OPENING, "server/discover");
     warmMoving.legacy = await warmSession("legacy-moving", OPENING, "initialize");
     warmMoving.modern = await warmSession("modern-moving", MODERN_OPENING, "server/discover");
+    // The pool's own scopes last: each row's tools are cached by then, as their answers need.
+    warmPool["@pool"] = await warmSession("@pool", OPENING, "initialize");
+    warmPool["@catalog"] = await warmSession("@catalog", OPENING, "initialize");
     await daemon.stop();
   });
 
@@ -187,41 +200,71 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     await stopAll(daemonsFor(home.socketPath));
   });
 
-  afterAll(() => home?.remove());
+  // Also when the warm sessions failed (no afterEach then): nothing outlives the file.
+  afterAll(async () => {
+    for (const host of hosts.splice(0)) host.child.kill();
+    if (home !== undefined) await stopAll(daemonsFor(home.socketPath));
+    home?.remove();
+  });
 
-  const eras = {
-    "initialize (a legacy host)": { opening: OPENING, call: CALL, warm: () => warm },
+  const called = { id: 3, result: { content: [{ type: "text", text: "through the daemon" }] } };
+  const pinged = { id: 3, result: {} };
+  /** Each opening answered cold: on which scope, by which entries, and what goes on after. */
+  const openings = {
+    "initialize (a legacy host)": {
+      scope: "echo",
+      vias: ["lean", "perl"],
+      opening: OPENING,
+      then: [CALL, called],
+      warm: () => warm,
+    },
     "server/discover (a 2026-07-28 host)": {
+      scope: "echo",
+      vias: ["lean", "perl"],
       opening: MODERN_OPENING,
-      call: MODERN_CALL,
+      then: [MODERN_CALL, called],
       warm: () => warmModern,
     },
-  };
-  const cases = (["lean", "perl"] as const).flatMap((via) =>
-    Object.keys(eras).map((era) => [era as keyof typeof eras, via] as const),
+    "initialize on the whole pool (@pool)": {
+      scope: "@pool",
+      vias: ["lean", "perl"],
+      opening: OPENING,
+      then: [PING, pinged],
+      warm: () => warmPool["@pool"],
+    },
+    "initialize on the pool's catalogue (--catalog)": {
+      scope: "@catalog",
+      vias: ["lean"],
+      opening: OPENING,
+      then: [PING, pinged],
+      warm: () => warmPool["@catalog"],
+    },
+  } as const;
+  const cases = Object.entries(openings).flatMap(([what, { vias }]) =>
+    vias.map((via) => [what as keyof typeof openings, via] as const),
   );
 
   it.each(cases)(
-    "answers %s and tools/list before any daemon serves, as the daemon did, then calls through it (%s)",
-    async (era, via) => {
-      const { opening, call, warm: warmAnswers } = eras[era];
+    "answers %s and tools/list before any daemon serves, as the daemon did, then goes on through it (%s)",
+    async (what, via) => {
+      const { scope, opening, then, warm: warmAnswers } = openings[what];
       holdLock();
-      const host = rawHost(home, via);
+      const host = rawHost(home, via, scope);
       hosts.push(host);
       host.child.stdin.write(opening);
       const cold = await host.next(2);
       // The lock is still ours: no daemon has served; these are the daemon's own bytes.
       expect(existsSync(lockPath())).toBe(true);
       expect(cold).toEqual(warmAnswers());
-      host.child.stdin.write(call);
+      host.child.stdin.write(then[0]);
       rmSync(lockPath());
       const [, , answer] = await host.next(3);
-      expect(JSON.parse(answer!)).toMatchObject({
-        id: 3,
-        result: { content: [{ type: "text", text: "through the daemon" }] },
-      });
-      // Nothing else reached the host: the recorded list is still the daemon's.
-      expect(host.lines).toHaveLength(3);
+      expect(JSON.parse(answer!)).toMatchObject(then[1]);
+      // Nothing else reached the host: the recorded list is still the daemon's. A pool's
+      // daemon just started says its lists changed as its servers come up, to every session.
+      const rest = host.lines.slice(3);
+      const told = scope.startsWith("@") ? rest.filter((l) => !/list_changed/.test(l)) : rest;
+      expect(told, host.lines.join("")).toEqual([]);
     },
   );
 
@@ -286,21 +329,27 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     return join(root, "dist", "cli", "bin.js");
   };
 
+  const rowChanged = (scope: string) => () => {
+    home.writeConfig(row(["--changed"]));
+    return { scope, bin: binPath, undo: () => home.writeConfig(row()) };
+  };
   const notTrusted = {
-    "a row changed since": () => {
-      home.writeConfig(row(["--changed"]));
-      return { bin: binPath, undo: () => home.writeConfig(row()) };
-    },
-    "another build of the same mcpool version": () => ({ bin: otherBuild(), undo: () => {} }),
+    "a row changed since": rowChanged("echo"),
+    "one of the pool's rows changed since (@pool)": rowChanged("@pool"),
+    "another build of the same mcpool version": () => ({
+      scope: "echo",
+      bin: otherBuild(),
+      undo: () => {},
+    }),
   };
 
   it.each(Object.keys(notTrusted) as (keyof typeof notTrusted)[])(
     "%s: served as before, no answer until a daemon serves",
     async (what) => {
-      const { bin, undo } = notTrusted[what]();
+      const { scope, bin, undo } = notTrusted[what]();
       try {
         holdLock();
-        const host = rawHost(home, "lean", "echo", bin);
+        const host = rawHost(home, "lean", scope, bin);
         hosts.push(host);
         host.child.stdin.write(OPENING);
         // The entry has decided and started a daemon, which gave way to the held lock.

@@ -7,7 +7,7 @@
  * and puts back what it replaced.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
@@ -87,6 +87,41 @@ describe("mcpool wire --catalog --one-entry, and unwire", () => {
       expect(existsSync(replacedPath(path))).toBe(false);
     });
   }
+
+  it("refuses, changing nothing, when the record of replaced entries is there but does not parse", () => {
+    const path = hostWithEcho("cursor");
+    const original = readFileSync(path, "utf8");
+    writeFileSync(replacedPath(path), "{ half a record");
+    for (const args of [
+      ["wire", "cursor", "--catalog", "--one-entry", "--write"],
+      ["unwire", "cursor", "--write"],
+    ]) {
+      const run = mcpool(...args);
+      expect(run.status, run.stdout).toBe(1);
+      expect(run.stderr).toContain(`${replacedPath(path)} does not parse`);
+      expect(readFileSync(path, "utf8")).toBe(original);
+      expect(readFileSync(replacedPath(path), "utf8")).toBe("{ half a record");
+    }
+    rmSync(replacedPath(path));
+  });
+
+  it("unwire keeps in the record the entries it could not put back", () => {
+    const path = hostWithEcho("cursor");
+    const wired = mcpool("wire", "cursor", "--catalog", "--one-entry", "--write");
+    expect(wired.status, wired.stderr).toBe(0);
+    const record = readFileSync(replacedPath(path), "utf8");
+    // The user adds an entry of the replaced one's name: unwire cannot put it back.
+    const mine = { command: "my-echo", args: [] };
+    const root = parse(readFileSync(path, "utf8")) as { mcpServers: Record<string, unknown> };
+    root.mcpServers.echo = mine;
+    writeFileSync(path, JSON.stringify(root, null, 2));
+    const unwired = mcpool("unwire", "cursor", "--write");
+    expect(unwired.status, unwired.stderr).toBe(0);
+    expect(unwired.stdout).toContain("not put back, an entry of that name is there now: echo");
+    expect(readFileSync(replacedPath(path), "utf8")).toBe(record);
+    expect((parse(readFileSync(path, "utf8")) as typeof root).mcpServers).toEqual({ echo: mine });
+    rmSync(replacedPath(path));
+  });
 
   it("refuses a host whose file is not JSON, and --one-entry without --catalog", () => {
     for (const host of HOSTS.filter((h) => hostFormat(h) !== "json")) {

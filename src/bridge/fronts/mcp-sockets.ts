@@ -54,11 +54,11 @@ export interface McpSocketsOptions {
    */
   connections?: SessionCap;
   /**
-   * A server's session opened: what a host asked first and was answered, byte for byte,
-   * each time a recorded answer adds to it (src/bridge/lean/cold-answers.ts), for a cold
-   * entry to answer the same. Default: nothing is recorded.
+   * A session of `scope` (a server's id, `@pool`, `@catalog`) opened: what a host asked first
+   * and was answered, byte for byte, each time a recorded answer adds to it (cold-answers.ts in
+   * src/bridge/lean), for a cold entry to answer the same. Default: nothing is recorded.
    */
-  opened?(serverId: string, opening: Opening): void;
+  opened?(scope: string, opening: Opening): void;
 }
 
 /** What the MCP sockets need of the daemon's connection cap (src/daemon/socket/connection-cap.ts). */
@@ -149,6 +149,11 @@ function scopePath(daemonSocketPath: string, scope: string): string | undefined 
   return mcpSocketPath(daemonSocketPath, scope === POOL_SCOPE ? undefined : scope);
 }
 
+/** The name a scope's first answers are kept under; none for `--catalog=auto` (calls move it). */
+const COLD_SCOPES = { [POOL_SCOPE]: "@pool", "\0catalog": "@catalog", "\0catalog-auto": undefined };
+const coldScopeOf = (scope: string): string | undefined =>
+  Object.hasOwn(COLD_SCOPES, scope) ? COLD_SCOPES[scope as keyof typeof COLD_SCOPES] : scope;
+
 /** A scope key as a log line names it. */
 const labelOf = (scope: string): string =>
   catalogOf(scope) !== undefined ? `(pool, --catalog=${catalogOf(scope)})` : scope || "(pool)";
@@ -233,8 +238,9 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
     server = await bridge.serve(transport);
     answersBeforeEnd(transport, socket, end);
     const opened = serving.opened;
-    if (opened !== undefined && scope !== POOL_SCOPE && catalogOf(scope) === undefined) {
-      recordOpening(socket, transport, (opening) => opened(scope, opening));
+    const recorded = coldScopeOf(scope);
+    if (opened !== undefined && recorded !== undefined) {
+      recordOpening(socket, transport, (opening) => opened(recorded, opening));
     }
     socket.resume();
   } catch (error) {

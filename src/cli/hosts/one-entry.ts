@@ -12,7 +12,7 @@
  * JSON hosts only (every host but Codex's TOML and Goose's and Continue's YAML): their files
  * are edited in place, each file's own spacing kept, as `wire` edits them.
  */
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { defaultSocketPath } from "mcpool-client";
 import { EXIT } from "../output/exit-codes.js";
@@ -36,7 +36,7 @@ import {
 } from "./wire.js";
 
 /** The pool-wide entry's name in the host's file. */
-export const POOL_ENTRY = "mcpool";
+const POOL_ENTRY = "mcpool";
 
 /** Beside the host's file: the entries the pool-wide entry replaced, for `unwire`. */
 export const replacedPath = (file: string): string => `${file}.mcpool-replaced.json`;
@@ -48,7 +48,7 @@ interface Replaced {
 type Body = Record<string, unknown>;
 
 /** Whether `entry` runs the whole pool's catalogue (`bridge --catalog`, the relay on `@catalog`). */
-export function isPoolCatalogEntry(host: HostName, entry: unknown): boolean {
+function isPoolCatalogEntry(host: HostName, entry: unknown): boolean {
   const body = hostBody(host, entry);
   if ("skip" in body) return false;
   const args = (Array.isArray(body.args) ? body.args : []).filter((a) => typeof a === "string");
@@ -79,13 +79,36 @@ function notJson(host: HostName, command: string): string | undefined {
   return `mcpool ${command}: --one-entry edits JSON host files; ${host}'s is ${hostFormat(host).toUpperCase()} (\`mcpool wire ${host} --catalog\` writes one catalog entry per server)`;
 }
 
-async function readReplaced(file: string): Promise<Replaced> {
+/**
+ * The record beside `file` of the entries the pool-wide entry replaced: none when there is no
+ * record; a refusal, naming it, when there is one that does not parse (its entries are the
+ * only way back to them: never overwritten, never taken for empty).
+ */
+async function readReplaced(file: string, command: "wire" | "unwire"): Promise<Replaced | string> {
+  const at = replacedPath(file);
+  let text: string;
   try {
-    const parsed = JSON.parse(await readFile(replacedPath(file), "utf8")) as Replaced;
-    return Array.isArray(parsed.entries) ? parsed : { entries: [] };
-  } catch {
-    return { entries: [] };
+    text = await readFile(at, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { entries: [] };
+    return `mcpool ${command}: cannot read ${at} (${(error as Error).message}); nothing was changed`;
   }
+  try {
+    const parsed = JSON.parse(text) as Partial<Replaced> | null;
+    if (Array.isArray(parsed?.entries)) return parsed as Replaced;
+  } catch {
+    // said below
+  }
+  return `mcpool ${command}: ${at} does not parse as the record of the entries the pool-wide entry replaced (an "entries" list); fix or move it, nothing was changed`;
+}
+
+/** Writes `record` to `file`'s record whole (a temporary file renamed over it), or removes it when empty. */
+async function writeReplaced(file: string, record: Replaced): Promise<void> {
+  const at = replacedPath(file);
+  if (record.entries.length === 0) return rm(at, { force: true });
+  const tmp = `${at}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, at);
 }
 
 /** `mcpool wire HOST --catalog[=auto] --one-entry [--write]`. */
@@ -98,6 +121,11 @@ export async function runWireOneEntry(options: WireOptions): Promise<number> {
   const rows = await mcpoolRows(options.configPath);
   if (typeof rows === "string") {
     err(`mcpool wire: cannot read mcpool's config ${options.configPath}: ${rows}`);
+    return EXIT.failed;
+  }
+  const kept = await readReplaced(path, "wire");
+  if (typeof kept === "string") {
+    err(kept);
     return EXIT.failed;
   }
   const entries = hostEntries(host, root);
@@ -140,14 +168,14 @@ export async function runWireOneEntry(options: WireOptions): Promise<number> {
   const diff = next === text ? "" : wireDiff(host, path, text, next);
   let backup: string | undefined;
   if (options.write && next !== text) {
-    backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
-    const kept = await readReplaced(path);
+    // The record first: a host file rewritten without it would leave its entries no way back.
     for (const entry of replaced) {
       if (!kept.entries.some((k) => same(k.path, entry.path))) {
         kept.entries.push({ path: entry.path, value: entry.value });
       }
     }
-    await writeFile(replacedPath(path), `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+    await writeReplaced(path, kept);
+    backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
   }
   const names = replaced.map((entry) => entry.name);
   if (options.json === true) {
@@ -181,24 +209,32 @@ export async function runWireOneEntry(options: WireOptions): Promise<number> {
 
 /** `mcpool unwire HOST [--write]`. */
 export async function runUnwire(options: WireOptions): Promise<number> {
-  const { out } = options;
+  const { out, err } = options;
   const opened = await openHost(options, "unwire");
   if (typeof opened === "number") return opened;
   const { host, path, text, root } = opened;
+  const record = await readReplaced(path, "unwire");
+  if (typeof record === "string") {
+    err(record);
+    return EXIT.failed;
+  }
   const pool = hostEntries(host, root).filter((entry) => isPoolCatalogEntry(host, entry.value));
   let next = text;
   for (const entry of [...pool].reverse()) next = removeJsonEntry(next, entry.path) ?? next;
-  const record = await readReplaced(path);
   const restored: string[] = [];
   const taken: string[] = [];
+  /** The entries not put back: they stay in the record. */
+  const left: Replaced = { entries: [] };
   if (pool.length > 0) {
     for (const { path: at, value } of record.entries) {
       const name = String(at.at(-1));
       const parsed = parseHostText("json", next);
       const present =
         "value" in parsed && hostEntries(host, parsed.value).some((e) => same(e.path, at));
-      if (present) taken.push(name);
-      else {
+      if (present) {
+        taken.push(name);
+        left.entries.push({ path: at, value });
+      } else {
         next = added(next, at.slice(0, -1), name, value);
         restored.push(name);
       }
@@ -208,7 +244,7 @@ export async function runUnwire(options: WireOptions): Promise<number> {
   let backup: string | undefined;
   if (options.write && next !== text) {
     backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
-    await rm(replacedPath(path), { force: true });
+    await writeReplaced(path, left);
   }
   if (options.json === true) {
     const report = { host, file: path, removed: pool.map((e) => e.name), restored, taken, diff };
@@ -229,7 +265,9 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     `${pool.map((e) => e.name).join(", ")}: the pool-wide catalogue entry goes${restored.length > 0 ? `; back as they were: ${restored.join(", ")}` : ""}`,
   );
   if (taken.length > 0)
-    out(`not put back, an entry of that name is there now: ${taken.join(", ")}`);
+    out(
+      `not put back, an entry of that name is there now: ${taken.join(", ")} (kept in ${replacedPath(path)})`,
+    );
   printOutcome(out, diff, path, backup);
   return EXIT.ok;
 }

@@ -53,4 +53,6 @@ export const SAVE_EFFECTS = {
   tokens: "sign-ins not saved: a restart asks to sign in again",
   "cold-answers":
     "first answers not kept: an entry that starts the daemon makes its host wait for the server",
+  "cold-answers-pool":
+    "the pool's first answers not kept: a pool entry that starts the daemon makes its host wait",
 } as const;

@@ -1,18 +1,19 @@
 /**
  * The daemon's recordings of what it answered each server's first requests (made by its MCP
  * sockets, src/bridge/lean/cold-answers.ts), `<data>/cold-answers/<id>.json`, for an entry
- * that has to start the daemon to answer the same while it starts; and when one may be given. A recording holds
- * while the daemon would still answer the same: the same mcpool build (its version and the
- * digest of its code: another build of one version may answer otherwise), the server's row as the
- * daemon hashes it to trust its tools cache (command, args, env, cwd; url and headers), that
- * cache still the row's and unchanged (tools, era), and the same `"mcpool"` section. Anything
- * else, or anything unreadable, and the entry does as it did without one.
+ * that has to start the daemon to answer the same while it starts; and when one may be given. A
+ * recording holds while the daemon would still answer the same: the same mcpool build (its version
+ * and the digest of its code: another build of one version may answer otherwise), the server's row
+ * as the daemon hashes it to trust its tools cache (command, args, env, cwd; url and headers), that
+ * cache still the row's and unchanged (tools, era), and the same `"mcpool"` section. Anything else,
+ * or anything unreadable, and the entry does as it did without one.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseMcpJson } from "../../config/mcp-json.js";
+import type { McpServerConfig } from "../../config/rows.js";
 import { resolvePaths } from "../process/paths.js";
-import { createRowFiles } from "./row-files.js";
+import { createRowFiles, type RowFiles } from "./row-files.js";
 import { connectionHash } from "../../pool/catalog/tools-cache.js";
 import { canonicalJson } from "../../pool/core/fingerprint.js";
 import { buildId } from "../../build-id.js";
@@ -66,28 +67,58 @@ function pathsOf(daemonSocket: string): { configPath: string; dataDir: string } 
   return { configPath, dataDir };
 }
 
-/** What server `id`'s answers depend on now; undefined when its cache is not its row's own. */
-function validityNow(configPath: string, dataDir: string, id: string): Validity | undefined {
+/**
+ * The pool's own scopes that are recorded, by the name an entry gives them, and their file
+ * in `<data>/cold-answers-pool/`: the whole pool (`@pool`) and its catalogue (`--catalog`).
+ * Not `--catalog=auto`: its list follows the calls made, which no cache says.
+ */
+export const POOL_COLD_SCOPES = { "@pool": "pool", "@catalog": "catalog" } as const;
+type PoolScope = keyof typeof POOL_COLD_SCOPES;
+
+const poolFileOf = (scope: string): string | undefined =>
+  Object.hasOwn(POOL_COLD_SCOPES, scope) ? POOL_COLD_SCOPES[scope as PoolScope] : undefined;
+
+/** Where scope `scope`'s recording is kept: its row files, and its name there. */
+function recordFile(dataDir: string, scope: string): { files: RowFiles; id: string } {
+  const pool = poolFileOf(scope);
+  return pool === undefined
+    ? { files: createRowFiles(dataDir, "cold-answers"), id: scope }
+    : { files: createRowFiles(dataDir, "cold-answers-pool"), id: pool };
+}
+
+/** Row `row`'s cache as its answers depend on it; undefined when it is not the row's own. */
+function ownCache(caches: RowFiles, row: McpServerConfig): Record<string, unknown> | undefined {
+  const cache = caches.read(row.id);
+  const connection = connectionHash(row);
+  // The daemon's own rule for trusting its cache: listed over this very connection.
+  if (cache === undefined || cache.connection !== connection) return undefined;
+  const { tools, era } = cache;
+  if (cache.private === true || !Array.isArray(tools)) return undefined;
+  return { connection, tools, era: era ?? null };
+}
+
+/**
+ * What scope `scope`'s answers depend on now (a server id, or one of POOL_COLD_SCOPES: every
+ * row, each as written, and each one's cache); undefined when a cache is not its row's own.
+ */
+function validityNow(configPath: string, dataDir: string, scope: string): Validity | undefined {
   let parsed: ReturnType<typeof parseMcpJson>;
   try {
     parsed = parseMcpJson(readFileSync(configPath, "utf8"));
   } catch {
     return undefined;
   }
-  const row = parsed.rows.find((r) => r.id === id);
-  const cache = createRowFiles(dataDir, "tools-cache").read(id);
-  if (row === undefined || cache === undefined) return undefined;
-  const connection = connectionHash(row);
-  // The daemon's own rule for trusting its cache: listed over this very connection.
-  if (cache.connection !== connection) return undefined;
-  const { tools, era } = cache;
-  if (cache.private === true || !Array.isArray(tools)) return undefined;
+  const pool = poolFileOf(scope) !== undefined;
+  const rows = pool ? parsed.rows : parsed.rows.filter((r) => r.id === scope);
+  const caches = createRowFiles(dataDir, "tools-cache");
+  const owned = rows.map((row) => ownCache(caches, row));
+  if (rows.length === 0 || owned.some((cache) => cache === undefined)) return undefined;
   return {
     version: VERSION,
     build: buildId(),
-    row: connection,
+    row: pool ? digest(parsed.rows) : connectionHash(rows[0]!),
     pool: digest(parsed.pool),
-    cache: digest({ connection, tools, era: era ?? null }),
+    cache: digest(pool ? owned : owned[0]),
   };
 }
 
@@ -108,26 +139,30 @@ export function coldRecorder(
   dataDir: string,
   log: (line: string) => void,
 ): (id: string, opening: Opening) => void {
-  const files = createRowFiles(dataDir, "cold-answers");
   const held = new Map<string, ColdRecord>();
   return (id, opening) => {
     const validity = validityNow(configPath, dataDir, id);
     if (validity === undefined) return;
-    const before = held.get(id) ?? parseRecord(files.read(id));
+    const { files, id: file } = recordFile(dataDir, id);
+    const before = held.get(id) ?? parseRecord(files.read(file));
     const same = before !== undefined && digest(before.validity) === digest(validity);
     const record = { validity, openings: mergeOpening(same ? before.openings : [], opening) };
     if (before !== undefined && digest(before) === digest(record)) return;
     held.set(id, record);
-    files.write(id, record).catch((error: unknown) => {
+    files.write(file, record).catch((error: unknown) => {
       log(`mcpool: could not keep ${id}'s first answers: ${(error as Error).message}`);
     });
   };
 }
 
-/** The entry's side: the openings recorded for server `id` that still hold, else undefined. */
+/**
+ * The entry's side: the openings recorded for scope `id` (a server, or one of
+ * POOL_COLD_SCOPES) that still hold, else undefined.
+ */
 export function coldOpenings(daemonSocket: string, id: string): Opening[] | undefined {
   const { configPath, dataDir } = pathsOf(daemonSocket);
-  const record = parseRecord(createRowFiles(dataDir, "cold-answers").read(id));
+  const { files, id: file } = recordFile(dataDir, id);
+  const record = parseRecord(files.read(file));
   if (record === undefined || record.openings.length === 0) return undefined;
   const validity = validityNow(configPath, dataDir, id);
   if (validity === undefined || digest(validity) !== digest(record.validity)) return undefined;

@@ -29,7 +29,7 @@ export interface RowFiles {
 /** `health`: where a failed save, and the next good one, is noted for `status`. */
 export function createRowFiles(
   dataDir: string,
-  name: "pins" | "tools-cache" | "cold-answers",
+  name: "pins" | "tools-cache" | "cold-answers" | "cold-answers-pool",
   health?: SaveHealth,
 ): RowFiles {
   const dir = join(dataDir, name);
