@@ -281,8 +281,10 @@ class SocketPoolClient implements PoolClient {
     if (options.meta !== undefined) params.meta = { ...options.meta };
     const caller = this.#caller(options.caller);
     if (caller !== undefined) params.caller = caller;
-    if (options.task !== undefined) params.task = options.task;
-    if (options.taskOwner !== undefined) params.taskOwner = options.taskOwner;
+    if (options.task !== undefined) {
+      params.task = options.task;
+      params.taskOwner = options.taskOwner ?? this.tasks.owner;
+    } else if (options.taskOwner !== undefined) params.taskOwner = options.taskOwner;
     const route = this.routing.open(options);
     try {
       const answer = await this.run(

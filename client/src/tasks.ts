@@ -3,8 +3,11 @@
  * `task` (and `raw`), answered with the server's CreateTaskResult; the requests about its
  * task go to the connection that created it, for the host that owns it. One client
  * connection may carry many hosts (a bridge's sessions): each names itself as `taskOwner`,
- * and another host's task is, to it, a task the server does not have.
+ * and another host's task is, to it, a task the server does not have. A call that names no
+ * owner is this client's own (`owner`): a name kept across the client's reconnects, so its
+ * tasks are found again on a daemon that took over from the last (`mcpool restart`).
  */
+import { randomUUID } from "node:crypto";
 import type { MethodName, ParamsOf, ResultOf } from "mcpool-protocol";
 
 export type TaskMethod = "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel";
@@ -24,6 +27,8 @@ type Run = <M extends MethodName>(
 /** The task requests of one client connection. */
 export class TaskRequests {
   readonly #run: Run;
+  /** The name this client's tasks go by when a call or request names no `taskOwner`. */
+  readonly owner = randomUUID();
 
   constructor(run: Run) {
     this.#run = run;
@@ -36,8 +41,7 @@ export class TaskRequests {
     params: { taskId?: string; cursor?: string },
     options: TaskOptions = {},
   ): Promise<Record<string, unknown>> {
-    const owner = options.taskOwner === undefined ? {} : { taskOwner: options.taskOwner };
-    const sent = { ...params, ...owner, serverId };
+    const sent = { ...params, taskOwner: options.taskOwner ?? this.owner, serverId };
     if (method === "tasks/list") return this.#run(method, sent, options.signal);
     return this.#run(method, { ...sent, taskId: params.taskId ?? "" }, options.signal);
   }

@@ -15,6 +15,7 @@ export {
   type FrameDecoderOptions,
   type FrameError,
   type FrameErrorReason,
+  type LineSplitterOptions,
   type OversizeLine,
 } from "./codec.js";
 export {
@@ -139,6 +140,7 @@ export {
   type JSONRPCSuccessResponse,
 } from "./json-rpc.js";
 export { defined, isRecord, type Covering, type Defined } from "./values.js";
+export { mcpErrorPrefix, withoutMcpPrefix } from "./mcp-error-text.js";
 export type * from "./shapes.js";
 export type * from "./conversation-shapes.js";
 export type * from "./mcp-shapes.js";

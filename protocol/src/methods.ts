@@ -113,9 +113,10 @@ export interface CallParams {
   hidden?: boolean;
   /**
    * The server's own name for a tool it did not list, on a call scoped to one server
-   * (`servers` of one id): when no listed tool answers to `name`, the call goes to that
-   * server as this name and the server answers it, as it would a host of its own. A name
-   * the row hides or a pin withholds is refused as ever.
+   * (`servers` of one id), sent by a caller that found no listed tool answering to `name`:
+   * the call goes to that server as this name and the server answers it, as it would a host
+   * of its own. Refused as an unknown tool: a name the row hides, and any name on a pinned
+   * row (only the approved tools run there).
    */
   unlisted?: string;
   /** The call's progress is pushed to this connection as `progress` carrying this token. */

@@ -1,7 +1,8 @@
 /**
  * Every `mcpool` command, once: its synopsis, what it does, its arguments, its options, an
  * example, and its runner (in its module under commands/, loaded when it runs). main.ts
- * parses argv with the options, looks the command up here and runs it. The global usage (`mcpool --help`), each command's own help (`mcpool call --help`,
+ * parses argv with the options, looks the command up here and runs it. The global usage (`mcpool
+ * --help`), each command's own help (`mcpool call --help`,
  * `mcpool help call`) and the options main.ts parses are all made from this table, so a
  * command or option cannot be known to one and missing from another. The README's CLI table
  * is held to the synopses, and its exit-code table to output/exit-codes.ts, by

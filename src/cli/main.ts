@@ -57,7 +57,10 @@ async function main(argv: readonly string[]): Promise<number> {
   return (await run())(commandContext(command, rest, values));
 }
 
-/** `mcpool --help`, `mcpool COMMAND --help`, `mcpool help [COMMAND]`; `wire HOST --help` adds where HOST's file is. */
+/**
+ * `mcpool --help`, `mcpool COMMAND --help`, `mcpool help [COMMAND]`; `wire HOST --help` adds where
+ * HOST's file is.
+ */
 function help(asked: string | undefined, command: string | undefined, rest: string[]): void {
   if (asked === undefined) {
     io.out(usageText());

@@ -50,6 +50,9 @@ export function configureCap(cap: ConnectionCap, section: Record<string, unknown
 /** Builds the pool and starts its monitor; nothing is dialled until the pool's first sync. */
 export function daemonPool(deps: DaemonPoolDeps): { pool: McpPool; monitor: PoolMonitor } {
   const { paths, log, first, records, saves } = deps;
+  // Made after the pool it reads: a load before then (none today, only a sync loads) finds
+  // none, and the monitor starts from `first`.
+  const made: { monitor?: PoolMonitor } = {};
   const pool = new McpPool({
     clientName: "mcpool",
     clientVersion: VERSION,
@@ -59,8 +62,7 @@ export function daemonPool(deps: DaemonPoolDeps): { pool: McpPool; monitor: Pool
       const read = await deps.config.read();
       deps.logRead(read.status);
       configureCap(deps.connections, read.pool);
-      // Only a sync loads: the monitor below exists by then.
-      monitor.setRows(read.rows);
+      made.monitor?.setRows(read.rows);
       return read.rows;
     },
     childMark: { [MARK_VARIABLE]: deps.mark },
@@ -88,7 +90,7 @@ export function daemonPool(deps: DaemonPoolDeps): { pool: McpPool; monitor: Pool
     ...sectionValues(first.pool, "pool"),
     ...deps.overrides,
   });
-  const monitor: PoolMonitor = new PoolMonitor({
+  const monitor = new PoolMonitor({
     pool,
     usageStore: createFileUsageStore(paths.dataDir, saves),
     ...sectionValues(first.pool, "monitor"),
@@ -96,5 +98,6 @@ export function daemonPool(deps: DaemonPoolDeps): { pool: McpPool; monitor: Pool
   });
   monitor.setRows(first.rows);
   monitor.start();
+  made.monitor = monitor;
   return { pool, monitor };
 }

@@ -32,6 +32,7 @@ import { keepSocket, type SocketKeeper } from "./socket/keeper.js";
 import type { PoolMonitor } from "../pool/watch/monitor.js";
 import { watchConfig, type ConfigWatcher } from "./config/watcher.js";
 import type { Predecessor } from "./handover/predecessor.js";
+import { expectSubscriptions } from "./handover/subscriptions.js";
 import { handOver, type HandOverDeps } from "./handover/hand-over.js";
 import { concludeAdoption } from "./handover/adoption.js";
 import { configureCap, daemonPool } from "./daemon-pool.js";
@@ -277,6 +278,7 @@ class PoolDaemon implements Daemon {
     pool
       .sync(first.rows)
       .catch((error: unknown) => log.error(`mcpool: ${(error as Error).message}`));
+    expectSubscriptions(pool, options.predecessor?.snapshot?.subscriptions);
 
     await this.#serve(pool, monitor, lock.restore, log);
     await this.#watch(log);

@@ -66,6 +66,11 @@ export const DEFAULT_PROFILE_IDLE_MS = 10 * 60_000;
 /** The events of a child the pool's listeners must not take for the row's own. */
 const ROW_EVENTS: ReadonlySet<PoolEvent["type"]> = new Set(["connect", "close", "tools-changed"]);
 
+/** The key of a legacy host's child of a row held in 2026-07-28, beside the row's others. */
+function legacyKey(key: string): string {
+  return `legacy ${key}`;
+}
+
 export interface HostProfilesInit {
   /** The pool's entry context: children are dialled as their rows are, but for their host. */
   context: EntryContext;
@@ -125,7 +130,7 @@ export class HostProfiles {
   keyFor(entry: ServerEntry, profile: HostProfile): string | undefined {
     if (isConversationRow(entry.row) || !isEnabled(entry.row)) return undefined;
     if (servedInLegacy(entry, profile, this.#facts.modernOnly)) {
-      return `legacy ${profile.roots === undefined ? capabilityKey(profile) : profileKey(profile)}`;
+      return legacyKey(profile.roots === undefined ? capabilityKey(profile) : profileKey(profile));
     }
     // A modern server reads each request's envelope, which names its own host's
     // capabilities, and asks for roots inside that request: one connection serves them all,
@@ -142,24 +147,31 @@ export class HostProfiles {
   /** The catalog and entries of `profile`: each row's child for it in place of its own. */
   view(profile: HostProfile): View {
     const masked = this.#masked(profile);
-    const key = `${masked.era === "legacy" ? "legacy " : ""}${profileKey(masked)}`;
+    const key = masked.era === "legacy" ? legacyKey(profileKey(masked)) : profileKey(masked);
     let view = this.#views.get(key);
     if (view === undefined) {
       const entries = (): readonly ServerEntry[] =>
-        this.#init.entries().map((entry) => {
-          const child = this.keyFor(entry, masked);
-          if (child === undefined) return entry;
-          return this.#child(
-            entry,
-            child,
-            masked,
-            servedInLegacy(entry, masked, this.#facts.modernOnly),
-          );
-        });
+        this.#init.entries().map((entry) => this.#served(entry, masked));
       view = { profile: masked, catalog: this.#init.catalog(entries), entries };
       this.#views.set(key, view);
     }
     return view;
+  }
+
+  /**
+   * What serves row `id` for `profile`, as its view would give it (the row's child for it, or
+   * the row's own entry), making only that row's child; undefined: no such row.
+   */
+  entryFor(id: string, profile: HostProfile): ServerEntry | undefined {
+    const entry = this.#init.entries().find((candidate) => candidate.id === id);
+    return entry === undefined ? undefined : this.#served(entry, this.#masked(profile));
+  }
+
+  /** `entry`'s child for the masked profile `masked`, or `entry` itself when it serves it. */
+  #served(entry: ServerEntry, masked: HostProfile): ServerEntry {
+    const child = this.keyFor(entry, masked);
+    if (child === undefined) return entry;
+    return this.#child(entry, child, masked, servedInLegacy(entry, masked, this.#facts.modernOnly));
   }
 
   /**
@@ -271,6 +283,7 @@ export class HostProfiles {
             key: child.key,
             profile: child.profile,
             asksRoots: child.asksRoots,
+            ...(child.era !== undefined ? { era: child.era } : {}),
             ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
           },
         })),
@@ -288,8 +301,7 @@ export class HostProfiles {
       children.map(async (handed) => {
         const entry = entries.get(handed.serverId);
         if (entry === undefined) return;
-        const legacy = handed.key.startsWith("legacy ");
-        const child = this.#child(entry, handed.key, handed.profile, legacy);
+        const child = this.#child(entry, handed.key, handed.profile, handed.era === "legacy");
         if (!isProfileEntry(child)) return;
         await child.ensure();
         child.idle();

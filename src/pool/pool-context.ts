@@ -57,6 +57,7 @@ export function entryContext(
       onUnsetVariable: parts.onUnsetVariable,
       ...(options.onChild ? { onChild: options.onChild } : {}),
       ...(options.handed ? { handed: options.handed } : {}),
+      ...(options.collector ? { collector: options.collector } : {}),
       authProvider: (row) => auth.provider(row, true),
       onAuthChallenge: (serverId, challenge) => auth.challenged(serverId, challenge),
       onJunk: (serverId, line, redact) => junk.line(serverId, line, redact),

@@ -19,6 +19,7 @@ import type {
   HandedChildren,
 } from "./transport/transport.js";
 import type { PoolLog } from "./core/types.js";
+import type { Collector } from "./core/collect.js";
 
 /** How long a server that failed is left alone before a call or reconcile dials it again. */
 export const DEFAULT_CRASH_BACKOFF_MS = 5000;
@@ -99,6 +100,11 @@ export interface McpPoolOptions {
    * one's row speaks to it instead of spawning a new one.
    */
   handed?: HandedChildren;
+  /**
+   * V8's collector, run while a stdio child's oversize line is dropped (core/collect.ts). The
+   * daemon gives its own; a pool without one leaves collection to V8.
+   */
+  collector?: Collector;
   /** Register rows without dialling; the first use starts a server. Rows may override. Default false. */
   lazy?: boolean;
   /** Close a server after this many ms without a use; rows may override, 0 never. Default: never. */
@@ -143,7 +149,10 @@ export interface McpPoolOptions {
    * that throws is logged and answered `cancel`. The asking call stays on its clock.
    */
   onElicit?: PoolElicitHandler;
-  /** Elicitation modes declared with `onElicit`. Default `["form"]`; add `"url"` when the host can open a link. */
+  /**
+   * Elicitation modes declared with `onElicit`. Default `["form"]`; add `"url"` when the host can
+   * open a link.
+   */
   elicitationModes?: readonly ElicitationMode[];
   /**
    * Answers a server's sampling/createMessage that no call in flight on it takes with its

@@ -107,6 +107,7 @@ function trafficParts(
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
     answerer: (id, asking) => routes.answerer(id, asking),
+    register: (route, asking) => routes.register(route, asking),
     log,
   });
   const tasks = new PoolTasks({
@@ -125,10 +126,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
   // The callbacks below reach parts built after them; none runs before poolParts returns.
   // A host's passthrough goes where its calls go: the row's child for its profile, if any.
   const profiled = (id: string, profile: HostProfile): ServerEntry =>
-    profiles
-      .view(profile)
-      .entries()
-      .find((entry) => entry.id === id) ?? servers.entry(id);
+    profiles.entryFor(id, profile) ?? servers.entry(id);
   const traffic = trafficParts(options, log, cache, () => servers, profiled);
   const { auth, events, routes, passthrough, tasks } = traffic;
   const emit = events.emit.bind(events);
@@ -257,6 +255,8 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     probe: (row) => probeAsPool(row, options, context, (dialled) => auth.provider(dialled, false)),
     shutdown: async () => {
       if (servers.closed) return;
+      // A live task is no call to wait for: its server ends with the pool, and the work with it.
+      tasks.close();
       await Promise.all([profiles.close(), servers.shutdown()]);
       // Every transport is closed: what is left on the agent is idle sockets.
       await ownFetch?.destroy();

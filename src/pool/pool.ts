@@ -20,14 +20,16 @@ import type {
   PassthroughMethod,
   PassthroughResult,
 } from "./calls/server-passthrough.js";
-import type { Passthrough, ResourceListener } from "./calls/server-passthrough.js";
+import type { ResourceListener } from "./calls/server-passthrough.js";
+import type { Subscriptions } from "./calls/subscriptions.js";
 
 /** What a hand-over does with the pool's resource subscriptions (McpPool.handedSubscriptions). */
 export type HandoverSubscriptions = Pick<
-  Passthrough,
+  Subscriptions,
   | "holdSubscriptions"
   | "unholdSubscriptions"
   | "handedSubscriptions"
+  | "expectSubscriptions"
   | "adoptSubscriptions"
   | "dropKept"
 >;
@@ -45,7 +47,13 @@ import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
-import type { MovedTask, TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
+import type {
+  MovedTask,
+  TaskMethod,
+  TaskOwner,
+  TaskPlace,
+  TaskRequestOptions,
+} from "./calls/tasks.js";
 import { isProfileEntry } from "./server/profile-entry.js";
 import type {
   PinInfo,
@@ -220,17 +228,25 @@ export class McpPool {
     });
   }
 
+  /** A hand-over begins: from now on a host that goes changes no task record (all move). */
+  holdTasks(): void {
+    this.#parts.tasks.holdReleases();
+  }
+
   /** The hand-over failed: the task records are this pool's again. */
   resumeTasks(): void {
     this.#parts.tasks.resume();
   }
 
-  /** Takes up the task records a previous daemon handed over; returns how many. */
-  adoptTasks(moved: readonly MovedTask[]): number {
+  /**
+   * Takes up the task records a previous daemon handed over; an unclaimed live one holds its
+   * child from the idle rule for `holdMs`. Returns how many.
+   */
+  adoptTasks(moved: readonly MovedTask[], holdMs: number): number {
     const { servers, profiles, tasks } = this.#parts;
-    return tasks.adopt(moved, (id, key) =>
-      key === undefined ? servers.find(id) : profiles.child(id, key),
-    );
+    const place: TaskPlace = (id, key) =>
+      key === undefined ? servers.find(id) : profiles.child(id, key);
+    return tasks.adopt(moved, place, holdMs);
   }
 
   /** Host `owner` is gone: its live tasks are cancelled where the server can, and forgotten. */
@@ -449,7 +465,7 @@ export class McpPool {
    * awaiting the kept listeners with dropKept().
    */
   get handedSubscriptions(): HandoverSubscriptions {
-    return this.#parts.passthrough;
+    return this.#parts.passthrough.subscriptions;
   }
 
   /** shutdown() under its Node-style name. */

@@ -8,13 +8,16 @@
  * perl relay — for a 2025 host (`resources/subscribe`, compared with the session direct) and a
  * 2026-07-28 host (`subscriptions/listen`, whose one stream carries the updates again;
  * compared with the same session through a pool that does not restart, the fixture being a
- * 2025 server).
+ * 2025 server, pooled beside a 2026-07-28 one so that such a host is served in its era). And a hand-over that fails: the old daemon serves on, and the host, its entry
+ * back on it, sees the same as direct.
  */
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   BRIDGE_PATHS,
@@ -23,7 +26,7 @@ import {
   stringEnv,
   type BridgePath,
 } from "../helpers/bridge.js";
-import { runCli, type TestHome } from "../helpers/daemon.js";
+import { cliPath, runCli, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -142,19 +145,32 @@ async function modernSession(
   }
 }
 
-/** A daemon serving `talk`, and the hand-over `mcpool restart` that keeps its child. */
-async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
-  const home = fleet.home();
-  home.writeConfig({ talk: server });
-  await fleet.daemon(home);
-  // Its capabilities known, as a server direct has them from the start: a bridge that opens
-  // before its server has started offers no resource subscriptions.
+/**
+ * `talk` serving, its capabilities known, as a server direct has them from the start: a
+ * bridge that opens before its server has started offers no resource subscriptions.
+ */
+async function talkReady(home: TestHome): Promise<void> {
   const agent = await fleet.agent(home, "ready");
   await waitFor(
     async () => (await agent.state()).every((s) => s.status === "ready"),
     BOUND_MS,
     "talk to be ready",
   );
+}
+
+/**
+ * A daemon serving `talk`, and the hand-over `mcpool restart` that keeps its child. For a
+ * 2026-07-28 host (`era: "modern"`) a 2026-07-28 server beside it: a pool whose servers all
+ * speak only 2025 serves its hosts as such a server does direct.
+ */
+async function pool(
+  era: "legacy" | "modern" = "legacy",
+): Promise<{ home: TestHome; restart(): Promise<void> }> {
+  const home = fleet.home();
+  const modern = { command: process.execPath, args: [fixture("modern-cached.mjs")] };
+  home.writeConfig(era === "modern" ? { talk: server, cached: modern } : { talk: server });
+  await fleet.daemon(home);
+  await talkReady(home);
   return {
     home,
     async restart() {
@@ -162,7 +178,7 @@ async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
       const restart = runCli(home, "restart", "--json");
       expect(restart.stderr).toBe("");
       expect(restart.code).toBe(0);
-      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["talk"]);
+      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toContain("talk");
       await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
     },
   };
@@ -170,6 +186,40 @@ async function pool(): Promise<{ home: TestHome; restart(): Promise<void> }> {
 
 describe("a host's resource subscriptions across a hand-over restart", () => {
   for (const via of BRIDGE_PATHS) {
+    it(
+      `a 2025 host through the ${via} entry sees what it sees direct when the hand-over fails`,
+      async () => {
+        const expected = await direct();
+        const home = fleet.home();
+        home.writeConfig({ talk: server });
+        // The installed code the restart starts, until an "upgrade" that cannot start.
+        const installed = join(home.dir, "installed-main.mjs");
+        writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+        chmodSync(installed, 0o755);
+        const old = await startDaemon(home, [], { bin: installed });
+        try {
+          await talkReady(home);
+          const host = await stdioBridge(home, ["--server", "talk"], {}, via);
+          const failed = async (): Promise<void> => {
+            writeFileSync(installed, "process.exit(7);\n");
+            const restart = runCli(home, "restart");
+            expect(restart.code).toBe(1);
+            expect(restart.stderr).toContain("so this one serves on");
+          };
+          try {
+            expect(await session(legacyHost(host.client), failed)).toEqual(expected);
+            expect(daemonsFor(home.socketPath)).toEqual([old.pid]);
+          } finally {
+            await host.close();
+          }
+        } finally {
+          await old.stop();
+          await stopAll(daemonsFor(home.socketPath));
+        }
+      },
+      TEST_MS,
+    );
+
     it(
       `a 2025 host through the ${via} entry sees what it sees direct`,
       async () => {
@@ -194,9 +244,9 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
     it(
       `a 2026-07-28 host through the ${via} entry hears on its listen stream what it hears direct`,
       async () => {
-        // The fixture speaks 2025 only: the oracle is the same session where nothing
+        // `talk` speaks 2025 only: the oracle is the same session where nothing
         // restarts, through a pool of its own, and it is what a 2025 host sees direct.
-        const unrestarted = await pool();
+        const unrestarted = await pool("modern");
         let expected: Seen;
         try {
           expected = await modernSession(unrestarted.home, via, nothing);
@@ -205,7 +255,7 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
         }
         expect(expected.updated).toEqual(["note://1", "note://1"]);
         expect(expected.sent).toBe("subscribes 1 unsubscribes 1");
-        const { home, restart } = await pool();
+        const { home, restart } = await pool("modern");
         try {
           expect(await modernSession(home, via, restart)).toEqual(expected);
         } finally {

@@ -3,14 +3,17 @@
  * with its tasks, and so do the pool's records of whose task is whose. A host through the
  * SDK bridge (its session carries on across the restart) asks about its older tasks as
  * before — a live one and a finished one, on the same server process — and lists them; a
- * task it did not make is still not its own.
+ * task it did not make is still not its own. A host of the MCP socket, whose session there
+ * ends as the daemon hands over, has its live task go on in the server as well; a client of
+ * the client library that names no owner finds its task again once it reconnected.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { bridgeCommand, stringEnv } from "../helpers/bridge.js";
-import { runCli } from "../helpers/daemon.js";
+import { existsSync } from "node:fs";
+import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
+import { runCli, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -22,37 +25,75 @@ const fleet = useFleet();
 
 type Answer = Record<string, unknown>;
 
+interface Host {
+  client: Client;
+  /** The tasks it heard completed. */
+  done: Set<string>;
+  ask(method: string, params: Answer): Promise<Answer>;
+  work(ms: number): Promise<string>;
+  peek(taskId: string): Promise<{ status: string; pid: number }>;
+}
+
+async function host(h: TestHome, via: BridgePath): Promise<Host> {
+  const client = new Client(
+    { name: "tasks-host", version: "1.0.0" },
+    { capabilities: AS_THE_POOL },
+  );
+  const done = new Set<string>();
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+    if (n.params.status === "completed") done.add(n.params.taskId);
+  });
+  const ask = (method: string, params: Answer): Promise<Answer> =>
+    client.request({ method, params } as never, ResultSchema) as Promise<Answer>;
+  const { command, args } = bridgeCommand(h, ["--server", "tasks"], via);
+  await client.connect(
+    new StdioClientTransport({ command, args, env: stringEnv(h.env), stderr: "ignore" }),
+  );
+  return {
+    client,
+    done,
+    ask,
+    work: async (ms) => {
+      const r = await ask("tools/call", { name: "work", arguments: { ms }, task: { ttl: 60_000 } });
+      return (r as { task: { taskId: string } }).task.taskId;
+    },
+    peek: async (taskId) => {
+      const r = await ask("tools/call", { name: "peek", arguments: { taskId } });
+      return JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as never;
+    },
+  };
+}
+
 describe("tasks across a hand-over restart", () => {
   it("lets a host ask about and list its older tasks on the child that moved", async () => {
     const h = fleet.home("mcpool-tasks-handover-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
-    const client = new Client(
-      { name: "tasks-host", version: "1.0.0" },
-      { capabilities: AS_THE_POOL },
-    );
-    const done = new Set<string>();
-    client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
-      if (n.params.status === "completed") done.add(n.params.taskId);
-    });
-    const ask = (method: string, params: Answer): Promise<Answer> =>
-      client.request({ method, params } as never, ResultSchema) as Promise<Answer>;
-    const work = async (ms: number): Promise<string> => {
-      const r = await ask("tools/call", { name: "work", arguments: { ms }, task: { ttl: 60_000 } });
-      return (r as { task: { taskId: string } }).task.taskId;
-    };
-    const peek = async (taskId: string): Promise<{ status: string; pid: number }> => {
-      const r = await ask("tools/call", { name: "peek", arguments: { taskId } });
-      return JSON.parse((r as { content: { text: string }[] }).content[0]!.text) as never;
-    };
+    const hosts: Host[] = [];
     try {
       await fleet.daemon(h);
-      const { command, args } = bridgeCommand(h, ["--server", "tasks"], "sdk");
-      await client.connect(
-        new StdioClientTransport({ command, args, env: stringEnv(h.env), stderr: "ignore" }),
+      await waitFor(
+        () => existsSync(scopeSocket(h, ["--server", "tasks"])),
+        BOUND_MS,
+        "the MCP socket",
       );
+      const sdk = await host(h, "sdk");
+      hosts.push(sdk);
+      // A host of the MCP socket: its session there ends as the daemon hands over.
+      const lean = await host(h, "lean");
+      hosts.push(lean);
+      const { ask, work, peek } = sdk;
       const live = await work(120_000);
       const finished = await work(1);
-      await waitFor(() => done.has(finished), BOUND_MS, "the short task to complete");
+      const leans = await lean.work(120_000);
+      // The client library, naming no owner: its tasks go by the client's own name.
+      const lib = await fleet.agent(h, "lib");
+      const made = await lib.call(
+        "tasks__work",
+        { ms: 120_000 },
+        { raw: true, task: { ttl: 60_000 } },
+      );
+      const libs = (made as unknown as { task: { taskId: string } }).task.taskId;
+      await waitFor(() => sdk.done.has(finished), BOUND_MS, "the short task to complete");
       const before = await peek(live);
       expect(before.status).toBe("working");
 
@@ -63,6 +104,16 @@ describe("tasks across a hand-over restart", () => {
 
       // The same host session, carried on to the new daemon by its bridge.
       expect(await peek(live)).toEqual(before);
+      // The socket's host's task lives on too: no session's end during the hand-over ends it.
+      expect((await peek(leans)).status).toBe("working");
+      // The client library, reconnected to the new daemon, finds its task and ends it.
+      expect(await lib.tasks.request("tasks", "tasks/get", { taskId: libs })).toMatchObject({
+        taskId: libs,
+        status: "working",
+      });
+      expect(await lib.tasks.request("tasks", "tasks/cancel", { taskId: libs })).toMatchObject({
+        status: "cancelled",
+      });
       expect(await ask("tasks/get", { taskId: live })).toMatchObject({
         taskId: live,
         status: "working",
@@ -80,7 +131,7 @@ describe("tasks across a hand-over restart", () => {
       expect(await ask("tasks/cancel", { taskId: live })).toMatchObject({ status: "cancelled" });
       expect((await peek(live)).status).toBe("cancelled");
     } finally {
-      await client.close();
+      await Promise.allSettled(hosts.map((one) => one.client.close()));
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);

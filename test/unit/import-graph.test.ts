@@ -242,6 +242,8 @@ function violations(graph: Graph): string[] {
         isNodeBuiltin(specifier) ||
         isMcpSdk(specifier) ||
         specifier === "mcpool-client" ||
+        // Its paths alone (Node's fs, os and path), without loading the client.
+        specifier === "mcpool-client/paths" ||
         specifier === "mcpool-protocol";
       if (!allowed)
         found.push(

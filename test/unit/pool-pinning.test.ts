@@ -304,6 +304,21 @@ describe("tool pinning", () => {
     expect(pool.state()[0]!.status).toBe("ready");
   });
 
+  it("refuses a name a pinned server never listed: only approved tools run", async () => {
+    const { pool } = await approvedPool();
+    // An unpinned row's server answers a name it did not list, as it would a host direct.
+    const answered = await refusal(
+      pool.call("other__wipe", {}, { servers: ["other"], unlisted: "wipe" }),
+    );
+    expect(answered).toMatchObject({ code: "tool-error", message: "no tool wipe" });
+    // The pinned row's list matches its pin, and the name is still no tool of what was approved.
+    const refused = await refusal(
+      pool.call("rug__wipe", {}, { servers: ["rug"], unlisted: "wipe" }),
+    );
+    expect(refused.code).toBe("unknown-tool");
+    expect(await pool.call("rug__tidy")).toBe("tidy({})");
+  });
+
   it("refuses a call to a lazy server whose live list turns out to differ from its pin", async () => {
     const rug = scriptedServer(flipped);
     const pin = (await (async () => {

@@ -1,11 +1,10 @@
 /**
- * Which conversation a bridge request is for (a `session: "conversation"` row through the bridge). Each host connection
- * is a conversation of its own — a stdio bridge's one, each Streamable HTTP session's — so
- * a `session: "conversation"` server keeps its state per host session, and the session's
- * remote end is terminated when the host goes away. A host that keeps its own
- * conversations names one with `_meta["mcpool/conversationId"]` on tools/list and
- * tools/call; a conversation the host named is the host's to end, and outlives the
- * connection.
+ * Which conversation a bridge request is for (a `session: "conversation"` row through the bridge).
+ * Each host connection is a conversation of its own — a stdio bridge's one, each Streamable HTTP
+ * session's — so a `session: "conversation"` server keeps its state per host session, and the
+ * session's remote end is terminated when the host goes away. A host that keeps its own
+ * conversations names one with `_meta["mcpool/conversationId"]` on tools/list and tools/call; a
+ * conversation the host named is the host's to end, and outlives the connection.
  *
  * The principal is the bridge's: the user it runs as, unless `principal` says otherwise.
  * The bridge is reached only by that user (stdio, or loopback HTTP with a token).

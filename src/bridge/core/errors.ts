@@ -14,7 +14,7 @@
  *   is a CallToolResult with `isError: true`, so the model reads what went wrong.
  */
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { McpPoolError, type ErrorCode as PoolCode } from "mcpool-client";
+import { McpPoolError, withoutMcpPrefix, type ErrorCode as PoolCode } from "mcpool-client";
 import { INFLIGHT_MESSAGE, START_DAEMON } from "../lean/session.js";
 
 /** MCP's "resource not found" (spec 2025-06-18, server/resources#error-handling). */
@@ -39,8 +39,7 @@ const LINK_FAILURE: ReadonlySet<PoolCode> = new Set([
  */
 export class Refusal extends McpError {
   constructor(code: number, message: string, data?: unknown) {
-    const prefix = `MCP error ${code}: `;
-    const sent = message.startsWith(prefix) ? message.slice(prefix.length) : message;
+    const sent = withoutMcpPrefix(code, message);
     super(code, sent, data);
     this.message = sent;
   }
@@ -55,9 +54,7 @@ export function unknownTool(name: string): McpError {
  * refusal's message as it is, and another McpError's without the one SDK v1 gave it.
  */
 export function unprefixed(code: number, error: Error): string {
-  if (error instanceof Refusal) return error.message;
-  const prefix = `MCP error ${code}: `;
-  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  return error instanceof Refusal ? error.message : withoutMcpPrefix(code, error.message);
 }
 
 /** The MCP error a failed non-call request (list, read, get…) answers with. */

@@ -15,10 +15,11 @@ import {
   UnsubscribeRequestSchema,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { HostProfile } from "mcpool-client";
+import type { AskingOptions, HostProfile } from "mcpool-client";
+import { elicitFor, sampleFor } from "./host-requests.js";
 import { legacyResult } from "./offer.js";
 import type { ResourcesPromptsRouter } from "./resources-prompts.js";
-import { sessionCaller, type Session } from "./session.js";
+import { sessionCaller, type Extra, type Session } from "./session.js";
 
 /**
  * Handles what `capabilities` declares (the SDK refuses a handler for anything else), for a
@@ -34,10 +35,22 @@ export function installPassthrough(
   // its own child, if any) and reaches the host shaped for its era.
   const profiled =
     <Request, Result extends { _meta?: Record<string, unknown> | undefined }>(
-      answer: (request: Request, profile: HostProfile) => Promise<Result>,
+      answer: (request: Request, profile: HostProfile, extra: Extra) => Promise<Result>,
     ) =>
-    async (request: Request, extra: { requestId: string | number }): Promise<Result> =>
-      legacyResult(await answer(request, await session.profile.get(extra.requestId)));
+    async (request: Request, extra: Extra): Promise<Result> =>
+      legacyResult(await answer(request, await session.profile.get(extra.requestId), extra));
+  /**
+   * A read's or a prompt's own: the session's caller and profile, and what the server asks
+   * inside it going to this host on this request's stream, as a call's does.
+   */
+  const asking = (profile: HostProfile, extra: Extra): AskingOptions => {
+    const options: AskingOptions = { caller: sessionCaller(session), profile };
+    const elicit = elicitFor(session, extra);
+    if (elicit !== undefined) options.onElicit = elicit;
+    const sample = sampleFor(session, extra);
+    if (sample !== undefined) options.onSample = sample;
+    return options;
+  };
   if (capabilities.resources !== undefined) {
     server.setRequestHandler(
       ListResourcesRequestSchema,
@@ -49,8 +62,8 @@ export function installPassthrough(
     );
     server.setRequestHandler(
       ReadResourceRequestSchema,
-      profiled((request, profile) =>
-        router.readResource(request.params.uri, { caller: sessionCaller(session), profile }),
+      profiled((request, profile, extra) =>
+        router.readResource(request.params.uri, asking(profile, extra)),
       ),
     );
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -69,11 +82,8 @@ export function installPassthrough(
     );
     server.setRequestHandler(
       GetPromptRequestSchema,
-      profiled((request, profile) =>
-        router.getPrompt(request.params.name, request.params.arguments, {
-          caller: sessionCaller(session),
-          profile,
-        }),
+      profiled((request, profile, extra) =>
+        router.getPrompt(request.params.name, request.params.arguments, asking(profile, extra)),
       ),
     );
   }

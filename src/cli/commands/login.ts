@@ -93,7 +93,8 @@ export async function signIn(row: HttpServerConfig, options: SignInOptions): Pro
   const dialled = expandServerConfig(row, options.env) as HttpServerConfig;
   const settings = oauthSettings(dialled);
   let client: Client | undefined;
-  // Each step can take seconds (discovery, a person in a browser, the exchange), so each says what it is doing.
+  // Each step can take seconds (discovery, a person in a browser, the exchange), so each says what
+  // it is doing.
   const step = <T>(label: string, work: () => Promise<T>): Promise<T> =>
     withProgress(label, work, options.progress);
   try {

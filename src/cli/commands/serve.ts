@@ -63,7 +63,10 @@ export async function serveCommand(
   let stopRequested: () => void = () => undefined;
   const stopped = new Promise<void>((resolve) => (stopRequested = resolve));
   const { createDaemon } = await import("../../daemon/daemon.js");
+  // V8's collector, turned on once here and only in the daemon (collect.ts says why).
+  const collector = (await import("../../pool/core/collect.js")).exposeV8Collector();
   const daemon = await createDaemon({
+    ...(collector ? { pool: { collector } } : {}),
     ...(configPath ? { configPath } : {}),
     ...(socketPath ? { socketPath } : {}),
     ...(listenFd !== undefined ? { listenFd } : {}),
@@ -115,7 +118,9 @@ export async function serveCommand(
   });
   fronts = await startFronts(daemon, context.err, predecessor?.fronts);
   // What a burst of calls grew, given back once it is over (quiet-gc.ts).
-  const quietGc = (await import("../../daemon/process/quiet-gc.js")).startQuietGc();
+  const quietGc = (await import("../../daemon/process/quiet-gc.js")).startQuietGc(
+    collector ? { collect: collector.full } : {},
+  );
   await stopped;
   quietGc.stop();
   // A front that fails to close never keeps the daemon from stopping its children.

@@ -67,7 +67,10 @@ export function handoverLines(status: DaemonStatus): string[] {
   return [`        ${since}`, `        ${origin}; ${took}`];
 }
 
-/** Since when the pool serves without a cold start; a daemon of an earlier release says only whence it came. */
+/**
+ * Since when the pool serves without a cold start; a daemon of an earlier release says only whence
+ * it came.
+ */
 function poolSince(handover: HandoverInfo): number {
   return handover.servingSince ?? handover.from.startedAt;
 }

@@ -1,9 +1,10 @@
 /**
  * `mcpool import [--from HOST[,HOST…]] [--write] [--json]`: the MCP
  * servers of the hosts a user already has — the eighteen of `hosts/configs.ts`, from Claude
- * Desktop to Codex, Goose, LM Studio and the CLIs on npm — merged into mcpool's `mcp.json`. A dry run by default: the unified diff of what would change. `--write` keeps
- * the old file as `mcp.json.mcpool-backup-<time>` (backup.ts) and replaces it atomically; the daemon sees the
- * save and reconciles.
+ * Desktop to Codex, Goose, LM Studio and the CLIs on npm — merged into mcpool's `mcp.json`. A dry
+ * run by default: the unified diff of what would change. `--write` keeps the old file as
+ * `mcp.json.mcpool-backup-<time>` (backup.ts) and replaces it atomically; the daemon sees the save
+ * and reconciles.
  *
  * Where each host keeps its list is `hosts/configs.ts` (shared with `mcpool wire`), plus the
  * project files of the directory this runs in and VS Code's `settings.json` `"mcp"`

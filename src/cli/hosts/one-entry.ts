@@ -36,7 +36,7 @@ import {
 } from "./wire.js";
 
 /** The pool-wide entry's name in the host's file. */
-export const POOL_ENTRY = "mcpool";
+const POOL_ENTRY = "mcpool";
 
 /** Beside the host's file: the entries the pool-wide entry replaced, for `unwire`. */
 export const replacedPath = (file: string): string => `${file}.mcpool-replaced.json`;
@@ -48,7 +48,7 @@ interface Replaced {
 type Body = Record<string, unknown>;
 
 /** Whether `entry` runs the whole pool's catalogue (`bridge --catalog`, the relay on `@catalog`). */
-export function isPoolCatalogEntry(host: HostName, entry: unknown): boolean {
+function isPoolCatalogEntry(host: HostName, entry: unknown): boolean {
   const body = hostBody(host, entry);
   if ("skip" in body) return false;
   const args = (Array.isArray(body.args) ? body.args : []).filter((a) => typeof a === "string");

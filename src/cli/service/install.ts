@@ -75,7 +75,10 @@ const ROOT_MARKER: keyof ServiceTemplates = "systemd/mcpool.service";
 /** `systemctl` and `launchctl` answer in well under a second; a hung bus should not hang us. */
 const COMMAND_TIMEOUT_MS = 30_000;
 
-/** This module sits three levels under the package root (src/cli/service or dist/cli/service); allow a little more. */
+/**
+ * This module sits three levels under the package root (src/cli/service or dist/cli/service); allow
+ * a little more.
+ */
 const MAX_ROOT_DEPTH = 4;
 
 /** A command of the plan that failed: its argv, exit status and what it said on stderr. */

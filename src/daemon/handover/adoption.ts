@@ -2,14 +2,14 @@
  * The new daemon's conclusion of a hand-over: once its first reconcile is done, every
  * handed child whose row is still configured has been dialled over its fds (a lazy row's is
  * dialled now, as is each http row whose session was handed, and each conversation's client
- * whose child or session was); each must be serving, with the same pid, or the hand-over fails and the old
- * daemon serves on. Then the old daemon is answered and its word awaited.
+ * whose child or session was); each must be serving, with the same pid, or the hand-over
+ * fails and the old daemon serves on. Then the old daemon is answered and its word awaited.
  */
 import type { HandoverInfo } from "mcpool-protocol";
 import type { McpPool } from "../../pool/pool.js";
 import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
-import { takenTasks } from "./moved-tasks.js";
+import { takenTasks, UNCLAIMED_TASK_HOLD_MS } from "./moved-tasks.js";
 import { childLabel, handedKey, nameOf, type HandedServer } from "./snapshot.js";
 import { adoptSubscriptions } from "./subscriptions.js";
 
@@ -93,10 +93,10 @@ export async function concludeAdoption(
   const untaken = predecessor.closeUntaken();
   // The hosts' tasks live on in the children taken: their records come along, before any
   // host's entry can dial this daemon (the old one lets them go once answered).
-  pool.adoptTasks(takenTasks(snapshot.tasks, new Set(taken.map(nameOf))));
+  const moved = takenTasks(snapshot.tasks, new Set(taken.map(nameOf)));
+  pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS);
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
-  // An entry that reached this daemon already and subscribed again counts as one back.
-  adoptSubscriptions(pool, snapshot.subscriptions, adopted, log);
+  adoptSubscriptions(pool, adopted, log);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({

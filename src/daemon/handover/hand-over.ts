@@ -100,6 +100,8 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   }
   log.info(`mcpool: handing over to a new daemon`);
   holdSubscriptions(pool);
+  // Nor does a host that goes as its connection closes release its tasks: they all move.
+  pool.holdTasks();
   server.hold(keepId);
   const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
   // The task records first: a live task holds its connection as a call does, but it moves.

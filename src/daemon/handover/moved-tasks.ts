@@ -6,6 +6,14 @@
  */
 import type { MovedTask } from "../../pool/calls/tasks.js";
 import { childName } from "./snapshot.js";
+import { KEPT_SUBSCRIPTIONS_MS } from "./subscriptions.js";
+
+/**
+ * How long a moved live task no host claimed yet keeps its child from the idle rule, ms: the
+ * window in which an entry comes back (it dials again for 60 s, then replays its session),
+ * as for the subscriptions. Its owner may still claim it after, until it expires.
+ */
+export const UNCLAIMED_TASK_HOLD_MS = KEPT_SUBSCRIPTIONS_MS;
 
 /** One moved record as the snapshot must hold it; anything else is not read. */
 function isMovedTask(value: unknown): value is MovedTask {

@@ -126,7 +126,7 @@ export interface Snapshot {
  * A live http session: the row as the old daemon dialled it, the session, and for a
  * conversation's session its conversation (none: the row's own). Matched by nameOf().
  */
-export interface HandedHttpRow extends HandedHttpSession {
+interface HandedHttpRow extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
   conversation?: HandedConversation;

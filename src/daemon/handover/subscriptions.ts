@@ -1,11 +1,12 @@
 /**
  * The pool's upstream resource subscriptions across a hand-over (README.md): the old daemon
  * holds them from the moment it holds its socket, so the connections it closes unsubscribe
- * nothing, and hands on the live ones with how many listeners each had. The new daemon takes
- * up those on the children it adopted — the same processes, whose servers still hold them —
- * and each entry's subscribe as it dials again takes its place back instead of a second
- * subscribe upstream. A subscription no entry came back to within KEPT_SUBSCRIPTIONS_MS is
- * unsubscribed upstream then.
+ * nothing, and hands on the live ones with how many listeners each had. The new daemon
+ * expects them before it serves anyone, and once it knows which children it adopted — the
+ * same processes, whose servers still hold them — takes those up; each entry's subscribe as
+ * it dials again takes its place back instead of a second subscribe upstream (one that comes
+ * before the adoption is settled waits for it). A subscription no entry came back to within
+ * KEPT_SUBSCRIPTIONS_MS is unsubscribed upstream then.
  */
 import type { McpPool } from "../../pool/pool.js";
 import type { HandedSubscription } from "../../pool/calls/server-passthrough.js";
@@ -27,20 +28,24 @@ export function handedSubscriptions(pool: McpPool): HandedSubscription[] {
   return pool.handedSubscriptions.handedSubscriptions();
 }
 
+/** The new daemon, before it serves: the snapshot's subscriptions, awaiting adoption. */
+export function expectSubscriptions(
+  pool: McpPool,
+  handed: readonly HandedSubscription[] | undefined,
+): void {
+  if (handed !== undefined) pool.handedSubscriptions.expectSubscriptions(handed);
+}
+
 /**
- * The new daemon, once it dialled the children it was handed: takes up the subscriptions of
- * the rows whose own child it adopted (`adopted`), and awaits their listeners back.
+ * The new daemon, once it dialled the children it was handed: the subscriptions of the rows
+ * whose own child it adopted (`adopted`) are taken up, their listeners awaited back.
  */
 export function adoptSubscriptions(
   pool: McpPool,
-  handed: readonly HandedSubscription[] | undefined,
   adopted: readonly string[],
   log: DaemonLog,
 ): void {
-  const rows = new Set(adopted);
-  const taken = (handed ?? []).filter((subscription) => rows.has(subscription.serverId));
-  if (taken.length === 0) return;
-  pool.handedSubscriptions.adoptSubscriptions(taken);
+  pool.handedSubscriptions.adoptSubscriptions(adopted);
   awaitListeners(pool, log);
 }
 

@@ -1,8 +1,9 @@
 /**
  * The old daemon's side of a hand-over: the new daemon started from the installed code with
  * the descriptors in its stdio (fd 3 the control channel, fd 4 the listening socket, then
- * three per child, then one per MCP socket), the snapshot written down the channel, and its answer awaited within a
- * bound. The old daemon then tells it to go on, or to let go of everything it was handed.
+ * three per child, then one per MCP socket), the snapshot written down the channel, and its answer
+ * awaited within a bound. The old daemon then tells it to go on, or to let go of everything it was
+ * handed.
  */
 import { spawn } from "node:child_process";
 import type { Socket } from "node:net";

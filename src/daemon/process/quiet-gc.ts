@@ -10,12 +10,11 @@
  * collects on its own and the look comes again a period later; quiet and not grown, there is
  * nothing to give back. Activity is V8's own garbage collections (a process that allocates
  * nothing collects nothing), so an idle daemon is never woken by this: after the look that
- * finds it quiet, the next comes only after the next collection. The collector is V8's own
- * (src/pool/core/collect.ts): the user sets no flag. Where it cannot be had, nothing runs.
+ * finds it quiet, the next comes only after the next collection. The collector is V8's own,
+ * given by the daemon (src/pool/core/collect.ts): without one, nothing runs.
  */
 import { performance, PerformanceObserver } from "node:perf_hooks";
 import v8 from "node:v8";
-import { v8Collector } from "../../pool/core/collect.js";
 
 export interface QuietGcOptions {
   /** How often the heap and the loop are looked at, ms. Default 10 000. */
@@ -24,7 +23,7 @@ export interface QuietGcOptions {
   growthBytes?: number;
   /** Event-loop utilisation under which a period counts as quiet (0–1). Default 0.02. */
   quietUtilization?: number;
-  /** The collector; default V8's full `gc()`. */
+  /** The collector (V8's full `gc()`, core/collect.ts); none: nothing runs. */
   collect?: () => void;
   /** Heap size now, bytes; default V8's total heap size. */
   heapBytes?: () => number;
@@ -51,7 +50,7 @@ export interface QuietGc {
 }
 
 export function startQuietGc(options: QuietGcOptions = {}): QuietGc {
-  const collect = options.collect ?? v8Collector()?.full;
+  const collect = options.collect;
   const heapBytes = options.heapBytes ?? (() => v8.getHeapStatistics().total_heap_size);
   const growth = options.growthBytes ?? 16 * 1024 * 1024;
   const quiet = options.quietUtilization ?? 0.02;

@@ -1,12 +1,12 @@
 /**
  * The daemon's recordings of what it answered each server's first requests (made by its MCP
  * sockets, src/bridge/lean/cold-answers.ts), `<data>/cold-answers/<id>.json`, for an entry
- * that has to start the daemon to answer the same while it starts; and when one may be given. A recording holds
- * while the daemon would still answer the same: the same mcpool build (its version and the
- * digest of its code: another build of one version may answer otherwise), the server's row as the
- * daemon hashes it to trust its tools cache (command, args, env, cwd; url and headers), that
- * cache still the row's and unchanged (tools, era), and the same `"mcpool"` section. Anything
- * else, or anything unreadable, and the entry does as it did without one.
+ * that has to start the daemon to answer the same while it starts; and when one may be given. A
+ * recording holds while the daemon would still answer the same: the same mcpool build (its version
+ * and the digest of its code: another build of one version may answer otherwise), the server's row
+ * as the daemon hashes it to trust its tools cache (command, args, env, cwd; url and headers), that
+ * cache still the row's and unchanged (tools, era), and the same `"mcpool"` section. Anything else,
+ * or anything unreadable, and the entry does as it did without one.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";

@@ -1,13 +1,13 @@
 /**
- * Passthrough answers a 2026-07-28 server calls `public`, with a positive `ttlMs` (SEP-2549): listings and `resources/read`. One answer serves every caller until it runs
- * out, keyed by server, method and params (a page's cursor, a read's URI). Nothing else is
- * kept — a private answer, one with no lifetime, a legacy server's, and one the server gave
- * only after asking for input (a retry with `inputResponses`: the spec forbids keeping it,
- * as it depends on answers that are no part of the key) — so those go to the server on
- * every request, as before. A listing's requests that come while it is on its way share it
- * (a listing asks no input); a read is sent for each caller until one is kept (a read may
- * ask its own caller). A list change the server announces, a `resources/updated` for a
- * read's URI, or a new connection drops what it made old; no timer runs.
+ * Passthrough answers a 2026-07-28 server calls `public`, with a positive `ttlMs` (SEP-2549):
+ * listings and `resources/read`. One answer serves every caller until it runs out, keyed by server,
+ * method and params (a page's cursor, a read's URI). Nothing else is kept — a private answer, one
+ * with no lifetime, a legacy server's, and one the server gave only after asking for input (a retry
+ * with `inputResponses`: the spec forbids keeping it, as it depends on answers that are no part of
+ * the key) — so those go to the server on every request, as before. A listing's requests that come
+ * while it is on its way share it (a listing asks no input); a read is sent for each caller until
+ * one is kept (a read may ask its own caller). A list change the server announces, a
+ * `resources/updated` for a read's URI, or a new connection drops what it made old; no timer runs.
  */
 import { canonicalJson } from "../core/fingerprint.js";
 import { answeredAfterInput } from "../mcp/input-required.js";

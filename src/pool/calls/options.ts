@@ -31,9 +31,10 @@ export interface CallOptions {
   /** Call a tool the row hides (hooks do). */
   hidden?: boolean;
   /**
-   * The server's own name for a tool it did not list, on a call scoped to one server: the
-   * call goes to that server as this name when no listed tool answers (the server answers
-   * it, as it would a host of its own). A name the row hides or a pin withholds is refused.
+   * The server's own name for a tool it did not list, on a call scoped to one server, sent by
+   * a caller that found no listed tool answering to it: the call goes to that server as this
+   * name (the server answers it, as it would a host of its own). Refused: a name the row
+   * hides, and any name on a pinned row (only the approved tools run there).
    */
   unlisted?: string;
   /** Coerce the arguments against the tool's schema; overrides the row and the pool. Default true. */

@@ -17,7 +17,13 @@ import type { Catalog } from "../catalog/catalog.js";
 import { unknownTool } from "../catalog/catalog.js";
 import { callArguments } from "./coercion.js";
 import type { Connection } from "../server/connection.js";
-import { isConversationTool, routeOf, type CallRoutes, type ConversationBound } from "./routes.js";
+import {
+  isConversationTool,
+  ownHandlers,
+  routeOf,
+  type CallRoutes,
+  type ConversationBound,
+} from "./routes.js";
 import { checkCallTimeout } from "./duration-checks.js";
 import { McpPoolError } from "../core/errors.js";
 import { qualifiedName } from "../catalog/naming.js";
@@ -34,7 +40,6 @@ import { upstreamCaller, upstreamParams, type CallOptions } from "./options.js";
 import type { PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import { isProfileEntry } from "../server/profile-entry.js";
-import { methodNotFound } from "../core/mcp-error.js";
 import { unlistedTool } from "./unlisted.js";
 import type { PoolTasks, TaskOwner } from "./tasks.js";
 import type { RequestOptions } from "../mcp/protocol.js";
@@ -424,17 +429,7 @@ export class CallPipeline {
  * nothing the host lacks: its server cannot ask.)
  */
 function hostOnly(indexed: IndexedTool, opts: CallOptions): CallOptions {
-  const profile = opts.profile;
-  if (profile === undefined || isConversationTool(indexed)) return opts;
-  const refuse = (): never => {
-    throw methodNotFound();
-  };
-  const own: CallOptions = { ...opts };
-  if (own.onElicit === undefined && (profile.elicitation ?? []).length === 0) {
-    own.onElicit = refuse;
-  }
-  if (own.onSample === undefined && profile.sampling !== true) own.onSample = refuse;
-  return own;
+  return isConversationTool(indexed) ? opts : ownHandlers(opts);
 }
 
 /** A connection closed under a call: ours (a reconnect, a retirement past its drain bound) or a crash. */

@@ -25,6 +25,8 @@ import { isProfileEntry } from "../server/profile-entry.js";
 import type { CallOptions } from "./options.js";
 import type { PoolLog } from "../core/types.js";
 import type { InputAnswerer } from "../mcp/protocol.js";
+import type { ServerEntry } from "../server/entry.js";
+import { methodNotFound } from "../core/mcp-error.js";
 
 export type { Route } from "../server/caller-router.js";
 
@@ -127,11 +129,44 @@ export function isConversationTool<T extends IndexedTool>(
   return "conversation" in indexed;
 }
 
-/** Where the requests a call's server sends while it runs come in: its conversation's, its profile child's, or its server's. */
+/**
+ * Where the requests a server sends on `entry`'s connection come in: its profile child's, or
+ * its own.
+ */
+export function entryRoute(entry: ServerEntry): Route {
+  return isProfileEntry(entry)
+    ? { serverId: entry.id, profile: entry.key }
+    : { serverId: entry.id };
+}
+
+/**
+ * A host's own handlers for what a server asks while the host's request runs: those it
+ * gave, and for what its profile does not declare a refusal ("Method not found", as its SDK
+ * answers), so that no other caller in flight answers for it. No profile: as given.
+ */
+export function ownHandlers<T extends Pick<CallOptions, "onElicit" | "onSample" | "profile">>(
+  opts: T,
+): T {
+  const profile = opts.profile;
+  if (profile === undefined) return opts;
+  const refuse = (): never => {
+    throw methodNotFound();
+  };
+  const own: T = { ...opts };
+  if (own.onElicit === undefined && (profile.elicitation ?? []).length === 0) {
+    own.onElicit = refuse;
+  }
+  if (own.onSample === undefined && profile.sampling !== true) own.onSample = refuse;
+  return own;
+}
+
+/**
+ * Where the requests a call's server sends while it runs come in: its conversation's, its profile
+ * child's, or its server's.
+ */
 export function routeOf(indexed: IndexedTool): Route {
   const entry = indexed.entry;
-  if (isProfileEntry(entry)) return { serverId: entry.id, profile: entry.key };
-  if (!isConversationTool(indexed)) return { serverId: entry.id };
+  if (!isConversationTool(indexed)) return entryRoute(entry);
   return {
     serverId: indexed.entry.id,
     conversation: conversationKey(indexed.conversation.identity),

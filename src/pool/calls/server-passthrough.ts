@@ -38,6 +38,9 @@ import { assertOffered, type Surface } from "./offered.js";
 
 export { offers } from "./offered.js";
 import { ListingCache } from "./listing-cache.js";
+import { Subscriptions, type ResourceListener } from "./subscriptions.js";
+import { entryRoute, ownHandlers } from "./routes.js";
+import type { Route } from "../server/caller-router.js";
 import type { ServerEntry } from "../server/entry.js";
 import type { HostProfile } from "mcpool-protocol";
 import { holding, withSession } from "../server/session.js";
@@ -112,33 +115,15 @@ export interface PassthroughDeps {
    * request's own handlers, as a call's (CallRoutes.answerer).
    */
   answerer?(serverId: string, options: PassthroughOptions): InputAnswerer;
+  /**
+   * From now until the returned function is called, what a 2025-11-25 server asks on
+   * `route` may be this request's: its handlers answer it, as a call's (CallRoutes.register).
+   */
+  register?(route: Route, options: PassthroughOptions): () => void;
   log: PoolLog;
 }
 
-export type ResourceListener = (notification: ServerNotification) => void;
-
-interface Subscription {
-  readonly listeners: Set<ResourceListener>;
-  readonly ready: Promise<void>;
-  /** The server has acknowledged it: a reconnect must send it again. */
-  live: boolean;
-  /**
-   * Listeners that left while the daemon handed over (or, in the new daemon, that the old
-   * one had): each is a host's entry that dials again and subscribes again, and takes its
-   * place back instead of a subscribe upstream. While one is awaited the subscription holds.
-   */
-  kept: number;
-  /** An update that came while only kept listeners were left: each one back is sent it. */
-  missed?: ServerNotification;
-}
-
-/** A live upstream subscription as one daemon hands it to the next (kept-subscriptions.ts). */
-export interface HandedSubscription {
-  serverId: string;
-  uri: string;
-  /** How many listeners (entries' connections) it had: each is awaited back. */
-  listeners: number;
-}
+export type { HandedSubscription, ResourceListener } from "./subscriptions.js";
 
 /** Whether a request brought its own handlers for what its server asks inside it. */
 function asks(options: PassthroughOptions): boolean {
@@ -151,15 +136,19 @@ function asks(options: PassthroughOptions): boolean {
 
 export class Passthrough {
   readonly #deps: PassthroughDeps;
-  /** Per server id, per uri: who listens. */
-  readonly #subscriptions = new Map<string, Map<string, Subscription>>();
   /** Public listings and reads kept until their `ttlMs` runs out. */
   readonly #listings = new ListingCache();
-  /** Handing over: a listener that leaves is kept for its entry's return (holdSubscriptions()). */
-  #holding = false;
+  /** Who listens to which uri of which server (subscriptions.ts). */
+  readonly subscriptions: Subscriptions;
 
   constructor(deps: PassthroughDeps) {
     this.#deps = deps;
+    this.subscriptions = new Subscriptions({
+      upstream: (id, uri, method, dial) => this.#upstream(id, uri, method, dial),
+      stopUpstream: (id, uri) => this.#stopUpstream(id, uri),
+      touch: (id) => void deps.entry(id),
+      log: deps.log,
+    });
   }
 
   async request<M extends PassthroughMethod>(
@@ -189,18 +178,30 @@ export class Passthrough {
           },
         ),
       );
-    // Only a live server's kept listing is served (a new connection drops them); a caller's
-    // own abort must not end the one request other callers share. A child's are its own.
-    const result =
-      entry === row && entry.connection
-        ? await this.#listings.answer(
-            id,
-            method,
-            params as Record<string, unknown> | undefined,
-            send as () => Promise<object>,
-            options.signal === undefined,
-          )
-        : await send();
+    // A request that brought its handlers answers what its server asks inside it (a
+    // 2025-11-25 server's question names no request: it goes to a caller in flight on the
+    // connection, as a call's does), and its profile's refusals what it did not declare.
+    const unroute = asks(asked)
+      ? this.#deps.register?.(entryRoute(entry), ownHandlers(options))
+      : undefined;
+    let result: unknown;
+    try {
+      // Only a live server's kept listing is served (a new connection drops them); a
+      // caller's own abort must not end the one request other callers share. A child's are
+      // its own.
+      result =
+        entry === row && entry.connection
+          ? await this.#listings.answer(
+              id,
+              method,
+              params as Record<string, unknown> | undefined,
+              send as () => Promise<object>,
+              options.signal === undefined,
+            )
+          : await send();
+    } finally {
+      unroute?.();
+    }
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new McpPoolError(
         "tool-error",
@@ -211,55 +212,9 @@ export class Passthrough {
     return result as PassthroughResult<M>;
   }
 
-  /**
-   * Calls `listener` with each `notifications/resources/updated` server `id` sends for
-   * `uri`, subscribing upstream when it is the first listener. Resolves with the function
-   * that stops listening (unsubscribing upstream with the last listener).
-   */
-  async subscribe(
-    id: string,
-    uri: string,
-    listener: ResourceListener,
-  ): Promise<() => Promise<void>> {
-    this.#deps.entry(id);
-    let uris = this.#subscriptions.get(id);
-    if (!uris) {
-      uris = new Map();
-      this.#subscriptions.set(id, uris);
-    }
-    const byUri = uris;
-    let subscription = byUri.get(uri);
-    if (!subscription) {
-      const created: Subscription = {
-        listeners: new Set(),
-        ready: this.#upstream(id, uri, "resources/subscribe").then(() => {
-          created.live = true;
-        }),
-        live: false,
-        kept: 0,
-      };
-      created.ready.catch(() => this.#forget(id, uri, created));
-      byUri.set(uri, created);
-      subscription = created;
-    }
-    const held = subscription;
-    held.listeners.add(listener);
-    this.#welcomeBack(held, listener);
-    try {
-      await held.ready;
-    } catch (error) {
-      held.listeners.delete(listener);
-      throw error;
-    }
-    let done = false;
-    return async () => {
-      if (done) return;
-      done = true;
-      held.listeners.delete(listener);
-      if (this.#holding && held.live) held.kept += 1;
-      if (held.listeners.size > 0 || held.kept > 0 || !this.#forget(id, uri, held)) return;
-      await this.#stopUpstream(id, uri);
-    };
+  /** See Subscriptions.subscribe. */
+  subscribe(id: string, uri: string, listener: ResourceListener): Promise<() => Promise<void>> {
+    return this.subscriptions.subscribe(id, uri, listener);
   }
 
   /** Unsubscribes `uri` upstream, if server `id` is connected (nothing is dialled for it). */
@@ -277,129 +232,19 @@ export class Passthrough {
 
   /** Whether server `id` has resource subscriptions (its idle timer waits for none). */
   held(id: string): boolean {
-    return (this.#subscriptions.get(id)?.size ?? 0) > 0;
+    return this.subscriptions.held(id);
   }
 
-  /** A notification of server `id`: a resources/updated goes to that uri's listeners. */
+  /** A notification of server `id`: it may stale a kept listing; an update goes to its listeners. */
   deliver(id: string, notification: ServerNotification): void {
     this.#listings.drop(id, notification.method, notification.params);
-    if (notification.method !== "notifications/resources/updated") return;
-    const uri = notification.params?.uri;
-    if (typeof uri !== "string") return;
-    const subscription = this.#subscriptions.get(id)?.get(uri);
-    if (subscription !== undefined && subscription.kept > 0) subscription.missed = notification;
-    for (const listener of [...(subscription?.listeners ?? [])]) {
-      try {
-        listener(notification);
-      } catch (error) {
-        this.#deps.log.error?.(`mcpool: a resource listener threw: ${(error as Error).message}`);
-      }
-    }
+    this.subscriptions.deliver(id, notification);
   }
 
-  /** Server `id` connected (again): what it was subscribed to died with the old connection. */
+  /** Server `id` connected (again): kept listings go, its subscriptions are sent again. */
   connected(id: string): void {
     this.#listings.drop(id);
-    for (const [uri, subscription] of this.#subscriptions.get(id) ?? []) {
-      if (!subscription.live) continue;
-      this.#upstream(id, uri, "resources/subscribe", false).catch((error: unknown) =>
-        serverLog(this.#deps.log, id).error(
-          `subscribing again to ${uri} after a reconnect failed: ${(error as Error).message}`,
-        ),
-      );
-    }
-  }
-
-  // ── Across a hand-over (src/daemon/handover/README.md) ──────────────────────────────
-
-  /**
-   * The daemon hands over: from now on a listener that leaves (its connection closed by the
-   * hand-over) is kept, never unsubscribed upstream: the child's subscription goes on.
-   */
-  holdSubscriptions(): void {
-    this.#holding = true;
-  }
-
-  /** The hand-over failed: listeners leave as before; the kept ones are awaited back here. */
-  unholdSubscriptions(): void {
-    this.#holding = false;
-  }
-
-  /** Every live upstream subscription, with how many listeners it had (kept ones included). */
-  handedSubscriptions(): HandedSubscription[] {
-    return [...this.#subscriptions].flatMap(([serverId, uris]) =>
-      [...uris]
-        .filter(([, subscription]) => subscription.live)
-        .map(([uri, subscription]) => ({
-          serverId,
-          uri,
-          listeners: subscription.listeners.size + subscription.kept,
-        })),
-    );
-  }
-
-  /**
-   * The old daemon's live subscriptions on a connection this pool took over (its same child,
-   * its same http session): held, their listeners awaited back, nothing sent upstream. One
-   * already subscribed here again awaits the others.
-   */
-  adoptSubscriptions(handed: readonly HandedSubscription[]): void {
-    for (const { serverId, uri, listeners } of handed) {
-      if (this.#deps.find(serverId) === undefined || listeners < 1) continue;
-      let uris = this.#subscriptions.get(serverId);
-      if (!uris) {
-        uris = new Map();
-        this.#subscriptions.set(serverId, uris);
-      }
-      const known = uris.get(uri);
-      if (known !== undefined) {
-        known.kept += Math.max(0, listeners - known.listeners.size);
-        continue;
-      }
-      const ready = Promise.resolve();
-      uris.set(uri, { listeners: new Set(), ready, live: true, kept: listeners });
-    }
-  }
-
-  /**
-   * Stops awaiting the listeners kept for a hand-over: each subscription none came back to is
-   * unsubscribed upstream (an entry that comes later subscribes again, as a new one would).
-   */
-  async dropKept(): Promise<void> {
-    const left: Promise<void>[] = [];
-    for (const [id, uris] of this.#subscriptions) {
-      for (const [uri, subscription] of uris) {
-        if (subscription.kept === 0) continue;
-        subscription.kept = 0;
-        delete subscription.missed;
-        if (subscription.listeners.size > 0 || !this.#forget(id, uri, subscription)) continue;
-        left.push(this.#stopUpstream(id, uri));
-      }
-    }
-    await Promise.all(left);
-  }
-
-  /** A listener joined: one kept for it is back, and hears what it missed meanwhile. */
-  #welcomeBack(subscription: Subscription, listener: ResourceListener): void {
-    if (subscription.kept === 0) return;
-    subscription.kept -= 1;
-    const missed = subscription.missed;
-    if (subscription.kept === 0) delete subscription.missed;
-    if (missed === undefined) return;
-    try {
-      listener(missed);
-    } catch (error) {
-      this.#deps.log.error?.(`mcpool: a resource listener threw: ${(error as Error).message}`);
-    }
-  }
-
-  /** Drops `subscription` if it is still the one held for (id, uri); true if it was. */
-  #forget(id: string, uri: string, subscription: Subscription): boolean {
-    const uris = this.#subscriptions.get(id);
-    if (uris?.get(uri) !== subscription) return false;
-    uris.delete(uri);
-    if (uris.size === 0) this.#subscriptions.delete(id);
-    return true;
+    this.subscriptions.connected(id);
   }
 
   #upstream(

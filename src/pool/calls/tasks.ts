@@ -131,8 +131,12 @@ export class PoolTasks {
   readonly #deps: PoolTasksDeps;
   readonly #records = new Map<string, TaskRecord>();
   readonly #early = new EarlyStatuses();
-  /** The records went to a new daemon: a host that goes cancels nothing here. */
+  /**
+   * Handing over: a host that goes (its connection closes as the daemon hands over) changes
+   * nothing here, so every record moves; what it asked is done if the hand-over fails.
+   */
   #handedOff = false;
+  readonly #deferred: (string | TaskOwner)[] = [];
 
   constructor(deps: PoolTasksDeps) {
     this.#deps = deps;
@@ -228,6 +232,10 @@ export class PoolTasks {
    * records dropped (their holds released).
    */
   async release(gone: string | TaskOwner): Promise<void> {
+    if (this.#handedOff) {
+      this.#deferred.push(gone);
+      return;
+    }
     const owner = typeof gone === "string" ? { key: gone } : gone;
     const mine = [...this.#records.values()].filter(
       (r) => r.owner.key === owner.key || (r.moved === true && this.#owns(r, owner)),
@@ -235,8 +243,6 @@ export class PoolTasks {
     await Promise.all(
       mine.map(async (record) => {
         this.#drop(record);
-        // Handed to a new daemon with its server: the task is the new daemon's to end.
-        if (this.#handedOff) return;
         const cancels = (record.connection.capabilities?.tasks as { cancel?: unknown } | undefined)
           ?.cancel;
         if (TERMINAL.has(record.status) || cancels === undefined) return;
@@ -248,10 +254,15 @@ export class PoolTasks {
     );
   }
 
+  /** A hand-over begins, before any connection closes: a host that goes changes nothing. */
+  holdReleases(): void {
+    this.#handedOff = true;
+  }
+
   /**
    * The records that move with their servers to a new daemon: those of a host with a name,
    * on a child `placeOf` tells (a row's own, a profile's). Every hold ends, so the hand-over
-   * waits on no task as it would on a call; from now on a host that goes cancels nothing.
+   * waits on no task as it would on a call.
    */
   handOff(placeOf: (entry: ServerEntry) => { profileKey?: string } | undefined): MovedTask[] {
     this.#handedOff = true;
@@ -267,20 +278,26 @@ export class PoolTasks {
     return moved;
   }
 
-  /** The hand-over failed: the live tasks hold their connections again. */
+  /**
+   * The hand-over failed: the live tasks hold their connections again, and the hosts that
+   * went meanwhile are released now.
+   */
   resume(): void {
     this.#handedOff = false;
     for (const record of this.#records.values()) {
       if (!TERMINAL.has(record.status)) record.release = hold(record.entry, record.connection);
     }
+    for (const gone of this.#deferred.splice(0)) void this.release(gone);
   }
 
   /**
    * The records a previous daemon handed over, each on the child `place` finds serving here
    * (one not found, or expired, is left); each is its host's by name until the host's new
-   * connection asks about it. Returns how many were taken.
+   * connection asks about it. A live one holds its child from the idle rule for `holdMs`
+   * while unclaimed (the host's entry dials again within it), then no longer; its owner may
+   * still claim it until it expires. Returns how many were taken.
    */
-  adopt(tasks: readonly MovedTask[], place: TaskPlace): number {
+  adopt(tasks: readonly MovedTask[], place: TaskPlace, holdMs: number): number {
     const now = Date.now();
     let taken = 0;
     for (const task of tasks) {
@@ -305,7 +322,16 @@ export class PoolTasks {
       this.#expireAfter(record, task.expiresAt - now);
       taken += 1;
     }
+    const unclaimed = setTimeout(() => {
+      for (const record of this.#records.values()) if (record.moved === true) record.release();
+    }, holdMs);
+    unclaimed.unref();
     return taken;
+  }
+
+  /** The pool shuts down: no task holds its connection any more, and no record is kept. */
+  close(): void {
+    for (const record of [...this.#records.values()]) this.#drop(record);
   }
 
   /** How many task records the pool keeps (live or not yet expired). */

@@ -1,10 +1,12 @@
 /**
  * A name a one-server entry's host calls that the server never listed (a tool it offers
  * only to clients declaring some capability, or no tool at all): the server answers it,
- * over the connection that serves this host, as it would a host of its own. A name the
- * pool keeps from hosts on purpose is refused as ever: a tool the row hides, a server whose
- * list a pin withholds, a conversation row (its tools are the caller's own session's) and
- * a disabled row.
+ * over the connection that serves this host, as it would a host of its own. The bridges send
+ * `unlisted` when no listed tool answers to the host's name; the pipeline does not look for
+ * one. A name the pool keeps from hosts on purpose is refused as ever: a tool the row hides,
+ * any name on a pinned row (a pin means only the approved tools run, and an unlisted name is
+ * none of them), a conversation row (its tools are the caller's own session's) and a disabled
+ * row.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isEnabled } from "../../config/rows.js";
@@ -37,8 +39,8 @@ export async function unlistedTool(
   const entry = view.entries().find((candidate) => candidate.id === only);
   if (entry === undefined || !isEnabled(entry.row) || isConversationRow(entry.row)) throw refusal;
   if (isHidden(entry.row, name)) throw refusal;
-  const index = view.catalog.index();
-  if (index.pinMismatch.has(entry.id)) throw refusal;
+  // Only approved tools run on a pinned row, whether its list matches the pin or not.
+  if (entry.row.pin !== undefined || view.catalog.index().pinMismatch.has(entry.id)) throw refusal;
   // Busy until the call's end (the pipeline's idle()), as a listed tool's entry is.
   entry.busy();
   try {

@@ -1,8 +1,9 @@
 /**
  * The catalog: what the pool offers, read from the tool index without connecting
- * anything; fresh() lists again what a server's cache hint says ran out. state(), tools(), catalog(), search(), alwaysLoaded(), describe(),
- * and the lookup call() resolves a name with. Scope and hiding are applied here, once;
- * the index is rebuilt on the next read after a server's list or row changed.
+ * anything; fresh() lists again what a server's cache hint says ran out. state(), tools(),
+ * catalog(), search(), alwaysLoaded(), describe(), and the lookup call() resolves a name with.
+ * Scope and hiding are applied here, once; the index is rebuilt on the next read after a server's
+ * list or row changed.
  */
 import { labelOf, slugOf, type McpServerConfig } from "../../config/rows.js";
 import { describeTool } from "./describe.js";

@@ -1,11 +1,11 @@
 /**
  * Listings and calls of per-conversation rows (docs/configuration.md, "Per-conversation
- * servers"): tool lists, and nothing sent unchecked. A conversation is served the tools of its own client, or — under
- * share names the operator vouches for — one listing shared by the conversations of a
- * tenant that resolve to the same names. Every call is checked against the listing it was
- * resolved from right before it is sent, on the client that sends it: `stale-tools` when
- * the listing stopped being served, `binding-changed` when the names moved. The budgets,
- * clients and endings are each row's own (conversations/row.ts).
+ * servers"): tool lists, and nothing sent unchecked. A conversation is served the tools of its own
+ * client, or — under share names the operator vouches for — one listing shared by the conversations
+ * of a tenant that resolve to the same names. Every call is checked against the listing it was
+ * resolved from right before it is sent, on the client that sends it: `stale-tools` when the
+ * listing stopped being served, `binding-changed` when the names moved. The budgets, clients and
+ * endings are each row's own (conversations/row.ts).
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ShareNames } from "../../config/conversation.js";

@@ -5,6 +5,7 @@
  * Classify by `isMcpError(error, code)`: an error from the SDK's own classes (a caller's
  * SDK client, the HTTP transport) has the same shape and is recognised the same way.
  */
+import { mcpErrorPrefix } from "mcpool-protocol";
 
 /** The JSON-RPC and MCP error codes the pool reads or answers with (the SDK's ErrorCode). */
 export const ErrorCode = {
@@ -21,11 +22,14 @@ export const ErrorCode = {
 export class McpError extends Error {
   readonly code: number;
   readonly data: unknown;
+  /** The message as the peer said it, without the prefix `message` has. */
+  readonly peerMessage: string;
 
   constructor(code: number, message: string, data?: unknown) {
-    super(`MCP error ${code}: ${message}`);
+    super(`${mcpErrorPrefix(code)}${message}`);
     this.code = code;
     this.data = data;
+    this.peerMessage = message;
     this.name = "McpError";
   }
 }
@@ -34,8 +38,9 @@ export class McpError extends Error {
  * A JSON-RPC error a peer gets with exactly this message. An McpError's message carries
  * the `MCP error <code>: ` prefix, and the peer's SDK adds its own on top; what the pool
  * answers in a host's stead, or relays from a server, goes as that peer would send it.
+ * (Not mcpool-protocol's `WireError`, the daemon wire's error shape.)
  */
-export class WireError extends McpError {
+export class VerbatimMcpError extends McpError {
   constructor(code: number, message: string, data?: unknown) {
     super(code, message, data);
     this.message = message;
@@ -46,8 +51,8 @@ export class WireError extends McpError {
  * What an SDK client answers a request it has no handler for (a host that did not declare
  * sampling or elicitation): the server hears from the pool what it would hear from it.
  */
-export function methodNotFound(): WireError {
-  return new WireError(ErrorCode.MethodNotFound, "Method not found");
+export function methodNotFound(): VerbatimMcpError {
+  return new VerbatimMcpError(ErrorCode.MethodNotFound, "Method not found");
 }
 
 /** Whether `error` is an MCP error (ours or the SDK's), with `code` when one is given. */

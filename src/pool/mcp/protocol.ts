@@ -17,6 +17,7 @@ import type {
   RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 
+import type { JSONRPCError } from "mcpool-protocol";
 import { ErrorCode, isMcpError, McpError } from "../core/mcp-error.js";
 import type { CallSignal } from "../core/types.js";
 
@@ -91,8 +92,6 @@ export type NotificationHandler = (notification: Message) => void | Promise<void
 
 /** A handler may be registered by method name or by the SDK's schema of its message. */
 export type MethodKey = string | { shape?: { method?: { value?: unknown } } };
-
-type WireError = { code: number; message: string; data?: unknown };
 
 interface Pending {
   resolve(result: unknown): void;
@@ -265,7 +264,7 @@ export class McpProtocol {
       method?: unknown;
       params?: Record<string, unknown>;
       result?: unknown;
-      error?: WireError;
+      error?: JSONRPCError;
     };
     if (typeof m.method === "string") {
       if (m.id !== undefined) this.#onRequest(m.id, m as Message);
@@ -277,7 +276,7 @@ export class McpProtocol {
     }
   }
 
-  #onResponse(id: RequestId, result: unknown, error: WireError | undefined): void {
+  #onResponse(id: RequestId, result: unknown, error: JSONRPCError | undefined): void {
     const pending = this.#take(Number(id));
     if (pending === undefined) {
       this.onerror?.(new Error(`Received a response for an unknown message ID: ${String(id)}`));
@@ -342,7 +341,9 @@ export class McpProtocol {
 
   #onRequest(id: RequestId, request: Message): void {
     const transport = this.#transport;
-    const answer = (reply: { result: unknown } | { error: WireError }): Promise<void> | undefined =>
+    const answer = (
+      reply: { result: unknown } | { error: JSONRPCError },
+    ): Promise<void> | undefined =>
       transport?.send({ jsonrpc: "2.0", id, ...reply } as JSONRPCMessage);
     const sendFailed = (error: unknown): void =>
       this.onerror?.(new Error(`Failed to send response: ${String(error)}`));

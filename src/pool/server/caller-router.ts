@@ -109,8 +109,8 @@ export class CallerRouter<P, R> {
   }
 
   /**
-   * The answer to one request that belongs to a known call (a modern `input_required`): that call's `handler` only, else the pool's own, else the policy's — never
-   * another caller in flight.
+   * The answer to one request that belongs to a known call (a modern `input_required`): that call's
+   * `handler` only, else the pool's own, else the policy's — never another caller in flight.
    */
   answerFor(
     handler: CallerHandler<P, R> | undefined,

@@ -1,6 +1,7 @@
 /**
  * One live MCP connection of a server: the pool's client, its transport and what the pool
- * counts on it. Hanging one up is the client's close, which closes its transport: the transport is closed directly only when that failed.
+ * counts on it. Hanging one up is the client's close, which closes its transport: the transport is
+ * closed directly only when that failed.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 

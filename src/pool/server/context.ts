@@ -83,7 +83,10 @@ export interface EntryContext {
   revives?(entry: ServerEntry): boolean;
 }
 
-/** The auth-required sentence for `cause` (undefined: it wants no sign-in), or, without one, for the refusal the server stands at. */
+/**
+ * The auth-required sentence for `cause` (undefined: it wants no sign-in), or, without one, for the
+ * refusal the server stands at.
+ */
 export function authSentence(
   context: EntryContext,
   serverId: string,

@@ -3,7 +3,8 @@
  * (notifications, tools/list_changed, elicitation, sampling), the initialize handshake and
  * the first tools/list walk, all on one connect budget. A failure closes what was opened
  * and is said as a pool error (connect-failed, timeout, auth-required) with the child's
- * stderr tail or the cause's code (`causeCode`: ECONNREFUSED…); the entry decides what it means for the server's state.
+ * stderr tail or the cause's code (`causeCode`: ECONNREFUSED…); the entry decides what it means for
+ * the server's state.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";

@@ -25,6 +25,8 @@ import type { EntryState } from "./state.js";
 export interface HandedProfile extends HandedUptake {
   key: string;
   profile: HostProfile;
+  /** A legacy host's child of a row held in 2026-07-28 (ProfileEntry's `era`). */
+  era?: "legacy";
 }
 
 /** A host profile's child the successor takes up: its row's id and what it was handed. */

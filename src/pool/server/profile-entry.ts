@@ -230,7 +230,9 @@ export class ProfileEntry extends ServerEntry {
     if (uptake.followUp !== undefined && !(await uptake.followUp)) {
       // Known now, whether before this child's server asked or since (a sibling showed it).
       if (this.knownToShow() && !connection.closing) {
-        // The next use dials afresh: this server may never take these roots in.
+        // The next use dials afresh: this server may never take these roots in. Closed as an
+        // idle child is (its list kept, no failure counted); a profile child's close is no
+        // pool event (host-profiles.ts ROW_EVENTS), and the refusal below says why.
         this.#untaken.add(connection);
         void this.close("idle");
         throw new McpPoolError(

@@ -158,7 +158,8 @@ export function elicitationPolicy(log: PoolLog): RoutePolicy<ElicitResult> {
 /**
  * Unlike an elicitation, a sampling request has no answer meaning "no": with nobody to
  * ask, or a handler that fails, the server gets a JSON-RPC error (-32601 "Method not found",
- * as an SDK client without sampling answers; or the handler's McpError, else -32603). The SDK validates the result.
+ * as an SDK client without sampling answers; or the handler's McpError, else -32603). The SDK
+ * validates the result.
  */
 export const samplingPolicy: RoutePolicy<CreateMessageResult> = {
   unanswered() {

@@ -173,15 +173,30 @@ function releasedWhenRead(response: Response, release: () => void): Response {
       await reader.cancel(reason);
     },
   });
-  const wrapped = new Response(tracked, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
+  return withBody(response, tracked, { sameBytes: true });
+}
+
+/**
+ * `response` with another body: its headers, its status (or `status`, "OK" then), and the
+ * `url` and `redirected` the SDK reads, which a built Response lacks. Its `content-length`
+ * is kept only for the same bytes (`sameBytes`): a new body's length is its own.
+ */
+export function withBody(
+  response: Response,
+  body: string | Uint8Array | ReadableStream<Uint8Array>,
+  options: { status?: number; sameBytes?: boolean } = {},
+): Response {
+  const status = options.status ?? response.status;
+  const headers = new Headers(response.headers);
+  if (options.sameBytes !== true) headers.delete("content-length");
+  const out = new Response(body, {
+    status,
+    statusText: status === response.status ? response.statusText : "OK",
+    headers,
   });
-  // What the SDK reads of a response besides its body; a built Response has neither.
-  Object.defineProperty(wrapped, "url", { value: response.url });
-  Object.defineProperty(wrapped, "redirected", { value: response.redirected });
-  return wrapped;
+  Object.defineProperty(out, "url", { value: response.url });
+  Object.defineProperty(out, "redirected", { value: response.redirected });
+  return out;
 }
 
 /** Why a redirect was not followed. Messages name origins only, never a path or query. */

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { HttpServerConfig } from "../../config/rows.js";
 import { remoteUrlProblem } from "../../config/url-policy.js";
-import { originPinnedFetch, sharedKeepAliveFetch } from "./fetch.js";
+import { originPinnedFetch, sharedKeepAliveFetch, withBody } from "./fetch.js";
 import { ListenStream } from "./listen-stream.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
@@ -217,7 +217,7 @@ export function cappedResponse(
   const declared = Number(response.headers.get("content-length") ?? NaN);
   if (json && requestId !== undefined && declared > maxBytes) {
     void body.cancel().catch(() => undefined);
-    return rebuilt(response, bytesOf(replacement(requestId, declared, maxBytes)));
+    return withBody(response, bytesOf(replacement(requestId, declared, maxBytes)));
   }
   const meter = json
     ? new JsonMeter(maxBytes, requestId, stats)
@@ -235,7 +235,7 @@ export function cappedResponse(
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  return rebuilt(response, measured);
+  return withBody(response, measured);
 }
 
 /**
@@ -266,20 +266,6 @@ function requestIdOf(body: unknown): RequestId | undefined {
   } catch {
     return undefined;
   }
-}
-
-function rebuilt(response: Response, body: Uint8Array | ReadableStream<Uint8Array>): Response {
-  const headers = new Headers(response.headers);
-  headers.delete("content-length");
-  const out = new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers,
-  });
-  // What the SDK reads of a response besides its body; a built Response has neither.
-  Object.defineProperty(out, "url", { value: response.url });
-  Object.defineProperty(out, "redirected", { value: response.redirected });
-  return out;
 }
 
 const bytesOf = (text: string): Uint8Array => Buffer.from(text, "utf8");

@@ -106,7 +106,7 @@ export class AnswerTooLarge {
 
 /** What an oversize message was, as far as its first and last bytes tell. */
 /** A message of the server's carries `id` when it is a request and its head holds the id. */
-export type OversizeKind =
+type OversizeKind =
   | { kind: "answer"; id: RequestId }
   | { kind: "message"; method: string; id?: RequestId }
   | { kind: "unknown" };
@@ -150,7 +150,10 @@ export function tooLargeAnswer(id: RequestId, bytes: number, maxBytes: number): 
   return { jsonrpc: "2.0", id, error } as JSONRPCMessage;
 }
 
-/** Bytes as text one char per byte: multi-byte UTF-8 never holds an ASCII byte, so JSON's structure reads the same. */
+/**
+ * Bytes as text one char per byte: multi-byte UTF-8 never holds an ASCII byte, so JSON's structure
+ * reads the same.
+ */
 function latin1(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
 }

@@ -15,6 +15,7 @@
 import { META } from "../core/era.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { FetchLike } from "./transport.js";
+import { withBody } from "./fetch.js";
 
 /** The method whose `params` field names what `Mcp-Name` carries. */
 const NAME_FIELD: Readonly<Record<string, string>> = {
@@ -91,16 +92,9 @@ async function inBand(response: Response, id: unknown): Promise<Response> {
   } catch {
     body = undefined;
   }
-  const rebuilt = (code: number): Response =>
-    new Response(text, {
-      status: code,
-      statusText: code === status ? response.statusText : "OK",
-      headers: response.headers,
-    });
-  if (body?.jsonrpc !== "2.0" || typeof body.error?.code !== "number" || body.id !== id) {
-    return rebuilt(status);
-  }
-  return rebuilt(200);
+  const answered =
+    body?.jsonrpc === "2.0" && typeof body.error?.code === "number" && body.id === id;
+  return withBody(response, text, { status: answered ? 200 : status });
 }
 
 /*

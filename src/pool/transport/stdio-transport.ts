@@ -27,25 +27,22 @@ import {
   tooLargeRequest,
   type MeasuredLine,
 } from "./line-reader.js";
-import { v8Collector } from "../core/collect.js";
+import type { Collector } from "../core/collect.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StderrTail } from "./stderr-tail.js";
 
 /**
- * While an oversize line is dropped, the young generation is collected after each this many
- * of its bytes: its 64 KB chunks are freed as they go, so the allocator reuses a few of them
- * instead of keeping tens of MB resident after the line (bench/memory-return.mjs).
+ * While an oversize line is dropped, the young generation is collected (by the `collector`
+ * option, the daemon's) after each this many of its bytes: its 64 KB chunks are freed as they
+ * go, so the allocator reuses a few instead of keeping tens of MB (bench/memory-return.mjs).
  */
 const COLLECT_EVERY_BYTES = 1024 * 1024;
 
 /** How long a child gets after stdin EOF, and again after SIGTERM, before the next step. */
 export const DEFAULT_STOP_GRACE_MS = 2000;
 
-/**
- * A stdout line larger than this is counted and dropped as it arrives, never held: the frame
- * cap, past which no agent could be sent it anyway.
- */
+/** A stdout line larger than the frame cap is counted and dropped as it arrives, never held. */
 export const DEFAULT_MAX_LINE_BYTES = MAX_MESSAGE_BYTES;
 
 export interface ChildProcessTransportOptions {
@@ -66,6 +63,7 @@ export interface ChildProcessTransportOptions {
   onGone?: (pid: number) => void;
   /** A child a previous daemon started: start() takes it over instead of spawning one. */
   handed?: HandedChild;
+  collector?: Collector;
 }
 
 /** The child's pipes, spawned or handed. */
@@ -315,7 +313,7 @@ export class ChildProcessTransport implements Transport {
     }
     if (line.oversize - this.#collectedAt >= COLLECT_EVERY_BYTES) {
       this.#collectedAt = line.oversize;
-      v8Collector()?.young();
+      this.#options.collector?.young();
     }
     if (this.#gaveUp || opensObject(line.head)) return;
     this.#gaveUp = true;

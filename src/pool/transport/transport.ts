@@ -14,6 +14,7 @@ import type { AuthChallenge } from "./challenges.js";
 import { ChildProcessTransport } from "./stdio-transport.js";
 import type { Implementation, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { DiscoverResult, EraVerdict } from "../core/era.js";
+import type { Collector } from "../core/collect.js";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -43,6 +44,8 @@ export interface TransportContext {
   onAuthChallenge?: (serverId: string, challenge: AuthChallenge) => void;
   /** The children a previous daemon handed over: a stdio row's dial takes its child, once. */
   handed?: HandedChildren;
+  /** V8's collector, for a stdio child's oversize lines (core/collect.ts); none by default. */
+  collector?: Collector;
 }
 
 /**
@@ -111,6 +114,7 @@ export const createDefaultTransport: CreateTransport = (configured, context) => 
     const handed = context.handed?.take(configured);
     return new ChildProcessTransport({
       ...(handed ? { handed } : {}),
+      ...(context.collector ? { collector: context.collector } : {}),
       command: row.command,
       args: row.args ?? [],
       env: { ...childEnvironment(context.childEnv, row.env, env), ...context.childMark },

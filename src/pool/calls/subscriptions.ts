@@ -1,0 +1,274 @@
+/**
+ * The pool's resource subscriptions: a server sees one subscribe per uri however many
+ * listeners share it, one unsubscribe when the last one leaves, and the subscribe again after
+ * a reconnect. Across a hand-over the old daemon keeps a leaving listener's place for its
+ * entry's return, and the new daemon takes the old one's subscriptions up without sending
+ * them again to a child it adopted (src/daemon/handover/README.md).
+ */
+import type { PoolLog, ServerNotification } from "../core/types.js";
+import { serverLog } from "../core/server-log.js";
+
+export type ResourceListener = (notification: ServerNotification) => void;
+
+interface Subscription {
+  readonly listeners: Set<ResourceListener>;
+  readonly ready: Promise<void>;
+  /** The server has acknowledged it: a reconnect must send it again. */
+  live: boolean;
+  /**
+   * Listeners that left while the daemon handed over (or, in the new daemon, that the old
+   * one had): each is a host's entry that dials again and subscribes again, and takes its
+   * place back instead of a subscribe upstream. While one is awaited the subscription holds.
+   */
+  kept: number;
+  /** An update that came while only kept listeners were left: each one back is sent it. */
+  missed?: ServerNotification;
+}
+
+/** A live upstream subscription as one daemon hands it to the next (kept-subscriptions.ts). */
+export interface HandedSubscription {
+  serverId: string;
+  uri: string;
+  /** How many listeners (entries' connections) it had: each is awaited back. */
+  listeners: number;
+}
+
+/** What the subscriptions need of the passthrough that owns them. */
+export interface SubscriptionDeps {
+  /** Sends `method` for `uri` to server `id`, dialling it unless `dial` is false. */
+  upstream(
+    id: string,
+    uri: string,
+    method: "resources/subscribe" | "resources/unsubscribe",
+    dial?: boolean,
+  ): Promise<void>;
+  /** Unsubscribes `uri` upstream if server `id` is connected; the server may go idle. */
+  stopUpstream(id: string, uri: string): Promise<void>;
+  /** Server `id`'s entry is used (made if need be). */
+  touch(id: string): void;
+  log: PoolLog;
+}
+
+export class Subscriptions {
+  readonly #deps: SubscriptionDeps;
+  /** Per server id, per uri: who listens. */
+  readonly #subscriptions = new Map<string, Map<string, Subscription>>();
+  /** Handing over: a listener that leaves is kept for its entry's return (holdSubscriptions()). */
+  #holding = false;
+  /** Subscriptions a previous daemon handed over, until adoptSubscriptions() settles them. */
+  readonly #expected: {
+    serverId: string;
+    uri: string;
+    subscription: Subscription;
+    settle(value: Promise<void> | void): void;
+  }[] = [];
+
+  constructor(deps: SubscriptionDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Calls `listener` with each `notifications/resources/updated` server `id` sends for
+   * `uri`, subscribing upstream when it is the first listener. Resolves with the function
+   * that stops listening (unsubscribing upstream with the last listener).
+   */
+  async subscribe(
+    id: string,
+    uri: string,
+    listener: ResourceListener,
+  ): Promise<() => Promise<void>> {
+    this.#deps.touch(id);
+    let uris = this.#subscriptions.get(id);
+    if (!uris) {
+      uris = new Map();
+      this.#subscriptions.set(id, uris);
+    }
+    const byUri = uris;
+    let subscription = byUri.get(uri);
+    if (!subscription) {
+      const created: Subscription = {
+        listeners: new Set(),
+        ready: this.#deps.upstream(id, uri, "resources/subscribe").then(() => {
+          created.live = true;
+        }),
+        live: false,
+        kept: 0,
+      };
+      created.ready.catch(() => this.#forget(id, uri, created));
+      byUri.set(uri, created);
+      subscription = created;
+    }
+    const held = subscription;
+    held.listeners.add(listener);
+    this.#welcomeBack(held, listener);
+    try {
+      await held.ready;
+    } catch (error) {
+      held.listeners.delete(listener);
+      throw error;
+    }
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      held.listeners.delete(listener);
+      if (this.#holding && held.live) held.kept += 1;
+      if (held.listeners.size > 0 || held.kept > 0 || !this.#forget(id, uri, held)) return;
+      await this.#deps.stopUpstream(id, uri);
+    };
+  }
+
+  /** Whether server `id` has resource subscriptions (its idle timer waits for none). */
+  held(id: string): boolean {
+    return (this.#subscriptions.get(id)?.size ?? 0) > 0;
+  }
+
+  /** A notification of server `id`: a resources/updated goes to that uri's listeners. */
+  deliver(id: string, notification: ServerNotification): void {
+    if (notification.method !== "notifications/resources/updated") return;
+    const uri = notification.params?.uri;
+    if (typeof uri !== "string") return;
+    const subscription = this.#subscriptions.get(id)?.get(uri);
+    if (subscription !== undefined && subscription.kept > 0) subscription.missed = notification;
+    for (const listener of [...(subscription?.listeners ?? [])]) {
+      try {
+        listener(notification);
+      } catch (error) {
+        this.#deps.log.error?.(`mcpool: a resource listener threw: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  /** Server `id` connected (again): what it was subscribed to died with the old connection. */
+  connected(id: string): void {
+    for (const [uri, subscription] of this.#subscriptions.get(id) ?? []) {
+      if (!subscription.live) continue;
+      this.#deps
+        .upstream(id, uri, "resources/subscribe", false)
+        .catch((error: unknown) =>
+          serverLog(this.#deps.log, id).error(
+            `subscribing again to ${uri} after a reconnect failed: ${(error as Error).message}`,
+          ),
+        );
+    }
+  }
+
+  // ── Across a hand-over (src/daemon/handover/README.md) ──────────────────────────────
+
+  /**
+   * The daemon hands over: from now on a listener that leaves (its connection closed by the
+   * hand-over) is kept, never unsubscribed upstream: the child's subscription goes on.
+   */
+  holdSubscriptions(): void {
+    this.#holding = true;
+  }
+
+  /** The hand-over failed: listeners leave as before; the kept ones are awaited back here. */
+  unholdSubscriptions(): void {
+    this.#holding = false;
+  }
+
+  /** Every live upstream subscription, with how many listeners it had (kept ones included). */
+  handedSubscriptions(): HandedSubscription[] {
+    return [...this.#subscriptions].flatMap(([serverId, uris]) =>
+      [...uris]
+        .filter(([, subscription]) => subscription.live)
+        .map(([uri, subscription]) => ({
+          serverId,
+          uri,
+          listeners: subscription.listeners.size + subscription.kept,
+        })),
+    );
+  }
+
+  /**
+   * The old daemon's live subscriptions, expected before this pool serves anyone: held, their
+   * listeners awaited back, nothing sent upstream. A listener that comes back before
+   * adoptSubscriptions() says whether its server's child was taken over waits for that.
+   */
+  expectSubscriptions(handed: readonly HandedSubscription[]): void {
+    for (const { serverId, uri, listeners } of handed) {
+      let uris = this.#subscriptions.get(serverId);
+      if (!uris) {
+        uris = new Map();
+        this.#subscriptions.set(serverId, uris);
+      }
+      if (listeners < 1 || uris.has(uri)) continue;
+      let settle: (value: Promise<void> | void) => void = () => undefined;
+      const ready = new Promise<void>((resolve) => (settle = resolve));
+      ready.catch(() => undefined);
+      const expected: Subscription = { listeners: new Set(), ready, live: false, kept: listeners };
+      uris.set(uri, expected);
+      this.#expected.push({ serverId, uri, subscription: expected, settle });
+    }
+  }
+
+  /**
+   * The expected subscriptions of the rows in `adopted` (their same child, which holds them
+   * still) are live; any other's (its child started anew, or its row gone) is subscribed
+   * upstream for the listeners back by now, or forgotten when none is.
+   */
+  adoptSubscriptions(adopted: readonly string[]): void {
+    const rows = new Set(adopted);
+    for (const { serverId, uri, subscription, settle } of this.#expected.splice(0)) {
+      if (rows.has(serverId)) {
+        subscription.live = true;
+        settle();
+        continue;
+      }
+      subscription.kept = 0;
+      delete subscription.missed;
+      if (subscription.listeners.size === 0) {
+        this.#forget(serverId, uri, subscription);
+        settle();
+        continue;
+      }
+      const upstream = this.#deps.upstream(serverId, uri, "resources/subscribe").then(() => {
+        subscription.live = true;
+      });
+      upstream.catch(() => this.#forget(serverId, uri, subscription));
+      settle(upstream);
+    }
+  }
+
+  /**
+   * Stops awaiting the listeners kept for a hand-over: each subscription none came back to is
+   * unsubscribed upstream (an entry that comes later subscribes again, as a new one would).
+   */
+  async dropKept(): Promise<void> {
+    const left: Promise<void>[] = [];
+    for (const [id, uris] of this.#subscriptions) {
+      for (const [uri, subscription] of uris) {
+        if (subscription.kept === 0) continue;
+        subscription.kept = 0;
+        delete subscription.missed;
+        if (subscription.listeners.size > 0 || !this.#forget(id, uri, subscription)) continue;
+        left.push(this.#deps.stopUpstream(id, uri));
+      }
+    }
+    await Promise.all(left);
+  }
+
+  /** A listener joined: one kept for it is back, and hears what it missed meanwhile. */
+  #welcomeBack(subscription: Subscription, listener: ResourceListener): void {
+    if (subscription.kept === 0) return;
+    subscription.kept -= 1;
+    const missed = subscription.missed;
+    if (subscription.kept === 0) delete subscription.missed;
+    if (missed === undefined) return;
+    try {
+      listener(missed);
+    } catch (error) {
+      this.#deps.log.error?.(`mcpool: a resource listener threw: ${(error as Error).message}`);
+    }
+  }
+
+  /** Drops `subscription` if it is still the one held for (id, uri); true if it was. */
+  #forget(id: string, uri: string, subscription: Subscription): boolean {
+    const uris = this.#subscriptions.get(id);
+    if (uris?.get(uri) !== subscription) return false;
+    uris.delete(uri);
+    if (uris.size === 0) this.#subscriptions.delete(id);
+    return true;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * A 2026-07-28 host's resources, prompts and completion go where its calls go, through the
+ * modern bridge: the server of passthrough-profile.test.ts (test/fixtures/roots-complete.mjs,
+ * 2025-11-25, answering its completion, resource list and prompt from its client's roots and
+ * capabilities), pooled beside a 2026-07-28-only server so the whole pool serves a dual-era
+ * host (SDK v2 on `auto`) in 2026-07-28. Direct, that host falls back to 2025-11-25 with the
+ * server: the era allowance (normalise.ts ERA_ENVELOPE) applies, and the whole pool's own
+ * names (`<slug>__…`) are read back and the other server's resources left out; the rest is
+ * compared. On the lean bridge, whose connection keeps the roots its first call asked for;
+ * over `--http` each request stands alone, and a list or completion (which 2026-07-28 lets
+ * ask nothing) goes without them (docs/status.md).
+ */
+import { existsSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { bridgeCommand, scopeSocket, stringEnv } from "../helpers/bridge.js";
+import { testHome } from "../helpers/daemon.js";
+import { fixture, waitFor } from "../helpers/processes.js";
+import { openHost } from "./entries.js";
+import { connectHost, type Host, type HostSpec } from "./host.js";
+import { compare, normalise } from "./normalise.js";
+import { pooling, projectOf } from "./run.js";
+import { matrixServers, type MatrixServer } from "./servers.js";
+import { step, type Step } from "./session.js";
+
+const server: MatrixServer = {
+  id: "rootscomplete",
+  command: process.execPath,
+  args: [fixture("roots-complete.mjs")],
+  script: {},
+};
+
+/** The session's steps on `host`, the tool and prompt named `prefix` + their own names. */
+async function session(host: Host, prefix: string): Promise<Step[]> {
+  return [
+    { op: "handshake", result: { era: host.era } },
+    await step(host, "tools/call", { name: `${prefix}whoami`, arguments: {} }),
+    await step(host, "resources/list", {}),
+    await step(host, "prompts/get", { name: `${prefix}project`, arguments: { folder: "x" } }),
+    await step(host, "completion/complete", {
+      ref: { type: "ref/prompt", name: `${prefix}project` },
+      argument: { name: "folder", value: "" },
+    }),
+  ];
+}
+
+/** The whole pool's steps as the one server's: its names read back, only its resources. */
+function asOneServer(steps: readonly Step[]): Step[] {
+  const own = steps.map((s) => {
+    if (s.op !== "resources/list" || s.result === undefined) return s;
+    const result = s.result as { resources: { _meta?: Record<string, unknown> }[] };
+    const resources = result.resources.filter((r) => r._meta?.["mcpool/server"] === server.id);
+    return { ...s, result: { ...result, resources } };
+  });
+  return JSON.parse(JSON.stringify(own).replaceAll(`${server.id}__`, "")) as Step[];
+}
+
+describe("a 2026-07-28 host's resources, prompts and completion go where its calls go", () => {
+  const home = testHome("mcpool-differential-passthrough-modern-");
+  const modern = matrixServers(home.dir).find((s) => s.id === "modern")!;
+  pooling(home, [server, modern]);
+
+  const spec = (): HostSpec => ({
+    client: "v2",
+    capabilities: "roots",
+    root: projectOf(home, "v2"),
+  });
+
+  async function direct(): Promise<Step[]> {
+    const host = await openHost(home, server, spec(), "direct");
+    try {
+      return normalise(await session(host, ""));
+    } finally {
+      await host.close();
+    }
+  }
+
+  it("through the lean bridge of the whole pool, as direct", async () => {
+    const want = await direct();
+    const args = ["--socket", home.socketPath];
+    await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, "the pool's MCP socket");
+    const host = await connectHost(spec(), {
+      kind: "stdio",
+      ...bridgeCommand(home, args, "lean"),
+      env: stringEnv(home.env),
+    });
+    try {
+      expect(host.era).toBe("modern");
+      const got = normalise(asOneServer(await session(host, `${server.id}__`)));
+      expect(compare(want, got).join("\n")).toBe("");
+    } finally {
+      await host.close();
+    }
+  }, 120_000);
+});
