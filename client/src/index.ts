@@ -18,7 +18,7 @@ export {
   type DescribeOptions,
   type RunHooksOptions,
 } from "./client.js";
-export { defaultSocketPath, ownSocketPath, pathIdentity } from "./paths.js";
+export { defaultSocketPath, ownSocketPath } from "./paths.js";
 export type {
   ConversationLeaseHandle,
   ConversationsClient,

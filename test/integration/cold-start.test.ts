@@ -5,9 +5,10 @@
  * order, not by time: the daemon's instance lock is held by this test while the host asks,
  * so no daemon can serve (each one started gives way) until the test lets go, after the
  * answers came. A row changed since (its cache no longer its own), or an entry of another
- * build of the same version, is served as before: no answer until a daemon serves. A 2026-07-28 host is recorded and answered the same way, and
- * a list found changed once the daemon answers is said in the host's era: plain to a legacy
- * host, on its listen subscription to a modern one (as a modern server stamps it).
+ * build of the same version, is served as before: no answer until a daemon serves. A
+ * 2026-07-28 host is recorded and answered the same way. A list found changed once the daemon
+ * answers is said to a legacy host as a server says it (how a 2026-07-28 host is told, on its
+ * listen subscriptions: test/unit/lean-host-era.test.ts).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import {
@@ -71,15 +72,6 @@ const MODERN_CALL = line({
   params: { name: "echo", arguments: { text: "through the daemon" }, _meta: META },
 });
 
-const MODERN_LISTEN = line({
-  jsonrpc: "2.0",
-  id: 3,
-  method: "subscriptions/listen",
-  params: { notifications: { toolsListChanged: true }, _meta: META },
-});
-
-const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
-
 /** A host on an entry's stdio: what it writes, the lines it is answered, in order. */
 interface RawHost {
   child: ChildProcessWithoutNullStreams;
@@ -131,7 +123,7 @@ describe("a cold entry answers its host's first look from the daemon's last answ
   let home: TestHome;
   let warm: string[];
   let warmModern: string[];
-  const warmMoving: Record<"legacy" | "modern", string[]> = { legacy: [], modern: [] };
+  let warmMoving: string[];
   const warmPool: Record<"@pool" | "@catalog", string[]> = { "@pool": [], "@catalog": [] };
   const hosts: RawHost[] = [];
   const lockPath = (): string => join(home.socketPath, "..", "mcpool.lock");
@@ -141,7 +133,7 @@ describe("a cold entry answers its host's first look from the daemon's last answ
       : join(home.env.XDG_DATA_HOME!, "mcpool", "cold-answers", `${scope}.json`);
   /** The tools server `id` adds, one a line: written by a test, its row the same. */
   const toolsFile = (id: string): string => join(home.dir, `${id}-tools.txt`);
-  /** A server whose list a test changes, one per era of host (a change is learnt once). */
+  /** A server whose list a test changes. */
   const moving = (id: string) => ({
     command: process.execPath,
     args: [fixture("echo.mjs")],
@@ -150,7 +142,6 @@ describe("a cold entry answers its host's first look from the daemon's last answ
   const row = (extra: string[] = []) => ({
     echo: { command: process.execPath, args: [fixture("echo.mjs"), ...extra] },
     "legacy-moving": moving("legacy-moving"),
-    "modern-moving": moving("modern-moving"),
   });
 
   /** A warm session through the daemon: what it answers `opening` is given back, and recorded. */
@@ -186,11 +177,10 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     );
     warm = await warmSession("echo", OPENING, "initialize");
     warmModern = await warmSession("echo", MODERN_OPENING, "server/discover");
-    warmMoving.legacy = await warmSession("legacy-moving", OPENING, "initialize");
-    warmMoving.modern = await warmSession("modern-moving", MODERN_OPENING, "server/discover");
     // The pool's own scopes last: each row's tools are cached by then, as their answers need.
     warmPool["@pool"] = await warmSession("@pool", OPENING, "initialize");
     warmPool["@catalog"] = await warmSession("@catalog", OPENING, "initialize");
+    warmMoving = await warmSession("legacy-moving", OPENING, "initialize");
     await daemon.stop();
   });
 
@@ -270,49 +260,27 @@ describe("a cold entry answers its host's first look from the daemon's last answ
 
   describe("a list found changed once the daemon answers", () => {
     /**
-     * Server `era`-moving's list changed (at its own test: a daemon started lists every row),
-     * then a cold host that opens as the warm one did, answered from the recording.
+     * Server legacy-moving's list changed, then a cold host that opens as the warm one did,
+     * answered from the recording.
      */
-    const coldAfterChange = async (era: "legacy" | "modern"): Promise<RawHost> => {
-      writeFileSync(toolsFile(`${era}-moving`), "added_since\n");
+    const coldAfterChange = async (): Promise<RawHost> => {
+      writeFileSync(toolsFile("legacy-moving"), "added_since\n");
       holdLock();
-      const host = rawHost(home, "lean", `${era}-moving`);
+      const host = rawHost(home, "lean", "legacy-moving");
       hosts.push(host);
-      host.child.stdin.write(era === "legacy" ? OPENING : MODERN_OPENING);
-      expect(await host.next(2)).toEqual(warmMoving[era]);
+      host.child.stdin.write(OPENING);
+      expect(await host.next(2)).toEqual(warmMoving);
       return host;
     };
 
     it("is said to a legacy host as a server says it: notifications/tools/list_changed", async () => {
-      const host = await coldAfterChange("legacy");
+      const host = await coldAfterChange();
       rmSync(lockPath());
       const [, , notice] = await host.next(3);
       expect(JSON.parse(notice!)).toEqual({
         jsonrpc: "2.0",
         method: "notifications/tools/list_changed",
       });
-    });
-
-    it("is said to a 2026-07-28 host on its listen subscription, stamped with its id", async () => {
-      const host = await coldAfterChange("modern");
-      // Its listen is no listing: it waits for the daemon, which acknowledges it.
-      host.child.stdin.write(MODERN_LISTEN);
-      rmSync(lockPath());
-      const changed = (l: string) => l.includes("notifications/tools/list_changed");
-      await waitFor(() => host.lines.some(changed), 30_000, "a tools list change");
-      const acknowledged = host.lines.map((l) => JSON.parse(l) as Record<string, unknown>)[2];
-      expect(acknowledged).toMatchObject({
-        method: "notifications/subscriptions/acknowledged",
-        params: { notifications: { toolsListChanged: true }, _meta: { [SUBSCRIPTION_ID]: 3 } },
-      });
-      // As a modern server says it on stdio: only on a subscription that asked, naming it.
-      expect(host.lines.filter(changed).map((l) => JSON.parse(l) as unknown)).toEqual([
-        {
-          jsonrpc: "2.0",
-          method: "notifications/tools/list_changed",
-          params: { _meta: { [SUBSCRIPTION_ID]: 3 } },
-        },
-      ]);
     });
   });
 

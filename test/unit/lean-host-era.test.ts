@@ -27,6 +27,7 @@ describe("a lean session's list change in its host's era", () => {
   it("goes only to a modern host's subscriptions that took the kind, naming each", () => {
     const era = new HostEra();
     era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });
+    era.fromDaemon({ id: 1, result: {} });
     expect(lines(era, "tools")).toEqual([]);
     era.fromDaemon(ack("a", { toolsListChanged: true }));
     era.fromDaemon(ack(7, { promptsListChanged: true }));
@@ -44,9 +45,17 @@ describe("a lean session's list change in its host's era", () => {
     expect(lines(era, "prompts")).toEqual([]);
   });
 
+  it("takes a host whose discovery was refused as legacy", () => {
+    const era = new HostEra();
+    era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });
+    era.fromDaemon({ id: 1, error: { code: -32601 } });
+    expect(lines(era, "tools")).toHaveLength(1);
+  });
+
   it("takes a dual-era host that probed and then initialized as legacy", () => {
     const era = new HostEra();
     era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });
+    era.fromDaemon({ id: 1, result: {} });
     era.fromHost({ id: 2, method: "initialize", params: { protocolVersion: "2025-11-25" } });
     expect(lines(era, "resources")).toHaveLength(1);
   });

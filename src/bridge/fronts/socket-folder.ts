@@ -7,7 +7,7 @@
  */
 import { chmod, lstat, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { pathIdentity } from "mcpool-client";
+import { pathIdentity } from "mcpool-client/paths";
 
 /**
  * A directory only this user can enter; never through a symlink someone planted. Its parent,

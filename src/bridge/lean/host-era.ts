@@ -1,5 +1,7 @@
 /**
- * How a list change is said to the host of a lean session, in its era. A legacy host is told
+ * How a list change is said to the host of a lean session, in its era: 2026-07-28 once its
+ * `server/discover` was answered with a result (from the daemon, or from a recording of the
+ * daemon's), legacy otherwise. A legacy host is told
  * unsolicited (`notifications/tools/list_changed`). A 2026-07-28 host hears a change only on a
  * `subscriptions/listen` of its that asked for that kind, the notification naming the
  * subscription in `_meta["io.modelcontextprotocol/subscriptionId"]` — what a modern server
@@ -12,8 +14,6 @@
 
 /** The `_meta` key naming the listen subscription a notification belongs to. */
 export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
-/** The `_meta` key of a 2026-07-28 request's protocol version claim. */
-const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 
 type Id = string | number;
 
@@ -22,6 +22,8 @@ interface Message {
   id?: unknown;
   method?: unknown;
   params?: unknown;
+  result?: unknown;
+  error?: unknown;
 }
 
 interface Params {
@@ -46,8 +48,10 @@ const isId = (id: unknown): id is Id => typeof id === "string" || typeof id === 
 
 /** One session's era and its host's acknowledged listen subscriptions. */
 export class HostEra {
-  /** The host speaks 2026-07-28: its requests carry the protocol version in `_meta`. */
+  /** The session is served in 2026-07-28: its `server/discover` was answered with a result. */
   private modern = false;
+  /** The host's `server/discover` waiting for its answer: JSON of its id. */
+  private discover: string | undefined;
   /** Acknowledged subscriptions: JSON of the listen request's id → its id and honored filter. */
   private readonly listens = new Map<string, { id: Id; filter: Record<string, unknown> }>();
 
@@ -55,7 +59,9 @@ export class HostEra {
   fromHost(message: Message): void {
     const params = paramsOf(message);
     if (message.method === "initialize") this.modern = false;
-    else if (typeof params._meta?.[PROTOCOL_VERSION_KEY] === "string") this.modern = true;
+    else if (message.method === "server/discover" && isId(message.id)) {
+      this.discover = JSON.stringify(message.id);
+    }
     if (message.method === "notifications/cancelled") {
       this.listens.delete(JSON.stringify(params.requestId));
     }
@@ -71,8 +77,11 @@ export class HostEra {
         this.listens.set(JSON.stringify(id), { id, filter: filter as Record<string, unknown> });
       }
     } else if (message.method === undefined && isId(message.id)) {
+      const id = JSON.stringify(message.id);
+      // Discovery answered: a result is the modern era; an error leaves the host legacy.
+      if (id === this.discover) this.modern = "result" in message;
       // The listen's own answer: the daemon closed that subscription.
-      this.listens.delete(JSON.stringify(message.id));
+      this.listens.delete(id);
     }
   }
 

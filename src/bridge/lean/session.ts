@@ -263,6 +263,9 @@ export class LeanSession {
   /** A host line answered from the recording: the opening is replayed, a listing checked. */
   private answeredCold(line: string, local: { method: string; answer: string }): void {
     const id = parse(line)?.id;
+    // The recorded answer is the daemon's: the session's era follows it as it would the daemon.
+    const answer = parse(local.answer);
+    if (answer !== undefined) this.era.fromDaemon(answer);
     if (local.method === "initialize" || local.method === "server/discover") this.initialize = line;
     else if (isId(id))
       this.coldListed.push({ line, id, method: local.method, answer: local.answer });
