@@ -28,7 +28,7 @@ import {
   type HandedFront,
   type Snapshot,
 } from "./snapshot.js";
-import { startSuccessor } from "./successor.js";
+import { startSuccessor, type Successor } from "./successor.js";
 import { handedSubscriptions, holdSubscriptions, unholdSubscriptions } from "./subscriptions.js";
 import { tellMainPid } from "./service-manager.js";
 
@@ -36,6 +36,11 @@ import { tellMainPid } from "./service-manager.js";
 export const DEFAULT_SETTLE_MS = 5_000;
 /** Bound on the new daemon's answer, ms: its start, its reconcile, its adoptions. */
 export const DEFAULT_ANSWER_MS = 60_000;
+/**
+ * Bound on a new daemon that was told to let go exiting by itself, ms: past it, it is killed.
+ * Until it has exited it may still read the handed children's output and write to their input.
+ */
+export const DEFAULT_EXIT_MS = 10_000;
 
 export interface HandOverDeps {
   /** Absent unless the daemon serves: then there is nothing to hand over. */
@@ -155,6 +160,8 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   const answer = await successor.answer;
   if (!answer.ready) {
     successor.go(false);
+    // Only one daemon may drive the children: this one takes them back once the new one is gone.
+    await ended(successor, log);
     await takeBack({ ...deps, server, log }, handed, answer);
     resumeHandedSessions(sessions);
     pool.resumeTasks();
@@ -194,6 +201,30 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     untaken: labels,
     ...(answer.cold !== undefined ? { cold: answer.cold } : {}),
   };
+}
+
+/**
+ * Waits for a new daemon told to let go to exit; one that has not within DEFAULT_EXIT_MS
+ * (stuck in a dial, or not listening to its channel) is killed. Its children lead their own
+ * groups, so a kill of it stops none of them.
+ */
+async function ended(successor: Successor, log: DaemonLog): Promise<void> {
+  const { pid } = successor;
+  if (pid === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), DEFAULT_EXIT_MS);
+  });
+  const killed = await Promise.race([successor.exited.then(() => false), late]);
+  clearTimeout(timer);
+  if (!killed) return;
+  log.error(`mcpool: the new daemon (pid ${pid}) did not exit when told to; killing it`);
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // Gone meanwhile: its exit is on its way.
+  }
+  await successor.exited;
 }
 
 /** The new daemon did not take over: this one takes everything back and serves on. */
