@@ -21,6 +21,12 @@ export interface MatrixServer {
   args: string[];
   env?: Record<string, string>;
   script: ServerScript;
+  /**
+   * The server keeps state on disk that its direct children and the pool's share (a folder,
+   * a graph file): its direct sessions run one after another with the pooled ones, not beside
+   * them.
+   */
+  sharedDisk?: true;
 }
 
 /** A folder with a file in it, for server-filesystem (its row's directory). */
@@ -127,6 +133,7 @@ export function matrixServers(dir: string): MatrixServer[] {
       command: node,
       args: [referenceBin("@modelcontextprotocol/server-filesystem"), folder],
       script: filesystemScript(folder),
+      sharedDisk: true,
     },
     {
       id: "memory",
@@ -134,6 +141,7 @@ export function matrixServers(dir: string): MatrixServer[] {
       args: [referenceBin("@modelcontextprotocol/server-memory")],
       env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
       script: MEMORY,
+      sharedDisk: true,
     },
     { id: "conformance", command: node, args: [fixture("conformance-server.mjs")], script: {} },
     { id: "dual", command: node, args: [fixture("dual-stdio.mjs")], script: MODERN },
