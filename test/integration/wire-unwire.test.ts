@@ -58,10 +58,12 @@ async function roundTrip(host: HostName, text: string, servers: Record<string, u
   const { file, run } = homeWith(host, text, servers);
   const wired = await run(runWire);
   expect(wired.code, wired.output).toBe(0);
-  expect(readFileSync(file, "utf8")).not.toBe(text);
+  const wiredText = readFileSync(file, "utf8");
+  expect(wiredText).not.toBe(text);
   const dry = await run(runUnwire, false);
   expect(dry.code, dry.output).toBe(0);
   expect(dry.output).toContain("dry run");
+  expect(readFileSync(file, "utf8")).toBe(wiredText);
   const unwired = await run(runUnwire);
   expect(unwired.code, unwired.output).toBe(0);
   const again = await run(runUnwire);
@@ -180,8 +182,10 @@ extensions:
     });
     expect((await run(runWire)).code).toBe(0);
     const wired = readFileSync(file, "utf8");
-    // The user adds a flag to the wired memory entry.
-    const edited = wired.replace(`"--server", "memory"`, `"--server", "memory", "--verbose"`);
+    // The user adds a flag to the wired memory entry, and a server of their own.
+    const edited = wired
+      .replace(`"--server", "memory"`, `"--server", "memory", "--verbose"`)
+      .replace(`"mcpServers": {`, `"mcpServers": {\n    "mine": { "command": "my-server" },`);
     expect(edited).not.toBe(wired);
     writeFileSync(file, edited);
     const unwired = await run(runUnwire);
@@ -192,6 +196,11 @@ extensions:
       `"files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] }`,
     );
     expect(after).toContain(`"--server", "memory", "--verbose"`);
+    expect(after).toContain(`"mine": { "command": "my-server" },`);
+    // A second unwire leaves the edited entry as it is again, and says so.
+    const again = await run(runUnwire);
+    expect(again.output).toMatch(/memory.*changed since wire/);
+    expect(readFileSync(file, "utf8")).toBe(after);
   });
 
   it("says which file does not parse and changes nothing", async () => {
