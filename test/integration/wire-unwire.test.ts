@@ -63,6 +63,7 @@ async function roundTrip(host: HostName, text: string, servers: Record<string, u
   const dry = await run(runUnwire, false);
   expect(dry.code, dry.output).toBe(0);
   expect(dry.output).toContain("dry run");
+  expect(dry.output).toContain(`--- ${file}\n+++ ${file} (unwired)\n`);
   expect(readFileSync(file, "utf8")).toBe(wiredText);
   const unwired = await run(runUnwire);
   expect(unwired.code, unwired.output).toBe(0);

@@ -248,7 +248,7 @@ export async function runUnwire(options: WireOptions): Promise<number> {
   }
   const unwound = unwindWired(host, next, wiredRecord);
   next = unwound.text;
-  const diff = next === text ? "" : wireDiff(host, path, text, next);
+  const diff = next === text ? "" : wireDiff(host, path, text, next, "unwired");
   let backup: string | undefined;
   if (options.write && next !== text) {
     backup = await writeWired(path, next, (options.now ?? (() => new Date()))());

@@ -217,7 +217,13 @@ export async function writeWired(path: string, next: string, now: Date): Promise
 }
 
 /** The diff shown for a host's file, secrets redacted in each format. */
-export function wireDiff(host: HostName, path: string, text: string, next: string): string {
+export function wireDiff(
+  host: HostName,
+  path: string,
+  text: string,
+  next: string,
+  label = "wired",
+): string {
   const format = hostFormat(host);
   const redact =
     format === "toml"
@@ -225,7 +231,7 @@ export function wireDiff(host: HostName, path: string, text: string, next: strin
       : format === "yaml"
         ? redactYamlSecrets
         : redactJsonSecrets;
-  return unifiedDiff(redact(text), redact(next), path, `${path} (wired)`).trimEnd();
+  return unifiedDiff(redact(text), redact(next), path, `${path} (${label})`).trimEnd();
 }
 
 export async function runWire(options: WireOptions): Promise<number> {
