@@ -57,10 +57,7 @@ export interface ChildProcessTransportOptions {
   onJunk?: (line: string) => void;
   /** Called with every stderr chunk (already kept in the tail). */
   onStderr?: (chunk: Buffer) => void;
-  /**
-   * Called once the child has started, with its pid (also its process group id), and again
-   * when it is read again after a hand-over the successor did not take (resume()).
-   */
+  /** Called once the child has started, with its pid (also its group id); again by resume(). */
   onSpawn?: (pid: number) => void;
   /** Called once the child and every process of its group are gone. */
   onGone?: (pid: number) => void;
@@ -252,11 +249,7 @@ export class ChildProcessTransport implements Transport {
     return { pid: io.pid, fds: [fds[0], fds[1], fds[2]], ...this.#tail.handed(), session };
   }
 
-  /**
-   * After a handOff() the successor did not take: reads the child again where it stopped, and
-   * records it again as this process's (the successor may have recorded it as its own before
-   * it gave up; a record naming a daemon that is gone gets the child reaped at the next start).
-   */
+  /** After a handOff() the successor did not take: reads the child again, and onSpawn()s it. */
   resume(): void {
     if (!this.#io || this.#released) return;
     if (!this.#exit) this.#options.onSpawn?.(this.#io.pid);
