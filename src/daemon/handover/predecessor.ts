@@ -108,7 +108,7 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
     if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
     sessions.delete(name);
     const { sessionId, session, listened } = handed;
-    return { sessionId, session, ...(listened ? { listened } : {}) };
+    return { sessionId, session, ...(listened ? { listened } : {}), owned: word };
   };
 
   return {
