@@ -29,6 +29,7 @@ import {
   type Snapshot,
 } from "./snapshot.js";
 import { startSuccessor } from "./successor.js";
+import { UNCLAIMED_TASK_HOLD_MS } from "./moved-tasks.js";
 import { handedSubscriptions, holdSubscriptions, unholdSubscriptions } from "./subscriptions.js";
 import { tellMainPid } from "./service-manager.js";
 
@@ -155,9 +156,11 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   const answer = await successor.answer;
   if (!answer.ready) {
     successor.go(false);
+    // The task records before any host can reach this daemon again: one that comes back
+    // finds its tasks by name.
+    pool.resumeTasks(UNCLAIMED_TASK_HOLD_MS);
     await takeBack({ ...deps, server, log }, handed, answer);
     resumeHandedSessions(sessions);
-    pool.resumeTasks();
     unholdSubscriptions(pool, log);
     throw new McpPoolError(
       "handover-failed",
