@@ -29,6 +29,7 @@ import {
   type Snapshot,
 } from "./snapshot.js";
 import { startSuccessor, type Successor } from "./successor.js";
+import { UNCLAIMED_TASK_HOLD_MS } from "./moved-tasks.js";
 import { handedSubscriptions, holdSubscriptions, unholdSubscriptions } from "./subscriptions.js";
 import { tellMainPid } from "./service-manager.js";
 
@@ -288,7 +289,7 @@ async function takeBack(
   }
   resumeHandedOff(held.handed);
   resumeHandedSessions(held.sessions);
-  deps.pool.resumeTasks();
+  deps.pool.resumeTasks(UNCLAIMED_TASK_HOLD_MS);
   unholdSubscriptions(deps.pool, deps.log);
   await deps.server.unhold().catch((error: unknown) => {
     deps.log.error(`mcpool: could not listen on the socket again: ${(error as Error).message}`);
