@@ -221,6 +221,35 @@ describe("a hand-over restart and connections that arrive meanwhile", () => {
     }
   });
 
+  it("binds nothing over the new daemon's MCP sockets when mcp.json changes meanwhile", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    const { old, started } = await gatedDaemon(h);
+    try {
+      const { mcpSocket, pid, restarting, gate } = await countedThenRestarting(h, old, started);
+      // A row added while the new daemon waits: the old one reconciles (it starts the row's
+      // child, which says so before it runs the counter), and its MCP sockets must not follow.
+      const marker = join(h.dir, "added-row-started");
+      const script = `: > "$0"; exec "$1" "$2"`;
+      const args = ["-c", script, marker, process.execPath, fixture("counter.mjs")];
+      h.writeConfig({ counter, added: { command: "/bin/sh", args } });
+      await waitFor(() => existsSync(marker), 20_000, "the old daemon to start the added row");
+      gate.end("go\n");
+
+      const done = await restarting;
+      expect(done.code).toBe(0);
+      await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
+      // The path is the socket the new daemon listens on, not one the old daemon bound and took
+      // with it.
+      const after = LineClient.dial(mcpSocket);
+      openAndCount(after, 2);
+      expect(textOf(await after.answer(2))).toBe(`2 ${pid}`);
+    } finally {
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
   it("listens again when the new daemon cannot start: a connection after it is served", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });

@@ -98,10 +98,10 @@ export interface McpSockets {
   /** Stops listening, ends every session, removes the sockets. Idempotent. */
   close(): Promise<void>;
   /**
-   * A hand-over to a new daemon: ends every session, and says each listening socket's fd by
-   * scope. Until letGo() a connection that arrives is closed (its entry dials again).
+   * A hand-over: ends every session, and says each listening socket's fd by scope once a pass under
+   * way is over; no pass runs again until resume(). Until letGo() a connection is closed at once.
    */
-  hold(): { scope: string; fd: number }[];
+  hold(): Promise<{ scope: string; fd: number }[]>;
   /**
    * The new daemon was started with the listening sockets: this process closes its listeners
    * (never their paths), so what arrives waits in the sockets' backlog for the new daemon.
@@ -304,7 +304,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   const { bridges, bridgeFor, loaded } = scopeBridges(options, log);
   const sockets = new Set<Socket>();
   let closed = false;
-  let holding = false; // handing over: a connection that arrives is closed
+  let holding = false; // handing over: a connection that arrives is closed, no pass runs
 
   const { connections: cap, opened } = options;
   const serving: Serving = { cap, sockets, bridgeFor, log, opened };
@@ -343,7 +343,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
    * the pool's. A burst of pool events is one pass (passes.ts).
    */
   const passes = passesInTurn(async () => {
-    if (closed) return;
+    if (closed || holding) return;
     // A folder removed under this pass is not a failure but a pass to do again, once the
     // daemon's keeper has made the folder again (it renews us then).
     const folders = foldersOf(options.daemonSocketPath, dir);
@@ -411,13 +411,13 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       relisten = true;
       return sync();
     },
-    hold() {
+    async hold() {
       holding = true;
       for (const socket of sockets) socket.destroy();
+      await passes.settled();
       return listeningFds(listeners);
     },
     letGo() {
-      // Bound by rename or listening on a handed fd: closing unlinks no live path.
       dropListeners(listeners, paths);
     },
     async resume() {

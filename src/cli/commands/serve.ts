@@ -83,9 +83,11 @@ export async function serveCommand(
         if (fronts) await fronts.resume();
         else fronts = await startFronts(daemon, context.err);
       },
+      // Forgotten first: the stop after waits on no end of theirs (hand-over.ts bounds it).
       release: async () => {
-        await fronts?.abandon();
+        const handed = fronts;
         fronts = undefined;
+        await handed?.abandon();
       },
     },
   });

@@ -143,8 +143,9 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   const unmanaged = tellMainPid(answer.pid);
   if (unmanaged)
     log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);
-  await deps.fronts?.release().catch(() => undefined);
+  // The new daemon starts its MCP sockets on this word: it waits on none of this one's ends.
   successor.go(true);
+  await releaseFronts(deps.fronts, deps.settleMs ?? DEFAULT_SETTLE_MS, log);
   const children = answer.children ?? [];
   // A conversation's child is named by who is talking: never in a log line or the answer.
   const labels = untakenLabels(handed, untaken);
@@ -269,6 +270,28 @@ async function hold(
     `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
   );
   return successor;
+}
+
+/**
+ * The MCP sockets' sessions and shared client end here, or are left to this process's exit
+ * after `ms`: they serve nothing now, and the caller is answered either way.
+ */
+async function releaseFronts(
+  fronts: HandedFronts | undefined,
+  ms: number,
+  log: DaemonLog,
+): Promise<void> {
+  if (fronts === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ms)));
+  const ended = fronts.release().then(
+    () => false,
+    () => false,
+  );
+  if (await Promise.race([ended, late])) {
+    log.error(`mcpool: the MCP sockets did not end within ${ms} ms; they end with this process`);
+  }
+  clearTimeout(timer);
 }
 
 /**
