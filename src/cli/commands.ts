@@ -289,7 +289,7 @@ export const COMMANDS = [
     run: async () => (await import("./commands/setup.js")).unwireCommand,
     synopsis: "unwire HOST [--write]",
     summary:
-      "take a host's pool-wide catalogue entry out and put back the entries it replaced, as they were",
+      "put back, as they were before `mcpool wire`, the host's entries wire pointed at the pool (and take out its pool-wide catalogue entry)",
     arguments: [["HOST", HOSTS]],
     options: [["--write", "rewrite the host's file (a backup is kept; default: the diff only)"]],
     examples: ["mcpool unwire claude-code", "mcpool unwire claude-code --write"],

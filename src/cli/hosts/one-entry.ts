@@ -7,7 +7,8 @@
  *   call tools, with its rows' `alwaysLoad` tools. What was taken out is kept beside the file
  *   (`<file>.mcpool-replaced.json`) for `unwire`. Run again, it changes nothing.
  * - `mcpool unwire HOST`: the pool-wide entry taken out, and the entries it replaced put back
- *   as they were, each in the map it was in (unless an entry of that name is there now).
+ *   as they were, each in the map it was in (unless an entry of that name is there now); then
+ *   every entry plain `wire` rewrote put back as it was (`wired-record.ts`), in any format.
  *
  * JSON hosts only (every host but Codex's TOML and Goose's and Continue's YAML): their files
  * are edited in place, each file's own spacing kept, as `wire` edits them.
@@ -24,6 +25,7 @@ import { insertProperty, styleOf } from "./json-insert.js";
 import { addJsonEntry, removeJsonEntry, rewriteJsonEntry } from "./json-layout.js";
 import { pipeEntryServer } from "./pipe-entry.js";
 import { hostBody, hostWiredEntry } from "./shapes.js";
+import { readWiredRecord, unwindWired, writeWiredRecord } from "./wired-record.js";
 import {
   hostFile,
   mcpoolCommand,
@@ -207,18 +209,22 @@ export async function runWireOneEntry(options: WireOptions): Promise<number> {
   return EXIT.ok;
 }
 
-/** `mcpool unwire HOST [--write]`. */
+/** `mcpool unwire HOST [--write]`: the pool-wide entry and every entry wire rewrote, undone. */
 export async function runUnwire(options: WireOptions): Promise<number> {
   const { out, err } = options;
   const opened = await openHost(options, "unwire");
   if (typeof opened === "number") return opened;
   const { host, path, text, root } = opened;
-  const record = await readReplaced(path, "unwire");
-  if (typeof record === "string") {
-    err(record);
+  const json = hostFormat(host) === "json" && host !== "continue";
+  const record = json ? await readReplaced(path, "unwire") : { entries: [] };
+  const wiredRecord = await readWiredRecord(path);
+  if (typeof record === "string" || typeof wiredRecord === "string") {
+    err(typeof record === "string" ? record : `mcpool unwire: ${String(wiredRecord)}`);
     return EXIT.failed;
   }
-  const pool = hostEntries(host, root).filter((entry) => isPoolCatalogEntry(host, entry.value));
+  const pool = json
+    ? hostEntries(host, root).filter((entry) => isPoolCatalogEntry(host, entry.value))
+    : [];
   let next = text;
   for (const entry of [...pool].reverse()) next = removeJsonEntry(next, entry.path) ?? next;
   const restored: string[] = [];
@@ -240,14 +246,25 @@ export async function runUnwire(options: WireOptions): Promise<number> {
       }
     }
   }
-  const diff = next === text ? "" : wireDiff(host, path, text, next);
+  const unwound = unwindWired(host, next, wiredRecord);
+  next = unwound.text;
+  const diff = next === text ? "" : wireDiff(host, path, text, next, "unwired");
   let backup: string | undefined;
   if (options.write && next !== text) {
     backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
-    await writeReplaced(path, left);
+    if (json) await writeReplaced(path, left);
+    await writeWiredRecord(path, unwound.record);
   }
   if (options.json === true) {
-    const report = { host, file: path, removed: pool.map((e) => e.name), restored, taken, diff };
+    const report = {
+      host,
+      file: path,
+      removed: pool.map((e) => e.name),
+      restored: [...restored, ...unwound.restored],
+      taken,
+      left: unwound.left,
+      diff,
+    };
     out(
       JSON.stringify(
         { ...report, written: backup !== undefined, ...(backup ? { backup } : {}) },
@@ -257,13 +274,19 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     );
     return EXIT.ok;
   }
-  if (pool.length === 0) {
-    out(`nothing to unwire in ${path}: it has no pool-wide catalogue entry`);
+  for (const name of unwound.left) out(`${name}`);
+  if (next === text) {
+    out(`nothing to unwire in ${path}: no entry is as mcpool wire left it`);
     return EXIT.ok;
   }
-  out(
-    `${pool.map((e) => e.name).join(", ")}: the pool-wide catalogue entry goes${restored.length > 0 ? `; back as they were: ${restored.join(", ")}` : ""}`,
-  );
+  if (pool.length > 0) {
+    out(
+      `${pool.map((e) => e.name).join(", ")}: the pool-wide catalogue entry goes${restored.length > 0 ? `; back as they were: ${restored.join(", ")}` : ""}`,
+    );
+  }
+  if (unwound.restored.length > 0) {
+    out(`back as they were before wire: ${unwound.restored.join(", ")}`);
+  }
   if (taken.length > 0)
     out(
       `not put back, an entry of that name is there now: ${taken.join(", ")} (kept in ${replacedPath(path)})`,
@@ -272,7 +295,7 @@ export async function runUnwire(options: WireOptions): Promise<number> {
   return EXIT.ok;
 }
 
-/** The host's JSON file, parsed; or the exit code after saying why not. */
+/** The host's file, parsed (JSON for wire); or the exit code after saying why not. */
 async function openHost(
   options: WireOptions,
   command: "wire" | "unwire",
@@ -283,7 +306,7 @@ async function openHost(
     return EXIT.badInput;
   }
   const host = options.host;
-  const refusal = notJson(host, command);
+  const refusal = command === "wire" ? notJson(host, command) : undefined;
   if (refusal !== undefined) {
     err(refusal);
     return EXIT.badInput;
@@ -298,7 +321,7 @@ async function openHost(
     err(`mcpool ${command}: no ${host} config at ${path} (${error})`);
     return EXIT.failed;
   }
-  const parsed = parseHostText("json", text);
+  const parsed = parseHostText(hostFormat(host), text);
   if ("error" in parsed) {
     err(
       `mcpool ${command}: ${path} does not parse (${parsed.error}); fix it first, nothing was changed`,

@@ -5,7 +5,7 @@
  * instance instead of starting its own. Entries mcpool does not have are left as they are
  * (`mcpool import` brings them in). A dry run by default: the unified diff of what would
  * change. `--write` copies the file to a timestamped backup beside it first, then replaces it
- * atomically. JSON hosts are edited through jsonc-parser's modify/applyEdits, Codex's TOML
+ * atomically, what it changed kept beside it for `mcpool unwire` (`wired-record.ts`). JSON hosts are edited through jsonc-parser's modify/applyEdits, Codex's TOML
  * table by table (`toml-rewrite.ts`), Goose's YAML entry by entry (`yaml-rewrite.ts`):
  * comments, order and formatting of everything else survive.
  *
@@ -39,6 +39,7 @@ import { rewriteCodexServer } from "./toml-rewrite.js";
 import { unifiedDiff } from "./unified-diff.js";
 import { hostBody, hostConnectionKeys, hostWiredEntry } from "./shapes.js";
 import { rewriteYamlEntry } from "./yaml-rewrite.js";
+import { readWiredRecord, WireEdits, writeWiredRecord } from "./wired-record.js";
 import { EXIT } from "../output/exit-codes.js";
 
 export { wiredEntry } from "./entries.js";
@@ -133,6 +134,7 @@ export function applyWire(
   socketPath: string | undefined,
   pipes: ReadonlyMap<string, PipeEntry> = new Map(),
   bridgeArgs: readonly string[] = [],
+  edits?: WireEdits,
 ): string {
   let next = text;
   for (const entry of plan) {
@@ -163,7 +165,10 @@ export function applyWire(
     if ("why" in result) {
       entry.why = result.why;
       entry.serverId = undefined;
-    } else next = result.text;
+    } else {
+      edits?.add(entry.name, entry.path, next, result.text);
+      next = result.text;
+    }
   }
   return next;
 }
@@ -212,7 +217,13 @@ export async function writeWired(path: string, next: string, now: Date): Promise
 }
 
 /** The diff shown for a host's file, secrets redacted in each format. */
-export function wireDiff(host: HostName, path: string, text: string, next: string): string {
+export function wireDiff(
+  host: HostName,
+  path: string,
+  text: string,
+  next: string,
+  label = "wired",
+): string {
   const format = hostFormat(host);
   const redact =
     format === "toml"
@@ -220,7 +231,7 @@ export function wireDiff(host: HostName, path: string, text: string, next: strin
       : format === "yaml"
         ? redactYamlSecrets
         : redactJsonSecrets;
-  return unifiedDiff(redact(text), redact(next), path, `${path} (wired)`).trimEnd();
+  return unifiedDiff(redact(text), redact(next), path, `${path} (${label})`).trimEnd();
 }
 
 export async function runWire(options: WireOptions): Promise<number> {
@@ -266,11 +277,19 @@ export async function runWire(options: WireOptions): Promise<number> {
           catalog.mode === "auto" ? "--catalog=auto" : "--catalog",
           ...(catalog.tokens !== undefined ? ["--catalog-tokens", String(catalog.tokens)] : []),
         ];
-  const next = applyWire(host, text, plan, command, daemonSocket, pipes, bridgeArgs);
+  const edits = new WireEdits(host);
+  const next = applyWire(host, text, plan, command, daemonSocket, pipes, bridgeArgs, edits);
   const changed = plan.filter((e) => e.serverId !== undefined);
   const diff = changed.length > 0 ? wireDiff(host, path, text, next) : "";
   let backup: string | undefined;
   if (options.write && changed.length > 0) {
+    // The record first: a host file rewritten without it would leave unwire no way back.
+    const record = await readWiredRecord(path);
+    if (typeof record === "string") {
+      err(`mcpool wire: ${record}`);
+      return EXIT.failed;
+    }
+    await writeWiredRecord(path, { edits: [...record.edits, ...edits.edits] });
     backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
   }
   if (options.json === true) {
