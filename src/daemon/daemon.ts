@@ -133,8 +133,10 @@ class PoolDaemon implements Daemon {
   readonly #saves = new SaveHealth();
   // The socket a hand-over brought is served as an inherited one.
   readonly #listenFd: number | undefined;
-  // The marks of the daemons this one took children from: their descendants are ours too.
-  readonly #marks: string[];
+  // The marks of the daemons this one took children from: their descendants are ours too,
+  // once the hand-over concluded. Until then they are the old daemon's, which serves on if
+  // this one gives up: a stop before then ends only what carries this daemon's own mark.
+  #marks: string[];
   #handover: HandoverInfo | undefined;
   /** Set once a new daemon took over: the stop leaves the socket and the children alone. */
   #handedOver = false;
@@ -150,7 +152,7 @@ class PoolDaemon implements Daemon {
     this.#log = options.log;
     this.connections = new ConnectionCap((line) => this.#log?.error(line));
     this.#listenFd = options.listenFd ?? options.predecessor?.listenFd;
-    this.#marks = [this.#mark, ...(options.predecessor?.snapshot?.marks ?? [])];
+    this.#marks = [this.#mark];
   }
 
   get pool(): McpPool {
@@ -290,6 +292,7 @@ class PoolDaemon implements Daemon {
         return { started: false, handedBack: concluded.why };
       }
       this.#handover = concluded.info;
+      this.#marks = [this.#mark, ...(options.predecessor.snapshot?.marks ?? [])];
     }
     log.info(
       `mcpool: serving ${paths.socketPath} (pid ${process.pid}, config ${paths.configPath})`,

@@ -233,9 +233,12 @@ export class McpPool {
     this.#parts.tasks.holdReleases();
   }
 
-  /** The hand-over failed: the task records are this pool's again. */
-  resumeTasks(): void {
-    this.#parts.tasks.resume();
+  /**
+   * The hand-over failed: the task records are this pool's again; those of a named host that
+   * was disconnected are kept for it by name (a live one holds its child for `holdMs`).
+   */
+  resumeTasks(holdMs: number): void {
+    this.#parts.tasks.resume(holdMs);
   }
 
   /**
@@ -249,9 +252,12 @@ export class McpPool {
     return tasks.adopt(moved, place, holdMs);
   }
 
-  /** Host `owner` is gone: its live tasks are cancelled where the server can, and forgotten. */
-  releaseTasks(owner: string | TaskOwner): Promise<void> {
-    return this.#parts.tasks.release(owner);
+  /**
+   * Host `owner` is gone: its live tasks are cancelled where the server can, and forgotten.
+   * `disconnected`: only its connection closed.
+   */
+  releaseTasks(owner: string | TaskOwner, disconnected = false): Promise<void> {
+    return this.#parts.tasks.release(owner, disconnected);
   }
 
   /**

@@ -91,6 +91,48 @@ describe("a hand-over restart and the children a row serves besides its own", ()
     }
   });
 
+  it("keeps a legacy host's child of a row held in 2026-07-28, same pid, for the host's next call", async () => {
+    const h = fleet.home();
+    h.writeConfig({ dual: { command: process.execPath, args: [fixture("dual-stdio.mjs")] } });
+    try {
+      await fleet.daemon(h);
+      const watcher = await fleet.agent(h, "watcher");
+      await waitFor(
+        async () => (await watcher.state()).some((s) => s.id === "dual" && s.era === "modern"),
+        30_000,
+        "the row to be held in 2026-07-28",
+      );
+      // The SDK's v1 client opens with initialize: a legacy host, served by a child of its own.
+      const host = await stdioBridge(h, ["--server", "dual"]);
+      try {
+        const era = async (): Promise<string> =>
+          (
+            JSON.parse(textOf(await host.client.callTool({ name: "whoami", arguments: {} }))) as {
+              era: string;
+            }
+          ).era;
+        expect(await era()).toBe("legacy");
+        const [childPid] = await profilePids(watcher, "dual");
+        expect(childPid).toBeGreaterThan(0);
+
+        const restart = runCli(h, "restart", "--json");
+        expect(restart.stderr).toBe("");
+        expect(restart.code).toBe(0);
+        const handed = JSON.parse(restart.stdout) as { children?: string[] };
+        expect(handed.children).toEqual([expect.stringMatching(/^dual for legacy /)]);
+
+        // The same host, never reconnected: its next call answers from the same child.
+        expect(await era()).toBe("legacy");
+        const agent = await fleet.agent(h, "after");
+        expect(await profilePids(agent, "dual")).toEqual([childPid]);
+      } finally {
+        await host.close();
+      }
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
   it("keeps a conversation's own child, same pid and count, for the host's next call", async () => {
     const h = fleet.home();
     const counter = { command: process.execPath, args: [fixture("counter.mjs")] };

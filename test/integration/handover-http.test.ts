@@ -6,14 +6,14 @@
  * afresh, as a cold start would.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import { cliPath, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
-import { alive, daemonsFor, stopAll, waitFor } from "../helpers/processes.js";
+import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 import { sessionServer, type SessionServer } from "../helpers/session-server.js";
 
 const fleet = useFleet();
@@ -173,6 +173,53 @@ describe("a hand-over restart with an http row", () => {
       expect(remote.count("initialize")).toBe(1);
       expect(remote.count("DELETE")).toBe(0);
       expect(remote.sessions()).toBe(1);
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
+  it("leaves a conversation's session to the old daemon when the hand-over fails: no DELETE", async () => {
+    const remote = await sessionServer();
+    servers.push(remote);
+    const h = fleet.home();
+    // A counter that dies when the new daemon lists its tools: the new daemon gives up.
+    const flag = join(h.dir, "exit-on-list");
+    const fragile = {
+      command: process.execPath,
+      args: [fixture("counter.mjs")],
+      env: { COUNTER_EXIT_ON_LIST: flag },
+    };
+    h.writeConfig({ remote: { type: "http", url: remote.url, session: "conversation" }, fragile });
+    const old = await fleet.daemon(h);
+    try {
+      const alice = { tenant: "acme", principal: "alice", conversationId: "c1" };
+      const mine = (await fleet.agent(h)).withIdentity(alice);
+      expect(await mine.call("remote__count")).toBe("1");
+      await mine.call("fragile__count");
+      writeFileSync(flag, "");
+      const restart = await promisify(execFile)(process.execPath, [cliPath, "restart"], {
+        env: h.env,
+        encoding: "utf8",
+        timeout: 30_000,
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      rmSync(flag);
+      expect(restart.code).toBe(1);
+      expect(restart.stderr).toContain("could not adopt fragile");
+      // The new daemon stops once it gave up: what its stop sends is sent by then.
+      await waitFor(
+        () => daemonsFor(h.socketPath).every((pid) => pid === old.pid),
+        20_000,
+        "the new daemon to exit",
+      );
+
+      // The old daemon serves on in the same session: the new one, giving up, ended none.
+      const after = (await fleet.agent(h, "after")).withIdentity(alice);
+      expect(await after.call("remote__count")).toBe("2");
+      expect(remote.count("DELETE")).toBe(0);
+      expect(remote.count("initialize")).toBe(1);
     } finally {
       await stopAll(daemonsFor(h.socketPath));
     }

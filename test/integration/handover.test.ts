@@ -3,7 +3,7 @@
  * daemon started from the installed code: the children keep their processes and their memory,
  * agents go on, and the old daemon serves on when the new one cannot take over.
  */
-import { chmodSync, lstatSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -147,6 +147,39 @@ describe("a restart that hands the servers over", () => {
       expect(await count(after)).toEqual([2, childPid]);
       // The MCP sockets in that folder come back with it: a host behind the lean bridge is served.
       expect(await leanCount(h)).toBe(`3 ${childPid}`);
+    } finally {
+      await stopDaemons(h);
+    }
+  });
+
+  it("records the children as the old daemon's again after a failed hand-over, so a retry adopts them", async () => {
+    const h = fleet.home();
+    // A second counter that dies when the new daemon lists its tools: its adoption fails.
+    const flag = join(h.dir, "exit-on-list");
+    h.writeConfig({ counter, fragile: { ...counter, env: { COUNTER_EXIT_ON_LIST: flag } } });
+    try {
+      const old = await fleet.daemon(h);
+      const agent = await fleet.agent(h);
+      const [, childPid] = await count(agent);
+      await count(agent, "fragile__count");
+      writeFileSync(flag, "");
+      const failed = runCli(h, "restart");
+      expect(failed.code).toBe(1);
+      expect(failed.stderr).toContain("could not adopt fragile");
+      rmSync(flag);
+      // The new daemon recorded the child as its own while adopting it, then let it go.
+      const recordPath = join(h.dir, "data", "mcpool", "children", `${childPid}.json`);
+      const record = JSON.parse(readFileSync(recordPath, "utf8")) as { daemonPid: number };
+      expect(record.daemonPid).toBe(old.pid);
+
+      // A retry's new daemon reaps what dead daemons' records name before it adopts anything.
+      const retry = runCli(h, "restart", "--json");
+      expect(retry.stderr).toBe("");
+      expect(retry.code).toBe(0);
+      const handed = JSON.parse(retry.stdout) as { pid: number; adopted: string[] };
+      expect(handed.adopted).toContain("counter");
+      await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
+      expect(await count(await fleet.agent(h, "after"))).toEqual([2, childPid]);
     } finally {
       await stopDaemons(h);
     }

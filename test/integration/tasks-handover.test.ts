@@ -11,9 +11,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
-import { runCli, type TestHome } from "../helpers/daemon.js";
+import { cliPath, runCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -132,6 +133,44 @@ describe("tasks across a hand-over restart", () => {
       expect((await peek(live)).status).toBe("cancelled");
     } finally {
       await Promise.allSettled(hosts.map((one) => one.client.close()));
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
+  it("keeps a host's live task when the new daemon cannot start: the old one serves it on", async () => {
+    const h = fleet.home("mcpool-tasks-handover-failed-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    // The installed code the restart starts: this checkout, until an "upgrade" that cannot start.
+    const installed = join(h.dir, "installed-main.mjs");
+    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+    chmodSync(installed, 0o755);
+    const old = await startDaemon(h, [], { bin: installed });
+    let sdk: Host | undefined;
+    try {
+      sdk = await host(h, "sdk");
+      const { ask, work, peek } = sdk;
+      const live = await work(120_000);
+      const before = await peek(live);
+      expect(before.status).toBe("working");
+
+      writeFileSync(installed, `process.stderr.write("broken upgrade\\n"); process.exit(7);\n`);
+      const restart = await runCliAsync(h, "restart");
+      expect(restart.stderr).toContain("did not take over");
+      expect(restart.code).toBe(1);
+
+      // The same host session, carried on by its bridge to the daemon that serves on: its
+      // task goes on in the same server process, and is still its own.
+      expect(await peek(live)).toEqual(before);
+      expect(await ask("tasks/get", { taskId: live })).toMatchObject({
+        taskId: live,
+        status: "working",
+      });
+      expect(await ask("tasks/cancel", { taskId: live })).toMatchObject({ status: "cancelled" });
+      expect((await peek(live)).status).toBe("cancelled");
+      expect(runCli(h, "status", "--json").stdout).toContain(`"pid": ${old.pid}`);
+    } finally {
+      await sdk?.client.close().catch(() => undefined);
+      await old.stop();
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);

@@ -18,7 +18,7 @@ export interface TasksPool {
     owner: TaskOwner,
     options?: TaskRequestOptions,
   ): Promise<Record<string, unknown>>;
-  releaseTasks(owner: TaskOwner): Promise<void>;
+  releaseTasks(owner: TaskOwner, disconnected?: boolean): Promise<void>;
 }
 
 export const TASK_WIRE_METHODS = [
@@ -60,7 +60,7 @@ export function createTaskHandlers(pool: TasksPool): WireTasks {
         "abort",
         () => {
           owners.delete(id);
-          for (const gone of created.values()) void pool.releaseTasks(gone);
+          for (const gone of created.values()) void pool.releaseTasks(gone, true);
         },
         { once: true },
       );

@@ -13,6 +13,7 @@ import {
   releaseHandedSessions,
   resumeHandedOff,
   resumeHandedSessions,
+  type HandedHttpOff,
   type HandedOff,
 } from "../../pool/server/handoff.js";
 import { McpPoolError } from "../../pool/core/errors.js";
@@ -24,11 +25,11 @@ import {
   renumberedFronts,
   SNAPSHOT_VERSION,
   untakenLabels,
-  type Answer,
   type HandedFront,
   type Snapshot,
 } from "./snapshot.js";
-import { startSuccessor } from "./successor.js";
+import { startSuccessor, type Successor } from "./successor.js";
+import { UNCLAIMED_TASK_HOLD_MS } from "./moved-tasks.js";
 import { handedSubscriptions, holdSubscriptions, unholdSubscriptions } from "./subscriptions.js";
 import { tellMainPid } from "./service-manager.js";
 
@@ -36,6 +37,11 @@ import { tellMainPid } from "./service-manager.js";
 export const DEFAULT_SETTLE_MS = 5_000;
 /** Bound on the new daemon's answer, ms: its start, its reconcile, its adoptions. */
 export const DEFAULT_ANSWER_MS = 60_000;
+/**
+ * Bound on a new daemon that was told to let go exiting by itself, ms: past it, it is killed.
+ * Until it has exited it may still read the handed children's output and write to their input.
+ */
+export const DEFAULT_EXIT_MS = 10_000;
 
 export interface HandOverDeps {
   /** Absent unless the daemon serves: then there is nothing to hand over. */
@@ -99,66 +105,28 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     );
   }
   log.info(`mcpool: handing over to a new daemon`);
-  holdSubscriptions(pool);
-  // Nor does a host that goes as its connection closes release its tasks: they all move.
-  pool.holdTasks();
-  server.hold(keepId);
-  const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
-  // The task records first: a live task holds its connection as a call does, but it moves.
-  const tasks = pool.handOffTasks();
-  const handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
-  const sessions = await pool.handOffSessions(deps.settleMs ?? DEFAULT_SETTLE_MS);
-  const servers = handed.map(({ serverId, row, child, profile, conversation }) => ({
-    serverId,
-    row,
-    child,
-    ...(profile ? { profile } : {}),
-    ...(conversation ? { conversation } : {}),
-  }));
-  const snapshot: Snapshot = {
-    version: SNAPSHOT_VERSION,
-    from: deps.from,
-    at: Date.now(),
-    inherited: deps.inherited,
-    marks: deps.marks,
-    servers: renumbered(servers),
-    fronts: renumberedFronts(fronts, servers.length),
-    sessions: sessions.map(({ serverId, row, sessionId, session, listened, conversation }) => ({
-      serverId,
-      row,
-      sessionId,
-      session,
-      ...(conversation ? { conversation } : {}),
-      ...(listened ? { listened } : {}),
-    })),
-    tasks,
-    subscriptions: handedSubscriptions(pool),
-  };
-  deps.lock.release();
-  const { command, args } = start(1 + servers.length * 3 + fronts.length);
-  const successor = startSuccessor({
-    command,
-    args,
-    env: process.env,
-    listenFd,
-    servers,
-    fronts,
-    snapshot,
-    answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
-  });
-  // The sockets live on in the new daemon: connections wait in their backlog until it listens.
-  server.letGo();
-  deps.fronts?.letGo();
-  log.info(
-    `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
-  );
+  // What has been held so far, for taking it back if a step below fails.
+  const held: Held = { handed: [], sessions: [], released: false };
+  let successor: Successor;
+  try {
+    successor = await hold(
+      { ...deps, server, pool, log, successor: start },
+      keepId,
+      listenFd,
+      held,
+    );
+  } catch (error) {
+    const why = `the hand-over could not start: ${(error as Error).message}`;
+    await takeBack({ ...deps, server, pool, log }, held, why);
+    throw new McpPoolError("handover-failed", `${why}; this daemon serves on`, {});
+  }
+  const { handed, sessions } = held;
   const answer = await successor.answer;
   if (!answer.ready) {
     successor.go(false);
-    await takeBack({ ...deps, server, log }, handed, answer);
-    resumeHandedSessions(sessions);
-    pool.resumeTasks();
-    unholdSubscriptions(pool, log);
+    // Only one daemon may drive the children: this one takes them back once the new one is gone.
+    await ended(successor, log);
+    await takeBack({ ...deps, server, pool, log }, held, answer.why);
     throw new McpPoolError(
       "handover-failed",
       `the new daemon did not take over, so this one serves on: ${answer.why}`,
@@ -196,20 +164,133 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   };
 }
 
-/** The new daemon did not take over: this one takes everything back and serves on. */
+/**
+ * Waits for a new daemon told to let go to exit; one that has not within DEFAULT_EXIT_MS
+ * (stuck in a dial, or not listening to its channel) is killed. Its children lead their own
+ * groups, so a kill of it stops none of them.
+ */
+async function ended(successor: Successor, log: DaemonLog): Promise<void> {
+  const { pid } = successor;
+  if (pid === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), DEFAULT_EXIT_MS);
+  });
+  const killed = await Promise.race([successor.exited.then(() => false), late]);
+  clearTimeout(timer);
+  if (!killed) return;
+  log.error(`mcpool: the new daemon (pid ${pid}) did not exit when told to; killing it`);
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // Gone meanwhile: its exit is on its way.
+  }
+  await successor.exited;
+}
+
+/** What the hold took so far: taken back if the hand-over fails. */
+interface Held {
+  handed: HandedOff[];
+  sessions: HandedHttpOff[];
+  /** The instance lock was let go. */
+  released: boolean;
+}
+
+/**
+ * Holds the socket, the fronts, the tasks and the children, lets go of the lock and starts the
+ * new daemon with the snapshot; then stops listening. Records in `held` what it took, as it goes.
+ */
+async function hold(
+  deps: HandOverDeps & {
+    server: SocketServer;
+    pool: McpPool;
+    log: DaemonLog;
+    successor: NonNullable<HandOverDeps["successor"]>;
+  },
+  keepId: number,
+  listenFd: number,
+  held: Held,
+): Promise<Successor> {
+  const { server, pool, log } = deps;
+  holdSubscriptions(pool);
+  // Nor does a host that goes as its connection closes release its tasks: they all move.
+  pool.holdTasks();
+  server.hold(keepId);
+  const fronts = (await deps.fronts?.hold().catch(() => undefined)) ?? [];
+  // The task records first: a live task holds its connection as a call does, but it moves.
+  const tasks = pool.handOffTasks();
+  held.handed = await pool.handOff(deps.settleMs ?? DEFAULT_SETTLE_MS);
+  held.sessions = await pool.handOffSessions(deps.settleMs ?? DEFAULT_SETTLE_MS);
+  const servers = held.handed.map(({ serverId, row, child, profile, conversation }) => ({
+    serverId,
+    row,
+    child,
+    ...(profile ? { profile } : {}),
+    ...(conversation ? { conversation } : {}),
+  }));
+  const snapshot: Snapshot = {
+    version: SNAPSHOT_VERSION,
+    from: deps.from,
+    at: Date.now(),
+    inherited: deps.inherited,
+    marks: deps.marks,
+    servers: renumbered(servers),
+    fronts: renumberedFronts(fronts, servers.length),
+    sessions: held.sessions.map(
+      ({ serverId, row, sessionId, session, listened, conversation }) => ({
+        serverId,
+        row,
+        sessionId,
+        session,
+        ...(conversation ? { conversation } : {}),
+        ...(listened ? { listened } : {}),
+      }),
+    ),
+    tasks,
+    subscriptions: handedSubscriptions(pool),
+  };
+  const { command, args } = deps.successor(1 + servers.length * 3 + fronts.length);
+  deps.lock.release();
+  held.released = true;
+  const successor = startSuccessor({
+    command,
+    args,
+    env: process.env,
+    listenFd,
+    servers,
+    fronts,
+    snapshot,
+    answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
+  });
+  // The sockets live on in the new daemon: connections wait in their backlog until it listens.
+  server.letGo();
+  deps.fronts?.letGo();
+  log.info(
+    `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
+  );
+  return successor;
+}
+
+/**
+ * The hand-over failed: this one takes everything back and serves on. The pool first (its
+ * children, sessions, tasks and subscriptions), so that a host that comes back finds it as it
+ * was; then the socket and the fronts accept again.
+ */
 async function takeBack(
-  deps: HandOverDeps & { server: SocketServer; log: DaemonLog },
-  handed: HandedOff[],
-  answer: Answer,
+  deps: HandOverDeps & { server: SocketServer; pool: McpPool; log: DaemonLog },
+  held: Held,
+  why: string,
 ): Promise<void> {
-  const why = answer.ready ? "" : answer.why;
   deps.log.error(`mcpool: the hand-over failed, this daemon serves on: ${why}`);
-  if (!(await deps.lock.take().catch(() => false))) {
+  if (held.released && !(await deps.lock.take().catch(() => false))) {
     deps.log.error(
       "mcpool: could not take the instance lock back; a second daemon could start beside this one",
     );
   }
-  resumeHandedOff(handed);
+  resumeHandedOff(held.handed);
+  resumeHandedSessions(held.sessions);
+  deps.pool.resumeTasks(UNCLAIMED_TASK_HOLD_MS);
+  unholdSubscriptions(deps.pool, deps.log);
   await deps.server.unhold().catch((error: unknown) => {
     deps.log.error(`mcpool: could not listen on the socket again: ${(error as Error).message}`);
   });

@@ -94,9 +94,12 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
   const matching = (row: McpServerConfig, key?: string): HandedServer | undefined => {
     const name = childName(row.id, key);
     const server = servers.get(name);
-    return server && !taken.has(name) && canonical(server.row) === canonical(row)
-      ? server
-      : undefined;
+    // A legacy host's child of a row held in 2026-07-28 was dialled with its era in the row
+    // (ProfileEntry's dialled row): matched on the row as its dial gives it.
+    if (server === undefined || taken.has(name)) return undefined;
+    const era = server.profile?.era;
+    const dialled = era === undefined ? server.row : { ...server.row, protocol: era };
+    return canonical(dialled) === canonical(row) ? server : undefined;
   };
 
   // Each http session by its name (a row's own by the row's id, a conversation's by id and
@@ -108,7 +111,7 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
     if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
     sessions.delete(name);
     const { sessionId, session, listened } = handed;
-    return { sessionId, session, ...(listened ? { listened } : {}) };
+    return { sessionId, session, ...(listened ? { listened } : {}), owned: word };
   };
 
   return {

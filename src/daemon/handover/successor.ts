@@ -35,6 +35,8 @@ export interface Successor {
   readonly answer: Promise<Answer>;
   /** Tells it to serve on (true), or to let go of what it was handed and exit (false). */
   go(serve: boolean): void;
+  /** Resolves once it has exited (at once if it never started). */
+  readonly exited: Promise<void>;
 }
 
 export function startSuccessor(options: SuccessorOptions): Successor {
@@ -54,9 +56,15 @@ export function startSuccessor(options: SuccessorOptions): Successor {
   } catch (error) {
     // Refused at once (a descriptor it could not pass, EBADF): the old daemon serves on.
     const why = `the new daemon could not start: ${(error as Error).message}`;
-    return { pid: undefined, answer: Promise.resolve({ ready: false, pid: 0, why }), go: () => {} };
+    const answer = Promise.resolve<Answer>({ ready: false, pid: 0, why });
+    return { pid: undefined, answer, go: () => {}, exited: Promise.resolve() };
   }
   child.unref();
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    // Never spawned (ENOENT and the like): no exit follows.
+    child.once("error", () => child.pid === undefined && resolve());
+  });
   const channel = child.stdio[3] as Socket;
   channel.on("error", () => undefined);
   const answer = new Promise<Answer>((resolve) => {
@@ -92,6 +100,7 @@ export function startSuccessor(options: SuccessorOptions): Successor {
   return {
     pid: child.pid,
     answer,
+    exited,
     go(serve) {
       channel.end(`${JSON.stringify({ go: serve })}\n`);
       (channel as Socket & { unref?: () => void }).unref?.();

@@ -136,7 +136,7 @@ export class PoolTasks {
    * nothing here, so every record moves; what it asked is done if the hand-over fails.
    */
   #handedOff = false;
-  readonly #deferred: (string | TaskOwner)[] = [];
+  readonly #deferred: { gone: string | TaskOwner; disconnected: boolean }[] = [];
 
   constructor(deps: PoolTasksDeps) {
     this.#deps = deps;
@@ -229,11 +229,12 @@ export class PoolTasks {
 
   /**
    * `owner` is gone: its live tasks are cancelled on servers that offer cancel, and its
-   * records dropped (their holds released).
+   * records dropped (their holds released). `disconnected`: only its connection closed (a
+   * host with a name may come back on another, as after a hand-over).
    */
-  async release(gone: string | TaskOwner): Promise<void> {
+  async release(gone: string | TaskOwner, disconnected = false): Promise<void> {
     if (this.#handedOff) {
-      this.#deferred.push(gone);
+      this.#deferred.push({ gone, disconnected });
       return;
     }
     const owner = typeof gone === "string" ? { key: gone } : gone;
@@ -279,15 +280,31 @@ export class PoolTasks {
   }
 
   /**
-   * The hand-over failed: the live tasks hold their connections again, and the hosts that
-   * went meanwhile are released now.
+   * The hand-over failed: the live tasks hold their connections again. A host with a name
+   * whose connection the hand-over closed comes back to this daemon as it would have to the
+   * new one, so its records are kept for it by name, as a new daemon adopts them (a live one
+   * holds its child from the idle rule for `holdMs` while unclaimed); the hosts that really
+   * went meanwhile (a release asked for, or nameless) are released now.
    */
-  resume(): void {
+  resume(holdMs: number): void {
     this.#handedOff = false;
     for (const record of this.#records.values()) {
       if (!TERMINAL.has(record.status)) record.release = hold(record.entry, record.connection);
     }
-    for (const gone of this.#deferred.splice(0)) void this.release(gone);
+    for (const { gone, disconnected } of this.#deferred.splice(0)) {
+      const name = typeof gone === "string" ? undefined : gone.name;
+      if (!disconnected || name === undefined) {
+        void this.release(gone);
+        continue;
+      }
+      const key = (gone as TaskOwner).key;
+      for (const record of this.#records.values()) {
+        if (record.owner.key !== key) continue;
+        record.owner = { key: `\0moved\0${name}`, name };
+        record.moved = true;
+      }
+    }
+    this.#holdUnclaimed(holdMs);
   }
 
   /**
@@ -322,11 +339,16 @@ export class PoolTasks {
       this.#expireAfter(record, task.expiresAt - now);
       taken += 1;
     }
+    this.#holdUnclaimed(holdMs);
+    return taken;
+  }
+
+  /** After `holdMs`, a moved record no host claimed holds its child no longer. */
+  #holdUnclaimed(holdMs: number): void {
     const unclaimed = setTimeout(() => {
       for (const record of this.#records.values()) if (record.moved === true) record.release();
     }, holdMs);
     unclaimed.unref();
-    return taken;
   }
 
   /** The pool shuts down: no task holds its connection any more, and no record is kept. */

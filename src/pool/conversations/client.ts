@@ -18,6 +18,7 @@ import { ServerEntry } from "../server/entry.js";
 import {
   deleteSession,
   DeleteWatch,
+  provisional,
   sessionHandleOf,
   type SessionEnd,
 } from "../transport/session-end.js";
@@ -153,6 +154,8 @@ export class ConversationClient {
       if (this.expired) return { outcome: "already-gone" };
       // A hand-over moved the session to the next daemon: it goes on there.
       if (this.entry.connection?.handedAway === true) return { outcome: "handle-lost" };
+      // Taken in a hand-over that has not gone through: the old daemon may serve on in it.
+      if (provisional(transport)) return { outcome: "handle-lost" };
       if (!live) return { outcome: handle.sessionId === undefined ? "no-session" : "handle-lost" };
       return deleteSession(handle, this.#watch, timeoutMs);
     }

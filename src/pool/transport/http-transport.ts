@@ -18,6 +18,7 @@ import { ListenStream } from "./listen-stream.js";
 import { witnessChallenges } from "./challenges.js";
 import { keepParamBook, modernFetch, ParamBook } from "./modern-fetch.js";
 import { MAX_MESSAGE_BYTES, oversizeKind, tooLargeAnswer } from "./line-reader.js";
+import { holdProvisionally } from "./session-end.js";
 import type { FetchLike, HandedHttpSession, HandedSession, TransportContext } from "./transport.js";
 
 /**
@@ -114,6 +115,7 @@ export function createHttpTransport(
   if (handed) {
     transport.handedSession = handed.session;
     transport.listenedBefore = handed.listened === true;
+    if (handed.owned) holdProvisionally(transport, handed.owned);
   }
   return transport;
 }

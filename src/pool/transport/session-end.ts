@@ -62,6 +62,25 @@ export class DeleteWatch {
   }
 }
 
+/** Transports in a session handed over whose hand-over has not gone through yet. */
+const provisionalSessions = new WeakSet<object>();
+
+/**
+ * Marks `transport`, in a session handed over, as the old daemon's until `owned` settles
+ * true: a new daemon that gives up the hand-over must not end a session the old one serves on.
+ */
+export function holdProvisionally(transport: object, owned: Promise<boolean>): void {
+  provisionalSessions.add(transport);
+  void owned.then((mine) => {
+    if (mine) provisionalSessions.delete(transport);
+  });
+}
+
+/** Whether `transport`'s session is still the old daemon's (holdProvisionally()). */
+export function provisional(transport: object): boolean {
+  return provisionalSessions.has(transport);
+}
+
 /** What ending an HTTP session needs of a transport: the SDK's StreamableHTTPClientTransport. */
 export interface SessionHandle {
   readonly sessionId: string | undefined;

@@ -57,7 +57,7 @@ export interface ChildProcessTransportOptions {
   onJunk?: (line: string) => void;
   /** Called with every stderr chunk (already kept in the tail). */
   onStderr?: (chunk: Buffer) => void;
-  /** Called once the child has started, with its pid (also its process group id). */
+  /** Called once the child has started, with its pid (also its group id); again by resume(). */
   onSpawn?: (pid: number) => void;
   /** Called once the child and every process of its group are gone. */
   onGone?: (pid: number) => void;
@@ -249,9 +249,10 @@ export class ChildProcessTransport implements Transport {
     return { pid: io.pid, fds: [fds[0], fds[1], fds[2]], ...this.#tail.handed(), session };
   }
 
-  /** After a handOff() the successor did not take: reads the child again where it stopped. */
+  /** After a handOff() the successor did not take: reads the child again, and onSpawn()s it. */
   resume(): void {
     if (!this.#io || this.#released) return;
+    if (!this.#exit) this.#options.onSpawn?.(this.#io.pid);
     resumeReading(this.#io.stdout);
     resumeReading(this.#io.stderr);
     this.#handing?.settle();

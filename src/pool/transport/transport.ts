@@ -179,6 +179,12 @@ export interface HandedHttpSession {
   session: HandedSession;
   /** The old daemon listened on the session's GET stream (closed for the hand-over): open it again. */
   listened?: boolean;
+  /**
+   * In the new daemon: whether the hand-over went through. Until it settles true the session
+   * is still the old daemon's, which serves on in it if this one gives up: ending it here
+   * sends no DELETE (session-end.ts `provisional`).
+   */
+  owned?: Promise<boolean>;
 }
 
 /** A child as handed over: in the old daemon, its fds there; in the new one, its fds here. */

@@ -1,0 +1,86 @@
+/**
+ * A hand-over that fails leaves one daemon driving the children: the old daemon takes them
+ * back only once the new one has exited, killing one that does not go when told to. Until then
+ * both would read the same child's output, and an answer the new one took would never reach
+ * the host that asked.
+ */
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { PoolClient } from "mcpool-client";
+import { cliPath, runCli, startDaemon } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
+import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+
+const fleet = useFleet();
+
+const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
+
+/**
+ * An "installed" copy that reads the snapshot, reads each handed child's output as a new daemon
+ * dialling it does, answers that it failed, and then never exits: a new daemon stuck in a dial
+ * that reads the old daemon's word too late.
+ */
+const stubborn = (pidFile: string): string => `
+import { writeFileSync } from "node:fs";
+import { Socket } from "node:net";
+writeFileSync(${JSON.stringify(pidFile)}, String(process.pid));
+const channel = new Socket({ fd: 3, readable: true, writable: true });
+let text = "";
+let answered = false;
+channel.on("data", (chunk) => {
+  text += chunk.toString("utf8");
+  const end = text.indexOf("\\n");
+  if (end < 0 || answered) return;
+  answered = true;
+  const snapshot = JSON.parse(text.slice(0, end));
+  for (const server of snapshot.servers) {
+    new Socket({ fd: server.child.fds[1], readable: true, writable: false }).on("data", () => {});
+  }
+  channel.write(JSON.stringify({ ready: false, pid: process.pid, why: "it gave up" }) + "\\n");
+});
+channel.on("error", () => {});
+setInterval(() => {}, 60_000);
+`;
+
+/** The counter's count, through `agent`. */
+async function count(agent: PoolClient): Promise<number> {
+  return Number((await agent.call("counter__count", {})).split(" ")[0]);
+}
+
+describe("a failed hand-over", () => {
+  it("takes the children back only once the new daemon is gone, killing one that stays", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    const installed = join(h.dir, "installed-main.mjs");
+    const pidFile = join(h.dir, "successor.pid");
+    // It runs this checkout until an "upgrade" replaces it with the stubborn copy.
+    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+    chmodSync(installed, 0o755);
+    const old = await startDaemon(h, [], { bin: installed });
+    let successor: number | undefined;
+    try {
+      const agent = await fleet.agent(h);
+      expect(await count(agent)).toBe(1);
+      writeFileSync(installed, stubborn(pidFile));
+
+      const restart = runCli(h, "restart");
+      expect(restart.code).toBe(1);
+      expect(restart.stderr).toContain("it gave up");
+      successor = Number(readFileSync(pidFile, "utf8"));
+      // Gone before the old daemon answered: nothing but the old daemon reads the child now.
+      expect(alive(successor)).toBe(false);
+      const killed = `the new daemon (pid ${successor}) did not exit when told to`;
+      await waitFor(() => old.stderr().includes(killed), 20_000, "the old daemon's log line");
+
+      // Every answer reaches the old daemon: none is read away by the new one.
+      const after = await fleet.agent(h, "after");
+      for (let expected = 2; expected <= 21; expected++) expect(await count(after)).toBe(expected);
+      expect((await after.status()).pid).toBe(old.pid);
+    } finally {
+      if (successor !== undefined && alive(successor)) process.kill(successor, "SIGKILL");
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+});
