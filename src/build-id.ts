@@ -2,8 +2,9 @@
  * This build's identity: a digest of the JavaScript mcpool runs (its own `dist/` and its
  * protocol workspace's), so two builds that could answer differently never share an identity
  * though their version number is the same. A rebuild with the very same output keeps it.
- * Computed once per process, on first use (reading ~2 MB: tens of ms on a loaded machine),
- * by a process that needs it: the daemon keeping a recording, an entry checking one.
+ * Computed once per process (reading ~2 MB: tens of ms on a loaded machine), by a process
+ * that needs it: the daemon as it starts its recorder (so an install over its files later
+ * does not change it), an entry checking a recording.
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";

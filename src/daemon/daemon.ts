@@ -364,9 +364,9 @@ class PoolDaemon implements Daemon {
       this.#releaseLock?.();
       throw error;
     }
-    // An inherited socket is the service manager's to keep (`systemctl --user restart
-    // mcpool.socket` re-creates it).
-    if (listenFd === undefined) {
+    // The service manager's socket is its to keep (`systemctl --user restart mcpool.socket`
+    // re-creates it); one a hand-over brought from a daemon that bound it is ours.
+    if (listenFd === undefined || ownPath) {
       this.#keeper = keepSocket({
         socketPath: this.paths.socketPath,
         server,

@@ -3,7 +3,7 @@
  * daemon started from the installed code: the children keep their processes and their memory,
  * agents go on, and the old daemon serves on when the new one cannot take over.
  */
-import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -28,6 +28,21 @@ async function count(agent: PoolClient, tool = "counter__count"): Promise<[numbe
   const text = await agent.call(tool, {});
   const [value, pid] = text.split(" ").map(Number);
   return [value as number, pid as number];
+}
+
+function isSocket(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false })?.isSocket() === true;
+}
+
+/** The counter's answer to a host behind the lean bridge, through the MCP sockets. */
+async function leanCount(h: TestHome): Promise<string | undefined> {
+  const host = await stdioBridge(h, ["--server", "counter"], {}, "lean");
+  try {
+    const next = await host.client.callTool({ name: "count", arguments: {} });
+    return (next.content as { text: string }[])[0]?.text;
+  } finally {
+    await host.close();
+  }
 }
 
 /** Every daemon of `home` stopped after the test, whichever pid serves by then. */
@@ -112,6 +127,27 @@ describe("a restart that hands the servers over", () => {
       expect(next.stderr()).toContain(`reaped 1 children of a previous daemon: ${hangPid}`);
     } finally {
       if (hangPid !== undefined && alive(hangPid)) process.kill(hangPid, "SIGKILL");
+      await stopDaemons(h);
+    }
+  });
+
+  it("re-creates a socket that came by hand-over when a cleaner removes its folder", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    try {
+      const old = await fleet.daemon(h);
+      const [, childPid] = await count(await fleet.agent(h));
+      const handed = JSON.parse(runCli(h, "restart", "--json").stdout) as { pid: number };
+      await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
+
+      rmSync(dirname(h.socketPath), { recursive: true, force: true });
+      await waitFor(() => isSocket(h.socketPath), 20_000, "the socket to be re-created");
+      const after = await fleet.agent(h, "after");
+      expect((await after.status()).pid).toBe(handed.pid);
+      expect(await count(after)).toEqual([2, childPid]);
+      // The MCP sockets in that folder come back with it: a host behind the lean bridge is served.
+      expect(await leanCount(h)).toBe(`3 ${childPid}`);
+    } finally {
       await stopDaemons(h);
     }
   });
@@ -259,13 +295,7 @@ describe("a restart that hands the servers over", () => {
       const after = await fleet.agent(h, "after");
       expect(await count(after)).toEqual([2, childPid]);
       // The MCP sockets accept again: a host behind the lean bridge is served.
-      const host = await stdioBridge(h, ["--server", "counter"], {}, "lean");
-      try {
-        const next = await host.client.callTool({ name: "count", arguments: {} });
-        expect((next.content as { text: string }[])[0]?.text).toBe(`3 ${childPid}`);
-      } finally {
-        await host.close();
-      }
+      expect(await leanCount(h)).toBe(`3 ${childPid}`);
       const status = await after.status();
       expect(status.pid).toBe(old.pid);
       expect(status.handover).toBeUndefined();

@@ -44,10 +44,20 @@ describe("the hand-over snapshot", () => {
     expect(readSnapshot(JSON.stringify(previous))).toEqual({ snapshot: previous });
   });
 
+  it("reads a version 2 snapshot, whose sessions are rows' own", () => {
+    const previous = { ...snapshot, version: 2 };
+    expect(readSnapshot(JSON.stringify(previous))).toEqual({ snapshot: previous });
+  });
+
+  it("writes a version a build that keyed sessions by row alone refuses, so it starts cold", () => {
+    // Such a build reads versions 1 and 2 only: a conversation's session must never reach it.
+    expect([1, 2]).not.toContain(SNAPSHOT_VERSION);
+  });
+
   it("refuses a version it does not know, naming those it reads", () => {
     const read = readSnapshot(JSON.stringify({ ...snapshot, version: SNAPSHOT_VERSION + 1 }));
     expect(read).toEqual({
-      problem: `the snapshot's version ${SNAPSHOT_VERSION + 1} is not one this mcpool reads (1, ${SNAPSHOT_VERSION})`,
+      problem: `the snapshot's version ${SNAPSHOT_VERSION + 1} is not one this mcpool reads (1, 2, ${SNAPSHOT_VERSION})`,
     });
   });
 

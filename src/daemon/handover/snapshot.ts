@@ -17,10 +17,13 @@ import type { HandedSubscription } from "../../pool/calls/server-passthrough.js"
 /**
  * The snapshot's format; raised when its meaning changes, never reused. Version 2 adds the
  * host profiles' and conversations' children (`profile`, `conversation`); a version 1
- * snapshot has none and is read as well.
+ * snapshot has none and is read as well. Version 3: `sessions` may hold a conversation's
+ * session beside its row's own. A build that reads 2 keys `sessions` by row alone and would
+ * take a conversation's session as the row's shared one, so it must start cold instead; a
+ * version 2 snapshot holds only rows' own sessions and is read as well.
  */
-export const SNAPSHOT_VERSION = 2;
-const READABLE: readonly unknown[] = [1, SNAPSHOT_VERSION];
+export const SNAPSHOT_VERSION = 3;
+const READABLE: readonly unknown[] = [1, 2, SNAPSHOT_VERSION];
 
 /** The control channel's fd in the new process, and the listening socket's. */
 export const CONTROL_FD = 3;
@@ -81,7 +84,7 @@ export function untakenLabels(
 }
 
 export interface Snapshot {
-  version: 1 | typeof SNAPSHOT_VERSION;
+  version: 1 | 2 | typeof SNAPSHOT_VERSION;
   /**
    * The daemon that handed over, and when; since when the pool serves without a cold start
    * and across how many hand-overs before this one (absent in version 1: since its start, none).

@@ -14,8 +14,9 @@ export interface SocketListenerOptions {
   /** An inherited listening socket (systemd socket activation); nothing is bound or unlinked. */
   listenFd?: number;
   /**
-   * Where an inherited socket may be bound again after letGo() (it came by hand-over, the
-   * path is this daemon's); absent for the service manager's socket, never let go.
+   * Where an inherited socket may be bound again, after letGo() or when its path was removed
+   * (it came by hand-over, the path is this daemon's); absent for the service manager's
+   * socket, never let go nor bound again.
    */
   ownPath?: string;
   log: PoolLog;
@@ -136,10 +137,11 @@ export class SocketListener {
   }
 
   async #bindAgain(): Promise<boolean> {
-    const { listenFd, socketPath, log, listening } = this.#options;
-    if (!listening() || listenFd !== undefined || this.#server === undefined) return false;
+    const { log, listening } = this.#options;
+    const path = this.#relistenPath();
+    if (!listening() || path === undefined || this.#server === undefined) return false;
     const fresh = createServer((socket) => this.#accept(socket));
-    const mine = await bindSocket(fresh, socketPath as string);
+    const mine = await bindSocket(fresh, path);
     if (!listening()) {
       // Closing began while we bound: this listener was never the server's.
       fresh.close();

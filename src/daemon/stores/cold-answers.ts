@@ -101,7 +101,12 @@ function ownCache(caches: RowFiles, row: McpServerConfig): Record<string, unknow
  * What scope `scope`'s answers depend on now (a server id, or one of POOL_COLD_SCOPES: every
  * row, each as written, and each one's cache); undefined when a cache is not its row's own.
  */
-function validityNow(configPath: string, dataDir: string, scope: string): Validity | undefined {
+function validityNow(
+  configPath: string,
+  dataDir: string,
+  scope: string,
+  build = buildId(),
+): Validity | undefined {
   let parsed: ReturnType<typeof parseMcpJson>;
   try {
     parsed = parseMcpJson(readFileSync(configPath, "utf8"));
@@ -115,7 +120,7 @@ function validityNow(configPath: string, dataDir: string, scope: string): Validi
   if (rows.length === 0 || owned.some((cache) => cache === undefined)) return undefined;
   return {
     version: VERSION,
-    build: buildId(),
+    build,
     row: pool ? digest(parsed.rows) : connectionHash(rows[0]!),
     pool: digest(parsed.pool),
     cache: digest(pool ? owned : owned[0]),
@@ -140,8 +145,11 @@ export function coldRecorder(
   log: (line: string) => void,
 ): (id: string, opening: Opening) => void {
   const held = new Map<string, ColdRecord>();
+  // The code this daemon loaded, read now: an install over it later must not lend its id to
+  // answers this code gives.
+  const build = buildId();
   return (id, opening) => {
-    const validity = validityNow(configPath, dataDir, id);
+    const validity = validityNow(configPath, dataDir, id, build);
     if (validity === undefined) return;
     const { files, id: file } = recordFile(dataDir, id);
     const before = held.get(id) ?? parseRecord(files.read(file));
