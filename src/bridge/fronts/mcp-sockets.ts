@@ -90,10 +90,7 @@ export interface McpSockets {
   readonly paths: ReadonlyMap<string, string>;
   /** Host sessions open now. */
   readonly sessions: number;
-  /**
-   * Makes the folder and listens on every socket again, as the daemon does when its runtime
-   * folder was removed; sessions open now carry on.
-   */
+  /** Makes the folder and listens on every socket again (as after a removal); sessions go on. */
   renew(): Promise<void>;
   /** Stops listening, ends every session, removes the sockets. Idempotent. */
   close(): Promise<void>;
@@ -344,13 +341,11 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
    */
   const passes = passesInTurn(async () => {
     if (closed || holding) return;
-    // A folder removed under this pass is not a failure but a pass to do again, once the
-    // daemon's keeper has made the folder again (it renews us then).
+    // A folder removed under this pass is no failure but a pass to do again (see `again`).
     const folders = foldersOf(options.daemonSocketPath, dir);
     if (folders === undefined) return;
     const raced = (): boolean => relisten || folders.overtaken();
-    // The sockets' folder went (alone, or with a runtime folder the keeper has made again
-    // and not yet renewed us in): every socket is bound again in a new one, as renew() does.
+    // The sockets' folder went (alone, or with a runtime folder not yet renewed): all anew.
     if (folders.missing) relisten = true;
     if (relisten) {
       relisten = false;
@@ -376,7 +371,11 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       if (failed === undefined) continue;
       listeners.get(scope)?.close();
       listeners.delete(scope);
-      if (raced()) return;
+      // Folder removed under the bind: the next pass makes it (or awaits the keeper's renewal).
+      if (raced() || (failed as NodeJS.ErrnoException).code === "ENOENT") {
+        relisten = true;
+        return void sync().catch(() => undefined);
+      }
       log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
     }
   });
