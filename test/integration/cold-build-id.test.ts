@@ -12,13 +12,14 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildId } from "../../dist/build-id.js";
 import { scopeSocket, stdioBridge } from "../helpers/bridge.js";
 import { cliPath, startDaemon } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
 const fleet = useFleet();
+/** The built module, imported at run time: the typecheck runs beside the build, before it emits. */
+const builtBuildId = new URL("../../dist/build-id.js", import.meta.url).href;
 const repo = dirname(dirname(dirname(cliPath)));
 
 describe("the build a recording is stamped with", () => {
@@ -48,6 +49,7 @@ describe("the build a recording is stamped with", () => {
       const { validity } = JSON.parse(readFileSync(recording, "utf8")) as {
         validity: { build: string };
       };
+      const { buildId } = (await import(builtBuildId)) as { buildId: () => string };
       expect(validity.build).toBe(buildId());
     } finally {
       await daemon.stop();
