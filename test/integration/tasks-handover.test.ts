@@ -21,6 +21,8 @@ import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 /** What the pool declares to a server: the row's own connection serves the host. */
 const AS_THE_POOL = { sampling: {}, elicitation: { form: {} } };
 const BOUND_MS = 20_000;
+/** Restarts in a row for an MCP-socket host's tasks: each one's session end is another chance to cancel. */
+const RESTARTS = 5;
 
 const fleet = useFleet();
 
@@ -136,6 +138,33 @@ describe("tasks across a hand-over restart", () => {
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);
+
+  it("keeps an MCP-socket host's live tasks through restarts with no call in flight", async () => {
+    const h = fleet.home("mcpool-tasks-handover-socket-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    let lean: Host | undefined;
+    try {
+      await fleet.daemon(h);
+      await waitFor(
+        () => existsSync(scopeSocket(h, ["--server", "tasks"])),
+        BOUND_MS,
+        "the MCP socket",
+      );
+      lean = await host(h, "lean");
+      const live: string[] = [];
+      for (let restart = 0; restart < RESTARTS; restart++) {
+        live.push(await lean.work(120_000));
+        // Nothing in flight: the hand-over ends the socket's session with no call to wait on.
+        const { code, stderr } = await runCliAsync(h, "restart");
+        expect({ restart, code, stderr }).toEqual({ restart, code: 0, stderr: "" });
+        // The old daemon sent nothing as that session ended: no task of it was cancelled.
+        for (const taskId of live) expect((await lean.peek(taskId)).status).toBe("working");
+      }
+    } finally {
+      await lean?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 180_000);
 
   it("keeps a host's live task when the new daemon cannot start: the old one serves it on", async () => {
     const h = fleet.home("mcpool-tasks-handover-failed-");
