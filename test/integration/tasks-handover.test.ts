@@ -67,18 +67,23 @@ async function host(h: TestHome, via: BridgePath): Promise<Host> {
   };
 }
 
+/** A daemon for `h`, once the tasks server's MCP socket is there. */
+async function servedWithSocket(h: TestHome): Promise<void> {
+  await fleet.daemon(h);
+  await waitFor(
+    () => existsSync(scopeSocket(h, ["--server", "tasks"])),
+    BOUND_MS,
+    "the MCP socket",
+  );
+}
+
 describe("tasks across a hand-over restart", () => {
   it("lets a host ask about and list its older tasks on the child that moved", async () => {
     const h = fleet.home("mcpool-tasks-handover-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     const hosts: Host[] = [];
     try {
-      await fleet.daemon(h);
-      await waitFor(
-        () => existsSync(scopeSocket(h, ["--server", "tasks"])),
-        BOUND_MS,
-        "the MCP socket",
-      );
+      await servedWithSocket(h);
       const sdk = await host(h, "sdk");
       hosts.push(sdk);
       // A host of the MCP socket: its session there ends as the daemon hands over.
@@ -144,12 +149,7 @@ describe("tasks across a hand-over restart", () => {
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     let lean: Host | undefined;
     try {
-      await fleet.daemon(h);
-      await waitFor(
-        () => existsSync(scopeSocket(h, ["--server", "tasks"])),
-        BOUND_MS,
-        "the MCP socket",
-      );
+      await servedWithSocket(h);
       lean = await host(h, "lean");
       const live: string[] = [];
       for (let restart = 0; restart < RESTARTS; restart++) {
