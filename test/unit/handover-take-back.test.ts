@@ -47,17 +47,22 @@ function parts(steps: string[]) {
   return { pool, server, fronts, log, lock };
 }
 
+/** The rest of a hand-over's needs, with a new daemon whose command cannot be made. */
+const UNSTARTABLE = {
+  successor: (): never => {
+    throw new Error("this process was not started from a script");
+  },
+  from: { pid: process.pid, version: "0.0.0", startedAt: Date.now() },
+  inherited: false,
+  marks: [],
+};
+
 describe("a hand-over that fails before the new daemon starts", () => {
   it("takes back what it held, the pool before the sockets, and says why", async () => {
     const steps: string[] = [];
     const deps = {
       ...parts(steps),
-      successor: (): never => {
-        throw new Error("this process was not started from a script");
-      },
-      from: { pid: process.pid, version: "0.0.0", startedAt: Date.now() },
-      inherited: false,
-      marks: [],
+      ...UNSTARTABLE,
     };
     const refused = await handOver(deps as Parameters<typeof handOver>[0], 1).catch(
       (error: unknown) => error as Error & { code?: string },
@@ -74,5 +79,32 @@ describe("a hand-over that fails before the new daemon starts", () => {
     ]);
     // The lock was never let go, so it is not taken again.
     expect(steps).not.toContain("lock release");
+  });
+
+  it("stops the daemon, fronts left alone, when its socket cannot be listened on again", async () => {
+    const steps: string[] = [];
+    const stopped: string[] = [];
+    const held = parts(steps);
+    const server = {
+      ...(held.server as object),
+      unhold: () => Promise.reject(new Error("EISDIR: the path is a folder")),
+    } as unknown as SocketServer;
+    const deps = {
+      ...held,
+      server,
+      stop: (why: string) => void stopped.push(why),
+      ...UNSTARTABLE,
+    };
+    const refused = await handOver(deps as Parameters<typeof handOver>[0], 1).catch(
+      (error: unknown) => error as Error,
+    );
+    expect((refused as Error).message).toContain(
+      "it could not listen on its socket again: EISDIR: the path is a folder, so this daemon stops",
+    );
+    expect(stopped).toEqual([
+      "it could not listen on its socket again: EISDIR: the path is a folder",
+    ]);
+    // Nothing accepts again: a daemon that serves no one stops instead.
+    expect(steps).not.toContain("fronts resume");
   });
 });
