@@ -33,6 +33,7 @@ import type { PoolMonitor } from "../pool/watch/monitor.js";
 import { watchConfig, type ConfigWatcher } from "./config/watcher.js";
 import type { Predecessor } from "./handover/predecessor.js";
 import { expectSubscriptions } from "./handover/subscriptions.js";
+import { expectTasks } from "./handover/moved-tasks.js";
 import { handOver, type HandOverDeps } from "./handover/hand-over.js";
 import { concludeAdoption } from "./handover/adoption.js";
 import { configureCap, daemonPool } from "./daemon-pool.js";
@@ -281,6 +282,7 @@ class PoolDaemon implements Daemon {
       .sync(first.rows)
       .catch((error: unknown) => log.error(`mcpool: ${(error as Error).message}`));
     expectSubscriptions(pool, options.predecessor?.snapshot?.subscriptions);
+    expectTasks(pool, options.predecessor?.snapshot?.tasks);
 
     await this.#serve(pool, monitor, lock.restore, log);
     await this.#watch(log);

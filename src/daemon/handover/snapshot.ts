@@ -8,7 +8,7 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
-import type { MovedTask } from "../../pool/calls/tasks.js";
+import type { MovedTask } from "../../pool/calls/moved-records.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
