@@ -10,7 +10,6 @@
  */
 import type { McpPool } from "../../pool/pool.js";
 import type { HandedSubscription } from "../../pool/calls/server-passthrough.js";
-import type { DaemonLog } from "../process/logger.js";
 
 /**
  * How long the listeners a hand-over kept are awaited back, ms: an entry dials again for 60 s
@@ -40,26 +39,14 @@ export function expectSubscriptions(
  * The new daemon, once it dialled the children it was handed: the subscriptions of the rows
  * whose own child it adopted (`adopted`) are taken up, their listeners awaited back.
  */
-export function adoptSubscriptions(
-  pool: McpPool,
-  adopted: readonly string[],
-  log: DaemonLog,
-): void {
-  pool.handedSubscriptions.adoptSubscriptions(adopted);
-  awaitListeners(pool, log);
+export function adoptSubscriptions(pool: McpPool, adopted: readonly string[]): void {
+  pool.handedSubscriptions.adoptSubscriptions(adopted, KEPT_SUBSCRIPTIONS_MS);
 }
 
-/** The hand-over failed: this daemon serves on, and awaits the listeners it kept. */
-export function unholdSubscriptions(pool: McpPool, log: DaemonLog): void {
-  pool.handedSubscriptions.unholdSubscriptions();
-  awaitListeners(pool, log);
-}
-
-function awaitListeners(pool: McpPool, log: DaemonLog): void {
-  const timer = setTimeout(() => {
-    pool.handedSubscriptions.dropKept().catch((error: unknown) => {
-      log.error(`mcpool: could not let go of a resource subscription: ${(error as Error).message}`);
-    });
-  }, KEPT_SUBSCRIPTIONS_MS);
-  timer.unref();
+/**
+ * The hand-over failed: this daemon serves on, and awaits the listeners it kept for
+ * KEPT_SUBSCRIPTIONS_MS from now (those an earlier hand-over kept keep their own deadline).
+ */
+export function unholdSubscriptions(pool: McpPool): void {
+  pool.handedSubscriptions.unholdSubscriptions(KEPT_SUBSCRIPTIONS_MS);
 }
