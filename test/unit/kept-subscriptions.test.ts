@@ -5,32 +5,12 @@
  * its place only, and the subscription holds until the second one's.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Subscriptions } from "../../src/pool/calls/subscriptions.js";
-import type { McpPool } from "../../src/pool/pool.js";
+import { pooledSubscriptions as pooled } from "../helpers/subscriptions.js";
 import {
   holdSubscriptions,
   KEPT_SUBSCRIPTIONS_MS,
   unholdSubscriptions,
 } from "../../src/daemon/handover/subscriptions.js";
-
-/** A pool's subscriptions over our own upstream, recording what it is sent. */
-function pooled() {
-  const sent: string[] = [];
-  const subscriptions = new Subscriptions({
-    upstream: (id, uri, method) => {
-      sent.push(`${method} ${id} ${uri}`);
-      return Promise.resolve();
-    },
-    stopUpstream: (id, uri) => {
-      sent.push(`resources/unsubscribe ${id} ${uri}`);
-      return Promise.resolve();
-    },
-    touch: () => undefined,
-    log: {},
-  });
-  const pool = { handedSubscriptions: subscriptions } as unknown as McpPool;
-  return { sent, subscriptions, pool };
-}
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -10,6 +10,7 @@
  */
 import type { McpPool } from "../../pool/pool.js";
 import type { HandedSubscription } from "../../pool/calls/server-passthrough.js";
+import type { DaemonLog } from "../process/logger.js";
 
 /**
  * How long the listeners a hand-over kept are awaited back, ms: an entry dials again for 60 s
@@ -27,12 +28,51 @@ export function handedSubscriptions(pool: McpPool): HandedSubscription[] {
   return pool.handedSubscriptions.handedSubscriptions();
 }
 
-/** The new daemon, before it serves: the snapshot's subscriptions, awaiting adoption. */
-export function expectSubscriptions(
-  pool: McpPool,
-  handed: readonly HandedSubscription[] | undefined,
-): void {
-  if (handed !== undefined) pool.handedSubscriptions.expectSubscriptions(handed);
+/** One handed subscription as the snapshot must hold it; anything else is not read. */
+function isHandedSubscription(value: unknown): value is HandedSubscription {
+  const handed = value as Partial<HandedSubscription> | null;
+  if (typeof handed !== "object" || handed === null) return false;
+  return (
+    typeof handed.serverId === "string" &&
+    typeof handed.uri === "string" &&
+    Number.isInteger(handed.listeners) &&
+    (handed.listeners as number) > 0
+  );
+}
+
+/**
+ * The snapshot's subscriptions this mcpool reads, and a line for each one it drops (a
+ * snapshot from another build, or a damaged one): none is taken up half-read.
+ */
+export function checkedSubscriptions(handed: unknown): {
+  subscriptions: HandedSubscription[];
+  dropped: string[];
+} {
+  if (handed === undefined) return { subscriptions: [], dropped: [] };
+  if (!Array.isArray(handed)) {
+    return {
+      subscriptions: [],
+      dropped: [`the snapshot's subscriptions are not a list (${typeof handed}); none is taken up`],
+    };
+  }
+  const subscriptions = handed.filter(isHandedSubscription);
+  const dropped = handed
+    .filter((entry) => !isHandedSubscription(entry))
+    .map(
+      (entry) =>
+        `a handed resource subscription is not one this mcpool reads (a server id and a URI as strings, listeners a positive integer), dropped: ${JSON.stringify(entry)?.slice(0, 200)}`,
+    );
+  return { subscriptions, dropped };
+}
+
+/**
+ * The new daemon, before it serves: the snapshot's subscriptions, awaiting adoption; an entry
+ * it cannot read is dropped with a log line (its hosts' entries subscribe again anew).
+ */
+export function expectSubscriptions(pool: McpPool, handed: unknown, log: DaemonLog): void {
+  const { subscriptions, dropped } = checkedSubscriptions(handed);
+  for (const line of dropped) log.error(`mcpool: ${line}`);
+  pool.handedSubscriptions.expectSubscriptions(subscriptions);
 }
 
 /**
