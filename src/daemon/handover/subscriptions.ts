@@ -23,7 +23,10 @@ export function holdSubscriptions(pool: McpPool): void {
   pool.handedSubscriptions.holdSubscriptions();
 }
 
-/** What goes into the snapshot: the live subscriptions, with their listeners' count. */
+/**
+ * What goes into the snapshot: the live subscriptions, with their listeners' count and the
+ * update read during the drain for listeners that had left, if any.
+ */
 export function handedSubscriptions(pool: McpPool): HandedSubscription[] {
   return pool.handedSubscriptions.handedSubscriptions();
 }
@@ -36,7 +39,20 @@ function isHandedSubscription(value: unknown): value is HandedSubscription {
     typeof handed.serverId === "string" &&
     typeof handed.uri === "string" &&
     Number.isInteger(handed.listeners) &&
-    (handed.listeners as number) > 0
+    (handed.listeners as number) > 0 &&
+    (handed.missed === undefined || isUpdateOf(handed.missed, handed.uri))
+  );
+}
+
+/** A `notifications/resources/updated` for `uri`, as a server sent it. */
+function isUpdateOf(value: unknown, uri: string): boolean {
+  const notification = value as { method?: unknown; params?: { uri?: unknown } } | null;
+  if (typeof notification !== "object" || notification === null) return false;
+  return (
+    notification.method === "notifications/resources/updated" &&
+    typeof notification.params === "object" &&
+    notification.params !== null &&
+    notification.params.uri === uri
   );
 }
 
@@ -60,7 +76,7 @@ export function checkedSubscriptions(handed: unknown): {
     .filter((entry) => !isHandedSubscription(entry))
     .map(
       (entry) =>
-        `a handed resource subscription is not one this mcpool reads (a server id and a URI as strings, listeners a positive integer), dropped: ${JSON.stringify(entry)?.slice(0, 200)}`,
+        `a handed resource subscription is not one this mcpool reads (a server id and a URI as strings, listeners a positive integer, and any missed update one for its URI), dropped: ${JSON.stringify(entry)?.slice(0, 200)}`,
     );
   return { subscriptions, dropped };
 }

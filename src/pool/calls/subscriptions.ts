@@ -40,6 +40,11 @@ export interface HandedSubscription {
   uri: string;
   /** How many listeners (entries' connections) it had: each is awaited back. */
   listeners: number;
+  /**
+   * An update the server sent while only kept listeners were left (read before the old daemon
+   * stopped reading the child): each listener back is sent it.
+   */
+  missed?: ServerNotification;
 }
 
 /** What the subscriptions need of the passthrough that owns them. */
@@ -192,17 +197,19 @@ export class Subscriptions {
           serverId,
           uri,
           listeners: subscription.listeners.size + subscription.kept.length,
+          ...(subscription.missed !== undefined ? { missed: subscription.missed } : {}),
         })),
     );
   }
 
   /**
    * The old daemon's live subscriptions, expected before this pool serves anyone: held, their
-   * listeners awaited back, nothing sent upstream. A listener that comes back before
+   * listeners awaited back (each sent the update the old daemon kept for it, if any),
+   * nothing sent upstream. A listener that comes back before
    * adoptSubscriptions() says whether its server's child was taken over waits for that.
    */
   expectSubscriptions(handed: readonly HandedSubscription[]): void {
-    for (const { serverId, uri, listeners } of handed) {
+    for (const { serverId, uri, listeners, missed } of handed) {
       let uris = this.#subscriptions.get(serverId);
       if (!uris) {
         uris = new Map();
@@ -214,6 +221,7 @@ export class Subscriptions {
       ready.catch(() => undefined);
       const kept = Array.from({ length: listeners }, (): KeptPlace => ({}));
       const expected: Subscription = { listeners: new Set(), ready, live: false, kept };
+      if (missed !== undefined) expected.missed = missed;
       uris.set(uri, expected);
       this.#expected.push({ serverId, uri, subscription: expected, settle });
     }
