@@ -155,7 +155,7 @@ describe("after a hand-over restart, a 2026-07-28 host is told of a tools change
     return () => host.lines.slice(from);
   };
 
-  for (const via of ["lean"] as const) {
+  for (const via of ["lean", "perl"] as const) {
     for (const opening of ["warm", "cold"] as const) {
       it(
         `through the ${via} entry, a host that opened ${opening}`,
