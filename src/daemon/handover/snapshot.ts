@@ -152,6 +152,11 @@ export type Answer =
       children?: string[];
       /** The children not taken, by childName(): the old daemon stops them. */
       untaken: string[];
+      /**
+       * The http sessions not taken, by childName(): the old daemon ends them as at any stop.
+       * Absent (an older new daemon): every session counts as taken.
+       */
+      untakenSessions?: string[];
       cold?: string;
     }
   | { ready: false; pid: number; why: string };
