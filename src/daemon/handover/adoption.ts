@@ -107,6 +107,7 @@ export async function concludeAdoption(
     adopted,
     ...also,
     untaken,
+    untakenSessions: predecessor.untakenSessions(),
   });
   if (!serve) return { serve, why: "the old daemon serves on" };
   const names = [...adopted, ...children];
