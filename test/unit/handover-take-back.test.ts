@@ -3,48 +3,9 @@
  * the pool back before the sockets accept again, so a host that comes back finds it as it was.
  */
 import { describe, expect, it } from "vitest";
-import type { McpPool } from "../../src/pool/pool.js";
 import type { SocketServer } from "../../src/daemon/socket/server.js";
-import type { DaemonLog } from "../../src/daemon/process/logger.js";
-import { handOver, type HandedFronts } from "../../src/daemon/handover/hand-over.js";
-
-/** Our own objects, each step recorded in order. */
-function parts(steps: string[]) {
-  const step = (name: string, value?: unknown) => (): unknown => {
-    steps.push(name);
-    return value;
-  };
-  const pool = {
-    handedSubscriptions: {
-      holdSubscriptions: step("hold subscriptions"),
-      handedSubscriptions: step("hand subscriptions", []),
-      unholdSubscriptions: step("unhold subscriptions"),
-    },
-    holdTasks: step("hold tasks"),
-    handOffTasks: step("hand off tasks", []),
-    handOff: () => Promise.resolve(step("hand off children", [])()),
-    handOffSessions: () => Promise.resolve(step("hand off sessions", [])()),
-    resumeTasks: step("resume tasks"),
-  } as unknown as McpPool;
-  const server = {
-    listeningFd: 9,
-    hold: step("server hold"),
-    letGo: step("server let go"),
-    unhold: () => Promise.resolve(step("server unhold")()),
-  } as unknown as SocketServer;
-  const fronts: HandedFronts = {
-    hold: () => Promise.resolve(step("fronts hold", [])() as []),
-    letGo: step("fronts let go") as () => void,
-    resume: () => Promise.resolve(void step("fronts resume")()),
-    release: () => Promise.resolve(void step("fronts release")()),
-  };
-  const log = { info: () => undefined, error: () => undefined } as unknown as DaemonLog;
-  const lock = {
-    release: step("lock release") as () => void,
-    take: () => Promise.resolve(Boolean(step("lock take", true)())),
-  };
-  return { pool, server, fronts, log, lock };
-}
+import { handOver } from "../../src/daemon/handover/hand-over.js";
+import { parts } from "../helpers/handover-parts.js";
 
 /** The rest of a hand-over's needs, with a new daemon whose command cannot be made. */
 const UNSTARTABLE = {
