@@ -3,7 +3,7 @@
  * one process, carries frames larger than one read both ways, and a host that closes its
  * stdin first still gets the answers to what it sent — the daemon's MCP socket answers a
  * half-closed session before ending it, a call that outlasts the daemon's probes of a
- * half-closed host (mcp-sockets.ts, PROBE_AFTER_MS) included — and then the entry exits.
+ * half-closed host (half-close.ts, PROBE_AFTER_MS) included — and then the entry exits.
  */
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
