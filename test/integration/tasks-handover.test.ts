@@ -137,6 +137,43 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
+  it("tells a host of its moved task's status that came before the host asked about it", async () => {
+    const h = fleet.home("mcpool-tasks-handover-missed-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    let sdk: Host | undefined;
+    try {
+      await fleet.daemon(h);
+      sdk = await host(h, "sdk");
+      const { ask, peek } = sdk;
+      const finish = join(h.dir, "finish");
+      const made = await ask("tools/call", {
+        name: "gated",
+        arguments: { path: finish },
+        task: { ttl: 60_000 },
+      });
+      const taskId = (made as { task: { taskId: string } }).task.taskId;
+
+      const restart = runCli(h, "restart", "--json");
+      expect(restart.code).toBe(0);
+      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
+      // The task completes now, on the moved child, before its host asks the new daemon about
+      // it: the server says so on the pipe ahead of its answer to this peek.
+      writeFileSync(finish, "");
+      await waitFor(
+        async () => (await peek(taskId)).status === "completed",
+        BOUND_MS,
+        "the task to complete",
+      );
+      expect(sdk.done.has(taskId)).toBe(false);
+      // The host's first question claims its task, and it hears what it missed.
+      expect(await ask("tasks/get", { taskId })).toMatchObject({ status: "completed" });
+      await waitFor(() => sdk!.done.has(taskId), BOUND_MS, "the completed status notification");
+    } finally {
+      await sdk?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
   it("answers a host's tasks/get while the new daemon is still adopting: never 'not found'", async () => {
     const h = fleet.home("mcpool-tasks-handover-window-");
     // A second row the new daemon lists again only once the test opens `relist`: until then

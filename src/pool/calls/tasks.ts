@@ -20,15 +20,13 @@
  * ends), its live tasks are cancelled on the server if the server offers `tasks.cancel`:
  * direct, the session's end ends the server (stdio) and the work with it.
  */
-import { randomUUID } from "node:crypto";
 import { McpPoolError } from "../core/errors.js";
 import type { CallSignal, ServerNotification } from "../core/types.js";
 import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
-import { withSession } from "../server/session.js";
 import { EarlyStatuses } from "./early-statuses.js";
-import { MovedRecords, type MovedTask, type TaskPlace } from "./moved-records.js";
-import { upstreamError } from "./upstream-error.js";
+import { MovedRecords, type MovedTask, type TaskPlace, type Unclaimed } from "./moved-records.js";
+import { askAsStranger, sendTask } from "./task-requests.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
@@ -63,7 +61,7 @@ interface TaskRecord {
   expiresAt: number;
   ttl: number | null;
   /** Moved from a previous daemon, and not yet asked about by its owner's new connection. */
-  moved?: boolean;
+  moved?: Unclaimed;
 }
 
 export interface PoolTasksDeps {
@@ -165,10 +163,15 @@ export class PoolTasks {
     if (task === undefined) return false;
     const record = this.#records.get(task.taskId);
     if (record === undefined || record.entry.id !== serverId) {
-      return this.#early.keep(serverId, task.taskId, notification);
+      return (
+        this.#moved.keep(serverId, task.taskId, notification) ||
+        this.#early.keep(serverId, task.taskId, notification)
+      );
     }
     if (task.status !== undefined) this.#saw(record, task.status);
-    record.owner.notify?.(serverId, notification);
+    // A moved record's host has no connection here yet: it hears the status as it claims it.
+    if (record.moved !== undefined) record.moved.missed = notification;
+    else record.owner.notify?.(serverId, notification);
     return true;
   }
 
@@ -192,9 +195,10 @@ export class PoolTasks {
     }
     const record = this.#records.get(taskId);
     if (record === undefined || !this.#owns(record, owner) || record.entry.id !== serverId) {
-      return this.#unknown(serverId, method, params, taskId, options);
+      return askAsStranger(this.#deps, serverId, method, params, taskId, options);
     }
-    const result = await this.#send(
+    const result = await sendTask(
+      this.#deps,
       record.entry,
       method,
       params,
@@ -221,7 +225,7 @@ export class PoolTasks {
     }
     const owner = typeof gone === "string" ? { key: gone } : gone;
     const mine = [...this.#records.values()].filter(
-      (r) => r.owner.key === owner.key || (r.moved === true && this.#owns(r, owner)),
+      (r) => r.owner.key === owner.key || (r.moved !== undefined && this.#owns(r, owner)),
     );
     await Promise.all(
       mine.map(async (record) => {
@@ -283,7 +287,7 @@ export class PoolTasks {
       for (const record of this.#records.values()) {
         if (record.owner.key !== key) continue;
         record.owner = { key: `\0moved\0${name}`, name };
-        record.moved = true;
+        record.moved = this.#moved.unclaimed(name);
       }
     }
     this.#holdUnclaimed(holdMs);
@@ -325,10 +329,12 @@ export class PoolTasks {
         expiry: undefined as unknown as NodeJS.Timeout,
         expiresAt: 0,
         ttl: task.ttl,
-        moved: true,
+        moved: this.#moved.unclaimed(task.owner, task.taskId),
       };
       this.#records.set(task.taskId, record);
       this.#expireAfter(record, task.expiresAt - now);
+      const missed = taskOf(record.moved?.missed?.params)?.status;
+      if (missed !== undefined) this.#saw(record, missed);
       taken += 1;
     }
     this.#holdUnclaimed(holdMs);
@@ -339,7 +345,7 @@ export class PoolTasks {
   /** After `holdMs`, a moved record no host claimed holds its child no longer. */
   #holdUnclaimed(holdMs: number): void {
     const unclaimed = setTimeout(() => {
-      for (const record of this.#records.values()) if (record.moved === true) record.release();
+      for (const record of this.#records.values()) if (record.moved !== undefined) record.release();
     }, holdMs);
     unclaimed.unref();
   }
@@ -369,7 +375,9 @@ export class PoolTasks {
     const row = this.#deps.entry(serverId);
     // A cursor the host was never given is the server's to refuse, as direct.
     if (params.cursor !== undefined) {
-      const page = await this.#send(row, "tasks/list", params, options, () => row.ensure());
+      const page = await sendTask(this.#deps, row, "tasks/list", params, options, () =>
+        row.ensure(),
+      );
       return { ...page, tasks: this.#own(page, ids), nextCursor: undefined };
     }
     const places = new Map<Connection, ServerEntry>(mine.map((r) => [r.connection, r.entry]));
@@ -379,7 +387,7 @@ export class PoolTasks {
       let cursor: unknown;
       for (let page = 0; page < MAX_PAGES; page++) {
         const asked = cursor === undefined ? {} : { cursor };
-        const result = await this.#send(entry, "tasks/list", asked, options, at);
+        const result = await sendTask(this.#deps, entry, "tasks/list", asked, options, at);
         first ??= result;
         tasks.push(...this.#own(result, ids));
         cursor = result.nextCursor;
@@ -398,69 +406,18 @@ export class PoolTasks {
    */
   #owns(record: TaskRecord, owner: TaskOwner): boolean {
     if (record.owner.key === owner.key) return true;
-    if (record.moved !== true || owner.name === undefined) return false;
-    if (record.owner.name !== owner.name) return false;
+    const moved = record.moved;
+    if (moved === undefined || owner.name !== moved.name) return false;
     record.owner = owner;
-    record.moved = false;
+    delete record.moved;
+    const missed = this.#moved.claimed(moved);
+    if (missed !== undefined) owner.notify?.(record.entry.id, missed);
     return true;
   }
 
   #own(page: Params, ids: ReadonlySet<string>): unknown[] {
     const tasks = Array.isArray(page.tasks) ? page.tasks : [];
     return tasks.filter((t) => ids.has(taskOf(t)?.taskId ?? ""));
-  }
-
-  /** What the server says of a task it has never had, with the host's id put back. */
-  async #unknown(
-    serverId: string,
-    method: TaskMethod,
-    params: Params,
-    taskId: string,
-    options: TaskRequestOptions,
-  ): Promise<Params> {
-    const row = this.#deps.entry(serverId);
-    const stranger = randomUUID();
-    return this.#send(
-      row,
-      method,
-      { ...params, taskId: stranger },
-      options,
-      () => row.ensure(),
-      (text) => text.split(stranger).join(taskId),
-    );
-  }
-
-  async #send(
-    entry: ServerEntry,
-    method: TaskMethod,
-    params: Params,
-    options: TaskRequestOptions,
-    at: () => Promise<Connection>,
-    rewrite: (text: string) => string = (text) => text,
-  ): Promise<Params> {
-    const timeoutMs = this.#deps.timeoutMs(entry);
-    entry.busy();
-    try {
-      const connection = await at();
-      const result = await withSession(
-        { ensure: async () => connection, redial: (dead) => entry.redial(dead) },
-        (live) =>
-          live.client.request<Params>(
-            { method, params },
-            {
-              ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-              ...(options.signal ? { signal: options.signal } : {}),
-            },
-          ),
-      );
-      return JSON.parse(rewrite(JSON.stringify(result))) as Params;
-    } catch (error) {
-      const e = error as { message?: unknown };
-      if (typeof e.message === "string") e.message = rewrite(e.message);
-      throw upstreamError(error, { serverId: entry.id, what: method, timeoutMs });
-    } finally {
-      entry.idle();
-    }
   }
 
   /** A status seen for `record`: a terminal one ends the hold, the record kept for its ttl. */
