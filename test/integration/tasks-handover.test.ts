@@ -174,6 +174,34 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
+  it("lets a stale tasks/release for a host's name leave that host's moved tasks working", async () => {
+    const h = fleet.home("mcpool-tasks-handover-release-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    try {
+      await fleet.daemon(h);
+      const lib = await fleet.agent(h, "lib");
+      const made = await lib.call(
+        "tasks__work",
+        { ms: 120_000 },
+        { raw: true, task: { ttl: 60_000 } },
+      );
+      const taskId = (made as unknown as { task: { taskId: string } }).task.taskId;
+      const restart = runCli(h, "restart", "--json");
+      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
+      // A release for the host's name, from a connection that carried a host of that name
+      // once (queued before the hand-over), reaches the new daemon: it is that connection's
+      // own tasks it releases, and it has none.
+      const stale = await fleet.agent(h, "stale");
+      await stale.tasks.release(lib.tasks.owner);
+      expect(await lib.tasks.request("tasks", "tasks/get", { taskId })).toMatchObject({
+        taskId,
+        status: "working",
+      });
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
   it("answers a host's tasks/get while the new daemon is still adopting: never 'not found'", async () => {
     const h = fleet.home("mcpool-tasks-handover-window-");
     // A second row the new daemon lists again only once the test opens `relist`: until then

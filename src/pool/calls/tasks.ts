@@ -224,9 +224,9 @@ export class PoolTasks {
       return;
     }
     const owner = typeof gone === "string" ? { key: gone } : gone;
-    const mine = [...this.#records.values()].filter(
-      (r) => r.owner.key === owner.key || (r.moved !== undefined && this.#owns(r, owner)),
-    );
+    // Its own records only: a moved record a host never claimed here is not this one's to end
+    // (a release queued before a hand-over must not cancel the tasks that just moved).
+    const mine = [...this.#records.values()].filter((r) => r.owner.key === owner.key);
     await Promise.all(
       mine.map(async (record) => {
         this.#drop(record);
