@@ -130,9 +130,16 @@ export class PoolTasks {
 
   /**
    * A task-augmented call on `connection` answered `result`: its task is `owner`'s, and the
-   * statuses the server sent of it before answering go to `owner` now.
+   * statuses the server sent of it before answering go to `owner` now. A call `withdrawn`
+   * meanwhile (its host went, or gave it up) has its task released at once.
    */
-  created(entry: ServerEntry, connection: Connection, result: unknown, owner: TaskOwner): void {
+  created(
+    entry: ServerEntry,
+    connection: Connection,
+    result: unknown,
+    owner: TaskOwner,
+    withdrawn?: CallSignal,
+  ): void {
     const task = taskOf((result as { task?: unknown } | undefined)?.task);
     if (task === undefined) return;
     this.#records.get(task.taskId)?.release();
@@ -151,6 +158,8 @@ export class PoolTasks {
     this.#expireAfter(record);
     if (TERMINAL.has(record.status)) record.release();
     for (const early of this.#early.claim(entry.id, task.taskId)) this.status(entry.id, early);
+    // The call was withdrawn (its host went) before the answer came: no host knows the task.
+    if (withdrawn?.aborted === true) void this.#end(record);
   }
 
   /**
@@ -227,18 +236,19 @@ export class PoolTasks {
     // Its own records only: a moved record a host never claimed here is not this one's to end
     // (a release queued before a hand-over must not cancel the tasks that just moved).
     const mine = [...this.#records.values()].filter((r) => r.owner.key === owner.key);
-    await Promise.all(
-      mine.map(async (record) => {
-        this.#drop(record);
-        const cancels = (record.connection.capabilities?.tasks as { cancel?: unknown } | undefined)
-          ?.cancel;
-        if (TERMINAL.has(record.status) || cancels === undefined) return;
-        if (record.entry.connection !== record.connection) return;
-        await record.connection.client
-          .request({ method: "tasks/cancel", params: { taskId: record.taskId } })
-          .catch(() => undefined);
-      }),
-    );
+    await Promise.all(mine.map((record) => this.#end(record)));
+  }
+
+  /** Drops `record`, and cancels its live task on a server that offers cancel. */
+  async #end(record: TaskRecord): Promise<void> {
+    this.#drop(record);
+    const cancels = (record.connection.capabilities?.tasks as { cancel?: unknown } | undefined)
+      ?.cancel;
+    if (TERMINAL.has(record.status) || cancels === undefined) return;
+    if (record.entry.connection !== record.connection) return;
+    await record.connection.client
+      .request({ method: "tasks/cancel", params: { taskId: record.taskId } })
+      .catch(() => undefined);
   }
 
   /** A hand-over begins, before any connection closes: a host that goes changes nothing. */
