@@ -8,7 +8,9 @@
  *   (`expect`); a host's request that may be about one of them waits until the adoption is
  *   concluded (the records taken up, or none), so no host hears "not found" of its own task;
  * - a status the server sends of a moved task before its host claimed it (or before the
- *   record was taken up) is kept, the last one, and sent to the host when it claims it.
+ *   record was taken up) is kept, the last one, and sent to the host when it claims it;
+ * - an unclaimed live record holds its child from the idle rule until its own deadline, so a
+ *   later adoption (or a hand-over that came back) never ends an earlier one's hold early.
  */
 import { McpPoolError } from "../core/errors.js";
 import type { ServerNotification } from "../core/types.js";
@@ -42,6 +44,8 @@ export interface Unclaimed {
   readonly name: string;
   /** The last status the server sent of the task meanwhile, for its host when it claims it. */
   missed?: ServerNotification;
+  /** Ends the record's hold on its child at the record's own deadline. */
+  unhold?: NodeJS.Timeout;
 }
 
 export class MovedRecords {
@@ -89,8 +93,16 @@ export class MovedRecords {
     return missed === undefined ? { name } : { name, missed };
   }
 
-  /** Its host claimed a moved record: the status it missed meanwhile, if any. */
+  /** While `moved` is unclaimed, `release` (its hold on its child) is called in `holdMs`. */
+  holdFor(moved: Unclaimed, release: () => void, holdMs: number): void {
+    clearTimeout(moved.unhold);
+    moved.unhold = setTimeout(release, holdMs);
+    moved.unhold.unref();
+  }
+
+  /** Its host claimed a moved record (or it is dropped): the status it missed, if any. */
   claimed(moved: Unclaimed): ServerNotification | undefined {
+    clearTimeout(moved.unhold);
     return moved.missed;
   }
 

@@ -285,7 +285,9 @@ export class PoolTasks {
   resume(holdMs: number): void {
     this.#handedOff = false;
     for (const record of this.#records.values()) {
-      if (!TERMINAL.has(record.status)) record.release = hold(record.entry, record.connection);
+      if (TERMINAL.has(record.status)) continue;
+      record.release = hold(record.entry, record.connection);
+      if (record.moved !== undefined) this.#holdUnclaimed(record, holdMs);
     }
     for (const { gone, disconnected } of this.#deferred.splice(0)) {
       const name = typeof gone === "string" ? undefined : gone.name;
@@ -298,9 +300,9 @@ export class PoolTasks {
         if (record.owner.key !== key) continue;
         record.owner = { key: `\0moved\0${name}`, name };
         record.moved = this.#moved.unclaimed(name);
+        if (!TERMINAL.has(record.status)) this.#holdUnclaimed(record, holdMs);
       }
     }
-    this.#holdUnclaimed(holdMs);
   }
 
   /** The records a previous daemon hands over, known before this pool serves anyone. */
@@ -343,21 +345,19 @@ export class PoolTasks {
       };
       this.#records.set(task.taskId, record);
       this.#expireAfter(record, task.expiresAt - now);
+      if (live) this.#holdUnclaimed(record, holdMs);
       const missed = taskOf(record.moved?.missed?.params)?.status;
       if (missed !== undefined) this.#saw(record, missed);
       taken += 1;
     }
-    this.#holdUnclaimed(holdMs);
     this.#moved.conclude();
     return taken;
   }
 
-  /** After `holdMs`, a moved record no host claimed holds its child no longer. */
-  #holdUnclaimed(holdMs: number): void {
-    const unclaimed = setTimeout(() => {
-      for (const record of this.#records.values()) if (record.moved !== undefined) record.release();
-    }, holdMs);
-    unclaimed.unref();
+  /** After `holdMs` (from now: its own deadline), `record` unclaimed holds its child no longer. */
+  #holdUnclaimed(record: TaskRecord, holdMs: number): void {
+    if (record.moved !== undefined)
+      this.#moved.holdFor(record.moved, () => record.release(), holdMs);
   }
 
   /** The pool shuts down: no task holds its connection any more, and no record is kept. */
@@ -450,6 +450,7 @@ export class PoolTasks {
 
   #drop(record: TaskRecord): void {
     clearTimeout(record.expiry);
+    if (record.moved !== undefined) this.#moved.claimed(record.moved);
     record.release();
     if (this.#records.get(record.taskId) === record) this.#records.delete(record.taskId);
   }
