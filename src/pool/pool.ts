@@ -31,7 +31,6 @@ export type HandoverSubscriptions = Pick<
   | "handedSubscriptions"
   | "expectSubscriptions"
   | "adoptSubscriptions"
-  | "dropKept"
 >;
 import { poolParts, type PoolParts } from "./pool-parts.js";
 import {
@@ -475,8 +474,8 @@ export class McpPool {
   /**
    * The upstream resource subscriptions across a hand-over (server-passthrough.ts): the old
    * daemon holds them (a listener that leaves is kept, nothing is unsubscribed) and hands the
-   * live ones on; the new one adopts those of the connections it took over, and stops
-   * awaiting the kept listeners with dropKept().
+   * live ones on; the new one adopts those of the connections it took over, and each awaits
+   * the kept listeners until their deadline.
    */
   get handedSubscriptions(): HandoverSubscriptions {
     return this.#parts.passthrough.subscriptions;

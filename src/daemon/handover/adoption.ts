@@ -98,7 +98,7 @@ export async function concludeAdoption(
   const moved = takenTasks(snapshot.tasks, new Set(taken.map(nameOf)));
   pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS);
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
-  adoptSubscriptions(pool, adopted, log);
+  adoptSubscriptions(pool, adopted);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({
@@ -107,6 +107,7 @@ export async function concludeAdoption(
     adopted,
     ...also,
     untaken,
+    untakenSessions: predecessor.untakenSessions(),
   });
   if (!serve) return { serve, why: "the old daemon serves on" };
   const names = [...adopted, ...children];

@@ -62,8 +62,10 @@ export async function sendTask(
     );
     return JSON.parse(rewrite(JSON.stringify(result))) as Params;
   } catch (error) {
-    const e = error as { message?: unknown };
+    // The host's id put back in what the server said, wherever the error keeps it.
+    const e = error as { message?: unknown; peerMessage?: unknown };
     if (typeof e.message === "string") e.message = rewrite(e.message);
+    if (typeof e.peerMessage === "string") e.peerMessage = rewrite(e.peerMessage);
     throw upstreamError(error, { serverId: entry.id, what: method, timeoutMs });
   } finally {
     entry.idle();
