@@ -5,7 +5,10 @@
  * before — a live one and a finished one, on the same server process — and lists them; a
  * task it did not make is still not its own. A host of the MCP socket, whose session there
  * ends as the daemon hands over, has its live task go on in the server as well; a client of
- * the client library that names no owner finds its task again once it reconnected.
+ * the client library that names no owner finds its task again once it reconnected. A host
+ * that asks while the new daemon is still adopting is never told "not found"; a status the
+ * server sent of a moved task before its host asked reaches the host; a stale release of a
+ * name ends no moved task; and a host that goes before its call is answered leaves no task.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
