@@ -5,7 +5,8 @@
  * before — a live one and a finished one, on the same server process — and lists them; a
  * task it did not make is still not its own. A host of the MCP socket, whose session there
  * ends as the daemon hands over, has its live task go on in the server as well; a client of
- * the client library that names no owner finds its task again once it reconnected. A host
+ * the client library that names no owner finds its task again once it reconnected, and an
+ * MCP-socket host's live tasks stay live through restarts with no call in flight. A host
  * that asks while the new daemon is still adopting is never told "not found"; a status the
  * server sent of a moved task before its host asked reaches the host; a stale release of a
  * name ends no moved task; and a host that goes before its call is answered leaves no task.
@@ -25,6 +26,8 @@ import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 /** What the pool declares to a server: the row's own connection serves the host. */
 const AS_THE_POOL = { sampling: {}, elicitation: { form: {} } };
 const BOUND_MS = 20_000;
+/** Restarts in a row for an MCP-socket host's tasks: each one's session end is another chance to cancel. */
+const RESTARTS = 5;
 
 const fleet = useFleet();
 
@@ -75,18 +78,23 @@ async function libTask(lib: PoolClient): Promise<string> {
   return (made as unknown as { task: { taskId: string } }).task.taskId;
 }
 
+/** A daemon for `h`, once the tasks server's MCP socket is there. */
+async function servedWithSocket(h: TestHome): Promise<void> {
+  await fleet.daemon(h);
+  await waitFor(
+    () => existsSync(scopeSocket(h, ["--server", "tasks"])),
+    BOUND_MS,
+    "the MCP socket",
+  );
+}
+
 describe("tasks across a hand-over restart", () => {
   it("lets a host ask about and list its older tasks on the child that moved", async () => {
     const h = fleet.home("mcpool-tasks-handover-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     const hosts: Host[] = [];
     try {
-      await fleet.daemon(h);
-      await waitFor(
-        () => existsSync(scopeSocket(h, ["--server", "tasks"])),
-        BOUND_MS,
-        "the MCP socket",
-      );
+      await servedWithSocket(h);
       const sdk = await host(h, "sdk");
       hosts.push(sdk);
       // A host of the MCP socket: its session there ends as the daemon hands over.
@@ -141,6 +149,28 @@ describe("tasks across a hand-over restart", () => {
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);
+
+  it("keeps an MCP-socket host's live tasks through restarts with no call in flight", async () => {
+    const h = fleet.home("mcpool-tasks-handover-socket-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    let lean: Host | undefined;
+    try {
+      await servedWithSocket(h);
+      lean = await host(h, "lean");
+      const live: string[] = [];
+      for (let restart = 0; restart < RESTARTS; restart++) {
+        live.push(await lean.work(120_000));
+        // Nothing in flight: the hand-over ends the socket's session with no call to wait on.
+        const { code, stderr } = await runCliAsync(h, "restart");
+        expect({ restart, code, stderr }).toEqual({ restart, code: 0, stderr: "" });
+        // The old daemon sent nothing as that session ended: no task of it was cancelled.
+        for (const taskId of live) expect((await lean.peek(taskId)).status).toBe("working");
+      }
+    } finally {
+      await lean?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 180_000);
 
   it("tells a host of its moved task's status that came before the host asked about it", async () => {
     const h = fleet.home("mcpool-tasks-handover-missed-");
