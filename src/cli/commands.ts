@@ -274,7 +274,7 @@ export const COMMANDS = [
       ["--catalog MODE", "write catalog entries (`bridge --server ID --catalog[=auto]`)"],
       [
         "--one-entry",
-        "with --catalog: one pool-wide catalogue entry, `mcpool` (`bridge --catalog[=auto]`), in place of the entries mcpool has (JSON host files; `mcpool unwire` puts them back)",
+        "with --catalog: one pool-wide catalogue entry, `mcpool` (`bridge --catalog[=auto]`), in place of the entries mcpool has (`mcpool unwire` puts them back)",
       ],
     ],
     examples: [
