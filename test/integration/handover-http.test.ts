@@ -225,6 +225,49 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
+  it("ends a conversation's session the new daemon did not take (its row changed): DELETE", async () => {
+    const remote = await sessionServer();
+    servers.push(remote);
+    const h = fleet.home();
+    const row = { type: "http", url: remote.url, session: "conversation" };
+    h.writeConfig({ remote: row });
+    // The new daemon reads an edited copy (new headers), which the old daemon never sees: the
+    // installed code the restart starts points its config elsewhere.
+    const edited = join(h.dir, "edited.json");
+    writeFileSync(
+      edited,
+      JSON.stringify({ mcpServers: { remote: { ...row, headers: { "X-Edited": "1" } } } }),
+    );
+    const installed = join(h.dir, "installed-main.mjs");
+    writeFileSync(
+      installed,
+      `#!/usr/bin/env node\nif (process.argv.includes("--handover")) process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};\nawait import(${JSON.stringify(cliPath)});\n`,
+    );
+    chmodSync(installed, 0o755);
+    const old = await startDaemon(h, [], { bin: installed });
+    try {
+      const alice = { tenant: "acme", principal: "alice", conversationId: "c1" };
+      const mine = (await fleet.agent(h)).withIdentity(alice);
+      expect(await mine.call("remote__count")).toBe("1");
+      expect(remote.count("DELETE")).toBe(0);
+      await handOver(h, old.pid);
+
+      // The old daemon's stop ended the session no one goes on in; the new daemon opened its
+      // own for the conversation (its row as edited), as its next use would.
+      await waitFor(
+        () => remote.count("DELETE") === 1 && remote.opened() === 2 && remote.sessions() === 1,
+        10_000,
+        "the old session ended by its DELETE",
+      );
+      const after = (await fleet.agent(h, "after")).withIdentity(alice);
+      expect(await after.call("remote__count")).toBe("1");
+      expect(remote.opened()).toBe(2);
+    } finally {
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
   it("opens a new session when the server no longer knows the handed one", async () => {
     const { remote, h, oldPid } = await counting();
     try {

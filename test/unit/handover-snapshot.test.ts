@@ -84,11 +84,30 @@ describe("the hand-over snapshot", () => {
   });
 
   it("refuses what is not JSON, not an object, or lacks its parts", () => {
-    expect(readSnapshot("{go")).toMatchObject({ problem: expect.stringContaining("not JSON") });
+    expect(readSnapshot("{go")).toEqual({
+      problem: "the snapshot is not JSON (at character 1 of 3)",
+    });
     expect(readSnapshot("[]")).toEqual({ problem: "the snapshot is not a JSON object" });
     expect(readSnapshot(JSON.stringify({ version: SNAPSHOT_VERSION }))).toEqual({
       problem: "the snapshot lacks its servers, marks or origin",
     });
+  });
+
+  it("tells where a snapshot stops being JSON, never what it holds there", () => {
+    const canary = "canary-7f3e1d-secret";
+    const row = JSON.stringify({ env: { TOKEN: canary } });
+    // A torn line, text after the value, a bare word, a value cut short: every parser message.
+    for (const text of [
+      `${row.slice(0, -2)} x`,
+      `${row} ${canary}`,
+      `${canary} ${row}`,
+      row.slice(0, -3),
+    ]) {
+      const read = readSnapshot(text);
+      expect(read).toMatchObject({ problem: expect.stringContaining("not JSON") });
+      expect(JSON.stringify(read)).not.toContain(canary);
+      expect(JSON.stringify(read)).not.toContain("canary");
+    }
   });
 
   it("numbers each child's fds as the new process receives them, after the listener", () => {

@@ -135,9 +135,13 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   }
   const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);
   releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
-  // The new daemon goes on in them: this one's stop ends none (a conversation's is ended by a
-  // DELETE otherwise). Started cold, it opened its own: these are ended as at any stop.
-  if (answer.cold === undefined) releaseHandedSessions(sessions);
+  // The new daemon goes on in those it took: this one's stop ends none of them (a
+  // conversation's is ended by a DELETE otherwise). Those it did not take (their row changed),
+  // or all when it started cold, are ended here as at any stop.
+  const untakenSessions = new Set(answer.untakenSessions ?? []);
+  if (answer.cold === undefined) {
+    releaseHandedSessions(sessions.filter((s) => !untakenSessions.has(nameOf(s))));
+  }
   // Read again so that this daemon's stop ends them as it ends any child.
   resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
   const unmanaged = tellMainPid(answer.pid);
@@ -313,7 +317,7 @@ async function takeBack(
   resumeHandedOff(held.handed);
   resumeHandedSessions(held.sessions);
   deps.pool.resumeTasks(UNCLAIMED_TASK_HOLD_MS);
-  unholdSubscriptions(deps.pool, deps.log);
+  unholdSubscriptions(deps.pool);
   await deps.server.unhold().catch((error: unknown) => {
     deps.log.error(`mcpool: could not listen on the socket again: ${(error as Error).message}`);
   });

@@ -39,6 +39,10 @@ export interface Predecessor {
   readonly handed: HandedChildren;
   /** The children a dial took. */
   taken(): HandedServer[];
+  /** The http sessions a dial took, by nameOf(). */
+  takenSessions(): string[];
+  /** The http sessions no dial took, by nameOf(): the old daemon ends them as at any stop. */
+  untakenSessions(): string[];
   /** The host profiles' and conversations' children, to be taken up after the first reconcile. */
   besides(): HandedServer[];
   /** Closes this process's fds of the children no dial took (by nameOf()): the old daemon stops those. */
@@ -105,11 +109,13 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
   // Each http session by its name (a row's own by the row's id, a conversation's by id and
   // key), taken once by a dial of the same row for the same conversation.
   const sessions = new Map((snapshot?.sessions ?? []).map((handed) => [nameOf(handed), handed]));
+  const takenSessions: string[] = [];
   const takeSession = (row: McpServerConfig, key?: string): HandedHttpSession | undefined => {
     const name = childName(row.id, key);
     const handed = sessions.get(name);
     if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
     sessions.delete(name);
+    takenSessions.push(name);
     const { sessionId, session, listened } = handed;
     return { sessionId, session, ...(listened ? { listened } : {}), owned: word };
   };
@@ -132,6 +138,8 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
       takeSession,
     },
     taken: () => [...servers.values()].filter((server) => taken.has(nameOf(server))),
+    takenSessions: () => [...takenSessions],
+    untakenSessions: () => [...sessions.keys()],
     besides: () => [...servers.values()].filter((server) => handedKey(server) !== undefined),
     closeUntaken() {
       const left = [...servers.values()].filter((server) => !taken.has(nameOf(server)));

@@ -8,7 +8,7 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
-import type { MovedTask } from "../../pool/calls/tasks.js";
+import type { MovedTask } from "../../pool/calls/moved-records.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
@@ -119,8 +119,10 @@ export interface Snapshot {
    */
   tasks?: MovedTask[];
   /**
-   * The pool's live upstream resource subscriptions, with how many listeners each had
-   * (subscriptions.ts). Absent (older snapshots): the entries subscribe again anew.
+   * The pool's live upstream resource subscriptions, with how many listeners each had and
+   * the update read for them while they were away, if any (subscriptions.ts). Absent (older
+   * snapshots): the entries subscribe again anew. An older build that reads this version
+   * passes over `missed` and loses only that update, as it would have anyway: no new version.
    */
   subscriptions?: HandedSubscription[];
 }
@@ -152,6 +154,11 @@ export type Answer =
       children?: string[];
       /** The children not taken, by childName(): the old daemon stops them. */
       untaken: string[];
+      /**
+       * The http sessions not taken, by childName(): the old daemon ends them as at any stop.
+       * Absent (an older new daemon): every session counts as taken.
+       */
+      untakenSessions?: string[];
       cold?: string;
     }
   | { ready: false; pid: number; why: string };
@@ -172,13 +179,24 @@ export function renumbered(servers: readonly HandedServer[]): HandedServer[] {
   });
 }
 
+/**
+ * Where `text` stopped being JSON, told by position alone: the parser's own message quotes a
+ * stretch of the text, and a snapshot holds the rows' env and headers (secrets, often).
+ */
+function whereNotJson(text: string, error: Error): string {
+  const position = /at position (\d+)/.exec(error.message)?.[1];
+  if (position !== undefined) return `at character ${position} of ${text.length}`;
+  if (/end of JSON input/.test(error.message)) return `it ends early, at character ${text.length}`;
+  return `somewhere in its ${text.length} characters`;
+}
+
 /** The snapshot in `text`, or why it cannot be read. */
 export function readSnapshot(text: string): { snapshot: Snapshot } | { problem: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { problem: `the snapshot is not JSON (${(error as Error).message})` };
+    return { problem: `the snapshot is not JSON (${whereNotJson(text, error as Error)})` };
   }
   const object = value as Partial<Snapshot> | null;
   if (typeof object !== "object" || object === null || Array.isArray(object)) {
