@@ -29,6 +29,7 @@ import { addJsonEntry, removeJsonEntry, rewriteJsonEntry } from "./json-layout.j
 import { pipeEntryServer } from "./pipe-entry.js";
 import { hostBody, hostWiredEntry } from "./shapes.js";
 import { replaceCodexServers } from "./toml-rewrite.js";
+import { unwireFromRows } from "./unwire-rows.js";
 import { readWiredRecord, unwindWired, WireEdits, writeWiredRecord } from "./wired-record.js";
 import { replaceYamlEntries } from "./yaml-rewrite.js";
 import {
@@ -327,7 +328,14 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     }
   }
   const unwound = unwindWired(host, next, wiredRecord);
-  next = unwound.text;
+  // Entries wired before wire kept its record: their rows' connections, from mcp.json.
+  const fromRows = unwireFromRows(
+    host,
+    unwound.text,
+    await mcpoolRows(options.configPath),
+    unwound.record.edits.map((edit) => edit.path),
+  );
+  next = fromRows.text;
   const diff = next === text ? "" : wireDiff(host, path, text, next, "unwired");
   let backup: string | undefined;
   if (options.write && next !== text) {
@@ -341,8 +349,9 @@ export async function runUnwire(options: WireOptions): Promise<number> {
       file: path,
       removed: pool.map((e) => e.name),
       restored: [...restored, ...unwound.restored],
+      fromConfig: fromRows.restored,
       taken,
-      left: unwound.left,
+      left: [...unwound.left, ...fromRows.left],
       diff,
     };
     out(
@@ -354,7 +363,7 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     );
     return EXIT.ok;
   }
-  for (const name of unwound.left) out(`${name}`);
+  for (const name of [...unwound.left, ...fromRows.left]) out(`${name}`);
   if (next === text) {
     out(`nothing to unwire in ${path}: no entry is as mcpool wire left it`);
     return EXIT.ok;
@@ -366,6 +375,11 @@ export async function runUnwire(options: WireOptions): Promise<number> {
   }
   if (unwound.restored.length > 0) {
     out(`back as they were before wire: ${unwound.restored.join(", ")}`);
+  }
+  if (fromRows.restored.length > 0) {
+    out(
+      `back from mcp.json, with no record of what was there before wire (their rows' command, args, env and cwd; what they had beyond those, as comments and spelling, was not kept): ${fromRows.restored.join(", ")}`,
+    );
   }
   if (taken.length > 0)
     out(

@@ -142,6 +142,8 @@ export function rewriteCodexServer(
   command: string,
   args: readonly string[],
   connection: ReadonlySet<string>,
+  /** More connection keys to write after `args` (`env`, `cwd`): strings or tables of strings. */
+  more: Readonly<Record<string, string | Record<string, string>>> = {},
 ): { text: string } | { why: string } {
   const table = ["mcp_servers", name];
   const parts = statements(text);
@@ -166,6 +168,9 @@ export function rewriteCodexServer(
         kept[kept.length - 1] = header;
         kept.push(`command = ${tomlString(command)}${eol}`);
         kept.push(`args = ${argsText}${eol}`);
+        for (const [key, value] of Object.entries(more)) {
+          kept.push(`${dottedPart(key)} = ${tomlValue(value)}${eol}`);
+        }
       }
       continue;
     }
@@ -182,7 +187,10 @@ export function rewriteCodexServer(
     const wiredOk =
       isObject(entry) &&
       entry.command === command &&
-      JSON.stringify(entry.args) === JSON.stringify(args);
+      JSON.stringify(entry.args) === JSON.stringify(args) &&
+      Object.entries(more).every(
+        ([key, value]) => canonicalJson(entry[key]) === canonicalJson(value),
+      );
     const restOk =
       JSON.stringify(without(before, name, connection)) ===
       JSON.stringify(without(after, name, connection));
@@ -266,6 +274,13 @@ export function replaceCodexServers(
     // Fall through: a rewrite that does not parse is not written.
   }
   return { why: "its [mcp_servers] tables could not be rewritten safely; wire it by hand" };
+}
+
+/** A string, or an inline table of strings (`{ KEY = "value" }`). */
+function tomlValue(value: string | Record<string, string>): string {
+  if (typeof value === "string") return tomlString(value);
+  const pairs = Object.entries(value).map(([k, v]) => `${dottedPart(k)} = ${tomlString(v)}`);
+  return pairs.length === 0 ? "{}" : `{ ${pairs.join(", ")} }`;
 }
 
 /** A table name's part: bare when TOML allows it, quoted when not. */
