@@ -5,7 +5,8 @@
  * before — a live one and a finished one, on the same server process — and lists them; a
  * task it did not make is still not its own. A host of the MCP socket, whose session there
  * ends as the daemon hands over, has its live task go on in the server as well; a client of
- * the client library that names no owner finds its task again once it reconnected. A host
+ * the client library that names no owner finds its task again once it reconnected, and an
+ * MCP-socket host's live tasks stay live through restarts with no call in flight. A host
  * that asks while the new daemon is still adopting is never told "not found"; a status the
  * server sent of a moved task before its host asked reaches the host; a stale release of a
  * name ends no moved task; and a host that goes before its call is answered leaves no task.
@@ -71,6 +72,12 @@ async function host(h: TestHome, via: BridgePath): Promise<Host> {
   };
 }
 
+/** A live task of the client library's (naming no owner: it goes by the client's own name). */
+async function libTask(lib: PoolClient): Promise<string> {
+  const made = await lib.call("tasks__work", { ms: 120_000 }, { raw: true, task: { ttl: 60_000 } });
+  return (made as unknown as { task: { taskId: string } }).task.taskId;
+}
+
 /** A daemon for `h`, once the tasks server's MCP socket is there. */
 async function servedWithSocket(h: TestHome): Promise<void> {
   await fleet.daemon(h);
@@ -79,12 +86,6 @@ async function servedWithSocket(h: TestHome): Promise<void> {
     BOUND_MS,
     "the MCP socket",
   );
-}
-
-/** A live task of the client library's (naming no owner: it goes by the client's own name). */
-async function libTask(lib: PoolClient): Promise<string> {
-  const made = await lib.call("tasks__work", { ms: 120_000 }, { raw: true, task: { ttl: 60_000 } });
-  return (made as unknown as { task: { taskId: string } }).task.taskId;
 }
 
 describe("tasks across a hand-over restart", () => {
