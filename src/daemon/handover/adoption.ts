@@ -93,7 +93,9 @@ export async function concludeAdoption(
   const untaken = predecessor.closeUntaken();
   // The hosts' tasks live on in the children taken: their records come along, before any
   // host's entry can dial this daemon (the old one lets them go once answered).
-  const moved = takenTasks(snapshot.tasks, new Set(taken.map(nameOf)));
+  // So do those of the http sessions a dial took: the same session holds them still.
+  const takenSessions = predecessor.takenSessions();
+  const moved = takenTasks(snapshot.tasks, new Set([...taken.map(nameOf), ...takenSessions]));
   pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS);
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
   adoptSubscriptions(pool, adopted, log);
