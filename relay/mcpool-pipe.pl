@@ -14,9 +14,12 @@
 # (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
 # host's lines wait; connected, the host's `initialize` goes again and its answer is dropped,
 # then `notifications/initialized`, its last `logging/setLevel` and its resource subscriptions
-# (answers dropped), the host is told `notifications/tools/list_changed`, its open
-# `subscriptions/listen` streams (a 2026-07-28 host's, never answered with that error) are sent
-# again as they were, same id, their new acknowledgements dropped, and what waited goes.
+# (answers dropped), the host is told `notifications/tools/list_changed` in its era (a host whose
+# lines carry `_meta["io.modelcontextprotocol/protocolVersion"]` is a 2026-07-28 one: told on
+# each listen stream the daemon acknowledged with `toolsListChanged`, the notification naming
+# the stream in `_meta["io.modelcontextprotocol/subscriptionId"]`, and never unsolicited), its
+# open `subscriptions/listen` streams (never answered with that error) are sent again as they
+# were, same id, their new acknowledgements dropped, and what waited goes.
 # After the window what waits, and every request until a daemon is back, is answered with an
 # error naming mcpool and how to start it (a listen stream too); the socket is still dialled
 # every 5 s.
@@ -153,12 +156,12 @@ sub fwd {
   my ($l) = @_;
   my ($m, $i) = top($l);
   if (defined $m) {
-    if ($m eq 'initialize') { $init = $l }
+    if ($m eq 'initialize') { ($init, $modern) = ($l, 0) }
     elsif ($m eq 'notifications/initialized') { $inited = $l }
     elsif ($m eq 'logging/setLevel') { $level = $l }
     elsif ($m eq 'resources/subscribe') { $subs{uri($l)} = $l }
     elsif ($m eq 'resources/unsubscribe') { delete $subs{uri($l)} }
-    elsif ($m eq 'notifications/cancelled') { delete $listens{jv($l, 'requestId')} }
+    elsif ($m eq 'notifications/cancelled') { my $c = jv($l, 'requestId'); delete $listens{$c}; delete $tools{$c} }
     if ($m eq 'subscriptions/listen' && defined $i) { $listens{$i} = $l }
     elsif (defined $i) { $pending{$i} = 1 }
   }
@@ -166,6 +169,7 @@ sub fwd {
 }
 sub host {
   my ($l) = @_;
+  $modern = 1 if index($l, '"io.modelcontextprotocol/protocolVersion"') >= 0;
   return fwd($l) if $state eq 'open';
   if ($state eq 'down') { my ($m, $i) = top($l); o(fail($i, $gone, '')) if defined $m && defined $i; return }
   push @queue, $l;
@@ -177,10 +181,15 @@ sub daemon {
     if ($state eq 'replay' && delete $replay{$i}) { replayed(); return }
     delete $pending{$i};
     delete $listens{$i};
+    delete $tools{$i};
     delete $relisten{$i};
   }
-  return if defined $m && $m eq 'notifications/subscriptions/acknowledged'
-    && delete $relisten{jv($l, 'io.modelcontextprotocol/subscriptionId')};
+  if (defined $m && $m eq 'notifications/subscriptions/acknowledged') {
+    # The filter the daemon honored: whether the stream hears of tool changes.
+    my $sid = jv($l, 'io.modelcontextprotocol/subscriptionId');
+    $tools{$sid} = jv($l, 'toolsListChanged') eq 'true';
+    return if delete $relisten{$sid};
+  }
   o($l);
 }
 # The daemon's connection closed: answer what was in flight, and dial again.
@@ -202,7 +211,7 @@ sub later {
     for (@queue) { my ($m, $i) = top($_); o(fail($i, $gone, '')) if defined $m && defined $i }
     @queue = ();
     o(fail($_, $gone, '')) for keys %listens;
-    %listens = ();
+    (%listens, %tools) = ();
     exit if $in < 0;
   }
   $wait = $state eq 'down' ? 5 : $try < 5 ? 0.1 * 2 ** $try : 2;
@@ -229,7 +238,11 @@ sub replayed {
 sub opened {
   my ($restored) = @_;
   $state = 'open';
-  o('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}' . "\n") if $restored;
+  my $said = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"';
+  if ($modern) {
+    o("$said,\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":$_}}}\n")
+      for grep { $tools{$_} } keys %listens;
+  } elsif ($restored) { o("$said}\n") }
   for (keys %listens) { $relisten{$_} = 1; w(*S, $listens{$_}) }
   my @q = @queue;
   @queue = ();

@@ -1,10 +1,13 @@
 /**
  * Where the daemon's socket is, by default, and which socket is this user's own.
  * The one definition: the daemon, the CLI, the lean bridge and every client
- * import it from here, so they cannot disagree. Node's fs, os and path only: the lean
- * `mcpool bridge` loads this file before anything else.
+ * import it from here, so they cannot disagree; and how a socket is bound at its path, the
+ * daemon's and its MCP sockets' alike. Node's fs, os and path only (net's types besides): the
+ * lean `mcpool bridge` loads this file before anything else.
  */
 import { lstatSync, type Stats } from "node:fs";
+import { chmod, rename, stat, unlink } from "node:fs/promises";
+import type { Server } from "node:net";
 import { userInfo } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 
@@ -105,5 +108,61 @@ export function foreignSocketFolder(socketPath: string): string | undefined {
       return `${dir} belongs to uid ${stats.uid}, not to this user (uid ${id})`;
     }
     if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * The name a socket at `path` is bound under before it is renamed into place: beside it when
+ * that fits in `limit` bytes (`sun_path`), else a short hidden name in its folder. `tag` keeps
+ * binds apart: bindByRename gives each its own (this process's pid and a count), so no two
+ * binds, in one process or two, ever share a temporary name.
+ */
+export function temporarySocketName(path: string, limit: number, tag: string): string {
+  const beside = `${path}.${tag}.tmp`;
+  if (Buffer.byteLength(beside) <= limit) return beside;
+  return join(dirname(path), `.${tag}.tmp`);
+}
+
+/** Binds made by this process: the count that makes each one's temporary name its own. */
+let binds = 0;
+
+/** `server.listen(target)`, as a promise that rejects with the listen error. */
+export function listenOn(server: Server, target: string | { fd: number }): Promise<void> {
+  return new Promise((done, fail) => {
+    server.once("error", fail);
+    server.listen(target, () => {
+      server.off("error", fail);
+      done();
+    });
+  });
+}
+
+/**
+ * Makes `server` listen at `path`: bound under a temporary name of its own
+ * (temporarySocketName), made 0600, then renamed over whatever is at `path`, which is atomic:
+ * a client never finds a socket it may not use, nor none. libuv unlinks the name a listener
+ * was bound at when it closes, so closing this one later never unlinks the path (nor another
+ * bind's temporary name). Says the inode bound, so its owner can unlink only its own. On
+ * failure the temporary name is gone; the caller closes `server`.
+ */
+export async function bindByRename(
+  server: Server,
+  path: string,
+  limit: number,
+): Promise<{ dev: number; ino: number }> {
+  binds += 1;
+  const temporary = temporarySocketName(path, limit, `${process.pid}.${binds}`);
+  await unlink(temporary).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  });
+  await listenOn(server, temporary);
+  try {
+    await chmod(temporary, 0o600);
+    const { dev, ino } = await stat(temporary);
+    await rename(temporary, path);
+    return { dev, ino };
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
   }
 }

@@ -33,6 +33,7 @@ import type { PoolMonitor } from "../pool/watch/monitor.js";
 import { watchConfig, type ConfigWatcher } from "./config/watcher.js";
 import type { Predecessor } from "./handover/predecessor.js";
 import { expectSubscriptions } from "./handover/subscriptions.js";
+import { expectTasks } from "./handover/moved-tasks.js";
 import { handOver, type HandOverDeps } from "./handover/hand-over.js";
 import { concludeAdoption } from "./handover/adoption.js";
 import { configureCap, daemonPool } from "./daemon-pool.js";
@@ -274,13 +275,16 @@ class PoolDaemon implements Daemon {
     this.#pool = pool;
     this.#monitor = monitor;
 
+    // The old daemon's subscriptions are expected before the first reconcile dials a handed
+    // child: an update read from its pipe from then on is kept for the hosts coming back.
+    expectSubscriptions(pool, options.predecessor?.snapshot?.subscriptions, log);
+    expectTasks(pool, options.predecessor?.snapshot?.tasks);
     // The first reconcile starts before the socket opens, so a request that arrives at
     // once finds every row registered; it runs in the background, because a wedged server
     // must not keep the socket from answering. Early listings and calls wait for it.
     pool
       .sync(first.rows)
       .catch((error: unknown) => log.error(`mcpool: ${(error as Error).message}`));
-    expectSubscriptions(pool, options.predecessor?.snapshot?.subscriptions);
 
     await this.#serve(pool, monitor, lock.restore, log);
     await this.#watch(log);

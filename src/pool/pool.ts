@@ -31,7 +31,6 @@ export type HandoverSubscriptions = Pick<
   | "handedSubscriptions"
   | "expectSubscriptions"
   | "adoptSubscriptions"
-  | "dropKept"
 >;
 import { poolParts, type PoolParts } from "./pool-parts.js";
 import {
@@ -47,13 +46,8 @@ import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
-import type {
-  MovedTask,
-  TaskMethod,
-  TaskOwner,
-  TaskPlace,
-  TaskRequestOptions,
-} from "./calls/tasks.js";
+import type { TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
+import type { MovedTask, TaskPlace } from "./calls/moved-records.js";
 import { isProfileEntry } from "./server/profile-entry.js";
 import type {
   PinInfo,
@@ -239,6 +233,19 @@ export class McpPool {
    */
   resumeTasks(holdMs: number): void {
     this.#parts.tasks.resume(holdMs);
+  }
+
+  /**
+   * The task records a previous daemon hands over, known before this pool serves: a host's
+   * `tasks/*` that may be about one waits for adoptTasks().
+   */
+  expectTasks(moved: readonly MovedTask[]): void {
+    this.#parts.tasks.expect(moved);
+  }
+
+  /** The adoption failed (`why`): no task record is taken up; who waited for one is told. */
+  forgoTasks(why: string): void {
+    this.#parts.tasks.forgo(why);
   }
 
   /**
@@ -467,8 +474,8 @@ export class McpPool {
   /**
    * The upstream resource subscriptions across a hand-over (server-passthrough.ts): the old
    * daemon holds them (a listener that leaves is kept, nothing is unsubscribed) and hands the
-   * live ones on; the new one adopts those of the connections it took over, and stops
-   * awaiting the kept listeners with dropKept().
+   * live ones on; the new one adopts those of the connections it took over, and each awaits
+   * the kept listeners until their deadline.
    */
   get handedSubscriptions(): HandoverSubscriptions {
     return this.#parts.passthrough.subscriptions;

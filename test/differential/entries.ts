@@ -60,16 +60,15 @@ export async function openHost(
  */
 /**
  * A library refusal that carries the server's own JSON-RPC error, as the SDK v2 host has
- * it: the code is the McpPoolError's `detail.mcpCode`, and its message is the one an SDK
- * v1 client shows (`MCP error <code>: ` before the server's), which SDK v2 leaves off.
+ * it: the code is the McpPoolError's `detail.mcpCode`, and its message the server's words as
+ * it sent them, `detail.mcpMessage` (the library's own message puts `MCP error <code>: `
+ * once before them, which SDK v2 leaves off).
  */
 function asServerError(error: unknown): never {
-  const detail = (error as { detail?: { mcpCode?: unknown; data?: unknown } }).detail;
+  const detail = (error as { detail?: { mcpCode?: unknown; mcpMessage?: unknown; data?: unknown } })
+    .detail;
   if (error instanceof McpPoolError && typeof detail?.mcpCode === "number") {
-    const prefix = `MCP error ${detail.mcpCode}: `;
-    const message = error.message.startsWith(prefix)
-      ? error.message.slice(prefix.length)
-      : error.message;
+    const message = typeof detail.mcpMessage === "string" ? detail.mcpMessage : error.message;
     throw Object.assign(new Error(message), { code: detail.mcpCode, data: detail.data });
   }
   throw error;

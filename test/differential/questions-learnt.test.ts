@@ -9,12 +9,12 @@
  * what they declare, and the server refuses by itself, as direct — the rest of that
  * session, every later host of either era, with roots or without, and after a restart.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { describe, expect, it } from "vitest";
+import { testHome } from "../helpers/daemon.js";
 import { openHost, type Entry } from "./entries.js";
 import type { CapabilitySet, ClientKind, HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
-import { projectOf } from "./run.js";
+import { pooling, projectOf } from "./run.js";
 import { matrixServers } from "./servers.js";
 import { step, type Step } from "./session.js";
 
@@ -32,18 +32,7 @@ const QUESTIONS = [
 describe("a server seen to ask a question never asks it of a host that lacks it", () => {
   const home = testHome("mcpool-differential-questions-");
   const server = matrixServers(home.dir).find((s) => s.id === "conformance")!;
-  let daemon: RunningDaemon | undefined;
-
-  beforeAll(async () => {
-    home.writeConfig({ conformance: { command: server.command, args: server.args } });
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
-  }, 60_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home.remove();
-  });
+  const daemon = pooling(home, [server]);
 
   /** The question tools called by a host of `client` and `capabilities` on `entry`. */
   async function questions(
@@ -101,9 +90,7 @@ describe("a server seen to ask a question never asks it of a host that lacks it"
 
     // Kept with the tools cache: a new daemon's hosts without it meet it as direct at once
     // (its first such host gets a child, which would have lent them the row's connection).
-    await daemon?.stop();
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
+    await daemon.restart();
     const again: string[] = [];
     for (const [client, capabilities, entry] of sessions.slice(0, 3)) {
       const run = await differences(client, capabilities, entry);

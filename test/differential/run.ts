@@ -60,23 +60,45 @@ async function transcript(
   }
 }
 
+/** The daemon of a test file that `pooling` started. */
+export interface Pooled {
+  /** Stops the daemon and starts a new one on the same home, its servers ready. */
+  restart(): Promise<void>;
+}
+
 /**
  * A daemon in `home` pooling `servers`, for a test file: started, its servers ready, before
- * the file's tests; stopped and `home` removed after them.
+ * the file's tests; stopped and `home` removed after them. `extra` adds keys to a server's
+ * row (e.g. `hiddenTools`).
  */
-export function pooling(home: TestHome, servers: readonly MatrixServer[]): void {
+export function pooling(
+  home: TestHome,
+  servers: readonly MatrixServer[],
+  extra: (server: MatrixServer) => Record<string, unknown> = () => ({}),
+): Pooled {
   let daemon: RunningDaemon | undefined;
-  beforeAll(async () => {
-    home.writeConfig(
-      Object.fromEntries(servers.map((s) => [s.id, { command: s.command, args: s.args }])),
-    );
+  const start = async (): Promise<void> => {
     daemon = await startDaemon(home);
     await serversReady(home, 60_000);
+  };
+  beforeAll(async () => {
+    home.writeConfig(
+      Object.fromEntries(
+        servers.map((s) => [s.id, { command: s.command, args: s.args, env: s.env, ...extra(s) }]),
+      ),
+    );
+    await start();
   }, 60_000);
   afterAll(async () => {
     await daemon?.stop();
     home.remove();
   });
+  return {
+    async restart() {
+      await daemon?.stop();
+      await start();
+    },
+  };
 }
 
 /** Resolves once `probe`'s answer on `host` names `root` (bounded); the probes leave no trace. */

@@ -6,12 +6,12 @@
  * and SDK v2 against server-everything, and SDK v2 against a 2026-07-28-only server. A tool
  * the row hides stays refused by the pool, as an unknown tool.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { describe, expect, it } from "vitest";
+import { testHome } from "../helpers/daemon.js";
 import { openHost, type Entry } from "./entries.js";
 import type { ClientKind, HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
-import { projectOf } from "./run.js";
+import { pooling, projectOf } from "./run.js";
 import { matrixServers } from "./servers.js";
 import { step, type Step } from "./session.js";
 
@@ -28,29 +28,7 @@ const CELLS: readonly { server: string; client: ClientKind }[] = [
 describe("a tool name the host was not offered, against direct", () => {
   const home = testHome("mcpool-differential-unlisted-");
   const servers = matrixServers(home.dir).filter((s) => CELLS.some((c) => c.server === s.id));
-  let daemon: RunningDaemon | undefined;
-
-  beforeAll(async () => {
-    const rows = Object.fromEntries(
-      servers.map((s) => [
-        s.id,
-        {
-          command: s.command,
-          args: s.args,
-          ...(s.env ? { env: s.env } : {}),
-          ...(s.id === "everything" ? { hiddenTools: [HIDDEN] } : {}),
-        },
-      ]),
-    );
-    home.writeConfig(rows);
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
-  }, 60_000);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home.remove();
-  });
+  pooling(home, servers, (s) => (s.id === "everything" ? { hiddenTools: [HIDDEN] } : {}));
 
   /** The unlisted names called on `entry` by a host of `spec`, as steps. */
   async function calls(server: string, spec: HostSpec, entry: Entry): Promise<Step[]> {

@@ -6,10 +6,19 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
 import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import { relayArgs } from "../../src/cli/hosts/pipe-entry.js";
-import { cliPath, type TestHome } from "./daemon.js";
+import {
+  cliPath,
+  serversReady,
+  startDaemon,
+  testHome,
+  type RunningDaemon,
+  type TestHome,
+} from "./daemon.js";
 import { alive, waitFor } from "./processes.js";
 
 export interface StdioBridge {
@@ -43,6 +52,32 @@ export function scopeSocket(home: TestHome, args: readonly string[]): string {
   const path = mcpSocketPath(home.socketPath, at === -1 ? undefined : args[at + 1]);
   if (path === undefined) throw new Error(`no MCP socket for ${args.join(" ")}`);
   return path;
+}
+
+/**
+ * A home (its folder named from `prefix`) whose daemon pools `rows(home)`, for a test file's
+ * bridges to `server`: before the file's tests the daemon serves, `server`'s MCP socket
+ * listens and every server is ready; after them the daemon is stopped and the home removed.
+ */
+export function bridgeHome(
+  prefix: string,
+  server: string,
+  rows: (home: TestHome) => Record<string, unknown>,
+): TestHome {
+  const home = testHome(prefix);
+  let daemon: RunningDaemon | undefined;
+  beforeAll(async () => {
+    home.writeConfig(rows(home));
+    daemon = await startDaemon(home);
+    const socket = scopeSocket(home, ["--server", server]);
+    await waitFor(() => existsSync(socket), 10_000, `${server}'s MCP socket`);
+    await serversReady(home);
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    home.remove();
+  });
+  return home;
 }
 
 /** What a host spawns for `mcpool bridge …args` on `via`. */

@@ -4,8 +4,12 @@
  * session B subscribes, all before the first subscribe is answered. Direct, B is subscribed
  * at the end and hears the next update; so must it be through the bridge, whose router
  * holds one upstream subscription per URI for all its sessions (an unsubscribe that waited
- * for its subscribe's answer must not cancel the subscription B asked for meanwhile).
+ * for its subscribe's answer must not cancel the subscription B asked for meanwhile). And a
+ * session that closes while its subscribe still waits its turn holds nothing: once the
+ * subscribe before it is answered, the last session's unsubscribe ends the URI upstream.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   ResourcesPromptsRouter,
@@ -17,6 +21,26 @@ import { fixture, waitFor } from "../helpers/processes.js";
 
 const fleet = useFleet();
 const BOUND_MS = 20_000;
+
+/** A daemon serving test/fixtures/log-levels.mjs (with `args`), and a router for its `talk`. */
+async function routed(
+  args: string[] = [],
+): Promise<{ router: ResourcesPromptsRouter; call(name: string): Promise<unknown> }> {
+  const home = fleet.home();
+  const talk = { command: process.execPath, args: [fixture("log-levels.mjs"), ...args] };
+  home.writeConfig({ talk });
+  await fleet.daemon(home);
+  const client = await fleet.agent(home, "bridge");
+  const router = new ResourcesPromptsRouter({
+    client,
+    scope: scopeOf({ server: "talk" }),
+    log: () => undefined,
+  });
+  client.onNotification((serverId, notification) =>
+    router.deliverUpdated(serverId, notification as never),
+  );
+  return { router, call: (name) => client.call(`talk__${name}`, {}) };
+}
 
 /** A host session as the router sees it, and the URIs of the updates it was sent. */
 function session(): Subscriber & { updated: string[] } {
@@ -37,18 +61,7 @@ async function microtasks(until: () => boolean): Promise<void> {
 describe("the bridge's subscriptions of one URI by two sessions", () => {
   for (const when of ["at once", "once A's subscribe is on its way"] as const) {
     it(`keeps B subscribed when A subscribes, A unsubscribes and B subscribes before the first answer (${when})`, async () => {
-      const home = fleet.home();
-      home.writeConfig({ talk: { command: process.execPath, args: [fixture("log-levels.mjs")] } });
-      await fleet.daemon(home);
-      const client = await fleet.agent(home, "bridge");
-      const router = new ResourcesPromptsRouter({
-        client,
-        scope: scopeOf({ server: "talk" }),
-        log: () => undefined,
-      });
-      client.onNotification((serverId, notification) =>
-        router.deliverUpdated(serverId, notification as never),
-      );
+      const { router, call } = await routed();
       const a = session();
       const b = session();
       const first = router.subscribe(a, "note://1");
@@ -59,12 +72,29 @@ describe("the bridge's subscriptions of one URI by two sessions", () => {
         router.unsubscribe(a, "note://1"),
         router.subscribe(b, "note://1"),
       ]);
-      expect(await client.call("talk__touch", {})).toBe("touched 1");
+      expect(await call("touch")).toBe("touched 1");
       await waitFor(() => b.updated.length === 1, BOUND_MS, "B to hear the update");
       expect(b.updated).toEqual(["note://1"]);
       expect(a.updated).toEqual([]);
       await router.unsubscribe(b, "note://1");
-      expect(await client.call("talk__touch", {})).toBe("touched 0");
+      expect(await call("touch")).toBe("touched 0");
     });
   }
+
+  it("holds nothing for a session that closed while its subscribe waited its turn", async () => {
+    const gate = join(fleet.home().dir, "subscribe-gate");
+    const { router, call } = await routed([`--subscribe-gate=${gate}`]);
+    const a = session();
+    const b = session();
+    // A's subscribe is held by the server; B's waits behind it, and B closes meanwhile.
+    const first = router.subscribe(a, "note://1");
+    const queued = router.subscribe(b, "note://1");
+    await router.closeSession(b);
+    writeFileSync(gate, "");
+    await Promise.all([first, queued]);
+    await router.unsubscribe(a, "note://1");
+    expect(await call("subscribes")).toBe("subscribes 1 unsubscribes 1");
+    expect(await call("touch")).toBe("touched 0");
+    expect(b.updated).toEqual([]);
+  });
 });

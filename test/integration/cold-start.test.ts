@@ -10,7 +10,6 @@
  * answers is said to a legacy host as a server says it (how a 2026-07-28 host is told, on its
  * listen subscriptions: test/unit/lean-host-era.test.ts).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import {
   appendFileSync,
   copyFileSync,
@@ -25,20 +24,13 @@ import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { readProcessStat } from "../../src/daemon/process/instance-lock.js";
-import {
-  binPath,
-  bridgeCommand,
-  scopeSocket,
-  stringEnv,
-  type BridgePath,
-} from "../helpers/bridge.js";
+import { binPath, scopeSocket } from "../helpers/bridge.js";
 import { startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+import { line, rawHost, type RawHost } from "../helpers/raw-host.js";
 
 /** This tree: its dist/, package.json and node_modules. */
 const repo = dirname(dirname(dirname(binPath)));
-
-const line = (message: object): string => `${JSON.stringify(message)}\n`;
 
 const OPENING =
   INITIALIZE +
@@ -71,44 +63,6 @@ const MODERN_CALL = line({
   method: "tools/call",
   params: { name: "echo", arguments: { text: "through the daemon" }, _meta: META },
 });
-
-/** A host on an entry's stdio: what it writes, the lines it is answered, in order. */
-interface RawHost {
-  child: ChildProcessWithoutNullStreams;
-  lines: string[];
-  next(count: number): Promise<string[]>;
-}
-
-/** The bridge's arguments for a scope: a server's id, `@pool`, `@catalog`. */
-const scopeArgs = (scope: string): string[] =>
-  scope === "@pool" ? [] : scope === "@catalog" ? ["--catalog"] : ["--server", scope];
-
-function rawHost(home: TestHome, via: BridgePath, scope = "echo", bin = binPath): RawHost {
-  const entry = bridgeCommand(home, [...scopeArgs(scope), "--socket", home.socketPath], via);
-  if (bin !== binPath) entry.args[0] = bin;
-  const child = spawn(entry.command, entry.args, { env: stringEnv(home.env) });
-  const lines: string[] = [];
-  let rest = "";
-  let stderr = "";
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdout.on("data", (chunk: Buffer) => {
-    rest += chunk.toString();
-    let at = rest.indexOf("\n");
-    while (at !== -1) {
-      lines.push(rest.slice(0, at + 1));
-      rest = rest.slice(at + 1);
-      at = rest.indexOf("\n");
-    }
-  });
-  return {
-    child,
-    lines,
-    async next(count) {
-      await waitFor(() => lines.length >= count, 30_000, `${count} lines (${stderr})`);
-      return lines.slice(0, count);
-    },
-  };
-}
 
 /** Whether the recording at `path` holds an opening by `method` with a listing after it. */
 function recorded(path: string, method: string): boolean {

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { PROTOCOL_VERSION } from "mcpool-protocol";
+import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { scopeSocket } from "../helpers/bridge.js";
 import { cliPath, startDaemon, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
@@ -81,16 +82,7 @@ class LineClient {
 
 /** The MCP session's opening and one `count` call, sent at once, as a pipe's host sends them. */
 function openAndCount(client: LineClient, id: number): void {
-  client.send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "raw-pipe", version: "1" },
-    },
-  });
+  client.socket.write(INITIALIZE);
   client.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   client.send({
     jsonrpc: "2.0",

@@ -12,15 +12,14 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
+import { describe, expect, it } from "vitest";
 import {
-  serversReady,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+  bridgeCommand,
+  bridgeHome,
+  scopeSocket,
+  stringEnv,
+  type BridgePath,
+} from "../helpers/bridge.js";
 import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
@@ -41,33 +40,18 @@ const HOSTS = {
 } as const;
 
 describe("a host killed mid-call on the MCP socket front", () => {
-  let home: TestHome;
-  let daemon: RunningDaemon;
-  let log: string;
+  const home = bridgeHome("mcpool-host-cancel-", "slow", (at) => ({
+    slow: {
+      command: process.execPath,
+      args: [fixture("cancel-log.mjs")],
+      env: { CANCEL_LOG: join(at.dir, "cancel.log") },
+    },
+  }));
+  const log = join(home.dir, "cancel.log");
   const args = (): string[] => ["--server", "slow", "--socket", home.socketPath];
   const lines = (): string[] => (existsSync(log) ? readFileSync(log, "utf8").split("\n") : []);
   /** The number the fixture gives the next call it starts. */
   const nextCall = (): number => lines().filter((l) => l.startsWith("started ")).length + 1;
-
-  beforeAll(async () => {
-    home = testHome("mcpool-host-cancel-");
-    log = join(home.dir, "cancel.log");
-    home.writeConfig({
-      slow: {
-        command: process.execPath,
-        args: [fixture("cancel-log.mjs")],
-        env: { CANCEL_LOG: log },
-      },
-    });
-    daemon = await startDaemon(home);
-    await waitFor(() => existsSync(scopeSocket(home, args())), 10_000, "slow's MCP socket");
-    await serversReady(home);
-  });
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home?.remove();
-  });
 
   /** Kills `child` if it runs, and resolves once it is reaped. */
   async function reap(child: ChildProcess, exited: Promise<void>): Promise<void> {

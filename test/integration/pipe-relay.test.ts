@@ -3,19 +3,11 @@
  * one process, carries frames larger than one read both ways, and a host that closes its
  * stdin first still gets the answers to what it sent — the daemon's MCP socket answers a
  * half-closed session before ending it, a call that outlasts the daemon's probes of a
- * half-closed host (mcp-sockets.ts, PROBE_AFTER_MS) included — and then the entry exits.
+ * half-closed host (half-close.ts, PROBE_AFTER_MS) included — and then the entry exits.
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bridgeCommand, scopeSocket, stdioBridge, stringEnv } from "../helpers/bridge.js";
-import {
-  serversReady,
-  startDaemon,
-  testHome,
-  type RunningDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
+import { describe, expect, it } from "vitest";
+import { bridgeCommand, bridgeHome, stdioBridge, stringEnv } from "../helpers/bridge.js";
 import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { alive, childrenOf, fixture, waitFor } from "../helpers/processes.js";
 
@@ -29,22 +21,10 @@ const SLEEP_MS = 1_500;
 const line = (message: object): string => `${JSON.stringify(message)}\n`;
 
 describe("the pipe entries against the daemon's MCP socket", () => {
-  let home: TestHome;
-  let daemon: RunningDaemon;
+  const home = bridgeHome("mcpool-pipe-relay-", "echo", () => ({
+    echo: { command: process.execPath, args: [fixture("echo.mjs")] },
+  }));
   const args = (): string[] => ["--server", "echo", "--socket", home.socketPath];
-
-  beforeAll(async () => {
-    home = testHome("mcpool-pipe-relay-");
-    home.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
-    daemon = await startDaemon(home);
-    await waitFor(() => existsSync(scopeSocket(home, args())), 10_000, "echo's MCP socket");
-    await serversReady(home);
-  });
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home?.remove();
-  });
 
   it("the perl relay is one process, and carries frames larger than its reads both ways", async () => {
     const host = await stdioBridge(home, args(), {}, "perl");

@@ -194,6 +194,70 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
+  it("answers a host's tasks/get while the new daemon is still adopting: never 'not found'", async () => {
+    const h = fleet.home("mcpool-tasks-handover-window-");
+    // A second row the new daemon lists again only once the test opens `relist`: until then
+    // its adoption is not concluded, while it already serves the socket.
+    const relist = join(h.dir, "relist");
+    h.writeConfig({
+      tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] },
+      slow: {
+        command: process.execPath,
+        args: [fixture("gate.mjs")],
+        env: { GATE_RELIST: relist },
+      },
+    });
+    let sdk: Host | undefined;
+    try {
+      const old = await fleet.daemon(h);
+      sdk = await host(h, "sdk");
+      const { ask, work } = sdk;
+      const live = await work(120_000);
+      expect(await ask("tasks/get", { taskId: live })).toMatchObject({ status: "working" });
+
+      const restart = runCliAsync(h, "restart", "--json");
+      let restarted = false;
+      void restart.finally(() => (restarted = true));
+      // The host follows its task all along, one answer after the other, until the restart returns.
+      const answers: string[] = [];
+      const following = (async () => {
+        while (!restarted) {
+          const answer = await ask("tasks/get", { taskId: live }).then(
+            (r) => String(r.status),
+            (error: unknown) => `error: ${(error as Error).message}`,
+          );
+          answers.push(answer);
+        }
+      })();
+      await waitFor(() => existsSync(`${relist}.waiting`), BOUND_MS, "the new daemon to adopt");
+      // The new daemon serves, its adoption not concluded, and the host's bridge is back on it.
+      await waitFor(
+        async () => {
+          const status = await runCliAsync(h, "status", "--json");
+          const seen = JSON.parse(status.stdout || "{}") as { pid?: number; clients?: number };
+          return seen.pid !== undefined && seen.pid !== old.pid && (seen.clients ?? 0) >= 2;
+        },
+        BOUND_MS,
+        "the host's bridge to reach the new daemon",
+      );
+      writeFileSync(relist, "");
+      const done = await restart;
+      expect(done.stderr).toBe("");
+      expect((JSON.parse(done.stdout) as { adopted: string[] }).adopted.sort()).toEqual([
+        "slow",
+        "tasks",
+      ]);
+      await following;
+      expect(answers.filter((a) => /not found/i.test(a))).toEqual([]);
+      for (const answer of answers)
+        expect(answer).toMatch(/^working$|the daemon went away during this request/);
+      expect(await ask("tasks/get", { taskId: live })).toMatchObject({ status: "working" });
+    } finally {
+      await sdk?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
   it("keeps a host's live task when the new daemon cannot start: the old one serves it on", async () => {
     const h = fleet.home("mcpool-tasks-handover-failed-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });

@@ -12,10 +12,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
 import { planImport, writeImport } from "../../src/cli/hosts/import.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
+import { MAIN, NODE, SOCKET, wireHome } from "../helpers/wire-home.js";
 
-const NODE = "/usr/bin/node";
-const MAIN = "/opt/mcpool/dist/cli/main.js";
-const SOCKET = "/run/user/1000/mcpool/mcpool.sock";
 const bridge = (id: string) => [MAIN, "bridge", "--server", id, "--socket", SOCKET];
 const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
 
@@ -30,35 +28,15 @@ async function wireTwice(
   text: string,
   servers: Record<string, unknown>,
 ): Promise<{ after: string; again: string; output: string }> {
-  const home = mkdtempSync(join(tmpdir(), `mcpool-layout-${host}-`));
-  dirs.push(home);
-  const where = { home, platform: "linux" as const, env: {} };
-  const file = hostConfigPath(host, where);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-  const configPath = join(home, "mcpool", "mcp.json");
-  mkdirSync(dirname(configPath), { recursive: true });
-  writeFileSync(configPath, JSON.stringify({ mcpServers: servers }));
-  const run = async () => {
-    const lines: string[] = [];
-    const push = (line: string) => lines.push(line);
-    const code = await runWire({
-      host,
-      write: true,
-      configPath,
-      where,
-      command: [NODE, MAIN],
-      socketPath: SOCKET,
-      env: { PATH: "" },
-      out: push,
-      err: push,
-    });
-    expect(code, lines.join("\n")).toBe(0);
-    return lines.join("\n");
+  const { file, run } = wireHome(dirs, `mcpool-layout-${host}-`, host, text, servers);
+  const wire = async () => {
+    const { code, output } = await run(runWire);
+    expect(code, output).toBe(0);
+    return output;
   };
-  const output = await run();
+  const output = await wire();
   const after = readFileSync(file, "utf8");
-  const second = await run();
+  const second = await wire();
   expect(second).toContain("nothing to wire");
   return { after, again: readFileSync(file, "utf8"), output };
 }

@@ -4,17 +4,13 @@
  * YAML): each entry's command, args, env, cwd and the host's own fields. An entry the user
  * changed since wire is left as it is and named; a second unwire changes nothing.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
+import type { HostName } from "../../src/cli/hosts/configs.js";
 import { runUnwire } from "../../src/cli/hosts/one-entry.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
+import { wireHome } from "../helpers/wire-home.js";
 
-const NODE = "/usr/bin/node";
-const MAIN = "/opt/mcpool/dist/cli/main.js";
-const SOCKET = "/run/user/1000/mcpool/mcpool.sock";
 const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
 const MEMORY = ["-y", "@modelcontextprotocol/server-memory"];
 
@@ -24,34 +20,8 @@ afterEach(() => {
 });
 
 /** A home with `host`'s file holding `text` and mcpool's mcp.json holding `servers`. */
-function homeWith(host: HostName, text: string, servers: Record<string, unknown>) {
-  const home = mkdtempSync(join(tmpdir(), `mcpool-unwire-${host}-`));
-  dirs.push(home);
-  const where = { home, platform: "linux" as const, env: {} };
-  const file = hostConfigPath(host, where);
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-  const configPath = join(home, "mcpool", "mcp.json");
-  mkdirSync(dirname(configPath), { recursive: true });
-  writeFileSync(configPath, JSON.stringify({ mcpServers: servers }));
-  const run = async (command: typeof runWire, write = true) => {
-    const lines: string[] = [];
-    const push = (line: string) => lines.push(line);
-    const code = await command({
-      host,
-      write,
-      configPath,
-      where,
-      command: [NODE, MAIN],
-      socketPath: SOCKET,
-      env: { PATH: "" },
-      out: push,
-      err: push,
-    });
-    return { code, output: lines.join("\n") };
-  };
-  return { file, run };
-}
+const homeWith = (host: HostName, text: string, servers: Record<string, unknown>) =>
+  wireHome(dirs, `mcpool-unwire-${host}-`, host, text, servers);
 
 /** Wires `text`, checks it changed, unwires it: the file after unwire. */
 async function roundTrip(host: HostName, text: string, servers: Record<string, unknown>) {

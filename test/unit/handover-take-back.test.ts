@@ -19,7 +19,6 @@ function parts(steps: string[]) {
       holdSubscriptions: step("hold subscriptions"),
       handedSubscriptions: step("hand subscriptions", []),
       unholdSubscriptions: step("unhold subscriptions"),
-      dropKept: () => Promise.resolve(),
     },
     holdTasks: step("hold tasks"),
     handOffTasks: step("hand off tasks", []),

@@ -59,4 +59,22 @@ describe("a lean session's list change in its host's era", () => {
     era.fromHost({ id: 2, method: "initialize", params: { protocolVersion: "2025-11-25" } });
     expect(lines(era, "resources")).toHaveLength(1);
   });
+
+  it("takes a host whose requests carry the 2026-07-28 envelope as modern", () => {
+    const era = new HostEra();
+    expect(era.isModern).toBe(false);
+    era.fromHost({ id: 1, method: "tools/list", params: { _meta: META } });
+    expect(era.isModern).toBe(true);
+    era.fromDaemon(ack("s", { toolsListChanged: true }));
+    expect(lines(era, "tools")).toHaveLength(1);
+  });
+
+  it("tells nothing on a subscription this side ended", () => {
+    const era = new HostEra();
+    era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });
+    era.fromDaemon({ id: 1, result: {} });
+    era.fromDaemon(ack("s", { toolsListChanged: true }));
+    era.listenEnded("s");
+    expect(lines(era, "tools")).toEqual([]);
+  });
 });

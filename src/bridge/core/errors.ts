@@ -8,13 +8,19 @@
  *   (`detail.inFlight`) says it may or may not have run, as the lean bridge and the perl
  *   relay say it (lean/session.ts); one that found no daemon says how to start it.
  * - A pooled server's own JSON-RPC error (the pool's `tool-error` with `detail.mcpCode`) keeps
- *   its code and message, as the host would have had it from the server directly.
+ *   its code and message (`detail.mcpMessage`, the server's words), as the host would have had
+ *   it from the server directly.
  * - A surface the server does not offer (`not-offered`) is "method not found" (-32601).
  * - Anything else that happened to the call itself (timeout, crash, bad arguments, backoff…)
  *   is a CallToolResult with `isError: true`, so the model reads what went wrong.
  */
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { McpPoolError, withoutMcpPrefix, type ErrorCode as PoolCode } from "mcpool-client";
+import {
+  McpPoolError,
+  mcpErrorPrefix,
+  withoutMcpPrefix,
+  type ErrorCode as PoolCode,
+} from "mcpool-client";
 import { INFLIGHT_MESSAGE, START_DAEMON } from "../lean/session.js";
 
 /** MCP's "resource not found" (spec 2025-06-18, server/resources#error-handling). */
@@ -61,10 +67,15 @@ export function unprefixed(code: number, error: Error): string {
 export function toMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error;
   if (error instanceof McpPoolError) {
-    const data = { code: error.code, detail: error.detail };
+    const { mcpMessage, ...detail } = error.detail;
+    const data = { code: error.code, detail };
     const upstream = error.detail.mcpCode;
     if (typeof upstream === "number" && Number.isInteger(upstream)) {
-      return new Refusal(upstream, error.message, data);
+      // The server's words exactly as it sent them (the pool's message says the prefix once,
+      // and a server's words may begin with it too); Refusal takes off the prefix put here.
+      const said =
+        typeof mcpMessage === "string" ? mcpErrorPrefix(upstream) + mcpMessage : error.message;
+      return new Refusal(upstream, said, data);
     }
     if (error.code === "not-offered") {
       return new Refusal(ErrorCode.MethodNotFound, error.message, data);

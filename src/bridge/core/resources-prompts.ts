@@ -125,6 +125,11 @@ export class ResourcesPromptsRouter {
    * subscribe of the same URI, and that subscribe is sent again rather than lost.
    */
   readonly #turns = new Map<string, Promise<void>>();
+  /**
+   * Sessions that closed: a subscribe of theirs still waiting its turn does nothing when the
+   * turn comes, as closeSession() cannot see a URI the session does not hold yet.
+   */
+  readonly #closed = new WeakSet<Subscriber>();
   readonly #warned = new Set<string>();
 
   constructor(ctx: PassthroughContext) {
@@ -133,6 +138,7 @@ export class ResourcesPromptsRouter {
 
   /** Forgets a closed session's subscriptions, unsubscribing upstream what nobody else holds. */
   async closeSession(session: Subscriber): Promise<void> {
+    this.#closed.add(session);
     await Promise.allSettled(
       [...session.subscriptions.keys()].map((uri) => this.unsubscribe(session, uri)),
     );
@@ -256,8 +262,9 @@ export class ResourcesPromptsRouter {
   }
 
   async #subscribe(session: Subscriber, uri: string): Promise<void> {
-    if (session.subscriptions.has(uri)) return;
+    if (session.subscriptions.has(uri) || this.#closed.has(session)) return;
     const serverId = await this.#resourceServer(uri);
+    if (this.#closed.has(session)) return;
     let entry = this.#subscribers.get(uri);
     if (entry === undefined) {
       // Routed first, then asked upstream: the server may send an update for the URI

@@ -2,16 +2,17 @@
  * The MCP sockets' listeners, bound at their paths or listening on the fds a previous daemon
  * handed over (src/daemon/handover): a handed socket is listened on as it is, its path never
  * unlinked and bound again. A socket is bound under a temporary name and renamed into place,
- * as the daemon's own is (src/daemon/socket/bind.ts): libuv unlinks the name a listener was
+ * as the daemon's own is (bindByRename, mcpool-client/paths): libuv unlinks the name a listener was
  * bound at when it closes, so closing one never unlinks the live path — the old daemon of a
  * hand-over closes its listeners while the new one listens on the same sockets. Node has no
  * public getter for a server's fd; `_handle.fd` is what libuv holds, as the daemon's own
  * listener reads it (src/daemon/socket/listener.ts).
  */
 import { closeSync } from "node:fs";
-import { chmod, readdir, rename, unlink } from "node:fs/promises";
+import { readdir, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { bindByRename, listenOn } from "mcpool-client/paths";
 import { socketPathLimit } from "../lean/mcp-socket-paths.js";
 
 /** The fd each of `listeners` listens on, by scope (one that does not listen is left out). */
@@ -66,7 +67,7 @@ export class Listeners {
    */
   async listen(listener: Server, scope: string, path: string): Promise<void> {
     const fd = this.#handed.get(scope);
-    if (fd === undefined) return bindByRename(listener, path);
+    if (fd === undefined) return void (await bindByRename(listener, path, socketPathLimit()));
     await listenOn(listener, { fd });
     this.#handed.delete(scope);
     this.#byFd.add(listener);
@@ -90,43 +91,5 @@ export class Listeners {
       if (path !== undefined) await unlink(path).catch(() => undefined);
     }
     this.#handed.clear();
-  }
-}
-
-/** `listener.listen(target)`, as a promise that rejects with the listen error. */
-function listenOn(listener: Server, target: string | { fd: number }): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    listener.once("error", reject);
-    listener.listen(target, () => {
-      listener.off("error", reject);
-      resolve();
-    });
-  });
-}
-
-/**
- * The name `path` is bound under before the rename: beside it when that fits in a socket
- * path, else a short hidden name in its folder. The pid keeps two daemons' apart.
- */
-export function temporaryName(path: string, limit = socketPathLimit()): string {
-  const beside = `${path}.${process.pid}.tmp`;
-  if (Buffer.byteLength(beside) <= limit) return beside;
-  return join(dirname(path), `.${process.pid}.tmp`);
-}
-
-/**
- * Binds `listener` under a temporary name, 0600, then renames it over whatever is at `path`;
- * on failure the caller closes it (which unlinks the temporary name).
- */
-async function bindByRename(listener: Server, path: string): Promise<void> {
-  const temporary = temporaryName(path);
-  await unlink(temporary).catch(() => undefined);
-  await listenOn(listener, temporary);
-  try {
-    await chmod(temporary, 0o600);
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
   }
 }

@@ -17,16 +17,15 @@
  */
 import { rm } from "node:fs/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { PoolClient } from "mcpool-client";
 import type { Bridge } from "../legacy/bridge-server.js";
 import type { Opening } from "../lean/cold-answers.js";
-import { HOST_GONE_METHOD, HOST_PROBE } from "../lean/host-signals.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
 import { answersApart } from "./answers-apart.js";
+import { answersBeforeEnd } from "./half-close.js";
 import { recordOpening } from "./opening-record.js";
-import { listeningFds, Listeners } from "./handed-listeners.js";
+import { Listeners } from "./handed-listeners.js";
+import { dropListeners, HandingOver } from "./handing-over.js";
 import { passesInTurn } from "./passes.js";
 import { foldersOf, privateDir } from "./socket-folder.js";
 
@@ -109,22 +108,6 @@ export interface McpSockets {
   /** The hand-over went through: ends everything; the sockets and their folder are the new daemon's. */
   abandon(): Promise<void>;
 }
-
-/**
- * Bound on answering what a host asked before it closed its side, ms: a call that waits on
- * that host (an elicitation it can no longer answer) must not keep the session open forever.
- */
-export const HALF_CLOSE_ANSWER_MS = 30_000;
-
-/**
- * When a half-closed host with calls due is probed (HOST_PROBE), ms after its EOF: at once
- * (a host holding the socket itself that died), then as a stock relay that got the first
- * probe has had time to fail its write to a dead host and exit (perl dies of that SIGPIPE),
- * then every PROBE_EVERY_MS until HALF_CLOSE_ANSWER_MS ends the session anyway.
- */
-export const PROBE_AFTER_MS = [0, 50, 250, 1_000] as const;
-/** The probe's period after PROBE_AFTER_MS, ms: a relay that notices its host late. */
-export const PROBE_EVERY_MS = 3_000;
 
 /** The scope key of the whole pool. */
 const POOL_SCOPE = "";
@@ -281,13 +264,6 @@ function scopeBridges(
   return { bridges, bridgeFor, loaded: () => loaded };
 }
 
-/** Closes and forgets every listener: their paths are gone; the sessions they accepted carry on. */
-function dropListeners(listeners: Map<string, NetServer>, paths: Map<string, string>): void {
-  for (const listener of listeners.values()) listener.close();
-  listeners.clear();
-  paths.clear();
-}
-
 export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
   const log = options.log ?? (() => undefined);
   const dir = mcpSocketDir(options.daemonSocketPath);
@@ -301,7 +277,13 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   const { bridges, bridgeFor, loaded } = scopeBridges(options, log);
   const sockets = new Set<Socket>();
   let closed = false;
-  let holding = false; // handing over: a connection that arrives is closed, no pass runs
+  const handing = new HandingOver({
+    listeners,
+    paths,
+    sockets,
+    settled: () => passes.settled(),
+    sync: () => sync(),
+  });
 
   const { connections: cap, opened } = options;
   const serving: Serving = { cap, sockets, bridgeFor, log, opened };
@@ -314,7 +296,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     }
     // Half-open: a host's EOF is not the end of the answers it is owed.
     const listener = createServer({ allowHalfOpen: true }, (socket) =>
-      holding ? socket.destroy() : void serveConnection(scope, socket, serving),
+      handing.holding ? socket.destroy() : void serveConnection(scope, socket, serving),
     );
     listeners.set(scope, listener);
     await bound.listen(listener, scope, path);
@@ -340,7 +322,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
    * the pool's. A burst of pool events is one pass (passes.ts).
    */
   const passes = passesInTurn(async () => {
-    if (closed || holding) return;
+    if (closed || handing.holding) return;
     // A folder removed under this pass is no failure but a pass to do again (see `again`).
     const folders = foldersOf(options.daemonSocketPath, dir);
     if (folders === undefined) return;
@@ -410,20 +392,9 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       relisten = true;
       return sync();
     },
-    async hold() {
-      holding = true;
-      for (const socket of sockets) socket.destroy();
-      await passes.settled();
-      return listeningFds(listeners);
-    },
-    letGo() {
-      dropListeners(listeners, paths);
-    },
-    async resume() {
-      holding = false;
-      // Those let go are bound again by the next pass (by rename: the path never goes).
-      await sync();
-    },
+    hold: () => handing.hold(),
+    letGo: () => handing.letGo(),
+    resume: () => handing.resume(),
     abandon() {
       return (closing ??= end(async () => {
         for (const listener of listeners.values()) listener.close();
@@ -436,64 +407,4 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       }).then(() => rm(dir, { recursive: true, force: true }).catch(() => undefined)));
     },
   };
-}
-
-/** The part of the SDK's stdio server transport the wrappers below replace. */
-interface SessionTransport {
-  onmessage?: ((message: JSONRPCMessage, extra?: never) => void) | undefined;
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
-}
-
-/**
- * A host that half-closes (its stdin EOF through a pipe, which then shuts down its write side)
- * still gets the answers to every request it sent: the socket ends once the last is written,
- * at once when none is due, or after HALF_CLOSE_ANSWER_MS; then `end` runs on its close.
- * A host that is gone ends the session at once, cancelling its calls upstream: the lean bridge says so (HOST_GONE), and a relay that exited shows as a probe's
- * EPIPE (the socket's error runs `end`).
- */
-function answersBeforeEnd(transport: SessionTransport, socket: Socket, end: () => void): void {
-  const due = new Set<string | number>();
-  let hostDone = false;
-  let timer: NodeJS.Timeout | undefined;
-  let probe: NodeJS.Timeout | undefined;
-  const stop = (): void => {
-    clearTimeout(timer);
-    clearTimeout(probe);
-  };
-  const finish = (): void => {
-    stop();
-    socket.end();
-  };
-  const probeFrom = (step: number): void => {
-    const at = PROBE_AFTER_MS[step];
-    const wait = at === undefined ? PROBE_EVERY_MS : at - (PROBE_AFTER_MS[step - 1] ?? 0);
-    probe = setTimeout(() => {
-      if (socket.destroyed || socket.writableEnded) return;
-      socket.write(HOST_PROBE);
-      probeFrom(step + 1);
-    }, wait);
-  };
-  const received = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    if ("method" in message && !("id" in message) && message.method === HOST_GONE_METHOD) {
-      return end();
-    }
-    if ("method" in message && "id" in message) due.add(message.id);
-    received?.(message, extra);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = async (message, options) => {
-    await send(message, options);
-    if ("id" in message && !("method" in message) && message.id !== undefined) {
-      due.delete(message.id);
-      if (hostDone && due.size === 0) finish();
-    }
-  };
-  socket.once("end", () => {
-    hostDone = true;
-    if (due.size === 0) return finish();
-    timer = setTimeout(end, HALF_CLOSE_ANSWER_MS);
-    probeFrom(0);
-  });
-  socket.once("close", stop);
 }

@@ -1,7 +1,8 @@
 /**
  * How a list change is said to the host of a lean session, in its era: 2026-07-28 once its
  * `server/discover` was answered with a result (from the daemon, or from a recording of the
- * daemon's), legacy otherwise. A legacy host is told
+ * daemon's) or it sends a request in that revision's envelope (`_meta` naming the protocol
+ * version), legacy after an `initialize` or a refused discovery. A legacy host is told
  * unsolicited (`notifications/tools/list_changed`). A 2026-07-28 host hears a change only on a
  * `subscriptions/listen` of its that asked for that kind, the notification naming the
  * subscription in `_meta["io.modelcontextprotocol/subscriptionId"]` — what a modern server
@@ -14,6 +15,8 @@
 
 /** The `_meta` key naming the listen subscription a notification belongs to. */
 export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
+/** The `_meta` key a 2026-07-28 host names its revision with, on each request. */
+const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 
 type Id = string | number;
 
@@ -55,11 +58,18 @@ export class HostEra {
   /** Acknowledged subscriptions: JSON of the listen request's id → its id and honored filter. */
   private readonly listens = new Map<string, { id: Id; filter: Record<string, unknown> }>();
 
+  /** The session is served in 2026-07-28. */
+  get isModern(): boolean {
+    return this.modern;
+  }
+
   /** A message from the host. */
   fromHost(message: Message): void {
     const params = paramsOf(message);
     if (message.method === "initialize") this.modern = false;
-    else if (message.method === "server/discover" && isId(message.id)) {
+    // A request in the 2026-07-28 envelope: the host speaks it, as it was answered before.
+    else if (typeof params._meta?.[PROTOCOL_VERSION_KEY] === "string") this.modern = true;
+    if (message.method === "server/discover" && isId(message.id)) {
       this.discover = JSON.stringify(message.id);
     }
     if (message.method === "notifications/cancelled") {
@@ -83,6 +93,11 @@ export class HostEra {
       // The listen's own answer: the daemon closed that subscription.
       this.listens.delete(id);
     }
+  }
+
+  /** The listen subscription `id` ended without the daemon's answer (this side answered it). */
+  listenEnded(id: Id): void {
+    this.listens.delete(JSON.stringify(id));
   }
 
   /** The framed lines that tell the host list `kind` changed; none when its era would not. */

@@ -15,10 +15,12 @@
  *   meanwhile wait;
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
  *   `notifications/initialized`, the level and the subscriptions; their answers are the
- *   host's already and are dropped; the host is sent `notifications/tools/list_changed` (the
- *   new daemon's catalog may differ), each open listen stream is sent again as it was (same
- *   id, so what the new daemon sends on it reaches the host's stream; its acknowledgement,
- *   the host's already, is dropped), and then what it asked meanwhile;
+ *   host's already and are dropped; the host is told its tools list changed (the new
+ *   daemon's catalog may differ), in its era (host-era.ts): unsolicited to a legacy host, on
+ *   each listen stream that took tool changes to a 2026-07-28 one; each open listen stream
+ *   is sent again as it was (same id, so what the new daemon sends on it reaches the host's
+ *   stream; its acknowledgement, the host's already, is dropped), and then what it asked
+ *   meanwhile;
  * - the window over: what waits, and every request after, is answered with downMessage()
  *   (mcpool, the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as
  *   long as the host is there: a daemon that comes back gets the session as above;
@@ -31,7 +33,7 @@
  */
 import { connect, Socket } from "node:net";
 import { answerWithId, listKindOf, type ColdAnswers } from "./cold-answers.js";
-import { HostEra } from "./host-era.js";
+import { HostEra, SUBSCRIPTION_ID_KEY } from "./host-era.js";
 
 /** How long the host's requests wait for a daemon that went away, ms, from the loss. */
 export const RECONNECT_WINDOW_MS = 60_000;
@@ -78,9 +80,6 @@ interface Message {
   params?: { uri?: unknown; requestId?: unknown; _meta?: Record<string, unknown> };
 }
 
-/** Where a listen stream's notifications name it (2026-07-28). */
-const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
-
 function parse(line: string): Message | undefined {
   try {
     const value: unknown = JSON.parse(line);
@@ -108,8 +107,6 @@ function errorLine(id: Id, message: string, inFlight: boolean): string {
   const data = { code: "daemon-unavailable", detail: inFlight ? { inFlight: true } : {} };
   return `${JSON.stringify({ jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message, data } })}\n`;
 }
-
-const LIST_CHANGED = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" })}\n`;
 
 /** Splits a stream's text into whole lines; `onLine` gets each with its "\n". */
 function lines(onLine: (line: string) => void): (chunk: string) => void {
@@ -407,7 +404,9 @@ export class LeanSession {
     // Its listen streams end: nothing will be heard on them until the host listens again.
     for (const line of this.listens.values()) {
       const id = parse(line)?.id;
-      if (isId(id)) this.write(errorLine(id, message, false));
+      if (!isId(id)) continue;
+      this.era.listenEnded(id);
+      this.write(errorLine(id, message, false));
     }
     this.listens.clear();
     if (this.hostEnded) this.finish();
@@ -464,7 +463,10 @@ export class LeanSession {
     this.state = "open";
     this.attempt = 0;
     const cold = this.cold !== undefined;
-    if (restored && !cold) this.write(LIST_CHANGED);
+    // The new daemon's tools may differ: said in the host's era, to a host that had opened.
+    if (!cold && (restored || this.era.isModern)) {
+      for (const notice of this.era.listChanged("tools")) this.write(notice);
+    }
     for (const [key, line] of this.listens) {
       this.relistened.add(key);
       this.socket.write(line);

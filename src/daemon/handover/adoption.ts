@@ -87,18 +87,20 @@ export async function concludeAdoption(
   if (failed.length > 0) {
     const why = `could not adopt ${failed.join("; ")}`;
     log.error(`mcpool: ${why}; the old daemon serves on`);
+    // No record is taken up: a host's request that waited for one is told why.
+    pool.forgoTasks(`${why}; the old daemon serves on`);
     await predecessor.answer({ ready: false, pid: process.pid, why });
     return { serve: false, why };
   }
   const untaken = predecessor.closeUntaken();
-  // The hosts' tasks live on in the children taken: their records come along, before any
-  // host's entry can dial this daemon (the old one lets them go once answered).
+  // The hosts' tasks live on in the children taken: their records come along. A host's
+  // entry may have dialled this daemon already: its requests about them waited for this.
   // So do those of the http sessions a dial took: the same session holds them still.
   const takenSessions = predecessor.takenSessions();
   const moved = takenTasks(snapshot.tasks, new Set([...taken.map(nameOf), ...takenSessions]));
   pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS);
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
-  adoptSubscriptions(pool, adopted, log);
+  adoptSubscriptions(pool, adopted);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({

@@ -317,7 +317,7 @@ async function takeBack(
   resumeHandedOff(held.handed);
   resumeHandedSessions(held.sessions);
   deps.pool.resumeTasks(UNCLAIMED_TASK_HOLD_MS);
-  unholdSubscriptions(deps.pool, deps.log);
+  unholdSubscriptions(deps.pool);
   await deps.server.unhold().catch((error: unknown) => {
     deps.log.error(`mcpool: could not listen on the socket again: ${(error as Error).message}`);
   });

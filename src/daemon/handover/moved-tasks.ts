@@ -2,9 +2,12 @@
  * The pool's task records across a hand-over (MCP 2025-11-25 tasks): the server's child
  * moves and its tasks live on in it, so the records of which host owns which task on which
  * child move in the snapshot too. The new daemon takes up the records of the children it
- * took, and a host whose entry dials again asks about its older tasks as before.
+ * took, and a host whose entry dials again asks about its older tasks as before. It knows
+ * from the snapshot which records move before it serves anyone, so a host that asks while
+ * the children are still being adopted waits for its records rather than hearing "not found".
  */
-import type { MovedTask } from "../../pool/calls/tasks.js";
+import type { McpPool } from "../../pool/pool.js";
+import type { MovedTask } from "../../pool/calls/moved-records.js";
 import { childName } from "./snapshot.js";
 import { KEPT_SUBSCRIPTIONS_MS } from "./subscriptions.js";
 
@@ -36,4 +39,12 @@ export function takenTasks(tasks: unknown, taken: ReadonlySet<string>): MovedTas
   return tasks
     .filter(isMovedTask)
     .filter((task) => taken.has(childName(task.serverId, task.profileKey)));
+}
+
+/**
+ * The new daemon, before it serves: the snapshot's moved records, awaited by any host's
+ * request that may be about one until the adoption concludes (adoptTasks()).
+ */
+export function expectTasks(pool: McpPool, tasks: unknown): void {
+  if (Array.isArray(tasks)) pool.expectTasks(tasks.filter(isMovedTask));
 }

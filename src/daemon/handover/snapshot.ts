@@ -8,7 +8,7 @@
  * the MCP sockets' listening sockets in `fronts` order.
  */
 import type { McpServerConfig } from "../../config/rows.js";
-import type { MovedTask } from "../../pool/calls/tasks.js";
+import type { MovedTask } from "../../pool/calls/moved-records.js";
 import type { HandedChild, HandedHttpSession } from "../../pool/transport/transport.js";
 import type { HandedConversation, HandedProfile } from "../../pool/server/handoff.js";
 import { conversationHandedKey } from "../../pool/transport/transport.js";
@@ -119,8 +119,10 @@ export interface Snapshot {
    */
   tasks?: MovedTask[];
   /**
-   * The pool's live upstream resource subscriptions, with how many listeners each had
-   * (subscriptions.ts). Absent (older snapshots): the entries subscribe again anew.
+   * The pool's live upstream resource subscriptions, with how many listeners each had and
+   * the update read for them while they were away, if any (subscriptions.ts). Absent (older
+   * snapshots): the entries subscribe again anew. An older build that reads this version
+   * passes over `missed` and loses only that update, as it would have anyway: no new version.
    */
   subscriptions?: HandedSubscription[];
 }

@@ -23,43 +23,86 @@ export function holdSubscriptions(pool: McpPool): void {
   pool.handedSubscriptions.holdSubscriptions();
 }
 
-/** What goes into the snapshot: the live subscriptions, with their listeners' count. */
+/**
+ * What goes into the snapshot: the live subscriptions, with their listeners' count and the
+ * update read during the drain for listeners that had left, if any.
+ */
 export function handedSubscriptions(pool: McpPool): HandedSubscription[] {
   return pool.handedSubscriptions.handedSubscriptions();
 }
 
-/** The new daemon, before it serves: the snapshot's subscriptions, awaiting adoption. */
-export function expectSubscriptions(
-  pool: McpPool,
-  handed: readonly HandedSubscription[] | undefined,
-): void {
-  if (handed !== undefined) pool.handedSubscriptions.expectSubscriptions(handed);
+/** One handed subscription as the snapshot must hold it; anything else is not read. */
+function isHandedSubscription(value: unknown): value is HandedSubscription {
+  const handed = value as Partial<HandedSubscription> | null;
+  if (typeof handed !== "object" || handed === null) return false;
+  return (
+    typeof handed.serverId === "string" &&
+    typeof handed.uri === "string" &&
+    Number.isInteger(handed.listeners) &&
+    (handed.listeners as number) > 0 &&
+    (handed.missed === undefined || isUpdateOf(handed.missed, handed.uri))
+  );
+}
+
+/** A `notifications/resources/updated` for `uri`, as a server sent it. */
+function isUpdateOf(value: unknown, uri: string): boolean {
+  const notification = value as { method?: unknown; params?: { uri?: unknown } } | null;
+  if (typeof notification !== "object" || notification === null) return false;
+  return (
+    notification.method === "notifications/resources/updated" &&
+    typeof notification.params === "object" &&
+    notification.params !== null &&
+    notification.params.uri === uri
+  );
+}
+
+/**
+ * The snapshot's subscriptions this mcpool reads, and a line for each one it drops (a
+ * snapshot from another build, or a damaged one): none is taken up half-read.
+ */
+export function checkedSubscriptions(handed: unknown): {
+  subscriptions: HandedSubscription[];
+  dropped: string[];
+} {
+  if (handed === undefined) return { subscriptions: [], dropped: [] };
+  if (!Array.isArray(handed)) {
+    return {
+      subscriptions: [],
+      dropped: [`the snapshot's subscriptions are not a list (${typeof handed}); none is taken up`],
+    };
+  }
+  const subscriptions = handed.filter(isHandedSubscription);
+  const dropped = handed
+    .filter((entry) => !isHandedSubscription(entry))
+    .map(
+      (entry) =>
+        `a handed resource subscription is not one this mcpool reads (a server id and a URI as strings, listeners a positive integer, and any missed update one for its URI), dropped: ${JSON.stringify(entry)?.slice(0, 200)}`,
+    );
+  return { subscriptions, dropped };
+}
+
+/**
+ * The new daemon, before it serves: the snapshot's subscriptions, awaiting adoption; an entry
+ * it cannot read is dropped with a log line (its hosts' entries subscribe again anew).
+ */
+export function expectSubscriptions(pool: McpPool, handed: unknown, log: DaemonLog): void {
+  const { subscriptions, dropped } = checkedSubscriptions(handed);
+  for (const line of dropped) log.error(`mcpool: ${line}`);
+  pool.handedSubscriptions.expectSubscriptions(subscriptions);
 }
 
 /**
  * The new daemon, once it dialled the children it was handed: the subscriptions of the rows
  * whose own child it adopted (`adopted`) are taken up, their listeners awaited back.
  */
-export function adoptSubscriptions(
-  pool: McpPool,
-  adopted: readonly string[],
-  log: DaemonLog,
-): void {
-  pool.handedSubscriptions.adoptSubscriptions(adopted);
-  awaitListeners(pool, log);
+export function adoptSubscriptions(pool: McpPool, adopted: readonly string[]): void {
+  pool.handedSubscriptions.adoptSubscriptions(adopted, KEPT_SUBSCRIPTIONS_MS);
 }
 
-/** The hand-over failed: this daemon serves on, and awaits the listeners it kept. */
-export function unholdSubscriptions(pool: McpPool, log: DaemonLog): void {
-  pool.handedSubscriptions.unholdSubscriptions();
-  awaitListeners(pool, log);
-}
-
-function awaitListeners(pool: McpPool, log: DaemonLog): void {
-  const timer = setTimeout(() => {
-    pool.handedSubscriptions.dropKept().catch((error: unknown) => {
-      log.error(`mcpool: could not let go of a resource subscription: ${(error as Error).message}`);
-    });
-  }, KEPT_SUBSCRIPTIONS_MS);
-  timer.unref();
+/**
+ * The hand-over failed: this daemon serves on, and awaits the listeners it kept for
+ * KEPT_SUBSCRIPTIONS_MS from now (those an earlier hand-over kept keep their own deadline).
+ */
+export function unholdSubscriptions(pool: McpPool): void {
+  pool.handedSubscriptions.unholdSubscriptions(KEPT_SUBSCRIPTIONS_MS);
 }

@@ -1,13 +1,13 @@
 /**
  * Binding the daemon's socket path. The socket is bound under a temporary name,
- * made 0600, then renamed into place, so a client never finds a socket it may not use and
+ * made 0600, then renamed into place (mcpool-client/paths, as the MCP sockets are), so a client never finds a socket it may not use and
  * never finds none; and a stopping daemon unlinks only the inode it bound, never the socket
  * of the daemon that replaced it. Both names are held to paths.ts's `sun_path` limit, the
  * one the daemon checks its socket path against before it starts.
  */
-import { chmod, lstat, rename, stat, unlink } from "node:fs/promises";
+import { lstat, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
-import { dirname, join } from "node:path";
+import { bindByRename } from "mcpool-client/paths";
 
 import type { PoolLog } from "../../pool/core/types.js";
 import { MAX_SOCKET_PATH_BYTES, checkSocketPath } from "../process/paths.js";
@@ -24,50 +24,13 @@ function errnoCode(error: unknown): string | undefined {
 }
 
 /**
- * The name `path` is bound under before the rename: beside it when that fits in `limit`
- * bytes, else a short hidden name in its directory. `pid` keeps two daemons' apart.
- */
-export function temporarySocketPath(
-  path: string,
-  pid: number = process.pid,
-  limit: number = MAX_SOCKET_PATH_BYTES,
-): string {
-  const beside = `${path}.${pid}.tmp`;
-  if (Buffer.byteLength(beside) <= limit) return beside;
-  return join(dirname(path), `.${pid}.tmp`);
-}
-
-/** `server.listen(target)`, as a promise that rejects with the listen error. */
-export function listen(server: Server, target: string | { fd: number }): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(target, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-}
-
-/**
  * Makes `server` listen at `path`, replacing whatever socket is there by rename(2), which
  * is atomic. Throws paths.ts's `socket-path-too-long` for a path `bind(2)` would refuse.
  */
 export async function bindSocket(server: Server, path: string): Promise<BoundSocket> {
   checkSocketPath(path);
-  const temporary = temporarySocketPath(path);
-  await unlink(temporary).catch((error: unknown) => {
-    if (errnoCode(error) !== "ENOENT") throw error;
-  });
-  await listen(server, temporary);
-  try {
-    await chmod(temporary, 0o600);
-    const { dev, ino } = await stat(temporary);
-    await rename(temporary, path);
-    return { path, dev, ino };
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
+  const { dev, ino } = await bindByRename(server, path, MAX_SOCKET_PATH_BYTES);
+  return { path, dev, ino };
 }
 
 /** Unlinks the socket path if it still is the inode we bound. */

@@ -4,9 +4,10 @@
  * connection any of its listeners accepted. The server decides when; this knows how.
  */
 import { createServer, type Server, type Socket } from "node:net";
+import { listenOn } from "mcpool-client/paths";
 
 import type { PoolLog } from "../../pool/core/types.js";
-import { bindSocket, listen, releaseSocket, type BoundSocket } from "./bind.js";
+import { bindSocket, releaseSocket, type BoundSocket } from "./bind.js";
 
 export interface SocketListenerOptions {
   /** Where to bind, unless `listenFd` is given. */
@@ -113,7 +114,7 @@ export class SocketListener {
     const server = createServer((socket) => this.#accept(socket));
     this.#server = server;
     try {
-      if (listenFd !== undefined) await listen(server, { fd: listenFd });
+      if (listenFd !== undefined) await listenOn(server, { fd: listenFd });
       else this.#bound = await bindSocket(server, socketPath as string);
     } catch (error) {
       server.close();

@@ -10,6 +10,14 @@ import { serverLog } from "../core/server-log.js";
 
 export type ResourceListener = (notification: ServerNotification) => void;
 
+/**
+ * A listener's place kept for its entry's return across a hand-over. `until`: the end of its
+ * wait (ms since the epoch), set once the hand-over is settled; none while it still holds.
+ */
+interface KeptPlace {
+  until?: number;
+}
+
 interface Subscription {
   readonly listeners: Set<ResourceListener>;
   readonly ready: Promise<void>;
@@ -18,19 +26,25 @@ interface Subscription {
   /**
    * Listeners that left while the daemon handed over (or, in the new daemon, that the old
    * one had): each is a host's entry that dials again and subscribes again, and takes its
-   * place back instead of a subscribe upstream. While one is awaited the subscription holds.
+   * place back instead of a subscribe upstream. While one is awaited the subscription holds;
+   * each is awaited until its own deadline, whichever hand-over kept it.
    */
-  kept: number;
+  kept: KeptPlace[];
   /** An update that came while only kept listeners were left: each one back is sent it. */
   missed?: ServerNotification;
 }
 
-/** A live upstream subscription as one daemon hands it to the next (kept-subscriptions.ts). */
+/** A live upstream subscription as one daemon hands it to the next (src/daemon/handover/subscriptions.ts). */
 export interface HandedSubscription {
   serverId: string;
   uri: string;
   /** How many listeners (entries' connections) it had: each is awaited back. */
   listeners: number;
+  /**
+   * An update the server sent while only kept listeners were left (read before the old daemon
+   * stopped reading the child): each listener back is sent it.
+   */
+  missed?: ServerNotification;
 }
 
 /** What the subscriptions need of the passthrough that owns them. */
@@ -92,7 +106,7 @@ export class Subscriptions {
           created.live = true;
         }),
         live: false,
-        kept: 0,
+        kept: [],
       };
       created.ready.catch(() => this.#forget(id, uri, created));
       byUri.set(uri, created);
@@ -112,8 +126,8 @@ export class Subscriptions {
       if (done) return;
       done = true;
       held.listeners.delete(listener);
-      if (this.#holding && held.live) held.kept += 1;
-      if (held.listeners.size > 0 || held.kept > 0 || !this.#forget(id, uri, held)) return;
+      if (this.#holding && held.live) held.kept.push({});
+      if (held.listeners.size > 0 || held.kept.length > 0 || !this.#forget(id, uri, held)) return;
       await this.#deps.stopUpstream(id, uri);
     };
   }
@@ -129,7 +143,9 @@ export class Subscriptions {
     const uri = notification.params?.uri;
     if (typeof uri !== "string") return;
     const subscription = this.#subscriptions.get(id)?.get(uri);
-    if (subscription !== undefined && subscription.kept > 0) subscription.missed = notification;
+    if (subscription !== undefined && subscription.kept.length > 0) {
+      subscription.missed = notification;
+    }
     for (const listener of [...(subscription?.listeners ?? [])]) {
       try {
         listener(notification);
@@ -163,9 +179,13 @@ export class Subscriptions {
     this.#holding = true;
   }
 
-  /** The hand-over failed: listeners leave as before; the kept ones are awaited back here. */
-  unholdSubscriptions(): void {
+  /**
+   * The hand-over failed: listeners leave as before; the kept ones are awaited back here for
+   * `keepMs` from now.
+   */
+  unholdSubscriptions(keepMs: number): void {
     this.#holding = false;
+    this.#awaitKept(keepMs);
   }
 
   /** Every live upstream subscription, with how many listeners it had (kept ones included). */
@@ -176,18 +196,20 @@ export class Subscriptions {
         .map(([uri, subscription]) => ({
           serverId,
           uri,
-          listeners: subscription.listeners.size + subscription.kept,
+          listeners: subscription.listeners.size + subscription.kept.length,
+          ...(subscription.missed !== undefined ? { missed: subscription.missed } : {}),
         })),
     );
   }
 
   /**
    * The old daemon's live subscriptions, expected before this pool serves anyone: held, their
-   * listeners awaited back, nothing sent upstream. A listener that comes back before
+   * listeners awaited back (each sent the update the old daemon kept for it, if any),
+   * nothing sent upstream. A listener that comes back before
    * adoptSubscriptions() says whether its server's child was taken over waits for that.
    */
   expectSubscriptions(handed: readonly HandedSubscription[]): void {
-    for (const { serverId, uri, listeners } of handed) {
+    for (const { serverId, uri, listeners, missed } of handed) {
       let uris = this.#subscriptions.get(serverId);
       if (!uris) {
         uris = new Map();
@@ -197,7 +219,9 @@ export class Subscriptions {
       let settle: (value: Promise<void> | void) => void = () => undefined;
       const ready = new Promise<void>((resolve) => (settle = resolve));
       ready.catch(() => undefined);
-      const expected: Subscription = { listeners: new Set(), ready, live: false, kept: listeners };
+      const kept = Array.from({ length: listeners }, (): KeptPlace => ({}));
+      const expected: Subscription = { listeners: new Set(), ready, live: false, kept };
+      if (missed !== undefined) expected.missed = missed;
       uris.set(uri, expected);
       this.#expected.push({ serverId, uri, subscription: expected, settle });
     }
@@ -206,9 +230,10 @@ export class Subscriptions {
   /**
    * The expected subscriptions of the rows in `adopted` (their same child, which holds them
    * still) are live; any other's (its child started anew, or its row gone) is subscribed
-   * upstream for the listeners back by now, or forgotten when none is.
+   * upstream for the listeners back by now, or forgotten when none is. The kept places of the
+   * adopted ones are awaited for `keepMs` from now.
    */
-  adoptSubscriptions(adopted: readonly string[]): void {
+  adoptSubscriptions(adopted: readonly string[], keepMs: number): void {
     const rows = new Set(adopted);
     for (const { serverId, uri, subscription, settle } of this.#expected.splice(0)) {
       if (rows.has(serverId)) {
@@ -216,7 +241,7 @@ export class Subscriptions {
         settle();
         continue;
       }
-      subscription.kept = 0;
+      subscription.kept = [];
       delete subscription.missed;
       if (subscription.listeners.size === 0) {
         this.#forget(serverId, uri, subscription);
@@ -229,18 +254,45 @@ export class Subscriptions {
       upstream.catch(() => this.#forget(serverId, uri, subscription));
       settle(upstream);
     }
+    this.#awaitKept(keepMs);
   }
 
   /**
-   * Stops awaiting the listeners kept for a hand-over: each subscription none came back to is
-   * unsubscribed upstream (an entry that comes later subscribes again, as a new one would).
+   * Gives the kept places with no deadline yet (this hand-over's) one `keepMs` from now, and
+   * lets them go then; the places another hand-over kept keep their own deadline.
    */
-  async dropKept(): Promise<void> {
+  #awaitKept(keepMs: number): void {
+    const until = Date.now() + keepMs;
+    for (const uris of this.#subscriptions.values()) {
+      for (const subscription of uris.values()) {
+        for (const place of subscription.kept) place.until ??= until;
+      }
+    }
+    const timer = setTimeout(() => {
+      this.#dropKept(until).catch((error: unknown) => {
+        this.#deps.log.error?.(
+          `mcpool: could not let go of a resource subscription: ${(error as Error).message}`,
+        );
+      });
+    }, keepMs);
+    timer.unref();
+  }
+
+  /**
+   * Stops awaiting the kept places whose deadline is `until` or before: each subscription no
+   * listener and no place is left to is unsubscribed upstream (an entry that comes later
+   * subscribes again, as a new one would).
+   */
+  async #dropKept(until: number): Promise<void> {
     const left: Promise<void>[] = [];
     for (const [id, uris] of this.#subscriptions) {
       for (const [uri, subscription] of uris) {
-        if (subscription.kept === 0) continue;
-        subscription.kept = 0;
+        const kept = subscription.kept.filter(
+          (place) => place.until === undefined || place.until > until,
+        );
+        if (kept.length === subscription.kept.length) continue;
+        subscription.kept = kept;
+        if (kept.length > 0) continue;
         delete subscription.missed;
         if (subscription.listeners.size > 0 || !this.#forget(id, uri, subscription)) continue;
         left.push(this.#deps.stopUpstream(id, uri));
@@ -249,12 +301,16 @@ export class Subscriptions {
     await Promise.all(left);
   }
 
-  /** A listener joined: one kept for it is back, and hears what it missed meanwhile. */
+  /**
+   * A listener joined: one kept for it is back (the place that would expire first), and
+   * hears what it missed meanwhile.
+   */
   #welcomeBack(subscription: Subscription, listener: ResourceListener): void {
-    if (subscription.kept === 0) return;
-    subscription.kept -= 1;
+    if (subscription.kept.length === 0) return;
+    const last = (place: KeptPlace): number => place.until ?? Infinity;
+    subscription.kept.sort((a, b) => last(a) - last(b)).shift();
     const missed = subscription.missed;
-    if (subscription.kept === 0) delete subscription.missed;
+    if (subscription.kept.length === 0) delete subscription.missed;
     if (missed === undefined) return;
     try {
       listener(missed);

@@ -27,6 +27,7 @@ import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
 import { withSession } from "../server/session.js";
 import { EarlyStatuses } from "./early-statuses.js";
+import { MovedRecords, type MovedTask, type TaskPlace } from "./moved-records.js";
 import { upstreamError } from "./upstream-error.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
@@ -49,28 +50,6 @@ export interface TaskOwner {
   name?: string;
   notify?: (serverId: string, notification: ServerNotification) => void;
 }
-
-/**
- * A task record as it moves to the next daemon across a hand-over (the server's child moves
- * too, and the task lives on in it): the child by its row and its profile key (none: the
- * row's own), the owning host by its name, what was last seen of the task, and until when
- * the record is kept (epoch ms).
- */
-export interface MovedTask {
-  serverId: string;
-  profileKey?: string;
-  taskId: string;
-  owner: string;
-  status: string;
-  ttl: number | null;
-  expiresAt: number;
-}
-
-/** Where a moved task lives in this pool: its row's own entry, or a profile's child. */
-export type TaskPlace = (
-  serverId: string,
-  profileKey: string | undefined,
-) => ServerEntry | undefined;
 
 interface TaskRecord {
   readonly taskId: string;
@@ -131,6 +110,7 @@ export class PoolTasks {
   readonly #deps: PoolTasksDeps;
   readonly #records = new Map<string, TaskRecord>();
   readonly #early = new EarlyStatuses();
+  readonly #moved = new MovedRecords();
   /**
    * Handing over: a host that goes (its connection closes as the daemon hands over) changes
    * nothing here, so every record moves; what it asked is done if the hand-over fails.
@@ -201,6 +181,8 @@ export class PoolTasks {
     options: TaskRequestOptions = {},
   ): Promise<Params> {
     const owner = typeof asking === "string" ? { key: asking } : asking;
+    // A record of this host's that moves with a hand-over is taken up before it is asked about.
+    await this.#moved.settled(serverId, owner.name);
     if (method === "tasks/list") return this.#list(serverId, params, owner, options);
     const taskId = params.taskId;
     if (typeof taskId !== "string") {
@@ -307,6 +289,16 @@ export class PoolTasks {
     this.#holdUnclaimed(holdMs);
   }
 
+  /** The records a previous daemon hands over, known before this pool serves anyone. */
+  expect(tasks: readonly MovedTask[]): void {
+    this.#moved.expect(tasks);
+  }
+
+  /** The adoption failed (`why`): no record is taken up, and who waited for them is told. */
+  forgo(why: string): void {
+    this.#moved.conclude(why);
+  }
+
   /**
    * The records a previous daemon handed over, each on the child `place` finds serving here
    * (one not found, or expired, is left); each is its host's by name until the host's new
@@ -340,6 +332,7 @@ export class PoolTasks {
       taken += 1;
     }
     this.#holdUnclaimed(holdMs);
+    this.#moved.conclude();
     return taken;
   }
 
@@ -353,6 +346,7 @@ export class PoolTasks {
 
   /** The pool shuts down: no task holds its connection any more, and no record is kept. */
   close(): void {
+    this.#moved.conclude("the daemon stopped before it took over its task records");
     for (const record of [...this.#records.values()]) this.#drop(record);
   }
 
@@ -461,8 +455,10 @@ export class PoolTasks {
       );
       return JSON.parse(rewrite(JSON.stringify(result))) as Params;
     } catch (error) {
-      const e = error as { message?: unknown };
+      // The host's id put back in what the server said, wherever the error keeps it.
+      const e = error as { message?: unknown; peerMessage?: unknown };
       if (typeof e.message === "string") e.message = rewrite(e.message);
+      if (typeof e.peerMessage === "string") e.peerMessage = rewrite(e.peerMessage);
       throw upstreamError(error, { serverId: entry.id, what: method, timeoutMs });
     } finally {
       entry.idle();

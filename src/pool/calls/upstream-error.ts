@@ -9,7 +9,10 @@
  *   crash, or ours (a reconnect, a retirement), as the caller's `cutOff` tells;
  * - `answer-too-large`: the answer passed the frame cap and was dropped unread (line-reader.ts
  *   for stdio, http-transport.ts for http);
- * - `tool-error`: the server refused, its JSON-RPC code in `mcpCode` and its `data` kept;
+ * - `tool-error`: the server refused, its JSON-RPC code in `mcpCode`, its message as it sent it
+ *   in `mcpMessage` and its `data` kept; the error's own message says `MCP error <code>: ` once
+ *   before the server's words, even when those words already begin with it (an SDK v1
+ *   server sends its McpError's message, prefix and all);
  * - `auth-required`: the server wants a sign-in, when the caller can tell;
  * - `connection-lost`: a remote that could not be reached, when the caller asks for it.
  *
@@ -19,6 +22,7 @@
 import { causeCode, withCause } from "../core/causes.js";
 import { McpPoolError } from "../core/errors.js";
 import { ErrorCode, isMcpError } from "../core/mcp-error.js";
+import { mcpErrorPrefix, withoutMcpPrefix } from "mcpool-protocol";
 import { sessionLost } from "../server/session.js";
 import { isBrokenPipe } from "../transport/stdio-transport.js";
 import { AnswerTooLarge } from "../transport/line-reader.js";
@@ -89,10 +93,17 @@ export function upstreamError(error: unknown, request: UpstreamRequest): unknown
     );
   }
   if (isMcpError(error)) {
-    // The server refused (unknown uri, bad arguments…): its JSON-RPC code travels in mcpCode.
-    return new McpPoolError("tool-error", error.message, {
+    // The server refused (unknown uri, bad arguments…): its JSON-RPC code travels in mcpCode,
+    // its words in mcpMessage (the pool's McpError keeps them; an SDK one has one prefix more).
+    const said =
+      "peerMessage" in error && typeof error.peerMessage === "string"
+        ? error.peerMessage
+        : withoutMcpPrefix(error.code, error.message);
+    const once = mcpErrorPrefix(error.code) + withoutMcpPrefix(error.code, said);
+    return new McpPoolError("tool-error", once, {
       serverId,
       mcpCode: error.code,
+      mcpMessage: said,
       ...(error.data !== undefined ? { data: error.data } : {}),
     });
   }

@@ -1,0 +1,73 @@
+/**
+ * Task records that moved from a previous daemon in a hand-over (tasks.ts keeps them): the
+ * server's child moved, its tasks live on in it, and each record is its host's by name until
+ * a connection of that host asks about it.
+ *
+ * Decided by order, not by time:
+ * - the new daemon knows from the snapshot, before it serves anyone, which records will move
+ *   (`expect`); a host's request that may be about one of them waits until the adoption is
+ *   concluded (the records taken up, or none), so no host hears "not found" of its own task.
+ */
+import { McpPoolError } from "../core/errors.js";
+import type { ServerEntry } from "../server/entry.js";
+
+/**
+ * A task record as it moves to the next daemon across a hand-over (the server's child moves
+ * too, and the task lives on in it): the child by its row and its profile key (none: the
+ * row's own), the owning host by its name, what was last seen of the task, and until when
+ * the record is kept (epoch ms).
+ */
+export interface MovedTask {
+  serverId: string;
+  profileKey?: string;
+  taskId: string;
+  owner: string;
+  status: string;
+  ttl: number | null;
+  expiresAt: number;
+}
+
+/** Where a moved task lives in this pool: its row's own entry, or a profile's child. */
+export type TaskPlace = (
+  serverId: string,
+  profileKey: string | undefined,
+) => ServerEntry | undefined;
+
+export class MovedRecords {
+  /** The records the snapshot says will move, by task id, until the adoption concludes. */
+  readonly #expected = new Map<string, MovedTask>();
+  /** Resolves once the adoption is concluded: with why no record was taken up, if none was. */
+  #concluded: Promise<string | undefined> = Promise.resolve(undefined);
+  #conclude: (failed: string | undefined) => void = () => undefined;
+
+  /** The records a previous daemon hands over, known before this pool serves anyone. */
+  expect(tasks: readonly MovedTask[]): void {
+    if (tasks.length === 0) return;
+    if (this.#expected.size === 0) {
+      this.#concluded = new Promise((resolve) => (this.#conclude = resolve));
+    }
+    for (const task of tasks) this.#expected.set(task.taskId, task);
+  }
+
+  /**
+   * Resolves once no record still expected may be `name`'s on `serverId`: at once for a host
+   * with no name, or none of whose tasks on that server move. Throws `handover-failed` when
+   * the adoption failed: the host's records stay with the old daemon, which serves on.
+   */
+  async settled(serverId: string, name: string | undefined): Promise<void> {
+    if (name === undefined) return;
+    const expected = [...this.#expected.values()];
+    if (!expected.some((task) => task.owner === name && task.serverId === serverId)) return;
+    const failed = await this.#concluded;
+    if (failed !== undefined) throw new McpPoolError("handover-failed", failed, { serverId });
+  }
+
+  /**
+   * The adoption is concluded: the records are taken up, or (`failed`: why) none is. The
+   * requests that waited go on, or fail with why.
+   */
+  conclude(failed?: string): void {
+    this.#expected.clear();
+    this.#conclude(failed);
+  }
+}

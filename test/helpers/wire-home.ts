@@ -1,0 +1,64 @@
+/**
+ * A scratch home for `mcpool wire` and `unwire` run in this process: a host's file holding the
+ * given text and mcpool's mcp.json the given servers. The entries wire writes name a fixed
+ * bridge command and daemon socket (no daemon is there, so no stock pipe is taken).
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
+import type { WireOptions } from "../../src/cli/hosts/wire.js";
+
+export const NODE = "/usr/bin/node";
+export const MAIN = "/opt/mcpool/dist/cli/main.js";
+export const SOCKET = "/run/user/1000/mcpool/mcpool.sock";
+
+export interface WireHome {
+  /** The host's file. */
+  file: string;
+  /** Runs `command` (runWire or runUnwire) on the host: its exit code and output. */
+  run(
+    command: (options: WireOptions) => Promise<number>,
+    write?: boolean,
+  ): Promise<{ code: number; output: string }>;
+}
+
+/**
+ * A home made under the system's temporary folder (its name starting `prefix`), pushed on
+ * `dirs` for the test file to remove, with `host`'s file holding `text` and mcpool's
+ * mcp.json holding `servers`.
+ */
+export function wireHome(
+  dirs: string[],
+  prefix: string,
+  host: HostName,
+  text: string,
+  servers: Record<string, unknown>,
+): WireHome {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(home);
+  const where = { home, platform: "linux" as const, env: {} };
+  const file = hostConfigPath(host, where);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  const configPath = join(home, "mcpool", "mcp.json");
+  mkdirSync(dirname(configPath), { recursive: true });
+  writeFileSync(configPath, JSON.stringify({ mcpServers: servers }));
+  const run: WireHome["run"] = async (command, write = true) => {
+    const lines: string[] = [];
+    const push = (line: string) => lines.push(line);
+    const code = await command({
+      host,
+      write,
+      configPath,
+      where,
+      command: [NODE, MAIN],
+      socketPath: SOCKET,
+      env: { PATH: "" },
+      out: push,
+      err: push,
+    });
+    return { code, output: lines.join("\n") };
+  };
+  return { file, run };
+}

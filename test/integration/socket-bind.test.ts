@@ -1,0 +1,68 @@
+/**
+ * Binding a socket by rename (bindByRename, mcpool-client/paths), as the daemon's socket and
+ * its MCP sockets are bound: each bind has a temporary name of its own, so binds at once in
+ * one folder, even where the temporary name is the short one in the folder, never meet.
+ */
+import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { connect, createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bindByRename } from "mcpool-client/paths";
+import { afterEach, describe, expect, it } from "vitest";
+
+const LIMIT = 107;
+
+const made: string[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map((server) => new Promise<void>((done) => server.close(() => done()))),
+  );
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A folder whose sockets' paths are `bytes` long when named `<letter>.sock`. */
+function folderFor(bytes: number): string {
+  const base = mkdtempSync(join(tmpdir(), "mcpool-bind-"));
+  made.push(base);
+  const dir = join(base, "d".repeat(bytes - base.length - "/x.sock".length - 1));
+  mkdirSync(dir);
+  return dir;
+}
+
+/** A server that greets each connection with `name`. */
+function greeter(name: string): Server {
+  const server = createServer((socket) => socket.end(name));
+  servers.push(server);
+  return server;
+}
+
+/** What the socket at `path` says first. */
+function greeting(path: string): Promise<string> {
+  return new Promise((done, fail) => {
+    let said = "";
+    const socket = connect(path);
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (said += chunk));
+    socket.on("end", () => done(said));
+    socket.on("error", fail);
+  });
+}
+
+describe("binding a socket by rename", () => {
+  it("two binds at once in one folder both succeed, each at its own path", async () => {
+    // 100 bytes: a temporary name beside the path would not fit, both take the short one.
+    const dir = folderFor(100);
+    const a = join(dir, "a.sock");
+    const b = join(dir, "b.sock");
+    expect(Buffer.byteLength(a)).toBe(100);
+    const [boundA, boundB] = await Promise.all([
+      bindByRename(greeter("a"), a, LIMIT),
+      bindByRename(greeter("b"), b, LIMIT),
+    ]);
+    expect(await greeting(a)).toBe("a");
+    expect(await greeting(b)).toBe("b");
+    expect(statSync(a).ino).toBe(boundA.ino);
+    expect(statSync(b).ino).toBe(boundB.ino);
+  });
+});

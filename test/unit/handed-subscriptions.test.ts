@@ -1,0 +1,102 @@
+/**
+ * The resource subscriptions one daemon hands the next in its snapshot, as the new daemon
+ * reads them: an entry it cannot read (a snapshot from another build, or a damaged one) is
+ * dropped with a log line saying why, never taken up half-read. An update the old daemon read
+ * while the hand-over drained its children, after the listeners had left, goes along with its
+ * subscription and reaches each listener that comes back to the new daemon.
+ */
+import { describe, expect, it } from "vitest";
+import { pooledSubscriptions as pooled } from "../helpers/subscriptions.js";
+import type { DaemonLog } from "../../src/daemon/process/logger.js";
+import {
+  adoptSubscriptions,
+  expectSubscriptions,
+  handedSubscriptions,
+  holdSubscriptions,
+} from "../../src/daemon/handover/subscriptions.js";
+
+/** A daemon log that keeps its error lines. */
+function logged(): { log: DaemonLog; errors: string[] } {
+  const errors: string[] = [];
+  const log = {
+    info: () => undefined,
+    error: (line: string) => void errors.push(line),
+  } as unknown as DaemonLog;
+  return { log, errors };
+}
+
+describe("the snapshot's subscriptions, as the new daemon reads them", () => {
+  it("takes up each well-formed one and drops each other one with a line saying why", () => {
+    const { subscriptions, pool } = pooled();
+    const { log, errors } = logged();
+    expectSubscriptions(
+      pool,
+      [
+        { serverId: "good", uri: "note://1", listeners: 2 },
+        { serverId: "text", uri: "note://1", listeners: "2" },
+        { serverId: "half", uri: "note://1", listeners: 1.5 },
+        { serverId: "none", uri: "note://1", listeners: 0 },
+        { serverId: 7, uri: "note://1", listeners: 1 },
+        { serverId: "nouri", listeners: 1 },
+        null,
+      ],
+      log,
+    );
+    expect(subscriptions.held("good")).toBe(true);
+    for (const id of ["text", "half", "none", "7", "nouri"]) {
+      expect(subscriptions.held(id)).toBe(false);
+    }
+    expect(errors).toHaveLength(6);
+    for (const line of errors) {
+      expect(line).toContain("a handed resource subscription is not one this mcpool reads");
+    }
+    expect(errors[0]).toContain('"listeners":"2"');
+  });
+
+  it("takes up none when they are not a list, and says so", () => {
+    const { subscriptions, pool } = pooled();
+    const { log, errors } = logged();
+    expectSubscriptions(pool, { serverId: "good", uri: "note://1", listeners: 1 }, log);
+    expect(subscriptions.held("good")).toBe(false);
+    expect(errors).toEqual([
+      "mcpool: the snapshot's subscriptions are not a list (object); none is taken up",
+    ]);
+  });
+
+  it("drops one whose missed update is for another URI", () => {
+    const { subscriptions, pool } = pooled();
+    const { log, errors } = logged();
+    const missed = { method: "notifications/resources/updated", params: { uri: "note://2" } };
+    expectSubscriptions(pool, [{ serverId: "s", uri: "note://1", listeners: 1, missed }], log);
+    expect(subscriptions.held("s")).toBe(false);
+    expect(errors).toHaveLength(1);
+  });
+});
+
+describe("an update read while the hand-over drains", () => {
+  it("reaches the listener that comes back to the new daemon, once", async () => {
+    const update = { method: "notifications/resources/updated", params: { uri: "note://1" } };
+    const old = pooled();
+    const leave = await old.subscriptions.subscribe("s", "note://1", () => undefined);
+    holdSubscriptions(old.pool);
+    await leave();
+    // Read from the child after the listener's connection closed, before the drain ended.
+    old.subscriptions.deliver("s", update);
+    const snapshot: unknown = JSON.parse(JSON.stringify(handedSubscriptions(old.pool)));
+
+    const next = pooled();
+    const { log, errors } = logged();
+    expectSubscriptions(next.pool, snapshot, log);
+    adoptSubscriptions(next.pool, ["s"]);
+    const heard: unknown[] = [];
+    await next.subscriptions.subscribe("s", "note://1", (n) => heard.push(n));
+    expect(heard).toEqual([update]);
+    expect(errors).toEqual([]);
+    expect(old.sent).toEqual(["resources/subscribe s note://1"]);
+    expect(next.sent).toEqual([]);
+    // Delivered to the one listener awaited: a later listener is new, and hears only what comes.
+    const later: unknown[] = [];
+    await next.subscriptions.subscribe("s", "note://1", (n) => later.push(n));
+    expect(later).toEqual([]);
+  });
+});
