@@ -100,7 +100,9 @@ export async function concludeAdoption(
   const moved = takenTasks(snapshot.tasks, new Set([...taken.map(nameOf), ...takenSessions]));
   pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS);
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
-  adoptSubscriptions(pool, adopted);
+  // A row's own http session that moved holds its subscriptions still, as a child does.
+  const sessionRows = rowSessions.map((s) => s.serverId).filter((id) => takenSessions.includes(id));
+  adoptSubscriptions(pool, [...adopted, ...sessionRows]);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({
