@@ -123,6 +123,20 @@ async function direct(): Promise<Seen> {
   }
 }
 
+/** A 2025 host through `via` on `talk`'s MCP socket, its session run with `between`. */
+async function bridgedSession(
+  home: TestHome,
+  via: BridgePath,
+  between: () => Promise<void>,
+): Promise<Seen> {
+  const host = await stdioBridge(home, ["--server", "talk"], {}, via);
+  try {
+    return await session(legacyHost(host.client), between);
+  } finally {
+    await host.close();
+  }
+}
+
 /** A 2026-07-28 host through `via`, its session run with `between` as its hand-over. */
 async function modernSession(
   home: TestHome,
@@ -199,7 +213,6 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
         // An http row is dialled on its first use: this one, before the bridge opens.
         await (await fleet.agent(home, "first")).call("talk__subscribes");
         await talkReady(home);
-        const host = await stdioBridge(home, ["--server", "talk"], {}, "sdk");
         // Beside the test, not blocking it: this process serves the http row.
         const restart = async (): Promise<void> => {
           const old = daemonsFor(home.socketPath);
@@ -208,13 +221,9 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
           expect(handed.code).toBe(0);
           await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
         };
-        try {
-          // The entry's subscribe again after the restart takes the kept place: the server
-          // (the same child, behind the same session) is sent one subscribe, as direct.
-          expect(await session(legacyHost(host.client), restart)).toEqual(expected);
-        } finally {
-          await host.close();
-        }
+        // The entry's subscribe again after the restart takes the kept place: the server
+        // (the same child, behind the same session) is sent one subscribe, as direct.
+        expect(await bridgedSession(home, "sdk", restart)).toEqual(expected);
       } finally {
         await stopAll(daemonsFor(home.socketPath));
         await remote.close();
@@ -266,12 +275,7 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
         expect(expected.sent).toBe("subscribes 1 unsubscribes 1");
         const { home, restart } = await pool();
         try {
-          const host = await stdioBridge(home, ["--server", "talk"], {}, via);
-          try {
-            expect(await session(legacyHost(host.client), restart)).toEqual(expected);
-          } finally {
-            await host.close();
-          }
+          expect(await bridgedSession(home, via, restart)).toEqual(expected);
         } finally {
           await stopAll(daemonsFor(home.socketPath));
         }
