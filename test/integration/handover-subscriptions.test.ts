@@ -9,7 +9,9 @@
  * 2026-07-28 host (`subscriptions/listen`, whose one stream carries the updates again;
  * compared with the same session through a pool that does not restart, the fixture being a
  * 2025 server, pooled beside a 2026-07-28 one so that such a host is served in its era). And a hand-over that fails: the old daemon serves on, and the host, its entry
- * back on it, sees the same as direct.
+ * back on it, sees the same as direct. And an update the server sends as the new daemon lists
+ * its adopted child's tools, before the new daemon has taken the subscriptions up, reaches the
+ * host once, as the same update reaches it direct.
  */
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
@@ -180,10 +182,11 @@ async function talkReady(home: TestHome): Promise<void> {
  */
 async function pool(
   era: "legacy" | "modern" = "legacy",
+  talk: typeof server = server,
 ): Promise<{ home: TestHome; restart(): Promise<void> }> {
   const home = fleet.home();
   const modern = { command: process.execPath, args: [fixture("modern-cached.mjs")] };
-  home.writeConfig(era === "modern" ? { talk: server, cached: modern } : { talk: server });
+  home.writeConfig(era === "modern" ? { talk, cached: modern } : { talk });
   await fleet.daemon(home);
   await talkReady(home);
   return {
@@ -307,4 +310,46 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
       TEST_MS,
     );
   }
+
+  it(
+    "a 2025 host through the sdk entry hears the update the server sent as the new daemon listed its tools",
+    async () => {
+      // The fixture sends the update just before it answers its second tools/list: direct,
+      // the host's second listing; through the pool, the new daemon's listing of the child it
+      // adopted (the old daemon listed it once, as it started it).
+      const listing = { ...server, args: [...server.args, "--update-on-list=2"] };
+      const client = new Client({ name: "direct", version: "1.0.0" });
+      await client.connect(new StdioClientTransport(listing));
+      let expected: string[];
+      try {
+        const directHost = legacyHost(client);
+        await directHost.subscribe();
+        await client.listTools();
+        await client.listTools();
+        // One more round trip: an update on its way has arrived.
+        expect(await directHost.call("subscribes")).toBe("subscribes 1 unsubscribes 0");
+        expected = [...directHost.updated];
+      } finally {
+        await client.close();
+      }
+      expect(expected).toEqual(["note://1"]);
+      const { home, restart } = await pool("legacy", listing);
+      try {
+        const host = await stdioBridge(home, ["--server", "talk"], {}, "sdk");
+        try {
+          const pooled = legacyHost(host.client);
+          await pooled.subscribe();
+          await restart();
+          await waitFor(() => pooled.updated.length > 0, BOUND_MS, "the update after the restart");
+          expect(await pooled.call("subscribes")).toBe("subscribes 1 unsubscribes 0");
+          expect(pooled.updated).toEqual(expected);
+        } finally {
+          await host.close();
+        }
+      } finally {
+        await stopAll(daemonsFor(home.socketPath));
+      }
+    },
+    TEST_MS,
+  );
 });
