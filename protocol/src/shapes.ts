@@ -336,6 +336,18 @@ export type PoolEvent =
       raw?: boolean;
       cached?: boolean;
     }
+  /**
+   * A reconcile added, removed or changed rows, each in place (a lazy row with the era its
+   * tools cache knows): a row that is not connected says so by no other event. It names
+   * no one server (`serverId` is absent), and the ids of each kind.
+   */
+  | {
+      type: "rows-changed";
+      serverId?: never;
+      added: string[];
+      removed: string[];
+      changed: string[];
+    }
   /** Its process group stayed over `maxMemoryMb`: it is replaced gracefully. */
   | { type: "over-memory"; serverId: string; rssBytes: number; limitMb: number }
   | ConversationEvent;

@@ -274,7 +274,7 @@ export const COMMANDS = [
       ["--catalog MODE", "write catalog entries (`bridge --server ID --catalog[=auto]`)"],
       [
         "--one-entry",
-        "with --catalog: one pool-wide catalogue entry, `mcpool` (`bridge --catalog[=auto]`), in place of the entries mcpool has (JSON host files; `mcpool unwire` puts them back)",
+        "with --catalog: one pool-wide catalogue entry, `mcpool` (`bridge --catalog[=auto]`), in place of the entries mcpool has (`mcpool unwire` puts them back)",
       ],
     ],
     examples: [
@@ -289,7 +289,7 @@ export const COMMANDS = [
     run: async () => (await import("./commands/setup.js")).unwireCommand,
     synopsis: "unwire HOST [--write]",
     summary:
-      "put back, as they were before `mcpool wire`, the host's entries wire pointed at the pool (and take out its pool-wide catalogue entry)",
+      "put back, as they were before `mcpool wire`, the host's entries wire pointed at the pool (and take out its pool-wide catalogue entry); an entry with no record of that gets its row's connection from mcp.json",
     arguments: [["HOST", HOSTS]],
     options: [["--write", "rewrite the host's file (a backup is kept; default: the diff only)"]],
     examples: ["mcpool unwire claude-code", "mcpool unwire claude-code --write"],

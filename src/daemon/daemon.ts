@@ -97,6 +97,11 @@ export interface Daemon {
   handOver(keepId: number): Promise<HandoverResult>;
   /** Resolves once every reconcile queued so far has finished. */
   settled(): Promise<void>;
+  /**
+   * Why the daemon stopped as it could not serve (a failed hand-over after which its socket
+   * could not be listened on again): its exit is then a failure. Undefined otherwise.
+   */
+  readonly failure: string | undefined;
   readonly paths: DaemonPaths;
   readonly pool: McpPool;
   /**
@@ -141,6 +146,7 @@ class PoolDaemon implements Daemon {
   #handover: HandoverInfo | undefined;
   /** Set once a new daemon took over: the stop leaves the socket and the children alone. */
   #handedOver = false;
+  #failure: string | undefined;
 
   constructor(options: DaemonOptions) {
     this.#options = options;
@@ -222,12 +228,21 @@ class PoolDaemon implements Daemon {
     const [server, pool, log] = [this.#server, this.#pool, this.#log];
     const serving = server && pool && log && !this.#stopping ? { server, pool, log } : undefined;
     const marks = this.#marks;
-    const deps = { ...serving, lock, fronts, successor: options.successor, from, marks };
+    // Nothing listens after a failed hand-over: stop as a daemon stops, not serve no one.
+    const stop = (why: string): void => {
+      this.#failure = why;
+      setImmediate(() => options.onShutdownRequested?.());
+    };
+    const deps = { ...serving, lock, fronts, stop, successor: options.successor, from, marks };
     const result = await handOver({ ...deps, inherited: inherited === true }, keepId);
     this.#handedOver = true;
     // After this answer is written, as `daemon/shutdown` does.
     setImmediate(() => options.onShutdownRequested?.());
     return result;
+  }
+
+  get failure(): string | undefined {
+    return this.#failure;
   }
 
   async start(): Promise<StartResult> {

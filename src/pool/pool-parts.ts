@@ -182,6 +182,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       void profiles.sync();
       events.serversChanged(servers.entries().map((entry) => entry.id));
     },
+    rowsChanged: (change) => emit({ type: "rows-changed", ...change }),
     updated: (entry) => pins.check(entry),
     profiles: {
       learn: (entry, memo) => profiles.learn(entry, memo),

@@ -5,10 +5,10 @@
  * (normalise.ts). The cells are in cells.ts; README.md says why the matrix has this shape.
  * One daemon for the file; a server's cells run one after another, servers side by side.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { testHome } from "../helpers/daemon.js";
 import { CELLS } from "./cells.js";
-import { cellName, runServer, type Cell } from "./run.js";
+import { cellName, pooling, runServer, type Cell } from "./run.js";
 import { matrixServers } from "./servers.js";
 
 /**
@@ -21,17 +21,10 @@ const MATRIX_TIMEOUT_MS = 480_000;
 describe("direct and through the pool, the same session", () => {
   const home = testHome("mcpool-differential-");
   const servers = matrixServers(home.dir).filter((s) => CELLS.some((c) => c.server === s.id));
-  let daemon: RunningDaemon | undefined;
   const found = new Map<string, string[]>();
+  pooling(home, servers);
 
   beforeAll(async () => {
-    home.writeConfig(
-      Object.fromEntries(
-        servers.map((s) => [s.id, { command: s.command, args: s.args, env: s.env }]),
-      ),
-    );
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
     const results = await Promise.all(
       servers.map((server) =>
         runServer(
@@ -45,11 +38,6 @@ describe("direct and through the pool, the same session", () => {
       for (const [cell, lines] of result) found.set(cellName(cell), lines);
     }
   }, MATRIX_TIMEOUT_MS);
-
-  afterAll(async () => {
-    await daemon?.stop();
-    home.remove();
-  });
 
   it.each(CELLS.map((cell): [string, Cell] => [cellName(cell), cell]))("%s", (name) => {
     expect(found.get(name)?.join("\n")).toBe("");

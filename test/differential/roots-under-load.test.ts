@@ -10,12 +10,12 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { testHome } from "../helpers/daemon.js";
 import { openHost } from "./entries.js";
 import type { ClientKind, HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
-import { rootsTakenIn } from "./run.js";
+import { pooling, rootsTakenIn } from "./run.js";
 import { filesystemFolder, type MatrixServer } from "./servers.js";
 import type { Step } from "./session.js";
 
@@ -44,8 +44,8 @@ describe("twelve hosts with their own roots at once, beside a CPU load", () => {
   });
   /** Half the hosts list the tools first (as Claude Code does), half call at once (an SDK host). */
   const lists = (spec: HostSpec): boolean => hosts.indexOf(spec) % 4 < 2;
-  let daemon: RunningDaemon | undefined;
   const burners: ChildProcess[] = [];
+  pooling(home, [server]);
 
   /** What `spec` is told its allowed directories are, through `entry`. */
   async function allowed(spec: HostSpec, entry: "direct" | "lean"): Promise<Step[]> {
@@ -65,12 +65,6 @@ describe("twelve hosts with their own roots at once, beside a CPU load", () => {
     }
   }
 
-  beforeAll(async () => {
-    home.writeConfig({ fs: { command: server.command, args: server.args } });
-    daemon = await startDaemon(home);
-    await serversReady(home, 60_000);
-  }, 60_000);
-
   afterAll(async () => {
     for (const burner of burners) burner.kill("SIGKILL");
     await Promise.all(
@@ -80,8 +74,6 @@ describe("twelve hosts with their own roots at once, beside a CPU load", () => {
           : undefined,
       ),
     );
-    await daemon?.stop();
-    home.remove();
   });
 
   it("gives every host what it gets direct, in every round", async () => {

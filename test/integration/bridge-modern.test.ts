@@ -247,13 +247,13 @@ describe("a modern host through mcpool bridge", () => {
     first.client.setRequestHandler("elicitation/create", answering("first"));
     second.client.setRequestHandler("elicitation/create", answering("second"));
     try {
-      // The first call's question comes after the second host's call began: the most recent
-      // caller in flight is the second host's, which is not whose question it is.
+      // The first call's question comes once the second host's call began (the server waits
+      // for it): the most recent caller in flight is the second host's, which is not whose
+      // question it is.
       const asking = first.client.callTool({
         name: "confirm",
-        arguments: { question: "first?", delayMs: 2_000 },
+        arguments: { question: "first?", waitFor: "slow 4000" },
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
       const sleeping = second.client.callTool({ name: "slow", arguments: { ms: 4_000 } });
       expect(text(await asking)).toBe("answered: from first");
       expect(text(await sleeping)).toBe("slept 4000");

@@ -8,7 +8,7 @@
  * daemon listens again and serves.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -237,6 +237,34 @@ describe("a hand-over restart and connections that arrive meanwhile", () => {
       openAndCount(after, 2);
       expect(textOf(await after.answer(2))).toBe(`2 ${pid}`);
     } finally {
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
+  it("stops as a daemon stops when it cannot listen again after the new daemon failed", async () => {
+    const h = fleet.home();
+    h.writeConfig({ counter });
+    const { old, started } = await gatedDaemon(h);
+    try {
+      const { pid, restarting, gate } = await countedThenRestarting(h, old, started);
+      // A folder with something in it where the socket was: no socket can be renamed over it,
+      // not even by root, and the keeper leaves a path that holds something alone.
+      rmSync(h.socketPath);
+      mkdirSync(h.socketPath);
+      writeFileSync(join(h.socketPath, "in-the-way"), "");
+      gate.end("fail\n");
+
+      const done = await restarting;
+      expect(done.code).toBe(1);
+      expect(done.stderr).toContain("could not listen on its socket again");
+      // Not a daemon serving no one: it stopped, and its child with it.
+      await waitFor(() => old.process.exitCode !== null, 30_000, "the old daemon to exit");
+      expect(old.process.exitCode).not.toBe(0);
+      expect(old.stderr()).toContain("the daemon stopped: it could not listen on its socket again");
+      await waitFor(() => !alive(Number(pid)), 20_000, "the counter's child to be stopped");
+    } finally {
+      rmSync(h.socketPath, { recursive: true, force: true });
       await old.stop();
       await stopAll(daemonsFor(h.socketPath));
     }

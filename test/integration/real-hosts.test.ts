@@ -235,6 +235,28 @@ describe.runIf(REAL_HOSTS)(
         },
         TEST_MS,
       );
+
+      it(
+        "through one pool-wide catalogue entry (`--catalog --one-entry`): the catalogue's tools in place of every server's, and unwire gives the file back",
+        async () => {
+          codex.configure(world);
+          const original = readFileSync(codex.file(world), "utf8");
+          const direct = await toolsSeen();
+          await world.serve();
+          await serversReady(world);
+          const wired = await world.cli(["wire", "codex", "--catalog", "--one-entry", "--write"]);
+          expect(wired.code, wired.stdout).toBe(0);
+          // The catalogue's three tools, the servers' own found through them (no alwaysLoad).
+          expect(await toolsSeen()).toEqual({
+            mcpool: ["call_tool", "describe_tool", "search_tools"],
+          });
+          const unwired = await world.cli(["unwire", "codex", "--write"]);
+          expect(unwired.code, unwired.stdout).toBe(0);
+          expect(readFileSync(codex.file(world), "utf8")).toBe(original);
+          expect(await toolsSeen()).toEqual(direct);
+        },
+        TEST_MS,
+      );
     });
   },
 );

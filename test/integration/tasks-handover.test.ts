@@ -5,15 +5,20 @@
  * before — a live one and a finished one, on the same server process — and lists them; a
  * task it did not make is still not its own. A host of the MCP socket, whose session there
  * ends as the daemon hands over, has its live task go on in the server as well; a client of
- * the client library that names no owner finds its task again once it reconnected.
+ * the client library that names no owner finds its task again once it reconnected, and an
+ * MCP-socket host's live tasks stay live through restarts with no call in flight. A host
+ * that asks while the new daemon is still adopting is never told "not found"; a status the
+ * server sent of a moved task before its host asked reaches the host; a stale release of a
+ * name ends no moved task; and a host that goes before its call is answered leaves no task.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { PoolClient } from "mcpool-client";
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
 import { cliPath, runCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
@@ -23,6 +28,8 @@ import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 /** What the pool declares to a server: the row's own connection serves the host. */
 const AS_THE_POOL = { sampling: {}, elicitation: { form: {} } };
 const BOUND_MS = 20_000;
+/** Restarts in a row for an MCP-socket host's tasks: each one's session end is another chance to cancel. */
+const RESTARTS = 5;
 
 const fleet = useFleet();
 
@@ -90,6 +97,22 @@ async function tasksOverHttp(): Promise<{ url: string; stop(): Promise<void> }> 
   return { url, stop };
 }
 
+/** A live task of the client library's (naming no owner: it goes by the client's own name). */
+async function libTask(lib: PoolClient): Promise<string> {
+  const made = await lib.call("tasks__work", { ms: 120_000 }, { raw: true, task: { ttl: 60_000 } });
+  return (made as unknown as { task: { taskId: string } }).task.taskId;
+}
+
+/** A daemon for `h`, once the tasks server's MCP socket is there. */
+async function servedWithSocket(h: TestHome): Promise<void> {
+  await fleet.daemon(h);
+  await waitFor(
+    () => existsSync(scopeSocket(h, ["--server", "tasks"])),
+    BOUND_MS,
+    "the MCP socket",
+  );
+}
+
 describe("tasks across a hand-over restart", () => {
   it("keeps a host's live task on an http row whose session moved", async () => {
     const remote = await tasksOverHttp();
@@ -128,12 +151,7 @@ describe("tasks across a hand-over restart", () => {
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     const hosts: Host[] = [];
     try {
-      await fleet.daemon(h);
-      await waitFor(
-        () => existsSync(scopeSocket(h, ["--server", "tasks"])),
-        BOUND_MS,
-        "the MCP socket",
-      );
+      await servedWithSocket(h);
       const sdk = await host(h, "sdk");
       hosts.push(sdk);
       // A host of the MCP socket: its session there ends as the daemon hands over.
@@ -145,12 +163,7 @@ describe("tasks across a hand-over restart", () => {
       const leans = await lean.work(120_000);
       // The client library, naming no owner: its tasks go by the client's own name.
       const lib = await fleet.agent(h, "lib");
-      const made = await lib.call(
-        "tasks__work",
-        { ms: 120_000 },
-        { raw: true, task: { ttl: 60_000 } },
-      );
-      const libs = (made as unknown as { task: { taskId: string } }).task.taskId;
+      const libs = await libTask(lib);
       await waitFor(() => sdk.done.has(finished), BOUND_MS, "the short task to complete");
       const before = await peek(live);
       expect(before.status).toBe("working");
@@ -190,6 +203,121 @@ describe("tasks across a hand-over restart", () => {
       expect((await peek(live)).status).toBe("cancelled");
     } finally {
       await Promise.allSettled(hosts.map((one) => one.client.close()));
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
+  it("keeps an MCP-socket host's live tasks through restarts with no call in flight", async () => {
+    const h = fleet.home("mcpool-tasks-handover-socket-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    let lean: Host | undefined;
+    try {
+      await servedWithSocket(h);
+      lean = await host(h, "lean");
+      const live: string[] = [];
+      for (let restart = 0; restart < RESTARTS; restart++) {
+        live.push(await lean.work(120_000));
+        // Nothing in flight: the hand-over ends the socket's session with no call to wait on.
+        const { code, stderr } = await runCliAsync(h, "restart");
+        expect({ restart, code, stderr }).toEqual({ restart, code: 0, stderr: "" });
+        // The old daemon sent nothing as that session ended: no task of it was cancelled.
+        for (const taskId of live) expect((await lean.peek(taskId)).status).toBe("working");
+      }
+    } finally {
+      await lean?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 180_000);
+
+  it("tells a host of its moved task's status that came before the host asked about it", async () => {
+    const h = fleet.home("mcpool-tasks-handover-missed-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    let sdk: Host | undefined;
+    try {
+      await fleet.daemon(h);
+      sdk = await host(h, "sdk");
+      const { ask, peek } = sdk;
+      const finish = join(h.dir, "finish");
+      const made = await ask("tools/call", {
+        name: "gated",
+        arguments: { path: finish },
+        task: { ttl: 60_000 },
+      });
+      const taskId = (made as { task: { taskId: string } }).task.taskId;
+
+      const restart = runCli(h, "restart", "--json");
+      expect(restart.code).toBe(0);
+      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
+      // The task completes now, on the moved child, before its host asks the new daemon about
+      // it: the server says so on the pipe ahead of its answer to this peek.
+      writeFileSync(finish, "");
+      await waitFor(
+        async () => (await peek(taskId)).status === "completed",
+        BOUND_MS,
+        "the task to complete",
+      );
+      expect(sdk.done.has(taskId)).toBe(false);
+      // The host's first question claims its task, and it hears what it missed.
+      expect(await ask("tasks/get", { taskId })).toMatchObject({ status: "completed" });
+      await waitFor(() => sdk!.done.has(taskId), BOUND_MS, "the completed status notification");
+    } finally {
+      await sdk?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
+  it("lets a stale tasks/release for a host's name leave that host's moved tasks working", async () => {
+    const h = fleet.home("mcpool-tasks-handover-release-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    try {
+      await fleet.daemon(h);
+      const lib = await fleet.agent(h, "lib");
+      const taskId = await libTask(lib);
+      const restart = runCli(h, "restart", "--json");
+      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
+      // A release for the host's name, from a connection that carried a host of that name
+      // once (queued before the hand-over), reaches the new daemon: it is that connection's
+      // own tasks it releases, and it has none.
+      const stale = await fleet.agent(h, "stale");
+      await stale.tasks.release(lib.tasks.owner);
+      expect(await lib.tasks.request("tasks", "tasks/get", { taskId })).toMatchObject({
+        taskId,
+        status: "working",
+      });
+    } finally {
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
+  it("cancels at once the task of a host that went before the server answered its call", async () => {
+    const h = fleet.home("mcpool-tasks-gone-host-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    try {
+      await fleet.daemon(h);
+      const answer = join(h.dir, "answer");
+      const gone = await fleet.agent(h, "gone");
+      const call = gone.call("tasks__late", { path: answer }, { raw: true, task: { ttl: 60_000 } });
+      call.catch(() => undefined);
+      await waitFor(
+        () => existsSync(`${answer}.waiting`),
+        BOUND_MS,
+        "the call to reach the server",
+      );
+      await gone.close();
+      // The server answers the call now, its task made: no host is left to own it.
+      writeFileSync(answer, "");
+      const other = await fleet.agent(h, "other");
+      await waitFor(() => existsSync(`${answer}.made`), BOUND_MS, "the server to make the task");
+      const taskId = readFileSync(`${answer}.made`, "utf8");
+      const status = async (): Promise<string> => {
+        const r = await other.call("tasks__peek", { taskId }, { raw: true });
+        const text = (r as unknown as { content: { text: string }[] }).content[0]!.text;
+        return (JSON.parse(text) as { status: string }).status;
+      };
+      // Direct, the host's end ends the server and its work: through the pool, its task is
+      // cancelled on the server (which offers cancel) once the answer names it.
+      await waitFor(async () => (await status()) === "cancelled", BOUND_MS, "the task cancelled");
+    } finally {
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);

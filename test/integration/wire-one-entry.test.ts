@@ -1,7 +1,8 @@
 /**
  * `mcpool wire <host> --catalog --one-entry` and `mcpool unwire <host>`, through the built CLI
- * and a real daemon: for every host with a JSON file, the entries mcpool has become one
- * pool-wide catalogue entry, `mcpool`; wiring again changes nothing; a host spawning that
+ * and a real daemon: for every host, JSON, TOML (Codex) or YAML (Goose, Continue), the entries
+ * mcpool has become one pool-wide catalogue entry, `mcpool`, the rest of the file as it was;
+ * wiring again changes nothing; unwire of a TOML or YAML file gives back its very bytes; a host spawning that
  * entry as written — an SDK v1 (2025-11-25) and an SDK v2 (2026-07-28) host — lists the
  * pool's three tools and reaches a server through call_tool; `unwire` takes the entry out
  * and puts back what it replaced.
@@ -17,6 +18,7 @@ import { parse } from "jsonc-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOSTS, hostConfigPath, hostFormat, type HostName } from "../../src/cli/hosts/configs.js";
 import { replacedPath } from "../../src/cli/hosts/one-entry.js";
+import { wiredRecordPath } from "../../src/cli/hosts/wired-record.js";
 import { binPath, stringEnv } from "../helpers/bridge.js";
 import { cliPath, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
 import { entryCommand, hostFileText } from "../helpers/host-files.js";
@@ -53,6 +55,16 @@ describe("mcpool wire --catalog --one-entry, and unwire", () => {
     home.remove();
   });
 
+  /** What the pool-wide entry runs. */
+  const poolCommand = (): string[] => [
+    process.execPath,
+    binPath,
+    "bridge",
+    "--catalog",
+    "--socket",
+    home.socketPath,
+  ];
+
   /** `host`'s file holding the echo server as the host lists it, and its path. */
   function hostWithEcho(host: HostName): string {
     const path = hostConfigPath(host, where);
@@ -68,14 +80,7 @@ describe("mcpool wire --catalog --one-entry, and unwire", () => {
       const wired = mcpool("wire", host, "--catalog", "--one-entry", "--write");
       expect(wired.status, wired.stderr).toBe(0);
       const text = readFileSync(path, "utf8");
-      expect(entryCommand(host, text, "mcpool")).toEqual([
-        process.execPath,
-        binPath,
-        "bridge",
-        "--catalog",
-        "--socket",
-        home.socketPath,
-      ]);
+      expect(entryCommand(host, text, "mcpool")).toEqual(poolCommand());
       expect(() => entryCommand(host, text, "echo")).toThrow();
       const again = mcpool("wire", host, "--catalog", "--one-entry", "--write");
       expect(again.status, again.stderr).toBe(0);
@@ -123,12 +128,127 @@ describe("mcpool wire --catalog --one-entry, and unwire", () => {
     rmSync(replacedPath(path));
   });
 
-  it("refuses a host whose file is not JSON, and --one-entry without --catalog", () => {
-    for (const host of HOSTS.filter((h) => hostFormat(h) !== "json")) {
-      hostWithEcho(host);
-      const run = mcpool("wire", host, "--catalog", "--one-entry");
-      expect(run.status).toBe(2);
-      expect(run.stderr).toContain("--one-entry edits JSON host files");
+  /** Each text format's file: two servers mcpool has among comments and unrelated keys. */
+  const TEXT_FILES: Record<"codex" | "goose" | "continue", string> = {
+    codex: [
+      "# my Codex settings",
+      'model = "o4-mini" # the model',
+      "",
+      "[mcp_servers.echo]",
+      `command = ${JSON.stringify(ECHO.command)} # the echo server`,
+      `args = ${JSON.stringify(ECHO.args)}`,
+      "",
+      "# not mcpool's",
+      "[mcp_servers.mine]",
+      'command = "my-server"',
+      "",
+      "[mcp_servers.again]",
+      `command = ${JSON.stringify(ECHO.command)}`,
+      `args = [`,
+      `  ${JSON.stringify(ECHO.args[0])},`,
+      `]`,
+      "[mcp_servers.again.env]",
+      "",
+      "[profiles.fast]",
+      'model = "gpt-5"',
+      "",
+    ].join("\n"),
+    goose: [
+      "# Goose",
+      "GOOSE_PROVIDER: openai",
+      "extensions:",
+      "  # the echo server",
+      "  echo:",
+      `    cmd: ${JSON.stringify(ECHO.command)}`,
+      `    args: [${JSON.stringify(ECHO.args[0])}]`,
+      "    enabled: true",
+      "    name: echo",
+      "    timeout: 300",
+      "    type: stdio",
+      "  mine:",
+      "    cmd: my-server # not mcpool's",
+      "    enabled: true",
+      "    name: mine",
+      "    type: stdio",
+      "  again:",
+      `    cmd: ${JSON.stringify(ECHO.command)}`,
+      "    args:",
+      `      - ${JSON.stringify(ECHO.args[0])}`,
+      "    enabled: true",
+      "    name: again",
+      "    type: stdio",
+      "GOOSE_MODEL: gpt-5 # after",
+      "",
+    ].join("\n"),
+    continue: [
+      "name: my assistant # Continue",
+      "version: 1.0.0",
+      "mcpServers:",
+      "  # the echo server",
+      "  - name: echo",
+      `    command: ${JSON.stringify(ECHO.command)}`,
+      `    args: [${JSON.stringify(ECHO.args[0])}]`,
+      "  - name: mine",
+      "    command: my-server",
+      "  - name: again",
+      `    command: ${JSON.stringify(ECHO.command)}`,
+      "    args:",
+      `      - ${JSON.stringify(ECHO.args[0])}`,
+      "models: [] # after",
+      "",
+    ].join("\n"),
+  };
+
+  for (const host of ["codex", "goose", "continue"] as const) {
+    it(`${host}: one catalogue entry in place of the servers mcpool has, comments kept; unwire gives back the same bytes`, () => {
+      const path = hostConfigPath(host, where);
+      mkdirSync(dirname(path), { recursive: true });
+      const original = TEXT_FILES[host];
+      writeFileSync(path, original);
+      const wired = mcpool("wire", host, "--catalog", "--one-entry", "--write");
+      expect(wired.status, wired.stderr).toBe(0);
+      expect(wired.stdout).toContain("in place of echo, again");
+      const text = readFileSync(path, "utf8");
+      expect(entryCommand(host, text, "mcpool")).toEqual(poolCommand());
+      expect(() => entryCommand(host, text, "echo")).toThrow();
+      expect(() => entryCommand(host, text, "again")).toThrow();
+      // What is not mcpool's stays, comments and all.
+      for (const line of original
+        .split("\n")
+        .filter((l) => l.includes("#") && !l.includes("echo"))) {
+        expect(text).toContain(line);
+      }
+      expect(text).toContain("my-server");
+      const again = mcpool("wire", host, "--catalog", "--one-entry", "--write");
+      expect(again.status, again.stderr).toBe(0);
+      expect(again.stdout).toContain("nothing to wire");
+      expect(readFileSync(path, "utf8")).toBe(text);
+      const unwired = mcpool("unwire", host, "--write");
+      expect(unwired.status, unwired.stderr).toBe(0);
+      expect(unwired.stdout).toContain(
+        "mcpool (the pool-wide catalogue entry, in place of echo, again)",
+      );
+      expect(readFileSync(path, "utf8")).toBe(original);
+      expect(existsSync(wiredRecordPath(path))).toBe(false);
+    });
+  }
+
+  it("refuses, changing nothing, when a TOML or YAML host's record does not parse; and --one-entry without --catalog", () => {
+    for (const host of ["codex", "goose", "continue"] as const) {
+      const path = hostWithEcho(host);
+      const original = readFileSync(path, "utf8");
+      writeFileSync(wiredRecordPath(path), "{ half a record");
+      for (const args of [
+        ["wire", host, "--catalog", "--one-entry", "--write"],
+        ["unwire", host, "--write"],
+      ]) {
+        const run = mcpool(...args);
+        expect(run.status, run.stdout).toBe(1);
+        expect(run.stderr).toContain(`${wiredRecordPath(path)} does not parse`);
+        expect(readFileSync(path, "utf8")).toBe(original);
+        expect(readFileSync(wiredRecordPath(path), "utf8")).toBe("{ half a record");
+      }
+      rmSync(wiredRecordPath(path));
     }
     const bare = mcpool("wire", "cursor", "--one-entry");
     expect(bare.status).toBe(2);

@@ -23,6 +23,11 @@ export interface HeldSockets {
   paths: Map<string, string>;
   /** The sessions' connections open now. */
   sockets: Set<Socket>;
+  /**
+   * Closes the daemon client the sessions share (and forgets it: the next connection loads
+   * another), so what a session sends as it ends goes to no daemon.
+   */
+  unload(): Promise<void>;
   /** Resolves once the pass under way, if any, is over. */
   settled(): Promise<void>;
   /** Runs a pass (binding again every listener let go). */
@@ -42,9 +47,15 @@ export class HandingOver {
     return this.#holding;
   }
 
-  /** Ends every session, and says each listening socket's fd by scope once a pass under way is over. */
+  /**
+   * Ends every session, and says each listening socket's fd by scope once a pass under way is
+   * over. Their shared client is closed first: a session's end (its tasks' release) sends
+   * nothing, neither to this daemon nor, redialled into the sockets' backlog, to the new one,
+   * so the tasks that move are decided by the hand-over's order alone.
+   */
   async hold(): Promise<{ scope: string; fd: number }[]> {
     this.#holding = true;
+    await this.#held.unload();
     for (const socket of this.#held.sockets) socket.destroy();
     await this.#held.settled();
     return listeningFds(this.#held.listeners);

@@ -231,7 +231,9 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
 
 /**
  * Each scope's bridge, made by the first connection to it over the one client the MCP
- * sockets share (loaded then too); `loaded()` is that load, once begun.
+ * sockets share (loaded then too); `loaded()` is that load, once begun. `unload()` closes
+ * that client and forgets it with every bridge: what a session sends after it (a task's
+ * release as it ends) fails at once, to no daemon; the next connection loads afresh.
  */
 function scopeBridges(
   options: McpSocketsOptions,
@@ -240,6 +242,7 @@ function scopeBridges(
   bridges: Map<string, Promise<Bridge>>;
   bridgeFor(scope: string): Promise<{ bridge: Bridge; loaded: Loaded }>;
   loaded(): Promise<Loaded> | undefined;
+  unload(): Promise<void>;
 } {
   const bridges = new Map<string, Promise<Bridge>>();
   let loaded: Promise<Loaded> | undefined;
@@ -261,7 +264,17 @@ function scopeBridges(
     }
     return { bridge: await bridge, loaded: ready };
   };
-  return { bridges, bridgeFor, loaded: () => loaded };
+  const unload = async (): Promise<void> => {
+    const was = loaded;
+    const made = [...bridges.values()];
+    loaded = undefined;
+    bridges.clear();
+    const ready = await was?.catch(() => undefined);
+    // Closed before any session ends: the client sends nothing from here on.
+    await ready?.client.close().catch(() => undefined);
+    await Promise.allSettled(made.map((bridge) => bridge.then((b) => b.close())));
+  };
+  return { bridges, bridgeFor, loaded: () => loaded, unload };
 }
 
 export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSockets> {
@@ -274,13 +287,14 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
 
   const listeners = new Map<string, NetServer>();
   const paths = new Map<string, string>();
-  const { bridges, bridgeFor, loaded } = scopeBridges(options, log);
+  const { bridges, bridgeFor, loaded, unload } = scopeBridges(options, log);
   const sockets = new Set<Socket>();
   let closed = false;
   const handing = new HandingOver({
     listeners,
     paths,
     sockets,
+    unload,
     settled: () => passes.settled(),
     sync: () => sync(),
   });

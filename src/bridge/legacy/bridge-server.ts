@@ -215,27 +215,37 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 /**
  * Whether the servers in scope speak only the legacy era, kept as the pool finds their eras:
  * read again from the states whenever one of them connects or closes (a server upgraded to
- * both eras, one added to the pool), so a bridge's verdict never outlives the servers'.
- * Never, for a catalog (`never`): that is the pool's own tools, which any era serves.
+ * both eras) and whenever a reconcile adds, removes or changes rows (a lazy row says so by
+ * nothing else), so a bridge's verdict never outlives the servers'. The states asked for are
+ * numbered: an answer is taken only when no later one was asked, so an older picture of the
+ * pool never overwrites a newer. Never, for a catalog (`never`): that is the pool's own tools,
+ * which any era serves.
  */
-function watchLegacyOnly(
-  upstream: PoolClient,
+export function watchLegacyOnly(
+  upstream: Pick<PoolClient, "onEvent" | "state">,
   scope: Scope,
   states: readonly ServerState[],
   never: boolean,
 ): { readonly legacyOnly: boolean; close(): void } {
   let legacyOnly = !never && speaksOnlyLegacy(scope, states);
+  let asked = 0;
+  const decide = (): void => {
+    const number = ++asked;
+    upstream.state().then(
+      (now) => {
+        if (number === asked) legacyOnly = speaksOnlyLegacy(scope, now);
+      },
+      () => undefined,
+    );
+  };
   const close = never
     ? () => undefined
     : upstream.onEvent(
         (event) => {
-          if (event.serverId === undefined || !scope.includes(event.serverId)) return;
-          upstream.state().then(
-            (now) => (legacyOnly = speaksOnlyLegacy(scope, now)),
-            () => undefined,
-          );
+          if (event.type === "rows-changed") return decide();
+          if (event.serverId !== undefined && scope.includes(event.serverId)) decide();
         },
-        { types: ["connect", "close"] },
+        { types: ["connect", "close", "rows-changed"] },
       );
   return {
     get legacyOnly() {

@@ -130,7 +130,9 @@ export async function serveCommand(
     context.err(`mcpool: closing the MCP sockets: ${(error as Error).message}`);
   });
   await daemon.stop();
-  return EXIT.ok;
+  if (daemon.failure === undefined) return EXIT.ok;
+  context.err(`mcpool: the daemon stopped: ${daemon.failure}`);
+  return EXIT.failed;
 }
 
 /** `--handover N`: N descriptors from fd 4 on, read from the old daemon on fd 3. */

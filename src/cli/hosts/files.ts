@@ -122,3 +122,16 @@ export async function readHostFile(
   if ("error" in parsed) return parsed;
   return { text, entries: hostEntries(host, parsed.value, maps?.(parsed.value)) };
 }
+
+/** `value` as JSON with every object's keys sorted: two values the same whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    isObject(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
+  );
+}

@@ -5,13 +5,16 @@
  *   same connection as a row, or already wired to one server) are taken out, and one entry,
  *   `mcpool`, runs `mcpool bridge --catalog[=auto]` — the whole pool's search, describe and
  *   call tools, with its rows' `alwaysLoad` tools. What was taken out is kept beside the file
- *   (`<file>.mcpool-replaced.json`) for `unwire`. Run again, it changes nothing.
+ *   for `unwire`: a JSON host's entries as values (`<file>.mcpool-replaced.json`), Codex's
+ *   TOML and Goose's and Continue's YAML as the text the edit replaced, in the record plain
+ *   `wire` keeps (`wired-record.ts`), so unwire gives back those lines byte for byte. Run
+ *   again, it changes nothing.
  * - `mcpool unwire HOST`: the pool-wide entry taken out, and the entries it replaced put back
  *   as they were, each in the map it was in (unless an entry of that name is there now); then
  *   every entry plain `wire` rewrote put back as it was (`wired-record.ts`), in any format.
  *
- * JSON hosts only (every host but Codex's TOML and Goose's and Continue's YAML): their files
- * are edited in place, each file's own spacing kept, as `wire` edits them.
+ * Each file is edited in place with the editor plain `wire` uses for its format (each
+ * file's own spacing kept, the result checked to mean the old file with just that change).
  */
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -20,12 +23,15 @@ import { EXIT } from "../output/exit-codes.js";
 import { hostFormat, isHostName, serverMapPaths, serversKey, HOSTS } from "./configs.js";
 import type { HostEnvironment, HostName, JsonPath } from "./configs.js";
 import { bridgeEntryOf } from "./entries.js";
-import { hostEntries, parseHostText, type HostEntry } from "./files.js";
+import { canonicalJson, hostEntries, parseHostText, type HostEntry } from "./files.js";
 import { insertProperty, styleOf } from "./json-insert.js";
 import { addJsonEntry, removeJsonEntry, rewriteJsonEntry } from "./json-layout.js";
 import { pipeEntryServer } from "./pipe-entry.js";
 import { hostBody, hostWiredEntry } from "./shapes.js";
-import { readWiredRecord, unwindWired, writeWiredRecord } from "./wired-record.js";
+import { replaceCodexServers } from "./toml-rewrite.js";
+import { unwireFromRows } from "./unwire-rows.js";
+import { readWiredRecord, unwindWired, WireEdits, writeWiredRecord } from "./wired-record.js";
+import { replaceYamlEntries } from "./yaml-rewrite.js";
 import {
   hostFile,
   mcpoolCommand,
@@ -70,16 +76,26 @@ function poolEntry(
   socket: string,
   args: string[],
 ): Body {
-  // GitHub Copilot CLI names a stdio server "local" and lists the tools it may use.
-  const template: Body = host === "copilot" ? { type: "local", tools: ["*"] } : {};
-  return hostWiredEntry(template, host, undefined, command, socket, undefined, args);
+  const entry = hostWiredEntry(
+    TEMPLATES[host] ?? {},
+    host,
+    undefined,
+    command,
+    socket,
+    undefined,
+    args,
+  );
+  // Continue's block is named by its `name`, written first as Continue's own blocks are.
+  return host === "continue" ? { name: POOL_ENTRY, ...entry } : entry;
 }
 
-/** The refusal for a host whose file is not JSON, or undefined. */
-function notJson(host: HostName, command: string): string | undefined {
-  if (hostFormat(host) === "json" && host !== "continue") return undefined;
-  return `mcpool ${command}: --one-entry edits JSON host files; ${host}'s is ${hostFormat(host).toUpperCase()} (\`mcpool wire ${host} --catalog\` writes one catalog entry per server)`;
-}
+/** The keys besides the connection a host's pool-wide entry has. */
+const TEMPLATES: Partial<Record<HostName, Body>> = {
+  // GitHub Copilot CLI names a stdio server "local" and lists the tools it may use.
+  copilot: { type: "local", tools: ["*"] },
+  // Goose's extension names itself, and is on; 300 s is Goose's own default timeout.
+  goose: { enabled: true, name: POOL_ENTRY, timeout: 300 },
+};
 
 /**
  * The record beside `file` of the entries the pool-wide entry replaced: none when there is no
@@ -125,9 +141,12 @@ export async function runWireOneEntry(options: WireOptions): Promise<number> {
     err(`mcpool wire: cannot read mcpool's config ${options.configPath}: ${rows}`);
     return EXIT.failed;
   }
-  const kept = await readReplaced(path, "wire");
-  if (typeof kept === "string") {
-    err(kept);
+  const json = hostFormat(host) === "json";
+  // The record of what the entry replaces: JSON keeps the entries, TOML and YAML the text.
+  const kept = json ? await readReplaced(path, "wire") : { entries: [] };
+  const wiredRecord = json ? { edits: [] } : await readWiredRecord(path);
+  if (typeof kept === "string" || typeof wiredRecord === "string") {
+    err(typeof kept === "string" ? kept : `mcpool wire: ${String(wiredRecord)}`);
     return EXIT.failed;
   }
   const entries = hostEntries(host, root);
@@ -155,31 +174,34 @@ export async function runWireOneEntry(options: WireOptions): Promise<number> {
   ];
   const socket = options.socketPath ?? defaultSocketPath();
   const wanted = poolEntry(host, options.command ?? mcpoolCommand(), socket, args);
-  let next = text;
-  for (const entry of [...replaced].reverse()) next = removeJsonEntry(next, entry.path) ?? next;
-  if (named === undefined || goes(named)) {
-    next = added(next, mapPath, POOL_ENTRY, wanted);
-  } else {
-    const rewritten = rewriteJsonEntry(next, named.path, named.value as Body, wanted);
-    if ("why" in rewritten) {
-      err(`mcpool wire: ${path}: the "${POOL_ENTRY}" entry ${rewritten.why}`);
-      return EXIT.failed;
-    }
-    next = rewritten.text;
+  const edited = json
+    ? jsonPoolEdit(text, replaced, named, mapPath, wanted)
+    : textPoolEdit(host, text, replaced, named, wanted);
+  if ("why" in edited) {
+    err(`mcpool wire: ${path}: ${edited.why}; nothing was changed`);
+    return EXIT.failed;
   }
+  const next = edited.text;
   const diff = next === text ? "" : wireDiff(host, path, text, next);
   let backup: string | undefined;
+  const names = replaced.map((entry) => entry.name);
   if (options.write && next !== text) {
     // The record first: a host file rewritten without it would leave its entries no way back.
-    for (const entry of replaced) {
-      if (!kept.entries.some((k) => same(k.path, entry.path))) {
-        kept.entries.push({ path: entry.path, value: entry.value });
+    if (json) {
+      for (const entry of replaced) {
+        if (!kept.entries.some((k) => same(k.path, entry.path))) {
+          kept.entries.push({ path: entry.path, value: entry.value });
+        }
       }
+      await writeReplaced(path, kept);
+    } else {
+      const edits = new WireEdits(host);
+      const label = `${POOL_ENTRY} (the pool-wide catalogue entry${names.length > 0 ? `, in place of ${names.join(", ")}` : ""})`;
+      edits.add(label, poolPath(host, next, mapPath), text, next);
+      await writeWiredRecord(path, { edits: [...wiredRecord.edits, ...edits.edits] });
     }
-    await writeReplaced(path, kept);
     backup = await writeWired(path, next, (options.now ?? (() => new Date()))());
   }
-  const names = replaced.map((entry) => entry.name);
   if (options.json === true) {
     out(
       JSON.stringify(
@@ -207,6 +229,65 @@ export async function runWireOneEntry(options: WireOptions): Promise<number> {
   );
   printOutcome(out, diff, path, backup);
   return EXIT.ok;
+}
+
+/** A JSON host's file with `replaced` taken out and the pool-wide entry `wanted` in. */
+function jsonPoolEdit(
+  text: string,
+  replaced: readonly HostEntry[],
+  named: HostEntry | undefined,
+  mapPath: JsonPath,
+  wanted: Body,
+): { text: string } | { why: string } {
+  let next = text;
+  for (const entry of [...replaced].reverse()) next = removeJsonEntry(next, entry.path) ?? next;
+  if (named === undefined || replaced.some((r) => same(r.path, named.path))) {
+    return { text: added(next, mapPath, POOL_ENTRY, wanted) };
+  }
+  const rewritten = rewriteJsonEntry(next, named.path, named.value as Body, wanted);
+  return "why" in rewritten ? { why: `the "${POOL_ENTRY}" entry ${rewritten.why}` } : rewritten;
+}
+
+/**
+ * Codex's TOML or Goose's and Continue's YAML with `replaced` taken out and the pool-wide
+ * entry `wanted` in the first one's place; a pool-wide entry already there that is not
+ * `wanted` is replaced too. The text editors `wire` uses, each checking its result.
+ */
+function textPoolEdit(
+  host: HostName,
+  text: string,
+  replaced: readonly HostEntry[],
+  named: HostEntry | undefined,
+  wanted: Body,
+): { text: string } | { why: string } {
+  const stale = named !== undefined && canonicalJson(named.value) !== canonicalJson(wanted);
+  if (replaced.length === 0 && named !== undefined && !stale) return { text };
+  const goes = [...replaced, ...(named !== undefined ? [named] : [])].map((entry) =>
+    entry.path.at(-1)!,
+  );
+  if (host === "codex") {
+    const table = {
+      name: POOL_ENTRY,
+      command: wanted.command as string,
+      args: wanted.args as string[],
+    };
+    return replaceCodexServers(text, goes as string[], table);
+  }
+  const at = serversKey(host);
+  return replaceYamlEntries(
+    text,
+    at,
+    goes,
+    host === "continue" ? { value: wanted } : { key: POOL_ENTRY, value: wanted },
+  );
+}
+
+/** Where the pool-wide entry is in `text` (a list's: its index). */
+function poolPath(host: HostName, text: string, mapPath: JsonPath): JsonPath {
+  const parsed = parseHostText(hostFormat(host), text);
+  const entries = "value" in parsed ? hostEntries(host, parsed.value) : [];
+  const entry = entries.find((e) => e.name === POOL_ENTRY && same(e.path.slice(0, -1), mapPath));
+  return entry?.path ?? [...mapPath, POOL_ENTRY];
 }
 
 /** `mcpool unwire HOST [--write]`: the pool-wide entry and every entry wire rewrote, undone. */
@@ -247,7 +328,14 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     }
   }
   const unwound = unwindWired(host, next, wiredRecord);
-  next = unwound.text;
+  // Entries wired before wire kept its record: their rows' connections, from mcp.json.
+  const fromRows = unwireFromRows(
+    host,
+    unwound.text,
+    await mcpoolRows(options.configPath),
+    unwound.record.edits.map((edit) => edit.path),
+  );
+  next = fromRows.text;
   const diff = next === text ? "" : wireDiff(host, path, text, next, "unwired");
   let backup: string | undefined;
   if (options.write && next !== text) {
@@ -261,8 +349,9 @@ export async function runUnwire(options: WireOptions): Promise<number> {
       file: path,
       removed: pool.map((e) => e.name),
       restored: [...restored, ...unwound.restored],
+      fromConfig: fromRows.restored,
       taken,
-      left: unwound.left,
+      left: [...unwound.left, ...fromRows.left],
       diff,
     };
     out(
@@ -274,7 +363,7 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     );
     return EXIT.ok;
   }
-  for (const name of unwound.left) out(`${name}`);
+  for (const name of [...unwound.left, ...fromRows.left]) out(`${name}`);
   if (next === text) {
     out(`nothing to unwire in ${path}: no entry is as mcpool wire left it`);
     return EXIT.ok;
@@ -286,6 +375,11 @@ export async function runUnwire(options: WireOptions): Promise<number> {
   }
   if (unwound.restored.length > 0) {
     out(`back as they were before wire: ${unwound.restored.join(", ")}`);
+  }
+  if (fromRows.restored.length > 0) {
+    out(
+      `back from mcp.json, with no record of what was there before wire (their rows' command, args, env and cwd; what they had beyond those, as comments and spelling, was not kept): ${fromRows.restored.join(", ")}`,
+    );
   }
   if (taken.length > 0)
     out(
@@ -306,11 +400,6 @@ async function openHost(
     return EXIT.badInput;
   }
   const host = options.host;
-  const refusal = command === "wire" ? notJson(host, command) : undefined;
-  if (refusal !== undefined) {
-    err(refusal);
-    return EXIT.badInput;
-  }
   const where: HostEnvironment = options.where ?? {
     home: homedir(),
     platform: process.platform,

@@ -7,6 +7,7 @@
  * that the result means exactly the old file with that one change.
  */
 import { parse as parseToml } from "smol-toml";
+import { canonicalJson } from "./files.js";
 
 type Table = Record<string, unknown>;
 
@@ -141,6 +142,8 @@ export function rewriteCodexServer(
   command: string,
   args: readonly string[],
   connection: ReadonlySet<string>,
+  /** More connection keys to write after `args` (`env`, `cwd`): strings or tables of strings. */
+  more: Readonly<Record<string, string | Record<string, string>>> = {},
 ): { text: string } | { why: string } {
   const table = ["mcp_servers", name];
   const parts = statements(text);
@@ -165,6 +168,9 @@ export function rewriteCodexServer(
         kept[kept.length - 1] = header;
         kept.push(`command = ${tomlString(command)}${eol}`);
         kept.push(`args = ${argsText}${eol}`);
+        for (const [key, value] of Object.entries(more)) {
+          kept.push(`${dottedPart(key)} = ${tomlValue(value)}${eol}`);
+        }
       }
       continue;
     }
@@ -181,7 +187,10 @@ export function rewriteCodexServer(
     const wiredOk =
       isObject(entry) &&
       entry.command === command &&
-      JSON.stringify(entry.args) === JSON.stringify(args);
+      JSON.stringify(entry.args) === JSON.stringify(args) &&
+      Object.entries(more).every(
+        ([key, value]) => canonicalJson(entry[key]) === canonicalJson(value),
+      );
     const restOk =
       JSON.stringify(without(before, name, connection)) ===
       JSON.stringify(without(after, name, connection));
@@ -191,3 +200,89 @@ export function rewriteCodexServer(
   }
   return { why: `its [mcp_servers.${name}] table could not be rewritten safely; wire it by hand` };
 }
+
+/** The pool-wide table `replaceCodexServers` writes: its name, and what it starts. */
+export interface CodexTable {
+  name: string;
+  command: string;
+  args: readonly string[];
+}
+
+/**
+ * `text` with the `[mcp_servers.<name>]` tables of `goes` (their sub-tables too) taken out
+ * and, given `table`, that table in the first one's place (at the file's end when none goes);
+ * or why not. Comments and blank lines after a table's last key stay; the result must mean
+ * the old file with exactly that change.
+ */
+export function replaceCodexServers(
+  text: string,
+  goes: readonly string[],
+  table: CodexTable | undefined,
+): { text: string } | { why: string } {
+  const parts = statements(text);
+  const inTable = (part: Statement, server: string): boolean =>
+    part.kind === "header" && part.key?.[0] === "mcp_servers" && part.key[1] === server;
+  for (const server of goes) {
+    if (!parts.some((part) => inTable(part, server) && part.key!.length === 2)) {
+      return {
+        why: `${server} is not written as a [mcp_servers.${server}] table; wire it by hand`,
+      };
+    }
+  }
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const added =
+    table === undefined
+      ? ""
+      : `[mcp_servers.${dottedPart(table.name)}]${eol}command = ${tomlString(table.command)}${eol}args = ${tomlArgs(table.args, undefined, eol)}${eol}`;
+  const kept: string[] = [];
+  let dropping = false;
+  let placed = false;
+  /** Lines after a dropped table's last key: kept, unless another of its keys follows. */
+  let pending: string[] = [];
+  for (const part of parts) {
+    if (part.kind === "header") {
+      kept.push(...pending);
+      pending = [];
+      dropping = goes.some((server) => inTable(part, server));
+      if (dropping && !placed) {
+        kept.push(added);
+        placed = true;
+      }
+      if (!dropping) kept.push(part.text);
+      continue;
+    }
+    if (!dropping) kept.push(part.text);
+    else if (part.kind === "other") pending.push(part.text);
+    else pending = [];
+  }
+  kept.push(...pending);
+  let next = kept.join("");
+  if (!placed && added !== "") {
+    const gap = next === "" ? "" : next.endsWith("\n") ? eol : eol + eol;
+    next = `${next}${gap}${added}`;
+  }
+  try {
+    const before = parseToml(text);
+    const servers = isObject(before.mcp_servers) ? { ...before.mcp_servers } : {};
+    for (const server of goes) delete servers[server];
+    if (table !== undefined)
+      servers[table.name] = { command: table.command, args: [...table.args] };
+    if (canonicalJson(parseToml(next)) === canonicalJson({ ...before, mcp_servers: servers })) {
+      return { text: next };
+    }
+  } catch {
+    // Fall through: a rewrite that does not parse is not written.
+  }
+  return { why: "its [mcp_servers] tables could not be rewritten safely; wire it by hand" };
+}
+
+/** A string, or an inline table of strings (`{ KEY = "value" }`). */
+function tomlValue(value: string | Record<string, string>): string {
+  if (typeof value === "string") return tomlString(value);
+  const pairs = Object.entries(value).map(([k, v]) => `${dottedPart(k)} = ${tomlString(v)}`);
+  return pairs.length === 0 ? "{}" : `{ ${pairs.join(", ")} }`;
+}
+
+/** A table name's part: bare when TOML allows it, quoted when not. */
+const dottedPart = (name: string): string =>
+  /^[A-Za-z0-9_-]+$/.test(name) ? name : tomlString(name);

@@ -6,7 +6,8 @@
  * extensions, the way sequences are indented) stays byte for byte as it was. Stringifying
  * the whole document would normalise the layout of every other key.
  */
-import { Document, isMap, isScalar, isSeq, parseDocument } from "yaml";
+import { Document, isMap, isNode, isPair, isScalar, isSeq, parseDocument } from "yaml";
+import { canonicalJson } from "./files.js";
 
 /** Sequences written flush with their key (`args:\n- x`), as Goose's own serde_yaml writes them. */
 function flushSequences(text: string): boolean {
@@ -59,4 +60,96 @@ export function rewriteYamlEntry(
     .map((line, i) => (i === 0 || line === "" ? line : " ".repeat(column) + line))
     .join(eol);
   return { text: text.slice(0, start) + indented + text.slice(end) };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The lines an item of a block collection holds: from its line's start to its end. */
+function itemLines(text: string, item: unknown): [number, number] | undefined {
+  const node: unknown = isPair(item) ? item.value : item;
+  const range = isNode(node) ? node.range : undefined;
+  const keyRange = isPair(item) && isNode(item.key) ? item.key.range : undefined;
+  if (range == null) return undefined;
+  const from = keyRange?.[0] ?? range[0];
+  return [text.lastIndexOf("\n", from - 1) + 1, range[2]];
+}
+
+/** What `replaceYamlEntries` puts in: a map's entry (`key`) or a list's item. */
+export type YamlAdded =
+  { key: string; value: Record<string, unknown> } | { value: Record<string, unknown> };
+
+/**
+ * `text` with the items of the top-level block collection `at` whose keys (a map's) or
+ * indexes (a list's) are in `goes` taken out, and `added` in the first one's place — after
+ * the last item when none goes, under a new `at:` at the file's end when there is none; or
+ * why not. Only those lines change; the result must mean the old file with exactly that change.
+ */
+export function replaceYamlEntries(
+  text: string,
+  at: string,
+  goes: readonly (string | number)[],
+  added: YamlAdded,
+): { text: string } | { why: string } {
+  const list = !("key" in added);
+  const eol = text.includes("\r\n") ? "\r\n" : "\n";
+  const render = (column: number, unit: number): string =>
+    new Document(list ? [added.value] : { [added.key]: added.value })
+      .toString({ indent: unit, indentSeq: !flushSequences(text), lineWidth: 0 })
+      .replace(/\n$/, "")
+      .split("\n")
+      .map((line) => (line === "" ? line : " ".repeat(column) + line) + eol)
+      .join("");
+  const node: unknown = parseDocument(text).get(at, true);
+  let next: string;
+  if (node === undefined && goes.length === 0) {
+    const gap = text === "" || text.endsWith("\n") ? "" : eol;
+    next = `${text}${gap}${at}:${eol}${render(2, 2)}`;
+  } else {
+    const block = (isMap(node) || isSeq(node)) && node.flow !== true && node.items.length > 0;
+    const lines = block ? node.items.map((item) => itemLines(text, item)) : [];
+    if (!block || lines.some((range) => range === undefined)) {
+      return { why: `its ${at} is not a block ${list ? "list" : "map"}; wire it by hand` };
+    }
+    const keyOf = (item: unknown, index: number): unknown =>
+      isPair(item) && isScalar(item.key) ? item.key.value : index;
+    const going = node.items.flatMap((item, index) =>
+      goes.includes(keyOf(item, index) as string | number) ? [lines[index]!] : [],
+    );
+    const [first] = lines as [number, number][];
+    const column = /^ */.exec(text.slice(first[0]))![0].length;
+    const parentStart = text.lastIndexOf("\n", (node.range?.[0] ?? 1) - 1) + 1;
+    const unit = Math.max(2, column - /^ */.exec(text.slice(parentStart))![0].length);
+    const end = lines.at(-1)![1];
+    const [start, stop] = going[0] ?? [end, end];
+    const lead = start === 0 || text[start - 1] === "\n" ? "" : eol;
+    next = text.slice(0, start) + lead + render(column, unit);
+    let from = stop;
+    for (const [cut, resume] of going.slice(1)) {
+      next += text.slice(from, cut);
+      from = resume;
+    }
+    next += text.slice(from);
+  }
+  const before = parseDocument(text).toJS() as unknown;
+  const root = isRecord(before) ? before : {};
+  const was = root[at];
+  let want: unknown;
+  if (list) {
+    const items = Array.isArray(was) ? was.filter((_, index) => !goes.includes(index)) : [];
+    const index = goes.length > 0 ? Math.min(...(goes as number[])) : items.length;
+    items.splice(index, 0, added.value);
+    want = items;
+  } else {
+    const kept = Object.entries(isRecord(was) ? was : {}).filter(([key]) => !goes.includes(key));
+    want = { ...Object.fromEntries(kept), [added.key]: added.value };
+  }
+  const after = parseDocument(next);
+  if (
+    after.errors.length === 0 &&
+    canonicalJson(after.toJS()) === canonicalJson({ ...root, [at]: want })
+  ) {
+    return { text: next };
+  }
+  return { why: `its ${at} could not be rewritten safely; wire it by hand` };
 }

@@ -50,6 +50,11 @@ export interface HandOverDeps {
   log?: DaemonLog | undefined;
   /** Lets go of the instance lock, and takes it again when the hand-over fails. */
   lock: { release(): void; take(): Promise<boolean> };
+  /**
+   * The hand-over failed and the socket cannot be listened on again: stops the daemon as a
+   * daemon stops (children stopped, record removed), with a non-zero exit and `why`.
+   */
+  stop?: ((why: string) => void) | undefined;
   /** The fronts beside the daemon (the MCP sockets), whose listening sockets go along. */
   fronts?: HandedFronts | undefined;
   /** How to start the new daemon, given how many fds follow the control channel. */
@@ -117,8 +122,9 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     );
   } catch (error) {
     const why = `the hand-over could not start: ${(error as Error).message}`;
-    await takeBack({ ...deps, server, pool, log }, held, why);
-    throw new McpPoolError("handover-failed", `${why}; this daemon serves on`, {});
+    const lost = await takeBack({ ...deps, server, pool, log }, held, why);
+    const after = lost === undefined ? "this daemon serves on" : `${lost}, so this daemon stops`;
+    throw new McpPoolError("handover-failed", `${why}; ${after}`, {});
   }
   const { handed, sessions } = held;
   const answer = await successor.answer;
@@ -126,10 +132,11 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     successor.go(false);
     // Only one daemon may drive the children: this one takes them back once the new one is gone.
     await ended(successor, log);
-    await takeBack({ ...deps, server, pool, log }, held, answer.why);
+    const lost = await takeBack({ ...deps, server, pool, log }, held, answer.why);
+    const after = lost === undefined ? "so this one serves on" : `and this one stops (${lost})`;
     throw new McpPoolError(
       "handover-failed",
-      `the new daemon did not take over, so this one serves on: ${answer.why}`,
+      `the new daemon did not take over, ${after}: ${answer.why}`,
       { pid: answer.pid },
     );
   }
@@ -267,6 +274,9 @@ async function hold(
     snapshot,
     answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
   });
+  // Refused at once (no process): nobody holds the sockets but this daemon, which keeps
+  // listening and takes everything back on the answer that says why.
+  if (successor.pid === undefined) return successor;
   // The sockets live on in the new daemon: connections wait in their backlog until it listens.
   server.letGo();
   deps.fronts?.letGo();
@@ -301,14 +311,16 @@ async function releaseFronts(
 /**
  * The hand-over failed: this one takes everything back and serves on. The pool first (its
  * children, sessions, tasks and subscriptions), so that a host that comes back finds it as it
- * was; then the socket and the fronts accept again.
+ * was; then the socket and the fronts accept again. A socket that cannot be listened on
+ * again (unhold() tries a few times) leaves a daemon that would serve no one: it stops as a
+ * daemon stops instead (`deps.stop`), so an entry or the service manager starts a fresh one.
+ * Says why it stops, if it does.
  */
 async function takeBack(
   deps: HandOverDeps & { server: SocketServer; pool: McpPool; log: DaemonLog },
   held: Held,
   why: string,
-): Promise<void> {
-  deps.log.error(`mcpool: the hand-over failed, this daemon serves on: ${why}`);
+): Promise<string | undefined> {
   if (held.released && !(await deps.lock.take().catch(() => false))) {
     deps.log.error(
       "mcpool: could not take the instance lock back; a second daemon could start beside this one",
@@ -318,10 +330,18 @@ async function takeBack(
   resumeHandedSessions(held.sessions);
   deps.pool.resumeTasks(UNCLAIMED_TASK_HOLD_MS);
   unholdSubscriptions(deps.pool);
-  await deps.server.unhold().catch((error: unknown) => {
-    deps.log.error(`mcpool: could not listen on the socket again: ${(error as Error).message}`);
-  });
+  const lost = await deps.server.unhold().then(
+    () => undefined,
+    (error: unknown) => `it could not listen on its socket again: ${(error as Error).message}`,
+  );
+  if (lost !== undefined) {
+    deps.log.error(`mcpool: the hand-over failed (${why}) and ${lost}; this daemon stops`);
+    deps.stop?.(lost);
+    return lost;
+  }
+  deps.log.error(`mcpool: the hand-over failed, this daemon serves on: ${why}`);
   await deps.fronts?.resume().catch((error: unknown) => {
     deps.log.error(`mcpool: could not restart the MCP sockets: ${(error as Error).message}`);
   });
+  return undefined;
 }

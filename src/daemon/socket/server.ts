@@ -78,7 +78,11 @@ export interface SocketServer {
    * socket is kept listening (it could not be listened on again): what it accepts is closed.
    */
   letGo(): void;
-  /** The hand-over failed: accepts again, on the path bound afresh if it was let go. */
+  /**
+   * The hand-over failed: accepts again, on the path bound afresh if it was let go; a bind
+   * that fails is tried again RELISTEN_TRIES times in all, then its error is thrown: nothing
+   * listens, and the daemon must stop (it would serve no one).
+   */
   unhold(): Promise<void>;
   /** After a hand-over: stops listening and drops every connection, leaving the path alone. */
   abandon(): Promise<void>;
@@ -149,7 +153,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     async unhold() {
       if (state !== "holding") return;
       try {
-        await listener.listenAgain();
+        await listenAgainBounded(listener);
       } finally {
         state = "listening";
       }
@@ -217,4 +221,22 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
       return destroying;
     },
   };
+}
+
+/** Binds the socket again after a failed hand-over, this many times at most. */
+export const RELISTEN_TRIES = 5;
+/** The pause before the second try, ms; it doubles before each next one. */
+const RELISTEN_FIRST_PAUSE_MS = 100;
+
+/** `listener.listenAgain()`, tried again on failure (a folder briefly in the way), bounded. */
+async function listenAgainBounded(listener: SocketListener): Promise<void> {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await listener.listenAgain();
+    } catch (error) {
+      if (tried >= RELISTEN_TRIES) throw error;
+    }
+    const pause = RELISTEN_FIRST_PAUSE_MS * 2 ** (tried - 1);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }

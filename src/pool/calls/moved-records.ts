@@ -6,9 +6,14 @@
  * Decided by order, not by time:
  * - the new daemon knows from the snapshot, before it serves anyone, which records will move
  *   (`expect`); a host's request that may be about one of them waits until the adoption is
- *   concluded (the records taken up, or none), so no host hears "not found" of its own task.
+ *   concluded (the records taken up, or none), so no host hears "not found" of its own task;
+ * - a status the server sends of a moved task before its host claimed it (or before the
+ *   record was taken up) is kept, the last one, and sent to the host when it claims it;
+ * - an unclaimed live record holds its child from the idle rule until its own deadline, so a
+ *   later adoption (or a hand-over that came back) never ends an earlier one's hold early.
  */
 import { McpPoolError } from "../core/errors.js";
+import type { ServerNotification } from "../core/types.js";
 import type { ServerEntry } from "../server/entry.js";
 
 /**
@@ -33,10 +38,22 @@ export type TaskPlace = (
   profileKey: string | undefined,
 ) => ServerEntry | undefined;
 
+/** What a moved record keeps while no connection of its host has claimed it. */
+export interface Unclaimed {
+  /** The host's name, which claims it. */
+  readonly name: string;
+  /** The last status the server sent of the task meanwhile, for its host when it claims it. */
+  missed?: ServerNotification;
+  /** Ends the record's hold on its child at the record's own deadline. */
+  unhold?: NodeJS.Timeout;
+}
+
 export class MovedRecords {
   /** The records the snapshot says will move, by task id, until the adoption concludes. */
   readonly #expected = new Map<string, MovedTask>();
   /** Resolves once the adoption is concluded: with why no record was taken up, if none was. */
+  /** The last status of an expected task that came before its record was taken up. */
+  readonly #early = new Map<string, ServerNotification>();
   #concluded: Promise<string | undefined> = Promise.resolve(undefined);
   #conclude: (failed: string | undefined) => void = () => undefined;
 
@@ -62,12 +79,40 @@ export class MovedRecords {
     if (failed !== undefined) throw new McpPoolError("handover-failed", failed, { serverId });
   }
 
+  /** Keeps the last status of an expected task; false when the task is not expected. */
+  keep(serverId: string, taskId: string, notification: ServerNotification): boolean {
+    if (this.#expected.get(taskId)?.serverId !== serverId) return false;
+    this.#early.set(taskId, notification);
+    return true;
+  }
+
+  /** A record is `name`'s by name from now on, with the last status kept of `taskId` if any. */
+  unclaimed(name: string, taskId?: string): Unclaimed {
+    const missed = taskId === undefined ? undefined : this.#early.get(taskId);
+    if (taskId !== undefined) this.#early.delete(taskId);
+    return missed === undefined ? { name } : { name, missed };
+  }
+
+  /** While `moved` is unclaimed, `release` (its hold on its child) is called in `holdMs`. */
+  holdFor(moved: Unclaimed, release: () => void, holdMs: number): void {
+    clearTimeout(moved.unhold);
+    moved.unhold = setTimeout(release, holdMs);
+    moved.unhold.unref();
+  }
+
+  /** Its host claimed a moved record (or it is dropped): the status it missed, if any. */
+  claimed(moved: Unclaimed): ServerNotification | undefined {
+    clearTimeout(moved.unhold);
+    return moved.missed;
+  }
+
   /**
    * The adoption is concluded: the records are taken up, or (`failed`: why) none is. The
    * requests that waited go on, or fail with why.
    */
   conclude(failed?: string): void {
     this.#expected.clear();
+    this.#early.clear();
     this.#conclude(failed);
   }
 }

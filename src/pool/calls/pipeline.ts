@@ -37,7 +37,7 @@ import { isBrokenPipe } from "../transport/stdio-transport.js";
 import type { IndexedTool } from "../catalog/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
 import { upstreamCaller, upstreamParams, type CallOptions } from "./options.js";
-import type { PoolEvent } from "../core/types.js";
+import type { CallSignal, PoolEvent } from "../core/types.js";
 import type { HostProfile } from "mcpool-protocol";
 import { isProfileEntry } from "../server/profile-entry.js";
 import { unlistedTool } from "./unlisted.js";
@@ -407,17 +407,31 @@ export class CallPipeline {
   ): Promise<CallToolResult> {
     // A status the server sends before its answer waits for the answer to name its owner.
     const answered = this.#init.tasks.asking(entry.id);
-    try {
-      const result = await holding(connection, () =>
-        connection.client.request<CallToolResult>({ method: "tools/call", params }, request),
-      );
+    // The caller's abort (it withdrew the call, or went) is not sent upstream: the server may
+    // make the task all the same, and once its answer names it, the task is released
+    // (cancelled where the server offers it), as a host's task is when the host goes.
+    const { signal, ...upstream } = request;
+    const created = holding(connection, () =>
+      connection.client.request<CallToolResult>({ method: "tools/call", params }, upstream),
+    ).then((result) => {
       entry.answered(connection);
-      this.#init.tasks.created(entry, connection, result, owner ?? { key: "" });
+      this.#init.tasks.created(entry, connection, result, owner ?? { key: "" }, signal);
       return result;
-    } finally {
-      answered();
-    }
+    });
+    void created.catch(() => undefined).finally(answered);
+    return untilAborted(created, signal);
   }
+}
+
+/** `promise`, or a rejection with `signal`'s reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: CallSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /**

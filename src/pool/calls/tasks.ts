@@ -20,15 +20,13 @@
  * ends), its live tasks are cancelled on the server if the server offers `tasks.cancel`:
  * direct, the session's end ends the server (stdio) and the work with it.
  */
-import { randomUUID } from "node:crypto";
 import { McpPoolError } from "../core/errors.js";
 import type { CallSignal, ServerNotification } from "../core/types.js";
 import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
-import { withSession } from "../server/session.js";
 import { EarlyStatuses } from "./early-statuses.js";
-import { MovedRecords, type MovedTask, type TaskPlace } from "./moved-records.js";
-import { upstreamError } from "./upstream-error.js";
+import { MovedRecords, type MovedTask, type TaskPlace, type Unclaimed } from "./moved-records.js";
+import { askAsStranger, sendTask } from "./task-requests.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
@@ -63,7 +61,7 @@ interface TaskRecord {
   expiresAt: number;
   ttl: number | null;
   /** Moved from a previous daemon, and not yet asked about by its owner's new connection. */
-  moved?: boolean;
+  moved?: Unclaimed;
 }
 
 export interface PoolTasksDeps {
@@ -132,9 +130,16 @@ export class PoolTasks {
 
   /**
    * A task-augmented call on `connection` answered `result`: its task is `owner`'s, and the
-   * statuses the server sent of it before answering go to `owner` now.
+   * statuses the server sent of it before answering go to `owner` now. A call `withdrawn`
+   * meanwhile (its host went, or gave it up) has its task released at once.
    */
-  created(entry: ServerEntry, connection: Connection, result: unknown, owner: TaskOwner): void {
+  created(
+    entry: ServerEntry,
+    connection: Connection,
+    result: unknown,
+    owner: TaskOwner,
+    withdrawn?: CallSignal,
+  ): void {
     const task = taskOf((result as { task?: unknown } | undefined)?.task);
     if (task === undefined) return;
     this.#records.get(task.taskId)?.release();
@@ -153,6 +158,8 @@ export class PoolTasks {
     this.#expireAfter(record);
     if (TERMINAL.has(record.status)) record.release();
     for (const early of this.#early.claim(entry.id, task.taskId)) this.status(entry.id, early);
+    // The call was withdrawn (its host went) before the answer came: no host knows the task.
+    if (withdrawn?.aborted === true) void this.#end(record);
   }
 
   /**
@@ -165,10 +172,15 @@ export class PoolTasks {
     if (task === undefined) return false;
     const record = this.#records.get(task.taskId);
     if (record === undefined || record.entry.id !== serverId) {
-      return this.#early.keep(serverId, task.taskId, notification);
+      return (
+        this.#moved.keep(serverId, task.taskId, notification) ||
+        this.#early.keep(serverId, task.taskId, notification)
+      );
     }
     if (task.status !== undefined) this.#saw(record, task.status);
-    record.owner.notify?.(serverId, notification);
+    // A moved record's host has no connection here yet: it hears the status as it claims it.
+    if (record.moved !== undefined) record.moved.missed = notification;
+    else record.owner.notify?.(serverId, notification);
     return true;
   }
 
@@ -192,9 +204,10 @@ export class PoolTasks {
     }
     const record = this.#records.get(taskId);
     if (record === undefined || !this.#owns(record, owner) || record.entry.id !== serverId) {
-      return this.#unknown(serverId, method, params, taskId, options);
+      return askAsStranger(this.#deps, serverId, method, params, taskId, options);
     }
-    const result = await this.#send(
+    const result = await sendTask(
+      this.#deps,
       record.entry,
       method,
       params,
@@ -220,21 +233,22 @@ export class PoolTasks {
       return;
     }
     const owner = typeof gone === "string" ? { key: gone } : gone;
-    const mine = [...this.#records.values()].filter(
-      (r) => r.owner.key === owner.key || (r.moved === true && this.#owns(r, owner)),
-    );
-    await Promise.all(
-      mine.map(async (record) => {
-        this.#drop(record);
-        const cancels = (record.connection.capabilities?.tasks as { cancel?: unknown } | undefined)
-          ?.cancel;
-        if (TERMINAL.has(record.status) || cancels === undefined) return;
-        if (record.entry.connection !== record.connection) return;
-        await record.connection.client
-          .request({ method: "tasks/cancel", params: { taskId: record.taskId } })
-          .catch(() => undefined);
-      }),
-    );
+    // Its own records only: a moved record a host never claimed here is not this one's to end
+    // (a release queued before a hand-over must not cancel the tasks that just moved).
+    const mine = [...this.#records.values()].filter((r) => r.owner.key === owner.key);
+    await Promise.all(mine.map((record) => this.#end(record)));
+  }
+
+  /** Drops `record`, and cancels its live task on a server that offers cancel. */
+  async #end(record: TaskRecord): Promise<void> {
+    this.#drop(record);
+    const cancels = (record.connection.capabilities?.tasks as { cancel?: unknown } | undefined)
+      ?.cancel;
+    if (TERMINAL.has(record.status) || cancels === undefined) return;
+    if (record.entry.connection !== record.connection) return;
+    await record.connection.client
+      .request({ method: "tasks/cancel", params: { taskId: record.taskId } })
+      .catch(() => undefined);
   }
 
   /** A hand-over begins, before any connection closes: a host that goes changes nothing. */
@@ -271,7 +285,9 @@ export class PoolTasks {
   resume(holdMs: number): void {
     this.#handedOff = false;
     for (const record of this.#records.values()) {
-      if (!TERMINAL.has(record.status)) record.release = hold(record.entry, record.connection);
+      if (TERMINAL.has(record.status)) continue;
+      record.release = hold(record.entry, record.connection);
+      if (record.moved !== undefined) this.#holdUnclaimed(record, holdMs);
     }
     for (const { gone, disconnected } of this.#deferred.splice(0)) {
       const name = typeof gone === "string" ? undefined : gone.name;
@@ -283,10 +299,10 @@ export class PoolTasks {
       for (const record of this.#records.values()) {
         if (record.owner.key !== key) continue;
         record.owner = { key: `\0moved\0${name}`, name };
-        record.moved = true;
+        record.moved = this.#moved.unclaimed(name);
+        if (!TERMINAL.has(record.status)) this.#holdUnclaimed(record, holdMs);
       }
     }
-    this.#holdUnclaimed(holdMs);
   }
 
   /** The records a previous daemon hands over, known before this pool serves anyone. */
@@ -325,23 +341,23 @@ export class PoolTasks {
         expiry: undefined as unknown as NodeJS.Timeout,
         expiresAt: 0,
         ttl: task.ttl,
-        moved: true,
+        moved: this.#moved.unclaimed(task.owner, task.taskId),
       };
       this.#records.set(task.taskId, record);
       this.#expireAfter(record, task.expiresAt - now);
+      if (live) this.#holdUnclaimed(record, holdMs);
+      const missed = taskOf(record.moved?.missed?.params)?.status;
+      if (missed !== undefined) this.#saw(record, missed);
       taken += 1;
     }
-    this.#holdUnclaimed(holdMs);
     this.#moved.conclude();
     return taken;
   }
 
-  /** After `holdMs`, a moved record no host claimed holds its child no longer. */
-  #holdUnclaimed(holdMs: number): void {
-    const unclaimed = setTimeout(() => {
-      for (const record of this.#records.values()) if (record.moved === true) record.release();
-    }, holdMs);
-    unclaimed.unref();
+  /** After `holdMs` (from now: its own deadline), `record` unclaimed holds its child no longer. */
+  #holdUnclaimed(record: TaskRecord, holdMs: number): void {
+    if (record.moved !== undefined)
+      this.#moved.holdFor(record.moved, () => record.release(), holdMs);
   }
 
   /** The pool shuts down: no task holds its connection any more, and no record is kept. */
@@ -369,7 +385,9 @@ export class PoolTasks {
     const row = this.#deps.entry(serverId);
     // A cursor the host was never given is the server's to refuse, as direct.
     if (params.cursor !== undefined) {
-      const page = await this.#send(row, "tasks/list", params, options, () => row.ensure());
+      const page = await sendTask(this.#deps, row, "tasks/list", params, options, () =>
+        row.ensure(),
+      );
       return { ...page, tasks: this.#own(page, ids), nextCursor: undefined };
     }
     const places = new Map<Connection, ServerEntry>(mine.map((r) => [r.connection, r.entry]));
@@ -379,7 +397,7 @@ export class PoolTasks {
       let cursor: unknown;
       for (let page = 0; page < MAX_PAGES; page++) {
         const asked = cursor === undefined ? {} : { cursor };
-        const result = await this.#send(entry, "tasks/list", asked, options, at);
+        const result = await sendTask(this.#deps, entry, "tasks/list", asked, options, at);
         first ??= result;
         tasks.push(...this.#own(result, ids));
         cursor = result.nextCursor;
@@ -398,71 +416,18 @@ export class PoolTasks {
    */
   #owns(record: TaskRecord, owner: TaskOwner): boolean {
     if (record.owner.key === owner.key) return true;
-    if (record.moved !== true || owner.name === undefined) return false;
-    if (record.owner.name !== owner.name) return false;
+    const moved = record.moved;
+    if (moved === undefined || owner.name !== moved.name) return false;
     record.owner = owner;
-    record.moved = false;
+    delete record.moved;
+    const missed = this.#moved.claimed(moved);
+    if (missed !== undefined) owner.notify?.(record.entry.id, missed);
     return true;
   }
 
   #own(page: Params, ids: ReadonlySet<string>): unknown[] {
     const tasks = Array.isArray(page.tasks) ? page.tasks : [];
     return tasks.filter((t) => ids.has(taskOf(t)?.taskId ?? ""));
-  }
-
-  /** What the server says of a task it has never had, with the host's id put back. */
-  async #unknown(
-    serverId: string,
-    method: TaskMethod,
-    params: Params,
-    taskId: string,
-    options: TaskRequestOptions,
-  ): Promise<Params> {
-    const row = this.#deps.entry(serverId);
-    const stranger = randomUUID();
-    return this.#send(
-      row,
-      method,
-      { ...params, taskId: stranger },
-      options,
-      () => row.ensure(),
-      (text) => text.split(stranger).join(taskId),
-    );
-  }
-
-  async #send(
-    entry: ServerEntry,
-    method: TaskMethod,
-    params: Params,
-    options: TaskRequestOptions,
-    at: () => Promise<Connection>,
-    rewrite: (text: string) => string = (text) => text,
-  ): Promise<Params> {
-    const timeoutMs = this.#deps.timeoutMs(entry);
-    entry.busy();
-    try {
-      const connection = await at();
-      const result = await withSession(
-        { ensure: async () => connection, redial: (dead) => entry.redial(dead) },
-        (live) =>
-          live.client.request<Params>(
-            { method, params },
-            {
-              ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-              ...(options.signal ? { signal: options.signal } : {}),
-            },
-          ),
-      );
-      return JSON.parse(rewrite(JSON.stringify(result))) as Params;
-    } catch (error) {
-      // The host's id put back in what the server said, wherever the error keeps it.
-      const e = error as { message?: unknown; peerMessage?: unknown };
-      if (typeof e.message === "string") e.message = rewrite(e.message);
-      if (typeof e.peerMessage === "string") e.peerMessage = rewrite(e.peerMessage);
-      throw upstreamError(error, { serverId: entry.id, what: method, timeoutMs });
-    } finally {
-      entry.idle();
-    }
   }
 
   /** A status seen for `record`: a terminal one ends the hold, the record kept for its ttl. */
@@ -485,6 +450,7 @@ export class PoolTasks {
 
   #drop(record: TaskRecord): void {
     clearTimeout(record.expiry);
+    if (record.moved !== undefined) this.#moved.claimed(record.moved);
     record.release();
     if (this.#records.get(record.taskId) === record) this.#records.delete(record.taskId);
   }

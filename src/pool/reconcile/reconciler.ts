@@ -11,7 +11,7 @@ import { eachInTurns, mapInTurns } from "./batches.js";
 import { RowEntry, type ConversationRegistry } from "../conversations/registry.js";
 import { checkRowDurations } from "../calls/duration-checks.js";
 import { McpPoolError } from "../core/errors.js";
-import { planReconcile } from "./plan.js";
+import { planReconcile, type ReconcilePlan } from "./plan.js";
 import { ReconcileQueue } from "./queue.js";
 import type { EntryContext } from "../server/context.js";
 import type { ServerEntry } from "../server/entry.js";
@@ -49,6 +49,11 @@ export interface ReconcilerInit {
   log: PoolLog;
   /** The set of entries or their order changed: the index is stale. */
   changed(): void;
+  /**
+   * A reconcile's rows are in place, each lazy row with its cached era: the ids it added,
+   * removed, and changed (restarted or written otherwise). Not called when it changed none.
+   */
+  rowsChanged(change: { added: string[]; removed: string[]; changed: string[] }): void;
   /** A row was taken without a restart: its pin may say otherwise now. */
   updated(entry: ServerEntry): void;
   /** What host profiles taught about a row, kept beside its list. */
@@ -257,6 +262,7 @@ export class Reconciler {
         if (!(await this.#loadCachedTools(entry)) && this.#isLazy(entry.row)) unknown.push(entry);
       },
     );
+    this.#told(plan, previous);
     const due = this.#order.filter(
       (entry) =>
         isEnabled(entry.row) &&
@@ -273,6 +279,18 @@ export class Reconciler {
       // Not awaited: a reconcile (and whoever waits for the first) is not held by it.
       void this.#learn(unknown, limit);
     }
+  }
+
+  /** The rows a reconcile added, removed or changed, told once they are in place. */
+  #told(plan: ReconcilePlan, previous: ReadonlyMap<string, McpServerConfig>): void {
+    const written = (row: McpServerConfig): boolean =>
+      JSON.stringify(previous.get(row.id)) !== JSON.stringify(row);
+    const change = {
+      added: plan.add.map((row) => row.id),
+      removed: [...plan.remove],
+      changed: [...plan.restart, ...plan.update.filter(written)].map((row) => row.id),
+    };
+    if (Object.values(change).some((ids) => ids.length > 0)) this.#init.rowsChanged(change);
   }
 
   /**

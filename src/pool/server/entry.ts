@@ -155,7 +155,7 @@ export class ServerEntry extends EntryState {
       serverId: this.id,
       ms: Date.now() - started,
       tools: tools.length,
-      ...(recovered ? { recovered: true } : {}),
+      ...(recovered ? { recovered: true as const } : {}),
     });
     this.#log.info(`${recovered ? "back" : "connected"} with ${tools.length} tools`);
     context.changed(this);
