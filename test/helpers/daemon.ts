@@ -3,7 +3,7 @@
  * whose XDG directories hold its socket, config, data and logs.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -140,6 +140,17 @@ export function runCli(
  * runCli() without blocking: the tests of one file that each wait out a server's timeout
  * can then wait side by side. Killed at the same bound as runCli().
  */
+/**
+ * An "installed" mcpool command in `home` (for startDaemon's `bin`): it runs this checkout
+ * until a test writes an "upgrade" over it, which a hand-over restart then starts.
+ */
+export function installedCli(home: TestHome): string {
+  const installed = join(home.dir, "installed-main.mjs");
+  writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+  chmodSync(installed, 0o755);
+  return installed;
+}
+
 export function runCliAsync(
   home: TestHome,
   ...args: string[]

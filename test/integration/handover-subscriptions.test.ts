@@ -28,9 +28,10 @@ import {
   stringEnv,
   type BridgePath,
 } from "../helpers/bridge.js";
-import { cliPath, runCli, startDaemon, type TestHome } from "../helpers/daemon.js";
+import { cliPath, runCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+import { stdioOverHttp } from "../helpers/stdio-over-http.js";
 
 const fleet = useFleet();
 const BOUND_MS = 20_000;
@@ -124,6 +125,20 @@ async function direct(): Promise<Seen> {
   }
 }
 
+/** A 2025 host through `via` on `talk`'s MCP socket, its session run with `between`. */
+async function bridgedSession(
+  home: TestHome,
+  via: BridgePath,
+  between: () => Promise<void>,
+): Promise<Seen> {
+  const host = await stdioBridge(home, ["--server", "talk"], {}, via);
+  try {
+    return await session(legacyHost(host.client), between);
+  } finally {
+    await host.close();
+  }
+}
+
 /** A 2026-07-28 host through `via`, its session run with `between` as its hand-over. */
 async function modernSession(
   home: TestHome,
@@ -188,6 +203,38 @@ async function pool(
 }
 
 describe("a host's resource subscriptions across a hand-over restart", () => {
+  it(
+    "a 2025 host of an http row sees what it sees direct: the moved session's subscription is taken up",
+    async () => {
+      const expected = await direct();
+      // The same fixture behind Streamable HTTP: one child per session, and the session moves.
+      const remote = await stdioOverHttp(server);
+      const home = fleet.home();
+      home.writeConfig({ talk: { type: "http", url: remote.url, protocol: "legacy" } });
+      try {
+        await fleet.daemon(home);
+        // An http row is dialled on its first use: this one, before the bridge opens.
+        await (await fleet.agent(home, "first")).call("talk__subscribes");
+        await talkReady(home);
+        // Beside the test, not blocking it: this process serves the http row.
+        const restart = async (): Promise<void> => {
+          const old = daemonsFor(home.socketPath);
+          const handed = await runCliAsync(home, "restart", "--json");
+          expect(handed.stderr).toBe("");
+          expect(handed.code).toBe(0);
+          await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
+        };
+        // The entry's subscribe again after the restart takes the kept place: the server
+        // (the same child, behind the same session) is sent one subscribe, as direct.
+        expect(await bridgedSession(home, "sdk", restart)).toEqual(expected);
+      } finally {
+        await stopAll(daemonsFor(home.socketPath));
+        await remote.close();
+      }
+    },
+    TEST_MS,
+  );
+
   for (const via of BRIDGE_PATHS) {
     it(
       `a 2025 host through the ${via} entry sees what it sees direct when the hand-over fails`,
@@ -231,12 +278,7 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
         expect(expected.sent).toBe("subscribes 1 unsubscribes 1");
         const { home, restart } = await pool();
         try {
-          const host = await stdioBridge(home, ["--server", "talk"], {}, via);
-          try {
-            expect(await session(legacyHost(host.client), restart)).toEqual(expected);
-          } finally {
-            await host.close();
-          }
+          expect(await bridgedSession(home, via, restart)).toEqual(expected);
         } finally {
           await stopAll(daemonsFor(home.socketPath));
         }

@@ -8,7 +8,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { cliPath, runCli, startDaemon } from "../helpers/daemon.js";
+import { cliPath, installedCli, runCli, runCliAsync, startDaemon } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -43,12 +43,64 @@ channel.on("error", () => {});
 setInterval(() => {}, 60_000);
 `;
 
+/**
+ * An "installed" copy that reads the snapshot, writes a tools/list to each handed child with
+ * the session's next request id (as a new daemon's listing does), reads no answer, says it
+ * failed and exits.
+ */
+const listing = `
+import { Socket } from "node:net";
+import { writeSync } from "node:fs";
+const channel = new Socket({ fd: 3, readable: true, writable: true });
+let text = "";
+channel.on("data", (chunk) => {
+  text += chunk.toString("utf8");
+  const end = text.indexOf("\\n");
+  if (end < 0) return;
+  const snapshot = JSON.parse(text.slice(0, end));
+  for (const server of snapshot.servers) {
+    const id = server.child.session.nextId;
+    writeSync(server.child.fds[0], JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list" }) + "\\n");
+  }
+  channel.end(JSON.stringify({ ready: false, pid: process.pid, why: "it gave up" }) + "\\n", () =>
+    process.exit(0),
+  );
+});
+channel.on("error", () => {});
+`;
+
 /** The counter's count, through `agent`. */
 async function count(agent: PoolClient): Promise<number> {
   return Number((await agent.call("counter__count", {})).split(" ")[0]);
 }
 
 describe("a failed hand-over", () => {
+  it("leaves no answer to the new daemon's request for a host's call through the old one", async () => {
+    const h = fleet.home();
+    const hold = join(h.dir, "hold-list");
+    h.writeConfig({ counter: { ...counter, env: { COUNTER_HOLD_LIST: hold } } });
+    const installed = installedCli(h);
+    const old = await startDaemon(h, [], { bin: installed });
+    try {
+      const agent = await fleet.agent(h);
+      expect(await count(agent)).toBe(1);
+      writeFileSync(hold, "");
+      writeFileSync(installed, listing);
+
+      const restart = await runCliAsync(h, "restart");
+      expect(restart.code).toBe(1);
+      expect(restart.stderr).toContain("it gave up");
+      // The child answers the listing now, just before this call's answer: the call gets its
+      // own answer, the count, never the tools.
+      const again = await fleet.agent(h, "again");
+      expect(await again.call("counter__count", {})).toMatch(/^2 \d+$/);
+      expect(await again.call("counter__count", {})).toMatch(/^3 \d+$/);
+    } finally {
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
+
   it("takes the children back only once the new daemon is gone, killing one that stays", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });

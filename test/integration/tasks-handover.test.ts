@@ -16,6 +16,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
 import { describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
@@ -72,6 +74,29 @@ async function host(h: TestHome, via: BridgePath): Promise<Host> {
   };
 }
 
+/** The tasks fixture serving Streamable HTTP on loopback: its url, and its stop. */
+async function tasksOverHttp(): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [fixture("tasks-server.mjs")], {
+    env: { ...process.env, TASKS_HTTP: "1" },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const exited = once(child, "exit");
+  const [line] = (await Promise.race([
+    once(child.stdout, "data"),
+    exited.then(() => [Buffer.from("")]),
+  ])) as Buffer[];
+  const url = /^listening (\S+)/.exec(String(line))?.[1];
+  const stop = async (): Promise<void> => {
+    child.stdin.end();
+    await exited;
+  };
+  if (url === undefined) {
+    await stop();
+    throw new Error(`the tasks fixture did not serve http: ${String(line)}`);
+  }
+  return { url, stop };
+}
+
 /** A live task of the client library's (naming no owner: it goes by the client's own name). */
 async function libTask(lib: PoolClient): Promise<string> {
   const made = await lib.call("tasks__work", { ms: 120_000 }, { raw: true, task: { ttl: 60_000 } });
@@ -89,6 +114,38 @@ async function servedWithSocket(h: TestHome): Promise<void> {
 }
 
 describe("tasks across a hand-over restart", () => {
+  it("keeps a host's live task on an http row whose session moved", async () => {
+    const remote = await tasksOverHttp();
+    const h = fleet.home("mcpool-tasks-handover-http-");
+    h.writeConfig({ tasks: { type: "http", url: remote.url } });
+    let sdk: Host | undefined;
+    try {
+      await fleet.daemon(h);
+      sdk = await host(h, "sdk");
+      const { ask, work, peek } = sdk;
+      const live = await work(120_000);
+      expect((await peek(live)).status).toBe("working");
+      // Direct, the session that made the task holds it: the pool's moved session is that one.
+      expect(await ask("tasks/get", { taskId: live })).toMatchObject({ status: "working" });
+
+      const restart = await runCliAsync(h, "restart", "--json");
+      expect(restart.stderr).toBe("");
+      expect(restart.code).toBe(0);
+
+      // The same host session, carried on to the new daemon by its bridge: its task too.
+      expect(await ask("tasks/get", { taskId: live })).toMatchObject({
+        taskId: live,
+        status: "working",
+      });
+      expect(await ask("tasks/cancel", { taskId: live })).toMatchObject({ status: "cancelled" });
+      expect((await peek(live)).status).toBe("cancelled");
+    } finally {
+      await sdk?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+      await remote.stop();
+    }
+  }, 90_000);
+
   it("lets a host ask about and list its older tasks on the child that moved", async () => {
     const h = fleet.home("mcpool-tasks-handover-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });

@@ -95,10 +95,14 @@ export async function concludeAdoption(
   const untaken = predecessor.closeUntaken();
   // The hosts' tasks live on in the children taken: their records come along. A host's
   // entry may have dialled this daemon already: its requests about them waited for this.
-  const moved = takenTasks(snapshot.tasks, new Set(taken.map(nameOf)));
+  // So do those of the http sessions a dial took: the same session holds them still.
+  const takenSessions = predecessor.takenSessions();
+  const moved = takenTasks(snapshot.tasks, new Set([...taken.map(nameOf), ...takenSessions]));
   pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS);
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
-  adoptSubscriptions(pool, adopted);
+  // A row's own http session that moved holds its subscriptions still, as a child does.
+  const sessionRows = rowSessions.map((s) => s.serverId).filter((id) => takenSessions.includes(id));
+  adoptSubscriptions(pool, [...adopted, ...sessionRows]);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({

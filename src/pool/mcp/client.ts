@@ -83,6 +83,11 @@ export {
 
 /** The protocol version the client asks for, and those it accepts (the SDK's, 1.32). */
 export const LATEST_PROTOCOL_VERSION = "2025-11-25";
+/**
+ * How far a session's request ids jump after a hand-over of it failed: far more than the
+ * requests a new daemon writes to a child while adopting it (a listing, pings).
+ */
+const HANDED_ID_GAP = 1_000_000;
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [
   LATEST_PROTOCOL_VERSION,
   "2025-06-18",
@@ -258,6 +263,15 @@ export class McpClient extends McpProtocol {
       return true;
     }
     return false;
+  }
+
+  /**
+   * A hand-over of this session failed: the new daemon went on from the handed next id, so
+   * this client's ids jump past any it could have used. An answer it left in the pipe then
+   * matches no request of this one, and is dropped.
+   */
+  skipHandedIds(): void {
+    this.nextRequestId = this.nextRequestId + HANDED_ID_GAP;
   }
 
   /** What another daemon needs to go on with this connection (handed.ts). */

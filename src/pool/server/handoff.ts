@@ -167,7 +167,13 @@ export function releaseHandedOff(handed: readonly HandedOff[]): void {
   }
 }
 
-/** The successor did not take them: this pool reads each child again. */
+/**
+ * The successor did not take them: this pool reads each child again, its request ids past
+ * any the successor could have used in the child's session (McpClient.skipHandedIds()).
+ */
 export function resumeHandedOff(handed: readonly HandedOff[]): void {
-  for (const { connection } of handed) processOf(connection.transport)?.resume();
+  for (const { connection } of handed) {
+    connection.client.skipHandedIds();
+    processOf(connection.transport)?.resume();
+  }
 }
