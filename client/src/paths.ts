@@ -112,15 +112,59 @@ export function foreignSocketFolder(socketPath: string): string | undefined {
 }
 
 /**
+ * Pids fit in 22 bits on Linux (its largest `pid_max`) and under 100,000 on macOS and the
+ * BSDs; the count of binds takes the 9 bits below them, so a tag is at most 2^31 - 1: six
+ * base-36 digits. The count goes round after 512 binds, long after the first one is done.
+ */
+const PID_BITS = 22;
+const COUNT_BITS = 9;
+
+/**
+ * The tag of one bind: six base-36 digits made of this process's pid and the bind's count,
+ * fixed in width so the temporary name's length never grows with the pid or the daemon's age.
+ */
+export function bindTag(pid: number, count: number): string {
+  const pidPart = pid % 2 ** PID_BITS;
+  const countPart = count % 2 ** COUNT_BITS;
+  return (pidPart * 2 ** COUNT_BITS + countPart).toString(36).padStart(6, "0");
+}
+
+/** A temporary name bindByRename makes (beside its path, or the short one): `….<tag>.tmp`. */
+export function isTemporarySocketName(name: string): boolean {
+  return /\.[0-9a-z]{6}\.tmp$/.test(name);
+}
+
+/** A socket path, or the temporary name it is bound under, that does not fit in `sun_path`. */
+export class SocketPathTooLongError extends Error {
+  override readonly name = "SocketPathTooLongError";
+  readonly code = "socket-path-too-long";
+
+  constructor(
+    readonly path: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `cannot bind ${path}: its temporary name needs ${bytes} bytes, over the ${limit}-byte ` +
+        `limit of a Unix socket address (choose a shorter socket path)`,
+    );
+  }
+}
+
+/**
  * The name a socket at `path` is bound under before it is renamed into place: beside it when
- * that fits in `limit` bytes (`sun_path`), else a short hidden name in its folder. `tag` keeps
- * binds apart: bindByRename gives each its own (this process's pid and a count), so no two
- * binds, in one process or two, ever share a temporary name.
+ * that fits in `limit` bytes (`sun_path`), else a short hidden name in its folder (11 bytes,
+ * as long as `mcpool.sock`, so a daemon socket path that fits has a temporary name that fits).
+ * `tag` (bindTag) keeps binds apart: no two binds, in one process or two, share a name.
+ * Throws SocketPathTooLongError when neither fits: Node would bind a truncated name.
  */
 export function temporarySocketName(path: string, limit: number, tag: string): string {
   const beside = `${path}.${tag}.tmp`;
   if (Buffer.byteLength(beside) <= limit) return beside;
-  return join(dirname(path), `.${tag}.tmp`);
+  const short = join(dirname(path), `.${tag}.tmp`);
+  const bytes = Buffer.byteLength(short);
+  if (bytes > limit) throw new SocketPathTooLongError(path, bytes, limit);
+  return short;
 }
 
 /** Binds made by this process: the count that makes each one's temporary name its own. */
@@ -151,7 +195,7 @@ export async function bindByRename(
   limit: number,
 ): Promise<{ dev: number; ino: number }> {
   binds += 1;
-  const temporary = temporarySocketName(path, limit, `${process.pid}.${binds}`);
+  const temporary = temporarySocketName(path, limit, bindTag(process.pid, binds));
   await unlink(temporary).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   });

@@ -3,7 +3,7 @@
  * its MCP sockets are bound: each bind has a temporary name of its own, so binds at once in
  * one folder, even where the temporary name is the short one in the folder, never meet.
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,11 +21,11 @@ afterEach(async () => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A folder whose sockets' paths are `bytes` long when named `<letter>.sock`. */
-function folderFor(bytes: number): string {
+/** A folder whose sockets' paths are `bytes` long when named like `name`. */
+function folderFor(bytes: number, name = "x.sock"): string {
   const base = mkdtempSync(join(tmpdir(), "mcpool-bind-"));
   made.push(base);
-  const dir = join(base, "d".repeat(bytes - base.length - "/x.sock".length - 1));
+  const dir = join(base, "d".repeat(bytes - base.length - name.length - 2));
   mkdirSync(dir);
   return dir;
 }
@@ -51,7 +51,8 @@ function greeting(path: string): Promise<string> {
 
 describe("binding a socket by rename", () => {
   it("two binds at once in one folder both succeed, each at its own path", async () => {
-    // 100 bytes: a temporary name beside the path would not fit, both take the short one.
+    // 100 bytes: a temporary name beside the path (17 bytes more) would not fit, both take
+    // the short one.
     const dir = folderFor(100);
     const a = join(dir, "a.sock");
     const b = join(dir, "b.sock");
@@ -64,5 +65,21 @@ describe("binding a socket by rename", () => {
     expect(await greeting(b)).toBe("b");
     expect(statSync(a).ino).toBe(boundA.ino);
     expect(statSync(b).ino).toBe(boundB.ino);
+  });
+
+  it("binds a daemon socket path at the limit again and again, leaving only the socket", async () => {
+    // 107 bytes, the most `checkSocketPath` accepts: only the short temporary name can fit,
+    // and it must fit at every bind of a process, however many it made before.
+    const dir = folderFor(LIMIT, "mcpool.sock");
+    const path = join(dir, "mcpool.sock");
+    expect(Buffer.byteLength(path)).toBe(LIMIT);
+    for (let bind = 1; bind <= 25; bind += 1) {
+      const server = greeter(`bind ${bind}`);
+      const { ino } = await bindByRename(server, path, LIMIT);
+      expect(await greeting(path)).toBe(`bind ${bind}`);
+      expect(statSync(path).ino).toBe(ino);
+      expect(readdirSync(dir)).toEqual(["mcpool.sock"]);
+      await new Promise<void>((done) => server.close(() => done()));
+    }
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 
-import { temporarySocketName } from "mcpool-client/paths";
+import {
+  SocketPathTooLongError,
+  bindTag,
+  isTemporarySocketName,
+  temporarySocketName,
+} from "mcpool-client/paths";
 import { maxSocketPathBytes } from "../../src/daemon/process/paths.js";
 
 /** An absolute path of exactly `bytes` ASCII bytes, ending in `/mcpool.sock`. */
@@ -31,5 +36,41 @@ describe("temporarySocketName", () => {
     expect(temporarySocketName(path, maxSocketPathBytes("linux"), "4242.1")).toBe(
       `${path}.4242.1.tmp`,
     );
+  });
+
+  it("fits a daemon socket path at the limit whatever the pid's width and the bind's count", () => {
+    // The widest pid Linux gives (pid_max 4194304) and a daemon that has bound for long.
+    const tag = bindTag(4194303, 99999);
+    expect(tag).toMatch(/^[0-9a-z]{6}$/);
+    const path = socketOf(107);
+    const temporary = temporarySocketName(path, 107, tag);
+    expect(Buffer.byteLength(temporary)).toBeLessThanOrEqual(107);
+    expect(temporary).toBe(`${path.slice(0, -12)}/.${tag}.tmp`);
+    expect(isTemporarySocketName(temporary.slice(temporary.lastIndexOf("/") + 1))).toBe(true);
+  });
+
+  it("gives each bind of one process, and each process, a tag of the same width of its own", () => {
+    const tags = new Set<string>();
+    for (const pid of [1, 4242, 99999, 4194303])
+      for (let count = 1; count <= 511; count += 1) tags.add(bindTag(pid, count));
+    expect(tags.size).toBe(4 * 511);
+    for (const tag of tags) expect(tag).toHaveLength(6);
+  });
+
+  it("refuses, naming the path, a socket whose temporary name would not fit", () => {
+    // `x.sock` at the limit: the short name (11 bytes) is longer than its own name.
+    const path = `/${"d".repeat(107 - 8)}/x.sock`;
+    expect(Buffer.byteLength(path)).toBe(107);
+    expect(() => temporarySocketName(path, 107, bindTag(4242, 1))).toThrow(SocketPathTooLongError);
+    expect(() => temporarySocketName(path, 107, bindTag(4242, 1))).toThrow(
+      /cannot bind \/d+\/x\.sock: its temporary name needs 112 bytes, over the 107-byte limit/,
+    );
+  });
+
+  it("knows the names it makes, and only those, as temporary", () => {
+    expect(isTemporarySocketName(`a.sock.${bindTag(4242, 3)}.tmp`)).toBe(true);
+    expect(isTemporarySocketName(`.${bindTag(4242, 3)}.tmp`)).toBe(true);
+    expect(isTemporarySocketName("a.sock")).toBe(false);
+    expect(isTemporarySocketName("notes.tmp")).toBe(false);
   });
 });

@@ -12,7 +12,7 @@ import { closeSync } from "node:fs";
 import { readdir, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
 import { join } from "node:path";
-import { bindByRename, listenOn } from "mcpool-client/paths";
+import { bindByRename, isTemporarySocketName, listenOn } from "mcpool-client/paths";
 import { socketPathLimit } from "../lean/mcp-socket-paths.js";
 
 /** The fd each of `listeners` listens on, by scope (one that does not listen is left out). */
@@ -54,7 +54,7 @@ export class Listeners {
     for (const name of await readdir(dir)) {
       const path = join(dir, name);
       // A socket, or one a daemon that died was binding (bindByRename's temporary name).
-      const socket = name.endsWith(".sock") || name.endsWith(".tmp");
+      const socket = name.endsWith(".sock") || isTemporarySocketName(name);
       if (socket && !kept.has(path)) await unlink(path).catch(() => {});
     }
     return listeners;
