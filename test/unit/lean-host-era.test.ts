@@ -52,6 +52,24 @@ describe("a lean session's list change in its host's era", () => {
     expect(lines(era, "tools")).toHaveLength(1);
   });
 
+  it("keeps a host whose discovery was refused legacy while it goes on in the envelope", () => {
+    const era = new HostEra();
+    era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });
+    era.fromDaemon({ id: 1, error: { code: -32601 } });
+    era.fromHost({ id: 2, method: "tools/list", params: { _meta: META } });
+    expect(era.isModern).toBe(false);
+    expect(lines(era, "tools")).toEqual([
+      { jsonrpc: "2.0", method: "notifications/tools/list_changed" },
+    ]);
+  });
+
+  it("keeps an initialized host legacy whatever envelope its later requests carry", () => {
+    const era = new HostEra();
+    era.fromHost({ id: 1, method: "initialize", params: { protocolVersion: "2025-11-25" } });
+    era.fromHost({ id: 2, method: "tools/call", params: { name: "x", _meta: META } });
+    expect(era.isModern).toBe(false);
+  });
+
   it("takes a dual-era host that probed and then initialized as legacy", () => {
     const era = new HostEra();
     era.fromHost({ id: 1, method: "server/discover", params: { _meta: META } });

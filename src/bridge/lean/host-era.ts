@@ -1,8 +1,11 @@
 /**
- * How a list change is said to the host of a lean session, in its era: 2026-07-28 once its
- * `server/discover` was answered with a result (from the daemon, or from a recording of the
- * daemon's) or it sends a request in that revision's envelope (`_meta` naming the protocol
- * version), legacy after an `initialize` or a refused discovery. A legacy host is told
+ * How a list change is said to the host of a lean session, in its era, decided once: legacy
+ * after an `initialize`; after a `server/discover`, what the daemon answered (a result, from
+ * the daemon or a recording of the daemon's, is 2026-07-28; an error is legacy); and only
+ * while neither has decided, a request in that revision's envelope (`_meta` naming the
+ * protocol version) makes it 2026-07-28, as for a host that skips discovery. A host whose
+ * discovery was refused stays legacy, whatever envelope it goes on sending: the daemon tells
+ * it unsolicited, and so does this. A legacy host is told
  * unsolicited (`notifications/tools/list_changed`). A 2026-07-28 host hears a change only on a
  * `subscriptions/listen` of its that asked for that kind, the notification naming the
  * subscription in `_meta["io.modelcontextprotocol/subscriptionId"]` — what a modern server
@@ -53,6 +56,8 @@ const isId = (id: unknown): id is Id => typeof id === "string" || typeof id === 
 export class HostEra {
   /** The session is served in 2026-07-28: its `server/discover` was answered with a result. */
   private modern = false;
+  /** An `initialize` or the discovery's answer decided the era: no envelope changes it. */
+  private decided = false;
   /** The host's `server/discover` waiting for its answer: JSON of its id. */
   private discover: string | undefined;
   /** Acknowledged subscriptions: JSON of the listen request's id → its id and honored filter. */
@@ -66,9 +71,11 @@ export class HostEra {
   /** A message from the host. */
   fromHost(message: Message): void {
     const params = paramsOf(message);
-    if (message.method === "initialize") this.modern = false;
-    // A request in the 2026-07-28 envelope: the host speaks it, as it was answered before.
-    else if (typeof params._meta?.[PROTOCOL_VERSION_KEY] === "string") this.modern = true;
+    if (message.method === "initialize") this.decide(false);
+    // A request in the 2026-07-28 envelope, nothing decided yet: the host speaks that revision.
+    else if (!this.decided && typeof params._meta?.[PROTOCOL_VERSION_KEY] === "string") {
+      this.modern = true;
+    }
     if (message.method === "server/discover" && isId(message.id)) {
       this.discover = JSON.stringify(message.id);
     }
@@ -89,10 +96,16 @@ export class HostEra {
     } else if (message.method === undefined && isId(message.id)) {
       const id = JSON.stringify(message.id);
       // Discovery answered: a result is the modern era; an error leaves the host legacy.
-      if (id === this.discover) this.modern = "result" in message;
+      if (id === this.discover) this.decide("result" in message);
       // The listen's own answer: the daemon closed that subscription.
       this.listens.delete(id);
     }
+  }
+
+  private decide(modern: boolean): void {
+    this.modern = modern;
+    this.decided = true;
+    this.discover = undefined;
   }
 
   /** The listen subscription `id` ended without the daemon's answer (this side answered it). */
