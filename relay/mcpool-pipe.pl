@@ -14,10 +14,12 @@
 # (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
 # host's lines wait; connected, the host's `initialize` goes again and its answer is dropped,
 # then `notifications/initialized`, its last `logging/setLevel` and its resource subscriptions
-# (answers dropped), the host is told `notifications/tools/list_changed` in its era (a host whose
-# lines carry `_meta["io.modelcontextprotocol/protocolVersion"]` is a 2026-07-28 one: told on
+# (answers dropped), the host is told `notifications/tools/list_changed` in its era, decided
+# once (legacy after `initialize`; after `server/discover`, a result from the daemon is
+# 2026-07-28 and an error legacy; while neither has come, a host whose lines carry
+# `_meta["io.modelcontextprotocol/protocolVersion"]` is a 2026-07-28 one). A 2026-07-28 host is told on
 # each listen stream the daemon acknowledged with `toolsListChanged`, the notification naming
-# the stream in `_meta["io.modelcontextprotocol/subscriptionId"]`, and never unsolicited), its
+# the stream in `_meta["io.modelcontextprotocol/subscriptionId"]`, and never unsolicited. Its
 # open `subscriptions/listen` streams (never answered with that error) are sent again as they
 # were, same id, their new acknowledgements dropped, and what waited goes.
 # After the window what waits, and every request until a daemon is back, is answered with an
@@ -95,11 +97,12 @@ sub qend {
     return $q if $b % 2 == 0;
   }
 }
-# The top-level "method" (its text) and "id" (its JSON) of a line, undef where absent: a scan
-# from string to string, the brackets between them counted with tr.
+# The top-level "method" (its text) and "id" (its JSON) of a line, undef where absent, and
+# whether it has a top-level "error": a scan from string to string, the brackets between them
+# counted with tr.
 sub top {
   my ($l) = @_;
-  my ($p, $depth, $n, $m, $i) = (0, 0, length $l);
+  my ($p, $depth, $n, $m, $i, $e) = (0, 0, length $l);
   while ($p < $n) {
     my $q = index($l, '"', $p);
     $q = $n if $q < 0;
@@ -113,6 +116,7 @@ sub top {
     $k++ while substr($l, $k, 1) eq ' ';
     next if substr($l, $k, 1) ne ':';
     my $key = substr($l, $q + 1, $r - $q - 1);
+    $e = 1 if $key eq 'error';
     next if $key ne 'method' && $key ne 'id';
     $k++;
     $k++ while substr($l, $k, 1) eq ' ';
@@ -127,7 +131,33 @@ sub top {
     my $v = substr($l, $k, $end - $k);
     if ($key eq 'id') { $i = $v } else { $m = substr($v, 1, length($v) - 2) }
   }
-  ($m, $i);
+  ($m, $i, $e);
+}
+# Whether a line's "_meta" object names the protocol version among its own keys: the
+# 2026-07-28 envelope. Only that object is read, never the rest of the line.
+sub enveloped {
+  my ($l) = @_;
+  my $p = index($l, '"_meta"');
+  return 0 if $p < 0;
+  $p = index($l, ':', $p + 7) + 1;
+  $p++ while substr($l, $p, 1) eq ' ';
+  return 0 if substr($l, $p, 1) ne '{';
+  my ($depth, $n, $key) = (0, length $l, '"io.modelcontextprotocol/protocolVersion"');
+  for (my $k = $p; $k < $n; $k++) {
+    my $c = substr($l, $k, 1);
+    if ($c eq '"') {
+      my $r = qend($l, $k);
+      my $c2 = $r + 1;
+      $c2++ while substr($l, $c2, 1) eq ' ';
+      return 1 if $depth == 1 && substr($l, $k, $r - $k + 1) eq $key && substr($l, $c2, 1) eq ':';
+      $k = $r;
+      next;
+    }
+    $depth++ if $c eq '{' || $c eq '[';
+    $depth-- if $c eq '}' || $c eq ']';
+    return 0 if $depth == 0;
+  }
+  0;
 }
 # The JSON text of a line's "uri" (resources/subscribe, unsubscribe).
 sub uri {
@@ -156,7 +186,8 @@ sub fwd {
   my ($l) = @_;
   my ($m, $i) = top($l);
   if (defined $m) {
-    if ($m eq 'initialize') { ($init, $modern) = ($l, 0) }
+    if ($m eq 'initialize') { ($init, $modern, $decided) = ($l, 0, 1) }
+    elsif ($m eq 'server/discover' && defined $i) { $discover = $i }
     elsif ($m eq 'notifications/initialized') { $inited = $l }
     elsif ($m eq 'logging/setLevel') { $level = $l }
     elsif ($m eq 'resources/subscribe') { $subs{uri($l)} = $l }
@@ -169,16 +200,20 @@ sub fwd {
 }
 sub host {
   my ($l) = @_;
-  $modern = 1 if index($l, '"io.modelcontextprotocol/protocolVersion"') >= 0;
+  # The envelope makes the host a 2026-07-28 one only while its era is undecided: an
+  # `initialize`, or the daemon's answer to its discovery, decides it once.
+  $modern = 1 if !$decided && enveloped($l);
   return fwd($l) if $state eq 'open';
   if ($state eq 'down') { my ($m, $i) = top($l); o(fail($i, $gone, '')) if defined $m && defined $i; return }
   push @queue, $l;
 }
 sub daemon {
   my ($l) = @_;
-  my ($m, $i) = top($l);
+  my ($m, $i, $e) = top($l);
   if (!defined $m && defined $i) {
     if ($state eq 'replay' && delete $replay{$i}) { replayed(); return }
+    # The discovery's answer: a result is the 2026-07-28 era, an error leaves the host legacy.
+    if (defined $discover && $i eq $discover) { ($modern, $decided) = ($e ? 0 : 1, 1); undef $discover }
     delete $pending{$i};
     delete $listens{$i};
     delete $tools{$i};

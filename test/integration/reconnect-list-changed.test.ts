@@ -212,3 +212,63 @@ describe("after a hand-over restart, a 2026-07-28 host is told of a tools change
     }
   }
 });
+
+describe("after a hand-over restart, a host whose discovery was refused is told unsolicited", () => {
+  let home: TestHome;
+  const hosts: RawHost[] = [];
+
+  afterEach(async () => {
+    for (const host of hosts.splice(0)) host.child.kill();
+    if (home !== undefined) await stopAll(daemonsFor(home.socketPath));
+  });
+
+  for (const via of ["lean", "perl"] as const) {
+    it(
+      `through the ${via} entry, though its later requests carry the 2026-07-28 envelope`,
+      async () => {
+        home = fleet.home("mcpool-reconnect-legacy-");
+        const toolsFile = join(home.dir, "moving-tools.txt");
+        home.writeConfig({
+          moving: {
+            command: process.execPath,
+            args: [fixture("echo.mjs")],
+            env: { FIXTURE_TOOLS_FILE: toolsFile },
+          },
+        });
+        await fleet.daemon(home);
+        const socket = scopeSocket(home, ["--server", "moving"]);
+        await waitFor(() => existsSync(socket), BOUND_MS, "the row's MCP socket");
+        const host = rawHost(home, via, "moving");
+        hosts.push(host);
+        // A legacy server's row refuses discovery: the host is served as a 2025 one.
+        host.child.stdin.write(DISCOVER);
+        await waitFor(() => host.lines.some(answers(1)), BOUND_MS, "the discovery's answer");
+        expect(parsed(host.lines.find(answers(1))!)).toHaveProperty("error");
+        // It falls back to 2025 as a dual-era host does, yet its requests keep the envelope.
+        const init = {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "dual-host", version: "1.0.0" },
+        };
+        host.child.stdin.write(line({ jsonrpc: "2.0", id: 3, method: "initialize", params: init }));
+        await waitFor(() => host.lines.some(answers(3)), BOUND_MS, "the initialize's answer");
+        host.child.stdin.write(line({ jsonrpc: "2.0", method: "notifications/initialized" }));
+        host.child.stdin.write(LIST);
+        await waitFor(() => host.lines.some(answers(2)), BOUND_MS, "the tools listed");
+        writeFileSync(toolsFile, "added_since\n");
+        const from = host.lines.length;
+        const old = daemonsFor(home.socketPath);
+        const result = await runCliAsync(home, "restart", "--json");
+        expect(result.code).toBe(0);
+        await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
+        const since = (): string[] => host.lines.slice(from);
+        await waitFor(() => since().some(isListChanged), BOUND_MS, `the change told (${since()})`);
+        expect(JSON.parse(since().find(isListChanged)!)).toEqual({
+          jsonrpc: "2.0",
+          method: "notifications/tools/list_changed",
+        });
+      },
+      TEST_MS,
+    );
+  }
+});
