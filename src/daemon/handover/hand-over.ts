@@ -144,7 +144,9 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
   // The new daemon goes on in those it took: this one's stop ends none of them (a
   // conversation's is ended by a DELETE otherwise). Those it did not take (their row changed),
-  // or all when it started cold, are ended here as at any stop.
+  // or all when it started cold, are ended here as at any stop: their children, and a
+  // conversation's http session by its DELETE; a row's own session gets no DELETE at any stop
+  // and is left to the server's timeout.
   const untakenSessions = new Set(answer.untakenSessions ?? []);
   if (answer.cold === undefined) {
     releaseHandedSessions(sessions.filter((s) => !untakenSessions.has(nameOf(s))));
