@@ -122,6 +122,7 @@ const COUNT_BITS = 9;
 /**
  * The tag of one bind: six base-36 digits made of this process's pid and the bind's count,
  * fixed in width so the temporary name's length never grows with the pid or the daemon's age.
+ * @internal The daemon's own, for binding its sockets: not part of the client library.
  */
 export function bindTag(pid: number, count: number): string {
   const pidPart = pid % 2 ** PID_BITS;
@@ -129,12 +130,18 @@ export function bindTag(pid: number, count: number): string {
   return (pidPart * 2 ** COUNT_BITS + countPart).toString(36).padStart(6, "0");
 }
 
-/** A temporary name bindByRename makes (beside its path, or the short one): `….<tag>.tmp`. */
+/**
+ * A temporary name bindByRename makes (beside its path, or the short one): `….<tag>.tmp`.
+ * @internal The daemon's own, for binding its sockets: not part of the client library.
+ */
 export function isTemporarySocketName(name: string): boolean {
   return /\.[0-9a-z]{6}\.tmp$/.test(name);
 }
 
-/** A socket path, or the temporary name it is bound under, that does not fit in `sun_path`. */
+/**
+ * A socket path, or the temporary name it is bound under, that does not fit in `sun_path`.
+ * @internal The daemon's own, for binding its sockets: not part of the client library.
+ */
 export class SocketPathTooLongError extends Error {
   override readonly name = "SocketPathTooLongError";
   readonly code = "socket-path-too-long";
@@ -157,6 +164,7 @@ export class SocketPathTooLongError extends Error {
  * as long as `mcpool.sock`, so a daemon socket path that fits has a temporary name that fits).
  * `tag` (bindTag) keeps binds apart: no two binds, in one process or two, share a name.
  * Throws SocketPathTooLongError when neither fits: Node would bind a truncated name.
+ * @internal The daemon's own, for binding its sockets: not part of the client library.
  */
 export function temporarySocketName(path: string, limit: number, tag: string): string {
   const beside = `${path}.${tag}.tmp`;
@@ -170,7 +178,10 @@ export function temporarySocketName(path: string, limit: number, tag: string): s
 /** Binds made by this process: the count that makes each one's temporary name its own. */
 let binds = 0;
 
-/** `server.listen(target)`, as a promise that rejects with the listen error. */
+/**
+ * `server.listen(target)`, as a promise that rejects with the listen error.
+ * @internal The daemon's own, for binding its sockets: not part of the client library.
+ */
 export function listenOn(server: Server, target: string | { fd: number }): Promise<void> {
   return new Promise((done, fail) => {
     server.once("error", fail);
@@ -188,6 +199,7 @@ export function listenOn(server: Server, target: string | { fd: number }): Promi
  * was bound at when it closes, so closing this one later never unlinks the path (nor another
  * bind's temporary name). Says the inode bound, so its owner can unlink only its own. On
  * failure the temporary name is gone; the caller closes `server`.
+ * @internal The daemon's own, for binding its sockets: not part of the client library.
  */
 export async function bindByRename(
   server: Server,
