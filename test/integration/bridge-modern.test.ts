@@ -7,6 +7,8 @@
  * retry completes it; a tampered requestState is refused.
  */
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,6 +36,14 @@ interface ModernHost {
 
 describe("a modern host through mcpool bridge", () => {
   const home = testHome("mcpool-modern-host-");
+  /** The `modern` row's server logs each request it receives here (its method). */
+  const modernLog = (): string => join(home.dir, "modern-requests.log");
+  const modernCalls = (): number =>
+    existsSync(modernLog())
+      ? readFileSync(modernLog(), "utf8")
+          .split("\n")
+          .filter((l) => l === "tools/call").length
+      : 0;
   let daemon: RunningDaemon | undefined;
   let http: HttpBridgeProcess | undefined;
   const pids: number[] = [];
@@ -90,7 +100,11 @@ describe("a modern host through mcpool bridge", () => {
     home.writeConfig({
       echo: { command: process.execPath, args: [fixture("echo.mjs")] },
       interactive: { command: process.execPath, args: [fixture("interactive.mjs")] },
-      modern: { command: process.execPath, args: [fixture("modern-stdio.mjs")] },
+      modern: {
+        command: process.execPath,
+        args: [fixture("modern-stdio.mjs")],
+        env: { MODERN_LOG: modernLog() },
+      },
       conf: { command: process.execPath, args: [fixture("conformance-server.mjs")] },
       // 2026-07-28 only, its lists public: beside it, a legacy server is met in the modern
       // era (a bridge whose servers all speak only legacy serves a modern host as they do).
@@ -247,13 +261,15 @@ describe("a modern host through mcpool bridge", () => {
     first.client.setRequestHandler("elicitation/create", answering("first"));
     second.client.setRequestHandler("elicitation/create", answering("second"));
     try {
-      // The first call's question comes once the second host's call began (the server waits
-      // for it): the most recent caller in flight is the second host's, which is not whose
-      // question it is.
+      // The second host's call starts once the first's reached the server, and the first
+      // call's question comes once the second began (the server waits for it): the most
+      // recent caller in flight is the second host's, which is not whose question it is.
+      const before = modernCalls();
       const asking = first.client.callTool({
         name: "confirm",
         arguments: { question: "first?", waitFor: "slow 4000" },
       });
+      await waitFor(() => modernCalls() > before, 30_000, "the first call to reach the server");
       const sleeping = second.client.callTool({ name: "slow", arguments: { ms: 4_000 } });
       expect(text(await asking)).toBe("answered: from first");
       expect(text(await sleeping)).toBe("slept 4000");
