@@ -131,6 +131,11 @@ describe("an edit of mcp.json while a hand-over is held", () => {
       const handed = JSON.parse(done.stdout) as { pid: number; adopted: string[] };
       expect(handed.adopted).toEqual(["kept"]);
       await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
+      // The old daemon read none of the edit; a reload in the log (the new daemon's, sharing
+      // its stderr) comes only after the hand-over went through.
+      const log = old.stderr();
+      const reload = log.indexOf("mcpool: reloaded");
+      expect(reload === -1 || reload > log.indexOf("mcpool: handed over to pid")).toBe(true);
       const after = await fleet.agent(h, "after");
       expect((await after.status()).pid).toBe(handed.pid);
       const now = await running(after);
