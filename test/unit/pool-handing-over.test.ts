@@ -37,7 +37,7 @@ describe("a hand-over's turn of the reconcile queue", () => {
       .handingOver(async () => {
         asked = pool.sync();
         void pool.syncSoon();
-        // A turn of the event loop's own: a reconcile not queued behind this one would read now.
+        // A reconcile not queued behind this turn would read its rows while this awaits.
         await pool.ready();
         steps.push("hand-over failed");
         throw new Error("the new daemon did not take over");
