@@ -99,4 +99,30 @@ describe("an update read while the hand-over drains", () => {
     await next.subscriptions.subscribe("s", "note://1", (n) => later.push(n));
     expect(later).toEqual([]);
   });
+
+  it("is kept when it comes while the listener is still attached, its connection closing", async () => {
+    const update = { method: "notifications/resources/updated", params: { uri: "note://1" } };
+    const old = pooled();
+    const written: unknown[] = [];
+    const leave = await old.subscriptions.subscribe("s", "note://1", (n) => written.push(n));
+    holdSubscriptions(old.pool);
+    // Read in the hold's own turn: the socket is destroyed, its close event not yet come, so
+    // the listener is still there and what it writes goes nowhere.
+    old.subscriptions.deliver("s", update);
+    await leave();
+    expect(written).toEqual([update]);
+    const snapshot: unknown = JSON.parse(JSON.stringify(handedSubscriptions(old.pool)));
+    expect(snapshot).toEqual([{ serverId: "s", uri: "note://1", listeners: 1, missed: update }]);
+
+    const next = pooled();
+    const { log } = logged();
+    expectSubscriptions(next.pool, snapshot, log);
+    adoptSubscriptions(next.pool, ["s"]);
+    const heard: unknown[] = [];
+    await next.subscriptions.subscribe("s", "note://1", (n) => heard.push(n));
+    expect(heard).toEqual([update]);
+    const later: unknown[] = [];
+    await next.subscriptions.subscribe("s", "note://1", (n) => later.push(n));
+    expect(later).toEqual([]);
+  });
 });
