@@ -8,7 +8,7 @@
  * session that closes while its subscribe still waits its turn holds nothing: once the
  * subscribe before it is answered, the last session's unsubscribe ends the URI upstream.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -89,6 +89,11 @@ describe("the bridge's subscriptions of one URI by two sessions", () => {
     // A's subscribe is held by the server; B's waits behind it, and B closes meanwhile.
     const first = router.subscribe(a, "note://1");
     const queued = router.subscribe(b, "note://1");
+    await waitFor(
+      () => existsSync(`${gate}.waiting`),
+      BOUND_MS,
+      "the server to hold A's subscribe",
+    );
     await router.closeSession(b);
     writeFileSync(gate, "");
     await Promise.all([first, queued]);
