@@ -77,4 +77,18 @@ describe("a host gone while its moved records are adopted", () => {
     expect(s.connection?.inflight).toBe(0);
     tasks.close();
   });
+
+  it("stops a gone host's request from waiting before the adoption concludes", async () => {
+    const tasks = pool();
+    tasks.expect([task]);
+    const abort = new AbortController();
+    const owner = { key: "connection-1\0host", name: "host" };
+    const waiting = tasks.request("s", "tasks/get", { taskId: "t" }, owner, {
+      signal: abort.signal,
+    });
+    abort.abort(new Error("the host's connection is gone"));
+    // Nothing concludes the adoption here: the request ends on its abort alone.
+    await expect(waiting).rejects.toThrow("the host's connection is gone");
+    tasks.close();
+  });
 });
