@@ -114,6 +114,20 @@ async function servedWithSocket(h: TestHome): Promise<void> {
   );
 }
 
+/**
+ * A home whose second row the new daemon lists again only once the test opens `relist`: until
+ * then its adoption is not concluded, while it already serves the socket.
+ */
+function gatedAdoption(prefix: string): { h: TestHome; relist: string } {
+  const h = fleet.home(prefix);
+  const relist = join(h.dir, "relist");
+  h.writeConfig({
+    tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] },
+    slow: { command: process.execPath, args: [fixture("gate.mjs")], env: { GATE_RELIST: relist } },
+  });
+  return { h, relist };
+}
+
 describe("tasks across a hand-over restart", () => {
   it("keeps a host's live task on an http row whose session moved", async () => {
     const remote = await tasksOverHttp();
@@ -324,18 +338,7 @@ describe("tasks across a hand-over restart", () => {
   }, 90_000);
 
   it("answers a host's tasks/get while the new daemon is still adopting: never 'not found'", async () => {
-    const h = fleet.home("mcpool-tasks-handover-window-");
-    // A second row the new daemon lists again only once the test opens `relist`: until then
-    // its adoption is not concluded, while it already serves the socket.
-    const relist = join(h.dir, "relist");
-    h.writeConfig({
-      tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] },
-      slow: {
-        command: process.execPath,
-        args: [fixture("gate.mjs")],
-        env: { GATE_RELIST: relist },
-      },
-    });
+    const { h, relist } = gatedAdoption("mcpool-tasks-handover-window-");
     let sdk: Host | undefined;
     try {
       const old = await fleet.daemon(h);
@@ -388,17 +391,7 @@ describe("tasks across a hand-over restart", () => {
   }, 90_000);
 
   it("leaves a moved task its host's by name when a connection that asked during the adoption closes", async () => {
-    const h = fleet.home("mcpool-tasks-handover-gone-");
-    // As above: the new daemon serves, its adoption not concluded, until the test opens `relist`.
-    const relist = join(h.dir, "relist");
-    h.writeConfig({
-      tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] },
-      slow: {
-        command: process.execPath,
-        args: [fixture("gate.mjs")],
-        env: { GATE_RELIST: relist },
-      },
-    });
+    const { h, relist } = gatedAdoption("mcpool-tasks-handover-gone-");
     try {
       const old = await fleet.daemon(h);
       // The client library's tasks go by its owner name: another connection naming it finds them.
