@@ -110,6 +110,11 @@ export class McpPool {
     return this.#parts.servers.ready(timeoutMs);
   }
 
+  /** Reconciler.handingOver(): a hand-over as one turn of the queue; resolved, no reconcile after. */
+  handingOver<T>(work: () => Promise<T>): Promise<T> {
+    return this.#parts.servers.handingOver(work);
+  }
+
   /** Runs a pending syncSoon() now and waits for the queue to drain. */
   flush(): Promise<void> {
     return this.#parts.servers.flush();

@@ -25,6 +25,15 @@ export function parts(steps: string[], listeningFd = 9) {
     handOff: () => Promise.resolve(step("hand off children", [])()),
     handOffSessions: () => Promise.resolve(step("hand off sessions", [])()),
     resumeTasks: step("resume tasks"),
+    // The hand-over's turn of the reconcile queue, from its first step to its last.
+    handingOver: async (work: () => Promise<unknown>) => {
+      steps.push("hold reconciles");
+      try {
+        return await work();
+      } finally {
+        steps.push("let reconciles go");
+      }
+    },
   } as unknown as McpPool;
   const server = {
     listeningFd,

@@ -6,9 +6,10 @@
  * holds one upstream subscription per URI for all its sessions (an unsubscribe that waited
  * for its subscribe's answer must not cancel the subscription B asked for meanwhile). And a
  * session that closes while its subscribe still waits its turn holds nothing: once the
- * subscribe before it is answered, the last session's unsubscribe ends the URI upstream.
+ * subscribe before it is answered, the last session's unsubscribe ends the URI upstream; one
+ * that closes while its subscribe looks for the URI's server (a listing) subscribes nothing.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
@@ -25,6 +26,7 @@ const BOUND_MS = 20_000;
 /** A daemon serving test/fixtures/log-levels.mjs (with `args`), and a router for its `talk`. */
 async function routed(
   args: string[] = [],
+  scope = scopeOf({ server: "talk" }),
 ): Promise<{ router: ResourcesPromptsRouter; call(name: string): Promise<unknown> }> {
   const home = fleet.home();
   const talk = { command: process.execPath, args: [fixture("log-levels.mjs"), ...args] };
@@ -33,7 +35,7 @@ async function routed(
   const client = await fleet.agent(home, "bridge");
   const router = new ResourcesPromptsRouter({
     client,
-    scope: scopeOf({ server: "talk" }),
+    scope,
     log: () => undefined,
   });
   client.onNotification((serverId, notification) =>
@@ -89,6 +91,11 @@ describe("the bridge's subscriptions of one URI by two sessions", () => {
     // A's subscribe is held by the server; B's waits behind it, and B closes meanwhile.
     const first = router.subscribe(a, "note://1");
     const queued = router.subscribe(b, "note://1");
+    await waitFor(
+      () => existsSync(`${gate}.waiting`),
+      BOUND_MS,
+      "the server to hold A's subscribe",
+    );
     await router.closeSession(b);
     writeFileSync(gate, "");
     await Promise.all([first, queued]);
@@ -96,5 +103,21 @@ describe("the bridge's subscriptions of one URI by two sessions", () => {
     expect(await call("subscribes")).toBe("subscribes 1 unsubscribes 1");
     expect(await call("touch")).toBe("touched 0");
     expect(b.updated).toEqual([]);
+  });
+
+  it("holds nothing for a session that closed while its subscribe looked for the URI's server", async () => {
+    const gate = join(fleet.home().dir, "list-gate");
+    // A scope of named servers: the router lists their resources to find the URI's server.
+    const { router, call } = await routed([`--list-gate=${gate}`], scopeOf({ servers: ["talk"] }));
+    // The server started first: a scope's server that never ran is not asked for resources.
+    expect(await call("subscribes")).toBe("subscribes 0 unsubscribes 0");
+    const b = session();
+    const subscribing = router.subscribe(b, "note://1");
+    await waitFor(() => existsSync(`${gate}.waiting`), BOUND_MS, "the server to hold the listing");
+    await router.closeSession(b);
+    writeFileSync(gate, "");
+    await subscribing;
+    expect(await call("subscribes")).toBe("subscribes 0 unsubscribes 0");
+    expect(b.subscriptions.size).toBe(0);
   });
 });

@@ -7,16 +7,15 @@
  * it waits for this test's word before it runs the daemon. If the hand-over fails, the old
  * daemon listens again and serves.
  */
-import { execFile } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { PROTOCOL_VERSION } from "mcpool-protocol";
 import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { scopeSocket } from "../helpers/bridge.js";
-import { cliPath, startDaemon, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { gatedDaemon, LET_GO, restart } from "../helpers/handover-gate.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -96,63 +95,6 @@ const textOf = (answer: Record<string, unknown>): string =>
   ((answer.result as { content: { text: string }[] }).content[0] as { text: string }).text;
 
 /**
- * A daemon started from "installed" code that, as the new daemon of a hand-over, waits for
- * this test's word (on the gate socket) before it loads the daemon: `gate.started` resolves
- * once it waits, `gate.go()` lets it on. `fail` makes it exit instead (an upgrade that
- * cannot start).
- */
-async function gatedDaemon(h: TestHome): Promise<{
-  old: RunningDaemon;
-  started: Promise<Socket>;
-}> {
-  const gatePath = join(h.dir, "gate.sock");
-  let waiting: (socket: Socket) => void = () => undefined;
-  const started = new Promise<Socket>((resolve) => (waiting = resolve));
-  const gate: Server = createServer((socket) => waiting(socket));
-  await new Promise<void>((resolve) => gate.listen(gatePath, resolve));
-  cleanups.push(() => gate.close());
-  const installed = join(h.dir, "installed-main.mjs");
-  writeFileSync(
-    installed,
-    `#!/usr/bin/env node
-import { createConnection } from "node:net";
-if (process.argv.includes("--handover")) {
-  const word = await new Promise((resolve) => {
-    const gate = createConnection(${JSON.stringify(gatePath)});
-    gate.setEncoding("utf8");
-    gate.on("data", (text) => { gate.destroy(); resolve(text); });
-    gate.on("error", () => resolve("fail"));
-  });
-  if (word.startsWith("fail")) process.exit(7);
-}
-await import(${JSON.stringify(cliPath)});
-`,
-  );
-  chmodSync(installed, 0o755);
-  const old = await startDaemon(h, [], { bin: installed });
-  return { old, started };
-}
-
-/** `mcpool restart --json` beside the test (the test process holds the gate it waits on). */
-function restart(h: TestHome): Promise<{ code: number; stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, [cliPath, "restart", "--json"], {
-    env: h.env,
-    encoding: "utf8",
-    timeout: 60_000,
-  }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code?: number; stdout?: string; stderr?: string }) => ({
-      code: error.code ?? -1,
-      stdout: error.stdout ?? "",
-      stderr: error.stderr ?? "",
-    }),
-  );
-}
-
-/** The old daemon has started the new one and stopped listening: its log says so. */
-const LET_GO = "this one no longer listens";
-
-/**
  * One count on the counter's MCP socket, then a restart, up to the window: the new daemon
  * started and waiting at the gate, the old one no longer listening.
  */
@@ -182,7 +124,7 @@ describe("a hand-over restart and connections that arrive meanwhile", () => {
   it("serves a connection made while the new daemon is not yet listening, on the MCP socket and the daemon's", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });
-    const { old, started } = await gatedDaemon(h);
+    const { old, started } = await gatedDaemon(h, cleanups);
     try {
       const { mcpSocket, pid, restarting, gate } = await countedThenRestarting(h, old, started);
 
@@ -216,21 +158,21 @@ describe("a hand-over restart and connections that arrive meanwhile", () => {
   it("binds nothing over the new daemon's MCP sockets when mcp.json changes meanwhile", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });
-    const { old, started } = await gatedDaemon(h);
+    const { old, started } = await gatedDaemon(h, cleanups);
     try {
       const { mcpSocket, pid, restarting, gate } = await countedThenRestarting(h, old, started);
-      // A row added while the new daemon waits: the old one reconciles (it starts the row's
-      // child, which says so before it runs the counter), and its MCP sockets must not follow.
+      // A row added while the new daemon waits: the old one leaves it (and its MCP socket) to
+      // the new one, whose child says so before it runs the counter.
       const marker = join(h.dir, "added-row-started");
       const script = `: > "$0"; exec "$1" "$2"`;
       const args = ["-c", script, marker, process.execPath, fixture("counter.mjs")];
       h.writeConfig({ counter, added: { command: "/bin/sh", args } });
-      await waitFor(() => existsSync(marker), 20_000, "the old daemon to start the added row");
       gate.end("go\n");
 
       const done = await restarting;
       expect(done.code).toBe(0);
       await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
+      await waitFor(() => existsSync(marker), 20_000, "the new daemon to start the added row");
       // The path is the socket the new daemon listens on, not one the old daemon bound and took
       // with it.
       const after = LineClient.dial(mcpSocket);
@@ -245,7 +187,7 @@ describe("a hand-over restart and connections that arrive meanwhile", () => {
   it("stops as a daemon stops when it cannot listen again after the new daemon failed", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });
-    const { old, started } = await gatedDaemon(h);
+    const { old, started } = await gatedDaemon(h, cleanups);
     try {
       const { pid, restarting, gate } = await countedThenRestarting(h, old, started);
       // A folder with something in it where the socket was: no socket can be renamed over it,
@@ -273,7 +215,7 @@ describe("a hand-over restart and connections that arrive meanwhile", () => {
   it("listens again when the new daemon cannot start: a connection after it is served", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });
-    const { old, started } = await gatedDaemon(h);
+    const { old, started } = await gatedDaemon(h, cleanups);
     try {
       const { mcpSocket, pid, restarting, gate } = await countedThenRestarting(h, old, started);
       gate.end("fail\n");

@@ -339,6 +339,10 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
         try {
           const pooled = legacyHost(host.client);
           await pooled.subscribe();
+          // A round trip first: no update came before the restart (the old daemon did not
+          // list the child again), so the one after it is the new daemon's listing's.
+          expect(await pooled.call("subscribes")).toBe("subscribes 1 unsubscribes 0");
+          expect(pooled.updated).toEqual([]);
           await restart();
           await waitFor(() => pooled.updated.length > 0, BOUND_MS, "the update after the restart");
           expect(await pooled.call("subscribes")).toBe("subscribes 1 unsubscribes 0");

@@ -8,8 +8,9 @@
  * the client library that names no owner finds its task again once it reconnected, and an
  * MCP-socket host's live tasks stay live through restarts with no call in flight. A host
  * that asks while the new daemon is still adopting is never told "not found"; a status the
- * server sent of a moved task before its host asked reaches the host; a stale release of a
- * name ends no moved task; and a host that goes before its call is answered leaves no task.
+ * server sent of a moved task before its host asked reaches the host; a connection that asks
+ * then and closes claims nothing of its host's; a stale release of a name ends no moved
+ * task; and a host that goes before its call is answered leaves no task.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -111,6 +112,20 @@ async function servedWithSocket(h: TestHome): Promise<void> {
     BOUND_MS,
     "the MCP socket",
   );
+}
+
+/**
+ * A home whose second row the new daemon lists again only once the test opens `relist`: until
+ * then its adoption is not concluded, while it already serves the socket.
+ */
+function gatedAdoption(prefix: string): { h: TestHome; relist: string } {
+  const h = fleet.home(prefix);
+  const relist = join(h.dir, "relist");
+  h.writeConfig({
+    tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] },
+    slow: { command: process.execPath, args: [fixture("gate.mjs")], env: { GATE_RELIST: relist } },
+  });
+  return { h, relist };
 }
 
 describe("tasks across a hand-over restart", () => {
@@ -323,18 +338,7 @@ describe("tasks across a hand-over restart", () => {
   }, 90_000);
 
   it("answers a host's tasks/get while the new daemon is still adopting: never 'not found'", async () => {
-    const h = fleet.home("mcpool-tasks-handover-window-");
-    // A second row the new daemon lists again only once the test opens `relist`: until then
-    // its adoption is not concluded, while it already serves the socket.
-    const relist = join(h.dir, "relist");
-    h.writeConfig({
-      tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] },
-      slow: {
-        command: process.execPath,
-        args: [fixture("gate.mjs")],
-        env: { GATE_RELIST: relist },
-      },
-    });
+    const { h, relist } = gatedAdoption("mcpool-tasks-handover-window-");
     let sdk: Host | undefined;
     try {
       const old = await fleet.daemon(h);
@@ -382,6 +386,51 @@ describe("tasks across a hand-over restart", () => {
       expect(await ask("tasks/get", { taskId: live })).toMatchObject({ status: "working" });
     } finally {
       await sdk?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 90_000);
+
+  it("leaves a moved task its host's by name when a connection that asked during the adoption closes", async () => {
+    const { h, relist } = gatedAdoption("mcpool-tasks-handover-gone-");
+    try {
+      const old = await fleet.daemon(h);
+      // The client library's tasks go by its owner name: another connection naming it finds them.
+      const lib = await fleet.agent(h, "lib");
+      const libs = await libTask(lib);
+      const restart = runCliAsync(h, "restart", "--json");
+      await waitFor(() => existsSync(`${relist}.waiting`), BOUND_MS, "the new daemon to adopt");
+      await waitFor(
+        async () => {
+          const status = await runCliAsync(h, "status", "--json");
+          const seen = JSON.parse(status.stdout || "{}") as { pid?: number };
+          return seen.pid !== undefined && seen.pid !== old.pid;
+        },
+        BOUND_MS,
+        "the new daemon to serve",
+      );
+      // A connection naming the same owner asks about the task while it is not yet taken up, and
+      // closes with its question under way: the daemon read the question before the status
+      // asked after it on the same connection, and before the close.
+      const early = await fleet.agent(h, "early");
+      const asked = early.tasks
+        .request("tasks", "tasks/get", { taskId: libs }, { taskOwner: lib.tasks.owner })
+        .catch(() => "");
+      expect((await early.status()).pid).not.toBe(old.pid);
+      await early.close();
+      await asked;
+      writeFileSync(relist, "");
+      const done = await restart;
+      expect(done.stderr).toBe("");
+      expect(done.code).toBe(0);
+      // The closed connection claimed nothing: the host's own connection finds its task.
+      expect(await lib.tasks.request("tasks", "tasks/get", { taskId: libs })).toMatchObject({
+        taskId: libs,
+        status: "working",
+      });
+      expect(await lib.tasks.request("tasks", "tasks/cancel", { taskId: libs })).toMatchObject({
+        status: "cancelled",
+      });
+    } finally {
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);

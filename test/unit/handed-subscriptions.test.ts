@@ -5,7 +5,7 @@
  * while the hand-over drained its children, after the listeners had left, goes along with its
  * subscription and reaches each listener that comes back to the new daemon.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { pooledSubscriptions as pooled } from "../helpers/subscriptions.js";
 import type { DaemonLog } from "../../src/daemon/process/logger.js";
 import {
@@ -13,6 +13,7 @@ import {
   expectSubscriptions,
   handedSubscriptions,
   holdSubscriptions,
+  KEPT_SUBSCRIPTIONS_MS,
 } from "../../src/daemon/handover/subscriptions.js";
 
 /** A daemon log that keeps its error lines. */
@@ -48,9 +49,14 @@ describe("the snapshot's subscriptions, as the new daemon reads them", () => {
     }
     expect(errors).toHaveLength(6);
     for (const line of errors) {
-      expect(line).toContain("a handed resource subscription is not one this mcpool reads");
+      expect(line).toMatch(
+        /^mcpool: handed resource subscription \d.* is not one this mcpool reads \(/,
+      );
     }
-    expect(errors[0]).toContain('"listeners":"2"');
+    expect(errors[0]).toContain('handed resource subscription 2 of server "text"');
+    expect(errors[0]).toContain("its listeners are not a positive integer");
+    expect(errors[4]).toContain("its URI is not a string");
+    expect(errors[5]).toContain("it is not an object");
   });
 
   it("takes up none when they are not a list, and says so", () => {
@@ -63,13 +69,34 @@ describe("the snapshot's subscriptions, as the new daemon reads them", () => {
     ]);
   });
 
-  it("drops one whose missed update is for another URI", () => {
-    const { subscriptions, pool } = pooled();
+  it("drops only a missed update it cannot read, and ends the subscription no one came back to", async () => {
+    vi.useFakeTimers();
+    try {
+      const { sent, subscriptions, pool } = pooled();
+      const { log, errors } = logged();
+      const uri = "note://1?access_token=hidden";
+      const missed = { method: "x", params: { uri: "note://2", secret: "hidden" } };
+      expectSubscriptions(pool, [{ serverId: "s", uri, listeners: 1, missed }], log);
+      adoptSubscriptions(pool, ["s"]);
+      expect(subscriptions.held("s")).toBe(true);
+      expect(errors).toEqual([
+        'mcpool: handed resource subscription 1 of server "s": its missed update is not a resources/updated for its URI; taken up without it',
+      ]);
+      await vi.advanceTimersByTimeAsync(KEPT_SUBSCRIPTIONS_MS + 1);
+      expect(sent).toEqual([`resources/unsubscribe s ${uri}`]);
+      expect(subscriptions.held("s")).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("says what is wrong with an entry it drops, never what the entry holds", () => {
     const { log, errors } = logged();
-    const missed = { method: "notifications/resources/updated", params: { uri: "note://2" } };
-    expectSubscriptions(pool, [{ serverId: "s", uri: "note://1", listeners: 1, missed }], log);
-    expect(subscriptions.held("s")).toBe(false);
-    expect(errors).toHaveLength(1);
+    const { pool } = pooled();
+    expectSubscriptions(pool, [{ serverId: "s", uri: "note://1?access_token=hidden" }], log);
+    expect(errors).toEqual([
+      'mcpool: handed resource subscription 1 of server "s" is not one this mcpool reads (its listeners are not a positive integer); dropped',
+    ]);
   });
 });
 
@@ -95,6 +122,32 @@ describe("an update read while the hand-over drains", () => {
     expect(old.sent).toEqual(["resources/subscribe s note://1"]);
     expect(next.sent).toEqual([]);
     // Delivered to the one listener awaited: a later listener is new, and hears only what comes.
+    const later: unknown[] = [];
+    await next.subscriptions.subscribe("s", "note://1", (n) => later.push(n));
+    expect(later).toEqual([]);
+  });
+
+  it("is kept when it comes while the listener is still attached, its connection closing", async () => {
+    const update = { method: "notifications/resources/updated", params: { uri: "note://1" } };
+    const old = pooled();
+    const written: unknown[] = [];
+    const leave = await old.subscriptions.subscribe("s", "note://1", (n) => written.push(n));
+    holdSubscriptions(old.pool);
+    // Read in the hold's own turn: the socket is destroyed, its close event not yet come, so
+    // the listener is still there and what it writes goes nowhere.
+    old.subscriptions.deliver("s", update);
+    await leave();
+    expect(written).toEqual([update]);
+    const snapshot: unknown = JSON.parse(JSON.stringify(handedSubscriptions(old.pool)));
+    expect(snapshot).toEqual([{ serverId: "s", uri: "note://1", listeners: 1, missed: update }]);
+
+    const next = pooled();
+    const { log } = logged();
+    expectSubscriptions(next.pool, snapshot, log);
+    adoptSubscriptions(next.pool, ["s"]);
+    const heard: unknown[] = [];
+    await next.subscriptions.subscribe("s", "note://1", (n) => heard.push(n));
+    expect(heard).toEqual([update]);
     const later: unknown[] = [];
     await next.subscriptions.subscribe("s", "note://1", (n) => later.push(n));
     expect(later).toEqual([]);

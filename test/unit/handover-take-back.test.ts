@@ -36,6 +36,8 @@ describe("a hand-over that fails before the new daemon starts", () => {
       "unhold subscriptions",
       "server unhold",
       "fronts resume",
+      // Only now may a reconcile asked for meanwhile run.
+      "let reconciles go",
     ]);
     // The lock was never let go, so it is not taken again.
     expect(steps).not.toContain("lock release");

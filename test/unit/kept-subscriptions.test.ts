@@ -72,4 +72,23 @@ describe("kept subscription places across two hand-overs", () => {
     expect(sent).toEqual(["resources/subscribe s note://1", "resources/unsubscribe s note://1"]);
     expect(subscriptions.held("s")).toBe(false);
   });
+
+  it("forgets an update kept while holding once the hand-over fails with no listener gone", async () => {
+    const update = { method: "notifications/resources/updated", params: { uri: "note://1" } };
+    const { subscriptions, pool } = pooled();
+    const heard: unknown[] = [];
+    const stays = await subscriptions.subscribe("s", "note://1", (n) => heard.push(n));
+    holdSubscriptions(pool);
+    subscriptions.deliver("s", update);
+    unholdSubscriptions(pool);
+    expect(heard).toEqual([update]);
+
+    // A later hand-over keeps the listener's place; it comes back having missed nothing.
+    holdSubscriptions(pool);
+    await stays();
+    unholdSubscriptions(pool);
+    const back: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => back.push(n));
+    expect(back).toEqual([]);
+  });
 });

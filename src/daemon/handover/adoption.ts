@@ -20,6 +20,22 @@ export async function concludeAdoption(
   predecessor: Predecessor,
   log: DaemonLog,
 ): Promise<Conclusion> {
+  try {
+    return await conclude(pool, predecessor, log);
+  } catch (error) {
+    // A host's request that waits for its moved task records is told why none was taken up
+    // (once they are, this changes nothing).
+    const why = error instanceof Error ? error.message : String(error);
+    pool.forgoTasks(`the adoption failed: ${why}`);
+    throw error;
+  }
+}
+
+async function conclude(
+  pool: McpPool,
+  predecessor: Predecessor,
+  log: DaemonLog,
+): Promise<Conclusion> {
   const { snapshot, problem } = predecessor;
   if (snapshot === undefined) {
     const cold = problem ?? "no snapshot";

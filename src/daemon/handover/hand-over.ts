@@ -91,6 +91,14 @@ export interface HandedOver {
   cold?: string;
 }
 
+/** The parts of a daemon that serves, and how to start the new one. */
+type Serving = HandOverDeps & {
+  server: SocketServer;
+  pool: McpPool;
+  log: DaemonLog;
+  successor: NonNullable<HandOverDeps["successor"]>;
+};
+
 /** Hands the daemon over, keeping the connection `keepId` (the caller's) open to answer it. */
 export async function handOver(deps: HandOverDeps, keepId: number): Promise<HandedOver> {
   const { server, pool, log, successor: start } = deps;
@@ -109,20 +117,26 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
       {},
     );
   }
+  // One turn of the reconcile queue, start to end: an edit of the configuration meanwhile
+  // (or a reload) neither stops nor restarts a child being handed. It waits, and runs once
+  // this daemon serves again; a hand-over that went through leaves it to the new daemon.
+  return pool.handingOver(() =>
+    handOverHeld({ ...deps, server, pool, log, successor: start }, keepId, listenFd),
+  );
+}
+
+/** handOver() within its turn of the reconcile queue. */
+async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Promise<HandedOver> {
+  const { log } = deps;
   log.info(`mcpool: handing over to a new daemon`);
   // What has been held so far, for taking it back if a step below fails.
   const held: Held = { handed: [], sessions: [], released: false };
   let successor: Successor;
   try {
-    successor = await hold(
-      { ...deps, server, pool, log, successor: start },
-      keepId,
-      listenFd,
-      held,
-    );
+    successor = await hold(deps, keepId, listenFd, held);
   } catch (error) {
     const why = `the hand-over could not start: ${(error as Error).message}`;
-    const lost = await takeBack({ ...deps, server, pool, log }, held, why);
+    const lost = await takeBack(deps, held, why);
     const after = lost === undefined ? "this daemon serves on" : `${lost}, so this daemon stops`;
     throw new McpPoolError("handover-failed", `${why}; ${after}`, {});
   }
@@ -132,7 +146,7 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
     successor.go(false);
     // Only one daemon may drive the children: this one takes them back once the new one is gone.
     await ended(successor, log);
-    const lost = await takeBack({ ...deps, server, pool, log }, held, answer.why);
+    const lost = await takeBack(deps, held, answer.why);
     const after = lost === undefined ? "so this one serves on" : `and this one stops (${lost})`;
     throw new McpPoolError(
       "handover-failed",
@@ -215,12 +229,7 @@ interface Held {
  * new daemon with the snapshot; then stops listening. Records in `held` what it took, as it goes.
  */
 async function hold(
-  deps: HandOverDeps & {
-    server: SocketServer;
-    pool: McpPool;
-    log: DaemonLog;
-    successor: NonNullable<HandOverDeps["successor"]>;
-  },
+  deps: Serving,
   keepId: number,
   listenFd: number,
   held: Held,

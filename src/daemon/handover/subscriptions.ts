@@ -10,6 +10,7 @@
  */
 import type { McpPool } from "../../pool/pool.js";
 import type { HandedSubscription } from "../../pool/calls/server-passthrough.js";
+import type { ServerNotification } from "../../pool/core/types.js";
 import type { DaemonLog } from "../process/logger.js";
 
 /**
@@ -31,21 +32,25 @@ export function handedSubscriptions(pool: McpPool): HandedSubscription[] {
   return pool.handedSubscriptions.handedSubscriptions();
 }
 
-/** One handed subscription as the snapshot must hold it; anything else is not read. */
-function isHandedSubscription(value: unknown): value is HandedSubscription {
-  const handed = value as Partial<HandedSubscription> | null;
-  if (typeof handed !== "object" || handed === null) return false;
-  return (
-    typeof handed.serverId === "string" &&
-    typeof handed.uri === "string" &&
-    Number.isInteger(handed.listeners) &&
-    (handed.listeners as number) > 0 &&
-    (handed.missed === undefined || isUpdateOf(handed.missed, handed.uri))
-  );
+/**
+ * What is wrong with one handed subscription's required fields, or undefined if nothing is.
+ * Says what, never the entry itself: it may carry a URI's token or a server's notification.
+ */
+function unreadable(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return "it is not an object";
+  }
+  const handed = value as Partial<Record<keyof HandedSubscription, unknown>>;
+  if (typeof handed.serverId !== "string") return "its server id is not a string";
+  if (typeof handed.uri !== "string") return "its URI is not a string";
+  if (!Number.isInteger(handed.listeners) || (handed.listeners as number) < 1) {
+    return "its listeners are not a positive integer";
+  }
+  return undefined;
 }
 
 /** A `notifications/resources/updated` for `uri`, as a server sent it. */
-function isUpdateOf(value: unknown, uri: string): boolean {
+function isUpdateOf(value: unknown, uri: string): value is ServerNotification {
   const notification = value as { method?: unknown; params?: { uri?: unknown } } | null;
   if (typeof notification !== "object" || notification === null) return false;
   return (
@@ -56,9 +61,17 @@ function isUpdateOf(value: unknown, uri: string): boolean {
   );
 }
 
+/** Names a handed entry in a log line: its server id when it has one, nothing else of it. */
+function named(value: unknown): string {
+  const id = (value as { serverId?: unknown } | null)?.serverId;
+  return typeof id === "string" ? `of server "${id}"` : "";
+}
+
 /**
  * The snapshot's subscriptions this mcpool reads, and a line for each one it drops (a
- * snapshot from another build, or a damaged one): none is taken up half-read.
+ * snapshot from another build, or a damaged one): none is taken up half-read. A missed update
+ * that is not one for its URI is dropped alone, with a line: the subscription is live on the
+ * child all the same, and is taken up so that it is ended when no one comes back for it.
  */
 export function checkedSubscriptions(handed: unknown): {
   subscriptions: HandedSubscription[];
@@ -71,13 +84,26 @@ export function checkedSubscriptions(handed: unknown): {
       dropped: [`the snapshot's subscriptions are not a list (${typeof handed}); none is taken up`],
     };
   }
-  const subscriptions = handed.filter(isHandedSubscription);
-  const dropped = handed
-    .filter((entry) => !isHandedSubscription(entry))
-    .map(
-      (entry) =>
-        `a handed resource subscription is not one this mcpool reads (a server id and a URI as strings, listeners a positive integer, and any missed update one for its URI), dropped: ${JSON.stringify(entry)?.slice(0, 200)}`,
-    );
+  const subscriptions: HandedSubscription[] = [];
+  const dropped: string[] = [];
+  for (const [index, entry] of handed.entries()) {
+    const about = `handed resource subscription ${index + 1} ${named(entry)}`.trimEnd();
+    const wrong = unreadable(entry);
+    if (wrong !== undefined) {
+      dropped.push(`${about} is not one this mcpool reads (${wrong}); dropped`);
+      continue;
+    }
+    const { serverId, uri, listeners, missed } = entry as HandedSubscription & {
+      missed?: unknown;
+    };
+    const kept = missed !== undefined && isUpdateOf(missed, uri);
+    if (missed !== undefined && !kept) {
+      dropped.push(
+        `${about}: its missed update is not a resources/updated for its URI; taken up without it`,
+      );
+    }
+    subscriptions.push({ serverId, uri, listeners, ...(kept ? { missed } : {}) });
+  }
   return { subscriptions, dropped };
 }
 

@@ -13,7 +13,7 @@
  *   later adoption (or a hand-over that came back) never ends an earlier one's hold early.
  */
 import { McpPoolError } from "../core/errors.js";
-import type { ServerNotification } from "../core/types.js";
+import type { CallSignal, ServerNotification } from "../core/types.js";
 import type { ServerEntry } from "../server/entry.js";
 
 /**
@@ -66,17 +66,30 @@ export class MovedRecords {
     for (const task of tasks) this.#expected.set(task.taskId, task);
   }
 
+  /** Whether a record still expected is `name`'s (on `serverId`, or on any server). */
+  expects(name: string | undefined, serverId?: string): boolean {
+    if (name === undefined) return false;
+    return [...this.#expected.values()].some(
+      (task) => task.owner === name && (serverId === undefined || task.serverId === serverId),
+    );
+  }
+
   /**
-   * Resolves once no record still expected may be `name`'s on `serverId`: at once for a host
-   * with no name, or none of whose tasks on that server move. Throws `handover-failed` when
-   * the adoption failed: the host's records stay with the old daemon, which serves on.
+   * Resolves once no record still expected may be `name`'s on `serverId` (any server when
+   * none is named): at once for a host with no name, or none of whose tasks move. Throws
+   * `handover-failed` when the adoption failed (the host's records stay with the old daemon,
+   * which serves on), and the asking request's abort reason as soon as it is aborted.
    */
-  async settled(serverId: string, name: string | undefined): Promise<void> {
-    if (name === undefined) return;
-    const expected = [...this.#expected.values()];
-    if (!expected.some((task) => task.owner === name && task.serverId === serverId)) return;
-    const failed = await this.#concluded;
-    if (failed !== undefined) throw new McpPoolError("handover-failed", failed, { serverId });
+  async settled(
+    serverId: string | undefined,
+    name: string | undefined,
+    signal?: CallSignal,
+  ): Promise<void> {
+    if (!this.expects(name, serverId)) return;
+    const failed = await untilAborted(this.#concluded, signal);
+    if (failed !== undefined) {
+      throw new McpPoolError("handover-failed", failed, serverId ? { serverId } : {});
+    }
   }
 
   /** Keeps the last status of an expected task; false when the task is not expected. */
@@ -114,5 +127,21 @@ export class MovedRecords {
     this.#expected.clear();
     this.#early.clear();
     this.#conclude(failed);
+  }
+}
+
+/** `promise`, or its asker's abort reason thrown as soon as `signal` is aborted. */
+async function untilAborted<T>(promise: Promise<T>, signal: CallSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) throw signal.reason;
+  let stop = (): void => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    stop = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", stop, { once: true });
+  });
+  try {
+    return await Promise.race([promise, aborted]);
+  } finally {
+    signal.removeEventListener("abort", stop);
   }
 }

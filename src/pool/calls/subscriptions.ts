@@ -30,7 +30,10 @@ interface Subscription {
    * each is awaited until its own deadline, whichever hand-over kept it.
    */
   kept: KeptPlace[];
-  /** An update that came while only kept listeners were left: each one back is sent it. */
+  /**
+   * An update that came while only kept listeners were left, or while the daemon held (each
+   * listener then leaving): each one back is sent it.
+   */
   missed?: ServerNotification;
 }
 
@@ -143,7 +146,9 @@ export class Subscriptions {
     const uri = notification.params?.uri;
     if (typeof uri !== "string") return;
     const subscription = this.#subscriptions.get(id)?.get(uri);
-    if (subscription !== undefined && subscription.kept.length > 0) {
+    // While holding, every listener is going (its connection closed or closing, whatever its
+    // close event's turn): what it is sent now may go nowhere, so the update is kept for it.
+    if (subscription !== undefined && (this.#holding || subscription.kept.length > 0)) {
       subscription.missed = notification;
     }
     for (const listener of [...(subscription?.listeners ?? [])]) {
@@ -181,10 +186,15 @@ export class Subscriptions {
 
   /**
    * The hand-over failed: listeners leave as before; the kept ones are awaited back here for
-   * `keepMs` from now.
+   * `keepMs` from now, and an update kept while holding only for those.
    */
   unholdSubscriptions(keepMs: number): void {
     this.#holding = false;
+    for (const uris of this.#subscriptions.values()) {
+      for (const subscription of uris.values()) {
+        if (subscription.kept.length === 0) delete subscription.missed;
+      }
+    }
     this.#awaitKept(keepMs);
   }
 

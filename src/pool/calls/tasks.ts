@@ -194,7 +194,9 @@ export class PoolTasks {
   ): Promise<Params> {
     const owner = typeof asking === "string" ? { key: asking } : asking;
     // A record of this host's that moves with a hand-over is taken up before it is asked about.
-    await this.#moved.settled(serverId, owner.name);
+    // A request whose host went meanwhile claims nothing: its records stay the host's by name.
+    await this.#moved.settled(serverId, owner.name, options.signal);
+    if (options.signal?.aborted === true) throw options.signal.reason;
     if (method === "tasks/list") return this.#list(serverId, params, owner, options);
     const taskId = params.taskId;
     if (typeof taskId !== "string") {
@@ -228,11 +230,16 @@ export class PoolTasks {
    * host with a name may come back on another, as after a hand-over).
    */
   async release(gone: string | TaskOwner, disconnected = false): Promise<void> {
+    const owner: TaskOwner = typeof gone === "string" ? { key: gone } : gone;
+    // A host that goes while its records are moving: they are dealt with once they exist (a
+    // release waits for the adoption as a request does, so order decides, not timing).
+    if (this.#moved.expects(owner.name)) {
+      await this.#moved.settled(undefined, owner.name).catch(() => undefined);
+    }
     if (this.#handedOff) {
       this.#deferred.push({ gone, disconnected });
       return;
     }
-    const owner = typeof gone === "string" ? { key: gone } : gone;
     // Its own records only: a moved record a host never claimed here is not this one's to end
     // (a release queued before a hand-over must not cancel the tasks that just moved).
     const mine = [...this.#records.values()].filter((r) => r.owner.key === owner.key);

@@ -80,6 +80,8 @@ export class Reconciler {
   /** What the tools cache holds per server (savedKey), so an unchanged list is not saved again. */
   readonly #savedFingerprints = new Map<string, string | undefined>();
   #closed = false;
+  /** A hand-over went through: the servers are another daemon's, this pool reconciles none. */
+  #handedOver = false;
   /** The first reconcile, settled or not: what an early call or listing waits for. */
   #firstSync: Promise<void> | undefined;
   #firstSyncDone = false;
@@ -157,7 +159,22 @@ export class Reconciler {
   /** Runs `work` on the reconcile queue; a closed pool rejects rather than throws. */
   run<T>(work: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(closedError());
-    return this.#queue.run(work);
+    // Asked for while a hand-over held the queue and went through: the servers are not ours.
+    return this.#queue.run(() => (this.#handedOver ? Promise.reject(handedError()) : work()));
+  }
+
+  /**
+   * Runs a hand-over to another daemon as one turn of the queue: a reconcile, stop or
+   * reconnect asked meanwhile waits for it. If `work` resolves, the servers went: before the
+   * queue goes on, this pool stops reconciling (what waited does nothing; the other daemon
+   * read the configuration itself). If it rejects, what waited runs next.
+   */
+  handingOver<T>(work: () => Promise<T>): Promise<T> {
+    return this.run(async () => {
+      const result = await work();
+      this.#handedOver = true;
+      return result;
+    });
   }
 
   /** Runs `work` on the queue even once closed: the entries' own reaps. */
@@ -220,7 +237,7 @@ export class Reconciler {
   }
 
   async #reconcile(configs: readonly McpServerConfig[] | undefined): Promise<void> {
-    if (this.#closed) return;
+    if (this.#closed || this.#handedOver) return;
     const rows = configs ?? (await this.#loadRows());
     checkRowDurations(rows);
     this.#rows = rows;
@@ -394,6 +411,10 @@ export class Reconciler {
 
 function closedError(): McpPoolError {
   return new McpPoolError("closed", "the pool is closed");
+}
+
+function handedError(): McpPoolError {
+  return new McpPoolError("closed", "the pool's servers were handed over to a new daemon");
 }
 
 async function startAll(
