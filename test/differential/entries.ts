@@ -37,18 +37,21 @@ export async function openHost(
   if (entry === "library") return libraryHost(home, server, spec);
   const args = ["--server", server.id, "--socket", home.socketPath];
   await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, `${server.id}'s MCP socket`);
-  if (entry === "http") {
-    const bridge = await httpBridge(home, args);
-    try {
-      const host = await connectHost(spec, { kind: "http", url: bridge.url, token: bridge.token });
-      return { ...host, close: () => host.close().finally(() => bridge.stop()) };
-    } catch (error) {
-      await bridge.stop();
-      throw error;
-    }
-  }
+  if (entry === "http") return httpHost(home, spec, args);
   const via = entry === "cli" ? "sdk" : entry;
   return connectHost(spec, { kind: "stdio", ...bridgeCommand(home, args, via), env });
+}
+
+/** A host of `spec` on `mcpool bridge --http 0 …args`; close() stops the bridge too. */
+export async function httpHost(home: TestHome, spec: HostSpec, args: string[]): Promise<Host> {
+  const bridge = await httpBridge(home, args);
+  try {
+    const host = await connectHost(spec, { kind: "http", url: bridge.url, token: bridge.token });
+    return { ...host, close: () => host.close().finally(() => bridge.stop()) };
+  } catch (error) {
+    await bridge.stop();
+    throw error;
+  }
 }
 
 /**

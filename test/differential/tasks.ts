@@ -44,15 +44,7 @@ export async function taskSteps(
   steps.push(created);
   const taskId = taskIdOf(created);
   if (taskId === undefined) return steps;
-  const deadline = Date.now() + TASK_BOUND_MS;
-  let got: Step;
-  for (;;) {
-    got = await step(host, "tasks/get", { taskId });
-    const status = (got.result as { status?: string } | undefined)?.status;
-    if (got.error !== undefined || TERMINAL.has(status ?? "") || Date.now() > deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-  steps.push(got);
+  steps.push(await untilTerminal(host, taskId));
   steps.push(await step(host, "tasks/result", { taskId }));
   steps.push(await step(host, "tasks/list", {}));
   const second = await step(host, "tools/call", { name: tool.name, arguments: args, task: TASK });
@@ -60,6 +52,20 @@ export async function taskSteps(
   const secondId = taskIdOf(second);
   if (secondId !== undefined) steps.push(await step(host, "tasks/cancel", { taskId: secondId }));
   return named(steps, [taskId, secondId]);
+}
+
+/**
+ * `tasks/get` of `taskId` until the task is terminal (or refused, or past the bound): the last
+ * answer, the one step (how many polls it took is the machine's timing).
+ */
+export async function untilTerminal(host: Host, taskId: string): Promise<Step> {
+  const deadline = Date.now() + TASK_BOUND_MS;
+  for (;;) {
+    const got = await step(host, "tasks/get", { taskId });
+    const status = (got.result as { status?: string } | undefined)?.status;
+    if (got.error !== undefined || TERMINAL.has(status ?? "") || Date.now() > deadline) return got;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
 }
 
 /** `steps` with each task id the server made named by its order (`<task 1>`, `<task 2>`). */

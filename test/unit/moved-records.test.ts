@@ -63,7 +63,26 @@ describe("moved records awaited", () => {
     expect(moved.keep("s", "t2", status("working"))).toBe(false);
     expect(moved.keep("s", "t1", status("working"))).toBe(true);
     expect(moved.keep("s", "t1", status("completed"))).toBe(true);
-    expect(moved.unclaimed("host", "t1").missed).toEqual(status("completed"));
-    expect(moved.unclaimed("host", "t1").missed).toBeUndefined();
+    expect(moved.unclaimed("host", { serverId: "s", taskId: "t1" }).missed).toEqual(
+      status("completed"),
+    );
+    expect(moved.unclaimed("host", { serverId: "s", taskId: "t1" }).missed).toBeUndefined();
+  });
+
+  it("keeps two servers' tasks of the same id apart", () => {
+    const moved = new MovedRecords();
+    moved.expect([task, { ...task, serverId: "other server" }]);
+    const status = (s: string) => ({
+      method: "notifications/tasks/status",
+      params: { taskId: "t1", status: s },
+    });
+    expect(moved.keep("s", "t1", status("working"))).toBe(true);
+    expect(moved.keep("other server", "t1", status("completed"))).toBe(true);
+    expect(moved.unclaimed("host", { serverId: "s", taskId: "t1" }).missed).toEqual(
+      status("working"),
+    );
+    expect(moved.unclaimed("host", { serverId: "other server", taskId: "t1" }).missed).toEqual(
+      status("completed"),
+    );
   });
 });

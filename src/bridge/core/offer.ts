@@ -6,8 +6,8 @@
  * (`tasks` among them: its task-augmented calls and `tasks/*` are relayed, but not in
  * catalog mode, whose host calls the pool's own tools). A bridge over several servers, or
  * over one that never said what it offers, is mcpool, offering what can work and refusing on
- * use: no `tasks` there (a task is one server's, and a host of several would have to name
- * which).
+ * use; `tasks` where a server in scope offers them (each part any of them offers), relayed
+ * to the server whose task it is (tasks.ts).
  */
 import type { ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient, ServerState } from "mcpool-client";
@@ -44,6 +44,11 @@ export function capabilitiesFor(
   if (offers("resources")) capabilities.resources = { subscribe: true, listChanged: true };
   if (offers("prompts")) capabilities.prompts = { listChanged: true };
   if (offers("completions")) capabilities.completions = {};
+  // Tasks, where a server in scope offers them: each part that one of them offers.
+  if (!listsChange) {
+    const tasks = servers.map((s) => s.capabilities?.tasks).filter(isObject);
+    if (tasks.length > 0) capabilities.tasks = tasks.reduce(merged, {});
+  }
   // Extensions (MCP Apps' `io.modelcontextprotocol/ui`, …) are the servers' to offer: the one
   // server's, or every server's in scope, the first to name one giving its settings.
   const extensions: Record<string, object> = {};
@@ -58,6 +63,35 @@ export function capabilitiesFor(
   }
   if (Object.keys(extensions).length > 0) capabilities.extensions = extensions;
   return capabilities;
+}
+
+/**
+ * The servers a bridge relays tasks of: those in scope that offer `tasks`, in scope order;
+ * none in catalog mode (`listsChange`), whose host calls the pool's own tools.
+ */
+export function taskServers(
+  scope: Scope,
+  states: readonly ServerState[],
+  listsChange = false,
+): string[] {
+  if (listsChange) return [];
+  return inScope(scope, states)
+    .filter((s) => isObject(s.capabilities?.tasks))
+    .map((s) => s.id);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** `a` with what `b` adds to it, object by object (`a`'s leaves kept). */
+function merged(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out = structuredClone(a);
+  for (const [key, value] of Object.entries(b)) {
+    const mine = out[key];
+    if (isObject(mine) && isObject(value)) out[key] = merged(mine, value);
+    else if (!(key in out)) out[key] = structuredClone(value);
+  }
+  return out;
 }
 
 /**

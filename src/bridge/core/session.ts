@@ -59,7 +59,7 @@ export interface Session {
   readonly found?: FoundTools;
   /** What the host declared that a pooled server sees, and its roots. */
   readonly profile: SessionProfile;
-  /** The tasks its task-augmented calls made (a one-server bridge whose server offers tasks). */
+  /** The tasks its task-augmented calls made (a bridge a server of which offers tasks). */
   readonly tasks?: SessionTasks;
 }
 

@@ -1,12 +1,20 @@
 /**
- * A one-server bridge relays its server's MCP tasks (2025-11-25 "tasks" utility) to each
- * legacy host session: a task-augmented `tools/call` answers the server's CreateTaskResult,
- * and `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` go through the daemon to
- * the connection that created the task — for this session's tasks only (the daemon keys
- * them by the session's owner name). The server's `notifications/tasks/status` reach the
- * session whose task it is; when the session ends, its live tasks are released (cancelled
- * on the server where it can). The 2026-07-28 era has no tasks in its core: a modern host
- * is offered none.
+ * A bridge relays its servers' MCP tasks (2025-11-25 "tasks" utility) to each legacy host
+ * session: a task-augmented `tools/call` answers the server's CreateTaskResult, and
+ * `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` go through the daemon to the
+ * connection that created the task — for this session's tasks only (the daemon keys them by
+ * the session's owner name). The server's `notifications/tasks/status` reach the session
+ * whose task it is; when the session ends, its live tasks are released (cancelled on the
+ * server where it can). The 2026-07-28 era has no tasks in its core: a modern host is
+ * offered none.
+ *
+ * A bridge over several servers (or the whole pool) is one session for its host where direct
+ * it has one per server: a task's id is its server's own making, and two servers may make the
+ * same one. The session knows each task by the id its server gave it unless another of its
+ * servers' tasks already goes by that id; then by the id with `@<server>` after it (the
+ * spec has a task id opaque to its receiver). Every answer and status that names the task
+ * names it by the host's id, and every request the host makes with it reaches the server
+ * with the server's. `tasks/list` answers the host's tasks of every server holding some.
  */
 import { randomUUID } from "node:crypto";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -20,61 +28,155 @@ import {
 import { defined, type PoolClient, type TaskMethod } from "mcpool-client";
 import { toMcpError } from "./errors.js";
 
-/** One host session's tasks: the owner name it goes by, and the ids of the tasks it made. */
+/** A task as its server knows it. */
+export interface ServerTask {
+  serverId: string;
+  taskId: string;
+}
+
+const keyOf = (serverId: string, taskId: string): string => `${serverId}\0${taskId}`;
+
+/** One host session's tasks: the owner name it goes by, and the tasks it made, by host id. */
 export class SessionTasks {
   readonly owner = randomUUID();
-  readonly #ids = new Set<string>();
+  readonly #byHost = new Map<string, ServerTask>();
+  readonly #toHost = new Map<string, string>();
 
-  /** A CreateTaskResult the session was answered: its task is the session's. */
-  created(result: unknown): void {
-    const id = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
-    if (typeof id === "string") this.#ids.add(id);
+  /**
+   * The id the host knows task `taskId` of `serverId` by, given the first time the session
+   * meets the task (its CreateTaskResult, or a status the server sent before it).
+   */
+  hostId(serverId: string, taskId: string): string {
+    const key = keyOf(serverId, taskId);
+    const known = this.#toHost.get(key);
+    if (known !== undefined) return known;
+    let id = taskId;
+    for (let n = 2; this.#byHost.has(id); n++) {
+      id = n === 2 ? `${taskId}@${serverId}` : `${taskId}@${serverId}#${n}`;
+    }
+    this.#byHost.set(id, { serverId, taskId });
+    this.#toHost.set(key, id);
+    return id;
   }
 
-  /** The daemon named this session as the owner of task `taskId` (its status came first). */
-  adopt(taskId: string): void {
-    this.#ids.add(taskId);
+  /** The host's task `hostId` as its server knows it; undefined when it is not the session's. */
+  find(hostId: string): ServerTask | undefined {
+    return this.#byHost.get(hostId);
   }
 
-  has(taskId: string): boolean {
-    return this.#ids.has(taskId);
+  /** Whether task `taskId` of `serverId` is the session's. */
+  has(serverId: string, taskId: string): boolean {
+    return this.#toHost.has(keyOf(serverId, taskId));
+  }
+
+  /** The servers holding some of the session's tasks, in the order the session met them. */
+  get servers(): string[] {
+    return [...new Set([...this.#byHost.values()].map((t) => t.serverId))];
   }
 
   get size(): number {
-    return this.#ids.size;
+    return this.#byHost.size;
+  }
+
+  /**
+   * A CreateTaskResult of `serverId` the session was answered: its task is the session's,
+   * and the result as the host is given it (its id the host's).
+   */
+  created<T>(serverId: string, result: T): T {
+    const id = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
+    if (typeof id !== "string") return result;
+    return renamed(result, id, this.hostId(serverId, id));
   }
 }
 
-/** The session's `tasks/*` handlers, answered by server `serverId` through the daemon. */
+/**
+ * `value` with each `taskId` field whose value is `from` set to `to`: a task, a list's tasks,
+ * a status, and a result's related-task `_meta` all name their task so.
+ */
+export function renamed<T>(value: T, from: string, to: string): T {
+  if (from === to) return value;
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (v === null || typeof v !== "object") return v;
+    return Object.fromEntries(
+      Object.entries(v).map(([k, inner]) => [
+        k,
+        k === "taskId" && inner === from ? to : walk(inner),
+      ]),
+    );
+  };
+  return walk(value) as T;
+}
+
+/**
+ * The session's `tasks/*` handlers, answered by its servers through the daemon: `servers`
+ * are those in scope that offer tasks, in scope order (a task the session does not have is
+ * asked of the first, which says what it says of a task it never had, as direct).
+ */
 export function answerTasks(
   server: Server,
   tasks: SessionTasks,
   client: PoolClient,
-  serverId: string,
+  servers: readonly string[],
 ): void {
-  const ask =
-    (method: TaskMethod) =>
-    async (
-      request: {
-        params?: { taskId?: string | undefined; cursor?: string | undefined } | undefined;
-      },
-      extra: Extra,
-    ) => {
-      const { taskId, cursor } = request.params ?? {};
-      const params = method === "tasks/list" ? defined({ cursor }) : defined({ taskId });
+  const send = (
+    serverId: string,
+    method: TaskMethod,
+    params: { taskId?: string; cursor?: string },
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> =>
+    client.tasks.request(serverId, method, params, { taskOwner: tasks.owner, signal });
+
+  const about =
+    (method: Exclude<TaskMethod, "tasks/list">) =>
+    async (request: { params: { taskId: string } }, extra: Extra): Promise<never> => {
+      const hostId = request.params.taskId;
+      const task = tasks.find(hostId) ?? { serverId: servers[0] ?? "", taskId: hostId };
       try {
-        return (await client.tasks.request(serverId, method, params, {
-          taskOwner: tasks.owner,
-          signal: extra.signal,
-        })) as never;
+        const result = await send(task.serverId, method, { taskId: task.taskId }, extra.signal);
+        return renamed(result, task.taskId, hostId) as never;
       } catch (error) {
-        throw toMcpError(error);
+        // The server's words name the task by its id: the host's, as they would direct.
+        const refusal = toMcpError(error);
+        if (task.taskId !== hostId)
+          refusal.message = refusal.message.split(task.taskId).join(hostId);
+        throw refusal;
       }
     };
-  server.setRequestHandler(GetTaskRequestSchema, ask("tasks/get"));
-  server.setRequestHandler(GetTaskPayloadRequestSchema, ask("tasks/result"));
-  server.setRequestHandler(ListTasksRequestSchema, ask("tasks/list"));
-  server.setRequestHandler(CancelTaskRequestSchema, ask("tasks/cancel"));
+
+  const list = async (
+    request: { params?: { cursor?: string | undefined } | undefined },
+    extra: Extra,
+  ): Promise<never> => {
+    const cursor = request.params?.cursor;
+    try {
+      // The pool answers a host's own tasks in one page: a cursor it holds was never given,
+      // and is the first server's to refuse, as direct.
+      if (cursor !== undefined || tasks.size === 0) {
+        const first = servers[0];
+        if (first === undefined) return { tasks: [] } as never;
+        return (await send(first, "tasks/list", defined({ cursor }), extra.signal)) as never;
+      }
+      let answer: Record<string, unknown> | undefined;
+      const all: unknown[] = [];
+      for (const serverId of tasks.servers) {
+        const page = await send(serverId, "tasks/list", {}, extra.signal);
+        answer ??= page;
+        for (const task of (page.tasks as { taskId?: unknown }[] | undefined) ?? []) {
+          const id = task.taskId;
+          all.push(typeof id === "string" ? renamed(task, id, tasks.hostId(serverId, id)) : task);
+        }
+      }
+      return { ...answer, tasks: all } as never;
+    } catch (error) {
+      throw toMcpError(error);
+    }
+  };
+
+  server.setRequestHandler(GetTaskRequestSchema, about("tasks/get"));
+  server.setRequestHandler(GetTaskPayloadRequestSchema, about("tasks/result"));
+  server.setRequestHandler(ListTasksRequestSchema, list);
+  server.setRequestHandler(CancelTaskRequestSchema, about("tasks/cancel"));
 }
 
 interface Extra {

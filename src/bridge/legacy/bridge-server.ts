@@ -20,6 +20,7 @@ import { connectionIdentity, type BridgeIdentityOptions } from "../core/conversa
 import { scopeOf, type Scope } from "../core/naming.js";
 import {
   capabilitiesFor,
+  taskServers,
   instructionsFor,
   knownStates,
   serverInfoFor,
@@ -150,7 +151,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     catalog,
     router,
     traffic,
-    single: options.catalog === undefined ? scope.single : undefined,
+    taskServers: taskServers(scope, states, options.catalog !== undefined),
     log,
   });
   const createServer = (): Server => legacy.create();

@@ -19,7 +19,7 @@ import type { Scope } from "../core/naming.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 import { passesLevel, type Sessions } from "../core/session.js";
 import type { ModernBridge } from "../modern/bridge.js";
-import { statusTaskId } from "../core/tasks.js";
+import { renamed, statusTaskId } from "../core/tasks.js";
 
 type ListKind = "tools" | "resources" | "prompts";
 
@@ -145,15 +145,20 @@ export class PoolTraffic {
    * naming the session: a status the server sent before its answer comes before the answer
    * that tells the session its task id).
    */
-  #deliverTaskStatus(notification: ServerNotification, taskOwner: string | undefined): void {
+  #deliverTaskStatus(
+    serverId: string,
+    notification: ServerNotification,
+    taskOwner: string | undefined,
+  ): void {
     const taskId = statusTaskId(notification as never);
     if (taskId === undefined) return;
     for (const session of this.#sessions) {
       const tasks = session.tasks;
       if (tasks === undefined) continue;
-      if (taskOwner === tasks.owner) tasks.adopt(taskId);
-      if (!tasks.has(taskId)) continue;
-      session.server.notification(notification as never).catch(() => undefined);
+      if (taskOwner !== tasks.owner && !tasks.has(serverId, taskId)) continue;
+      // Named by the id the session knows the task by (made now, if the status came first).
+      const named = renamed(notification, taskId, tasks.hostId(serverId, taskId));
+      session.server.notification(named as never).catch(() => undefined);
     }
   }
 
@@ -206,7 +211,7 @@ export class PoolTraffic {
           this.#router.deliverUpdated(serverId, notification);
           break;
         case "notifications/tasks/status":
-          this.#deliverTaskStatus(notification, about.taskOwner);
+          this.#deliverTaskStatus(serverId, notification, about.taskOwner);
           break;
         default:
           break;

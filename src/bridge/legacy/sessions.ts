@@ -55,8 +55,8 @@ export interface LegacySessionsOptions {
   catalog: Catalog | undefined;
   router: ResourcesPromptsRouter;
   traffic: PoolTraffic;
-  /** The one server of a `--server ID` bridge: its tasks are relayed when it offers them. */
-  single: string | undefined;
+  /** The servers in scope whose tasks are relayed (those that offer them; none in catalog mode). */
+  taskServers: readonly string[];
   log: (line: string) => void;
 }
 
@@ -81,8 +81,8 @@ export class LegacySessions {
       debouncedNotificationMethods: LIST_CHANGED,
     });
     const identity = connectionIdentity(this.#o.identity ?? {});
-    const single = this.#o.single;
-    const tasks = capabilities.tasks !== undefined && single !== undefined;
+    const taskServers = this.#o.taskServers;
+    const tasks = capabilities.tasks !== undefined && taskServers.length > 0;
     const session: Session = {
       server,
       level: undefined,
@@ -93,8 +93,8 @@ export class LegacySessions {
       ...(tasks ? { tasks: new SessionTasks() } : {}),
     };
     sessions.add(session);
-    if (session.tasks !== undefined && single !== undefined) {
-      answerTasks(server, session.tasks, client, single);
+    if (session.tasks !== undefined) {
+      answerTasks(server, session.tasks, client, taskServers);
     }
     server.onclose = () => {
       endConversation(client, identity);

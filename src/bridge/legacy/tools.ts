@@ -187,6 +187,23 @@ export class BridgeTools {
     return this.#names.toPool.get(name);
   }
 
+  /**
+   * The server a qualified name's calls go to when no listing said: the server in scope
+   * whose tools the pool knows by that name, else the one the pool describes it of.
+   */
+  async #serverOfCall(qualified: string, profile?: HostProfile): Promise<string | undefined> {
+    const scope = this.#scope;
+    const known = (await this.#upstream.state()).find(
+      (s) => scope.includes(s.id) && s.tools.some((t) => t.qualified === qualified),
+    );
+    if (known !== undefined) return known.id;
+    const servers = scope.servers;
+    const about = await this.#upstream
+      .describe(qualified, { ...(servers ? { servers } : {}), ...(profile ? { profile } : {}) })
+      .catch(() => undefined);
+    return about?.serverId;
+  }
+
   /** A legacy session's tools/call, answered with the server's result as it came. */
   async call(
     session: Session,
@@ -205,7 +222,7 @@ export class BridgeTools {
     // A name the server never listed, on a one-server entry: the server answers it, as direct.
     if (qualified === undefined && single === undefined) throw unknownTool(name);
     if (qualified !== undefined) session.found?.touch(qualified);
-    const serverId = this.serverOf(qualified ?? name);
+    let serverId = this.serverOf(qualified ?? name);
     const options: CallOptions & { raw: true } = {
       raw: true,
       signal: extra.signal,
@@ -222,6 +239,8 @@ export class BridgeTools {
     if (task !== undefined && session.tasks !== undefined) {
       options.task = task;
       options.taskOwner = session.tasks.owner;
+      // Whose task it is names it to the host (a call before any listing: the pool says).
+      serverId ??= await this.#serverOfCall(qualified ?? name, options.profile);
     }
     const elicit = elicitFor(session, extra);
     if (elicit !== undefined) options.onElicit = elicit;
@@ -245,7 +264,9 @@ export class BridgeTools {
         args,
         options,
       )) as CallToolResult;
-      if (options.task !== undefined) session.tasks?.created(result);
+      if (options.task !== undefined && serverId !== undefined && session.tasks !== undefined) {
+        return forLegacyHost(session.tasks.created(serverId, result));
+      }
       return forLegacyHost(result);
     } catch (error) {
       if (extra.signal.aborted) throw error; // the host gave up: the SDK sends no answer

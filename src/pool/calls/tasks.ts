@@ -38,6 +38,12 @@ const UNBOUNDED_TTL_HOLD_MS = 60 * 60_000;
 /** A bound on the server's pages walked for one `tasks/list`. */
 const MAX_PAGES = 50;
 
+/**
+ * A record's key: a task id is its server's own making, so two servers may make the same
+ * one (a counter's `1`), and each is still its own task.
+ */
+const keyOf = (serverId: string, taskId: string): string => `${serverId}\0${taskId}`;
+
 /** Who owns a task: an opaque key, and where its status notifications go. */
 export interface TaskOwner {
   key: string;
@@ -106,6 +112,7 @@ function hold(entry: ServerEntry, connection: Connection): () => void {
 
 export class PoolTasks {
   readonly #deps: PoolTasksDeps;
+  /** By server and task id (keyOf). */
   readonly #records = new Map<string, TaskRecord>();
   readonly #early = new EarlyStatuses();
   readonly #moved = new MovedRecords();
@@ -142,7 +149,8 @@ export class PoolTasks {
   ): void {
     const task = taskOf((result as { task?: unknown } | undefined)?.task);
     if (task === undefined) return;
-    this.#records.get(task.taskId)?.release();
+    const key = keyOf(entry.id, task.taskId);
+    this.#records.get(key)?.release();
     const record: TaskRecord = {
       taskId: task.taskId,
       entry,
@@ -154,7 +162,7 @@ export class PoolTasks {
       expiresAt: 0,
       ttl: task.ttl ?? null,
     };
-    this.#records.set(task.taskId, record);
+    this.#records.set(key, record);
     this.#expireAfter(record);
     if (TERMINAL.has(record.status)) record.release();
     for (const early of this.#early.claim(entry.id, task.taskId)) this.status(entry.id, early);
@@ -170,8 +178,8 @@ export class PoolTasks {
     if (notification.method !== "notifications/tasks/status") return false;
     const task = taskOf(notification.params);
     if (task === undefined) return false;
-    const record = this.#records.get(task.taskId);
-    if (record === undefined || record.entry.id !== serverId) {
+    const record = this.#records.get(keyOf(serverId, task.taskId));
+    if (record === undefined) {
       return (
         this.#moved.keep(serverId, task.taskId, notification) ||
         this.#early.keep(serverId, task.taskId, notification)
@@ -204,8 +212,8 @@ export class PoolTasks {
         serverId,
       });
     }
-    const record = this.#records.get(taskId);
-    if (record === undefined || !this.#owns(record, owner) || record.entry.id !== serverId) {
+    const record = this.#records.get(keyOf(serverId, taskId));
+    if (record === undefined || !this.#owns(record, owner)) {
       return askAsStranger(this.#deps, serverId, method, params, taskId, options);
     }
     const result = await sendTask(
@@ -336,7 +344,8 @@ export class PoolTasks {
       const entry = place(task.serverId, task.profileKey);
       const connection = entry?.connection;
       if (entry === undefined || connection === undefined || task.expiresAt <= now) continue;
-      if (this.#records.has(task.taskId)) continue;
+      const key = keyOf(task.serverId, task.taskId);
+      if (this.#records.has(key)) continue;
       const live = !TERMINAL.has(task.status);
       const record: TaskRecord = {
         taskId: task.taskId,
@@ -348,9 +357,9 @@ export class PoolTasks {
         expiry: undefined as unknown as NodeJS.Timeout,
         expiresAt: 0,
         ttl: task.ttl,
-        moved: this.#moved.unclaimed(task.owner, task.taskId),
+        moved: this.#moved.unclaimed(task.owner, task),
       };
-      this.#records.set(task.taskId, record);
+      this.#records.set(key, record);
       this.#expireAfter(record, task.expiresAt - now);
       if (live) this.#holdUnclaimed(record, holdMs);
       const missed = taskOf(record.moved?.missed?.params)?.status;
@@ -450,7 +459,7 @@ export class PoolTasks {
   #expireAfter(record: TaskRecord, ms = record.ttl ?? UNBOUNDED_TTL_HOLD_MS): void {
     record.expiresAt = Date.now() + ms;
     record.expiry = setTimeout(() => {
-      if (this.#records.get(record.taskId) === record) this.#drop(record);
+      if (this.#records.get(keyOf(record.entry.id, record.taskId)) === record) this.#drop(record);
     }, ms);
     record.expiry.unref();
   }
@@ -459,6 +468,7 @@ export class PoolTasks {
     clearTimeout(record.expiry);
     if (record.moved !== undefined) this.#moved.claimed(record.moved);
     record.release();
-    if (this.#records.get(record.taskId) === record) this.#records.delete(record.taskId);
+    const key = keyOf(record.entry.id, record.taskId);
+    if (this.#records.get(key) === record) this.#records.delete(key);
   }
 }

@@ -1,0 +1,51 @@
+/**
+ * A bridge session's tasks over several servers: each known to the host by its server's id
+ * unless another of the session's tasks already goes by it, then by `<id>@<server>`; every
+ * task the host is told of named by the host's id, and found again from it.
+ */
+import { describe, expect, it } from "vitest";
+import { renamed, SessionTasks } from "../../src/bridge/core/tasks.js";
+
+describe("a session's tasks of several servers", () => {
+  it("keeps a server's own id while no other task of the session has it", () => {
+    const tasks = new SessionTasks();
+    expect(tasks.hostId("a", "task-1")).toBe("task-1");
+    expect(tasks.hostId("b", "task-2")).toBe("task-2");
+    expect(tasks.find("task-2")).toEqual({ serverId: "b", taskId: "task-2" });
+  });
+
+  it("tells apart two servers' tasks of the same id, the same way every time", () => {
+    const tasks = new SessionTasks();
+    expect(tasks.hostId("a", "task-1")).toBe("task-1");
+    expect(tasks.hostId("b", "task-1")).toBe("task-1@b");
+    expect(tasks.hostId("b", "task-1")).toBe("task-1@b");
+    expect(tasks.find("task-1")).toEqual({ serverId: "a", taskId: "task-1" });
+    expect(tasks.find("task-1@b")).toEqual({ serverId: "b", taskId: "task-1" });
+    expect(tasks.has("b", "task-1")).toBe(true);
+    expect(tasks.has("c", "task-1")).toBe(false);
+    expect(tasks.servers).toEqual(["a", "b"]);
+  });
+
+  it("finds a free id when the made-up one is itself a server's id", () => {
+    const tasks = new SessionTasks();
+    tasks.hostId("a", "x");
+    tasks.hostId("c", "x@b");
+    expect(tasks.hostId("b", "x")).toBe("x@b#3");
+    expect(tasks.find("x@b#3")).toEqual({ serverId: "b", taskId: "x" });
+  });
+
+  it("names the task by the host's id in a CreateTaskResult and a task's result", () => {
+    const tasks = new SessionTasks();
+    tasks.created("a", { task: { taskId: "1", status: "working" } });
+    const answer = tasks.created("b", { task: { taskId: "1", status: "working" } });
+    expect(answer).toEqual({ task: { taskId: "1@b", status: "working" } });
+    const result = {
+      content: [{ type: "text", text: "1" }],
+      _meta: { "io.modelcontextprotocol/related-task": { taskId: "1" } },
+    };
+    expect(renamed(result, "1", "1@b")).toEqual({
+      content: [{ type: "text", text: "1" }],
+      _meta: { "io.modelcontextprotocol/related-task": { taskId: "1@b" } },
+    });
+  });
+});
