@@ -8,9 +8,14 @@
  * task cancelled — and through the bridge each server's steps are what that server's host got
  * direct (its tools read back from `<server>__<tool>`), the host's ids all distinct, and the
  * host's `tasks/list` the tasks of both, each as its server lists it direct. The `tasks`
- * capability is the servers' own, and absent from a bridge whose server offers none.
+ * capability is the servers' own, and absent from a bridge whose server offers none. A status
+ * a server sends of its task before it answers the call reaches the host before the answer,
+ * naming the task by the host's id, as each server's host is told direct.
  */
 import { existsSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bridgeCommand, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import { testHome } from "../helpers/daemon.js";
@@ -148,6 +153,42 @@ async function pooled(host: Host): Promise<TaskSession> {
   };
 }
 
+/**
+ * An SDK v1 host spawning `command`: for each tool, a task-augmented call of it and the
+ * statuses of its task the host was told before the call was answered, the task named by
+ * its order (`<n>`).
+ */
+async function statusesBeforeAnswers(
+  command: { command: string; args: string[] },
+  env: Record<string, string>,
+  tools: readonly string[],
+): Promise<{ ids: string[]; told: unknown[][] }> {
+  const client = new Client({ name: "differential-host", version: "1.0.0" });
+  const statuses: { taskId: string }[] = [];
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+    statuses.push(n.params);
+  });
+  await client.connect(new StdioClientTransport({ ...command, env, stderr: "ignore" }));
+  const ids: string[] = [];
+  const told: unknown[][] = [];
+  try {
+    for (const tool of tools) {
+      // Working long after the answer: only the status sent before it can have come.
+      const params = { name: tool, arguments: { ms: 60_000 }, task: TASK };
+      const answer = await client.request({ method: "tools/call", params }, ResultSchema);
+      const id = (answer as { task: { taskId: string } }).task.taskId;
+      ids.push(id);
+      const mine = statuses.filter((status) => status.taskId === id);
+      told.push(
+        normalise([{ op: "told", result: named(mine, new Map([[id, `<${ids.length}>`]])) }]),
+      );
+    }
+  } finally {
+    await client.close();
+  }
+  return { ids, told };
+}
+
 describe("tasks over a bridge of several servers and over the whole pool, as direct", () => {
   const home = testHome("mcpool-differential-tasks-several-");
   pooling(home, [A, B, C]);
@@ -213,6 +254,32 @@ describe("tasks over a bridge of several servers and over the whole pool, as dir
       expect(got.list).toEqual(want.list);
     }, 120_000);
   }
+
+  it("tells the host a status sent before the answer by the host's id, as direct", async () => {
+    const direct = [];
+    for (const server of [A, B]) {
+      const { told } = await statusesBeforeAnswers(server, { ...env(), ...server.env }, ["early"]);
+      direct.push(...told);
+    }
+    const pooled = await statusesBeforeAnswers(bridgeCommand(home, servers(), "sdk"), env(), [
+      "a__early",
+      "b__early",
+    ]);
+    // Each server made the task under the same id; the host knows b's by another.
+    expect(pooled.ids[1]).toBe(`${pooled.ids[0]}@b`);
+    expect(direct[0]).toEqual([
+      {
+        op: "told",
+        result: [
+          expect.objectContaining({ taskId: "<1>", statusMessage: "started before the answer" }),
+        ],
+      },
+    ]);
+    // Named by order per host: direct, each server's first; through the bridge, the first and second.
+    const second = (told: unknown[]): unknown =>
+      JSON.parse(JSON.stringify(told).replaceAll('"<1>"', '"<2>"'));
+    expect(pooled.told).toEqual([direct[0], second(direct[1]!)]);
+  }, 60_000);
 
   it("offers no tasks through a bridge whose server offers none, as direct", async () => {
     const plain = await openHost(home, C, spec("v1"), "direct");
