@@ -112,6 +112,16 @@ export function foreignSocketFolder(socketPath: string): string | undefined {
 }
 
 /**
+ * The longest socket path `bind(2)` takes on a platform, in bytes: `sun_path` (108 on Linux,
+ * 104 on macOS and the BSDs) less its terminating NUL. The one rule for every socket mcpool
+ * binds or dials: the daemon's own, its MCP sockets, the lean bridge's.
+ * @internal The daemon's and the bridge's own: not part of the client library.
+ */
+export function socketPathLimit(platform: NodeJS.Platform = process.platform): number {
+  return platform === "linux" || platform === "android" ? 107 : 103;
+}
+
+/**
  * Pids fit in 22 bits on Linux (its largest `pid_max`) and under 100,000 on macOS and the
  * BSDs; the count of binds takes the 9 bits below them, so a tag is at most 2^31 - 1: six
  * base-36 digits. The count goes round after 512 binds, long after the first one is done.

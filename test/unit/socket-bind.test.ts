@@ -4,9 +4,9 @@ import {
   SocketPathTooLongError,
   bindTag,
   isTemporarySocketName,
+  socketPathLimit,
   temporarySocketName,
 } from "mcpool-client/paths";
-import { maxSocketPathBytes } from "../../src/daemon/process/paths.js";
 
 /** An absolute path of exactly `bytes` ASCII bytes, ending in `/mcpool.sock`. */
 const socketOf = (bytes: number): string => `/${"d".repeat(bytes - 13)}/mcpool.sock`;
@@ -28,12 +28,12 @@ describe("temporarySocketName", () => {
     // 94 + 11 = 105 bytes: bindable on Linux, too long for macOS and the BSDs (103).
     const path = socketOf(94);
     for (const platform of ["freebsd", "openbsd", "darwin"] as const) {
-      expect(maxSocketPathBytes(platform)).toBe(103);
-      expect(temporarySocketName(path, maxSocketPathBytes(platform), "4242.1")).toBe(
+      expect(socketPathLimit(platform)).toBe(103);
+      expect(temporarySocketName(path, socketPathLimit(platform), "4242.1")).toBe(
         `${path.slice(0, -12)}/.4242.1.tmp`,
       );
     }
-    expect(temporarySocketName(path, maxSocketPathBytes("linux"), "4242.1")).toBe(
+    expect(temporarySocketName(path, socketPathLimit("linux"), "4242.1")).toBe(
       `${path}.4242.1.tmp`,
     );
   });
