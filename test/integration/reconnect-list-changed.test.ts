@@ -51,12 +51,22 @@ const parsed = (l: string) =>
 const isListChanged = (l: string): boolean =>
   parsed(l).method === "notifications/tools/list_changed";
 const answers = (id: unknown) => (l: string) => parsed(l).id === id && !parsed(l).method;
+const acknowledged = (l: string): boolean =>
+  parsed(l).method === "notifications/subscriptions/acknowledged";
 
-/** What a 2026-07-28 server direct sends on a tools listen stream when its list changes. */
-async function directNotice(): Promise<unknown> {
-  const child = spawn(process.execPath, [fixture("modern-stdio.mjs")], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+/**
+ * The same listen with its id written as `7.0`: the number 7 written another way, one id as
+ * JSON-RPC compares ids (a server direct names the stream 7).
+ */
+const LISTEN_7 = LISTEN.replace(`"id":"${STREAM}"`, '"id":7.0');
+
+/** A direct server's lines, and a writer to its stdin; `end()` waits for it to exit. */
+function direct(server: string): {
+  lines: string[];
+  write(text: string): void;
+  end(): Promise<void>;
+} {
+  const child = spawn(process.execPath, [fixture(server)], { stdio: ["pipe", "pipe", "inherit"] });
   const lines: string[] = [];
   let rest = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -65,19 +75,45 @@ async function directNotice(): Promise<unknown> {
     rest = whole.pop()!;
     lines.push(...whole.filter(Boolean));
   });
+  return {
+    lines,
+    write: (text) => void child.stdin.write(text),
+    async end() {
+      child.stdin.end();
+      await waitFor(() => !alive(child.pid!), BOUND_MS, "the direct server to exit");
+    },
+  };
+}
+
+/** What a 2026-07-28 server direct sends on a tools listen stream when its list changes. */
+async function directNotice(listen = LISTEN): Promise<unknown> {
+  const server = direct("modern-stdio.mjs");
   try {
-    child.stdin.write(DISCOVER + LISTEN);
-    const acknowledged = (l: string) =>
-      parsed(l).method === "notifications/subscriptions/acknowledged";
-    await waitFor(() => lines.some(acknowledged), BOUND_MS, "the direct listen's acknowledgement");
+    server.write(DISCOVER + listen);
+    await waitFor(
+      () => server.lines.some(acknowledged),
+      BOUND_MS,
+      "the direct listen's acknowledgement",
+    );
     const grow = { name: "grow", arguments: { name: "grown" }, _meta: META };
-    child.stdin.write(line({ jsonrpc: "2.0", id: 3, method: "tools/call", params: grow }));
-    await waitFor(() => lines.some(isListChanged), BOUND_MS, "the direct list change");
-    return JSON.parse(lines.find(isListChanged)!);
+    server.write(line({ jsonrpc: "2.0", id: 3, method: "tools/call", params: grow }));
+    await waitFor(() => server.lines.some(isListChanged), BOUND_MS, "the direct list change");
+    return JSON.parse(server.lines.find(isListChanged)!);
   } finally {
-    child.stdin.end();
-    await waitFor(() => !alive(child.pid!), BOUND_MS, "the direct server to exit");
+    await server.end();
   }
+}
+
+/**
+ * Waits for the host to be told `expected` (a list change), then lists again: whatever the
+ * entry said on reconnecting has reached the host by the answer.
+ */
+async function toldThenListed(host: RawHost, since: () => string[], expected: unknown) {
+  const told = (l: string): boolean =>
+    isListChanged(l) && isDeepStrictEqual(JSON.parse(l), expected);
+  await waitFor(() => since().some(told), BOUND_MS, `the change told (${since()})`);
+  host.child.stdin.write(LIST_AGAIN);
+  await waitFor(() => since().some(answers(9)), BOUND_MS, "the tools listed again");
 }
 
 describe("after a hand-over restart, a 2026-07-28 host is told of a tools change on its stream", () => {
@@ -184,19 +220,12 @@ describe("after a hand-over restart, a 2026-07-28 host is told of a tools change
             await openCold(host, warm);
           }
           host.child.stdin.write(LISTEN);
-          const acknowledged = (l: string): boolean =>
-            parsed(l).method === "notifications/subscriptions/acknowledged";
           await waitFor(() => host.lines.some(acknowledged), BOUND_MS, "the listen's ack");
           expect(parsed(host.lines.find(acknowledged)!).params).toMatchObject({
             notifications: { toolsListChanged: true },
           });
           const since = await restart(host);
-          const told = (l: string): boolean =>
-            isListChanged(l) && isDeepStrictEqual(JSON.parse(l), expected);
-          await waitFor(() => since().some(told), BOUND_MS, `the change told (${since()})`);
-          // One more round trip: whatever the entry said on reconnecting has reached the host.
-          host.child.stdin.write(LIST_AGAIN);
-          await waitFor(() => since().some(answers(9)), BOUND_MS, "the tools listed again");
+          await toldThenListed(host, since, expected);
           expect(
             since()
               .filter(isListChanged)
@@ -210,6 +239,29 @@ describe("after a hand-over restart, a 2026-07-28 host is told of a tools change
         TEST_MS,
       );
     }
+  }
+
+  for (const via of ["lean", "perl"] as const) {
+    it(
+      `through the ${via} entry, a stream whose id the host wrote as 7.0 (the daemon's 7)`,
+      async () => {
+        const expected = await directNotice(LISTEN_7);
+        expect(expected).toMatchObject({
+          params: { _meta: { "io.modelcontextprotocol/subscriptionId": 7 } },
+        });
+        await pool();
+        const host = rawHost(home, via, "@pool");
+        hosts.push(host);
+        host.child.stdin.write(DISCOVER + LISTEN_7);
+        await waitFor(() => host.lines.some(acknowledged), BOUND_MS, "the listen's ack");
+        const since = await restart(host);
+        await toldThenListed(host, since, expected);
+        // The new daemon's acknowledgement of the stream sent again is the entry's: dropped.
+        expect(host.lines.filter(acknowledged)).toHaveLength(1);
+        expect(since().filter(isListChanged)).toHaveLength(1);
+      },
+      TEST_MS,
+    );
   }
 });
 
