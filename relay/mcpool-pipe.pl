@@ -16,7 +16,8 @@
 # then `notifications/initialized`, its last `logging/setLevel` and its resource subscriptions
 # (answers dropped), the host is told `notifications/tools/list_changed` in its era, decided
 # once (legacy after `initialize`; after `server/discover`, a result from the daemon is
-# 2026-07-28 and an error legacy; while neither has come, a host whose lines carry
+# 2026-07-28 and an error legacy, told unsolicited even if it never sends `initialize`, as a
+# server direct tells it; while neither has come, a host whose lines carry
 # `_meta["io.modelcontextprotocol/protocolVersion"]` is a 2026-07-28 one). A 2026-07-28 host is told on
 # each listen stream the daemon acknowledged with `toolsListChanged`, the notification naming
 # the stream in `_meta["io.modelcontextprotocol/subscriptionId"]`, and never unsolicited. Its
@@ -313,7 +314,7 @@ sub opened {
   if ($modern) {
     o("$said,\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":" . (top($listens{$_}))[1] . "}}}\n")
       for grep { $tools{$_} } keys %listens;
-  } elsif ($restored) { o("$said}\n") }
+  } elsif ($restored || $decided) { o("$said}\n") }
   for (keys %listens) { $relisten{$_} = 1; w(*S, $listens{$_}) }
   my @q = @queue;
   @queue = ();

@@ -85,6 +85,29 @@ function direct(server: string): {
   };
 }
 
+/**
+ * What a 2025-11-25 server direct tells a host whose `server/discover` it refused and that
+ * lists without `initialize` (the 2026-07-28 envelope on each request, as a host that lost
+ * its era), when its list changes: the oracle for an entry's reconnect.
+ */
+async function directRefusedNotice(): Promise<string[]> {
+  const server = direct("list-changed.mjs");
+  try {
+    server.write(DISCOVER + LIST);
+    await waitFor(() => server.lines.some((l) => answers(2)(l)), BOUND_MS, "the direct listing");
+    expect(parsed(server.lines.find(answers(1))!)).toHaveProperty("error");
+    const add = { name: "add_tool", arguments: { name: "grown" }, _meta: META };
+    server.write(line({ jsonrpc: "2.0", id: 3, method: "tools/call", params: add }));
+    await waitFor(() => server.lines.some(answers(3)), BOUND_MS, "the direct call's answer");
+    // One more round trip: what the change sent has reached the host.
+    server.write(LIST_AGAIN);
+    await waitFor(() => server.lines.some(answers(9)), BOUND_MS, "the direct listing again");
+    return server.lines.filter(isListChanged);
+  } finally {
+    await server.end();
+  }
+}
+
 /** What a 2026-07-28 server direct sends on a tools listen stream when its list changes. */
 async function directNotice(listen = LISTEN): Promise<unknown> {
   const server = direct("modern-stdio.mjs");
@@ -274,28 +297,67 @@ describe("after a hand-over restart, a host whose discovery was refused is told 
     if (home !== undefined) await stopAll(daemonsFor(home.socketPath));
   });
 
+  /** A daemon serving a legacy row whose list a file changes, and a host whose discovery it refused. */
+  const refusedHost = async (
+    via: "lean" | "perl",
+  ): Promise<{ host: RawHost; toolsFile: string }> => {
+    home = fleet.home("mcpool-reconnect-legacy-");
+    const toolsFile = join(home.dir, "moving-tools.txt");
+    home.writeConfig({
+      moving: {
+        command: process.execPath,
+        args: [fixture("echo.mjs")],
+        env: { FIXTURE_TOOLS_FILE: toolsFile },
+      },
+    });
+    await fleet.daemon(home);
+    const socket = scopeSocket(home, ["--server", "moving"]);
+    await waitFor(() => existsSync(socket), BOUND_MS, "the row's MCP socket");
+    const host = rawHost(home, via, "moving");
+    hosts.push(host);
+    // A legacy server's row refuses discovery: the host is served as a 2025 one.
+    host.child.stdin.write(DISCOVER);
+    await waitFor(() => host.lines.some(answers(1)), BOUND_MS, "the discovery's answer");
+    expect(parsed(host.lines.find(answers(1))!)).toHaveProperty("error");
+    return { host, toolsFile };
+  };
+
+  /**
+   * The list changed, then `mcpool restart`: the host's lines from then on, once it was told
+   * `told` list changes and then listed again (whatever the entry said on reconnecting has
+   * reached the host by then).
+   */
+  const changeAndRestart = async (
+    host: RawHost,
+    toolsFile: string,
+    told: number,
+  ): Promise<string[]> => {
+    writeFileSync(toolsFile, "added_since\n");
+    const from = host.lines.length;
+    const old = daemonsFor(home.socketPath);
+    const result = await runCliAsync(home, "restart", "--json");
+    expect(result.code).toBe(0);
+    await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
+    const since = (): string[] => host.lines.slice(from);
+    await waitFor(
+      () => since().filter(isListChanged).length >= told,
+      BOUND_MS,
+      `the change told (${since()})`,
+    );
+    host.child.stdin.write(LIST_AGAIN);
+    await waitFor(
+      () => host.lines.slice(from).some(answers(9)),
+      BOUND_MS,
+      "the tools listed again",
+    );
+    return host.lines.slice(from);
+  };
+
   for (const via of ["lean", "perl"] as const) {
     it(
       `through the ${via} entry, though its later requests carry the 2026-07-28 envelope`,
       async () => {
-        home = fleet.home("mcpool-reconnect-legacy-");
-        const toolsFile = join(home.dir, "moving-tools.txt");
-        home.writeConfig({
-          moving: {
-            command: process.execPath,
-            args: [fixture("echo.mjs")],
-            env: { FIXTURE_TOOLS_FILE: toolsFile },
-          },
-        });
-        await fleet.daemon(home);
-        const socket = scopeSocket(home, ["--server", "moving"]);
-        await waitFor(() => existsSync(socket), BOUND_MS, "the row's MCP socket");
-        const host = rawHost(home, via, "moving");
-        hosts.push(host);
-        // A legacy server's row refuses discovery: the host is served as a 2025 one.
-        host.child.stdin.write(DISCOVER);
-        await waitFor(() => host.lines.some(answers(1)), BOUND_MS, "the discovery's answer");
-        expect(parsed(host.lines.find(answers(1))!)).toHaveProperty("error");
+        const { host, toolsFile } = await refusedHost(via);
         // It falls back to 2025 as a dual-era host does, yet its requests keep the envelope.
         const init = {
           protocolVersion: "2025-11-25",
@@ -307,18 +369,27 @@ describe("after a hand-over restart, a host whose discovery was refused is told 
         host.child.stdin.write(line({ jsonrpc: "2.0", method: "notifications/initialized" }));
         host.child.stdin.write(LIST);
         await waitFor(() => host.lines.some(answers(2)), BOUND_MS, "the tools listed");
-        writeFileSync(toolsFile, "added_since\n");
-        const from = host.lines.length;
-        const old = daemonsFor(home.socketPath);
-        const result = await runCliAsync(home, "restart", "--json");
-        expect(result.code).toBe(0);
-        await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
-        const since = (): string[] => host.lines.slice(from);
-        await waitFor(() => since().some(isListChanged), BOUND_MS, `the change told (${since()})`);
-        expect(JSON.parse(since().find(isListChanged)!)).toEqual({
-          jsonrpc: "2.0",
-          method: "notifications/tools/list_changed",
-        });
+        const since = await changeAndRestart(host, toolsFile, 1);
+        expect(since.filter(isListChanged).map((l) => JSON.parse(l) as unknown)).toEqual([
+          { jsonrpc: "2.0", method: "notifications/tools/list_changed" },
+        ]);
+      },
+      TEST_MS,
+    );
+
+    it(
+      `through the ${via} entry, though it never sent initialize (as a server direct tells it)`,
+      async () => {
+        const direct = await directRefusedNotice();
+        expect(direct).toHaveLength(1);
+        const { host, toolsFile } = await refusedHost(via);
+        // It lists without falling back: the daemon serves it as the 2025 host it decided.
+        host.child.stdin.write(LIST);
+        await waitFor(() => host.lines.some(answers(2)), BOUND_MS, "the tools listed");
+        const since = await changeAndRestart(host, toolsFile, direct.length);
+        expect(since.filter(isListChanged).map((l) => JSON.parse(l) as unknown)).toEqual(
+          direct.map((l) => JSON.parse(l) as unknown),
+        );
       },
       TEST_MS,
     );
