@@ -2,7 +2,9 @@
  * `mcpool unwire HOST --write` where wire's record (`<file>.mcpool-wired.json`) is gone — an
  * entry wired before wire kept one, or the record lost. An entry pointing at one server of the
  * pool gets its row's connection from mcpool's mcp.json, in the host's own spelling: a stdio
- * row's command, args, env and cwd; the file then means what it meant before wire.
+ * row's command, args, env and cwd; the file then means what it meant before wire. A pool-wide
+ * catalogue entry (`wire --catalog --one-entry`), ours by its command, is taken out, every
+ * other byte of the file as it was.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { parse as parseJsonc } from "jsonc-parser";
@@ -10,7 +12,7 @@ import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { HostName } from "../../src/cli/hosts/configs.js";
-import { runUnwire } from "../../src/cli/hosts/one-entry.js";
+import { replacedPath, runUnwire, runWireOneEntry } from "../../src/cli/hosts/one-entry.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
 import { wiredRecordPath } from "../../src/cli/hosts/wired-record.js";
 import { wireHomes } from "../helpers/wire-home.js";
@@ -111,4 +113,83 @@ GOOSE_MODEL: gpt-5 # mine
     );
     expect(readFileSync(file, "utf8")).toBe(wired);
   });
+});
+
+/**
+ * A file with the echo server's lines (`echo`) between `head` and `tail`, and the file once
+ * the pool-wide entry that took their place is taken out: `head` and `tail` alone, unless said.
+ */
+const POOL_CASES: {
+  host: HostName;
+  label: string;
+  head: string;
+  echo: string;
+  tail: string;
+  without?: string;
+}[] = [
+  {
+    host: "codex",
+    label: "among other tables and comments",
+    head: `model = "o3" # mine\n\n`,
+    echo: `[mcp_servers.echo]\ncommand = "/usr/bin/node"\nargs = ["echo.mjs"]\n`,
+    // The blank line after the table is the file's, as the one before it.
+    tail: `\n# not mcpool's\n[mcp_servers.mine]\ncommand = "my-server"\n`,
+  },
+  {
+    host: "codex",
+    label: "the only server: no [mcp_servers] left",
+    head: `model = "o3"\n\n`,
+    echo: `[mcp_servers.echo]\ncommand = "/usr/bin/node"\nargs = ["echo.mjs"]\n`,
+    tail: "",
+  },
+  {
+    host: "goose",
+    label: "among other extensions",
+    head: "GOOSE_PROVIDER: openai\nextensions:\n",
+    echo: "  echo:\n    cmd: /usr/bin/node\n    args: [echo.mjs]\n    name: echo\n    type: stdio\n",
+    tail: "  mine:\n    cmd: my-server # not mcpool's\n    type: stdio\nGOOSE_MODEL: gpt-5 # after\n",
+  },
+  {
+    host: "goose",
+    label: "the only extension: extensions stays, empty",
+    head: "extensions: # mine\n",
+    echo: "  echo:\n    cmd: /usr/bin/node\n    args: [echo.mjs]\n    type: stdio\n",
+    tail: "GOOSE_MODEL: gpt-5\n",
+    without: "extensions: {} # mine\nGOOSE_MODEL: gpt-5\n",
+  },
+  {
+    host: "continue",
+    label: "among other blocks",
+    head: "name: my assistant # Continue\nmcpServers:\n",
+    echo: "  - name: echo\n    command: /usr/bin/node\n    args: [echo.mjs]\n",
+    tail: "  - name: mine\n    command: my-server\nmodels: [] # after\n",
+  },
+  {
+    host: "continue",
+    label: "the only block: mcpServers stays, empty",
+    head: "mcpServers:\n",
+    echo: "  - name: echo\n    command: /usr/bin/node\n    args: [echo.mjs]\n",
+    tail: "",
+    without: "mcpServers: []\n",
+  },
+];
+
+describe("a TOML or YAML file's pool-wide catalogue entry with no record is taken out", () => {
+  for (const { host, label, head, echo, tail, without } of POOL_CASES) {
+    it(`${host}, ${label}: ours by its command, every other byte as it was`, async () => {
+      const { file, run } = homeWith(host, head + echo + tail, {
+        echo: { command: "/usr/bin/node", args: ["echo.mjs"] },
+      });
+      const wired = await run(runWireOneEntry, true, { catalog: { mode: "on" }, oneEntry: true });
+      expect(wired.code, wired.output).toBe(0);
+      expect(wired.output).toContain("in place of echo");
+      rmSync(wiredRecordPath(file));
+      rmSync(replacedPath(file), { force: true });
+      const unwired = await run(runUnwire);
+      expect(unwired.code, unwired.output).toBe(0);
+      expect(unwired.output).toContain("mcpool: the pool-wide catalogue entry goes");
+      expect(readFileSync(file, "utf8")).toBe(without ?? head + tail);
+      expect((await run(runUnwire)).output).toContain("nothing to unwire");
+    });
+  }
 });
