@@ -36,11 +36,18 @@ export interface ServerTask {
 
 const keyOf = (serverId: string, taskId: string): string => `${serverId}\0${taskId}`;
 
-/** One host session's tasks: the owner name it goes by, and the tasks it made, by host id. */
+/**
+ * One host session's tasks: the owner name it goes by (the name its entry gave, which it gives
+ * again to a daemon that took over; else one of its own), and the tasks it made, by host id.
+ */
 export class SessionTasks {
-  readonly owner = randomUUID();
+  readonly owner: string;
   readonly #byHost = new Map<string, ServerTask>();
   readonly #toHost = new Map<string, string>();
+
+  constructor(name?: string) {
+    this.owner = name ?? randomUUID();
+  }
 
   /**
    * The id the host knows task `taskId` of `serverId` by, given the first time the session
