@@ -16,10 +16,7 @@ import { parseHostText } from "../../src/cli/hosts/files.js";
 import { replacedPath, runUnwire, runWireOneEntry } from "../../src/cli/hosts/one-entry.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
 import { wiredRecordPath } from "../../src/cli/hosts/wired-record.js";
-import { wireHomes } from "../helpers/wire-home.js";
-
-const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
-const MEMORY = ["-y", "@modelcontextprotocol/server-memory"];
+import { FILES, MEMORY, wireHomes } from "../helpers/wire-home.js";
 
 /** A home with `host`'s file holding `text` and mcpool's mcp.json holding `servers`. */
 const homeWith = wireHomes("mcpool-unwire-");
