@@ -14,7 +14,7 @@
  *   dialled again, RECONNECT_DELAYS_MS apart, within the window (reconnectWindowMs); the host's requests
  *   meanwhile wait;
  * - every connection opens with the host's name (host-signals.ts), the same on each, so a
- *   daemon that took over from the last finds the host's tasks;
+ *   daemon that took over from the last finds the host's tasks and subscription places;
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
  *   `notifications/initialized`, the level and the subscriptions; their answers are the
  *   host's already and are dropped; the host is told its tools list changed (the new
@@ -145,10 +145,7 @@ export interface LeanSessionOptions {
    * listings are answered from what the daemon last answered them while it is dialled.
    */
   cold?: ColdAnswers;
-  /**
-   * The name the host's session goes by on every connection (hostNameLine()): made once by
-   * the entry's process. None: each session is nameless, as a stock relay's.
-   */
+  /** The host's name, made once, the first line of every connection (hostNameLine()). */
   hostName?: string;
 }
 
