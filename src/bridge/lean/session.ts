@@ -475,8 +475,10 @@ export class LeanSession {
     this.state = "open";
     this.attempt = 0;
     const cold = this.cold !== undefined;
-    // The new daemon's tools may differ: said in the host's era, to a host that had opened.
-    if (!cold && (restored || this.era.isModern)) {
+    // The new daemon's tools may differ: said in the host's era, to a host that had opened —
+    // one whose discovery was refused too, initialize or not: a server direct tells it
+    // unsolicited when its list changes.
+    if (!cold && (restored || this.era.isModern || this.era.isDecided)) {
       for (const notice of this.era.listChanged("tools")) this.write(notice);
     }
     for (const [key, line] of this.listens) {
