@@ -469,9 +469,8 @@ export class LeanSession {
     this.state = "open";
     this.attempt = 0;
     const cold = this.cold !== undefined;
-    // The new daemon's tools may differ: said in the host's era, to a host that had opened —
-    // one whose discovery was refused too, initialize or not: a server direct tells it
-    // unsolicited when its list changes.
+    // The new daemon's tools may differ: said in the host's era, to a host that had opened
+    // (one whose discovery was refused too: direct, it is told unsolicited of a change).
     if (!cold && (restored || this.era.isModern || this.era.isDecided)) {
       for (const notice of this.era.listChanged("tools")) this.write(notice);
     }
