@@ -9,6 +9,7 @@
  */
 import type { McpPool } from "../../pool/pool.js";
 import {
+  endUntakenSessions,
   releaseHandedOff,
   releaseHandedSessions,
   resumeHandedOff,
@@ -176,14 +177,14 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
   const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);
   releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
   // The new daemon goes on in those it took: this one's stop ends none of them (a
-  // conversation's is ended by a DELETE otherwise). Those it did not take (their row changed),
-  // or all when it started cold, are ended here as at any stop: their children, and a
-  // conversation's http session by its DELETE; a row's own session gets no DELETE at any stop
-  // and is left to the server's timeout.
+  // conversation's is ended by a DELETE otherwise). Those it did not take (their row changed
+  // or went), or all when it started cold, are ended as at any stop: their children, and a
+  // conversation's http session by its DELETE; a row's own session, which a stop leaves to the
+  // server's timeout, by its DELETE below, since no daemon goes on in it.
   const untakenSessions = new Set(answer.untakenSessions ?? []);
-  if (answer.cold === undefined) {
-    releaseHandedSessions(sessions.filter((s) => !untakenSessions.has(nameOf(s))));
-  }
+  const notTaken = (s: HandedHttpOff): boolean =>
+    answer.cold !== undefined || untakenSessions.has(nameOf(s));
+  if (answer.cold === undefined) releaseHandedSessions(sessions.filter((s) => !notTaken(s)));
   // Read again so that this daemon's stop ends them as it ends any child.
   resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
   const unmanaged = tellMainPid(answer.pid);
@@ -191,7 +192,11 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
     log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);
   // The new daemon starts its MCP sockets on this word: it waits on none of this one's ends.
   successor.go(true);
-  await releaseFronts(deps.fronts, deps.settleMs ?? DEFAULT_SETTLE_MS, log);
+  const settleMs = deps.settleMs ?? DEFAULT_SETTLE_MS;
+  await Promise.all([
+    releaseFronts(deps.fronts, settleMs, log),
+    endUntaken(sessions.filter(notTaken), settleMs, log),
+  ]);
   const children = answer.children ?? [];
   // A conversation's child is named by who is talking: never in a log line or the answer.
   const labels = untakenLabels(handed, untaken);
@@ -314,6 +319,16 @@ async function hold(
     `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
   );
   return successor;
+}
+
+/** Ends by its DELETE each row's own http session no daemon goes on in, saying how it went. */
+async function endUntaken(sessions: HandedHttpOff[], ms: number, log: DaemonLog): Promise<void> {
+  for (const { serverId, end } of await endUntakenSessions(sessions, ms)) {
+    const status = end.status === undefined ? "" : ` (HTTP ${end.status})`;
+    log.info(
+      `mcpool: ${serverId}'s http session, not taken by the new daemon: ${end.outcome}${status}`,
+    );
+  }
 }
 
 /**
