@@ -208,7 +208,7 @@ export class PoolTraffic {
           this.listChanged(["prompts"]);
           break;
         case "notifications/resources/updated":
-          this.#router.deliverUpdated(serverId, notification);
+          this.#router.deliverUpdated(serverId, notification, about.taskOwner);
           break;
         case "notifications/tasks/status":
           this.#deliverTaskStatus(serverId, notification, about.taskOwner);
