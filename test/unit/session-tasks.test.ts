@@ -4,7 +4,7 @@
  * task the host is told of named by the host's id, and found again from it.
  */
 import { describe, expect, it } from "vitest";
-import { renamed, SessionTasks } from "../../src/bridge/core/tasks.js";
+import { renamed, renamedStatus, renamedText, SessionTasks } from "../../src/bridge/core/tasks.js";
 
 describe("a session's tasks of several servers", () => {
   it("keeps a server's own id while no other task of the session has it", () => {
@@ -43,9 +43,51 @@ describe("a session's tasks of several servers", () => {
       content: [{ type: "text", text: "1" }],
       _meta: { "io.modelcontextprotocol/related-task": { taskId: "1" } },
     };
-    expect(renamed(result, "1", "1@b")).toEqual({
+    expect(renamed(result, "payload", "1", "1@b")).toEqual({
       content: [{ type: "text", text: "1" }],
       _meta: { "io.modelcontextprotocol/related-task": { taskId: "1@b" } },
     });
+  });
+
+  it("leaves a tool's own output that has a taskId field as the tool made it", () => {
+    const result = {
+      content: [{ type: "text", text: '{"taskId":"1"}' }],
+      structuredContent: { taskId: "1", rows: [{ taskId: "1" }] },
+      _meta: { "io.modelcontextprotocol/related-task": { taskId: "1" } },
+    };
+    const renamedResult = renamed(result, "payload", "1", "1@b");
+    expect(renamedResult.structuredContent).toEqual({ taskId: "1", rows: [{ taskId: "1" }] });
+    expect(renamedResult._meta["io.modelcontextprotocol/related-task"].taskId).toBe("1@b");
+    const tasks = new SessionTasks();
+    tasks.hostId("a", "1");
+    const created = tasks.created("b", {
+      task: { taskId: "1", status: "working" },
+      structuredContent: { taskId: "1" },
+    });
+    expect(created).toEqual({
+      task: { taskId: "1@b", status: "working" },
+      structuredContent: { taskId: "1" },
+    });
+    const status = {
+      method: "notifications/tasks/status",
+      params: { taskId: "1", status: "working", extra: { taskId: "1" } },
+    };
+    expect(renamedStatus(status, "1", "1@b").params).toEqual({
+      taskId: "1@b",
+      status: "working",
+      extra: { taskId: "1" },
+    });
+  });
+
+  it("renames in a server's error text only the exact id it quoted", () => {
+    expect(renamedText("Task not found: task-1", "task-1", "task-1@b")).toBe(
+      "Task not found: task-1@b",
+    );
+    expect(renamedText('Task "task-1" expired. Try task-10.', "task-1", "task-1@b")).toBe(
+      'Task "task-1@b" expired. Try task-10.',
+    );
+    expect(renamedText("subtask-1 of task-1@a failed", "task-1", "task-1@b")).toBe(
+      "subtask-1 of task-1@a failed",
+    );
   });
 });

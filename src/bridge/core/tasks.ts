@@ -23,6 +23,7 @@ import {
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   ListTasksRequestSchema,
+  RELATED_TASK_META_KEY,
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 import { defined, type PoolClient, type TaskMethod } from "mcpool-client";
@@ -92,27 +93,57 @@ export class SessionTasks {
   created<T>(serverId: string, result: T): T {
     const id = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
     if (typeof id !== "string") return result;
-    return renamed(result, id, this.hostId(serverId, id));
+    return renamed(result, "created", id, this.hostId(serverId, id));
   }
 }
 
 /**
- * `value` with each `taskId` field whose value is `from` set to `to`: a task, a list's tasks,
- * a status, and a result's related-task `_meta` all name their task so.
+ * Where the protocol names a task in a message: a task itself (a `tasks/get` or
+ * `tasks/cancel` result, an item of `tasks/list`, a status notification's params), a
+ * CreateTaskResult (its `task`), or a task's payload (`tasks/result`: the tool's own result,
+ * which names its task in its related-task `_meta` only).
  */
-export function renamed<T>(value: T, from: string, to: string): T {
-  if (from === to) return value;
-  const walk = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(walk);
-    if (v === null || typeof v !== "object") return v;
-    return Object.fromEntries(
-      Object.entries(v).map(([k, inner]) => [
-        k,
-        k === "taskId" && inner === from ? to : walk(inner),
-      ]),
-    );
-  };
-  return walk(value) as T;
+export type TaskPlace = "task" | "created" | "payload";
+
+/**
+ * `value` with its task's id `from` set to `to` where the protocol puts it (`place`), and in
+ * its related-task `_meta`: nowhere else, so a tool's own output that has a `taskId` field
+ * reaches the host as the tool made it.
+ */
+export function renamed<T>(value: T, place: TaskPlace, from: string, to: string): T {
+  if (from === to || value === null || typeof value !== "object") return value;
+  const out = { ...(value as Record<string, unknown>) };
+  const swap = (id: unknown): unknown => (id === from ? to : id);
+  if (place === "task" && "taskId" in out) out.taskId = swap(out.taskId);
+  const task = out.task as Record<string, unknown> | undefined;
+  if (place === "created" && typeof task === "object" && task !== null && "taskId" in task) {
+    out.task = { ...task, taskId: swap(task.taskId) };
+  }
+  const meta = out._meta as Record<string, unknown> | undefined;
+  const related = meta?.[RELATED_TASK_META_KEY] as Record<string, unknown> | undefined;
+  if (typeof related === "object" && related !== null && "taskId" in related) {
+    out._meta = { ...meta, [RELATED_TASK_META_KEY]: { ...related, taskId: swap(related.taskId) } };
+  }
+  return out as T;
+}
+
+/** A status notification naming its task `from` as `to` (in its params, where the protocol puts it). */
+export function renamedStatus<T extends { params?: unknown }>(
+  notification: T,
+  from: string,
+  to: string,
+): T {
+  return { ...notification, params: renamed(notification.params, "task", from, to) };
+}
+
+/**
+ * A server's error text with each exact token `from` (the id as the server quoted it, not a
+ * part of a longer word or id) set to `to`.
+ */
+export function renamedText(text: string, from: string, to: string): string {
+  if (from === to || from === "") return text;
+  const escaped = from.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return text.replace(new RegExp(`(?<![\\w@#.-])${escaped}(?![\\w@#.-]*\\w)`, "g"), to);
 }
 
 /**
@@ -141,12 +172,12 @@ export function answerTasks(
       const task = tasks.find(hostId) ?? { serverId: servers[0] ?? "", taskId: hostId };
       try {
         const result = await send(task.serverId, method, { taskId: task.taskId }, extra.signal);
-        return renamed(result, task.taskId, hostId) as never;
+        const place = method === "tasks/result" ? "payload" : "task";
+        return renamed(result, place, task.taskId, hostId) as never;
       } catch (error) {
         // The server's words name the task by its id: the host's, as they would direct.
         const refusal = toMcpError(error);
-        if (task.taskId !== hostId)
-          refusal.message = refusal.message.split(task.taskId).join(hostId);
+        refusal.message = renamedText(refusal.message, task.taskId, hostId);
         throw refusal;
       }
     };
@@ -171,7 +202,9 @@ export function answerTasks(
         answer ??= page;
         for (const task of (page.tasks as { taskId?: unknown }[] | undefined) ?? []) {
           const id = task.taskId;
-          all.push(typeof id === "string" ? renamed(task, id, tasks.hostId(serverId, id)) : task);
+          all.push(
+            typeof id === "string" ? renamed(task, "task", id, tasks.hostId(serverId, id)) : task,
+          );
         }
       }
       return { ...answer, tasks: all } as never;

@@ -19,7 +19,7 @@ import type { Scope } from "../core/naming.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 import { passesLevel, type Sessions } from "../core/session.js";
 import type { ModernBridge } from "../modern/bridge.js";
-import { renamed, statusTaskId } from "../core/tasks.js";
+import { renamedStatus, statusTaskId } from "../core/tasks.js";
 
 type ListKind = "tools" | "resources" | "prompts";
 
@@ -157,7 +157,7 @@ export class PoolTraffic {
       if (tasks === undefined) continue;
       if (taskOwner !== tasks.owner && !tasks.has(serverId, taskId)) continue;
       // Named by the id the session knows the task by (made now, if the status came first).
-      const named = renamed(notification, taskId, tasks.hostId(serverId, taskId));
+      const named = renamedStatus(notification, taskId, tasks.hostId(serverId, taskId));
       session.server.notification(named as never).catch(() => undefined);
     }
   }
