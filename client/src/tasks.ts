@@ -46,6 +46,16 @@ export class TaskRequests {
     return this.#run(method, { ...sent, taskId: params.taskId ?? "" }, options.signal);
   }
 
+  /** Host `taskOwner` knows task `taskId` of `serverId` by `hostId`: kept with the task, across a restart. */
+  async name(serverId: string, taskId: string, taskOwner: string, hostId: string): Promise<void> {
+    await this.#run("tasks/name", { serverId, taskId, taskOwner, hostId });
+  }
+
+  /** Host `taskOwner`'s tasks, each by its server's id and the host's (its own when never named). */
+  async names(taskOwner: string): Promise<{ serverId: string; taskId: string; hostId: string }[]> {
+    return (await this.#run("tasks/names", { taskOwner })).tasks;
+  }
+
   /** Host `taskOwner` is gone: its live tasks are cancelled where the server can. */
   async release(taskOwner: string): Promise<void> {
     await this.#run("tasks/release", { taskOwner });

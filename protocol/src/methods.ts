@@ -52,6 +52,7 @@ import type {
 } from "./checks.js";
 import { isRecord } from "./values.js";
 import { CONVERSATION_METHODS } from "./conversation-methods.js";
+import { TASK_NAME_METHODS } from "./task-names.js";
 import type { ConversationIdentity } from "./conversation-shapes.js";
 import type { HostProfile } from "./host-profile.js";
 import { callerProblem, type Caller } from "./caller.js";
@@ -485,6 +486,7 @@ export const METHODS = {
   ),
   // Per-conversation servers: leases, terminate, listings, counts.
   ...CONVERSATION_METHODS,
+  ...TASK_NAME_METHODS,
 } as const;
 
 export type Methods = typeof METHODS;

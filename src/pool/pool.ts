@@ -4,9 +4,9 @@
  *
  * A facade: the reconciler (reconciler.ts) owns the servers and the queue, the catalog
  * (catalog.ts) answers what is offered, the pin gate (pin-gate.ts) withholds what moved
- * since it was approved, and the call pipeline (calls/pipeline.ts) sends calls. Each
- * server's connection, crash handling and backoff live in its ServerEntry. The parts and
- * every callback between them are built in pool-parts.ts; each method here delegates.
+ * since it was approved, and the call pipeline (calls/pipeline.ts) sends calls; a server's
+ * connection, crash handling and backoff live in its ServerEntry. The parts and their
+ * callbacks are built in pool-parts.ts; each method here delegates.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { McpClient } from "./mcp/client.js";
@@ -47,7 +47,7 @@ import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js"
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
 import type { TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
-import type { MovedTask, TaskPlace } from "./calls/moved-records.js";
+import type { MovedTask, TaskName, TaskPlace } from "./calls/moved-records.js";
 import { isProfileEntry } from "./server/profile-entry.js";
 import type {
   PinInfo,
@@ -253,10 +253,7 @@ export class McpPool {
     this.#parts.tasks.forgo(why);
   }
 
-  /**
-   * Takes up the task records a previous daemon handed over; an unclaimed live one holds its
-   * child from the idle rule for `holdMs`. Returns how many.
-   */
+  /** Takes up a previous daemon's task records (an unclaimed live one holds its child `holdMs`): how many. */
   adoptTasks(moved: readonly MovedTask[], holdMs: number): number {
     const { servers, profiles, tasks } = this.#parts;
     const place: TaskPlace = (id, key) =>
@@ -264,12 +261,14 @@ export class McpPool {
     return tasks.adopt(moved, place, holdMs);
   }
 
-  /**
-   * Host `owner` is gone: its live tasks are cancelled where the server can, and forgotten.
-   * `disconnected`: only its connection closed.
-   */
+  /** Host `owner` is gone (`disconnected`: its connection closed): its live tasks cancelled. */
   releaseTasks(owner: string | TaskOwner, disconnected = false): Promise<void> {
     return this.#parts.tasks.release(owner, disconnected);
+  }
+
+  /** Host `name`'s tasks by its ids (`naming` one first), once its moved ones are taken up. */
+  taskNames(name: string, naming?: TaskName): Promise<TaskName[]> {
+    return this.#parts.tasks.names(name, naming);
   }
 
   /**

@@ -204,6 +204,12 @@ class FakePool implements PoolLike {
     this.released.push(owner.key);
   }
 
+  readonly named: { name: string; naming?: unknown }[] = [];
+  async taskNames(name: string, naming?: unknown) {
+    this.named.push(naming === undefined ? { name } : { name, naming });
+    return [] as { serverId: string; taskId: string; hostId: string }[];
+  }
+
   async subscribeResource(id: string, uri: string, listener: (n: ServerNotification) => void) {
     this.resourceListeners.set(`${id} ${uri}`, listener);
     return async () => void this.resourceListeners.delete(`${id} ${uri}`);
@@ -610,6 +616,13 @@ describe("socket server and PoolClient", () => {
     );
     await c.tasks.release("h1");
     expect(pool.released).toEqual([...owners]);
+    // The ids a host knows its tasks by: kept with a task, and read back by the host's name.
+    await c.tasks.name("echo", "t1", "h1", "t1@echo");
+    expect(await c.tasks.names("h1")).toEqual([]);
+    expect(pool.named).toEqual([
+      { name: "h1", naming: { serverId: "echo", taskId: "t1", hostId: "t1@echo" } },
+      { name: "h1" },
+    ]);
 
     // Per-conversation rows: identities, selectors and leases reach the registry.
     const who = { tenant: "acme", principal: "alice", conversationId: "c1" };

@@ -45,9 +45,28 @@ export class SessionTasks {
   readonly owner: string;
   readonly #byHost = new Map<string, ServerTask>();
   readonly #toHost = new Map<string, string>();
+  readonly #client: PoolClient | undefined;
+  /**
+   * Settles once the session knows again the ids its host knew its tasks by: a host that
+   * gives its name again (to a daemon that took over) asks about tasks a previous session
+   * named, and the daemon kept each one's id with it.
+   */
+  readonly restored: Promise<void>;
 
-  constructor(name?: string) {
+  constructor(name?: string, client?: PoolClient) {
     this.owner = name ?? randomUUID();
+    this.#client = client;
+    const known = name === undefined || client === undefined ? [] : client.tasks.names(name);
+    this.restored = Promise.resolve(known).then(
+      (tasks) => {
+        for (const { serverId, taskId, hostId } of tasks) {
+          if (this.#byHost.has(hostId) || this.has(serverId, taskId)) continue;
+          this.#byHost.set(hostId, { serverId, taskId });
+          this.#toHost.set(keyOf(serverId, taskId), hostId);
+        }
+      },
+      () => undefined, // no daemon to ask: its requests fail as they would
+    );
   }
 
   /**
@@ -94,6 +113,21 @@ export class SessionTasks {
     const id = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
     if (typeof id !== "string") return result;
     return renamed(result, "created", id, this.hostId(serverId, id));
+  }
+
+  /**
+   * created(), once the session's older ids are known again and the daemon keeps the host's
+   * id with the task when it is not the server's (so a session made again finds it).
+   */
+  async told<T>(serverId: string, result: T): Promise<T> {
+    await this.restored;
+    const answer = this.created(serverId, result);
+    const id = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
+    const hostId = (answer as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
+    if (typeof id === "string" && typeof hostId === "string" && id !== hostId) {
+      await this.#client?.tasks.name(serverId, id, this.owner, hostId);
+    }
+    return answer;
   }
 }
 
@@ -168,6 +202,7 @@ export function answerTasks(
   const about =
     (method: Exclude<TaskMethod, "tasks/list">) =>
     async (request: { params: { taskId: string } }, extra: Extra): Promise<never> => {
+      await tasks.restored;
       const hostId = request.params.taskId;
       const task = tasks.find(hostId) ?? { serverId: servers[0] ?? "", taskId: hostId };
       try {
@@ -187,6 +222,7 @@ export function answerTasks(
     extra: Extra,
   ): Promise<never> => {
     const cursor = request.params?.cursor;
+    await tasks.restored;
     try {
       // The pool answers a host's own tasks in one page: a cursor it holds was never given,
       // and is the first server's to refuse, as direct.

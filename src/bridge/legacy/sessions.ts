@@ -90,7 +90,7 @@ export class LegacySessions {
       identity,
       ...(catalog !== undefined ? { found: catalog.foundTools() } : {}),
       profile: new SessionProfile(server, log),
-      ...(tasks ? { tasks: new SessionTasks(host.name) } : {}),
+      ...(tasks ? { tasks: new SessionTasks(host.name, client) } : {}),
       ...(host.name !== undefined ? { hostName: host.name } : {}),
     };
     sessions.add(session);

@@ -265,7 +265,7 @@ export class BridgeTools {
         options,
       )) as CallToolResult;
       if (options.task !== undefined && serverId !== undefined && session.tasks !== undefined) {
-        return forLegacyHost(session.tasks.created(serverId, result));
+        return forLegacyHost(await session.tasks.told(serverId, result));
       }
       return forLegacyHost(result);
     } catch (error) {

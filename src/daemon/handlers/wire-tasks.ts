@@ -7,6 +7,7 @@
  */
 import type { ServerNotification } from "../../pool/core/types.js";
 import type { TaskMethod, TaskOwner, TaskRequestOptions } from "../../pool/calls/tasks.js";
+import type { TaskName } from "../../pool/calls/moved-records.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 
 /** Exactly what the task handlers use of the pool. */
@@ -19,6 +20,7 @@ export interface TasksPool {
     options?: TaskRequestOptions,
   ): Promise<Record<string, unknown>>;
   releaseTasks(owner: TaskOwner, disconnected?: boolean): Promise<void>;
+  taskNames(name: string, naming?: TaskName): Promise<TaskName[]>;
 }
 
 export const TASK_WIRE_METHODS = [
@@ -27,6 +29,8 @@ export const TASK_WIRE_METHODS = [
   "tasks/list",
   "tasks/cancel",
   "tasks/release",
+  "tasks/name",
+  "tasks/names",
 ] as const;
 
 export type TaskHandlers = Pick<HandlerTable, (typeof TASK_WIRE_METHODS)[number]>;
@@ -98,6 +102,11 @@ export function createTaskHandlers(pool: TasksPool): WireTasks {
       "tasks/result": ask("tasks/result"),
       "tasks/list": ask("tasks/list"),
       "tasks/cancel": ask("tasks/cancel"),
+      "tasks/name": async ({ taskOwner, ...naming }) => {
+        await pool.taskNames(taskOwner, naming);
+        return {};
+      },
+      "tasks/names": async ({ taskOwner }) => ({ tasks: await pool.taskNames(taskOwner) }),
       "tasks/release": async (params, ctx) => {
         const gone = named(ctx.connection.id, params.taskOwner);
         owners.get(ctx.connection.id)?.delete(gone.key);

@@ -27,6 +27,7 @@ function isMovedTask(value: unknown): value is MovedTask {
     typeof task.serverId === "string" &&
     (task.profileKey === undefined || typeof task.profileKey === "string") &&
     typeof task.taskId === "string" &&
+    (task.hostId === undefined || typeof task.hostId === "string") &&
     typeof task.owner === "string" &&
     typeof task.status === "string" &&
     (task.ttl === null || typeof task.ttl === "number") &&

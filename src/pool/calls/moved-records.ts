@@ -26,10 +26,19 @@ export interface MovedTask {
   serverId: string;
   profileKey?: string;
   taskId: string;
+  /** The id its host knows it by, when not the server's. */
+  hostId?: string;
   owner: string;
   status: string;
   ttl: number | null;
   expiresAt: number;
+}
+
+/** A host's task: its server's id and the id the host knows it by. */
+export interface TaskName {
+  serverId: string;
+  taskId: string;
+  hostId: string;
 }
 
 /** Where a moved task lives in this pool: its row's own entry, or a profile's child. */

@@ -15,17 +15,22 @@
  *   host's);
  * - a server's `notifications/tasks/status` goes to the owning host alone.
  *
- * A connection holding a live task is counted as in flight, so no idle rule reaps or swaps
- * it, until the task is seen terminal or its ttl runs out. When a host goes (its session
- * ends), its live tasks are cancelled on the server if the server offers `tasks.cancel`:
- * direct, the session's end ends the server (stdio) and the work with it.
+ * A connection holding a live task is counted in flight (no idle rule reaps or swaps it) until
+ * the task is seen terminal or its ttl runs out. A host that goes has its live tasks cancelled
+ * where the server offers `tasks.cancel`: direct, the session's end ends the server and its work.
  */
 import { McpPoolError } from "../core/errors.js";
 import type { CallSignal, ServerNotification } from "../core/types.js";
 import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
 import { EarlyStatuses } from "./early-statuses.js";
-import { MovedRecords, type MovedTask, type TaskPlace, type Unclaimed } from "./moved-records.js";
+import {
+  MovedRecords,
+  type MovedTask,
+  type TaskName,
+  type TaskPlace,
+  type Unclaimed,
+} from "./moved-records.js";
 import { askAsStranger, sendTask } from "./task-requests.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
@@ -57,6 +62,8 @@ export interface TaskOwner {
 
 interface TaskRecord {
   readonly taskId: string;
+  /** The id its host knows it by, when not the server's (a bridge of several servers renamed it). */
+  hostId?: string;
   readonly entry: ServerEntry;
   readonly connection: Connection;
   owner: TaskOwner;
@@ -284,8 +291,9 @@ export class PoolTasks {
       const place = placeOf(record.entry);
       const owner = record.owner.name;
       if (place === undefined || owner === undefined) continue;
-      const { taskId, status, ttl, expiresAt } = record;
-      moved.push({ serverId: record.entry.id, ...place, taskId, owner, status, ttl, expiresAt });
+      const { taskId, hostId, status, ttl, expiresAt } = record;
+      const moving = { taskId, ...(hostId === undefined ? {} : { hostId }), owner, status };
+      moved.push({ serverId: record.entry.id, ...place, ...moving, ttl, expiresAt });
     }
     return moved;
   }
@@ -349,6 +357,7 @@ export class PoolTasks {
       const live = !TERMINAL.has(task.status);
       const record: TaskRecord = {
         taskId: task.taskId,
+        ...(task.hostId === undefined ? {} : { hostId: task.hostId }),
         entry,
         connection,
         owner: { key: `\0moved\0${task.owner}`, name: task.owner },
@@ -424,6 +433,23 @@ export class PoolTasks {
     for (const [connection, entry] of places) await walk(entry, async () => connection);
     const { nextCursor: _, ...rest } = first ?? {};
     return { ...rest, tasks };
+  }
+
+  /**
+   * Host `name`'s tasks by its server's id and its own (moved ones once taken up, unclaimed),
+   * so a session made again finds its ids; `naming`: the host knows that one so from now on.
+   */
+  async names(name: string, naming?: TaskName): Promise<TaskName[]> {
+    await this.#moved.settled(undefined, name);
+    const records = [...this.#records.values()];
+    const hers = records.filter((r) => (r.moved?.name ?? r.owner.name) === name);
+    const named = hers.find((r) => r.entry.id === naming?.serverId && r.taskId === naming.taskId);
+    if (named !== undefined && naming !== undefined) named.hostId = naming.hostId;
+    return hers.map((r) => ({
+      serverId: r.entry.id,
+      taskId: r.taskId,
+      hostId: r.hostId ?? r.taskId,
+    }));
   }
 
   /**
