@@ -63,7 +63,9 @@ export class ResourceSubscriptions {
 
   /**
    * A pooled server's `notifications/resources/updated`: to the session whose host it names,
-   * else to the sessions sharing the URI's subscription.
+   * or to nobody when no session here goes by that name (the update is another bridge's
+   * host's, or its host has left); one that names no host goes to the sessions sharing the
+   * URI's subscription.
    */
   deliverUpdated(serverId: string, notification: ServerNotification, taskOwner?: string): void {
     const uri = notification.params?.uri;
@@ -72,9 +74,8 @@ export class ResourceSubscriptions {
     if (entry === undefined || entry.serverId !== serverId) return;
     const params = { ...notification.params, uri };
     const named = taskOwner === undefined ? undefined : entry.named.get(taskOwner);
-    for (const session of named !== undefined ? [named] : entry.sessions) {
-      session.server.sendResourceUpdated(params).catch(() => undefined);
-    }
+    const to = taskOwner === undefined ? entry.sessions : named !== undefined ? [named] : [];
+    for (const session of to) session.server.sendResourceUpdated(params).catch(() => undefined);
   }
 
   subscribe(session: Subscriber, uri: string): Promise<void> {
