@@ -18,11 +18,19 @@ const update: ServerNotification = {
   params: { uri: URI },
 };
 
-/** The client a bridge holds, as much of it as subscriptions use; `sent` what it asked. */
-function client(): { client: PoolClient; sent: unknown[] } {
+/** This build's daemon's hello: it names hosts. */
+const HELLO = { protocolVersion: 1, daemonVersion: "0.1.0", pid: 1, namesHosts: true };
+/** The hello of a daemon from before hosts had names, as it went on the wire. */
+const OLDER_HELLO = { protocolVersion: 1, daemonVersion: "0.1.0", pid: 1 };
+
+/**
+ * The client a bridge holds, as much of it as subscriptions use, connected to a daemon that
+ * said `hello`; `sent` what it asked.
+ */
+function client(hello: object = HELLO): { client: PoolClient; sent: unknown[] } {
   const sent: unknown[] = [];
   const fake = {
-    daemon: { protocolVersion: 1, daemonVersion: "0.1.0", pid: 1 },
+    daemon: hello,
     subscribeResource: (serverId: string, uri: string, host?: unknown) => {
       sent.push(["subscribe", serverId, uri, host ?? {}]);
       return Promise.resolve();
@@ -82,5 +90,38 @@ describe("a bridge's resource updates", () => {
     lean.deliverUpdated("s", update, OTHER);
     expect(nameless.heard).toHaveLength(1);
     expect(named.heard).toHaveLength(1);
+  });
+
+  it("reach a named host on a daemon that does not name hosts, subscribed there without a name", async () => {
+    const older = client(OLDER_HELLO);
+    const onOlder = bridge(older.client);
+    const named = session(NAME);
+    const nameless = session();
+    await onOlder.subscribe(named, URI);
+    await onOlder.subscribe(nameless, URI);
+    // Its updates name nobody: each session of the URI hears each one.
+    onOlder.deliverUpdated("s", update);
+    expect({ named: named.heard, nameless: nameless.heard }).toEqual({
+      named: [{ uri: URI }],
+      nameless: [{ uri: URI }],
+    });
+    await onOlder.unsubscribe(named, URI);
+    await onOlder.unsubscribe(nameless, URI);
+    expect(older.sent).toEqual([
+      ["subscribe", "s", URI, {}],
+      ["unsubscribe", "s", URI, {}],
+    ]);
+
+    // The same sessions on this build's daemon subscribe by name, and each keeps its own.
+    const current = client();
+    const onCurrent = bridge(current.client);
+    await onCurrent.subscribe(named, URI);
+    await onCurrent.subscribe(nameless, URI);
+    await onCurrent.unsubscribe(named, URI);
+    expect(current.sent).toEqual([
+      ["subscribe", "s", URI, { taskOwner: NAME }],
+      ["subscribe", "s", URI, {}],
+      ["unsubscribe", "s", URI, { taskOwner: NAME }],
+    ]);
   });
 });

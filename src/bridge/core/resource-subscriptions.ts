@@ -7,7 +7,9 @@
  * A session whose entry named its host (an MCP socket's lean bridge or perl relay,
  * fronts/host-names.ts) holds its own, under that name: across a daemon's hand-over the new
  * daemon keeps its place for that name alone, and the update it missed reaches it and no
- * other session (the daemon names the host an update is for).
+ * other session (the daemon names the host an update is for). A daemon whose hello does not
+ * say it names hosts (an older one, not yet restarted after an upgrade) would take no name
+ * and send updates naming none, so there a named session shares the subscription of no name.
  */
 import type { PoolClient, ServerNotification } from "mcpool-client";
 import type { Subscriber } from "./session.js";
@@ -107,7 +109,7 @@ export class ResourceSubscriptions {
       this.#subscribers.set(uri, entry);
     }
     const held = entry;
-    const name = session.hostName;
+    const name = this.#ctx.client.daemon?.namesHosts === true ? session.hostName : undefined;
     // Routed first, then asked upstream: the server may send an update for the URI before
     // its answer to the subscribe reaches us.
     let ready: Promise<unknown>;
@@ -136,8 +138,10 @@ export class ResourceSubscriptions {
     const entry = this.#subscribers.get(uri);
     if (entry === undefined) return;
     const name = session.hostName;
+    // Named upstream only if it subscribed by its name (the daemon then said it names hosts).
+    const taskOwner =
+      name !== undefined && entry.named.get(name) === session ? { taskOwner: name } : undefined;
     this.#leave(uri, entry, session);
-    const taskOwner = name !== undefined ? { taskOwner: name } : undefined;
     if (taskOwner === undefined) {
       if (entry.sessions.size > 0 || entry.ready === undefined) return;
       const ready = entry.ready;
@@ -157,9 +161,9 @@ export class ResourceSubscriptions {
   /** `session` holds `uri` no more; the URI is forgotten when no session holds it. */
   #leave(uri: string, entry: UriSubscribers, session: Subscriber): void {
     session.subscriptions.delete(uri);
-    if (session.hostName !== undefined) {
-      if (entry.named.get(session.hostName) === session) entry.named.delete(session.hostName);
-    } else entry.sessions.delete(session);
+    const name = session.hostName;
+    if (name !== undefined && entry.named.get(name) === session) entry.named.delete(name);
+    else entry.sessions.delete(session);
     if (entry.sessions.size > 0 || entry.named.size > 0) return;
     if (this.#subscribers.get(uri) === entry) this.#subscribers.delete(uri);
   }
