@@ -8,8 +8,12 @@
 # half-closes the socket and the loop goes on reading the daemon's answers; the socket's EOF
 # after that (the daemon ended the session) ends it.
 #
+# Every connection opens with the host's name, a random id made once at start (as the lean
+# bridge's; src/bridge/lean/host-signals.ts), so a daemon that took over from the last finds
+# the host's tasks.
+#
 # The daemon going away under a live host (a restart, an upgrade) keeps the
-# host's session, as the lean bridge does (src/bridge/lean-session.ts): each request in flight
+# host's session, as the lean bridge does (src/bridge/lean/session.ts): each request in flight
 # is answered with a coded error (it may or may not have run); the socket is dialled again
 # (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
 # host's lines wait; connected, the host's `initialize` goes again and its answer is dropped,
@@ -43,11 +47,22 @@ $w = $ENV{MCPOOL_RECONNECT_MS};
 $window = defined $w && $w ne '' && $w eq int($w) && $w >= 0 ? $w / 1000 : 60;
 sub up { my ($p) = @_; my $i = rindex($p, '/'); $i < 0 ? '.' : $i == 0 ? '/' : substr($p, 0, $i) }
 $path = up($sock) . "/mcp/$id.sock";
+# The host's name, made once (16 random bytes in hex) and the first line of every connection,
+# as the lean bridge's: a daemon that took over from the last finds the host's tasks by it
+# (src/bridge/lean/host-signals.ts). No /dev/urandom: no name.
+if (open(R, '<', '/dev/urandom') && sysread(R, $rnd, 16) == 16) {
+  $hello = '{"jsonrpc":"2.0","method":"notifications/mcpool/host-name","params":{"taskOwner":"'
+    . unpack('H*', $rnd) . "\"}}\n";
+}
+close R;
 $fix = 'Start it with `mcpool service install` (now and at every login) or `mcpool serve`';
 sub dial {
   socket(S, 1, 1, 0) or return 0;
-  return 1 if connect(S, index($^O, 'darwin') >= 0 || index($^O, 'bsd') >= 0
-    ? pack('CCa*x', 0, 1, $path) : pack('Sa*x', 1, $path));
+  if (connect(S, index($^O, 'darwin') >= 0 || index($^O, 'bsd') >= 0
+    ? pack('CCa*x', 0, 1, $path) : pack('Sa*x', 1, $path))) {
+    w(*S, $hello) if defined $hello;
+    return 1;
+  }
   $down = "$!";
   close S;
   0;

@@ -38,6 +38,21 @@ import { tellMainPid } from "./service-manager.js";
 export const DEFAULT_SETTLE_MS = 5_000;
 /** Bound on the new daemon's answer, ms: its start, its reconcile, its adoptions. */
 export const DEFAULT_ANSWER_MS = 60_000;
+
+/**
+ * The bound on the new daemon's answer: `MCPOOL_HANDOVER_ANSWER_MS` in the daemon's
+ * environment when set (a whole number of ms, 1 or more), else DEFAULT_ANSWER_MS.
+ */
+export function answerBoundMs(env: NodeJS.ProcessEnv): number {
+  const value = env.MCPOOL_HANDOVER_ANSWER_MS;
+  if (value === undefined) return DEFAULT_ANSWER_MS;
+  if (/^\d+$/.test(value) && Number(value) >= 1) return Number(value);
+  throw new McpPoolError(
+    "handover-failed",
+    `MCPOOL_HANDOVER_ANSWER_MS must be a whole number of ms, 1 or more, not "${value}"; nothing was handed over`,
+    {},
+  );
+}
 /**
  * Bound on a new daemon that was told to let go exiting by itself, ms: past it, it is killed.
  * Until it has exited it may still read the handed children's output and write to their input.
@@ -121,8 +136,9 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   // One turn of the reconcile queue, start to end: an edit of the configuration meanwhile
   // (or a reload) neither stops nor restarts a child being handed. It waits, and runs once
   // this daemon serves again; a hand-over that went through leaves it to the new daemon.
+  const answerMs = deps.answerMs ?? answerBoundMs(process.env);
   return pool.handingOver(() =>
-    handOverHeld({ ...deps, server, pool, log, successor: start }, keepId, listenFd),
+    handOverHeld({ ...deps, server, pool, log, successor: start, answerMs }, keepId, listenFd),
   );
 }
 
@@ -144,7 +160,10 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
   const { handed, sessions } = held;
   const answer = await successor.answer;
   if (!answer.ready) {
-    successor.go(false);
+    const pid = answer.pid;
+    log.error(`mcpool: the hand-over is called off (${answer.why}); pid ${pid} is told to let go`);
+    // Heard at once, even mid-adoption: the new daemon lets go of every child and exits.
+    successor.go(false, answer.why);
     // Only one daemon may drive the children: this one takes them back once the new one is gone.
     await ended(successor, log);
     const lost = await takeBack(deps, held, answer.why);
@@ -288,7 +307,7 @@ async function hold(
     servers,
     fronts,
     snapshot,
-    answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
+    answerMs: deps.answerMs ?? answerBoundMs(process.env),
   });
   // Refused at once (no process): nobody holds the sockets but this daemon, which keeps
   // listening and takes everything back on the answer that says why.
