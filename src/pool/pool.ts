@@ -274,15 +274,17 @@ export class McpPool {
 
   /**
    * Listens to server `id`'s `notifications/resources/updated` for `uri`, subscribing
-   * upstream for the first listener; the last one to stop unsubscribes upstream.
+   * upstream for the first listener; the last one to stop unsubscribes upstream. `name`: the
+   * host the listener is for, whose place a hand-over keeps for that name alone.
    */
   async subscribeResource(
     id: string,
     uri: string,
     listener: ResourceListener,
+    name?: string,
   ): Promise<() => Promise<void>> {
     this.#parts.assertOpen();
-    return this.#parts.passthrough.subscribe(id, uri, listener);
+    return this.#parts.passthrough.subscribe(id, uri, listener, name);
   }
 
   // ── What the pool offers (catalog.ts) ────────────────────────────────────────────
