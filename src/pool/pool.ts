@@ -242,10 +242,10 @@ export class McpPool {
 
   /**
    * The task records a previous daemon hands over, known before this pool serves: a host's
-   * `tasks/*` that may be about one waits for adoptTasks().
+   * `tasks/*` that may be about one waits for adoptTasks(); the first that does calls `onWait`.
    */
-  expectTasks(moved: readonly MovedTask[]): void {
-    this.#parts.tasks.expect(moved);
+  expectTasks(moved: readonly MovedTask[], onWait?: () => void): void {
+    this.#parts.tasks.expect(moved, onWait);
   }
 
   /** The adoption failed (`why`): no task record is taken up; who waited for one is told. */
