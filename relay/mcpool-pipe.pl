@@ -8,20 +8,26 @@
 # half-closes the socket and the loop goes on reading the daemon's answers; the socket's EOF
 # after that (the daemon ended the session) ends it.
 #
+# Every connection opens with the host's name, a random id made once at start (as the lean
+# bridge's; src/bridge/lean/host-signals.ts), so a daemon that took over from the last finds
+# the host's tasks.
+#
 # The daemon going away under a live host (a restart, an upgrade) keeps the
-# host's session, as the lean bridge does (src/bridge/lean-session.ts): each request in flight
+# host's session, as the lean bridge does (src/bridge/lean/session.ts): each request in flight
 # is answered with a coded error (it may or may not have run); the socket is dialled again
 # (0.1 s doubling to 2 s) for 60 s (MCPOOL_RECONNECT_MS, as the bridges read it) while the
 # host's lines wait; connected, the host's `initialize` goes again and its answer is dropped,
 # then `notifications/initialized`, its last `logging/setLevel` and its resource subscriptions
 # (answers dropped), the host is told `notifications/tools/list_changed` in its era, decided
 # once (legacy after `initialize`; after `server/discover`, a result from the daemon is
-# 2026-07-28 and an error legacy; while neither has come, a host whose lines carry
+# 2026-07-28 and an error legacy, told unsolicited even if it never sends `initialize`, as a
+# server direct tells it; while neither has come, a host whose lines carry
 # `_meta["io.modelcontextprotocol/protocolVersion"]` is a 2026-07-28 one). A 2026-07-28 host is told on
 # each listen stream the daemon acknowledged with `toolsListChanged`, the notification naming
 # the stream in `_meta["io.modelcontextprotocol/subscriptionId"]`, and never unsolicited. Its
 # open `subscriptions/listen` streams (never answered with that error) are sent again as they
-# were, same id, their new acknowledgements dropped, and what waited goes.
+# were, same id, their new acknowledgements dropped, and what waited goes. Ids (a request's, a
+# stream's) are matched as JSON-RPC matches them (`idk`): `7` and `7.0` are one id, `"7"` another.
 # After the window what waits, and every request until a daemon is back, is answered with an
 # error naming mcpool and how to start it (a listen stream too); the socket is still dialled
 # every 5 s.
@@ -41,11 +47,22 @@ $w = $ENV{MCPOOL_RECONNECT_MS};
 $window = defined $w && $w ne '' && $w eq int($w) && $w >= 0 ? $w / 1000 : 60;
 sub up { my ($p) = @_; my $i = rindex($p, '/'); $i < 0 ? '.' : $i == 0 ? '/' : substr($p, 0, $i) }
 $path = up($sock) . "/mcp/$id.sock";
+# The host's name, made once (16 random bytes in hex) and the first line of every connection,
+# as the lean bridge's: a daemon that took over from the last finds the host's tasks by it
+# (src/bridge/lean/host-signals.ts). No /dev/urandom: no name.
+if (open(R, '<', '/dev/urandom') && sysread(R, $rnd, 16) == 16) {
+  $hello = '{"jsonrpc":"2.0","method":"notifications/mcpool/host-name","params":{"taskOwner":"'
+    . unpack('H*', $rnd) . "\"}}\n";
+}
+close R;
 $fix = 'Start it with `mcpool service install` (now and at every login) or `mcpool serve`';
 sub dial {
   socket(S, 1, 1, 0) or return 0;
-  return 1 if connect(S, index($^O, 'darwin') >= 0 || index($^O, 'bsd') >= 0
-    ? pack('CCa*x', 0, 1, $path) : pack('Sa*x', 1, $path));
+  if (connect(S, index($^O, 'darwin') >= 0 || index($^O, 'bsd') >= 0
+    ? pack('CCa*x', 0, 1, $path) : pack('Sa*x', 1, $path))) {
+    w(*S, $hello) if defined $hello;
+    return 1;
+  }
   $down = "$!";
   close S;
   0;
@@ -181,20 +198,54 @@ sub jv {
   substr($l, $p, $e - $p);
 }
 
+# The key of an id's JSON text (a request id, a subscription's), as JSON-RPC compares ids: a
+# string by its characters (escapes read: `"\u0031"` is `"1"`), a number by its value as a
+# double (`7`, `7.0` and `7e0` are one id), never a string for a number (`"1"` is not `1`).
+sub idk {
+  my ($t) = @_;
+  return $t if $t eq '' || $t eq 'null';
+  return 's' . unq($t) if substr($t, 0, 1) eq '"';
+  my $v = 0 + $t;
+  'n' . ($v == 0 ? '0' : sprintf('%.17g', $v));
+}
+# The characters (UTF-8) of a JSON string's text, its quotes included.
+sub unq {
+  my ($t) = @_;
+  my ($o, $k, $n) = ('', 1, length($t) - 1);
+  while ($k < $n) {
+    my $b = index($t, '\\', $k);
+    if ($b < 0 || $b >= $n) { $o .= substr($t, $k, $n - $k); last }
+    $o .= substr($t, $k, $b - $k);
+    my $c = substr($t, $b + 1, 1);
+    $k = $b + 2;
+    if ($c ne 'u') { $o .= $c eq 'n' ? "\n" : $c eq 't' ? "\t" : $c eq 'r' ? "\r" : $c eq 'b' ? "\b" : $c eq 'f' ? "\f" : $c; next }
+    my $u = hex(substr($t, $k, 4));
+    $k += 4;
+    if ($u >= 0xD800 && $u < 0xDC00 && substr($t, $k, 2) eq '\\u') {
+      my $l = hex(substr($t, $k + 2, 4));
+      if ($l >= 0xDC00 && $l < 0xE000) { $u = 0x10000 + ($u - 0xD800) * 1024 + $l - 0xDC00; $k += 6 }
+    }
+    my $ch = chr($u);
+    utf8::encode($ch);
+    $o .= $ch;
+  }
+  $o;
+}
+
 # A host line to the daemon: what makes the session is kept, and what awaits an answer.
 sub fwd {
   my ($l) = @_;
   my ($m, $i) = top($l);
   if (defined $m) {
     if ($m eq 'initialize') { ($init, $modern, $decided) = ($l, 0, 1) }
-    elsif ($m eq 'server/discover' && defined $i) { $discover = $i }
+    elsif ($m eq 'server/discover' && defined $i) { $discover = idk($i) }
     elsif ($m eq 'notifications/initialized') { $inited = $l }
     elsif ($m eq 'logging/setLevel') { $level = $l }
     elsif ($m eq 'resources/subscribe') { $subs{uri($l)} = $l }
     elsif ($m eq 'resources/unsubscribe') { delete $subs{uri($l)} }
-    elsif ($m eq 'notifications/cancelled') { my $c = jv($l, 'requestId'); delete $listens{$c}; delete $tools{$c} }
-    if ($m eq 'subscriptions/listen' && defined $i) { $listens{$i} = $l }
-    elsif (defined $i) { $pending{$i} = 1 }
+    elsif ($m eq 'notifications/cancelled') { my $c = idk(jv($l, 'requestId')); delete $listens{$c}; delete $tools{$c} }
+    if ($m eq 'subscriptions/listen' && defined $i) { $listens{idk($i)} = $l }
+    elsif (defined $i) { $pending{idk($i)} = $i }
   }
   w(*S, $l);
 }
@@ -211,17 +262,18 @@ sub daemon {
   my ($l) = @_;
   my ($m, $i, $e) = top($l);
   if (!defined $m && defined $i) {
-    if ($state eq 'replay' && delete $replay{$i}) { replayed(); return }
+    my $k = idk($i);
+    if ($state eq 'replay' && delete $replay{$k}) { replayed(); return }
     # The discovery's answer: a result is the 2026-07-28 era, an error leaves the host legacy.
-    if (defined $discover && $i eq $discover) { ($modern, $decided) = ($e ? 0 : 1, 1); undef $discover }
-    delete $pending{$i};
-    delete $listens{$i};
-    delete $tools{$i};
-    delete $relisten{$i};
+    if (defined $discover && $k eq $discover) { ($modern, $decided) = ($e ? 0 : 1, 1); undef $discover }
+    delete $pending{$k};
+    delete $listens{$k};
+    delete $tools{$k};
+    delete $relisten{$k};
   }
   if (defined $m && $m eq 'notifications/subscriptions/acknowledged') {
     # The filter the daemon honored: whether the stream hears of tool changes.
-    my $sid = jv($l, 'io.modelcontextprotocol/subscriptionId');
+    my $sid = idk(jv($l, 'io.modelcontextprotocol/subscriptionId'));
     $tools{$sid} = jv($l, 'toolsListChanged') eq 'true';
     return if delete $relisten{$sid};
   }
@@ -232,7 +284,7 @@ sub lost {
   close S;
   $s = -1;
   $dbuf = '';
-  o(fail($_, $inflight, '"inFlight":true')) for keys %pending;
+  o(fail($_, $inflight, '"inFlight":true')) for values %pending;
   %pending = ();
   %relisten = ();
   exit if $in < 0 && ($state eq 'open' || !@queue);
@@ -245,7 +297,7 @@ sub later {
     $state = 'down';
     for (@queue) { my ($m, $i) = top($_); o(fail($i, $gone, '')) if defined $m && defined $i }
     @queue = ();
-    o(fail($_, $gone, '')) for keys %listens;
+    o(fail((top($_))[1], $gone, '')) for values %listens;
     (%listens, %tools) = ();
     exit if $in < 0;
   }
@@ -257,7 +309,7 @@ sub redial {
   $s = fileno S;
   return opened(0) if !defined $init;
   ($state, $phase, $due) = ('replay', 'init', time + 15);
-  %replay = ((top($init))[1] => 1);
+  %replay = (idk((top($init))[1]) => 1);
   w(*S, $init);
 }
 sub replayed {
@@ -266,7 +318,7 @@ sub replayed {
     $phase = 'rest';
     w(*S, $inited) if defined $inited;
     my @rest = ((defined $level ? ($level) : ()), values %subs);
-    if (@rest) { for (@rest) { $replay{(top($_))[1]} = 1; w(*S, $_) } return }
+    if (@rest) { for (@rest) { $replay{idk((top($_))[1])} = 1; w(*S, $_) } return }
   }
   opened(1);
 }
@@ -275,9 +327,9 @@ sub opened {
   $state = 'open';
   my $said = '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"';
   if ($modern) {
-    o("$said,\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":$_}}}\n")
+    o("$said,\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":" . (top($listens{$_}))[1] . "}}}\n")
       for grep { $tools{$_} } keys %listens;
-  } elsif ($restored) { o("$said}\n") }
+  } elsif ($restored || $decided) { o("$said}\n") }
   for (keys %listens) { $relisten{$_} = 1; w(*S, $listens{$_}) }
   my @q = @queue;
   @queue = ();

@@ -112,6 +112,16 @@ export function foreignSocketFolder(socketPath: string): string | undefined {
 }
 
 /**
+ * The longest socket path `bind(2)` takes on a platform, in bytes: `sun_path` (108 on Linux,
+ * 104 on macOS and the BSDs) less its terminating NUL. The one rule for every socket mcpool
+ * binds or dials: the daemon's own, its MCP sockets, the lean bridge's.
+ * @internal The daemon's and the bridge's own: not part of the client library.
+ */
+export function socketPathLimit(platform: NodeJS.Platform = process.platform): number {
+  return platform === "linux" || platform === "android" ? 107 : 103;
+}
+
+/**
  * Pids fit in 22 bits on Linux (its largest `pid_max`) and under 100,000 on macOS and the
  * BSDs; the count of binds takes the 9 bits below them, so a tag is at most 2^31 - 1: six
  * base-36 digits. The count goes round after 512 binds, long after the first one is done.
@@ -131,11 +141,12 @@ export function bindTag(pid: number, count: number): string {
 }
 
 /**
- * A temporary name bindByRename makes (beside its path, or the short one): `….<tag>.tmp`.
+ * A temporary name bindByRename makes: `….<tag>.tmp` (beside its path, or the hidden one in
+ * its folder), or the bare tag, six base-36 digits (the shortest, in its folder).
  * @internal The daemon's own, for binding its sockets: not part of the client library.
  */
 export function isTemporarySocketName(name: string): boolean {
-  return /\.[0-9a-z]{6}\.tmp$/.test(name);
+  return /\.[0-9a-z]{6}\.tmp$/.test(name) || /^[0-9a-z]{6}$/.test(name);
 }
 
 /**
@@ -161,18 +172,23 @@ export class SocketPathTooLongError extends Error {
 /**
  * The name a socket at `path` is bound under before it is renamed into place: beside it when
  * that fits in `limit` bytes (`sun_path`), else a short hidden name in its folder (11 bytes,
- * as long as `mcpool.sock`, so a daemon socket path that fits has a temporary name that fits).
+ * as long as `mcpool.sock`, so a daemon socket path that fits has a temporary name that fits),
+ * else the bare tag in its folder (6 bytes, as long as the shortest MCP socket's name,
+ * `a.sock`: every MCP socket path that fits has a temporary name that fits).
  * `tag` (bindTag) keeps binds apart: no two binds, in one process or two, share a name.
- * Throws SocketPathTooLongError when neither fits: Node would bind a truncated name.
+ * Throws SocketPathTooLongError when none fits (a name shorter than six bytes at the limit):
+ * Node would bind a truncated name.
  * @internal The daemon's own, for binding its sockets: not part of the client library.
  */
 export function temporarySocketName(path: string, limit: number, tag: string): string {
   const beside = `${path}.${tag}.tmp`;
   if (Buffer.byteLength(beside) <= limit) return beside;
-  const short = join(dirname(path), `.${tag}.tmp`);
-  const bytes = Buffer.byteLength(short);
+  const hidden = join(dirname(path), `.${tag}.tmp`);
+  if (Buffer.byteLength(hidden) <= limit) return hidden;
+  const bare = join(dirname(path), tag);
+  const bytes = Buffer.byteLength(bare);
   if (bytes > limit) throw new SocketPathTooLongError(path, bytes, limit);
-  return short;
+  return bare;
 }
 
 /** Binds made by this process: the count that makes each one's temporary name its own. */

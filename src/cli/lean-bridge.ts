@@ -7,6 +7,7 @@
  * which starts the daemon when needed and serves through the SDK bridge. Once piping, a
  * daemon that restarts keeps the host's session (src/bridge/lean/session.ts).
  */
+import { randomUUID } from "node:crypto";
 import { existsSync, fstatSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { connect, Socket } from "node:net";
@@ -143,6 +144,8 @@ function pipe(socket: Socket | undefined, target: Target, cold?: ColdAnswers): L
     input: process.stdin,
     out,
     done: () => out.end(() => process.exit(0)),
+    // Made once: every connection of this process names its host the same (host-signals.ts).
+    hostName: randomUUID(),
     ...(cold !== undefined ? { cold } : {}),
   });
   const verdict = (step: number): void => {

@@ -8,15 +8,16 @@
  * names (`<slug>__…`) are read back and the other server's resources left out; the rest is
  * compared. On the lean bridge, whose connection keeps the roots its first call asked for;
  * over `--http` each request stands alone, and a list or completion (which 2026-07-28 lets
- * ask nothing) goes without them (docs/status.md).
+ * ask nothing) goes without them (docs/status.md). A `prompts/get` before any call asks for
+ * the roots itself, as a call does, on every entry.
  */
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { bridgeCommand, scopeSocket, stringEnv } from "../helpers/bridge.js";
+import { bridgeCommand, httpBridge, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import { testHome } from "../helpers/daemon.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 import { openHost } from "./entries.js";
-import { connectHost, type Host, type HostSpec } from "./host.js";
+import { connectHost, type Host, type HostSpec, type Target } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
 import { matrixServers, type MatrixServer } from "./servers.js";
@@ -43,6 +44,15 @@ async function session(host: Host, prefix: string): Promise<Step[]> {
   ];
 }
 
+/** A prompt that answers the server's roots, got before any call has asked for them. */
+async function promptFirst(host: Host, prefix: string): Promise<Step[]> {
+  return [
+    { op: "handshake", result: { era: host.era } },
+    await step(host, "prompts/get", { name: `${prefix}roots` }),
+    await step(host, "tools/call", { name: `${prefix}whoami`, arguments: {} }),
+  ];
+}
+
 /** The whole pool's steps as the one server's: its names read back, only its resources. */
 function asOneServer(steps: readonly Step[]): Step[] {
   const own = steps.map((s) => {
@@ -65,30 +75,45 @@ describe("a 2026-07-28 host's resources, prompts and completion go where its cal
     root: projectOf(home, "v2"),
   });
 
-  async function direct(): Promise<Step[]> {
+  async function direct(steps = session): Promise<Step[]> {
     const host = await openHost(home, server, spec(), "direct");
     try {
-      return normalise(await session(host, ""));
+      return normalise(await steps(host, ""));
     } finally {
       await host.close();
     }
   }
 
-  it("through the lean bridge of the whole pool, as direct", async () => {
-    const want = await direct();
-    const args = ["--socket", home.socketPath];
-    await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, "the pool's MCP socket");
-    const host = await connectHost(spec(), {
-      kind: "stdio",
-      ...bridgeCommand(home, args, "lean"),
-      env: stringEnv(home.env),
-    });
+  /** `steps` through a modern host of `target`, as the one server's, compared with direct. */
+  async function asDirect(steps: typeof session, target: Target): Promise<void> {
+    const want = await direct(steps);
+    const host = await connectHost(spec(), target);
     try {
       expect(host.era).toBe("modern");
-      const got = normalise(asOneServer(await session(host, `${server.id}__`)));
+      const got = normalise(asOneServer(await steps(host, `${server.id}__`)));
       expect(compare(want, got).join("\n")).toBe("");
     } finally {
       await host.close();
     }
+  }
+
+  const lean = async (): Promise<Target> => {
+    const args = ["--socket", home.socketPath];
+    await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, "the pool's MCP socket");
+    return { kind: "stdio", ...bridgeCommand(home, args, "lean"), env: stringEnv(home.env) };
+  };
+
+  it("through the lean bridge of the whole pool, as direct", async () => {
+    await asDirect(session, await lean());
   }, 120_000);
+
+  it("asks for the roots before a prompt that comes before any call, on the lean bridge and over --http", async () => {
+    await asDirect(promptFirst, await lean());
+    const bridge = await httpBridge(home, ["--socket", home.socketPath]);
+    try {
+      await asDirect(promptFirst, { kind: "http", url: bridge.url, token: bridge.token });
+    } finally {
+      await bridge.stop();
+    }
+  }, 180_000);
 });

@@ -66,3 +66,82 @@ export function restart(h: TestHome): Promise<{ code: number; stdout: string; st
     }),
   );
 }
+
+/**
+ * A daemon started from "installed" code whose new daemon, started by `mcpool restart`, hears
+ * the old daemon's word only once the test opens `wordGate`: the installed code runs the new
+ * daemon as its own child, passing it the handed descriptors, and relays the control channel
+ * — the snapshot at once, what follows it (the old daemon's word) once the gate file exists.
+ * So the test decides when, in the new daemon's adoption, the word arrives. The new daemon's
+ * exit is the installed code's.
+ */
+export async function wordGatedDaemon(
+  h: TestHome,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ old: RunningDaemon; wordGate: string }> {
+  const wordGate = join(h.dir, "word-gate");
+  const installed = join(h.dir, "installed-main.mjs");
+  writeFileSync(
+    installed,
+    `#!/usr/bin/env node
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, watch } from "node:fs";
+import { Socket } from "node:net";
+const cli = ${JSON.stringify(cliPath)};
+const gate = ${JSON.stringify(wordGate)};
+const argv = process.argv.slice(2);
+const at = argv.indexOf("--handover");
+if (at < 0) {
+  await import(cli);
+} else {
+  const passed = Array.from({ length: Number(argv[at + 1]) }, (_, i) => 4 + i);
+  const child = spawn(process.execPath, [cli, ...argv], {
+    stdio: ["ignore", "inherit", "inherit", "pipe", ...passed],
+  });
+  for (const fd of passed) closeSync(fd);
+  child.once("exit", (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
+  const inner = child.stdio[3];
+  const outer = new Socket({ fd: 3, readable: true, writable: true });
+  for (const end of [inner, outer]) end.on("error", () => undefined);
+  inner.pipe(outer);
+  let text = "";
+  let open = false;
+  let ended = false;
+  const flush = () => {
+    if (text.length > 0 && !inner.destroyed) inner.write(text);
+    text = "";
+    if (ended) inner.end();
+  };
+  let first = true;
+  outer.setEncoding("utf8");
+  outer.on("data", (chunk) => {
+    text += chunk;
+    // The snapshot passes at once; the rest waits for the gate.
+    if (first && text.includes("\\n")) {
+      first = false;
+      const cut = text.indexOf("\\n") + 1;
+      inner.write(text.slice(0, cut));
+      text = text.slice(cut);
+    }
+    if (open) flush();
+  });
+  outer.on("end", () => {
+    ended = true;
+    if (open) flush();
+  });
+  const watcher = watch(${JSON.stringify(h.dir)}, () => check());
+  const check = () => {
+    if (open || !existsSync(gate)) return;
+    open = true;
+    watcher.close();
+    flush();
+  };
+  check();
+}
+`,
+  );
+  chmodSync(installed, 0o755);
+  Object.assign(h.env, env);
+  const old = await startDaemon(h, [], { bin: installed });
+  return { old, wordGate };
+}

@@ -3,10 +3,15 @@
  * given text and mcpool's mcp.json the given servers. The entries wire writes name a fixed
  * bridge command and daemon socket (no daemon is there, so no stock pipe is taken).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
+import { afterEach } from "vitest";
+import {
+  hostConfigPath,
+  type HostEnvironment,
+  type HostName,
+} from "../../src/cli/hosts/configs.js";
 import type { WireOptions } from "../../src/cli/hosts/wire.js";
 
 export const NODE = "/usr/bin/node";
@@ -16,10 +21,18 @@ export const SOCKET = "/run/user/1000/mcpool/mcpool.sock";
 export interface WireHome {
   /** The host's file. */
   file: string;
-  /** Runs `command` (runWire or runUnwire) on the host: its exit code and output. */
+  /** mcpool's mcp.json. */
+  configPath: string;
+  /** Where the host's files are looked for: this home. */
+  where: HostEnvironment;
+  /**
+   * Runs `command` (runWire, runWireOneEntry or runUnwire) on the host, with `more` of its
+   * options (`catalog`, `oneEntry`): its exit code and output.
+   */
   run(
     command: (options: WireOptions) => Promise<number>,
     write?: boolean,
+    more?: Partial<WireOptions>,
   ): Promise<{ code: number; output: string }>;
 }
 
@@ -44,7 +57,7 @@ export function wireHome(
   const configPath = join(home, "mcpool", "mcp.json");
   mkdirSync(dirname(configPath), { recursive: true });
   writeFileSync(configPath, JSON.stringify({ mcpServers: servers }));
-  const run: WireHome["run"] = async (command, write = true) => {
+  const run: WireHome["run"] = async (command, write = true, more = {}) => {
     const lines: string[] = [];
     const push = (line: string) => lines.push(line);
     const code = await command({
@@ -57,8 +70,23 @@ export function wireHome(
       env: { PATH: "" },
       out: push,
       err: push,
+      ...more,
     });
     return { code, output: lines.join("\n") };
   };
-  return { file, run };
+  return { file, configPath, where, run };
+}
+
+/**
+ * `wireHome` for one test file: each home named `prefix` and the host, all of them removed
+ * after each test.
+ */
+export function wireHomes(
+  prefix: string,
+): (host: HostName, text: string, servers: Record<string, unknown>) => WireHome {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return (host, text, servers) => wireHome(dirs, `${prefix}${host}-`, host, text, servers);
 }

@@ -43,6 +43,22 @@ async function handOver(home: TestHome, oldPid: number): Promise<number> {
   return handed.pid;
 }
 
+/**
+ * The installed code a restart starts, for a daemon of `home`: this checkout, where the new
+ * daemon reads `servers` as its mcp.json (an edit the old daemon never sees).
+ */
+function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): string {
+  const edited = join(home.dir, "edited.json");
+  writeFileSync(edited, JSON.stringify({ mcpServers: servers }));
+  const installed = join(home.dir, "installed-main.mjs");
+  writeFileSync(
+    installed,
+    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};\nawait import(${JSON.stringify(cliPath)});\n`,
+  );
+  chmodSync(installed, 0o755);
+  return installed;
+}
+
 /** A daemon serving the session server as row `remote`, and an agent that counted once. */
 async function counting(): Promise<{
   remote: SessionServer;
@@ -231,19 +247,8 @@ describe("a hand-over restart with an http row", () => {
     const h = fleet.home();
     const row = { type: "http", url: remote.url, session: "conversation" };
     h.writeConfig({ remote: row });
-    // The new daemon reads an edited copy (new headers), which the old daemon never sees: the
-    // installed code the restart starts points its config elsewhere.
-    const edited = join(h.dir, "edited.json");
-    writeFileSync(
-      edited,
-      JSON.stringify({ mcpServers: { remote: { ...row, headers: { "X-Edited": "1" } } } }),
-    );
-    const installed = join(h.dir, "installed-main.mjs");
-    writeFileSync(
-      installed,
-      `#!/usr/bin/env node\nif (process.argv.includes("--handover")) process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};\nawait import(${JSON.stringify(cliPath)});\n`,
-    );
-    chmodSync(installed, 0o755);
+    // The new daemon reads an edited copy (new headers), which the old daemon never sees.
+    const installed = editedOnHandOver(h, { remote: { ...row, headers: { "X-Edited": "1" } } });
     const old = await startDaemon(h, [], { bin: installed });
     try {
       const alice = { tenant: "acme", principal: "alice", conversationId: "c1" };
@@ -267,6 +272,37 @@ describe("a hand-over restart with an http row", () => {
       await stopAll(daemonsFor(h.socketPath));
     }
   });
+
+  for (const change of ["changed", "removed"] as const) {
+    it(`ends a row's own session the new daemon did not take (its row ${change}): DELETE`, async () => {
+      const remote = await sessionServer();
+      servers.push(remote);
+      const h = fleet.home();
+      const row = { type: "http", url: remote.url };
+      h.writeConfig({ remote: row });
+      // Between the snapshot and the adoption the row changes (new headers) or goes.
+      const edited =
+        change === "changed" ? { remote: { ...row, headers: { "X-Edited": "1" } } } : {};
+      const old = await startDaemon(h, [], { bin: editedOnHandOver(h, edited) });
+      try {
+        expect(await count(await fleet.agent(h))).toBe(1);
+        expect(remote.count("DELETE")).toBe(0);
+        await handOver(h, old.pid);
+
+        // Ended by the old daemon before it answered the restart: no daemon goes on in it.
+        expect(remote.count("DELETE")).toBe(1);
+        if (change === "changed") {
+          // The new daemon counts in a session of its own, from 1.
+          expect(await count(await fleet.agent(h, "after"))).toBe(1);
+          expect(remote.opened()).toBe(2);
+        }
+        expect(remote.sessions()).toBe(change === "changed" ? 1 : 0);
+      } finally {
+        await old.stop();
+        await stopAll(daemonsFor(h.socketPath));
+      }
+    });
+  }
 
   it("opens a new session when the server no longer knows the handed one", async () => {
     const { remote, h, oldPid } = await counting();

@@ -2,11 +2,17 @@
  * An edit of mcp.json while a hand-over is under way is not reconciled in the middle of it:
  * the hand-over holds the old daemon's reconcile queue from its first step to its last. Here
  * the new daemon is held at a gate while the old one has handed everything, and mcp.json
- * loses one row and changes another's args. If the new daemon fails, the old one serves on
- * and reconciles the edit only then; if it takes over, it reads the edit itself, and the old
- * one stops none of the children it adopted (the unchanged row's counter counts on).
+ * loses one row and changes another's args; the gate opens only once the old daemon has
+ * come to the edit — its log says the reconcile waits, or says it read the file (what an old
+ * daemon that reconciles in the middle of a hand-over does), whichever comes first. If the
+ * new daemon fails, the old one serves on and reconciles the edit only then; if it takes
+ * over, it reads the edit itself, and the old one stops none of the children it adopted (the
+ * unchanged row's counter counts on). The edited row's children are started only by the
+ * daemon that serves after the hand-over: each writes its parent's pid as it starts.
  */
+import { existsSync, readFileSync } from "node:fs";
 import type { Socket } from "node:net";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import type { RunningDaemon, TestHome } from "../helpers/daemon.js";
@@ -22,11 +28,31 @@ afterEach(() => {
 
 const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
 const rows = { kept: counter, gone: counter, changed: counter };
-/** The edit made while the hand-over is held: `gone` removed, `changed` given another arg. */
-const edited = {
-  kept: counter,
-  changed: { ...counter, args: [fixture("counter.mjs"), "edited"] },
-};
+/**
+ * The edit made while the hand-over is held: `gone` removed, `changed` given other args —
+ * a shell that appends its parent's pid (the daemon that starts it) to `started`, then runs
+ * the counter.
+ */
+function edited(started: string) {
+  const script = `echo "$PPID" >> "$0"; exec "$1" "$2" edited`;
+  const args = ["-c", script, started, process.execPath, fixture("counter.mjs")];
+  return { kept: counter, changed: { command: "/bin/sh", args } };
+}
+
+/** What the old daemon logs when a reconcile asked for during the hand-over waits for it. */
+const WAITS = "asked for during the hand-over waits for it to end";
+/** What a daemon logs as it reads mcp.json again: a reconcile under way. */
+const RELOADED = "mcpool: reloaded";
+
+/**
+ * The pids of the daemons that started a child of the edited row, each once (a daemon may
+ * start more than one: a first dial's probe of the server's era, then the child it keeps).
+ */
+function startedBy(started: string): number[] {
+  if (!existsSync(started)) return [];
+  const pids = readFileSync(started, "utf8").split("\n").filter(Boolean).map(Number);
+  return [...new Set(pids)];
+}
 
 /** Row `id`'s child: its count and pid after one more `count` (`counter.mjs`). */
 async function count(agent: PoolClient, id: string): Promise<[number, number]> {
@@ -60,13 +86,20 @@ async function running(agent: PoolClient): Promise<Map<string, { args: string; p
 
 /**
  * Each row counted once (so each child runs, and `kept` holds a count of 1), then a restart
- * held at the gate once the old daemon has let go, and mcp.json edited then.
+ * held at the gate once the old daemon has let go, and mcp.json edited then. Returns once the
+ * old daemon has come to the edit: the first of its log lines that say so after the edit must
+ * be that its reconcile waits for the hand-over.
  */
 async function editedWhileHeld(
   h: TestHome,
   old: RunningDaemon,
   started: Promise<Socket>,
-): Promise<{ pids: Record<string, number>; restarting: ReturnType<typeof restart>; gate: Socket }> {
+): Promise<{
+  pids: Record<string, number>;
+  restarting: ReturnType<typeof restart>;
+  gate: Socket;
+  edit: string;
+}> {
   const before = await fleet.agent(h, "before");
   const pids: Record<string, number> = {};
   for (const id of Object.keys(rows)) {
@@ -77,8 +110,19 @@ async function editedWhileHeld(
   const restarting = restart(h);
   const gate = await started;
   await waitFor(() => old.stderr().includes(LET_GO), 20_000, "the old daemon to let go");
-  h.writeConfig(edited);
-  return { pids, restarting, gate };
+  const edit = join(h.dir, "edited-row-started");
+  const from = old.stderr().length;
+  h.writeConfig(edited(edit));
+  const seen = (): string[] =>
+    old
+      .stderr()
+      .slice(from)
+      .split("\n")
+      .filter((line) => line.includes(WAITS) || line.includes(RELOADED));
+  await waitFor(() => seen().length > 0, 20_000, "the old daemon to come to the edit");
+  expect(seen()[0]).toContain(WAITS);
+  expect(startedBy(edit)).toEqual([]);
+  return { pids, restarting, gate, edit };
 }
 
 describe("an edit of mcp.json while a hand-over is held", () => {
@@ -87,7 +131,7 @@ describe("an edit of mcp.json while a hand-over is held", () => {
     h.writeConfig(rows);
     const { old, started } = await gatedDaemon(h, cleanups);
     try {
-      const { pids, restarting, gate } = await editedWhileHeld(h, old, started);
+      const { pids, restarting, gate, edit } = await editedWhileHeld(h, old, started);
       gate.end("fail\n");
 
       const done = await restarting;
@@ -104,25 +148,26 @@ describe("an edit of mcp.json while a hand-over is held", () => {
       };
       await waitFor(applied, 20_000, "the old daemon to reconcile the edit");
       const log = old.stderr();
-      expect(log.indexOf("mcpool: reloaded")).toBeGreaterThan(log.indexOf("the hand-over failed"));
+      expect(log.indexOf(RELOADED)).toBeGreaterThan(log.indexOf("the hand-over failed"));
       await waitFor(() => reaped(pids.gone as number), 20_000, "the removed row's child to go");
       // The unchanged row's child served on: same process, its count goes on.
       expect(await count(after, "kept")).toEqual([2, pids.kept]);
       const [n, changedPid] = await count(after, "changed");
       expect([n, changedPid === pids.changed]).toEqual([1, false]);
       expect((await running(after)).get("changed")?.args).toContain("edited");
+      expect(startedBy(edit)).toEqual([old.pid]);
     } finally {
       await old.stop();
       await stopAll(daemonsFor(h.socketPath));
     }
-  });
+  }, 90_000);
 
   it("is read by the new daemon, and the old one stops none of the children it adopted", async () => {
     const h = fleet.home();
     h.writeConfig(rows);
     const { old, started } = await gatedDaemon(h, cleanups);
     try {
-      const { pids, restarting, gate } = await editedWhileHeld(h, old, started);
+      const { pids, restarting, gate, edit } = await editedWhileHeld(h, old, started);
       gate.end("go\n");
 
       const done = await restarting;
@@ -134,7 +179,7 @@ describe("an edit of mcp.json while a hand-over is held", () => {
       // The old daemon read none of the edit; a reload in the log (the new daemon's, sharing
       // its stderr) comes only after the hand-over went through.
       const log = old.stderr();
-      const reload = log.indexOf("mcpool: reloaded");
+      const reload = log.indexOf(RELOADED);
       expect(reload === -1 || reload > log.indexOf("mcpool: handed over to pid")).toBe(true);
       const after = await fleet.agent(h, "after");
       expect((await after.status()).pid).toBe(handed.pid);
@@ -145,6 +190,7 @@ describe("an edit of mcp.json while a hand-over is held", () => {
       expect(await count(after, "kept")).toEqual([2, pids.kept]);
       const [n, changedPid] = await count(after, "changed");
       expect([n, changedPid === pids.changed]).toEqual([1, false]);
+      expect(startedBy(edit)).toEqual([handed.pid]);
       await waitFor(() => !alive(pids.gone as number), 20_000, "the removed row's child to stop");
       await waitFor(
         () => !alive(pids.changed as number),
@@ -155,5 +201,5 @@ describe("an edit of mcp.json while a hand-over is held", () => {
       await old.stop();
       await stopAll(daemonsFor(h.socketPath));
     }
-  });
+  }, 90_000);
 });

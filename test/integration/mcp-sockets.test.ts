@@ -6,6 +6,8 @@
  * can bring the socket.
  */
 import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { socketPathLimit } from "mcpool-client/paths";
 import type { PoolClient } from "mcpool-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scopeSocket, stdioBridge } from "../helpers/bridge.js";
@@ -89,4 +91,40 @@ describe("the daemon's MCP sockets as mcp.json changes", () => {
     await waitFor(() => !existsSync(socket), SOCKET_MS, "the removed server's socket to go");
     expect(existsSync(scopeSocket(home, ["--server", "echo"]))).toBe(true);
   });
+});
+
+describe("an MCP socket whose path is at the sun_path limit", () => {
+  // `ab`: the daemon's own socket binds under its hidden temporary name, the MCP socket's
+  // would not fit. `a`: the shortest name a server id gives, and the daemon's socket beside
+  // its folder needs the bare tag too.
+  for (const id of ["ab", "a"]) {
+    it(`is bound and serves when the server's id is short (\`${id}.sock\`)`, async () => {
+      const base = testHome("mcpool-mcp-limit-");
+      // `<folder>/mcp/<id>.sock` is as long as a socket path can be; the daemon's `p.sock` fits.
+      const limit = socketPathLimit();
+      const room = limit - 11 - id.length - Buffer.byteLength(base.dir);
+      const folder = join(base.dir, "r".repeat(room));
+      const socketPath = join(folder, "p.sock");
+      const env = { ...base.env, MCPOOL_SOCKET: socketPath };
+      const home: TestHome = { ...base, socketPath, env };
+      const socket = join(folder, "mcp", `${id}.sock`);
+      expect(Buffer.byteLength(socket)).toBe(limit);
+      expect(scopeSocket(home, ["--server", id])).toBe(socket);
+      home.writeConfig({ [id]: { ...ECHO, lazy: false } });
+      const daemon = await startDaemon(home);
+      try {
+        await waitFor(() => existsSync(socket), 10_000, "the MCP socket at the limit");
+        const host = await stdioBridge(home, ["--server", id, "--socket", socketPath], {}, "perl");
+        try {
+          const called = await host.client.callTool({ name: "echo", arguments: { text: "fits" } });
+          expect(called.content).toEqual([{ type: "text", text: "fits" }]);
+        } finally {
+          await host.close();
+        }
+      } finally {
+        await daemon.stop();
+        home.remove();
+      }
+    });
+  }
 });

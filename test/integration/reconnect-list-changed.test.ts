@@ -51,12 +51,22 @@ const parsed = (l: string) =>
 const isListChanged = (l: string): boolean =>
   parsed(l).method === "notifications/tools/list_changed";
 const answers = (id: unknown) => (l: string) => parsed(l).id === id && !parsed(l).method;
+const acknowledged = (l: string): boolean =>
+  parsed(l).method === "notifications/subscriptions/acknowledged";
 
-/** What a 2026-07-28 server direct sends on a tools listen stream when its list changes. */
-async function directNotice(): Promise<unknown> {
-  const child = spawn(process.execPath, [fixture("modern-stdio.mjs")], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+/**
+ * The same listen with its id written as `7.0`: the number 7 written another way, one id as
+ * JSON-RPC compares ids (a server direct names the stream 7).
+ */
+const LISTEN_7 = LISTEN.replace(`"id":"${STREAM}"`, '"id":7.0');
+
+/** A direct server's lines, and a writer to its stdin; `end()` waits for it to exit. */
+function direct(server: string): {
+  lines: string[];
+  write(text: string): void;
+  end(): Promise<void>;
+} {
+  const child = spawn(process.execPath, [fixture(server)], { stdio: ["pipe", "pipe", "inherit"] });
   const lines: string[] = [];
   let rest = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -65,19 +75,68 @@ async function directNotice(): Promise<unknown> {
     rest = whole.pop()!;
     lines.push(...whole.filter(Boolean));
   });
+  return {
+    lines,
+    write: (text) => void child.stdin.write(text),
+    async end() {
+      child.stdin.end();
+      await waitFor(() => !alive(child.pid!), BOUND_MS, "the direct server to exit");
+    },
+  };
+}
+
+/**
+ * What a 2025-11-25 server direct tells a host whose `server/discover` it refused and that
+ * lists without `initialize` (the 2026-07-28 envelope on each request, as a host that lost
+ * its era), when its list changes: the oracle for an entry's reconnect.
+ */
+async function directRefusedNotice(): Promise<string[]> {
+  const server = direct("list-changed.mjs");
   try {
-    child.stdin.write(DISCOVER + LISTEN);
-    const acknowledged = (l: string) =>
-      parsed(l).method === "notifications/subscriptions/acknowledged";
-    await waitFor(() => lines.some(acknowledged), BOUND_MS, "the direct listen's acknowledgement");
-    const grow = { name: "grow", arguments: { name: "grown" }, _meta: META };
-    child.stdin.write(line({ jsonrpc: "2.0", id: 3, method: "tools/call", params: grow }));
-    await waitFor(() => lines.some(isListChanged), BOUND_MS, "the direct list change");
-    return JSON.parse(lines.find(isListChanged)!);
+    server.write(DISCOVER + LIST);
+    await waitFor(() => server.lines.some((l) => answers(2)(l)), BOUND_MS, "the direct listing");
+    expect(parsed(server.lines.find(answers(1))!)).toHaveProperty("error");
+    const add = { name: "add_tool", arguments: { name: "grown" }, _meta: META };
+    server.write(line({ jsonrpc: "2.0", id: 3, method: "tools/call", params: add }));
+    await waitFor(() => server.lines.some(answers(3)), BOUND_MS, "the direct call's answer");
+    // One more round trip: what the change sent has reached the host.
+    server.write(LIST_AGAIN);
+    await waitFor(() => server.lines.some(answers(9)), BOUND_MS, "the direct listing again");
+    return server.lines.filter(isListChanged);
   } finally {
-    child.stdin.end();
-    await waitFor(() => !alive(child.pid!), BOUND_MS, "the direct server to exit");
+    await server.end();
   }
+}
+
+/** What a 2026-07-28 server direct sends on a tools listen stream when its list changes. */
+async function directNotice(listen = LISTEN): Promise<unknown> {
+  const server = direct("modern-stdio.mjs");
+  try {
+    server.write(DISCOVER + listen);
+    await waitFor(
+      () => server.lines.some(acknowledged),
+      BOUND_MS,
+      "the direct listen's acknowledgement",
+    );
+    const grow = { name: "grow", arguments: { name: "grown" }, _meta: META };
+    server.write(line({ jsonrpc: "2.0", id: 3, method: "tools/call", params: grow }));
+    await waitFor(() => server.lines.some(isListChanged), BOUND_MS, "the direct list change");
+    return JSON.parse(server.lines.find(isListChanged)!);
+  } finally {
+    await server.end();
+  }
+}
+
+/**
+ * Waits for the host to be told `expected` (a list change), then lists again: whatever the
+ * entry said on reconnecting has reached the host by the answer.
+ */
+async function toldThenListed(host: RawHost, since: () => string[], expected: unknown) {
+  const told = (l: string): boolean =>
+    isListChanged(l) && isDeepStrictEqual(JSON.parse(l), expected);
+  await waitFor(() => since().some(told), BOUND_MS, `the change told (${since()})`);
+  host.child.stdin.write(LIST_AGAIN);
+  await waitFor(() => since().some(answers(9)), BOUND_MS, "the tools listed again");
 }
 
 describe("after a hand-over restart, a 2026-07-28 host is told of a tools change on its stream", () => {
@@ -184,19 +243,12 @@ describe("after a hand-over restart, a 2026-07-28 host is told of a tools change
             await openCold(host, warm);
           }
           host.child.stdin.write(LISTEN);
-          const acknowledged = (l: string): boolean =>
-            parsed(l).method === "notifications/subscriptions/acknowledged";
           await waitFor(() => host.lines.some(acknowledged), BOUND_MS, "the listen's ack");
           expect(parsed(host.lines.find(acknowledged)!).params).toMatchObject({
             notifications: { toolsListChanged: true },
           });
           const since = await restart(host);
-          const told = (l: string): boolean =>
-            isListChanged(l) && isDeepStrictEqual(JSON.parse(l), expected);
-          await waitFor(() => since().some(told), BOUND_MS, `the change told (${since()})`);
-          // One more round trip: whatever the entry said on reconnecting has reached the host.
-          host.child.stdin.write(LIST_AGAIN);
-          await waitFor(() => since().some(answers(9)), BOUND_MS, "the tools listed again");
+          await toldThenListed(host, since, expected);
           expect(
             since()
               .filter(isListChanged)
@@ -211,6 +263,29 @@ describe("after a hand-over restart, a 2026-07-28 host is told of a tools change
       );
     }
   }
+
+  for (const via of ["lean", "perl"] as const) {
+    it(
+      `through the ${via} entry, a stream whose id the host wrote as 7.0 (the daemon's 7)`,
+      async () => {
+        const expected = await directNotice(LISTEN_7);
+        expect(expected).toMatchObject({
+          params: { _meta: { "io.modelcontextprotocol/subscriptionId": 7 } },
+        });
+        await pool();
+        const host = rawHost(home, via, "@pool");
+        hosts.push(host);
+        host.child.stdin.write(DISCOVER + LISTEN_7);
+        await waitFor(() => host.lines.some(acknowledged), BOUND_MS, "the listen's ack");
+        const since = await restart(host);
+        await toldThenListed(host, since, expected);
+        // The new daemon's acknowledgement of the stream sent again is the entry's: dropped.
+        expect(host.lines.filter(acknowledged)).toHaveLength(1);
+        expect(since().filter(isListChanged)).toHaveLength(1);
+      },
+      TEST_MS,
+    );
+  }
 });
 
 describe("after a hand-over restart, a host whose discovery was refused is told unsolicited", () => {
@@ -222,28 +297,67 @@ describe("after a hand-over restart, a host whose discovery was refused is told 
     if (home !== undefined) await stopAll(daemonsFor(home.socketPath));
   });
 
+  /** A daemon serving a legacy row whose list a file changes, and a host whose discovery it refused. */
+  const refusedHost = async (
+    via: "lean" | "perl",
+  ): Promise<{ host: RawHost; toolsFile: string }> => {
+    home = fleet.home("mcpool-reconnect-legacy-");
+    const toolsFile = join(home.dir, "moving-tools.txt");
+    home.writeConfig({
+      moving: {
+        command: process.execPath,
+        args: [fixture("echo.mjs")],
+        env: { FIXTURE_TOOLS_FILE: toolsFile },
+      },
+    });
+    await fleet.daemon(home);
+    const socket = scopeSocket(home, ["--server", "moving"]);
+    await waitFor(() => existsSync(socket), BOUND_MS, "the row's MCP socket");
+    const host = rawHost(home, via, "moving");
+    hosts.push(host);
+    // A legacy server's row refuses discovery: the host is served as a 2025 one.
+    host.child.stdin.write(DISCOVER);
+    await waitFor(() => host.lines.some(answers(1)), BOUND_MS, "the discovery's answer");
+    expect(parsed(host.lines.find(answers(1))!)).toHaveProperty("error");
+    return { host, toolsFile };
+  };
+
+  /**
+   * The list changed, then `mcpool restart`: the host's lines from then on, once it was told
+   * `told` list changes and then listed again (whatever the entry said on reconnecting has
+   * reached the host by then).
+   */
+  const changeAndRestart = async (
+    host: RawHost,
+    toolsFile: string,
+    told: number,
+  ): Promise<string[]> => {
+    writeFileSync(toolsFile, "added_since\n");
+    const from = host.lines.length;
+    const old = daemonsFor(home.socketPath);
+    const result = await runCliAsync(home, "restart", "--json");
+    expect(result.code).toBe(0);
+    await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
+    const since = (): string[] => host.lines.slice(from);
+    await waitFor(
+      () => since().filter(isListChanged).length >= told,
+      BOUND_MS,
+      `the change told (${since()})`,
+    );
+    host.child.stdin.write(LIST_AGAIN);
+    await waitFor(
+      () => host.lines.slice(from).some(answers(9)),
+      BOUND_MS,
+      "the tools listed again",
+    );
+    return host.lines.slice(from);
+  };
+
   for (const via of ["lean", "perl"] as const) {
     it(
       `through the ${via} entry, though its later requests carry the 2026-07-28 envelope`,
       async () => {
-        home = fleet.home("mcpool-reconnect-legacy-");
-        const toolsFile = join(home.dir, "moving-tools.txt");
-        home.writeConfig({
-          moving: {
-            command: process.execPath,
-            args: [fixture("echo.mjs")],
-            env: { FIXTURE_TOOLS_FILE: toolsFile },
-          },
-        });
-        await fleet.daemon(home);
-        const socket = scopeSocket(home, ["--server", "moving"]);
-        await waitFor(() => existsSync(socket), BOUND_MS, "the row's MCP socket");
-        const host = rawHost(home, via, "moving");
-        hosts.push(host);
-        // A legacy server's row refuses discovery: the host is served as a 2025 one.
-        host.child.stdin.write(DISCOVER);
-        await waitFor(() => host.lines.some(answers(1)), BOUND_MS, "the discovery's answer");
-        expect(parsed(host.lines.find(answers(1))!)).toHaveProperty("error");
+        const { host, toolsFile } = await refusedHost(via);
         // It falls back to 2025 as a dual-era host does, yet its requests keep the envelope.
         const init = {
           protocolVersion: "2025-11-25",
@@ -255,18 +369,27 @@ describe("after a hand-over restart, a host whose discovery was refused is told 
         host.child.stdin.write(line({ jsonrpc: "2.0", method: "notifications/initialized" }));
         host.child.stdin.write(LIST);
         await waitFor(() => host.lines.some(answers(2)), BOUND_MS, "the tools listed");
-        writeFileSync(toolsFile, "added_since\n");
-        const from = host.lines.length;
-        const old = daemonsFor(home.socketPath);
-        const result = await runCliAsync(home, "restart", "--json");
-        expect(result.code).toBe(0);
-        await waitFor(() => old.every((pid) => !alive(pid)), BOUND_MS, "the old daemon to exit");
-        const since = (): string[] => host.lines.slice(from);
-        await waitFor(() => since().some(isListChanged), BOUND_MS, `the change told (${since()})`);
-        expect(JSON.parse(since().find(isListChanged)!)).toEqual({
-          jsonrpc: "2.0",
-          method: "notifications/tools/list_changed",
-        });
+        const since = await changeAndRestart(host, toolsFile, 1);
+        expect(since.filter(isListChanged).map((l) => JSON.parse(l) as unknown)).toEqual([
+          { jsonrpc: "2.0", method: "notifications/tools/list_changed" },
+        ]);
+      },
+      TEST_MS,
+    );
+
+    it(
+      `through the ${via} entry, though it never sent initialize (as a server direct tells it)`,
+      async () => {
+        const direct = await directRefusedNotice();
+        expect(direct).toHaveLength(1);
+        const { host, toolsFile } = await refusedHost(via);
+        // It lists without falling back: the daemon serves it as the 2025 host it decided.
+        host.child.stdin.write(LIST);
+        await waitFor(() => host.lines.some(answers(2)), BOUND_MS, "the tools listed");
+        const since = await changeAndRestart(host, toolsFile, direct.length);
+        expect(since.filter(isListChanged).map((l) => JSON.parse(l) as unknown)).toEqual(
+          direct.map((l) => JSON.parse(l) as unknown),
+        );
       },
       TEST_MS,
     );

@@ -75,6 +75,23 @@ describe("a server known to show that it took its roots in", () => {
     expect(await pool.call("gated__roots", {}, { profile: second })).toBe(second.roots[0]!.uri);
   }, 60_000);
 
+  it("refuses a project once, from one child, when its host lists and then calls", async () => {
+    const pool = await open();
+    const first = project("first");
+    writeFileSync(join(dir, "first", "take-in"), "");
+    expect(await pool.call("gated__roots", {}, { profile: first })).toBe(first.roots[0]!.uri);
+    const before = spawned.length;
+    // A host lists with its profile first, then calls, as every bridge's host does: the
+    // listing meets the server's silence and leaves the row out, and the call is refused
+    // with what the listing found, not after a second child's wait.
+    const second = project("second");
+    await pool.hostTools(second);
+    await expect(pool.call("gated__roots", {}, { profile: second })).rejects.toThrow(
+      /gave no sign of taking them in/,
+    );
+    expect(spawned.length - before).toBe(1);
+  }, 60_000);
+
   it("keeps it with the tools cache: a restarted pool waits for the sign from its first child", async () => {
     const stored = new Map<string, CachedTools>();
     const store: ToolsCacheStore = {

@@ -10,7 +10,10 @@
  * that asks while the new daemon is still adopting is never told "not found"; a status the
  * server sent of a moved task before its host asked reaches the host; a connection that asks
  * then and closes claims nothing of its host's; a stale release of a name ends no moved
- * task; and a host that goes before its call is answered leaves no task.
+ * task; and a host that goes before its call is answered leaves no task. A host through the
+ * lean bridge or the perl relay, whose session the new daemon makes anew when the entry dials
+ * again, asks about its older task as it does direct: the entry names its host the same on
+ * every connection, and a host through another entry still does not own it.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -102,6 +105,32 @@ async function tasksOverHttp(): Promise<{ url: string; stop(): Promise<void> }> 
 async function libTask(lib: PoolClient): Promise<string> {
   const made = await lib.call("tasks__work", { ms: 120_000 }, { raw: true, task: { ttl: 60_000 } });
   return (made as unknown as { task: { taskId: string } }).task.taskId;
+}
+
+/**
+ * What a session direct to the tasks fixture is answered to `tasks/get` of its own live task:
+ * the oracle of the answer's fields and status.
+ */
+async function directTaskGet(): Promise<{ fields: string[]; status: unknown }> {
+  const client = new Client({ name: "direct", version: "1.0.0" }, { capabilities: AS_THE_POOL });
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [fixture("tasks-server.mjs")] }),
+  );
+  try {
+    const ask = (method: string, params: Answer): Promise<Answer> =>
+      client.request({ method, params } as never, ResultSchema) as Promise<Answer>;
+    const made = await ask("tools/call", {
+      name: "work",
+      arguments: { ms: 120_000 },
+      task: { ttl: 60_000 },
+    });
+    const taskId = (made as { task: { taskId: string } }).task.taskId;
+    const got = await ask("tasks/get", { taskId });
+    await ask("tasks/cancel", { taskId });
+    return { fields: Object.keys(got).sort(), status: got.status };
+  } finally {
+    await client.close();
+  }
 }
 
 /** A daemon for `h`, once the tasks server's MCP socket is there. */
@@ -221,6 +250,43 @@ describe("tasks across a hand-over restart", () => {
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);
+
+  for (const via of ["lean", "perl"] as const) {
+    it(`answers a host through the ${via} entry about its older task after the restart, as direct`, async () => {
+      const expected = await directTaskGet();
+      expect(expected.status).toBe("working");
+      const h = fleet.home(`mcpool-tasks-handover-${via}-`);
+      h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+      const hosts: Host[] = [];
+      try {
+        await servedWithSocket(h);
+        const entry = await host(h, via);
+        hosts.push(entry);
+        const live = await entry.work(120_000);
+        const restart = await runCliAsync(h, "restart", "--json");
+        expect(restart.stderr).toBe("");
+        expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
+
+        // The entry dialled the new daemon and gave its host's name again: the task is its own.
+        const got = await entry.ask("tasks/get", { taskId: live });
+        expect({ fields: Object.keys(got).sort(), status: got.status }).toEqual(expected);
+        expect(got.taskId).toBe(live);
+        const listed = await entry.ask("tasks/list", {});
+        expect((listed.tasks as { taskId: string }[]).map((t) => t.taskId)).toEqual([live]);
+        // A host through another entry of the same kind, as another session direct: not its task.
+        const other = await host(h, via);
+        hosts.push(other);
+        await expect(other.ask("tasks/get", { taskId: live })).rejects.toThrow(/not found/i);
+        expect(await entry.ask("tasks/cancel", { taskId: live })).toMatchObject({
+          status: "cancelled",
+        });
+        expect((await entry.peek(live)).status).toBe("cancelled");
+      } finally {
+        await Promise.allSettled(hosts.map((one) => one.client.close()));
+        await stopAll(daemonsFor(h.socketPath));
+      }
+    }, 90_000);
+  }
 
   it("keeps an MCP-socket host's live tasks through restarts with no call in flight", async () => {
     const h = fleet.home("mcpool-tasks-handover-socket-");

@@ -5,22 +5,18 @@
  * trailing commas, a YAML flow sequence stays flow and a TOML array an item a line — every
  * byte but the wired keys' as it was. A second wire finds nothing to do and changes nothing.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { hostConfigPath, type HostName } from "../../src/cli/hosts/configs.js";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { HostName } from "../../src/cli/hosts/configs.js";
 import { planImport, writeImport } from "../../src/cli/hosts/import.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
-import { MAIN, NODE, SOCKET, wireHome } from "../helpers/wire-home.js";
+import { MAIN, NODE, SOCKET, wireHomes } from "../helpers/wire-home.js";
 
 const bridge = (id: string) => [MAIN, "bridge", "--server", id, "--socket", SOCKET];
 const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+const homeWith = wireHomes("mcpool-layout-");
 
 /** Wires `host`'s file holding `text` against mcpool's `servers`: the file after, twice. */
 async function wireTwice(
@@ -28,7 +24,7 @@ async function wireTwice(
   text: string,
   servers: Record<string, unknown>,
 ): Promise<{ after: string; again: string; output: string }> {
-  const { file, run } = wireHome(dirs, `mcpool-layout-${host}-`, host, text, servers);
+  const { file, run } = homeWith(host, text, servers);
   const wire = async () => {
     const { code, output } = await run(runWire);
     expect(code, output).toBe(0);
@@ -43,19 +39,17 @@ async function wireTwice(
 
 describe("import keeps mcpool's own file's layout", () => {
   it("adds a server to a one-line mcp.json on that line", async () => {
-    const home = mkdtempSync(join(tmpdir(), "mcpool-layout-import-"));
-    dirs.push(home);
-    const where = { home, platform: "linux" as const, env: {}, cwd: join(home, "project") };
-    const file = hostConfigPath("cursor", where);
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify({ mcpServers: { files: { command: "npx", args: FILES } } }));
-    const target = join(home, "mcpool", "mcp.json");
-    mkdirSync(dirname(target), { recursive: true });
+    const { configPath: target, where } = homeWith(
+      "cursor",
+      JSON.stringify({ mcpServers: { files: { command: "npx", args: FILES } } }),
+      {},
+    );
     writeFileSync(
       target,
       `{ "mcpServers": { "echo": { "command": "mcpool", "args": ["echo-server"] } } }\n`,
     );
-    await writeImport(await planImport({ target, hosts: ["cursor"], where }));
+    const cwd = join(where.home, "project");
+    await writeImport(await planImport({ target, hosts: ["cursor"], where: { ...where, cwd } }));
     expect(readFileSync(target, "utf8")).toBe(
       `{ "mcpServers": { "echo": { "command": "mcpool", "args": ["echo-server"] }, "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] } } }\n`,
     );

@@ -65,32 +65,12 @@ describe("mcpool wire --catalog --one-entry, and unwire", () => {
     home.socketPath,
   ];
 
-  /** `host`'s file holding the echo server as the host lists it, and its path. */
-  function hostWithEcho(host: HostName): string {
+  /** `host`'s file holding `text` (the echo server as the host lists it), and its path. */
+  function hostWithEcho(host: HostName, text = hostFileText(host, "echo", ECHO)): string {
     const path = hostConfigPath(host, where);
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, hostFileText(host, "echo", ECHO));
+    writeFileSync(path, text);
     return path;
-  }
-
-  for (const host of JSON_HOSTS) {
-    it(`${host}: one catalogue entry in place of the server's, idempotent, and unwire undoes it`, () => {
-      const path = hostWithEcho(host);
-      const original = readFileSync(path, "utf8");
-      const wired = mcpool("wire", host, "--catalog", "--one-entry", "--write");
-      expect(wired.status, wired.stderr).toBe(0);
-      const text = readFileSync(path, "utf8");
-      expect(entryCommand(host, text, "mcpool")).toEqual(poolCommand());
-      expect(() => entryCommand(host, text, "echo")).toThrow();
-      const again = mcpool("wire", host, "--catalog", "--one-entry", "--write");
-      expect(again.status, again.stderr).toBe(0);
-      expect(again.stdout).toContain("nothing to wire");
-      expect(readFileSync(path, "utf8")).toBe(text);
-      const unwired = mcpool("unwire", host, "--write");
-      expect(unwired.status, unwired.stderr).toBe(0);
-      expect(parse(readFileSync(path, "utf8"))).toEqual(parse(original));
-      expect(existsSync(replacedPath(path))).toBe(false);
-    });
   }
 
   it("refuses, changing nothing, when the record of replaced entries is there but does not parse", () => {
@@ -199,36 +179,54 @@ describe("mcpool wire --catalog --one-entry, and unwire", () => {
     ].join("\n"),
   };
 
-  for (const host of ["codex", "goose", "continue"] as const) {
-    it(`${host}: one catalogue entry in place of the servers mcpool has, comments kept; unwire gives back the same bytes`, () => {
-      const path = hostConfigPath(host, where);
-      mkdirSync(dirname(path), { recursive: true });
-      const original = TEXT_FILES[host];
-      writeFileSync(path, original);
+  /** A host's file, the entries the pool-wide one takes the place of, and what unwire says. */
+  interface OneEntryCase {
+    host: HostName;
+    text: string;
+    replaced: string[];
+    unwound: string;
+  }
+  const CASES: OneEntryCase[] = [
+    ...JSON_HOSTS.map((host) => ({
+      host,
+      text: hostFileText(host, "echo", ECHO),
+      replaced: ["echo"],
+      unwound: "mcpool: the pool-wide catalogue entry goes; back as they were: echo",
+    })),
+    ...(["codex", "goose", "continue"] as const).map((host) => ({
+      host,
+      text: TEXT_FILES[host],
+      replaced: ["echo", "again"],
+      unwound: "mcpool (the pool-wide catalogue entry, in place of echo, again)",
+    })),
+  ];
+
+  for (const { host, text, replaced, unwound } of CASES) {
+    it(`${host}: one catalogue entry in place of ${replaced.join(" and ")}, the rest kept, idempotent; unwire undoes it`, () => {
+      const path = hostWithEcho(host, text);
       const wired = mcpool("wire", host, "--catalog", "--one-entry", "--write");
       expect(wired.status, wired.stderr).toBe(0);
-      expect(wired.stdout).toContain("in place of echo, again");
-      const text = readFileSync(path, "utf8");
-      expect(entryCommand(host, text, "mcpool")).toEqual(poolCommand());
-      expect(() => entryCommand(host, text, "echo")).toThrow();
-      expect(() => entryCommand(host, text, "again")).toThrow();
+      expect(wired.stdout).toContain(`in place of ${replaced.join(", ")}`);
+      const after = readFileSync(path, "utf8");
+      expect(entryCommand(host, after, "mcpool")).toEqual(poolCommand());
+      for (const name of replaced) expect(() => entryCommand(host, after, name)).toThrow();
       // What is not mcpool's stays, comments and all.
-      for (const line of original
-        .split("\n")
-        .filter((l) => l.includes("#") && !l.includes("echo"))) {
-        expect(text).toContain(line);
+      for (const line of text.split("\n").filter((l) => l.includes("#") && !l.includes("echo"))) {
+        expect(after).toContain(line);
       }
-      expect(text).toContain("my-server");
+      if (text.includes("my-server")) expect(after).toContain("my-server");
       const again = mcpool("wire", host, "--catalog", "--one-entry", "--write");
       expect(again.status, again.stderr).toBe(0);
       expect(again.stdout).toContain("nothing to wire");
-      expect(readFileSync(path, "utf8")).toBe(text);
+      expect(readFileSync(path, "utf8")).toBe(after);
       const unwired = mcpool("unwire", host, "--write");
       expect(unwired.status, unwired.stderr).toBe(0);
-      expect(unwired.stdout).toContain(
-        "mcpool (the pool-wide catalogue entry, in place of echo, again)",
-      );
-      expect(readFileSync(path, "utf8")).toBe(original);
+      expect(unwired.stdout).toContain(unwound);
+      const back = readFileSync(path, "utf8");
+      // A TOML or YAML file's very bytes; a JSON file's meaning.
+      if (hostFormat(host) === "json") expect(parse(back)).toEqual(parse(text));
+      else expect(back).toBe(text);
+      expect(existsSync(replacedPath(path))).toBe(false);
       expect(existsSync(wiredRecordPath(path))).toBe(false);
     });
   }

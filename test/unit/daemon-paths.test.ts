@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import envPaths from "env-paths";
 import { defaultSocketPath } from "mcpool-client";
+import { socketPathLimit } from "mcpool-client/paths";
 import { describe, expect, it } from "vitest";
 
 import { parseProcStat } from "../../src/daemon/process/instance-lock.js";
@@ -8,7 +9,6 @@ import {
   DaemonSetupError,
   MAX_SOCKET_PATH_BYTES,
   checkSocketPath,
-  maxSocketPathBytes,
   resolvePaths,
 } from "../../src/daemon/process/paths.js";
 
@@ -85,9 +85,11 @@ describe("checkSocketPath", () => {
   const pathOf = (bytes: number): string => `/${"a".repeat(bytes - 1)}`;
 
   it("knows sun_path less its NUL: 107 bytes on Linux, 103 on macOS", () => {
-    expect(maxSocketPathBytes("linux")).toBe(107);
-    expect(maxSocketPathBytes("darwin")).toBe(103);
-    expect(MAX_SOCKET_PATH_BYTES).toBe(maxSocketPathBytes(process.platform));
+    expect(socketPathLimit("linux")).toBe(107);
+    expect(socketPathLimit("android")).toBe(107);
+    expect(socketPathLimit("darwin")).toBe(103);
+    expect(socketPathLimit("freebsd")).toBe(103);
+    expect(MAX_SOCKET_PATH_BYTES).toBe(socketPathLimit(process.platform));
   });
 
   it("accepts a path of exactly the maximum and refuses one byte more, naming it", () => {

@@ -253,13 +253,14 @@ function violations(graph: Graph): string[] {
   }
 
   // src/bridge/lean is what the lean `mcpool bridge` loads in place of the SDK and the
-  // client: Node alone, and nothing outside its room.
+  // client: Node alone (and the client's paths, Node's fs, os and path, which the lean bridge
+  // loads first anyway), and nothing outside its room.
   const leanFiles = files.filter((f) => under(f, "src/bridge/lean"));
   for (const [file, chain] of reachable(graph, leanFiles)) {
     const via = chain.join(" → ");
     if (!under(file, "src/bridge/lean")) found.push(`${via}: src/bridge/lean reaches ${file}`);
     for (const specifier of graph.get(file)?.external ?? []) {
-      if (!isNodeBuiltin(specifier)) {
+      if (!isNodeBuiltin(specifier) && specifier !== "mcpool-client/paths") {
         found.push(`${via}: imports "${specifier}"; src/bridge/lean uses Node alone`);
       }
     }
@@ -535,7 +536,10 @@ describe("violations", () => {
           local: ["src/bridge/lean/b.ts"],
           external: ["node:net", "@modelcontextprotocol/sdk/types.js"],
         },
-        "src/bridge/lean/b.ts": { local: ["src/bridge/core/c.ts"], external: ["mcpool-client"] },
+        "src/bridge/lean/b.ts": {
+          local: ["src/bridge/core/c.ts"],
+          external: ["mcpool-client", "mcpool-client/paths"],
+        },
         "src/bridge/core/c.ts": {},
       }),
     );

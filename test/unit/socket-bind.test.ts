@@ -4,9 +4,9 @@ import {
   SocketPathTooLongError,
   bindTag,
   isTemporarySocketName,
+  socketPathLimit,
   temporarySocketName,
 } from "mcpool-client/paths";
-import { maxSocketPathBytes } from "../../src/daemon/process/paths.js";
 
 /** An absolute path of exactly `bytes` ASCII bytes, ending in `/mcpool.sock`. */
 const socketOf = (bytes: number): string => `/${"d".repeat(bytes - 13)}/mcpool.sock`;
@@ -28,12 +28,12 @@ describe("temporarySocketName", () => {
     // 94 + 11 = 105 bytes: bindable on Linux, too long for macOS and the BSDs (103).
     const path = socketOf(94);
     for (const platform of ["freebsd", "openbsd", "darwin"] as const) {
-      expect(maxSocketPathBytes(platform)).toBe(103);
-      expect(temporarySocketName(path, maxSocketPathBytes(platform), "4242.1")).toBe(
+      expect(socketPathLimit(platform)).toBe(103);
+      expect(temporarySocketName(path, socketPathLimit(platform), "4242.1")).toBe(
         `${path.slice(0, -12)}/.4242.1.tmp`,
       );
     }
-    expect(temporarySocketName(path, maxSocketPathBytes("linux"), "4242.1")).toBe(
+    expect(temporarySocketName(path, socketPathLimit("linux"), "4242.1")).toBe(
       `${path}.4242.1.tmp`,
     );
   });
@@ -57,20 +57,34 @@ describe("temporarySocketName", () => {
     for (const tag of tags) expect(tag).toHaveLength(6);
   });
 
+  it("binds an MCP socket path at the limit under the bare tag: `a.sock` is the shortest name", () => {
+    // `a.sock` at the limit: the hidden name (11 bytes) is longer than its own name, the tag
+    // alone (6 bytes) is as long as it.
+    const path = `/${"d".repeat(107 - 8)}/a.sock`;
+    expect(Buffer.byteLength(path)).toBe(107);
+    const tag = bindTag(4194303, 99999);
+    const temporary = temporarySocketName(path, 107, tag);
+    expect(temporary).toBe(`${path.slice(0, -7)}/${tag}`);
+    expect(Buffer.byteLength(temporary)).toBe(107);
+    expect(isTemporarySocketName(tag)).toBe(true);
+  });
+
   it("refuses, naming the path, a socket whose temporary name would not fit", () => {
-    // `x.sock` at the limit: the short name (11 bytes) is longer than its own name.
-    const path = `/${"d".repeat(107 - 8)}/x.sock`;
+    // `sock` at the limit: shorter than any temporary name, the bare tag's 6 bytes.
+    const path = `/${"d".repeat(107 - 6)}/sock`;
     expect(Buffer.byteLength(path)).toBe(107);
     expect(() => temporarySocketName(path, 107, bindTag(4242, 1))).toThrow(SocketPathTooLongError);
     expect(() => temporarySocketName(path, 107, bindTag(4242, 1))).toThrow(
-      /cannot bind \/d+\/x\.sock: its temporary name needs 112 bytes, over the 107-byte limit/,
+      /cannot bind \/d+\/sock: its temporary name needs 109 bytes, over the 107-byte limit/,
     );
   });
 
   it("knows the names it makes, and only those, as temporary", () => {
     expect(isTemporarySocketName(`a.sock.${bindTag(4242, 3)}.tmp`)).toBe(true);
     expect(isTemporarySocketName(`.${bindTag(4242, 3)}.tmp`)).toBe(true);
+    expect(isTemporarySocketName(bindTag(4242, 3))).toBe(true);
     expect(isTemporarySocketName("a.sock")).toBe(false);
     expect(isTemporarySocketName("notes.tmp")).toBe(false);
+    expect(isTemporarySocketName("abcdefg")).toBe(false);
   });
 });

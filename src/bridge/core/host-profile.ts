@@ -133,15 +133,16 @@ export class ModernRoots {
 /**
  * Whether the server of tool `qualified` may ask its client's roots at its start (a legacy
  * server, or one whose era is not known yet): a modern one asks inside each request.
+ * Without `qualified` (a prompt or a resource, whose server the pool finds as it routes
+ * the request): whether any server in scope may.
  */
 export async function mayAskAtStart(
   bridge: { upstream: PoolClient; scope: Scope },
-  qualified: string,
+  qualified?: string,
 ): Promise<boolean> {
-  const server = (await bridge.upstream.state()).find(
-    (state) =>
-      bridge.scope.includes(state.id) && state.tools.some((tool) => tool.qualified === qualified),
-  );
+  const states = (await bridge.upstream.state()).filter((state) => bridge.scope.includes(state.id));
+  if (qualified === undefined) return states.some((state) => state.era !== "modern");
+  const server = states.find((state) => state.tools.some((tool) => tool.qualified === qualified));
   return server?.era !== "modern";
 }
 

@@ -61,6 +61,16 @@ export interface Session {
   readonly profile: SessionProfile;
   /** The tasks its task-augmented calls made (a one-server bridge whose server offers tasks). */
   readonly tasks?: SessionTasks;
+  /** The name its entry gave its host (HostName): its tasks and subscriptions go by it. */
+  readonly hostName?: string;
+}
+
+/**
+ * The name a host's session goes by, when its entry gave one (hostNameLine() of
+ * lean/host-signals.ts): set before the host's first message, read as its session is made.
+ */
+export interface HostName {
+  name?: string;
 }
 
 /** Whether a message at `level` passes the threshold the host set (mcpool-protocol). */
@@ -173,6 +183,8 @@ const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
 export interface Subscriber {
   /** URIs held, each with the server it was routed to. */
   readonly subscriptions: Map<string, string>;
+  /** The name its entry gave its host (HostName), whose subscriptions are its own. */
+  readonly hostName?: string;
   readonly server: { sendResourceUpdated(params: { uri: string }): Promise<void> };
 }
 

@@ -20,10 +20,17 @@ import {
 import { defined, type PoolClient, type TaskMethod } from "mcpool-client";
 import { toMcpError } from "./errors.js";
 
-/** One host session's tasks: the owner name it goes by, and the ids of the tasks it made. */
+/**
+ * One host session's tasks: the owner name it goes by (the name its entry gave, which it gives
+ * again to a daemon that took over; else one of its own), and the ids of the tasks it made.
+ */
 export class SessionTasks {
-  readonly owner = randomUUID();
+  readonly owner: string;
   readonly #ids = new Set<string>();
+
+  constructor(name?: string) {
+    this.owner = name ?? randomUUID();
+  }
 
   /** A CreateTaskResult the session was answered: its task is the session's. */
   created(result: unknown): void {

@@ -12,8 +12,12 @@ import { closeSync } from "node:fs";
 import { readdir, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
 import { join } from "node:path";
-import { bindByRename, isTemporarySocketName, listenOn } from "mcpool-client/paths";
-import { socketPathLimit } from "../lean/mcp-socket-paths.js";
+import {
+  bindByRename,
+  isTemporarySocketName,
+  listenOn,
+  socketPathLimit,
+} from "mcpool-client/paths";
 
 /** The fd each of `listeners` listens on, by scope (one that does not listen is left out). */
 export function listeningFds(

@@ -18,11 +18,13 @@
 import { rm } from "node:fs/promises";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import type { PoolClient } from "mcpool-client";
+import type { HostName } from "../core/session.js";
 import type { Bridge } from "../legacy/bridge-server.js";
 import type { Opening } from "../lean/cold-answers.js";
 import { mcpCatalogSocketPath, mcpSocketDir, mcpSocketPath } from "../lean/mcp-socket-paths.js";
 import { answersApart } from "./answers-apart.js";
 import { answersBeforeEnd } from "./half-close.js";
+import { HostNames } from "./host-names.js";
 import { recordOpening } from "./opening-record.js";
 import { Listeners } from "./handed-listeners.js";
 import { dropListeners, HandingOver } from "./handing-over.js";
@@ -178,6 +180,8 @@ interface Serving {
   bridgeFor(scope: string): Promise<{ bridge: Bridge; loaded: Loaded }>;
   log: (line: string) => void;
   opened: McpSocketsOptions["opened"];
+  /** The names the live sessions' hosts go by, on every scope (they share one client). */
+  hostNames: HostNames;
 }
 
 /**
@@ -214,8 +218,13 @@ async function serveConnection(scope: string, socket: Socket, serving: Serving):
     if (ended) return;
     const transport = new ready.StdioServerTransport(socket, socket);
     answersApart(transport, socket);
-    // Either era: the host's opening message says which (era-switch.ts).
-    server = await bridge.serve(transport);
+    // Either era: the host's opening message says which (era-switch.ts); before it, the
+    // entry's line may name the host (host-names.ts).
+    const host: HostName = {};
+    server = await bridge.serve(transport, host);
+    serving.hostNames.take(transport, socket, host, (why) =>
+      log(`mcpool: MCP socket ${labelOf(scope)}: ${why}`),
+    );
     answersBeforeEnd(transport, socket, end);
     const opened = serving.opened;
     const recorded = coldScopeOf(scope);
@@ -300,7 +309,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   });
 
   const { connections: cap, opened } = options;
-  const serving: Serving = { cap, sockets, bridgeFor, log, opened };
+  const serving: Serving = { cap, sockets, bridgeFor, log, opened, hostNames: new HostNames() };
 
   const listen = async (scope: string): Promise<void> => {
     const path = pathOf(scope);

@@ -68,6 +68,14 @@ export class HostEra {
     return this.modern;
   }
 
+  /**
+   * An `initialize` or the discovery's answer decided the era: the host opened a session
+   * (one whose discovery was refused did, though it may never send `initialize`).
+   */
+  get isDecided(): boolean {
+    return this.decided;
+  }
+
   /** A message from the host. */
   fromHost(message: Message): void {
     const params = paramsOf(message);

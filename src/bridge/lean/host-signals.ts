@@ -1,10 +1,14 @@
 /**
- * The two lines an MCP socket carries beside MCP itself, both JSON-RPC
- * notifications, which a receiver that does not know them ignores (JSON-RPC 2.0 §4.1, the
- * SDK's Protocol): a host's EOF alone does not say whether it half-closed (`printf req |
- * mcpool bridge` still wants its answers) or is gone (SIGKILLed mid-call), and a session whose
- * host is gone must cancel its calls upstream at once, not after HALF_CLOSE_ANSWER_MS.
+ * The lines an MCP socket carries beside MCP itself, all JSON-RPC notifications, which a
+ * receiver that does not know them ignores (JSON-RPC 2.0 §4.1, the SDK's Protocol): a host's
+ * EOF alone does not say whether it half-closed (`printf req | mcpool bridge` still wants its
+ * answers) or is gone (SIGKILLed mid-call), and a session whose host is gone must cancel its
+ * calls upstream at once, not after HALF_CLOSE_ANSWER_MS; and a daemon that took over from
+ * another knows a host whose entry dials again by the name it gave before.
  *
+ * - hostNameLine(), lean bridge and perl relay → daemon, first on each connection: the name
+ *   the host's session goes by, the same on every connection of the entry's process, so the
+ *   host's tasks are found again after a hand-over.
  * - HOST_GONE, lean bridge → daemon: "my host is gone"; the session ends on it at once.
  * - HOST_PROBE, daemon → host: written while a half-closed host's calls are due, for the
  *   write's EPIPE when nobody holds the other end any more (a stock relay that exited).
@@ -20,3 +24,24 @@ export const HOST_GONE = `${JSON.stringify({ jsonrpc: "2.0", method: HOST_GONE_M
 
 /** The daemon's probe of a half-closed host, framed; a live host ignores it. */
 export const HOST_PROBE = `${JSON.stringify({ jsonrpc: "2.0", method: "notifications/mcpool/probe" })}\n`;
+
+/** The method of the line an entry opens each connection with: the name its host goes by. */
+export const HOST_NAME_METHOD = "notifications/mcpool/host-name";
+
+/**
+ * The line naming the host, framed. The name goes in `taskOwner`, the field `mcpool bridge`
+ * names its hosts by on the daemon's socket (a random id made once per entry process).
+ */
+export function hostNameLine(name: string): string {
+  const line = { jsonrpc: "2.0", method: HOST_NAME_METHOD, params: { taskOwner: name } };
+  return `${JSON.stringify(line)}\n`;
+}
+
+/**
+ * Whether `name` is a host name the daemon takes: 32 to 128 letters, digits or `-` (a random
+ * id, as `randomUUID()` or 16 random bytes in hex make): a short one could be guessed, and the
+ * name alone finds the host's records that moved with a hand-over.
+ */
+export function isHostName(name: unknown): name is string {
+  return typeof name === "string" && /^[A-Za-z0-9-]{32,128}$/.test(name);
+}

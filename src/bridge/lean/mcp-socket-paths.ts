@@ -4,10 +4,13 @@
  * pooled server and `<socket dir>/mcp/@pool.sock` for the whole pool. `@` is not a
  * character a socket is ever named after a server with, so the two cannot meet.
  *
- * Node's path module only: the lean `mcpool bridge` (src/cli/bin.ts) computes these before
- * it has loaded anything else.
+ * Node's path module and mcpool-client/paths only: the lean `mcpool bridge` (src/cli/bin.ts)
+ * computes these before it has loaded anything else.
  */
 import { dirname, join } from "node:path";
+// The client's paths alone (Node's fs, os and path), which the lean bridge loads first anyway:
+// the one `sun_path` rule the daemon binds by.
+import { socketPathLimit } from "mcpool-client/paths";
 
 /** The directory of the MCP sockets, beside the daemon's socket. */
 export const MCP_SOCKET_DIR = "mcp";
@@ -26,11 +29,6 @@ export const CATALOG_SOCKET_NAMES = {
 
 /** Server ids a socket is named after: a file name anywhere, no dot first, no separator. */
 const SOCKET_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-/** The longest socket path `bind(2)` takes: `sun_path` is 104 bytes on macOS/BSD, 108 on Linux. */
-export function socketPathLimit(platform: NodeJS.Platform = process.platform): number {
-  return platform === "linux" ? 107 : 103;
-}
 
 export function mcpSocketDir(daemonSocketPath: string): string {
   return join(dirname(daemonSocketPath), MCP_SOCKET_DIR);

@@ -13,6 +13,8 @@
  *   not: it stays open for the host — and the socket is
  *   dialled again, RECONNECT_DELAYS_MS apart, within the window (reconnectWindowMs); the host's requests
  *   meanwhile wait;
+ * - every connection opens with the host's name (host-signals.ts), the same on each, so a
+ *   daemon that took over from the last finds the host's tasks;
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
  *   `notifications/initialized`, the level and the subscriptions; their answers are the
  *   host's already and are dropped; the host is told its tools list changed (the new
@@ -34,6 +36,7 @@
 import { connect, Socket } from "node:net";
 import { answerWithId, listKindOf, type ColdAnswers } from "./cold-answers.js";
 import { HostEra, SUBSCRIPTION_ID_KEY } from "./host-era.js";
+import { hostNameLine } from "./host-signals.js";
 
 /** How long the host's requests wait for a daemon that went away, ms, from the loss. */
 export const RECONNECT_WINDOW_MS = 60_000;
@@ -142,6 +145,11 @@ export interface LeanSessionOptions {
    * listings are answered from what the daemon last answered them while it is dialled.
    */
   cold?: ColdAnswers;
+  /**
+   * The name the host's session goes by on every connection (hostNameLine()): made once by
+   * the entry's process. None: each session is nameless, as a stock relay's.
+   */
+  hostName?: string;
 }
 
 type State = "open" | "replaying" | "reconnecting" | "down";
@@ -194,6 +202,7 @@ export class LeanSession {
     if (socket !== undefined) {
       this.socket = socket;
       this.attach(socket);
+      this.named(socket);
       return;
     }
     // Nothing to write to until the daemon answers: the host's lines wait, or are answered cold.
@@ -427,8 +436,14 @@ export class LeanSession {
       socket.off("error", failed);
       this.socket = socket;
       this.attach(socket);
+      this.named(socket);
       this.replay();
     });
+  }
+
+  /** A new connection's first line: the host's name, when it has one. */
+  private named(socket: Socket): void {
+    if (this.options.hostName !== undefined) socket.write(hostNameLine(this.options.hostName));
   }
 
   /** A new connection: the host's session first, its waiting lines after. */
@@ -463,8 +478,10 @@ export class LeanSession {
     this.state = "open";
     this.attempt = 0;
     const cold = this.cold !== undefined;
-    // The new daemon's tools may differ: said in the host's era, to a host that had opened.
-    if (!cold && (restored || this.era.isModern)) {
+    // The new daemon's tools may differ: said in the host's era, to a host that had opened —
+    // one whose discovery was refused too, initialize or not: a server direct tells it
+    // unsolicited when its list changes.
+    if (!cold && (restored || this.era.isModern || this.era.isDecided)) {
       for (const notice of this.era.listChanged("tools")) this.write(notice);
     }
     for (const [key, line] of this.listens) {

@@ -29,7 +29,7 @@ import {
 import { modernCatalog } from "../catalog/modern-catalog.js";
 import { ResourcesPromptsRouter } from "../core/resources-prompts.js";
 import { createCatalog, type Catalog, type CatalogOptions } from "../catalog/on-demand.js";
-import { Sessions } from "../core/session.js";
+import { Sessions, type HostName } from "../core/session.js";
 import { dualEra, type ServedConnection, type StdioLike } from "../modern/era-switch.js";
 import type { BridgeCore } from "../modern/bridge-core.js";
 import type { ModernBridge } from "../modern/bridge.js";
@@ -59,14 +59,15 @@ export interface BridgeOptions {
 }
 
 export interface Bridge {
-  /** A new SDK Server for one host connection; connect it to a transport. */
-  createServer(): Server;
+  /** A new SDK Server for one host connection (named `host`, if it is); connect it to a transport. */
+  createServer(host?: HostName): Server;
   /**
    * Serves one stdio-shaped connection (stdio, an MCP socket) in the era its host opens
    * with (era-switch.ts): a legacy host gets a `createServer()` session, a modern one the
-   * SDK v2 entry (modern/bridge.ts). Starts the transport.
+   * SDK v2 entry (modern/bridge.ts). Starts the transport. `host`: the name its host's
+   * session goes by, once its entry gave it (an MCP socket's first line).
    */
-  serve(transport: StdioLike): Promise<ServedConnection>;
+  serve(transport: StdioLike, host?: HostName): Promise<ServedConnection>;
   /** The modern side (SDK v2), loaded on the first modern host. */
   modern(): Promise<ModernBridge>;
   /** Host sessions open now. */
@@ -153,7 +154,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     single: options.catalog === undefined ? scope.single : undefined,
     log,
   });
-  const createServer = (): Server => legacy.create();
+  const createServer = (host?: HostName): Server => legacy.create(host);
 
   // The modern era: SDK v2, loaded with the first modern host.
   const core: BridgeCore = {

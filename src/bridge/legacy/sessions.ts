@@ -27,7 +27,7 @@ import {
   type BridgeIdentityOptions,
 } from "../core/conversation.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
-import type { Session, Sessions } from "../core/session.js";
+import type { HostName, Session, Sessions } from "../core/session.js";
 import { SessionProfile } from "../core/host-profile.js";
 import { answerTasks, SessionTasks } from "../core/tasks.js";
 import { installPassthrough } from "../core/legacy-passthrough.js";
@@ -72,8 +72,8 @@ export class LegacySessions {
     return this.#o.sessions.size;
   }
 
-  /** A new SDK Server for one host connection; connect it to a transport. */
-  create(): Server {
+  /** A new SDK Server for one host connection (named `host`, if it is); connect it to a transport. */
+  create(host: HostName = {}): Server {
     const { client, capabilities, instructions, sessions, catalog, router, log } = this.#o;
     const server = new Server(this.#o.serverInfo as Implementation, {
       capabilities,
@@ -90,7 +90,8 @@ export class LegacySessions {
       identity,
       ...(catalog !== undefined ? { found: catalog.foundTools() } : {}),
       profile: new SessionProfile(server, log),
-      ...(tasks ? { tasks: new SessionTasks() } : {}),
+      ...(tasks ? { tasks: new SessionTasks(host.name) } : {}),
+      ...(host.name !== undefined ? { hostName: host.name } : {}),
     };
     sessions.add(session);
     if (session.tasks !== undefined && single !== undefined) {

@@ -11,9 +11,8 @@
  * gets `input_required` with the questions — every question of the server's round that
  * this host answers, together — and a `requestState` sealed with this process's key (HMAC,
  * createRequestStateCodec). The host's retry with `inputResponses` and that state answers
- * the parked questions; the request then completes, or asks again. A state that fails
- * verification is refused by the SDK before any handler runs (-32602 "Invalid or expired
- * requestState"); one whose request ended is refused here.
+ * the parked questions; the request then completes, or asks again (a state that fails
+ * verification: the SDK's -32602 before any handler runs; one whose request ended: rounds.ts).
  */
 import {
   createMcpHandler,
@@ -34,17 +33,11 @@ import {
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 import { identityFor } from "../core/conversation.js";
-import {
-  clientCapabilities,
-  mayAskAtStart,
-  metaOf,
-  ModernRoots,
-  ROOTS_INPUT_KEY,
-} from "../core/host-profile.js";
+import { clientCapabilities, metaOf, ModernRoots } from "../core/host-profile.js";
 import { ParkedCall } from "../core/host-requests.js";
 import type { BridgeCore } from "./bridge-core.js";
 import { calledThrough } from "../catalog/modern-catalog.js";
-import { Rounds, staleState, type StatePayload } from "./rounds.js";
+import { Rounds, withRoots, type StatePayload } from "./rounds.js";
 import { callFailure, toMcpError, unknownTool } from "../core/errors.js";
 import { asProtocolError, notFoundAsModern } from "./protocol-errors.js";
 import type { Subscriber } from "../core/resources-prompts.js";
@@ -184,7 +177,7 @@ export class ModernBridge {
       );
       server.setRequestHandler("resources/read", async (request, ctx) => {
         try {
-          return (await this.#asked(ctx, server, profileOf(ctx), (asking) =>
+          return (await this.#asked(ctx, server, roots, identity, (asking) =>
             router.readResource(request.params.uri, asking),
           )) as never;
         } catch (error) {
@@ -204,7 +197,7 @@ export class ModernBridge {
         "prompts/get",
         guarded(
           async (request, ctx) =>
-            (await this.#asked(ctx, server, profileOf(ctx), (asking) =>
+            (await this.#asked(ctx, server, roots, identity, (asking) =>
               router.getPrompt(request.params.name, request.params.arguments, asking),
             )) as never,
         ),
@@ -366,7 +359,7 @@ export class ModernBridge {
     const sent = qualified ?? params.name;
     const meta = metaOf(ctx);
     const called = identityFor(identity, meta);
-    const profile = await this.#withRoots(roots, sent, called, state !== undefined, ctx);
+    const profile = await withRoots(this.#core, this.#rounds, roots, sent, called, ctx);
     if (!("profile" in profile)) return profile.ask as CallToolResult;
     const serverId = core.scope.single ?? core.serverOf(sent);
     const parked = new ParkedCall();
@@ -393,97 +386,79 @@ export class ModernBridge {
           .catch(() => undefined);
       };
     }
-    // The host's giving up before a question was asked is the call's end.
-    const onAbort = (): void => parked.abort.abort();
-    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
-    core.upstream
-      .call(sent, params.arguments, options)
-      .then((result) => parked.push({ kind: "done", result }))
-      .catch((error: unknown) => {
-        try {
-          parked.push({ kind: "done", result: callFailure(error, params.name) });
-        } catch (thrown) {
-          parked.push({ kind: "failed", error: thrown });
-        }
-      });
-    try {
-      return (await this.#inFlight(ctx, server, serverId, () =>
-        this.#rounds.round(parked, ctx),
-      )) as CallToolResult;
-    } finally {
-      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
-    }
+    return this.#parkedRounds(ctx, server, serverId, parked, () =>
+      core.upstream
+        .call(sent, params.arguments, options)
+        .then((result) => parked.push({ kind: "done", result }))
+        .catch((error: unknown) => {
+          try {
+            parked.push({ kind: "done", result: callFailure(error, params.name) });
+          } catch (thrown) {
+            parked.push({ kind: "failed", error: thrown });
+          }
+        }),
+    );
   }
 
   /**
-   * The profile a call runs with: a host that declares roots is asked for them
-   * first — an `input_required` of the bridge's own, with one `roots/list` — unless its
-   * roots are known, or the call's server is known to be modern (it asks inside the call,
-   * onRoots). `answered`: this is the retry that carries the host's answer.
+   * Starts `run`, whose steps `parked` takes, and answers with its first step: its result,
+   * or the round of questions the host is asked. The host's giving up before a question was
+   * asked is the request's end.
    */
-  async #withRoots(
-    roots: ModernRoots,
-    qualified: string,
-    identity: ConversationIdentity,
-    answered: boolean,
+  async #parkedRounds<R>(
     ctx: ServerContext,
-  ): Promise<{ profile: HostProfile } | { ask: unknown }> {
-    const declared = clientCapabilities(ctx);
-    if (answered) {
-      roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], this.#core.log);
-      // Listed first, as a legacy host lists with its roots before it calls: the project's
-      // child is up and its server has read its roots when the call reaches it.
-      await this.#core.listTools(identity, roots.profile(declared)).catch(() => undefined);
+    server: Server,
+    serverId: string | undefined,
+    parked: ParkedCall,
+    run: () => void,
+  ): Promise<R> {
+    const onAbort = (): void => parked.abort.abort();
+    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
+    run();
+    try {
+      return (await this.#inFlight(ctx, server, serverId, () =>
+        this.#rounds.round(parked, ctx),
+      )) as R;
+    } finally {
+      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
     }
-    if (
-      declared.roots === undefined ||
-      roots.known ||
-      !(await mayAskAtStart(this.#core, qualified))
-    ) {
-      return { profile: roots.profile(declared) };
-    }
-    return { ask: await this.#rounds.askRoots(ctx) };
   }
 
   /**
    * A passthrough request of a modern host (`prompts/get`, `resources/read`) whose server
-   * may ask inside it: parked between rounds as a call is, its questions the host's.
+   * may ask inside it: its roots asked first as a call's are (rounds.ts withRoots), then parked
+   * between rounds as a call is, its questions the host's.
    */
   async #asked<R>(
     ctx: ServerContext,
     server: Server,
-    profile: HostProfile,
+    roots: ModernRoots,
+    identity: ConversationIdentity,
     run: (asking: AskingOptions) => Promise<R>,
   ): Promise<R> {
     const serverId = this.#core.scope.single;
     const state = ctx.mcpReq.requestState<StatePayload>();
-    // No roots state here: only a call asks for them (a passthrough runs as a listing does).
-    if (state !== undefined) {
-      if (!("call" in state)) throw staleState();
+    if (state !== undefined && "call" in state) {
       return (await this.#inFlight(ctx, server, serverId, () =>
         this.#rounds.resume(state, ctx),
       )) as R;
     }
+    const named = identityFor(identity, metaOf(ctx));
+    const profile = await withRoots(this.#core, this.#rounds, roots, undefined, named, ctx);
+    if (!("profile" in profile)) return profile.ask as R;
     const parked = new ParkedCall();
     const asking: AskingOptions = {
-      profile,
+      profile: profile.profile,
       signal: parked.abort.signal,
       caller: callerOf(ctx),
       ...parked.askers(clientCapabilities(ctx)),
     };
-    const onAbort = (): void => parked.abort.abort();
-    ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
-    run(asking).then(
-      (result) => parked.push({ kind: "done", result }),
-      (error: unknown) => parked.push({ kind: "failed", error }),
+    return this.#parkedRounds(ctx, server, serverId, parked, () =>
+      run(asking).then(
+        (result) => parked.push({ kind: "done", result }),
+        (error: unknown) => parked.push({ kind: "failed", error }),
+      ),
     );
-    try {
-      return (await this.#inFlight(ctx, server, serverId, () =>
-        this.#rounds.round(parked, ctx),
-      )) as R;
-    } finally {
-      ctx.mcpReq.signal.removeEventListener("abort", onAbort);
-    }
   }
 }
 

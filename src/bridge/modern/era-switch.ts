@@ -11,7 +11,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { endConversation } from "../core/conversation.js";
 import type { BridgeCore } from "./bridge-core.js";
 import type { ModernBridge } from "./bridge.js";
-import type { StdioLike } from "../core/session.js";
+import type { HostName, StdioLike } from "../core/session.js";
 
 export type { StdioLike };
 
@@ -224,9 +224,12 @@ class Served {
  */
 export function dualEra(
   core: BridgeCore,
-  createServer: () => { connect(transport: never): Promise<void>; close(): Promise<void> },
+  createServer: (host?: HostName) => {
+    connect(transport: never): Promise<void>;
+    close(): Promise<void>;
+  },
 ): {
-  serve(transport: StdioLike): Promise<ServedConnection>;
+  serve(transport: StdioLike, host?: HostName): Promise<ServedConnection>;
   modern(): Promise<ModernBridge>;
   ready(): ModernBridge | undefined;
 } {
@@ -234,11 +237,11 @@ export function dualEra(
   let loading: Promise<ModernBridge> | undefined;
   const modern = (): Promise<ModernBridge> =>
     (loading ??= import("./bridge.js").then((m) => (ready = new m.ModernBridge(core))));
-  const serve = (transport: StdioLike): Promise<ServedConnection> =>
+  const serve = (transport: StdioLike, host?: HostName): Promise<ServedConnection> =>
     serveEitherEra(transport, {
       legacyOnly: () => core.legacyOnly,
       legacy: async (proxy) => {
-        const server = createServer();
+        const server = createServer(host);
         await server.connect(proxy as never);
         return server;
       },

@@ -3,7 +3,8 @@
  * server asked something is parked, and its host gets `input_required` with the questions
  * of one round and a `requestState` sealed with this process's key (HMAC,
  * createRequestStateCodec, bound to the method); the host's retry with `inputResponses` and
- * that state answers them, and the request goes on to its result or its next round. Only
+ * that state answers them, and the request goes on to its result or its next round. The
+ * bridge's own question comes first: a roots-declaring host's roots (withRoots). Only
  * bridge.ts loads this file (and SDK v2 with it).
  */
 import { randomBytes } from "node:crypto";
@@ -14,8 +15,15 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { ROOTS_INPUT_KEY } from "../core/host-profile.js";
+import type { ConversationIdentity, HostProfile } from "mcpool-client";
+import {
+  clientCapabilities,
+  mayAskAtStart,
+  ROOTS_INPUT_KEY,
+  type ModernRoots,
+} from "../core/host-profile.js";
 import type { Ask, ParkedCall } from "../core/host-requests.js";
+import type { BridgeCore } from "./bridge-core.js";
 
 /** How long a parked call waits for the host's retry before its question is cancelled, ms. */
 export const PARKED_MS = 10 * 60_000;
@@ -140,6 +148,37 @@ export class Rounds {
     parked.pending = undefined;
     parked.abort.abort();
   }
+}
+
+/**
+ * The profile a request runs with — a call, a `prompts/get`, a `resources/read`, the
+ * requests 2026-07-28 lets ask its host anything: a host that declares roots is asked for
+ * them first — an `input_required` of the bridge's own, with one `roots/list` — unless its
+ * roots are known, or the request's server is known to be modern (it asks inside the
+ * request itself). `qualified`: the called tool; undefined: any server in scope (a prompt's
+ * or a resource's server is found as the pool routes it). On the retry that carries the
+ * host's answer (a state of the bridge's roots question), the roots are learnt.
+ */
+export async function withRoots(
+  core: Pick<BridgeCore, "upstream" | "scope" | "listTools" | "log">,
+  rounds: Rounds,
+  roots: ModernRoots,
+  qualified: string | undefined,
+  identity: ConversationIdentity,
+  ctx: ServerContext,
+): Promise<{ profile: HostProfile } | { ask: unknown }> {
+  const declared = clientCapabilities(ctx);
+  const state = ctx.mcpReq.requestState<StatePayload>();
+  if (state !== undefined && "roots" in state) {
+    roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], core.log);
+    // Listed first, as a legacy host lists with its roots before it calls: the project's
+    // child is up and its server has read its roots when the request reaches it.
+    await core.listTools(identity, roots.profile(declared)).catch(() => undefined);
+  }
+  if (declared.roots === undefined || roots.known || !(await mayAskAtStart(core, qualified))) {
+    return { profile: roots.profile(declared) };
+  }
+  return { ask: await rounds.askRoots(ctx) };
 }
 
 /** A state whose request no longer waits: answered, ended or expired. */

@@ -11,7 +11,9 @@
  *   again, it changes nothing.
  * - `mcpool unwire HOST`: the pool-wide entry taken out, and the entries it replaced put back
  *   as they were, each in the map it was in (unless an entry of that name is there now); then
- *   every entry plain `wire` rewrote put back as it was (`wired-record.ts`), in any format.
+ *   every entry plain `wire` rewrote put back as it was (`wired-record.ts`), in any format. A
+ *   pool-wide entry with no record left (the record lost, or never kept) is ours by its
+ *   command: it is taken out all the same, with nothing to put back in its place.
  *
  * Each file is edited in place with the editor plain `wire` uses for its format (each
  * file's own spacing kept, the result checked to mean the old file with just that change).
@@ -30,7 +32,13 @@ import { pipeEntryServer } from "./pipe-entry.js";
 import { hostBody, hostWiredEntry } from "./shapes.js";
 import { replaceCodexServers } from "./toml-rewrite.js";
 import { unwireFromRows } from "./unwire-rows.js";
-import { readWiredRecord, unwindWired, WireEdits, writeWiredRecord } from "./wired-record.js";
+import {
+  readWiredRecord,
+  unwindWired,
+  WireEdits,
+  writeWiredRecord,
+  type WiredEdit,
+} from "./wired-record.js";
 import { replaceYamlEntries } from "./yaml-rewrite.js";
 import {
   hostFile,
@@ -328,10 +336,14 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     }
   }
   const unwound = unwindWired(host, next, wiredRecord);
+  // A TOML or YAML file's pool-wide entry with no record left: ours by its command, taken out.
+  const orphans = json
+    ? { text: unwound.text, removed: [], left: [] }
+    : withoutPoolEntries(host, unwound.text, unwound.record.edits);
   // Entries wired before wire kept its record: their rows' connections, from mcp.json.
   const fromRows = unwireFromRows(
     host,
-    unwound.text,
+    orphans.text,
     await mcpoolRows(options.configPath),
     unwound.record.edits.map((edit) => edit.path),
   );
@@ -347,11 +359,11 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     const report = {
       host,
       file: path,
-      removed: pool.map((e) => e.name),
+      removed: [...pool.map((e) => e.name), ...orphans.removed],
       restored: [...restored, ...unwound.restored],
       fromConfig: fromRows.restored,
       taken,
-      left: [...unwound.left, ...fromRows.left],
+      left: [...unwound.left, ...orphans.left, ...fromRows.left],
       diff,
     };
     out(
@@ -363,7 +375,7 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     );
     return EXIT.ok;
   }
-  for (const name of [...unwound.left, ...fromRows.left]) out(`${name}`);
+  for (const name of [...unwound.left, ...orphans.left, ...fromRows.left]) out(`${name}`);
   if (next === text) {
     out(`nothing to unwire in ${path}: no entry is as mcpool wire left it`);
     return EXIT.ok;
@@ -371,6 +383,11 @@ export async function runUnwire(options: WireOptions): Promise<number> {
   if (pool.length > 0) {
     out(
       `${pool.map((e) => e.name).join(", ")}: the pool-wide catalogue entry goes${restored.length > 0 ? `; back as they were: ${restored.join(", ")}` : ""}`,
+    );
+  }
+  if (orphans.removed.length > 0) {
+    out(
+      `${orphans.removed.join(", ")}: the pool-wide catalogue entry goes; with no record of the entries it replaced, none comes back (wire's backup beside the file has them)`,
     );
   }
   if (unwound.restored.length > 0) {
@@ -387,6 +404,38 @@ export async function runUnwire(options: WireOptions): Promise<number> {
     );
   printOutcome(out, diff, path, backup);
   return EXIT.ok;
+}
+
+/**
+ * A TOML or YAML `text` with its pool-wide catalogue entries that no edit of `recorded`
+ * covers taken out, by the editor wire uses for the format; one that cannot be is named.
+ */
+function withoutPoolEntries(
+  host: HostName,
+  text: string,
+  recorded: readonly WiredEdit[],
+): { text: string; removed: string[]; left: string[] } {
+  const parsed = parseHostText(hostFormat(host), text);
+  const entries = "value" in parsed ? hostEntries(host, parsed.value) : [];
+  const orphans = entries.filter(
+    (entry) =>
+      isPoolCatalogEntry(host, entry.value) &&
+      !recorded.some((edit) => same(edit.path, entry.path)),
+  );
+  if (orphans.length === 0) return { text, removed: [], left: [] };
+  const goes = orphans.map((entry) => entry.path.at(-1)!);
+  const result =
+    host === "codex"
+      ? replaceCodexServers(text, goes as string[], undefined)
+      : replaceYamlEntries(text, serversKey(host), goes, undefined, host === "continue");
+  const names = orphans.map((entry) => entry.name);
+  return "why" in result
+    ? {
+        text,
+        removed: [],
+        left: names.map((name) => `${name} (${result.why.replace("wire it", "take it out")})`),
+      }
+    : { text: result.text, removed: names, left: [] };
 }
 
 /** The host's file, parsed (JSON for wire); or the exit code after saying why not. */

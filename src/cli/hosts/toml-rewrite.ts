@@ -267,7 +267,11 @@ export function replaceCodexServers(
     for (const server of goes) delete servers[server];
     if (table !== undefined)
       servers[table.name] = { command: table.command, args: [...table.args] };
-    if (canonicalJson(parseToml(next)) === canonicalJson({ ...before, mcp_servers: servers })) {
+    const after = parseToml(next);
+    // The last server taken out takes its `[mcp_servers]` with it.
+    const { mcp_servers: _servers, ...rest } = before;
+    const none = Object.keys(servers).length === 0 && !("mcp_servers" in after);
+    if (canonicalJson(after) === canonicalJson(none ? rest : { ...before, mcp_servers: servers })) {
       return { text: next };
     }
   } catch {

@@ -83,24 +83,29 @@ export type YamlAdded =
  * `text` with the items of the top-level block collection `at` whose keys (a map's) or
  * indexes (a list's) are in `goes` taken out, and `added` in the first one's place — after
  * the last item when none goes, under a new `at:` at the file's end when there is none; or
- * why not. Only those lines change; the result must mean the old file with exactly that change.
+ * why not. Nothing added and every item gone, `at` stays, empty (`{}`, `[]`). Only those lines
+ * change; the result must mean the old file with exactly that change.
  */
 export function replaceYamlEntries(
   text: string,
   at: string,
   goes: readonly (string | number)[],
-  added: YamlAdded,
+  added: YamlAdded | undefined,
+  /** Without `added`: whether `at` is a list. */
+  list = added !== undefined && !("key" in added),
 ): { text: string } | { why: string } {
-  const list = !("key" in added);
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
   const render = (column: number, unit: number): string =>
-    new Document(list ? [added.value] : { [added.key]: added.value })
-      .toString({ indent: unit, indentSeq: !flushSequences(text), lineWidth: 0 })
-      .replace(/\n$/, "")
-      .split("\n")
-      .map((line) => (line === "" ? line : " ".repeat(column) + line) + eol)
-      .join("");
-  const node: unknown = parseDocument(text).get(at, true);
+    added === undefined
+      ? ""
+      : new Document("key" in added ? { [added.key]: added.value } : [added.value])
+          .toString({ indent: unit, indentSeq: !flushSequences(text), lineWidth: 0 })
+          .replace(/\n$/, "")
+          .split("\n")
+          .map((line) => (line === "" ? line : " ".repeat(column) + line) + eol)
+          .join("");
+  const document = parseDocument(text);
+  const node: unknown = document.get(at, true);
   let next: string;
   if (node === undefined && goes.length === 0) {
     const gap = text === "" || text.endsWith("\n") ? "" : eol;
@@ -122,7 +127,7 @@ export function replaceYamlEntries(
     const unit = Math.max(2, column - /^ */.exec(text.slice(parentStart))![0].length);
     const end = lines.at(-1)![1];
     const [start, stop] = going[0] ?? [end, end];
-    const lead = start === 0 || text[start - 1] === "\n" ? "" : eol;
+    const lead = start === 0 || text[start - 1] === "\n" || added === undefined ? "" : eol;
     next = text.slice(0, start) + lead + render(column, unit);
     let from = stop;
     for (const [cut, resume] of going.slice(1)) {
@@ -130,19 +135,27 @@ export function replaceYamlEntries(
       from = resume;
     }
     next += text.slice(from);
+    if (added === undefined && going.length === node.items.length) {
+      const emptied = emptyCollection(document, next, at, list);
+      if (emptied === undefined) return { why: `its ${at} could not be emptied safely` };
+      next = emptied;
+    }
   }
-  const before = parseDocument(text).toJS() as unknown;
+  const before = document.toJS() as unknown;
   const root = isRecord(before) ? before : {};
   const was = root[at];
   let want: unknown;
   if (list) {
     const items = Array.isArray(was) ? was.filter((_, index) => !goes.includes(index)) : [];
     const index = goes.length > 0 ? Math.min(...(goes as number[])) : items.length;
-    items.splice(index, 0, added.value);
+    if (added !== undefined) items.splice(index, 0, added.value);
     want = items;
   } else {
     const kept = Object.entries(isRecord(was) ? was : {}).filter(([key]) => !goes.includes(key));
-    want = { ...Object.fromEntries(kept), [added.key]: added.value };
+    want = {
+      ...Object.fromEntries(kept),
+      ...(added && "key" in added ? { [added.key]: added.value } : {}),
+    };
   }
   const after = parseDocument(next);
   if (
@@ -152,4 +165,25 @@ export function replaceYamlEntries(
     return { text: next };
   }
   return { why: `its ${at} could not be rewritten safely; wire it by hand` };
+}
+
+/**
+ * `next` (`text` with every item of its top-level `at` cut out) with `at:` given an empty
+ * collection (`at: {}`, `at: []`) on its own line, which would otherwise mean null.
+ */
+function emptyCollection(
+  document: ReturnType<typeof parseDocument>,
+  next: string,
+  at: string,
+  list: boolean,
+): string | undefined {
+  const top: unknown = document.contents;
+  const pair = isMap(top)
+    ? top.items.find((item) => isScalar(item.key) && item.key.value === at)
+    : undefined;
+  const keyEnd = pair !== undefined && isScalar(pair.key) ? pair.key.range?.[1] : undefined;
+  if (keyEnd === undefined) return undefined;
+  const colon = next.indexOf(":", keyEnd);
+  if (colon === -1) return undefined;
+  return `${next.slice(0, colon + 1)} ${list ? "[]" : "{}"}${next.slice(colon + 1)}`;
 }

@@ -4,6 +4,8 @@
  * dialled now, as is each http row whose session was handed, and each conversation's client
  * whose child or session was); each must be serving, with the same pid, or the hand-over
  * fails and the old daemon serves on. Then the old daemon is answered and its word awaited.
+ * An old daemon that calls the hand-over off before it was answered (it gave up waiting)
+ * ends the adoption at once: the handed children are let go of, whatever dial is under way.
  */
 import type { HandoverInfo } from "mcpool-protocol";
 import type { McpPool } from "../../pool/pool.js";
@@ -21,7 +23,10 @@ export async function concludeAdoption(
   log: DaemonLog,
 ): Promise<Conclusion> {
   try {
-    return await conclude(pool, predecessor, log);
+    return await Promise.race([
+      conclude(pool, predecessor, log),
+      calledOff(pool, predecessor, log),
+    ]);
   } catch (error) {
     // A host's request that waits for its moved task records is told why none was taken up
     // (once they are, this changes nothing).
@@ -29,6 +34,21 @@ export async function concludeAdoption(
     pool.forgoTasks(`the adoption failed: ${why}`);
     throw error;
   }
+}
+
+/** Resolves once the old daemon called the hand-over off: this daemon serves nothing. */
+function calledOff(pool: McpPool, predecessor: Predecessor, log: DaemonLog): Promise<Conclusion> {
+  const signal = predecessor.calledOff;
+  return new Promise((resolve) => {
+    const off = (): void => {
+      const why = `the old daemon called the hand-over off and serves on: ${(signal.reason as Error).message}`;
+      log.error(`mcpool: ${why}; every child it handed is let go of, none signalled`);
+      pool.forgoTasks(why);
+      resolve({ serve: false, why });
+    };
+    if (signal.aborted) off();
+    else signal.addEventListener("abort", off, { once: true });
+  });
 }
 
 async function conclude(
@@ -54,7 +74,10 @@ async function conclude(
       ? { serve, info: { from, at, adopted: [], cold, servingSince: at, handovers: 0 } }
       : { serve, why: "the old daemon serves on" };
   }
+  const called = (): Conclusion => ({ serve: false, why: "the old daemon called it off" });
   await pool.flush();
+  // Called off meanwhile (calledOff() concluded, and said why): nothing more is dialled.
+  if (predecessor.calledOff.aborted) return called();
   const configured = new Set(pool.state().map((state) => state.id));
   const ids = snapshot.servers
     .filter((server) => handedKey(server) === undefined && configured.has(server.serverId))
@@ -78,6 +101,7 @@ async function conclude(
       conversation ? [{ serverId, ...conversation }] : [],
     ),
   );
+  if (predecessor.calledOff.aborted) return called();
   const states = new Map(pool.state().map((state) => [state.id, state]));
   const serving = (server: HandedServer): boolean => {
     const state = states.get(server.serverId);

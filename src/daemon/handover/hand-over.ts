@@ -9,6 +9,7 @@
  */
 import type { McpPool } from "../../pool/pool.js";
 import {
+  endUntakenSessions,
   releaseHandedOff,
   releaseHandedSessions,
   resumeHandedOff,
@@ -37,6 +38,21 @@ import { tellMainPid } from "./service-manager.js";
 export const DEFAULT_SETTLE_MS = 5_000;
 /** Bound on the new daemon's answer, ms: its start, its reconcile, its adoptions. */
 export const DEFAULT_ANSWER_MS = 60_000;
+
+/**
+ * The bound on the new daemon's answer: `MCPOOL_HANDOVER_ANSWER_MS` in the daemon's
+ * environment when set (a whole number of ms, 1 or more), else DEFAULT_ANSWER_MS.
+ */
+export function answerBoundMs(env: NodeJS.ProcessEnv): number {
+  const value = env.MCPOOL_HANDOVER_ANSWER_MS;
+  if (value === undefined) return DEFAULT_ANSWER_MS;
+  if (/^\d+$/.test(value) && Number(value) >= 1) return Number(value);
+  throw new McpPoolError(
+    "handover-failed",
+    `MCPOOL_HANDOVER_ANSWER_MS must be a whole number of ms, 1 or more, not "${value}"; nothing was handed over`,
+    {},
+  );
+}
 /**
  * Bound on a new daemon that was told to let go exiting by itself, ms: past it, it is killed.
  * Until it has exited it may still read the handed children's output and write to their input.
@@ -120,8 +136,9 @@ export async function handOver(deps: HandOverDeps, keepId: number): Promise<Hand
   // One turn of the reconcile queue, start to end: an edit of the configuration meanwhile
   // (or a reload) neither stops nor restarts a child being handed. It waits, and runs once
   // this daemon serves again; a hand-over that went through leaves it to the new daemon.
+  const answerMs = deps.answerMs ?? answerBoundMs(process.env);
   return pool.handingOver(() =>
-    handOverHeld({ ...deps, server, pool, log, successor: start }, keepId, listenFd),
+    handOverHeld({ ...deps, server, pool, log, successor: start, answerMs }, keepId, listenFd),
   );
 }
 
@@ -143,7 +160,10 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
   const { handed, sessions } = held;
   const answer = await successor.answer;
   if (!answer.ready) {
-    successor.go(false);
+    const pid = answer.pid;
+    log.error(`mcpool: the hand-over is called off (${answer.why}); pid ${pid} is told to let go`);
+    // Heard at once, even mid-adoption: the new daemon lets go of every child and exits.
+    successor.go(false, answer.why);
     // Only one daemon may drive the children: this one takes them back once the new one is gone.
     await ended(successor, log);
     const lost = await takeBack(deps, held, answer.why);
@@ -157,14 +177,14 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
   const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);
   releaseHandedOff(handed.filter((h) => !untaken.has(nameOf(h))));
   // The new daemon goes on in those it took: this one's stop ends none of them (a
-  // conversation's is ended by a DELETE otherwise). Those it did not take (their row changed),
-  // or all when it started cold, are ended here as at any stop: their children, and a
-  // conversation's http session by its DELETE; a row's own session gets no DELETE at any stop
-  // and is left to the server's timeout.
+  // conversation's is ended by a DELETE otherwise). Those it did not take (their row changed
+  // or went), or all when it started cold, are ended as at any stop: their children, and a
+  // conversation's http session by its DELETE; a row's own session, which a stop leaves to the
+  // server's timeout, by its DELETE below, since no daemon goes on in it.
   const untakenSessions = new Set(answer.untakenSessions ?? []);
-  if (answer.cold === undefined) {
-    releaseHandedSessions(sessions.filter((s) => !untakenSessions.has(nameOf(s))));
-  }
+  const notTaken = (s: HandedHttpOff): boolean =>
+    answer.cold !== undefined || untakenSessions.has(nameOf(s));
+  if (answer.cold === undefined) releaseHandedSessions(sessions.filter((s) => !notTaken(s)));
   // Read again so that this daemon's stop ends them as it ends any child.
   resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
   const unmanaged = tellMainPid(answer.pid);
@@ -172,7 +192,11 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
     log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);
   // The new daemon starts its MCP sockets on this word: it waits on none of this one's ends.
   successor.go(true);
-  await releaseFronts(deps.fronts, deps.settleMs ?? DEFAULT_SETTLE_MS, log);
+  const settleMs = deps.settleMs ?? DEFAULT_SETTLE_MS;
+  await Promise.all([
+    releaseFronts(deps.fronts, settleMs, log),
+    endUntaken(sessions.filter(notTaken), settleMs, log),
+  ]);
   const children = answer.children ?? [];
   // A conversation's child is named by who is talking: never in a log line or the answer.
   const labels = untakenLabels(handed, untaken);
@@ -283,7 +307,7 @@ async function hold(
     servers,
     fronts,
     snapshot,
-    answerMs: deps.answerMs ?? DEFAULT_ANSWER_MS,
+    answerMs: deps.answerMs ?? answerBoundMs(process.env),
   });
   // Refused at once (no process): nobody holds the sockets but this daemon, which keeps
   // listening and takes everything back on the answer that says why.
@@ -295,6 +319,16 @@ async function hold(
     `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
   );
   return successor;
+}
+
+/** Ends by its DELETE each row's own http session no daemon goes on in, saying how it went. */
+async function endUntaken(sessions: HandedHttpOff[], ms: number, log: DaemonLog): Promise<void> {
+  for (const { serverId, end } of await endUntakenSessions(sessions, ms)) {
+    const status = end.status === undefined ? "" : ` (HTTP ${end.status})`;
+    log.info(
+      `mcpool: ${serverId}'s http session, not taken by the new daemon: ${end.outcome}${status}`,
+    );
+  }
 }
 
 /**

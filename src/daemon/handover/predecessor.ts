@@ -2,12 +2,15 @@
  * The new daemon's side of a hand-over: the snapshot read from the control channel, the
  * children it names offered to the pool's dials (matched by row), the answer sent back, and
  * the old daemon's word awaited. Until that word, what the new daemon took is provisional:
- * a handed child is let go without a signal if the old daemon keeps serving (`owned`).
+ * a handed child is let go without a signal if the old daemon keeps serving (`owned`). The
+ * word is heard whenever it comes: an old daemon that gave up before this one answered (its
+ * wait for the answer ran out) calls the hand-over off, and the adoption stops at once.
  */
 import { closeSync } from "node:fs";
 import { Socket } from "node:net";
 import { LineSplitter } from "mcpool-protocol";
 import type { McpServerConfig } from "../../config/rows.js";
+import { McpPoolError } from "../../pool/core/errors.js";
 import type {
   HandedChild,
   HandedChildren,
@@ -49,6 +52,28 @@ export interface Predecessor {
   closeUntaken(): string[];
   /** Answers the old daemon; resolves with its word: serve on (true) or let go (false). */
   answer(answer: Answer): Promise<boolean>;
+  /**
+   * Aborted, with why, when the old daemon calls the hand-over off before this one answered:
+   * it serves on. By then every handed child is let go (its fds closed, no signal sent) and
+   * no dial takes one.
+   */
+  readonly calledOff: AbortSignal;
+}
+
+/** The old daemon's word: serve on, or let go (and why, when it gave up before an answer). */
+interface Word {
+  go: boolean;
+  why?: string;
+}
+
+/** A line of the old daemon's as its word; anything else is "let go". */
+function wordOf(line: string): Word {
+  try {
+    const { go, why } = JSON.parse(line) as { go?: unknown; why?: unknown };
+    return { go: go === true, ...(typeof why === "string" ? { why } : {}) };
+  } catch {
+    return { go: false };
+  }
 }
 
 /** A row as text whose keys are sorted: two parses of one entry give the same text. */
@@ -92,9 +117,32 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
   }
   let settle: (serve: boolean) => void = () => undefined;
   const word = new Promise<boolean>((resolve) => (settle = resolve));
+  // The line after the snapshot is the old daemon's word, whenever it comes.
+  const said = next().then(wordOf);
+  const off = new AbortController();
+  let answered = false;
   // Each child by its name: the row's own by the row's id, another by id and key.
   const servers = new Map((snapshot?.servers ?? []).map((server) => [nameOf(server), server]));
   const taken = new Set<string>();
+  // Closed once: a number closed twice may name another file by then.
+  const closed = new Set<string>();
+  const closeUntaken = (): string[] => {
+    const left = [...servers.values()].filter((server) => !taken.has(nameOf(server)));
+    for (const server of left.filter((one) => !closed.has(nameOf(one)))) {
+      closed.add(nameOf(server));
+      for (const fd of server.child.fds) closeQuietly(fd);
+    }
+    return left.map(nameOf);
+  };
+  // Called off before this daemon answered: what a dial took is let go as `word` settles
+  // false, what none took is closed now, and no dial takes anything from here on.
+  void said.then(({ go, why }) => {
+    if (answered || go) return;
+    // Said first (the adoption logs why), then done: the children let go of, no dial taking one.
+    off.abort(new Error(why ?? "the old daemon called the hand-over off"));
+    closeUntaken();
+    settle(false);
+  });
   const matching = (row: McpServerConfig, key?: string): HandedServer | undefined => {
     const name = childName(row.id, key);
     const server = servers.get(name);
@@ -130,6 +178,15 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
       take(row, key): HandedChild | undefined {
         const server = matching(row, key);
         if (!server) return undefined;
+        if (off.signal.aborted) {
+          // Its fds are closed: the old daemon serves it on. A dial must not start another.
+          // (Thrown, not undefined: undefined would have the dial spawn a child of its own.)
+          throw new McpPoolError(
+            "handover-failed",
+            `the old daemon called the hand-over off and serves "${row.id}" on`,
+            { serverId: row.id },
+          );
+        }
         taken.add(nameOf(server));
         // A profile child's facts go with it: its dial may come before the adoption does.
         const uptake = server.profile;
@@ -141,24 +198,17 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
     takenSessions: () => [...takenSessions],
     untakenSessions: () => [...sessions.keys()],
     besides: () => [...servers.values()].filter((server) => handedKey(server) !== undefined),
-    closeUntaken() {
-      const left = [...servers.values()].filter((server) => !taken.has(nameOf(server)));
-      for (const server of left) for (const fd of server.child.fds) closeQuietly(fd);
-      return left.map(nameOf);
-    },
+    closeUntaken,
     async answer(answer) {
+      if (off.signal.aborted) return false;
+      answered = true;
       channel.write(`${JSON.stringify(answer)}\n`);
-      const line = await next();
-      let serve = false;
-      try {
-        serve = (JSON.parse(line) as { go?: unknown }).go === true;
-      } catch {
-        serve = false;
-      }
-      settle(serve && answer.ready);
+      const serve = (await said).go && answer.ready;
+      settle(serve);
       channel.end();
-      return serve && answer.ready;
+      return serve;
     },
+    calledOff: off.signal,
   };
 }
 

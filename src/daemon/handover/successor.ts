@@ -33,8 +33,11 @@ export interface Successor {
   readonly pid: number | undefined;
   /** Its answer: ready with what it adopted, or why not (it failed, exited or said nothing). */
   readonly answer: Promise<Answer>;
-  /** Tells it to serve on (true), or to let go of what it was handed and exit (false). */
-  go(serve: boolean): void;
+  /**
+   * Tells it to serve on (true), or to let go of what it was handed and exit (false, with
+   * why): heard at once, also before it answered.
+   */
+  go(serve: boolean, why?: string): void;
   /** Resolves once it has exited (at once if it never started). */
   readonly exited: Promise<void>;
 }
@@ -101,8 +104,8 @@ export function startSuccessor(options: SuccessorOptions): Successor {
     pid: child.pid,
     answer,
     exited,
-    go(serve) {
-      channel.end(`${JSON.stringify({ go: serve })}\n`);
+    go(serve, why) {
+      channel.end(`${JSON.stringify({ go: serve, ...(why !== undefined ? { why } : {}) })}\n`);
       (channel as Socket & { unref?: () => void }).unref?.();
     },
   };

@@ -18,7 +18,7 @@ import {
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import envPaths from "env-paths";
-import { defaultSocketPath } from "mcpool-client/paths";
+import { defaultSocketPath, socketPathLimit } from "mcpool-client/paths";
 
 const APP_NAME = "mcpool";
 
@@ -116,15 +116,8 @@ export class DaemonSetupError extends Error {
   }
 }
 
-/**
- * The longest socket path `bind(2)` takes on a platform, in bytes: `sun_path` (108 on Linux,
- * 104 on macOS and the BSDs) less its terminating NUL.
- */
-export function maxSocketPathBytes(platform: NodeJS.Platform = process.platform): number {
-  return platform === "linux" || platform === "android" ? 107 : 103;
-}
-
-export const MAX_SOCKET_PATH_BYTES = maxSocketPathBytes();
+/** The longest socket path this platform binds (mcpool-client/paths `socketPathLimit`). */
+export const MAX_SOCKET_PATH_BYTES = socketPathLimit();
 
 /** Throws `socket-path-too-long` when `path` does not fit in `sun_path`; counts UTF-8 bytes. */
 export function checkSocketPath(path: string, limit = MAX_SOCKET_PATH_BYTES): void {

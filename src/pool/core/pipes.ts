@@ -74,3 +74,22 @@ export async function pidGone(pid: number, everyMs = 50): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, everyMs).unref());
   }
 }
+
+/** Sends `signal` to every process of group `pgid`; an empty group is no error. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already empty.
+  }
+}
+
+/** Whether any process of group `pgid` is left. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -13,10 +13,17 @@ export class ReconcileQueue {
   #resolveSoon: (() => void) | undefined;
   readonly #debounceMs: number;
   readonly #onError: (error: unknown) => void;
+  readonly #onFire: (() => void) | undefined;
 
-  constructor(options: { debounceMs?: number; onError: (error: unknown) => void }) {
+  /** `onFire` hears each debounced run as it is queued, before it waits for its turn. */
+  constructor(options: {
+    debounceMs?: number;
+    onError: (error: unknown) => void;
+    onFire?: () => void;
+  }) {
     this.#debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
     this.#onError = options.onError;
+    this.#onFire = options.onFire;
   }
 
   /** Runs `work` after everything queued before it, and never beside another run. */
@@ -43,6 +50,7 @@ export class ReconcileQueue {
     const resolve = this.#resolveSoon;
     this.#soon = undefined;
     this.#resolveSoon = undefined;
+    this.#onFire?.();
     this.run(work)
       .catch(this.#onError)
       .finally(() => resolve?.());

@@ -82,6 +82,8 @@ export class Reconciler {
   #closed = false;
   /** A hand-over went through: the servers are another daemon's, this pool reconciles none. */
   #handedOver = false;
+  /** A hand-over holds the queue now: what is asked for meanwhile waits for it, and says so. */
+  #handingOver = false;
   /** The first reconcile, settled or not: what an early call or listing waits for. */
   #firstSync: Promise<void> | undefined;
   #firstSyncDone = false;
@@ -92,7 +94,16 @@ export class Reconciler {
     this.#queue = new ReconcileQueue({
       ...(debounceMs !== undefined ? { debounceMs } : {}),
       onError: (error) => init.log.error?.(`mcpool: reconcile failed: ${(error as Error).message}`),
+      onFire: () => this.#waitsForHandOver(),
     });
+  }
+
+  /** A reconcile asked for while a hand-over holds the queue: the log says why it waits. */
+  #waitsForHandOver(): void {
+    if (!this.#handingOver) return;
+    this.#init.log.info?.(
+      "mcpool: a reconcile (an edit of the configuration, a reload, a restart or stop of one server) asked for during the hand-over waits for it to end: it runs here if the hand-over fails; if it goes through, the new daemon reads the configuration itself",
+    );
   }
 
   get closed(): boolean {
@@ -159,6 +170,7 @@ export class Reconciler {
   /** Runs `work` on the reconcile queue; a closed pool rejects rather than throws. */
   run<T>(work: () => Promise<T>): Promise<T> {
     if (this.#closed) return Promise.reject(closedError());
+    this.#waitsForHandOver();
     // Asked for while a hand-over held the queue and went through: the servers are not ours.
     return this.#queue.run(() => (this.#handedOver ? Promise.reject(handedError()) : work()));
   }
@@ -171,9 +183,14 @@ export class Reconciler {
    */
   handingOver<T>(work: () => Promise<T>): Promise<T> {
     return this.run(async () => {
-      const result = await work();
-      this.#handedOver = true;
-      return result;
+      this.#handingOver = true;
+      try {
+        const result = await work();
+        this.#handedOver = true;
+        return result;
+      } finally {
+        this.#handingOver = false;
+      }
     });
   }
 

@@ -255,7 +255,11 @@ function installHandlers(
       return { roots: roots.list().map((root) => ({ ...root })) };
     });
   }
-  client.onclose = () => handlers.closed(connection);
+  client.onclose = () => {
+    // A handed child let go of (the old daemon called the hand-over off) did not crash.
+    if (processOf(connection.transport)?.disowned === true) connection.closing = true;
+    handlers.closed(connection);
+  };
   client.warn = (text) => serverLog(context.log, serverId).error(text);
 }
 

@@ -13,7 +13,12 @@ import type {
   HandedUptake,
 } from "../transport/transport.js";
 import { processOf } from "../transport/transport.js";
-import { sessionHandleOf } from "../transport/session-end.js";
+import {
+  DeleteWatch,
+  deleteSession,
+  sessionHandleOf,
+  type SessionEnd,
+} from "../transport/session-end.js";
 import { drained, type Connection } from "./connection.js";
 import { holdListening, listenAgain } from "../transport/http-client.js";
 import type { EntryState } from "./state.js";
@@ -144,6 +149,30 @@ export async function handOffSessions(
 /** The successor went on in them: this pool's end of each sends no DELETE. */
 export function releaseHandedSessions(handed: readonly HandedHttpOff[]): void {
   for (const { connection } of handed) connection.handedAway = true;
+}
+
+/**
+ * Ends each of `handed` — a row's own sessions the successor went on without (their row
+ * changed or went, or it started cold) — by its DELETE, as a client that no longer needs a
+ * session should (https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#session-management),
+ * each within `timeoutMs`, so the server frees it now rather than at its own timeout. A
+ * conversation's is left out: its client's stop ends it (conversations/client.ts `endRemote`).
+ * Never rejects.
+ */
+export async function endUntakenSessions(
+  handed: readonly HandedHttpOff[],
+  timeoutMs: number,
+): Promise<{ serverId: string; end: SessionEnd }[]> {
+  const own = handed.filter(({ conversation }) => conversation === undefined);
+  return Promise.all(
+    own.map(async ({ serverId, connection }) => {
+      const handle = sessionHandleOf(connection.transport);
+      const end: SessionEnd = handle
+        ? await deleteSession(handle, new DeleteWatch(), timeoutMs)
+        : { outcome: "handle-lost" };
+      return { serverId, end };
+    }),
+  );
 }
 
 /** The successor did not take them: each session listens on its GET stream here again. */

@@ -13,7 +13,15 @@
  * for it. Either kind can be handed on again (handOff()).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { fdOf, pidGone, pipeFrom, resumeReading, stopReading } from "../core/pipes.js";
+import {
+  fdOf,
+  groupAlive,
+  pidGone,
+  pipeFrom,
+  resumeReading,
+  signalGroup,
+  stopReading,
+} from "../core/pipes.js";
 import type { HandedChild, HandedSession } from "./transport.js";
 import {
   afterDroppedLine,
@@ -119,6 +127,11 @@ export class ChildProcessTransport implements Transport {
     return this.#io?.pid ?? this.#child?.pid;
   }
 
+  /** A handed child that never became ours (the old daemon serves on): let go of, no crash. */
+  get disowned(): boolean {
+    return this.#owned === false;
+  }
+
   /** The session a handed child's previous daemon had opened, for the client to go on with. */
   get handedSession(): HandedSession | undefined {
     return this.#options.handed?.session;
@@ -197,7 +210,8 @@ export class ChildProcessTransport implements Transport {
     this.#io = io;
     if (handed.owned) {
       this.#owned = undefined;
-      void handed.owned.then((owned) => (this.#owned = owned));
+      // Not ours after all (the old daemon serves on): let go of it at once (release()).
+      void handed.owned.then((owned) => void ((this.#owned = owned) || this.release()));
     }
     const outClosed = new Promise<void>((done) => io.stdout.once("close", () => done()));
     const errClosed = new Promise<void>((done) => io.stderr.once("close", () => done()));
@@ -260,8 +274,8 @@ export class ChildProcessTransport implements Transport {
   }
 
   /**
-   * After a handOff() the successor took: closes this process's ends of the pipes and
-   * forgets the child, without a signal or a close event. The child runs on.
+   * After a handOff() the successor took (or a handed child not ours after all): closes this
+   * process's ends of the pipes, forgets the child, signals nothing. The child runs on.
    */
   release(): void {
     const io = this.#io;
@@ -275,6 +289,8 @@ export class ChildProcessTransport implements Transport {
     this.#child?.unref();
     this.#handing?.settle();
     this.#handing = undefined;
+    // A handed child that never became ours: what waits on it here ends now, as at a close.
+    if (this.#owned === false) this.#closed();
   }
 
   #closedOnce = false;
@@ -368,10 +384,7 @@ export class ChildProcessTransport implements Transport {
     });
   }
 
-  /**
-   * One wait for the child's stdin to drain, shared by every send that met its backpressure:
-   * a listener per send leaked thousands of `drain` listeners on a busy server.
-   */
+  /** One wait for stdin's drain shared by every blocked send (one each leaked thousands). */
   #drained(stdin: NodeJS.WritableStream): Promise<void> {
     this.#draining ??= new Promise<void>((resolve) => {
       const done = (): void => {
@@ -456,23 +469,6 @@ export function isBrokenPipe(error: unknown): boolean {
 /** What send() rejects with once the child has exited, as a write would have failed. */
 function brokenPipe(): Error {
   return Object.assign(new Error("Not connected: the child's stdin is closed"), { code: "EPIPE" });
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already empty.
-  }
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
