@@ -289,7 +289,7 @@ export const COMMANDS = [
     run: async () => (await import("./commands/setup.js")).unwireCommand,
     synopsis: "unwire HOST [--write]",
     summary:
-      "put back, as they were before `mcpool wire`, the host's entries wire pointed at the pool (and take out its pool-wide catalogue entry); an entry with no record of that gets its row's connection from mcp.json, and a pool-wide entry with none is taken out",
+      "put back, as they were before `mcpool wire`, the host's entries wire pointed at the pool (and take out its pool-wide catalogue entry); an entry with no record of that gets its row's connection (stdio or http) from mcp.json, and a pool-wide entry with none is taken out",
     arguments: [["HOST", HOSTS]],
     options: [["--write", "rewrite the host's file (a backup is kept; default: the diff only)"]],
     examples: ["mcpool unwire claude-code", "mcpool unwire claude-code --write"],

@@ -18,6 +18,29 @@ export const NODE = "/usr/bin/node";
 export const MAIN = "/opt/mcpool/dist/cli/main.js";
 export const SOCKET = "/run/user/1000/mcpool/mcpool.sock";
 
+/** The reference servers' arguments, as a host lists them after `npx`. */
+export const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
+export const MEMORY = ["-y", "@modelcontextprotocol/server-memory"];
+
+/**
+ * Continue's config.yaml with the files server (`command`, its args a flow sequence, then the
+ * lines `more`) before a server of its own.
+ */
+export const continueFile = (
+  command = "npx",
+  args = `["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]`,
+  more = "",
+): string => `name: Local Config
+version: 1.0.0
+schema: v1
+mcpServers:
+  - name: files
+    command: ${command}
+    args: ${args}
+${more}  - name: other
+    command: other-server
+`;
+
 export interface WireHome {
   /** The host's file. */
   file: string;

@@ -11,10 +11,9 @@ import { describe, expect, it } from "vitest";
 import type { HostName } from "../../src/cli/hosts/configs.js";
 import { planImport, writeImport } from "../../src/cli/hosts/import.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
-import { MAIN, NODE, SOCKET, wireHomes } from "../helpers/wire-home.js";
+import { continueFile, FILES, MAIN, NODE, SOCKET, wireHomes } from "../helpers/wire-home.js";
 
 const bridge = (id: string) => [MAIN, "bridge", "--server", id, "--socket", SOCKET];
-const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
 
 const homeWith = wireHomes("mcpool-layout-");
 
@@ -186,29 +185,12 @@ ${tail}`,
   });
 
   it("keeps a YAML flow sequence flow, and the rest of Continue's file as it was", async () => {
-    const text = `name: Local Config
-version: 1.0.0
-schema: v1
-mcpServers:
-  - name: files
-    command: npx
-    args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
-  - name: other
-    command: other-server
-`;
-    const { after, again } = await wireTwice("continue", text, {
+    const { after, again } = await wireTwice("continue", continueFile(), {
       files: { command: "npx", args: FILES },
     });
-    expect(after).toBe(`name: Local Config
-version: 1.0.0
-schema: v1
-mcpServers:
-  - name: files
-    command: ${NODE}
-    args: ["${MAIN}", "bridge", "--server", "files", "--socket", "${SOCKET}"]
-  - name: other
-    command: other-server
-`);
+    expect(after).toBe(
+      continueFile(NODE, `["${MAIN}", "bridge", "--server", "files", "--socket", "${SOCKET}"]`),
+    );
     expect(again).toBe(after);
   });
 

@@ -2,23 +2,21 @@
  * `mcpool unwire HOST --write` where wire's record (`<file>.mcpool-wired.json`) is gone — an
  * entry wired before wire kept one, or the record lost. An entry pointing at one server of the
  * pool gets its row's connection from mcpool's mcp.json, in the host's own spelling: a stdio
- * row's command, args, env and cwd; the file then means what it meant before wire. A pool-wide
- * catalogue entry (`wire --catalog --one-entry`), ours by its command, is taken out, every
- * other byte of the file as it was.
+ * row's command, args, env and cwd, an http row's url and headers; the file then means what it
+ * meant before wire. A pool-wide catalogue entry (`wire --catalog --one-entry`), ours by its
+ * command, is taken out, every other byte of the file as it was.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { parse as parseJsonc } from "jsonc-parser";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import type { HostName } from "../../src/cli/hosts/configs.js";
+import { hostFormat, type HostName } from "../../src/cli/hosts/configs.js";
+import { parseHostText } from "../../src/cli/hosts/files.js";
 import { replacedPath, runUnwire, runWireOneEntry } from "../../src/cli/hosts/one-entry.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
 import { wiredRecordPath } from "../../src/cli/hosts/wired-record.js";
-import { wireHomes } from "../helpers/wire-home.js";
-
-const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
-const MEMORY = ["-y", "@modelcontextprotocol/server-memory"];
+import { FILES, MEMORY, wireHomes } from "../helpers/wire-home.js";
 
 /** A home with `host`'s file holding `text` and mcpool's mcp.json holding `servers`. */
 const homeWith = wireHomes("mcpool-unwire-");
@@ -35,6 +33,13 @@ async function withoutRecord(host: HostName, text: string, servers: Record<strin
   const again = await run(runUnwire);
   expect(again.output).toContain("nothing to unwire");
   return { output: unwired.output, after: readFileSync(file, "utf8") };
+}
+
+/** What a host's file means, in its own format. */
+function meaning(host: HostName, text: string): unknown {
+  const parsed = parseHostText(hostFormat(host), text);
+  if ("error" in parsed) throw new Error(`${host}'s file does not parse: ${parsed.error}`);
+  return parsed.value;
 }
 
 describe("entries wired before wire kept its record: their rows' connections, from mcp.json", () => {
@@ -113,6 +118,128 @@ GOOSE_MODEL: gpt-5 # mine
     );
     expect(readFileSync(file, "utf8")).toBe(wired);
   });
+
+  it("leaves, naming it, an entry whose host cannot say its row's connection", async () => {
+    const text = `extensions:\n  files:\n    cmd: npx\n    args: [files]\n    type: stdio\n`;
+    const { file, configPath, run } = homeWith("goose", text, {
+      files: { command: "npx", args: ["files"] },
+    });
+    expect((await run(runWire)).code).toBe(0);
+    rmSync(wiredRecordPath(file));
+    const wired = readFileSync(file, "utf8");
+    // The row now starts in a folder: Goose's extensions have no cwd to say it with.
+    writeFileSync(
+      configPath,
+      JSON.stringify({ mcpServers: { files: { command: "npx", args: ["files"], cwd: "/srv" } } }),
+    );
+    const unwired = await run(runUnwire);
+    expect(unwired.output).toContain(
+      "files (goose's entry cannot say its row's command, args, env and cwd as mcp.json has them; put it back by hand)",
+    );
+    expect(readFileSync(file, "utf8")).toBe(wired);
+  });
+});
+
+const REMOTE = "https://mcp.example.com/mcp";
+const TEAM = { "X-Team": "platform" };
+const HTTP_ROW = { type: "http", url: REMOTE, headers: TEAM };
+
+/** An http server as each host spells it, with a key of the host's own, and its mcp.json row. */
+const HTTP_CASES: { host: HostName; text: string; row?: Record<string, unknown> }[] = [
+  {
+    host: "claude-code",
+    text: `{\n  "mcpServers": {\n    "remote": { "type": "http", "url": "${REMOTE}", "headers": { "X-Team": "platform" } }\n  }\n}\n`,
+  },
+  {
+    host: "vscode",
+    text: `{ "servers": { "remote": { "type": "http", "url": "${REMOTE}", "headers": { "X-Team": "platform" } } } }\n`,
+  },
+  {
+    host: "gemini",
+    text: `{ "mcpServers": { "remote": { "httpUrl": "${REMOTE}", "headers": { "X-Team": "platform" }, "trust": true } } }\n`,
+  },
+  {
+    host: "windsurf",
+    text: `{ "mcpServers": { "remote": { "serverUrl": "${REMOTE}", "headers": { "X-Team": "platform" }, "disabled": false } } }\n`,
+  },
+  {
+    host: "opencode",
+    text: `{ "mcp": { "remote": { "type": "remote", "url": "${REMOTE}", "headers": { "X-Team": "platform" }, "enabled": true } } }\n`,
+  },
+  {
+    host: "cline",
+    text: `{ "mcpServers": { "remote": { "type": "streamableHttp", "url": "${REMOTE}", "headers": { "X-Team": "platform" }, "disabled": false, "autoApprove": [] } } }\n`,
+  },
+  {
+    host: "copilot",
+    text: `{ "mcpServers": { "remote": { "type": "http", "url": "${REMOTE}", "headers": { "X-Team": "platform" }, "tools": ["*"] } } }\n`,
+  },
+  {
+    host: "zed",
+    text: `{ "context_servers": { "remote": { "url": "${REMOTE}", "headers": { "X-Team": "platform" } } } }\n`,
+  },
+  {
+    host: "codex",
+    text: `# Codex
+[mcp_servers.remote]
+url = "${REMOTE}"
+bearer_token_env_var = "REMOTE_TOKEN"
+tool_timeout_sec = 60 # mine
+
+[mcp_servers.remote.http_headers]
+X-Team = "platform"
+
+[mcp_servers.remote.env_http_headers]
+X-Key = "REMOTE_KEY"
+`,
+    row: {
+      type: "http",
+      url: REMOTE,
+      headers: {
+        ...TEAM,
+        Authorization: "Bearer ${REMOTE_TOKEN}",
+        "X-Key": "${REMOTE_KEY}",
+      },
+    },
+  },
+  {
+    host: "goose",
+    text: `extensions:
+  remote:
+    enabled: true
+    name: remote
+    type: streamable_http
+    uri: ${REMOTE}
+    headers:
+      X-Team: platform
+    timeout: 300
+GOOSE_MODEL: gpt-5 # mine
+`,
+  },
+  {
+    host: "continue",
+    text: `name: Local Config
+version: 1.0.0
+mcpServers:
+  - name: remote
+    type: streamable-http
+    url: ${REMOTE}
+    requestOptions:
+      headers:
+        X-Team: platform
+`,
+  },
+];
+
+describe("an http row's entry with no record gets its url and headers back", () => {
+  for (const { host, text, row } of HTTP_CASES) {
+    it(`${host} (${hostFormat(host)}): in ${host}'s own spelling, its own keys kept`, async () => {
+      const { output, after } = await withoutRecord(host, text, { remote: row ?? HTTP_ROW });
+      expect(output).toContain("back from mcp.json, with no record");
+      expect(output).toMatch(/: remote$/m);
+      expect(meaning(host, after)).toEqual(meaning(host, text));
+    });
+  }
 });
 
 /**

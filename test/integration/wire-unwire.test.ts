@@ -9,10 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { HostName } from "../../src/cli/hosts/configs.js";
 import { runUnwire } from "../../src/cli/hosts/one-entry.js";
 import { runWire } from "../../src/cli/hosts/wire.js";
-import { wireHomes } from "../helpers/wire-home.js";
-
-const FILES = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"];
-const MEMORY = ["-y", "@modelcontextprotocol/server-memory"];
+import { continueFile, FILES, MEMORY, wireHomes } from "../helpers/wire-home.js";
 
 /** Codex's files server: a comment, a key of Codex's own, an env table. */
 const CODEX_FILES = `model = "o3"
@@ -97,18 +94,7 @@ args = [
   });
 
   it("restores Continue's YAML byte for byte", async () => {
-    const text = `name: Local Config
-version: 1.0.0
-schema: v1
-mcpServers:
-  - name: files
-    command: npx
-    args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
-    env:
-      DEBUG: "1"
-  - name: other
-    command: other-server
-`;
+    const text = continueFile(undefined, undefined, `    env:\n      DEBUG: "1"\n`);
     const after = await roundTrip("continue", text, {
       files: { command: "npx", args: FILES, env: { DEBUG: "1" } },
     });

@@ -145,10 +145,7 @@ export interface LeanSessionOptions {
    * listings are answered from what the daemon last answered them while it is dialled.
    */
   cold?: ColdAnswers;
-  /**
-   * The name the host's session goes by on every connection (hostNameLine()): made once by
-   * the entry's process. None: each session is nameless, as a stock relay's.
-   */
+  /** The host's name on every connection (hostNameLine()), made once by the entry; none: nameless. */
   hostName?: string;
 }
 
@@ -478,9 +475,8 @@ export class LeanSession {
     this.state = "open";
     this.attempt = 0;
     const cold = this.cold !== undefined;
-    // The new daemon's tools may differ: said in the host's era, to a host that had opened —
-    // one whose discovery was refused too, initialize or not: a server direct tells it
-    // unsolicited when its list changes.
+    // The new daemon's tools may differ: said in the host's era, to a host that had opened
+    // (one whose discovery was refused too: direct, it is told unsolicited of a change).
     if (!cold && (restored || this.era.isModern || this.era.isDecided)) {
       for (const notice of this.era.listChanged("tools")) this.write(notice);
     }

@@ -395,7 +395,7 @@ export async function runUnwire(options: WireOptions): Promise<number> {
   }
   if (fromRows.restored.length > 0) {
     out(
-      `back from mcp.json, with no record of what was there before wire (their rows' command, args, env and cwd; what they had beyond those, as comments and spelling, was not kept): ${fromRows.restored.join(", ")}`,
+      `back from mcp.json, with no record of what was there before wire (their rows' connections: command, args, env and cwd, or url and headers; what they had beyond those, as comments and spelling, was not kept): ${fromRows.restored.join(", ")}`,
     );
   }
   if (taken.length > 0)

@@ -110,11 +110,11 @@ function without(root: unknown, name: string, keys: ReadonlySet<string>): unknow
   return copy;
 }
 
-/** The `args = …` pair of the table whose header is `parts[at]`, if it has one. */
-function oldArgs(parts: readonly Statement[], at: number): string | undefined {
+/** The `key = …` pair of the table whose header is `parts[at]`, if it has one. */
+function oldPair(parts: readonly Statement[], at: number, key: string): string | undefined {
   for (const part of parts.slice(at + 1)) {
     if (part.kind === "header") return undefined;
-    if (part.kind === "pair" && part.key?.length === 1 && part.key[0] === "args") return part.text;
+    if (part.kind === "pair" && part.key?.length === 1 && part.key[0] === key) return part.text;
   }
   return undefined;
 }
@@ -132,6 +132,11 @@ function tomlArgs(args: readonly string[], old: string | undefined, eol: string)
   return `[${eol}${items.map((item) => indent + item).join(`,${eol}`)}${trailing}${eol}]`;
 }
 
+/** A value a server's table is given: a string, a list of strings, a table of strings. */
+export type TomlValue = string | readonly string[] | Readonly<Record<string, string>>;
+
+const isList = (value: TomlValue): value is readonly string[] => Array.isArray(value);
+
 /**
  * `text` with `[mcp_servers.<name>]` starting `command` with `args` instead of its own
  * connection (`connection`: the keys that make one), or why it cannot be rewritten safely.
@@ -145,6 +150,20 @@ export function rewriteCodexServer(
   /** More connection keys to write after `args` (`env`, `cwd`): strings or tables of strings. */
   more: Readonly<Record<string, string | Record<string, string>>> = {},
 ): { text: string } | { why: string } {
+  return rewriteCodexTable(text, name, { command, args, ...more }, connection);
+}
+
+/**
+ * `text` with `[mcp_servers.<name>]`'s connection (`connection`: the keys that make one)
+ * replaced by `values`, written in their order at the table's head (a list in the style the
+ * table's old one of that key had); or why it cannot be rewritten safely.
+ */
+export function rewriteCodexTable(
+  text: string,
+  name: string,
+  values: Readonly<Record<string, TomlValue>>,
+  connection: ReadonlySet<string>,
+): { text: string } | { why: string } {
   const table = ["mcp_servers", name];
   const parts = statements(text);
   const at = parts.findIndex((s) => s.kind === "header" && s.key?.join("\0") === table.join("\0"));
@@ -152,7 +171,10 @@ export function rewriteCodexServer(
     return { why: `not written as a [mcp_servers.${name}] table; wire it by hand` };
   }
   const eol = text.includes("\r\n") ? "\r\n" : "\n";
-  const argsText = tomlArgs(args, oldArgs(parts, at), eol);
+  const written = Object.entries(values).map(([key, value]) => {
+    const shown = isList(value) ? tomlArgs(value, oldPair(parts, at, key), eol) : tomlValue(value);
+    return `${dottedPart(key)} = ${shown}${eol}`;
+  });
   const kept: string[] = [];
   let inTable = false;
   let dropTable = false;
@@ -166,11 +188,7 @@ export function rewriteCodexServer(
       if (inTable) {
         const header = part.text.endsWith("\n") ? part.text : part.text + eol;
         kept[kept.length - 1] = header;
-        kept.push(`command = ${tomlString(command)}${eol}`);
-        kept.push(`args = ${argsText}${eol}`);
-        for (const [key, value] of Object.entries(more)) {
-          kept.push(`${dottedPart(key)} = ${tomlValue(value)}${eol}`);
-        }
+        kept.push(...written);
       }
       continue;
     }
@@ -186,9 +204,7 @@ export function rewriteCodexServer(
     const entry = isObject(after.mcp_servers) ? after.mcp_servers[name] : undefined;
     const wiredOk =
       isObject(entry) &&
-      entry.command === command &&
-      JSON.stringify(entry.args) === JSON.stringify(args) &&
-      Object.entries(more).every(
+      Object.entries(values).every(
         ([key, value]) => canonicalJson(entry[key]) === canonicalJson(value),
       );
     const restOk =
@@ -281,7 +297,7 @@ export function replaceCodexServers(
 }
 
 /** A string, or an inline table of strings (`{ KEY = "value" }`). */
-function tomlValue(value: string | Record<string, string>): string {
+function tomlValue(value: string | Readonly<Record<string, string>>): string {
   if (typeof value === "string") return tomlString(value);
   const pairs = Object.entries(value).map(([k, v]) => `${dottedPart(k)} = ${tomlString(v)}`);
   return pairs.length === 0 ? "{}" : `{ ${pairs.join(", ")} }`;

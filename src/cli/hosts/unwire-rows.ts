@@ -2,19 +2,23 @@
  * `mcpool unwire` of entries wired before `wire` kept its record (`wired-record.ts`): an entry
  * that still points at the pool for one server — `mcpool bridge --server ID`, the perl relay,
  * a stock pipe to `mcp/ID.sock` — with no record of what was there gets the connection of the
- * row it names in mcpool's `mcp.json` (command, args, env, cwd), written in the host's
- * spelling by the editor `wire` uses for the format; its other keys stay. What it had before
- * wire that mcp.json does not hold (its own spelling, comments) cannot be known: unwire says
- * which entries came back from mcp.json rather than from a record. A row mcpool no longer has,
- * or an http row, leaves the entry as it is, named.
+ * row it names in mcpool's `mcp.json` — a stdio row's command, args, env and cwd, an http
+ * row's url and headers — written in the host's spelling by the editor `wire` uses for the
+ * format; its other keys stay. The connection written is read back as `import` would read it
+ * and must be the row's, or the entry is left as it is, named. What it had before wire that
+ * mcp.json does not hold (its own spelling, comments) cannot be known: unwire says which
+ * entries came back from mcp.json rather than from a record. A row mcpool no longer has
+ * leaves the entry as it is, named.
  */
+import { normalizeBody } from "../../config/mcp-json.js";
 import type { McpServerConfig } from "../../config/rows.js";
+import { sameConnection } from "../../config/same-connection.js";
 import { hostFormat, type HostName } from "./configs.js";
 import { bridgeEntryOf } from "./entries.js";
 import { hostEntries, parseHostText, type HostEntry } from "./files.js";
 import { rewriteJsonEntry } from "./json-layout.js";
 import { hostBody, hostConnectionKeys } from "./shapes.js";
-import { rewriteCodexServer } from "./toml-rewrite.js";
+import { rewriteCodexTable, type TomlValue } from "./toml-rewrite.js";
 import { rewriteYamlEntry } from "./yaml-rewrite.js";
 
 type Body = Record<string, unknown>;
@@ -30,12 +34,11 @@ export interface FromRows {
   left: string[];
 }
 
+type StdioRow = Extract<McpServerConfig, { transport: "stdio" }>;
+type HttpRow = Extract<McpServerConfig, { transport: "http" }>;
+
 /** A stdio row's connection in `host`'s spelling, `type` kept as the entry had it. */
-function rowConnection(
-  host: HostName,
-  entry: Body,
-  row: Extract<McpServerConfig, { transport: "stdio" }>,
-): Body {
+function stdioConnection(host: HostName, entry: Body, row: StdioRow): Body {
   const env = row.env !== undefined && Object.keys(row.env).length > 0 ? row.env : undefined;
   const args = row.args ?? [];
   switch (host) {
@@ -59,6 +62,104 @@ function rowConnection(
   }
 }
 
+/** A whole `${VAR}`: the variable's name. */
+const VARIABLE = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
+
+/**
+ * An http row's url and headers as Codex writes them: `Authorization: Bearer ${VAR}` as
+ * `bearer_token_env_var`, a header that is a whole `${VAR}` in `env_http_headers`, the rest
+ * in `http_headers` (as `import` reads them, developers.openai.com/codex/mcp).
+ */
+function codexHttp(row: HttpRow): Body {
+  const plain: Record<string, string> = {};
+  const fromEnv: Record<string, string> = {};
+  let bearer: string | undefined;
+  for (const [name, value] of Object.entries(row.headers ?? {})) {
+    const token = name === "Authorization" ? /^Bearer (\$\{.+\})$/.exec(value)?.[1] : undefined;
+    const variable = VARIABLE.exec(token ?? value)?.[1];
+    if (token !== undefined && variable !== undefined) bearer = variable;
+    else if (variable !== undefined) fromEnv[name] = variable;
+    else plain[name] = value;
+  }
+  return {
+    url: row.url,
+    ...(bearer !== undefined ? { bearer_token_env_var: bearer } : {}),
+    ...(Object.keys(plain).length > 0 ? { http_headers: plain } : {}),
+    ...(Object.keys(fromEnv).length > 0 ? { env_http_headers: fromEnv } : {}),
+  };
+}
+
+/**
+ * An http row's connection in `host`'s spelling (each host's documented remote entry, as
+ * shapes.ts and entries.ts read them); `type` written where the host needs one to read a
+ * url as Streamable HTTP, or where the entry had one.
+ */
+function httpConnection(host: HostName, entry: Body, row: HttpRow): Body {
+  const headers =
+    row.headers !== undefined && Object.keys(row.headers).length > 0 ? row.headers : undefined;
+  const withHeaders = headers ? { headers } : {};
+  const typed = (type: string): Body => (entry.type !== undefined ? { type } : {});
+  switch (host) {
+    case "codex":
+      return codexHttp(row);
+    case "opencode":
+    case "kilo":
+      return { type: "remote", url: row.url, ...withHeaders };
+    case "goose":
+      return { type: "streamable_http", uri: row.url, ...withHeaders };
+    case "continue":
+      return {
+        ...typed("streamable-http"),
+        url: row.url,
+        ...(headers ? { requestOptions: { headers } } : {}),
+      };
+    case "gemini":
+    case "qwen":
+      return { httpUrl: row.url, ...withHeaders };
+    case "windsurf":
+      return { ...typed("http"), serverUrl: row.url, ...withHeaders };
+    case "cline":
+    case "cline-cli":
+      return { type: "streamableHttp", url: row.url, ...withHeaders };
+    case "vscode":
+      return { type: "http", url: row.url, ...withHeaders };
+    case "zed":
+      return { url: row.url, ...withHeaders };
+    default:
+      return { ...typed("http"), url: row.url, ...withHeaders };
+  }
+}
+
+/** A row's connection alone: what it dials, without the era pin or sign-in a host's entry lacks. */
+function dialled(row: McpServerConfig): McpServerConfig {
+  const { protocol: _protocol, ...rest } = row;
+  if (rest.transport === "stdio") return rest;
+  const { auth: _auth, ...http } = rest;
+  return http;
+}
+
+/** The row's connection in `host`'s spelling, or why it cannot be said there. */
+function rowConnection(
+  host: HostName,
+  entry: Body,
+  row: McpServerConfig,
+): { connection: Body } | { why: string } {
+  const connection =
+    row.transport === "stdio"
+      ? stdioConnection(host, entry, row)
+      : httpConnection(host, entry, row);
+  // Read back as import reads the host's entry, it must be the row's connection.
+  const body = hostBody(host, connection);
+  const back = "skip" in body ? undefined : normalizeBody(row.id, body);
+  if (back !== undefined && "row" in back && sameConnection(dialled(back.row), dialled(row))) {
+    return { connection };
+  }
+  const what = row.transport === "stdio" ? "command, args, env and cwd" : "url and headers";
+  return {
+    why: `${host}'s entry cannot say its row's ${what} as mcp.json has them; put it back by hand`,
+  };
+}
+
 /** `text` with `entry` given `connection` in place of the pool's, by the format's editor. */
 function rewritten(
   host: HostName,
@@ -72,15 +173,7 @@ function rewritten(
   for (const [key, kept] of Object.entries(value)) if (!keys.has(key)) wanted[key] = kept;
   const format = hostFormat(host);
   if (format === "toml") {
-    const { command, args, ...more } = connection;
-    return rewriteCodexServer(
-      text,
-      entry.name,
-      command as string,
-      args as string[],
-      keys,
-      more as Record<string, string | Record<string, string>>,
-    );
+    return rewriteCodexTable(text, entry.name, connection as Record<string, TomlValue>, keys);
   }
   if (format === "yaml") return rewriteYamlEntry(text, entry.path, wanted, keys);
   return rewriteJsonEntry(text, entry.path, value, wanted);
@@ -113,10 +206,9 @@ export function unwireFromRows(
       left.push(`${entry.name} (mcpool's config cannot be read: ${rows})`);
     } else if (row === undefined) {
       left.push(`${entry.name} (mcpool has no server "${id}" to take its connection from)`);
-    } else if (row.transport !== "stdio") {
-      left.push(`${entry.name} (server "${id}" is an http row: put its url back by hand)`);
     } else {
-      const result = rewritten(host, next, entry, rowConnection(host, entry.value, row));
+      const made = rowConnection(host, entry.value, row);
+      const result = "why" in made ? made : rewritten(host, next, entry, made.connection);
       if ("why" in result) left.push(`${entry.name} (${result.why.replace("wire", "unwire")})`);
       else {
         next = result.text;
