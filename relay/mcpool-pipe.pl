@@ -10,7 +10,7 @@
 #
 # Every connection opens with the host's name, a random id made once at start (as the lean
 # bridge's; src/bridge/lean/host-signals.ts), so a daemon that took over from the last finds
-# the host's tasks.
+# the host's tasks and subscription places.
 #
 # The daemon going away under a live host (a restart, an upgrade) keeps the
 # host's session, as the lean bridge does (src/bridge/lean/session.ts): each request in flight
@@ -48,8 +48,8 @@ $window = defined $w && $w ne '' && $w eq int($w) && $w >= 0 ? $w / 1000 : 60;
 sub up { my ($p) = @_; my $i = rindex($p, '/'); $i < 0 ? '.' : $i == 0 ? '/' : substr($p, 0, $i) }
 $path = up($sock) . "/mcp/$id.sock";
 # The host's name, made once (16 random bytes in hex) and the first line of every connection,
-# as the lean bridge's: a daemon that took over from the last finds the host's tasks by it
-# (src/bridge/lean/host-signals.ts). No /dev/urandom: no name.
+# as the lean bridge's: a daemon that took over from the last finds the host's tasks and
+# subscription places by it (src/bridge/lean/host-signals.ts). No /dev/urandom: no name.
 if (open(R, '<', '/dev/urandom') && sysread(R, $rnd, 16) == 16) {
   $hello = '{"jsonrpc":"2.0","method":"notifications/mcpool/host-name","params":{"taskOwner":"'
     . unpack('H*', $rnd) . "\"}}\n";

@@ -58,7 +58,7 @@ import {
   type PassthroughOptions,
   type SampleHandler,
 } from "./routing.js";
-import { Subscriptions } from "./subscriptions.js";
+import { resourceParams, Subscriptions, type HostOption } from "./subscriptions.js";
 
 import {
   DEFAULT_CONNECT_TIMEOUT_MS,
@@ -374,14 +374,16 @@ class SocketPoolClient implements PoolClient {
     }
   }
 
-  async subscribeResource(serverId: string, uri: string): Promise<void> {
-    await this.run("resources/subscribe", { serverId, uri });
-    this.subscriptions.resources.add(`${serverId}\0${uri}`);
+  async subscribeResource(serverId: string, uri: string, host: HostOption = {}): Promise<void> {
+    const params = resourceParams(serverId, uri, host);
+    await this.run("resources/subscribe", params);
+    this.subscriptions.resources.add(JSON.stringify(params));
   }
 
-  async unsubscribeResource(serverId: string, uri: string): Promise<void> {
-    this.subscriptions.resources.delete(`${serverId}\0${uri}`);
-    await this.run("resources/unsubscribe", { serverId, uri });
+  async unsubscribeResource(serverId: string, uri: string, host: HostOption = {}): Promise<void> {
+    const params = resourceParams(serverId, uri, host);
+    this.subscriptions.resources.delete(JSON.stringify(params));
+    await this.run("resources/unsubscribe", params);
   }
 
   listPrompts(

@@ -402,10 +402,18 @@ export interface PoolClient {
   readResource(serverId: string, uri: string, options?: AskingOptions): Promise<ReadResourceResult>;
   /**
    * The server's `notifications/resources/updated` for `uri` come to onNotification()
-   * listeners, to this client only; kept across a daemon restart.
+   * listeners, to this client only; kept across a daemon restart. `taskOwner`: the host of
+   * this client the subscription is for (its updates name it). Across a hand-over the daemon
+   * keeps a named host's place, with the update it missed, for a subscribe of that name
+   * alone (a place of no name, for the first subscribe of no name).
    */
-  subscribeResource(serverId: string, uri: string): Promise<void>;
-  unsubscribeResource(serverId: string, uri: string): Promise<void>;
+  subscribeResource(serverId: string, uri: string, options?: { taskOwner?: string }): Promise<void>;
+  /** Ends `taskOwner`'s subscription to `uri` (none: the one that named no host). */
+  unsubscribeResource(
+    serverId: string,
+    uri: string,
+    options?: { taskOwner?: string },
+  ): Promise<void>;
   listPrompts(
     serverId: string,
     options?: PassthroughOptions & { cursor?: string },

@@ -7,11 +7,12 @@
  * notification to its listeners; a listener that throws is reported as an uncaught
  * exception, as EventTarget does, without keeping the others from the message.
  */
-import type {
-  NotificationName,
-  PoolEvent,
-  ProgressParams,
-  ServerNotificationParams,
+import {
+  defined,
+  type NotificationName,
+  type PoolEvent,
+  type ProgressParams,
+  type ServerNotificationParams,
 } from "mcpool-protocol";
 
 import type { Connection, Streams } from "./connection.js";
@@ -40,12 +41,24 @@ function tell<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ..
   }
 }
 
+/** Which host of a client a resource subscription is for (none: it names no host). */
+export type HostOption = { taskOwner?: string };
+
+/** A resource subscription's wire params: its host only when one is named. */
+export function resourceParams(
+  serverId: string,
+  uri: string,
+  host: HostOption,
+): { serverId: string; uri: string; taskOwner?: string } {
+  return { serverId, uri, ...defined({ taskOwner: host.taskOwner }) };
+}
+
 export class Subscriptions {
   readonly eventListeners = new Set<EventListener>();
   /** The types each event listener asked for; absent, every type. */
   readonly #eventTypes = new Map<EventListener, ReadonlySet<string>>();
   readonly notificationListeners = new Set<NotificationListener>();
-  /** `<serverId>\0<uri>` of resource subscriptions, sent again after a redial. */
+  /** The params (JSON) of resource subscriptions, sent again after a redial. */
   readonly resources = new Set<string>();
 
   /**
@@ -112,8 +125,8 @@ export class Subscriptions {
   ready(connection: Connection): void {
     this.update();
     for (const key of this.resources) {
-      const [serverId, uri] = key.split("\0") as [string, string];
-      connection.request("resources/subscribe", { serverId, uri }).catch(() => undefined);
+      const params = JSON.parse(key) as { serverId: string; uri: string; taskOwner?: string };
+      connection.request("resources/subscribe", params).catch(() => undefined);
     }
   }
 

@@ -60,6 +60,7 @@ export interface ServerNotificationParams {
   /**
    * A task's status: the host of this connection whose task it is (the `taskOwner` its
    * task-augmented call named), so it reaches that host even before the call's answer does.
+   * A resource's update: the host whose subscribe it answers (the `taskOwner` it named).
    */
   taskOwner?: string;
 }

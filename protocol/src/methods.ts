@@ -300,7 +300,7 @@ const LIST_PAGE = fieldsOf<ListParams>({
   cursor: "string?",
   profile: "object?",
 });
-const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string" });
+const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string", taskOwner: "string?" });
 const TASK_ID = fields({ ...SERVER_SCOPED, taskOwner: "string?", taskId: "string" });
 const TASK_PAGE = fields({ ...SERVER_SCOPED, taskOwner: "string?", cursor: "string?" });
 const ASKING = {
@@ -445,7 +445,7 @@ export const METHODS = {
     withCaller(fieldsOf<ReadResourceParams>({ ...SERVER_SCOPED, uri: "string", ...ASKING })),
     returns<ReadResourceResult>(),
   ),
-  /** Its `notifications/resources/updated` come to this connection only, as `notification`. */
+  /** Its updates come to this connection only, as `notification` naming its `taskOwner`. */
   "resources/subscribe": method(RESOURCE_URI, returns<Empty>()),
   "resources/unsubscribe": method(RESOURCE_URI, returns<Empty>()),
   "prompts/list": method(LIST_PAGE, returns<ListPromptsResult>()),

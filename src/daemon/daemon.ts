@@ -293,7 +293,7 @@ class PoolDaemon implements Daemon {
     // The old daemon's subscriptions are expected before the first reconcile dials a handed
     // child: an update read from its pipe from then on is kept for the hosts coming back.
     expectSubscriptions(pool, options.predecessor?.snapshot?.subscriptions, log);
-    expectTasks(pool, options.predecessor?.snapshot?.tasks);
+    expectTasks(pool, options.predecessor?.snapshot?.tasks, log);
     // The first reconcile starts before the socket opens, so a request that arrives at
     // once finds every row registered; it runs in the background, because a wedged server
     // must not keep the socket from answering. Early listings and calls wait for it.

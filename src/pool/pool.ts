@@ -242,10 +242,10 @@ export class McpPool {
 
   /**
    * The task records a previous daemon hands over, known before this pool serves: a host's
-   * `tasks/*` that may be about one waits for adoptTasks().
+   * `tasks/*` that may be about one waits for adoptTasks(); the first that does calls `onWait`.
    */
-  expectTasks(moved: readonly MovedTask[]): void {
-    this.#parts.tasks.expect(moved);
+  expectTasks(moved: readonly MovedTask[], onWait?: () => void): void {
+    this.#parts.tasks.expect(moved, onWait);
   }
 
   /** The adoption failed (`why`): no task record is taken up; who waited for one is told. */
@@ -274,15 +274,17 @@ export class McpPool {
 
   /**
    * Listens to server `id`'s `notifications/resources/updated` for `uri`, subscribing
-   * upstream for the first listener; the last one to stop unsubscribes upstream.
+   * upstream for the first listener; the last one to stop unsubscribes upstream. `name`: the
+   * host the listener is for, whose place a hand-over keeps for that name alone.
    */
   async subscribeResource(
     id: string,
     uri: string,
     listener: ResourceListener,
+    name?: string,
   ): Promise<() => Promise<void>> {
     this.#parts.assertOpen();
-    return this.#parts.passthrough.subscribe(id, uri, listener);
+    return this.#parts.passthrough.subscribe(id, uri, listener, name);
   }
 
   // ── What the pool offers (catalog.ts) ────────────────────────────────────────────

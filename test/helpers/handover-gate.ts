@@ -9,6 +9,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { cliPath, startDaemon, type RunningDaemon, type TestHome } from "./daemon.js";
+import { waitFor } from "./processes.js";
 
 /** The old daemon has started the new one and stopped listening: its log says so. */
 export const LET_GO = "this one no longer listens";
@@ -49,6 +50,21 @@ await import(${JSON.stringify(cliPath)});
   chmodSync(installed, 0o755);
   const old = await startDaemon(h, [], { bin: installed });
   return { old, started };
+}
+
+/**
+ * `mcpool restart` of `old` (a gatedDaemon()), up to the window the gate holds open: the new
+ * daemon started and waiting at the gate, the old one no longer listening (its log says so).
+ */
+export async function heldRestart(
+  h: TestHome,
+  old: RunningDaemon,
+  started: Promise<Socket>,
+): Promise<{ restarting: ReturnType<typeof restart>; gate: Socket }> {
+  const restarting = restart(h);
+  const gate = await started;
+  await waitFor(() => old.stderr().includes(LET_GO), 20_000, "the old daemon to let go");
+  return { restarting, gate };
 }
 
 /** `mcpool restart --json` beside the test (the test process holds the gate it waits on). */

@@ -15,7 +15,7 @@ import { PROTOCOL_VERSION } from "mcpool-protocol";
 import { INITIALIZE } from "../../src/cli/hosts/pipe-entry.js";
 import { scopeSocket } from "../helpers/bridge.js";
 import { type RunningDaemon, type TestHome } from "../helpers/daemon.js";
-import { gatedDaemon, LET_GO, restart } from "../helpers/handover-gate.js";
+import { gatedDaemon, heldRestart, type restart } from "../helpers/handover-gate.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -114,9 +114,7 @@ async function countedThenRestarting(
   openAndCount(before, 2);
   const [one, pid] = textOf(await before.answer(2)).split(" ");
   expect(one).toBe("1");
-  const restarting = restart(h);
-  const gate = await started;
-  await waitFor(() => old.stderr().includes(LET_GO), 20_000, "the old daemon to let go");
+  const { restarting, gate } = await heldRestart(h, old, started);
   return { mcpSocket, pid, restarting, gate };
 }
 

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import type { RunningDaemon, TestHome } from "../helpers/daemon.js";
-import { gatedDaemon, LET_GO, restart } from "../helpers/handover-gate.js";
+import { gatedDaemon, heldRestart, type restart } from "../helpers/handover-gate.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -107,9 +107,7 @@ async function editedWhileHeld(
     expect(n).toBe(1);
     pids[id] = pid;
   }
-  const restarting = restart(h);
-  const gate = await started;
-  await waitFor(() => old.stderr().includes(LET_GO), 20_000, "the old daemon to let go");
+  const { restarting, gate } = await heldRestart(h, old, started);
   const edit = join(h.dir, "edited-row-started");
   const from = old.stderr().length;
   h.writeConfig(edited(edit));

@@ -11,7 +11,10 @@
  * 2025 server, pooled beside a 2026-07-28 one so that such a host is served in its era). And a hand-over that fails: the old daemon serves on, and the host, its entry
  * back on it, sees the same as direct. And an update the server sends as the new daemon lists
  * its adopted child's tools, before the new daemon has taken the subscriptions up, reaches the
- * host once, as the same update reaches it direct.
+ * host once, as the same update reaches it direct. And with two hosts of one URI through the
+ * lean bridge or the perl relay — one subscribed before the hand-over, whose entry comes back
+ * only after the other, new one subscribed — the update the first missed goes to it alone,
+ * as direct: its entry names its host the same on each connection.
  */
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
@@ -202,7 +205,76 @@ async function pool(
   };
 }
 
+/**
+ * Direct, two sessions of one server: the first subscribes, the server sends an update (its
+ * second tools/list), then the second subscribes; what each heard, after a round trip.
+ */
+async function directPair(listing: typeof server): Promise<{ had: string[]; came: string[] }> {
+  const session = async (lists: number): Promise<string[]> => {
+    const client = new Client({ name: "direct", version: "1.0.0" });
+    await client.connect(new StdioClientTransport(listing));
+    try {
+      const host = legacyHost(client);
+      await host.subscribe();
+      for (let n = 0; n < lists; n++) await client.listTools();
+      await host.call("subscribes");
+      return [...host.updated];
+    } finally {
+      await client.close();
+    }
+  };
+  // The second session's own server sends its update only on a second listing: it lists once.
+  return { had: await session(2), came: await session(1) };
+}
+
 describe("a host's resource subscriptions across a hand-over restart", () => {
+  for (const via of ["lean", "perl"] as const) {
+    it(
+      `gives the update missed across the hand-over to the ${via} entry's host that had the place, not to a newer one`,
+      async () => {
+        const listing = { ...server, args: [...server.args, "--update-on-list=2"] };
+        const expected = await directPair(listing);
+        expect(expected).toEqual({ had: ["note://1"], came: [] });
+        const { home, restart } = await pool("legacy", listing);
+        try {
+          const had = await stdioBridge(home, ["--server", "talk"], {}, via);
+          const hadHost = legacyHost(had.client);
+          try {
+            await hadHost.subscribe();
+            expect(await hadHost.call("subscribes")).toBe("subscribes 1 unsubscribes 0");
+            // Its entry sleeps through the hand-over: it dials the new daemon only once woken.
+            const pid = had.transport.pid!;
+            process.kill(pid, "SIGSTOP");
+            let came: Awaited<ReturnType<typeof stdioBridge>> | undefined;
+            try {
+              // The new daemon lists the adopted child: the server sends its update then.
+              await restart();
+              came = await stdioBridge(home, ["--server", "talk"], {}, via);
+              const cameHost = legacyHost(came.client);
+              await cameHost.subscribe();
+              // The subscription lives on in the same child: no second subscribe upstream.
+              expect(await cameHost.call("subscribes")).toBe("subscribes 1 unsubscribes 0");
+              process.kill(pid, "SIGCONT");
+              await waitFor(() => hadHost.updated.length > 0, BOUND_MS, "the missed update");
+              // A round trip each: an update on its way has arrived.
+              await hadHost.call("subscribes");
+              await cameHost.call("subscribes");
+              expect({ had: hadHost.updated, came: cameHost.updated }).toEqual(expected);
+            } finally {
+              process.kill(pid, "SIGCONT");
+              await came?.close();
+            }
+          } finally {
+            await had.close();
+          }
+        } finally {
+          await stopAll(daemonsFor(home.socketPath));
+        }
+      },
+      TEST_MS,
+    );
+  }
+
   it(
     "a 2025 host of an http row sees what it sees direct: the moved session's subscription is taken up",
     async () => {

@@ -32,6 +32,8 @@ import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 /** What the pool declares to a server: the row's own connection serves the host. */
 const AS_THE_POOL = { sampling: {}, elicitation: { form: {} } };
 const BOUND_MS = 20_000;
+/** What the new daemon logs as a host's request first waits for the adoption of moved tasks. */
+const WAITS_FOR_ADOPTION = "request about its moved tasks waits for the adoption to conclude";
 /** Restarts in a row for an MCP-socket host's tasks: each one's session end is another chance to cancel. */
 const RESTARTS = 5;
 
@@ -438,6 +440,14 @@ describe("tasks across a hand-over restart", () => {
         BOUND_MS,
         "the host's bridge to reach the new daemon",
       );
+      // The new daemon says a host's request waits for the adoption the gate holds: the
+      // host's one question under way is at the new daemon, before it has its records.
+      await waitFor(
+        () => old.stderr().includes(WAITS_FOR_ADOPTION),
+        BOUND_MS,
+        "the host's tasks/get to wait for the adoption",
+      );
+      const waited = answers.length;
       writeFileSync(relist, "");
       const done = await restart;
       expect(done.stderr).toBe("");
@@ -446,6 +456,8 @@ describe("tasks across a hand-over restart", () => {
         "tasks",
       ]);
       await following;
+      // The question that waited is answered from the records the adoption took up.
+      expect(answers[waited]).toBe("working");
       expect(answers.filter((a) => /not found/i.test(a))).toEqual([]);
       for (const answer of answers)
         expect(answer).toMatch(/^working$|the daemon went away during this request/);

@@ -3,7 +3,9 @@
  * reads them: an entry it cannot read (a snapshot from another build, or a damaged one) is
  * dropped with a log line saying why, never taken up half-read. An update the old daemon read
  * while the hand-over drained its children, after the listeners had left, goes along with its
- * subscription and reaches each listener that comes back to the new daemon.
+ * subscription and reaches each listener that comes back to the new daemon; a listener that
+ * went by its host's name has its place kept for that name, and the update it missed goes to
+ * the listener of that name, not to another that subscribes first.
  */
 import { describe, expect, it, vi } from "vitest";
 import { pooledSubscriptions as pooled } from "../helpers/subscriptions.js";
@@ -151,5 +153,58 @@ describe("an update read while the hand-over drains", () => {
     const later: unknown[] = [];
     await next.subscriptions.subscribe("s", "note://1", (n) => later.push(n));
     expect(later).toEqual([]);
+  });
+});
+
+describe("a place kept for a named host", () => {
+  const update = { method: "notifications/resources/updated", params: { uri: "note://1" } };
+
+  /** The new daemon's pool, its subscription taken up from `old`'s snapshot. */
+  function next(snapshot: unknown): ReturnType<typeof pooled> & { errors: string[] } {
+    const pool = pooled();
+    const { log, errors } = logged();
+    expectSubscriptions(pool.pool, snapshot, log);
+    adoptSubscriptions(pool.pool, ["s"]);
+    return { ...pool, errors };
+  }
+
+  it("is taken back, with the update it missed, by a listener of that name alone", async () => {
+    const old = pooled();
+    const leave = await old.subscriptions.subscribe("s", "note://1", () => undefined, "host-a");
+    holdSubscriptions(old.pool);
+    await leave();
+    old.subscriptions.deliver("s", update);
+    const snapshot: unknown = JSON.parse(JSON.stringify(handedSubscriptions(old.pool)));
+    expect(snapshot).toEqual([
+      { serverId: "s", uri: "note://1", listeners: 1, names: ["host-a"], missed: update },
+    ]);
+
+    const { subscriptions, sent, errors } = next(snapshot);
+    // Another host subscribes first: it is new here, and missed nothing.
+    const first: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => first.push(n), "host-b");
+    const nameless: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => nameless.push(n));
+    const back: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => back.push(n), "host-a");
+    expect({ first, nameless, back }).toEqual({ first: [], nameless: [], back: [update] });
+    expect(sent).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it("takes up places of no name, and says so, when the names cannot be read", () => {
+    const bad = [
+      { serverId: "s", uri: "note://1", listeners: 1, names: ["a", "b"] },
+      { serverId: "t", uri: "note://1", listeners: 2, names: "a" },
+      { serverId: "u", uri: "note://1", listeners: 2, names: [7] },
+    ];
+    const pool = pooled();
+    const { log, errors } = logged();
+    expectSubscriptions(pool.pool, bad, log);
+    for (const id of ["s", "t", "u"]) expect(pool.subscriptions.held(id)).toBe(true);
+    expect(errors).toHaveLength(3);
+    expect(errors[0]).toContain("its hosts' names are not a list of at most 1 strings");
+    expect(errors[1]).toContain('handed resource subscription 2 of server "t"');
+    for (const line of errors) expect(line).toContain("taken up with places of no name");
   });
 });

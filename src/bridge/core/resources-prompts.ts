@@ -39,6 +39,7 @@ import {
   type PromptRoute,
   type Scope,
 } from "./naming.js";
+import { ResourceSubscriptions } from "./resource-subscriptions.js";
 import type { Subscriber } from "./session.js";
 
 export type { Subscriber };
@@ -110,50 +111,30 @@ export class ResourcesPromptsRouter {
   #uris = new Map<string, string>();
   #templates = new TemplateRoutes();
   #prompts = new Map<string, PromptRoute>();
-  /**
-   * URI → the server it is subscribed on, the sessions that asked, and the upstream
-   * subscribe (settled once the server took it). A URI is here before it is subscribed
-   * upstream, so an update the server sends at once finds the sessions it is for.
-   */
-  readonly #subscribers = new Map<
-    string,
-    { serverId: string; sessions: Set<Subscriber>; ready: Promise<unknown> }
-  >();
-  /**
-   * URI → the last subscribe or unsubscribe of it, settled: each waits for the one before,
-   * so an unsubscribe still waiting for its subscribe's answer is sent before a later
-   * subscribe of the same URI, and that subscribe is sent again rather than lost.
-   */
-  readonly #turns = new Map<string, Promise<void>>();
-  /**
-   * Sessions that closed: a subscribe of theirs still waiting its turn does nothing when the
-   * turn comes, as closeSession() cannot see a URI the session does not hold yet.
-   */
-  readonly #closed = new WeakSet<Subscriber>();
+  /** The sessions' resource subscriptions (resource-subscriptions.ts). */
+  readonly #subscriptions: ResourceSubscriptions;
   readonly #warned = new Set<string>();
 
   constructor(ctx: PassthroughContext) {
     this.#ctx = ctx;
+    this.#subscriptions = new ResourceSubscriptions({
+      client: ctx.client,
+      route: (uri) => this.#resourceServer(uri),
+      ask: (work) => this.#ask(work),
+    });
   }
 
   /** Forgets a closed session's subscriptions, unsubscribing upstream what nobody else holds. */
-  async closeSession(session: Subscriber): Promise<void> {
-    this.#closed.add(session);
-    await Promise.allSettled(
-      [...session.subscriptions.keys()].map((uri) => this.unsubscribe(session, uri)),
-    );
+  closeSession(session: Subscriber): Promise<void> {
+    return this.#subscriptions.closeSession(session);
   }
 
-  /** A pooled server's `notifications/resources/updated`, to the sessions subscribed to it. */
-  deliverUpdated(serverId: string, notification: ServerNotification): void {
-    const uri = notification.params?.uri;
-    if (typeof uri !== "string") return;
-    const entry = this.#subscribers.get(uri);
-    if (entry === undefined || entry.serverId !== serverId) return;
-    const params = { ...notification.params, uri };
-    for (const session of entry.sessions) {
-      session.server.sendResourceUpdated(params).catch(() => undefined);
-    }
+  /**
+   * A pooled server's `notifications/resources/updated`, to the sessions subscribed to it
+   * (to the one whose host `taskOwner` names, when one does).
+   */
+  deliverUpdated(serverId: string, notification: ServerNotification, taskOwner?: string): void {
+    this.#subscriptions.deliverUpdated(serverId, notification, taskOwner);
   }
 
   /** Sets the pooled server's log level, where one server is in scope and offers logging. */
@@ -243,70 +224,11 @@ export class ResourcesPromptsRouter {
   }
 
   subscribe(session: Subscriber, uri: string): Promise<void> {
-    return this.#inTurn(uri, () => this.#subscribe(session, uri));
+    return this.#subscriptions.subscribe(session, uri);
   }
 
   unsubscribe(session: Subscriber, uri: string): Promise<void> {
-    return this.#inTurn(uri, () => this.#unsubscribe(session, uri));
-  }
-
-  /** Runs `work` once every earlier subscribe or unsubscribe of `uri` has settled. */
-  #inTurn(uri: string, work: () => Promise<void>): Promise<void> {
-    const mine = (this.#turns.get(uri) ?? Promise.resolve()).then(work);
-    const settled = mine.catch(() => undefined);
-    this.#turns.set(uri, settled);
-    void settled.then(() => {
-      if (this.#turns.get(uri) === settled) this.#turns.delete(uri);
-    });
-    return mine;
-  }
-
-  async #subscribe(session: Subscriber, uri: string): Promise<void> {
-    if (session.subscriptions.has(uri) || this.#closed.has(session)) return;
-    const serverId = await this.#resourceServer(uri);
-    if (this.#closed.has(session)) return;
-    let entry = this.#subscribers.get(uri);
-    if (entry === undefined) {
-      // Routed first, then asked upstream: the server may send an update for the URI
-      // before its answer to the subscribe reaches us.
-      const created = {
-        serverId,
-        sessions: new Set<Subscriber>(),
-        ready: this.#ask(() => this.#ctx.client.subscribeResource(serverId, uri)),
-      };
-      created.ready.catch(() => {
-        if (this.#subscribers.get(uri) === created) this.#subscribers.delete(uri);
-      });
-      this.#subscribers.set(uri, created);
-      entry = created;
-    }
-    const held = entry;
-    if (!session.subscriptions.has(uri)) {
-      held.sessions.add(session);
-      session.subscriptions.set(uri, held.serverId);
-    }
-    try {
-      await held.ready;
-    } catch (error) {
-      if (held.sessions.delete(session)) session.subscriptions.delete(uri);
-      throw error;
-    }
-  }
-
-  async #unsubscribe(session: Subscriber, uri: string): Promise<void> {
-    if (!session.subscriptions.delete(uri)) return;
-    const entry = this.#subscribers.get(uri);
-    if (entry === undefined) return;
-    entry.sessions.delete(session);
-    if (entry.sessions.size > 0) return;
-    this.#subscribers.delete(uri);
-    // Nothing to undo upstream when the subscribe failed.
-    const taken = await entry.ready.then(
-      () => true,
-      () => false,
-    );
-    if (!taken) return;
-    await this.#ask(() => this.#ctx.client.unsubscribeResource(entry.serverId, uri));
+    return this.#subscriptions.unsubscribe(session, uri);
   }
 
   // ── Prompts ────────────────────────────────────────────────────────────────────────

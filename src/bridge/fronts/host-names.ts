@@ -2,7 +2,7 @@
  * The names hosts' sessions go by on the MCP sockets: the lean bridge and the perl relay open
  * each connection with their host's name (hostNameLine() of lean/host-signals.ts), the same on
  * every connection of the entry's process, so a daemon that took over from another finds the
- * host's moved tasks by it, as it finds those of a host of
+ * host's moved tasks (and kept subscription places) by it, as it finds those of a host of
  * `mcpool bridge`, whose session keeps its name across the reconnect.
  *
  * On the daemon's socket a host's records are its connection's and its name's; every session

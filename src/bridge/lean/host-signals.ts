@@ -8,7 +8,7 @@
  *
  * - hostNameLine(), lean bridge and perl relay → daemon, first on each connection: the name
  *   the host's session goes by, the same on every connection of the entry's process, so the
- *   host's tasks are found again after a hand-over.
+ *   host's tasks and subscription places are found again after a hand-over.
  * - HOST_GONE, lean bridge → daemon: "my host is gone"; the session ends on it at once.
  * - HOST_PROBE, daemon → host: written while a half-closed host's calls are due, for the
  *   write's EPIPE when nobody holds the other end any more (a stock relay that exited).

@@ -13,8 +13,7 @@
  *   not: it stays open for the host — and the socket is
  *   dialled again, RECONNECT_DELAYS_MS apart, within the window (reconnectWindowMs); the host's requests
  *   meanwhile wait;
- * - every connection opens with the host's name (host-signals.ts), the same on each, so a
- *   daemon that took over from the last finds the host's tasks;
+ * - each connection opens with the host's name, the same on every one (host-signals.ts);
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
  *   `notifications/initialized`, the level and the subscriptions; their answers are the
  *   host's already and are dropped; the host is told its tools list changed (the new
@@ -145,7 +144,7 @@ export interface LeanSessionOptions {
    * listings are answered from what the daemon last answered them while it is dialled.
    */
   cold?: ColdAnswers;
-  /** The host's name on every connection (hostNameLine()), made once by the entry; none: nameless. */
+  /** The host's name, made once, the first line of every connection (hostNameLine()). */
   hostName?: string;
 }
 
@@ -199,7 +198,6 @@ export class LeanSession {
     if (socket !== undefined) {
       this.socket = socket;
       this.attach(socket);
-      this.named(socket);
       return;
     }
     // Nothing to write to until the daemon answers: the host's lines wait, or are answered cold.
@@ -331,6 +329,8 @@ export class LeanSession {
   }
 
   private attach(socket: Socket): void {
+    // A connection's first line names the host (host-signals.ts), when it has a name.
+    if (this.options.hostName !== undefined) socket.write(hostNameLine(this.options.hostName));
     socket.setEncoding("utf8");
     socket.on(
       "data",
@@ -433,14 +433,8 @@ export class LeanSession {
       socket.off("error", failed);
       this.socket = socket;
       this.attach(socket);
-      this.named(socket);
       this.replay();
     });
-  }
-
-  /** A new connection's first line: the host's name, when it has one. */
-  private named(socket: Socket): void {
-    if (this.options.hostName !== undefined) socket.write(hostNameLine(this.options.hostName));
   }
 
   /** A new connection: the host's session first, its waiting lines after. */

@@ -203,7 +203,7 @@ export class PoolTraffic {
           this.listChanged(["prompts"]);
           break;
         case "notifications/resources/updated":
-          this.#router.deliverUpdated(serverId, notification);
+          this.#router.deliverUpdated(serverId, notification, about.taskOwner);
           break;
         case "notifications/tasks/status":
           this.#deliverTaskStatus(notification, about.taskOwner);

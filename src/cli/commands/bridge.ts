@@ -130,7 +130,9 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
     // Either era: the host's opening message says which (src/bridge/modern/era-switch.ts).
     const stdio = new StdioServerTransport();
     answersApart(stdio, process.stdout);
-    const served = await bridge.serve(stdio);
+    // One host, whose session carries on across the daemon's restarts with this client: it
+    // goes by the client's own name, kept across its reconnects (its tasks and subscriptions).
+    const served = await bridge.serve(stdio, { name: client.tasks.owner });
     const why = await untilStopped(true);
     await served.close();
     err(`mcpool bridge: stopping (${why})`);

@@ -1,9 +1,11 @@
 /**
  * The wire's passthrough methods, one small handler each: a request to one
  * pooled server by id, refused by the pool with `not-offered` where the server's
- * capabilities lack it. Resource subscriptions are per connection: its
+ * capabilities lack it. Resource subscriptions are per connection and per host of it (the
+ * `taskOwner` a subscribe names, as a task request does): its
  * `notifications/resources/updated` go to the connections that subscribed to that uri on
- * that server, as `notification`, and end with the connection.
+ * that server, as `notification` naming that host, and end with the connection. A hand-over
+ * keeps a named host's place for that name alone.
  */
 import { defined, type AskingParams } from "mcpool-protocol";
 
@@ -30,6 +32,7 @@ export interface PassthroughPool {
     id: string,
     uri: string,
     listener: (notification: ServerNotification) => void,
+    name?: string,
   ): Promise<() => Promise<void>>;
 }
 
@@ -49,7 +52,7 @@ export const PASSTHROUGH_WIRE_METHODS = [
 export type PassthroughHandlers = Pick<HandlerTable, (typeof PASSTHROUGH_WIRE_METHODS)[number]>;
 
 export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHandlers {
-  /** Per connection id, per `<serverId>\0<uri>`: how to stop listening. */
+  /** Per connection id, per `<serverId>\0<uri>\0<taskOwner>`: how to stop listening. */
   const subscriptions = new Map<number, Map<string, Promise<(() => Promise<void>) | undefined>>>();
 
   const options = (ctx: RequestContext): PassthroughOptions => ({ signal: ctx.signal });
@@ -114,15 +117,20 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
     "resources/subscribe": async (params, ctx) => {
       if (ctx.connection.signal.aborted) return {};
       const held = subscriptionsOf(ctx);
-      const key = `${params.serverId}\0${params.uri}`;
+      const { serverId, uri, taskOwner } = params;
+      const key = `${serverId}\0${uri}\0${taskOwner ?? ""}`;
       const already = held.get(key);
       if (already !== undefined) {
         await already;
         return {};
       }
-      const subscribing = pool.subscribeResource(params.serverId, params.uri, (notification) => {
-        ctx.notify("notification", { serverId: params.serverId, notification });
-      });
+      const about = taskOwner !== undefined ? { taskOwner } : {};
+      const subscribing = pool.subscribeResource(
+        serverId,
+        uri,
+        (notification) => ctx.notify("notification", { serverId, notification, ...about }),
+        taskOwner,
+      );
       held.set(
         key,
         subscribing.catch(() => undefined),
@@ -138,7 +146,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
 
     "resources/unsubscribe": async (params, ctx) => {
       const held = subscriptions.get(ctx.connection.id);
-      const key = `${params.serverId}\0${params.uri}`;
+      const key = `${params.serverId}\0${params.uri}\0${params.taskOwner ?? ""}`;
       const off = held?.get(key);
       held?.delete(key);
       await (

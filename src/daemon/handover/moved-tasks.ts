@@ -7,6 +7,7 @@
  * the children are still being adopted waits for its records rather than hearing "not found".
  */
 import type { McpPool } from "../../pool/pool.js";
+import type { DaemonLog } from "../process/logger.js";
 import type { MovedTask } from "../../pool/calls/moved-records.js";
 import { childName } from "./snapshot.js";
 import { KEPT_SUBSCRIPTIONS_MS } from "./subscriptions.js";
@@ -43,8 +44,12 @@ export function takenTasks(tasks: unknown, taken: ReadonlySet<string>): MovedTas
 
 /**
  * The new daemon, before it serves: the snapshot's moved records, awaited by any host's
- * request that may be about one until the adoption concludes (adoptTasks()).
+ * request that may be about one until the adoption concludes (adoptTasks()). The first such
+ * request that waits is logged.
  */
-export function expectTasks(pool: McpPool, tasks: unknown): void {
-  if (Array.isArray(tasks)) pool.expectTasks(tasks.filter(isMovedTask));
+export function expectTasks(pool: McpPool, tasks: unknown, log: DaemonLog): void {
+  if (!Array.isArray(tasks)) return;
+  pool.expectTasks(tasks.filter(isMovedTask), () =>
+    log.info("mcpool: a host's request about its moved tasks waits for the adoption to conclude"),
+  );
 }

@@ -119,10 +119,12 @@ export interface Snapshot {
    */
   tasks?: MovedTask[];
   /**
-   * The pool's live upstream resource subscriptions, with how many listeners each had and
-   * the update read for them while they were away, if any (subscriptions.ts). Absent (older
-   * snapshots): the entries subscribe again anew. An older build that reads this version
-   * passes over `missed` and loses only that update, as it would have anyway: no new version.
+   * The pool's live upstream resource subscriptions, with how many listeners each had, the
+   * names of their hosts where they had one, and the update read for them while they were
+   * away, if any (subscriptions.ts). Absent (older snapshots): the entries subscribe again
+   * anew. An older build that reads this version passes over `missed` and loses only that
+   * update, as it would have anyway, and over `names`, keeping places of no name as it
+   * always did: no new version.
    */
   subscriptions?: HandedSubscription[];
 }

@@ -61,6 +61,15 @@ function isUpdateOf(value: unknown, uri: string): value is ServerNotification {
   );
 }
 
+/** The names of a handed subscription's hosts: at most one per listener, each a string. */
+function areNames(value: unknown, listeners: number): value is string[] {
+  return (
+    Array.isArray(value) &&
+    value.length <= listeners &&
+    value.every((name) => typeof name === "string")
+  );
+}
+
 /** Names a handed entry in a log line: its server id when it has one, nothing else of it. */
 function named(value: unknown): string {
   const id = (value as { serverId?: unknown } | null)?.serverId;
@@ -93,7 +102,8 @@ export function checkedSubscriptions(handed: unknown): {
       dropped.push(`${about} is not one this mcpool reads (${wrong}); dropped`);
       continue;
     }
-    const { serverId, uri, listeners, missed } = entry as HandedSubscription & {
+    const { serverId, uri, listeners, names, missed } = entry as HandedSubscription & {
+      names?: unknown;
       missed?: unknown;
     };
     const kept = missed !== undefined && isUpdateOf(missed, uri);
@@ -102,7 +112,20 @@ export function checkedSubscriptions(handed: unknown): {
         `${about}: its missed update is not a resources/updated for its URI; taken up without it`,
       );
     }
-    subscriptions.push({ serverId, uri, listeners, ...(kept ? { missed } : {}) });
+    const hosts = names !== undefined && areNames(names, listeners);
+    if (names !== undefined && !hosts) {
+      dropped.push(
+        `${about}: its hosts' names are not a list of at most ${listeners} strings; ` +
+          "taken up with places of no name",
+      );
+    }
+    subscriptions.push({
+      serverId,
+      uri,
+      listeners,
+      ...(hosts ? { names: names as string[] } : {}),
+      ...(kept ? { missed } : {}),
+    });
   }
   return { subscriptions, dropped };
 }

@@ -56,10 +56,13 @@ export class MovedRecords {
   readonly #early = new Map<string, ServerNotification>();
   #concluded: Promise<string | undefined> = Promise.resolve(undefined);
   #conclude: (failed: string | undefined) => void = () => undefined;
+  /** Called as the first request waits for the adoption (the daemon logs it), then dropped. */
+  #onWait: (() => void) | undefined;
 
   /** The records a previous daemon hands over, known before this pool serves anyone. */
-  expect(tasks: readonly MovedTask[]): void {
+  expect(tasks: readonly MovedTask[], onWait?: () => void): void {
     if (tasks.length === 0) return;
+    this.#onWait = onWait;
     if (this.#expected.size === 0) {
       this.#concluded = new Promise((resolve) => (this.#conclude = resolve));
     }
@@ -86,6 +89,9 @@ export class MovedRecords {
     signal?: CallSignal,
   ): Promise<void> {
     if (!this.expects(name, serverId)) return;
+    const onWait = this.#onWait;
+    this.#onWait = undefined;
+    onWait?.();
     const failed = await untilAborted(this.#concluded, signal);
     if (failed !== undefined) {
       throw new McpPoolError("handover-failed", failed, serverId ? { serverId } : {});
@@ -124,6 +130,7 @@ export class MovedRecords {
    * requests that waited go on, or fail with why.
    */
   conclude(failed?: string): void {
+    this.#onWait = undefined;
     this.#expected.clear();
     this.#early.clear();
     this.#conclude(failed);

@@ -213,8 +213,13 @@ export class Passthrough {
   }
 
   /** See Subscriptions.subscribe. */
-  subscribe(id: string, uri: string, listener: ResourceListener): Promise<() => Promise<void>> {
-    return this.subscriptions.subscribe(id, uri, listener);
+  subscribe(
+    id: string,
+    uri: string,
+    listener: ResourceListener,
+    name?: string,
+  ): Promise<() => Promise<void>> {
+    return this.subscriptions.subscribe(id, uri, listener, name);
   }
 
   /** Unsubscribes `uri` upstream, if server `id` is connected (nothing is dialled for it). */

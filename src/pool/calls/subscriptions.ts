@@ -3,7 +3,9 @@
  * listeners share it, one unsubscribe when the last one leaves, and the subscribe again after
  * a reconnect. Across a hand-over the old daemon keeps a leaving listener's place for its
  * entry's return, and the new daemon takes the old one's subscriptions up without sending
- * them again to a child it adopted (src/daemon/handover/README.md).
+ * them again to a child it adopted (src/daemon/handover/README.md). A listener may go by its
+ * host's name (the name a host's task requests go by): its kept place is then its host's,
+ * and is taken back, with the update missed meanwhile, by a listener of that name alone.
  */
 import type { PoolLog, ServerNotification } from "../core/types.js";
 import { serverLog } from "../core/server-log.js";
@@ -13,13 +15,17 @@ export type ResourceListener = (notification: ServerNotification) => void;
 /**
  * A listener's place kept for its entry's return across a hand-over. `until`: the end of its
  * wait (ms since the epoch), set once the hand-over is settled; none while it still holds.
+ * `name`: its host's, when the listener went by one.
  */
 interface KeptPlace {
   until?: number;
+  name?: string;
 }
 
 interface Subscription {
   readonly listeners: Set<ResourceListener>;
+  /** The names the listeners that have one go by. */
+  readonly names: Map<ResourceListener, string>;
   readonly ready: Promise<void>;
   /** The server has acknowledged it: a reconnect must send it again. */
   live: boolean;
@@ -43,6 +49,11 @@ export interface HandedSubscription {
   uri: string;
   /** How many listeners (entries' connections) it had: each is awaited back. */
   listeners: number;
+  /**
+   * The names of those of its listeners that went by one (at most `listeners`): the place of
+   * each is its host's. The others' places are taken back by a listener of no name known there.
+   */
+  names?: string[];
   /**
    * An update the server sent while only kept listeners were left (read before the old daemon
    * stopped reading the child): each listener back is sent it.
@@ -87,12 +98,14 @@ export class Subscriptions {
   /**
    * Calls `listener` with each `notifications/resources/updated` server `id` sends for
    * `uri`, subscribing upstream when it is the first listener. Resolves with the function
-   * that stops listening (unsubscribing upstream with the last listener).
+   * that stops listening (unsubscribing upstream with the last listener). `name`: its host's,
+   * whose place a hand-over keeps for it.
    */
   async subscribe(
     id: string,
     uri: string,
     listener: ResourceListener,
+    name?: string,
   ): Promise<() => Promise<void>> {
     this.#deps.touch(id);
     let uris = this.#subscriptions.get(id);
@@ -108,6 +121,7 @@ export class Subscriptions {
         ready: this.#deps.upstream(id, uri, "resources/subscribe").then(() => {
           created.live = true;
         }),
+        names: new Map(),
         live: false,
         kept: [],
       };
@@ -117,11 +131,13 @@ export class Subscriptions {
     }
     const held = subscription;
     held.listeners.add(listener);
-    this.#welcomeBack(held, listener);
+    if (name !== undefined) held.names.set(listener, name);
+    this.#welcomeBack(held, listener, name);
     try {
       await held.ready;
     } catch (error) {
       held.listeners.delete(listener);
+      held.names.delete(listener);
       throw error;
     }
     let done = false;
@@ -129,7 +145,8 @@ export class Subscriptions {
       if (done) return;
       done = true;
       held.listeners.delete(listener);
-      if (this.#holding && held.live) held.kept.push({});
+      held.names.delete(listener);
+      if (this.#holding && held.live) held.kept.push(name !== undefined ? { name } : {});
       if (held.listeners.size > 0 || held.kept.length > 0 || !this.#forget(id, uri, held)) return;
       await this.#deps.stopUpstream(id, uri);
     };
@@ -198,17 +215,25 @@ export class Subscriptions {
     this.#awaitKept(keepMs);
   }
 
-  /** Every live upstream subscription, with how many listeners it had (kept ones included). */
+  /**
+   * Every live upstream subscription, with how many listeners it had (kept ones included) and
+   * the names of those that went by one.
+   */
   handedSubscriptions(): HandedSubscription[] {
     return [...this.#subscriptions].flatMap(([serverId, uris]) =>
       [...uris]
         .filter(([, subscription]) => subscription.live)
-        .map(([uri, subscription]) => ({
-          serverId,
-          uri,
-          listeners: subscription.listeners.size + subscription.kept.length,
-          ...(subscription.missed !== undefined ? { missed: subscription.missed } : {}),
-        })),
+        .map(([uri, subscription]) => {
+          const kept = subscription.kept.flatMap((place) => place.name ?? []);
+          const names = [...subscription.names.values(), ...kept];
+          return {
+            serverId,
+            uri,
+            listeners: subscription.listeners.size + subscription.kept.length,
+            ...(names.length > 0 ? { names } : {}),
+            ...(subscription.missed !== undefined ? { missed: subscription.missed } : {}),
+          };
+        }),
     );
   }
 
@@ -219,7 +244,7 @@ export class Subscriptions {
    * adoptSubscriptions() says whether its server's child was taken over waits for that.
    */
   expectSubscriptions(handed: readonly HandedSubscription[]): void {
-    for (const { serverId, uri, listeners, missed } of handed) {
+    for (const { serverId, uri, listeners, names = [], missed } of handed) {
       let uris = this.#subscriptions.get(serverId);
       if (!uris) {
         uris = new Map();
@@ -229,8 +254,17 @@ export class Subscriptions {
       let settle: (value: Promise<void> | void) => void = () => undefined;
       const ready = new Promise<void>((resolve) => (settle = resolve));
       ready.catch(() => undefined);
-      const kept = Array.from({ length: listeners }, (): KeptPlace => ({}));
-      const expected: Subscription = { listeners: new Set(), ready, live: false, kept };
+      const kept = Array.from({ length: listeners }, (_, at): KeptPlace => {
+        const name = names[at];
+        return name !== undefined ? { name } : {};
+      });
+      const expected: Subscription = {
+        listeners: new Set(),
+        names: new Map(),
+        ready,
+        live: false,
+        kept,
+      };
       if (missed !== undefined) expected.missed = missed;
       uris.set(uri, expected);
       this.#expected.push({ serverId, uri, subscription: expected, settle });
@@ -312,13 +346,20 @@ export class Subscriptions {
   }
 
   /**
-   * A listener joined: one kept for it is back (the place that would expire first), and
-   * hears what it missed meanwhile.
+   * A listener joined: the place kept for it is back (its host's by `name`; one of no name for
+   * a listener of none; the place that would expire first), and it hears what it missed
+   * meanwhile. A listener that finds none kept for it is new here, and missed nothing.
    */
-  #welcomeBack(subscription: Subscription, listener: ResourceListener): void {
-    if (subscription.kept.length === 0) return;
+  #welcomeBack(
+    subscription: Subscription,
+    listener: ResourceListener,
+    name: string | undefined,
+  ): void {
     const last = (place: KeptPlace): number => place.until ?? Infinity;
-    subscription.kept.sort((a, b) => last(a) - last(b)).shift();
+    const places = subscription.kept.sort((a, b) => last(a) - last(b));
+    const at = places.findIndex((place) => place.name === name);
+    if (at === -1) return;
+    places.splice(at, 1);
     const missed = subscription.missed;
     if (subscription.kept.length === 0) delete subscription.missed;
     if (missed === undefined) return;

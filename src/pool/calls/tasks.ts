@@ -313,8 +313,8 @@ export class PoolTasks {
   }
 
   /** The records a previous daemon hands over, known before this pool serves anyone. */
-  expect(tasks: readonly MovedTask[]): void {
-    this.#moved.expect(tasks);
+  expect(tasks: readonly MovedTask[], onWait?: () => void): void {
+    this.#moved.expect(tasks, onWait);
   }
 
   /** The adoption failed (`why`): no record is taken up, and who waited for them is told. */

@@ -1,0 +1,165 @@
+/**
+ * The host sessions' resource subscriptions, held through the client: a session's subscribe
+ * of a URI is routed to the server that owns it (resources-prompts.ts) and held upstream.
+ *
+ * Sessions with no name of their own share one subscription per URI (the client's own:
+ * subscribed with the first, unsubscribed with the last), and its updates go to each of them.
+ * A session whose entry named its host (an MCP socket's lean bridge or perl relay,
+ * fronts/host-names.ts) holds its own, under that name: across a daemon's hand-over the new
+ * daemon keeps its place for that name alone, and the update it missed reaches it and no
+ * other session (the daemon names the host an update is for).
+ */
+import type { PoolClient, ServerNotification } from "mcpool-client";
+import type { Subscriber } from "./session.js";
+
+export interface SubscriptionContext {
+  client: PoolClient;
+  /** The server `uri` is subscribed on; throws the host's refusal when none has it. */
+  route(uri: string): Promise<string>;
+  /** Runs `work`, its failure as the host's error. */
+  ask<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** Those subscribed to one URI: the shared subscription's sessions, and the named ones. */
+interface UriSubscribers {
+  serverId: string;
+  /** The sessions of no name, sharing the client's subscription (settled once taken). */
+  sessions: Set<Subscriber>;
+  ready: Promise<unknown> | undefined;
+  /** The named sessions, by their host's name, each with its own subscription. */
+  named: Map<string, Subscriber>;
+}
+
+export class ResourceSubscriptions {
+  readonly #ctx: SubscriptionContext;
+  /**
+   * URI → who is subscribed to it. A URI is here before it is subscribed upstream, so an
+   * update the server sends at once finds the sessions it is for.
+   */
+  readonly #subscribers = new Map<string, UriSubscribers>();
+  /**
+   * URI → the last subscribe or unsubscribe of it, settled: each waits for the one before,
+   * so an unsubscribe still waiting for its subscribe's answer is sent before a later
+   * subscribe of the same URI, and that subscribe is sent again rather than lost.
+   */
+  readonly #turns = new Map<string, Promise<void>>();
+  /**
+   * Sessions that closed: a subscribe of theirs still waiting its turn does nothing when the
+   * turn comes, as closeSession() cannot see a URI the session does not hold yet.
+   */
+  readonly #closed = new WeakSet<Subscriber>();
+
+  constructor(ctx: SubscriptionContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Forgets a closed session's subscriptions, unsubscribing upstream what nobody else holds. */
+  async closeSession(session: Subscriber): Promise<void> {
+    this.#closed.add(session);
+    await Promise.allSettled(
+      [...session.subscriptions.keys()].map((uri) => this.unsubscribe(session, uri)),
+    );
+  }
+
+  /**
+   * A pooled server's `notifications/resources/updated`: to the session whose host it names,
+   * else to the sessions sharing the URI's subscription.
+   */
+  deliverUpdated(serverId: string, notification: ServerNotification, taskOwner?: string): void {
+    const uri = notification.params?.uri;
+    if (typeof uri !== "string") return;
+    const entry = this.#subscribers.get(uri);
+    if (entry === undefined || entry.serverId !== serverId) return;
+    const params = { ...notification.params, uri };
+    const named = taskOwner === undefined ? undefined : entry.named.get(taskOwner);
+    for (const session of named !== undefined ? [named] : entry.sessions) {
+      session.server.sendResourceUpdated(params).catch(() => undefined);
+    }
+  }
+
+  subscribe(session: Subscriber, uri: string): Promise<void> {
+    return this.#inTurn(uri, () => this.#subscribe(session, uri));
+  }
+
+  unsubscribe(session: Subscriber, uri: string): Promise<void> {
+    return this.#inTurn(uri, () => this.#unsubscribe(session, uri));
+  }
+
+  /** Runs `work` once every earlier subscribe or unsubscribe of `uri` has settled. */
+  #inTurn(uri: string, work: () => Promise<void>): Promise<void> {
+    const mine = (this.#turns.get(uri) ?? Promise.resolve()).then(work);
+    const settled = mine.catch(() => undefined);
+    this.#turns.set(uri, settled);
+    void settled.then(() => {
+      if (this.#turns.get(uri) === settled) this.#turns.delete(uri);
+    });
+    return mine;
+  }
+
+  async #subscribe(session: Subscriber, uri: string): Promise<void> {
+    if (session.subscriptions.has(uri) || this.#closed.has(session)) return;
+    const serverId = await this.#ctx.route(uri);
+    if (this.#closed.has(session)) return;
+    let entry = this.#subscribers.get(uri);
+    if (entry === undefined) {
+      entry = { serverId, sessions: new Set(), ready: undefined, named: new Map() };
+      this.#subscribers.set(uri, entry);
+    }
+    const held = entry;
+    const name = session.hostName;
+    // Routed first, then asked upstream: the server may send an update for the URI before
+    // its answer to the subscribe reaches us.
+    let ready: Promise<unknown>;
+    if (name !== undefined) {
+      held.named.set(name, session);
+      const taskOwner = { taskOwner: name };
+      ready = this.#ctx.ask(() => this.#ctx.client.subscribeResource(serverId, uri, taskOwner));
+    } else {
+      held.sessions.add(session);
+      ready = held.ready ??= this.#ctx.ask(() =>
+        this.#ctx.client.subscribeResource(held.serverId, uri),
+      );
+    }
+    session.subscriptions.set(uri, held.serverId);
+    try {
+      await ready;
+    } catch (error) {
+      this.#leave(uri, held, session);
+      if (name === undefined && held.ready === ready) held.ready = undefined;
+      throw error;
+    }
+  }
+
+  async #unsubscribe(session: Subscriber, uri: string): Promise<void> {
+    if (!session.subscriptions.delete(uri)) return;
+    const entry = this.#subscribers.get(uri);
+    if (entry === undefined) return;
+    const name = session.hostName;
+    this.#leave(uri, entry, session);
+    const taskOwner = name !== undefined ? { taskOwner: name } : undefined;
+    if (taskOwner === undefined) {
+      if (entry.sessions.size > 0 || entry.ready === undefined) return;
+      const ready = entry.ready;
+      entry.ready = undefined;
+      // Nothing to undo upstream when the subscribe failed.
+      if (
+        !(await ready.then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+    }
+    await this.#ctx.ask(() => this.#ctx.client.unsubscribeResource(entry.serverId, uri, taskOwner));
+  }
+
+  /** `session` holds `uri` no more; the URI is forgotten when no session holds it. */
+  #leave(uri: string, entry: UriSubscribers, session: Subscriber): void {
+    session.subscriptions.delete(uri);
+    if (session.hostName !== undefined) {
+      if (entry.named.get(session.hostName) === session) entry.named.delete(session.hostName);
+    } else entry.sessions.delete(session);
+    if (entry.sessions.size > 0 || entry.named.size > 0) return;
+    if (this.#subscribers.get(uri) === entry) this.#subscribers.delete(uri);
+  }
+}
