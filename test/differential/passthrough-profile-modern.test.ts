@@ -12,6 +12,9 @@
  * the roots itself, as a call does, on every entry.
  */
 import { existsSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { describe, expect, it } from "vitest";
 import { bridgeCommand, httpBridge, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import { testHome } from "../helpers/daemon.js";
@@ -97,7 +100,7 @@ describe("a 2026-07-28 host's resources, prompts and completion go where its cal
     }
   }
 
-  const lean = async (): Promise<Target> => {
+  const lean = async (): Promise<Extract<Target, { kind: "stdio" }>> => {
     const args = ["--socket", home.socketPath];
     await waitFor(() => existsSync(scopeSocket(home, args)), 20_000, "the pool's MCP socket");
     return { kind: "stdio", ...bridgeCommand(home, args, "lean"), env: stringEnv(home.env) };
@@ -116,4 +119,42 @@ describe("a 2026-07-28 host's resources, prompts and completion go where its cal
       await bridge.stop();
     }
   }, 180_000);
+  it("tells a host that listed before its roots were known that its resources changed, on the lean bridge", async () => {
+    // Direct, the host falls back to 2025-11-25 and the server has its roots from the start.
+    const want = await direct(async (host) => [
+      { op: "handshake", result: { era: host.era } },
+      await step(host, "resources/list", {}),
+    ]);
+    const client = new Client(
+      { name: "differential-host", version: "1.0.0" },
+      { capabilities: { roots: { listChanged: true } }, versionNegotiation: { mode: "auto" } },
+    );
+    const uri = pathToFileURL(spec().root).href;
+    client.setRequestHandler("roots/list", () => ({ roots: [{ uri, name: "project" }] }));
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler("notifications/resources/list_changed", () => resolve()),
+    );
+    const target = await lean();
+    await client.connect(new StdioClientTransport({ ...target, stderr: "ignore" }));
+    try {
+      expect(client.getProtocolEra()).toBe("modern");
+      await client.listen({ resourcesListChanged: true });
+      // Listed before any request could ask for the roots: 2026-07-28 lets no listing ask.
+      const before = (await client.listResources()) as { resources: { uri: string }[] };
+      expect(before.resources.map((r) => r.uri)).not.toContain(uri);
+      await client.callTool({ name: `${server.id}__whoami`, arguments: {} });
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        changed,
+        new Promise((_, reject) => {
+          bound = setTimeout(() => reject(new Error("no resources/list_changed in 30 s")), 30_000);
+        }),
+      ]).finally(() => clearTimeout(bound));
+      const listed = { op: "resources/list", params: {}, result: await client.listResources() };
+      const got = normalise(asOneServer([{ op: "handshake", result: { era: "modern" } }, listed]));
+      expect(compare(want, got).join("\n")).toBe("");
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
 });

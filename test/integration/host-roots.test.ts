@@ -2,7 +2,8 @@
  * The host's roots: server-filesystem, pooled, takes the roots of
  * the host that calls it as its allowed directories, as it does direct. Hosts in two
  * projects never share a child; ten sessions in one project share one; an unused project's
- * child is reaped; a host that declares no roots gets the row's own directory.
+ * child is reaped; a host that declares no roots gets the row's own directory. Each host's
+ * first call is checked as it comes: none is taken before its root is in.
  */
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -119,15 +120,15 @@ describe("a host's roots reach the pooled server", () => {
   it("gives hosts in two projects each its own root, never the other's (SDK and lean bridge)", async () => {
     const a = await open(projectA);
     const b = await open(projectB, "lean");
-    await until(async () => (await allowed(a)).includes(projectA), 20_000, "project A's root");
-    await until(async () => (await allowed(b)).includes(projectB), 20_000, "project B's root");
-    const seenByA = await allowed(a);
-    const seenByB = await allowed(b);
+    // Each first call already runs in its project: no answer is taken before the root is in.
+    const [seenByA, seenByB] = await Promise.all([allowed(a), allowed(b)]);
+    expect(seenByA).toContain(projectA);
+    expect(seenByB).toContain(projectB);
     expect(seenByA).not.toContain(projectB);
     expect(seenByA).not.toContain(own);
     expect(seenByB).not.toContain(projectA);
     expect(seenByB).not.toContain(own);
-  });
+  }, 90_000);
 
   it("gives a host on the bridge's Streamable HTTP its own root too", async () => {
     const bridge = await httpBridge(home, ["--server", "fs"]);
@@ -144,8 +145,9 @@ describe("a host's roots reach the pooled server", () => {
           requestInit: { headers: { authorization: `Bearer ${bridge.token}` } },
         }),
       );
-      await until(async () => (await allowed(client)).includes(projectB), 20_000, "its root");
-      expect(await allowed(client)).not.toContain(own);
+      const seen = await allowed(client);
+      expect(seen).toContain(projectB);
+      expect(seen).not.toContain(own);
     } finally {
       await client.close().catch(() => undefined);
       await bridge.stop();
@@ -162,9 +164,7 @@ describe("a host's roots reach the pooled server", () => {
 
   it("serves ten sessions in one project from one child, shown with its root in state()", async () => {
     const sessions = await Promise.all(Array.from({ length: 10 }, () => open(projectA)));
-    for (const session of sessions) {
-      await until(async () => (await allowed(session)).includes(projectA), 20_000, "the root");
-    }
+    for (const seen of await Promise.all(sessions.map(allowed))) expect(seen).toContain(projectA);
     const [state] = await pool.state();
     const children = state?.profiles ?? [];
     const inA = children.filter((child) => child.roots?.includes(pathToFileURL(projectA).href));
@@ -190,7 +190,7 @@ describe("a host's roots reach the pooled server", () => {
     client.setRequestHandler(ListRootsRequestSchema, () => ({
       roots: [{ uri: pathToFileURL(project).href }],
     }));
-    await until(async () => (await allowed(client)).includes(projectA), 20_000, "project A");
+    expect(await allowed(client)).toContain(projectA);
     project = projectB;
     const relist = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("no tools/list_changed in 15 s")), 15_000);
@@ -201,8 +201,9 @@ describe("a host's roots reach the pooled server", () => {
     });
     await client.sendRootsListChanged();
     await relist;
-    await until(async () => (await allowed(client)).includes(projectB), 20_000, "project B");
-    expect(await allowed(client)).not.toContain(projectA);
+    const moved = await allowed(client);
+    expect(moved).toContain(projectB);
+    expect(moved).not.toContain(projectA);
   });
 
   it("waits for a host that lists its roots late, as server-filesystem direct does", async () => {
@@ -217,8 +218,9 @@ describe("a host's roots reach the pooled server", () => {
     });
     // A bridge that gave up on the answer serves the host with the row's directory from then
     // on: the host's root never comes.
-    await until(async () => (await allowed(bridge.client)).includes(late), 40_000, "its root");
-    expect(await allowed(bridge.client)).not.toContain(own);
+    const seen = await allowed(bridge.client);
+    expect(seen).toContain(late);
+    expect(seen).not.toContain(own);
   }, 60_000);
 
   it("reaps a project's child once it is idle for the row's idle timeout", async () => {
@@ -233,6 +235,6 @@ describe("a host's roots reach the pooled server", () => {
     for (const pid of pids) await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
     // The next call in the project starts its child again, with the same root.
     const again = await open(projectB);
-    await until(async () => (await allowed(again)).includes(projectB), 20_000, "the root again");
+    expect(await allowed(again)).toContain(projectB);
   }, 60_000);
 });

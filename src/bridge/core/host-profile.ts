@@ -87,6 +87,8 @@ export const ROOTS_INPUT_KEY = "mcpool-roots";
 export class ModernRoots {
   /** Undefined: not asked yet; else what the host answered (undefined roots: no answer). */
   #learnt: { roots: readonly HostRoot[] | undefined } | undefined;
+  /** Told once the roots are learnt and their project's child has listed (modern/rounds.ts). */
+  onLearnt: (() => void) | undefined;
 
   /** Whether the host's roots were asked (answered or not). */
   get known(): boolean {

@@ -77,6 +77,13 @@ export class ModernBridge {
     // The host's roots, per serving unit: a connection's (stdio, MCP socket) for its life;
     // on the stateless HTTP face one request's, so each call there asks again.
     const roots = new ModernRoots();
+    // A connection listed before its roots were known, by a profile without them: once they
+    // are, each list it may have is said changed, so it lists again with them.
+    if (track) {
+      const { resources, prompts } = core.capabilities;
+      const kinds = ["tools", ...(resources ? ["resources"] : []), ...(prompts ? ["prompts"] : [])];
+      roots.onLearnt = () => tell(server, kinds as ListKind[]);
+    }
     // `--catalog`: this unit's list and found tools, as a legacy session has its own.
     const catalog = core.catalog?.unit();
     const listHint: CacheHint = {
@@ -267,7 +274,7 @@ export class ModernBridge {
   }
 
   /** Lists changed in the pool: every open listen stream hears it. */
-  listChanged(kinds: readonly ("tools" | "resources" | "prompts")[]): void {
+  listChanged(kinds: readonly ListKind[]): void {
     for (const { notify } of this.#handlers) {
       for (const kind of kinds) {
         if (kind === "tools") notify.toolsChanged();
@@ -275,17 +282,7 @@ export class ModernBridge {
         else notify.promptsChanged();
       }
     }
-    for (const server of this.#live) {
-      for (const kind of kinds) {
-        const sent =
-          kind === "tools"
-            ? server.sendToolListChanged()
-            : kind === "resources"
-              ? server.sendResourceListChanged()
-              : server.sendPromptListChanged();
-        sent.catch(() => undefined);
-      }
-    }
+    for (const server of this.#live) tell(server, kinds);
   }
 
   /**
@@ -459,6 +456,21 @@ export class ModernBridge {
         (error: unknown) => parked.push({ kind: "failed", error }),
       ),
     );
+  }
+}
+
+type ListKind = "tools" | "resources" | "prompts";
+
+/** Tells `server`'s listen streams that lists `kinds` changed. */
+function tell(server: Server, kinds: readonly ListKind[]): void {
+  for (const kind of kinds) {
+    const sent =
+      kind === "tools"
+        ? server.sendToolListChanged()
+        : kind === "resources"
+          ? server.sendResourceListChanged()
+          : server.sendPromptListChanged();
+    sent.catch(() => undefined);
   }
 }
 

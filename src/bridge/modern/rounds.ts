@@ -174,6 +174,7 @@ export async function withRoots(
     // Listed first, as a legacy host lists with its roots before it calls: the project's
     // child is up and its server has read its roots when the request reaches it.
     await core.listTools(identity, roots.profile(declared)).catch(() => undefined);
+    roots.onLearnt?.();
   }
   if (declared.roots === undefined || roots.known || !(await mayAskAtStart(core, qualified))) {
     return { profile: roots.profile(declared) };
