@@ -74,11 +74,7 @@ export interface HelloResult {
   protocolVersion: number;
   daemonVersion: string;
   pid: number;
-  /**
-   * True: a `resources/subscribe` that names a host (`taskOwner`) is that host's own, and each
-   * update for it names the host. Absent: an older daemon, which takes no name there and
-   * names no host in its updates, so a client subscribes there without one.
-   */
+  /** True: a subscribe naming a host (`taskOwner`) is its own; absent: an older daemon. */
   namesHosts?: boolean;
 }
 
