@@ -75,6 +75,8 @@ export interface HelloResult {
   protocolVersion: number;
   daemonVersion: string;
   pid: number;
+  /** True: a subscribe naming a host (`taskOwner`) is its own; absent: an older daemon. */
+  namesHosts?: boolean;
 }
 
 export type StateParams = ParamsOf<"pool/state">;

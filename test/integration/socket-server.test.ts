@@ -466,6 +466,8 @@ describe("socket server and PoolClient", () => {
       protocolVersion: PROTOCOL_VERSION,
       daemonVersion: "9.9.9",
       pid: process.pid,
+      // It names hosts: a bridge subscribes a named host by its name here.
+      namesHosts: true,
     });
 
     const state = await c.state();

@@ -28,6 +28,18 @@ function logged(): { log: DaemonLog; errors: string[] } {
   return { log, errors };
 }
 
+/**
+ * `old`'s snapshot after its one listener of no name left in the hold and `update` was read
+ * from the child after the listener's connection closed, before the drain ended.
+ */
+async function missedByOne(old: ReturnType<typeof pooled>, update: unknown): Promise<unknown> {
+  const leave = await old.subscriptions.subscribe("s", "note://1", () => undefined);
+  holdSubscriptions(old.pool);
+  await leave();
+  old.subscriptions.deliver("s", update as never);
+  return JSON.parse(JSON.stringify(handedSubscriptions(old.pool))) as unknown;
+}
+
 describe("the snapshot's subscriptions, as the new daemon reads them", () => {
   it("takes up each well-formed one and drops each other one with a line saying why", () => {
     const { subscriptions, pool } = pooled();
@@ -106,12 +118,7 @@ describe("an update read while the hand-over drains", () => {
   it("reaches the listener that comes back to the new daemon, once", async () => {
     const update = { method: "notifications/resources/updated", params: { uri: "note://1" } };
     const old = pooled();
-    const leave = await old.subscriptions.subscribe("s", "note://1", () => undefined);
-    holdSubscriptions(old.pool);
-    await leave();
-    // Read from the child after the listener's connection closed, before the drain ended.
-    old.subscriptions.deliver("s", update);
-    const snapshot: unknown = JSON.parse(JSON.stringify(handedSubscriptions(old.pool)));
+    const snapshot = await missedByOne(old, update);
 
     const next = pooled();
     const { log, errors } = logged();
@@ -141,7 +148,9 @@ describe("an update read while the hand-over drains", () => {
     await leave();
     expect(written).toEqual([update]);
     const snapshot: unknown = JSON.parse(JSON.stringify(handedSubscriptions(old.pool)));
-    expect(snapshot).toEqual([{ serverId: "s", uri: "note://1", listeners: 1, missed: update }]);
+    expect(snapshot).toEqual([
+      { serverId: "s", uri: "note://1", listeners: 1, names: [], missed: update },
+    ]);
 
     const next = pooled();
     const { log } = logged();
@@ -192,7 +201,29 @@ describe("a place kept for a named host", () => {
     expect(errors).toEqual([]);
   });
 
-  it("takes up places of no name, and says so, when the names cannot be read", () => {
+  it("is an older build's, which named no host, taken back by the first listener, named or not", async () => {
+    // The snapshot of a build that named no host: its places are nobody's in particular.
+    const { subscriptions, errors } = next([
+      { serverId: "s", uri: "note://1", listeners: 1, missed: update },
+    ]);
+    const named: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => named.push(n), "host-a");
+    const later: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => later.push(n));
+    expect({ named, later }).toEqual({ named: [update], later: [] });
+    expect(errors).toEqual([]);
+  });
+
+  it("is of no name when this build's snapshot named no host, so no named listener takes it", async () => {
+    const { subscriptions } = next(await missedByOne(pooled(), update));
+    const named: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => named.push(n), "host-a");
+    const nameless: unknown[] = [];
+    await subscriptions.subscribe("s", "note://1", (n) => nameless.push(n));
+    expect({ named, nameless }).toEqual({ named: [], nameless: [update] });
+  });
+
+  it("takes up places anyone takes back, and says so, when the names cannot be read", () => {
     const bad = [
       { serverId: "s", uri: "note://1", listeners: 1, names: ["a", "b"] },
       { serverId: "t", uri: "note://1", listeners: 2, names: "a" },
@@ -205,6 +236,8 @@ describe("a place kept for a named host", () => {
     expect(errors).toHaveLength(3);
     expect(errors[0]).toContain("its hosts' names are not a list of at most 1 strings");
     expect(errors[1]).toContain('handed resource subscription 2 of server "t"');
-    for (const line of errors) expect(line).toContain("taken up with places of no name");
+    for (const line of errors) {
+      expect(line).toContain("taken up with places the first listener back takes, named or not");
+    }
   });
 });

@@ -5,6 +5,7 @@
  * another host never owns its records. Nor is a name that could be guessed, nor one that is
  * not the first line; the log says why, never the name.
  */
+import { randomBytes, randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
@@ -78,12 +79,39 @@ describe("the host names of the MCP sockets' sessions", () => {
     late.send(named(NAME));
     const odd = session(names);
     odd.send(named(`${NAME}/..`));
-    for (const one of [short, late, odd]) expect(one.host).toEqual({});
+    const typed = session(names);
+    typed.send(named("0".repeat(32)));
+    const dashes = session(names);
+    dashes.send(named("-".repeat(32)));
+    const long = session(names);
+    long.send(named(`${NAME}${NAME}`));
+    const unknown = [typed, dashes, long];
+    for (const one of [short, late, odd, ...unknown]) expect(one.host).toEqual({});
     expect(late.passed).toEqual([INITIALIZE]);
-    expect([...short.logged, ...late.logged, ...odd.logged]).toEqual([
-      "an entry's host name is not taken (it is not 32 to 128 letters, digits or '-'); its session goes by its own",
+    expect([
+      ...short.logged,
+      ...late.logged,
+      ...odd.logged,
+      ...unknown.flatMap((one) => one.logged),
+    ]).toEqual([
+      "an entry's host name is not taken (it is not a random UUID or 32 hex digits); its session goes by its own",
       "an entry's host name is not taken (it was not the connection's first line); its session goes by its own",
-      "an entry's host name is not taken (it is not 32 to 128 letters, digits or '-'); its session goes by its own",
+      "an entry's host name is not taken (it is not a random UUID or 32 hex digits); its session goes by its own",
+      ...unknown.map(
+        () =>
+          "an entry's host name is not taken (it is not a random UUID or 32 hex digits); its session goes by its own",
+      ),
     ]);
+  });
+
+  it("takes the names the entries make: a random UUID, and 16 random bytes in hex", () => {
+    const names = new HostNames();
+    const uuid = session(names);
+    uuid.send(named(randomUUID()));
+    const hex = session(names);
+    hex.send(named(randomBytes(16).toString("hex")));
+    for (const one of [uuid, hex]) expect(one.logged).toEqual([]);
+    expect(uuid.host.name).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hex.host.name).toMatch(/^[0-9a-f]{32}$/);
   });
 });

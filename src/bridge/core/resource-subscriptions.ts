@@ -7,7 +7,9 @@
  * A session whose entry named its host (an MCP socket's lean bridge or perl relay,
  * fronts/host-names.ts) holds its own, under that name: across a daemon's hand-over the new
  * daemon keeps its place for that name alone, and the update it missed reaches it and no
- * other session (the daemon names the host an update is for).
+ * other session (the daemon names the host an update is for). A daemon whose hello does not
+ * say it names hosts (an older one, not yet restarted after an upgrade) would take no name
+ * and send updates naming none, so there a named session shares the subscription of no name.
  */
 import type { PoolClient, ServerNotification } from "mcpool-client";
 import type { Subscriber } from "./session.js";
@@ -63,7 +65,9 @@ export class ResourceSubscriptions {
 
   /**
    * A pooled server's `notifications/resources/updated`: to the session whose host it names,
-   * else to the sessions sharing the URI's subscription.
+   * or to nobody when no session here goes by that name (the update is another bridge's
+   * host's, or its host has left); one that names no host goes to the sessions sharing the
+   * URI's subscription.
    */
   deliverUpdated(serverId: string, notification: ServerNotification, taskOwner?: string): void {
     const uri = notification.params?.uri;
@@ -72,9 +76,8 @@ export class ResourceSubscriptions {
     if (entry === undefined || entry.serverId !== serverId) return;
     const params = { ...notification.params, uri };
     const named = taskOwner === undefined ? undefined : entry.named.get(taskOwner);
-    for (const session of named !== undefined ? [named] : entry.sessions) {
-      session.server.sendResourceUpdated(params).catch(() => undefined);
-    }
+    const to = taskOwner === undefined ? entry.sessions : named !== undefined ? [named] : [];
+    for (const session of to) session.server.sendResourceUpdated(params).catch(() => undefined);
   }
 
   subscribe(session: Subscriber, uri: string): Promise<void> {
@@ -106,7 +109,7 @@ export class ResourceSubscriptions {
       this.#subscribers.set(uri, entry);
     }
     const held = entry;
-    const name = session.hostName;
+    const name = this.#ctx.client.daemon?.namesHosts === true ? session.hostName : undefined;
     // Routed first, then asked upstream: the server may send an update for the URI before
     // its answer to the subscribe reaches us.
     let ready: Promise<unknown>;
@@ -135,8 +138,10 @@ export class ResourceSubscriptions {
     const entry = this.#subscribers.get(uri);
     if (entry === undefined) return;
     const name = session.hostName;
+    // Named upstream only if it subscribed by its name (the daemon then said it names hosts).
+    const taskOwner =
+      name !== undefined && entry.named.get(name) === session ? { taskOwner: name } : undefined;
     this.#leave(uri, entry, session);
-    const taskOwner = name !== undefined ? { taskOwner: name } : undefined;
     if (taskOwner === undefined) {
       if (entry.sessions.size > 0 || entry.ready === undefined) return;
       const ready = entry.ready;
@@ -156,9 +161,9 @@ export class ResourceSubscriptions {
   /** `session` holds `uri` no more; the URI is forgotten when no session holds it. */
   #leave(uri: string, entry: UriSubscribers, session: Subscriber): void {
     session.subscriptions.delete(uri);
-    if (session.hostName !== undefined) {
-      if (entry.named.get(session.hostName) === session) entry.named.delete(session.hostName);
-    } else entry.sessions.delete(session);
+    const name = session.hostName;
+    if (name !== undefined && entry.named.get(name) === session) entry.named.delete(name);
+    else entry.sessions.delete(session);
     if (entry.sessions.size > 0 || entry.named.size > 0) return;
     if (this.#subscribers.get(uri) === entry) this.#subscribers.delete(uri);
   }

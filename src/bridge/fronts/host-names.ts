@@ -25,7 +25,7 @@ interface SessionTransport {
 /** Why a named session's name is not taken, or undefined when it is. */
 function refusal(name: unknown, first: boolean, live: ReadonlySet<string>): string | undefined {
   if (!first) return "it was not the connection's first line";
-  if (!isHostName(name)) return "it is not 32 to 128 letters, digits or '-'";
+  if (!isHostName(name)) return "it is not a random UUID or 32 hex digits";
   if (live.has(name)) return "a live session here goes by it";
   return undefined;
 }

@@ -38,10 +38,15 @@ export function hostNameLine(name: string): string {
 }
 
 /**
- * Whether `name` is a host name the daemon takes: 32 to 128 letters, digits or `-` (a random
- * id, as `randomUUID()` or 16 random bytes in hex make): a short one could be guessed, and the
- * name alone finds the host's records that moved with a hand-over.
+ * Whether `name` is a host name the daemon takes: the shapes entries make, a `randomUUID()`
+ * (8-4-4-4-12 hex digits) or 16 random bytes in hex (32 digits), lower case, with at least
+ * eight different digits (a random name has about sixteen; `000…0` was typed, not drawn). The
+ * name alone finds the host's records that moved with a hand-over, so one that could be
+ * guessed or copied is not taken.
  */
 export function isHostName(name: unknown): name is string {
-  return typeof name === "string" && /^[A-Za-z0-9-]{32,128}$/.test(name);
+  if (typeof name !== "string") return false;
+  if (!/^(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.test(name))
+    return false;
+  return new Set(name.replaceAll("-", "")).size >= 8;
 }

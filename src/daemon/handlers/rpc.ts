@@ -179,6 +179,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
       protocolVersion: PROTOCOL_VERSION,
       daemonVersion: deps.version ?? deps.status().version,
       pid: process.pid,
+      namesHosts: true,
     }),
 
     // Observing: resources and usage come from the monitor.

@@ -124,7 +124,9 @@ export interface Snapshot {
    * away, if any (subscriptions.ts). Absent (older snapshots): the entries subscribe again
    * anew. An older build that reads this version passes over `missed` and loses only that
    * update, as it would have anyway, and over `names`, keeping places of no name as it
-   * always did: no new version.
+   * always did: no new version. This build always writes `names` (an empty list when no
+   * host had one); a subscription without it is an older build's, whose places the first
+   * listener back takes, named or not.
    */
   subscriptions?: HandedSubscription[];
 }

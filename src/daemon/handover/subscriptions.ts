@@ -116,7 +116,7 @@ export function checkedSubscriptions(handed: unknown): {
     if (names !== undefined && !hosts) {
       dropped.push(
         `${about}: its hosts' names are not a list of at most ${listeners} strings; ` +
-          "taken up with places of no name",
+          "taken up with places the first listener back takes, named or not",
       );
     }
     subscriptions.push({

@@ -20,6 +20,11 @@ export type ResourceListener = (notification: ServerNotification) => void;
 interface KeptPlace {
   until?: number;
   name?: string;
+  /**
+   * Handed by a build that named no host in its snapshot: it could not tell its hosts apart,
+   * so the first listener back takes it, named or not, as before hosts had names.
+   */
+  anyone?: true;
 }
 
 interface Subscription {
@@ -52,6 +57,8 @@ export interface HandedSubscription {
   /**
    * The names of those of its listeners that went by one (at most `listeners`): the place of
    * each is its host's. The others' places are taken back by a listener of no name known there.
+   * Absent (an older build's snapshot, which named no host): each place is the first
+   * listener's back, named or not.
    */
   names?: string[];
   /**
@@ -226,11 +233,13 @@ export class Subscriptions {
         .map(([uri, subscription]) => {
           const kept = subscription.kept.flatMap((place) => place.name ?? []);
           const names = [...subscription.names.values(), ...kept];
+          // Named (if only by an empty list) unless a place is still anyone's.
+          const told = !subscription.kept.some((place) => place.anyone);
           return {
             serverId,
             uri,
             listeners: subscription.listeners.size + subscription.kept.length,
-            ...(names.length > 0 ? { names } : {}),
+            ...(told ? { names } : {}),
             ...(subscription.missed !== undefined ? { missed: subscription.missed } : {}),
           };
         }),
@@ -244,7 +253,7 @@ export class Subscriptions {
    * adoptSubscriptions() says whether its server's child was taken over waits for that.
    */
   expectSubscriptions(handed: readonly HandedSubscription[]): void {
-    for (const { serverId, uri, listeners, names = [], missed } of handed) {
+    for (const { serverId, uri, listeners, names, missed } of handed) {
       let uris = this.#subscriptions.get(serverId);
       if (!uris) {
         uris = new Map();
@@ -255,6 +264,7 @@ export class Subscriptions {
       const ready = new Promise<void>((resolve) => (settle = resolve));
       ready.catch(() => undefined);
       const kept = Array.from({ length: listeners }, (_, at): KeptPlace => {
+        if (names === undefined) return { anyone: true };
         const name = names[at];
         return name !== undefined ? { name } : {};
       });
@@ -347,7 +357,8 @@ export class Subscriptions {
 
   /**
    * A listener joined: the place kept for it is back (its host's by `name`; one of no name for
-   * a listener of none; the place that would expire first), and it hears what it missed
+   * a listener of none; one an older build handed for anyone; the place that would expire
+   * first), and it hears what it missed
    * meanwhile. A listener that finds none kept for it is new here, and missed nothing.
    */
   #welcomeBack(
@@ -357,7 +368,7 @@ export class Subscriptions {
   ): void {
     const last = (place: KeptPlace): number => place.until ?? Infinity;
     const places = subscription.kept.sort((a, b) => last(a) - last(b));
-    const at = places.findIndex((place) => place.name === name);
+    const at = places.findIndex((place) => place.anyone === true || place.name === name);
     if (at === -1) return;
     places.splice(at, 1);
     const missed = subscription.missed;
