@@ -479,8 +479,6 @@ export const METHODS = {
   "tasks/result": method(TASK_ID, returns<Record<string, unknown>>()),
   "tasks/cancel": method(TASK_ID, returns<Record<string, unknown>>()),
   "tasks/list": method(TASK_PAGE, returns<Record<string, unknown>>()),
-  /** The host `taskOwner` is gone: its live tasks are cancelled where the server can. */
-  "tasks/release": method(fields({ taskOwner: "string" }), returns<Empty>()),
   /** The level is the server's, shared by every agent that uses it. */
   "logging/setLevel": method(
     fieldsOf<SetLevelParams>({ ...SERVER_SCOPED, level: "string" }),

@@ -1,7 +1,8 @@
 /**
- * The ids a host knows its tasks by, kept by the daemon beside each task: a bridge session of
- * several servers may give a host a server's task under another id (two servers made the
- * same one), and a session the daemon makes again after `mcpool restart` finds them here.
+ * The wire's methods about one host's tasks by its name (`taskOwner`): the ids the host knows
+ * them by, kept by the daemon beside each task (a bridge session of several servers may give
+ * a host a server's task under another id, as two servers made the same one, and a session
+ * the daemon makes again after `mcpool restart` finds them here), and the host's going.
  */
 import { fields, method, returns } from "./checks.js";
 import type { Empty } from "./checks.js";
@@ -21,4 +22,6 @@ export const TASK_NAME_METHODS = {
   ),
   /** Host `taskOwner`'s tasks here (moved ones too), each by its server's id and the host's. */
   "tasks/names": method(fields({ taskOwner: "string" }), returns<{ tasks: TaskName[] }>()),
+  /** The host `taskOwner` is gone: its live tasks are cancelled where the server can. */
+  "tasks/release": method(fields({ taskOwner: "string" }), returns<Empty>()),
 } as const;
