@@ -1,6 +1,6 @@
 /**
  * MCP tasks (2025-11-25) of a host of several servers across `mcpool restart`. Through the
- * whole pool's lean bridge one session holds the tasks of two servers that both count their
+ * whole pool's lean bridge or perl relay one session holds the tasks of two servers that both count their
  * task ids from 1, so the host knows the second server's task by `<id>@<server>`. The new
  * daemon makes the session anew when the entry dials again; the ids the host was given move
  * with the task records, so each older task it asks about (or cancels) is the one it was
@@ -69,52 +69,54 @@ const shape = (a: Answer, id: string) => ({
 });
 
 describe("tasks of several servers across a hand-over restart", () => {
-  it("answers a lean host about and cancels each server's older task by the id it was given", async () => {
-    const want = await direct();
-    const h: TestHome = fleet.home("mcpool-tasks-handover-several-");
-    h.writeConfig({ a: counted("a"), b: counted("b") });
-    const pool = ["--socket", h.socketPath];
-    let host: Awaited<ReturnType<typeof open>> | undefined;
-    try {
-      await fleet.daemon(h);
-      // Both servers up: the session offers the tasks of the servers in scope that offer them.
-      await serversReady(h);
-      await waitFor(() => existsSync(scopeSocket(h, pool)), 20_000, "the pool's MCP socket");
-      const { command, args } = bridgeCommand(h, pool, "lean");
-      host = await open(command, args, stringEnv(h.env));
-      // b's task first: the host knows it by b's own id, and a's, of the same id, otherwise.
-      const ofB = await host.work("b__work");
-      const ofA = await host.work("a__work");
-      expect(ofA).toBe(`${ofB}@a`);
-      const restart = await runCliAsync(h, "restart", "--json");
-      expect(restart.stderr).toBe("");
-      expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted.sort()).toEqual([
-        "a",
-        "b",
-      ]);
+  for (const via of ["lean", "perl"] as const) {
+    it(`answers a ${via} host about and cancels each server's older task by the id it was given`, async () => {
+      const want = await direct();
+      const h: TestHome = fleet.home(`mcpool-tasks-handover-several-${via}-`);
+      h.writeConfig({ a: counted("a"), b: counted("b") });
+      const pool = ["--socket", h.socketPath];
+      let host: Awaited<ReturnType<typeof open>> | undefined;
+      try {
+        await fleet.daemon(h);
+        // Both servers up: the session offers the tasks of the servers in scope that offer them.
+        await serversReady(h);
+        await waitFor(() => existsSync(scopeSocket(h, pool)), 20_000, "the pool's MCP socket");
+        const { command, args } = bridgeCommand(h, pool, via);
+        host = await open(command, args, stringEnv(h.env));
+        // b's task first: the host knows it by b's own id, and a's, of the same id, otherwise.
+        const ofB = await host.work("b__work");
+        const ofA = await host.work("a__work");
+        expect(ofA).toBe(`${ofB}@a`);
+        const restart = await runCliAsync(h, "restart", "--json");
+        expect(restart.stderr).toBe("");
+        expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted.sort()).toEqual([
+          "a",
+          "b",
+        ]);
 
-      expect(shape(await host.ask("tasks/get", { taskId: ofB }), ofB)).toEqual(
-        shape(want.got, want.got.taskId as string),
-      );
-      // Cancelling b's task cancels b's, not a's task of the same server id.
-      const cancelledB = await host.ask("tasks/cancel", { taskId: ofB });
-      expect(shape(cancelledB, ofB)).toEqual(shape(want.cancelled, want.got.taskId as string));
-      expect(await host.peek("b__peek", ofB)).toBe("cancelled");
-      expect(await host.peek("a__peek", ofB)).toBe("working");
-      const gotA = await host.ask("tasks/get", { taskId: ofA });
-      expect(shape(gotA, ofA)).toEqual(shape(want.got, want.got.taskId as string));
-      const cancelledA = await host.ask("tasks/cancel", { taskId: ofA });
-      expect(shape(cancelledA, ofA)).toEqual(shape(want.cancelled, want.got.taskId as string));
-      expect(await host.peek("a__peek", ofB)).toBe("cancelled");
-      const listed = await host.ask("tasks/list", {});
-      expect((listed.tasks as { taskId: string }[]).map((t) => t.taskId).sort()).toEqual(
-        [ofA, ofB].sort(),
-      );
-      // An id the host was never given is not found, as direct.
-      await expect(host.ask("tasks/get", { taskId: `${ofB}@c` })).rejects.toThrow(/not found/i);
-    } finally {
-      await host?.client.close().catch(() => undefined);
-      await stopAll(daemonsFor(h.socketPath));
-    }
-  }, 120_000);
+        expect(shape(await host.ask("tasks/get", { taskId: ofB }), ofB)).toEqual(
+          shape(want.got, want.got.taskId as string),
+        );
+        // Cancelling b's task cancels b's, not a's task of the same server id.
+        const cancelledB = await host.ask("tasks/cancel", { taskId: ofB });
+        expect(shape(cancelledB, ofB)).toEqual(shape(want.cancelled, want.got.taskId as string));
+        expect(await host.peek("b__peek", ofB)).toBe("cancelled");
+        expect(await host.peek("a__peek", ofB)).toBe("working");
+        const gotA = await host.ask("tasks/get", { taskId: ofA });
+        expect(shape(gotA, ofA)).toEqual(shape(want.got, want.got.taskId as string));
+        const cancelledA = await host.ask("tasks/cancel", { taskId: ofA });
+        expect(shape(cancelledA, ofA)).toEqual(shape(want.cancelled, want.got.taskId as string));
+        expect(await host.peek("a__peek", ofB)).toBe("cancelled");
+        const listed = await host.ask("tasks/list", {});
+        expect((listed.tasks as { taskId: string }[]).map((t) => t.taskId).sort()).toEqual(
+          [ofA, ofB].sort(),
+        );
+        // An id the host was never given is not found, as direct.
+        await expect(host.ask("tasks/get", { taskId: `${ofB}@c` })).rejects.toThrow(/not found/i);
+      } finally {
+        await host?.client.close().catch(() => undefined);
+        await stopAll(daemonsFor(h.socketPath));
+      }
+    }, 120_000);
+  }
 });
