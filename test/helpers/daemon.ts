@@ -137,10 +137,6 @@ export function runCli(
 }
 
 /**
- * runCli() without blocking: the tests of one file that each wait out a server's timeout
- * can then wait side by side. Killed at the same bound as runCli().
- */
-/**
  * An "installed" mcpool command in `home` (for startDaemon's `bin`): it runs this checkout
  * until a test writes an "upgrade" over it, which a hand-over restart then starts.
  */
@@ -151,12 +147,26 @@ export function installedCli(home: TestHome): string {
   return installed;
 }
 
+/**
+ * runCli() without blocking: the tests of one file that each wait out a server's timeout
+ * can then wait side by side. Killed at the same bound as runCli().
+ */
 export function runCliAsync(
   home: TestHome,
   ...args: string[]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runCliIn(home, undefined, ...args);
+}
+
+/** runCliAsync() in the directory `cwd` (a project's, for a command that reads where it runs). */
+export function runCliIn(
+  home: TestHome,
+  cwd: string | undefined,
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [cliPath, ...args], {
     env: home.env,
+    ...(cwd === undefined ? {} : { cwd }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

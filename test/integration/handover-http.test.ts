@@ -59,6 +59,30 @@ function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): str
   return installed;
 }
 
+/**
+ * The installed code a restart starts, for a daemon of `home`: a build that cannot read the
+ * old daemon's snapshot (its version is one it does not know), so it starts cold.
+ */
+function coldOnHandOver(home: TestHome): string {
+  const installed = join(home.dir, "installed-main.mjs");
+  const unknownVersion = `const parse = JSON.parse;
+JSON.parse = (text, reviver) => {
+  const value = parse(text, reviver);
+  if (Array.isArray(value?.servers) && Array.isArray(value?.marks)) {
+    JSON.parse = parse;
+    value.version = 999;
+  }
+  return value;
+};
+`;
+  writeFileSync(
+    installed,
+    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) {\n${unknownVersion}}\nawait import(${JSON.stringify(cliPath)});\n`,
+  );
+  chmodSync(installed, 0o755);
+  return installed;
+}
+
 /** A daemon serving the session server as row `remote`, and an agent that counted once. */
 async function counting(): Promise<{
   remote: SessionServer;
@@ -303,6 +327,33 @@ describe("a hand-over restart with an http row", () => {
       }
     });
   }
+
+  it("ends a row's own session when the new daemon starts cold: DELETE, and it counts anew", async () => {
+    const remote = await sessionServer();
+    servers.push(remote);
+    const h = fleet.home();
+    h.writeConfig({ remote: { type: "http", url: remote.url } });
+    const old = await startDaemon(h, [], { bin: coldOnHandOver(h) });
+    try {
+      expect(await count(await fleet.agent(h))).toBe(1);
+      const restart = await promisify(execFile)(process.execPath, [cliPath, "restart", "--json"], {
+        env: h.env,
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      expect((JSON.parse(restart.stdout) as { cold?: string }).cold).toContain("version 999");
+      await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
+
+      // Ended by the old daemon before it answered the restart: the new one went on in none.
+      expect(remote.count("DELETE")).toBe(1);
+      expect(await count(await fleet.agent(h, "after"))).toBe(1);
+      expect(remote.opened()).toBe(2);
+      expect(remote.sessions()).toBe(1);
+    } finally {
+      await old.stop();
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  });
 
   it("opens a new session when the server no longer knows the handed one", async () => {
     const { remote, h, oldPid } = await counting();

@@ -275,13 +275,17 @@ describe("after a hand-over restart, a 2026-07-28 host is told of a tools change
         await pool();
         const host = rawHost(home, via, "@pool");
         hosts.push(host);
-        host.child.stdin.write(DISCOVER + LISTEN_7);
+        // The discovery's id written as 1.0 too: the daemon answers it as 1.
+        host.child.stdin.write(DISCOVER.replace('"id":1,', '"id":1.0,') + LISTEN_7);
         await waitFor(() => host.lines.some(acknowledged), BOUND_MS, "the listen's ack");
+        await waitFor(() => host.lines.some(answers(1)), BOUND_MS, "the discovery's answer");
         const since = await restart(host);
         await toldThenListed(host, since, expected);
         // The new daemon's acknowledgement of the stream sent again is the entry's: dropped.
         expect(host.lines.filter(acknowledged)).toHaveLength(1);
         expect(since().filter(isListChanged)).toHaveLength(1);
+        // The discovery was answered: the loss answers it no second time (as in flight).
+        expect(host.lines.filter(answers(1))).toHaveLength(1);
       },
       TEST_MS,
     );

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, it, type TestContext } from "vitest";
 import { McpPool } from "../../src/index.js";
 import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalog/tools-cache.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
@@ -16,14 +16,21 @@ import { alive, fixture, waitFor } from "../helpers/processes.js";
 /** The row's bound on a server's sign of taking its roots in, and on its dial. */
 const BOUND_MS = 8_000;
 
-describe("a server known to show that it took its roots in", () => {
+/**
+ * A test's own folder of projects and the pool it has open, closed with every child it
+ * spawned gone once the test ends: the tests run side by side, as each waits out the
+ * bound once on purpose.
+ */
+function uptakeCase({ onTestFinished }: TestContext) {
   let pool: McpPool | undefined;
   const spawned: number[] = [];
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "mcpool-uptake-")));
-
-  afterEach(async () => {
+  const close = async (): Promise<void> => {
     await pool?.close();
     pool = undefined;
+  };
+  onTestFinished(async () => {
+    await close();
     for (const pid of spawned.splice(0)) {
       await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
     }
@@ -58,8 +65,13 @@ describe("a server known to show that it took its roots in", () => {
     ]);
     return pool;
   };
+  return { dir, spawned, project, open, close };
+}
 
-  it("never serves a project before its server shows it took the roots in", async () => {
+describe.concurrent("a server known to show that it took its roots in", () => {
+  it("never serves a project before its server shows it took the roots in", async (ctx) => {
+    const { expect } = ctx;
+    const { dir, project, open } = uptakeCase(ctx);
     const pool = await open();
     const first = project("first");
     writeFileSync(join(dir, "first", "take-in"), "");
@@ -75,7 +87,9 @@ describe("a server known to show that it took its roots in", () => {
     expect(await pool.call("gated__roots", {}, { profile: second })).toBe(second.roots[0]!.uri);
   }, 60_000);
 
-  it("refuses a project once, from one child, when its host lists and then calls", async () => {
+  it("refuses a project once, from one child, when its host lists and then calls", async (ctx) => {
+    const { expect } = ctx;
+    const { dir, spawned, project, open } = uptakeCase(ctx);
     const pool = await open();
     const first = project("first");
     writeFileSync(join(dir, "first", "take-in"), "");
@@ -92,7 +106,9 @@ describe("a server known to show that it took its roots in", () => {
     expect(spawned.length - before).toBe(1);
   }, 60_000);
 
-  it("keeps it with the tools cache: a restarted pool waits for the sign from its first child", async () => {
+  it("keeps it with the tools cache: a restarted pool waits for the sign from its first child", async (ctx) => {
+    const { expect } = ctx;
+    const { dir, project, open, close } = uptakeCase(ctx);
     const stored = new Map<string, CachedTools>();
     const store: ToolsCacheStore = {
       load: (id) => stored.get(id),
@@ -108,7 +124,7 @@ describe("a server known to show that it took its roots in", () => {
       15_000,
       "the tools cache to keep what the server showed",
     );
-    await pool?.close();
+    await close();
     // The restarted pool's first project child is one whose server takes nothing in yet.
     const second = project("second");
     await expect((await open(store)).call("gated__roots", {}, { profile: second })).rejects.toThrow(

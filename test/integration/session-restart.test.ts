@@ -17,7 +17,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import {
   BRIDGE_PATHS,
   bridgeCommand,
@@ -42,39 +42,46 @@ const BOUND_MS = 30_000;
 
 const textOf = (result: unknown): unknown => (result as { content: unknown }).content;
 
-let home: TestHome | undefined;
-let host: StdioBridge | undefined;
-/** An entry a test drives by hand, line by line. */
-let raw: ChildProcess | undefined;
+/** What one test started, ended when it ends: the tests run side by side, each its own home. */
+interface Started {
+  home?: TestHome;
+  host?: StdioBridge;
+  /** An entry a test drives by hand, line by line. */
+  raw?: ChildProcess;
+}
 
-afterEach(async () => {
-  await host?.close();
-  if (raw !== undefined && raw.exitCode === null && raw.signalCode === null) {
-    const exited = new Promise((resolve) => raw!.once("exit", resolve));
-    raw.kill("SIGKILL");
-    await exited;
-  }
-  raw = undefined;
-  if (home !== undefined) {
-    await stopAll(daemonsFor(home.socketPath));
-    home.remove();
-  }
-  host = undefined;
-  home = undefined;
-}, 60_000);
+/** A test's record of what it starts, cleaned up once it has finished. */
+function started({ onTestFinished }: TestContext): Started {
+  const own: Started = {};
+  onTestFinished(async () => {
+    await own.host?.close();
+    const raw = own.raw;
+    if (raw !== undefined && raw.exitCode === null && raw.signalCode === null) {
+      const exited = new Promise((resolve) => raw.once("exit", resolve));
+      raw.kill("SIGKILL");
+      await exited;
+    }
+    if (own.home !== undefined) {
+      await stopAll(daemonsFor(own.home.socketPath));
+      own.home.remove();
+    }
+  }, 60_000);
+  return own;
+}
 
 /**
  * A daemon with `echo` and `talk` (log-levels.mjs), and a host on `server` through `via`;
  * `env` is the entry's too.
  */
 async function setUp(
+  own: Started,
   via: BridgePath,
   server: string,
   env: Record<string, string> = {},
 ): Promise<{ home: TestHome; host: StdioBridge }> {
-  const at = await daemonHome(server, env);
-  host = await stdioBridge(at, entryArgs(at, server), {}, via);
-  return { home: at, host };
+  const at = await daemonHome(own, server, env);
+  own.host = await stdioBridge(at, entryArgs(at, server), {}, via);
+  return { home: at, host: own.host };
 }
 
 const entryArgs = (at: TestHome, server: string): string[] => [
@@ -85,9 +92,13 @@ const entryArgs = (at: TestHome, server: string): string[] => [
 ];
 
 /** A daemon with `echo` and `talk`, its MCP socket for `server` listening. */
-async function daemonHome(server: string, env: Record<string, string> = {}): Promise<TestHome> {
+async function daemonHome(
+  own: Started,
+  server: string,
+  env: Record<string, string> = {},
+): Promise<TestHome> {
   const at = testHome("mcpool-restart-");
-  home = at;
+  own.home = at;
   Object.assign(at.env, env);
   at.writeConfig({
     echo: { command: process.execPath, args: [fixture("echo.mjs")] },
@@ -130,7 +141,7 @@ function failure(request: Promise<unknown>): Promise<unknown> {
   return Promise.race([settled, late]).finally(() => clearTimeout(timer));
 }
 
-describe.each(BRIDGE_PATHS)(
+describe.concurrent.each(BRIDGE_PATHS)(
   "a host session through the %s entry across a daemon restart",
   (via) => {
     /** A daemon again: the test's own, or (SDK bridge) the one a waiting call auto-started. */
@@ -141,8 +152,9 @@ describe.each(BRIDGE_PATHS)(
 
     it(
       "fails the call in flight with a coded error, and the next call answers; list_changed follows",
-      async () => {
-        const { home: at, host: h } = await setUp(via, "echo");
+      async (ctx) => {
+        const { expect } = ctx;
+        const { home: at, host: h } = await setUp(started(ctx), via, "echo");
         const changes = listChanges(h.client);
         expect(
           textOf(await h.client.callTool({ name: "echo", arguments: { text: "one" } })),
@@ -190,8 +202,9 @@ describe.each(BRIDGE_PATHS)(
 
     it(
       "keeps the logging level the host set before the restart",
-      async () => {
-        const { home: at, host: h } = await setUp(via, "talk");
+      async (ctx) => {
+        const { expect } = ctx;
+        const { home: at, host: h } = await setUp(started(ctx), via, "talk");
         const heard: unknown[] = [];
         h.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
           heard.push(n.params.data);
@@ -215,8 +228,8 @@ describe.each(BRIDGE_PATHS)(
 
     it(
       "keeps the host's resource subscriptions",
-      async () => {
-        const { home: at, host: h } = await setUp(via, "talk");
+      async (ctx) => {
+        const { home: at, host: h } = await setUp(started(ctx), via, "talk");
         const updated: string[] = [];
         h.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
           updated.push(n.params.uri);
@@ -243,13 +256,16 @@ describe.each(BRIDGE_PATHS)(
 // The pipes to the MCP socket read the host's lines themselves, and wait for the daemon a
 // service manager brings back (the SDK bridge auto-starts one for a waiting request, as at
 // its first connect).
-describe.each(["lean", "perl"] as const)(
+describe.concurrent.each(["lean", "perl"] as const)(
   "the %s entry, a pipe to the daemon's MCP socket, across a restart",
   (via) => {
     it(
       "answers with an error naming mcpool and how to start it, and reconnects once it is back",
-      async () => {
-        const { home: at, host: h } = await setUp(via, "echo", { MCPOOL_RECONNECT_MS: "1000" });
+      async (ctx) => {
+        const { expect } = ctx;
+        const { home: at, host: h } = await setUp(started(ctx), via, "echo", {
+          MCPOOL_RECONNECT_MS: "1000",
+        });
         const changes = listChanges(h.client);
         await shutdown(at);
         const refused = await failure(
@@ -273,14 +289,16 @@ describe.each(["lean", "perl"] as const)(
     );
     it(
       "reads any host's lines: keys in any order, string ids with escaped quotes, nested id and method keys",
-      async () => {
-        const at = await daemonHome("echo");
+      async (ctx) => {
+        const { expect } = ctx;
+        const own = started(ctx);
+        const at = await daemonHome(own, "echo");
         const entry = bridgeCommand(at, entryArgs(at, "echo"), via);
         const child = spawn(entry.command, entry.args, {
           env: stringEnv(at.env),
           stdio: ["pipe", "pipe", "ignore"],
         });
-        raw = child;
+        own.raw = child;
         let out = "";
         child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
         const answers = (): { id?: unknown; result?: unknown; error?: { data?: unknown } }[] =>

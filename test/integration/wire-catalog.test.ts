@@ -4,19 +4,18 @@
  * --catalog`, and that entry, spawned as the host spawns it, lists the pool's search,
  * describe and call tools, finds the server's tools and calls them.
  */
-import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { PoolClient } from "mcpool-client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { HOSTS, hostConfigPath } from "../../src/cli/hosts/configs.js";
 import { binPath, stringEnv } from "../helpers/bridge.js";
 import {
-  cliPath,
   client,
+  runCliIn,
   startDaemon,
   testHome,
   type RunningDaemon,
@@ -30,7 +29,11 @@ const ECHO = { command: process.execPath, args: [fixture("echo.mjs")], env: {} }
 const textOf = (result: unknown): string =>
   (result as CallToolResult).content.map((c) => (c.type === "text" ? c.text : "")).join("");
 
-describe("mcpool wire --catalog, for every host", () => {
+/**
+ * The hosts side by side (each its own file and its own catalog bridge on the one daemon):
+ * each mostly waits on a CLI and a bridge starting.
+ */
+describe.concurrent("mcpool wire --catalog, for every host", () => {
   let home: TestHome;
   let daemon: RunningDaemon;
   let pool: PoolClient;
@@ -50,54 +53,55 @@ describe("mcpool wire --catalog, for every host", () => {
   });
 
   for (const host of HOSTS) {
-    it(`rewrites ${host}'s entry to a catalog bridge that finds and calls the server's tools`, async () => {
-      const where = { home: home.dir, platform: "linux" as const, env: home.env };
-      const path = hostConfigPath(host, where);
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, hostFileText(host, "echo", ECHO));
-      const wired = spawnSync(
-        process.execPath,
-        [cliPath, "wire", host, "--write", "--json", "--catalog"],
-        { env: home.env, cwd: join(home.dir, "project"), encoding: "utf8", timeout: 30_000 },
-      );
-      expect(wired.status, wired.stderr).toBe(0);
-      const command = entryCommand(host, readFileSync(path, "utf8"), "echo");
-      expect(command.slice(1)).toEqual([
-        binPath,
-        "bridge",
-        "--server",
-        "echo",
-        "--catalog",
-        "--socket",
-        home.socketPath,
-      ]);
+    it(
+      `rewrites ${host}'s entry to a catalog bridge that finds and calls the server's tools`,
+      { timeout: 60_000 },
+      async ({ expect }) => {
+        const where = { home: home.dir, platform: "linux" as const, env: home.env };
+        const path = hostConfigPath(host, where);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, hostFileText(host, "echo", ECHO));
+        const project = join(home.dir, "project");
+        const wired = await runCliIn(home, project, "wire", host, "--write", "--json", "--catalog");
+        expect(wired.code, wired.stderr).toBe(0);
+        const command = entryCommand(host, readFileSync(path, "utf8"), "echo");
+        expect(command.slice(1)).toEqual([
+          binPath,
+          "bridge",
+          "--server",
+          "echo",
+          "--catalog",
+          "--socket",
+          home.socketPath,
+        ]);
 
-      const transport = new StdioClientTransport({
-        command: command[0]!,
-        args: command.slice(1),
-        env: stringEnv(home.env),
-        stderr: "pipe",
-      });
-      const session = new Client({ name: `${host}-host`, version: "1.0.0" });
-      await session.connect(transport);
-      const pid = transport.pid;
-      try {
-        const listed = (await session.listTools()).tools.map((t) => t.name);
-        expect(listed).toEqual(["search_tools", "describe_tool", "call_tool"]);
-        const found = await session.callTool({
-          name: "search_tools",
-          arguments: { query: "echo text back" },
+        const transport = new StdioClientTransport({
+          command: command[0]!,
+          args: command.slice(1),
+          env: stringEnv(home.env),
+          stderr: "pipe",
         });
-        expect(textOf(found)).toContain('"name":"echo"');
-        const called = await session.callTool({
-          name: "call_tool",
-          arguments: { name: "echo", arguments: { text: host } },
-        });
-        expect(textOf(called)).toBe(host);
-      } finally {
-        await session.close();
-        if (pid !== null) await waitFor(() => !alive(pid), 10_000, "the host's entry to exit");
-      }
-    });
+        const session = new Client({ name: `${host}-host`, version: "1.0.0" });
+        await session.connect(transport);
+        const pid = transport.pid;
+        try {
+          const listed = (await session.listTools()).tools.map((t) => t.name);
+          expect(listed).toEqual(["search_tools", "describe_tool", "call_tool"]);
+          const found = await session.callTool({
+            name: "search_tools",
+            arguments: { query: "echo text back" },
+          });
+          expect(textOf(found)).toContain('"name":"echo"');
+          const called = await session.callTool({
+            name: "call_tool",
+            arguments: { name: "echo", arguments: { text: host } },
+          });
+          expect(textOf(called)).toBe(host);
+        } finally {
+          await session.close();
+          if (pid !== null) await waitFor(() => !alive(pid), 10_000, "the host's entry to exit");
+        }
+      },
+    );
   }
 });

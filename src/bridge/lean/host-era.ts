@@ -70,7 +70,8 @@ export class HostEra {
 
   /**
    * An `initialize` or the discovery's answer decided the era: the host opened a session
-   * (one whose discovery was refused did, though it may never send `initialize`).
+   * (one whose discovery was refused did, though it may never send `initialize`: a server
+   * direct tells it of a list change unsolicited all the same).
    */
   get isDecided(): boolean {
     return this.decided;

@@ -4,31 +4,29 @@
  * `mcpool shutdown` + start, a service restart) closes it. The session is the host's, so
  * this side keeps what it had and gives it to the next daemon:
  *
- * - the host's lines are read whole (one JSON-RPC message a line, MCP stdio), and what makes
- *   its session — `initialize`, `notifications/initialized`, the last `logging/setLevel`, the
+ * - the host's lines are read whole (one JSON-RPC message a line, MCP stdio), and what makes its
+ *   session — `initialize`, `notifications/initialized`, the last `logging/setLevel`, the
  *   `resources/subscribe`s not undone, a modern host's open `subscriptions/listen` streams — is
  *   kept; every request sent and not yet answered too;
- * - the daemon's connection closing with the host still there: each request in flight is
- *   answered at once with INFLIGHT_MESSAGE (it may or may not have run) — a listen stream is
- *   not: it stays open for the host — and the socket is
- *   dialled again, RECONNECT_DELAYS_MS apart, within the window (reconnectWindowMs); the host's requests
- *   meanwhile wait;
+ * - the daemon's connection closing with the host still there: each request in flight is answered
+ *   at once with INFLIGHT_MESSAGE (it may or may not have run) — a listen stream is not: it stays
+ *   open for the host — and the socket is dialled again, RECONNECT_DELAYS_MS apart, within the
+ *   window (reconnectWindowMs); the host's requests meanwhile wait;
  * - each connection opens with the host's name, the same on every one (host-signals.ts);
  * - connected again: `initialize` is sent again as the host sent it, then (after its answer)
- *   `notifications/initialized`, the level and the subscriptions; their answers are the
- *   host's already and are dropped; the host is told its tools list changed (the new
- *   daemon's catalog may differ), in its era (host-era.ts): unsolicited to a legacy host, on
- *   each listen stream that took tool changes to a 2026-07-28 one; each open listen stream
- *   is sent again as it was (same id, so what the new daemon sends on it reaches the host's
- *   stream; its acknowledgement, the host's already, is dropped), and then what it asked
- *   meanwhile;
- * - the window over: what waits, and every request after, is answered with downMessage()
- *   (mcpool, the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as
- *   long as the host is there: a daemon that comes back gets the session as above;
+ *   `notifications/initialized`, the level and the subscriptions; their answers are the host's
+ *   already and are dropped; the host is told its tools list changed (the new daemon's catalog may
+ *   differ), in its era (host-era.ts): unsolicited to a legacy host, on each listen stream that
+ *   took tool changes to a 2026-07-28 one; each open listen stream is sent again as it was (same
+ *   id, so what the new daemon sends on it reaches the host's stream; its acknowledgement, the
+ *   host's already, is dropped), and then what it asked meanwhile;
+ * - the window over: what waits, and every request after, is answered with downMessage() (mcpool,
+ *   the socket, how to start it), and the socket is dialled every DOWN_RETRY_MS, as long as the
+ *   host is there: a daemon that comes back gets the session as above;
  * - a cold start (no daemon yet, one starting: `options.cold`) begins as a loss does, but the
  *   host's opening and listings are answered from what the daemon answered them before
- *   (cold-answers.ts); once it is reached, no list change is said unless the listings,
- *   asked again, differ, and then in the host's era (host-era.ts).
+ *   (cold-answers.ts); once it is reached, no list change is said unless the listings, asked again,
+ *   differ, and then in the host's era (host-era.ts).
  *
  * Node's net alone, as the lean bridge: no SDK, no client.
  */
