@@ -12,7 +12,8 @@ import { isProfileEntry, type ProfileEntry } from "./server/profile-entry.js";
 
 /**
  * Dials each child among `entries()` (in `servers`, when given) that has never listed, a few
- * at a time; one that fails is left out, said in the log, and told so (ProfileEntry.leftOut). Twice at most: a legacy child that
+ * at a time; one that fails is left out, said in the log, and its failure is not kept: a
+ * later use dials afresh (the project may have changed since). Twice at most: a legacy child that
  * its server refused hands its row to another child (host-profiles.ts), dialled in turn.
  */
 export async function dialFresh(
@@ -40,10 +41,7 @@ export async function dialFresh(
         const child = fresh[next++] as ProfileEntry;
         await child.ensure().then(
           () => child.idle(),
-          (error: Error) => {
-            serverLog(log, child.id).error(error.message);
-            child.leftOut(error);
-          },
+          (error: Error) => serverLog(log, child.id).error(error.message),
         );
       }
     };

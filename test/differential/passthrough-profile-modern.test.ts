@@ -157,4 +157,54 @@ describe("a 2026-07-28 host's resources, prompts and completion go where its cal
       await client.close();
     }
   }, 120_000);
+
+  /**
+   * The list_changed notifications a dual-era host hears on `target` while it makes two calls
+   * at once and then a third, by kind: each call's result comes after any notification sent
+   * before it, and a listing after the calls drains the stream.
+   */
+  async function changesOver(
+    target: Extract<Target, { kind: "stdio" }>,
+    prefix: string,
+  ): Promise<Record<string, number>> {
+    const client = new Client(
+      { name: "differential-host", version: "1.0.0" },
+      { capabilities: { roots: { listChanged: true } }, versionNegotiation: { mode: "auto" } },
+    );
+    const uri = pathToFileURL(spec().root).href;
+    client.setRequestHandler("roots/list", () => ({ roots: [{ uri, name: "project" }] }));
+    const heard: Record<string, number> = { tools: 0, resources: 0, prompts: 0 };
+    for (const kind of Object.keys(heard)) {
+      const method = `notifications/${kind}/list_changed` as const;
+      client.setNotificationHandler(method as never, () => void (heard[kind]! += 1));
+    }
+    await client.connect(new StdioClientTransport({ ...target, stderr: "ignore" }));
+    try {
+      if (client.getProtocolEra() === "modern") {
+        await client.listen({
+          toolsListChanged: true,
+          resourcesListChanged: true,
+          promptsListChanged: true,
+        });
+      }
+      const call = { name: `${prefix}whoami`, arguments: {} };
+      await Promise.all([client.callTool(call), client.callTool(call)]);
+      await client.callTool(call);
+      await client.listResources();
+      return heard;
+    } finally {
+      await client.close();
+    }
+  }
+
+  it("tells a host its lists changed once for its roots, not again for each call that carried them", async () => {
+    const env = stringEnv(home.env);
+    const direct = { kind: "stdio" as const, command: server.command, args: server.args, env };
+    // Direct, no call changes a list.
+    expect(await changesOver(direct, "")).toEqual({ tools: 0, resources: 0, prompts: 0 });
+    // Pooled, a connection that had no roots before its first calls asked them is told its
+    // lists changed: once, though both calls asked and carried the same roots back.
+    const pooled = await changesOver(await lean(), `${server.id}__`);
+    expect(pooled).toEqual({ tools: 1, resources: 1, prompts: 1 });
+  }, 120_000);
 });

@@ -1,12 +1,23 @@
 /**
  * The MCP sockets' listeners (src/bridge/fronts/handed-listeners.ts): a handed fd that cannot
  * be listened on is still closed with those no scope took, never left open for the daemon's
- * life; a socket bound here is bound by rename, so closing its listener leaves the path.
+ * life; a socket bound here is bound by rename, so closing its listener leaves the path; the
+ * start's sweep unlinks only sockets, never a file or folder of the user's of the same name.
  */
-import { closeSync, existsSync, fstatSync, mkdtempSync, openSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { bindTag } from "mcpool-client/paths";
 import { afterEach, describe, expect, it } from "vitest";
 import { Listeners } from "../../src/bridge/fronts/handed-listeners.js";
 
@@ -62,5 +73,24 @@ describe("the MCP sockets' listeners", () => {
     expect(existsSync(path)).toBe(true);
     await listeners.closed(listener, "alpha");
     expect(existsSync(path)).toBe(false);
+  });
+
+  it("unlinks only the sockets a daemon left, never a file or folder of the user's", async () => {
+    const dir = folder();
+    // Names the sweep looks for, but not sockets: a user's own files and folder.
+    writeFileSync(join(dir, "github"), "token");
+    writeFileSync(join(dir, "a.sock"), "notes");
+    mkdirSync(join(dir, "memory"));
+    // A socket under a bind's temporary name, as a daemon killed while binding leaves it.
+    const stale = join(dir, bindTag(4242, 7));
+    const dead = createServer();
+    await new Promise<void>((resolve) => dead.listen(stale, resolve));
+    expect(existsSync(stale)).toBe(true);
+    await Listeners.clearing(dir, undefined, () => undefined);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(join(dir, "github"))).toBe(true);
+    expect(existsSync(join(dir, "a.sock"))).toBe(true);
+    expect(existsSync(join(dir, "memory"))).toBe(true);
+    await new Promise<void>((resolve) => dead.close(() => resolve()));
   });
 });

@@ -87,7 +87,10 @@ export const ROOTS_INPUT_KEY = "mcpool-roots";
 export class ModernRoots {
   /** Undefined: not asked yet; else what the host answered (undefined roots: no answer). */
   #learnt: { roots: readonly HostRoot[] | undefined } | undefined;
-  /** Told once the roots are learnt and their project's child has listed (modern/rounds.ts). */
+  /**
+   * Told when the roots are learnt, or learnt different from before, once their project's
+   * child has listed (modern/rounds.ts): never again for the same roots.
+   */
   onLearnt: (() => void) | undefined;
 
   /** Whether the host's roots were asked (answered or not). */
@@ -95,17 +98,25 @@ export class ModernRoots {
     return this.#learnt !== undefined;
   }
 
-  /** The host's answer to our `roots/list` (a ListRootsResult, untrusted), kept. */
-  learn(response: unknown, log: (line: string) => void): void {
+  /**
+   * The host's answer to our `roots/list` (a ListRootsResult, untrusted), kept. Whether it
+   * changed what the unit held: the first answer does, one equal to the last does not (two
+   * calls asked in parallel both carry the answer).
+   */
+  learn(response: unknown, log: (line: string) => void): boolean {
+    const before = this.#learnt;
     const roots = (response as { roots?: unknown } | null | undefined)?.roots;
     if (Array.isArray(roots) && isHostProfile({ roots })) {
       this.#learnt = { roots: roots as HostRoot[] };
-      return;
+    } else {
+      log(
+        `mcpool bridge: the host ${response === undefined ? "did not list" : "listed malformed"} roots; served as a host that declares none`,
+      );
+      this.#learnt = { roots: undefined };
     }
-    log(
-      `mcpool bridge: the host ${response === undefined ? "did not list" : "listed malformed"} roots; served as a host that declares none`,
+    return (
+      before === undefined || JSON.stringify(before.roots) !== JSON.stringify(this.#learnt.roots)
     );
-    this.#learnt = { roots: undefined };
   }
 
   /**

@@ -9,7 +9,7 @@
  * listener reads it (src/daemon/socket/listener.ts).
  */
 import { closeSync } from "node:fs";
-import { readdir, unlink } from "node:fs/promises";
+import { lstat, readdir, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
 import { join } from "node:path";
 import {
@@ -27,6 +27,12 @@ export function listeningFds(
     const fd = (server as { _handle?: { fd?: unknown } })._handle?.fd;
     return typeof fd === "number" && fd >= 0 ? [{ scope, fd }] : [];
   });
+}
+
+/** Whether `path` itself (not what a link points to) is a Unix socket. */
+async function isSocket(path: string): Promise<boolean> {
+  const stats = await lstat(path).catch(() => undefined);
+  return stats?.isSocket() === true;
 }
 
 export class Listeners {
@@ -47,6 +53,8 @@ export class Listeners {
   /**
    * The listeners of the MCP sockets (each scope's at `pathOf(scope)`), once the previous
    * daemon's sockets in `dir` are unlinked (we hold the lock), but for those it handed over.
+   * Only sockets are unlinked, named as an MCP socket or a bind's temporary name: a file or a
+   * folder of the user's in `dir`, whatever its name, is left alone.
    */
   static async clearing(
     dir: string,
@@ -57,9 +65,10 @@ export class Listeners {
     const kept = new Set([...listeners.#handed.keys()].map((scope) => listeners.#pathOf(scope)));
     for (const name of await readdir(dir)) {
       const path = join(dir, name);
-      // A socket, or one a daemon that died was binding (bindByRename's temporary name).
-      const socket = name.endsWith(".sock") || isTemporarySocketName(name);
-      if (socket && !kept.has(path)) await unlink(path).catch(() => {});
+      // A socket, or one a daemon that died was binding (bindByRename's temporary name). The
+      // folder may be the user's own: only an entry that is a socket is ever unlinked.
+      const named = name.endsWith(".sock") || isTemporarySocketName(name);
+      if (named && !kept.has(path) && (await isSocket(path))) await unlink(path).catch(() => {});
     }
     return listeners;
   }

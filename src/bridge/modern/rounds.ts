@@ -157,7 +157,8 @@ export class Rounds {
  * roots are known, or the request's server is known to be modern (it asks inside the
  * request itself). `qualified`: the called tool; undefined: any server in scope (a prompt's
  * or a resource's server is found as the pool routes it). On the retry that carries the
- * host's answer (a state of the bridge's roots question), the roots are learnt.
+ * host's answer (a state of the bridge's roots question), the roots are learnt, and the
+ * connection told its lists changed when they differ from those it held.
  */
 export async function withRoots(
   core: Pick<BridgeCore, "upstream" | "scope" | "listTools" | "log">,
@@ -170,11 +171,12 @@ export async function withRoots(
   const declared = clientCapabilities(ctx);
   const state = ctx.mcpReq.requestState<StatePayload>();
   if (state !== undefined && "roots" in state) {
-    roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], core.log);
+    const changed = roots.learn(ctx.mcpReq.inputResponses?.[ROOTS_INPUT_KEY], core.log);
     // Listed first, as a legacy host lists with its roots before it calls: the project's
     // child is up and its server has read its roots when the request reaches it.
     await core.listTools(identity, roots.profile(declared)).catch(() => undefined);
-    roots.onLearnt?.();
+    // The connection's lists changed only if the roots it holds did.
+    if (changed) roots.onLearnt?.();
   }
   if (declared.roots === undefined || roots.known || !(await mayAskAtStart(core, qualified))) {
     return { profile: roots.profile(declared) };

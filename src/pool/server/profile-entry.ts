@@ -77,10 +77,6 @@ export class ProfileEntry extends ServerEntry {
   readonly #ready = new WeakSet<Connection>();
   /** The connections ended because their server showed no sign of taking the roots in. */
   readonly #untaken = new WeakSet<Connection>();
-  /** The last refusal for roots not taken in (#rootsTaken), as its use was told it. */
-  #refusal: McpPoolError | undefined;
-  /** That refusal, met by a listing that left the row out (leftOut): the next use hears it. */
-  #untold: McpPoolError | undefined;
 
   /**
    * `legacy`: a legacy host's child of a row held in 2026-07-28, dialled with `initialize` as
@@ -179,13 +175,6 @@ export class ProfileEntry extends ServerEntry {
    * once, kept with the tools cache) to ask later than that is waited for to ask.
    */
   override ensure(options: { ignoreBackoff?: boolean } = {}): Promise<Connection> {
-    // A listing met the refusal and told no host: the use after it is told, from the same
-    // child, instead of a second child's wait. The use after that dials afresh.
-    const untold = this.#untold;
-    if (untold !== undefined) {
-      this.#untold = undefined;
-      return Promise.reject(untold);
-    }
     const dialled = this.#dialled(options).catch((error: unknown) => {
       const speaks = (error as { detail?: { speaks?: unknown } }).detail?.speaks;
       if (this.era !== undefined && speaks !== undefined && speaks !== this.era) {
@@ -207,16 +196,6 @@ export class ProfileEntry extends ServerEntry {
         return this.ensure(options);
       });
     });
-  }
-
-  /**
-   * A listing dialled this child, met `error` and left the row out of its list (dialFresh),
-   * so no host heard it: a refusal for roots not taken in is kept for the next use. A host
-   * lists, then calls; without this the call would dial a second child and wait the bound
-   * again, doubling the wait for the same refusal.
-   */
-  leftOut(error: unknown): void {
-    if (error !== undefined && error === this.#refusal) this.#untold = this.#refusal;
   }
 
   /** Whether the live connection serves (its server took the roots in): it may be ended for the cap. */
@@ -256,12 +235,11 @@ export class ProfileEntry extends ServerEntry {
         // pool event (host-profiles.ts ROW_EVENTS), and the refusal below says why.
         this.#untaken.add(connection);
         void this.close("idle");
-        this.#refusal = new McpPoolError(
+        throw new McpPoolError(
           "timeout",
           `server "${this.id}" asked for the roots ${this.#rootsText()} and gave no sign of taking them in within ${bound} ms (it shows one for other projects); not served with roots it may not have taken in`,
           { serverId: this.id, timeoutMs: bound },
         );
-        throw this.#refusal;
       }
       serverLog(this.#context.log, this.id).error(
         `asked for its roots and gave no sign of taking them in within ${bound} ms; serving ${this.#rootsText()} now`,
