@@ -46,7 +46,7 @@ import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
-import type { TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
+import type { LeftTask, TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
 import type { MovedTask, TaskPlace } from "./calls/moved-records.js";
 import { isProfileEntry } from "./server/profile-entry.js";
 import type {
@@ -255,9 +255,9 @@ export class McpPool {
 
   /**
    * Takes up the task records a previous daemon handed over; an unclaimed live one holds its
-   * child from the idle rule for `holdMs`. Returns how many.
+   * child from the idle rule for `holdMs`. Returns those not taken up, each with why.
    */
-  adoptTasks(moved: readonly MovedTask[], holdMs: number): number {
+  adoptTasks(moved: readonly MovedTask[], holdMs: number): LeftTask[] {
     const { servers, profiles, tasks } = this.#parts;
     const place: TaskPlace = (id, key) =>
       key === undefined ? servers.find(id) : profiles.child(id, key);

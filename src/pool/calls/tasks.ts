@@ -64,6 +64,12 @@ interface TaskRecord {
   moved?: Unclaimed;
 }
 
+/** A moved record adopt() did not take up, and why. */
+export interface LeftTask {
+  task: MovedTask;
+  why: string;
+}
+
 export interface PoolTasksDeps {
   /** The row's entry; throws `unknown-server`. */
   entry(id: string): ServerEntry;
@@ -327,16 +333,18 @@ export class PoolTasks {
    * (one not found, or expired, is left); each is its host's by name until the host's new
    * connection asks about it. A live one holds its child from the idle rule for `holdMs`
    * while unclaimed (the host's entry dials again within it), then no longer; its owner may
-   * still claim it until it expires. Returns how many were taken.
+   * still claim it until it expires. Returns the records left, each with why.
    */
-  adopt(tasks: readonly MovedTask[], place: TaskPlace, holdMs: number): number {
+  adopt(tasks: readonly MovedTask[], place: TaskPlace, holdMs: number): LeftTask[] {
     const now = Date.now();
-    let taken = 0;
+    const left: LeftTask[] = [];
     for (const task of tasks) {
-      const entry = place(task.serverId, task.profileKey);
-      const connection = entry?.connection;
-      if (entry === undefined || connection === undefined || task.expiresAt <= now) continue;
-      if (this.#records.has(task.taskId)) continue;
+      const found = this.#adoptable(task, place, now);
+      if (typeof found === "string") {
+        left.push({ task, why: found });
+        continue;
+      }
+      const { entry, connection } = found;
       const live = !TERMINAL.has(task.status);
       const record: TaskRecord = {
         taskId: task.taskId,
@@ -355,10 +363,24 @@ export class PoolTasks {
       if (live) this.#holdUnclaimed(record, holdMs);
       const missed = taskOf(record.moved?.missed?.params)?.status;
       if (missed !== undefined) this.#saw(record, missed);
-      taken += 1;
     }
     this.#moved.conclude();
-    return taken;
+    return left;
+  }
+
+  /** Where a moved record is taken up: its child's entry and connection, or why it is not. */
+  #adoptable(
+    task: MovedTask,
+    place: TaskPlace,
+    now: number,
+  ): { entry: ServerEntry; connection: Connection } | string {
+    const entry = place(task.serverId, task.profileKey);
+    const connection = entry?.connection;
+    if (entry === undefined) return "its child is not served here";
+    if (connection === undefined) return "its child has no connection";
+    if (task.expiresAt <= now) return "it expired";
+    if (this.#records.has(task.taskId)) return "a record of that task is kept already";
+    return { entry, connection };
   }
 
   /** After `holdMs` (from now: its own deadline), `record` unclaimed holds its child no longer. */
