@@ -46,7 +46,7 @@ import { READY_WAIT_MS } from "./reconcile/reconciler.js";
 import { runHooks, type HookHost, type RunHooksOptions } from "./calls/hooks.js";
 import { holding, withSession } from "./server/session.js";
 import type { CallOptions } from "./calls/options.js";
-import type { TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
+import type { LeftTask, TaskMethod, TaskOwner, TaskRequestOptions } from "./calls/tasks.js";
 import type { MovedTask, TaskName, TaskPlace } from "./calls/moved-records.js";
 import { isProfileEntry } from "./server/profile-entry.js";
 import type {
@@ -253,8 +253,8 @@ export class McpPool {
     this.#parts.tasks.forgo(why);
   }
 
-  /** Takes up a previous daemon's task records (an unclaimed live one holds its child `holdMs`): how many. */
-  adoptTasks(moved: readonly MovedTask[], holdMs: number): number {
+  /** Takes up a previous daemon's task records (an unclaimed live one holds its child `holdMs`): those left, each with why. */
+  adoptTasks(moved: readonly MovedTask[], holdMs: number): LeftTask[] {
     const { servers, profiles, tasks } = this.#parts;
     const place: TaskPlace = (id, key) =>
       key === undefined ? servers.find(id) : profiles.child(id, key);

@@ -486,6 +486,9 @@ describe("tasks across a hand-over restart", () => {
         BOUND_MS,
         "the new daemon to serve",
       );
+      // The library's own connection is the new daemon's one client: the count below is exact.
+      expect((await lib.status()).pid).not.toBe(old.pid);
+      await waitFor(async () => (await lib.status()).clients === 1, BOUND_MS, "one client");
       // A connection naming the same owner asks about the task while it is not yet taken up, and
       // closes with its question under way: the daemon read the question before the status
       // asked after it on the same connection, and before the close.
@@ -496,6 +499,10 @@ describe("tasks across a hand-over restart", () => {
       expect((await early.status()).pid).not.toBe(old.pid);
       await early.close();
       await asked;
+      // The client's close is done on its side only: the daemon sees it when it reads the end
+      // of the socket, in no set order with the gated child's answer. Seen after the adoption,
+      // it is a host that asked about its task, was given it, then went (and its task with it).
+      await waitFor(async () => (await lib.status()).clients === 1, BOUND_MS, "the close seen");
       writeFileSync(relist, "");
       const done = await restart;
       expect(done.stderr).toBe("");

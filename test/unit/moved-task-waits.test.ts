@@ -91,4 +91,33 @@ describe("a host gone while its moved records are adopted", () => {
     await expect(waiting).rejects.toThrow("the host's connection is gone");
     tasks.close();
   });
+
+  it("says why each moved record it could not take up was left", () => {
+    const tasks = pool();
+    const s = child("s");
+    const noConnection = { ...child("n"), connection: undefined } as unknown as ServerEntry;
+    const at = (serverId: string, taskId: string, expiresAt = task.expiresAt): MovedTask => ({
+      ...task,
+      serverId,
+      taskId,
+      expiresAt,
+    });
+    const places = new Map([
+      ["s", s],
+      ["n", noConnection],
+    ]);
+    const left = tasks.adopt(
+      [at("s", "t"), at("gone", "a"), at("n", "b"), at("s", "c", Date.now() - 1), at("s", "t")],
+      (id) => places.get(id),
+      60_000,
+    );
+    expect(left.map(({ task: { taskId }, why }) => [taskId, why])).toEqual([
+      ["a", "its child is not served here"],
+      ["b", "its child has no connection"],
+      ["c", "it expired"],
+      ["t", "a record of that task is kept already"],
+    ]);
+    expect(tasks.size).toBe(1);
+    tasks.close();
+  });
 });

@@ -12,7 +12,7 @@ import type { McpPool } from "../../pool/pool.js";
 import type { DaemonLog } from "../process/logger.js";
 import type { Predecessor } from "./predecessor.js";
 import { takenTasks, UNCLAIMED_TASK_HOLD_MS } from "./moved-tasks.js";
-import { childLabel, handedKey, nameOf, type HandedServer } from "./snapshot.js";
+import { childLabel, childName, handedKey, nameOf, type HandedServer } from "./snapshot.js";
 import { adoptSubscriptions } from "./subscriptions.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
@@ -138,7 +138,12 @@ async function conclude(
   // So do those of the http sessions a dial took: the same session holds them still.
   const takenSessions = predecessor.takenSessions();
   const moved = takenTasks(snapshot.tasks, new Set([...taken.map(nameOf), ...takenSessions]));
-  pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS);
+  // A record not taken up is a host's task it will hear "not found" of: said, with why.
+  for (const { task, why } of pool.adoptTasks(moved, UNCLAIMED_TASK_HOLD_MS)) {
+    log.error(
+      `mcpool: did not take up task ${task.taskId} of ${childName(task.serverId, task.profileKey)}: ${why}`,
+    );
+  }
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
   // A row's own http session that moved holds its subscriptions still, as a child does.
   const sessionRows = rowSessions.map((s) => s.serverId).filter((id) => takenSessions.includes(id));

@@ -32,6 +32,7 @@ import {
   type Unclaimed,
 } from "./moved-records.js";
 import { askAsStranger, sendTask } from "./task-requests.js";
+import { hold, taskOf } from "./task-holds.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
@@ -77,6 +78,12 @@ interface TaskRecord {
   moved?: Unclaimed;
 }
 
+/** A moved record adopt() did not take up, and why. */
+export interface LeftTask {
+  task: MovedTask;
+  why: string;
+}
+
 export interface PoolTasksDeps {
   /** The row's entry; throws `unknown-server`. */
   entry(id: string): ServerEntry;
@@ -89,33 +96,6 @@ export interface TaskRequestOptions {
 }
 
 type Params = Record<string, unknown>;
-
-/** A task as a server's CreateTaskResult, `tasks/get` or status notification has it. */
-function taskOf(
-  value: unknown,
-): { taskId: string; status?: string; ttl?: number | null } | undefined {
-  const task = value as { taskId?: unknown; status?: unknown; ttl?: unknown } | undefined;
-  if (typeof task?.taskId !== "string") return undefined;
-  return {
-    taskId: task.taskId,
-    ...(typeof task.status === "string" ? { status: task.status } : {}),
-    ...(typeof task.ttl === "number" || task.ttl === null ? { ttl: task.ttl } : {}),
-  };
-}
-
-/** Counts `connection` in flight until the returned function is called (once). */
-function hold(entry: ServerEntry, connection: Connection): () => void {
-  connection.inflight += 1;
-  entry.busy();
-  let held = true;
-  return () => {
-    if (!held) return;
-    held = false;
-    connection.inflight -= 1;
-    if (connection.inflight === 0) connection.drained?.();
-    entry.idle();
-  };
-}
 
 export class PoolTasks {
   readonly #deps: PoolTasksDeps;
@@ -343,17 +323,18 @@ export class PoolTasks {
    * (one not found, or expired, is left); each is its host's by name until the host's new
    * connection asks about it. A live one holds its child from the idle rule for `holdMs`
    * while unclaimed (the host's entry dials again within it), then no longer; its owner may
-   * still claim it until it expires. Returns how many were taken.
+   * still claim it until it expires. Returns the records left, each with why.
    */
-  adopt(tasks: readonly MovedTask[], place: TaskPlace, holdMs: number): number {
+  adopt(tasks: readonly MovedTask[], place: TaskPlace, holdMs: number): LeftTask[] {
     const now = Date.now();
-    let taken = 0;
+    const left: LeftTask[] = [];
     for (const task of tasks) {
-      const entry = place(task.serverId, task.profileKey);
-      const connection = entry?.connection;
-      if (entry === undefined || connection === undefined || task.expiresAt <= now) continue;
-      const key = keyOf(task.serverId, task.taskId);
-      if (this.#records.has(key)) continue;
+      const found = this.#adoptable(task, place, now);
+      if (typeof found === "string") {
+        left.push({ task, why: found });
+        continue;
+      }
+      const { entry, connection } = found;
       const live = !TERMINAL.has(task.status);
       const record: TaskRecord = {
         taskId: task.taskId,
@@ -368,15 +349,30 @@ export class PoolTasks {
         ttl: task.ttl,
         moved: this.#moved.unclaimed(task.owner, task),
       };
-      this.#records.set(key, record);
+      this.#records.set(keyOf(task.serverId, task.taskId), record);
       this.#expireAfter(record, task.expiresAt - now);
       if (live) this.#holdUnclaimed(record, holdMs);
       const missed = taskOf(record.moved?.missed?.params)?.status;
       if (missed !== undefined) this.#saw(record, missed);
-      taken += 1;
     }
     this.#moved.conclude();
-    return taken;
+    return left;
+  }
+
+  /** Where a moved record is taken up: its child's entry and connection, or why it is not. */
+  #adoptable(
+    task: MovedTask,
+    place: TaskPlace,
+    now: number,
+  ): { entry: ServerEntry; connection: Connection } | string {
+    const entry = place(task.serverId, task.profileKey);
+    const connection = entry?.connection;
+    if (entry === undefined) return "its child is not served here";
+    if (connection === undefined) return "its child has no connection";
+    if (task.expiresAt <= now) return "it expired";
+    if (this.#records.has(keyOf(task.serverId, task.taskId)))
+      return "a record of that task is kept already";
+    return { entry, connection };
   }
 
   /** After `holdMs` (from now: its own deadline), `record` unclaimed holds its child no longer. */
