@@ -4,6 +4,7 @@
  * task the host is told of named by the host's id, and found again from it.
  */
 import { describe, expect, it } from "vitest";
+import type { PoolClient } from "mcpool-client";
 import { renamed, renamedStatus, renamedText, SessionTasks } from "../../src/bridge/core/tasks.js";
 
 describe("a session's tasks of several servers", () => {
@@ -89,5 +90,53 @@ describe("a session's tasks of several servers", () => {
     expect(renamedText("subtask-1 of task-1@a failed", "task-1", "task-1@b")).toBe(
       "subtask-1 of task-1@a failed",
     );
+  });
+});
+
+/** A daemon client as a session sees it: only the two task-name methods, answered by the test. */
+function daemonWith(names: () => Promise<unknown[]>, name: () => Promise<void>): PoolClient {
+  return { tasks: { names, name } } as unknown as PoolClient;
+}
+
+describe("a named session's tasks across a daemon that took over", () => {
+  it("gives a status its id only once the older tasks' ids are known again", async () => {
+    let known: (tasks: unknown[]) => void = () => undefined;
+    const names = new Promise<unknown[]>((resolve) => (known = resolve));
+    const tasks = new SessionTasks(
+      "host-name",
+      daemonWith(
+        () => names,
+        async () => undefined,
+      ),
+    );
+    // A new task of b goes by "t" at its server, as an older task of a did for the host.
+    const id = tasks.statusId("b", "t", "host-name");
+    known([{ serverId: "a", taskId: "t", hostId: "t" }]);
+    expect(await id).toBe("t@b");
+    expect(tasks.find("t")).toEqual({ serverId: "a", taskId: "t" });
+  });
+
+  it("gives no id to a status of a task that is another host's", async () => {
+    const tasks = new SessionTasks(
+      "host-name",
+      daemonWith(
+        async () => [],
+        async () => undefined,
+      ),
+    );
+    expect(await tasks.statusId("a", "t", "another-host")).toBeUndefined();
+  });
+
+  it("answers the host its task when the daemon cannot keep its id (an older build)", async () => {
+    const refused = async (): Promise<void> => {
+      throw new Error("MCP error -32601: Method not found");
+    };
+    const tasks = new SessionTasks(
+      "host-name",
+      daemonWith(async () => [], refused),
+    );
+    tasks.hostId("a", "t");
+    const answer = await tasks.told("b", { task: { taskId: "t", status: "working" } });
+    expect(answer).toEqual({ task: { taskId: "t@b", status: "working" } });
   });
 });

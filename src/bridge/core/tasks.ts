@@ -106,6 +106,21 @@ export class SessionTasks {
   }
 
   /**
+   * The id a status of task `taskId` of `serverId` reaches the session by, or undefined when
+   * the task is not the session's (`taskOwner`: whom the daemon sent it to). Decided once the
+   * session knows its older tasks' ids again, so a new task's id never takes one of theirs.
+   */
+  async statusId(
+    serverId: string,
+    taskId: string,
+    taskOwner?: string,
+  ): Promise<string | undefined> {
+    await this.restored;
+    if (taskOwner !== this.owner && !this.has(serverId, taskId)) return undefined;
+    return this.hostId(serverId, taskId);
+  }
+
+  /**
    * A CreateTaskResult of `serverId` the session was answered: its task is the session's,
    * and the result as the host is given it (its id the host's).
    */
@@ -125,7 +140,9 @@ export class SessionTasks {
     const id = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
     const hostId = (answer as { task?: { taskId?: unknown } } | undefined)?.task?.taskId;
     if (typeof id === "string" && typeof hostId === "string" && id !== hostId) {
-      await this.#client?.tasks.name(serverId, id, this.owner, hostId);
+      // Kept only for a daemon that takes over: one that cannot keep it (an older build
+      // answers "Method not found") leaves the host its task all the same.
+      await this.#client?.tasks.name(serverId, id, this.owner, hostId).catch(() => undefined);
     }
     return answer;
   }

@@ -155,10 +155,12 @@ export class PoolTraffic {
     for (const session of this.#sessions) {
       const tasks = session.tasks;
       if (tasks === undefined) continue;
-      if (taskOwner !== tasks.owner && !tasks.has(serverId, taskId)) continue;
       // Named by the id the session knows the task by (made now, if the status came first).
-      const named = renamedStatus(notification, taskId, tasks.hostId(serverId, taskId));
-      session.server.notification(named as never).catch(() => undefined);
+      void tasks.statusId(serverId, taskId, taskOwner).then((hostId) => {
+        if (hostId === undefined) return;
+        const named = renamedStatus(notification, taskId, hostId);
+        session.server.notification(named as never).catch(() => undefined);
+      });
     }
   }
 
