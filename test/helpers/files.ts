@@ -2,14 +2,34 @@
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** Every regular file under `dir`, with its path (sockets, links and the like skipped). */
-export function filesUnder(dir: string): { path: string; text: string }[] {
+/**
+ * Every regular file under `dir`, with its path (sockets, links and the like skipped). A running
+ * daemon writes files by renaming a temporary beside them, so an entry may be gone by the time it
+ * is read: such an entry is skipped, as is a `dir` that does not exist.
+ */
+export function filesUnder(
+  dir: string,
+  encoding: BufferEncoding = "latin1",
+): { path: string; text: string }[] {
   const out: { path: string; text: string }[] = [];
-  for (const name of readdirSync(dir)) {
+  for (const name of gone(() => readdirSync(dir)) ?? []) {
     const path = join(dir, name);
-    const stat = lstatSync(path);
-    if (stat.isDirectory()) out.push(...filesUnder(path));
-    else if (stat.isFile()) out.push({ path, text: readFileSync(path, "latin1") });
+    const stat = gone(() => lstatSync(path));
+    if (stat?.isDirectory()) out.push(...filesUnder(path, encoding));
+    else if (stat?.isFile()) {
+      const text = gone(() => readFileSync(path, encoding));
+      if (text !== undefined) out.push({ path, text });
+    }
   }
   return out;
+}
+
+/** `read()`, or undefined when what it reads is no longer there. */
+function gone<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
 }

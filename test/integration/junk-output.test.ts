@@ -8,12 +8,12 @@
  * escape or control byte reaches the log.
  */
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolEvent } from "mcpool-client";
 import { client, startDaemon, testHome, type TestHome, runCli } from "../helpers/daemon.js";
 import { fixture, nextMatching, waitFor } from "../helpers/processes.js";
+import { filesUnder } from "../helpers/files.js";
 
 // Lines noisy.mjs prints before it serves.
 const STARTUP_LINES = 3;
@@ -30,14 +30,6 @@ afterEach(async () => {
 
 function mcpool(home: TestHome, ...args: string[]): string {
   return runCli(home, ...args).stdout;
-}
-
-/** Every regular file under `dir`, read as text. */
-function filesUnder(dir: string): { path: string; text: string }[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .map((name) => join(dir, name))
-    .filter((path) => statSync(path, { throwIfNoEntry: false })?.isFile())
-    .map((path) => ({ path, text: readFileSync(path, "utf8") }));
 }
 
 /** What the log says of noisy's junk: lines logged, and lines counted as dropped. */
@@ -69,7 +61,7 @@ describe("a server's stdout noise", () => {
 
     // The first lines are logged before the answer behind them is read: stdout is read in
     // order and the log written synchronously.
-    const logPath = filesUnder(home.dir).find((f) => f.path.endsWith("mcpool.log"))!.path;
+    const logPath = filesUnder(home.dir, "utf8").find((f) => f.path.endsWith("mcpool.log"))!.path;
     const { logged } = junkAccount(readFileSync(logPath, "utf8"));
     expect(logged[0]).toMatch(
       /mcpool: noisy: skipped a stdout line that is not JSON-RPC: config loaded: API_KEY=\[redacted\] #0$/,
@@ -108,7 +100,7 @@ describe("a server's stdout noise", () => {
     expect(log).not.toMatch(CONTROL);
     expect(log).toContain("fatal: upstream refused API_KEY=[redacted]");
     // Every file but mcp.json, which holds the key by design.
-    for (const file of filesUnder(home.dir).filter((f) => f.path !== home.configPath)) {
+    for (const file of filesUnder(home.dir, "utf8").filter((f) => f.path !== home.configPath)) {
       expect({ path: file.path, leaked: file.text.includes(canary) }).toEqual({
         path: file.path,
         leaked: false,

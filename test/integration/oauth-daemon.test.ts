@@ -21,6 +21,7 @@ import {
   type TestHome,
 } from "../helpers/daemon.js";
 import { InMemoryProvider, startOAuthServer, type OAuthServer } from "../helpers/oauth-server.js";
+import { filesUnder } from "../helpers/files.js";
 
 const CANARY = "canary-oauth-7d1f";
 const BOUND_MS = 20_000;
@@ -92,17 +93,6 @@ async function until(agent: PoolClient, id: string, want: string): Promise<void>
   }
 }
 
-/** Every file under `dir`, recursively, with its text. */
-function filesUnder(dir: string): { path: string; text: string }[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => {
-      const path = join(entry.parentPath, entry.name);
-      return { path, text: readFileSync(path, "utf8") };
-    });
-}
-
 describe("OAuth through the daemon", () => {
   it("signs in with `mcpool login`, keeps the token across a restart, forgets it on logout, and never shows it", async () => {
     const remote: OAuthServer = await startOAuthServer({ tokenPrefix: CANARY });
@@ -152,7 +142,7 @@ describe("OAuth through the daemon", () => {
     for (const [name, text] of Object.entries(outputs)) {
       expect(text.includes(CANARY), `${name} holds the token`).toBe(false);
     }
-    const cacheFiles = filesUnder(join(dataDir, "tools-cache"));
+    const cacheFiles = filesUnder(join(dataDir, "tools-cache"), "utf8");
     expect(cacheFiles.length).toBeGreaterThan(0);
     const logFiles = filesUnder(join(home.dir, "state", "mcpool"));
     expect(logFiles.length).toBeGreaterThan(0);
