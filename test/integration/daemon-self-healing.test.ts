@@ -31,6 +31,23 @@ async function serverOf(c: PoolClient, id: string) {
   return (await c.state()).find((s) => s.id === id);
 }
 
+/** Waits for server `id` to be ready again in a child other than `before`. */
+async function backInANewChild(
+  c: PoolClient,
+  id: string,
+  before: number,
+  what: string,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const state = await serverOf(c, id);
+      return state?.status === "ready" && state.pid !== before;
+    },
+    20_000,
+    what,
+  );
+}
+
 function events(c: PoolClient): PoolEvent[] {
   const seen: PoolEvent[] = [];
   c.onEvent((event) => seen.push(event));
@@ -51,14 +68,7 @@ describe.concurrent("a daemon that heals its servers", { timeout: 90_000 }, () =
       expect(await c.call("crashy__echo", { text: `r${round}` })).toBe(`r${round}`);
       const before = (await serverOf(c, "crashy"))!.pid!;
       process.kill(before, "SIGKILL");
-      await waitFor(
-        async () => {
-          const state = await serverOf(c, "crashy");
-          return state?.status === "ready" && state.pid !== before;
-        },
-        20_000,
-        "the server to be back with a new pid",
-      );
+      await backInANewChild(c, "crashy", before, "the server to be back with a new pid");
       expect((await c.tools()).map((t) => t.function.name)).toContain("crashy__echo");
       expect((await serverOf(c, "crashy"))?.retryAt).toBeUndefined();
       expect(alive(before)).toBe(false);
@@ -93,14 +103,7 @@ describe.concurrent("a daemon that heals its servers", { timeout: 90_000 }, () =
       code: "timeout",
     });
     await waitFor(() => seen.some((e) => e.type === "unresponsive"), 20_000, "unresponsive");
-    await waitFor(
-      async () => {
-        const state = await serverOf(c, "frozen");
-        return state?.status === "ready" && state.pid !== before;
-      },
-      20_000,
-      "a new child",
-    );
+    await backInANewChild(c, "frozen", before, "a new child");
     expect(await c.call("frozen__echo", { text: "served" })).toBe("served");
     await waitFor(() => !alive(before), 20_000, "the stopped child to be killed");
     expect(daemon.stderr()).toMatch(/frozen" stopped answering/);
@@ -137,12 +140,10 @@ describe.concurrent("a daemon that heals its servers", { timeout: 90_000 }, () =
     daemon.process.stderr!.destroy();
     const before = (await serverOf(c, "crashy"))!.pid!;
     process.kill(before, "SIGKILL");
-    await waitFor(
-      async () => {
-        const state = await serverOf(c, "crashy");
-        return state?.status === "ready" && state.pid !== before;
-      },
-      20_000,
+    await backInANewChild(
+      c,
+      "crashy",
+      before,
       `the server to be back after logging into a closed stderr (daemon exit ${String(daemon.process.exitCode)})`,
     );
     expect(await c.call("crashy__echo", { text: "still serving" })).toBe("still serving");
