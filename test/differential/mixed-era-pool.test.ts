@@ -1,6 +1,6 @@
 /**
- * A dual-era host (SDK v2 on `auto`, as Claude Code negotiates) of the whole pool whose
- * servers speak different eras: server-everything only 2025-11-25, the modern fixture only
+ * A dual-era host (SDK v2 on `auto`, as Claude Code negotiates) of the whole pool, or of a
+ * bridge over several servers, whose servers speak different eras: server-everything only 2025-11-25, the modern fixture only
  * 2026-07-28. Direct, the host talks 2025-11-25 with server-everything and 2026-07-28 with
  * the other; one connection speaks one era, and serving it in 2025-11-25 would shut a host
  * that speaks only 2026-07-28 out of the bridge, so the pool serves it the era it opens with.
@@ -111,6 +111,16 @@ describe("a dual-era host of the whole pool whose servers speak different eras",
     await asDirect({
       kind: "stdio",
       ...bridgeCommand(home, args, "lean"),
+      env: stringEnv(home.env),
+    });
+  }, 240_000);
+
+  it("is served 2026-07-28 through --servers a,b,c (the SDK bridge): as direct, less what 2026-07-28 has no place for", async () => {
+    const scope = [everything.id, modern.id, notes.id].join(",");
+    const args = ["--servers", scope, "--socket", home.socketPath];
+    await asDirect({
+      kind: "stdio",
+      ...bridgeCommand(home, args, "sdk"),
       env: stringEnv(home.env),
     });
   }, 240_000);
