@@ -17,11 +17,17 @@ const row = { id: "x", command: "server-of-projects" } as McpServerConfig;
 /** What a child needs of its context here: nothing is dialled, nothing is reaped. */
 const context = { log: {}, idleTimeoutMs: 0, schedule: (work) => work() } as EntryContext;
 
-/** A project's child of row `x`, whose server answers `tasks/get` as its project's. */
+/**
+ * A project's child of row `x`, whose server answers `tasks/get` as its project's, and lists
+ * tasks `1` and `2` (whoever's they are).
+ */
 function child(project: string): ProfileEntry {
   const entry = new ProfileEntry(row, context, { roots: [{ uri: `file:///${project}` }] }, project);
-  const request = ({ params }: { params: { taskId: string } }): Promise<unknown> =>
-    Promise.resolve({ taskId: params.taskId, status: "working", statusMessage: `in ${project}` });
+  const task = (taskId: string) => ({ taskId, status: "working", statusMessage: `in ${project}` });
+  const request = ({ method, params }: { method: string; params: { taskId: string } }) =>
+    Promise.resolve(
+      method === "tasks/list" ? { tasks: [task("1"), task("2")] } : task(params.taskId),
+    );
   const connection = { inflight: 0, client: { request } } as unknown as Connection;
   (entry as unknown as { _connection: Connection })._connection = connection;
   return entry;
@@ -92,6 +98,23 @@ describe("task records of a row's children for two projects", () => {
     expect(b.heard).toEqual([]);
     expect(a.heard).toEqual([JSON.stringify(status("p's said first").params)]);
     for (const done of answered) done();
+    tasks.close();
+  });
+
+  it("lists a host's tasks on two children, each child's only the ids the host's tasks have there", async () => {
+    const [p, q] = [child("p"), child("q")];
+    const tasks = new PoolTasks({ entry: () => p, timeoutMs: () => undefined });
+    const [a, b] = [host("a"), host("b")];
+    tasks.created(p, p.connection!, made, a);
+    tasks.created(q, q.connection!, { task: { taskId: "2", status: "working" } }, a);
+    // B's tasks of the same ids, each on the other child.
+    tasks.created(p, p.connection!, { task: { taskId: "2", status: "working" } }, b);
+    tasks.created(q, q.connection!, made, b);
+    const listed = (await tasks.request("x", "tasks/list", {}, a)).tasks as unknown[];
+    expect(listed).toEqual([
+      { taskId: "1", status: "working", statusMessage: "in p" },
+      { taskId: "2", status: "working", statusMessage: "in q" },
+    ]);
     tasks.close();
   });
 
