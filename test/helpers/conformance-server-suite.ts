@@ -28,6 +28,12 @@ export type Revision = typeof LEGACY | typeof MODERN;
 
 /** Bound on one run of the suite: ~35 scenarios of a few hundred ms each, on a loaded machine. */
 export const SUITE_TIMEOUT_MS = 240_000;
+/**
+ * The runner's bound on one scenario (`--timeout`; its default, 30 s): `server-stateless`
+ * makes some thirty exchanges, several of them reading a stream for a fixed window, and on two
+ * loaded cores with other runs beside it took longer than 30 s through the full CLI's bridge.
+ */
+const SCENARIO_TIMEOUT_MS = 60_000;
 
 export interface Check {
   id: string;
@@ -76,7 +82,10 @@ export async function runSuite(
     const output = await new Promise<string>((resolve, reject) => {
       const child = spawn(
         process.execPath,
-        ["--import", preload, RUNNER, "server", "--url", url, ...args, "--output-dir", out],
+        [
+          ...["--import", preload, RUNNER, "server", "--url", url, ...args],
+          ...["--timeout", String(SCENARIO_TIMEOUT_MS), "--output-dir", out],
+        ],
         { cwd: out, env, stdio: ["ignore", "pipe", "pipe"] },
       );
       let text = "";

@@ -4,8 +4,9 @@
  * and the ones it does not score) through each path a host can be given, in front of a real
  * daemon pooling a fixture over stdio — every hop real. The paths (ENTRIES):
  * - `mcpool bridge --server fixture --http`, the bridge's own Streamable HTTP, both eras;
- * - the perl pipe `mcpool wire` writes (`perl …/relay/mcpool-pipe.pl ID <socket> <node>`) and
- *   the lean `mcpool bridge --server fixture` (a byte pipe to the daemon's MCP socket), each a
+ * - the perl pipe `mcpool wire` writes (`perl …/relay/mcpool-pipe.pl ID <socket> <node>`), the
+ *   lean `mcpool bridge --server fixture` (a byte pipe to the daemon's MCP socket) and the full
+ *   CLI's (the SDK bridge on stdio, where the lean one hands over without a socket), each a
  *   stdio entry the runner reaches through a relay of transports that reads no message, one
  *   spawned entry per session: test/helpers/stdio-over-http.ts for a 2025-11-25 runner,
  *   test/helpers/modern-stdio-over-http.ts (SDK v2's own modern HTTP binding, every request
@@ -82,6 +83,10 @@ const ENTRIES: Entry[] = [
   {
     name: "the lean mcpool bridge --server fixture",
     front: (home, revision) => stdioFront(home, "lean", revision),
+  },
+  {
+    name: "the full CLI's mcpool bridge --server fixture on stdio",
+    front: (home, revision) => stdioFront(home, "sdk", revision),
   },
 ];
 
