@@ -189,6 +189,8 @@ export function direct(revision: Revision, server: string): Promise<Map<string, 
       home.remove();
     }
   })();
+  // A run that fails before it awaits this leaves it to the others, who still see its error.
+  found.catch(() => undefined);
   directRuns.set(key, found);
   return found;
 }
