@@ -112,7 +112,10 @@ export async function runSuite(
  * On a loaded machine a call through the entry, the daemon and the child can take longer
  * than that window, so a scenario that failed only such checks is run again alone, up to
  * RERUNS times; a failure of any other check counts at once, and so does one that fails
- * every run.
+ * every run. The runner's own bound on a whole scenario (SCENARIO_TIMEOUT_MS) is such a
+ * window too: `server-stateless` through the full CLI's stdio bridge at 2026-07-28, five
+ * runs beside it at load 20–25, outran it in 2 of 18 runs and passed when run again; what it
+ * waited on then is not known yet.
  */
 const WINDOWED_CHECKS = [
   "Failed to receive progressive stream chunk execution frames",
@@ -120,6 +123,7 @@ const WINDOWED_CHECKS = [
   "Failed to open or receive frames from the subscriptions/listen stream endpoint",
   "Failed to open stream line or tracking frames are missing completely",
   "subscriptions/listen stream carried no notification frames to inspect",
+  "did not complete within",
 ];
 const RERUNS = 2;
 
