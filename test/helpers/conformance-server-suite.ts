@@ -135,7 +135,7 @@ export const onlyWindowed = (result: ScenarioResult): boolean =>
   result.failed.length > 0 && result.failed.every(windowed);
 
 export const windowedNote = (result: ScenarioResult): string =>
-  `the first run missed the suite's own stream window: ${result.failed.map((c) => c.id).join(", ")}`;
+  `the first run missed one of the suite's own fixed windows: ${result.failed.map((c) => c.id).join(", ")}`;
 
 /** `scenario` run alone on `url` up to RERUNS times until it passes; its last result. */
 export async function rerun(
