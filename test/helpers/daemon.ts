@@ -84,11 +84,18 @@ export async function startDaemon(
     child.once("exit", (code) => resolve(code)),
   );
   const pid = child.pid!;
-  await waitFor(
-    () => stderr.includes("serving ") || child.exitCode !== null,
-    20_000,
-    "the daemon to serve",
-  );
+  try {
+    await waitFor(
+      () => stderr.includes("serving ") || child.exitCode !== null,
+      20_000,
+      "the daemon to serve",
+    );
+  } catch (error) {
+    // Not serving within the bound: nobody holds it, so it must not outlive the test.
+    child.kill("SIGKILL");
+    await exited;
+    throw error;
+  }
   if (child.exitCode !== null)
     throw new Error(`the daemon exited with ${child.exitCode}: ${stderr}`);
   return {
