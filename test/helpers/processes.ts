@@ -3,9 +3,28 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { TestContext } from "vitest";
 
 export const fixturesDir = fileURLToPath(new URL("../fixtures/", import.meta.url));
 export const fixture = (name: string): string => join(fixturesDir, name);
+
+/**
+ * Sends `pid` SIGCONT when the test ends — also when it ran past its bound — before its fleet
+ * is taken down (call it after testFleet: finish hooks run last-first), so a stopped child
+ * can act on the SIGTERM that stops it.
+ */
+export function continueAtEnd(
+  { onTestFinished }: Pick<TestContext, "onTestFinished">,
+  pid: number,
+): void {
+  onTestFinished(() => {
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      // gone
+    }
+  });
+}
 
 export function alive(pid: number): boolean {
   try {

@@ -7,23 +7,12 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { describe, expect, it, type TestContext } from "vitest";
+import { describe, expect, it } from "vitest";
 import { connect, type PoolClient, type PoolEvent } from "mcpool-client";
 import { cliPath } from "../helpers/daemon.js";
 import { testFleet } from "../helpers/fleet.js";
-import { alive, fixture, waitFor } from "../helpers/processes.js";
+import { alive, continueAtEnd, fixture, waitFor } from "../helpers/processes.js";
 import { startHttpMcpServer } from "../helpers/http-mcp-server.js";
-
-/** Sends `pid` SIGCONT when the test ends, before its fleet is taken down (hooks run last-first). */
-function continueAtEnd({ onTestFinished }: TestContext, pid: number): void {
-  onTestFinished(() => {
-    try {
-      process.kill(pid, "SIGCONT");
-    } catch {
-      // gone
-    }
-  });
-}
 
 const crashRow = { command: process.execPath, args: [fixture("crash.mjs")] };
 
@@ -109,25 +98,6 @@ describe.concurrent("a daemon that heals its servers", { timeout: 90_000 }, () =
     expect(daemon.stderr()).toMatch(/frozen" stopped answering/);
   }, 60_000);
 
-  it("names the server and the cause when a remote is down, and calls it again once it is back", async (context) => {
-    const fleet = testFleet(context);
-    const first = await startHttpMcpServer();
-    const h = fleet.home("mcpool-heal-");
-    h.writeConfig({ remote: { type: "http", url: first.url } });
-    await fleet.daemon(h);
-    const c = await fleet.agent(h);
-    expect(await c.call("remote__echo", { text: "up" })).toBe("up");
-    await first.close();
-    const error = await c.call("remote__echo", { text: "down" }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "connection-lost" });
-    expect((error as Error).message).toMatch(/server "remote" could not be reached/);
-    expect((error as Error).message).not.toMatch(/internal error/);
-    const back = await startHttpMcpServer({ port: first.port });
-    context.onTestFinished(() => back.close().catch(() => undefined));
-    // The new process forgot the session: one redial, and the call goes through.
-    expect(await c.call("remote__echo", { text: "back" })).toBe("back");
-  });
-
   it("keeps serving when whoever read its stderr goes away", async (context) => {
     const fleet = testFleet(context);
     const h = fleet.home("mcpool-heal-");
@@ -198,4 +168,27 @@ describe("a daemon that heals its servers, at its start", () => {
       await exited;
     }
   }, 60_000);
+});
+
+// Alone, not beside the other tests: the remote comes back at the port it let go, which a
+// listener another test started meanwhile could have taken.
+describe("a daemon that heals its servers, a remote back at its port", { timeout: 90_000 }, () => {
+  it("names the server and the cause when a remote is down, and calls it again once it is back", async (context) => {
+    const fleet = testFleet(context);
+    const first = await startHttpMcpServer();
+    const h = fleet.home("mcpool-heal-");
+    h.writeConfig({ remote: { type: "http", url: first.url } });
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
+    expect(await c.call("remote__echo", { text: "up" })).toBe("up");
+    await first.close();
+    const error = await c.call("remote__echo", { text: "down" }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "connection-lost" });
+    expect((error as Error).message).toMatch(/server "remote" could not be reached/);
+    expect((error as Error).message).not.toMatch(/internal error/);
+    const back = await startHttpMcpServer({ port: first.port });
+    context.onTestFinished(() => back.close().catch(() => undefined));
+    // The new process forgot the session: one redial, and the call goes through.
+    expect(await c.call("remote__echo", { text: "back" })).toBe("back");
+  });
 });

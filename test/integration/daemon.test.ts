@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   existsSync,
   lstatSync,
@@ -6,13 +6,14 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
   writeFileSync,
 } from "node:fs";
 import { dirname } from "node:path";
 import { createConnection } from "node:net";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
-import { client, cliPath } from "../helpers/daemon.js";
+import { client, cliPath, runCliAsync } from "../helpers/daemon.js";
 import { testFleet } from "../helpers/fleet.js";
 import { alive, childrenOf, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
@@ -110,7 +111,7 @@ describe.concurrent("the daemon", { timeout: 90_000 }, () => {
     expect(status.config.ok).toBe(false);
 
     // A missing file is the same: the pool keeps running.
-    execFileSync("rm", [h.configPath]);
+    rmSync(h.configPath);
     expect((await c.reload()).error).toMatch(/missing/);
     expect((await ready(c, ["echo"])).echo).toBe(before.echo);
   });
@@ -141,11 +142,9 @@ describe.concurrent("the daemon", { timeout: 90_000 }, () => {
     expect(existsSync(h.configPath)).toBe(true);
     // The first reconcile runs behind the socket: wait for the demo server to be up.
     await ready(await fleet.agent(h), ["echo"]);
-    const out = execFileSync(process.execPath, [cliPath, "tools"], {
-      env: h.env,
-      encoding: "utf8",
-    });
-    expect(out).toMatch(/echo__echo/);
+    const tools = await runCliAsync(h, "tools");
+    expect(tools.code, tools.stderr).toBe(0);
+    expect(tools.stdout).toMatch(/echo__echo/);
     // No `mcpool` of this package on PATH (a checkout): this Node and the script, absolute.
     expect(readFileSync(h.configPath, "utf8")).toContain(
       `"command":${JSON.stringify(process.execPath)}`,

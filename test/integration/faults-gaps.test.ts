@@ -6,7 +6,7 @@
  * atomic saves in a row, and a burst of edits. Measured with the process table, exit codes,
  * the daemon's status, log and RSS, never with sleeps.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
   chmodSync,
@@ -24,9 +24,9 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
-import { cliPath } from "../helpers/daemon.js";
+import { cliPath, runCliAsync } from "../helpers/daemon.js";
 import { testFleet } from "../helpers/fleet.js";
-import { alive, fixture, nextMatching, waitFor } from "../helpers/processes.js";
+import { alive, continueAtEnd, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
 // Every wait in this file is bounded by this, well under vitest's own timeout.
 const BOUND_MS = 20_000;
@@ -104,16 +104,12 @@ function rssBytes(pid: number): number {
 // bound. The configuration tests run one at a time: their subject is how the daemon follows
 // edits in a burst, and their counts of restarts should not meet other daemons' starts.
 describe.concurrent("the socket and the daemon's identity", { timeout: 90_000 }, () => {
-  it("refuses a socket path longer than sun_path before listening, naming it, and creates nothing", (context) => {
+  it("refuses a socket path longer than sun_path before listening, naming it, and creates nothing", async (context) => {
     const fleet = testFleet(context);
     const h = fleet.home("mcpool-faults-");
     const socketPath = join(h.dir, "s".repeat(SOCKET_PATH_LIMIT), "mcpool.sock");
-    const run = spawnSync(process.execPath, [cliPath, "serve"], {
-      env: { ...h.env, MCPOOL_SOCKET: socketPath },
-      encoding: "utf8",
-      timeout: BOUND_MS,
-    });
-    expect(run.status).toBe(1);
+    const run = await runCliAsync({ ...h, env: { ...h.env, MCPOOL_SOCKET: socketPath } }, "serve");
+    expect(run.code).toBe(1);
     expect(run.stderr).toContain(socketPath);
     expect(run.stderr).toMatch(
       new RegExp(`${Buffer.byteLength(socketPath)} bytes, over the ${SOCKET_PATH_LIMIT}-byte`),
@@ -123,19 +119,15 @@ describe.concurrent("the socket and the daemon's identity", { timeout: 90_000 },
     expect(existsSync(socketPath.slice(0, SOCKET_PATH_LIMIT))).toBe(false);
   });
 
-  it("refuses a runtime directory that is a symlink, naming it, and leaves its target as it was", (context) => {
+  it("refuses a runtime directory that is a symlink, naming it, and leaves its target as it was", async (context) => {
     const fleet = testFleet(context);
     const h = fleet.home("mcpool-faults-");
     const target = join(h.dir, "elsewhere");
     mkdirSync(target, { mode: 0o755 });
     chmodSync(target, 0o755);
     symlinkSync(target, join(h.dir, "run"));
-    const run = spawnSync(process.execPath, [cliPath, "serve"], {
-      env: h.env,
-      encoding: "utf8",
-      timeout: BOUND_MS,
-    });
-    expect(run.status).toBe(1);
+    const run = await runCliAsync(h, "serve");
+    expect(run.code).toBe(1);
     expect(run.stderr).toContain(join(h.dir, "run"));
     expect(statSync(target).mode & 0o777).toBe(0o755);
     expect(readdirSync(target)).toEqual([]);
@@ -258,23 +250,20 @@ describe.concurrent("children", { timeout: 90_000 }, () => {
     await fleet.daemon(h);
     const c = await fleet.agent(h);
     const pids = await ready(c, ["frozen", "other"]);
+    continueAtEnd(context, pids.frozen!);
     process.kill(pids.frozen!, "SIGSTOP");
-    try {
-      const held = c.call("frozen__echo", { text: "held" });
-      await waitFor(
-        async () => (await c.state()).find((s) => s.id === "frozen")?.inflight === 1,
-        BOUND_MS,
-        "the call to the stopped child in flight",
-      );
-      for (let i = 0; i < 20; i++)
-        expect(await c.call("other__echo", { text: `free ${i}` })).toBe(`free ${i}`);
-      // Still held: the other server was served while this call waited on its stopped child.
-      expect((await c.state()).find((s) => s.id === "frozen")?.inflight).toBe(1);
-      process.kill(pids.frozen!, "SIGCONT");
-      expect(await held).toBe("held");
-    } finally {
-      process.kill(pids.frozen!, "SIGCONT");
-    }
+    const held = c.call("frozen__echo", { text: "held" });
+    await waitFor(
+      async () => (await c.state()).find((s) => s.id === "frozen")?.inflight === 1,
+      BOUND_MS,
+      "the call to the stopped child in flight",
+    );
+    for (let i = 0; i < 20; i++)
+      expect(await c.call("other__echo", { text: `free ${i}` })).toBe(`free ${i}`);
+    // Still held: the other server was served while this call waited on its stopped child.
+    expect((await c.state()).find((s) => s.id === "frozen")?.inflight).toBe(1);
+    process.kill(pids.frozen!, "SIGCONT");
+    expect(await held).toBe("held");
   });
 
   it("gives up on a stdout line past the cap, keeping the daemon's memory bounded", async (context) => {

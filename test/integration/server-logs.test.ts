@@ -138,6 +138,32 @@ describe.concurrent("one server's log", { timeout: 90_000 }, () => {
 });
 
 describe.concurrent("causes, not symptoms", { timeout: 90_000 }, () => {
+  it("refuses an answer over the frame cap with answer-too-large, saying the tool ran and to ask for less", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-slog-");
+    h.writeConfig({ big: { command: process.execPath, args: [fixture("big-answer.mjs")] } });
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
+    // Over the default 16 MiB frame cap: dropped as it arrives, so no cap on the result can cut it.
+    const chars = 17 * 1024 * 1024;
+    const error = await c.call("big__text", { chars }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "answer-too-large" });
+    expect((error as Error).message).toMatch(/the tool ran: ask it for less/);
+    // Under the cap, a result cap cuts it, on the same connection.
+    const under = 1024 * 1024;
+    expect(await c.call("big__text", { chars: under }, { maxResultChars: 100 })).toContain(
+      "0123456789",
+    );
+
+    const cli = await runCliAsync(h, "call", "big__text", JSON.stringify({ chars }));
+    expect(cli.code).not.toBe(0);
+    expect(cli.stderr).toMatch(/the tool ran: ask it for less/);
+  }, 60_000);
+});
+
+// Alone, not beside the other tests: the port was bound and let go, and a listener another
+// test started meanwhile could take it and answer where a refusal is expected.
+describe("causes, not symptoms: a port nobody listens on", { timeout: 90_000 }, () => {
   it("shows a remote row at a closed port as unreachable, naming ECONNREFUSED in status and its log", async (context) => {
     const fleet = testFleet(context);
     const port = await closedPort();
@@ -179,26 +205,4 @@ describe.concurrent("causes, not symptoms", { timeout: 90_000 }, () => {
     expect(restart.stderr).toContain("ECONNREFUSED");
     expect((await runCliAsync(h, "probe", "remote")).stdout).toContain("ECONNREFUSED");
   });
-
-  it("refuses an answer over the frame cap with answer-too-large, saying the tool ran and to ask for less", async (context) => {
-    const fleet = testFleet(context);
-    const h = fleet.home("mcpool-slog-");
-    h.writeConfig({ big: { command: process.execPath, args: [fixture("big-answer.mjs")] } });
-    await fleet.daemon(h);
-    const c = await fleet.agent(h);
-    // Over the default 16 MiB frame cap: dropped as it arrives, so no cap on the result can cut it.
-    const chars = 17 * 1024 * 1024;
-    const error = await c.call("big__text", { chars }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "answer-too-large" });
-    expect((error as Error).message).toMatch(/the tool ran: ask it for less/);
-    // Under the cap, a result cap cuts it, on the same connection.
-    const under = 1024 * 1024;
-    expect(await c.call("big__text", { chars: under }, { maxResultChars: 100 })).toContain(
-      "0123456789",
-    );
-
-    const cli = await runCliAsync(h, "call", "big__text", JSON.stringify({ chars }));
-    expect(cli.code).not.toBe(0);
-    expect(cli.stderr).toMatch(/the tool ran: ask it for less/);
-  }, 60_000);
 });
