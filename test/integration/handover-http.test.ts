@@ -6,12 +6,12 @@
  * afresh, as a cold start would.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { cliPath, startDaemon, type TestHome } from "../helpers/daemon.js";
+import { cliPath, installedCli, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 import { sessionServer, type SessionServer } from "../helpers/session-server.js";
@@ -31,16 +31,16 @@ async function count(agent: PoolClient): Promise<number> {
  * Hands the daemon of `home` over and waits for the old one to exit. The CLI runs beside the
  * test, not blocking it: the server this test process holds answers the new daemon's dial.
  */
-async function handOver(home: TestHome, oldPid: number): Promise<number> {
+async function handOver(home: TestHome, oldPid: number): Promise<{ pid: number; cold?: string }> {
   const restart = await promisify(execFile)(process.execPath, [cliPath, "restart", "--json"], {
     env: home.env,
     encoding: "utf8",
     timeout: 30_000,
   });
   expect(restart.stderr).toBe("");
-  const handed = JSON.parse(restart.stdout) as { pid: number };
+  const handed = JSON.parse(restart.stdout) as { pid: number; cold?: string };
   await waitFor(() => !alive(oldPid), 20_000, "the old daemon to exit");
-  return handed.pid;
+  return handed;
 }
 
 /**
@@ -50,13 +50,7 @@ async function handOver(home: TestHome, oldPid: number): Promise<number> {
 function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): string {
   const edited = join(home.dir, "edited.json");
   writeFileSync(edited, JSON.stringify({ mcpServers: servers }));
-  const installed = join(home.dir, "installed-main.mjs");
-  writeFileSync(
-    installed,
-    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};\nawait import(${JSON.stringify(cliPath)});\n`,
-  );
-  chmodSync(installed, 0o755);
-  return installed;
+  return installedCli(home, `process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};`);
 }
 
 /**
@@ -64,8 +58,9 @@ function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): str
  * old daemon's snapshot (its version is one it does not know), so it starts cold.
  */
 function coldOnHandOver(home: TestHome): string {
-  const installed = join(home.dir, "installed-main.mjs");
-  const unknownVersion = `const parse = JSON.parse;
+  return installedCli(
+    home,
+    `const parse = JSON.parse;
 JSON.parse = (text, reviver) => {
   const value = parse(text, reviver);
   if (Array.isArray(value?.servers) && Array.isArray(value?.marks)) {
@@ -73,14 +68,23 @@ JSON.parse = (text, reviver) => {
     value.version = 999;
   }
   return value;
-};
-`;
-  writeFileSync(
-    installed,
-    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) {\n${unknownVersion}}\nawait import(${JSON.stringify(cliPath)});\n`,
+};`,
   );
-  chmodSync(installed, 0o755);
-  return installed;
+}
+
+/**
+ * A home whose mcp.json serves the session server as its one row, `remote`: `row` (the
+ * server's url added), which it gives back.
+ */
+async function servingRemote(
+  row: Record<string, unknown> = {},
+): Promise<{ remote: SessionServer; h: TestHome; row: Record<string, unknown> }> {
+  const remote = await sessionServer();
+  servers.push(remote);
+  const h = fleet.home();
+  const served = { type: "http", url: remote.url, ...row };
+  h.writeConfig({ remote: served });
+  return { remote, h, row: served };
 }
 
 /** A daemon serving the session server as row `remote`, and an agent that counted once. */
@@ -90,10 +94,7 @@ async function counting(): Promise<{
   oldPid: number;
   agent: PoolClient;
 }> {
-  const remote = await sessionServer();
-  servers.push(remote);
-  const h = fleet.home();
-  h.writeConfig({ remote: { type: "http", url: remote.url } });
+  const { remote, h } = await servingRemote();
   const old = await fleet.daemon(h);
   const agent = await fleet.agent(h);
   expect(await count(agent)).toBe(1);
@@ -148,14 +149,9 @@ describe("a hand-over restart with an http row", () => {
   });
 
   it("opens its GET stream again when the new daemon cannot start: list_changed is still heard", async () => {
-    const remote = await sessionServer();
-    servers.push(remote);
-    const h = fleet.home();
-    h.writeConfig({ remote: { type: "http", url: remote.url } });
+    const { remote, h } = await servingRemote();
     // The installed code the restart starts: this checkout, until an "upgrade" that cannot start.
-    const installed = join(h.dir, "installed-main.mjs");
-    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-    chmodSync(installed, 0o755);
+    const installed = installedCli(h);
     const old = await startDaemon(h, [], { bin: installed });
     try {
       const agent = await fleet.agent(h);
@@ -193,10 +189,7 @@ describe("a hand-over restart with an http row", () => {
   });
 
   it("moves a conversation's session too: its count carries on, no second initialize, no DELETE", async () => {
-    const remote = await sessionServer();
-    servers.push(remote);
-    const h = fleet.home();
-    h.writeConfig({ remote: { type: "http", url: remote.url, session: "conversation" } });
+    const { remote, h } = await servingRemote({ session: "conversation" });
     const old = await fleet.daemon(h);
     try {
       const alice = { tenant: "acme", principal: "alice", conversationId: "c1" };
@@ -266,11 +259,7 @@ describe("a hand-over restart with an http row", () => {
   });
 
   it("ends a conversation's session the new daemon did not take (its row changed): DELETE", async () => {
-    const remote = await sessionServer();
-    servers.push(remote);
-    const h = fleet.home();
-    const row = { type: "http", url: remote.url, session: "conversation" };
-    h.writeConfig({ remote: row });
+    const { remote, h, row } = await servingRemote({ session: "conversation" });
     // The new daemon reads an edited copy (new headers), which the old daemon never sees.
     const installed = editedOnHandOver(h, { remote: { ...row, headers: { "X-Edited": "1" } } });
     const old = await startDaemon(h, [], { bin: installed });
@@ -297,63 +286,53 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
-  for (const change of ["changed", "removed"] as const) {
-    it(`ends a row's own session the new daemon did not take (its row ${change}): DELETE`, async () => {
-      const remote = await sessionServer();
-      servers.push(remote);
-      const h = fleet.home();
-      const row = { type: "http", url: remote.url };
-      h.writeConfig({ remote: row });
-      // Between the snapshot and the adoption the row changes (new headers) or goes.
-      const edited =
-        change === "changed" ? { remote: { ...row, headers: { "X-Edited": "1" } } } : {};
-      const old = await startDaemon(h, [], { bin: editedOnHandOver(h, edited) });
+  /**
+   * Between the snapshot and the adoption the row changes (new headers) or goes, or the new
+   * daemon cannot read the snapshot at all and starts cold: the row's session is not taken.
+   */
+  const untaken = [
+    {
+      title: "the new daemon did not take (its row changed): DELETE",
+      installed: (h: TestHome, row: Record<string, unknown>) =>
+        editedOnHandOver(h, { remote: { ...row, headers: { "X-Edited": "1" } } }),
+      countsAnew: true,
+    },
+    {
+      title: "the new daemon did not take (its row removed): DELETE",
+      installed: (h: TestHome) => editedOnHandOver(h, {}),
+      countsAnew: false,
+    },
+    {
+      title: "when the new daemon starts cold: DELETE, and it counts anew",
+      installed: coldOnHandOver,
+      cold: "version 999",
+      countsAnew: true,
+    },
+  ];
+  for (const { title, installed, cold, countsAnew } of untaken) {
+    it(`ends a row's own session ${title}`, async () => {
+      const { remote, h, row } = await servingRemote();
+      const old = await startDaemon(h, [], { bin: installed(h, row) });
       try {
         expect(await count(await fleet.agent(h))).toBe(1);
         expect(remote.count("DELETE")).toBe(0);
-        await handOver(h, old.pid);
+        const handed = await handOver(h, old.pid);
+        if (cold !== undefined) expect(handed.cold).toContain(cold);
 
         // Ended by the old daemon before it answered the restart: no daemon goes on in it.
         expect(remote.count("DELETE")).toBe(1);
-        if (change === "changed") {
+        if (countsAnew) {
           // The new daemon counts in a session of its own, from 1.
           expect(await count(await fleet.agent(h, "after"))).toBe(1);
           expect(remote.opened()).toBe(2);
         }
-        expect(remote.sessions()).toBe(change === "changed" ? 1 : 0);
+        expect(remote.sessions()).toBe(countsAnew ? 1 : 0);
       } finally {
         await old.stop();
         await stopAll(daemonsFor(h.socketPath));
       }
     });
   }
-
-  it("ends a row's own session when the new daemon starts cold: DELETE, and it counts anew", async () => {
-    const remote = await sessionServer();
-    servers.push(remote);
-    const h = fleet.home();
-    h.writeConfig({ remote: { type: "http", url: remote.url } });
-    const old = await startDaemon(h, [], { bin: coldOnHandOver(h) });
-    try {
-      expect(await count(await fleet.agent(h))).toBe(1);
-      const restart = await promisify(execFile)(process.execPath, [cliPath, "restart", "--json"], {
-        env: h.env,
-        encoding: "utf8",
-        timeout: 30_000,
-      });
-      expect((JSON.parse(restart.stdout) as { cold?: string }).cold).toContain("version 999");
-      await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
-
-      // Ended by the old daemon before it answered the restart: the new one went on in none.
-      expect(remote.count("DELETE")).toBe(1);
-      expect(await count(await fleet.agent(h, "after"))).toBe(1);
-      expect(remote.opened()).toBe(2);
-      expect(remote.sessions()).toBe(1);
-    } finally {
-      await old.stop();
-      await stopAll(daemonsFor(h.socketPath));
-    }
-  });
 
   it("opens a new session when the server no longer knows the handed one", async () => {
     const { remote, h, oldPid } = await counting();
