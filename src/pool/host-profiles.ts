@@ -353,6 +353,8 @@ export class HostProfiles {
         if (event.type === "close" || event.type === "connect") this.#slots.changed(entry.id);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
+      // Said as this child's: its tasks are its own (calls/tasks.ts).
+      notify: (id, notification) => pool.notify(id, notification, key),
       changed: () => this.invalidate(),
       listed: (listed) => this.#listed(listed as ProfileEntry),
       held: () => false,

@@ -95,9 +95,10 @@ function trafficParts(
         auth.satisfied(event.serverId, "connect");
       }
     },
-    deliver: (serverId, notification) => {
+    deliver: (serverId, notification, profileKey) => {
       passthrough.deliver(serverId, notification);
-      tasks.status(serverId, notification);
+      // A task is its child's: the status goes by the child that sent it.
+      tasks.status(serverId, notification, profileKey);
     },
   });
   const routes = new CallRoutes(options, log);
@@ -149,7 +150,8 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     },
     {
       emit,
-      notify: (serverId, notification) => events.notify(serverId, notification),
+      notify: (serverId, notification, profileKey) =>
+        events.notify(serverId, notification, profileKey),
       changed: (entry) => {
         catalog.invalidate();
         profiles.invalidate();

@@ -97,6 +97,13 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     });
   }
   const id = server.id;
+  const updated: string[] = [];
+  pool.onNotification((from, notification) => {
+    const { method, params } = notification as { method: string; params?: { uri?: unknown } };
+    if (from === id && method === "notifications/resources/updated") {
+      updated.push(String(params?.uri));
+    }
+  });
   const servers = [id];
   const state = (await pool.state()).find((s) => s.id === id);
   type Params = Record<string, never>;
@@ -141,6 +148,7 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     serverCapabilities: (state as { capabilities?: unknown } | undefined)?.capabilities,
     instructions: state?.instructions,
     asked,
+    updated,
     request: (method, params) => methods[method]!(params as Params).catch(asServerError),
     close: () => pool.close(),
   };

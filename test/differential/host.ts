@@ -12,6 +12,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  ResourceUpdatedNotificationSchema,
   ResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -72,6 +73,8 @@ export interface Host {
   instructions: string | undefined;
   /** The server's questions, in the order they came. */
   asked: Asked[];
+  /** The URIs of the `notifications/resources/updated` the host was sent, in order. */
+  updated: string[];
   request(method: string, params: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -117,12 +120,16 @@ async function connectV1(
       client.setRequestHandler(schema, (r) => answer(r.method, r.params) as never);
     }
   }
+  const updated: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updated.push(n.params.uri);
+  });
   const transport =
     target.kind === "stdio"
       ? new StdioV1({ ...target, stderr: "ignore" })
       : new HttpV1(new URL(target.url), { requestInit: authorization(target.token) });
   await client.connect(transport);
-  return hostOf(client, "legacy", asked, (method, params) =>
+  return hostOf(client, "legacy", { asked, updated }, (method, params) =>
     client.request({ method, params } as never, ResultSchema, { timeout: REQUEST_TIMEOUT_MS }),
   );
 }
@@ -136,7 +143,7 @@ function hostOf(
     close(): Promise<void>;
   },
   era: string,
-  asked: Asked[],
+  { asked, updated }: Pick<Host, "asked" | "updated">,
   request: Host["request"],
 ): Host {
   return {
@@ -145,6 +152,7 @@ function hostOf(
     serverCapabilities: client.getServerCapabilities(),
     instructions: client.getInstructions(),
     asked,
+    updated,
     request,
     close: () => client.close(),
   };
@@ -163,11 +171,16 @@ async function connectV2(
       client.setRequestHandler(method, (r) => answer(r.method, r.params) as never);
     }
   }
+  const updated: string[] = [];
+  client.setNotificationHandler("notifications/resources/updated", (n) => {
+    updated.push(n.params.uri);
+  });
   const transport =
     target.kind === "stdio"
       ? new StdioV2({ ...target, stderr: "ignore" })
       : new HttpV2(new URL(target.url), { requestInit: authorization(target.token) });
   await client.connect(transport);
+  const era = client.getProtocolEra() ?? "unknown";
   const methods: Record<string, (params: never) => Promise<unknown>> = {
     "tools/list": (p) => client.listTools(p),
     "tools/call": (p) => client.callTool(p),
@@ -178,6 +191,7 @@ async function connectV2(
     "resources/read": (p) => client.readResource(p),
     "resources/subscribe": (p) => client.subscribeResource(p),
     "resources/unsubscribe": (p) => client.unsubscribeResource(p),
+    ...(era === "modern" ? listening(client) : {}),
     "completion/complete": (p) => client.complete(p),
     // A task-augmented call and the task requests: the result as the server sent it.
     "tools/call+task": (p) => client.request({ method: "tools/call", params: p }, AS_SENT),
@@ -188,12 +202,32 @@ async function connectV2(
       ]),
     ),
   };
-  return hostOf(client, client.getProtocolEra() ?? "unknown", asked, (method, params) => {
+  return hostOf(client, era, { asked, updated }, (method, params) => {
     const tasked = method === "tools/call" && (params as { task?: unknown }).task !== undefined;
     const send = methods[tasked ? "tools/call+task" : method];
     if (send === undefined) throw new Error(`the session does not send ${method}`);
     return send(params as never);
   });
+}
+
+/**
+ * A 2026-07-28 host's subscription to a resource: that era has no `resources/subscribe`, a
+ * `subscriptions/listen` naming the URI replaces it (the updates come on its stream), and
+ * letting the stream go ends it. Each answers `{}`, as `resources/(un)subscribe` does.
+ */
+function listening(client: ClientV2): Record<string, (params: never) => Promise<unknown>> {
+  const open = new Map<string, { close(): Promise<void> }>();
+  return {
+    "resources/subscribe": async ({ uri }: { uri: string }) => {
+      open.set(uri, await client.listen({ resourceSubscriptions: [uri] }));
+      return {};
+    },
+    "resources/unsubscribe": async ({ uri }: { uri: string }) => {
+      await open.get(uri)?.close();
+      open.delete(uri);
+      return {};
+    },
+  };
 }
 
 const TASK_REQUESTS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
