@@ -6,12 +6,12 @@
  * afresh, as a cold start would.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it, type TestContext } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { cliPath, startDaemon, type TestHome } from "../helpers/daemon.js";
+import { cliPath, installedCli, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { testFleet, type Fleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 import { sessionServer, type SessionServer } from "../helpers/session-server.js";
@@ -49,13 +49,7 @@ async function handOver(home: TestHome, oldPid: number): Promise<number> {
 function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): string {
   const edited = join(home.dir, "edited.json");
   writeFileSync(edited, JSON.stringify({ mcpServers: servers }));
-  const installed = join(home.dir, "installed-main.mjs");
-  writeFileSync(
-    installed,
-    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};\nawait import(${JSON.stringify(cliPath)});\n`,
-  );
-  chmodSync(installed, 0o755);
-  return installed;
+  return installedCli(home, `process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};`);
 }
 
 /**
@@ -63,7 +57,6 @@ function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): str
  * old daemon's snapshot (its version is one it does not know), so it starts cold.
  */
 function coldOnHandOver(home: TestHome): string {
-  const installed = join(home.dir, "installed-main.mjs");
   const unknownVersion = `const parse = JSON.parse;
 JSON.parse = (text, reviver) => {
   const value = parse(text, reviver);
@@ -74,12 +67,7 @@ JSON.parse = (text, reviver) => {
   return value;
 };
 `;
-  writeFileSync(
-    installed,
-    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) {\n${unknownVersion}}\nawait import(${JSON.stringify(cliPath)});\n`,
-  );
-  chmodSync(installed, 0o755);
-  return installed;
+  return installedCli(home, unknownVersion);
 }
 
 /** A daemon serving the session server as row `remote`, and an agent that counted once. */
@@ -158,9 +146,7 @@ describe.concurrent("a hand-over restart with an http row", { timeout: 90_000 },
     const h = fleet.home();
     h.writeConfig({ remote: { type: "http", url: remote.url } });
     // The installed code the restart starts: this checkout, until an "upgrade" that cannot start.
-    const installed = join(h.dir, "installed-main.mjs");
-    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-    chmodSync(installed, 0o755);
+    const installed = installedCli(h);
     const old = await startDaemon(h, [], { bin: installed });
     try {
       const agent = await fleet.agent(h);

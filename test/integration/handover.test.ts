@@ -3,13 +3,13 @@
  * daemon started from the installed code: the children keep their processes and their memory,
  * agents go on, and the old daemon serves on when the new one cannot take over.
  */
-import { chmodSync, lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import { stdioBridge, type BridgePath } from "../helpers/bridge.js";
-import { cliPath, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
+import { installedCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { testFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -292,9 +292,7 @@ describe.concurrent("a restart that hands the servers over", { timeout: 90_000 }
     h.writeConfig({ counter });
     // The installed code the restart starts: here a script that runs this checkout, until
     // an "upgrade" replaces it with one that cannot start.
-    const installed = join(h.dir, "installed-main.mjs");
-    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-    chmodSync(installed, 0o755);
+    const installed = installedCli(h);
     const old = await startDaemon(h, [], { bin: installed });
     try {
       const agent = await fleet.agent(h);
