@@ -50,7 +50,9 @@ describe.concurrent(
       h.writeConfig({ fs: { command: process.execPath, args: [filesystemBin, own] } });
       try {
         await fleet.daemon(h);
-        const host = await stdioBridge(h, ["--server", "fs"], { roots: { listChanged: true } });
+        const host = fleet.keep(
+          await stdioBridge(h, ["--server", "fs"], { roots: { listChanged: true } }),
+        );
         host.client.setRequestHandler(ListRootsRequestSchema, () => ({
           roots: [{ uri: pathToFileURL(project).href, name: "project" }],
         }));
@@ -107,7 +109,7 @@ describe.concurrent(
           "the row to be held in 2026-07-28",
         );
         // The SDK's v1 client opens with initialize: a legacy host, served by a child of its own.
-        const host = await stdioBridge(h, ["--server", "dual"]);
+        const host = fleet.keep(await stdioBridge(h, ["--server", "dual"]));
         try {
           const era = async (): Promise<string> =>
             (
@@ -145,8 +147,8 @@ describe.concurrent(
       try {
         await fleet.daemon(h);
         // Each bridge is a conversation of its own: two hosts, two children, two counts.
-        const host = await stdioBridge(h);
-        const other = await stdioBridge(h);
+        const host = fleet.keep(await stdioBridge(h));
+        const other = fleet.keep(await stdioBridge(h));
         try {
           const count = async (client: Client): Promise<string> =>
             textOf(await client.callTool({ name: "counter__count", arguments: {} }));
@@ -192,7 +194,7 @@ describe.concurrent(
       h.writeConfig({ first: counter, second: counter });
       try {
         await fleet.daemon(h);
-        const host = await stdioBridge(h);
+        const host = fleet.keep(await stdioBridge(h));
         try {
           const count = async (id: string): Promise<string> =>
             textOf(await host.client.callTool({ name: `${id}__count`, arguments: {} }));

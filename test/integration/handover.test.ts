@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import { stdioBridge, type BridgePath } from "../helpers/bridge.js";
 import { installedCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
-import { testFleet } from "../helpers/fleet.js";
+import { testFleet, type Fleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
 const require = createRequire(import.meta.url);
@@ -33,8 +33,8 @@ function isSocket(path: string): boolean {
 }
 
 /** The counter's answer to a host behind the lean bridge, through the MCP sockets. */
-async function leanCount(h: TestHome): Promise<string | undefined> {
-  const host = await stdioBridge(h, ["--server", "counter"], {}, "lean");
+async function leanCount(fleet: Fleet, h: TestHome): Promise<string | undefined> {
+  const host = fleet.keep(await stdioBridge(h, ["--server", "counter"], {}, "lean"));
   try {
     const next = await host.client.callTool({ name: "count", arguments: {} });
     return (next.content as { text: string }[])[0]?.text;
@@ -155,7 +155,7 @@ describe.concurrent("a restart that hands the servers over", { timeout: 90_000 }
       expect((await after.status()).pid).toBe(handed.pid);
       expect(await count(after)).toEqual([2, childPid]);
       // The MCP sockets in that folder come back with it: a host behind the lean bridge is served.
-      expect(await leanCount(h)).toBe(`3 ${childPid}`);
+      expect(await leanCount(fleet, h)).toBe(`3 ${childPid}`);
     } finally {
       await stopDaemons(h);
     }
@@ -230,7 +230,7 @@ describe.concurrent("a restart that hands the servers over", { timeout: 90_000 }
       h.writeConfig({ counter });
       try {
         await fleet.daemon(h);
-        const host = await stdioBridge(h, ["--server", "counter"], {}, via);
+        const host = fleet.keep(await stdioBridge(h, ["--server", "counter"], {}, via));
         try {
           const first = await host.client.callTool({ name: "count", arguments: {} });
           const [one, pid] = String((first.content as { text: string }[])[0]?.text).split(" ");
@@ -258,7 +258,7 @@ describe.concurrent("a restart that hands the servers over", { timeout: 90_000 }
     try {
       await fleet.daemon(h);
       const watcher = await fleet.agent(h, "watcher");
-      const host = await stdioBridge(h, ["--server", "echo"]);
+      const host = fleet.keep(await stdioBridge(h, ["--server", "echo"]));
       try {
         const inFlight = host.client.callTool({ name: "sleep", arguments: { ms: 60_000 } });
         const outcome = inFlight.then(
@@ -307,7 +307,7 @@ describe.concurrent("a restart that hands the servers over", { timeout: 90_000 }
       const after = await fleet.agent(h, "after");
       expect(await count(after)).toEqual([2, childPid]);
       // The MCP sockets accept again: a host behind the lean bridge is served.
-      expect(await leanCount(h)).toBe(`3 ${childPid}`);
+      expect(await leanCount(fleet, h)).toBe(`3 ${childPid}`);
       const status = await after.status();
       expect(status.pid).toBe(old.pid);
       expect(status.handover).toBeUndefined();
