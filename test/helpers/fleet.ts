@@ -44,8 +44,11 @@ export interface Fleet {
 const afterTeardown = (what: string): Error =>
   new Error(`the test's fleet was already taken down (the test ran past its end): no ${what}`);
 
-/** A fleet and the teardown that takes down everything it started so far. */
-function fleet(): { fleet: Fleet; teardown(): Promise<void> } {
+/**
+ * A fleet and the teardown that takes down everything it started so far. A fleet for one
+ * test stays closed after it; a file's fleet (`reused`) serves the next test again.
+ */
+function fleet(reused = false): { fleet: Fleet; teardown(): Promise<void> } {
   const homes: TestHome[] = [];
   const daemons: RunningDaemon[] = [];
   const opened: Closable[] = [];
@@ -104,6 +107,7 @@ function fleet(): { fleet: Fleet; teardown(): Promise<void> } {
       const left = homes.splice(0);
       await stopAll(left.flatMap((h) => daemonsFor(h.socketPath)));
       for (const h of left) h.remove();
+      closed = !reused;
     },
   };
 }
@@ -117,7 +121,7 @@ export function testFleet({ onTestFinished }: Pick<TestContext, "onTestFinished"
 
 /** One fleet for a file whose tests run one after another, taken down after each test. */
 export function useFleet(): Fleet {
-  const made = fleet();
+  const made = fleet(true);
   afterEach(() => made.teardown());
   return made.fleet;
 }

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, type TestContext } from "vitest";
 import { runCliAsync } from "../helpers/daemon.js";
-import { testFleet } from "../helpers/fleet.js";
+import { testFleet, useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, waitFor } from "../helpers/processes.js";
 
 /** A fleet whose finish hooks the test runs itself, as vitest would when the test ends. */
@@ -56,5 +56,24 @@ describe.concurrent("the test fleet", { timeout: 90_000 }, () => {
     expect(successors).toHaveLength(1);
     await teardown();
     expect(successors.filter(alive)).toEqual([]);
+  });
+});
+
+describe("a file's fleet, taken down after each test", () => {
+  const fleet = useFleet();
+  let first: string | undefined;
+
+  it("serves a test", async () => {
+    const h = fleet.home("mcpool-fleet-");
+    h.writeConfig({});
+    first = h.socketPath;
+    await fleet.daemon(h);
+  });
+
+  it("serves the next test again, the first test's daemon gone", async () => {
+    expect(daemonsFor(first!)).toEqual([]);
+    const h = fleet.home("mcpool-fleet-");
+    h.writeConfig({});
+    expect((await fleet.daemon(h)).pid).toBeGreaterThan(0);
   });
 });
