@@ -3,14 +3,15 @@
  * socket, a huge or an unreadable file — is a config error in status. The daemon keeps
  * running, the last good configuration keeps serving, and shutdown completes.
  */
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { chownSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it, type TestContext } from "vitest";
 import type { ConfigStatus, DaemonStatus, PoolClient } from "mcpool-client";
 import { type RunningDaemon, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { testFleet, type Fleet } from "../helpers/fleet.js";
 import { alive, fixture } from "../helpers/processes.js";
 import {
   clientUrl,
@@ -20,22 +21,13 @@ import {
   type DaemonAsUser,
 } from "../helpers/users.js";
 
-const sockets: Server[] = [];
-
-afterEach(async () => {
-  await Promise.all(sockets.splice(0).map((s) => new Promise((done) => s.close(done))));
-});
-// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
-const fleet = useFleet();
-
 const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
 
 /** How long shutdown may take before the test calls it wedged. */
 const EXIT_BOUND_MS = 15_000;
 
-const home = (): TestHome => fleet.home("mcpool-paths-");
-const daemon = (h: TestHome): Promise<RunningDaemon> => fleet.daemon(h);
-const agent = (h: TestHome): Promise<PoolClient> => fleet.agent(h, "paths");
+const home = (fleet: Fleet): TestHome => fleet.home("mcpool-paths-");
+const agent = (fleet: Fleet, h: TestHome): Promise<PoolClient> => fleet.agent(h, "paths");
 
 /** Polls status until `match` holds; bounded. */
 async function statusUntil(
@@ -72,16 +64,19 @@ async function stopBounded(d: RunningDaemon): Promise<number | null> {
   }
 }
 
-/** Puts something other than a regular file at `path`, in place of what was there. */
-type Hostile = (path: string) => void | Promise<void>;
+/**
+ * Puts something other than a regular file at `path`, in place of what was there; what it
+ * holds open is let go when the test ends.
+ */
+type Hostile = (path: string, test: TestContext) => void | Promise<void>;
 
 const loop: Hostile = (path) => {
   symlinkSync("mcp.json", `${path}.tmp`);
   renameSync(`${path}.tmp`, path);
 };
 
-const fifo: Hostile = (path) => {
-  execFileSync("mkfifo", [`${path}.tmp`]);
+const fifo: Hostile = async (path) => {
+  await promisify(execFile)("mkfifo", [`${path}.tmp`]);
   renameSync(`${path}.tmp`, path);
 };
 
@@ -106,10 +101,10 @@ const HOSTILE: [string, Hostile, RegExp][] = [
   ["a FIFO", fifo, /is a FIFO \(named pipe\), not a regular file/],
   [
     "a socket",
-    async (path) => {
+    async (path, { onTestFinished }) => {
       rmSync(path);
-      const server = createServer();
-      sockets.push(server);
+      const server: Server = createServer();
+      onTestFinished(() => new Promise<void>((done) => server.close(() => done())));
       await new Promise<void>((done) => server.listen(path, done));
     },
     /is a socket, not a regular file/,
@@ -126,17 +121,19 @@ const HOSTILE: [string, Hostile, RegExp][] = [
   ],
 ];
 
-describe("a hostile path at mcp.json while the daemon runs", () => {
-  it.each(HOSTILE)(
+// Each test its own home and daemon: they run side by side, each with a longer bound.
+describe.concurrent("a hostile path at mcp.json while the daemon runs", { timeout: 90_000 }, () => {
+  it.for(HOSTILE)(
     "%s is a config error; the last good config keeps serving and shutdown completes",
-    async (_kind, make, message) => {
-      const h = home();
+    async ([, make, message], context) => {
+      const fleet = testFleet(context);
+      const h = home(fleet);
       h.writeConfig({ echo });
-      const d = await daemon(h);
-      const c = await agent(h);
+      const d = await fleet.daemon(h);
+      const c = await agent(fleet, h);
       expect(await c.call("echo__echo", { text: "before" })).toBe("before");
 
-      await make(h.configPath);
+      await make(h.configPath, context);
       const config = await configUntil(c, (s) => !s.ok && message.test(s.error ?? ""));
       expect(config.error).toContain(h.configPath);
 
@@ -148,13 +145,14 @@ describe("a hostile path at mcp.json while the daemon runs", () => {
     },
   );
 
-  it("a symlink to a regular file is read as the file", async () => {
-    const h = home();
+  it("a symlink to a regular file is read as the file", async (context) => {
+    const fleet = testFleet(context);
+    const h = home(fleet);
     h.writeConfig({});
     const real = join(h.dir, "dotfiles-mcp.json");
     writeFileSync(real, JSON.stringify({ mcpServers: { echo } }));
-    await daemon(h);
-    const c = await agent(h);
+    await fleet.daemon(h);
+    const c = await agent(fleet, h);
     symlinkSync(real, `${h.configPath}.tmp`);
     renameSync(`${h.configPath}.tmp`, h.configPath);
     await statusUntil(c, (s) => s.servers.some((server) => server.id === "echo"));
@@ -163,30 +161,35 @@ describe("a hostile path at mcp.json while the daemon runs", () => {
   });
 });
 
-describe("a hostile path at mcp.json when the daemon starts", () => {
-  it.each([
-    ["a symlink loop", loop, /is a symbolic link loop/],
-    ["a FIFO", fifo, /is a FIFO \(named pipe\), not a regular file/],
-  ] as [string, Hostile, RegExp][])(
-    "%s: the daemon starts, serves and reports it; a good file then applies",
-    async (_kind, make, message) => {
-      const h = home();
-      mkdirSync(join(h.dir, "config"), { recursive: true });
-      await make(h.configPath);
-      const d = await daemon(h);
-      const c = await agent(h);
-      const config = await configUntil(c, () => true);
-      expect(config.ok).toBe(false);
-      expect(config.error).toMatch(message);
+describe.concurrent(
+  "a hostile path at mcp.json when the daemon starts",
+  { timeout: 90_000 },
+  () => {
+    it.for([
+      ["a symlink loop", loop, /is a symbolic link loop/],
+      ["a FIFO", fifo, /is a FIFO \(named pipe\), not a regular file/],
+    ] as [string, Hostile, RegExp][])(
+      "%s: the daemon starts, serves and reports it; a good file then applies",
+      async ([, make, message], context) => {
+        const fleet = testFleet(context);
+        const h = home(fleet);
+        mkdirSync(join(h.dir, "config"), { recursive: true });
+        await make(h.configPath, context);
+        const d = await fleet.daemon(h);
+        const c = await agent(fleet, h);
+        const config = await configUntil(c, () => true);
+        expect(config.ok).toBe(false);
+        expect(config.error).toMatch(message);
 
-      h.writeConfig({ echo });
-      await configUntil(c, (s) => s.ok);
-      expect(await c.call("echo__echo", { text: "recovered" })).toBe("recovered");
-      await c.close();
-      expect(await stopBounded(d)).toBe(0);
-    },
-  );
-});
+        h.writeConfig({ echo });
+        await configUntil(c, (s) => s.ok);
+        expect(await c.call("echo__echo", { text: "recovered" })).toBe("recovered");
+        await c.close();
+        expect(await stopBounded(d)).toBe(0);
+      },
+    );
+  },
+);
 
 describe("an unreadable mcp.json (the daemon runs as an unprivileged user)", () => {
   const OWNER = "mcpool-test-owner";
