@@ -13,6 +13,7 @@ import { COMMANDS } from "../../src/cli/commands.js";
 import {
   cliPath,
   runCli as mcpool,
+  runCliAsync,
   startDaemon,
   testHome,
   type RunningDaemon,
@@ -41,7 +42,8 @@ function writeConfigText(home: TestHome, text: string | Buffer): void {
   writeFileSync(home.configPath, text);
 }
 
-describe("help and exit codes without a daemon", () => {
+// No daemon, each test a few Node starts: they run side by side, each with a longer bound.
+describe.concurrent("help and exit codes without a daemon", { timeout: 90_000 }, () => {
   let home: TestHome;
   beforeAll(() => {
     home = testHome();
@@ -52,8 +54,8 @@ describe("help and exit codes without a daemon", () => {
   // clock a busy machine runs out of.
   it.each(COMMANDS.map((command) => [command.name, command] as const))(
     "prints %s's own usage, options and example on stdout for --help, exit 0",
-    (_name, command) => {
-      const result = mcpool(home, command.name, "--help");
+    async (_name, command) => {
+      const result = await runCliAsync(home, command.name, "--help");
       expect(result, command.name).toMatchObject({ code: 0, stderr: "" });
       expect(result.stdout.startsWith(`usage: mcpool ${command.synopsis}\n`), command.name).toBe(
         true,
@@ -65,25 +67,25 @@ describe("help and exit codes without a daemon", () => {
     },
   );
 
-  it("answers -h and help COMMAND with the same help as --help", () => {
+  it("answers -h and help COMMAND with the same help as --help", async () => {
     for (const name of ["call", "logs", "serve", "bridge", "validate"]) {
-      const help = mcpool(home, name, "--help").stdout;
-      expect(mcpool(home, name, "-h")).toMatchObject({ code: 0, stdout: help });
-      expect(mcpool(home, "help", name)).toMatchObject({ code: 0, stdout: help });
+      const help = (await runCliAsync(home, name, "--help")).stdout;
+      expect(await runCliAsync(home, name, "-h")).toMatchObject({ code: 0, stdout: help });
+      expect(await runCliAsync(home, "help", name)).toMatchObject({ code: 0, stdout: help });
     }
-    expect(mcpool(home, "help", "frobnicate")).toMatchObject({
+    expect(await runCliAsync(home, "help", "frobnicate")).toMatchObject({
       code: 2,
       stderr: /^mcpool: unknown command "frobnicate"\n/,
     });
   });
 
-  it("prints the usage on stderr and exits 2 when given no command, as git does", () => {
-    const result = mcpool(home);
+  it("prints the usage on stderr and exits 2 when given no command, as git does", async () => {
+    const result = await runCliAsync(home);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^usage: mcpool <command> \[options\]\n/);
     expect(result.stderr).toMatch(/\n {2}141 +the reader of stdout or stderr went away/);
-    expect(mcpool(home, "--help")).toMatchObject({ code: 0, stdout: /^usage: mcpool / });
+    expect(await runCliAsync(home, "--help")).toMatchObject({ code: 0, stdout: /^usage: mcpool / });
   });
 });
 
