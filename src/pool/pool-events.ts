@@ -12,8 +12,11 @@ export interface PoolEventsInit {
   log: PoolLog;
   /** What the pool's parts do about an event, before any listener hears of it. */
   react(event: PoolEvent): void;
-  /** What the pool's parts do with a server's notification, before any listener hears of it. */
-  deliver(serverId: string, notification: ServerNotification): void;
+  /**
+   * What the pool's parts do with a server's notification, before any listener hears of it;
+   * `key`: it came on the row's child for that profile.
+   */
+  deliver(serverId: string, notification: ServerNotification, key?: string): void;
 }
 
 export class PoolEvents {
@@ -66,8 +69,8 @@ export class PoolEvents {
     for (const listener of this.#events) this.#guard("an event listener", () => listener(event));
   }
 
-  notify(serverId: string, notification: ServerNotification): void {
-    this.#init.deliver(serverId, notification);
+  notify(serverId: string, notification: ServerNotification, key?: string): void {
+    this.#init.deliver(serverId, notification, key);
     for (const listener of this.#notifications) {
       this.#guard("a notification listener", () => listener(serverId, notification));
     }

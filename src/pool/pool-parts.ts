@@ -74,6 +74,7 @@ function trafficParts(
   cache: ResultCache | undefined,
   servers: () => Reconciler,
   profiled: (id: string, profile: HostProfile) => ServerEntry,
+  child: (id: string, key: string) => ServerEntry | undefined,
 ): TrafficParts {
   const auth = new PoolAuth({
     tokenStore: options.tokenStore,
@@ -95,8 +96,8 @@ function trafficParts(
         auth.satisfied(event.serverId, "connect");
       }
     },
-    deliver: (serverId, notification) => {
-      passthrough.deliver(serverId, notification);
+    deliver: (serverId, notification, key) => {
+      passthrough.deliver(serverId, notification, key);
       tasks.status(serverId, notification);
     },
   });
@@ -104,6 +105,7 @@ function trafficParts(
   const passthrough = new Passthrough({
     entry: (id, profile) => (profile === undefined ? servers().entry(id) : profiled(id, profile)),
     find: (id) => servers().find(id),
+    child: (id, key) => child(id, key),
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
     answerer: (id, asking) => routes.answerer(id, asking),
@@ -127,7 +129,14 @@ export function poolParts(options: McpPoolOptions): PoolParts {
   // A host's passthrough goes where its calls go: the row's child for its profile, if any.
   const profiled = (id: string, profile: HostProfile): ServerEntry =>
     profiles.entryFor(id, profile) ?? servers.entry(id);
-  const traffic = trafficParts(options, log, cache, () => servers, profiled);
+  const traffic = trafficParts(
+    options,
+    log,
+    cache,
+    () => servers,
+    profiled,
+    (id, key) => profiles.child(id, key),
+  );
   const { auth, events, routes, passthrough, tasks } = traffic;
   const emit = events.emit.bind(events);
   const pins = new PinGate(
@@ -149,7 +158,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     },
     {
       emit,
-      notify: (serverId, notification) => events.notify(serverId, notification),
+      notify: (serverId, notification, key) => events.notify(serverId, notification, key),
       changed: (entry) => {
         catalog.invalidate();
         profiles.invalidate();
@@ -158,7 +167,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       schedule: (work) => servers.schedule(work),
       listed: (entry) => servers.saveTools(entry),
       ...answering(routes, (id, question) => profiles.asked(id, question)),
-      held: (serverId) => passthrough.held(serverId),
+      held: (serverId, key) => passthrough.held(serverId, key),
       revives: (entry) => servers.revives(entry),
     },
   );
@@ -216,6 +225,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       if (entry?.fingerprint !== undefined) servers.saveTools(entry);
     },
     maxChildren: options.maxChildrenPerServer,
+    connected: (id, key) => passthrough.connected(id, key),
     log,
   });
   const assertOpen = (): void => {

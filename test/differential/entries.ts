@@ -98,6 +98,12 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
   }
   const id = server.id;
   const servers = [id];
+  const updated: string[] = [];
+  pool.onNotification((serverId, notification) => {
+    const uri = (notification.params as { uri?: unknown } | undefined)?.uri;
+    if (serverId !== id || notification.method !== "notifications/resources/updated") return;
+    if (typeof uri === "string") updated.push(uri);
+  });
   const state = (await pool.state()).find((s) => s.id === id);
   type Params = Record<string, never>;
   const methods: Record<string, (p: Params) => Promise<unknown>> = {
@@ -131,8 +137,11 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     "resources/list": (p) => pool.listResources(id, { ...p, profile }),
     "resources/templates/list": (p) => pool.listResourceTemplates(id, { ...p, profile }),
     "resources/read": (p) => pool.readResource(id, p.uri, { profile }),
-    "resources/subscribe": async (p) => (await pool.subscribeResource(id, p.uri), {}),
-    "resources/unsubscribe": async (p) => (await pool.unsubscribeResource(id, p.uri), {}),
+    "resources/subscribe": async (p) => (await pool.subscribeResource(id, p.uri, { profile }), {}),
+    "resources/unsubscribe": async (p) => (
+      await pool.unsubscribeResource(id, p.uri, { profile }),
+      {}
+    ),
     "completion/complete": (p) => pool.complete(id, p as never),
   };
   return {
@@ -141,6 +150,7 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     serverCapabilities: (state as { capabilities?: unknown } | undefined)?.capabilities,
     instructions: state?.instructions,
     asked,
+    updated,
     request: (method, params) => methods[method]!(params as Params).catch(asServerError),
     close: () => pool.close(),
   };

@@ -2,7 +2,8 @@
  * A host for the differential suite: SDK v1's Client (a 2025-11-25 host) or SDK v2's Client
  * negotiating its era (`auto`: 2026-07-28 where the server speaks it, as Claude Code does),
  * declaring one of three capability sets and answering the server's questions the same way
- * every run. The questions it was asked are kept, in order, for the transcript.
+ * every run. The questions it was asked are kept, in order, for the transcript, and the URIs
+ * of the resource updates it heard.
  */
 import { pathToFileURL } from "node:url";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -12,6 +13,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  ResourceUpdatedNotificationSchema,
   ResultSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
@@ -72,6 +74,8 @@ export interface Host {
   instructions: string | undefined;
   /** The server's questions, in the order they came. */
   asked: Asked[];
+  /** The URIs of the `notifications/resources/updated` it heard, in the order they came. */
+  updated: string[];
   request(method: string, params: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -117,12 +121,16 @@ async function connectV1(
       client.setRequestHandler(schema, (r) => answer(r.method, r.params) as never);
     }
   }
+  const updated: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    updated.push(n.params.uri);
+  });
   const transport =
     target.kind === "stdio"
       ? new StdioV1({ ...target, stderr: "ignore" })
       : new HttpV1(new URL(target.url), { requestInit: authorization(target.token) });
   await client.connect(transport);
-  return hostOf(client, "legacy", asked, (method, params) =>
+  return hostOf(client, "legacy", asked, updated, (method, params) =>
     client.request({ method, params } as never, ResultSchema, { timeout: REQUEST_TIMEOUT_MS }),
   );
 }
@@ -137,6 +145,7 @@ function hostOf(
   },
   era: string,
   asked: Asked[],
+  updated: string[],
   request: Host["request"],
 ): Host {
   return {
@@ -145,6 +154,7 @@ function hostOf(
     serverCapabilities: client.getServerCapabilities(),
     instructions: client.getInstructions(),
     asked,
+    updated,
     request,
     close: () => client.close(),
   };
@@ -163,6 +173,10 @@ async function connectV2(
       client.setRequestHandler(method, (r) => answer(r.method, r.params) as never);
     }
   }
+  const updated: string[] = [];
+  client.setNotificationHandler("notifications/resources/updated", (n) => {
+    updated.push(n.params.uri);
+  });
   const transport =
     target.kind === "stdio"
       ? new StdioV2({ ...target, stderr: "ignore" })
@@ -188,7 +202,7 @@ async function connectV2(
       ]),
     ),
   };
-  return hostOf(client, client.getProtocolEra() ?? "unknown", asked, (method, params) => {
+  return hostOf(client, client.getProtocolEra() ?? "unknown", asked, updated, (method, params) => {
     const tasked = method === "tools/call" && (params as { task?: unknown }).task !== undefined;
     const send = methods[tasked ? "tools/call+task" : method];
     if (send === undefined) throw new Error(`the session does not send ${method}`);

@@ -131,16 +131,6 @@ interface RunOptions {
 }
 
 /**
- * A 2025-11-25 host of a dual-era server whose row is on `auto`: the pool holds the row in
- * 2026-07-28 and keeps one set of resource subscriptions per row, on that connection, which
- * (in that era) offers no `resources/subscribe`; the host's own legacy child does.
- */
-const SUBSCRIBE_ON_AUTO: Record<string, string> = {
-  "resources-subscribe": "the row's 2026-07-28 connection offers no resources/subscribe",
-  "resources-unsubscribe": "the row's 2026-07-28 connection offers no resources/subscribe",
-};
-
-/**
  * The runs: each revision with its own fixture (2026-07-28: test/fixtures/conformance-modern.mjs,
  * a modern-only server the pool holds in the modern era), through every path.
  */
@@ -158,20 +148,8 @@ const RUNS: [string, string, string, (home: TestHome) => Promise<Front>, RunOpti
   ["2026-07-28", "conformance-dual.mjs", PATHS[0]![0], PATHS[0]![1]],
   // A 2025-11-25 client of that server: direct, its `initialize` opens a 2025-11-25 session.
   // Its row on `auto` and pinned to 2025-11-25, each scenario it passes direct must pass.
-  [
-    "2025-11-25",
-    "conformance-eras.mjs",
-    PATHS[0]![0],
-    PATHS[0]![1],
-    { direct: true, differs: SUBSCRIBE_ON_AUTO },
-  ],
-  [
-    "2025-11-25",
-    "conformance-eras.mjs",
-    PATHS[2]![0],
-    PATHS[2]![1],
-    { direct: true, differs: SUBSCRIBE_ON_AUTO },
-  ],
+  ["2025-11-25", "conformance-eras.mjs", PATHS[0]![0], PATHS[0]![1], { direct: true }],
+  ["2025-11-25", "conformance-eras.mjs", PATHS[2]![0], PATHS[2]![1], { direct: true }],
   [
     "2025-11-25",
     "conformance-eras.mjs",

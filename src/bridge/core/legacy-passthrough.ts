@@ -66,8 +66,10 @@ export function installPassthrough(
         router.readResource(request.params.uri, asking(profile, extra)),
       ),
     );
-    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-      await router.subscribe(session, request.params.uri);
+    // Held where the session's requests go, so it hears the updates of the session it reads.
+    server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+      const profile = await session.profile.get(extra.requestId);
+      await router.subscribe(session, request.params.uri, profile);
       return {};
     });
     server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {

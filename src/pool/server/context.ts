@@ -45,7 +45,8 @@ export interface EntryContext {
   crashBackoffMs: number;
   log: PoolLog;
   emit(event: PoolEvent): void;
-  notify(serverId: string, notification: ServerNotification): void;
+  /** `key`: sent on the row's child for that profile (host-profiles.ts), not on the row's own. */
+  notify(serverId: string, notification: ServerNotification, key?: string): void;
   /** The entry's tools or status moved: reindex. */
   changed(entry: ServerEntry): void;
   /** Pool-wide idle timeout, ms; the row's outranks it, and 0 or undefined never reaps. */
@@ -72,8 +73,11 @@ export interface EntryContext {
     list(): readonly { uri: string; name?: string }[];
     asked(connection: Connection): void;
   };
-  /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
-  held?(serverId: string): boolean;
+  /**
+   * Whether something other than a call holds the server's connection (resource
+   * subscriptions; `key`: its child's for that profile): no idle reap.
+   */
+  held?(serverId: string, key?: string): boolean;
   /** ms a suspect server gets to answer a ping. Default {@link DEFAULT_PING_TIMEOUT_MS}. */
   pingTimeoutMs?: number;
   /**
