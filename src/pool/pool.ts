@@ -275,7 +275,7 @@ export class McpPool {
    * Listens to server `id`'s `notifications/resources/updated` for `uri`, subscribing
    * upstream for the first listener; the last one to stop unsubscribes upstream. `name`: the
    * host the listener is for, whose place a hand-over keeps for that name alone. `profile`:
-   * that host's, whose requests go to the row's child for it: the subscription is held there.
+   * that host's: held on its child when only that speaks its era.
    */
   async subscribeResource(
     id: string,
