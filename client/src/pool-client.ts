@@ -3,7 +3,6 @@
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
 import type { TaskRequests } from "./tasks.js";
-import type { HostOption } from "./subscriptions.js";
 import type {
   CallerInfo,
   CallParams,
@@ -278,6 +277,9 @@ export type NotificationListener = (
   about: { taskOwner?: string; subscription?: string },
 ) => void;
 
+/** Which host of a client a resource subscription is for, and that host's profile. */
+export type ResourceHost = { taskOwner?: string; profile?: HostProfile };
+
 export interface PoolClient {
   /** The daemon's hello on the current connection; undefined while disconnected. */
   readonly daemon: HelloResult | undefined;
@@ -411,9 +413,9 @@ export interface PoolClient {
    * alone (a place of no name, for the first subscribe of no name). `profile`: that host's;
    * the subscription is held on a connection of its era (its child when the row is not).
    */
-  subscribeResource(serverId: string, uri: string, options?: HostOption): Promise<void>;
+  subscribeResource(serverId: string, uri: string, options?: ResourceHost): Promise<void>;
   /** Ends `taskOwner`'s subscription to `uri` of `profile` (none: the one that named none). */
-  unsubscribeResource(serverId: string, uri: string, options?: HostOption): Promise<void>;
+  unsubscribeResource(serverId: string, uri: string, options?: ResourceHost): Promise<void>;
   listPrompts(
     serverId: string,
     options?: PassthroughOptions & { cursor?: string },

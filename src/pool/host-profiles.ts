@@ -356,8 +356,9 @@ export class HostProfiles {
         if (event.type === "connect") this.#init.connected?.(entry.id, key);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
-      // What the child's server sends is its own: a resource update reaches the hosts that
-      // subscribed on this child, and its subscriptions hold it as a row's hold the row.
+      // Said as this child's: its tasks are its own (calls/tasks.ts), a resource update
+      // reaches the hosts that subscribed on this child, and its subscriptions hold it as a
+      // row's hold the row.
       notify: (id, notification) => pool.notify(id, notification, key),
       changed: () => this.invalidate(),
       listed: (listed) => this.#listed(listed as ProfileEntry),

@@ -14,9 +14,9 @@ export interface PoolEventsInit {
   react(event: PoolEvent): void;
   /**
    * What the pool's parts do with a server's notification, before any listener hears of it;
-   * `key`: it came on the row's child for that profile.
+   * `profileKey`: the host profile's child of the row that sent it (none: the row's own).
    */
-  deliver(serverId: string, notification: ServerNotification, key?: string): void;
+  deliver(serverId: string, notification: ServerNotification, profileKey?: string): void;
 }
 
 export class PoolEvents {
@@ -69,8 +69,9 @@ export class PoolEvents {
     for (const listener of this.#events) this.#guard("an event listener", () => listener(event));
   }
 
-  notify(serverId: string, notification: ServerNotification, key?: string): void {
-    this.#init.deliver(serverId, notification, key);
+  /** Server `serverId`'s child (`profileKey`: a host profile's; none: the row's own) sent `notification`. */
+  notify(serverId: string, notification: ServerNotification, profileKey?: string): void {
+    this.#init.deliver(serverId, notification, profileKey);
     for (const listener of this.#notifications) {
       this.#guard("a notification listener", () => listener(serverId, notification));
     }

@@ -97,13 +97,14 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     });
   }
   const id = server.id;
-  const servers = [id];
   const updated: string[] = [];
-  pool.onNotification((serverId, notification) => {
-    const uri = (notification.params as { uri?: unknown } | undefined)?.uri;
-    if (serverId !== id || notification.method !== "notifications/resources/updated") return;
-    if (typeof uri === "string") updated.push(uri);
+  pool.onNotification((from, notification) => {
+    const { method, params } = notification as { method: string; params?: { uri?: unknown } };
+    if (from === id && method === "notifications/resources/updated") {
+      updated.push(String(params?.uri));
+    }
   });
+  const servers = [id];
   const state = (await pool.state()).find((s) => s.id === id);
   type Params = Record<string, never>;
   const methods: Record<string, (p: Params) => Promise<unknown>> = {
@@ -137,11 +138,8 @@ async function libraryHost(home: TestHome, server: MatrixServer, spec: HostSpec)
     "resources/list": (p) => pool.listResources(id, { ...p, profile }),
     "resources/templates/list": (p) => pool.listResourceTemplates(id, { ...p, profile }),
     "resources/read": (p) => pool.readResource(id, p.uri, { profile }),
-    "resources/subscribe": async (p) => (await pool.subscribeResource(id, p.uri, { profile }), {}),
-    "resources/unsubscribe": async (p) => (
-      await pool.unsubscribeResource(id, p.uri, { profile }),
-      {}
-    ),
+    "resources/subscribe": async (p) => (await pool.subscribeResource(id, p.uri), {}),
+    "resources/unsubscribe": async (p) => (await pool.unsubscribeResource(id, p.uri), {}),
     "completion/complete": (p) => pool.complete(id, p as never),
   };
   return {

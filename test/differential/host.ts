@@ -2,8 +2,7 @@
  * A host for the differential suite: SDK v1's Client (a 2025-11-25 host) or SDK v2's Client
  * negotiating its era (`auto`: 2026-07-28 where the server speaks it, as Claude Code does),
  * declaring one of three capability sets and answering the server's questions the same way
- * every run. The questions it was asked are kept, in order, for the transcript, and the URIs
- * of the resource updates it heard.
+ * every run. The questions it was asked are kept, in order, for the transcript.
  */
 import { pathToFileURL } from "node:url";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -74,7 +73,7 @@ export interface Host {
   instructions: string | undefined;
   /** The server's questions, in the order they came. */
   asked: Asked[];
-  /** The URIs of the `notifications/resources/updated` it heard, in the order they came. */
+  /** The URIs of the `notifications/resources/updated` the host was sent, in order. */
   updated: string[];
   request(method: string, params: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
@@ -130,7 +129,7 @@ async function connectV1(
       ? new StdioV1({ ...target, stderr: "ignore" })
       : new HttpV1(new URL(target.url), { requestInit: authorization(target.token) });
   await client.connect(transport);
-  return hostOf(client, "legacy", asked, updated, (method, params) =>
+  return hostOf(client, "legacy", { asked, updated }, (method, params) =>
     client.request({ method, params } as never, ResultSchema, { timeout: REQUEST_TIMEOUT_MS }),
   );
 }
@@ -144,8 +143,7 @@ function hostOf(
     close(): Promise<void>;
   },
   era: string,
-  asked: Asked[],
-  updated: string[],
+  { asked, updated }: Pick<Host, "asked" | "updated">,
   request: Host["request"],
 ): Host {
   return {
@@ -182,6 +180,7 @@ async function connectV2(
       ? new StdioV2({ ...target, stderr: "ignore" })
       : new HttpV2(new URL(target.url), { requestInit: authorization(target.token) });
   await client.connect(transport);
+  const era = client.getProtocolEra() ?? "unknown";
   const methods: Record<string, (params: never) => Promise<unknown>> = {
     "tools/list": (p) => client.listTools(p),
     "tools/call": (p) => client.callTool(p),
@@ -192,6 +191,7 @@ async function connectV2(
     "resources/read": (p) => client.readResource(p),
     "resources/subscribe": (p) => client.subscribeResource(p),
     "resources/unsubscribe": (p) => client.unsubscribeResource(p),
+    ...(era === "modern" ? listening(client) : {}),
     "completion/complete": (p) => client.complete(p),
     // A task-augmented call and the task requests: the result as the server sent it.
     "tools/call+task": (p) => client.request({ method: "tools/call", params: p }, AS_SENT),
@@ -202,12 +202,32 @@ async function connectV2(
       ]),
     ),
   };
-  return hostOf(client, client.getProtocolEra() ?? "unknown", asked, updated, (method, params) => {
+  return hostOf(client, era, { asked, updated }, (method, params) => {
     const tasked = method === "tools/call" && (params as { task?: unknown }).task !== undefined;
     const send = methods[tasked ? "tools/call+task" : method];
     if (send === undefined) throw new Error(`the session does not send ${method}`);
     return send(params as never);
   });
+}
+
+/**
+ * A 2026-07-28 host's subscription to a resource: that era has no `resources/subscribe`, a
+ * `subscriptions/listen` naming the URI replaces it (the updates come on its stream), and
+ * letting the stream go ends it. Each answers `{}`, as `resources/(un)subscribe` does.
+ */
+function listening(client: ClientV2): Record<string, (params: never) => Promise<unknown>> {
+  const open = new Map<string, { close(): Promise<void> }>();
+  return {
+    "resources/subscribe": async ({ uri }: { uri: string }) => {
+      open.set(uri, await client.listen({ resourceSubscriptions: [uri] }));
+      return {};
+    },
+    "resources/unsubscribe": async ({ uri }: { uri: string }) => {
+      await open.get(uri)?.close();
+      open.delete(uri);
+      return {};
+    },
+  };
 }
 
 const TASK_REQUESTS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];

@@ -3,13 +3,53 @@
  * told — so a cell that passes passes because the transcripts are the same.
  */
 import { describe, expect, it } from "vitest";
-import { compare, differences, normalise } from "./normalise.js";
+import { compare, differences, normalise, withoutLegacyOnly } from "./normalise.js";
 import type { Step } from "./session.js";
 
 const call = (name: string, result: unknown): Step => ({
   op: "tools/call",
   params: { name },
   result,
+});
+
+describe("withoutLegacyOnly", () => {
+  it("takes off a 2025-11-25 session what 2026-07-28 has no place for, and nothing else", () => {
+    const url = { mode: "url", message: "m", url: "https://example.com/", elicitationId: "e" };
+    const form = { mode: "form", message: "m", requestedSchema: {} };
+    const out = withoutLegacyOnly([
+      { op: "handshake", result: { era: "legacy", tasks: { list: {} }, other: 1 } },
+      {
+        op: "tools/list",
+        result: { tools: [{ name: "a", execution: { taskSupport: "required" }, title: "A" }] },
+      },
+      {
+        ...call("ask", { content: [] }),
+        asked: [
+          { method: "elicitation/create", params: url },
+          { method: "elicitation/create", params: form },
+        ],
+      },
+      { op: "tools/call", params: { name: "a", task: { ttl: 1 } }, result: {} },
+      { op: "tasks/get", params: { taskId: "1" }, result: {} },
+      { op: "tasks/result", params: { taskId: "1" }, result: {} },
+      { op: "tasks/list", params: {}, result: {} },
+      { op: "tasks/cancel", params: { taskId: "2" }, result: {} },
+      { op: "resources/subscribe", params: { uri: "u" }, result: {} },
+    ]);
+    const { elicitationId: _id, ...urlKept } = url;
+    expect(out).toEqual([
+      { op: "handshake", result: { era: "legacy", other: 1 } },
+      { op: "tools/list", result: { tools: [{ name: "a", title: "A" }] } },
+      {
+        ...call("ask", { content: [] }),
+        asked: [
+          { method: "elicitation/create", params: urlKept },
+          { method: "elicitation/create", params: form },
+        ],
+      },
+      { op: "resources/subscribe", params: { uri: "u" }, result: {} },
+    ]);
+  });
 });
 
 describe("normalise", () => {

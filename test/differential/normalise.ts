@@ -57,6 +57,50 @@ export function withoutModernEnvelope(steps: readonly Step[]): Step[] {
   });
 }
 
+/**
+ * What a 2025-11-25 server's host loses when it is served in 2026-07-28 (a dual-era host of a
+ * bridge over servers of both eras: one connection speaks one era, and serving it in
+ * 2025-11-25 would shut out a host that speaks only 2026-07-28). That era has no place for:
+ * a tool's `execution` and a `tasks` capability (its tasks extension lets a server decide on
+ * each request whether to make a task, with no per-tool declaration; SDK v2's 2026-07-28
+ * codec deletes both as removed vocabulary), so neither the task steps that follow from them
+ * (tasks.ts); and a url elicitation's `elicitationId` (the revision removed it with
+ * `notifications/elicitation/complete`). Nothing else: a resource subscription is no loss,
+ * the era's form of it (a listen naming the URI) holds the server's subscription.
+ */
+export const MODERN_ERA_LOSSES = {
+  why: "2026-07-28 has no tool `execution`, no `tasks` capability and no url elicitation's `elicitationId`",
+  tasks: ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"],
+};
+
+/** A url elicitation the server asked, as the 2026-07-28 era carries it (no `elicitationId`). */
+function withoutElicitationId(question: unknown): unknown {
+  const { method, params } = question as { method?: unknown; params?: Record<string, unknown> };
+  if (method !== "elicitation/create" || params?.mode !== "url") return question;
+  const { elicitationId: _lost, ...kept } = params;
+  return { ...(question as object), params: kept };
+}
+
+/** `steps` of a direct 2025-11-25 session as a 2026-07-28 host is served them (MODERN_ERA_LOSSES). */
+export function withoutLegacyOnly(steps: readonly Step[]): Step[] {
+  const tasked = (s: Step): boolean =>
+    MODERN_ERA_LOSSES.tasks.includes(s.op) ||
+    (s.op === "tools/call" && (s.params as { task?: unknown } | undefined)?.task !== undefined);
+  return steps
+    .filter((s) => !tasked(s))
+    .map((s) => (s.asked === undefined ? s : { ...s, asked: s.asked.map(withoutElicitationId) }))
+    .map((s) => {
+      if (s.op === "handshake") {
+        const { tasks: _lost, ...result } = s.result as Record<string, unknown>;
+        return { ...s, result };
+      }
+      const result = s.result as { tools?: Record<string, unknown>[] } | undefined;
+      if (s.op !== "tools/list" || result?.tools === undefined) return s;
+      const tools = result.tools.map(({ execution: _lost, ...tool }) => tool);
+      return { ...s, result: { ...result, tools } };
+    });
+}
+
 /** The era a transcript's handshake names. */
 export function eraOf(steps: readonly Step[]): unknown {
   return (steps[0]?.result as { era?: unknown } | undefined)?.era;

@@ -17,34 +17,8 @@ import { connectHost, type Host, type HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
 import { matrixServers } from "./servers.js";
-import { runSession, type ServerScript, type Step } from "./session.js";
-
-/** `script` in the names the whole pool gives the server's tools (`<slug>__<tool>`). */
-function named(script: ServerScript, slug: string): ServerScript {
-  const own = (name: string): string => `${slug}__${name}`;
-  const keys = <T>(table: Record<string, T> = {}): Record<string, T> =>
-    Object.fromEntries(Object.entries(table).map(([k, v]) => [own(k), v]));
-  return {
-    fixed: keys(script.fixed),
-    uncalled: keys(script.uncalled),
-    order: (script.order ?? []).map(own),
-    twice: (script.twice ?? []).map(own),
-  };
-}
-
-/**
- * A session through the whole pool with its own names read back (`<slug>__` taken off), and
- * both sides' handshake cut to the era it was served and the tasks offered: the whole pool's
- * serverInfo, other capabilities and instructions are mcpool's.
- */
-function asWholePool(steps: readonly Step[], slug: string): Step[] {
-  const own = JSON.parse(JSON.stringify(steps).replaceAll(`${slug}__`, "")) as Step[];
-  return own.map((s) => {
-    if (s.op !== "handshake") return s;
-    const { era, capabilities } = s.result as { era: unknown; capabilities?: { tasks?: unknown } };
-    return { op: s.op, result: { era, tasks: capabilities?.tasks } };
-  });
-}
+import { runSession, type Step } from "./session.js";
+import { asWholePool, named } from "./whole-pool.js";
 
 describe("a dual-era host of the whole pool whose servers speak only 2025-11-25", () => {
   const home = testHome("mcpool-differential-whole-pool-");

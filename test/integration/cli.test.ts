@@ -45,8 +45,10 @@ describe("the mcpool command", () => {
     expect(stdout).toMatch(
       /^echo\s+ready\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+4\s+2025-11-25\s*$/m,
     );
+    // Whether its backoff still holds when the status is read depends on the machine's speed
+    // (the cell's wording either way: test/unit/status-cell.test.ts).
     expect(stdout).toMatch(
-      /^broken\s+error, next try in \S+\s+-\s+-\s+-\s+-\s+0\s+0\s+-\s+could not connect to server/m,
+      /^broken\s+error(, next try in \S+)?\s+-\s+-\s+-\s+-\s+0\s+0\s+-\s+could not connect to server/m,
     );
     expect(JSON.parse(mcpool(home, "status", "--json").stdout).servers[1].error).toMatch(/ENOENT/);
     const json = JSON.parse(mcpool(home, "status", "--json").stdout) as {

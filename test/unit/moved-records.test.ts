@@ -59,10 +59,10 @@ describe("moved records awaited", () => {
       method: "notifications/tasks/status",
       params: { taskId: "t1", status: s },
     });
-    expect(moved.keep("other server", "t1", status("working"))).toBe(false);
-    expect(moved.keep("s", "t2", status("working"))).toBe(false);
-    expect(moved.keep("s", "t1", status("working"))).toBe(true);
-    expect(moved.keep("s", "t1", status("completed"))).toBe(true);
+    expect(moved.keep({ serverId: "other server" }, "t1", status("working"))).toBe(false);
+    expect(moved.keep({ serverId: "s" }, "t2", status("working"))).toBe(false);
+    expect(moved.keep({ serverId: "s" }, "t1", status("working"))).toBe(true);
+    expect(moved.keep({ serverId: "s" }, "t1", status("completed"))).toBe(true);
     expect(moved.unclaimed("host", { serverId: "s", taskId: "t1" }).missed).toEqual(
       status("completed"),
     );
@@ -76,13 +76,33 @@ describe("moved records awaited", () => {
       method: "notifications/tasks/status",
       params: { taskId: "t1", status: s },
     });
-    expect(moved.keep("s", "t1", status("working"))).toBe(true);
-    expect(moved.keep("other server", "t1", status("completed"))).toBe(true);
+    expect(moved.keep({ serverId: "s" }, "t1", status("working"))).toBe(true);
+    expect(moved.keep({ serverId: "other server" }, "t1", status("completed"))).toBe(true);
     expect(moved.unclaimed("host", { serverId: "s", taskId: "t1" }).missed).toEqual(
       status("working"),
     );
     expect(moved.unclaimed("host", { serverId: "other server", taskId: "t1" }).missed).toEqual(
       status("completed"),
     );
+  });
+
+  it("keeps two children of one server's tasks of the same id apart", () => {
+    const moved = new MovedRecords();
+    moved.expect([
+      { ...task, profileKey: "p" },
+      { ...task, profileKey: "q" },
+    ]);
+    const status = (s: string) => ({
+      method: "notifications/tasks/status",
+      params: { taskId: "t1", status: s },
+    });
+    // The row's own child has no task t1 moving: only the projects' children have.
+    expect(moved.keep({ serverId: "s" }, "t1", status("working"))).toBe(false);
+    expect(moved.keep({ serverId: "s", profileKey: "p" }, "t1", status("working"))).toBe(true);
+    expect(moved.keep({ serverId: "s", profileKey: "q" }, "t1", status("completed"))).toBe(true);
+    const of = (profileKey: string) =>
+      moved.unclaimed("host", { serverId: "s", profileKey, taskId: "t1" }).missed;
+    expect(of("p")).toEqual(status("working"));
+    expect(of("q")).toEqual(status("completed"));
   });
 });

@@ -127,6 +127,22 @@ describe("a named session's tasks across a daemon that took over", () => {
     expect(await tasks.statusId("a", "t", "another-host")).toBeUndefined();
   });
 
+  it("gives no id to another host's status of a task whose id the session's task has too", async () => {
+    const tasks = new SessionTasks(
+      "host-name",
+      daemonWith(
+        async () => [],
+        async () => undefined,
+      ),
+    );
+    // This host's task "t" of server a; another project's child of a made its own "t".
+    tasks.created("a", { task: { taskId: "t", status: "working" } });
+    expect(await tasks.statusId("a", "t", "another-host")).toBeUndefined();
+    expect(await tasks.statusId("a", "t", "host-name")).toBe("t");
+    // A status naming no host (a daemon that names none) is the session's task's.
+    expect(await tasks.statusId("a", "t")).toBe("t");
+  });
+
   it("answers the host its task when the daemon cannot keep its id (an older build)", async () => {
     const refused = async (): Promise<void> => {
       throw new Error("MCP error -32601: Method not found");

@@ -107,8 +107,10 @@ export class SessionTasks {
 
   /**
    * The id a status of task `taskId` of `serverId` reaches the session by, or undefined when
-   * the task is not the session's (`taskOwner`: whom the daemon sent it to). Decided once the
-   * session knows its older tasks' ids again, so a new task's id never takes one of theirs.
+   * the task is not the session's (`taskOwner`: whom the daemon sent it to; a status sent to
+   * another host is never this one's, though it may have a task of the same id: one server's
+   * children for two projects each make their own ids). Decided once the session knows its
+   * older tasks' ids again, so a new task's id never takes one of theirs.
    */
   async statusId(
     serverId: string,
@@ -116,7 +118,8 @@ export class SessionTasks {
     taskOwner?: string,
   ): Promise<string | undefined> {
     await this.restored;
-    if (taskOwner !== this.owner && !this.has(serverId, taskId)) return undefined;
+    const mine = taskOwner === undefined ? this.has(serverId, taskId) : taskOwner === this.owner;
+    if (!mine) return undefined;
     return this.hostId(serverId, taskId);
   }
 

@@ -15,6 +15,7 @@
 import { McpPoolError } from "../core/errors.js";
 import type { CallSignal, ServerNotification } from "../core/types.js";
 import type { ServerEntry } from "../server/entry.js";
+import { taskKey, type TaskChild } from "./task-holds.js";
 
 /**
  * A task record as it moves to the next daemon across a hand-over (the server's child moves
@@ -57,11 +58,8 @@ export interface Unclaimed {
   unhold?: NodeJS.Timeout;
 }
 
-/** A moved task's key: by server and id, as two servers may make the same id. */
-const movedKey = (serverId: string, taskId: string): string => `${serverId}\0${taskId}`;
-
 export class MovedRecords {
-  /** The records the snapshot says will move, by server and task id, until the adoption concludes. */
+  /** The records the snapshot says will move, by child and task id (taskKey), until the adoption concludes. */
   readonly #expected = new Map<string, MovedTask>();
   /** Resolves once the adoption is concluded: with why no record was taken up, if none was. */
   /** The last status of an expected task that came before its record was taken up. */
@@ -78,7 +76,7 @@ export class MovedRecords {
     if (this.#expected.size === 0) {
       this.#concluded = new Promise((resolve) => (this.#conclude = resolve));
     }
-    for (const task of tasks) this.#expected.set(movedKey(task.serverId, task.taskId), task);
+    for (const task of tasks) this.#expected.set(taskKey(task, task.taskId), task);
   }
 
   /** Whether a record still expected is `name`'s (on `serverId`, or on any server). */
@@ -110,17 +108,17 @@ export class MovedRecords {
     }
   }
 
-  /** Keeps the last status of an expected task; false when the task is not expected. */
-  keep(serverId: string, taskId: string, notification: ServerNotification): boolean {
-    const key = movedKey(serverId, taskId);
+  /** Keeps the last status of `child`'s expected task; false when the task is not expected. */
+  keep(child: TaskChild, taskId: string, notification: ServerNotification): boolean {
+    const key = taskKey(child, taskId);
     if (!this.#expected.has(key)) return false;
     this.#early.set(key, notification);
     return true;
   }
 
   /** A record is `name`'s by name from now on, with the last status kept of `task` if any. */
-  unclaimed(name: string, task?: { serverId: string; taskId: string }): Unclaimed {
-    const key = task === undefined ? undefined : movedKey(task.serverId, task.taskId);
+  unclaimed(name: string, task?: TaskChild & { taskId: string }): Unclaimed {
+    const key = task === undefined ? undefined : taskKey(task, task.taskId);
     const missed = key === undefined ? undefined : this.#early.get(key);
     if (key !== undefined) this.#early.delete(key);
     return missed === undefined ? { name } : { name, missed };

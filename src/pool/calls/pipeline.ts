@@ -406,7 +406,7 @@ export class CallPipeline {
     owner: TaskOwner | undefined,
   ): Promise<CallToolResult> {
     // A status the server sends before its answer waits for the answer to name its owner.
-    const answered = this.#init.tasks.asking(entry.id);
+    const answered = this.#init.tasks.asking(entry);
     // The caller's abort (it withdrew the call, or went) is not sent upstream: the server may
     // make the task all the same, and once its answer names it, the task is released
     // (cancelled where the server offers it), as a host's task is when the host goes.

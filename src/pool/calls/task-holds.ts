@@ -1,9 +1,39 @@
 /**
  * What the pool's task records read of a task (its id, status and ttl as a server's answer or
- * status notification names them), and the hold a live task keeps on its connection.
+ * status notification names them), which child a task is kept by, and the hold a live task
+ * keeps on its connection.
  */
 import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
+import { isProfileEntry } from "../server/profile-entry.js";
+
+/**
+ * The child a task lives in: its row, and for a host profile's child (a project's roots, a
+ * host's capabilities) the profile's key; none for the row's own child. Each child's server
+ * makes its task ids on its own (two projects' children may both count from `1`), so a task
+ * is known by its child and its id.
+ */
+export interface TaskChild {
+  serverId: string;
+  profileKey?: string | undefined;
+}
+
+/** The child `entry` is, as its tasks are kept. */
+export function childOf(entry: ServerEntry): TaskChild {
+  return isProfileEntry(entry)
+    ? { serverId: entry.id, profileKey: entry.key }
+    : { serverId: entry.id };
+}
+
+/** A child's key (unambiguous whatever its row id and profile key hold). */
+export function childKey(child: TaskChild): string {
+  return JSON.stringify([child.serverId, child.profileKey ?? null]);
+}
+
+/** A task's key: its child's and its id. */
+export function taskKey(child: TaskChild, taskId: string): string {
+  return JSON.stringify([child.serverId, child.profileKey ?? null, taskId]);
+}
 
 /** A task as a server's CreateTaskResult, `tasks/get` or status notification has it. */
 export function taskOf(

@@ -6,7 +6,10 @@
  * and `tasks/cancel` reach that connection, and only for that host.
  *
  * Direct, a server's tasks are its session's: another session's id is "not found", and
- * `tasks/list` names only the session's own. The pool's connection is shared, so:
+ * `tasks/list` names only the session's own. A record is its child's (a row's own, or a host
+ * profile's: one per project's roots), as each child's server makes its task ids on its own:
+ * a status goes by the child that sent it, and a host's request to the child of its record.
+ * The pool's connection is shared, so:
  * - a host asking about a task it does not own hears what the server says of an unknown
  *   task: the request is sent with an id no task has, and the answer given back with the
  *   host's id in it;
@@ -32,7 +35,8 @@ import {
   type Unclaimed,
 } from "./moved-records.js";
 import { askAsStranger, sendTask } from "./task-requests.js";
-import { hold, taskOf } from "./task-holds.js";
+import { listTasks } from "./task-list.js";
+import { childKey, childOf, hold, taskKey, taskOf, type TaskChild } from "./task-holds.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
@@ -41,14 +45,6 @@ export type TaskMethod = (typeof TASK_METHODS)[number];
 const TERMINAL = new Set(["completed", "failed", "cancelled"]);
 /** How long a task with no ttl (unlimited) holds its connection at most, ms. */
 const UNBOUNDED_TTL_HOLD_MS = 60 * 60_000;
-/** A bound on the server's pages walked for one `tasks/list`. */
-const MAX_PAGES = 50;
-
-/**
- * A record's key: a task id is its server's own making, so two servers may make the same
- * one (a counter's `1`), and each is still its own task.
- */
-const keyOf = (serverId: string, taskId: string): string => `${serverId}\0${taskId}`;
 
 /** Who owns a task: an opaque key, and where its status notifications go. */
 export interface TaskOwner {
@@ -62,6 +58,8 @@ export interface TaskOwner {
 }
 
 interface TaskRecord {
+  /** By its child and id (taskKey): a task id is its child's own making. */
+  readonly key: string;
   readonly taskId: string;
   /** The id its host knows it by, when not the server's (a bridge of several servers renamed it). */
   hostId?: string;
@@ -99,7 +97,7 @@ type Params = Record<string, unknown>;
 
 export class PoolTasks {
   readonly #deps: PoolTasksDeps;
-  /** By server and task id (keyOf). */
+  /** By child and task id (taskKey). */
   readonly #records = new Map<string, TaskRecord>();
   readonly #early = new EarlyStatuses();
   readonly #moved = new MovedRecords();
@@ -115,11 +113,11 @@ export class PoolTasks {
   }
 
   /**
-   * A task-augmented call to `serverId` is sent: a status of a task not yet answered is kept
+   * A task-augmented call to `entry` is sent: a status of a task not yet answered is kept
    * until the returned function is called (after `created`, or on failure).
    */
-  asking(serverId: string): () => void {
-    return this.#early.asking(serverId);
+  asking(entry: ServerEntry): () => void {
+    return this.#early.asking(childKey(childOf(entry)));
   }
 
   /**
@@ -136,9 +134,11 @@ export class PoolTasks {
   ): void {
     const task = taskOf((result as { task?: unknown } | undefined)?.task);
     if (task === undefined) return;
-    const key = keyOf(entry.id, task.taskId);
+    const child = childOf(entry);
+    const key = taskKey(child, task.taskId);
     this.#records.get(key)?.release();
     const record: TaskRecord = {
+      key,
       taskId: task.taskId,
       entry,
       connection,
@@ -152,24 +152,28 @@ export class PoolTasks {
     this.#records.set(key, record);
     this.#expireAfter(record);
     if (TERMINAL.has(record.status)) record.release();
-    for (const early of this.#early.claim(entry.id, task.taskId)) this.status(entry.id, early);
+    for (const early of this.#early.claim(childKey(child), task.taskId)) {
+      this.status(entry.id, early, child.profileKey);
+    }
     // The call was withdrawn (its host went) before the answer came: no host knows the task.
     if (withdrawn?.aborted === true) void this.#end(record);
   }
 
   /**
-   * The server's status notification: to its owner alone, or kept while a task-augmented
-   * call may yet name the task; false when neither.
+   * The status notification of server `serverId`'s child that sent it (`profileKey`: a host
+   * profile's child; none: the row's own): to the owner of that child's task alone, or kept
+   * while a task-augmented call may yet name the task; false when neither.
    */
-  status(serverId: string, notification: ServerNotification): boolean {
+  status(serverId: string, notification: ServerNotification, profileKey?: string): boolean {
     if (notification.method !== "notifications/tasks/status") return false;
     const task = taskOf(notification.params);
     if (task === undefined) return false;
-    const record = this.#records.get(keyOf(serverId, task.taskId));
+    const child: TaskChild = { serverId, profileKey };
+    const record = this.#records.get(taskKey(child, task.taskId));
     if (record === undefined) {
       return (
-        this.#moved.keep(serverId, task.taskId, notification) ||
-        this.#early.keep(serverId, task.taskId, notification)
+        this.#moved.keep(child, task.taskId, notification) ||
+        this.#early.keep(childKey(child), task.taskId, notification)
       );
     }
     if (task.status !== undefined) this.#saw(record, task.status);
@@ -199,8 +203,8 @@ export class PoolTasks {
         serverId,
       });
     }
-    const record = this.#records.get(keyOf(serverId, taskId));
-    if (record === undefined || !this.#owns(record, owner)) {
+    const record = this.#recordOf(serverId, taskId, owner);
+    if (record === undefined) {
       return askAsStranger(this.#deps, serverId, method, params, taskId, options);
     }
     const result = await sendTask(
@@ -334,9 +338,10 @@ export class PoolTasks {
         left.push({ task, why: found });
         continue;
       }
-      const { entry, connection } = found;
+      const { entry, connection, key } = found;
       const live = !TERMINAL.has(task.status);
       const record: TaskRecord = {
+        key,
         taskId: task.taskId,
         ...(task.hostId === undefined ? {} : { hostId: task.hostId }),
         entry,
@@ -349,7 +354,7 @@ export class PoolTasks {
         ttl: task.ttl,
         moved: this.#moved.unclaimed(task.owner, task),
       };
-      this.#records.set(keyOf(task.serverId, task.taskId), record);
+      this.#records.set(key, record);
       this.#expireAfter(record, task.expiresAt - now);
       if (live) this.#holdUnclaimed(record, holdMs);
       const missed = taskOf(record.moved?.missed?.params)?.status;
@@ -364,15 +369,15 @@ export class PoolTasks {
     task: MovedTask,
     place: TaskPlace,
     now: number,
-  ): { entry: ServerEntry; connection: Connection } | string {
+  ): { entry: ServerEntry; connection: Connection; key: string } | string {
     const entry = place(task.serverId, task.profileKey);
     const connection = entry?.connection;
     if (entry === undefined) return "its child is not served here";
     if (connection === undefined) return "its child has no connection";
     if (task.expiresAt <= now) return "it expired";
-    if (this.#records.has(keyOf(task.serverId, task.taskId)))
-      return "a record of that task is kept already";
-    return { entry, connection };
+    const key = taskKey(childOf(entry), task.taskId);
+    if (this.#records.has(key)) return "a record of that task is kept already";
+    return { entry, connection, key };
   }
 
   /** After `holdMs` (from now: its own deadline), `record` unclaimed holds its child no longer. */
@@ -392,8 +397,21 @@ export class PoolTasks {
     return this.#records.size;
   }
 
-  /** A host's tasks on `serverId`: each connection holding some, walked page by page. */
-  async #list(
+  /**
+   * `owner`'s record of task `taskId` on server `serverId`, made by whichever of the row's
+   * children (several may make that id, each for its own host); a moved record of the host's
+   * by name is claimed. Of two of the host's own, the later made.
+   */
+  #recordOf(serverId: string, taskId: string, owner: TaskOwner): TaskRecord | undefined {
+    const same = [...this.#records.values()].filter(
+      (r) => r.entry.id === serverId && r.taskId === taskId,
+    );
+    const own = same.filter((r) => r.owner.key === owner.key).at(-1);
+    return own ?? same.find((r) => this.#owns(r, owner));
+  }
+
+  /** A host's tasks on `serverId` (task-list.ts). */
+  #list(
     serverId: string,
     params: Params,
     owner: TaskOwner,
@@ -402,33 +420,7 @@ export class PoolTasks {
     const mine = [...this.#records.values()].filter(
       (r) => r.entry.id === serverId && this.#owns(r, owner),
     );
-    const ids = new Set(mine.map((r) => r.taskId));
-    const row = this.#deps.entry(serverId);
-    // A cursor the host was never given is the server's to refuse, as direct.
-    if (params.cursor !== undefined) {
-      const page = await sendTask(this.#deps, row, "tasks/list", params, options, () =>
-        row.ensure(),
-      );
-      return { ...page, tasks: this.#own(page, ids), nextCursor: undefined };
-    }
-    const places = new Map<Connection, ServerEntry>(mine.map((r) => [r.connection, r.entry]));
-    let first: Params | undefined;
-    const tasks: unknown[] = [];
-    const walk = async (entry: ServerEntry, at: () => Promise<Connection>): Promise<void> => {
-      let cursor: unknown;
-      for (let page = 0; page < MAX_PAGES; page++) {
-        const asked = cursor === undefined ? {} : { cursor };
-        const result = await sendTask(this.#deps, entry, "tasks/list", asked, options, at);
-        first ??= result;
-        tasks.push(...this.#own(result, ids));
-        cursor = result.nextCursor;
-        if (typeof cursor !== "string") return;
-      }
-    };
-    if (places.size === 0) await walk(row, () => row.ensure());
-    for (const [connection, entry] of places) await walk(entry, async () => connection);
-    const { nextCursor: _, ...rest } = first ?? {};
-    return { ...rest, tasks };
+    return listTasks(this.#deps, this.#deps.entry(serverId), mine, params, options);
   }
 
   /**
@@ -463,11 +455,6 @@ export class PoolTasks {
     return true;
   }
 
-  #own(page: Params, ids: ReadonlySet<string>): unknown[] {
-    const tasks = Array.isArray(page.tasks) ? page.tasks : [];
-    return tasks.filter((t) => ids.has(taskOf(t)?.taskId ?? ""));
-  }
-
   /** A status seen for `record`: a terminal one ends the hold, the record kept for its ttl. */
   #saw(record: TaskRecord, status: string): void {
     record.status = status;
@@ -481,7 +468,7 @@ export class PoolTasks {
   #expireAfter(record: TaskRecord, ms = record.ttl ?? UNBOUNDED_TTL_HOLD_MS): void {
     record.expiresAt = Date.now() + ms;
     record.expiry = setTimeout(() => {
-      if (this.#records.get(keyOf(record.entry.id, record.taskId)) === record) this.#drop(record);
+      if (this.#records.get(record.key) === record) this.#drop(record);
     }, ms);
     record.expiry.unref();
   }
@@ -490,7 +477,6 @@ export class PoolTasks {
     clearTimeout(record.expiry);
     if (record.moved !== undefined) this.#moved.claimed(record.moved);
     record.release();
-    const key = keyOf(record.entry.id, record.taskId);
-    if (this.#records.get(key) === record) this.#records.delete(key);
+    if (this.#records.get(record.key) === record) this.#records.delete(record.key);
   }
 }

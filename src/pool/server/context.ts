@@ -45,8 +45,11 @@ export interface EntryContext {
   crashBackoffMs: number;
   log: PoolLog;
   emit(event: PoolEvent): void;
-  /** `key`: sent on the row's child for that profile (host-profiles.ts), not on the row's own. */
-  notify(serverId: string, notification: ServerNotification, key?: string): void;
+  /**
+   * The server sent `notification`; `profileKey`: sent by a host profile's child of the row
+   * (its context says which), none: by the row's own child.
+   */
+  notify(serverId: string, notification: ServerNotification, profileKey?: string): void;
   /** The entry's tools or status moved: reindex. */
   changed(entry: ServerEntry): void;
   /** Pool-wide idle timeout, ms; the row's outranks it, and 0 or undefined never reaps. */

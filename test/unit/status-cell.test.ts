@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { ServerState } from "mcpool-protocol";
+import { statusCell } from "../../src/cli/commands/status.js";
+
+/** A server's state as `status` reads it, with only what the cell looks at. */
+function state(fields: Partial<ServerState>): ServerState {
+  return {
+    id: "broken",
+    slug: "broken",
+    label: "broken",
+    config: {},
+    status: "error",
+    ...fields,
+  } as ServerState;
+}
+
+describe("the status cell of `mcpool status`", () => {
+  const now = Date.parse("2026-12-06T08:00:00Z");
+
+  it("says how long until the next dial while a backoff holds it", () => {
+    expect(statusCell(state({ retryAt: now + 7_500 }), now)).toBe("error, next try in 8s");
+    expect(statusCell(state({ status: "unreachable", retryAt: now + 1 }), now)).toBe(
+      "unreachable, next try in 1s",
+    );
+  });
+
+  it("says the word alone once the backoff is over: the next use dials", () => {
+    expect(statusCell(state({ retryAt: now }), now)).toBe("error");
+    expect(statusCell(state({ retryAt: now - 5_000 }), now)).toBe("error");
+    expect(statusCell(state({}), now)).toBe("error");
+  });
+
+  it("never gives a time for a server that waits for a sign-in", () => {
+    expect(statusCell(state({ status: "auth-required", retryAt: now + 60_000 }), now)).toBe(
+      "auth-required",
+    );
+  });
+
+  it("says how long a starting server has been starting, and its child", () => {
+    expect(
+      statusCell(state({ status: "connecting", startingSince: now - 12_400, pid: 4242 }), now),
+    ).toBe("connecting, starting for 12 s, pid 4242");
+  });
+});
