@@ -11,7 +11,8 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
  * The titles of a test file's it()/test() calls, whitespace collapsed: the string literal
- * opening the call, or opening the second call of `it.each(table)(…)`. Read loosely from
+ * opening the call, or opening the second call of `it.each(table)(…)` or `it.for(table)(…)`
+ * (the table form that hands the test its context). Read loosely from
  * the text, since prettier may break a title's call over lines.
  */
 export function testTitles(source: string): string[] {
@@ -23,8 +24,8 @@ export function testTitles(source: string): string[] {
   const titles: string[] = [];
   for (const match of source.matchAll(direct)) titles.push(match[2]!);
   // it.each(table)("title", …): the table may hold any brackets, so find the title after
-  // the table's closing parenthesis by walking forward from `.each(`.
-  const each = /\b(?:it|test)\.each\s*\(/g;
+  // the table's closing parenthesis by walking forward from `.each(` (or `.for(`).
+  const each = /\b(?:it|test)(?:\.concurrent)?\.(?:each|for)\s*\(/g;
   for (const match of source.matchAll(each)) {
     const close = closingParen(source, match.index + match[0].length - 1);
     if (close === -1) continue;
@@ -76,19 +77,22 @@ describe("the index of fault promises", () => {
     expect(missingTitles(file, byFile.get(file)!)).toEqual([]);
   });
 
-  it("reads titles split over lines, quoted any way, and those of it.each", () => {
+  it("reads titles split over lines, quoted any way, and those of it.each and it.for", () => {
     const source = [
       `it(\n  "a title that prettier\n broke",`,
       "test(`a template title`, () => {});",
       `it.each([["x", (p) => f(p)], ["y)", g]] as const)(\n  "%s is judged",`,
       `describe("not a test", () => {});`,
       `it('it\\'s quoted', () => {});`,
+      `it.for([["z", h]] as [string, H][])(
+  "%s is judged with its context",`,
     ].join("\n");
     expect(testTitles(source)).toEqual([
       "a title that prettier broke",
       "a template title",
       "it's quoted",
       "%s is judged",
+      "%s is judged with its context",
     ]);
   });
 
