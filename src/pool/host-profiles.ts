@@ -354,7 +354,7 @@ export class HostProfiles {
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
       // Said as this child's: its tasks are its own (calls/tasks.ts).
-      notify: (id, notification) => pool.notify(id, notification, key),
+      notify: (id, notification, connection) => pool.notify(id, notification, connection, key),
       changed: () => this.invalidate(),
       listed: (listed) => this.#listed(listed as ProfileEntry),
       held: () => false,

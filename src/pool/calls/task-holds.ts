@@ -30,9 +30,27 @@ export function childKey(child: TaskChild): string {
   return JSON.stringify([child.serverId, child.profileKey ?? null]);
 }
 
-/** A task's key: its child's and its id. */
+/** Each connection's number, in the order the pool's task records first met them. */
+const numbers = new WeakMap<Connection, number>();
+let counted = 0;
+
+/** A task's key: its child's and its id (a record moving between daemons is known so). */
 export function taskKey(child: TaskChild, taskId: string): string {
   return JSON.stringify([child.serverId, child.profileKey ?? null, taskId]);
+}
+
+/**
+ * A task record's key: its child's, the connection's (one process of the child: a crash, a
+ * reap or a swap makes a new one, whose server counts its ids afresh) and its id.
+ */
+export function recordKey(child: TaskChild, connection: Connection, taskId: string): string {
+  let number = numbers.get(connection);
+  if (number === undefined) {
+    counted += 1;
+    number = counted;
+    numbers.set(connection, number);
+  }
+  return JSON.stringify([child.serverId, child.profileKey ?? null, number, taskId]);
 }
 
 /** A task as a server's CreateTaskResult, `tasks/get` or status notification has it. */

@@ -36,7 +36,7 @@ import {
 } from "./moved-records.js";
 import { askAsStranger, sendTask } from "./task-requests.js";
 import { listTasks } from "./task-list.js";
-import { childKey, childOf, hold, taskKey, taskOf, type TaskChild } from "./task-holds.js";
+import { childKey, childOf, hold, recordKey, taskOf, type TaskChild } from "./task-holds.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
@@ -58,7 +58,7 @@ export interface TaskOwner {
 }
 
 interface TaskRecord {
-  /** By its child and id (taskKey): a task id is its child's own making. */
+  /** By its child, connection and id (recordKey): a task id is its child's process's making. */
   readonly key: string;
   readonly taskId: string;
   /** The id its host knows it by, when not the server's (a bridge of several servers renamed it). */
@@ -95,9 +95,14 @@ export interface TaskRequestOptions {
 
 type Params = Record<string, unknown>;
 
+/** The process that made `record`'s task is no longer its child's (crashed, reaped, swapped). */
+function gone(record: TaskRecord): boolean {
+  return record.entry.connection !== record.connection;
+}
+
 export class PoolTasks {
   readonly #deps: PoolTasksDeps;
-  /** By child and task id (taskKey). */
+  /** By child, connection and task id (recordKey). */
   readonly #records = new Map<string, TaskRecord>();
   readonly #early = new EarlyStatuses();
   readonly #moved = new MovedRecords();
@@ -135,8 +140,11 @@ export class PoolTasks {
     const task = taskOf((result as { task?: unknown } | undefined)?.task);
     if (task === undefined) return;
     const child = childOf(entry);
-    const key = taskKey(child, task.taskId);
-    this.#records.get(key)?.release();
+    const key = recordKey(child, connection, task.taskId);
+    // The same process made the id again: the record made last is the one kept (and found
+    // last, as the later made).
+    const old = this.#records.get(key);
+    if (old !== undefined) this.#drop(old);
     const record: TaskRecord = {
       key,
       taskId: task.taskId,
@@ -153,23 +161,29 @@ export class PoolTasks {
     this.#expireAfter(record);
     if (TERMINAL.has(record.status)) record.release();
     for (const early of this.#early.claim(childKey(child), task.taskId)) {
-      this.status(entry.id, early, child.profileKey);
+      this.status(entry.id, early, connection, child.profileKey);
     }
     // The call was withdrawn (its host went) before the answer came: no host knows the task.
     if (withdrawn?.aborted === true) void this.#end(record);
   }
 
   /**
-   * The status notification of server `serverId`'s child that sent it (`profileKey`: a host
-   * profile's child; none: the row's own): to the owner of that child's task alone, or kept
-   * while a task-augmented call may yet name the task; false when neither.
+   * The status notification `connection` of server `serverId`'s child sent (`profileKey`: a
+   * host profile's child; none: the row's own): to the owner of the task that connection's
+   * process made alone, or kept while a task-augmented call may yet name the task; false
+   * when neither. A task of the same id a former process of the child made is not this one.
    */
-  status(serverId: string, notification: ServerNotification, profileKey?: string): boolean {
+  status(
+    serverId: string,
+    notification: ServerNotification,
+    connection: Connection,
+    profileKey?: string,
+  ): boolean {
     if (notification.method !== "notifications/tasks/status") return false;
     const task = taskOf(notification.params);
     if (task === undefined) return false;
     const child: TaskChild = { serverId, profileKey };
-    const record = this.#records.get(taskKey(child, task.taskId));
+    const record = this.#records.get(recordKey(child, connection, task.taskId));
     if (record === undefined) {
       return (
         this.#moved.keep(child, task.taskId, notification) ||
@@ -206,6 +220,15 @@ export class PoolTasks {
     const record = this.#recordOf(serverId, taskId, owner);
     if (record === undefined) {
       return askAsStranger(this.#deps, serverId, method, params, taskId, options);
+    }
+    // Direct, the host's server process ended and its task with it: asking the child's new
+    // process would name another task of that id, or none.
+    if (gone(record)) {
+      throw new McpPoolError(
+        "connection-lost",
+        `task "${taskId}" of server "${serverId}" is lost: the server process that ran it ended`,
+        { serverId },
+      );
     }
     const result = await sendTask(
       this.#deps,
@@ -375,7 +398,7 @@ export class PoolTasks {
     if (entry === undefined) return "its child is not served here";
     if (connection === undefined) return "its child has no connection";
     if (task.expiresAt <= now) return "it expired";
-    const key = taskKey(childOf(entry), task.taskId);
+    const key = recordKey(childOf(entry), connection, task.taskId);
     if (this.#records.has(key)) return "a record of that task is kept already";
     return { entry, connection, key };
   }
@@ -417,8 +440,9 @@ export class PoolTasks {
     owner: TaskOwner,
     options: TaskRequestOptions,
   ): Promise<Params> {
+    // A task whose process ended is in no server's list any more.
     const mine = [...this.#records.values()].filter(
-      (r) => r.entry.id === serverId && this.#owns(r, owner),
+      (r) => r.entry.id === serverId && this.#owns(r, owner) && !gone(r),
     );
     return listTasks(this.#deps, this.#deps.entry(serverId), mine, params, options);
   }
