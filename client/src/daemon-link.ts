@@ -126,7 +126,9 @@ export class DaemonLink {
     if (signal?.aborted) throw signal.reason;
     this.hold(1);
     try {
-      const connection = await this.open(signal);
+      // An open connection is taken as it is: no dial's promise and wait on every request.
+      const current = this.current;
+      const connection = current?.isOpen === true ? current : await this.open(signal);
       return await connection.request(method, params, signal, onId);
     } finally {
       this.hold(-1);

@@ -23,6 +23,7 @@ export type {
   ConversationLeaseHandle,
   ConversationsClient,
   IdentifiedClient,
+  ToolCaller,
 } from "./pool-client.js";
 export type {
   AskingOptions,

@@ -89,8 +89,25 @@ export interface ConversationsClient {
   toolsChanged(servers?: readonly string[]): Promise<void>;
 }
 
+/**
+ * A tool call by its qualified name: the answer's text, or with `raw: true` the whole
+ * CallToolResult.
+ */
+export interface ToolCaller {
+  call(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: CallOptions & { raw?: false },
+  ): Promise<string>;
+  call(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options: CallOptions & { raw: true },
+  ): Promise<CallToolResult>;
+}
+
 /** A PoolClient's calls and listings for one conversation. */
-export interface IdentifiedClient {
+export interface IdentifiedClient extends ToolCaller {
   readonly identity: Readonly<ConversationIdentity>;
   /** The shared tools and this conversation's, as the model is offered them. */
   tools(options?: {
@@ -102,16 +119,6 @@ export interface IdentifiedClient {
     names?: readonly string[];
     servers?: readonly string[];
   }): Promise<ConversationTools>;
-  call(
-    name: string,
-    args?: Record<string, unknown>,
-    options?: CallOptions & { raw?: false },
-  ): Promise<string>;
-  call(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    options: CallOptions & { raw: true },
-  ): Promise<CallToolResult>;
   acquire(serverId: string, options?: { signal?: AbortSignal }): Promise<ConversationLeaseHandle>;
   /** Ends this conversation's remote sessions. */
   terminate(options?: {
@@ -275,7 +282,7 @@ export type NotificationListener = (
   about: { taskOwner?: string },
 ) => void;
 
-export interface PoolClient {
+export interface PoolClient extends ToolCaller {
   /** The daemon's hello on the current connection; undefined while disconnected. */
   readonly daemon: HelloResult | undefined;
   /**
@@ -326,16 +333,6 @@ export interface PoolClient {
     context: HookContext,
     options?: RunHooksOptions,
   ): Promise<readonly HookOutcome[]>;
-  call(
-    name: string,
-    args?: Record<string, unknown>,
-    options?: CallOptions & { raw?: false },
-  ): Promise<string>;
-  call(
-    name: string,
-    args: Record<string, unknown> | undefined,
-    options: CallOptions & { raw: true },
-  ): Promise<CallToolResult>;
   probe(row: ServerRow): Promise<ProbeResult>;
   stop(id: string): Promise<void>;
   reconnect(id: string): Promise<void>;

@@ -138,11 +138,19 @@ export function runCli(
 
 /**
  * An "installed" mcpool command in `home` (for startDaemon's `bin`): it runs this checkout
- * until a test writes an "upgrade" over it, which a hand-over restart then starts.
+ * until a test writes an "upgrade" over it, which a hand-over restart then starts. With
+ * `onHandOver`, the new daemon a hand-over restart starts first runs that code (before it
+ * loads the checkout), which the daemon the test starts never runs.
  */
-export function installedCli(home: TestHome): string {
+export function installedCli(home: TestHome, onHandOver?: string): string {
   const installed = join(home.dir, "installed-main.mjs");
-  writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
+  const cli = JSON.stringify(cliPath);
+  writeFileSync(
+    installed,
+    onHandOver === undefined
+      ? `#!/usr/bin/env node\nimport ${cli};\n`
+      : `#!/usr/bin/env node\nif (process.argv.includes("--handover")) {\n${onHandOver}\n}\nawait import(${cli});\n`,
+  );
   chmodSync(installed, 0o755);
   return installed;
 }

@@ -22,20 +22,28 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Members of a process group that are still alive. */
-export function groupMembers(pgid: number): number[] {
+/**
+ * Live processes (zombies excluded) whose /proc stat field `field` (counted after the
+ * state: 1 the parent, 2 the process group) is `value`.
+ */
+function liveWhere(field: 1 | 2, value: number): number[] {
   const out: number[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, "latin1");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && Number(fields[2]) === pgid) out.push(Number(name));
+      if (fields[0] !== "Z" && Number(fields[field]) === value) out.push(Number(name));
     } catch {
       // gone
     }
   }
   return out;
+}
+
+/** Members of a process group that are still alive. */
+export function groupMembers(pgid: number): number[] {
+  return liveWhere(2, pgid);
 }
 
 /**
@@ -80,18 +88,7 @@ export function nextMatching<T>(
 
 /** Live direct children of a process, from /proc (zombies excluded). */
 export function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && Number(fields[1]) === pid) out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
+  return liveWhere(1, pid);
 }
 
 /**

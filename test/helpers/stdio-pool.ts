@@ -1,6 +1,7 @@
 /** Pools of real stdio children for integration tests: rows running fixtures, and a tracker. */
+import { afterEach } from "vitest";
 import { McpPool, type McpServerConfig } from "../../src/index.js";
-import { fixture } from "./processes.js";
+import { alive, fixture, waitFor } from "./processes.js";
 
 export type PoolOptions = Partial<ConstructorParameters<typeof McpPool>[0]>;
 
@@ -33,6 +34,45 @@ export function poolMaker(): { pool(options?: PoolOptions): McpPool; made: McpPo
       });
       made.push(created);
       return created;
+    },
+  };
+}
+
+/**
+ * One silent pool at a time that counts the children it spawns (`spawned`, their pids in
+ * order). Called in a describe block: after each of its tests the pool is closed and every
+ * child it spawned is waited out, 15 s at the most each.
+ */
+export function childCountingPool(): {
+  spawned: number[];
+  open(options?: PoolOptions): McpPool;
+  close(): Promise<void>;
+} {
+  let pool: McpPool | undefined;
+  const spawned: number[] = [];
+  const close = async (): Promise<void> => {
+    await pool?.close();
+    pool = undefined;
+  };
+  afterEach(async () => {
+    await close();
+    for (const pid of spawned.splice(0)) {
+      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
+    }
+  });
+  return {
+    spawned,
+    close,
+    open(options = {}) {
+      pool = new McpPool({
+        clientName: "mcpool-test",
+        log: {},
+        ...options,
+        onChild: (event) => {
+          if (event.type === "spawn") spawned.push(event.pid);
+        },
+      });
+      return pool;
     },
   };
 }

@@ -293,22 +293,29 @@ describe("per-conversation clients over Streamable HTTP", () => {
 });
 
 describe("per-conversation stdio children", () => {
-  it("gives each conversation its own child and stops it on terminate", async () => {
+  /** The echo fixture as a row with a child per conversation. */
+  const echo: McpServerConfig = {
+    id: "echo",
+    transport: "stdio",
+    command: process.execPath,
+    args: [fixture("echo.mjs")],
+    session: "conversation",
+  };
+
+  /** A pool that lists in `spawned` the pid of every child it spawns. */
+  const counting = (): { p: McpPool; spawned: number[] } => {
     const spawned: number[] = [];
     const p = pool({
       onChild: (event) => {
         if (event.type === "spawn") spawned.push(event.pid);
       },
     });
-    await p.sync([
-      {
-        id: "echo",
-        transport: "stdio",
-        command: process.execPath,
-        args: [fixture("echo.mjs")],
-        session: "conversation",
-      },
-    ]);
+    return { p, spawned };
+  };
+
+  it("gives each conversation its own child and stops it on terminate", async () => {
+    const { p, spawned } = counting();
+    await p.sync([echo]);
     expect(spawned).toEqual([]);
     const pidFor = async (c: string) =>
       Number(await p.call("echo__pid", {}, { identity: id("alice", c) }));
@@ -335,22 +342,9 @@ describe("per-conversation stdio children", () => {
   });
 
   it("refuses a call without an identity, and never dials the row as shared", async () => {
-    const spawned: number[] = [];
-    const p = pool({
-      onChild: (event) => {
-        if (event.type === "spawn") spawned.push(event.pid);
-      },
-    });
+    const { p, spawned } = counting();
     const events = conversationEvents(p);
-    await p.sync([
-      {
-        id: "echo",
-        transport: "stdio",
-        command: process.execPath,
-        args: [fixture("echo.mjs")],
-        session: "conversation",
-      },
-    ]);
+    await p.sync([echo]);
     const error = await refusal(p.call("echo__pid", {}));
     expect(error.code).toBe("no-identity");
     const reconnect = await p.reconnect("echo").then(

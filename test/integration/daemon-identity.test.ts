@@ -33,7 +33,7 @@ import {
 } from "../../src/daemon/process/instance-lock.js";
 import { DaemonSetupError, prepareDir, prepareRuntimeDir } from "../../src/daemon/process/paths.js";
 import { createPidRecords, type PidRecord } from "../../src/daemon/process/pid-records.js";
-import { alive, groupMembers, waitFor } from "../helpers/processes.js";
+import { alive, childrenOf, groupMembers, waitFor } from "../helpers/processes.js";
 
 // Every wait in this file is bounded by this, well under vitest's own timeout.
 const BOUND_MS = 10_000;
@@ -108,22 +108,6 @@ function spawnSleeper(command = "sleep", args = ["300"]): ChildProcess & { pid: 
   spawned.push(child);
   if (child.pid === undefined) throw new Error(`could not spawn ${command}`);
   return child as ChildProcess & { pid: number };
-}
-
-/** Live children of `ppid`, from the process table. */
-function childrenOf(ppid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z" && Number(fields[1]) === ppid) out.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return out;
 }
 
 /** The pid of a process that has exited (and been reaped): nobody runs as it now. */

@@ -10,13 +10,11 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { createConnection } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
-import { client, cliPath, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { client, cliPath } from "../helpers/daemon.js";
+import { testFleet } from "../helpers/fleet.js";
 import { alive, childrenOf, fixture, nextMatching, waitFor } from "../helpers/processes.js";
-
-const strays: number[] = [];
 
 const echo = (extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
@@ -41,37 +39,38 @@ async function ready(c: PoolClient, ids: string[]): Promise<Record<string, numbe
   }
 }
 
-afterEach(() => {
-  for (const pid of strays.splice(0)) {
+/** Kills `pid`'s process group when the test ends, whatever it ended with. */
+function killAtEnd({ onTestFinished }: TestContext, pid: number): void {
+  onTestFinished(() => {
     try {
       process.kill(-pid, "SIGKILL");
     } catch {
       // gone
     }
-  }
-});
-// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
-const fleet = useFleet();
-const home = (): TestHome => fleet.home();
-const daemon = (h: TestHome, args: string[] = []): Promise<RunningDaemon> => fleet.daemon(h, args);
-const agent = (h: TestHome, name = "agent"): Promise<PoolClient> => fleet.agent(h, name);
+  });
+}
 
-describe("the daemon", () => {
-  it("serves many agents from one child per server", async () => {
-    const h = home();
+// Each test its own home, daemon and children: they run side by side, so each shares the
+// cores with the others and gets a longer bound (a test here starts up to five Node processes
+// one after another).
+describe.concurrent("the daemon", { timeout: 90_000 }, () => {
+  it("serves many agents from one child per server", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({ echo: echo() });
-    const d = await daemon(h);
-    const agents = await Promise.all([1, 2, 3, 4, 5].map((i) => agent(h, `agent-${i}`)));
+    const d = await fleet.daemon(h);
+    const agents = await Promise.all([1, 2, 3, 4, 5].map((i) => fleet.agent(h, `agent-${i}`)));
     const pids = await Promise.all(agents.map((a) => a.call("echo__pid", {})));
     expect(new Set(pids).size).toBe(1);
     expect(childrenOf(d.pid)).toEqual([Number(pids[0])]);
   });
 
-  it("restarts only the edited row's child when mcp.json changes", async () => {
-    const h = home();
+  it("restarts only the edited row's child when mcp.json changes", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({ a: echo(), b: echo(), c: echo() });
-    await daemon(h);
-    const c = await agent(h);
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const before = await ready(c, ["a", "b", "c"]);
     const reconnected = nextMatching<PoolEvent>(
       (l) => c.onEvent(l),
@@ -93,11 +92,12 @@ describe("the daemon", () => {
     expect((await c.state()).find((s) => s.id === "c")?.label).toBe("C, relabelled");
   });
 
-  it("keeps the last good configuration running when the file stops parsing, and says where", async () => {
-    const h = home();
+  it("keeps the last good configuration running when the file stops parsing, and says where", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({ echo: echo() });
-    await daemon(h);
-    const c = await agent(h);
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const before = await ready(c, ["echo"]);
     writeFileSync(h.configPath, '{\n  "mcpServers": {\n    "echo": { "command": \n');
     const config = await c.reload();
@@ -115,15 +115,16 @@ describe("the daemon", () => {
     expect((await ready(c, ["echo"])).echo).toBe(before.echo);
   });
 
-  it("reports invalid rows one by one while the valid rows apply", async () => {
-    const h = home();
+  it("reports invalid rows one by one while the valid rows apply", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({
       good: echo(),
       remote: { url: "http://example.com/mcp" },
       old: { type: "sse", url: "https://x.example/sse" },
     });
-    await daemon(h);
-    const c = await agent(h);
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
     await ready(c, ["good"]);
     const status = await c.status();
     expect(status.servers.map((s) => s.id)).toEqual(["good"]);
@@ -133,12 +134,13 @@ describe("the daemon", () => {
     expect(status.config.problems.join("\n")).toMatch(/old.*SSE/);
   });
 
-  it("writes a starter mcp.json with the demo server when there is none", async () => {
-    const h = home();
-    await daemon(h);
+  it("writes a starter mcp.json with the demo server when there is none", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
+    await fleet.daemon(h);
     expect(existsSync(h.configPath)).toBe(true);
     // The first reconcile runs behind the socket: wait for the demo server to be up.
-    await ready(await agent(h), ["echo"]);
+    await ready(await fleet.agent(h), ["echo"]);
     const out = execFileSync(process.execPath, [cliPath, "tools"], {
       env: h.env,
       encoding: "utf8",
@@ -150,10 +152,11 @@ describe("the daemon", () => {
     );
   });
 
-  it("lets a second serve exit 0 saying the first is running", async () => {
-    const h = home();
+  it("lets a second serve exit 0 saying the first is running", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({});
-    const first = await daemon(h);
+    const first = await fleet.daemon(h);
     const second = spawn(process.execPath, [cliPath, "serve"], {
       env: h.env,
       stdio: ["ignore", "ignore", "pipe"],
@@ -166,14 +169,15 @@ describe("the daemon", () => {
     expect(stderr).toContain(String(first.pid));
   });
 
-  it("stops every child and removes its socket on SIGTERM, exiting 0", async () => {
-    const h = home();
+  it("stops every child and removes its socket on SIGTERM, exiting 0", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({
       echo: echo(),
       hang: { command: process.execPath, args: [fixture("hang.mjs")] },
     });
-    const d = await daemon(h);
-    const c = await agent(h);
+    const d = await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const pids = await ready(c, ["echo", "hang"]);
     expect(await d.stop()).toBe(0);
     expect(alive(pids.echo!)).toBe(false);
@@ -181,32 +185,34 @@ describe("the daemon", () => {
     expect(existsSync(h.socketPath)).toBe(false);
   });
 
-  it("leaves no child alive after kill -9 once the next daemon has started", async () => {
-    const h = home();
+  it("leaves no child alive after kill -9 once the next daemon has started", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({
       echo: echo(),
       hang: { command: process.execPath, args: [fixture("hang.mjs")] },
     });
-    const d = await daemon(h);
-    const c = await agent(h);
+    const d = await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const pids = await ready(c, ["echo", "hang"]);
-    strays.push(pids.hang!);
+    killAtEnd(context, pids.hang!);
     await d.kill9();
     // A child that honours stdin EOF goes by itself; hang.mjs ignores it and SIGTERM.
     await waitFor(() => !alive(pids.echo!), 10_000, "the echo child to exit on stdin EOF");
     expect(alive(pids.hang!)).toBe(true);
-    const next = await daemon(h);
+    const next = await fleet.daemon(h);
     await waitFor(() => !alive(pids.hang!), 10_000, "the orphan to be reaped");
     expect(next.stderr()).toMatch(/reaped 1 child/);
-    const c2 = await agent(h, "after");
+    const c2 = await fleet.agent(h, "after");
     expect(await c2.call("echo__echo", { text: "back" })).toBe("back");
   });
 
-  it("keeps serving other agents through garbage, half frames and oversized frames", async () => {
-    const h = home();
+  it("keeps serving other agents through garbage, half frames and oversized frames", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({ echo: echo() });
-    await daemon(h);
-    const good = await agent(h, "good");
+    await fleet.daemon(h);
+    const good = await fleet.agent(h, "good");
     const hostile = async (payload: Buffer | string, end: boolean): Promise<void> => {
       const socket = createConnection(h.socketPath);
       socket.on("error", () => undefined);
@@ -228,11 +234,12 @@ describe("the daemon", () => {
     expect(await good.call("echo__echo", { text: "unharmed" })).toBe("unharmed");
   });
 
-  it("cancels the calls of an agent that disconnects mid-call", async () => {
-    const h = home();
+  it("cancels the calls of an agent that disconnects mid-call", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({ echo: echo() });
-    await daemon(h);
-    const watcher = await agent(h, "watcher");
+    await fleet.daemon(h);
+    const watcher = await fleet.agent(h, "watcher");
     await ready(watcher, ["echo"]);
     const leaver = await client(h, "leaver");
     const pending = leaver.call("echo__sleep", { ms: 60_000 }).catch((e: unknown) => e);
@@ -250,8 +257,9 @@ describe("the daemon", () => {
     }
   });
 
-  it("serves an inherited listening socket (LISTEN_FDS) that no child inherits, nor the service variables", async () => {
-    const h = home();
+  it("serves an inherited listening socket (LISTEN_FDS) that no child inherits, nor the service variables", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({ echo: echo() });
     mkdirSync(dirname(h.socketPath), { recursive: true, mode: 0o700 });
     // What systemd does: bind, listen, and exec the service with the socket as fd 3.
@@ -279,7 +287,7 @@ describe("the daemon", () => {
         20_000,
         "the daemon to serve",
       );
-      const c = await agent(h);
+      const c = await fleet.agent(h);
       const pid = Number(await c.call("echo__pid", {}));
       const listener = readlinkSync(`/proc/${child.pid}/fd/3`);
       expect(listener).toMatch(/^socket:/);
@@ -300,10 +308,11 @@ describe("the daemon", () => {
     }
   });
 
-  it("keeps its file descriptors flat across 1,000 agent connect/disconnect cycles", async () => {
-    const h = home();
+  it("keeps its file descriptors flat across 1,000 agent connect/disconnect cycles", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({ echo: echo() });
-    const d = await daemon(h);
+    const d = await fleet.daemon(h);
     const warm = await client(h, "warm-up");
     await warm.call("echo__echo", { text: "x" });
     await warm.close();
@@ -320,12 +329,13 @@ describe("the daemon", () => {
     await waitFor(() => fdCount() <= before + 2, 10_000, "the daemon's descriptors to settle");
     // Coarse: a leak of 64 KiB per connection would pass it; it catches what grows with each.
     expect(rssKib() - rssBefore).toBeLessThan(64 * 1024);
-    const status = await (await agent(h, "after")).status();
+    const status = await (await fleet.agent(h, "after")).status();
     expect(status.clients).toBe(1);
   }, 120_000);
 
-  it("creates its socket 0600 in a 0700 directory even under umask 000", async () => {
-    const h = home();
+  it("creates its socket 0600 in a 0700 directory even under umask 000", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home();
     h.writeConfig({});
     const child = spawn(
       "/bin/sh",

@@ -22,10 +22,10 @@ import {
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
-import { cliPath, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { cliPath } from "../helpers/daemon.js";
+import { testFleet } from "../helpers/fleet.js";
 import { alive, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
 // Every wait in this file is bounded by this, well under vitest's own timeout.
@@ -46,22 +46,15 @@ const HUGE_LINE_MIB = 768;
 // Attempts on a remote that stays down, its backoff doubling from 50 ms: ~6 s in all.
 const REMOTE_ATTEMPTS = 7;
 
-const spawned: ChildProcess[] = [];
-
-afterEach(async () => {
-  for (const child of spawned.splice(0)) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
+/** `child` ended (SIGTERM) when the test ends, before its fleet is taken down (hooks run last-first). */
+function endAtEnd({ onTestFinished }: TestContext, child: ChildProcess): void {
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGTERM");
     await exited;
-  }
-});
-// After the hook above: vitest runs after-hooks last-first, so this teardown comes first.
-const fleet = useFleet();
-
-const home = (): TestHome => fleet.home("mcpool-faults-");
-const daemon = (h: TestHome): Promise<RunningDaemon> => fleet.daemon(h);
-const agent = (h: TestHome, name = "agent"): Promise<PoolClient> => fleet.agent(h, name);
+  });
+}
 
 const echoRow = (extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
@@ -107,9 +100,13 @@ function rssBytes(pid: number): number {
   return Number(line[1]) * 1024;
 }
 
-describe("the socket and the daemon's identity", () => {
-  it("refuses a socket path longer than sun_path before listening, naming it, and creates nothing", () => {
-    const h = home();
+// Each test its own home and daemon: the tests of a block run side by side, each with a longer
+// bound. The configuration tests run one at a time: their subject is how the daemon follows
+// edits in a burst, and their counts of restarts should not meet other daemons' starts.
+describe.concurrent("the socket and the daemon's identity", { timeout: 90_000 }, () => {
+  it("refuses a socket path longer than sun_path before listening, naming it, and creates nothing", (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     const socketPath = join(h.dir, "s".repeat(SOCKET_PATH_LIMIT), "mcpool.sock");
     const run = spawnSync(process.execPath, [cliPath, "serve"], {
       env: { ...h.env, MCPOOL_SOCKET: socketPath },
@@ -126,8 +123,9 @@ describe("the socket and the daemon's identity", () => {
     expect(existsSync(socketPath.slice(0, SOCKET_PATH_LIMIT))).toBe(false);
   });
 
-  it("refuses a runtime directory that is a symlink, naming it, and leaves its target as it was", () => {
-    const h = home();
+  it("refuses a runtime directory that is a symlink, naming it, and leaves its target as it was", (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     const target = join(h.dir, "elsewhere");
     mkdirSync(target, { mode: 0o755 });
     chmodSync(target, 0o755);
@@ -143,13 +141,14 @@ describe("the socket and the daemon's identity", () => {
     expect(readdirSync(target)).toEqual([]);
   });
 
-  it("tightens a runtime directory of ours from 0755 to 0700 before it serves", async () => {
-    const h = home();
+  it("tightens a runtime directory of ours from 0755 to 0700 before it serves", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     h.writeConfig({});
     const runtime = join(h.dir, "run");
     mkdirSync(runtime);
     chmodSync(runtime, 0o755);
-    const d = await daemon(h);
+    const d = await fleet.daemon(h);
     expect(statSync(runtime).mode & 0o777).toBe(0o700);
     expect(d.stderr()).toContain(`tightened ${runtime} to 0700`);
     // The line comes before the one that says it serves.
@@ -158,15 +157,16 @@ describe("the socket and the daemon's identity", () => {
 
   it(
     "lets exactly one of ten `mcpool serve` started at once serve; the nine others exit 0 naming it",
-    async () => {
-      const h = home();
+    async (context) => {
+      const fleet = testFleet(context);
+      const h = fleet.home("mcpool-faults-");
       h.writeConfig({});
       const racers = Array.from({ length: RACERS }, () => {
         const child = spawn(process.execPath, [cliPath, "serve"], {
           env: h.env,
           stdio: ["ignore", "ignore", "pipe"],
         });
-        spawned.push(child);
+        endAtEnd(context, child);
         const racer = { child, stderr: "", code: undefined as number | null | undefined };
         child.stderr.on("data", (chunk: Buffer) => (racer.stderr += chunk.toString()));
         child.once("exit", (code) => (racer.code = code));
@@ -179,7 +179,7 @@ describe("the socket and the daemon's identity", () => {
       );
       const [winner, ...others] = racers.filter((r) => r.code === undefined);
       expect(others).toEqual([]);
-      const c = await agent(h);
+      const c = await fleet.agent(h);
       expect((await c.status()).pid).toBe(winner!.child.pid);
       for (const loser of racers.filter((r) => r !== winner)) {
         expect(loser.code, loser.stderr).toBe(0);
@@ -198,9 +198,10 @@ describe("the socket and the daemon's identity", () => {
   );
 });
 
-describe("children", () => {
-  it("fails each agent's call in flight once when its child is SIGKILLed, with its stderr tail, other servers untouched", async () => {
-    const h = home();
+describe.concurrent("children", { timeout: 90_000 }, () => {
+  it("fails each agent's call in flight once when its child is SIGKILLed, with its stderr tail, other servers untouched", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     // crash.mjs, after a line on stderr that must come back with the crash.
     const wrapper = join(h.dir, "say-then-serve.mjs");
     writeFileSync(
@@ -212,10 +213,10 @@ describe("children", () => {
       { victim: { command: process.execPath, args: [wrapper] }, bystander: echoRow() },
       { mcpool: { crashBackoffMs: 60_000 } },
     );
-    await daemon(h);
-    const observer = await agent(h, "observer");
+    await fleet.daemon(h);
+    const observer = await fleet.agent(h, "observer");
     const before = await ready(observer, ["victim", "bystander"]);
-    const callers = await Promise.all([1, 2, 3].map((i) => agent(h, `caller-${i}`)));
+    const callers = await Promise.all([1, 2, 3].map((i) => fleet.agent(h, `caller-${i}`)));
     const calls = callers.map((c) =>
       c.call("victim__sleep", { ms: 60_000 }).then(
         (answer) => answer,
@@ -247,14 +248,15 @@ describe("children", () => {
     expect(await observer.call("bystander__echo", { text: "unharmed" })).toBe("unharmed");
   }, 60_000);
 
-  it("answers other servers while a SIGSTOPped one holds a call", async () => {
-    const h = home();
+  it("answers other servers while a SIGSTOPped one holds a call", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     h.writeConfig({
       frozen: echoRow({ callTimeoutMs: 60_000 }),
       other: echoRow(),
     });
-    await daemon(h);
-    const c = await agent(h);
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const pids = await ready(c, ["frozen", "other"]);
     process.kill(pids.frozen!, "SIGSTOP");
     try {
@@ -275,8 +277,9 @@ describe("children", () => {
     }
   });
 
-  it("gives up on a stdout line past the cap, keeping the daemon's memory bounded", async () => {
-    const h = home();
+  it("gives up on a stdout line past the cap, keeping the daemon's memory bounded", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     h.writeConfig(
       {
         huge: { command: process.execPath, args: [fixture("stderr-flood.mjs")] },
@@ -284,8 +287,8 @@ describe("children", () => {
       },
       { mcpool: { crashBackoffMs: 60_000 } },
     );
-    const d = await daemon(h);
-    const c = await agent(h);
+    const d = await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const before = await ready(c, ["huge", "other"]);
     const rssBefore = rssBytes(d.pid);
     const crash = nextMatching<PoolEvent>(
@@ -302,8 +305,9 @@ describe("children", () => {
     expect(await c.call("other__echo", { text: "unharmed" })).toBe("unharmed");
   }, 120_000);
 
-  it("keeps the daemon's memory bounded while a child writes hundreds of MiB to stderr", async () => {
-    const h = home();
+  it("keeps the daemon's memory bounded while a child writes hundreds of MiB to stderr", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     h.writeConfig({
       flood: {
         command: process.execPath,
@@ -311,8 +315,8 @@ describe("children", () => {
         callTimeoutMs: 120_000,
       },
     });
-    const d = await daemon(h);
-    const c = await agent(h);
+    const d = await fleet.daemon(h);
+    const c = await fleet.agent(h);
     await ready(c, ["flood"]);
     expect(await c.call("flood__echo", { text: "warm" })).toBe("warm");
     const rssBefore = rssBytes(d.pid);
@@ -324,9 +328,10 @@ describe("children", () => {
   }, 120_000);
 });
 
-describe("remote servers", () => {
-  it("backs off a remote that stays down, logging each attempt once", async () => {
-    const h = home();
+describe.concurrent("remote servers", { timeout: 90_000 }, () => {
+  it("backs off a remote that stays down, logging each attempt once", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     // A loopback port nobody listens on: every dial is refused at once.
     const port = await new Promise<number>((resolve) => {
       const probe = createServer();
@@ -339,8 +344,8 @@ describe("remote servers", () => {
       { down: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
       { mcpool: { crashBackoffMs: 50 } },
     );
-    const d = await daemon(h);
-    const c = await agent(h);
+    const d = await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const failures: PoolEvent[] = [];
     let heardAt = 0;
     c.onEvent((e) => {
@@ -366,13 +371,14 @@ describe("remote servers", () => {
 });
 
 describe("configuration", () => {
-  it("applies every one of several atomic saves in a row, the watch following each rename", async () => {
-    const h = home();
+  it("applies every one of several atomic saves in a row, the watch following each rename", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     const rows = (n: number) =>
       Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${i + 1}`, echoRow()]));
     h.writeConfig(rows(1));
-    await daemon(h);
-    const c = await agent(h);
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const first = (await ready(c, ["s1"])).s1;
     // One save at a time, each seen: a watch on the replaced inode would miss the second.
     for (const n of [2, 3]) {
@@ -388,11 +394,12 @@ describe("configuration", () => {
     expect((await c.status()).config.ok).toBe(true);
   }, 60_000);
 
-  it("keeps the running pool when the file is deleted, and says so in status", async () => {
-    const h = home();
+  it("keeps the running pool when the file is deleted, and says so in status", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     h.writeConfig({ echo: echoRow() });
-    await daemon(h);
-    const c = await agent(h);
+    await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const before = await ready(c, ["echo"]);
     rmSync(h.configPath);
     // No reload: the watch sees the deletion by itself.
@@ -406,15 +413,16 @@ describe("configuration", () => {
     expect(await c.call("echo__echo", { text: "kept" })).toBe("kept");
   });
 
-  it("debounces ten edits in a burst to a couple of restarts, and leaves no old child behind", async () => {
-    const h = home();
+  it("debounces ten edits in a burst to a couple of restarts, and leaves no old child behind", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-faults-");
     const marker = `MCPOOL_FAULTS_RUN=${randomUUID()}`;
     const [key, value] = marker.split("=") as [string, string];
     const edited = (edit: number) =>
       echoRow({ env: { [key]: value, EDIT: String(edit) }, callTimeoutMs: 30_000 });
     h.writeConfig({ x: edited(0), y: echoRow() });
-    const d = await daemon(h);
-    const c = await agent(h);
+    const d = await fleet.daemon(h);
+    const c = await fleet.agent(h);
     const before = await ready(c, ["x", "y"]);
     const connects: PoolEvent[] = [];
     c.onEvent((e) => {

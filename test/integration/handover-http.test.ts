@@ -6,22 +6,21 @@
  * afresh, as a cold start would.
  */
 import { execFile } from "node:child_process";
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { cliPath, startDaemon, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { cliPath, installedCli, startDaemon, type TestHome } from "../helpers/daemon.js";
+import { testFleet, type Fleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 import { sessionServer, type SessionServer } from "../helpers/session-server.js";
 
-const fleet = useFleet();
-const servers: SessionServer[] = [];
-
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
+/** `remote` closed when the test ends, before its fleet is taken down (hooks run last-first). */
+function closeAtEnd({ onTestFinished }: TestContext, remote: SessionServer): SessionServer {
+  onTestFinished(() => remote.close());
+  return remote;
+}
 
 async function count(agent: PoolClient): Promise<number> {
   return Number(await agent.call("remote__count", {}));
@@ -50,13 +49,7 @@ async function handOver(home: TestHome, oldPid: number): Promise<number> {
 function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): string {
   const edited = join(home.dir, "edited.json");
   writeFileSync(edited, JSON.stringify({ mcpServers: servers }));
-  const installed = join(home.dir, "installed-main.mjs");
-  writeFileSync(
-    installed,
-    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};\nawait import(${JSON.stringify(cliPath)});\n`,
-  );
-  chmodSync(installed, 0o755);
-  return installed;
+  return installedCli(home, `process.env.MCPOOL_CONFIG = ${JSON.stringify(edited)};`);
 }
 
 /**
@@ -64,7 +57,6 @@ function editedOnHandOver(home: TestHome, servers: Record<string, unknown>): str
  * old daemon's snapshot (its version is one it does not know), so it starts cold.
  */
 function coldOnHandOver(home: TestHome): string {
-  const installed = join(home.dir, "installed-main.mjs");
   const unknownVersion = `const parse = JSON.parse;
 JSON.parse = (text, reviver) => {
   const value = parse(text, reviver);
@@ -75,23 +67,20 @@ JSON.parse = (text, reviver) => {
   return value;
 };
 `;
-  writeFileSync(
-    installed,
-    `#!/usr/bin/env node\nif (process.argv.includes("--handover")) {\n${unknownVersion}}\nawait import(${JSON.stringify(cliPath)});\n`,
-  );
-  chmodSync(installed, 0o755);
-  return installed;
+  return installedCli(home, unknownVersion);
 }
 
 /** A daemon serving the session server as row `remote`, and an agent that counted once. */
-async function counting(): Promise<{
+async function counting(
+  context: TestContext,
+  fleet: Fleet,
+): Promise<{
   remote: SessionServer;
   h: TestHome;
   oldPid: number;
   agent: PoolClient;
 }> {
-  const remote = await sessionServer();
-  servers.push(remote);
+  const remote = closeAtEnd(context, await sessionServer());
   const h = fleet.home();
   h.writeConfig({ remote: { type: "http", url: remote.url } });
   const old = await fleet.daemon(h);
@@ -100,9 +89,11 @@ async function counting(): Promise<{
   return { remote, h, oldPid: old.pid, agent };
 }
 
-describe("a hand-over restart with an http row", () => {
-  it("goes on in the same session: the server's per-session count carries on", async () => {
-    const { remote, h, oldPid, agent } = await counting();
+// Each test its own home, daemons and http server: they run side by side, each with a longer bound.
+describe.concurrent("a hand-over restart with an http row", { timeout: 90_000 }, () => {
+  it("goes on in the same session: the server's per-session count carries on", async (context) => {
+    const fleet = testFleet(context);
+    const { remote, h, oldPid, agent } = await counting(context, fleet);
     try {
       expect(await count(agent)).toBe(2);
       await handOver(h, oldPid);
@@ -117,8 +108,9 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
-  it("moves the session's GET stream: a tools/list_changed sent after the move is heard", async () => {
-    const { remote, h, oldPid } = await counting();
+  it("moves the session's GET stream: a tools/list_changed sent after the move is heard", async (context) => {
+    const fleet = testFleet(context);
+    const { remote, h, oldPid } = await counting(context, fleet);
     try {
       await waitFor(() => remote.listening() === 1, 10_000, "the old daemon's GET stream");
       await handOver(h, oldPid);
@@ -147,15 +139,14 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
-  it("opens its GET stream again when the new daemon cannot start: list_changed is still heard", async () => {
+  it("opens its GET stream again when the new daemon cannot start: list_changed is still heard", async (context) => {
+    const fleet = testFleet(context);
     const remote = await sessionServer();
-    servers.push(remote);
+    closeAtEnd(context, remote);
     const h = fleet.home();
     h.writeConfig({ remote: { type: "http", url: remote.url } });
     // The installed code the restart starts: this checkout, until an "upgrade" that cannot start.
-    const installed = join(h.dir, "installed-main.mjs");
-    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-    chmodSync(installed, 0o755);
+    const installed = installedCli(h);
     const old = await startDaemon(h, [], { bin: installed });
     try {
       const agent = await fleet.agent(h);
@@ -192,9 +183,10 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
-  it("moves a conversation's session too: its count carries on, no second initialize, no DELETE", async () => {
+  it("moves a conversation's session too: its count carries on, no second initialize, no DELETE", async (context) => {
+    const fleet = testFleet(context);
     const remote = await sessionServer();
-    servers.push(remote);
+    closeAtEnd(context, remote);
     const h = fleet.home();
     h.writeConfig({ remote: { type: "http", url: remote.url, session: "conversation" } });
     const old = await fleet.daemon(h);
@@ -218,9 +210,10 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
-  it("leaves a conversation's session to the old daemon when the hand-over fails: no DELETE", async () => {
+  it("leaves a conversation's session to the old daemon when the hand-over fails: no DELETE", async (context) => {
+    const fleet = testFleet(context);
     const remote = await sessionServer();
-    servers.push(remote);
+    closeAtEnd(context, remote);
     const h = fleet.home();
     // A counter that dies when the new daemon lists its tools: the new daemon gives up.
     const flag = join(h.dir, "exit-on-list");
@@ -265,9 +258,10 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
-  it("ends a conversation's session the new daemon did not take (its row changed): DELETE", async () => {
+  it("ends a conversation's session the new daemon did not take (its row changed): DELETE", async (context) => {
+    const fleet = testFleet(context);
     const remote = await sessionServer();
-    servers.push(remote);
+    closeAtEnd(context, remote);
     const h = fleet.home();
     const row = { type: "http", url: remote.url, session: "conversation" };
     h.writeConfig({ remote: row });
@@ -298,9 +292,10 @@ describe("a hand-over restart with an http row", () => {
   });
 
   for (const change of ["changed", "removed"] as const) {
-    it(`ends a row's own session the new daemon did not take (its row ${change}): DELETE`, async () => {
+    it(`ends a row's own session the new daemon did not take (its row ${change}): DELETE`, async (context) => {
+      const fleet = testFleet(context);
       const remote = await sessionServer();
-      servers.push(remote);
+      closeAtEnd(context, remote);
       const h = fleet.home();
       const row = { type: "http", url: remote.url };
       h.writeConfig({ remote: row });
@@ -328,9 +323,10 @@ describe("a hand-over restart with an http row", () => {
     });
   }
 
-  it("ends a row's own session when the new daemon starts cold: DELETE, and it counts anew", async () => {
+  it("ends a row's own session when the new daemon starts cold: DELETE, and it counts anew", async (context) => {
+    const fleet = testFleet(context);
     const remote = await sessionServer();
-    servers.push(remote);
+    closeAtEnd(context, remote);
     const h = fleet.home();
     h.writeConfig({ remote: { type: "http", url: remote.url } });
     const old = await startDaemon(h, [], { bin: coldOnHandOver(h) });
@@ -355,8 +351,9 @@ describe("a hand-over restart with an http row", () => {
     }
   });
 
-  it("opens a new session when the server no longer knows the handed one", async () => {
-    const { remote, h, oldPid } = await counting();
+  it("opens a new session when the server no longer knows the handed one", async (context) => {
+    const fleet = testFleet(context);
+    const { remote, h, oldPid } = await counting(context, fleet);
     try {
       remote.forgetAll();
       await handOver(h, oldPid);

@@ -21,8 +21,7 @@ import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/clien
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { chmodSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   BRIDGE_PATHS,
@@ -31,7 +30,13 @@ import {
   stringEnv,
   type BridgePath,
 } from "../helpers/bridge.js";
-import { cliPath, runCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
+import {
+  installedCli,
+  runCli,
+  runCliAsync,
+  startDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 import { stdioOverHttp } from "../helpers/stdio-over-http.js";
@@ -315,9 +320,7 @@ describe("a host's resource subscriptions across a hand-over restart", () => {
         const home = fleet.home();
         home.writeConfig({ talk: server });
         // The installed code the restart starts, until an "upgrade" that cannot start.
-        const installed = join(home.dir, "installed-main.mjs");
-        writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-        chmodSync(installed, 0o755);
+        const installed = installedCli(home);
         const old = await startDaemon(home, [], { bin: installed });
         try {
           await talkReady(home);

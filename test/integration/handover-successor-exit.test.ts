@@ -4,11 +4,11 @@
  * both would read the same child's output, and an answer the new one took would never reach
  * the host that asked.
  */
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { cliPath, installedCli, runCli, runCliAsync, startDaemon } from "../helpers/daemon.js";
+import { installedCli, runCli, runCliAsync, startDaemon } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -104,11 +104,9 @@ describe("a failed hand-over", () => {
   it("takes the children back only once the new daemon is gone, killing one that stays", async () => {
     const h = fleet.home();
     h.writeConfig({ counter });
-    const installed = join(h.dir, "installed-main.mjs");
     const pidFile = join(h.dir, "successor.pid");
     // It runs this checkout until an "upgrade" replaces it with the stubborn copy.
-    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-    chmodSync(installed, 0o755);
+    const installed = installedCli(h);
     const old = await startDaemon(h, [], { bin: installed });
     let successor: number | undefined;
     try {

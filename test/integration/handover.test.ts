@@ -3,14 +3,14 @@
  * daemon started from the installed code: the children keep their processes and their memory,
  * agents go on, and the old daemon serves on when the new one cannot take over.
  */
-import { chmodSync, lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import { stdioBridge, type BridgePath } from "../helpers/bridge.js";
-import { cliPath, runCli, startDaemon, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { installedCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
+import { testFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
 const require = createRequire(import.meta.url);
@@ -18,8 +18,6 @@ const memoryServer = join(
   dirname(require.resolve("@modelcontextprotocol/server-memory/package.json")),
   "dist/index.js",
 );
-
-const fleet = useFleet();
 
 const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
 
@@ -50,8 +48,11 @@ async function stopDaemons(home: TestHome): Promise<void> {
   await stopAll(daemonsFor(home.socketPath));
 }
 
-describe("a restart that hands the servers over", () => {
-  it("keeps a stateful child counting, same pid, and a shutdown after it leaves no process", async () => {
+// Each test its own home, daemons and children: they run side by side, each sharing the cores
+// with the others, so each gets a longer bound.
+describe.concurrent("a restart that hands the servers over", { timeout: 90_000 }, () => {
+  it("keeps a stateful child counting, same pid, and a shutdown after it leaves no process", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({ counter });
     try {
@@ -64,7 +65,7 @@ describe("a restart that hands the servers over", () => {
       const serverStart = (await agent.status()).servers.find((s) => s.id === "counter")?.startedAt;
       expect(serverStart).toEqual(expect.any(Number));
 
-      const restart = runCli(h, "restart", "--json");
+      const restart = await runCliAsync(h, "restart", "--json");
       expect(restart.stderr).toBe("");
       expect(restart.code).toBe(0);
       const handed = JSON.parse(restart.stdout) as { pid: number; adopted: string[] };
@@ -75,7 +76,9 @@ describe("a restart that hands the servers over", () => {
       const after = await fleet.agent(h, "after");
       expect(await count(after)).toEqual([3, childPid]);
       // A second hand-over passes on what the first one adopted.
-      const again = JSON.parse(runCli(h, "restart", "--json").stdout) as { pid: number };
+      const again = JSON.parse((await runCliAsync(h, "restart", "--json")).stdout) as {
+        pid: number;
+      };
       await waitFor(() => !alive(handed.pid), 20_000, "the second daemon to exit");
       const third = await fleet.agent(h, "third");
       expect(await count(third)).toEqual([4, childPid]);
@@ -85,7 +88,7 @@ describe("a restart that hands the servers over", () => {
       // Since when the pool serves (the first daemon's start, two hand-overs ago), and this process.
       expect(status.handover).toMatchObject({ servingSince: firstStart, handovers: 2 });
       expect(status.startedAt).toBeGreaterThan(firstStart);
-      const text = runCli(h, "status").stdout;
+      const text = (await runCliAsync(h, "status")).stdout;
       expect(text).toContain(
         `serving since ${new Date(firstStart).toISOString()} (2 hand-over(s) since; this process since ${new Date(status.startedAt).toISOString()})`,
       );
@@ -95,7 +98,7 @@ describe("a restart that hands the servers over", () => {
       // Its uptime counts from its start under the first daemon, not from either adoption.
       expect(status.servers.find((s) => s.id === "counter")?.startedAt).toBe(serverStart);
 
-      const shutdown = runCli(h, "shutdown");
+      const shutdown = await runCliAsync(h, "shutdown");
       expect(shutdown.code).toBe(0);
       await waitFor(
         () => !alive(again.pid) && !alive(childPid),
@@ -107,7 +110,8 @@ describe("a restart that hands the servers over", () => {
     }
   });
 
-  it("records adopted children as the new daemon's: after its SIGKILL, the next start reaps them", async () => {
+  it("records adopted children as the new daemon's: after its SIGKILL, the next start reaps them", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     // hang.mjs ignores stdin EOF and SIGTERM: only a reap ends it.
     h.writeConfig({ hang: { command: process.execPath, args: [fixture("hang.mjs")] } });
@@ -116,7 +120,9 @@ describe("a restart that hands the servers over", () => {
       await fleet.daemon(h);
       const agent = await fleet.agent(h);
       hangPid = Number(await agent.call("hang__pid", {}));
-      const handed = JSON.parse(runCli(h, "restart", "--json").stdout) as { pid: number };
+      const handed = JSON.parse((await runCliAsync(h, "restart", "--json")).stdout) as {
+        pid: number;
+      };
       expect(Number(await (await fleet.agent(h, "after")).call("hang__pid", {}))).toBe(hangPid);
 
       process.kill(handed.pid, "SIGKILL");
@@ -131,13 +137,16 @@ describe("a restart that hands the servers over", () => {
     }
   });
 
-  it("re-creates a socket that came by hand-over when a cleaner removes its folder", async () => {
+  it("re-creates a socket that came by hand-over when a cleaner removes its folder", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({ counter });
     try {
       const old = await fleet.daemon(h);
       const [, childPid] = await count(await fleet.agent(h));
-      const handed = JSON.parse(runCli(h, "restart", "--json").stdout) as { pid: number };
+      const handed = JSON.parse((await runCliAsync(h, "restart", "--json")).stdout) as {
+        pid: number;
+      };
       await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
 
       rmSync(dirname(h.socketPath), { recursive: true, force: true });
@@ -152,7 +161,8 @@ describe("a restart that hands the servers over", () => {
     }
   });
 
-  it("records the children as the old daemon's again after a failed hand-over, so a retry adopts them", async () => {
+  it("records the children as the old daemon's again after a failed hand-over, so a retry adopts them", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     // A second counter that dies when the new daemon lists its tools: its adoption fails.
     const flag = join(h.dir, "exit-on-list");
@@ -163,7 +173,7 @@ describe("a restart that hands the servers over", () => {
       const [, childPid] = await count(agent);
       await count(agent, "fragile__count");
       writeFileSync(flag, "");
-      const failed = runCli(h, "restart");
+      const failed = await runCliAsync(h, "restart");
       expect(failed.code).toBe(1);
       expect(failed.stderr).toContain("could not adopt fragile");
       rmSync(flag);
@@ -173,7 +183,7 @@ describe("a restart that hands the servers over", () => {
       expect(record.daemonPid).toBe(old.pid);
 
       // A retry's new daemon reaps what dead daemons' records name before it adopts anything.
-      const retry = runCli(h, "restart", "--json");
+      const retry = await runCliAsync(h, "restart", "--json");
       expect(retry.stderr).toBe("");
       expect(retry.code).toBe(0);
       const handed = JSON.parse(retry.stdout) as { pid: number; adopted: string[] };
@@ -185,7 +195,8 @@ describe("a restart that hands the servers over", () => {
     }
   });
 
-  it("keeps server-memory's process and its graph", async () => {
+  it("keeps server-memory's process and its graph", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     const file = join(h.dir, "memory.jsonl");
     h.writeConfig({
@@ -199,7 +210,7 @@ describe("a restart that hands the servers over", () => {
       const before = (await agent.state()).find((s) => s.id === "memory")?.pid;
       const graph = await agent.call("memory__read_graph", {});
 
-      const restart = runCli(h, "restart");
+      const restart = await runCliAsync(h, "restart");
       expect(restart.code).toBe(0);
       expect(restart.stdout).toContain("1 servers handed over running (memory)");
 
@@ -213,7 +224,8 @@ describe("a restart that hands the servers over", () => {
   });
 
   for (const via of ["sdk", "lean", "perl"] as BridgePath[]) {
-    it(`answers a host's next call through the ${via} entry with no reconnect`, async () => {
+    it(`answers a host's next call through the ${via} entry with no reconnect`, async (context) => {
+      const fleet = testFleet(context);
       const h = fleet.home();
       h.writeConfig({ counter });
       try {
@@ -224,7 +236,7 @@ describe("a restart that hands the servers over", () => {
           const [one, pid] = String((first.content as { text: string }[])[0]?.text).split(" ");
           expect(one).toBe("1");
 
-          expect(runCli(h, "restart").code).toBe(0);
+          expect((await runCliAsync(h, "restart")).code).toBe(0);
 
           // The same Client, never reconnected by the host: the entry dials the new daemon.
           const next = await host.client.callTool({ name: "count", arguments: {} });
@@ -239,7 +251,8 @@ describe("a restart that hands the servers over", () => {
     });
   }
 
-  it("fails a host's call in flight with the coded may-or-may-not-have-run error, never a hang", async () => {
+  it("fails a host's call in flight with the coded may-or-may-not-have-run error, never a hang", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({ echo: { command: process.execPath, args: [fixture("echo.mjs")] } });
     try {
@@ -258,7 +271,7 @@ describe("a restart that hands the servers over", () => {
           20_000,
           "the call to be in flight",
         );
-        expect(runCli(h, "restart").code).toBe(0);
+        expect((await runCliAsync(h, "restart")).code).toBe(0);
         expect(await outcome).toMatchObject({
           code: -32603,
           data: { code: "daemon-unavailable", detail: { inFlight: true } },
@@ -273,21 +286,20 @@ describe("a restart that hands the servers over", () => {
     }
   });
 
-  it("leaves the old daemon serving, and says why, when the new one cannot start", async () => {
+  it("leaves the old daemon serving, and says why, when the new one cannot start", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({ counter });
     // The installed code the restart starts: here a script that runs this checkout, until
     // an "upgrade" replaces it with one that cannot start.
-    const installed = join(h.dir, "installed-main.mjs");
-    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-    chmodSync(installed, 0o755);
+    const installed = installedCli(h);
     const old = await startDaemon(h, [], { bin: installed });
     try {
       const agent = await fleet.agent(h);
       const [, childPid] = await count(agent);
       writeFileSync(installed, `process.stderr.write("broken upgrade\\n"); process.exit(7);\n`);
 
-      const restart = runCli(h, "restart");
+      const restart = await runCliAsync(h, "restart");
       expect(restart.code).toBe(1);
       expect(restart.stderr).toContain("the new daemon did not take over, so this one serves on");
       expect(restart.stderr).toContain("code 7");

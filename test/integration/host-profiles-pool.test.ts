@@ -4,10 +4,11 @@
  * found once, then remembered — and what such a host cannot answer is refused for it, never
  * answered on its behalf; a call without a profile is answered as before.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { McpPool, type McpServerConfig } from "../../src/index.js";
 import type { CachedTools, ToolsCacheStore } from "../../src/pool/catalog/tools-cache.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
+import { childCountingPool } from "../helpers/stdio-pool.js";
 
 const row: McpServerConfig = {
   id: "interactive",
@@ -17,22 +18,11 @@ const row: McpServerConfig = {
 };
 
 describe("a row whose tools do not depend on the host's capabilities", () => {
-  let pool: McpPool | undefined;
-  const spawned: number[] = [];
-
-  afterEach(async () => {
-    await pool?.close();
-    pool = undefined;
-    for (const pid of spawned.splice(0)) {
-      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
-    }
-  });
+  const { spawned, open: counted } = childCountingPool();
 
   const open = async (toolsCache?: ToolsCacheStore): Promise<McpPool> => {
-    pool = new McpPool({
+    const pool = counted({
       ...(toolsCache ? { toolsCache } : {}),
-      clientName: "mcpool-test",
-      log: {},
       connectTimeoutMs: 20_000,
       onElicit: () => ({ action: "accept", content: { name: "the pool" } }),
       onSample: () => ({
@@ -40,9 +30,6 @@ describe("a row whose tools do not depend on the host's capabilities", () => {
         role: "assistant",
         content: { type: "text", text: "the pool's" },
       }),
-      onChild: (event) => {
-        if (event.type === "spawn") spawned.push(event.pid);
-      },
     });
     await pool.sync([row]);
     return pool;
@@ -104,28 +91,14 @@ describe("a row whose tools do not depend on the host's capabilities", () => {
 });
 
 describe("a modern row whose list is public: no child per profile", () => {
-  let pool: McpPool | undefined;
-  const spawned: number[] = [];
-
-  afterEach(async () => {
-    await pool?.close();
-    pool = undefined;
-    for (const pid of spawned.splice(0)) {
-      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
-    }
-  });
+  const { spawned, open: counted } = childCountingPool();
 
   it("serves every host profile from the row's own child, each request naming its host's capabilities", async () => {
-    pool = new McpPool({
-      clientName: "mcpool-test",
-      log: {},
+    const pool = counted({
       connectTimeoutMs: 20_000,
       // What the daemon declares: a host without them is a profile of its own.
       onElicit: () => ({ action: "decline" }),
       onSample: () => ({ model: "pool", role: "assistant", content: { type: "text", text: "" } }),
-      onChild: (event) => {
-        if (event.type === "spawn") spawned.push(event.pid);
-      },
     });
     // Pinned: the era is known at once, and no spare child is counted.
     await pool.sync([
@@ -160,25 +133,11 @@ describe("a modern row whose list is public: no child per profile", () => {
 });
 
 describe("a project's child whose server asks its roots a while after it starts", () => {
-  let pool: McpPool | undefined;
-  const spawned: number[] = [];
-
-  afterEach(async () => {
-    await pool?.close();
-    pool = undefined;
-    for (const pid of spawned.splice(0)) {
-      await waitFor(() => !alive(pid), 15_000, `child ${pid} to exit`);
-    }
-  });
+  const { open: counted } = childCountingPool();
 
   it("serves the first call once the server has taken the project's roots in, not before", async () => {
-    pool = new McpPool({
-      clientName: "mcpool-test",
-      log: {},
+    const pool = counted({
       connectTimeoutMs: 20_000,
-      onChild: (event) => {
-        if (event.type === "spawn") spawned.push(event.pid);
-      },
     });
     await pool.sync([
       {

@@ -3,12 +3,13 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient, PoolEvent } from "mcpool-client";
 import { type RunningDaemon, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { testFleet, type Fleet } from "../helpers/fleet.js";
 import { alive, childrenOf, fixture, nextMatching, waitFor } from "../helpers/processes.js";
 
-const fleet = useFleet();
-
-async function up(h: TestHome): Promise<{ daemon: RunningDaemon; agent: PoolClient }> {
+async function up(
+  fleet: Fleet,
+  h: TestHome,
+): Promise<{ daemon: RunningDaemon; agent: PoolClient }> {
   const daemon = await fleet.daemon(h);
   const agent = await fleet.agent(h);
   return { daemon, agent };
@@ -42,8 +43,10 @@ async function pidsWhenReady(agent: PoolClient, count: number): Promise<Map<stri
   }
 }
 
-describe("lifecycle through the daemon", () => {
-  it("answers a lazy daemon's first catalog from a warm tools cache with no child spawned", async () => {
+// Each test its own home and daemon: they run side by side, each with a longer bound.
+describe.concurrent("lifecycle through the daemon", { timeout: 90_000 }, () => {
+  it("answers a lazy daemon's first catalog from a warm tools cache with no child spawned", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig(
       {
@@ -53,7 +56,7 @@ describe("lifecycle through the daemon", () => {
       { mcpool: { lazy: true } },
     );
     // The first daemon learns each lazy row's tools (start, list, stop) into the cache.
-    const first = await up(h);
+    const first = await up(fleet, h);
     await first.agent.call("one__echo", { text: "warm" });
     await first.agent.call("two__echo", { text: "warm" });
     const cacheDir = join(h.env.XDG_DATA_HOME!, "mcpool", "tools-cache");
@@ -75,7 +78,7 @@ describe("lifecycle through the daemon", () => {
     await first.agent.close();
     expect(await first.daemon.stop()).toBe(0);
 
-    const second = await up(h);
+    const second = await up(fleet, h);
     const catalog = await second.agent.catalog();
     expect(childrenOf(second.daemon.pid)).toEqual([]);
     expect(catalog.map((s) => [s.id, s.stale, s.tools.length])).toEqual([
@@ -86,11 +89,12 @@ describe("lifecycle through the daemon", () => {
     expect(childrenOf(second.daemon.pid)).toHaveLength(1);
   });
 
-  it("restarts exactly the edited row of fifty, leaving 49 pids unchanged", async () => {
+  it("restarts exactly the edited row of fifty, leaving 49 pids unchanged", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     const rows = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`s${i}`, plain()]));
     h.writeConfig(rows);
-    const { agent } = await up(h);
+    const { agent } = await up(fleet, h);
     const before = await pidsWhenReady(agent, 50);
     const reconnected = nextMatching<PoolEvent>(
       (l) => agent.onEvent(l),
@@ -106,11 +110,12 @@ describe("lifecycle through the daemon", () => {
     await waitFor(() => !alive(before.get("s17")!), 10_000, "the old s17 child to go");
   }, 120_000);
 
-  it("finishes a slow call started before an edit that restarts its server", async () => {
+  it("finishes a slow call started before an edit that restarts its server", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     const gate = { command: process.execPath, args: [fixture("gate.mjs")] };
     h.writeConfig({ echo: gate });
-    const { agent } = await up(h);
+    const { agent } = await up(fleet, h);
     const [oldPid] = (await pidsWhenReady(agent, 1)).values();
     // The call is held until the test opens the gate: however slow the machine, it is still
     // in flight when the new generation is up.

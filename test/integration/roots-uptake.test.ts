@@ -65,56 +65,67 @@ function uptakeCase({ onTestFinished }: TestContext) {
     ]);
     return pool;
   };
-  return { dir, spawned, project, open, close };
+
+  /** Opens the gate of project `name`: its server takes its roots in and says so. */
+  const takeIn = (name: string): void => writeFileSync(join(dir, name, "take-in"), "");
+
+  /**
+   * Opens the pool and has project "first", whose server takes its roots in, call the
+   * server: the row is then known to show its uptake. Gives the call's answer.
+   */
+  const firstServed = async (toolsCache?: ToolsCacheStore) => {
+    const served = await open(toolsCache);
+    const first = project("first");
+    takeIn("first");
+    return {
+      pool: served,
+      first,
+      answer: await served.call("gated__roots", {}, { profile: first }),
+    };
+  };
+  return { spawned, project, open, close, takeIn, firstServed };
 }
 
 describe.concurrent("a server known to show that it took its roots in", () => {
   it("never serves a project before its server shows it took the roots in", async (ctx) => {
     const { expect } = ctx;
-    const { dir, project, open } = uptakeCase(ctx);
-    const pool = await open();
-    const first = project("first");
-    writeFileSync(join(dir, "first", "take-in"), "");
+    const { project, takeIn, firstServed } = uptakeCase(ctx);
     // The first project's server takes its roots in and says so: the row is known to show it.
-    expect(await pool.call("gated__roots", {}, { profile: first })).toBe(first.roots[0]!.uri);
+    const { pool, first, answer } = await firstServed();
+    expect(answer).toBe(first.roots[0]!.uri);
     // The next project's server asks and takes nothing in until its gate opens: its call
     // fails past the bound, naming the wait, instead of running with no roots.
     const second = project("second");
     await expect(pool.call("gated__roots", {}, { profile: second })).rejects.toThrow(
       /gave no sign of taking them in/,
     );
-    writeFileSync(join(dir, "second", "take-in"), "");
+    takeIn("second");
     expect(await pool.call("gated__roots", {}, { profile: second })).toBe(second.roots[0]!.uri);
   }, 60_000);
 
   it("serves a call after a refused listing once the project takes its roots in", async (ctx) => {
     const { expect } = ctx;
-    const { dir, project, open } = uptakeCase(ctx);
-    const pool = await open();
-    const first = project("first");
-    writeFileSync(join(dir, "first", "take-in"), "");
-    expect(await pool.call("gated__roots", {}, { profile: first })).toBe(first.roots[0]!.uri);
+    const { project, takeIn, firstServed } = uptakeCase(ctx);
+    const { pool, first, answer } = await firstServed();
+    expect(answer).toBe(first.roots[0]!.uri);
     // The listing meets the server's silence and leaves the row out; the user then fixes
     // the project. The call after that dials afresh and is served, as direct.
     const second = project("second");
     await pool.hostTools(second);
-    writeFileSync(join(dir, "second", "take-in"), "");
+    takeIn("second");
     expect(await pool.call("gated__roots", {}, { profile: second })).toBe(second.roots[0]!.uri);
   }, 60_000);
 
   it("keeps it with the tools cache: a restarted pool waits for the sign from its first child", async (ctx) => {
     const { expect } = ctx;
-    const { dir, project, open, close } = uptakeCase(ctx);
+    const { project, open, close, firstServed } = uptakeCase(ctx);
     const stored = new Map<string, CachedTools>();
     const store: ToolsCacheStore = {
       load: (id) => stored.get(id),
       save: (id, cached) => void stored.set(id, structuredClone(cached)),
     };
-    const first = project("first");
-    writeFileSync(join(dir, "first", "take-in"), "");
-    expect(await (await open(store)).call("gated__roots", {}, { profile: first })).toBe(
-      first.roots[0]!.uri,
-    );
+    const { first, answer } = await firstServed(store);
+    expect(answer).toBe(first.roots[0]!.uri);
     await waitFor(
       () => stored.get("gated")?.profiles?.showsUptake === true,
       15_000,

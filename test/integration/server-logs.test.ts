@@ -10,11 +10,9 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { runCli, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { runCliAsync, type TestHome } from "../helpers/daemon.js";
+import { testFleet } from "../helpers/fleet.js";
 import { fixture, waitFor } from "../helpers/processes.js";
-
-const fleet = useFleet();
 
 // Long enough that no second attempt comes inside a test: each failure is logged once.
 const NO_RETRY = { mcpool: { crashBackoffMs: 600_000 } };
@@ -38,12 +36,15 @@ function logText(home: TestHome): string {
   return name === undefined ? "" : readFileSync(join(home.dir, name), "utf8");
 }
 
-function serverLogs(home: TestHome, id: string): string {
-  return runCli(home, "logs", "--server", id, "-n", "200").stdout;
+async function serverLogs(home: TestHome, id: string): Promise<string> {
+  return (await runCliAsync(home, "logs", "--server", id, "-n", "200")).stdout;
 }
 
-function serverLogsJson(home: TestHome, id: string): { server?: string; message: string }[] {
-  const out = runCli(home, "logs", "--server", id, "-n", "200", "--json").stdout;
+async function serverLogsJson(
+  home: TestHome,
+  id: string,
+): Promise<{ server?: string; message: string }[]> {
+  const out = (await runCliAsync(home, "logs", "--server", id, "-n", "200", "--json")).stdout;
   return out
     .trim()
     .split("\n")
@@ -55,8 +56,10 @@ async function stateOf(c: PoolClient, id: string) {
   return (await c.state()).find((s) => s.id === id);
 }
 
-describe("one server's log", () => {
-  it("shows a healthy server's connect with its tool count under logs --server", async () => {
+// Each test its own home and daemon: they run side by side, each with a longer bound.
+describe.concurrent("one server's log", { timeout: 90_000 }, () => {
+  it("shows a healthy server's connect with its tool count under logs --server", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-slog-");
     h.writeConfig({ echo: echoRow, other: echoRow });
     await fleet.daemon(h);
@@ -64,15 +67,16 @@ describe("one server's log", () => {
     await waitFor(async () => (await stateOf(c, "echo"))?.status === "ready", 20_000, "ready");
     await waitFor(() => logText(h).includes("echo: connected"), 10_000, "the connect line");
 
-    const text = serverLogs(h, "echo");
+    const text = await serverLogs(h, "echo");
     expect(text).toMatch(/mcpool: echo: connected with 4 tools/);
     expect(text).not.toContain("mcpool: other:");
-    const entries = serverLogsJson(h, "echo");
+    const entries = await serverLogsJson(h, "echo");
     expect(entries.some((e) => /connected with 4 tools/.test(e.message))).toBe(true);
     expect(entries.every((e) => e.server === "echo")).toBe(true);
   });
 
-  it("shows a child's exit code and stderr tail under logs --server when it crashes", async () => {
+  it("shows a child's exit code and stderr tail under logs --server when it crashes", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-slog-");
     h.writeConfig({ crashy: crashRow }, NO_RETRY);
     await fleet.daemon(h);
@@ -81,14 +85,17 @@ describe("one server's log", () => {
     await expect(c.call("crashy__crash", {})).rejects.toMatchObject({ code: "server-crashed" });
     await waitFor(() => logText(h).includes("exited with code 3"), 10_000, "the exit line");
 
-    const text = serverLogs(h, "crashy");
+    const text = await serverLogs(h, "crashy");
     expect(text).toMatch(/mcpool: crashy: server "crashy" exited with code 3 unexpectedly/);
     expect(text).toContain("fixture crashing on purpose");
-    const exit = serverLogsJson(h, "crashy").find((e) => e.message.includes("exited with code 3"));
+    const exit = (await serverLogsJson(h, "crashy")).find((e) =>
+      e.message.includes("exited with code 3"),
+    );
     expect(exit).toMatchObject({ server: "crashy" });
   });
 
-  it("keeps what a child wrote to stderr inside its own entry, even a line that looks like another server's", async () => {
+  it("keeps what a child wrote to stderr inside its own entry, even a line that looks like another server's", async (context) => {
+    const fleet = testFleet(context);
     const forged = "2026-01-01T00:00:00.000Z error mcpool: victim: forged by a child";
     const h = fleet.home("mcpool-slog-");
     h.writeConfig(
@@ -104,11 +111,12 @@ describe("one server's log", () => {
     await fleet.daemon(h);
     await waitFor(() => logText(h).includes("forged by a child"), 20_000, "the liar's failure");
 
-    expect(serverLogs(h, "liar")).toContain("forged by a child");
-    expect(serverLogs(h, "victim")).not.toContain("forged");
+    expect(await serverLogs(h, "liar")).toContain("forged by a child");
+    expect(await serverLogs(h, "victim")).not.toContain("forged");
   });
 
-  it("logs which server a removal from mcp.json stopped, with its id", async () => {
+  it("logs which server a removal from mcp.json stopped, with its id", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-slog-");
     h.writeConfig({ keep: echoRow, gone: echoRow });
     await fleet.daemon(h);
@@ -118,17 +126,20 @@ describe("one server's log", () => {
     h.writeConfig({ keep: echoRow });
     await waitFor(() => logText(h).includes("removed from mcp.json"), 20_000, "the removal line");
 
-    expect(serverLogs(h, "gone")).toContain(
+    expect(await serverLogs(h, "gone")).toContain(
       `mcpool: gone: stopped (pid ${pid}): removed from mcp.json`,
     );
-    expect(serverLogs(h, "keep")).not.toContain("removed from");
-    const removal = serverLogsJson(h, "gone").find((e) => e.message.includes("removed from"));
+    expect(await serverLogs(h, "keep")).not.toContain("removed from");
+    const removal = (await serverLogsJson(h, "gone")).find((e) =>
+      e.message.includes("removed from"),
+    );
     expect(removal).toMatchObject({ server: "gone" });
   });
 });
 
-describe("causes, not symptoms", () => {
-  it("shows a remote row at a closed port as unreachable, naming ECONNREFUSED in status and its log", async () => {
+describe.concurrent("causes, not symptoms", { timeout: 90_000 }, () => {
+  it("shows a remote row at a closed port as unreachable, naming ECONNREFUSED in status and its log", async (context) => {
+    const fleet = testFleet(context);
     const port = await closedPort();
     const h = fleet.home("mcpool-slog-");
     h.writeConfig({ remote: { type: "http", url: `http://127.0.0.1:${port}/mcp` } }, NO_RETRY);
@@ -143,9 +154,9 @@ describe("causes, not symptoms", () => {
     expect(state.error).toMatch(/could not connect to server "remote": .*ECONNREFUSED/);
     expect(state.retryAt).toEqual(expect.any(Number));
 
-    const status = runCli(h, "status");
+    const status = await runCliAsync(h, "status");
     expect(status.stdout).toMatch(/remote\s+unreachable, next try in /);
-    const json = JSON.parse(runCli(h, "status", "--json").stdout) as {
+    const json = JSON.parse((await runCliAsync(h, "status", "--json")).stdout) as {
       servers: { id: string; status: string; error?: string }[];
     };
     expect(json.servers.find((s) => s.id === "remote")).toMatchObject({
@@ -154,20 +165,23 @@ describe("causes, not symptoms", () => {
     });
 
     await waitFor(() => logText(h).includes("ECONNREFUSED"), 10_000, "the failure line");
-    expect(serverLogs(h, "remote")).toMatch(
+    expect(await serverLogs(h, "remote")).toMatch(
       /mcpool: remote: could not connect to server "remote": .*ECONNREFUSED.*; next attempt at /,
     );
-    const failure = serverLogsJson(h, "remote").find((e) => e.message.includes("ECONNREFUSED"));
+    const failure = (await serverLogsJson(h, "remote")).find((e) =>
+      e.message.includes("ECONNREFUSED"),
+    );
     expect(failure).toMatchObject({ server: "remote" });
 
     // The CLI's errors name it too: a restart dials again, a probe dials the row.
-    const restart = runCli(h, "restart", "remote");
+    const restart = await runCliAsync(h, "restart", "remote");
     expect(restart.code).not.toBe(0);
     expect(restart.stderr).toContain("ECONNREFUSED");
-    expect(runCli(h, "probe", "remote").stdout).toContain("ECONNREFUSED");
+    expect((await runCliAsync(h, "probe", "remote")).stdout).toContain("ECONNREFUSED");
   });
 
-  it("refuses an answer over the frame cap with answer-too-large, saying the tool ran and to ask for less", async () => {
+  it("refuses an answer over the frame cap with answer-too-large, saying the tool ran and to ask for less", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-slog-");
     h.writeConfig({ big: { command: process.execPath, args: [fixture("big-answer.mjs")] } });
     await fleet.daemon(h);
@@ -183,7 +197,7 @@ describe("causes, not symptoms", () => {
       "0123456789",
     );
 
-    const cli = runCli(h, "call", "big__text", JSON.stringify({ chars }));
+    const cli = await runCliAsync(h, "call", "big__text", JSON.stringify({ chars }));
     expect(cli.code).not.toBe(0);
     expect(cli.stderr).toMatch(/the tool ran: ask it for less/);
   }, 60_000);

@@ -22,10 +22,16 @@ import type { PoolClient } from "mcpool-client";
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
-import { cliPath, runCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
+import {
+  installedCli,
+  runCli,
+  runCliAsync,
+  startDaemon,
+  type TestHome,
+} from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
@@ -524,9 +530,7 @@ describe("tasks across a hand-over restart", () => {
     const h = fleet.home("mcpool-tasks-handover-failed-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     // The installed code the restart starts: this checkout, until an "upgrade" that cannot start.
-    const installed = join(h.dir, "installed-main.mjs");
-    writeFileSync(installed, `#!/usr/bin/env node\nimport ${JSON.stringify(cliPath)};\n`);
-    chmodSync(installed, 0o755);
+    const installed = installedCli(h);
     const old = await startDaemon(h, [], { bin: installed });
     let sdk: Host | undefined;
     try {

@@ -34,12 +34,16 @@ export interface FromRows {
   left: string[];
 }
 
+/** `record` when it holds a key, else undefined: an empty env or headers is not written. */
+const nonEmpty = <T extends object>(record: T | undefined): T | undefined =>
+  record !== undefined && Object.keys(record).length > 0 ? record : undefined;
+
 type StdioRow = Extract<McpServerConfig, { transport: "stdio" }>;
 type HttpRow = Extract<McpServerConfig, { transport: "http" }>;
 
 /** A stdio row's connection in `host`'s spelling, `type` kept as the entry had it. */
 function stdioConnection(host: HostName, entry: Body, row: StdioRow): Body {
-  const env = row.env !== undefined && Object.keys(row.env).length > 0 ? row.env : undefined;
+  const env = nonEmpty(row.env);
   const args = row.args ?? [];
   switch (host) {
     case "opencode":
@@ -95,8 +99,7 @@ function codexHttp(row: HttpRow): Body {
  * url as Streamable HTTP, or where the entry had one.
  */
 function httpConnection(host: HostName, entry: Body, row: HttpRow): Body {
-  const headers =
-    row.headers !== undefined && Object.keys(row.headers).length > 0 ? row.headers : undefined;
+  const headers = nonEmpty(row.headers);
   const withHeaders = headers ? { headers } : {};
   const typed = (type: string): Body => (entry.type !== undefined ? { type } : {});
   switch (host) {

@@ -73,6 +73,17 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
     ),
   });
 
+  /** A page of one of a server's lists, asked where the calling host's calls go. */
+  const listing =
+    <M extends "resources/list" | "resources/templates/list" | "prompts/list">(method: M) =>
+    (params: { serverId: string; cursor?: string; profile?: unknown }, ctx: RequestContext) =>
+      pool.request(
+        params.serverId,
+        method,
+        defined({ cursor: params.cursor }),
+        profiled(params, ctx),
+      );
+
   function subscriptionsOf(
     ctx: RequestContext,
   ): Map<string, Promise<(() => Promise<void>) | undefined>> {
@@ -95,21 +106,9 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
   }
 
   return {
-    "resources/list": (params, ctx) =>
-      pool.request(
-        params.serverId,
-        "resources/list",
-        defined({ cursor: params.cursor }),
-        profiled(params, ctx),
-      ),
+    "resources/list": listing("resources/list"),
 
-    "resources/templates/list": (params, ctx) =>
-      pool.request(
-        params.serverId,
-        "resources/templates/list",
-        defined({ cursor: params.cursor }),
-        profiled(params, ctx),
-      ),
+    "resources/templates/list": listing("resources/templates/list"),
 
     "resources/read": (params, ctx) =>
       pool.request(params.serverId, "resources/read", { uri: params.uri }, asking(params, ctx)),
@@ -155,13 +154,7 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
       return {};
     },
 
-    "prompts/list": (params, ctx) =>
-      pool.request(
-        params.serverId,
-        "prompts/list",
-        defined({ cursor: params.cursor }),
-        profiled(params, ctx),
-      ),
+    "prompts/list": listing("prompts/list"),
 
     "prompts/get": (params, ctx) =>
       pool.request(

@@ -359,14 +359,16 @@ export class CallPipeline {
       }
       // onprogress makes the client send a progressToken of its own; resetTimeoutOnProgress
       // stays false, so a chatty server cannot hold a call past its timeout.
+      const request: RequestOptions = { timeout: timeoutMs, signal, onprogress: onProgress };
+      // A call's input answerer and caller are read by a modern connection only: a legacy
+      // one is spared making them on every call.
+      if (connection.client.era !== "legacy") {
+        request.answer = this.#init.routes.answerer(entry.id, opts);
+        const { caller } = upstreamCaller(opts);
+        if (caller !== undefined) request.caller = caller;
+      }
       const result = await holding(connection, () =>
-        connection.client.callTool(upstreamParams(name, args, opts.meta), {
-          timeout: timeoutMs,
-          signal,
-          onprogress: onProgress,
-          answer: this.#init.routes.answerer(entry.id, opts),
-          ...upstreamCaller(opts),
-        }),
+        connection.client.callTool(upstreamParams(name, args, opts.meta), request),
       );
       entry.answered(connection);
       this.#init.auth.satisfied(entry.id, "call");

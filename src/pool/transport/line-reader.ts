@@ -38,12 +38,13 @@ export class LineReader {
 
   /** The lines this chunk finishes: each as text, or measured when it was over the cap. */
   push(chunk: Buffer): (string | MeasuredLine)[] {
-    const lines: (string | MeasuredLine)[] = [];
-    for (const line of this.#lines.push(chunk)) {
-      if (line instanceof Uint8Array) lines.push(textOf(line).replace(/\r$/, ""));
-      else lines.push(line as MeasuredLine);
+    // The splitter's own array, each line made text in place: no second array a chunk.
+    const lines: (Uint8Array | string | OversizeLine)[] = this.#lines.push(chunk);
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      if (line instanceof Uint8Array) lines[i] = textOf(line);
     }
-    return lines;
+    return lines as (string | MeasuredLine)[];
   }
 
   /** Forgets the incomplete line, and that one was being skipped: the next byte starts a line. */
@@ -52,9 +53,14 @@ export class LineReader {
   }
 }
 
-/** A line as text, as Buffer decodes it (a bad sequence becomes U+FFFD, a BOM stays). */
+/**
+ * A line as text, as Buffer decodes it (a bad sequence becomes U+FFFD, a BOM stays), without
+ * a last carriage return. A line cut from one chunk is a Buffer already, decoded as it is.
+ */
 function textOf(line: Uint8Array): string {
-  return Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString("utf8");
+  const end = line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
+  if (line instanceof Buffer) return line.toString("utf8", 0, end);
+  return Buffer.from(line.buffer, line.byteOffset, end).toString("utf8");
 }
 
 /** The message a line holds, or undefined when it is not JSON-RPC 2.0 at all. */
@@ -243,7 +249,8 @@ export class LineTail {
   keep(chunk: Buffer): void {
     const newline = chunk.lastIndexOf(10);
     if (newline >= 0) {
-      this.#chunks = newline + 1 < chunk.length ? [chunk.subarray(newline + 1)] : [];
+      if (newline + 1 < chunk.length) this.#chunks = [chunk.subarray(newline + 1)];
+      else if (this.#chunks.length > 0) this.#chunks = [];
       this.#bytes = chunk.length - newline - 1;
       this.#dropped = this.#bytes > this.maxBytes;
       if (this.#dropped) this.#chunks = [];

@@ -1,9 +1,8 @@
 /**
  * A stdio MCP transport whose child lives in its own process group.
  *
- * The SDK's StdioClientTransport signals only the child it spawned, so a server started
- * through a wrapper (`sh -c`, `npx`, `uvx`) leaves its real process behind. This one keeps
- * the SDK's serializer and owns the process handling and the reading side:
+ * The SDK's StdioClientTransport signals only the child it spawned, so a server started via a
+ * wrapper (`sh -c`, `npx`, `uvx`) leaves its real process behind. This one owns the process:
  * - the child is a process-group leader (`detached`), so a stop reaches every descendant;
  * - close() escalates stdin EOF → SIGTERM to the group → SIGKILL to the group;
  * - stdout lines that are not JSON-RPC are skipped and reported, never fatal;
@@ -13,6 +12,7 @@
  * for it. Either kind can be handed on again (handOff()).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
 import {
   fdOf,
   groupAlive,
@@ -46,7 +46,8 @@ import { StderrTail } from "./stderr-tail.js";
  * go, so the allocator reuses a few instead of keeping tens of MB (bench/memory-return.mjs).
  */
 const COLLECT_EVERY_BYTES = 1024 * 1024;
-
+/** send()'s answer for a message written at once: one settled promise, not one a send. */
+const SENT = Promise.resolve();
 /** How long a child gets after stdin EOF, and again after SIGTERM, before the next step. */
 export const DEFAULT_STOP_GRACE_MS = 2000;
 
@@ -77,7 +78,7 @@ export interface ChildProcessTransportOptions {
 /** The child's pipes, spawned or handed. */
 interface ChildIo {
   pid: number;
-  stdin: NodeJS.WritableStream & { destroyed: boolean; destroy(): void };
+  stdin: Writable;
   stdout: NodeJS.ReadableStream & { destroy(): void };
   stderr: NodeJS.ReadableStream & { destroy(): void };
 }
@@ -374,12 +375,16 @@ export class ChildProcessTransport implements Transport {
       return Promise.reject(new Error("Not connected: the child is being handed to a new daemon"));
     }
     if (stdin.destroyed || this.#exit) return Promise.reject(brokenPipe());
+    // One message a line (the SDK's serializeMessage, whose module loads its zod schemas).
+    // Below the pipe's mark (counted in string units) write() takes it now: nothing waits on it,
+    // and an error comes as stdin's `error` (onerror).
+    const line = `${JSON.stringify(message)}\n`;
+    if (!stdin.writableEnded && stdin.writableLength + line.length < stdin.writableHighWaterMark) {
+      stdin.write(line);
+      return SENT;
+    }
     return new Promise((resolve, reject) => {
-      // One message a line (the SDK's serializeMessage, whose module loads its zod schemas).
-      const ok = stdin.write(`${JSON.stringify(message)}\n`, (error) => {
-        if (error) reject(error);
-      });
-      if (ok) resolve();
+      if (stdin.write(line, (error) => error && reject(error))) resolve();
       else this.#drained(stdin).then(resolve, reject);
     });
   }
