@@ -7,39 +7,14 @@
  * says why, and the second host's task is its own.
  */
 import { existsSync } from "node:fs";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bridgeCommand, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import { client, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
 import { fixture, waitFor } from "../helpers/processes.js";
+import { taskHost as host, type TaskHost as Host } from "../helpers/task-hosts.js";
 
-/** What the pool declares to a server (elicitation form and sampling): the row's connection. */
-const AS_THE_POOL = { sampling: {}, elicitation: { form: {} } };
 const SERVER = { command: process.execPath, args: [fixture("tasks-server.mjs")] };
 const BOUND_MS = 20_000;
-
-interface Host {
-  client: Client;
-  statuses: { taskId: string; status: string }[];
-  request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
-}
-
-async function host(command: string, args: string[], env: Record<string, string>): Promise<Host> {
-  const c = new Client({ name: "tasks-host", version: "1.0.0" }, { capabilities: AS_THE_POOL });
-  const statuses: Host["statuses"] = [];
-  c.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
-    statuses.push({ taskId: n.params.taskId, status: n.params.status });
-  });
-  await c.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
-  return {
-    client: c,
-    statuses,
-    request: (method, params) =>
-      c.request({ method, params } as never, ResultSchema) as Promise<Record<string, unknown>>,
-  };
-}
 
 const task = (h: Host, name: string, ms: number): Promise<string> =>
   h
