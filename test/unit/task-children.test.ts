@@ -199,4 +199,19 @@ describe("task records of a row's children for two projects", () => {
     expect(await tasks.request("x", "tasks/list", {}, a)).toEqual({ tasks: [] });
     tasks.close();
   });
+
+  it("takes the later made of a host's two tasks of one id, also when a child made its id again", async () => {
+    const tasks = pool();
+    const [p, q] = [child("p"), child("q")];
+    const a = host("a");
+    tasks.created(p, p.connection!, made, a);
+    tasks.created(q, q.connection!, made, a);
+    // P's process names task 1 again: that record is the one made last.
+    tasks.created(p, p.connection!, made, a);
+    expect(tasks.size).toBe(2);
+    expect(await tasks.request("x", "tasks/get", { taskId: "1" }, a)).toMatchObject({
+      statusMessage: "in p",
+    });
+    tasks.close();
+  });
 });
