@@ -3,6 +3,7 @@
  * status notification names them), which child a task is kept by, and the hold a live task
  * keeps on its connection.
  */
+import { McpPoolError } from "../core/errors.js";
 import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
 import { isProfileEntry } from "../server/profile-entry.js";
@@ -78,4 +79,24 @@ export function hold(entry: ServerEntry, connection: Connection): () => void {
     if (connection.inflight === 0) connection.drained?.();
     entry.idle();
   };
+}
+
+/** The process that made a task on `connection` is no longer `entry`'s (crashed, reaped, swapped). */
+export function ended({
+  entry,
+  connection,
+}: {
+  entry: ServerEntry;
+  connection: Connection;
+}): boolean {
+  return entry.connection !== connection;
+}
+
+/** What a host hears of its task whose process ended: direct, its server died with it. */
+export function lostTask(serverId: string, taskId: string): McpPoolError {
+  return new McpPoolError(
+    "connection-lost",
+    `task "${taskId}" of server "${serverId}" is lost: the server process that ran it ended`,
+    { serverId },
+  );
 }

@@ -36,7 +36,16 @@ import {
 } from "./moved-records.js";
 import { askAsStranger, sendTask } from "./task-requests.js";
 import { listTasks } from "./task-list.js";
-import { childKey, childOf, hold, recordKey, taskOf, type TaskChild } from "./task-holds.js";
+import {
+  childKey,
+  childOf,
+  ended,
+  hold,
+  lostTask,
+  recordKey,
+  taskOf,
+  type TaskChild,
+} from "./task-holds.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
@@ -95,11 +104,6 @@ export interface TaskRequestOptions {
 
 type Params = Record<string, unknown>;
 
-/** The process that made `record`'s task is no longer its child's (crashed, reaped, swapped). */
-function gone(record: TaskRecord): boolean {
-  return record.entry.connection !== record.connection;
-}
-
 export class PoolTasks {
   readonly #deps: PoolTasksDeps;
   /** By child, connection and task id (recordKey). */
@@ -141,8 +145,7 @@ export class PoolTasks {
     if (task === undefined) return;
     const child = childOf(entry);
     const key = recordKey(child, connection, task.taskId);
-    // The same process made the id again: the record made last is the one kept (and found
-    // last, as the later made).
+    // Made again by the same process: the new record is kept, and found as the later made.
     const old = this.#records.get(key);
     if (old !== undefined) this.#drop(old);
     const record: TaskRecord = {
@@ -168,10 +171,9 @@ export class PoolTasks {
   }
 
   /**
-   * The status notification `connection` of server `serverId`'s child sent (`profileKey`: a
-   * host profile's child; none: the row's own): to the owner of the task that connection's
-   * process made alone, or kept while a task-augmented call may yet name the task; false
-   * when neither. A task of the same id a former process of the child made is not this one.
+   * A status `connection` sent (a process of `serverId`'s child; `profileKey`: a profile's,
+   * none: the row's own): to the owner of that process's task alone (not a former process's
+   * of its id), or kept while a task-augmented call may yet name the task; false if neither.
    */
   status(
     serverId: string,
@@ -221,15 +223,7 @@ export class PoolTasks {
     if (record === undefined) {
       return askAsStranger(this.#deps, serverId, method, params, taskId, options);
     }
-    // Direct, the host's server process ended and its task with it: asking the child's new
-    // process would name another task of that id, or none.
-    if (gone(record)) {
-      throw new McpPoolError(
-        "connection-lost",
-        `task "${taskId}" of server "${serverId}" is lost: the server process that ran it ended`,
-        { serverId },
-      );
-    }
+    if (ended(record)) throw lostTask(serverId, taskId); // a new process has other tasks
     const result = await sendTask(
       this.#deps,
       record.entry,
@@ -442,7 +436,7 @@ export class PoolTasks {
   ): Promise<Params> {
     // A task whose process ended is in no server's list any more.
     const mine = [...this.#records.values()].filter(
-      (r) => r.entry.id === serverId && this.#owns(r, owner) && !gone(r),
+      (r) => r.entry.id === serverId && this.#owns(r, owner) && !ended(r),
     );
     return listTasks(this.#deps, this.#deps.entry(serverId), mine, params, options);
   }
