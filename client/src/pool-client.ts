@@ -274,13 +274,18 @@ export interface EventOptions {
 }
 /**
  * A pooled server's notification; `about.taskOwner` names the host of this connection whose
- * task a `notifications/tasks/status` is about (it may come before the call's answer).
+ * task a `notifications/tasks/status` is about (it may come before the call's answer), or
+ * whose resource subscription an update answers, and `about.subscription` the profile that
+ * subscription named (mcpool-protocol's subscriptionKey(); "" for none).
  */
 export type NotificationListener = (
   serverId: string,
   notification: ServerNotification,
-  about: { taskOwner?: string },
+  about: { taskOwner?: string; subscription?: string },
 ) => void;
+
+/** Which host of a client a resource subscription is for, and that host's profile. */
+export type ResourceHost = { taskOwner?: string; profile?: HostProfile };
 
 export interface PoolClient extends ToolCaller {
   /** The daemon's hello on the current connection; undefined while disconnected. */
@@ -402,15 +407,12 @@ export interface PoolClient extends ToolCaller {
    * listeners, to this client only; kept across a daemon restart. `taskOwner`: the host of
    * this client the subscription is for (its updates name it). Across a hand-over the daemon
    * keeps a named host's place, with the update it missed, for a subscribe of that name
-   * alone (a place of no name, for the first subscribe of no name).
+   * alone (a place of no name, for the first subscribe of no name). `profile`: that host's;
+   * the subscription is held on a connection of its era (its child when the row is not).
    */
-  subscribeResource(serverId: string, uri: string, options?: { taskOwner?: string }): Promise<void>;
-  /** Ends `taskOwner`'s subscription to `uri` (none: the one that named no host). */
-  unsubscribeResource(
-    serverId: string,
-    uri: string,
-    options?: { taskOwner?: string },
-  ): Promise<void>;
+  subscribeResource(serverId: string, uri: string, options?: ResourceHost): Promise<void>;
+  /** Ends `taskOwner`'s subscription to `uri` of `profile` (none: the one that named none). */
+  unsubscribeResource(serverId: string, uri: string, options?: ResourceHost): Promise<void>;
   listPrompts(
     serverId: string,
     options?: PassthroughOptions & { cursor?: string },

@@ -9,6 +9,7 @@
  */
 import {
   defined,
+  type HostProfile,
   type NotificationName,
   type PoolEvent,
   type ProgressParams,
@@ -41,16 +42,21 @@ function tell<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ..
   }
 }
 
-/** Which host of a client a resource subscription is for (none: it names no host). */
-export type HostOption = { taskOwner?: string };
+/**
+ * Which host of a client a resource subscription is for (none: it names no host), and that
+ * host's profile (none: the pool's own): held on a connection of that profile's era.
+ */
+export type HostOption = { taskOwner?: string; profile?: HostProfile };
 
-/** A resource subscription's wire params: its host only when one is named. */
+/** A resource subscription's wire params: its host and profile only when given. */
 export function resourceParams(
   serverId: string,
   uri: string,
   host: HostOption,
-): { serverId: string; uri: string; taskOwner?: string } {
-  return { serverId, uri, ...defined({ taskOwner: host.taskOwner }) };
+): { serverId: string; uri: string; taskOwner?: string; profile?: Record<string, unknown> } {
+  // The wire's field is any object; the daemon checks it is a profile.
+  const profile = host.profile as Record<string, unknown> | undefined;
+  return { serverId, uri, ...defined({ taskOwner: host.taskOwner, profile }) };
 }
 
 export class Subscriptions {
@@ -146,10 +152,14 @@ export class Subscriptions {
       if (listener === undefined || typeof progress.progress !== "number") return;
       tell([listener], progress);
     } else {
-      const { serverId, notification, taskOwner } = params as ServerNotificationParams;
+      const { serverId, notification, taskOwner, subscription } =
+        params as ServerNotificationParams;
       if (typeof serverId !== "string") return;
       if (typeof notification !== "object" || notification === null) return;
-      const about = typeof taskOwner === "string" ? { taskOwner } : {};
+      const about = {
+        ...(typeof taskOwner === "string" ? { taskOwner } : {}),
+        ...(typeof subscription === "string" ? { subscription } : {}),
+      };
       tell(this.notificationListeners, serverId, notification, about);
     }
   }

@@ -63,6 +63,11 @@ export interface ServerNotificationParams {
    * A resource's update: the host whose subscribe it answers (the `taskOwner` it named).
    */
   taskOwner?: string;
+  /**
+   * A resource's update: the subscriptionKey() of the profile its subscribe named ("" for
+   * none), the host's requests going where its subscription is held. Absent: an older daemon.
+   */
+  subscription?: string;
 }
 
 /** One notification: its params' type (phantom, never set). */

@@ -124,6 +124,15 @@ export function profileKey(profile: HostProfile): string {
   return roots === undefined ? capabilityKey(profile) : `${capabilityKey(profile)} ${roots}`;
 }
 
+/**
+ * What a resource subscription made for a host of `profile` is told apart by (its updates
+ * come named by it): profileKey and its era; "" for a subscription that named no profile.
+ */
+export function subscriptionKey(profile: HostProfile | undefined): string {
+  if (profile === undefined) return "";
+  return profile.era === "legacy" ? `legacy ${profileKey(profile)}` : profileKey(profile);
+}
+
 /** Whether `value` has a profile's shape (the daemon's check of a wire field). */
 export function isHostProfile(value: unknown): value is HostProfile {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;

@@ -111,6 +111,7 @@ export {
   isHostProfile,
   profileKey,
   rootsKey,
+  subscriptionKey,
   type DeclaredCapabilities,
   type HostProfile,
   type HostRoot,

@@ -298,12 +298,9 @@ const checkProbe: ParamsCheck<ProbeParams> = (params) => {
 
 const SERVER_ID = fields({ id: "string" });
 const SCOPE = fields({ servers: "string[]?" });
-const LIST_PAGE = fieldsOf<ListParams>({
-  ...SERVER_SCOPED,
-  cursor: "string?",
-  profile: "object?",
-});
-const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string", taskOwner: "string?" });
+const PROFILE = { profile: "object?" } as const;
+const LIST_PAGE = fieldsOf<ListParams>({ ...SERVER_SCOPED, cursor: "string?", ...PROFILE });
+const RESOURCE_URI = fields({ ...SERVER_SCOPED, uri: "string", taskOwner: "string?", ...PROFILE });
 const TASK_ID = fields({ ...SERVER_SCOPED, taskOwner: "string?", taskId: "string" });
 const TASK_PAGE = fields({ ...SERVER_SCOPED, taskOwner: "string?", cursor: "string?" });
 const ASKING = {
@@ -448,7 +445,10 @@ export const METHODS = {
     withCaller(fieldsOf<ReadResourceParams>({ ...SERVER_SCOPED, uri: "string", ...ASKING })),
     returns<ReadResourceResult>(),
   ),
-  /** Its updates come to this connection only, as `notification` naming its `taskOwner`. */
+  /**
+   * Held on a connection of its `profile`'s era; its updates come to this connection only,
+   * as `notification` naming its `taskOwner` and its profile's subscriptionKey().
+   */
   "resources/subscribe": method(RESOURCE_URI, returns<Empty>()),
   "resources/unsubscribe": method(RESOURCE_URI, returns<Empty>()),
   "prompts/list": method(LIST_PAGE, returns<ListPromptsResult>()),

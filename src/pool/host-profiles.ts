@@ -83,6 +83,8 @@ export interface HostProfilesInit {
   learnt(id: string): void;
   /** Children for host profiles per row (`mcpool.maxChildrenPerServer`; profile-slots.ts). */
   maxChildren?: number | undefined;
+  /** Row `id`'s child for the profile under `key` connected (again): its subscriptions are sent again. */
+  connected?(id: string, key: string): void;
   log: PoolLog;
 }
 
@@ -351,13 +353,16 @@ export class HostProfiles {
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
       emit: (event) => {
         if (event.type === "close" || event.type === "connect") this.#slots.changed(entry.id);
+        if (event.type === "connect") this.#init.connected?.(entry.id, key);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
-      // Said as this child's: its tasks are its own (calls/tasks.ts).
+      // Said as this child's (each of its processes): its tasks are its own (calls/tasks.ts),
+      // a resource update reaches the hosts that subscribed on this child, and its
+      // subscriptions hold it as a row's hold the row.
       notify: (id, notification, connection) => pool.notify(id, notification, connection, key),
       changed: () => this.invalidate(),
       listed: (listed) => this.#listed(listed as ProfileEntry),
-      held: () => false,
+      held: (id) => pool.held?.(id, key) === true,
       revives: () => false,
     };
     // A child answers only what its host declared; the SDK refuses the rest (-32601).
@@ -452,7 +457,10 @@ export class HostProfiles {
     const private_ = own?.cacheScope === "private" || child.cacheScope === "private";
     const otherEra = child.era !== undefined;
     const caps = capabilityKey(child.profile);
+    // Its hosts' resource subscriptions are held on it: it serves on (decided on a later use).
+    const subscribed = this.#init.context.held?.(child.id, child.key) === true;
     if (
+      subscribed ||
       asksRoots ||
       this.#facts.lacks(child.id, caps) ||
       private_ ||

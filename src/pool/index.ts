@@ -83,6 +83,7 @@ export {
   type HandedSubscription,
   type ResourceListener,
 } from "./calls/server-passthrough.js";
+export { subscriptionPlace } from "./calls/subscriptions.js";
 export {
   AuthRequiredError,
   credentialsKey,

@@ -65,16 +65,21 @@ interface TrafficParts {
 }
 
 /**
- * Builds the traffic parts, wired to each other; they reach the servers through `servers`,
- * which is built after them and called only once the pool is running.
+ * Builds the traffic parts, wired to each other; they reach the servers and the host
+ * profiles' children through `later`, which are built after them and called only once the
+ * pool is running.
  */
 function trafficParts(
   options: McpPoolOptions,
   log: PoolLog,
   cache: ResultCache | undefined,
-  servers: () => Reconciler,
-  profiled: (id: string, profile: HostProfile) => ServerEntry,
+  later: () => { servers: Reconciler; profiles: HostProfiles },
 ): TrafficParts {
+  const servers = (): Reconciler => later().servers;
+  const profiles = (): HostProfiles => later().profiles;
+  // A host's passthrough goes where its calls go: the row's child for its profile, if any.
+  const profiled = (id: string, profile: HostProfile): ServerEntry =>
+    profiles().entryFor(id, profile) ?? servers().entry(id);
   const auth = new PoolAuth({
     tokenStore: options.tokenStore,
     authProvider: options.authProvider,
@@ -96,7 +101,7 @@ function trafficParts(
       }
     },
     deliver: (serverId, notification, connection, profileKey) => {
-      passthrough.deliver(serverId, notification);
+      passthrough.deliver(serverId, notification, profileKey);
       // A task is its child's process's: the status goes by the connection that sent it.
       tasks.status(serverId, notification, connection, profileKey);
     },
@@ -105,6 +110,7 @@ function trafficParts(
   const passthrough = new Passthrough({
     entry: (id, profile) => (profile === undefined ? servers().entry(id) : profiled(id, profile)),
     find: (id) => servers().find(id),
+    child: (id, key) => profiles().child(id, key),
     authRefusal: (id, error) => auth.refusal(id, error),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
     answerer: (id, asking) => routes.answerer(id, asking),
@@ -125,10 +131,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
   const cache = options.resultCache ? new ResultCache(options.resultCache) : undefined;
   const indexTools = options.indexTools !== false;
   // The callbacks below reach parts built after them; none runs before poolParts returns.
-  // A host's passthrough goes where its calls go: the row's child for its profile, if any.
-  const profiled = (id: string, profile: HostProfile): ServerEntry =>
-    profiles.entryFor(id, profile) ?? servers.entry(id);
-  const traffic = trafficParts(options, log, cache, () => servers, profiled);
+  const traffic = trafficParts(options, log, cache, () => ({ servers, profiles }));
   const { auth, events, routes, passthrough, tasks } = traffic;
   const emit = events.emit.bind(events);
   const pins = new PinGate(
@@ -160,7 +163,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       schedule: (work) => servers.schedule(work),
       listed: (entry) => servers.saveTools(entry),
       ...answering(routes, (id, question) => profiles.asked(id, question)),
-      held: (serverId) => passthrough.held(serverId),
+      held: (serverId, key) => passthrough.held(serverId, key),
       revives: (entry) => servers.revives(entry),
     },
   );
@@ -218,6 +221,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       if (entry?.fingerprint !== undefined) servers.saveTools(entry);
     },
     maxChildren: options.maxChildrenPerServer,
+    connected: (id, key) => passthrough.connected(id, key),
     log,
   });
   const assertOpen = (): void => {

@@ -274,16 +274,18 @@ export class McpPool {
   /**
    * Listens to server `id`'s `notifications/resources/updated` for `uri`, subscribing
    * upstream for the first listener; the last one to stop unsubscribes upstream. `name`: the
-   * host the listener is for, whose place a hand-over keeps for that name alone.
+   * host the listener is for, whose place a hand-over keeps for that name alone. `profile`:
+   * that host's: held on its child when only that speaks its era.
    */
   async subscribeResource(
     id: string,
     uri: string,
     listener: ResourceListener,
     name?: string,
+    profile?: HostProfile,
   ): Promise<() => Promise<void>> {
     this.#parts.assertOpen();
-    return this.#parts.passthrough.subscribe(id, uri, listener, name);
+    return this.#parts.passthrough.subscribe(id, uri, listener, name, profile);
   }
 
   // ── What the pool offers (catalog.ts) ────────────────────────────────────────────

@@ -20,7 +20,6 @@ export function pooledSubscriptions(): {
       sent.push(`resources/unsubscribe ${id} ${uri}`);
       return Promise.resolve();
     },
-    touch: () => undefined,
     log: {},
   });
   const pool = { handedSubscriptions: subscriptions } as unknown as McpPool;

@@ -97,16 +97,6 @@ async function stdioFront(home: TestHome, via: BridgePath, revision: Revision): 
   return relayFront({ ...bridgeCommand(home, args, via), env: home.env }, revision);
 }
 
-/**
- * A 2025-11-25 host of a dual-era server whose row is on `auto`: the pool holds the row in
- * 2026-07-28 and keeps one set of resource subscriptions per row, on that connection, which
- * (in that era) offers no `resources/subscribe`; the host's own legacy child does.
- */
-const SUBSCRIBE_ON_AUTO: Record<string, string> = {
-  "resources-subscribe": "the row's 2026-07-28 connection offers no resources/subscribe",
-  "resources-unsubscribe": "the row's 2026-07-28 connection offers no resources/subscribe",
-};
-
 /** A server, the revision its runner speaks, and its row's `protocol` and known differences. */
 interface Server {
   revision: Revision;
@@ -123,7 +113,7 @@ interface Server {
  */
 const SERVERS: Server[] = [
   { revision: LEGACY, server: "conformance-server.mjs" },
-  { revision: LEGACY, server: "conformance-eras.mjs", differs: SUBSCRIBE_ON_AUTO },
+  { revision: LEGACY, server: "conformance-eras.mjs" },
   { revision: LEGACY, server: "conformance-eras.mjs", protocol: "legacy" },
   { revision: MODERN, server: "conformance-modern.mjs" },
   { revision: MODERN, server: "conformance-dual.mjs" },

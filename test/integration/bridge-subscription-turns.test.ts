@@ -38,8 +38,8 @@ async function routed(
     scope,
     log: () => undefined,
   });
-  client.onNotification((serverId, notification) =>
-    router.deliverUpdated(serverId, notification as never),
+  client.onNotification((serverId, notification, about) =>
+    router.deliverUpdated(serverId, notification as never, about),
   );
   return { router, call: (name) => client.call(`talk__${name}`, {}) };
 }

@@ -66,8 +66,10 @@ export function installPassthrough(
         router.readResource(request.params.uri, asking(profile, extra)),
       ),
     );
-    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-      await router.subscribe(session, request.params.uri);
+    // Held on a connection of the session's era: its own child's, when the row's is not.
+    server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+      const profile = await session.profile.get(extra.requestId);
+      await router.subscribe(session, request.params.uri, profile);
       return {};
     });
     server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {

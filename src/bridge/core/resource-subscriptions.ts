@@ -2,8 +2,12 @@
  * The host sessions' resource subscriptions, held through the client: a session's subscribe
  * of a URI is routed to the server that owns it (resources-prompts.ts) and held upstream.
  *
- * Sessions with no name of their own share one subscription per URI (the client's own:
- * subscribed with the first, unsubscribed with the last), and its updates go to each of them.
+ * A session subscribes with its host's profile, as it reads (legacy-passthrough.ts): the pool
+ * holds the subscription on a connection of that host's era — the row's own when it speaks
+ * it, else the host's own child in that era (a 2025-11-25 host of a row held in 2026-07-28). Sessions with no name of their own share one
+ * subscription per URI and profile (the client's own: subscribed with the first,
+ * unsubscribed with the last), and its updates (the daemon names the profile's
+ * subscriptionKey() in each) go to each of them.
  * A session whose entry named its host (an MCP socket's lean bridge or perl relay,
  * fronts/host-names.ts) holds its own, under that name: across a daemon's hand-over the new
  * daemon keeps its place for that name alone, and the update it missed reaches it and no
@@ -11,7 +15,12 @@
  * say it names hosts (an older one, not yet restarted after an upgrade) would take no name
  * and send updates naming none, so there a named session shares the subscription of no name.
  */
-import type { PoolClient, ServerNotification } from "mcpool-client";
+import {
+  subscriptionKey,
+  type HostProfile,
+  type PoolClient,
+  type ServerNotification,
+} from "mcpool-client";
 import type { Subscriber } from "./session.js";
 
 export interface SubscriptionContext {
@@ -22,9 +31,16 @@ export interface SubscriptionContext {
   ask<T>(work: () => Promise<T>): Promise<T>;
 }
 
-/** Those subscribed to one URI: the shared subscription's sessions, and the named ones. */
+/**
+ * Those subscribed to one URI with one profile: the shared subscription's sessions, and the
+ * named ones.
+ */
 interface UriSubscribers {
   serverId: string;
+  uri: string;
+  /** The profile they subscribed with, and its subscriptionKey(). */
+  profile: HostProfile | undefined;
+  key: string;
   /** The sessions of no name, sharing the client's subscription (settled once taken). */
   sessions: Set<Subscriber>;
   ready: Promise<unknown> | undefined;
@@ -35,8 +51,9 @@ interface UriSubscribers {
 export class ResourceSubscriptions {
   readonly #ctx: SubscriptionContext;
   /**
-   * URI → who is subscribed to it. A URI is here before it is subscribed upstream, so an
-   * update the server sends at once finds the sessions it is for.
+   * URI and subscriptionKey() → who is subscribed to it with that profile. A URI is here
+   * before it is subscribed upstream, so an update the server sends at once finds the
+   * sessions it is for.
    */
   readonly #subscribers = new Map<string, UriSubscribers>();
   /**
@@ -64,24 +81,34 @@ export class ResourceSubscriptions {
   }
 
   /**
-   * A pooled server's `notifications/resources/updated`: to the session whose host it names,
-   * or to nobody when no session here goes by that name (the update is another bridge's
-   * host's, or its host has left); one that names no host goes to the sessions sharing the
-   * URI's subscription.
+   * A pooled server's `notifications/resources/updated`, of the subscription made with the
+   * profile whose subscriptionKey() is `subscription` (undefined: a daemon that does not say,
+   * whose subscriptions are all held on the row's connection): to the session whose host it
+   * names, or to nobody when no session here goes by that name (the update is another
+   * bridge's host's, or its host has left); one that names no host goes to the sessions
+   * sharing that subscription.
    */
-  deliverUpdated(serverId: string, notification: ServerNotification, taskOwner?: string): void {
+  deliverUpdated(
+    serverId: string,
+    notification: ServerNotification,
+    taskOwner?: string,
+    subscription?: string,
+  ): void {
     const uri = notification.params?.uri;
     if (typeof uri !== "string") return;
-    const entry = this.#subscribers.get(uri);
-    if (entry === undefined || entry.serverId !== serverId) return;
     const params = { ...notification.params, uri };
-    const named = taskOwner === undefined ? undefined : entry.named.get(taskOwner);
-    const to = taskOwner === undefined ? entry.sessions : named !== undefined ? [named] : [];
-    for (const session of to) session.server.sendResourceUpdated(params).catch(() => undefined);
+    for (const entry of this.#subscribers.values()) {
+      if (entry.uri !== uri || entry.serverId !== serverId) continue;
+      if (subscription !== undefined && entry.key !== subscription) continue;
+      const named = taskOwner === undefined ? undefined : entry.named.get(taskOwner);
+      const to = taskOwner === undefined ? entry.sessions : named !== undefined ? [named] : [];
+      for (const session of to) session.server.sendResourceUpdated(params).catch(() => undefined);
+    }
   }
 
-  subscribe(session: Subscriber, uri: string): Promise<void> {
-    return this.#inTurn(uri, () => this.#subscribe(session, uri));
+  /** `profile`: the session's host's (its requests go where its subscription is held). */
+  subscribe(session: Subscriber, uri: string, profile?: HostProfile): Promise<void> {
+    return this.#inTurn(uri, () => this.#subscribe(session, uri, profile));
   }
 
   unsubscribe(session: Subscriber, uri: string): Promise<void> {
@@ -99,28 +126,39 @@ export class ResourceSubscriptions {
     return mine;
   }
 
-  async #subscribe(session: Subscriber, uri: string): Promise<void> {
+  async #subscribe(session: Subscriber, uri: string, profile?: HostProfile): Promise<void> {
     if (session.subscriptions.has(uri) || this.#closed.has(session)) return;
     const serverId = await this.#ctx.route(uri);
     if (this.#closed.has(session)) return;
-    let entry = this.#subscribers.get(uri);
+    const key = subscriptionKey(profile);
+    const at = `${uri}\0${key}`;
+    let entry = this.#subscribers.get(at);
     if (entry === undefined) {
-      entry = { serverId, sessions: new Set(), ready: undefined, named: new Map() };
-      this.#subscribers.set(uri, entry);
+      entry = {
+        serverId,
+        uri,
+        profile,
+        key,
+        sessions: new Set(),
+        ready: undefined,
+        named: new Map(),
+      };
+      this.#subscribers.set(at, entry);
     }
     const held = entry;
     const name = this.#ctx.client.daemon?.namesHosts === true ? session.hostName : undefined;
+    const profiled = profile !== undefined ? { profile } : {};
     // Routed first, then asked upstream: the server may send an update for the URI before
     // its answer to the subscribe reaches us.
     let ready: Promise<unknown>;
     if (name !== undefined) {
       held.named.set(name, session);
-      const taskOwner = { taskOwner: name };
-      ready = this.#ctx.ask(() => this.#ctx.client.subscribeResource(serverId, uri, taskOwner));
+      const host = { taskOwner: name, ...profiled };
+      ready = this.#ctx.ask(() => this.#ctx.client.subscribeResource(serverId, uri, host));
     } else {
       held.sessions.add(session);
       ready = held.ready ??= this.#ctx.ask(() =>
-        this.#ctx.client.subscribeResource(held.serverId, uri),
+        this.#ctx.client.subscribeResource(held.serverId, uri, profiled),
       );
     }
     session.subscriptions.set(uri, held.serverId);
@@ -135,12 +173,15 @@ export class ResourceSubscriptions {
 
   async #unsubscribe(session: Subscriber, uri: string): Promise<void> {
     if (!session.subscriptions.delete(uri)) return;
-    const entry = this.#subscribers.get(uri);
+    const entry = this.#heldBy(session, uri);
     if (entry === undefined) return;
     const name = session.hostName;
+    const profiled = entry.profile !== undefined ? { profile: entry.profile } : {};
     // Named upstream only if it subscribed by its name (the daemon then said it names hosts).
     const taskOwner =
-      name !== undefined && entry.named.get(name) === session ? { taskOwner: name } : undefined;
+      name !== undefined && entry.named.get(name) === session
+        ? { taskOwner: name, ...profiled }
+        : undefined;
     this.#leave(uri, entry, session);
     if (taskOwner === undefined) {
       if (entry.sessions.size > 0 || entry.ready === undefined) return;
@@ -155,7 +196,20 @@ export class ResourceSubscriptions {
       )
         return;
     }
-    await this.#ctx.ask(() => this.#ctx.client.unsubscribeResource(entry.serverId, uri, taskOwner));
+    await this.#ctx.ask(() =>
+      this.#ctx.client.unsubscribeResource(entry.serverId, uri, taskOwner ?? profiled),
+    );
+  }
+
+  /** The subscribers of `uri` that `session` is among, if any. */
+  #heldBy(session: Subscriber, uri: string): UriSubscribers | undefined {
+    const name = session.hostName;
+    for (const entry of this.#subscribers.values()) {
+      if (entry.uri !== uri) continue;
+      if (entry.sessions.has(session)) return entry;
+      if (name !== undefined && entry.named.get(name) === session) return entry;
+    }
+    return undefined;
   }
 
   /** `session` holds `uri` no more; the URI is forgotten when no session holds it. */
@@ -165,6 +219,7 @@ export class ResourceSubscriptions {
     if (name !== undefined && entry.named.get(name) === session) entry.named.delete(name);
     else entry.sessions.delete(session);
     if (entry.sessions.size > 0 || entry.named.size > 0) return;
-    if (this.#subscribers.get(uri) === entry) this.#subscribers.delete(uri);
+    const at = `${uri}\0${entry.key}`;
+    if (this.#subscribers.get(at) === entry) this.#subscribers.delete(at);
   }
 }

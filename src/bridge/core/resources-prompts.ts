@@ -133,8 +133,12 @@ export class ResourcesPromptsRouter {
    * A pooled server's `notifications/resources/updated`, to the sessions subscribed to it
    * (to the one whose host `taskOwner` names, when one does).
    */
-  deliverUpdated(serverId: string, notification: ServerNotification, taskOwner?: string): void {
-    this.#subscriptions.deliverUpdated(serverId, notification, taskOwner);
+  deliverUpdated(
+    serverId: string,
+    notification: ServerNotification,
+    about: { taskOwner?: string; subscription?: string },
+  ): void {
+    this.#subscriptions.deliverUpdated(serverId, notification, about.taskOwner, about.subscription);
   }
 
   /** Sets the pooled server's log level, where one server is in scope and offers logging. */
@@ -223,8 +227,9 @@ export class ResourcesPromptsRouter {
     return result as ReadResourceResult;
   }
 
-  subscribe(session: Subscriber, uri: string): Promise<void> {
-    return this.#subscriptions.subscribe(session, uri);
+  /** `profile`: the session's host's: held on a connection of its era (its child, if need be). */
+  subscribe(session: Subscriber, uri: string, profile?: HostProfile): Promise<void> {
+    return this.#subscriptions.subscribe(session, uri, profile);
   }
 
   unsubscribe(session: Subscriber, uri: string): Promise<void> {

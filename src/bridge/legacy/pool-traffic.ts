@@ -210,7 +210,7 @@ export class PoolTraffic {
           this.listChanged(["prompts"]);
           break;
         case "notifications/resources/updated":
-          this.#router.deliverUpdated(serverId, notification, about.taskOwner);
+          this.#router.deliverUpdated(serverId, notification, about);
           break;
         case "notifications/tasks/status":
           this.#deliverTaskStatus(serverId, notification, about.taskOwner);

@@ -2,12 +2,13 @@
  * The wire's passthrough methods, one small handler each: a request to one
  * pooled server by id, refused by the pool with `not-offered` where the server's
  * capabilities lack it. Resource subscriptions are per connection and per host of it (the
- * `taskOwner` a subscribe names, as a task request does): its
- * `notifications/resources/updated` go to the connections that subscribed to that uri on
- * that server, as `notification` naming that host, and end with the connection. A hand-over
+ * `taskOwner` a subscribe names, as a task request does) and its profile (held on a
+ * connection of that host's era: the row's own, or its child in that era): its `notifications/resources/updated` go
+ * to the connections that subscribed to that uri on that server, as `notification` naming
+ * that host and the profile's subscriptionKey(), and end with the connection. A hand-over
  * keeps a named host's place for that name alone.
  */
-import { defined, type AskingParams } from "mcpool-protocol";
+import { defined, subscriptionKey, type AskingParams, type HostProfile } from "mcpool-protocol";
 
 import type { ServerNotification } from "../../pool/core/types.js";
 import type {
@@ -33,6 +34,7 @@ export interface PassthroughPool {
     uri: string,
     listener: (notification: ServerNotification) => void,
     name?: string,
+    profile?: HostProfile,
   ): Promise<() => Promise<void>>;
 }
 
@@ -52,7 +54,7 @@ export const PASSTHROUGH_WIRE_METHODS = [
 export type PassthroughHandlers = Pick<HandlerTable, (typeof PASSTHROUGH_WIRE_METHODS)[number]>;
 
 export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHandlers {
-  /** Per connection id, per `<serverId>\0<uri>\0<taskOwner>`: how to stop listening. */
+  /** Per connection id, per `<serverId>\0<uri>\0<taskOwner>\0<subscriptionKey>`: how to stop listening. */
   const subscriptions = new Map<number, Map<string, Promise<(() => Promise<void>) | undefined>>>();
 
   const options = (ctx: RequestContext): PassthroughOptions => ({ signal: ctx.signal });
@@ -117,18 +119,21 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
       if (ctx.connection.signal.aborted) return {};
       const held = subscriptionsOf(ctx);
       const { serverId, uri, taskOwner } = params;
-      const key = `${serverId}\0${uri}\0${taskOwner ?? ""}`;
+      const profile = checkedProfile(params.profile);
+      const subscription = subscriptionKey(profile);
+      const key = `${serverId}\0${uri}\0${taskOwner ?? ""}\0${subscription}`;
       const already = held.get(key);
       if (already !== undefined) {
         await already;
         return {};
       }
-      const about = taskOwner !== undefined ? { taskOwner } : {};
+      const about = { ...(taskOwner !== undefined ? { taskOwner } : {}), subscription };
       const subscribing = pool.subscribeResource(
         serverId,
         uri,
         (notification) => ctx.notify("notification", { serverId, notification, ...about }),
         taskOwner,
+        profile,
       );
       held.set(
         key,
@@ -145,7 +150,8 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
 
     "resources/unsubscribe": async (params, ctx) => {
       const held = subscriptions.get(ctx.connection.id);
-      const key = `${params.serverId}\0${params.uri}\0${params.taskOwner ?? ""}`;
+      const subscription = subscriptionKey(checkedProfile(params.profile));
+      const key = `${params.serverId}\0${params.uri}\0${params.taskOwner ?? ""}\0${subscription}`;
       const off = held?.get(key);
       held?.delete(key);
       await (

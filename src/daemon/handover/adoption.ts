@@ -14,6 +14,7 @@ import type { Predecessor } from "./predecessor.js";
 import { takenTasks, UNCLAIMED_TASK_HOLD_MS } from "./moved-tasks.js";
 import { childLabel, childName, handedKey, nameOf, type HandedServer } from "./snapshot.js";
 import { adoptSubscriptions } from "./subscriptions.js";
+import { subscriptionPlace } from "../../pool/index.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
 
@@ -147,7 +148,11 @@ async function conclude(
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
   // A row's own http session that moved holds its subscriptions still, as a child does.
   const sessionRows = rowSessions.map((s) => s.serverId).filter((id) => takenSessions.includes(id));
-  adoptSubscriptions(pool, [...adopted, ...sessionRows]);
+  // A host profile's child taken holds the subscriptions of the hosts served by it.
+  const profiled = taken.flatMap((s) =>
+    s.profile !== undefined ? [subscriptionPlace(s.serverId, s.profile.key)] : [],
+  );
+  adoptSubscriptions(pool, [...adopted, ...sessionRows, ...profiled]);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);
   const also = children.length > 0 ? { children } : {};
   const serve = await predecessor.answer({

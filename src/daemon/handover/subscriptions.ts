@@ -43,6 +43,9 @@ function unreadable(value: unknown): string | undefined {
   const handed = value as Partial<Record<keyof HandedSubscription, unknown>>;
   if (typeof handed.serverId !== "string") return "its server id is not a string";
   if (typeof handed.uri !== "string") return "its URI is not a string";
+  if (handed.profileKey !== undefined && typeof handed.profileKey !== "string") {
+    return "its child's profile key is not a string";
+  }
   if (!Number.isInteger(handed.listeners) || (handed.listeners as number) < 1) {
     return "its listeners are not a positive integer";
   }
@@ -102,7 +105,7 @@ export function checkedSubscriptions(handed: unknown): {
       dropped.push(`${about} is not one this mcpool reads (${wrong}); dropped`);
       continue;
     }
-    const { serverId, uri, listeners, names, missed } = entry as HandedSubscription & {
+    const { serverId, profileKey, uri, listeners, names, missed } = entry as HandedSubscription & {
       names?: unknown;
       missed?: unknown;
     };
@@ -121,6 +124,7 @@ export function checkedSubscriptions(handed: unknown): {
     }
     subscriptions.push({
       serverId,
+      ...(profileKey !== undefined ? { profileKey } : {}),
       uri,
       listeners,
       ...(hosts ? { names: names as string[] } : {}),
@@ -141,8 +145,9 @@ export function expectSubscriptions(pool: McpPool, handed: unknown, log: DaemonL
 }
 
 /**
- * The new daemon, once it dialled the children it was handed: the subscriptions of the rows
- * whose own child it adopted (`adopted`) are taken up, their listeners awaited back.
+ * The new daemon, once it dialled the children it was handed: the subscriptions of the
+ * connections it adopted (`adopted`: subscriptionPlace() of a row's own child, or of a row's
+ * child for a host profile) are taken up, their listeners awaited back.
  */
 export function adoptSubscriptions(pool: McpPool, adopted: readonly string[]): void {
   pool.handedSubscriptions.adoptSubscriptions(adopted, KEPT_SUBSCRIPTIONS_MS);

@@ -9,9 +9,12 @@
  * A listing or resource read a 2026-07-28 server calls public is kept until its `ttlMs` runs
  * out, and served to every caller meanwhile (listing-cache.ts).
  *
- * Resource subscriptions are the pool's, not a caller's: a server sees one subscribe per
+ * Resource subscriptions are the pool's, not a caller's: a connection sees one subscribe per
  * uri however many listeners share it, one unsubscribe when the last one leaves, and the
- * subscribe again after a reconnect. While a server has subscriptions it is not idle-reaped.
+ * subscribe again after a reconnect. A host's subscription is held on a connection of its
+ * era — the row's own when it speaks it, else the host's child in its era (a legacy host of
+ * a row held in 2026-07-28 subscribes on its 2025-11-25 child, as it would direct) — and
+ * checked against what that connection offers. While a connection has subscriptions it is not idle-reaped.
  */
 import type {
   CompleteRequest,
@@ -38,10 +41,11 @@ import { assertOffered, type Surface } from "./offered.js";
 
 export { offers } from "./offered.js";
 import { ListingCache } from "./listing-cache.js";
-import { Subscriptions, type ResourceListener } from "./subscriptions.js";
+import { Subscriptions, subscriptionPlace, type ResourceListener } from "./subscriptions.js";
 import { entryRoute, ownHandlers } from "./routes.js";
 import type { Route } from "../server/caller-router.js";
 import type { ServerEntry } from "../server/entry.js";
+import { isProfileEntry } from "../server/profile-entry.js";
 import type { HostProfile } from "mcpool-protocol";
 import { holding, withSession } from "../server/session.js";
 import type { CallSignal, PoolLog, ServerNotification } from "../core/types.js";
@@ -108,6 +112,8 @@ export interface PassthroughDeps {
   authRefusal?(serverId: string, error: unknown): string | undefined;
   /** The server's entry, if it is configured. */
   find(id: string): ServerEntry | undefined;
+  /** Row `id`'s child for the profile under `key`, if there is one. */
+  child?(id: string, key: string): ServerEntry | undefined;
   /** The call timeout that applies to `entry`, ms; undefined is the SDK's 60 s. */
   timeoutMs(entry: ServerEntry): number | undefined;
   /**
@@ -144,9 +150,8 @@ export class Passthrough {
   constructor(deps: PassthroughDeps) {
     this.#deps = deps;
     this.subscriptions = new Subscriptions({
-      upstream: (id, uri, method, dial) => this.#upstream(id, uri, method, dial),
-      stopUpstream: (id, uri) => this.#stopUpstream(id, uri),
-      touch: (id) => void deps.entry(id),
+      upstream: (place, uri, method, dial) => this.#upstream(place, uri, method, dial),
+      stopUpstream: (place, uri) => this.#stopUpstream(place, uri),
       log: deps.log,
     });
   }
@@ -212,22 +217,39 @@ export class Passthrough {
     return result as PassthroughResult<M>;
   }
 
-  /** See Subscriptions.subscribe. */
+  /**
+   * See Subscriptions.subscribe: held on the row's own connection, shared by every host, when
+   * it speaks the era of the host of `profile`; else on that host's child in its era (a
+   * 2025-11-25 host of a row held in 2026-07-28, whose face may offer no subscriptions: its
+   * `initialize` would open a 2025-11-25 session direct).
+   */
   subscribe(
     id: string,
     uri: string,
     listener: ResourceListener,
     name?: string,
+    profile?: HostProfile,
   ): Promise<() => Promise<void>> {
-    return this.subscriptions.subscribe(id, uri, listener, name);
+    const row = this.#deps.entry(id);
+    const served = profile === undefined ? row : this.#deps.entry(id, profile);
+    const entry = isProfileEntry(served) && served.era !== undefined ? served : row;
+    const { serverId, profile: key } = entryRoute(entry);
+    return this.subscriptions.subscribe(subscriptionPlace(serverId, key), uri, listener, name);
   }
 
-  /** Unsubscribes `uri` upstream, if server `id` is connected (nothing is dialled for it). */
-  async #stopUpstream(id: string, uri: string): Promise<void> {
-    const entry = this.#deps.find(id);
+  /** The entry of `place` (subscriptionPlace()): a row's own, or its child's if it is there. */
+  #placed(place: string): ServerEntry | undefined {
+    const at = place.indexOf("\0");
+    if (at === -1) return this.#deps.find(place);
+    return this.#deps.child?.(place.slice(0, at), place.slice(at + 1));
+  }
+
+  /** Unsubscribes `uri` upstream, if `place` is connected (nothing is dialled for it). */
+  async #stopUpstream(place: string, uri: string): Promise<void> {
+    const entry = this.#placed(place);
     if (entry?.connection) {
-      await this.#upstream(id, uri, "resources/unsubscribe", false).catch((error: unknown) =>
-        serverLog(this.#deps.log, id).error(
+      await this.#upstream(place, uri, "resources/unsubscribe", false).catch((error: unknown) =>
+        serverLog(this.#deps.log, entry.id).error(
           `resources/unsubscribe ${uri} failed: ${(error as Error).message}`,
         ),
       );
@@ -235,30 +257,50 @@ export class Passthrough {
     entry?.idle();
   }
 
-  /** Whether server `id` has resource subscriptions (its idle timer waits for none). */
-  held(id: string): boolean {
-    return this.subscriptions.held(id);
+  /**
+   * Whether server `id`'s connection (`key`: its child's for that profile) has resource
+   * subscriptions (its idle timer waits for none).
+   */
+  held(id: string, key?: string): boolean {
+    return this.subscriptions.held(subscriptionPlace(id, key));
   }
 
-  /** A notification of server `id`: it may stale a kept listing; an update goes to its listeners. */
-  deliver(id: string, notification: ServerNotification): void {
-    this.#listings.drop(id, notification.method, notification.params);
-    this.subscriptions.deliver(id, notification);
+  /**
+   * A notification of server `id` (`key`: sent on its child's connection for that profile): a
+   * row's may stale a kept listing; an update goes to the listeners of that connection.
+   */
+  deliver(id: string, notification: ServerNotification, key?: string): void {
+    if (key === undefined) this.#listings.drop(id, notification.method, notification.params);
+    this.subscriptions.deliver(subscriptionPlace(id, key), notification);
   }
 
-  /** Server `id` connected (again): kept listings go, its subscriptions are sent again. */
-  connected(id: string): void {
-    this.#listings.drop(id);
-    this.subscriptions.connected(id);
+  /**
+   * Server `id` connected (again; `key`: its child for that profile): a row's kept listings
+   * go, and what was subscribed on that connection is sent again.
+   */
+  connected(id: string, key?: string): void {
+    if (key === undefined) this.#listings.drop(id);
+    this.subscriptions.connected(subscriptionPlace(id, key));
   }
 
   #upstream(
-    id: string,
+    place: string,
     uri: string,
     method: "resources/subscribe" | "resources/unsubscribe",
     dial = true,
   ): Promise<void> {
-    const entry = this.#deps.entry(id);
+    let entry: ServerEntry | undefined;
+    try {
+      entry = place.includes("\0") ? this.#placed(place) : this.#deps.entry(place);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    if (entry === undefined) {
+      const serverId = place.slice(0, place.indexOf("\0"));
+      return Promise.reject(
+        new McpPoolError("closed", `server "${serverId}"'s connection for that host is gone`),
+      );
+    }
     const timeoutMs = this.#deps.timeoutMs(entry);
     const options = timeoutMs !== undefined ? { timeout: timeoutMs } : {};
     return this.#send(

@@ -1,7 +1,9 @@
 /**
- * The pool's resource subscriptions: a server sees one subscribe per uri however many
- * listeners share it, one unsubscribe when the last one leaves, and the subscribe again after
- * a reconnect. Across a hand-over the old daemon keeps a leaving listener's place for its
+ * The pool's resource subscriptions: a server sees one subscribe per uri per connection
+ * however many listeners share it, one unsubscribe when the last one leaves, and the
+ * subscribe again after a reconnect. A subscription is held on a connection of its host's
+ * era (its place: the row's own when it speaks it, else the host's child in that era,
+ * server-passthrough.ts), in the era that connection speaks. Across a hand-over the old daemon keeps a leaving listener's place for its
  * entry's return, and the new daemon takes the old one's subscriptions up without sending
  * them again to a child it adopted (src/daemon/handover/README.md). A listener may go by its
  * host's name (the name a host's task requests go by): its kept place is then its host's,
@@ -48,9 +50,27 @@ interface Subscription {
   missed?: ServerNotification;
 }
 
+/**
+ * Where subscriptions are held: row `serverId`'s own connection, or (`key`, a profile child's
+ * key) that child's.
+ */
+export function subscriptionPlace(serverId: string, key?: string): string {
+  return key === undefined ? serverId : `${serverId}\0${key}`;
+}
+
+/** The row and child key of a place (subscriptionPlace()). */
+function placeParts(place: string): { serverId: string; key?: string } {
+  const at = place.indexOf("\0");
+  return at === -1
+    ? { serverId: place }
+    : { serverId: place.slice(0, at), key: place.slice(at + 1) };
+}
+
 /** A live upstream subscription as one daemon hands it to the next (src/daemon/handover/subscriptions.ts). */
 export interface HandedSubscription {
   serverId: string;
+  /** The key of the row's child it is held on; absent: the row's own connection. */
+  profileKey?: string;
   uri: string;
   /** How many listeners (entries' connections) it had: each is awaited back. */
   listeners: number;
@@ -68,31 +88,32 @@ export interface HandedSubscription {
   missed?: ServerNotification;
 }
 
-/** What the subscriptions need of the passthrough that owns them. */
+/**
+ * What the subscriptions need of the passthrough that owns them. Each `place` is a
+ * subscriptionPlace().
+ */
 export interface SubscriptionDeps {
-  /** Sends `method` for `uri` to server `id`, dialling it unless `dial` is false. */
+  /** Sends `method` for `uri` on `place`'s connection, dialling it unless `dial` is false. */
   upstream(
-    id: string,
+    place: string,
     uri: string,
     method: "resources/subscribe" | "resources/unsubscribe",
     dial?: boolean,
   ): Promise<void>;
-  /** Unsubscribes `uri` upstream if server `id` is connected; the server may go idle. */
-  stopUpstream(id: string, uri: string): Promise<void>;
-  /** Server `id`'s entry is used (made if need be). */
-  touch(id: string): void;
+  /** Unsubscribes `uri` upstream if `place` is connected; the server may go idle. */
+  stopUpstream(place: string, uri: string): Promise<void>;
   log: PoolLog;
 }
 
 export class Subscriptions {
   readonly #deps: SubscriptionDeps;
-  /** Per server id, per uri: who listens. */
+  /** Per place (subscriptionPlace()), per uri: who listens. */
   readonly #subscriptions = new Map<string, Map<string, Subscription>>();
   /** Handing over: a listener that leaves is kept for its entry's return (holdSubscriptions()). */
   #holding = false;
   /** Subscriptions a previous daemon handed over, until adoptSubscriptions() settles them. */
   readonly #expected: {
-    serverId: string;
+    place: string;
     uri: string;
     subscription: Subscription;
     settle(value: Promise<void> | void): void;
@@ -103,8 +124,8 @@ export class Subscriptions {
   }
 
   /**
-   * Calls `listener` with each `notifications/resources/updated` server `id` sends for
-   * `uri`, subscribing upstream when it is the first listener. Resolves with the function
+   * Calls `listener` with each `notifications/resources/updated` `place`'s connection sends
+   * for `uri`, subscribing upstream when it is the first listener. Resolves with the function
    * that stops listening (unsubscribing upstream with the last listener). `name`: its host's,
    * whose place a hand-over keeps for it.
    */
@@ -114,7 +135,6 @@ export class Subscriptions {
     listener: ResourceListener,
     name?: string,
   ): Promise<() => Promise<void>> {
-    this.#deps.touch(id);
     let uris = this.#subscriptions.get(id);
     if (!uris) {
       uris = new Map();
@@ -159,12 +179,12 @@ export class Subscriptions {
     };
   }
 
-  /** Whether server `id` has resource subscriptions (its idle timer waits for none). */
+  /** Whether `id` (a place) has resource subscriptions (its idle timer waits for none). */
   held(id: string): boolean {
     return (this.#subscriptions.get(id)?.size ?? 0) > 0;
   }
 
-  /** A notification of server `id`: a resources/updated goes to that uri's listeners. */
+  /** A notification `id`'s connection sent (a place): a resources/updated goes to that uri's listeners. */
   deliver(id: string, notification: ServerNotification): void {
     if (notification.method !== "notifications/resources/updated") return;
     const uri = notification.params?.uri;
@@ -184,14 +204,14 @@ export class Subscriptions {
     }
   }
 
-  /** Server `id` connected (again): what it was subscribed to died with the old connection. */
+  /** `id`'s connection (a place) is new: what it was subscribed to died with the old one. */
   connected(id: string): void {
     for (const [uri, subscription] of this.#subscriptions.get(id) ?? []) {
       if (!subscription.live) continue;
       this.#deps
         .upstream(id, uri, "resources/subscribe", false)
         .catch((error: unknown) =>
-          serverLog(this.#deps.log, id).error(
+          serverLog(this.#deps.log, placeParts(id).serverId).error(
             `subscribing again to ${uri} after a reconnect failed: ${(error as Error).message}`,
           ),
         );
@@ -227,7 +247,7 @@ export class Subscriptions {
    * the names of those that went by one.
    */
   handedSubscriptions(): HandedSubscription[] {
-    return [...this.#subscriptions].flatMap(([serverId, uris]) =>
+    return [...this.#subscriptions].flatMap(([place, uris]) =>
       [...uris]
         .filter(([, subscription]) => subscription.live)
         .map(([uri, subscription]) => {
@@ -235,8 +255,10 @@ export class Subscriptions {
           const names = [...subscription.names.values(), ...kept];
           // Named (if only by an empty list) unless a place is still anyone's.
           const told = !subscription.kept.some((place) => place.anyone);
+          const { serverId, key } = placeParts(place);
           return {
             serverId,
+            ...(key !== undefined ? { profileKey: key } : {}),
             uri,
             listeners: subscription.listeners.size + subscription.kept.length,
             ...(told ? { names } : {}),
@@ -253,11 +275,12 @@ export class Subscriptions {
    * adoptSubscriptions() says whether its server's child was taken over waits for that.
    */
   expectSubscriptions(handed: readonly HandedSubscription[]): void {
-    for (const { serverId, uri, listeners, names, missed } of handed) {
-      let uris = this.#subscriptions.get(serverId);
+    for (const { serverId, profileKey, uri, listeners, names, missed } of handed) {
+      const place = subscriptionPlace(serverId, profileKey);
+      let uris = this.#subscriptions.get(place);
       if (!uris) {
         uris = new Map();
-        this.#subscriptions.set(serverId, uris);
+        this.#subscriptions.set(place, uris);
       }
       if (listeners < 1 || uris.has(uri)) continue;
       let settle: (value: Promise<void> | void) => void = () => undefined;
@@ -277,20 +300,20 @@ export class Subscriptions {
       };
       if (missed !== undefined) expected.missed = missed;
       uris.set(uri, expected);
-      this.#expected.push({ serverId, uri, subscription: expected, settle });
+      this.#expected.push({ place, uri, subscription: expected, settle });
     }
   }
 
   /**
-   * The expected subscriptions of the rows in `adopted` (their same child, which holds them
-   * still) are live; any other's (its child started anew, or its row gone) is subscribed
-   * upstream for the listeners back by now, or forgotten when none is. The kept places of the
-   * adopted ones are awaited for `keepMs` from now.
+   * The expected subscriptions of the places in `adopted` (subscriptionPlace(): their same
+   * child, which holds them still) are live; any other's (its child started anew, or its row
+   * gone) is subscribed upstream for the listeners back by now, or forgotten when none is. The
+   * kept places of the adopted ones are awaited for `keepMs` from now.
    */
   adoptSubscriptions(adopted: readonly string[], keepMs: number): void {
-    const rows = new Set(adopted);
-    for (const { serverId, uri, subscription, settle } of this.#expected.splice(0)) {
-      if (rows.has(serverId)) {
+    const places = new Set(adopted);
+    for (const { place, uri, subscription, settle } of this.#expected.splice(0)) {
+      if (places.has(place)) {
         subscription.live = true;
         settle();
         continue;
@@ -298,14 +321,14 @@ export class Subscriptions {
       subscription.kept = [];
       delete subscription.missed;
       if (subscription.listeners.size === 0) {
-        this.#forget(serverId, uri, subscription);
+        this.#forget(place, uri, subscription);
         settle();
         continue;
       }
-      const upstream = this.#deps.upstream(serverId, uri, "resources/subscribe").then(() => {
+      const upstream = this.#deps.upstream(place, uri, "resources/subscribe").then(() => {
         subscription.live = true;
       });
-      upstream.catch(() => this.#forget(serverId, uri, subscription));
+      upstream.catch(() => this.#forget(place, uri, subscription));
       settle(upstream);
     }
     this.#awaitKept(keepMs);

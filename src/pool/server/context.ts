@@ -81,8 +81,11 @@ export interface EntryContext {
     list(): readonly { uri: string; name?: string }[];
     asked(connection: Connection): void;
   };
-  /** Whether something other than a call holds the server (resource subscriptions): no idle reap. */
-  held?(serverId: string): boolean;
+  /**
+   * Whether something other than a call holds the server's connection (resource
+   * subscriptions; `key`: its child's for that profile): no idle reap.
+   */
+  held?(serverId: string, key?: string): boolean;
   /** ms a suspect server gets to answer a ping. Default {@link DEFAULT_PING_TIMEOUT_MS}. */
   pingTimeoutMs?: number;
   /**

@@ -113,9 +113,12 @@ export class ProfileEntry extends ServerEntry {
     this.atStart = handed.atStart;
   }
 
-  /** A use (a call, a read) has begun and not ended: the child is not to be ended for the cap. */
+  /**
+   * A use (a call, a read) has begun and not ended, or a host holds a resource subscription
+   * on it: the child is not to be ended for the cap.
+   */
   get inUse(): boolean {
-    return this.#using > 0;
+    return this.#using > 0 || this.#context.held?.(this.id) === true;
   }
 
   override busy(): void {
