@@ -356,10 +356,10 @@ export class HostProfiles {
         if (event.type === "connect") this.#init.connected?.(entry.id, key);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
-      // Said as this child's: its tasks are its own (calls/tasks.ts), a resource update
-      // reaches the hosts that subscribed on this child, and its subscriptions hold it as a
-      // row's hold the row.
-      notify: (id, notification) => pool.notify(id, notification, key),
+      // Said as this child's (each of its processes): its tasks are its own (calls/tasks.ts),
+      // a resource update reaches the hosts that subscribed on this child, and its
+      // subscriptions hold it as a row's hold the row.
+      notify: (id, notification, connection) => pool.notify(id, notification, connection, key),
       changed: () => this.invalidate(),
       listed: (listed) => this.#listed(listed as ProfileEntry),
       held: (id) => pool.held?.(id, key) === true,

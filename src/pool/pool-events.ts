@@ -7,6 +7,7 @@
  */
 import type { PoolEvent, PoolLog, ServerNotification } from "./core/types.js";
 import { serverLog } from "./core/server-log.js";
+import type { Connection } from "./server/connection.js";
 
 export interface PoolEventsInit {
   log: PoolLog;
@@ -14,9 +15,15 @@ export interface PoolEventsInit {
   react(event: PoolEvent): void;
   /**
    * What the pool's parts do with a server's notification, before any listener hears of it;
-   * `profileKey`: the host profile's child of the row that sent it (none: the row's own).
+   * sent on `connection`; `profileKey`: the host profile's child of the row that sent it
+   * (none: the row's own).
    */
-  deliver(serverId: string, notification: ServerNotification, profileKey?: string): void;
+  deliver(
+    serverId: string,
+    notification: ServerNotification,
+    connection: Connection,
+    profileKey?: string,
+  ): void;
 }
 
 export class PoolEvents {
@@ -70,8 +77,13 @@ export class PoolEvents {
   }
 
   /** Server `serverId`'s child (`profileKey`: a host profile's; none: the row's own) sent `notification`. */
-  notify(serverId: string, notification: ServerNotification, profileKey?: string): void {
-    this.#init.deliver(serverId, notification, profileKey);
+  notify(
+    serverId: string,
+    notification: ServerNotification,
+    connection: Connection,
+    profileKey?: string,
+  ): void {
+    this.#init.deliver(serverId, notification, connection, profileKey);
     for (const listener of this.#notifications) {
       this.#guard("a notification listener", () => listener(serverId, notification));
     }

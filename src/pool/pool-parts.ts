@@ -100,10 +100,10 @@ function trafficParts(
         auth.satisfied(event.serverId, "connect");
       }
     },
-    deliver: (serverId, notification, profileKey) => {
+    deliver: (serverId, notification, connection, profileKey) => {
       passthrough.deliver(serverId, notification, profileKey);
-      // A task is its child's: the status goes by the child that sent it.
-      tasks.status(serverId, notification, profileKey);
+      // A task is its child's process's: the status goes by the connection that sent it.
+      tasks.status(serverId, notification, connection, profileKey);
     },
   });
   const routes = new CallRoutes(options, log);
@@ -153,8 +153,8 @@ export function poolParts(options: McpPoolOptions): PoolParts {
     },
     {
       emit,
-      notify: (serverId, notification, profileKey) =>
-        events.notify(serverId, notification, profileKey),
+      notify: (serverId, notification, connection, profileKey) =>
+        events.notify(serverId, notification, connection, profileKey),
       changed: (entry) => {
         catalog.invalidate();
         profiles.invalidate();

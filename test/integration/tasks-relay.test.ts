@@ -8,43 +8,16 @@
  * the row's idle rule; a host that goes has its live tasks cancelled on the server.
  */
 import { existsSync } from "node:fs";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ResultSchema, TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bridgeCommand, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import { client, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
 import { fixture, waitFor } from "../helpers/processes.js";
+import { taskHost as host, type TaskHost as Host } from "../helpers/task-hosts.js";
 
-/** What the pool declares to a server (elicitation form and sampling): the row's connection. */
-const AS_THE_POOL = { sampling: {}, elicitation: { form: {} } };
 const SERVER = { command: process.execPath, args: [fixture("tasks-server.mjs")] };
 /** The row's idle rule: far shorter than the tasks below. */
 const IDLE_MS = 300;
 const BOUND_MS = 20_000;
-
-interface Host {
-  client: Client;
-  /** The task ids of the status notifications it was sent, in order. */
-  statuses: { taskId: string; status: string; statusMessage?: string }[];
-  request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
-}
-
-async function host(command: string, args: string[], env: Record<string, string>): Promise<Host> {
-  const c = new Client({ name: "tasks-host", version: "1.0.0" }, { capabilities: AS_THE_POOL });
-  const statuses: Host["statuses"] = [];
-  c.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
-    const { taskId, status, statusMessage } = n.params;
-    statuses.push({ taskId, status, ...(statusMessage !== undefined ? { statusMessage } : {}) });
-  });
-  await c.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
-  return {
-    client: c,
-    statuses,
-    request: (method, params) =>
-      c.request({ method, params } as never, ResultSchema) as Promise<Record<string, unknown>>,
-  };
-}
 
 const work = (h: Host, ms: number, name = "work"): Promise<string> =>
   h

@@ -23,14 +23,20 @@ const context = { log: {}, idleTimeoutMs: 0, schedule: (work) => work() } as Ent
  */
 function child(project: string): ProfileEntry {
   const entry = new ProfileEntry(row, context, { roots: [{ uri: `file:///${project}` }] }, project);
-  const task = (taskId: string) => ({ taskId, status: "working", statusMessage: `in ${project}` });
+  serve(entry, `in ${project}`);
+  return entry;
+}
+
+/** `entry`'s child has a new process (as after a crash or a reap), whose tasks say `where`. */
+function serve(entry: ProfileEntry, where: string): Connection {
+  const task = (taskId: string) => ({ taskId, status: "working", statusMessage: where });
   const request = ({ method, params }: { method: string; params: { taskId: string } }) =>
     Promise.resolve(
       method === "tasks/list" ? { tasks: [task("1"), task("2")] } : task(params.taskId),
     );
   const connection = { inflight: 0, client: { request } } as unknown as Connection;
   (entry as unknown as { _connection: Connection })._connection = connection;
-  return entry;
+  return connection;
 }
 
 /** A host that keeps the statuses it is sent. */
@@ -72,7 +78,7 @@ describe("task records of a row's children for two projects", () => {
     expect([p.connection!.inflight, q.connection!.inflight]).toEqual([1, 1]);
     expect(tasks.size).toBe(2);
 
-    expect(tasks.status("x", status("p's is done"), "p")).toBe(true);
+    expect(tasks.status("x", status("p's is done"), p.connection!, "p")).toBe(true);
     expect(a.heard).toEqual([JSON.stringify(status("p's is done").params)]);
     expect(b.heard).toEqual([]);
     // P's task ended its hold; Q's task, still working, holds Q's child.
@@ -92,7 +98,7 @@ describe("task records of a row's children for two projects", () => {
     const [p, q] = [child("p"), child("q")];
     const [a, b] = [host("a"), host("b")];
     const answered = [tasks.asking(p), tasks.asking(q)];
-    expect(tasks.status("x", status("p's said first"), "p")).toBe(true);
+    expect(tasks.status("x", status("p's said first"), p.connection!, "p")).toBe(true);
     tasks.created(q, q.connection!, made, b);
     tasks.created(p, p.connection!, made, a);
     expect(b.heard).toEqual([]);
@@ -141,10 +147,71 @@ describe("task records of a row's children for two projects", () => {
     expect(await after.request("x", "tasks/get", { taskId: "1" }, a)).toMatchObject({
       statusMessage: "in p",
     });
-    after.status("x", status("q's is done"), "q");
+    after.status("x", status("q's is done"), q2.connection!, "q");
     expect(b.heard).toEqual([JSON.stringify(status("q's is done").params)]);
     expect(a.heard).toEqual([]);
     after.close();
     before.close();
+  });
+
+  it("keeps a task of a child's former process from the new process's task of the same id", async () => {
+    const tasks = pool();
+    const p = child("p");
+    const [a, b] = [host("a"), host("b")];
+    tasks.created(p, p.connection!, { task: { taskId: "1", status: "completed" } }, a);
+    // The child's process ended; its new one counts its ids from 1 again.
+    const later = serve(p, "in p's new process");
+    const answered = tasks.asking(p);
+    expect(tasks.status("x", status("b's, working"), later, "p")).toBe(true);
+    tasks.created(p, later, made, b);
+    answered();
+    // The new process's status is B's alone; A's record is kept, and B's is its own.
+    expect(a.heard).toEqual([]);
+    expect(b.heard).toEqual([JSON.stringify(status("b's, working").params)]);
+    expect(tasks.size).toBe(2);
+    tasks.status("x", status("b's, done"), later, "p");
+    expect(a.heard).toEqual([]);
+
+    expect(await tasks.request("x", "tasks/get", { taskId: "1" }, b)).toMatchObject({
+      statusMessage: "in p's new process",
+    });
+    // Direct, A's server process died with its task: asking about it fails, and says why.
+    await expect(tasks.request("x", "tasks/get", { taskId: "1" }, a)).rejects.toMatchObject({
+      code: "connection-lost",
+      message: expect.stringMatching(/task "1" of server "x" is lost: the server process/),
+    });
+    tasks.close();
+  });
+
+  it("answers an empty task list to a host with no live task, starting no child", async () => {
+    const p = child("p");
+    const idle = {
+      id: "x",
+      connection: undefined,
+      ensure: () => Promise.reject(new Error("a child was started for an empty list")),
+    } as unknown as ProfileEntry;
+    const tasks = new PoolTasks({ entry: () => idle, timeoutMs: () => undefined });
+    const a = host("a");
+    expect(await tasks.request("x", "tasks/list", {}, a)).toEqual({ tasks: [] });
+    // A task whose process ended is listed no more, and its child's new process is not asked.
+    tasks.created(p, p.connection!, made, a);
+    serve(p, "in p's new process");
+    expect(await tasks.request("x", "tasks/list", {}, a)).toEqual({ tasks: [] });
+    tasks.close();
+  });
+
+  it("takes the later made of a host's two tasks of one id, also when a child made its id again", async () => {
+    const tasks = pool();
+    const [p, q] = [child("p"), child("q")];
+    const a = host("a");
+    tasks.created(p, p.connection!, made, a);
+    tasks.created(q, q.connection!, made, a);
+    // P's process names task 1 again: that record is the one made last.
+    tasks.created(p, p.connection!, made, a);
+    expect(tasks.size).toBe(2);
+    expect(await tasks.request("x", "tasks/get", { taskId: "1" }, a)).toMatchObject({
+      statusMessage: "in p",
+    });
+    tasks.close();
   });
 });

@@ -3,6 +3,7 @@
  * status notification names them), which child a task is kept by, and the hold a live task
  * keeps on its connection.
  */
+import { McpPoolError } from "../core/errors.js";
 import type { Connection } from "../server/connection.js";
 import type { ServerEntry } from "../server/entry.js";
 import { isProfileEntry } from "../server/profile-entry.js";
@@ -30,9 +31,27 @@ export function childKey(child: TaskChild): string {
   return JSON.stringify([child.serverId, child.profileKey ?? null]);
 }
 
-/** A task's key: its child's and its id. */
+/** Each connection's number, in the order the pool's task records first met them. */
+const numbers = new WeakMap<Connection, number>();
+let counted = 0;
+
+/** A task's key: its child's and its id (a record moving between daemons is known so). */
 export function taskKey(child: TaskChild, taskId: string): string {
   return JSON.stringify([child.serverId, child.profileKey ?? null, taskId]);
+}
+
+/**
+ * A task record's key: its child's, the connection's (one process of the child: a crash, a
+ * reap or a swap makes a new one, whose server counts its ids afresh) and its id.
+ */
+export function recordKey(child: TaskChild, connection: Connection, taskId: string): string {
+  let number = numbers.get(connection);
+  if (number === undefined) {
+    counted += 1;
+    number = counted;
+    numbers.set(connection, number);
+  }
+  return JSON.stringify([child.serverId, child.profileKey ?? null, number, taskId]);
 }
 
 /** A task as a server's CreateTaskResult, `tasks/get` or status notification has it. */
@@ -60,4 +79,24 @@ export function hold(entry: ServerEntry, connection: Connection): () => void {
     if (connection.inflight === 0) connection.drained?.();
     entry.idle();
   };
+}
+
+/** The process that made a task on `connection` is no longer `entry`'s (crashed, reaped, swapped). */
+export function ended({
+  entry,
+  connection,
+}: {
+  entry: ServerEntry;
+  connection: Connection;
+}): boolean {
+  return entry.connection !== connection;
+}
+
+/** What a host hears of its task whose process ended: direct, its server died with it. */
+export function lostTask(serverId: string, taskId: string): McpPoolError {
+  return new McpPoolError(
+    "connection-lost",
+    `task "${taskId}" of server "${serverId}" is lost: the server process that ran it ended`,
+    { serverId },
+  );
 }

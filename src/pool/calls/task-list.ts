@@ -61,7 +61,13 @@ export async function listTasks(
       if (typeof cursor !== "string") return;
     }
   };
-  if (places.size === 0) await walk(row, new Set(), () => row.ensure());
+  // No task of the host's lives: the row's connection, if it has one, answers (an empty list,
+  // or its refusal); none is started to say so.
+  if (places.size === 0) {
+    const live = row.connection;
+    if (live === undefined) return { tasks: [] };
+    await walk(row, new Set(), async () => live);
+  }
   for (const [connection, { entry, ids }] of places) {
     await walk(entry, ids, async () => connection);
   }

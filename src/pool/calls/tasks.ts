@@ -36,7 +36,16 @@ import {
 } from "./moved-records.js";
 import { askAsStranger, sendTask } from "./task-requests.js";
 import { listTasks } from "./task-list.js";
-import { childKey, childOf, hold, taskKey, taskOf, type TaskChild } from "./task-holds.js";
+import {
+  childKey,
+  childOf,
+  ended,
+  hold,
+  lostTask,
+  recordKey,
+  taskOf,
+  type TaskChild,
+} from "./task-holds.js";
 
 export const TASK_METHODS = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
@@ -58,7 +67,7 @@ export interface TaskOwner {
 }
 
 interface TaskRecord {
-  /** By its child and id (taskKey): a task id is its child's own making. */
+  /** By its child, connection and id (recordKey): a task id is its child's process's making. */
   readonly key: string;
   readonly taskId: string;
   /** The id its host knows it by, when not the server's (a bridge of several servers renamed it). */
@@ -97,7 +106,7 @@ type Params = Record<string, unknown>;
 
 export class PoolTasks {
   readonly #deps: PoolTasksDeps;
-  /** By child and task id (taskKey). */
+  /** By child, connection and task id (recordKey). */
   readonly #records = new Map<string, TaskRecord>();
   readonly #early = new EarlyStatuses();
   readonly #moved = new MovedRecords();
@@ -135,8 +144,10 @@ export class PoolTasks {
     const task = taskOf((result as { task?: unknown } | undefined)?.task);
     if (task === undefined) return;
     const child = childOf(entry);
-    const key = taskKey(child, task.taskId);
-    this.#records.get(key)?.release();
+    const key = recordKey(child, connection, task.taskId);
+    // Made again by the same process: the new record is kept, and found as the later made.
+    const old = this.#records.get(key);
+    if (old !== undefined) this.#drop(old);
     const record: TaskRecord = {
       key,
       taskId: task.taskId,
@@ -153,23 +164,28 @@ export class PoolTasks {
     this.#expireAfter(record);
     if (TERMINAL.has(record.status)) record.release();
     for (const early of this.#early.claim(childKey(child), task.taskId)) {
-      this.status(entry.id, early, child.profileKey);
+      this.status(entry.id, early, connection, child.profileKey);
     }
     // The call was withdrawn (its host went) before the answer came: no host knows the task.
     if (withdrawn?.aborted === true) void this.#end(record);
   }
 
   /**
-   * The status notification of server `serverId`'s child that sent it (`profileKey`: a host
-   * profile's child; none: the row's own): to the owner of that child's task alone, or kept
-   * while a task-augmented call may yet name the task; false when neither.
+   * A status `connection` sent (a process of `serverId`'s child; `profileKey`: a profile's,
+   * none: the row's own): to the owner of that process's task alone (not a former process's
+   * of its id), or kept while a task-augmented call may yet name the task; false if neither.
    */
-  status(serverId: string, notification: ServerNotification, profileKey?: string): boolean {
+  status(
+    serverId: string,
+    notification: ServerNotification,
+    connection: Connection,
+    profileKey?: string,
+  ): boolean {
     if (notification.method !== "notifications/tasks/status") return false;
     const task = taskOf(notification.params);
     if (task === undefined) return false;
     const child: TaskChild = { serverId, profileKey };
-    const record = this.#records.get(taskKey(child, task.taskId));
+    const record = this.#records.get(recordKey(child, connection, task.taskId));
     if (record === undefined) {
       return (
         this.#moved.keep(child, task.taskId, notification) ||
@@ -207,6 +223,7 @@ export class PoolTasks {
     if (record === undefined) {
       return askAsStranger(this.#deps, serverId, method, params, taskId, options);
     }
+    if (ended(record)) throw lostTask(serverId, taskId); // a new process has other tasks
     const result = await sendTask(
       this.#deps,
       record.entry,
@@ -375,7 +392,7 @@ export class PoolTasks {
     if (entry === undefined) return "its child is not served here";
     if (connection === undefined) return "its child has no connection";
     if (task.expiresAt <= now) return "it expired";
-    const key = taskKey(childOf(entry), task.taskId);
+    const key = recordKey(childOf(entry), connection, task.taskId);
     if (this.#records.has(key)) return "a record of that task is kept already";
     return { entry, connection, key };
   }
@@ -417,8 +434,9 @@ export class PoolTasks {
     owner: TaskOwner,
     options: TaskRequestOptions,
   ): Promise<Params> {
+    // A task whose process ended is in no server's list any more.
     const mine = [...this.#records.values()].filter(
-      (r) => r.entry.id === serverId && this.#owns(r, owner),
+      (r) => r.entry.id === serverId && this.#owns(r, owner) && !ended(r),
     );
     return listTasks(this.#deps, this.#deps.entry(serverId), mine, params, options);
   }

@@ -46,10 +46,15 @@ export interface EntryContext {
   log: PoolLog;
   emit(event: PoolEvent): void;
   /**
-   * The server sent `notification`; `profileKey`: sent by a host profile's child of the row
-   * (its context says which), none: by the row's own child.
+   * The server sent `notification` on `connection`; `profileKey`: sent by a host profile's
+   * child of the row (its context says which), none: by the row's own child.
    */
-  notify(serverId: string, notification: ServerNotification, profileKey?: string): void;
+  notify(
+    serverId: string,
+    notification: ServerNotification,
+    connection: Connection,
+    profileKey?: string,
+  ): void;
   /** The entry's tools or status moved: reindex. */
   changed(entry: ServerEntry): void;
   /** Pool-wide idle timeout, ms; the row's outranks it, and 0 or undefined never reaps. */

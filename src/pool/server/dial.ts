@@ -224,10 +224,10 @@ function installHandlers(
 ): void {
   const client = connection.client;
   client.fallbackNotificationHandler = async (notification) => {
-    context.notify(serverId, notification as ServerNotification);
+    context.notify(serverId, notification as ServerNotification, connection);
   };
   client.setNotificationHandler("notifications/tools/list_changed", async (notification) => {
-    context.notify(serverId, notification as ServerNotification);
+    context.notify(serverId, notification as ServerNotification, connection);
     handlers.listChanged(connection);
   });
   // The SDK Client's checks on both, loaded with the first such request.
