@@ -14,7 +14,7 @@ import type { Predecessor } from "./predecessor.js";
 import { takenTasks, UNCLAIMED_TASK_HOLD_MS } from "./moved-tasks.js";
 import { childLabel, childName, handedKey, nameOf, type HandedServer } from "./snapshot.js";
 import { adoptSubscriptions } from "./subscriptions.js";
-import { subscriptionPlace } from "../../pool/index.js";
+import { subscriptionPlace } from "../../pool/calls/subscriptions.js";
 
 export type Conclusion = { serve: true; info: HandoverInfo } | { serve: false; why: string };
 
