@@ -72,6 +72,7 @@ import {
   type RunHooksOptions,
   type EventListener,
   type EventOptions,
+  type NotificationAbout,
   type NotificationListener,
   type PoolClient,
   type Credentials,
@@ -88,6 +89,7 @@ export {
   type RunHooksOptions,
   type EventListener,
   type EventOptions,
+  type NotificationAbout,
   type NotificationListener,
   type PoolClient,
 };
@@ -421,7 +423,12 @@ class SocketPoolClient implements PoolClient {
     level: LoggingLevel,
     options: PassthroughOptions = {},
   ): Promise<void> {
-    await this.run("logging/setLevel", { serverId, level }, options.signal);
+    const profile = options.profile;
+    await this.run(
+      "logging/setLevel",
+      { serverId, level, ...defined({ profile }) },
+      options.signal,
+    );
   }
 
   probe(row: ServerRow): Promise<ProbeResult> {

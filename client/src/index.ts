@@ -13,6 +13,7 @@ export {
   type ConnectOptions,
   type EventListener,
   type EventOptions,
+  type NotificationAbout,
   type NotificationListener,
   type PoolClient,
   type DescribeOptions,

@@ -278,10 +278,23 @@ export interface EventOptions {
  * whose resource subscription an update answers, and `about.subscription` the profile that
  * subscription named (mcpool-protocol's subscriptionKey(); "" for none).
  */
+/**
+ * What the daemon says of a server's notification besides it: whose task or subscription it
+ * is (`taskOwner`, `subscription`), and for a log line or list change the child that sent it
+ * (`child`, absent: the row's own) and the hosts of this client it is for (`hosts`: the
+ * subscriptionKey() of each profile this client named that the child serves, "" for none).
+ */
+export interface NotificationAbout {
+  taskOwner?: string;
+  subscription?: string;
+  child?: string;
+  hosts?: readonly string[];
+}
+
 export type NotificationListener = (
   serverId: string,
   notification: ServerNotification,
-  about: { taskOwner?: string; subscription?: string },
+  about: NotificationAbout,
 ) => void;
 
 /** Which host of a client a resource subscription is for, and that host's profile. */

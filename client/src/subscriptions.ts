@@ -152,13 +152,15 @@ export class Subscriptions {
       if (listener === undefined || typeof progress.progress !== "number") return;
       tell([listener], progress);
     } else {
-      const { serverId, notification, taskOwner, subscription } =
+      const { serverId, notification, taskOwner, subscription, child, hosts } =
         params as ServerNotificationParams;
       if (typeof serverId !== "string") return;
       if (typeof notification !== "object" || notification === null) return;
       const about = {
         ...(typeof taskOwner === "string" ? { taskOwner } : {}),
         ...(typeof subscription === "string" ? { subscription } : {}),
+        ...(typeof child === "string" ? { child } : {}),
+        ...(Array.isArray(hosts) ? { hosts: hosts.filter((h) => typeof h === "string") } : {}),
       };
       tell(this.notificationListeners, serverId, notification, about);
     }

@@ -68,6 +68,17 @@ export interface ServerNotificationParams {
    * none), the host's requests going where its subscription is held. Absent: an older daemon.
    */
   subscription?: string;
+  /**
+   * A log line or a list change: the child of the row that sent it, as the
+   * subscriptionKey() of the profile it was made for; absent: the row's own connection.
+   */
+  child?: string;
+  /**
+   * A log line or a list change: the hosts of this connection it is for, each as the
+   * subscriptionKey() of a profile this connection named ("" for requests that named none)
+   * that the sending child serves. Absent: an older daemon, which sends them to everyone.
+   */
+  hosts?: string[];
 }
 
 /** One notification: its params' type (phantom, never set). */

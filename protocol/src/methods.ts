@@ -271,16 +271,16 @@ export interface AskingParams {
   profile?: HostProfile;
 }
 
-export interface CompleteParams extends ServerScopedParams {
+/** `profile`: the calling host's capabilities and roots; the connection its calls go to answers. */
+export interface CompleteParams extends ServerScopedParams, Pick<ListParams, "profile"> {
   ref: CompletionReference;
   argument: { name: string; value: string };
   /** MCP's completion context, as the SDK types it (a host's request passed on). */
   context?: { arguments?: Record<string, string> | undefined };
-  /** The calling host's capabilities and roots: the connection its calls go to answers. */
-  profile?: HostProfile;
 }
 
-export interface SetLevelParams extends ServerScopedParams {
+/** `profile`: the calling host's; the level goes to the connection its calls go to. */
+export interface SetLevelParams extends ServerScopedParams, Pick<ListParams, "profile"> {
   level: LoggingLevel;
 }
 
@@ -479,9 +479,9 @@ export const METHODS = {
   "tasks/result": method(TASK_ID, returns<Record<string, unknown>>()),
   "tasks/cancel": method(TASK_ID, returns<Record<string, unknown>>()),
   "tasks/list": method(TASK_PAGE, returns<Record<string, unknown>>()),
-  /** The level is the server's, shared by every agent that uses it. */
+  /** The level of the connection the host's calls go to, shared by the hosts it serves. */
   "logging/setLevel": method(
-    fieldsOf<SetLevelParams>({ ...SERVER_SCOPED, level: "string" }),
+    fieldsOf<SetLevelParams>({ ...SERVER_SCOPED, level: "string", ...PROFILE }),
     returns<Empty>(),
   ),
   // Per-conversation servers: leases, terminate, listings, counts.

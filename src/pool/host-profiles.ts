@@ -52,7 +52,14 @@ import { handedFor } from "./transport/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
 import { elicitationQuestion, ProfileFacts, type Question } from "./profile-facts.js";
-import { childStates, describeProfile, dialFresh, servedInLegacy } from "./profile-children.js";
+import {
+  childStates,
+  describeProfile,
+  dialFresh,
+  handable,
+  servedInLegacy,
+  TOOLS_LIST_CHANGED,
+} from "./profile-children.js";
 import { serverLog } from "./core/server-log.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
@@ -169,6 +176,12 @@ export class HostProfiles {
     return entry === undefined ? undefined : this.#served(entry, this.#masked(profile));
   }
 
+  /** The key of row `id`'s child that serves `profile` now, none made; undefined: the row's own. */
+  servedBy(id: string, profile: HostProfile): string | undefined {
+    const entry = this.#init.entries().find((candidate) => candidate.id === id);
+    return entry === undefined ? undefined : this.keyFor(entry, this.#masked(profile));
+  }
+
   /** `entry`'s child for the masked profile `masked`, or `entry` itself when it serves it. */
   #served(entry: ServerEntry, masked: HostProfile): ServerEntry {
     const child = this.keyFor(entry, masked);
@@ -276,20 +289,7 @@ export class HostProfiles {
    * with its profile and what its server showed, so the successor serves it as this one.
    */
   handable(): Handable[] {
-    return [...this.#children.values()].flatMap((children) =>
-      [...children.values()]
-        .filter((child) => child.ready)
-        .map((child) => ({
-          entry: child,
-          profile: {
-            key: child.key,
-            profile: child.profile,
-            asksRoots: child.asksRoots,
-            ...(child.era !== undefined ? { era: child.era } : {}),
-            ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
-          },
-        })),
-    );
+    return [...this.#children.values()].flatMap((children) => handable(children.values()));
   }
 
   /**
@@ -354,12 +354,18 @@ export class HostProfiles {
       emit: (event) => {
         if (event.type === "close" || event.type === "connect") this.#slots.changed(entry.id);
         if (event.type === "connect") this.#init.connected?.(entry.id, key);
+        const live = child.connection;
+        if (event.type === "tools-changed" && live)
+          pool.notify(entry.id, TOOLS_LIST_CHANGED, live, key);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
       // Said as this child's (each of its processes): its tasks are its own (calls/tasks.ts),
-      // a resource update reaches the hosts that subscribed on this child, and its
-      // subscriptions hold it as a row's hold the row.
-      notify: (id, notification, connection) => pool.notify(id, notification, connection, key),
+      // a resource update reaches the hosts that subscribed on this child, a log line or list
+      // change the hosts it serves, and its subscriptions hold it as a row's hold the row.
+      notify: (id, notification, connection) => {
+        if (notification.method === TOOLS_LIST_CHANGED.method) return;
+        pool.notify(id, notification, connection, key);
+      },
       changed: () => this.invalidate(),
       listed: (listed) => this.#listed(listed as ProfileEntry),
       held: (id) => pool.held?.(id, key) === true,

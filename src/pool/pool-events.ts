@@ -8,6 +8,7 @@
 import type { PoolEvent, PoolLog, ServerNotification } from "./core/types.js";
 import { serverLog } from "./core/server-log.js";
 import type { Connection } from "./server/connection.js";
+import type { HostProfile } from "mcpool-protocol";
 
 export interface PoolEventsInit {
   log: PoolLog;
@@ -24,12 +25,32 @@ export interface PoolEventsInit {
     connection: Connection,
     profileKey?: string,
   ): void;
+  /** The key of the child of row `serverId` that serves `profile` now; undefined: the row's own. */
+  servedBy(serverId: string, profile: HostProfile): string | undefined;
 }
+
+/**
+ * Which of a row's connections sent a notification: `key`, the key of the host profile's
+ * child (host-profiles.ts), undefined for the row's own; and whether it serves a host of
+ * `profile` now (a host that names none is served by the row's own), decided by the same
+ * rule that picks where that host's calls go.
+ */
+export interface NotificationSender {
+  readonly key: string | undefined;
+  serves(profile: HostProfile | undefined): boolean;
+}
+
+/** A server's notification, with the id of its row and the connection that sent it. */
+export type NotificationListener = (
+  serverId: string,
+  notification: ServerNotification,
+  from: NotificationSender,
+) => void;
 
 export class PoolEvents {
   readonly #init: PoolEventsInit;
   readonly #events = new Set<(event: PoolEvent) => void>();
-  readonly #notifications = new Set<(serverId: string, n: ServerNotification) => void>();
+  readonly #notifications = new Set<NotificationListener>();
   readonly #servers = new Set<(ids: readonly string[]) => void>();
   /** The ids last said to #servers, joined: a reconcile that kept them says nothing. */
   #serverKey: string | undefined;
@@ -53,7 +74,7 @@ export class PoolEvents {
     return () => this.#events.delete(listener);
   }
 
-  onNotification(listener: (serverId: string, n: ServerNotification) => void): () => void {
+  onNotification(listener: NotificationListener): () => void {
     this.#notifications.add(listener);
     return () => this.#notifications.delete(listener);
   }
@@ -84,8 +105,14 @@ export class PoolEvents {
     profileKey?: string,
   ): void {
     this.#init.deliver(serverId, notification, connection, profileKey);
+    if (this.#notifications.size === 0) return;
+    const from: NotificationSender = {
+      key: profileKey,
+      serves: (profile) =>
+        (profile === undefined ? undefined : this.#init.servedBy(serverId, profile)) === profileKey,
+    };
     for (const listener of this.#notifications) {
-      this.#guard("a notification listener", () => listener(serverId, notification));
+      this.#guard("a notification listener", () => listener(serverId, notification, from));
     }
   }
 

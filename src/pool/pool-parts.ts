@@ -105,6 +105,7 @@ function trafficParts(
       // A task is its child's process's: the status goes by the connection that sent it.
       tasks.status(serverId, notification, connection, profileKey);
     },
+    servedBy: (serverId, profile) => profiles().servedBy(serverId, profile),
   });
   const routes = new CallRoutes(options, log);
   const passthrough = new Passthrough({

@@ -33,6 +33,7 @@ export type HandoverSubscriptions = Pick<
   | "adoptSubscriptions"
 >;
 import { poolParts, type PoolParts } from "./pool-parts.js";
+import type { NotificationListener } from "./pool-events.js";
 import {
   handOff,
   handOffSessions,
@@ -54,7 +55,6 @@ import type {
   PoolEvent,
   ProbeResult,
   ServerAuthState,
-  ServerNotification,
   ServerState,
   ToolDefinition,
   ToolDescription,
@@ -416,10 +416,8 @@ export class McpPool {
     return this.#parts.events.onEvent(listener);
   }
 
-  /** Listens to what servers send, with the id of the server that sent it. */
-  onNotification(
-    listener: (serverId: string, notification: ServerNotification) => void,
-  ): () => void {
+  /** Listens to what servers send: the server's id, and which of its connections sent it. */
+  onNotification(listener: NotificationListener): () => void {
     return this.#parts.events.onNotification(listener);
   }
 

@@ -5,9 +5,10 @@
  */
 import { capabilityKey, type HostProfile, type ProfileChildState } from "mcpool-protocol";
 import { serverLog } from "./core/server-log.js";
-import type { PoolLog } from "./core/types.js";
+import type { PoolLog, ServerNotification } from "./core/types.js";
 import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { ServerEntry } from "./server/entry.js";
+import type { Handable } from "./server/handoff.js";
 import { isProfileEntry, type ProfileEntry } from "./server/profile-entry.js";
 
 /**
@@ -94,4 +95,29 @@ export function servedInLegacy(
     (entry.row.protocol ?? "auto") === "auto" &&
     !modernOnly.has(entry.id)
   );
+}
+
+/**
+ * A child's list change as its hosts hear it: said once the child has listed again and found
+ * its list changed (its own `tools-changed`, which the pool's listeners never take for the
+ * row's), not as its server sends it: a host told at once would list the old tools.
+ */
+export const TOOLS_LIST_CHANGED = {
+  method: "notifications/tools/list_changed",
+} as const satisfies ServerNotification;
+
+/** The children of one row that another daemon may take over: each serving, with what it showed. */
+export function handable(children: Iterable<ProfileEntry>): Handable[] {
+  return [...children]
+    .filter((child) => child.ready)
+    .map((child) => ({
+      entry: child,
+      profile: {
+        key: child.key,
+        profile: child.profile,
+        asksRoots: child.asksRoots,
+        ...(child.era !== undefined ? { era: child.era } : {}),
+        ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
+      },
+    }));
 }

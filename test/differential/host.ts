@@ -12,8 +12,12 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ResultSchema,
+  ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   Client as ClientV2,
@@ -75,6 +79,11 @@ export interface Host {
   asked: Asked[];
   /** The URIs of the `notifications/resources/updated` the host was sent, in order. */
   updated: string[];
+  /**
+   * An SDK v1 host's log lines (`<level> <data>`) and list changes (their methods) it was
+   * sent unasked, in order.
+   */
+  notices?: string[];
   request(method: string, params: Record<string, unknown>): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -124,15 +133,30 @@ async function connectV1(
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
     updated.push(n.params.uri);
   });
+  const notices: string[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    notices.push(`${n.params.level} ${JSON.stringify(n.params.data)}`);
+  });
+  for (const schema of LIST_CHANGES) {
+    client.setNotificationHandler(schema, (n) => void notices.push(n.method));
+  }
   const transport =
     target.kind === "stdio"
       ? new StdioV1({ ...target, stderr: "ignore" })
       : new HttpV1(new URL(target.url), { requestInit: authorization(target.token) });
   await client.connect(transport);
-  return hostOf(client, "legacy", { asked, updated }, (method, params) =>
+  const host = hostOf(client, "legacy", { asked, updated }, (method, params) =>
     client.request({ method, params } as never, ResultSchema, { timeout: REQUEST_TIMEOUT_MS }),
   );
+  return { ...host, notices };
 }
+
+/** The list changes an SDK v1 host records among its notices. */
+const LIST_CHANGES = [
+  ToolListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  PromptListChangedNotificationSchema,
+] as const;
 
 /** A connected SDK client (either major version) as a Host. */
 function hostOf(

@@ -30,6 +30,7 @@ import type { McpServerConfig, StdioServerConfig } from "../../src/config/rows.j
 import { McpPoolError } from "../../src/pool/core/errors.js";
 import type { CallOptions } from "../../src/pool/calls/options.js";
 import type { TaskOwner } from "../../src/pool/calls/tasks.js";
+import type { NotificationListener } from "../../src/pool/pool-events.js";
 import type {
   PinInfo,
   PoolEvent,
@@ -74,7 +75,7 @@ class FakePool implements PoolLike {
   readonly stopped: string[] = [];
   readonly reconnected: string[] = [];
   readonly eventListeners = new Set<(event: PoolEvent) => void>();
-  readonly notificationListeners = new Set<(id: string, n: ServerNotification) => void>();
+  readonly notificationListeners = new Set<NotificationListener>();
   /** Settles when a call to `echo__hang` arrives / is aborted. */
   hangStarted = deferred();
   hangAborted = deferred<unknown>();
@@ -262,7 +263,7 @@ class FakePool implements PoolLike {
     return () => this.eventListeners.delete(listener);
   }
 
-  onNotification(listener: (id: string, n: ServerNotification) => void): () => void {
+  onNotification(listener: NotificationListener): () => void {
     this.notificationListeners.add(listener);
     return () => this.notificationListeners.delete(listener);
   }
@@ -272,7 +273,9 @@ class FakePool implements PoolLike {
   }
 
   notify(serverId: string, notification: ServerNotification): void {
-    for (const listener of this.notificationListeners) listener(serverId, notification);
+    // Sent by the row's own connection, which serves the hosts that name no profile.
+    const from = { key: undefined, serves: (profile: unknown) => profile === undefined };
+    for (const listener of this.notificationListeners) listener(serverId, notification, from);
   }
 }
 

@@ -33,7 +33,12 @@ describe("McpPool.onServersChanged", () => {
   });
 
   it("is not listening to calls: a pool with only this listener builds no call event", () => {
-    const events = new PoolEvents({ log: {}, react: () => undefined, deliver: () => undefined });
+    const events = new PoolEvents({
+      log: {},
+      react: () => undefined,
+      deliver: () => undefined,
+      servedBy: () => undefined,
+    });
     events.onServersChanged(() => undefined);
     expect(events.listened).toBe(false);
     const off = events.onEvent(() => undefined);

@@ -33,6 +33,11 @@ export class SessionProfile {
   readonly #log: (line: string) => void;
   /** The profile with the roots the host last gave, while they hold. */
   #asked: Promise<HostProfile> | undefined;
+  /**
+   * The profile the session's requests named last (undefined: none yet): the daemon sends
+   * a server's log lines and list changes to the hosts by it (pool-traffic.ts).
+   */
+  last: HostProfile | undefined;
 
   constructor(server: Server, log: (line: string) => void) {
     this.#server = server;
@@ -45,7 +50,10 @@ export class SessionProfile {
    * host may have no other).
    */
   get(relatedRequestId?: string | number): Promise<HostProfile> {
-    return this.#get(relatedRequestId).then((profile) => ({ ...profile, era: "legacy" }));
+    return this.#get(relatedRequestId).then((profile) => {
+      this.last = { ...profile, era: "legacy" };
+      return this.last;
+    });
   }
 
   #get(relatedRequestId?: string | number): Promise<HostProfile> {

@@ -141,15 +141,18 @@ export class ResourcesPromptsRouter {
     this.#subscriptions.deliverUpdated(serverId, notification, about.taskOwner, about.subscription);
   }
 
-  /** Sets the pooled server's log level, where one server is in scope and offers logging. */
-  async setLoggingLevel(level: LoggingLevel): Promise<void> {
+  /**
+   * Sets the pooled server's log level, where one server is in scope and offers logging: on
+   * the connection the calls of a host of `profile` go to (none: the row's own).
+   */
+  async setLoggingLevel(level: LoggingLevel, profile?: HostProfile): Promise<void> {
     const single = this.#ctx.scope.single;
     if (single === undefined) return;
     const servers = await this.#servers("logging");
     // A modern server reads each host's own level in its requests' envelopes:
     // setting it for the connection would set it for every other host's requests.
     if (servers.length === 0 || servers.every((state) => state.era === "modern")) return;
-    await this.#ctx.client.setLoggingLevel(single, level);
+    await this.#ctx.client.setLoggingLevel(single, level, profile ? { profile } : {});
   }
 
   // ── Resources ──────────────────────────────────────────────────────────────────────

@@ -2,22 +2,33 @@
  * What the pool sends a bridge's hosts unasked, legacy sessions and the modern side alike.
  *
  * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
- *   pool's lists change: `tools-changed`, `connect` and `close` events of an in-scope server,
- *   a pooled server's own list_changed notifications, and a daemon that was replaced (the
- *   client reconnected: the last level a host set is set again on the new daemon too).
- * - Logging: the pooled servers' `notifications/message`, filtered by the level each host
- *   set (logger prefixed with the slug in pool scope); while the host has a call in flight on
- *   that server, on that call's stream.
+ *   pool's lists change: `tools-changed`, `connect` and `close` events of an in-scope server
+ *   (the row's own connection's), and a daemon that was replaced (the client reconnected:
+ *   the level each host set is set again on the new daemon too).
+ * - A pooled server's own list changes and log lines go to the sessions whose host the
+ *   connection that sent them serves (the daemon names those hosts by their profiles: a
+ *   project's child's lines reach that project's hosts alone, as direct each host hears only
+ *   its own server process); a child's tool list change once its new list is read. Log lines
+ *   are filtered by the level each host set (logger prefixed with the slug in pool scope);
+ *   while the host has a call in flight on that server, on that call's stream.
  * - A subscribed resource's `notifications/resources/updated`, to the sessions that
  *   subscribed (resources-prompts.ts); a task's `notifications/tasks/status`, to the session
  *   that made the task (core/tasks.ts).
  */
 import type { LoggingLevel, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
-import type { PoolClient, PoolEvent, ServerNotification, ServerState } from "mcpool-client";
+import {
+  subscriptionKey,
+  type HostProfile,
+  type NotificationAbout,
+  type PoolClient,
+  type PoolEvent,
+  type ServerNotification,
+  type ServerState,
+} from "mcpool-client";
 
 import type { Scope } from "../core/naming.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
-import { passesLevel, type Sessions } from "../core/session.js";
+import { passesLevel, type Session, type Sessions } from "../core/session.js";
 import type { ModernBridge } from "../modern/bridge.js";
 import { renamedStatus, statusTaskId } from "../core/tasks.js";
 
@@ -27,6 +38,16 @@ const EVERY_LIST: readonly ListKind[] = ["tools", "resources", "prompts"];
 
 /** The pool events that change what a host lists; the bridge subscribes to these alone. */
 const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "tools-changed"];
+
+/**
+ * Whether `session` hears a server's log line or list change the daemon sent for `about`'s
+ * hosts: those of the profile its requests named last, or, before it named one, the pool's
+ * own host's (the row's own connection's). An older daemon names none: everyone hears it.
+ */
+function hears(session: Session, about: NotificationAbout): boolean {
+  if (about.hosts === undefined) return true;
+  return about.hosts.includes(subscriptionKey(session.profile.last));
+}
 
 export interface PoolTrafficOptions {
   client: PoolClient;
@@ -53,8 +74,6 @@ export class PoolTraffic {
   readonly #slugOf: Map<string, string>;
   readonly #off: Array<() => void>;
   #daemonPid: number | undefined;
-  /** The level a host set last, set again on a new daemon (one-server scope passes it on). */
-  #lastLevel: LoggingLevel | undefined;
 
   /** Starts listening to the pool; `close()` stops. */
   constructor(options: PoolTrafficOptions) {
@@ -73,12 +92,16 @@ export class PoolTraffic {
     this.#off = [offEvents, offNotifications, offReconnect];
   }
 
-  /** Tells every session (and the modern side) that these lists changed. */
-  listChanged(kinds: readonly ListKind[]): void {
+  /**
+   * Tells every session (and the modern side) that these lists changed; `about`: a server's
+   * own notice, to the sessions whose host is among those the daemon named.
+   */
+  listChanged(kinds: readonly ListKind[], about?: NotificationAbout): void {
     const offered = (kind: ListKind): boolean =>
       kind === "tools" || this.#capabilities[kind] !== undefined;
     this.#modern()?.listChanged(kinds.filter(offered));
     for (const session of this.#sessions) {
+      if (about !== undefined && !hears(session, about)) continue;
       for (const kind of kinds) {
         if (!offered(kind)) continue;
         const send =
@@ -93,13 +116,12 @@ export class PoolTraffic {
   }
 
   /**
-   * A host's `logging/setLevel`, remembered for a new daemon. Only a one-server bridge passes
-   * the level on: in pool scope it would change the level of servers every other agent
-   * shares, so there the bridge only filters.
+   * A host's `logging/setLevel`, for the connection its calls go to (`profile`: its host's).
+   * Only a one-server bridge passes the level on: in pool scope it would change the level of
+   * servers every other agent shares, so there the bridge only filters.
    */
-  async setLevel(level: LoggingLevel): Promise<void> {
-    this.#lastLevel = level;
-    await this.#router.setLoggingLevel(level).catch((error: unknown) => {
+  async setLevel(level: LoggingLevel, profile: HostProfile): Promise<void> {
+    await this.#router.setLoggingLevel(level, profile).catch((error: unknown) => {
       this.#log(`mcpool bridge: logging/setLevel: ${(error as Error).message}`);
     });
   }
@@ -117,7 +139,7 @@ export class PoolTraffic {
     this.listChanged(EVERY_LIST);
   }
 
-  #deliverLog(serverId: string, notification: ServerNotification): void {
+  #deliverLog(serverId: string, notification: ServerNotification, about: NotificationAbout): void {
     const params = { ...notification.params };
     if (this.#scope.single === undefined) {
       const slug = this.#slugOf.get(serverId) ?? serverId;
@@ -130,7 +152,7 @@ export class PoolTraffic {
     // A modern host's requests in flight, each by the level its envelope asked for.
     this.#modern()?.deliverLog(serverId, message);
     for (const session of this.#sessions) {
-      if (!passesLevel(params.level, session.level)) continue;
+      if (!hears(session, about) || !passesLevel(params.level, session.level)) continue;
       const call = this.#sessions.latestCall(serverId, session);
       const sent =
         call !== undefined
@@ -181,17 +203,19 @@ export class PoolTraffic {
     );
   }
 
-  // A new daemon (a restart, an upgrade): the server's log level it was given is gone, and
-  // every list may differ. The client sent its subscriptions again already.
+  // A new daemon (a restart, an upgrade): the log levels it was given are gone, and every
+  // list may differ. The client sent its subscriptions again already.
   #listenReconnect(): () => void {
     return this.#upstream.onReconnect((daemon) => {
       this.#daemonPid = daemon.pid;
       this.listChanged(EVERY_LIST);
-      const level = this.#lastLevel;
-      if (level === undefined) return;
-      this.#router.setLoggingLevel(level).catch((error: unknown) => {
-        this.#log(`mcpool bridge: logging/setLevel again: ${(error as Error).message}`);
-      });
+      for (const session of this.#sessions) {
+        const { level } = session;
+        if (level === undefined) continue;
+        this.#router.setLoggingLevel(level, session.profile.last).catch((error: unknown) => {
+          this.#log(`mcpool bridge: logging/setLevel again: ${(error as Error).message}`);
+        });
+      }
     });
   }
 
@@ -201,13 +225,18 @@ export class PoolTraffic {
       if (!this.#scope.includes(serverId)) return;
       switch (notification.method) {
         case "notifications/message":
-          this.#deliverLog(serverId, notification);
+          this.#deliverLog(serverId, notification, about);
+          break;
+        // A row's own tool list change is its `tools-changed` event, once its list is read
+        // again; a child's comes as this, sent by the pool at that point.
+        case "notifications/tools/list_changed":
+          if (about.child !== undefined) this.listChanged(["tools"], about);
           break;
         case "notifications/resources/list_changed":
-          this.listChanged(["resources"]);
+          this.listChanged(["resources"], about);
           break;
         case "notifications/prompts/list_changed":
-          this.listChanged(["prompts"]);
+          this.listChanged(["prompts"], about);
           break;
         case "notifications/resources/updated":
           this.#router.deliverUpdated(serverId, notification, about);

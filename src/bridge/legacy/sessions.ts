@@ -115,10 +115,10 @@ export class LegacySessions {
     });
     // A lone server without logging: the host is told "Method not found", as it is direct.
     if (capabilities.logging !== undefined) {
-      server.setRequestHandler(SetLevelRequestSchema, async (request) => {
+      server.setRequestHandler(SetLevelRequestSchema, async (request, extra) => {
         const level = LoggingLevelSchema.parse(request.params.level);
         session.level = level;
-        await this.#o.traffic.setLevel(level);
+        await this.#o.traffic.setLevel(level, await session.profile.get(extra.requestId));
         return {};
       });
     }

@@ -6,7 +6,7 @@
  * timeouts and refusals are the pool's. Secrets leave the pool only when a request asks for
  * them; that the asker is this user is the socket's business (0600, uid check).
  */
-import type { HostProfile } from "mcpool-protocol";
+import { isHostProfile, type HostProfile } from "mcpool-protocol";
 import {
   defined,
   PROTOCOL_VERSION,
@@ -24,13 +24,10 @@ import { HOOK_EVENTS, isHookEvent, type HookContext, type HookEvent } from "../.
 import type { McpServerConfig } from "../../config/rows.js";
 import { McpPoolError } from "../../pool/core/errors.js";
 import type { CallOptions } from "../../pool/calls/options.js";
-import type {
-  CallSignal,
-  ServerNotification,
-  ServerState,
-  UsageReport,
-} from "../../pool/core/types.js";
+import type { CallSignal, ServerState, UsageReport } from "../../pool/core/types.js";
+import type { NotificationListener } from "../../pool/pool-events.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
+import { ConnectionHosts, forServedHosts } from "./connection-hosts.js";
 import { routedCall } from "./calls.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./wire-passthrough.js";
 import { createTaskHandlers, type TasksPool } from "./wire-tasks.js";
@@ -90,9 +87,7 @@ export interface PoolLike extends PassthroughPool, ConversationPool, TasksPool {
   /** Returns the unsubscribe function. */
   onEvent(listener: (event: NotificationParamsOf<"event">) => void): () => void;
   /** Returns the unsubscribe function. */
-  onNotification(
-    listener: (serverId: string, notification: ServerNotification) => void,
-  ): () => void;
+  onNotification(listener: NotificationListener): () => void;
 }
 
 /** What the handlers use of the PoolMonitor. */
@@ -156,19 +151,24 @@ const READY_FIRST = [
 ] as const satisfies readonly MethodName[];
 
 export function createHandlers(deps: HandlerDeps): HandlerTable {
-  const table = handlerTable(deps);
-  const waiting: Record<string, unknown> = {};
-  for (const method of READY_FIRST) {
-    const handle = table[method] as (params: unknown, ctx: unknown) => unknown;
-    waiting[method] = async (params: unknown, ctx: unknown) => {
-      await deps.pool.ready();
-      return handle(params, ctx);
+  const hosts = new ConnectionHosts();
+  const table = handlerTable(deps, hosts);
+  const wrapped: Record<string, unknown> = {};
+  const ready = new Set<string>(READY_FIRST);
+  for (const [method, handler] of Object.entries(table)) {
+    const handle = handler as (params: unknown, ctx: RequestContext) => unknown;
+    const waits = ready.has(method);
+    wrapped[method] = (params: unknown, ctx: RequestContext) => {
+      // A host of the profile a request names is on this connection (connection-hosts.ts).
+      const profile = (params as { profile?: unknown } | undefined)?.profile;
+      if (profile !== undefined && isHostProfile(profile)) hosts.named(ctx, profile);
+      return waits ? deps.pool.ready().then(() => handle(params, ctx)) : handle(params, ctx);
     };
   }
-  return { ...table, ...waiting } as HandlerTable;
+  return wrapped as unknown as HandlerTable;
 }
 
-function handlerTable(deps: HandlerDeps): HandlerTable {
+function handlerTable(deps: HandlerDeps, hosts: ConnectionHosts): HandlerTable {
   const { pool } = deps;
   /** Per connection id: what it subscribed to, undone when the connection closes. */
   const subscriptions = new Map<number, Subscription>();
@@ -283,7 +283,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
 
     "pool/reload": () => deps.reload(),
 
-    "pool/subscribe": subscribeHandler(pool, subscriptions),
+    "pool/subscribe": subscribeHandler(pool, subscriptions, hosts),
 
     ...createPassthroughHandlers(pool),
 
@@ -327,6 +327,7 @@ function handlerTable(deps: HandlerDeps): HandlerTable {
 function subscribeHandler(
   pool: HandlerDeps["pool"],
   subscriptions: Map<number, Subscription>,
+  hosts: ConnectionHosts,
 ): HandlerTable["pool/subscribe"] {
   return (params, ctx) => {
     const { id, signal } = ctx.connection;
@@ -357,12 +358,20 @@ function subscribeHandler(
     if (params.elicit !== undefined) sub.elicit = params.elicit;
     if (params.sample !== undefined) sub.sample = params.sample;
     if (params.notifications === true && sub.offNotifications === undefined) {
-      sub.offNotifications = pool.onNotification((serverId, notification) => {
+      sub.offNotifications = pool.onNotification((serverId, notification, from) => {
         // A resource's updates go only to the connections that subscribed to it, a task's
-        // status only to its owner's.
+        // status only to its owner's, a log line or list change only to the hosts the
+        // connection that sent it serves.
         if (notification.method === "notifications/resources/updated") return;
         if (notification.method === "notifications/tasks/status") return;
-        ctx.notify("notification", { serverId, notification });
+        if (!forServedHosts(notification)) {
+          ctx.notify("notification", { serverId, notification });
+          return;
+        }
+        const served = hosts.servedBy(id, from);
+        if (served.length === 0) return;
+        const child = from.key === undefined ? {} : { child: from.key };
+        ctx.notify("notification", { serverId, notification, ...child, hosts: served });
       });
     } else if (params.notifications === false && sub.offNotifications !== undefined) {
       sub.offNotifications();

@@ -183,12 +183,13 @@ export function createPassthroughHandlers(pool: PassthroughPool): PassthroughHan
       return {};
     },
 
+    // The level of the connection the host's calls go to: its own server process's, as direct.
     "logging/setLevel": async (params, ctx) => {
       await pool.request(
         params.serverId,
         "logging/setLevel",
         { level: params.level },
-        options(ctx),
+        profiled(params, ctx),
       );
       return {};
     },
