@@ -204,6 +204,7 @@ type CallWireOptions = Pick<
   | "caller"
   | "task"
   | "taskOwner"
+  | "awaitTask"
 >;
 
 /** A sign-in's credentials for an http server (`storeCredentials`). */

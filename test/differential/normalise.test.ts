@@ -50,6 +50,26 @@ describe("withoutLegacyOnly", () => {
       { op: "resources/subscribe", params: { uri: "u" }, result: {} },
     ]);
   });
+
+  it("answers a plain call of a tool that requires a task with the task's result, its task unnamed", () => {
+    const related = { "io.modelcontextprotocol/related-task": { taskId: "1" } };
+    const listed = (support: string): Step => ({
+      op: "tools/list",
+      result: { tools: [{ name: "a", execution: { taskSupport: support } }] },
+    });
+    const session = (support: string): Step[] => [
+      listed(support),
+      { op: "tools/call", params: { name: "a" }, error: { code: -32601, message: "needs a task" } },
+      { op: "tools/call", params: { name: "a", task: { ttl: 1 } }, result: { task: {} } },
+      { op: "tasks/result", params: { taskId: "1" }, result: { content: [], _meta: related } },
+    ];
+    expect(withoutLegacyOnly(session("required"))).toEqual([
+      { op: "tools/list", result: { tools: [{ name: "a" }] } },
+      { op: "tools/call", params: { name: "a" }, result: { content: [] } },
+    ]);
+    // An optional tool's plain call is the tool's own answer.
+    expect(withoutLegacyOnly(session("optional"))[1]).toMatchObject({ error: { code: -32601 } });
+  });
 });
 
 describe("normalise", () => {

@@ -66,7 +66,9 @@ export function withoutModernEnvelope(steps: readonly Step[]): Step[] {
  * codec deletes both as removed vocabulary), so neither the task steps that follow from them
  * (tasks.ts); and a url elicitation's `elicitationId` (the revision removed it with
  * `notifications/elicitation/complete`). Nothing else: a resource subscription is no loss,
- * the era's form of it (a listen naming the URI) holds the server's subscription.
+ * the era's form of it (a listen naming the URI) holds the server's subscription; and a tool
+ * that requires a task is no loss either — the pool runs the task for the host, whose plain
+ * call answers what the task's `tasks/result` answered direct (TASK_RUN_FOR_MODERN).
  */
 export const MODERN_ERA_LOSSES = {
   why: "2026-07-28 has no tool `execution`, no `tasks` capability and no url elicitation's `elicitationId`",
@@ -81,12 +83,66 @@ function withoutElicitationId(question: unknown): unknown {
   return { ...(question as object), params: kept };
 }
 
+/**
+ * A 2026-07-28 host's call of a 2025-11-25 tool whose `execution.taskSupport` is "required":
+ * its era has no task-augmented call, so the pool makes the task, follows it and answers the
+ * host the task's result, as a 2026-07-28 server answers a client that declared no tasks. What
+ * the host gets is what a 2025-11-25 host's `tasks/result` answers direct, less the `_meta`
+ * key naming the task (`related-task`): the host never knew a task.
+ */
+export const TASK_RUN_FOR_MODERN = {
+  why: "the pool runs a required task for a 2026-07-28 host and answers it the task's result",
+  relatedTask: "io.modelcontextprotocol/related-task",
+};
+
+/** A task's result as a 2026-07-28 host is answered it (TASK_RUN_FOR_MODERN). */
+export function withoutRelatedTask(result: unknown): unknown {
+  const meta = (result as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  if (meta === undefined || !(TASK_RUN_FOR_MODERN.relatedTask in meta)) return result;
+  const { [TASK_RUN_FOR_MODERN.relatedTask]: _task, ...kept } = meta;
+  const { _meta: _dropped, ...rest } = result as Record<string, unknown>;
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}
+
+/**
+ * `steps` with each plain call of a tool named in `results` answered that result (what the
+ * pool answers a 2026-07-28 host of a tool that requires a task: TASK_RUN_FOR_MODERN).
+ */
+export function withTaskResults(steps: readonly Step[], results: ReadonlyMap<string, unknown>) {
+  return steps.map((s): Step => {
+    const params = s.params as { name?: string; task?: unknown } | undefined;
+    if (s.op !== "tools/call" || params?.task !== undefined) return s;
+    if (params?.name === undefined || !results.has(params.name)) return s;
+    const { error: _refused, ...answered } = s;
+    return { ...answered, result: results.get(params.name) };
+  });
+}
+
+/**
+ * The first task's tool and its `tasks/result` in a direct session's steps (tasks.ts), when
+ * the tool is listed as requiring a task (an optional one's plain call is the tool's own).
+ */
+function taskResults(steps: readonly Step[]): Map<string, unknown> {
+  const call = steps.find(
+    (s) => s.op === "tools/call" && (s.params as { task?: unknown }).task !== undefined,
+  );
+  const result = steps.find((s) => s.op === "tasks/result" && s.error === undefined);
+  const name = (call?.params as { name?: string } | undefined)?.name;
+  const listed = steps
+    .filter((s) => s.op === "tools/list")
+    .flatMap((s) => (s.result as { tools?: Record<string, unknown>[] } | undefined)?.tools ?? []);
+  const tool = listed.find((t) => t.name === name) as
+    { execution?: { taskSupport?: unknown } } | undefined;
+  if (tool?.execution?.taskSupport !== "required" || result === undefined) return new Map();
+  return new Map([[name!, withoutRelatedTask(result.result)]]);
+}
+
 /** `steps` of a direct 2025-11-25 session as a 2026-07-28 host is served them (MODERN_ERA_LOSSES). */
 export function withoutLegacyOnly(steps: readonly Step[]): Step[] {
   const tasked = (s: Step): boolean =>
     MODERN_ERA_LOSSES.tasks.includes(s.op) ||
     (s.op === "tools/call" && (s.params as { task?: unknown } | undefined)?.task !== undefined);
-  return steps
+  return withTaskResults(steps, taskResults(steps))
     .filter((s) => !tasked(s))
     .map((s) => (s.asked === undefined ? s : { ...s, asked: s.asked.map(withoutElicitationId) }))
     .map((s) => {

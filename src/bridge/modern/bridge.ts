@@ -371,6 +371,9 @@ export class ModernBridge {
     // its level to a modern server.
     options.profile = profile.profile;
     options.caller = callerOf(ctx);
+    // The era has no task-augmented call: a 2025-11-25 tool that requires a task runs as
+    // one the pool makes, and the host is answered its result, as a modern server would.
+    options.awaitTask = true;
     Object.assign(options, parked.askers(clientCapabilities(ctx)));
     const token = meta?.progressToken;
     if (token !== undefined) {

@@ -86,6 +86,12 @@ export interface CallOptions {
   task?: Readonly<Record<string, unknown>>;
   /** Who owns the task a task-augmented call creates, and where its status notifications go. */
   taskOwner?: TaskOwner;
+  /**
+   * The caller takes no task (a 2026-07-28 host): a tool a 2025-11-25 connection says
+   * requires one is run as a task the pool makes and follows, and answered with the tool's
+   * result (mcp/task-call.ts). Ignored with `task`.
+   */
+  awaitTask?: boolean;
 }
 
 /** The `_meta` a call forwards upstream: the caller's, without the keys the pool owns. */

@@ -43,6 +43,7 @@ import { isProfileEntry } from "../server/profile-entry.js";
 import { unlistedTool } from "./unlisted.js";
 import type { PoolTasks, TaskOwner } from "./tasks.js";
 import type { RequestOptions } from "../mcp/protocol.js";
+import { runAsTask, runsAsTask } from "../mcp/task-call.js";
 
 /**
  * Where the pipeline hands a call whose tool no shared server lists: the conversation
@@ -314,7 +315,7 @@ export class CallPipeline {
       unknown
     >;
     const send = (connection: Connection): Promise<CallToolResult> =>
-      this.#send(entry, connection, tool.name, args, timeoutMs, opts);
+      this.#send(entry, connection, tool, args, timeoutMs, opts);
     let result: CallToolResult;
     try {
       // A remote that forgot our session is redialled once and sent the call again.
@@ -340,12 +341,13 @@ export class CallPipeline {
   async #send(
     entry: ServerEntry,
     connection: Connection,
-    name: string,
+    tool: IndexedTool["tool"],
     args: Record<string, unknown>,
     timeoutMs: number | undefined,
     opts: CallOptions,
   ): Promise<CallToolResult> {
     const { signal, onProgress } = opts;
+    const name = tool.name;
     try {
       if (opts.task !== undefined) {
         const request = {
@@ -367,8 +369,13 @@ export class CallPipeline {
         const { caller } = upstreamCaller(opts);
         if (caller !== undefined) request.caller = caller;
       }
+      const params = upstreamParams(name, args, opts.meta);
+      const { client } = connection;
+      // A caller that takes no task, of a tool that requires one: the pool runs the task.
       const result = await holding(connection, () =>
-        connection.client.callTool(upstreamParams(name, args, opts.meta), request),
+        opts.awaitTask === true && runsAsTask(tool, client)
+          ? runAsTask(client, params, { timeout: timeoutMs, signal, onprogress: onProgress })
+          : client.callTool(params, request),
       );
       entry.answered(connection);
       this.#init.auth.satisfied(entry.id, "call");

@@ -40,6 +40,12 @@ export interface RequestOptions {
   signal?: CallSignal | undefined;
   /** Asks the server for progress (a progressToken of the client's) and hands each here. */
   onprogress?: ((progress: Progress) => void) | undefined;
+  /**
+   * Progress of this request keeps reaching `onprogress` after its answer, until this signal
+   * aborts: a 2025-11-25 task the request made keeps the request's progress token for the
+   * task's lifetime (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks).
+   */
+  progressUntil?: AbortSignal | undefined;
   /** A progress notification restarts the timeout (bounded by maxTotalTimeout). */
   resetTimeoutOnProgress?: boolean | undefined;
   /** ms; a bound on the whole request however often progress restarts its timeout. */
@@ -129,6 +135,8 @@ export class McpProtocol {
   #transport: Transport | undefined;
   #nextId = 0;
   readonly #pending = new Map<number, Pending>();
+  /** Answered requests whose progress still goes on (RequestOptions.progressUntil), by token. */
+  readonly #lingering = new Map<number, (progress: Progress) => void>();
   readonly #requestHandlers = new Map<string, RequestHandler>([["ping", () => ({})]]);
   readonly #notificationHandlers = new Map<string, NotificationHandler>();
   /** The peer's requests being handled, by id: cancelled by the peer or a close. */
@@ -278,6 +286,14 @@ export class McpProtocol {
 
   #onResponse(id: RequestId, result: unknown, error: JSONRPCError | undefined): void {
     const pending = this.#take(Number(id));
+    const until = pending?.options?.progressUntil;
+    const onprogress = pending?.options?.onprogress;
+    if (error === undefined && until !== undefined && onprogress !== undefined && !until.aborted) {
+      // Kept before the answer is handed on: progress read right after it still finds its token.
+      const token = Number(id);
+      this.#lingering.set(token, onprogress);
+      until.addEventListener("abort", () => this.#lingering.delete(token), { once: true });
+    }
     if (pending === undefined) {
       this.onerror?.(new Error(`Received a response for an unknown message ID: ${String(id)}`));
     } else if (error !== undefined) {
@@ -311,6 +327,8 @@ export class McpProtocol {
     const { progressToken, ...progress } = params ?? {};
     const id = Number(progressToken);
     const pending = this.#pending.get(id);
+    const lingering = this.#lingering.get(id);
+    if (pending === undefined && lingering !== undefined) return lingering(progress as Progress);
     const onprogress = pending?.options?.onprogress;
     if (pending === undefined || onprogress === undefined) {
       this.onerror?.(
@@ -420,6 +438,7 @@ export class McpProtocol {
     const pending = [...this.#pending.keys()].map((id) => this.#take(id));
     for (const controller of this.#handling.values()) controller.abort();
     this.#handling.clear();
+    this.#lingering.clear();
     this.#transport = undefined;
     this.onclose?.();
     const error = new McpError(ErrorCode.ConnectionClosed, "Connection closed");
