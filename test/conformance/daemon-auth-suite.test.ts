@@ -15,15 +15,24 @@
  * - the extensions mcpool implements (client credentials, SEP-990's ID-JAG) and the
  *   2025-03-26 back-compatibility pair, each at its own revision.
  *
- * Each scenario gets its own runner (`--scenario`), CONCURRENCY at a time: a scenario
+ * Each scenario is a run of its own (`--scenario`), CONCURRENCY at a time: a scenario
  * starts a daemon and up to four CLI processes, and 30 of them at once on two shared cores
- * spend their time starting Node, not signing in. As in client-suite.test.ts, a scenario
- * that fails is run once more alone, and only a failure there fails this test; the rerun is
+ * spend their time starting Node, not signing in. The runs go through CONCURRENCY runner
+ * lanes (conformance-runner.ts), each of which loads the runner once and runs its scenarios
+ * one after another. As in client-suite.test.ts, a scenario that fails is run once more
+ * alone, by a runner of its own, and only a failure there fails this test; the rerun is
  * reported either way.
  */
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { conformance, requirements, soloOutcome } from "../helpers/conformance-runner.js";
+import {
+  clientArgs,
+  conformance,
+  requirements,
+  RunnerLanes,
+  soloOutcome,
+  type Run,
+} from "../helpers/conformance-runner.js";
 
 const ADAPTER = fileURLToPath(new URL("./daemon-adapter.mjs", import.meta.url));
 
@@ -54,16 +63,18 @@ const TEST_BOUND_MS =
   Math.ceil(SCENARIOS.length / CONCURRENCY) * SCENARIO_BOUND_MS +
   SCENARIOS.length * SCENARIO_BOUND_MS;
 
-async function runScenario([name, flags]: [string, string[]]): Promise<{
+/** A scenario run by `lanes`, or alone by a runner of its own. */
+async function runScenario(
+  [name, flags]: [string, string[]],
+  lanes?: RunnerLanes,
+): Promise<{
   passed: boolean;
   counts: string;
 }> {
-  const run = await conformance(
-    ADAPTER,
-    ["--scenario", name, ...flags],
-    SCENARIO_BOUND_MS,
-    CLIENT_TIMEOUT_MS,
-  );
+  const args = ["--scenario", name, ...flags];
+  const run: Run = lanes
+    ? await lanes.run(clientArgs(ADAPTER, args, CLIENT_TIMEOUT_MS), SCENARIO_BOUND_MS)
+    : await conformance(ADAPTER, args, SCENARIO_BOUND_MS, CLIENT_TIMEOUT_MS);
   const outcome = soloOutcome(run.output);
   if (!outcome.passed)
     console.log(`conformance (daemon): ${name} output:\n${run.output.slice(-3000)}`);
@@ -76,13 +87,18 @@ describe("the MCP conformance client scenarios through the daemon and `mcpool lo
     async () => {
       const results = new Map<string, { passed: boolean; counts: string }>();
       const queue = [...SCENARIOS];
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-            results.set(label(next), await runScenario(next));
-          }
-        }),
-      );
+      const lanes = new RunnerLanes();
+      try {
+        await Promise.all(
+          Array.from({ length: CONCURRENCY }, async () => {
+            for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+              results.set(label(next), await runScenario(next, lanes));
+            }
+          }),
+        );
+      } finally {
+        await lanes.close();
+      }
       const stillFailing: string[] = [];
       for (const scenario of SCENARIOS) {
         const name = label(scenario);
