@@ -55,7 +55,8 @@ async function faceOf(client: AnyClient): Promise<Face> {
   };
 }
 
-describe("a --server entry presents the server itself", () => {
+// Side by side: every test reads the pool and its own bridge, none changes what another meets.
+describe.concurrent("a --server entry presents the server itself", () => {
   const home = testHome("mcpool-identity-");
   const node = process.execPath;
   const rows = {
@@ -78,7 +79,7 @@ describe("a --server entry presents the server itself", () => {
   });
 
   /** A legacy (SDK v1) host straight on the row's command. */
-  async function directLegacy(id: "everything" | "memory"): Promise<Face> {
+  async function meetDirect(id: "everything" | "memory"): Promise<Face> {
     const row = rows[id];
     const client = new Client({ name: "direct", version: "1.0.0" });
     await client.connect(
@@ -95,6 +96,13 @@ describe("a --server entry presents the server itself", () => {
       await client.close();
     }
   }
+
+  /** Each server as met direct, once for the file: the oracle of every path's test. */
+  const directFaces = new Map<"everything" | "memory", Promise<Face>>();
+  const directLegacy = (id: "everything" | "memory"): Promise<Face> => {
+    if (!directFaces.has(id)) directFaces.set(id, meetDirect(id));
+    return directFaces.get(id)!;
+  };
 
   for (const id of ["everything", "memory"] as const) {
     it.each(BRIDGE_PATHS)(
