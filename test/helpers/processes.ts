@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
 import type { TestContext } from "vitest";
 
 export const fixturesDir = fileURLToPath(new URL("../fixtures/", import.meta.url));
@@ -23,6 +24,23 @@ export function continueAtEnd(
     } catch {
       // gone
     }
+  });
+}
+
+/**
+ * Ends `child` with `signal` when the test ends, if it still runs, and waits for its exit;
+ * called after testFleet, so before the fleet is taken down (finish hooks run last-first).
+ */
+export function endAtEnd(
+  { onTestFinished }: Pick<TestContext, "onTestFinished">,
+  child: ChildProcess,
+  signal: NodeJS.Signals = "SIGKILL",
+): void {
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill(signal);
+    await exited;
   });
 }
 

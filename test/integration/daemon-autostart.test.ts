@@ -17,7 +17,7 @@ import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import { connect, type PoolClient } from "mcpool-client";
 import { stdioBridge } from "../helpers/bridge.js";
 import { client, cliPath, startDaemon, testHome, type TestHome } from "../helpers/daemon.js";
@@ -30,25 +30,34 @@ const clientUrl = pathToFileURL(
   createRequire(join(process.cwd(), "package.json")).resolve("mcpool-client"),
 ).href;
 
-const homes: TestHome[] = [];
-const spawned: ChildProcess[] = [];
-const clients: PoolClient[] = [];
-/** Processes not ours to wait for (detached daemons, a dead daemon's children). */
-const strays: number[] = [];
+/**
+ * What one test started, ended when the test ends: its clients, the children it spawned,
+ * processes not ours to wait for (detached daemons, a dead daemon's children) and its homes.
+ */
+interface Started {
+  homes: TestHome[];
+  spawned: ChildProcess[];
+  clients: PoolClient[];
+  strays: number[];
+}
 
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
-  for (const h of homes) strays.push(...daemonsOf(h));
-  for (const child of spawned.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-  for (const pid of strays.splice(0)) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // gone
+function started({ onTestFinished }: TestContext): Started {
+  const s: Started = { homes: [], spawned: [], clients: [], strays: [] };
+  onTestFinished(async () => {
+    await Promise.all(s.clients.splice(0).map((c) => c.close().catch(() => undefined)));
+    for (const h of s.homes) s.strays.push(...daemonsOf(h));
+    for (const child of s.spawned.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+    for (const pid of s.strays.splice(0)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
     }
-  }
-  for (const h of homes.splice(0)) h.remove();
-});
+    for (const h of s.homes.splice(0)) h.remove();
+  });
+  return s;
+}
 
 /** Live `mcpool serve` processes for this home's socket (traced ones too), from /proc. */
 const daemonsOf = (h: TestHome): number[] => daemonsFor(h.socketPath);
@@ -94,6 +103,7 @@ function readIfAny(path: string): string {
 }
 
 function runAgent(
+  s: Started,
   h: TestHome,
   script: string,
   name: string,
@@ -102,7 +112,7 @@ function runAgent(
     env: h.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  spawned.push(child);
+  s.spawned.push(child);
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -112,22 +122,24 @@ function runAgent(
 
 const row = (file: string) => ({ command: process.execPath, args: [fixture(file)] });
 
-function home(servers: Record<string, unknown>): TestHome {
+function home(s: Started, servers: Record<string, unknown>): TestHome {
   const h = testHome();
-  homes.push(h);
+  s.homes.push(h);
   h.writeConfig(servers);
   return h;
 }
 
-describe("auto-start after a crash", () => {
-  it("brings one daemon back for five agents although the dead one left its socket file", async () => {
+// Each test its own homes and daemons: they run side by side, each with a longer bound.
+describe.concurrent("auto-start after a crash", { timeout: 90_000 }, () => {
+  it("brings one daemon back for five agents although the dead one left its socket file", async (context) => {
+    const s = started(context);
     // The stubborn server ignores stdin EOF and SIGTERM: only the next daemon's reaping ends it.
-    const h = home({ echo: row("echo.mjs"), stubborn: row("hang.mjs") });
+    const h = home(s, { echo: row("echo.mjs"), stubborn: row("hang.mjs") });
     const old = await startDaemon(h);
-    spawned.push(old.process);
+    s.spawned.push(old.process);
     const before = await client(h, "before");
     const orphan = Number(await before.call("stubborn__pid", {}));
-    strays.push(orphan);
+    s.strays.push(orphan);
     await before.close();
     await old.kill9();
     expect(lstatSync(h.socketPath).isSocket()).toBe(true);
@@ -137,7 +149,7 @@ describe("auto-start after a crash", () => {
 
     const script = agentScript(h);
     const names = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
-    const runs = await Promise.all(names.map((name) => runAgent(h, script, name)));
+    const runs = await Promise.all(names.map((name) => runAgent(s, h, script, name)));
 
     for (const [i, run] of runs.entries()) {
       expect(run.stderr).toBe("");
@@ -157,10 +169,11 @@ describe("auto-start after a crash", () => {
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
   }, 60_000);
 
-  it("lets `mcpool bridge` bring the daemon back the same way", async () => {
-    const h = home({ echo: row("echo.mjs") });
+  it("lets `mcpool bridge` bring the daemon back the same way", async (context) => {
+    const s = started(context);
+    const h = home(s, { echo: row("echo.mjs") });
     const old = await startDaemon(h);
-    spawned.push(old.process);
+    s.spawned.push(old.process);
     await old.kill9();
     expect(lstatSync(h.socketPath).isSocket()).toBe(true);
 
@@ -181,10 +194,11 @@ describe("auto-start after a crash", () => {
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
   });
 
-  it("never takes the socket of a live daemon whose lock names a dead process", async () => {
-    const h = home({});
+  it("never takes the socket of a live daemon whose lock names a dead process", async (context) => {
+    const s = started(context);
+    const h = home(s, {});
     const first = await startDaemon(h);
-    spawned.push(first.process);
+    s.spawned.push(first.process);
     const socket = lstatSync(h.socketPath);
     // As a daemon in another pid namespace looks: its pid names nothing here.
     const exited = spawn(process.execPath, ["-e", "0"]);
@@ -199,7 +213,7 @@ describe("auto-start after a crash", () => {
       env: h.env,
       stdio: ["ignore", "ignore", "pipe"],
     });
-    spawned.push(second);
+    s.spawned.push(second);
     let stderr = "";
     second.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     await waitFor(() => second.exitCode !== null, BOUND_MS, "the second daemon to give way");
@@ -212,12 +226,13 @@ describe("auto-start after a crash", () => {
     expect(await first.stop()).toBe(0);
   });
 
-  it("starts a daemon again for an agent that came while the old one was draining", async () => {
-    const h = home({ echo: row("echo.mjs"), gate: row("gate.mjs") });
+  it("starts a daemon again for an agent that came while the old one was draining", async (context) => {
+    const s = started(context);
+    const h = home(s, { echo: row("echo.mjs"), gate: row("gate.mjs") });
     const old = await startDaemon(h);
-    spawned.push(old.process);
+    s.spawned.push(old.process);
     const holder = await client(h, "holder");
-    clients.push(holder);
+    s.clients.push(holder);
     const gate = join(h.dir, "open");
     const held = holder.call("gate__wait", { path: gate }).catch((error: Error) => error.message);
     const deadline = Date.now() + BOUND_MS;
@@ -229,7 +244,7 @@ describe("auto-start after a crash", () => {
     await waitFor(() => !existsSync(h.socketPath), BOUND_MS, "the drain to begin");
 
     const trace = join(h.dir, "trace");
-    const late = runAgent(h, agentScript(h, tracedDaemon(h, trace)), "late");
+    const late = runAgent(s, h, agentScript(h, tracedDaemon(h, trace)), "late");
     // Its first daemon finds the lock held by the draining one and gives way.
     await waitFor(() => /^exit \d+ 0$/m.test(readIfAny(trace)), BOUND_MS, "a daemon to give way");
     writeFileSync(gate, "");
@@ -247,8 +262,9 @@ describe("auto-start after a crash", () => {
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
   }, 60_000);
 
-  it("starts a daemon when the socket it dials accepts and then drops the connection (a daemon dying as it is dialled)", async () => {
-    const h = home({ echo: row("echo.mjs") });
+  it("starts a daemon when the socket it dials accepts and then drops the connection (a daemon dying as it is dialled)", async (context) => {
+    const s = started(context);
+    const h = home(s, { echo: row("echo.mjs") });
     mkdirSync(dirname(h.socketPath), { recursive: true, mode: 0o700 });
     // The last moments of a daemon: the connect is accepted, then dropped before any hello.
     const dying = createServer((socket) => {
@@ -266,7 +282,7 @@ describe("auto-start after a crash", () => {
       autoStartCommand: ["/usr/bin/env", ...vars, process.execPath, cliPath, "serve"],
       autoStartTimeoutMs: BOUND_MS,
     });
-    clients.push(c);
+    s.clients.push(c);
     expect(await c.call("echo__echo", { text: "answered" })).toBe("answered");
     expect(daemonsOf(h)).toHaveLength(1);
   });
@@ -296,56 +312,63 @@ function treeOf(pid: number): number[] {
   return out;
 }
 
-describe("a daemon an entry started (one daemon per user, whatever the host does)", () => {
-  it("is nobody's child: a host that ends its entry's whole process tree (OpenCode) leaves it serving", async () => {
-    const h = home({ echo: row("echo.mjs") });
-    const bridge = await stdioBridge(h, ["--server", "echo"]);
-    const bridgePid = bridge.transport.pid!;
-    const result = await bridge.client.callTool({ name: "echo", arguments: { text: "up" } });
-    expect(result.content).toEqual([{ type: "text", text: "up" }]);
-    const [daemon] = daemonsOf(h);
-    expect(daemon).toBeDefined();
-    expect(treeOf(bridgePid)).not.toContain(daemon);
-    for (const pid of treeOf(bridgePid)) process.kill(pid, "SIGTERM");
-    await waitFor(() => !alive(bridgePid), BOUND_MS, "the bridge to end");
-    await bridge.close();
-    const c = await client(h);
-    clients.push(c);
-    expect(await c.call("echo__echo", { text: "still here" })).toBe("still here");
-    expect(daemonsOf(h)).toEqual([daemon]);
-  });
+describe.concurrent(
+  "a daemon an entry started (one daemon per user, whatever the host does)",
+  { timeout: 90_000 },
+  () => {
+    it("is nobody's child: a host that ends its entry's whole process tree (OpenCode) leaves it serving", async (context) => {
+      const s = started(context);
+      const h = home(s, { echo: row("echo.mjs") });
+      const bridge = await stdioBridge(h, ["--server", "echo"]);
+      const bridgePid = bridge.transport.pid!;
+      const result = await bridge.client.callTool({ name: "echo", arguments: { text: "up" } });
+      expect(result.content).toEqual([{ type: "text", text: "up" }]);
+      const [daemon] = daemonsOf(h);
+      expect(daemon).toBeDefined();
+      expect(treeOf(bridgePid)).not.toContain(daemon);
+      for (const pid of treeOf(bridgePid)) process.kill(pid, "SIGTERM");
+      await waitFor(() => !alive(bridgePid), BOUND_MS, "the bridge to end");
+      await bridge.close();
+      const c = await client(h);
+      s.clients.push(c);
+      expect(await c.call("echo__echo", { text: "still here" })).toBe("still here");
+      expect(daemonsOf(h)).toEqual([daemon]);
+    });
 
-  it("that cannot serve is reported at once with its exit code, not after the start bound", async () => {
-    const h = home({});
-    const failed = await connect({
-      socketPath: h.socketPath,
-      clientName: "starter",
-      autoStart: true,
-      autoStartCommand: [process.execPath, cliPath, "serve", "--no-such-flag"],
-      autoStartTimeoutMs: 120_000,
-    }).catch((error: unknown) => error as Error);
-    expect((failed as Error).message).toMatch(/exited with code 2 before listening/);
-    // It said so as it exited: the process may be a moment from gone, never serving.
-    await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the failed daemon to be gone");
-  });
+    it("that cannot serve is reported at once with its exit code, not after the start bound", async (context) => {
+      const s = started(context);
+      const h = home(s, {});
+      const failed = await connect({
+        socketPath: h.socketPath,
+        clientName: "starter",
+        autoStart: true,
+        autoStartCommand: [process.execPath, cliPath, "serve", "--no-such-flag"],
+        autoStartTimeoutMs: 120_000,
+      }).catch((error: unknown) => error as Error);
+      expect((failed as Error).message).toMatch(/exited with code 2 before listening/);
+      // It said so as it exited: the process may be a moment from gone, never serving.
+      await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the failed daemon to be gone");
+    });
 
-  it("that is still writing its exit code is waited for, not reported with an empty one", async () => {
-    const h = home({});
-    // The file is created, and its code written a moment later, as a busy machine can
-    // schedule the daemon's own create-then-write.
-    const slowWriter = [
-      'const { writeFileSync } = require("node:fs");',
-      "const file = process.env.MCPOOL_LAUNCH_STATUS;",
-      'writeFileSync(file, "", { flag: "wx" });',
-      'setTimeout(() => { writeFileSync(file, "2"); process.exit(2); }, 500);',
-    ].join("\n");
-    const failed = await connect({
-      socketPath: h.socketPath,
-      clientName: "starter",
-      autoStart: true,
-      autoStartCommand: [process.execPath, "-e", slowWriter],
-      autoStartTimeoutMs: 120_000,
-    }).catch((error: unknown) => error as Error);
-    expect((failed as Error).message).toMatch(/exited with code 2 before listening/);
-  });
-});
+    it("that is still writing its exit code is waited for, not reported with an empty one", async (context) => {
+      const s = started(context);
+      const h = home(s, {});
+      // The file is created, and its code written a moment later, as a busy machine can
+      // schedule the daemon's own create-then-write.
+      const slowWriter = [
+        'const { writeFileSync } = require("node:fs");',
+        "const file = process.env.MCPOOL_LAUNCH_STATUS;",
+        'writeFileSync(file, "", { flag: "wx" });',
+        'setTimeout(() => { writeFileSync(file, "2"); process.exit(2); }, 500);',
+      ].join("\n");
+      const failed = await connect({
+        socketPath: h.socketPath,
+        clientName: "starter",
+        autoStart: true,
+        autoStartCommand: [process.execPath, "-e", slowWriter],
+        autoStartTimeoutMs: 120_000,
+      }).catch((error: unknown) => error as Error);
+      expect((failed as Error).message).toMatch(/exited with code 2 before listening/);
+    });
+  },
+);
