@@ -2,17 +2,20 @@
  * Tools on demand, against direct: a host given `mcpool bridge --catalog` (whole pool) first
  * lists only the pool's search, describe and call tools — in both eras — and through them gets
  * what it gets direct: `describe_tool` gives each tool as the server lists it (named
- * `<server>__<tool>`), and `call_tool` gives each call's result as the server answers it.
+ * `<server>__<tool>`), and `call_tool` gives each call's result as the server answers it — to
+ * a host served 2026-07-28, a tool that requires a task answers what its task answers direct
+ * (the pool runs the task: its era has none).
  */
 import { describe, expect, it } from "vitest";
 import { bridgeCommand, stringEnv } from "../helpers/bridge.js";
 import { testHome } from "../helpers/daemon.js";
 import { openHost } from "./entries.js";
 import { CLIENTS, connectHost, type ClientKind, type Host, type HostSpec } from "./host.js";
-import { compare, differences, normalise } from "./normalise.js";
+import { compare, differences, normalise, withTaskResults } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
 import { matrixServers } from "./servers.js";
 import { plannedCalls, step, type Named, type Step } from "./session.js";
+import { requiredTaskResults } from "./tasks.js";
 
 const CATALOG_TOOLS = ["call_tool", "describe_tool", "search_tools"];
 /** Both eras' hosts. */
@@ -23,12 +26,21 @@ describe("bridge --catalog against direct", () => {
   const server = matrixServers(home.dir).find((s) => s.id === "everything")!;
   pooling(home, [server]);
 
-  /** The direct session's tools and its calls, as steps after one naming the era it spoke. */
-  async function direct(spec: HostSpec): Promise<[Named[], Step[]]> {
+  /**
+   * The direct session's tools and its calls, as steps after one naming the era it spoke; and
+   * what each tool that requires a task answers when run as one (what a 2026-07-28 host of
+   * the catalogue is answered: normalise.ts TASK_RUN_FOR_MODERN).
+   */
+  async function direct(spec: HostSpec): Promise<[Named[], Step[], Map<string, unknown>]> {
     const host = await openHost(home, server, spec, "direct");
     try {
       const listed = (await host.request("tools/list", {})) as { tools: Named[] };
-      return [listed.tools, [eraStep(host), ...(await calls(host, listed.tools, (call) => call))]];
+      const steps = [eraStep(host), ...(await calls(host, listed.tools, (call) => call))];
+      const planned = plannedCalls(listed.tools, server.script).flatMap((call) =>
+        "notCalled" in call ? [] : [call],
+      );
+      const tasked = await requiredTaskResults(host, planned, listed.tools);
+      return [listed.tools, steps, tasked];
     } finally {
       await host.close();
     }
@@ -61,7 +73,7 @@ describe("bridge --catalog against direct", () => {
     "gives an SDK %s host the catalogue, and each tool and call as direct",
     async (client: ClientKind) => {
       const spec: HostSpec = { client, capabilities: "none", root: projectOf(home, client) };
-      const [tools, directCalls] = await direct(spec);
+      const [tools, directCalls, tasked] = await direct(spec);
       const host = await connectHost(spec, {
         kind: "stdio",
         ...bridgeCommand(home, ["--catalog", "--socket", home.socketPath], "lean"),
@@ -87,7 +99,9 @@ describe("bridge --catalog against direct", () => {
           arguments: { name: `${server.id}__${call.name}`, arguments: call.arguments },
         }));
         const pooled = normalise([eraStep(host), ...called]);
-        expect(compare(normalise(directCalls), pooled).join("\n")).toBe("");
+        // Served 2026-07-28, a host takes no task: the pool runs one for a tool that requires it.
+        const oracle = host.era === "modern" ? withTaskResults(directCalls, tasked) : directCalls;
+        expect(compare(normalise(oracle), pooled).join("\n")).toBe("");
       } finally {
         await host.close();
       }

@@ -7,8 +7,10 @@
  * only 2025-11-25, beside a 2026-07-28-only server, so a dual-era host (SDK v2 on `auto`) of the
  * whole pool is served 2026-07-28 (mixed-era-pool.test.ts). Direct, a 2025-11-25 host (SDK v1)
  * calls `simulate-research-query` with a task, follows it and fetches `tasks/result`; through
- * the pool the modern host calls it plainly and gets that result, as content. The host's
- * progress token stays the task's: the server's progress reaches it. A host that cancels its
+ * the pool the modern host calls it plainly and gets that result, as content; asked to
+ * clarify (`ambiguous`), the task's question reaches the host as its call's, and its answer
+ * shapes the report. The host's progress token stays the task's: the server's progress
+ * reaches it. A host that cancels its
  * call, or goes, has the task cancelled upstream: the server's own store says so (`peek`).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -70,12 +72,12 @@ describe("a 2026-07-28 host calling a 2025-11-25 tool that requires a task", () 
   }, 120_000);
 
   /** An SDK v2 host of the whole pool through the lean bridge, served 2026-07-28. */
-  async function modernHost(): Promise<Client> {
+  async function modernHost(capabilities: Record<string, unknown> = {}): Promise<Client> {
     const bridgeArgs = ["--socket", home.socketPath];
     await waitFor(() => existsSync(scopeSocket(home, bridgeArgs)), 20_000, "the MCP socket");
     const client = new Client(
       { name: "differential-host", version: "1.0.0" },
-      { capabilities: {}, versionNegotiation: { mode: "auto" } },
+      { capabilities, versionNegotiation: { mode: "auto" } },
     );
     const { command, args: argv } = bridgeCommand(home, bridgeArgs, "lean");
     await client.connect(
@@ -141,6 +143,26 @@ describe("a 2026-07-28 host calling a 2025-11-25 tool that requires a task", () 
       ]);
       expect(direct[1]).toMatchObject({ result: { content: [{ type: "text" }] } });
       expect(compare(direct, pooled).join("\n")).toBe("");
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it("is asked the task's question as its call's, and gets the result that answer makes", async () => {
+    const client = await modernHost({ elicitation: { form: {} } });
+    const asked: unknown[] = [];
+    client.setRequestHandler("elicitation/create", (request) => {
+      asked.push(request.params.message);
+      return { action: "accept", content: { interpretation: "historical" } };
+    });
+    try {
+      const result = await client.callTool(
+        { name: `everything__${RESEARCH}`, arguments: { topic: "pools", ambiguous: true } },
+        { timeout: 60_000 },
+      );
+      expect(asked).toHaveLength(1);
+      const text = (result.content as { text: string }[])[0]!.text;
+      expect(text).toContain("# Research Report: pools (historical)");
     } finally {
       await client.close();
     }

@@ -7,6 +7,7 @@
  * A task's id is the server's own making: the steps name each by its order.
  */
 import type { Host } from "./host.js";
+import { withoutRelatedTask } from "./normalise.js";
 import { step, type Named, type Step } from "./session.js";
 
 /** The task a host asks for: a ttl long enough for the session, short enough to go. */
@@ -75,4 +76,29 @@ function named(steps: Step[], ids: readonly (string | undefined)[]): Step[] {
     if (id !== undefined) text = text.split(id).join(`<task ${i + 1}>`);
   });
   return JSON.parse(text) as Step[];
+}
+
+/**
+ * What a 2026-07-28 host is answered for each tool of `tools` that requires a task, run on
+ * `host` (a 2025-11-25 session direct) as a task: its `tasks/result`, less the `_meta` key
+ * naming the task (normalise.ts TASK_RUN_FOR_MODERN). By tool name.
+ */
+export async function requiredTaskResults(
+  host: Host,
+  calls: readonly { name: string; arguments: Record<string, unknown> }[],
+  tools: readonly Named[],
+): Promise<Map<string, unknown>> {
+  const results = new Map<string, unknown>();
+  for (const call of calls) {
+    const tool = tools.find((t) => t.name === call.name) as
+      { execution?: { taskSupport?: unknown } } | undefined;
+    if (tool?.execution?.taskSupport !== "required" || results.has(call.name)) continue;
+    const created = await step(host, "tools/call", { ...call, task: TASK });
+    const taskId = taskIdOf(created);
+    if (taskId === undefined) continue;
+    await untilTerminal(host, taskId);
+    const answered = await step(host, "tasks/result", { taskId });
+    if (answered.error === undefined) results.set(call.name, withoutRelatedTask(answered.result));
+  }
+  return results;
 }
