@@ -38,6 +38,7 @@ import {
   profileKey,
   type HostProfile,
   type ProfileChildState,
+  type ServerState,
 } from "mcpool-protocol";
 import { isConversationRow } from "../config/conversation.js";
 import { isEnabled } from "../config/rows.js";
@@ -52,7 +53,17 @@ import { handedFor } from "./transport/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
 import { elicitationQuestion, ProfileFacts, type Question } from "./profile-facts.js";
-import { childStates, describeProfile, dialFresh, servedInLegacy } from "./profile-children.js";
+import {
+  childStates,
+  describeProfile,
+  dialFresh,
+  faceOf,
+  handableChildren,
+  legacyApart,
+  legacyFaceState,
+  maskedProfile,
+  servedInLegacy,
+} from "./profile-children.js";
 import { serverLog } from "./core/server-log.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
@@ -115,17 +126,7 @@ export class HostProfiles {
 
   /** What `profile` can be served as in this pool: what the pool cannot route is left out. */
   #masked(profile: HostProfile): HostProfile {
-    const pool = this.#init.context.capabilities;
-    const masked: HostProfile = {};
-    if (profile.sampling === true && pool.sampling !== undefined) masked.sampling = true;
-    if (pool.elicitation !== undefined && (profile.elicitation ?? []).length > 0) {
-      masked.elicitation = profile.elicitation ?? [];
-    }
-    // The pool routes nothing for an extension: the server offers, the host renders.
-    if (profile.extensions !== undefined) masked.extensions = profile.extensions;
-    if (profile.roots !== undefined) masked.roots = profile.roots;
-    if (profile.era === "legacy") masked.era = "legacy";
-    return masked;
+    return maskedProfile(profile, this.#init.context.capabilities);
   }
 
   /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
@@ -202,6 +203,16 @@ export class HostProfiles {
     return childStates(this.#children.get(id)?.values() ?? []);
   }
 
+  /**
+   * For state(): what row `id`'s server declares to its legacy hosts when they are served by
+   * children in that era (`known: false` until one's handshake told it); else undefined.
+   */
+  legacyFaceOf(id: string): ServerState["legacyFace"] {
+    const entry = this.#init.entries().find((own) => own.id === id);
+    if (entry === undefined || !legacyApart(entry, this.#facts.modernOnly)) return undefined;
+    return legacyFaceState(this.#facts.legacyFace(id));
+  }
+
   /** What the tools cache kept about a row: nothing is found out twice. */
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     this.#facts.learn(entry.row, entry.id, memo);
@@ -271,25 +282,9 @@ export class HostProfiles {
     await Promise.allSettled(children.map((child) => child.remove("removed")));
   }
 
-  /**
-   * The children another daemon may take over: each serving (its server took its roots in),
-   * with its profile and what its server showed, so the successor serves it as this one.
-   */
+  /** The children another daemon may take over (profile-children.ts handableChildren). */
   handable(): Handable[] {
-    return [...this.#children.values()].flatMap((children) =>
-      [...children.values()]
-        .filter((child) => child.ready)
-        .map((child) => ({
-          entry: child,
-          profile: {
-            key: child.key,
-            profile: child.profile,
-            asksRoots: child.asksRoots,
-            ...(child.era !== undefined ? { era: child.era } : {}),
-            ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
-          },
-        })),
-    );
+    return [...this.#children.values()].flatMap((children) => handableChildren(children.values()));
   }
 
   /**
@@ -343,7 +338,8 @@ export class HostProfiles {
     // A previous daemon's child for this profile, if it handed one over: whichever dial takes
     // it (a host's first use, or adopt()), the child serves as the old daemon's did.
     const handed = handedFor(pool.transportContext.handed, key, (taken) => {
-      if (taken.uptake !== undefined) child.adopted(taken.uptake);
+      if (taken.uptake === undefined) return;
+      child.adopted(taken.uptake, "sessionId" in taken ? taken.sessionId : undefined);
     });
     const { handed: _rows, ...transportContext } = pool.transportContext;
     const context: EntryContext = {
@@ -353,6 +349,7 @@ export class HostProfiles {
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
       emit: (event) => {
         if (event.type === "close" || event.type === "connect") this.#slots.changed(entry.id);
+        if (event.type === "connect" && legacy) this.#legacyConnected(child);
         if (event.type === "connect") this.#init.connected?.(entry.id, key);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
@@ -428,6 +425,14 @@ export class HostProfiles {
     // (ProfileEntry.idle, onServedSilently) — never on a listing alone.
     if (child.profile.roots !== undefined) return;
     this.#decide(child);
+  }
+
+  /** A legacy child connected: what its server declared is the row's legacy face, kept. */
+  #legacyConnected(child: ProfileEntry): void {
+    const face = faceOf(child);
+    if (face === undefined || child.era !== "legacy") return;
+    if (!this.#facts.sawLegacyFace(child.row, child.id, face)) return;
+    this.#init.learnt(child.id);
   }
 
   /** The server refused a legacy child's `initialize`: its legacy hosts share the row's connection. */

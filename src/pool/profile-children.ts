@@ -1,9 +1,19 @@
 /**
  * What HostProfiles (host-profiles.ts) does over a set of its children: dial the ones a
  * listing needs that never listed, tell their state for `status`, name a profile in the log,
- * and whether a legacy host's child speaks the legacy era.
+ * whether a legacy host's child speaks the legacy era, and what its server declares there.
  */
-import { capabilityKey, type HostProfile, type ProfileChildState } from "mcpool-protocol";
+import {
+  capabilityKey,
+  type HostProfile,
+  type ProfileChildState,
+  type ServerFace,
+  type ServerState,
+} from "mcpool-protocol";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { Handable } from "./server/handoff.js";
+import { isConversationRow } from "../config/conversation.js";
+import { isEnabled } from "../config/rows.js";
 import { serverLog } from "./core/server-log.js";
 import type { PoolLog } from "./core/types.js";
 import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
@@ -88,10 +98,67 @@ export function servedInLegacy(
   profile: HostProfile,
   modernOnly: ReadonlySet<string>,
 ): boolean {
+  return profile.era === "legacy" && legacyApart(entry, modernOnly);
+}
+
+/** Whether `entry`'s row serves its legacy hosts by children in the legacy era (servedInLegacy). */
+export function legacyApart(entry: ServerEntry, modernOnly: ReadonlySet<string>): boolean {
   return (
-    profile.era === "legacy" &&
+    !isConversationRow(entry.row) &&
+    isEnabled(entry.row) &&
     entry.verdict?.era === "modern" &&
     (entry.row.protocol ?? "auto") === "auto" &&
     !modernOnly.has(entry.id)
   );
+}
+
+/** What a legacy child's handshake told of its server (the connection it is up on). */
+export function faceOf(child: ServerEntry): ServerFace | undefined {
+  const connection = child.connection;
+  if (connection?.capabilities === undefined) return undefined;
+  const face: ServerFace = { capabilities: structuredClone(connection.capabilities) };
+  const info = connection.serverInfo;
+  if (typeof info?.name === "string" && typeof info.version === "string") {
+    face.serverInfo = structuredClone(info) as ServerFace["serverInfo"] & object;
+  }
+  if (connection.instructions !== undefined) face.instructions = connection.instructions;
+  return face;
+}
+
+/** ServerState.legacyFace of a row whose legacy hosts have children in that era: `face` if known. */
+export function legacyFaceState(face: ServerFace | undefined): ServerState["legacyFace"] {
+  return face === undefined ? { known: false } : { known: true, ...structuredClone(face) };
+}
+
+/** What `profile` can be served as in a pool declaring `pool`: what it cannot route is left out. */
+export function maskedProfile(profile: HostProfile, pool: ClientCapabilities): HostProfile {
+  const masked: HostProfile = {};
+  if (profile.sampling === true && pool.sampling !== undefined) masked.sampling = true;
+  if (pool.elicitation !== undefined && (profile.elicitation ?? []).length > 0) {
+    masked.elicitation = profile.elicitation ?? [];
+  }
+  // The pool routes nothing for an extension: the server offers, the host renders.
+  if (profile.extensions !== undefined) masked.extensions = profile.extensions;
+  if (profile.roots !== undefined) masked.roots = profile.roots;
+  if (profile.era === "legacy") masked.era = "legacy";
+  return masked;
+}
+
+/**
+ * The children another daemon may take over: each serving (its server took its roots in),
+ * with its profile and what its server showed, so the successor serves it as this one.
+ */
+export function handableChildren(children: Iterable<ProfileEntry>): Handable[] {
+  return [...children]
+    .filter((child) => child.ready)
+    .map((child) => ({
+      entry: child,
+      profile: {
+        key: child.key,
+        profile: child.profile,
+        asksRoots: child.asksRoots,
+        ...(child.era !== undefined ? { era: child.era } : {}),
+        ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
+      },
+    }));
 }
