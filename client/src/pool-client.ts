@@ -422,7 +422,7 @@ export interface PoolClient extends ToolCaller {
    * this client the subscription is for (its updates name it). Across a hand-over the daemon
    * keeps a named host's place, with the update it missed, for a subscribe of that name
    * alone (a place of no name, for the first subscribe of no name). `profile`: that host's;
-   * the subscription is held on a connection of its era (its child when the row is not).
+   * the subscription is held where its calls go (the server's child for it, if any).
    */
   subscribeResource(serverId: string, uri: string, options?: ResourceHost): Promise<void>;
   /** Ends `taskOwner`'s subscription to `uri` of `profile` (none: the one that named none). */

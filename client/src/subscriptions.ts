@@ -44,7 +44,7 @@ function tell<A extends unknown[]>(listeners: Iterable<(...args: A) => void>, ..
 
 /**
  * Which host of a client a resource subscription is for (none: it names no host), and that
- * host's profile (none: the pool's own): held on a connection of that profile's era.
+ * host's profile (none: the pool's own): it is held where that profile's requests go.
  */
 export type HostOption = { taskOwner?: string; profile?: HostProfile };
 

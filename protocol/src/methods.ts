@@ -368,7 +368,7 @@ export const METHODS = {
     returns<ReadResourceResult>(),
   ),
   /**
-   * Held on a connection of its `profile`'s era; its updates come to this connection only,
+   * Held where the requests of its `profile` go; its updates come to this connection only,
    * as `notification` naming its `taskOwner` and its profile's subscriptionKey().
    */
   "resources/subscribe": method(RESOURCE_URI, returns<Empty>()),

@@ -101,6 +101,13 @@ export interface ToolState {
   tokens?: number;
 }
 
+/** What a server says of itself in a handshake: who it is, what it offers, how to use it. */
+export interface ServerFace {
+  serverInfo?: { name: string; version: string; title?: string; [key: string]: unknown };
+  capabilities?: Record<string, unknown>;
+  instructions?: string;
+}
+
 export interface ServerState {
   id: string;
   slug: string;
@@ -160,6 +167,13 @@ export interface ServerState {
    * or starting; absent when there are none.
    */
   profiles?: ProfileChildState[];
+  /**
+   * Present when a 2025-11-25 host is served by a child of its own in that era (the server
+   * speaks both, its row on `"protocol": "auto"` is held in 2026-07-28): what the server
+   * declares in 2025-11-25, as such a child's handshake told it (learnt once, kept with the
+   * tools cache); `known: false` until one did. Such a host is told these, not the row's.
+   */
+  legacyFace?: ({ known: true } & ServerFace) | { known: false };
   /** With `state({ resources: true })`: CPU, memory and recent calls. */
   resources?: ServerResources;
 }

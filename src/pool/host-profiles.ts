@@ -38,10 +38,10 @@ import {
   profileKey,
   type HostProfile,
   type ProfileChildState,
+  type ServerState,
 } from "mcpool-protocol";
 import { isConversationRow } from "../config/conversation.js";
 import { isEnabled } from "../config/rows.js";
-import { sameConnection } from "../config/same-connection.js";
 import type { Catalog } from "./catalog/catalog.js";
 import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
@@ -51,12 +51,18 @@ import type { AdoptedProfile, Handable } from "./server/handoff.js";
 import { handedFor } from "./transport/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
-import { elicitationQuestion, ProfileFacts, type Question } from "./profile-facts.js";
+import { ProfileFacts, type Question } from "./profile-facts.js";
 import {
   childStates,
   describeProfile,
   dialFresh,
-  handable,
+  faceOf,
+  handableChildren,
+  hostQuestions,
+  syncChildren,
+  legacyApart,
+  legacyFaceState,
+  maskedProfile,
   servedInLegacy,
   TOOLS_LIST_CHANGED,
 } from "./profile-children.js";
@@ -122,17 +128,7 @@ export class HostProfiles {
 
   /** What `profile` can be served as in this pool: what the pool cannot route is left out. */
   #masked(profile: HostProfile): HostProfile {
-    const pool = this.#init.context.capabilities;
-    const masked: HostProfile = {};
-    if (profile.sampling === true && pool.sampling !== undefined) masked.sampling = true;
-    if (pool.elicitation !== undefined && (profile.elicitation ?? []).length > 0) {
-      masked.elicitation = profile.elicitation ?? [];
-    }
-    // The pool routes nothing for an extension: the server offers, the host renders.
-    if (profile.extensions !== undefined) masked.extensions = profile.extensions;
-    if (profile.roots !== undefined) masked.roots = profile.roots;
-    if (profile.era === "legacy") masked.era = "legacy";
-    return masked;
+    return maskedProfile(profile, this.#init.context.capabilities);
   }
 
   /** The key of the child that serves `profile` on `entry`'s row; undefined: the row's own. */
@@ -215,6 +211,16 @@ export class HostProfiles {
     return childStates(this.#children.get(id)?.values() ?? []);
   }
 
+  /**
+   * For state(): what row `id`'s server declares to its legacy hosts when they are served by
+   * children in that era (`known: false` until one's handshake told it); else undefined.
+   */
+  legacyFaceOf(id: string): ServerState["legacyFace"] {
+    const entry = this.#init.entries().find((own) => own.id === id);
+    if (entry === undefined || !legacyApart(entry, this.#facts.modernOnly)) return undefined;
+    return legacyFaceState(this.#facts.legacyFace(id));
+  }
+
   /** What the tools cache kept about a row: nothing is found out twice. */
   learn(entry: ServerEntry, memo: ProfileMemo): void {
     this.#facts.learn(entry.row, entry.id, memo);
@@ -252,20 +258,7 @@ export class HostProfiles {
    */
   async sync(): Promise<void> {
     const rows = new Map(this.#init.entries().map((entry) => [entry.id, entry.row]));
-    const ending: Promise<void>[] = [];
-    for (const [id, children] of this.#children) {
-      const row = rows.get(id);
-      for (const [key, child] of children) {
-        if (row === child.row) continue;
-        if (row !== undefined && isEnabled(row) && sameConnection(row, child.row)) {
-          child.update(row);
-          continue;
-        }
-        children.delete(key);
-        ending.push(child.remove("removed"));
-      }
-      if (children.size === 0) this.#children.delete(id);
-    }
+    const ending = syncChildren(this.#children, rows);
     this.#facts.sync(rows);
     this.invalidate();
     await Promise.allSettled(ending);
@@ -284,12 +277,9 @@ export class HostProfiles {
     await Promise.allSettled(children.map((child) => child.remove("removed")));
   }
 
-  /**
-   * The children another daemon may take over: each serving (its server took its roots in),
-   * with its profile and what its server showed, so the successor serves it as this one.
-   */
+  /** The children another daemon may take over (profile-children.ts handableChildren). */
   handable(): Handable[] {
-    return [...this.#children.values()].flatMap((children) => handable(children.values()));
+    return [...this.#children.values()].flatMap((children) => handableChildren(children.values()));
   }
 
   /**
@@ -337,13 +327,12 @@ export class HostProfiles {
 
   #made(entry: ServerEntry, key: string, profile: HostProfile, legacy: boolean): ProfileEntry {
     const pool = this.#init.context;
-    const routes = this.#init.routes;
-    const route = { serverId: entry.id, profile: key };
     const roots = profile.roots;
     // A previous daemon's child for this profile, if it handed one over: whichever dial takes
     // it (a host's first use, or adopt()), the child serves as the old daemon's did.
     const handed = handedFor(pool.transportContext.handed, key, (taken) => {
-      if (taken.uptake !== undefined) child.adopted(taken.uptake);
+      if (taken.uptake === undefined) return;
+      child.adopted(taken.uptake, "sessionId" in taken ? taken.sessionId : undefined);
     });
     const { handed: _rows, ...transportContext } = pool.transportContext;
     const context: EntryContext = {
@@ -353,6 +342,7 @@ export class HostProfiles {
       idleTimeoutMs: pool.idleTimeoutMs || DEFAULT_PROFILE_IDLE_MS,
       emit: (event) => {
         if (event.type === "close" || event.type === "connect") this.#slots.changed(entry.id);
+        if (event.type === "connect" && legacy) this.#legacyConnected(child);
         if (event.type === "connect") this.#init.connected?.(entry.id, key);
         const live = child.connection;
         if (event.type === "tools-changed" && live)
@@ -375,18 +365,12 @@ export class HostProfiles {
     delete context.elicit;
     delete context.sample;
     delete context.roots;
-    if ((profile.elicitation ?? []).length > 0) {
-      context.elicit = (_id, params, signal) => {
-        this.asked(entry.id, elicitationQuestion(params));
-        return routes.elicit(route, params, signal);
-      };
-    }
-    if (profile.sampling === true) {
-      context.sample = (_id, params, signal) => {
-        this.asked(entry.id, "sampling");
-        return routes.sample(route, params, signal);
-      };
-    }
+    Object.assign(
+      context,
+      hostQuestions(profile, this.#init.routes, { serverId: entry.id, profile: key }, (asked) =>
+        this.asked(entry.id, asked),
+      ),
+    );
     if (roots !== undefined) {
       context.roots = {
         list: () => roots,
@@ -434,6 +418,14 @@ export class HostProfiles {
     // (ProfileEntry.idle, onServedSilently) — never on a listing alone.
     if (child.profile.roots !== undefined) return;
     this.#decide(child);
+  }
+
+  /** A legacy child connected: what its server declared is the row's legacy face, kept. */
+  #legacyConnected(child: ProfileEntry): void {
+    const face = faceOf(child);
+    if (face === undefined || child.era !== "legacy") return;
+    if (!this.#facts.sawLegacyFace(child.row, child.id, face)) return;
+    this.#init.learnt(child.id);
   }
 
   /** The server refused a legacy child's `initialize`: its legacy hosts share the row's connection. */

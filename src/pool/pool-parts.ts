@@ -208,6 +208,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
         signIn: auth.request(id),
         signInNotice: auth.notice(id),
         profiles: profiles.stateOf(id),
+        legacyFace: profiles.legacyFaceOf(id),
       }),
     });
   const catalog = catalogOver(() => servers.entries());

@@ -275,7 +275,7 @@ export class McpPool {
    * Listens to server `id`'s `notifications/resources/updated` for `uri`, subscribing
    * upstream for the first listener; the last one to stop unsubscribes upstream. `name`: the
    * host the listener is for, whose place a hand-over keeps for that name alone. `profile`:
-   * that host's: held on its child when only that speaks its era.
+   * that host's, whose requests go to the row's child for it: the subscription is held there.
    */
   async subscribeResource(
     id: string,
@@ -450,13 +450,13 @@ export class McpPool {
   }
 
   /**
-   * The live http sessions, a row's own and each conversation's, once their calls settle
-   * (within `drainMs`): see handOffSessions(). Then releaseHandedSessions() or
-   * resumeHandedSessions() with the same list.
+   * The live http sessions (a row's own, a host profile's, a conversation's), once their calls
+   * settle (within `drainMs`): see handOffSessions(). Then release or resume the same list.
    */
   handOffSessions(drainMs: number): Promise<HandedHttpOff[]> {
     const rows = this.#parts.servers.entries().map((entry) => ({ entry }));
-    return handOffSessions([...rows, ...this.#parts.conversations.handable()], drainMs);
+    const { profiles, conversations } = this.#parts;
+    return handOffSessions([...rows, ...profiles.handable(), ...conversations.handable()], drainMs);
   }
 
   /**

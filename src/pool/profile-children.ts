@@ -1,14 +1,28 @@
 /**
  * What HostProfiles (host-profiles.ts) does over a set of its children: dial the ones a
  * listing needs that never listed, tell their state for `status`, name a profile in the log,
- * and whether a legacy host's child speaks the legacy era.
+ * whether a legacy host's child speaks the legacy era, and what its server declares there.
  */
-import { capabilityKey, type HostProfile, type ProfileChildState } from "mcpool-protocol";
+import {
+  capabilityKey,
+  type HostProfile,
+  type ProfileChildState,
+  type ServerFace,
+  type ServerRow,
+  type ServerState,
+} from "mcpool-protocol";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { Handable } from "./server/handoff.js";
+import { isConversationRow } from "../config/conversation.js";
+import { isEnabled } from "../config/rows.js";
+import { sameConnection } from "../config/same-connection.js";
 import { serverLog } from "./core/server-log.js";
 import type { PoolLog, ServerNotification } from "./core/types.js";
 import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
+import type { CallRoutes } from "./calls/routes.js";
+import type { EntryContext } from "./server/context.js";
 import type { ServerEntry } from "./server/entry.js";
-import type { Handable } from "./server/handoff.js";
+import { elicitationQuestion, type Question } from "./profile-facts.js";
 import { isProfileEntry, type ProfileEntry } from "./server/profile-entry.js";
 
 /**
@@ -89,8 +103,14 @@ export function servedInLegacy(
   profile: HostProfile,
   modernOnly: ReadonlySet<string>,
 ): boolean {
+  return profile.era === "legacy" && legacyApart(entry, modernOnly);
+}
+
+/** Whether `entry`'s row serves its legacy hosts by children in the legacy era (servedInLegacy). */
+export function legacyApart(entry: ServerEntry, modernOnly: ReadonlySet<string>): boolean {
   return (
-    profile.era === "legacy" &&
+    !isConversationRow(entry.row) &&
+    isEnabled(entry.row) &&
     entry.verdict?.era === "modern" &&
     (entry.row.protocol ?? "auto") === "auto" &&
     !modernOnly.has(entry.id)
@@ -106,8 +126,43 @@ export const TOOLS_LIST_CHANGED = {
   method: "notifications/tools/list_changed",
 } as const satisfies ServerNotification;
 
-/** The children of one row that another daemon may take over: each serving, with what it showed. */
-export function handable(children: Iterable<ProfileEntry>): Handable[] {
+/** What a legacy child's handshake told of its server (the connection it is up on). */
+export function faceOf(child: ServerEntry): ServerFace | undefined {
+  const connection = child.connection;
+  if (connection?.capabilities === undefined) return undefined;
+  const face: ServerFace = { capabilities: structuredClone(connection.capabilities) };
+  const info = connection.serverInfo;
+  if (typeof info?.name === "string" && typeof info.version === "string") {
+    face.serverInfo = structuredClone(info) as ServerFace["serverInfo"] & object;
+  }
+  if (connection.instructions !== undefined) face.instructions = connection.instructions;
+  return face;
+}
+
+/** ServerState.legacyFace of a row whose legacy hosts have children in that era: `face` if known. */
+export function legacyFaceState(face: ServerFace | undefined): ServerState["legacyFace"] {
+  return face === undefined ? { known: false } : { known: true, ...structuredClone(face) };
+}
+
+/** What `profile` can be served as in a pool declaring `pool`: what it cannot route is left out. */
+export function maskedProfile(profile: HostProfile, pool: ClientCapabilities): HostProfile {
+  const masked: HostProfile = {};
+  if (profile.sampling === true && pool.sampling !== undefined) masked.sampling = true;
+  if (pool.elicitation !== undefined && (profile.elicitation ?? []).length > 0) {
+    masked.elicitation = profile.elicitation ?? [];
+  }
+  // The pool routes nothing for an extension: the server offers, the host renders.
+  if (profile.extensions !== undefined) masked.extensions = profile.extensions;
+  if (profile.roots !== undefined) masked.roots = profile.roots;
+  if (profile.era === "legacy") masked.era = "legacy";
+  return masked;
+}
+
+/**
+ * The children another daemon may take over: each serving (its server took its roots in),
+ * with its profile and what its server showed, so the successor serves it as this one.
+ */
+export function handableChildren(children: Iterable<ProfileEntry>): Handable[] {
   return [...children]
     .filter((child) => child.ready)
     .map((child) => ({
@@ -120,4 +175,56 @@ export function handable(children: Iterable<ProfileEntry>): Handable[] {
         ...(child.atStart !== undefined ? { atStart: child.atStart } : {}),
       },
     }));
+}
+
+/**
+ * The questions a child may pass on to its hosts: only what its profile declared (the SDK
+ * refuses the rest, -32601), each told to `asked` first (the row is seen to ask it).
+ */
+export function hostQuestions(
+  profile: HostProfile,
+  routes: CallRoutes,
+  route: Parameters<CallRoutes["elicit"]>[0],
+  asked: (question: Question) => void,
+): Pick<EntryContext, "elicit" | "sample"> {
+  const questions: Pick<EntryContext, "elicit" | "sample"> = {};
+  if ((profile.elicitation ?? []).length > 0) {
+    questions.elicit = (_id, params, signal) => {
+      asked(elicitationQuestion(params));
+      return routes.elicit(route, params, signal);
+    };
+  }
+  if (profile.sampling === true) {
+    questions.sample = (_id, params, signal) => {
+      asked("sampling");
+      return routes.sample(route, params, signal);
+    };
+  }
+  return questions;
+}
+
+/**
+ * The children after a reconcile (row id → profile key → child), against the rows now: a
+ * removed row's, or one whose connection changed, are taken out and ended (the promises
+ * returned); an edit that keeps the connection is taken as the row's own is.
+ */
+export function syncChildren(
+  children: Map<string, Map<string, ProfileEntry>>,
+  rows: ReadonlyMap<string, ServerRow>,
+): Promise<void>[] {
+  const ending: Promise<void>[] = [];
+  for (const [id, ofRow] of children) {
+    const row = rows.get(id);
+    for (const [key, child] of ofRow) {
+      if (row === child.row) continue;
+      if (row !== undefined && isEnabled(row) && sameConnection(row, child.row)) {
+        child.update(row);
+        continue;
+      }
+      ofRow.delete(key);
+      ending.push(child.remove("removed"));
+    }
+    if (ofRow.size === 0) children.delete(id);
+  }
+  return ending;
 }

@@ -1,8 +1,9 @@
 /**
  * What HostProfiles (host-profiles.ts) learns about each row's server, once, and keeps with
  * its tools cache (ProfileMemo): which capability keys list the row's own tools, whether it
- * asks for roots and shows it took them in, whether it speaks only 2026-07-28, and which
- * questions it asks its client (sampling, form or url elicitation).
+ * asks for roots and shows it took them in, whether it speaks only 2026-07-28 and else what
+ * it declares in 2025-11-25 (its legacy face), and which questions it asks its client
+ * (sampling, form or url elicitation).
  *
  * The questions: a legacy server reads its client's capabilities at `initialize`, and one
  * that checks them itself before asking refuses by itself for a client without them (the
@@ -14,7 +15,8 @@
  * exactly what they declare, as direct. Seen once: the first question, if it is asked for a
  * host that lacks it, has been answered already (-32601) and is not sent again.
  */
-import { capabilityKey, type HostProfile } from "mcpool-protocol";
+import { capabilityKey, type HostProfile, type ServerFace } from "mcpool-protocol";
+import { canonicalJson } from "./core/fingerprint.js";
 import type { McpServerConfig } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
 import type { CallRoutes } from "./calls/routes.js";
@@ -79,6 +81,8 @@ export class ProfileFacts {
   readonly #shows = new Set<string>();
   /** Rows held in 2026-07-28 whose server refused a legacy child (it speaks only that era). */
   readonly #modernOnly = new Set<string>();
+  /** Row id → what its server declared to a legacy child, and that row. */
+  readonly #legacyFaces = new Map<string, { row: McpServerConfig; face: ServerFace }>();
 
   /** The rows whose server refused a legacy child's `initialize`. */
   get modernOnly(): ReadonlySet<string> {
@@ -175,8 +179,22 @@ export class ProfileFacts {
     return true;
   }
 
+  /** What row `id`'s server declares in 2025-11-25, once a legacy child's handshake told it. */
+  legacyFace(id: string): ServerFace | undefined {
+    return this.#legacyFaces.get(id)?.face;
+  }
+
+  /** A legacy child of row `id` connected, its server declaring `face`: true when that is new. */
+  sawLegacyFace(row: McpServerConfig, id: string, face: ServerFace): boolean {
+    const known = this.#legacyFaces.get(id);
+    if (known !== undefined && canonicalJson(known.face) === canonicalJson(face)) return false;
+    this.#legacyFaces.set(id, { row, face });
+    return true;
+  }
+
   /** What the tools cache kept about row `row`. */
   learn(row: McpServerConfig, id: string, memo: ProfileMemo): void {
+    if (memo.legacyFace !== undefined) this.#legacyFaces.set(id, { row, face: memo.legacyFace });
     if (memo.asksRoots === true) this.#asksRoots.add(id);
     if (memo.asksRoots === false) this.#silent.add(id);
     if (memo.showsUptake === true) this.#shows.add(id);
@@ -196,12 +214,14 @@ export class ProfileFacts {
     // Only what the server showed is kept: a bound that ran out says nothing past this daemon.
     const shows = this.#shows.has(id) ? true : undefined;
     const modernOnly = this.#modernOnly.has(id);
+    const legacyFace = this.#legacyFaces.get(id)?.face;
     if (
       same.length === 0 &&
       asks.length === 0 &&
       asksRoots === undefined &&
       shows === undefined &&
-      !modernOnly
+      !modernOnly &&
+      legacyFace === undefined
     ) {
       return undefined;
     }
@@ -211,6 +231,7 @@ export class ProfileFacts {
       ...(asksRoots !== undefined ? { asksRoots } : {}),
       ...(shows ? { showsUptake: shows } : {}),
       ...(modernOnly ? { legacyToo: false } : {}),
+      ...(legacyFace !== undefined ? { legacyFace } : {}),
     };
   }
 
@@ -219,7 +240,11 @@ export class ProfileFacts {
    * a server lists or asks is learnt again once its connection changed.
    */
   sync(rows: ReadonlyMap<string, McpServerConfig>): void {
-    for (const facts of [this.#same, this.#asks] as Map<string, OfConnection<unknown>>[]) {
+    const learnt = [this.#same, this.#asks, this.#legacyFaces] as Map<
+      string,
+      { row: McpServerConfig }
+    >[];
+    for (const facts of learnt) {
       for (const [id, kept] of facts) {
         const row = rows.get(id);
         if (row === undefined || !sameConnection(row, kept.row)) facts.delete(id);

@@ -66,7 +66,7 @@ export function installPassthrough(
         router.readResource(request.params.uri, asking(profile, extra)),
       ),
     );
-    // Held on a connection of the session's era: its own child's, when the row's is not.
+    // Held where the session's requests go, so it hears the updates of the session it reads.
     server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
       const profile = await session.profile.get(extra.requestId);
       await router.subscribe(session, request.params.uri, profile);

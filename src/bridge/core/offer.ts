@@ -201,17 +201,41 @@ export function legacyResult<T extends { _meta?: Record<string, unknown> | undef
  * The pool's servers, with a lone server (`--server`) that has not yet said who it is and
  * what it offers woken first, so its host meets the server's own serverInfo and capabilities
  * (a server that cannot start is served as mcpool, refusing on use, and said in the log).
+ * A lone server whose 2025-11-25 hosts are served by a child in that era, and whose face
+ * there is not known yet, has such a child dialled (a listing for a legacy host that
+ * declares nothing): its handshake tells the face, kept from then on with the tools cache.
  */
 export async function knownStates(
   upstream: PoolClient,
   single: string | undefined,
   log: (line: string) => void,
 ): Promise<readonly ServerState[]> {
-  const states = await upstream.state();
-  const lone = states.find((s) => s.id === single);
-  if (lone === undefined || lone.capabilities !== undefined || lone.status === "disabled") {
-    return states;
+  let states = await upstream.state();
+  let lone = states.find((s) => s.id === single);
+  if (lone === undefined || lone.status === "disabled") return states;
+  const said = (error: Error): void => log(`mcpool bridge: ${error.message}`);
+  if (lone.capabilities === undefined) {
+    await upstream.ping(lone.id).catch(said);
+    states = await upstream.state();
+    lone = states.find((s) => s.id === single);
   }
-  await upstream.ping(lone.id).catch((error: Error) => log(`mcpool bridge: ${error.message}`));
+  if (lone?.legacyFace?.known !== false) return states;
+  await upstream.tools({ servers: [lone.id], profile: { era: "legacy" } }).catch(said);
   return upstream.state();
+}
+
+/**
+ * The servers as a 2025-11-25 host of the bridge meets them: one whose legacy hosts are
+ * served by a child in that era (its row on `auto`, held in 2026-07-28) declares what that
+ * child's handshake told — its serverInfo, capabilities and instructions there — as it
+ * does to such a host direct, not what the row's 2026-07-28 connection was told.
+ */
+export function legacyFaced(states: readonly ServerState[]): ServerState[] {
+  return states.map((state) => {
+    const face = state.legacyFace;
+    if (face?.known !== true) return state;
+    const { serverInfo: _info, capabilities: _caps, instructions: _text, ...rest } = state;
+    const { known: _known, ...told } = structuredClone(face);
+    return { ...rest, ...told };
+  });
 }

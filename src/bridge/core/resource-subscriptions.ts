@@ -3,8 +3,9 @@
  * of a URI is routed to the server that owns it (resources-prompts.ts) and held upstream.
  *
  * A session subscribes with its host's profile, as it reads (legacy-passthrough.ts): the pool
- * holds the subscription on a connection of that host's era — the row's own when it speaks
- * it, else the host's own child in that era (a 2025-11-25 host of a row held in 2026-07-28). Sessions with no name of their own share one
+ * holds the subscription on the connection that host's requests go to — the server's child
+ * for that profile, when it has one, in the era that child speaks — so the host hears the
+ * updates of the session it reads from. Sessions with no name of their own share one
  * subscription per URI and profile (the client's own: subscribed with the first,
  * unsubscribed with the last), and its updates (the daemon names the profile's
  * subscriptionKey() in each) go to each of them.

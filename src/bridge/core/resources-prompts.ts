@@ -230,7 +230,7 @@ export class ResourcesPromptsRouter {
     return result as ReadResourceResult;
   }
 
-  /** `profile`: the session's host's: held on a connection of its era (its child, if need be). */
+  /** `profile`: the session's host's: held where its requests go (its child, if any). */
   subscribe(session: Subscriber, uri: string, profile?: HostProfile): Promise<void> {
     return this.#subscriptions.subscribe(session, uri, profile);
   }

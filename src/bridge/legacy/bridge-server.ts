@@ -23,6 +23,7 @@ import {
   taskServers,
   instructionsFor,
   knownStates,
+  legacyFaced,
   serverInfoFor,
   speaksOnlyLegacy,
   subscribesResources,
@@ -137,22 +138,22 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     modern: () => eras.ready(),
   });
 
-  const serverInfo = serverInfoFor(scope, states, {
-    name: options.name ?? "mcpool",
-    version: options.version ?? "0.0.0",
-  });
+  const ours = { name: options.name ?? "mcpool", version: options.version ?? "0.0.0" };
+  const serverInfo = serverInfoFor(scope, states, ours);
+  // A 2025-11-25 host is told what the servers declare in its era (offer.ts legacyFaced).
+  const legacyStates = legacyFaced(states);
   const legacy = new LegacySessions({
     client: upstream,
-    serverInfo,
-    capabilities,
-    instructions,
+    serverInfo: serverInfoFor(scope, legacyStates, ours),
+    capabilities: capabilitiesFor(scope, legacyStates, options.catalog !== undefined),
+    instructions: instructionsFor(scope, legacyStates),
     identity: options.identity,
     sessions,
     tools,
     catalog,
     router,
     traffic,
-    taskServers: taskServers(scope, states, options.catalog !== undefined),
+    taskServers: taskServers(scope, legacyStates, options.catalog !== undefined),
     log,
   });
   const createServer = (host?: HostName): Server => legacy.create(host);

@@ -2,8 +2,8 @@
  * The wire's passthrough methods, one small handler each: a request to one
  * pooled server by id, refused by the pool with `not-offered` where the server's
  * capabilities lack it. Resource subscriptions are per connection and per host of it (the
- * `taskOwner` a subscribe names, as a task request does) and its profile (held on a
- * connection of that host's era: the row's own, or its child in that era): its `notifications/resources/updated` go
+ * `taskOwner` a subscribe names, as a task request does) and its profile (held where that
+ * host's requests go: its child, when it has one): its `notifications/resources/updated` go
  * to the connections that subscribed to that uri on that server, as `notification` naming
  * that host and the profile's subscriptionKey(), and end with the connection. A hand-over
  * keeps a named host's place for that name alone.

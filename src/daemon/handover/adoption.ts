@@ -85,16 +85,21 @@ async function conclude(
     .map((server) => server.serverId);
   // An http row's moved session is taken up now too, so its GET stream is listened on at once.
   const sessions = snapshot.sessions ?? [];
-  const rowSessions = sessions.filter((session) => session.conversation === undefined);
+  const rowSessions = sessions.filter(
+    (s) => s.conversation === undefined && s.profile === undefined,
+  );
   const dialled = [
     ...ids,
     ...rowSessions.map((s) => s.serverId).filter((id) => configured.has(id)),
   ];
   await Promise.allSettled(dialled.map((id) => pool.client(id)));
-  // The children a row runs besides its own, made and dialled now as their first use would.
+  // The children a row runs besides its own (a host profile's http session among them),
+  // made and dialled now as their first use would.
   const besides = predecessor.besides();
   await pool.adoptProfileChildren(
-    besides.flatMap(({ serverId, profile }) => (profile ? [{ serverId, ...profile }] : [])),
+    [...besides, ...sessions].flatMap(({ serverId, profile }) =>
+      profile ? [{ serverId, ...profile }] : [],
+    ),
   );
   // A conversation's child, or its http session: its client opened now, as its next use would.
   const conversations = await pool.adoptConversationChildren(
@@ -148,9 +153,9 @@ async function conclude(
   const adopted = taken.filter((s) => handedKey(s) === undefined).map((s) => s.serverId);
   // A row's own http session that moved holds its subscriptions still, as a child does.
   const sessionRows = rowSessions.map((s) => s.serverId).filter((id) => takenSessions.includes(id));
-  // A host profile's child taken holds the subscriptions of the hosts served by it.
-  const profiled = taken.flatMap((s) =>
-    s.profile !== undefined ? [subscriptionPlace(s.serverId, s.profile.key)] : [],
+  // A host profile's child or http session taken holds the subscriptions of its hosts.
+  const profiled = [...taken, ...sessions.filter((s) => takenSessions.includes(nameOf(s)))].flatMap(
+    (s) => (s.profile !== undefined ? [subscriptionPlace(s.serverId, s.profile.key)] : []),
   );
   adoptSubscriptions(pool, [...adopted, ...sessionRows, ...profiled]);
   const children = taken.filter((s) => handedKey(s) !== undefined).map(childLabel);

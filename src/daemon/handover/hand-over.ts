@@ -284,11 +284,12 @@ async function hold(
     servers: renumbered(servers),
     fronts: renumberedFronts(fronts, servers.length),
     sessions: held.sessions.map(
-      ({ serverId, row, sessionId, session, listened, conversation }) => ({
+      ({ serverId, row, sessionId, session, listened, profile, conversation }) => ({
         serverId,
         row,
         sessionId,
         session,
+        ...(profile ? { profile } : {}),
         ...(conversation ? { conversation } : {}),
         ...(listened ? { listened } : {}),
       }),

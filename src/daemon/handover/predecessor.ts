@@ -154,18 +154,28 @@ export async function joinPredecessor(fdCount: number): Promise<Predecessor> {
     return canonical(dialled) === canonical(row) ? server : undefined;
   };
 
-  // Each http session by its name (a row's own by the row's id, a conversation's by id and
-  // key), taken once by a dial of the same row for the same conversation.
+  // Each http session by its name (a row's own by the row's id, a profile's or a
+  // conversation's by id and key), taken once by a dial of the same row for the same key.
   const sessions = new Map((snapshot?.sessions ?? []).map((handed) => [nameOf(handed), handed]));
   const takenSessions: string[] = [];
   const takeSession = (row: McpServerConfig, key?: string): HandedHttpSession | undefined => {
     const name = childName(row.id, key);
     const handed = sessions.get(name);
-    if (!handed || canonical(handed.row) !== canonical(row)) return undefined;
+    // A legacy host's session on a row held in 2026-07-28 was dialled with its era in the row.
+    const era = handed?.profile?.era;
+    const dialled = era === undefined ? handed?.row : { ...handed?.row, protocol: era };
+    if (!handed || canonical(dialled as McpServerConfig) !== canonical(row)) return undefined;
     sessions.delete(name);
     takenSessions.push(name);
-    const { sessionId, session, listened } = handed;
-    return { sessionId, session, ...(listened ? { listened } : {}), owned: word };
+    // A profile's facts go with its session, as with a child: its dial may come first.
+    const { sessionId, session, listened, profile: uptake } = handed;
+    return {
+      sessionId,
+      session,
+      ...(listened ? { listened } : {}),
+      owned: word,
+      ...(uptake ? { uptake } : {}),
+    };
   };
 
   return {

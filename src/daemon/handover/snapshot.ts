@@ -108,8 +108,9 @@ export interface Snapshot {
    */
   fronts?: HandedFront[];
   /**
-   * The live http sessions, a row's own and each conversation's: the new daemon's dial of the
-   * same row (for the same conversation) goes on in each instead of initializing again.
+   * The live http sessions, a row's own, each host profile's and each conversation's: the new
+   * daemon's dial of the same row (for the same profile or conversation) goes on in each
+   * instead of initializing again.
    * Absent (older snapshots): they are dialled again.
    */
   sessions?: HandedHttpRow[];
@@ -132,12 +133,16 @@ export interface Snapshot {
 }
 
 /**
- * A live http session: the row as the old daemon dialled it, the session, and for a
- * conversation's session its conversation (none: the row's own). Matched by nameOf().
+ * A live http session: the row as the old daemon dialled it, the session, and for a host
+ * profile's session its profile (key, profile, era and what its server showed of its roots),
+ * for a conversation's its conversation (neither: the row's own). Matched by nameOf(). A
+ * build that knows no profile sessions takes one only by a dial of that profile's child,
+ * whose key names it: it needs no new version.
  */
 interface HandedHttpRow extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  profile?: HandedProfile;
   conversation?: HandedConversation;
 }
 

@@ -11,10 +11,12 @@
  *
  * Resource subscriptions are the pool's, not a caller's: a connection sees one subscribe per
  * uri however many listeners share it, one unsubscribe when the last one leaves, and the
- * subscribe again after a reconnect. A host's subscription is held on a connection of its
- * era — the row's own when it speaks it, else the host's child in its era (a legacy host of
- * a row held in 2026-07-28 subscribes on its 2025-11-25 child, as it would direct) — and
- * checked against what that connection offers. While a connection has subscriptions it is not idle-reaped.
+ * subscribe again after a reconnect. A host's subscription is held where its calls go — the
+ * row's child for its profile when it has one (a legacy host of a row held in 2026-07-28
+ * subscribes on its 2025-11-25 child, a host with roots on its project's child), the row's
+ * own connection otherwise — so the server that sends an update for the session that turned
+ * it on sends it to the host that did, as direct; and it is checked against what that
+ * connection offers. While a connection has subscriptions it is not idle-reaped.
  */
 import type {
   CompleteRequest,
@@ -45,7 +47,6 @@ import { Subscriptions, subscriptionPlace, type ResourceListener } from "./subsc
 import { entryRoute, ownHandlers } from "./routes.js";
 import type { Route } from "../server/caller-router.js";
 import type { ServerEntry } from "../server/entry.js";
-import { isProfileEntry } from "../server/profile-entry.js";
 import type { HostProfile } from "mcpool-protocol";
 import { holding, withSession } from "../server/session.js";
 import type { CallSignal, PoolLog, ServerNotification } from "../core/types.js";
@@ -218,10 +219,9 @@ export class Passthrough {
   }
 
   /**
-   * See Subscriptions.subscribe: held on the row's own connection, shared by every host, when
-   * it speaks the era of the host of `profile`; else on that host's child in its era (a
-   * 2025-11-25 host of a row held in 2026-07-28, whose face may offer no subscriptions: its
-   * `initialize` would open a 2025-11-25 session direct).
+   * See Subscriptions.subscribe: held on the connection that serves the calls of the host of
+   * `profile` (its child for that profile, when it has one; else, or with no profile, the
+   * row's own, shared by every host it serves).
    */
   subscribe(
     id: string,
@@ -230,9 +230,7 @@ export class Passthrough {
     name?: string,
     profile?: HostProfile,
   ): Promise<() => Promise<void>> {
-    const row = this.#deps.entry(id);
-    const served = profile === undefined ? row : this.#deps.entry(id, profile);
-    const entry = isProfileEntry(served) && served.era !== undefined ? served : row;
+    const entry = profile === undefined ? this.#deps.entry(id) : this.#deps.entry(id, profile);
     const { serverId, profile: key } = entryRoute(entry);
     return this.subscriptions.subscribe(subscriptionPlace(serverId, key), uri, listener, name);
   }

@@ -1,9 +1,9 @@
 /**
  * The pool's resource subscriptions: a server sees one subscribe per uri per connection
  * however many listeners share it, one unsubscribe when the last one leaves, and the
- * subscribe again after a reconnect. A subscription is held on a connection of its host's
- * era (its place: the row's own when it speaks it, else the host's child in that era,
- * server-passthrough.ts), in the era that connection speaks. Across a hand-over the old daemon keeps a leaving listener's place for its
+ * subscribe again after a reconnect. A subscription is held on the connection its host's
+ * requests go to (its place: the row's own, or the row's child for the host's profile), in
+ * the era that connection speaks, so a host hears the updates of the session it reads from. Across a hand-over the old daemon keeps a leaving listener's place for its
  * entry's return, and the new daemon takes the old one's subscriptions up without sending
  * them again to a child it adopted (src/daemon/handover/README.md). A listener may go by its
  * host's name (the name a host's task requests go by): its kept place is then its host's,

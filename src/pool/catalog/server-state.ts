@@ -22,6 +22,8 @@ export interface ServerStateExtras {
   signInNotice?: string | undefined;
   /** The row's children for other host profiles, when it has any up. */
   profiles?: ServerState["profiles"];
+  /** What the server declares to its legacy hosts, when a child in that era serves them. */
+  legacyFace?: ServerState["legacyFace"];
 }
 
 export function serverState(
@@ -98,5 +100,6 @@ export function serverState(
   if (entry.stale) state.stale = true;
   if (extras.conversations) state.conversations = extras.conversations;
   if (extras.profiles) state.profiles = extras.profiles;
+  if (extras.legacyFace) state.legacyFace = extras.legacyFace;
   return state;
 }

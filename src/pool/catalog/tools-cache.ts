@@ -11,6 +11,7 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../../config/rows.js";
 import { canonicalJson } from "../core/fingerprint.js";
 import type { EraVerdict } from "../core/era.js";
+import type { ServerFace } from "mcpool-protocol";
 
 export interface CachedTools {
   /** connectionHash() of the row the list was fetched over. */
@@ -48,6 +49,11 @@ export interface ProfileMemo {
    * the row's modern connection).
    */
   legacyToo?: boolean;
+  /**
+   * What the server, held in 2026-07-28, declares in 2025-11-25: a legacy host's child's
+   * handshake (its serverInfo, capabilities, instructions), told to legacy hosts.
+   */
+  legacyFace?: ServerFace;
   /**
    * The questions the server was seen to ask its client (`sampling`, `elicitation:form`,
    * `elicitation:url`; profile-facts.ts): hosts lacking one never share the row's connection.

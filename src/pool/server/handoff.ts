@@ -100,19 +100,21 @@ export async function handOff(entries: readonly Handable[], drainMs: number): Pr
 }
 
 /**
- * An http session handed off: its row as the pool dialled it, the session, and for a
- * conversation's session (conversations/) its conversation; none: the row's own.
+ * An http session handed off: its row as the pool dialled it, the session, and for a host
+ * profile's session its profile, for a conversation's (conversations/) its conversation;
+ * neither: the row's own.
  */
 export interface HandedHttpOff extends HandedHttpSession {
   serverId: string;
   row: McpServerConfig;
+  profile?: HandedProfile;
   conversation?: HandedConversation;
   readonly connection: Connection;
 }
 
 /**
- * What the successor needs to go on in each live http session — a row's own, a
- * conversation's — (its id and what the handshake or discover told), once its calls settle
+ * What the successor needs to go on in each live http session — a row's own, a host
+ * profile's, a conversation's — (its id and what the handshake or discover told), once its calls settle
  * (within `drainMs`). Its GET stream is closed, so that the successor can open its own
  * (ListenStream, fetch.ts); nothing else is stopped: this pool's connection stays as it is
  * until the pool closes, which ends no session once releaseHandedSessions() marked it.
@@ -121,13 +123,13 @@ export async function handOffSessions(
   entries: readonly Handable[],
   drainMs: number,
 ): Promise<HandedHttpOff[]> {
-  const live = entries.filter(({ entry: { connection }, profile }) => {
+  const live = entries.filter(({ entry: { connection } }) => {
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
-    return sessionId !== undefined && profile === undefined;
+    return sessionId !== undefined;
   });
   await Promise.all(live.map(({ entry }) => drained(entry.connection as Connection, drainMs)));
   const handed: HandedHttpOff[] = [];
-  for (const { entry, conversation } of live) {
+  for (const { entry, profile, conversation } of live) {
     const connection = entry.connection;
     const sessionId = connection ? sessionHandleOf(connection.transport)?.sessionId : undefined;
     const session = connection && sessionOf(connection);
@@ -139,6 +141,7 @@ export async function handOffSessions(
       sessionId,
       session,
       connection,
+      ...(profile ? { profile } : {}),
       ...(conversation ? { conversation } : {}),
       ...(listened ? { listened } : {}),
     });

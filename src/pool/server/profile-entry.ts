@@ -14,6 +14,7 @@ import type { EntryContext } from "./context.js";
 import { ServerEntry } from "./entry.js";
 import { signOfLife } from "./sign-of-life.js";
 import { processOf, type HandedUptake } from "../transport/transport.js";
+import { sessionHandleOf } from "../transport/session-end.js";
 
 /**
  * How long a server that asked for its roots may take to show it took them in, ms, when
@@ -63,6 +64,8 @@ export class ProfileEntry extends ServerEntry {
   onServedSilently: (() => void) | undefined;
   /** What a previous daemon's child showed, when this entry's dial took one over (adopted()). */
   #handed: HandedUptake | undefined;
+  /** The http session a previous daemon handed over, when that is what this entry took. */
+  #handedSession: string | undefined;
   /** Uses (calls, reads) begun and not ended. */
   #using = 0;
   /** Told when a use ends (a child waiting for a slot may take this one's). */
@@ -104,11 +107,13 @@ export class ProfileEntry extends ServerEntry {
     this.era === undefined ? row : { ...row, protocol: this.era };
 
   /**
-   * This entry's dial took over a child another daemon served for the same profile (told as
-   * it takes it): its server took its roots in there, so the connection serves at once.
+   * This entry's dial took over a child, or an http session (`sessionId`), another daemon
+   * served for the same profile (told as it takes it): its server took its roots in there,
+   * so the connection serves at once.
    */
-  adopted(handed: HandedUptake): void {
+  adopted(handed: HandedUptake, sessionId?: string): void {
     this.#handed = handed;
+    this.#handedSession = sessionId;
     this.asksRoots = handed.asksRoots;
     this.atStart = handed.atStart;
   }
@@ -219,8 +224,15 @@ export class ProfileEntry extends ServerEntry {
     return this.#slotted;
   }
 
+  /** Whether `connection` goes on in what a previous daemon handed over (adopted()). */
+  #handedHere(connection: Connection): boolean {
+    if (processOf(connection.transport)?.handedSession) return true;
+    const session = this.#handedSession;
+    return session !== undefined && sessionHandleOf(connection.transport)?.sessionId === session;
+  }
+
   async #rootsTaken(connection: Connection): Promise<Connection> {
-    if (this.#handed !== undefined && processOf(connection.transport)?.handedSession) {
+    if (this.#handed !== undefined && this.#handedHere(connection)) {
       // The previous daemon's child, which took its roots in there (adopted()).
       this.#ready.add(connection);
       return connection;

@@ -71,12 +71,13 @@ export function conversationHandedKey(conversationKey: string): string {
 
 /**
  * `handed` for the children of one profile key: what a profile child's dials take from.
- * `onTaken` hears of each child a dial takes, at once, before the dial goes on in it.
+ * `onTaken` hears of each child or http session a dial takes, at once, before the dial goes
+ * on in it.
  */
 export function handedFor(
   handed: HandedChildren | undefined,
   profileKey: string,
-  onTaken?: (child: HandedChild) => void,
+  onTaken?: (taken: HandedChild | HandedHttpSession) => void,
 ): HandedChildren | undefined {
   if (handed === undefined) return undefined;
   const takeSession = handed.takeSession?.bind(handed);
@@ -87,7 +88,15 @@ export function handedFor(
       if (child !== undefined) onTaken?.(child);
       return child;
     },
-    ...(takeSession ? { takeSession: (row: McpServerConfig) => takeSession(row, profileKey) } : {}),
+    ...(takeSession
+      ? {
+          takeSession: (row: McpServerConfig) => {
+            const session = takeSession(row, profileKey);
+            if (session !== undefined) onTaken?.(session);
+            return session;
+          },
+        }
+      : {}),
   };
 }
 
@@ -185,6 +194,8 @@ export interface HandedHttpSession {
    * sends no DELETE (session-end.ts `provisional`).
    */
   owned?: Promise<boolean>;
+  /** In the new daemon, a host profile's session: what its server showed of its roots there. */
+  uptake?: HandedUptake;
 }
 
 /** A child as handed over: in the old daemon, its fds there; in the new one, its fds here. */
