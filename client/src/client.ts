@@ -72,7 +72,6 @@ import {
   type RunHooksOptions,
   type EventListener,
   type EventOptions,
-  type NotificationAbout,
   type NotificationListener,
   type PoolClient,
   type Credentials,
@@ -89,7 +88,6 @@ export {
   type RunHooksOptions,
   type EventListener,
   type EventOptions,
-  type NotificationAbout,
   type NotificationListener,
   type PoolClient,
 };
@@ -423,12 +421,8 @@ class SocketPoolClient implements PoolClient {
     level: LoggingLevel,
     options: PassthroughOptions = {},
   ): Promise<void> {
-    const profile = options.profile;
-    await this.run(
-      "logging/setLevel",
-      { serverId, level, ...defined({ profile }) },
-      options.signal,
-    );
+    const params = defined({ serverId, level, profile: options.profile });
+    await this.run("logging/setLevel", params, options.signal);
   }
 
   probe(row: ServerRow): Promise<ProbeResult> {

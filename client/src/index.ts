@@ -13,12 +13,12 @@ export {
   type ConnectOptions,
   type EventListener,
   type EventOptions,
-  type NotificationAbout,
   type NotificationListener,
   type PoolClient,
   type DescribeOptions,
   type RunHooksOptions,
 } from "./client.js";
+export type { NotificationAbout } from "./pool-client.js";
 export { defaultSocketPath, ownSocketPath } from "./paths.js";
 export type {
   ConversationLeaseHandle,
