@@ -104,7 +104,11 @@ export function run(
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const timer = setTimeout(() => killGroup(child), options.timeoutMs);
-    child.once("exit", (code, signal) => {
+    // Read on `close`, not `exit`: a process may exit before its output is read (on a loaded
+    // machine `mcpool status --json` was parsed as empty). What it left in its group (a
+    // framework's entries) goes with it, and so lets go of the output.
+    child.once("exit", () => killGroup(child));
+    child.once("close", (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(output);
       else
