@@ -69,10 +69,11 @@ export function runHost(
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const timer = setTimeout(() => killGroup(child), HOST_MS);
     child.once("error", reject);
-    child.once("exit", (_code, signal) => {
+    // What the host left behind (an entry it did not reap) goes with it, and so lets go of
+    // the host's output; read on `close`, once all of it is in.
+    child.once("exit", () => killGroup(child));
+    child.once("close", (_code, signal) => {
       clearTimeout(timer);
-      // What the host left behind (an entry it did not reap) goes with it.
-      killGroup(child);
       if (signal === "SIGKILL") reject(new Error(`${bin} ${args.join(" ")} timed out:\n${output}`));
       else resolve(output.replace(ANSI, ""));
     });

@@ -24,6 +24,7 @@ import {
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { connect } from "mcpool-client";
 import { expect } from "vitest";
 import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
 import { cliPath } from "./daemon.js";
@@ -104,7 +105,11 @@ export function run(
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const timer = setTimeout(() => killGroup(child), options.timeoutMs);
-    child.once("exit", (code, signal) => {
+    // Read on `close`, not `exit`: a process may exit before its output is read (on a loaded
+    // machine `mcpool status --json` was parsed as empty). What it left in its group (a
+    // framework's entries) goes with it, and so lets go of the output.
+    child.once("exit", () => killGroup(child));
+    child.once("close", (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(output);
       else
@@ -331,11 +336,38 @@ export function lanes<T>(items: readonly T[], count: number): T[][] {
   return out;
 }
 
-/** Waits until the daemon's every server is ready (a host's list then needs no luck). */
-export async function serversReady(world: RealWorld): Promise<void> {
-  await waitFor(
-    async () => (await world.status()).servers.every((s) => s.status === "ready"),
-    30_000,
-    "every pooled server to be ready",
+/**
+ * Whether a daemon answers on the user's socket now: asked from here, as cheap to repeat
+ * while the daemons a host's entries started settle as a `mcpool status` process is not.
+ */
+export async function daemonAnswers(world: RealWorld): Promise<boolean> {
+  const pool = await connect({ socketPath: world.socket, clientName: "real-hosts-probe" }).catch(
+    () => undefined,
   );
+  if (pool === undefined) return false;
+  try {
+    await pool.status();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await pool.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Waits until the daemon's every server is ready (a host's list then needs no luck): asked
+ * over the daemon's socket from here, not by a `mcpool status` process each time.
+ */
+export async function serversReady(world: RealWorld): Promise<void> {
+  const pool = await connect({ socketPath: world.socket, clientName: "real-hosts-ready" });
+  try {
+    await waitFor(
+      async () => (await pool.state()).every((s) => s.status === "ready"),
+      30_000,
+      "every pooled server to be ready",
+    );
+  } finally {
+    await pool.close();
+  }
 }

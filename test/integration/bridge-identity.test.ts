@@ -55,8 +55,7 @@ async function faceOf(client: AnyClient): Promise<Face> {
   };
 }
 
-// Side by side: every test reads the pool and its own bridge, none changes what another meets.
-describe.concurrent("a --server entry presents the server itself", () => {
+describe("a --server entry presents the server itself", () => {
   const home = testHome("mcpool-identity-");
   const node = process.execPath;
   const rows = {

@@ -117,11 +117,13 @@ describe.runIf(REAL_HOSTS)(
           return realpathSync(dir);
         });
         claude.configure(world);
-        const direct = await ask(projects[0]!);
+        // The user's daemon comes up while Claude Code runs direct (its file names no daemon).
+        const [direct] = await Promise.all([
+          ask(projects[0]!),
+          world.serve().then(() => serversReady(world)),
+        ]);
         expect(direct).toContain(projects[0]);
 
-        await world.serve();
-        await serversReady(world);
         const wired = await world.cli(["wire", "claude-code", "--write"]);
         expect(wired.code, wired.stdout).toBe(0);
         const [alpha, beta] = [await ask(projects[0]!), await ask(projects[1]!)];

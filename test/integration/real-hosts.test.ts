@@ -15,6 +15,7 @@ import { RELAY_NAME } from "../../src/cli/hosts/pipe-entry.js";
 import { waitFor } from "../helpers/processes.js";
 import { codexServerStatus, REAL_HOSTS_CLI, type Listed } from "../helpers/real-hosts-cli.js";
 import {
+  daemonAnswers,
   expectOneUserDaemon,
   INSTALL_MS,
   installed,
@@ -88,7 +89,7 @@ describe.runIf(REAL_HOSTS)(
          */
         const expectStartedDaemon = async (): Promise<void> => {
           await waitFor(
-            async () => (await world.cli(["status", "--json"])).code === 0,
+            () => daemonAnswers(world),
             30_000,
             "the daemon the entries started to answer",
           );
@@ -220,13 +221,25 @@ describe.runIf(REAL_HOSTS)(
           ]),
         );
 
+      /**
+       * What Codex sees with its own file naming the servers direct: the same file in both
+       * tests, so seen once (an app-server and three servers) and compared with by each.
+       */
+      let seenDirect: Promise<Record<string, string[]>> | undefined;
+      const directTools = (): Promise<Record<string, string[]>> => {
+        codex.configure(world);
+        seenDirect ??= toolsSeen();
+        return seenDirect;
+      };
+
       it(
         "is through the pool what it is direct: the tools the host's own capabilities get",
         async () => {
-          codex.configure(world);
-          const direct = await toolsSeen();
-          await world.serve();
-          await serversReady(world);
+          // The user's daemon comes up while Codex looks direct (its file names no daemon).
+          const [direct] = await Promise.all([
+            directTools(),
+            world.serve().then(() => serversReady(world)),
+          ]);
           const wired = await world.cli(["wire", "codex", "--write"]);
           expect(wired.code, wired.stdout).toBe(0);
           const pooled = await toolsSeen();
@@ -239,9 +252,8 @@ describe.runIf(REAL_HOSTS)(
       it(
         "through one pool-wide catalogue entry (`--catalog --one-entry`): the catalogue's tools in place of every server's, and unwire gives the file back",
         async () => {
-          codex.configure(world);
+          const direct = await directTools();
           const original = readFileSync(codex.file(world), "utf8");
-          const direct = await toolsSeen();
           await world.serve();
           await serversReady(world);
           const wired = await world.cli(["wire", "codex", "--catalog", "--one-entry", "--write"]);
