@@ -8,11 +8,26 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { TestContext } from "vitest";
 import { cliPath, startDaemon, type RunningDaemon, type TestHome } from "./daemon.js";
 import { waitFor } from "./processes.js";
 
 /** The old daemon has started the new one and stopped listening: its log says so. */
 export const LET_GO = "this one no longer listens";
+
+/**
+ * A test's list of what closes its gate and sockets, run when the test ends: called after
+ * testFleet, so before the fleet is taken down (finish hooks run last-first).
+ */
+export function cleanupsAtEnd({
+  onTestFinished,
+}: Pick<TestContext, "onTestFinished">): (() => void)[] {
+  const cleanups: (() => void)[] = [];
+  onTestFinished(() => {
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  });
+  return cleanups;
+}
 
 /**
  * A daemon started from "installed" code that, as the new daemon of a hand-over, waits for

@@ -1,5 +1,5 @@
 /** Pools of real stdio children for integration tests: rows running fixtures, and a tracker. */
-import { afterEach } from "vitest";
+import { afterEach, type TestContext } from "vitest";
 import { McpPool, type McpServerConfig } from "../../src/index.js";
 import { alive, fixture, waitFor } from "./processes.js";
 
@@ -36,6 +36,24 @@ export function poolMaker(): { pool(options?: PoolOptions): McpPool; made: McpPo
       return created;
     },
   };
+}
+
+/**
+ * A silent pool on a 15 s connect budget for one test, so the tests of a file can run side
+ * by side: closed when the test ends, then `closed` is given the pids its servers had.
+ */
+export function testPool(
+  { onTestFinished }: Pick<TestContext, "onTestFinished">,
+  options: PoolOptions = {},
+  closed: (pids: number[]) => void | Promise<void> = () => undefined,
+): McpPool {
+  const made = poolMaker().pool(options);
+  onTestFinished(async () => {
+    const pids = made.state().flatMap((s) => (s.pid ? [s.pid] : []));
+    await made.close();
+    await closed(pids);
+  });
+  return made;
 }
 
 /**

@@ -6,11 +6,9 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { cliPath, runCli, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { cliPath, runCliAsync, type TestHome } from "../helpers/daemon.js";
+import { testFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
-
-const fleet = useFleet();
 
 interface Keeper {
   process: ChildProcess;
@@ -56,7 +54,7 @@ async function withKeeper(
 
 /** Hands the daemon of `home` over; resolves once `keeper` follows the new daemon. */
 async function handOver(home: TestHome, keeper: Keeper): Promise<number> {
-  const restart = runCli(home, "restart", "--json");
+  const restart = await runCliAsync(home, "restart", "--json");
   expect(restart.code).toBe(0);
   const { pid } = JSON.parse(restart.stdout) as { pid: number };
   await waitFor(
@@ -67,8 +65,10 @@ async function handOver(home: TestHome, keeper: Keeper): Promise<number> {
   return pid;
 }
 
-describe("the keeper the launchd agent runs", () => {
-  it("follows the new daemon across a hand-over and exits non-zero when that daemon dies", async () => {
+// Each test its own home, keeper and daemons: they run side by side, each with a longer bound.
+describe.concurrent("the keeper the launchd agent runs", { timeout: 90_000 }, () => {
+  it("follows the new daemon across a hand-over and exits non-zero when that daemon dies", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({ counter: { command: process.execPath, args: [fixture("counter.mjs")] } });
     await withKeeper(h, async (keeper, first) => {
@@ -85,18 +85,20 @@ describe("the keeper the launchd agent runs", () => {
     });
   });
 
-  it("exits 0 after `mcpool shutdown` of the daemon it follows since a hand-over", async () => {
+  it("exits 0 after `mcpool shutdown` of the daemon it follows since a hand-over", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({});
     await withKeeper(h, async (keeper) => {
       const handed = await handOver(h, keeper);
-      expect(runCli(h, "shutdown").code).toBe(0);
+      expect((await runCliAsync(h, "shutdown")).code).toBe(0);
       expect(await keeper.exit).toBe(0);
       await waitFor(() => !alive(handed), 20_000, "the new daemon to exit");
     });
   });
 
-  it("passes SIGTERM on to the daemon it follows, and exits with that daemon's status", async () => {
+  it("passes SIGTERM on to the daemon it follows, and exits with that daemon's status", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({});
     await withKeeper(h, async (keeper, first) => {

@@ -13,18 +13,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import type { RunningDaemon, TestHome } from "../helpers/daemon.js";
-import { gatedDaemon, heldRestart, type restart } from "../helpers/handover-gate.js";
-import { useFleet } from "../helpers/fleet.js";
+import { cleanupsAtEnd, gatedDaemon, heldRestart, type restart } from "../helpers/handover-gate.js";
+import { testFleet, type Fleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
-
-const fleet = useFleet();
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
 
 const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
 const rows = { kept: counter, gone: counter, changed: counter };
@@ -91,6 +85,7 @@ async function running(agent: PoolClient): Promise<Map<string, { args: string; p
  * be that its reconcile waits for the hand-over.
  */
 async function editedWhileHeld(
+  fleet: Fleet,
   h: TestHome,
   old: RunningDaemon,
   started: Promise<Socket>,
@@ -123,13 +118,16 @@ async function editedWhileHeld(
   return { pids, restarting, gate, edit };
 }
 
-describe("an edit of mcp.json while a hand-over is held", () => {
-  it("is reconciled by the old daemon once it serves again, when the new one fails", async () => {
+// Each test its own home, daemon and gate: they run side by side, each with a longer bound.
+describe.concurrent("an edit of mcp.json while a hand-over is held", { timeout: 90_000 }, () => {
+  it("is reconciled by the old daemon once it serves again, when the new one fails", async (context) => {
+    const fleet = testFleet(context);
+    const cleanups = cleanupsAtEnd(context);
     const h = fleet.home();
     h.writeConfig(rows);
     const { old, started } = await gatedDaemon(h, cleanups);
     try {
-      const { pids, restarting, gate, edit } = await editedWhileHeld(h, old, started);
+      const { pids, restarting, gate, edit } = await editedWhileHeld(fleet, h, old, started);
       gate.end("fail\n");
 
       const done = await restarting;
@@ -160,12 +158,14 @@ describe("an edit of mcp.json while a hand-over is held", () => {
     }
   }, 90_000);
 
-  it("is read by the new daemon, and the old one stops none of the children it adopted", async () => {
+  it("is read by the new daemon, and the old one stops none of the children it adopted", async (context) => {
+    const fleet = testFleet(context);
+    const cleanups = cleanupsAtEnd(context);
     const h = fleet.home();
     h.writeConfig(rows);
     const { old, started } = await gatedDaemon(h, cleanups);
     try {
-      const { pids, restarting, gate, edit } = await editedWhileHeld(h, old, started);
+      const { pids, restarting, gate, edit } = await editedWhileHeld(fleet, h, old, started);
       gate.end("go\n");
 
       const done = await restarting;

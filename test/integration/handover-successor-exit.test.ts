@@ -8,11 +8,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
-import { installedCli, runCli, runCliAsync, startDaemon } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { installedCli, runCliAsync, startDaemon } from "../helpers/daemon.js";
+import { testFleet } from "../helpers/fleet.js";
 import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
-
-const fleet = useFleet();
 
 const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
 
@@ -74,8 +72,10 @@ async function count(agent: PoolClient): Promise<number> {
   return Number((await agent.call("counter__count", {})).split(" ")[0]);
 }
 
-describe("a failed hand-over", () => {
-  it("leaves no answer to the new daemon's request for a host's call through the old one", async () => {
+// Each test its own home and daemon: they run side by side, each with a longer bound.
+describe.concurrent("a failed hand-over", { timeout: 90_000 }, () => {
+  it("leaves no answer to the new daemon's request for a host's call through the old one", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     const hold = join(h.dir, "hold-list");
     h.writeConfig({ counter: { ...counter, env: { COUNTER_HOLD_LIST: hold } } });
@@ -101,7 +101,8 @@ describe("a failed hand-over", () => {
     }
   });
 
-  it("takes the children back only once the new daemon is gone, killing one that stays", async () => {
+  it("takes the children back only once the new daemon is gone, killing one that stays", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home();
     h.writeConfig({ counter });
     const pidFile = join(h.dir, "successor.pid");
@@ -114,7 +115,7 @@ describe("a failed hand-over", () => {
       expect(await count(agent)).toBe(1);
       writeFileSync(installed, stubborn(pidFile));
 
-      const restart = runCli(h, "restart");
+      const restart = await runCliAsync(h, "restart");
       expect(restart.code).toBe(1);
       expect(restart.stderr).toContain("it gave up");
       successor = Number(readFileSync(pidFile, "utf8"));

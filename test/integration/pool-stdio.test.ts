@@ -1,13 +1,18 @@
 import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import { McpPool, McpPoolError, type PoolEvent } from "../../src/index.js";
-import { nodeRow, poolMaker } from "../helpers/stdio-pool.js";
+import { nodeRow, testPool, type PoolOptions } from "../helpers/stdio-pool.js";
 import { alive, fixture, groupMembers, nextMatching, waitFor } from "../helpers/processes.js";
 
-const { pool, made: pools } = poolMaker();
 const node = nodeRow;
+
+/** A pool of this test's: closed when it ends, and none of its children outlives that. */
+const pool = (context: TestContext, options?: PoolOptions): McpPool =>
+  testPool(context, options, (pids) => {
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
 
 function pidOf(p: McpPool, id: string): number {
   const pid = p.state().find((s) => s.id === id)?.pid;
@@ -15,15 +20,10 @@ function pidOf(p: McpPool, id: string): number {
   return pid;
 }
 
-afterEach(async () => {
-  const pids = pools.flatMap((p) => p.state().flatMap((s) => (s.pid ? [s.pid] : [])));
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-  for (const pid of pids) expect(alive(pid)).toBe(false);
-});
-
-describe("a pool of stdio children", () => {
-  it("connects a row, lists its tools under qualified names and calls one", async () => {
-    const p = pool();
+// Each test its own pool and children: they run side by side, each with a longer bound.
+describe.concurrent("a pool of stdio children", { timeout: 90_000 }, () => {
+  it("connects a row, lists its tools under qualified names and calls one", async (context) => {
+    const p = pool(context);
     await p.sync([node("echo", "echo.mjs")]);
     const [state] = p.state();
     expect(state?.status).toBe("ready");
@@ -34,8 +34,8 @@ describe("a pool of stdio children", () => {
     expect(await p.call("echo__echo", { text: "hi" })).toBe("hi");
   });
 
-  it("starts each child in its own process group and stops the whole group, wrapper included", async () => {
-    const p = pool();
+  it("starts each child in its own process group and stops the whole group, wrapper included", async (context) => {
+    const p = pool(context);
     await p.sync([{ id: "wrapped", transport: "stdio", command: fixture("wrapped.sh") }]);
     const pid = pidOf(p, "wrapped");
     await waitFor(() => groupMembers(pid).length >= 2, 10_000, "the wrapper's grandchild");
@@ -44,8 +44,8 @@ describe("a pool of stdio children", () => {
     expect(p.state()[0]?.status).toBe("idle");
   });
 
-  it("stops a child that ignores stdin EOF and SIGTERM with SIGKILL", async () => {
-    const p = pool();
+  it("stops a child that ignores stdin EOF and SIGTERM with SIGKILL", async (context) => {
+    const p = pool(context);
     await p.sync([node("hang", "hang.mjs")]);
     const pid = pidOf(p, "hang");
     await p.sync([]);
@@ -53,8 +53,8 @@ describe("a pool of stdio children", () => {
     expect(p.state()).toEqual([]);
   });
 
-  it("collects every page of tools/list and refuses a cursor that never advances", async () => {
-    const p = pool();
+  it("collects every page of tools/list and refuses a cursor that never advances", async (context) => {
+    const p = pool(context);
     await p.sync([
       node("pages", "paginate.mjs", { env: { FIXTURE_TOOLS: "10" } }),
       node("loop", "paginate.mjs", { env: { BAD_CURSOR: "1" } }),
@@ -77,15 +77,15 @@ describe("a pool of stdio children", () => {
     expect(loop?.tools).toEqual([]);
   });
 
-  it("skips junk lines on a child's stdout and still answers", async () => {
-    const p = pool();
+  it("skips junk lines on a child's stdout and still answers", async (context) => {
+    const p = pool(context);
     await p.sync([node("junk", "junk.mjs")]);
     expect(await p.call("junk__echo", { text: "still here" })).toBe("still here");
   });
 
-  it("reports a command that does not exist with its reason and holds it off with backoff", async () => {
+  it("reports a command that does not exist with its reason and holds it off with backoff", async (context) => {
     const events: PoolEvent[] = [];
-    const p = pool();
+    const p = pool(context);
     p.onEvent((e) => events.push(e));
     await p.sync([{ id: "nope", transport: "stdio", command: "/nonexistent/mcp-server" }]);
     const [state] = p.state();
@@ -99,8 +99,8 @@ describe("a pool of stdio children", () => {
     expect((refused as McpPoolError).detail.retryAt).toBe(state?.retryAt);
   });
 
-  it("puts the stderr of a child that dies at start into its error", async () => {
-    const p = pool();
+  it("puts the stderr of a child that dies at start into its error", async (context) => {
+    const p = pool(context);
     await p.sync([node("dies", "crash.mjs", { env: { CRASH_ON_START: "1" } })]);
     const [state] = p.state();
     expect(state?.status).toBe("error");
@@ -108,8 +108,8 @@ describe("a pool of stdio children", () => {
     expect(state?.error).toMatch(/exited with code 1/);
   });
 
-  it("moves a server that crashes soon after starting to error with its stderr, fails the call in flight once with server-crashed, and keeps its tools as last-known", async () => {
-    const p = pool({ crashBackoffMs: 60_000 });
+  it("moves a server that crashes soon after starting to error with its stderr, fails the call in flight once with server-crashed, and keeps its tools as last-known", async (context) => {
+    const p = pool(context, { crashBackoffMs: 60_000 });
     await p.sync([node("crashy", "crash.mjs"), node("echo", "echo.mjs")]);
     const echoPid = pidOf(p, "echo");
     const closed = nextMatching<PoolEvent>(
@@ -135,19 +135,22 @@ describe("a pool of stdio children", () => {
     expect(await p.call("echo__echo", { text: "fine" })).toBe("fine");
   });
 
-  it("times out a call that never answers, with the bound in the error", async () => {
-    const p = pool();
+  it("times out a call that never answers, with the bound in the error", async (context) => {
+    const p = pool(context);
     await p.sync([node("hang", "hang.mjs")]);
     const error = await p.call("hang__hang", {}, { timeoutMs: 200 }).catch((e: unknown) => e);
     expect((error as McpPoolError).code).toBe("timeout");
     expect((error as McpPoolError).detail.timeoutMs).toBe(200);
   });
 
-  it("logs no connect failure for a start ended on purpose by stop() or by closing the pool", async () => {
-    const p = pool({ connectTimeoutMs: 600_000 });
+  it("logs no connect failure for a start ended on purpose by stop() or by closing the pool", async (context) => {
+    const p = pool(context, { connectTimeoutMs: 600_000 });
     const errors: string[] = [];
     const failures: PoolEvent[] = [];
-    const p2 = pool({ connectTimeoutMs: 600_000, log: { error: (line) => errors.push(line) } });
+    const p2 = pool(context, {
+      connectTimeoutMs: 600_000,
+      log: { error: (line) => errors.push(line) },
+    });
     for (const each of [p, p2]) {
       each.onEvent((e) => e.type === "connect-failed" && failures.push(e));
     }
@@ -177,8 +180,8 @@ describe("a pool of stdio children", () => {
     expect(errors).toEqual([]);
   });
 
-  it("passes arguments containing shell syntax literally", async () => {
-    const p = pool();
+  it("passes arguments containing shell syntax literally", async (context) => {
+    const p = pool(context);
     const marker = join(tmpdir(), `mcpool-pwned-${process.pid}`);
     const args = [fixture("echo.mjs"), `$(touch ${marker})`, ";", `touch ${marker}`];
     await p.sync([node("echo", "echo.mjs", { args })]);

@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { bridgeCommand, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import { runCliAsync, serversReady, type TestHome } from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { testFleet } from "../helpers/fleet.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
 type Answer = Record<string, unknown>;
@@ -24,8 +24,6 @@ const counted = (name: string) => ({
   args: [fixture("tasks-server.mjs")],
   env: { TASK_IDS: "counted", TASKS_NAME: name },
 });
-
-const fleet = useFleet();
 
 /** An SDK host of `command`: its requests, answered as results. */
 async function open(command: string, args: string[], env: Record<string, string>) {
@@ -68,9 +66,11 @@ const shape = (a: Answer, id: string) => ({
   named: a.taskId === id,
 });
 
-describe("tasks of several servers across a hand-over restart", () => {
+// Each test its own home and daemon: they run side by side.
+describe.concurrent("tasks of several servers across a hand-over restart", () => {
   for (const via of ["lean", "perl"] as const) {
-    it(`answers a ${via} host about and cancels each server's older task by the id it was given`, async () => {
+    it(`answers a ${via} host about and cancels each server's older task by the id it was given`, async (context) => {
+      const fleet = testFleet(context);
       const want = await direct();
       const h: TestHome = fleet.home(`mcpool-tasks-handover-several-${via}-`);
       h.writeConfig({ a: counted("a"), b: counted("b") });

@@ -25,14 +25,8 @@ import { once } from "node:events";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bridgeCommand, scopeSocket, stringEnv, type BridgePath } from "../helpers/bridge.js";
-import {
-  installedCli,
-  runCli,
-  runCliAsync,
-  startDaemon,
-  type TestHome,
-} from "../helpers/daemon.js";
-import { useFleet } from "../helpers/fleet.js";
+import { installedCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
+import { testFleet, type Fleet } from "../helpers/fleet.js";
 import { daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
 
 /** What the pool declares to a server: the row's own connection serves the host. */
@@ -42,8 +36,6 @@ const BOUND_MS = 20_000;
 const WAITS_FOR_ADOPTION = "request about its moved tasks waits for the adoption to conclude";
 /** Restarts in a row for an MCP-socket host's tasks: each one's session end is another chance to cancel. */
 const RESTARTS = 5;
-
-const fleet = useFleet();
 
 type Answer = Record<string, unknown>;
 
@@ -142,7 +134,7 @@ async function directTaskGet(): Promise<{ fields: string[]; status: unknown }> {
 }
 
 /** A daemon for `h`, once the tasks server's MCP socket is there. */
-async function servedWithSocket(h: TestHome): Promise<void> {
+async function servedWithSocket(fleet: Fleet, h: TestHome): Promise<void> {
   await fleet.daemon(h);
   await waitFor(
     () => existsSync(scopeSocket(h, ["--server", "tasks"])),
@@ -155,7 +147,7 @@ async function servedWithSocket(h: TestHome): Promise<void> {
  * A home whose second row the new daemon lists again only once the test opens `relist`: until
  * then its adoption is not concluded, while it already serves the socket.
  */
-function gatedAdoption(prefix: string): { h: TestHome; relist: string } {
+function gatedAdoption(fleet: Fleet, prefix: string): { h: TestHome; relist: string } {
   const h = fleet.home(prefix);
   const relist = join(h.dir, "relist");
   h.writeConfig({
@@ -165,8 +157,11 @@ function gatedAdoption(prefix: string): { h: TestHome; relist: string } {
   return { h, relist };
 }
 
-describe("tasks across a hand-over restart", () => {
-  it("keeps a host's live task on an http row whose session moved", async () => {
+// Each test its own home and daemon: they run side by side, each with a longer bound, and
+// the CLI runs without blocking the worker's event loop.
+describe.concurrent("tasks across a hand-over restart", { timeout: 90_000 }, () => {
+  it("keeps a host's live task on an http row whose session moved", async (context) => {
+    const fleet = testFleet(context);
     const remote = await tasksOverHttp();
     const h = fleet.home("mcpool-tasks-handover-http-");
     h.writeConfig({ tasks: { type: "http", url: remote.url } });
@@ -198,12 +193,13 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
-  it("lets a host ask about and list its older tasks on the child that moved", async () => {
+  it("lets a host ask about and list its older tasks on the child that moved", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-tasks-handover-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     const hosts: Host[] = [];
     try {
-      await servedWithSocket(h);
+      await servedWithSocket(fleet, h);
       const sdk = await host(h, "sdk");
       hosts.push(sdk);
       // A host of the MCP socket: its session there ends as the daemon hands over.
@@ -220,7 +216,7 @@ describe("tasks across a hand-over restart", () => {
       const before = await peek(live);
       expect(before.status).toBe("working");
 
-      const restart = runCli(h, "restart", "--json");
+      const restart = await runCliAsync(h, "restart", "--json");
       expect(restart.stderr).toBe("");
       expect(restart.code).toBe(0);
       expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
@@ -260,14 +256,15 @@ describe("tasks across a hand-over restart", () => {
   }, 90_000);
 
   for (const via of ["lean", "perl"] as const) {
-    it(`answers a host through the ${via} entry about its older task after the restart, as direct`, async () => {
+    it(`answers a host through the ${via} entry about its older task after the restart, as direct`, async (context) => {
+      const fleet = testFleet(context);
       const expected = await directTaskGet();
       expect(expected.status).toBe("working");
       const h = fleet.home(`mcpool-tasks-handover-${via}-`);
       h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
       const hosts: Host[] = [];
       try {
-        await servedWithSocket(h);
+        await servedWithSocket(fleet, h);
         const entry = await host(h, via);
         hosts.push(entry);
         const live = await entry.work(120_000);
@@ -296,29 +293,8 @@ describe("tasks across a hand-over restart", () => {
     }, 90_000);
   }
 
-  it("keeps an MCP-socket host's live tasks through restarts with no call in flight", async () => {
-    const h = fleet.home("mcpool-tasks-handover-socket-");
-    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
-    let lean: Host | undefined;
-    try {
-      await servedWithSocket(h);
-      lean = await host(h, "lean");
-      const live: string[] = [];
-      for (let restart = 0; restart < RESTARTS; restart++) {
-        live.push(await lean.work(120_000));
-        // Nothing in flight: the hand-over ends the socket's session with no call to wait on.
-        const { code, stderr } = await runCliAsync(h, "restart");
-        expect({ restart, code, stderr }).toEqual({ restart, code: 0, stderr: "" });
-        // The old daemon sent nothing as that session ended: no task of it was cancelled.
-        for (const taskId of live) expect((await lean.peek(taskId)).status).toBe("working");
-      }
-    } finally {
-      await lean?.client.close().catch(() => undefined);
-      await stopAll(daemonsFor(h.socketPath));
-    }
-  }, 180_000);
-
-  it("tells a host of its moved task's status that came before the host asked about it", async () => {
+  it("tells a host of its moved task's status that came before the host asked about it", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-tasks-handover-missed-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     let sdk: Host | undefined;
@@ -334,7 +310,7 @@ describe("tasks across a hand-over restart", () => {
       });
       const taskId = (made as { task: { taskId: string } }).task.taskId;
 
-      const restart = runCli(h, "restart", "--json");
+      const restart = await runCliAsync(h, "restart", "--json");
       expect(restart.code).toBe(0);
       expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
       // The task completes now, on the moved child, before its host asks the new daemon about
@@ -355,14 +331,15 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
-  it("lets a stale tasks/release for a host's name leave that host's moved tasks working", async () => {
+  it("lets a stale tasks/release for a host's name leave that host's moved tasks working", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-tasks-handover-release-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     try {
       await fleet.daemon(h);
       const lib = await fleet.agent(h, "lib");
       const taskId = await libTask(lib);
-      const restart = runCli(h, "restart", "--json");
+      const restart = await runCliAsync(h, "restart", "--json");
       expect((JSON.parse(restart.stdout) as { adopted: string[] }).adopted).toEqual(["tasks"]);
       // A release for the host's name, from a connection that carried a host of that name
       // once (queued before the hand-over), reaches the new daemon: it is that connection's
@@ -378,7 +355,8 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
-  it("cancels at once the task of a host that went before the server answered its call", async () => {
+  it("cancels at once the task of a host that went before the server answered its call", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-tasks-gone-host-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     try {
@@ -411,8 +389,9 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
-  it("answers a host's tasks/get while the new daemon is still adopting: never 'not found'", async () => {
-    const { h, relist } = gatedAdoption("mcpool-tasks-handover-window-");
+  it("answers a host's tasks/get while the new daemon is still adopting: never 'not found'", async (context) => {
+    const fleet = testFleet(context);
+    const { h, relist } = gatedAdoption(fleet, "mcpool-tasks-handover-window-");
     let sdk: Host | undefined;
     try {
       const old = await fleet.daemon(h);
@@ -474,8 +453,9 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
-  it("leaves a moved task its host's by name when a connection that asked during the adoption closes", async () => {
-    const { h, relist } = gatedAdoption("mcpool-tasks-handover-gone-");
+  it("leaves a moved task its host's by name when a connection that asked during the adoption closes", async (context) => {
+    const fleet = testFleet(context);
+    const { h, relist } = gatedAdoption(fleet, "mcpool-tasks-handover-gone-");
     try {
       const old = await fleet.daemon(h);
       // The client library's tasks go by its owner name: another connection naming it finds them.
@@ -526,7 +506,8 @@ describe("tasks across a hand-over restart", () => {
     }
   }, 90_000);
 
-  it("keeps a host's live task when the new daemon cannot start: the old one serves it on", async () => {
+  it("keeps a host's live task when the new daemon cannot start: the old one serves it on", async (context) => {
+    const fleet = testFleet(context);
     const h = fleet.home("mcpool-tasks-handover-failed-");
     h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
     // The installed code the restart starts: this checkout, until an "upgrade" that cannot start.
@@ -554,11 +535,39 @@ describe("tasks across a hand-over restart", () => {
       });
       expect(await ask("tasks/cancel", { taskId: live })).toMatchObject({ status: "cancelled" });
       expect((await peek(live)).status).toBe("cancelled");
-      expect(runCli(h, "status", "--json").stdout).toContain(`"pid": ${old.pid}`);
+      expect((await runCliAsync(h, "status", "--json")).stdout).toContain(`"pid": ${old.pid}`);
     } finally {
       await sdk?.client.close().catch(() => undefined);
       await old.stop();
       await stopAll(daemonsFor(h.socketPath));
     }
   }, 90_000);
+});
+
+// Alone, not beside the others: beside them, on a machine at load 37-60, a task of the
+// socket's host was twice found absent from the server after a restart, which is not
+// explained yet (docs/status.md).
+describe("tasks of an MCP-socket host across restarts", () => {
+  it("keeps an MCP-socket host's live tasks through restarts with no call in flight", async (context) => {
+    const fleet = testFleet(context);
+    const h = fleet.home("mcpool-tasks-handover-socket-");
+    h.writeConfig({ tasks: { command: process.execPath, args: [fixture("tasks-server.mjs")] } });
+    let lean: Host | undefined;
+    try {
+      await servedWithSocket(fleet, h);
+      lean = await host(h, "lean");
+      const live: string[] = [];
+      for (let restart = 0; restart < RESTARTS; restart++) {
+        live.push(await lean.work(120_000));
+        // Nothing in flight: the hand-over ends the socket's session with no call to wait on.
+        const { code, stderr } = await runCliAsync(h, "restart");
+        expect({ restart, code, stderr }).toEqual({ restart, code: 0, stderr: "" });
+        // The old daemon sent nothing as that session ended: no task of it was cancelled.
+        for (const taskId of live) expect((await lean.peek(taskId)).status).toBe("working");
+      }
+    } finally {
+      await lean?.client.close().catch(() => undefined);
+      await stopAll(daemonsFor(h.socketPath));
+    }
+  }, 180_000);
 });
