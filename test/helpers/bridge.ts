@@ -148,11 +148,19 @@ export async function httpBridge(home: TestHome, args: string[] = []): Promise<H
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await waitFor(
-    () => /serving http:\/\/\S+/.test(stderr) || child.exitCode !== null,
-    20_000,
-    "the bridge to listen",
-  );
+  try {
+    await waitFor(
+      () => /serving http:\/\/\S+/.test(stderr) || child.exitCode !== null,
+      20_000,
+      "the bridge to listen",
+    );
+  } catch (error) {
+    // Not listening within the bound: nobody holds it, so it must not outlive the test (left
+    // running, it starts a daemon of its own once the test's is stopped and its home removed).
+    child.kill("SIGKILL");
+    await exited;
+    throw error;
+  }
   if (child.exitCode !== null) throw new Error(`the bridge exited: ${stderr}`);
   const url = /serving (http:\/\/\S+)/.exec(stderr)?.[1] as string;
   const token = /token (\S+) \(send/.exec(stderr)?.[1];
