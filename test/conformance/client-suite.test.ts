@@ -11,12 +11,16 @@
  * the machine. A required scenario that fails in the suite is therefore run once more on its
  * own, and only a failure there fails this test; the rerun is reported either way. The
  * not-scored scenarios are reported, never counted (the README's conformance table).
+ *
+ * The runs go one after another through one runner lane (conformance-runner.ts), which
+ * loads the runner once for all of them.
  */
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
-  conformance as runConformance,
+  clientArgs,
   requirements,
+  RunnerLanes,
   soloOutcome,
   summary,
 } from "../helpers/conformance-runner.js";
@@ -32,10 +36,13 @@ const CLIENT_TIMEOUT_MS = 120_000;
 /** Bound on one scenario run alone, ms. */
 const SOLO_BOUND_MS = 60_000;
 
+const lanes = new RunnerLanes();
 const conformance = (args: string[], boundMs: number) =>
-  runConformance(ADAPTER, args, boundMs, CLIENT_TIMEOUT_MS);
+  lanes.run(clientArgs(ADAPTER, args, CLIENT_TIMEOUT_MS), boundMs);
 
 describe("the MCP conformance client suite", () => {
+  afterAll(() => lanes.close());
+
   it(
     `passes every client scenario ${REVISION} requires, with the pool as the client`,
     async () => {

@@ -155,7 +155,8 @@ export async function httpBridge(home: TestHome, args: string[] = []): Promise<H
       "the bridge to listen",
     );
   } catch (error) {
-    // Not listening within the bound: nobody holds it, so it must not outlive the test.
+    // Not listening within the bound: nobody holds it, so it must not outlive the test (left
+    // running, it starts a daemon of its own once the test's is stopped and its home removed).
     child.kill("SIGKILL");
     await exited;
     throw new Error(`${(error as Error).message}: ${stderr}`);

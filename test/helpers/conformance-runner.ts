@@ -38,6 +38,8 @@ const PRELOAD = fileURLToPath(new URL("./node20-glob-sync.mjs", import.meta.url)
 export interface Run {
   code: number | null;
   output: string;
+  /** The run was killed at its bound. */
+  boundReached?: boolean;
 }
 
 /** The runner's arguments for `adapter` as the client command, `clientTimeoutMs` its bound on each client. */
@@ -81,11 +83,15 @@ export function conformance(
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const timer = setTimeout(() => killGroup(child.pid), boundMs);
+  let boundReached = false;
+  const timer = setTimeout(() => {
+    boundReached = true;
+    killGroup(child.pid);
+  }, boundMs);
   return new Promise((resolve) =>
     child.once("close", (code) => {
       clearTimeout(timer);
-      resolve({ code, output });
+      resolve({ code, output, ...(boundReached ? { boundReached } : {}) });
     }),
   );
 }
@@ -126,13 +132,17 @@ class Lane {
   run(args: string[], boundMs: number): Promise<Run> {
     if (this.#pending !== undefined) throw new Error("a lane runs one run at a time");
     return new Promise((resolve) => {
-      const timer = setTimeout(() => killGroup(this.#child.pid), boundMs);
+      let boundReached = false;
+      const timer = setTimeout(() => {
+        boundReached = true;
+        killGroup(this.#child.pid);
+      }, boundMs);
       const pending = {
         output: "",
         done: (code: number | null) => {
           clearTimeout(timer);
           this.#pending = undefined;
-          resolve({ code, output: pending.output });
+          resolve({ code, output: pending.output, ...(boundReached ? { boundReached } : {}) });
         },
       };
       this.#pending = pending;

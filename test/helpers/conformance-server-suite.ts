@@ -6,20 +6,17 @@
  * 2025-11-25 client, modern-stdio-over-http.ts for a 2026-07-28 one), which reads no message.
  *
  * The runner imports `fs.globSync`, which Node 20 lacks: it runs under
- * test/helpers/node20-glob-sync.mjs (`--import`).
+ * test/helpers/node20-glob-sync.mjs (`--import`). It is an HTTP client of the URL alone (no
+ * environment or directory of its own matters to it), so the runs share runner lanes.
  */
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { RUNNER } from "./conformance-runner.js";
+import { RunnerLanes } from "./conformance-runner.js";
 import { testHome } from "./daemon.js";
 import { fixture } from "./processes.js";
 import { modernStdioOverHttp } from "./modern-stdio-over-http.js";
 import { stdioOverHttp, type StdioEntry } from "./stdio-over-http.js";
-
-const preload = fileURLToPath(new URL("./node20-glob-sync.mjs", import.meta.url));
 
 /** The two revisions the suite freezes requirements for, each a client of its own era. */
 export const LEGACY = "2025-11-25";
@@ -71,36 +68,28 @@ function readResults(out: string): ScenarioResult[] {
     .sort((a, b) => a.scenario.localeCompare(b.scenario));
 }
 
+/**
+ * The runs of this file's suites, through runner lanes (conformance-runner.ts): the runner
+ * loaded once per run going at once, not once per run. The file using them closes them.
+ */
+export const serverRunners = new RunnerLanes();
+
 /** The runner on `url` with `args`, in a directory of its own; its results and its output. */
 export async function runSuite(
   url: string,
   args: string[],
-  env: NodeJS.ProcessEnv,
 ): Promise<{ results: ScenarioResult[]; output: string }> {
   const out = mkdtempSync(join(tmpdir(), "mcpool-conformance-out-"));
   try {
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [
-          ...["--import", preload, RUNNER, "server", "--url", url, ...args],
-          ...["--timeout", String(SCENARIO_TIMEOUT_MS), "--output-dir", out],
-        ],
-        { cwd: out, env, stdio: ["ignore", "pipe", "pipe"] },
-      );
-      let text = "";
-      child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`the suite did not finish within ${SUITE_TIMEOUT_MS} ms`));
-      }, SUITE_TIMEOUT_MS);
-      child.once("exit", () => {
-        clearTimeout(timer);
-        resolve(text);
-      });
-    });
-    return { results: readResults(out), output };
+    const run = await serverRunners.run(
+      [
+        ...["server", "--url", url, ...args],
+        ...["--timeout", String(SCENARIO_TIMEOUT_MS), "--output-dir", out],
+      ],
+      SUITE_TIMEOUT_MS,
+    );
+    if (run.boundReached) throw new Error(`the suite did not finish within ${SUITE_TIMEOUT_MS} ms`);
+    return { results: readResults(out), output: run.output };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -142,15 +131,10 @@ export async function rerun(
   url: string,
   scenario: string,
   revision: Revision,
-  env: NodeJS.ProcessEnv,
 ): Promise<ScenarioResult> {
   let last: ScenarioResult | undefined;
   for (let attempt = 0; attempt < RERUNS; attempt++) {
-    const { results } = await runSuite(
-      url,
-      ["--scenario", scenario, "--spec-version", revision],
-      env,
-    );
+    const { results } = await runSuite(url, ["--scenario", scenario, "--spec-version", revision]);
     last = results.find((r) => r.scenario === scenario);
     if (last === undefined) throw new Error(`${scenario} run alone wrote no results`);
     if (!onlyWindowed(last)) return last;
@@ -182,10 +166,10 @@ export function direct(revision: Revision, server: string): Promise<Map<string, 
     const entry = { command: process.execPath, args: [fixture(server)], env: home.env };
     const front = await relayFront(entry, revision);
     try {
-      const { results } = await runSuite(front.url, ["--requirements", revision], home.env);
+      const { results } = await runSuite(front.url, ["--requirements", revision]);
       const byName = new Map(results.map((r) => [r.scenario, r]));
       for (const result of results.filter(onlyWindowed)) {
-        byName.set(result.scenario, await rerun(front.url, result.scenario, revision, home.env));
+        byName.set(result.scenario, await rerun(front.url, result.scenario, revision));
       }
       return byName;
     } finally {

@@ -32,7 +32,8 @@
  *   the URL alone), so the HTTP side runs with no token: loopback only, Host/Origin still
  *   checked — which is what its dns-rebinding-protection scenario tests.
  * - The runs are independent (each its own home, daemon and entry) and run side by side; the
- *   direct run of a server and revision is run once, however many runs compare with it.
+ *   direct run of a server and revision is run once, however many runs compare with it. The
+ *   runner is loaded once per run going at once (conformance-server-suite.ts's lanes).
  */
 import { existsSync } from "node:fs";
 import type { PoolClient } from "mcpool-client";
@@ -54,6 +55,7 @@ import {
   relayFront,
   rerun,
   runSuite,
+  serverRunners,
   SUITE_TIMEOUT_MS,
   windowedNote,
   type Front,
@@ -143,6 +145,8 @@ function line(result: ScenarioResult, required: string[], atDirect?: ScenarioRes
   return `${mark}  ${result.scenario}${scored}  (${result.passed} checks passed, ${result.failed.length} failed, ${result.warnings} warnings${there})${why ? `  ${why}` : ""}`;
 }
 
+afterAll(() => serverRunners.close());
+
 describe.concurrent.each(RUNS)(
   "the MCP conformance server suite at $revision ($server) through $through",
   ({ revision, server, protocol, differs = {}, entry }) => {
@@ -175,7 +179,7 @@ describe.concurrent.each(RUNS)(
       "passes every scenario it passes direct and every one its revision requires",
       async () => {
         const oracle = direct(revision, server);
-        const run = await runSuite(front.url, ["--requirements", revision], home.env);
+        const run = await runSuite(front.url, ["--requirements", revision]);
         const atDirect = await oracle;
         const { results } = run;
         const required = requirements(revision).server;
@@ -207,7 +211,7 @@ describe.concurrent.each(RUNS)(
         const failing: string[] = [];
         for (const result of failed) {
           const again = onlyWindowed(result)
-            ? await rerun(front.url, result.scenario, revision, home.env)
+            ? await rerun(front.url, result.scenario, revision)
             : result;
           if (again.failed.length === 0) {
             console.log(`pass  ${result.scenario} when run again alone (${windowedNote(result)})`);
