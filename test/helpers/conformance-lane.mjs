@@ -21,9 +21,14 @@ const write = process.stdout.write.bind(process.stdout);
 const exit = process.exit.bind(process);
 const send = (message) => write(`${JSON.stringify(message)}\n`);
 
-/** What the runner prints, to the run's output; the lane's own lines go by `send`. */
+/**
+ * What the runner prints, to the run's output; the lane's own lines go by `send`. What a run
+ * prints after it exited (code of its that went on) is no run's output and is dropped.
+ */
 function capture(chunk, encoding, callback) {
-  send({ out: typeof chunk === "string" ? chunk : Buffer.from(chunk).toString() });
+  if (exited !== undefined) {
+    send({ out: typeof chunk === "string" ? chunk : Buffer.from(chunk).toString() });
+  }
   const done = typeof encoding === "function" ? encoding : callback;
   if (typeof done === "function") done();
   return true;
@@ -33,10 +38,26 @@ process.stderr.write = capture;
 
 /** The exit of the run in progress: the runner ends each run by calling process.exit. */
 let exited;
+
+/**
+ * Thrown by the lane's process.exit: the real one never returns, and the runner's code after
+ * it must not run on (`skipped && process.exit(0); report(checks)` would print a passing
+ * summary of no checks for a scenario the runner skipped).
+ */
+class LaneExit extends Error {}
+for (const event of ["uncaughtException", "unhandledRejection"]) {
+  process.on(event, (error) => {
+    if (error instanceof LaneExit) return;
+    send({ out: `the runner failed: ${error?.stack ?? error}\n` });
+    process.exit(1);
+  });
+}
+
 process.exit = (code) => {
   const settle = exited;
   exited = undefined;
   settle?.(code ?? process.exitCode ?? 0);
+  throw new LaneExit("the run exited");
 };
 
 let runs = 0;
@@ -47,8 +68,13 @@ for await (const line of createInterface({ input: process.stdin })) {
     exited = resolve;
     process.argv = [process.argv[0], RUNNER, ...args];
     import(`${RUNNER}?run=${(runs += 1)}`).catch((error) => {
+      if (error instanceof LaneExit) return;
       send({ out: `the runner failed to load: ${error?.stack ?? error}\n` });
-      process.exit(1);
+      try {
+        process.exit(1);
+      } catch {
+        // LaneExit: the run has ended.
+      }
     });
   });
   process.exitCode = undefined;
