@@ -58,8 +58,13 @@ export function pipeCandidates(
   ];
 }
 
-/** Bound on one check: spawn the tool, connect, initialize, read the answer. */
-export const PIPE_CHECK_MS = 5_000;
+/**
+ * Bound on one check: spawn the tool, connect, initialize, read the answer. The verdict is the
+ * answer, or the tool ending (missing, refused) without one; the bound only ends a tool that
+ * does neither, so it is far beyond a start on a busy machine (perl took over 5 s at a load
+ * average of 28 on two cores): a slow start must not write another entry.
+ */
+export const PIPE_CHECK_MS = 30_000;
 
 /** The check's first line, an MCP `initialize` (a test sends it through an entry too). */
 export const INITIALIZE = `${JSON.stringify({
