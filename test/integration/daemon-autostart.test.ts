@@ -167,7 +167,7 @@ describe.concurrent("auto-start after a crash", { timeout: 90_000 }, () => {
 
     process.kill(serving!, "SIGTERM");
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
-  }, 60_000);
+  });
 
   it("lets `mcpool bridge` bring the daemon back the same way", async (context) => {
     const s = started(context);
@@ -260,7 +260,7 @@ describe.concurrent("auto-start after a crash", { timeout: 90_000 }, () => {
     expect(daemonsOf(h)).toEqual([pid]);
     process.kill(pid, "SIGTERM");
     await waitFor(() => daemonsOf(h).length === 0, BOUND_MS, "the new daemon to stop");
-  }, 60_000);
+  });
 
   it("starts a daemon when the socket it dials accepts and then drops the connection (a daemon dying as it is dialled)", async (context) => {
     const s = started(context);
