@@ -1,23 +1,18 @@
 #!/usr/bin/env node
 /**
- * `node scripts/together.mjs [--live "cmd"] "cmd 1" "cmd 2" …`: runs the commands at once (each
- * through the shell, as npm runs a script) and exits 1 if any of them failed, after all have
- * ended. Each command's output is held and printed whole when it ends, under the command and
- * its time, so that two commands' lines never mix; the `--live` command's output is passed on
- * as it comes (a test run that takes minutes shows its progress).
- *
- * `npm test` runs the tests this way beside the typecheck, eslint and prettier: the tests
- * leave about 40% of two cores idle (they wait on the processes they start), and the three
- * checks, each one process on one core, fill it instead of holding the tests back a minute.
+ * `node scripts/together.mjs "cmd 1" "cmd 2" …`: runs the commands at once (each through the
+ * shell, as npm runs a script) and exits 1 if any of them failed, after all have ended. Each
+ * command's output is held and printed whole when it ends, under the command and its time,
+ * so that two commands' lines never mix. `npm test` runs the build of the root package, the
+ * typecheck, eslint and prettier this way: each is one process on one core, and one after
+ * the other they left the machine's second core idle for about half a minute.
  */
 import { spawn } from "node:child_process";
 import process from "node:process";
 
-const args = process.argv.slice(2);
-const live = args[0] === "--live" ? args[1] : undefined;
-const commands = live === undefined ? args : args.slice(2);
-if ((live === undefined && args[0] === "--live") || live?.length === 0 || args.length === 0) {
-  console.error('usage: node scripts/together.mjs [--live "command"] "command" ["command" …]');
+const commands = process.argv.slice(2);
+if (commands.length === 0) {
+  console.error('usage: node scripts/together.mjs "command" ["command" …]');
   process.exit(2);
 }
 
@@ -30,16 +25,13 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 }
 
 /** Runs one command; resolves with whether it succeeded, once its output is printed. */
-function run(command, shown = false) {
+function run(command) {
   const started = process.hrtime.bigint();
-  const child = spawn(command, {
-    shell: true,
-    stdio: ["ignore", shown ? "inherit" : "pipe", shown ? "inherit" : "pipe"],
-  });
+  const child = spawn(command, { shell: true, stdio: ["ignore", "pipe", "pipe"] });
   children.add(child);
   const output = [];
-  child.stdout?.on("data", (chunk) => output.push(chunk));
-  child.stderr?.on("data", (chunk) => output.push(chunk));
+  child.stdout.on("data", (chunk) => output.push(chunk));
+  child.stderr.on("data", (chunk) => output.push(chunk));
   return new Promise((resolve) => {
     child.on("error", (error) => output.push(Buffer.from(`${error.message}\n`)));
     child.on("close", (code, signal) => {
@@ -53,8 +45,5 @@ function run(command, shown = false) {
   });
 }
 
-const outcomes = await Promise.all([
-  ...(live === undefined ? [] : [run(live, true)]),
-  ...commands.map((command) => run(command)),
-]);
+const outcomes = await Promise.all(commands.map(run));
 process.exit(outcomes.every(Boolean) ? 0 : 1);
