@@ -8,23 +8,36 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { lstatSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { describe, expect, it, type TestContext } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "mcpool-client";
-import { cliPath, runCliAsync, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
-import { testFleet, type Fleet } from "../helpers/fleet.js";
-import {
-  alive,
-  childrenOf,
-  continueAtEnd,
-  daemonsFor,
-  endAtEnd,
-  fixture,
-  waitFor,
-} from "../helpers/processes.js";
+import { cliPath, runCli, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
+import { useFleet } from "../helpers/fleet.js";
+import { alive, childrenOf, daemonsFor, fixture, waitFor } from "../helpers/processes.js";
 import { asUser, ensureUser } from "../helpers/users.js";
 import { lockName } from "../../src/daemon/process/name-lock.js";
 
 const BOUND_MS = 20_000;
+
+const fleet = useFleet();
+const stopped: number[] = [];
+const spawned: ChildProcess[] = [];
+// Before the fleet's teardown (registered first, run last): a stopped daemon must run again
+// to stop, and whatever a test spawned is ended.
+afterEach(async () => {
+  for (const pid of stopped.splice(0)) {
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      // gone
+    }
+  }
+  for (const child of spawned.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+  }
+});
 
 const echo = { command: process.execPath, args: [fixture("echo.mjs")] };
 
@@ -52,7 +65,7 @@ function echoChildren(h: TestHome): number[] {
     });
 }
 
-async function readyEcho(fleet: Fleet, h: TestHome): Promise<number> {
+async function readyEcho(h: TestHome): Promise<number> {
   const c = await fleet.agent(h, "ready");
   let pid: number | undefined;
   await waitFor(
@@ -68,7 +81,6 @@ async function readyEcho(fleet: Fleet, h: TestHome): Promise<number> {
 
 /** `mcpool ARGS` in `h`, running in the background: its exit code and stderr when it ends. */
 function cli(
-  context: TestContext,
   h: TestHome,
   ...args: string[]
 ): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
@@ -76,38 +88,33 @@ function cli(
     env: h.env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  endAtEnd(context, child);
+  spawned.push(child);
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.once("exit", resolve));
   return { child, stderr: () => stderr, exit };
 }
 
-/** SIGSTOPs `d`, and wakes it when the test ends so that it can stop. */
-function stop(context: TestContext, d: RunningDaemon): void {
+function stop(d: RunningDaemon): void {
   process.kill(d.pid, "SIGSTOP");
-  continueAtEnd(context, d.pid);
+  stopped.push(d.pid);
 }
 
 /** A daemon serving echo, stopped (SIGSTOP) once echo is ready; `remove` deleted after. */
 async function stoppedDaemon(
-  context: TestContext,
-  fleet: Fleet,
   remove: (h: TestHome) => string,
 ): Promise<{ h: TestHome; d: RunningDaemon; child: number }> {
   const h = fleet.home();
   h.writeConfig({ echo });
   const d = await fleet.daemon(h);
-  const child = await readyEcho(fleet, h);
-  stop(context, d);
+  const child = await readyEcho(h);
+  stop(d);
   rmSync(remove(h), { recursive: true, force: true });
   return { h, d, child };
 }
 
-// Each test its own home and daemon: they run side by side, each with a longer bound.
-describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, () => {
-  it("re-creates its socket when a cleaner removes it; a new client connects and an old one keeps working", async (context) => {
-    const fleet = testFleet(context);
+describe("the socket is the daemon's to keep", () => {
+  it("re-creates its socket when a cleaner removes it; a new client connects and an old one keeps working", async () => {
     const h = fleet.home();
     h.writeConfig({});
     const d = await fleet.daemon(h);
@@ -127,12 +134,11 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
     expect(d.stderr()).toContain(`re-created ${h.socketPath} (it was removed)`);
   });
 
-  it("re-creates its whole runtime folder 0700 when it is removed, MCP sockets included; a second serve and an auto-start for that path start no second daemon", async (context) => {
-    const fleet = testFleet(context);
+  it("re-creates its whole runtime folder 0700 when it is removed, MCP sockets included; a second serve and an auto-start for that path start no second daemon", async () => {
     const h = fleet.home();
     h.writeConfig({ echo });
     const d = await fleet.daemon(h);
-    const child = await readyEcho(fleet, h);
+    const child = await readyEcho(h);
     const dir = dirname(h.socketPath);
     const poolSocket = join(dir, "mcp", "@pool.sock");
     await waitFor(() => isSocket(poolSocket), BOUND_MS, "the MCP sockets");
@@ -145,7 +151,7 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(lstatSync(join(dir, "mcpool.lock")).isFile()).toBe(true);
 
-    const second = cli(context, h, "serve");
+    const second = cli(h, "serve");
     expect(await second.exit).toBe(0);
     expect(second.stderr()).toMatch(/already running/);
     const auto = fleet.keep(
@@ -161,8 +167,7 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
     expect(echoChildren(h)).toEqual([child]);
   });
 
-  it("re-creates its socket on SIGUSR1", async (context) => {
-    const fleet = testFleet(context);
+  it("re-creates its socket on SIGUSR1", async () => {
     const h = fleet.home();
     h.writeConfig({});
     const d = await fleet.daemon(h);
@@ -178,11 +183,10 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
     expect(d.stderr()).not.toMatch(/Debugger listening/);
   });
 
-  it("keeps a second daemon away after its folder and lock file were removed: `serve` tells the first to re-create its socket and says so", async (context) => {
-    const fleet = testFleet(context);
+  it("keeps a second daemon away after its folder and lock file were removed: `serve` tells the first to re-create its socket and says so", async () => {
     // Stopped, it cannot re-create anything yet: the folder stays gone until it runs again.
-    const { h, d, child } = await stoppedDaemon(context, fleet, (home) => dirname(home.socketPath));
-    const second = cli(context, h, "serve");
+    const { h, d, child } = await stoppedDaemon((home) => dirname(home.socketPath));
+    const second = cli(h, "serve");
     await waitFor(() => second.stderr().includes("SIGUSR1"), BOUND_MS, "serve to signal it");
     expect(second.stderr()).toContain(`daemon pid ${d.pid} is running but its socket`);
     expect(daemonsOf(h).sort()).toEqual([d.pid, second.child.pid].sort());
@@ -194,31 +198,29 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
     expect(echoChildren(h)).toEqual([child]);
   });
 
-  it("makes `serve` exit 1 naming the daemon when it does not come back on SIGUSR1", async (context) => {
-    const fleet = testFleet(context);
+  it("makes `serve` exit 1 naming the daemon when it does not come back on SIGUSR1", async () => {
     const h = fleet.home();
     h.writeConfig({});
     const d = await fleet.daemon(h);
-    stop(context, d);
+    stop(d);
     rmSync(h.socketPath);
-    const second = cli(context, h, "serve");
+    const second = cli(h, "serve");
     expect(await second.exit).toBe(1);
     expect(second.stderr()).toContain(`did not re-create ${h.socketPath}`);
     expect(second.stderr()).toContain(`kill ${d.pid}`);
     expect(daemonsOf(h)).toEqual([d.pid]);
   });
 
-  it("has `status` name a live daemon whose socket is gone, with the fix, and `shutdown` stop it", async (context) => {
-    const fleet = testFleet(context);
-    const { h, d, child } = await stoppedDaemon(context, fleet, (home) => home.socketPath);
+  it("has `status` name a live daemon whose socket is gone, with the fix, and `shutdown` stop it", async () => {
+    const { h, d, child } = await stoppedDaemon((home) => home.socketPath);
 
-    const status = await runCliAsync(h, "status");
+    const status = runCli(h, "status");
     expect(status.code).toBe(1);
     expect(status.stderr).toContain(
       `daemon pid ${d.pid} is running but its socket ${h.socketPath} is gone`,
     );
     expect(status.stderr).toContain(`kill -USR1 ${d.pid}`);
-    const json = await runCliAsync(h, "status", "--json");
+    const json = runCli(h, "status", "--json");
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({
       socketPath: h.socketPath,
@@ -226,7 +228,7 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
       daemon: { pid: d.pid, socket: h.socketPath },
     });
 
-    const shutdown = cli(context, h, "shutdown");
+    const shutdown = cli(h, "shutdown");
     await waitFor(() => shutdown.stderr().includes("SIGTERM"), BOUND_MS, "shutdown to signal");
     expect(shutdown.stderr()).toContain(`daemon pid ${d.pid} has no socket`);
     process.kill(d.pid, "SIGCONT");
@@ -234,34 +236,32 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
     await waitFor(() => !alive(d.pid) && !alive(child), BOUND_MS, "the daemon and its child to go");
   });
 
-  it("lists in `status` a stray daemon serving another socket, with its pid and how to stop it", async (context) => {
-    const fleet = testFleet(context);
+  it("lists in `status` a stray daemon serving another socket, with its pid and how to stop it", async () => {
     const h = fleet.home();
     h.writeConfig({});
     const d = await fleet.daemon(h);
     const otherSocket = join(h.dir, "other", "mcpool.sock");
     const other = await fleet.daemon(h, ["--socket", otherSocket]);
 
-    const status = await runCliAsync(h, "status");
+    const status = runCli(h, "status");
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(`daemon pid ${other.pid} serves ${otherSocket}`);
     expect(status.stdout).toContain(`mcpool shutdown --socket ${otherSocket}`);
-    const json = JSON.parse((await runCliAsync(h, "status", "--json")).stdout) as {
+    const json = JSON.parse(runCli(h, "status", "--json").stdout) as {
       pid: number;
       strays: { pid: number; socket: string }[];
     };
     expect(json.pid).toBe(d.pid);
     expect(json.strays.map((s) => [s.pid, s.socket])).toEqual([[other.pid, otherSocket]]);
 
-    const stopOther = await runCliAsync(h, "shutdown", "--socket", otherSocket);
+    const stopOther = runCli(h, "shutdown", "--socket", otherSocket);
     expect(stopOther.code).toBe(0);
     await waitFor(() => !alive(other.pid), BOUND_MS, "the stray to stop");
-    expect(JSON.parse((await runCliAsync(h, "status", "--json")).stdout).strays).toEqual([]);
+    expect(JSON.parse(runCli(h, "status", "--json").stdout).strays).toEqual([]);
   });
 
-  it("lets an auto-starting client find a daemon whose socket is gone, with no second daemon", async (context) => {
-    const fleet = testFleet(context);
-    const { h, d, child } = await stoppedDaemon(context, fleet, (home) => home.socketPath);
+  it("lets an auto-starting client find a daemon whose socket is gone, with no second daemon", async () => {
+    const { h, d, child } = await stoppedDaemon((home) => home.socketPath);
     const connecting = connect({
       socketPath: h.socketPath,
       clientName: "auto",
@@ -278,8 +278,7 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
     expect(echoChildren(h)).toEqual([child]);
   });
 
-  it("serves although another user holds its lock name, relying on the lock file", async (context) => {
-    const fleet = testFleet(context);
+  it("serves although another user holds its lock name, relying on the lock file", async () => {
     const h = fleet.home();
     h.writeConfig({});
     ensureUser("mcpool-squat");
@@ -294,14 +293,14 @@ describe.concurrent("the socket is the daemon's to keep", { timeout: 90_000 }, (
       ]),
       { stdio: ["ignore", "pipe", "inherit"] },
     );
-    endAtEnd(context, squatter);
+    spawned.push(squatter);
     let out = "";
     squatter.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString()));
     await waitFor(() => out.includes("bound"), BOUND_MS, "the squatter to bind");
     const d = await fleet.daemon(h);
     expect((await (await fleet.agent(h)).status()).pid).toBe(d.pid);
     expect(d.stderr()).toContain(`the lock name @${name} is held by a process that is not ours`);
-    const second = cli(context, h, "serve");
+    const second = cli(h, "serve");
     expect(await second.exit).toBe(0);
     expect(second.stderr()).toContain(`already running for ${h.socketPath} (pid ${d.pid})`);
   });
