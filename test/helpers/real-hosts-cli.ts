@@ -115,9 +115,26 @@ const writeFile = (path: string, text: string): void => {
   writeFileSync(path, text);
 };
 
-/** `{ mcpServers: rows }`, the shape Claude Code, Gemini and Qwen share. */
-const mcpServersJson = (world: RealWorld): string =>
-  JSON.stringify({ mcpServers: world.rows }, null, 2);
+/**
+ * How long each host gives a server to start and answer, set as a user on a slow machine
+ * sets it: the hosts' own defaults for `mcp list` (Gemini, Qwen and OpenCode 5 s, Codex 10 s,
+ * Claude Code 30 s) are clocks that a busy machine runs out, direct or pooled, and these tests
+ * are about what the entries do, not how busy the machine is. It goes in the host's file
+ * direct (Claude Code: its `MCP_TIMEOUT`), and `wire` keeps it in the entries it writes.
+ */
+export const HOST_CONNECT_MS = 60_000;
+
+/** `{ mcpServers: rows }`, the shape Claude Code, Gemini and Qwen share (`timeout`: theirs). */
+const mcpServersJson = (world: RealWorld, timeout?: number): string =>
+  JSON.stringify(
+    {
+      mcpServers: Object.fromEntries(
+        Object.entries(world.rows).map(([id, row]) => [id, { ...row, timeout }]),
+      ),
+    },
+    null,
+    2,
+  );
 
 /** Gemini and Qwen list a project's servers only in a folder the user trusts. */
 function trustProject(world: RealWorld, dir: string): void {
@@ -138,7 +155,9 @@ const claudeCode: RealHost = {
     writeFile(this.file(world), mcpServersJson(world));
   },
   async list(prefix, world) {
-    const out = await runHost(binIn(prefix, this.bin), ["mcp", "list"], world);
+    const out = await runHost(binIn(prefix, this.bin), ["mcp", "list"], world, undefined, {
+      MCP_TIMEOUT: String(HOST_CONNECT_MS),
+    });
     return sections(out, (text) => /- ✔ Connected\s*$/m.test(text.split("\n")[0]!));
   },
 };
@@ -149,7 +168,7 @@ const gemini: RealHost = {
   hidesServerErrors: true,
   file: (world) => join(world.home, ".gemini", "settings.json"),
   configure(world) {
-    writeFile(this.file(world), mcpServersJson(world));
+    writeFile(this.file(world), mcpServersJson(world, HOST_CONNECT_MS));
     trustProject(world, ".gemini");
   },
   async list(prefix, world) {
@@ -166,7 +185,7 @@ const qwen: RealHost = {
   hidesServerErrors: true,
   file: (world) => join(world.home, ".qwen", "settings.json"),
   configure(world) {
-    writeFile(this.file(world), mcpServersJson(world));
+    writeFile(this.file(world), mcpServersJson(world, HOST_CONNECT_MS));
     trustProject(world, ".qwen");
   },
   async list(prefix, world) {
@@ -186,6 +205,7 @@ const opencode: RealHost = {
       type: "local",
       command: [row.command, ...row.args],
       ...(row.env === undefined ? {} : { environment: row.env }),
+      timeout: HOST_CONNECT_MS,
     });
     const mcp = Object.fromEntries(Object.entries(world.rows).map(([id, r]) => [id, local(r)]));
     writeFile(
@@ -203,8 +223,11 @@ const opencode: RealHost = {
 /** TOML's basic string: JSON's escapes are TOML's for what these paths hold. */
 const tomlString = (value: string): string => JSON.stringify(value);
 
-/** Bound on Codex's answer to `mcpServerStatus/list`: it starts every server first. */
-const CODEX_STATUS_MS = 60_000;
+/**
+ * Bound on Codex's answer to `mcpServerStatus/list`: it starts every server first, giving each
+ * `HOST_CONNECT_MS`.
+ */
+const CODEX_STATUS_MS = HOST_MS;
 
 interface CodexServerStatus {
   name: string;
@@ -223,6 +246,7 @@ const codex: RealHost = {
         `[mcp_servers.${id}]`,
         `command = ${tomlString(row.command)}`,
         `args = [${row.args.map(tomlString).join(", ")}]`,
+        `startup_timeout_sec = ${HOST_CONNECT_MS / 1000}`,
         ...(row.env === undefined
           ? []
           : [
