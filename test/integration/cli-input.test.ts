@@ -122,6 +122,22 @@ describe("names and arguments given to a running daemon", () => {
     expect(mcpool(home, "restart", "nope").code).toBe(2);
   });
 
+  it("says what call takes when given more than a tool and its arguments, and calls nothing", () => {
+    expect(mcpool(home, "call", "echo", "echo", '{"text":"a"}')).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "mcpool: call takes a tool's qualified name and one JSON object of arguments, not 3 arguments" +
+        " (a tool is named <server>__<tool>: `mcpool call echo__echo …`)\n",
+    });
+    expect(mcpool(home, "call", "echo__echo", "{}", "{}")).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        "mcpool: call takes a tool's qualified name and one JSON object of arguments, not 3 arguments\n",
+    });
+  });
+
   it("reads the arguments of call from stdin when given -", () => {
     expect(mcpoolWithStdin(home, '{"text":"from stdin"}\n', "call", "echo__echo", "-")).toEqual({
       code: 0,

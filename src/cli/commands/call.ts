@@ -101,9 +101,25 @@ export function parseArguments(text: string, source: string): Record<string, unk
   return value as Record<string, unknown>;
 }
 
+/**
+ * More than a tool and its arguments: said before anything is read or called, and when the
+ * first two read as a server and its tool, the one name they make.
+ */
+function tooManyArguments(args: readonly string[]): UsageError {
+  const [server, tool] = args;
+  const hint =
+    !server!.includes("__") && /^[\w.-]+$/.test(tool!)
+      ? ` (a tool is named <server>__<tool>: \`mcpool call ${server}__${tool} …\`)`
+      : "";
+  return new UsageError(
+    `call takes a tool's qualified name and one JSON object of arguments, not ${args.length} arguments${hint}`,
+  );
+}
+
 /** `mcpool call QUALIFIED [JSON | - | @FILE]`: `--json` prints the raw CallToolResult. */
 export async function callCommand(context: CommandContext): Promise<number> {
   const name = context.arg(0, "QUALIFIED tool name");
+  if (context.args.length > 2) throw tooManyArguments(context.args);
   const input = await callArguments(context.args[1], process.stdin);
   return context.withClient(async (client) => {
     if (context.json) {
