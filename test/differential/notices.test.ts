@@ -6,7 +6,9 @@
  * makes its server log and change its resource and prompt lists, one makes its server add a
  * tool. Each host hears exactly what it hears direct — its own lines at its own level, its
  * own list changes, never the other project's — through the SDK bridge, the lean bridge and
- * the perl relay.
+ * the perl relay. And a host with no roots, served by the row's own connection, makes that
+ * server add a tool beside a host with roots, served by its project's child: only the first
+ * hears its tools changed, as direct. (2026-07-28 hosts: notices-modern.test.ts.)
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -77,6 +79,38 @@ describe("a server's log lines and list changes reach the hosts its process serv
       await Promise.all([a.close(), b.close()]);
     }
   }
+
+  /**
+   * A host with no roots makes the row's server add a tool, beside a host with roots (`name`:
+   * its project's): the list changes each heard, after a request of the second's that comes
+   * after the first heard its own (what was sent to the second before has come by then).
+   */
+  async function ownChange(entry: Entry, name: string): Promise<Record<string, string[]>> {
+    const spec = (capabilities: "none" | "roots") =>
+      ({ client: "v1", capabilities, root: project(name) }) as const;
+    const rooted = await openHost(home, server, spec("roots"), entry);
+    const plain = await openHost(home, server, spec("none"), entry);
+    try {
+      const roots = { name: "roots", arguments: {} };
+      await rooted.request("tools/call", roots);
+      await plain.request("tools/call", { name: "grow", arguments: {} });
+      await heard(plain, "notifications/tools/list_changed");
+      await rooted.request("tools/call", roots);
+      return { plain: [...(plain.notices ?? [])], rooted: [...(rooted.notices ?? [])] };
+    } finally {
+      await Promise.all([rooted.close(), plain.close()]);
+    }
+  }
+
+  it.each(["cli", "lean", "perl"] as const)(
+    "the row's own tool list change through %s reaches only the hosts it serves, as direct",
+    async (entry) => {
+      const direct = await ownChange("direct", `own-${entry}`);
+      expect(direct).toEqual({ plain: ["notifications/tools/list_changed"], rooted: [] });
+      expect(await ownChange(entry, `own-${entry}`)).toEqual(direct);
+    },
+    120_000,
+  );
 
   it.each(["cli", "lean", "perl"] as const)(
     "two projects' hosts at once through %s each hear what they hear direct",
