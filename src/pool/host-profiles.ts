@@ -64,8 +64,8 @@ import {
   legacyFaceState,
   maskedProfile,
   servedInLegacy,
-  TOOLS_LIST_CHANGED,
 } from "./profile-children.js";
+import { toolListChanges } from "./tool-list-changes.js";
 import { serverLog } from "./core/server-log.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
@@ -335,6 +335,7 @@ export class HostProfiles {
       child.adopted(taken.uptake, "sessionId" in taken ? taken.sessionId : undefined);
     });
     const { handed: _rows, ...transportContext } = pool.transportContext;
+    const changes = toolListChanges(pool.notify, () => child.connection, pool.indexTools, key);
     const context: EntryContext = {
       ...pool,
       transportContext: handed ? { ...transportContext, handed } : transportContext,
@@ -344,18 +345,13 @@ export class HostProfiles {
         if (event.type === "close" || event.type === "connect") this.#slots.changed(entry.id);
         if (event.type === "connect" && legacy) this.#legacyConnected(child);
         if (event.type === "connect") this.#init.connected?.(entry.id, key);
-        const live = child.connection;
-        if (event.type === "tools-changed" && live)
-          pool.notify(entry.id, TOOLS_LIST_CHANGED, live, key);
+        changes.emitted(event);
         if (!ROW_EVENTS.has(event.type)) pool.emit(event);
       },
       // Said as this child's (each of its processes): its tasks are its own (calls/tasks.ts),
       // a resource update reaches the hosts that subscribed on this child, a log line or list
       // change the hosts it serves, and its subscriptions hold it as a row's hold the row.
-      notify: (id, notification, connection) => {
-        if (notification.method === TOOLS_LIST_CHANGED.method) return;
-        pool.notify(id, notification, connection, key);
-      },
+      notify: (id, notification, connection) => changes.notify(id, notification, connection),
       changed: () => this.invalidate(),
       listed: (listed) => this.#listed(listed as ProfileEntry),
       held: (id) => pool.held?.(id, key) === true,

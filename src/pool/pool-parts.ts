@@ -19,11 +19,12 @@ import { PoolTasks } from "./calls/tasks.js";
 import { PinGate } from "./catalog/pin-gate.js";
 import { PinLedger } from "./catalog/pinning.js";
 import { PoolAuth } from "./auth/pool-auth.js";
-import { entryContext } from "./pool-context.js";
+import { entryContext, type EntryHooks } from "./pool-context.js";
 import { PoolEvents } from "./pool-events.js";
 import { DEFAULT_TOOLS_TOKEN_WARNING, type McpPoolOptions } from "./pool-options.js";
 import { probeAsPool } from "./server/probe.js";
 import { HostProfiles } from "./host-profiles.js";
+import { toolListChanges } from "./tool-list-changes.js";
 import { answering } from "./profile-facts.js";
 import { Reconciler } from "./reconcile/reconciler.js";
 import { ResultCache } from "./calls/result-cache.js";
@@ -62,6 +63,8 @@ interface TrafficParts {
   routes: CallRoutes;
   passthrough: Passthrough;
   tasks: PoolTasks;
+  /** What a row's own entries say (host-profiles.ts makes its children's). */
+  rowHooks: Pick<EntryHooks, "emit" | "notify">;
 }
 
 /**
@@ -122,7 +125,23 @@ function trafficParts(
     entry: (id) => servers().entry(id),
     timeoutMs: (entry) => entry.row.callTimeoutMs ?? options.callTimeoutMs,
   });
-  return { auth, events, routes, passthrough, tasks };
+  // A row's own connection says its tool list changed as a host profile's child does.
+  const own = toolListChanges(
+    (serverId, notification, connection) => events.notify(serverId, notification, connection),
+    (id) => servers().find(id)?.connection,
+    options.indexTools !== false,
+  );
+  const rowHooks: TrafficParts["rowHooks"] = {
+    emit: (event) => {
+      events.emit(event);
+      own.emitted(event);
+    },
+    notify: (serverId, notification, connection, profileKey) =>
+      profileKey === undefined
+        ? own.notify(serverId, notification, connection)
+        : events.notify(serverId, notification, connection, profileKey),
+  };
+  return { auth, events, routes, passthrough, tasks, rowHooks };
 }
 
 /** Builds the parts of one pool; nothing is dialled until a sync. Throws on a bad duration. */
@@ -153,9 +172,7 @@ export function poolParts(options: McpPoolOptions): PoolParts {
       capabilities: { ...routes.capabilities },
     },
     {
-      emit,
-      notify: (serverId, notification, connection, profileKey) =>
-        events.notify(serverId, notification, connection, profileKey),
+      ...traffic.rowHooks,
       changed: (entry) => {
         catalog.invalidate();
         profiles.invalidate();

@@ -17,7 +17,7 @@ import { isConversationRow } from "../config/conversation.js";
 import { isEnabled } from "../config/rows.js";
 import { sameConnection } from "../config/same-connection.js";
 import { serverLog } from "./core/server-log.js";
-import type { PoolLog, ServerNotification } from "./core/types.js";
+import type { PoolLog } from "./core/types.js";
 import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
@@ -116,15 +116,6 @@ export function legacyApart(entry: ServerEntry, modernOnly: ReadonlySet<string>)
     !modernOnly.has(entry.id)
   );
 }
-
-/**
- * A child's list change as its hosts hear it: said once the child has listed again and found
- * its list changed (its own `tools-changed`, which the pool's listeners never take for the
- * row's), not as its server sends it: a host told at once would list the old tools.
- */
-export const TOOLS_LIST_CHANGED = {
-  method: "notifications/tools/list_changed",
-} as const satisfies ServerNotification;
 
 /** What a legacy child's handshake told of its server (the connection it is up on). */
 export function faceOf(child: ServerEntry): ServerFace | undefined {

@@ -6,7 +6,9 @@
  * makes its server log and change its resource and prompt lists, one makes its server add a
  * tool. Each host hears exactly what it hears direct — its own lines at its own level, its
  * own list changes, never the other project's — through the SDK bridge, the lean bridge and
- * the perl relay.
+ * the perl relay. And a host with roots, served by its project's child, hears nothing when
+ * the row's own connection adds a tool: direct, its own process's list did not change.
+ * (2026-07-28 hosts: notices-modern.test.ts.)
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -15,6 +17,7 @@ import { fixture, waitFor } from "../helpers/processes.js";
 import { testHome } from "../helpers/daemon.js";
 import { openHost, type Entry } from "./entries.js";
 import type { Host } from "./host.js";
+import { growRow } from "./row-growth.js";
 import { pooling } from "./run.js";
 import type { MatrixServer } from "./servers.js";
 
@@ -77,6 +80,35 @@ describe("a server's log lines and list changes reach the hosts its process serv
       await Promise.all([a.close(), b.close()]);
     }
   }
+
+  /**
+   * A host with roots (`name`: its project's), served by its project's child, while the
+   * process that serves a caller naming no profile adds a tool (row-growth.ts): the notices
+   * it heard, after a request of its own that comes after the change is known.
+   */
+  async function ownChange(entry: Entry, name: string): Promise<string[]> {
+    const spec = { client: "v1", capabilities: "roots", root: project(name) } as const;
+    const rooted = await openHost(home, server, spec, entry);
+    try {
+      const roots = { name: "roots", arguments: {} };
+      await rooted.request("tools/call", roots);
+      await growRow(home, server, entry !== "direct");
+      await rooted.request("tools/call", roots);
+      return [...(rooted.notices ?? [])];
+    } finally {
+      await rooted.close();
+    }
+  }
+
+  it.each(["cli", "lean", "perl"] as const)(
+    "the row's own tool list change through %s reaches none of another connection's hosts, as direct",
+    async (entry) => {
+      const direct = await ownChange("direct", `own-${entry}`);
+      expect(direct).toEqual([]);
+      expect(await ownChange(entry, `own-${entry}`)).toEqual(direct);
+    },
+    120_000,
+  );
 
   it.each(["cli", "lean", "perl"] as const)(
     "two projects' hosts at once through %s each hear what they hear direct",

@@ -72,19 +72,22 @@ describe("McpPool over in-memory servers", () => {
     expect(b.spawns).toBe(1);
   });
 
-  it("forwards server notifications with the server id, list_changed included", async () => {
+  it("forwards server notifications with the server id, list_changed once the new list is read", async () => {
     const s = scriptedServer([tool("one")]);
     const pool = track(makePool({ servers: { s: s.build } }));
     const seen: [string, string][] = [];
     pool.onNotification((id, n) => seen.push([id, n.method]));
     await pool.sync([memoryRow("s")]);
     await s.live[0]!.sendLoggingMessage({ level: "info", data: "hello" });
+    s.setTools([tool("one"), tool("two")]);
     await s.listChanged();
     await vi.waitFor(() => expect(seen).toHaveLength(2));
     expect(seen).toEqual([
       ["s", "notifications/message"],
       ["s", "notifications/tools/list_changed"],
     ]);
+    // Said after the list was read again: whoever lists on hearing it gets the new tools.
+    expect(pool.tools().map((t) => t.function.name)).toEqual(["s__one", "s__two"]);
   });
 
   it("hands out frozen definitions with the label prefix and the server's schema", async () => {

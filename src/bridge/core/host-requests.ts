@@ -8,7 +8,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { AskingOptions, ElicitHandler, ElicitResult, SampleHandler } from "mcpool-client";
+import type {
+  AskingOptions,
+  ElicitHandler,
+  ElicitResult,
+  HostProfile,
+  SampleHandler,
+} from "mcpool-client";
 import type { Extra, Session } from "./session.js";
 
 /**
@@ -117,6 +123,8 @@ export class ParkedCall {
   timer: NodeJS.Timeout | undefined;
   /** The pooled server the call went to, when the bridge knows it (its log lines). */
   serverId: string | undefined;
+  /** The host profile it named: the daemon names the hosts of a log line by theirs. */
+  profile: HostProfile | undefined;
 
   /**
    * The handlers that park this request's questions for its host: each of what the host

@@ -13,8 +13,11 @@ import {
   defined,
   LOGGING_LEVELS,
   passesLevel,
+  subscriptionKey,
   type Caller,
   type ConversationIdentity,
+  type HostProfile,
+  type NotificationAbout,
 } from "mcpool-client";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ServerContext } from "@modelcontextprotocol/server";
@@ -75,6 +78,20 @@ export interface HostName {
 
 /** Whether a message at `level` passes the threshold the host set (mcpool-protocol). */
 export { passesLevel };
+
+/**
+ * Whether a host whose requests named `profile` last hears a server's log line or list
+ * change the daemon sent for `about`'s hosts: those of that profile, or, before its requests
+ * named one, the pool's own host's (the row's own connection's). A change of the pool's own
+ * (no `about`), or one from an older daemon, which names no hosts: everyone hears it.
+ */
+export function hearsAbout(
+  profile: HostProfile | undefined,
+  about: NotificationAbout | undefined,
+): boolean {
+  if (about?.hosts === undefined) return true;
+  return about.hosts.includes(subscriptionKey(profile));
+}
 
 /**
  * Who a legacy host's requests are for, to a modern server: the clientInfo it

@@ -2,22 +2,23 @@
  * What the pool sends a bridge's hosts unasked, legacy sessions and the modern side alike.
  *
  * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
- *   pool's lists change: `tools-changed`, `connect` and `close` events of an in-scope server
- *   (the row's own connection's), and a daemon that was replaced (the client reconnected:
- *   the level each host set is set again on the new daemon too).
+ *   pool's lists change: `connect` and `close` events of an in-scope server (the row's own
+ *   connection's), and a daemon that was replaced (the client reconnected: the level each
+ *   host set is set again on the new daemon too).
  * - A pooled server's own list changes and log lines go to the sessions whose host the
  *   connection that sent them serves (the daemon names those hosts by their profiles: a
- *   project's child's lines reach that project's hosts alone, as direct each host hears only
- *   its own server process); a child's tool list change once its new list is read. Log lines
+ *   project's child's lines reach that project's hosts alone, the row's own connection's
+ *   the hosts it serves, as direct each host hears only its own server process); a tool
+ *   list change once the connection's new list is read (the pool sends it then). Log lines
  *   are filtered by the level each host set (logger prefixed with the slug in pool scope);
- *   while the host has a call in flight on that server, on that call's stream.
+ *   while the host has a call in flight on that server, on that call's stream. The modern
+ *   side tells its hosts apart the same way (modern/notices.ts).
  * - A subscribed resource's `notifications/resources/updated`, to the sessions that
  *   subscribed (resources-prompts.ts); a task's `notifications/tasks/status`, to the session
  *   that made the task (core/tasks.ts).
  */
 import type { LoggingLevel, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import {
-  subscriptionKey,
   type HostProfile,
   type NotificationAbout,
   type PoolClient,
@@ -28,7 +29,7 @@ import {
 
 import type { Scope } from "../core/naming.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
-import { passesLevel, type Session, type Sessions } from "../core/session.js";
+import { hearsAbout, passesLevel, type Sessions } from "../core/session.js";
 import type { ModernBridge } from "../modern/bridge.js";
 import { renamedStatus, statusTaskId } from "../core/tasks.js";
 
@@ -37,17 +38,7 @@ type ListKind = "tools" | "resources" | "prompts";
 const EVERY_LIST: readonly ListKind[] = ["tools", "resources", "prompts"];
 
 /** The pool events that change what a host lists; the bridge subscribes to these alone. */
-const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "tools-changed"];
-
-/**
- * Whether `session` hears a server's log line or list change the daemon sent for `about`'s
- * hosts: those of the profile its requests named last, or, before it named one, the pool's
- * own host's (the row's own connection's). An older daemon names none: everyone hears it.
- */
-function hears(session: Session, about: NotificationAbout): boolean {
-  if (about.hosts === undefined) return true;
-  return about.hosts.includes(subscriptionKey(session.profile.last));
-}
+const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close"];
 
 export interface PoolTrafficOptions {
   client: PoolClient;
@@ -99,9 +90,9 @@ export class PoolTraffic {
   listChanged(kinds: readonly ListKind[], about?: NotificationAbout): void {
     const offered = (kind: ListKind): boolean =>
       kind === "tools" || this.#capabilities[kind] !== undefined;
-    this.#modern()?.listChanged(kinds.filter(offered));
+    this.#modern()?.listChanged(kinds.filter(offered), about);
     for (const session of this.#sessions) {
-      if (about !== undefined && !hears(session, about)) continue;
+      if (!hearsAbout(session.profile.last, about)) continue;
       for (const kind of kinds) {
         if (!offered(kind)) continue;
         const send =
@@ -150,9 +141,11 @@ export class PoolTraffic {
       params: params as { level: "info"; data: unknown },
     };
     // A modern host's requests in flight, each by the level its envelope asked for.
-    this.#modern()?.deliverLog(serverId, message);
+    this.#modern()?.deliverLog(serverId, message, about);
     for (const session of this.#sessions) {
-      if (!hears(session, about) || !passesLevel(params.level, session.level)) continue;
+      if (!hearsAbout(session.profile.last, about) || !passesLevel(params.level, session.level)) {
+        continue;
+      }
       const call = this.#sessions.latestCall(serverId, session);
       const sent =
         call !== undefined
@@ -194,10 +187,7 @@ export class PoolTraffic {
         this.#checkDaemon();
         if (event.type === "call" || event.serverId === undefined) return;
         if (!this.#scope.includes(event.serverId)) return;
-        if (event.type === "tools-changed") this.listChanged(["tools"]);
-        else if (event.type === "connect" || event.type === "close") {
-          this.listChanged(EVERY_LIST);
-        }
+        this.listChanged(EVERY_LIST);
       },
       { types: LIST_EVENTS },
     );
@@ -227,10 +217,9 @@ export class PoolTraffic {
         case "notifications/message":
           this.#deliverLog(serverId, notification, about);
           break;
-        // A row's own tool list change is its `tools-changed` event, once its list is read
-        // again; a child's comes as this, sent by the pool at that point.
+        // Sent by the pool once the connection's new list is read (its `tools-changed`).
         case "notifications/tools/list_changed":
-          if (about.child !== undefined) this.listChanged(["tools"], about);
+          this.listChanged(["tools"], about);
           break;
         case "notifications/resources/list_changed":
           this.listChanged(["resources"], about);

@@ -28,7 +28,7 @@ import {
   type CallOptions,
   type ConversationIdentity,
   type HostProfile,
-  type LoggingLevel,
+  type NotificationAbout,
 } from "mcpool-client";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
@@ -41,7 +41,8 @@ import { Rounds, withRoots, type StatePayload } from "./rounds.js";
 import { callFailure, toMcpError, unknownTool } from "../core/errors.js";
 import { asProtocolError, notFoundAsModern } from "./protocol-errors.js";
 import type { Subscriber } from "../core/resources-prompts.js";
-import { callerOf, ListenSubscriptions, passesLevel, watchListens } from "../core/session.js";
+import { callerOf, ListenSubscriptions, watchListens } from "../core/session.js";
+import { ModernNotices, tell, type ListKind, type ServingUnit } from "./notices.js";
 
 /**
  * How long a modern host may keep a listing, ms. The pool knows when a list changes and
@@ -55,20 +56,11 @@ export class ModernBridge {
   readonly #core: BridgeCore;
   /** The requests parked between rounds, and the key of their states. */
   readonly #rounds = new Rounds();
-  /** Connections' live servers, told of list changes (their listen streams get them). */
-  readonly #live = new Set<Server>();
-  /** The HTTP faces, whose listen streams are told through their bus. */
-  readonly #handlers = new Set<McpHttpHandler>();
-  /** Requests in flight, oldest first, for the log lines of their server. */
-  readonly #inflight: Inflight[] = [];
+  /** What the units and requests in flight hear unasked (list changes, log lines). */
+  readonly #notices = new ModernNotices();
 
   constructor(core: BridgeCore) {
     this.#core = core;
-  }
-
-  /** The servers of open modern connections, for list changes (stdio, MCP sockets). */
-  get live(): ReadonlySet<Server> {
-    return this.#live;
   }
 
   /** A v2 Server for one connection or request; `identity` is its conversation. */
@@ -111,10 +103,10 @@ export class ModernBridge {
       },
       requestState: { verify: (state, ctx) => this.#rounds.verify(state, ctx) },
     });
-    if (track) {
-      this.#live.add(server);
-      server.onclose = () => this.#live.delete(server);
-    }
+    // The profile its requests named last: what the pool's hosts of a notice are told apart by.
+    const unit: ServingUnit = { server, last: undefined };
+    const naming = (profile: HostProfile): HostProfile => (unit.last = profile);
+    if (track) this.#notices.track(unit);
     server.onerror = (error) => core.log(`mcpool bridge: ${error.message}`);
     const guarded =
       <A extends unknown[], R>(run: (...args: A) => Promise<R>) =>
@@ -130,7 +122,7 @@ export class ModernBridge {
       "tools/list",
       guarded(async (_request, ctx) => {
         const named = identityFor(identity, metaOf(ctx));
-        const profile = roots.listing(clientCapabilities(ctx));
+        const profile = naming(roots.listing(clientCapabilities(ctx)));
         const [tools, given] = await Promise.all([
           catalog !== undefined ? catalog.list(named, profile) : core.listTools(named, profile),
           core.sharedLists ? core.toolsHint() : Promise.resolve<ListHint>({}),
@@ -157,16 +149,17 @@ export class ModernBridge {
               name,
               args,
               identityFor(identity, metaOf(ctx)),
-              roots.listing(clientCapabilities(ctx)),
+              naming(roots.listing(clientCapabilities(ctx))),
             )
-          : this.#call(identity, roots, inner ?? request.params, ctx, server);
+          : this.#call(identity, roots, inner ?? request.params, ctx, unit);
       return answered.catch((error: unknown) => {
         throw asProtocolError(error);
       });
     });
     const router = core.router;
     // Every request goes where the host's calls go: the connection its profile picks.
-    const profileOf = (ctx: ServerContext): HostProfile => roots.listing(clientCapabilities(ctx));
+    const profileOf = (ctx: ServerContext): HostProfile =>
+      naming(roots.listing(clientCapabilities(ctx)));
     if (core.capabilities.resources !== undefined) {
       server.setRequestHandler(
         "resources/list",
@@ -184,7 +177,7 @@ export class ModernBridge {
       );
       server.setRequestHandler("resources/read", async (request, ctx) => {
         try {
-          return (await this.#asked(ctx, server, roots, identity, (asking) =>
+          return (await this.#asked(ctx, unit, roots, identity, (asking) =>
             router.readResource(request.params.uri, asking),
           )) as never;
         } catch (error) {
@@ -204,7 +197,7 @@ export class ModernBridge {
         "prompts/get",
         guarded(
           async (request, ctx) =>
-            (await this.#asked(ctx, server, roots, identity, (asking) =>
+            (await this.#asked(ctx, unit, roots, identity, (asking) =>
               router.getPrompt(request.params.name, request.params.arguments, asking),
             )) as never,
         ),
@@ -259,7 +252,7 @@ export class ModernBridge {
       legacy: "reject",
       onerror: (error) => this.#core.log(`mcpool bridge: ${error.message}`),
     });
-    this.#handlers.add(handler);
+    this.#notices.addHandler(handler);
     return handler;
   }
 
@@ -273,62 +266,24 @@ export class ModernBridge {
     return new ListenSubscriptions(core.router, subscriber, core.log);
   }
 
-  /** Lists changed in the pool: every open listen stream hears it. */
-  listChanged(kinds: readonly ListKind[]): void {
-    for (const { notify } of this.#handlers) {
-      for (const kind of kinds) {
-        if (kind === "tools") notify.toolsChanged();
-        else if (kind === "resources") notify.resourcesChanged();
-        else notify.promptsChanged();
-      }
-    }
-    for (const server of this.#live) tell(server, kinds);
+  /** Lists changed; `about`: a server's own notice, to the connections whose host it names. */
+  listChanged(kinds: readonly ListKind[], about?: NotificationAbout): void {
+    this.#notices.listChanged(kinds, about);
   }
 
-  /**
-   * A pooled server's `notifications/message`, to the requests in flight on it that asked
-   * for its level in their envelope (none asked: none sent, as a modern server would), on
-   * the request's own stream; one request per connection, the newest.
-   */
-  deliverLog(serverId: string, message: { method: string; params: { level: unknown } }): void {
-    const told = new Set<Server>();
-    for (let i = this.#inflight.length - 1; i >= 0; i--) {
-      const request = this.#inflight[i] as Inflight;
-      if (request.serverId !== undefined && request.serverId !== serverId) continue;
-      if (told.has(request.server)) continue;
-      const level = request.level;
-      if (level === undefined || !passesLevel(message.params.level, level)) continue;
-      told.add(request.server);
-      request.notify(message).catch(() => undefined);
-    }
-  }
-
-  /** `run` with the request it serves in flight: its server's log lines reach it meanwhile. */
-  async #inFlight<R>(
-    ctx: ServerContext,
-    server: Server,
-    serverId: string | undefined,
-    run: () => Promise<R>,
-  ): Promise<R> {
-    const request: Inflight = {
-      server,
-      serverId,
-      level: callerOf(ctx).logLevel,
-      notify: (message) => ctx.mcpReq.notify(message as never),
-    };
-    this.#inflight.push(request);
-    try {
-      return await run();
-    } finally {
-      this.#inflight.splice(this.#inflight.indexOf(request), 1);
-    }
+  /** A pooled server's log line, to the requests in flight on it whose host `about` names. */
+  deliverLog(
+    serverId: string,
+    message: { method: string; params: { level: unknown } },
+    about: NotificationAbout,
+  ): void {
+    this.#notices.deliverLog(serverId, message, about);
   }
 
   /** Ends every parked call (the bridge closes). */
   close(): void {
     this.#rounds.close();
-    for (const handler of this.#handlers) void handler.close().catch(() => undefined);
-    this.#handlers.clear();
+    this.#notices.close();
   }
 
   async #call(
@@ -336,16 +291,11 @@ export class ModernBridge {
     roots: ModernRoots,
     params: { name: string; arguments?: Record<string, unknown> | undefined },
     ctx: ServerContext,
-    server: Server,
+    unit: ServingUnit,
   ): Promise<CallToolResult> {
     const core = this.#core;
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined && "call" in state) {
-      const parked = this.#rounds.get(state.call);
-      return (await this.#inFlight(ctx, server, parked?.serverId, () =>
-        this.#rounds.resume(state, ctx),
-      )) as CallToolResult;
-    }
+    if (state !== undefined && "call" in state) return this.#resumed(ctx, unit, state);
     const qualified = await core.qualify(params.name).catch((error: unknown) => {
       throw toMcpError(error);
     });
@@ -358,9 +308,10 @@ export class ModernBridge {
     const called = identityFor(identity, meta);
     const profile = await withRoots(this.#core, this.#rounds, roots, sent, called, ctx);
     if (!("profile" in profile)) return profile.ask as CallToolResult;
-    const serverId = core.scope.single ?? core.serverOf(sent);
+    unit.last = profile.profile;
     const parked = new ParkedCall();
-    parked.serverId = serverId;
+    parked.serverId = core.scope.single ?? core.serverOf(sent);
+    parked.profile = profile.profile;
     const options: CallOptions & { raw: true } = { raw: true, signal: parked.abort.signal };
     if (qualified === undefined) options.unlisted = params.name;
     if (core.scope.servers !== undefined) options.servers = core.scope.servers;
@@ -386,7 +337,7 @@ export class ModernBridge {
           .catch(() => undefined);
       };
     }
-    return this.#parkedRounds(ctx, server, serverId, parked, () =>
+    return this.#parkedRounds(ctx, unit, parked, () =>
       core.upstream
         .call(sent, params.arguments, options)
         .then((result) => parked.push({ kind: "done", result }))
@@ -400,6 +351,19 @@ export class ModernBridge {
     );
   }
 
+  /** A host's retry of a parked request with its answers: in flight as the request was. */
+  async #resumed<R>(
+    ctx: ServerContext,
+    unit: ServingUnit,
+    state: Extract<StatePayload, { call: string }>,
+  ): Promise<R> {
+    const parked = this.#rounds.get(state.call);
+    const on = { serverId: parked?.serverId, profile: parked?.profile };
+    return (await this.#notices.inFlight(ctx, unit, on, () =>
+      this.#rounds.resume(state, ctx),
+    )) as R;
+  }
+
   /**
    * Starts `run`, whose steps `parked` takes, and answers with its first step: its result,
    * or the round of questions the host is asked. The host's giving up before a question was
@@ -407,8 +371,7 @@ export class ModernBridge {
    */
   async #parkedRounds<R>(
     ctx: ServerContext,
-    server: Server,
-    serverId: string | undefined,
+    unit: ServingUnit,
     parked: ParkedCall,
     run: () => void,
   ): Promise<R> {
@@ -416,7 +379,7 @@ export class ModernBridge {
     ctx.mcpReq.signal.addEventListener("abort", onAbort, { once: true });
     run();
     try {
-      return (await this.#inFlight(ctx, server, serverId, () =>
+      return (await this.#notices.inFlight(ctx, unit, parked, () =>
         this.#rounds.round(parked, ctx),
       )) as R;
     } finally {
@@ -431,58 +394,31 @@ export class ModernBridge {
    */
   async #asked<R>(
     ctx: ServerContext,
-    server: Server,
+    unit: ServingUnit,
     roots: ModernRoots,
     identity: ConversationIdentity,
     run: (asking: AskingOptions) => Promise<R>,
   ): Promise<R> {
-    const serverId = this.#core.scope.single;
     const state = ctx.mcpReq.requestState<StatePayload>();
-    if (state !== undefined && "call" in state) {
-      return (await this.#inFlight(ctx, server, serverId, () =>
-        this.#rounds.resume(state, ctx),
-      )) as R;
-    }
+    if (state !== undefined && "call" in state) return this.#resumed(ctx, unit, state);
     const named = identityFor(identity, metaOf(ctx));
     const profile = await withRoots(this.#core, this.#rounds, roots, undefined, named, ctx);
     if (!("profile" in profile)) return profile.ask as R;
+    unit.last = profile.profile;
     const parked = new ParkedCall();
+    parked.serverId = this.#core.scope.single;
+    parked.profile = profile.profile;
     const asking: AskingOptions = {
       profile: profile.profile,
       signal: parked.abort.signal,
       caller: callerOf(ctx),
       ...parked.askers(clientCapabilities(ctx)),
     };
-    return this.#parkedRounds(ctx, server, serverId, parked, () =>
+    return this.#parkedRounds(ctx, unit, parked, () =>
       run(asking).then(
         (result) => parked.push({ kind: "done", result }),
         (error: unknown) => parked.push({ kind: "failed", error }),
       ),
     );
   }
-}
-
-type ListKind = "tools" | "resources" | "prompts";
-
-/** Tells `server`'s listen streams that lists `kinds` changed. */
-function tell(server: Server, kinds: readonly ListKind[]): void {
-  for (const kind of kinds) {
-    const sent =
-      kind === "tools"
-        ? server.sendToolListChanged()
-        : kind === "resources"
-          ? server.sendResourceListChanged()
-          : server.sendPromptListChanged();
-    sent.catch(() => undefined);
-  }
-}
-
-/** A modern host's request in flight (ModernBridge.deliverLog). */
-interface Inflight {
-  readonly server: Server;
-  /** The pooled server it went to; undefined: not known, any server's lines are its. */
-  readonly serverId: string | undefined;
-  /** The level its envelope asked for; undefined: it asked for no log lines. */
-  readonly level: LoggingLevel | undefined;
-  notify(message: { method: string; params: object }): Promise<void>;
 }
