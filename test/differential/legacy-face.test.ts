@@ -18,15 +18,10 @@ import { fixture } from "../helpers/processes.js";
 import { openHost, type Entry } from "./entries.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import type { MatrixServer } from "./servers.js";
+import { nodeServer } from "./servers.js";
 import type { Step } from "./session.js";
 
-const server: MatrixServer = {
-  id: "eras",
-  command: process.execPath,
-  args: [fixture("conformance-eras.mjs")],
-  script: {},
-};
+const server = nodeServer("eras", [fixture("conformance-eras.mjs")]);
 
 describe("a 2025-11-25 host's handshake with a dual-era server, its row on auto", () => {
   const home = testHome("mcpool-differential-legacy-face-");

@@ -20,7 +20,7 @@ import { openHost } from "./entries.js";
 import { connectHost, type Host, type HostSpec, type Target } from "./host.js";
 import { compare, normalise, withoutLegacyOnly } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import { matrixServers, type MatrixServer } from "./servers.js";
+import { matrixServers, nodeServer } from "./servers.js";
 import { runSession, step, type Step } from "./session.js";
 import { asWholePool, named, oneServerOf } from "./whole-pool.js";
 
@@ -32,12 +32,7 @@ const UPDATE_BOUND_MS = 20_000;
  * (test/fixtures/log-levels.mjs): the update is the server's, whichever of the pool's
  * connections holds the subscription.
  */
-const notes: MatrixServer = {
-  id: "notes",
-  command: process.execPath,
-  args: [fixture("log-levels.mjs"), "--update-on-subscribe"],
-  script: {},
-};
+const notes = nodeServer("notes", [fixture("log-levels.mjs"), "--update-on-subscribe"]);
 
 /**
  * The first resource subscribed to, the server's update of it awaited (bounded: what came is

@@ -22,14 +22,9 @@ import { testHome } from "../helpers/daemon.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 import { growRow } from "./row-growth.js";
 import { pooling } from "./run.js";
-import { matrixServers, type MatrixServer } from "./servers.js";
+import { matrixServers, nodeServer } from "./servers.js";
 
-const server: MatrixServer = {
-  id: "notices",
-  command: process.execPath,
-  args: [fixture("roots-notices.mjs")],
-  script: {},
-};
+const server = nodeServer("notices", [fixture("roots-notices.mjs")]);
 
 /** The envelope key of the level a 2026-07-28 request asks its server's log lines at. */
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel";

@@ -19,14 +19,9 @@ import { openHost, type Entry } from "./entries.js";
 import type { Host } from "./host.js";
 import { growRow } from "./row-growth.js";
 import { pooling } from "./run.js";
-import type { MatrixServer } from "./servers.js";
+import { nodeServer } from "./servers.js";
 
-const server: MatrixServer = {
-  id: "notices",
-  command: process.execPath,
-  args: [fixture("roots-notices.mjs")],
-  script: {},
-};
+const server = nodeServer("notices", [fixture("roots-notices.mjs")]);
 
 /** How long a host may take to hear the last notice its server sends it, ms. */
 const HEARD_MS = 15_000;

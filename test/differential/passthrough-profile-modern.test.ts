@@ -23,15 +23,10 @@ import { openHost } from "./entries.js";
 import { connectHost, type Host, type HostSpec, type Target } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import { matrixServers, type MatrixServer } from "./servers.js";
+import { matrixServers, nodeServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 
-const server: MatrixServer = {
-  id: "rootscomplete",
-  command: process.execPath,
-  args: [fixture("roots-complete.mjs")],
-  script: {},
-};
+const server = nodeServer("rootscomplete", [fixture("roots-complete.mjs")]);
 
 /** The session's steps on `host`, the tool and prompt named `prefix` + their own names. */
 async function session(host: Host, prefix: string): Promise<Step[]> {

@@ -12,15 +12,10 @@ import { openHost, type Entry } from "./entries.js";
 import type { ClientKind, HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import type { MatrixServer } from "./servers.js";
+import { nodeServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 
-const server: MatrixServer = {
-  id: "rootscomplete",
-  command: process.execPath,
-  args: [fixture("roots-complete.mjs")],
-  script: {},
-};
+const server = nodeServer("rootscomplete", [fixture("roots-complete.mjs")]);
 
 describe("a host's resources, prompts and completion go where its calls go", () => {
   const home = testHome("mcpool-differential-passthrough-");

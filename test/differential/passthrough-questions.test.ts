@@ -13,15 +13,10 @@ import { openHost, type Entry } from "./entries.js";
 import type { CapabilitySet, ClientKind, HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import type { MatrixServer } from "./servers.js";
+import { nodeServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 
-const server: MatrixServer = {
-  id: "promptasks",
-  command: process.execPath,
-  args: [fixture("prompt-asks.mjs")],
-  script: {},
-};
+const server = nodeServer("promptasks", [fixture("prompt-asks.mjs")]);
 
 describe("a server's questions inside prompts and resources are learnt as those inside calls", () => {
   const home = testHome("mcpool-differential-passthrough-questions-");

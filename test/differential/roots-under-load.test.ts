@@ -16,7 +16,7 @@ import { openHost } from "./entries.js";
 import type { ClientKind, HostSpec } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, rootsTakenIn } from "./run.js";
-import { filesystemFolder, type MatrixServer } from "./servers.js";
+import { filesystemFolder, nodeServer } from "./servers.js";
 import type { Step } from "./session.js";
 
 const HOSTS = 12;
@@ -31,12 +31,7 @@ const filesystemBin = join(
 
 describe("twelve hosts with their own roots at once, beside a CPU load", () => {
   const home = testHome("mcpool-differential-roots-");
-  const server: MatrixServer = {
-    id: "fs",
-    command: process.execPath,
-    args: [filesystemBin, filesystemFolder(join(home.dir, "row"))],
-    script: {},
-  };
+  const server = nodeServer("fs", [filesystemBin, filesystemFolder(join(home.dir, "row"))]);
   const hosts: HostSpec[] = Array.from({ length: HOSTS }, (_, i) => {
     const root = join(home.dir, `project-${i}`);
     mkdirSync(root, { recursive: true });

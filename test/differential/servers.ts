@@ -29,6 +29,11 @@ export interface MatrixServer {
   sharedDisk?: true;
 }
 
+/** A server run by this Node with `args`, with no script of its own: a test's one server. */
+export function nodeServer(id: string, args: string[], env?: Record<string, string>): MatrixServer {
+  return { id, command: process.execPath, args, ...(env === undefined ? {} : { env }), script: {} };
+}
+
 /** A folder with a file in it, for server-filesystem (its row's directory). */
 export function filesystemFolder(dir: string): string {
   mkdirSync(dir, { recursive: true });

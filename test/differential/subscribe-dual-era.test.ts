@@ -16,15 +16,10 @@ import { openHost, type Entry } from "./entries.js";
 import type { CapabilitySet, Host } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import type { MatrixServer } from "./servers.js";
+import { nodeServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 
-const server: MatrixServer = {
-  id: "eras",
-  command: process.execPath,
-  args: [fixture("conformance-eras.mjs")],
-  script: {},
-};
+const server = nodeServer("eras", [fixture("conformance-eras.mjs")]);
 
 const WATCHED = "test://watched-resource";
 /** The fixture's tool that sends the update to a subscribed session, and says whether it did. */

@@ -17,7 +17,7 @@ import { openHost, type Entry } from "./entries.js";
 import type { CapabilitySet, Host } from "./host.js";
 import { compare, normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import type { MatrixServer } from "./servers.js";
+import { nodeServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 
 const require = createRequire(import.meta.url);
@@ -27,12 +27,7 @@ const everythingBin = join(
   "index.js",
 );
 
-const server: MatrixServer = {
-  id: "everything",
-  command: process.execPath,
-  args: [everythingBin],
-  script: {},
-};
+const server = nodeServer("everything", [everythingBin]);
 
 const WATCHED = "demo://resource/static/document/architecture.md";
 const TOGGLE = { name: "toggle-subscriber-updates", arguments: {} };

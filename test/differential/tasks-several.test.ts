@@ -24,26 +24,16 @@ import { httpHost, openHost } from "./entries.js";
 import { connectHost, type ClientKind, type Host, type HostSpec } from "./host.js";
 import { normalise } from "./normalise.js";
 import { pooling, projectOf } from "./run.js";
-import type { MatrixServer } from "./servers.js";
+import { type MatrixServer, nodeServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 import { untilTerminal } from "./tasks.js";
 
-const tasksServer = (id: string): MatrixServer => ({
-  id,
-  command: process.execPath,
-  args: [fixture("tasks-server.mjs")],
-  env: { TASK_IDS: "counted", TASKS_NAME: id },
-  script: {},
-});
+const tasksServer = (id: string): MatrixServer =>
+  nodeServer(id, [fixture("tasks-server.mjs")], { TASK_IDS: "counted", TASKS_NAME: id });
 const A = tasksServer("a");
 const B = tasksServer("b");
 /** A server without tasks. */
-const C: MatrixServer = {
-  id: "c",
-  command: process.execPath,
-  args: [fixture("echo.mjs")],
-  script: {},
-};
+const C = nodeServer("c", [fixture("echo.mjs")]);
 
 const TASK = { ttl: 60_000 };
 

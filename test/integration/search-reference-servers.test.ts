@@ -61,7 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await pool?.close();
-  rmSync(dir, { recursive: true, force: true });
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("search over the reference servers' real tools", () => {
