@@ -13,6 +13,11 @@ export interface ServerResources {
   rssBytes?: number;
   /** Live processes in the group. */
   processes?: number;
+  /**
+   * The server's process is stopped (SIGSTOP, SIGTSTP, a debugger): its calls wait until it
+   * is continued, or until their timeout.
+   */
+  stopped?: true;
   callsLastMinute: number;
   errorsLastMinute: number;
   /** Calls per minute over the last ten minutes, oldest first. */

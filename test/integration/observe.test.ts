@@ -244,6 +244,29 @@ describe("mcpool top in a real terminal", () => {
     expect(text).toMatch(/^SERVER +STATUS +PID +UPTIME +CPU +MEM +CALLS\/MIN/m);
     expect(text).toMatch(/^gamma +ready +\d+ +\S+ +\S+% +\d+M\/4000M/m);
   });
+
+  it("says a server whose process is stopped is stopped, and how to continue it", async () => {
+    const pid = (await observer.state()).find((s) => s.id === "alpha")!.pid!;
+    process.kill(pid, "SIGSTOP");
+    try {
+      const text = mcpool(home, "status").stdout;
+      expect(text).toMatch(new RegExp(`^alpha +ready, stopped +${pid} `, "m"));
+      expect(text).toContain(
+        `alpha: its process (pid ${pid}) is stopped: calls wait until it is continued (kill -CONT ${pid}) or time out`,
+      );
+      expect(text).toMatch(/^gamma +ready +\d+ /m);
+      const json = JSON.parse(mcpool(home, "status", "--json").stdout) as {
+        servers: { id: string; resources: { stopped?: boolean } }[];
+      };
+      expect(json.servers.find((s) => s.id === "alpha")!.resources.stopped).toBe(true);
+      expect(json.servers.find((s) => s.id === "gamma")!.resources.stopped).toBeUndefined();
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    expect(mcpool(home, "status").stdout).not.toContain("stopped");
+    const answer = await observer.call("alpha__echo", { text: "continued" });
+    expect(JSON.stringify(answer)).toContain("continued");
+  });
 });
 
 describe("usage that trims the catalog", () => {

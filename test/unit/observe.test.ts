@@ -107,8 +107,8 @@ describe("usage per tool", () => {
 
 describe("resource figures", () => {
   it("measures CPU % between two samples, or since the start without one", () => {
-    const before = { cpuSeconds: 1, rssBytes: 0, processes: 1, at: 10_000 };
-    const now = { cpuSeconds: 1.5, rssBytes: 0, processes: 1, at: 11_000 };
+    const before = { cpuSeconds: 1, rssBytes: 0, processes: 1, stopped: false, at: 10_000 };
+    const now = { cpuSeconds: 1.5, rssBytes: 0, processes: 1, stopped: false, at: 11_000 };
     expect(cpuPercent(now, before, 0)).toBe(50);
     expect(cpuPercent(now, undefined, 1_000)).toBe(15);
     expect(cpuPercent(now, undefined, undefined)).toBeUndefined();

@@ -41,4 +41,14 @@ describe("the status cell of `mcpool status`", () => {
       statusCell(state({ status: "connecting", startingSince: now - 12_400, pid: 4242 }), now),
     ).toBe("connecting, starting for 12 s, pid 4242");
   });
+
+  it("says a server whose process is stopped is stopped, whatever its word", () => {
+    const resources = { stopped: true, callsLastMinute: 0, errorsLastMinute: 0 } as const;
+    const stopped = { resources: { ...resources, callsPerMinute: [], overMemoryRestarts: 0 } };
+    expect(statusCell(state({ status: "ready", ...stopped }), now)).toBe("ready, stopped");
+    expect(statusCell(state({ status: "ready", stale: true, ...stopped }), now)).toBe(
+      "ready (stale), stopped",
+    );
+    expect(statusCell(state({ status: "ready" }), now)).toBe("ready");
+  });
 });

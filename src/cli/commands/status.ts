@@ -21,12 +21,14 @@ export function uptime(s: ServerState, now: number): string {
 }
 
 /**
- * The status word, `(stale)` when the tools are last-known, while it starts for how long
+ * The status word, `(stale)` when the tools are last-known, `stopped` when its process is
+ * (`ready, stopped`: nothing answers until it is continued), while it starts for how long
  * and its pid (`connecting, starting for 12 s, pid 4242`), and when a backoff holds the
  * next dial, how long until it: `unreachable, next try in 8s`.
  */
 export function statusCell(s: ServerState, now: number): string {
-  const word = s.stale ? `${s.status} (stale)` : s.status;
+  const stale = s.stale ? `${s.status} (stale)` : s.status;
+  const word = s.resources?.stopped === true ? `${stale}, stopped` : stale;
   if (s.startingSince !== undefined) {
     // Starting: how long for, and its child (a wait on a server that never answers shows).
     const pid = s.pid !== undefined ? `, pid ${s.pid}` : "";
@@ -141,6 +143,12 @@ export function statusText(status: DaemonStatus, now = Date.now()): string {
     ...status.servers
       .filter((s) => s.signInNotice !== undefined)
       .map((s) => `${s.id}: sign-in: ${terminalText(s.signInNotice!)}`),
+    ...status.servers
+      .filter((s) => s.resources?.stopped === true)
+      .map(
+        (s) =>
+          `${s.id}: its process${s.pid !== undefined ? ` (pid ${s.pid})` : ""} is stopped: calls wait until it is continued${s.pid !== undefined ? ` (kill -CONT ${s.pid})` : ""} or time out`,
+      ),
     ...restarted.map(
       (s) =>
         `${s.id}: replaced ${s.resources!.overMemoryRestarts} time(s) for staying over maxMemoryMb (${s.resources!.maxMemoryMb ?? "-"} MB)`,

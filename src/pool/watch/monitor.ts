@@ -144,6 +144,7 @@ export class PoolMonitor {
         : undefined;
     return {
       ...(sample ? { rssBytes: sample.rssBytes, processes: sample.processes } : {}),
+      ...(sample?.stopped === true ? { stopped: true as const } : {}),
       ...(cpu !== undefined ? { cpuPercent: cpu } : {}),
       ...(this.#windows.get(state.id)?.figures(now) ?? {
         callsLastMinute: 0,

@@ -14,6 +14,11 @@ export interface GroupSample {
   cpuSeconds: number;
   rssBytes: number;
   processes: number;
+  /**
+   * The group's leader, the server itself, is stopped (SIGSTOP, SIGTSTP, a debugger): it
+   * reads nothing and answers nothing until it is continued.
+   */
+  stopped: boolean;
   /** Epoch ms the sample was taken. */
   at: number;
 }
@@ -24,8 +29,11 @@ export interface GroupSample {
  */
 const USER_HZ = 100;
 
-/** Fields of /proc/PID/stat counted from the one after `(comm)`: state is index 0. */
-const STAT = { pgrp: 2, utime: 11, stime: 12 } as const;
+/** Fields of /proc/PID/stat counted from the one after `(comm)`. */
+const STAT = { state: 0, pgrp: 2, utime: 11, stime: 12 } as const;
+
+/** A process state that means stopped: by a signal (`T`), or at a tracer's stop (`t`). */
+const isStoppedState = (state: string | undefined): boolean => /^[Tt]/.test(state ?? "");
 
 /** `ps` answers in well under this on any machine; a hung `ps` must not hang a status. */
 const PS_TIMEOUT_MS = 5_000;
@@ -54,7 +62,8 @@ async function sampleProc(wanted: ReadonlySet<number>): Promise<Map<number, Grou
         if (!wanted.has(pgrp)) return;
         const ticks = Number(fields[STAT.utime]) + Number(fields[STAT.stime]);
         const rssKb = await residentKb(name);
-        const group = out.get(pgrp) ?? { cpuSeconds: 0, rssBytes: 0, processes: 0, at };
+        const group = out.get(pgrp) ?? emptyGroup(at);
+        if (Number(name) === pgrp) group.stopped = isStoppedState(fields[STAT.state]);
         group.cpuSeconds += ticks / USER_HZ;
         group.rssBytes += rssKb * 1024;
         group.processes += 1;
@@ -62,6 +71,10 @@ async function sampleProc(wanted: ReadonlySet<number>): Promise<Map<number, Grou
       }),
   );
   return out;
+}
+
+function emptyGroup(at: number): GroupSample {
+  return { cpuSeconds: 0, rssBytes: 0, processes: 0, stopped: false, at };
 }
 
 /** VmRSS from /proc/PID/status: in kB whatever the page size (stat's rss is in pages). */
@@ -74,16 +87,20 @@ async function residentKb(pid: string): Promise<number> {
 async function samplePs(wanted: ReadonlySet<number>): Promise<Map<number, GroupSample>> {
   const at = Date.now();
   const text = await new Promise<string>((resolve) => {
-    execFile("ps", ["-A", "-o", "pgid=,rss=,time="], { timeout: PS_TIMEOUT_MS }, (error, stdout) =>
-      resolve(error ? "" : stdout),
+    execFile(
+      "ps",
+      ["-A", "-o", "pid=,pgid=,rss=,time=,stat="],
+      { timeout: PS_TIMEOUT_MS },
+      (error, stdout) => resolve(error ? "" : stdout),
     );
   });
   const out = new Map<number, GroupSample>();
   for (const line of text.split("\n")) {
-    const [pgid, rss, time] = line.trim().split(/\s+/);
+    const [pid, pgid, rss, time, state] = line.trim().split(/\s+/);
     const pgrp = Number(pgid);
     if (!wanted.has(pgrp)) continue;
-    const group = out.get(pgrp) ?? { cpuSeconds: 0, rssBytes: 0, processes: 0, at };
+    const group = out.get(pgrp) ?? emptyGroup(at);
+    if (Number(pid) === pgrp) group.stopped = isStoppedState(state);
     group.cpuSeconds += psSeconds(time ?? "");
     group.rssBytes += Number(rss) * 1024;
     group.processes += 1;
