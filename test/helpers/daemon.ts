@@ -65,6 +65,24 @@ export interface RunningDaemon {
 }
 
 /**
+ * The daemons startDaemon started, by socket path: when a client of one cannot reach it, the
+ * error says what its daemon wrote and whether it is still running.
+ */
+const started = new Map<string, RunningDaemon>();
+
+/** What the daemon started for `socketPath` wrote last, and whether it runs; "" for none. */
+function daemonReport(socketPath: string): string {
+  const daemon = started.get(socketPath);
+  if (daemon === undefined) return "";
+  const { exitCode, signalCode } = daemon.process;
+  const state =
+    exitCode === null && signalCode === null
+      ? `still running`
+      : `exited (${exitCode ?? signalCode})`;
+  return `\nthe daemon started for it (pid ${daemon.pid}) is ${state}; the end of its stderr:\n${daemon.stderr().slice(-4000)}`;
+}
+
+/**
  * `bin`: an installed `mcpool` command to run instead of this checkout's `dist/cli/main.js`.
  * `wrap`: a command the daemon runs under (`["prlimit", "--nofile=128"]`).
  */
@@ -98,7 +116,7 @@ export async function startDaemon(
   }
   if (child.exitCode !== null)
     throw new Error(`the daemon exited with ${child.exitCode}: ${stderr}`);
-  return {
+  const daemon: RunningDaemon = {
     process: child,
     pid,
     stderr: () => stderr,
@@ -112,10 +130,18 @@ export async function startDaemon(
       await waitFor(() => !alive(pid), 10_000, "the daemon to die");
     },
   };
+  started.set(home.socketPath, daemon);
+  return daemon;
 }
 
-export function client(home: TestHome, name = "test"): Promise<PoolClient> {
-  return connect({ socketPath: home.socketPath, clientName: name });
+export async function client(home: TestHome, name = "test"): Promise<PoolClient> {
+  try {
+    return await connect({ socketPath: home.socketPath, clientName: name });
+  } catch (error) {
+    const report = daemonReport(home.socketPath);
+    if (report !== "" && error instanceof Error) error.message += report;
+    throw error;
+  }
 }
 
 /** Resolves once every server of the daemon in `home` says `ready` (within `timeoutMs`). */
