@@ -93,6 +93,29 @@ export function hearsAbout(
   return about.hosts.includes(subscriptionKey(profile));
 }
 
+/** A list a host may be told changed. */
+export type ListKind = "tools" | "resources" | "prompts";
+
+/** What tells a host its lists changed: an SDK server of either era. */
+interface ListChangeSender {
+  sendToolListChanged(): Promise<void>;
+  sendResourceListChanged(): Promise<void>;
+  sendPromptListChanged(): Promise<void>;
+}
+
+/** Tells `server`'s host (a legacy session, or a modern unit's listen streams) that `kinds` changed. */
+export function tellListsChanged(server: ListChangeSender, kinds: readonly ListKind[]): void {
+  for (const kind of kinds) {
+    const sent =
+      kind === "tools"
+        ? server.sendToolListChanged()
+        : kind === "resources"
+          ? server.sendResourceListChanged()
+          : server.sendPromptListChanged();
+    sent.catch(() => undefined);
+  }
+}
+
 /**
  * Who a legacy host's requests are for, to a modern server: the clientInfo it
  * sent in `initialize`, the level it set last (none when it set none), and whether its

@@ -29,11 +29,15 @@ import {
 
 import type { Scope } from "../core/naming.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
-import { hearsAbout, passesLevel, type Sessions } from "../core/session.js";
+import {
+  hearsAbout,
+  passesLevel,
+  tellListsChanged,
+  type ListKind,
+  type Sessions,
+} from "../core/session.js";
 import type { ModernBridge } from "../modern/bridge.js";
 import { renamedStatus, statusTaskId } from "../core/tasks.js";
-
-type ListKind = "tools" | "resources" | "prompts";
 
 const EVERY_LIST: readonly ListKind[] = ["tools", "resources", "prompts"];
 
@@ -93,16 +97,7 @@ export class PoolTraffic {
     this.#modern()?.listChanged(kinds.filter(offered), about);
     for (const session of this.#sessions) {
       if (!hearsAbout(session.profile.last, about)) continue;
-      for (const kind of kinds) {
-        if (!offered(kind)) continue;
-        const send =
-          kind === "tools"
-            ? session.server.sendToolListChanged()
-            : kind === "resources"
-              ? session.server.sendResourceListChanged()
-              : session.server.sendPromptListChanged();
-        send.catch(() => undefined);
-      }
+      tellListsChanged(session.server, kinds.filter(offered));
     }
   }
 

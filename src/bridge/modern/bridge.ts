@@ -41,8 +41,14 @@ import { Rounds, withRoots, type StatePayload } from "./rounds.js";
 import { callFailure, toMcpError, unknownTool } from "../core/errors.js";
 import { asProtocolError, notFoundAsModern } from "./protocol-errors.js";
 import type { Subscriber } from "../core/resources-prompts.js";
-import { callerOf, ListenSubscriptions, watchListens } from "../core/session.js";
-import { ModernNotices, tell, type ListKind, type ServingUnit } from "./notices.js";
+import {
+  callerOf,
+  ListenSubscriptions,
+  tellListsChanged,
+  watchListens,
+  type ListKind,
+} from "../core/session.js";
+import { ModernNotices, type ServingUnit } from "./notices.js";
 
 /**
  * How long a modern host may keep a listing, ms. The pool knows when a list changes and
@@ -74,7 +80,7 @@ export class ModernBridge {
     if (track) {
       const { resources, prompts } = core.capabilities;
       const kinds = ["tools", ...(resources ? ["resources"] : []), ...(prompts ? ["prompts"] : [])];
-      roots.onLearnt = () => tell(server, kinds as ListKind[]);
+      roots.onLearnt = () => tellListsChanged(server, kinds as ListKind[]);
     }
     // `--catalog`: this unit's list and found tools, as a legacy session has its own.
     const catalog = core.catalog?.unit();

@@ -14,9 +14,13 @@
 import type { McpHttpHandler, Server, ServerContext } from "@modelcontextprotocol/server";
 import type { HostProfile, LoggingLevel, NotificationAbout } from "mcpool-client";
 
-import { callerOf, hearsAbout, passesLevel } from "../core/session.js";
-
-export type ListKind = "tools" | "resources" | "prompts";
+import {
+  callerOf,
+  hearsAbout,
+  passesLevel,
+  tellListsChanged,
+  type ListKind,
+} from "../core/session.js";
 
 /** One serving unit of the modern side (a connection, or one HTTP request): its Server. */
 export interface ServingUnit {
@@ -65,7 +69,8 @@ export class ModernNotices {
         else notify.promptsChanged();
       }
     }
-    for (const unit of this.#live) if (hearsAbout(unit.last, about)) tell(unit.server, kinds);
+    for (const unit of this.#live)
+      if (hearsAbout(unit.last, about)) tellListsChanged(unit.server, kinds);
   }
 
   /**
@@ -115,18 +120,5 @@ export class ModernNotices {
   close(): void {
     for (const handler of this.#handlers) void handler.close().catch(() => undefined);
     this.#handlers.clear();
-  }
-}
-
-/** Tells `server`'s listen streams that lists `kinds` changed. */
-export function tell(server: Server, kinds: readonly ListKind[]): void {
-  for (const kind of kinds) {
-    const sent =
-      kind === "tools"
-        ? server.sendToolListChanged()
-        : kind === "resources"
-          ? server.sendResourceListChanged()
-          : server.sendPromptListChanged();
-    sent.catch(() => undefined);
   }
 }
