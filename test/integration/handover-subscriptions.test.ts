@@ -69,13 +69,16 @@ interface HostSession {
 }
 
 /**
- * subscribe, touch (an update), `between` (the hand-over), touch (an update, with no
- * subscribe again), unsubscribe, touch (none), and what the server was sent.
+ * subscribe (held by the server once answered), touch (an update), `between` (the
+ * hand-over), touch (an update, with no subscribe again), unsubscribe, touch (none), and
+ * what the server was sent.
  */
 async function session(host: HostSession, between: () => Promise<void>): Promise<Seen> {
   const touches: string[] = [];
   const touch = async (): Promise<void> => void touches.push(await host.call("touch"));
   await host.subscribe();
+  // Answered (or, in 2026-07-28, acknowledged) once the server holds it, as direct.
+  expect(await host.call("subscribes")).toBe("subscribes 1 unsubscribes 0");
   await touch();
   await waitFor(() => host.updated.length === 1, BOUND_MS, `the first update (${touches})`);
   await between();

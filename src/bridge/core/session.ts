@@ -259,9 +259,12 @@ export class ListenSubscriptions {
     this.#log = log;
   }
 
-  /** A listen stream, `stream` its key on this connection, opened naming `uris`. */
-  open(stream: string, uris: readonly string[]): void {
-    if (this.#closed || this.#streams.has(stream) || uris.length === 0) return;
+  /**
+   * A listen stream, `stream` its key on this connection, opened naming `uris`; resolves
+   * once they are held upstream (or their failure is logged).
+   */
+  open(stream: string, uris: readonly string[]): Promise<void> {
+    if (this.#closed || this.#streams.has(stream) || uris.length === 0) return this.#queue;
     const named = [...new Set(uris)];
     this.#streams.set(stream, named);
     for (const uri of named) {
@@ -269,6 +272,7 @@ export class ListenSubscriptions {
       this.#named.set(uri, count);
       if (count === 1) this.#then(uri, () => this.#router.subscribe(this.#subscriber, uri));
     }
+    return this.#queue;
   }
 
   /** The stream ended (cancelled, closed by either side). */
@@ -310,8 +314,12 @@ export function urisOf(value: unknown): string[] {
  * `transport` as the SDK v2 stdio entry sees it, with a modern host's listen streams told to
  * `listens`: the entry serves `subscriptions/listen` itself and tells its server nothing, so
  * its acknowledgement (what it honoured, after checking the request and our capabilities)
- * opens a stream's URIs; the host's `notifications/cancelled` of it, the entry's closing
- * answer to it, or the connection's end closes them.
+ * opens a stream's URIs, and reaches the host once they are held upstream — as a server
+ * direct acknowledges what it has subscribed, so a change the host makes next is heard
+ * (only the acknowledgement waits: a server that is slow to take the subscription holds up
+ * nothing else of the connection's). The host's
+ * `notifications/cancelled` of it, the entry's closing answer to it, or the connection's
+ * end closes them.
  */
 export function watchListens(transport: StdioLike, listens: ListenSubscriptions): StdioLike {
   const key = (id: unknown): string => JSON.stringify(id);
@@ -322,27 +330,29 @@ export function watchListens(transport: StdioLike, listens: ListenSubscriptions)
       if (open.delete(stream)) listens.end(stream);
     }
   };
-  const outbound = (message: JSONRPCMessage): void => {
+  /** What the message waits for before it goes: a stream's URIs held upstream. */
+  const outbound = (message: JSONRPCMessage): Promise<void> | undefined => {
     if (!("method" in message)) {
       // The entry's empty answer to a listen request is that stream's graceful end.
       if ("id" in message && open.delete(key(message.id))) listens.end(key(message.id));
-      return;
+      return undefined;
     }
-    if (message.method !== "notifications/subscriptions/acknowledged") return;
+    if (message.method !== "notifications/subscriptions/acknowledged") return undefined;
     const params = message.params as
       | { notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> }
       | undefined;
     const stream = key(params?._meta?.[SUBSCRIPTION_ID_KEY]);
     const uris = params?.notifications?.resourceSubscriptions;
-    if (!Array.isArray(uris)) return;
+    if (!Array.isArray(uris)) return undefined;
     open.add(stream);
-    listens.open(stream, urisOf(uris));
+    return listens.open(stream, urisOf(uris));
   };
   const watched: StdioLike = {
     start: () => transport.start(),
     send: (message, options) => {
-      outbound(message);
-      return transport.send(message, options);
+      const held = outbound(message);
+      if (held === undefined) return transport.send(message, options);
+      return held.then(() => transport.send(message, options));
     },
     close: () => transport.close(),
   };

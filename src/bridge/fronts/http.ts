@@ -323,10 +323,12 @@ export async function modernHttp(bridge: Bridge): Promise<ModernHttp> {
       const response = await handler.fetch(request, { parsedBody: body });
       const uris = listenedUris(body);
       if (listens !== undefined && uris !== undefined && isStream(response)) {
-        // Its stream is open: the URIs it names are held until the host goes away.
+        // Its stream is open: the URIs it names are held until the host goes away, and its
+        // acknowledgement goes once they are (as a server direct acknowledges them).
         const stream = String((streams += 1));
-        listens.open(stream, uris);
+        const held = listens.open(stream, uris);
         res.once("close", () => listens.end(stream));
+        await held;
       }
       res.writeHead(response.status, Object.fromEntries(response.headers));
       if (response.body === null) {
