@@ -93,6 +93,8 @@ export class OpeningRecorder {
   private openerId: string | undefined;
   /** Recorded requests not answered yet: JSON of their id → their key. */
   private readonly due = new Map<string, string>();
+  /** Listings answered before the opening was. */
+  private readonly early: Opening["lists"] = [];
   private over = false;
 
   constructor(private readonly learnt: (opening: Opening) => void) {}
@@ -122,13 +124,19 @@ export class OpeningRecorder {
     }
     const id = message !== undefined && !("method" in message) ? JSON.stringify(message.id) : "";
     const key = this.due.get(id);
-    const opened = this.opening !== undefined || id === this.openerId;
-    if (key === undefined || !opened) {
+    if (key === undefined) {
       this.over = true;
       return;
     }
     this.due.delete(id);
-    if (this.opening === undefined) this.opening = { request: key, answer: text, lists: [] };
+    // A listing answered before the opening (a modern host's discovery waits for the
+    // children its listing needs; a listing sent with it may be answered first): kept for it.
+    if (this.opening === undefined && id !== this.openerId) {
+      this.early.push({ request: key, answer: text });
+      return;
+    }
+    if (this.opening === undefined)
+      this.opening = { request: key, answer: text, lists: this.early };
     else this.opening.lists.push({ request: key, answer: text });
     this.learnt(structuredClone(this.opening));
   }
