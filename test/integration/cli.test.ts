@@ -45,19 +45,19 @@ describe("the mcpool command", () => {
     expect(stdout).toMatch(
       /^echo\s+ready\s+\d+\s+\d+s\s+[\d.]+%\s+\d+M\s+\d+\s+4\s+2025-11-25\s*$/m,
     );
-    // Whether its backoff still holds when the status is read depends on the machine's speed
-    // (the cell's wording either way: test/unit/status-cell.test.ts).
+    // Whether its backoff still holds when the status is read, and whether its failures have
+    // made it a crash loop yet, depend on the machine's speed (the cell's wording either way:
+    // test/unit/status-cell.test.ts).
     expect(stdout).toMatch(
-      /^broken\s+error(, next try in \S+)?\s+-\s+-\s+-\s+-\s+0\s+0\s+-\s+could not connect to server/m,
+      /^broken\s+(error|crash-loop)(, next try in \S+)?\s+-\s+-\s+-\s+-\s+0\s+0\s+-\s+could not connect to server/m,
     );
     expect(JSON.parse(mcpool(home, "status", "--json").stdout).servers[1].error).toMatch(/ENOENT/);
     const json = JSON.parse(mcpool(home, "status", "--json").stdout) as {
       servers: { id: string; status: string }[];
     };
-    expect(json.servers.map((s) => [s.id, s.status])).toEqual([
-      ["echo", "ready"],
-      ["broken", "error"],
-    ]);
+    expect(json.servers.map((s) => s.id)).toEqual(["echo", "broken"]);
+    expect(json.servers[0]?.status).toBe("ready");
+    expect(json.servers[1]?.status).toMatch(/^(error|crash-loop)$/);
   });
 
   it("lists tools, for one server or all", () => {
