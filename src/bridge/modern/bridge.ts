@@ -57,6 +57,25 @@ import { ModernNotices, type ServingUnit } from "./notices.js";
 export const LIST_TTL_MS = 60_000;
 type ListHint = Awaited<ReturnType<BridgeCore["toolsHint"]>>;
 
+/**
+ * A v2 Server whose answer to `server/discover` (the SDK's own, whichever entry installs
+ * it) waits for `connecting`: what a host's connect should find started.
+ */
+class ConnectingServer extends Server {
+  connecting: ((ctx: ServerContext) => Promise<void>) | undefined;
+
+  protected override _wrapHandler(
+    method: string,
+    handler: Parameters<Server["_wrapHandler"]>[1],
+  ): ReturnType<Server["_wrapHandler"]> {
+    if (method !== "server/discover") return super._wrapHandler(method, handler);
+    return super._wrapHandler(method, async (request, ctx) => {
+      await this.connecting?.(ctx);
+      return handler(request, ctx);
+    });
+  }
+}
+
 /** The modern side of one bridge: a factory of v2 Servers, and the calls parked between rounds. */
 export class ModernBridge {
   readonly #core: BridgeCore;
@@ -88,27 +107,7 @@ export class ModernBridge {
       ttlMs: LIST_TTL_MS,
       cacheScope: core.sharedLists ? "public" : "private",
     };
-    const capabilities = { ...core.capabilities } as Record<string, unknown>;
-    // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
-    if (core.capabilities.resources !== undefined) {
-      const { subscribe: _legacy, ...resources } = core.capabilities.resources;
-      capabilities.resources = {
-        ...resources,
-        ...(core.resourceSubscriptions ? { subscribe: true } : {}),
-      };
-    }
-    const server = new Server(core.serverInfo, {
-      capabilities: capabilities as never,
-      ...(core.instructions !== undefined ? { instructions: core.instructions } : {}),
-      cacheHints: {
-        "tools/list": listHint,
-        "prompts/list": listHint,
-        "resources/list": listHint,
-        "resources/templates/list": listHint,
-        "server/discover": listHint,
-      },
-      requestState: { verify: (state, ctx) => this.#rounds.verify(state, ctx) },
-    });
+    const server = this.#newServer(listHint);
     // The profile its requests named last: what the pool's hosts of a notice are told apart by.
     const unit: ServingUnit = { server, last: undefined };
     const naming = (profile: HostProfile): HostProfile => (unit.last = profile);
@@ -124,6 +123,15 @@ export class ModernBridge {
         }
       };
 
+    // A host connects before it lists, and gives its connect longer (Claude Code waits 30 s
+    // for a server to start, 5 s for its first list): the children its listing runs on (a
+    // profile's or a project's, started for it alone) start in its connect, as its servers
+    // start direct when it connects, and the listing that follows finds them up.
+    server.connecting = async (ctx) => {
+      const named = identityFor(identity, metaOf(ctx));
+      const profile = naming(roots.listing(clientCapabilities(ctx)));
+      await core.listTools(named, profile).catch(() => undefined);
+    };
     server.setRequestHandler(
       "tools/list",
       guarded(async (_request, ctx) => {
@@ -219,6 +227,32 @@ export class ModernBridge {
       );
     }
     return server;
+  }
+
+  /** A v2 Server declaring the bridge's capabilities to a modern host, its lists hinted `listHint`. */
+  #newServer(listHint: CacheHint): ConnectingServer {
+    const core = this.#core;
+    const capabilities = { ...core.capabilities } as Record<string, unknown>;
+    // Resource subscriptions of a modern host ride subscriptions/listen, not resources/subscribe.
+    if (core.capabilities.resources !== undefined) {
+      const { subscribe: _legacy, ...resources } = core.capabilities.resources;
+      capabilities.resources = {
+        ...resources,
+        ...(core.resourceSubscriptions ? { subscribe: true } : {}),
+      };
+    }
+    return new ConnectingServer(core.serverInfo, {
+      capabilities: capabilities as never,
+      ...(core.instructions !== undefined ? { instructions: core.instructions } : {}),
+      cacheHints: {
+        "tools/list": listHint,
+        "prompts/list": listHint,
+        "resources/list": listHint,
+        "resources/templates/list": listHint,
+        "server/discover": listHint,
+      },
+      requestState: { verify: (state, ctx) => this.#rounds.verify(state, ctx) },
+    });
   }
 
   /** Serves one stdio-shaped connection whose host opened in the modern era (era-switch.ts). */
