@@ -8,8 +8,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { testHome } from "../helpers/daemon.js";
 import { openHost } from "./entries.js";
@@ -18,16 +17,12 @@ import { compare, normalise } from "./normalise.js";
 import { pooling, rootsTakenIn } from "./run.js";
 import { filesystemFolder, nodeServer } from "./servers.js";
 import type { Step } from "./session.js";
+import { referenceServer } from "../helpers/processes.js";
 
 const HOSTS = 12;
 const PROBE = { name: "list_allowed_directories", arguments: {} };
 const ROUNDS = 3;
-const require = createRequire(import.meta.url);
-const filesystemBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")),
-  "dist",
-  "index.js",
-);
+const filesystemBin = referenceServer("server-filesystem");
 
 describe("twelve hosts with their own roots at once, beside a CPU load", () => {
   const home = testHome("mcpool-differential-roots-");

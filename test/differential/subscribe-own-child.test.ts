@@ -8,11 +8,9 @@
  * and with roots, direct and through the lean bridge and `--http`; the updates are turned off
  * again at the end, so the shared child is left as found.
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { testHome } from "../helpers/daemon.js";
-import { waitFor } from "../helpers/processes.js";
+import { referenceServer, waitFor } from "../helpers/processes.js";
 import { openHost, type Entry } from "./entries.js";
 import type { CapabilitySet, Host } from "./host.js";
 import { compare, normalise } from "./normalise.js";
@@ -20,12 +18,7 @@ import { pooling, projectOf } from "./run.js";
 import { nodeServer } from "./servers.js";
 import { step, type Step } from "./session.js";
 
-const require = createRequire(import.meta.url);
-const everythingBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-everything/package.json")),
-  "dist",
-  "index.js",
-);
+const everythingBin = referenceServer("server-everything");
 
 const server = nodeServer("everything", [everythingBin]);
 

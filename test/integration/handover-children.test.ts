@@ -6,9 +6,8 @@
  * when one conversation has children on two such rows.
  */
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -17,13 +16,16 @@ import type { PoolClient } from "mcpool-client";
 import { stdioBridge } from "../helpers/bridge.js";
 import { runCliAsync } from "../helpers/daemon.js";
 import { testFleet } from "../helpers/fleet.js";
-import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+import {
+  alive,
+  daemonsFor,
+  fixture,
+  referenceServer,
+  stopAll,
+  waitFor,
+} from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const filesystemBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")),
-  "dist/index.js",
-);
+const filesystemBin = referenceServer("server-filesystem");
 
 function textOf(result: Awaited<ReturnType<Client["callTool"]>>): string {
   return (result.content as { type: string; text?: string }[])

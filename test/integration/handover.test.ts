@@ -4,20 +4,22 @@
  * agents go on, and the old daemon serves on when the new one cannot take over.
  */
 import { lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import { stdioBridge, type BridgePath } from "../helpers/bridge.js";
 import { installedCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { testFleet, type Fleet } from "../helpers/fleet.js";
-import { alive, daemonsFor, fixture, stopAll, waitFor } from "../helpers/processes.js";
+import {
+  alive,
+  daemonsFor,
+  fixture,
+  referenceServer,
+  stopAll,
+  waitFor,
+} from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const memoryServer = join(
-  dirname(require.resolve("@modelcontextprotocol/server-memory/package.json")),
-  "dist/index.js",
-);
+const memoryServer = referenceServer("server-memory");
 
 const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
 

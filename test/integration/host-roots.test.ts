@@ -6,9 +6,8 @@
  * first call is checked as it comes: none is taken before its root is in.
  */
 import { existsSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -33,13 +32,9 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { alive, waitFor } from "../helpers/processes.js";
+import { alive, referenceServer, waitFor } from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const filesystemBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")),
-  "dist/index.js",
-);
+const filesystemBin = referenceServer("server-filesystem");
 
 /** Polls `condition` every 50 ms until it holds or `timeoutMs` passes. */
 async function until(

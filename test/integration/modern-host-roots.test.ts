@@ -12,9 +12,8 @@
  * the call runs with.
  */
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -35,13 +34,9 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { alive, fixture, waitFor } from "../helpers/processes.js";
+import { alive, fixture, referenceServer, waitFor } from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const filesystemBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-filesystem/package.json")),
-  "dist/index.js",
-);
+const filesystemBin = referenceServer("server-filesystem");
 const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 const VIAS = ["sdk", "lean"] as const satisfies readonly BridgePath[];
 /** A stdio path to the pool, or `http`: SDK v2's Streamable HTTP transport to `bridge --http`. */

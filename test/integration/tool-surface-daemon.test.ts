@@ -3,8 +3,7 @@
  * describe, alwaysLoaded, calls with coercion and hiding, and hooks — the echo fixture for
  * the rules, and the reference memory server for the case hooks were written for.
  */
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { McpPoolError, type HookOutcome, type PoolClient } from "mcpool-client";
 
@@ -17,13 +16,9 @@ import {
   type TestHome,
   runCli,
 } from "../helpers/daemon.js";
-import { fixture } from "../helpers/processes.js";
+import { fixture, referenceServer } from "../helpers/processes.js";
 
-const require = createRequire(import.meta.url);
-const memoryBin = join(
-  dirname(require.resolve("@modelcontextprotocol/server-memory/package.json")),
-  "dist/index.js",
-);
+const memoryBin = referenceServer("server-memory");
 
 let home: TestHome;
 let daemon: RunningDaemon;
