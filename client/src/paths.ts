@@ -5,7 +5,7 @@
  * daemon's and its MCP sockets' alike. Node's fs, os and path only (net's types besides): the
  * lean `mcpool bridge` loads this file before anything else.
  */
-import { lstatSync, type Stats } from "node:fs";
+import { closeSync, lstatSync, openSync, type Stats } from "node:fs";
 import { chmod, rename, stat, unlink } from "node:fs/promises";
 import type { Server } from "node:net";
 import { userInfo } from "node:os";
@@ -36,6 +36,30 @@ function lstatOrNone(path: string): Stats | undefined {
 export function pathIdentity(path: string): string | undefined {
   const stats = lstatSync(path, { throwIfNoEntry: false });
   return stats === undefined ? undefined : `${stats.dev}:${stats.ino}`;
+}
+
+/**
+ * pathIdentity(path), held to stay that folder's alone: a folder removed and made again at
+ * once often gets its old inode number back (ext4 does), so a `dev:ino` taken before cannot
+ * tell the new folder from the old. Until `release()`, an open descriptor keeps the old inode
+ * from being given to another. `identity` is undefined when nothing is there.
+ * @internal The daemon's own, for its sockets' folders: not part of the client library.
+ */
+export function heldIdentity(path: string): { identity: string | undefined; release(): void } {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    // Nothing there (or not ours to open): nothing to hold, and pathIdentity says so.
+  }
+  const identity = pathIdentity(path);
+  return {
+    identity,
+    release: () => {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
 }
 
 /**

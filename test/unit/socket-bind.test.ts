@@ -1,9 +1,14 @@
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 import {
   SocketPathTooLongError,
   bindTag,
+  heldIdentity,
   isTemporarySocketName,
+  pathIdentity,
   socketPathLimit,
   temporarySocketName,
 } from "mcpool-client/paths";
@@ -86,5 +91,29 @@ describe("temporarySocketName", () => {
     expect(isTemporarySocketName("a.sock")).toBe(false);
     expect(isTemporarySocketName("notes.tmp")).toBe(false);
     expect(isTemporarySocketName("abcdefg")).toBe(false);
+  });
+});
+
+describe("heldIdentity", () => {
+  it("tells a folder removed and made again at once from the one it holds", () => {
+    const parent = mkdtempSync(join(tmpdir(), "mcpool-held-"));
+    const folder = join(parent, "run");
+    try {
+      // Many rounds: on a file system that hands a freed inode number straight back (ext4
+      // does, nearly every time), a bare `dev:ino` takes the new folder for the old.
+      for (let round = 0; round < 20; round++) {
+        mkdirSync(folder);
+        const held = heldIdentity(folder);
+        expect(held.identity).toBe(pathIdentity(folder));
+        rmdirSync(folder);
+        mkdirSync(folder);
+        expect(pathIdentity(folder), `round ${round}`).not.toBe(held.identity);
+        held.release();
+        rmdirSync(folder);
+      }
+      expect(heldIdentity(folder).identity).toBeUndefined();
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 });

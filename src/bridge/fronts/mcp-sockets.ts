@@ -29,7 +29,7 @@ import { recordOpening } from "./opening-record.js";
 import { Listeners } from "./handed-listeners.js";
 import { dropListeners, HandingOver } from "./handing-over.js";
 import { passesInTurn } from "./passes.js";
-import { foldersOf, privateDir } from "./socket-folder.js";
+import { inFolders, privateDir, type PassFolders } from "./socket-folder.js";
 
 export { answersApart, type Sending } from "./answers-apart.js";
 
@@ -340,15 +340,8 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
 
   /** The next pass makes the folder again and replaces every listener (`renew()`). */
   let relisten = false;
-  /**
-   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
-   * the pool's. A burst of pool events is one pass (passes.ts).
-   */
-  const passes = passesInTurn(async () => {
-    if (closed || handing.holding) return;
-    // A folder removed under this pass is no failure but a pass to do again (see `again`).
-    const folders = foldersOf(options.daemonSocketPath, dir);
-    if (folders === undefined) return;
+  /** One pass in `folders`, held for it. */
+  const passIn = async (folders: PassFolders): Promise<void> => {
     const raced = (): boolean => relisten || folders.overtaken();
     // The sockets' folder went (alone, or with a runtime folder not yet renewed): all anew.
     if (folders.missing) relisten = true;
@@ -383,6 +376,15 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       }
       log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
     }
+  };
+  /**
+   * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
+   * the pool's. A burst of pool events is one pass (passes.ts).
+   */
+  const passes = passesInTurn(async () => {
+    if (closed || handing.holding) return;
+    // A folder removed under this pass is no failure but a pass to do again (see `again`).
+    await inFolders(options.daemonSocketPath, dir, passIn);
   });
   const sync = passes.run;
 

@@ -11,7 +11,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { pathIdentity } from "mcpool-client/paths";
+import { heldIdentity, pathIdentity } from "mcpool-client/paths";
 
 import type { PoolLog } from "../../pool/core/types.js";
 import { prepareRuntimeDir } from "../process/paths.js";
@@ -122,15 +122,16 @@ export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
     if (closed) return false;
     // A renewal queued behind another may find the socket back already.
     if (ifEmpty && !(await pathIsEmpty())) return true;
-    let made: string | undefined;
+    // The folder made, held through the renewal: one made again meanwhile is told from it.
+    let made: ReturnType<typeof heldIdentity> | undefined;
     try {
       prepareRuntimeDir(dir);
-      made = pathIdentity(dir);
+      made = heldIdentity(dir);
       await restoreLock();
       if (!(await server.rebind())) return false;
     } catch (error) {
       armAll();
-      if (raced(error, made)) {
+      if (raced(error, made?.identity)) {
         // Removed (or replaced) again while it was being re-created: not a failure, a
         // renewal to do again, which the next look decides from what is there then.
         check();
@@ -140,6 +141,8 @@ export function keepSocket(options: SocketKeeperOptions): SocketKeeper {
         `mcpool: could not re-create ${socketPath} (${reason}): ${(error as Error).message}`,
       );
       return false;
+    } finally {
+      made?.release();
     }
     armAll();
     races = 0;
