@@ -44,6 +44,9 @@ export const binPath = fileURLToPath(new URL("../../dist/cli/bin.js", import.met
  * the stock-pipe entry `mcpool wire` writes on a machine without socat or nc.
  */
 export const BRIDGE_PATHS = ["sdk", "lean", "perl"] as const;
+
+/** SDK v2 client options for a 2026-07-28 host: that revision pinned, no fallback. */
+export const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 export type BridgePath = (typeof BRIDGE_PATHS)[number];
 
 /** The daemon's MCP socket for the scope `bridge …args` names (`--server ID` or the pool). */

@@ -16,13 +16,18 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { relayArgs } from "../../src/cli/hosts/pipe-entry.js";
-import { bridgeCommand, httpBridge, stringEnv, type HttpBridgeProcess } from "../helpers/bridge.js";
+import {
+  MODERN,
+  bridgeCommand,
+  httpBridge,
+  stringEnv,
+  type HttpBridgeProcess,
+} from "../helpers/bridge.js";
 import { serversReady, startDaemon, testHome, type RunningDaemon } from "../helpers/daemon.js";
 import { referenceRows } from "../helpers/processes.js";
 
 /** Bound on the reference servers starting on a loaded machine. */
 const READY_MS = 60_000;
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 
 type Entry = "sdk" | "lean" | "perl" | "http" | "server";
 type Connectable = Pick<Client, "listTools" | "callTool" | "close">;

@@ -13,6 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  MODERN,
   BRIDGE_PATHS,
   bridgeCommand,
   stdioBridge,
@@ -30,7 +31,6 @@ import type { PoolClient } from "mcpool-client";
 
 /** Bound on the servers starting on a loaded machine. */
 const READY_MS = 60_000;
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 
 /** What a host learns of a server at its handshake. */
 interface Face {

@@ -8,7 +8,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bridgeCommand, stringEnv } from "../helpers/bridge.js";
+import { MODERN, bridgeCommand, stringEnv } from "../helpers/bridge.js";
 import {
   client as poolClient,
   startDaemon,
@@ -17,7 +17,6 @@ import {
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 const ROOT = { uri: "file:///host/project", name: "the host's project" };
 
 function text(result: unknown): string {

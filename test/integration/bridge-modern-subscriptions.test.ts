@@ -12,7 +12,13 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bridgeCommand, httpBridge, stringEnv, type HttpBridgeProcess } from "../helpers/bridge.js";
+import {
+  MODERN,
+  bridgeCommand,
+  httpBridge,
+  stringEnv,
+  type HttpBridgeProcess,
+} from "../helpers/bridge.js";
 import {
   client as poolClient,
   startDaemon,
@@ -21,7 +27,6 @@ import {
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 const BOUND_MS = 20_000;
 
 interface Host {

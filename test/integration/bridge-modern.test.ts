@@ -12,7 +12,13 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bridgeCommand, httpBridge, stringEnv, type HttpBridgeProcess } from "../helpers/bridge.js";
+import {
+  MODERN,
+  bridgeCommand,
+  httpBridge,
+  stringEnv,
+  type HttpBridgeProcess,
+} from "../helpers/bridge.js";
 import {
   client as poolClient,
   startDaemon,
@@ -20,8 +26,6 @@ import {
   type RunningDaemon,
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
-
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 
 /** A call's text, as an SDK Client has it. */
 function text(result: unknown): string {

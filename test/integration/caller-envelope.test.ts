@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { connect } from "mcpool-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bridgeCommand, stringEnv } from "../helpers/bridge.js";
+import { MODERN, bridgeCommand, stringEnv } from "../helpers/bridge.js";
 import {
   client as poolClient,
   serversReady,
@@ -24,7 +24,6 @@ import {
 } from "../helpers/daemon.js";
 import { alive, fixture, waitFor } from "../helpers/processes.js";
 
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 const LOG_LEVEL = "io.modelcontextprotocol/logLevel";
 
 interface Seen {

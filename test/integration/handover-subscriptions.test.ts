@@ -24,6 +24,7 @@ import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
+  MODERN,
   BRIDGE_PATHS,
   bridgeCommand,
   stdioBridge,
@@ -45,7 +46,6 @@ const fleet = useFleet();
 const BOUND_MS = 20_000;
 const TEST_MS = 120_000;
 const server = { command: process.execPath, args: [fixture("log-levels.mjs")] };
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 
 /** What a host does and sees; `restart` runs between its two touches (direct: nothing). */
 interface Seen {

@@ -18,6 +18,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import {
+  MODERN,
   bridgeCommand,
   httpBridge,
   scopeSocket,
@@ -35,7 +36,6 @@ import {
 import { alive, fixture, referenceServer, waitFor } from "../helpers/processes.js";
 
 const filesystemBin = referenceServer("server-filesystem");
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 const FACES = ["perl", "lean", "sdk", "http"] as const satisfies readonly (BridgePath | "http")[];
 
 describe("a modern host's own children start while it connects", () => {

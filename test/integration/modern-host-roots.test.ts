@@ -20,6 +20,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
 import {
+  MODERN,
   bridgeCommand,
   httpBridge,
   scopeSocket,
@@ -37,7 +38,6 @@ import {
 import { alive, fixture, referenceServer, waitFor } from "../helpers/processes.js";
 
 const filesystemBin = referenceServer("server-filesystem");
-const MODERN = { versionNegotiation: { mode: { pin: "2026-07-28" as const } } };
 const VIAS = ["sdk", "lean"] as const satisfies readonly BridgePath[];
 /** A stdio path to the pool, or `http`: SDK v2's Streamable HTTP transport to `bridge --http`. */
 type Via = BridgePath | "http";
