@@ -119,21 +119,35 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
  * calls upstream: we say HOST_GONE and close. Gone is: its end of a
  * socketpair stdout closed, a write to stdout failed, or our parent changed — looked at on
  * PARENT_CHECKS_MS after stdin's EOF, as the kernel reparents us just after that EOF.
+ *
+ * A cold start (`cold`, `starting`: the daemon this entry starts) exits only once that start
+ * has settled, however soon its host is done: a host answered from the recording alone (Codex
+ * lists and leaves) still leaves its daemon serving, where an exit in the middle of the start
+ * would leave none — or one given way to a daemon still shutting down, never started again.
  */
-function pipe(socket: Socket | undefined, target: Target, cold?: ColdAnswers): LeanSession {
+function pipe(
+  socket: Socket | undefined,
+  target: Target,
+  cold?: { answers: ColdAnswers; starting: Promise<void> },
+): LeanSession {
   const parent = process.ppid;
   let gone = false;
   let halfClosed = false;
+  const exit = (): void => {
+    const leave = (): never => process.exit(0);
+    if (cold === undefined) leave();
+    else void cold.starting.then(leave, leave);
+  };
   const hostGone = (): void => {
     if (gone) return;
     gone = true;
     const current = session.current;
     session.stop();
-    if (current === undefined) process.exit(0);
+    if (current === undefined) return exit();
     // Half-closed already: we cannot say it; the daemon's next probe finds us gone.
     if (halfClosed) current.destroy();
     else current.end(HOST_GONE, () => current.destroy());
-    current.once("close", () => process.exit(0));
+    current.once("close", exit);
   };
   const out = hostOutput(hostGone);
   // The daemon ended the session, or went away for good with the host done: nothing more.
@@ -143,10 +157,10 @@ function pipe(socket: Socket | undefined, target: Target, cold?: ColdAnswers): L
     windowMs: reconnectWindowMs(process.env),
     input: process.stdin,
     out,
-    done: () => out.end(() => process.exit(0)),
+    done: () => out.end(exit),
     // Made once: every connection of this process names its host the same (host-signals.ts).
     hostName: randomUUID(),
-    ...(cold !== undefined ? { cold } : {}),
+    ...(cold !== undefined ? { cold: cold.answers } : {}),
   });
   const verdict = (step: number): void => {
     if (gone) return;
@@ -200,8 +214,9 @@ async function coldStart(target: Target, fullCli: () => void): Promise<void> {
   const { coldOpenings } = await import("../daemon/stores/cold-answers.js");
   const openings = coldOpenings(target.daemon, cold);
   if (openings === undefined) return fullCli();
-  const session = pipe(undefined, target, new ColdAnswers(openings));
-  startDaemon(target.daemon, cold).then(session.daemonStarted.bind(session), (error: unknown) => {
+  const starting = startDaemon(target.daemon, cold);
+  const session = pipe(undefined, target, { answers: new ColdAnswers(openings), starting });
+  starting.then(session.daemonStarted.bind(session), (error: unknown) => {
     session.daemonFailed(
       `mcpool: no daemon at ${target.daemon} (${(error as Error).message}); ${START_DAEMON}, then restart this MCP server.`,
     );

@@ -8,7 +8,8 @@
  * build of the same version, is served as before: no answer until a daemon serves. A
  * 2026-07-28 host is recorded and answered the same way. A list found changed once the daemon
  * answers is said to a legacy host as a server says it (how a 2026-07-28 host is told, on its
- * listen subscriptions: test/unit/lean-host-era.test.ts).
+ * listen subscriptions: test/unit/lean-host-era.test.ts). A host done with the recorded
+ * answers before any daemon serves still leaves the daemon its entry started serving.
  */
 import {
   appendFileSync,
@@ -212,6 +213,40 @@ describe("a cold entry answers its host's first look from the daemon's last answ
       const rest = host.lines.slice(2).filter((l) => l !== answer);
       const told = scope.startsWith("@") ? rest.filter((l) => !/list_changed/.test(l)) : rest;
       expect(told, host.lines.join("")).toEqual([]);
+    },
+  );
+
+  it.each(["lean", "perl"] as const)(
+    "leaves the daemon it starts serving, though its host is done with the recorded answers before any daemon serves (%s)",
+    async (via) => {
+      holdLock();
+      const host = rawHost(home, via, "echo");
+      hosts.push(host);
+      host.child.stdin.write(OPENING);
+      expect(await host.next(2)).toEqual(warm);
+      host.child.stdin.end();
+      // The host is done; the daemon the entry started gives way to the held lock.
+      let seen = false;
+      await waitFor(
+        () => {
+          const now = daemonsFor(home.socketPath).length > 0;
+          const gone = seen && !now;
+          seen ||= now;
+          return gone;
+        },
+        30_000,
+        "a started daemon to give way",
+      );
+      // The entry stays: its start is not over until a daemon serves.
+      expect(host.child.exitCode).toBe(null);
+      rmSync(lockPath());
+      await waitFor(
+        () => host.child.exitCode !== null,
+        30_000,
+        "the entry to exit once its daemon serves",
+      );
+      expect(host.child.exitCode).toBe(0);
+      expect(daemonsFor(home.socketPath)).toHaveLength(1);
     },
   );
 
