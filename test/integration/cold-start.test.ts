@@ -121,6 +121,21 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     writeFileSync(lockPath(), `${JSON.stringify(record)}\n`, { flag: "wx", mode: 0o600 });
   };
 
+  /** A daemon started for this home is seen, then gone: it gave way to the held lock. */
+  const startedDaemonGaveWay = async (): Promise<void> => {
+    let seen = false;
+    await waitFor(
+      () => {
+        const now = daemonsFor(home.socketPath).length > 0;
+        const gone = seen && !now;
+        seen ||= now;
+        return gone;
+      },
+      30_000,
+      "a started daemon to give way",
+    );
+  };
+
   beforeAll(async () => {
     home = testHome("mcpool-cold-start-");
     home.writeConfig(row());
@@ -226,17 +241,7 @@ describe("a cold entry answers its host's first look from the daemon's last answ
       expect(await host.next(2)).toEqual(warm);
       host.child.stdin.end();
       // The host is done; the daemon the entry started gives way to the held lock.
-      let seen = false;
-      await waitFor(
-        () => {
-          const now = daemonsFor(home.socketPath).length > 0;
-          const gone = seen && !now;
-          seen ||= now;
-          return gone;
-        },
-        30_000,
-        "a started daemon to give way",
-      );
+      await startedDaemonGaveWay();
       // The entry stays: its start is not over until a daemon serves.
       expect(host.child.exitCode).toBe(null);
       rmSync(lockPath());
@@ -313,17 +318,7 @@ describe("a cold entry answers its host's first look from the daemon's last answ
         hosts.push(host);
         host.child.stdin.write(OPENING);
         // The entry has decided and started a daemon, which gave way to the held lock.
-        let seen = false;
-        await waitFor(
-          () => {
-            const now = daemonsFor(home.socketPath).length > 0;
-            const gone = seen && !now;
-            seen ||= now;
-            return gone;
-          },
-          30_000,
-          "a started daemon to give way",
-        );
+        await startedDaemonGaveWay();
         expect(host.lines).toEqual([]);
         rmSync(lockPath());
         const [opening] = await host.next(1);
