@@ -77,20 +77,7 @@ import {
   type Credentials,
 } from "./pool-client.js";
 import { TaskRequests } from "./tasks.js";
-
-export {
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_AUTO_START_TIMEOUT_MS,
-  DEFAULT_MAX_RECONNECT_DELAY_MS,
-  type ConnectOptions,
-  type CallOptions,
-  type DescribeOptions,
-  type RunHooksOptions,
-  type EventListener,
-  type EventOptions,
-  type NotificationListener,
-  type PoolClient,
-};
+import { ProfileRequests } from "./profiles.js";
 
 /** Connects to the daemon and exchanges hello. Fails with `daemon-unavailable` or `protocol-mismatch`. */
 export async function connect(options: ConnectOptions): Promise<PoolClient> {
@@ -484,6 +471,8 @@ class SocketPoolClient implements PoolClient {
   }
 
   readonly tasks = new TaskRequests((method, params, signal) => this.run(method, params, signal));
+
+  readonly profiles = new ProfileRequests((method, params) => this.run(method, params));
 
   close(): Promise<void> {
     return this.link.close();

@@ -4,8 +4,8 @@
  * and Node built-ins only, never on the MCP SDK.
  */
 export * from "mcpool-protocol";
+export { connect } from "./client.js";
 export {
-  connect,
   DEFAULT_AUTO_START_TIMEOUT_MS,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_MAX_RECONNECT_DELAY_MS,
@@ -17,7 +17,7 @@ export {
   type PoolClient,
   type DescribeOptions,
   type RunHooksOptions,
-} from "./client.js";
+} from "./pool-client.js";
 export type { NotificationAbout } from "./pool-client.js";
 export { defaultSocketPath, ownSocketPath } from "./paths.js";
 export type {
@@ -37,4 +37,5 @@ export type {
   SampleHandlerContext,
 } from "./routing.js";
 export type { TaskMethod, TaskOptions, TaskRequests } from "./tasks.js";
+export type { ProfileRequests } from "./profiles.js";
 export type { Credentials } from "./pool-client.js";

@@ -3,6 +3,7 @@
  * its listeners. The implementation over the socket is client.ts; this file is the surface.
  */
 import type { TaskRequests } from "./tasks.js";
+import type { ProfileRequests } from "./profiles.js";
 import type {
   CallerInfo,
   CallParams,
@@ -452,6 +453,8 @@ export interface PoolClient extends ToolCaller {
   ): Promise<void>;
   /** MCP tasks of task-augmented calls (`call()` with `task`): their requests (tasks.ts). */
   readonly tasks: TaskRequests;
+  /** A 2025-11-25 host's project children, opened ahead of its roots (profiles.ts). */
+  readonly profiles: ProfileRequests;
   /** Fails pending calls with `closed`, stops redialling; resolves once the socket closed. */
   close(): Promise<void>;
 }

@@ -96,6 +96,14 @@ export interface ToolsParams {
   profile?: HostProfile;
 }
 
+/** `profiles/prepare`: a 2025-11-25 host's profile, its roots not known yet. */
+export interface PrepareParams {
+  profile: HostProfile;
+  /** A name the asker makes, one per host session: what it holds, `profiles/release` lets go of. */
+  holder: string;
+  servers?: readonly string[];
+}
+
 export { CALL_VALUE_PARAMS, type CallParams, type CallResult } from "./call-params.js";
 
 export type SearchParams = ParamsOf<"tools/search">;
@@ -264,6 +272,17 @@ export const METHODS = {
     }),
     returns<readonly ToolDefinition[]>(),
   ),
+  /**
+   * For a 2025-11-25 host that declares roots not known yet (asked once its `initialize` is
+   * answered): opens ahead what its project's children will be dialled on, held by `holder`
+   * until `profiles/release` or the connection's end; answered with the rows it opened for,
+   * once each is open or failed.
+   */
+  "profiles/prepare": method(
+    fieldsOf<PrepareParams>({ profile: "object", holder: "string", servers: "string[]?" }),
+    returns<{ prepared: string[] }>(),
+  ),
+  "profiles/release": method(fields({ holder: "string" }), returns<Empty>()),
   "tools/call": method(
     withCaller(
       fieldsOf<CallParams>({

@@ -189,6 +189,11 @@ export interface ProfileChildState {
   startedAt?: number;
   /** The server asked this child for its roots. */
   asksRoots?: boolean;
+  /**
+   * Opened ahead for a 2025-11-25 host whose roots are not known yet (its handshake done,
+   * not yet asked for roots): the project's child made once they are takes it.
+   */
+  awaitingRoots?: boolean;
 }
 
 /** What the server's last refusal asked for, and how many sign-ins have not met it. */

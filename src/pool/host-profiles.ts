@@ -51,6 +51,7 @@ import type { AdoptedProfile, Handable } from "./server/handoff.js";
 import { handedFor } from "./transport/transport.js";
 import { isProfileEntry, ProfileEntry, profileCapabilities } from "./server/profile-entry.js";
 import { ProfileSlots } from "./profile-slots.js";
+import { PreparedChildren } from "./prepared-children.js";
 import { ProfileFacts, type Question } from "./profile-facts.js";
 import {
   childStates,
@@ -59,6 +60,8 @@ import {
   faceOf,
   handableChildren,
   hostQuestions,
+  keepsOwnChild,
+  learnsUptake,
   syncChildren,
   legacyApart,
   legacyFaceState,
@@ -116,6 +119,8 @@ export class HostProfiles {
   /** What was learnt about each row's server, kept with its tools cache. */
   readonly #facts = new ProfileFacts();
   readonly #slots: ProfileSlots;
+  /** Connections opened ahead for hosts whose roots are not known yet (prepared-children.ts). */
+  readonly #prepared: PreparedChildren;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
   #closed = false;
@@ -124,6 +129,24 @@ export class HostProfiles {
     this.#init = init;
     this.#poolKey = capabilityKey(hostProfile(init.context.capabilities));
     this.#slots = new ProfileSlots(init.maxChildren, init.log);
+    this.#prepared = new PreparedChildren(init.context);
+  }
+
+  /** For a 2025-11-25 host whose roots are not known yet: PreparedChildren.prepare(). */
+  prepare(profile: HostProfile, holder: string, servers?: readonly string[]): Promise<string[]> {
+    const masked = this.#masked({ ...profile, roots: [] });
+    const rows = this.#init.entries().filter((entry) => {
+      if (this.#closed || (servers !== undefined && !servers.includes(entry.id))) return false;
+      const children = [...(this.#children.get(entry.id)?.values() ?? [])];
+      if (!this.#slots.room(children, this.#prepared.count(entry.id))) return false;
+      return !servedInLegacy(entry, masked, this.#facts.modernOnly) && !!this.keyFor(entry, masked);
+    });
+    return this.#prepared.prepare(rows, masked, holder);
+  }
+
+  /** `holder`'s host has its roots known (or is gone): what was opened ahead for it alone ends. */
+  release(holder: string): void {
+    this.#prepared.release(holder);
   }
 
   /** What `profile` can be served as in this pool: what the pool cannot route is left out. */
@@ -185,10 +208,7 @@ export class HostProfiles {
     return this.#child(entry, child, masked, servedInLegacy(entry, masked, this.#facts.modernOnly));
   }
 
-  /**
-   * tools() for a host with `profile`: a child that has never listed is dialled for it (its
-   * first use); one that failed is left out, as a row that failed is.
-   */
+  /** tools() for `profile`: a child never listed is dialled, one that failed is left out. */
   async tools(
     profile: HostProfile,
     options: { names?: readonly string[]; servers?: readonly string[] },
@@ -208,7 +228,7 @@ export class HostProfiles {
 
   /** The children of row `id` that are up or starting, for state() (per-project children). */
   stateOf(id: string): ProfileChildState[] | undefined {
-    return childStates(this.#children.get(id)?.values() ?? []);
+    return childStates(this.#children.get(id)?.values() ?? [], this.#prepared.stateOf(id));
   }
 
   /**
@@ -259,6 +279,8 @@ export class HostProfiles {
   async sync(): Promise<void> {
     const rows = new Map(this.#init.entries().map((entry) => [entry.id, entry.row]));
     const ending = syncChildren(this.#children, rows);
+    // What was opened ahead was opened from rows as they were: the children dial afresh.
+    this.#prepared.end();
     this.#facts.sync(rows);
     this.invalidate();
     await Promise.allSettled(ending);
@@ -273,12 +295,14 @@ export class HostProfiles {
   async end(id: string): Promise<void> {
     const children = [...(this.#children.get(id)?.values() ?? [])];
     this.#children.delete(id);
+    this.#prepared.end(id);
     this.invalidate();
     await Promise.allSettled(children.map((child) => child.remove("removed")));
   }
 
-  /** The children another daemon may take over (profile-children.ts handableChildren). */
+  /** The children another daemon may take over (profile-children.ts); none opened ahead. */
   handable(): Handable[] {
+    this.#prepared.end();
     return [...this.#children.values()].flatMap((children) => handableChildren(children.values()));
   }
 
@@ -304,6 +328,7 @@ export class HostProfiles {
   /** Ends every child; none is made afterwards. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#prepared.end();
     const children = [...this.#children.values()].flatMap((map) => [...map.values()]);
     this.#children.clear();
     await Promise.allSettled(children.map((child) => child.remove("shutdown")));
@@ -367,6 +392,11 @@ export class HostProfiles {
         this.asked(entry.id, asked),
       ),
     );
+    if (roots !== undefined && !legacy) {
+      // A connection opened ahead for its host, before its roots were known: taken, if there.
+      const ahead = capabilityKey(profile);
+      context.openedAhead = () => this.#prepared.take(entry.id, ahead);
+    }
     if (roots !== undefined) {
       context.roots = {
         list: () => roots,
@@ -391,13 +421,7 @@ export class HostProfiles {
     child.onServedSilently = () => {
       if (this.#children.get(child.id)?.get(child.key) === child) this.#decide(child);
     };
-    child.knownQuiet = () => this.#facts.quiet(entry.id);
-    child.knownToShow = () => this.#facts.shows(entry.id);
-    // Learnt once and kept: a server seen to show its uptake is never taken for quiet.
-    child.onQuiet = () => this.#facts.wentQuiet(entry.id);
-    child.onShown = () => {
-      if (this.#facts.shown(entry.id)) this.#init.learnt(entry.id);
-    };
+    learnsUptake(child, this.#facts, () => this.#init.learnt(entry.id));
     // The row's era is the child's: found once, not on a spare child of each.
     if (entry.verdict && !legacy) child.adoptVerdict(entry.verdict);
     child.onOtherEraRefused = () => this.#refusedLegacy(child);
@@ -446,22 +470,10 @@ export class HostProfiles {
       this.#init.learnt(child.id);
     }
     const own = this.#init.entries().find((entry) => entry.id === child.id);
-    const fingerprint = own?.fingerprint;
-    const asksRoots = child.asksRoots || this.#facts.asksRoots(child.id);
-    const private_ = own?.cacheScope === "private" || child.cacheScope === "private";
-    const otherEra = child.era !== undefined;
     const caps = capabilityKey(child.profile);
     // Its hosts' resource subscriptions are held on it: it serves on (decided on a later use).
     const subscribed = this.#init.context.held?.(child.id, child.key) === true;
-    if (
-      subscribed ||
-      asksRoots ||
-      this.#facts.lacks(child.id, caps) ||
-      private_ ||
-      otherEra ||
-      fingerprint === undefined ||
-      fingerprint !== child.fingerprint
-    ) {
+    if (keepsOwnChild(child, own, this.#facts, subscribed)) {
       const pid = child.connection?.pid;
       serverLog(this.#init.log, child.id).info(
         `a child of its own for hosts declaring ${describeProfile(child.profile)}${pid === undefined ? "" : ` (pid ${pid})`}`,

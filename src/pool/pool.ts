@@ -77,12 +77,14 @@ export class McpPool {
     this.#parts = poolParts(options);
   }
 
-  /**
-   * The clients of `session: "conversation"` rows: leases, terminate(), listings,
-   * stats(). Calls reach them through call() with `identity`.
-   */
+  /** The `session: "conversation"` rows' clients: leases, terminate(), listings, stats(). */
   get conversations(): ConversationRegistry {
     return this.#parts.conversations;
+  }
+
+  /** A 2025-11-25 host's project children, opened ahead of its roots (prepared-children.ts). */
+  get profiles(): Pick<PoolParts["profiles"], "prepare" | "release"> {
+    return this.#parts.profiles;
   }
 
   // ── Reconcile (reconciler.ts) ────────────────────────────────────────────────────

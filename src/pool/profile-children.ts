@@ -22,7 +22,7 @@ import { DEFAULT_MAX_CONCURRENT_STARTS } from "./reconcile/reconciler.js";
 import type { CallRoutes } from "./calls/routes.js";
 import type { EntryContext } from "./server/context.js";
 import type { ServerEntry } from "./server/entry.js";
-import { elicitationQuestion, type Question } from "./profile-facts.js";
+import { elicitationQuestion, type ProfileFacts, type Question } from "./profile-facts.js";
 import { isProfileEntry, type ProfileEntry } from "./server/profile-entry.js";
 
 /**
@@ -65,11 +65,17 @@ export async function dialFresh(
   }
 }
 
-/** The children that are up or starting, for state() (per-project children); undefined: none. */
-export function childStates(children: Iterable<ProfileEntry>): ProfileChildState[] | undefined {
+/**
+ * The children that are up or starting, for state() (per-project children), then those opened
+ * `ahead` (prepared-children.ts); undefined: none.
+ */
+export function childStates(
+  children: Iterable<ProfileEntry>,
+  ahead: readonly ProfileChildState[],
+): ProfileChildState[] | undefined {
   const live = [...children].filter((child) => child.connection !== undefined || child.connecting);
-  if (live.length === 0) return undefined;
-  return live.map((child) => {
+  if (live.length + ahead.length === 0) return undefined;
+  const states = live.map((child) => {
     const state: ProfileChildState = {
       capabilities: capabilityKey(child.profile),
       status: child.status,
@@ -83,6 +89,7 @@ export function childStates(children: Iterable<ProfileEntry>): ProfileChildState
     if (child.asksRoots) state.asksRoots = true;
     return state;
   });
+  return [...states, ...ahead];
 }
 
 /** A profile as the log names it: its capability key, and its roots when it declares some. */
@@ -218,4 +225,43 @@ export function syncChildren(
     if (ofRow.size === 0) children.delete(id);
   }
   return ending;
+}
+
+/**
+ * Whether `child` serves its hosts on, rather than its row's own connection (`own`): its
+ * server asks for roots, lacks an answer its hosts have, lists privately, is served in the
+ * other era, lists otherwise than its row, or its hosts hold subscriptions on it.
+ */
+export function keepsOwnChild(
+  child: ProfileEntry,
+  own: ServerEntry | undefined,
+  facts: ProfileFacts,
+  subscribed: boolean,
+): boolean {
+  const fingerprint = own?.fingerprint;
+  return (
+    subscribed ||
+    child.asksRoots ||
+    facts.asksRoots(child.id) ||
+    facts.lacks(child.id, capabilityKey(child.profile)) ||
+    own?.cacheScope === "private" ||
+    child.cacheScope === "private" ||
+    child.era !== undefined ||
+    fingerprint === undefined ||
+    fingerprint !== child.fingerprint
+  );
+}
+
+/**
+ * What `child` reads and tells of its server's uptake of roots, kept in `facts`: learnt once
+ * and kept (`learnt`: the tools cache keeps it too), a server seen to show its uptake is
+ * never taken for quiet.
+ */
+export function learnsUptake(child: ProfileEntry, facts: ProfileFacts, learnt: () => void): void {
+  child.knownQuiet = () => facts.quiet(child.id);
+  child.knownToShow = () => facts.shows(child.id);
+  child.onQuiet = () => facts.wentQuiet(child.id);
+  child.onShown = () => {
+    if (facts.shown(child.id)) learnt();
+  };
 }

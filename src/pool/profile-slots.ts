@@ -62,6 +62,14 @@ export class ProfileSlots {
     }
   }
 
+  /**
+   * Whether one more process fits beside `children` (a row's) and `others` more of its
+   * processes (opened ahead: prepared-children.ts) without ending one.
+   */
+  room(children: readonly ProfileEntry[], others: number): boolean {
+    return children.filter((child) => this.#live(child)).length + others < this.#max;
+  }
+
   /** A child of row `id` ended, went idle or finished dialling: a waiting one may start. */
   changed(id: string): void {
     const waiting = this.#waiting.get(id);

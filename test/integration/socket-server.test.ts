@@ -76,6 +76,7 @@ class FakePool implements PoolLike {
   readonly reconnected: string[] = [];
   readonly eventListeners = new Set<(event: PoolEvent) => void>();
   readonly notificationListeners = new Set<NotificationListener>();
+  readonly profiles = { prepare: async () => [], release: () => undefined };
   /** Settles when a call to `echo__hang` arrives / is aborted. */
   hangStarted = deferred();
   hangAborted = deferred<unknown>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ServerState } from "mcpool-protocol";
-import { statusCell } from "../../src/cli/commands/status.js";
+import { profileLines, statusCell } from "../../src/cli/commands/status.js";
 
 /** A server's state as `status` reads it, with only what the cell looks at. */
 function state(fields: Partial<ServerState>): ServerState {
@@ -50,5 +50,24 @@ describe("the status cell of `mcpool status`", () => {
       "ready (stale), stopped",
     );
     expect(statusCell(state({ status: "ready" }), now)).toBe("ready");
+  });
+});
+
+describe("the children for host profiles in `mcpool status`", () => {
+  it("names each child's project, and one opened ahead for a host whose roots are not known yet", () => {
+    const fs = state({
+      id: "fs",
+      status: "ready",
+      profiles: [
+        { capabilities: "roots", roots: ["file:///work/a"], status: "ready", pid: 11 },
+        { capabilities: "roots", status: "ready", pid: 12, awaitingRoots: true },
+      ],
+    });
+    expect(profileLines([fs])).toEqual([
+      "",
+      "children for host profiles",
+      "  fs  pid 11, declares roots, roots file:///work/a",
+      "  fs  pid 12, declares roots, awaiting roots",
+    ]);
   });
 });

@@ -154,6 +154,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     router,
     traffic,
     taskServers: taskServers(scope, legacyStates, options.catalog !== undefined),
+    servers: scope.servers,
     log,
   });
   const createServer = (host?: HostName): Server => legacy.create(host);

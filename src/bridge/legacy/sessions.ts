@@ -7,17 +7,22 @@
  * sampling, elicitation and roots, the roots asked of the host), so a pooled server is
  * served to it by a child that declared what the host declared.
  */
+import { randomUUID } from "node:crypto";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
+  InitializeRequestSchema,
   RootsListChangedNotificationSchema,
   ListToolsRequestSchema,
   LoggingLevelSchema,
   SetLevelRequestSchema,
+  type ClientCapabilities,
   type Implementation,
+  type InitializeRequest,
+  type InitializeResult,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ConversationIdentity, PoolClient } from "mcpool-client";
+import { hostProfile, type ConversationIdentity, type PoolClient } from "mcpool-client";
 
 import { toMcpError } from "../core/errors.js";
 import {
@@ -57,6 +62,8 @@ export interface LegacySessionsOptions {
   traffic: PoolTraffic;
   /** The servers in scope whose tasks are relayed (those that offer them; none in catalog mode). */
   taskServers: readonly string[];
+  /** The servers in scope, as the daemon is sent them: undefined = every server. */
+  servers: readonly string[] | undefined;
   log: (line: string) => void;
 }
 
@@ -94,10 +101,13 @@ export class LegacySessions {
       ...(host.name !== undefined ? { hostName: host.name } : {}),
     };
     sessions.add(session);
+    const ahead = new OpenedAhead(client, this.#o.servers);
+    answerInitializeAfter(server, (declared) => ahead.open(declared));
     if (session.tasks !== undefined) {
       answerTasks(server, session.tasks, client, taskServers);
     }
     server.onclose = () => {
+      ahead.release();
       endConversation(client, identity);
       // The session ended: its live tasks end with it, as direct.
       if (session.tasks !== undefined && session.tasks.size > 0) {
@@ -107,7 +117,7 @@ export class LegacySessions {
       router.closeSession(session).catch(() => undefined);
     };
     server.onerror = (error) => log(`mcpool bridge: ${error.message}`);
-    this.#answerTools(server, session, identity);
+    this.#answerTools(server, session, identity, ahead);
     // New roots may be another project's child: asked again, listed again.
     server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
       session.profile.changed();
@@ -131,7 +141,12 @@ export class LegacySessions {
     await Promise.allSettled([...this.#o.sessions].map((session) => session.server.close()));
   }
 
-  #answerTools(server: Server, session: Session, identity: ConversationIdentity): void {
+  #answerTools(
+    server: Server,
+    session: Session,
+    identity: ConversationIdentity,
+    ahead: OpenedAhead,
+  ): void {
     const { catalog, tools } = this.#o;
     server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
       try {
@@ -144,18 +159,78 @@ export class LegacySessions {
         return { tools: await catalog.list(session, named) };
       } catch (error) {
         throw toMcpError(error);
+      } finally {
+        ahead.release();
       }
     });
     server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const { name, arguments: args } = request.params;
-      if (catalog !== undefined && isMetaTool(name)) {
-        return catalog
-          .answer(session, name, args, extra, identityFor(identity, extra._meta))
-          .catch((error: unknown) => {
-            throw toMcpError(error);
-          });
-      }
-      return tools.call(session, name, args, extra, request.params.task);
+      const answered =
+        catalog !== undefined && isMetaTool(name)
+          ? catalog
+              .answer(session, name, args, extra, identityFor(identity, extra._meta))
+              .catch((error: unknown) => {
+                throw toMcpError(error);
+              })
+          : tools.call(session, name, args, extra, request.params.task);
+      return answered.finally(() => ahead.release());
     });
   }
+}
+
+/**
+ * A 2025-11-25 host that declares roots can be asked for them only once its `initialize` is
+ * answered, and its project's children are made once they are known: so its `initialize` is
+ * answered once the daemon has opened ahead what those children will be dialled on
+ * (src/pool/prepared-children.ts), whose start then falls in the host's connect, as its
+ * servers' would direct, not in its first listing (Claude Code gives a server 30 s to
+ * connect, its `mcp list` 5 s to list). Let go of after the session's first listing or call,
+ * its children made by then, or as it closes.
+ */
+class OpenedAhead {
+  readonly #client: PoolClient;
+  readonly #servers: readonly string[] | undefined;
+  #holder: string | undefined;
+  #released = false;
+
+  constructor(client: PoolClient, servers: readonly string[] | undefined) {
+    this.#client = client;
+    this.#servers = servers;
+  }
+
+  /** At the host's `initialize`: resolves once what it needs is open, or could not be. */
+  async open(declared: ClientCapabilities | undefined): Promise<void> {
+    if (declared?.roots === undefined || this.#holder !== undefined) return;
+    const holder = randomUUID();
+    this.#holder = holder;
+    const profile = { ...hostProfile(declared, []), era: "legacy" as const };
+    await this.#client.profiles.prepare(profile, holder, this.#servers).catch(() => undefined);
+  }
+
+  release(): void {
+    if (this.#holder === undefined || this.#released) return;
+    this.#released = true;
+    void this.#client.profiles.release(this.#holder).catch(() => undefined);
+  }
+}
+
+/** The SDK's own answer to `initialize` (private in its types). */
+interface Initializing {
+  _oninitialize(request: InitializeRequest): Promise<InitializeResult>;
+}
+
+/**
+ * `server` answers `initialize` as the SDK does — the host's capabilities and version
+ * recorded, the protocol version chosen — once `before` (given what the host declared) settled.
+ */
+function answerInitializeAfter(
+  server: Server,
+  before: (declared: ClientCapabilities | undefined) => Promise<void>,
+): void {
+  const answer = (server as unknown as Initializing)._oninitialize.bind(server);
+  server.setRequestHandler(InitializeRequestSchema, async (request) => {
+    const result = await answer(request);
+    await before(request.params.capabilities);
+    return result;
+  });
 }

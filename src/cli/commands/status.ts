@@ -184,7 +184,7 @@ export function configLine(status: DaemonStatus): string {
 /**
  * The children that serve hosts with other capabilities or roots than the pool's:
  * per server, each child's pid, what it declared and, for a per-project child, its
- * roots. Roots are a host's text: made printable.
+ * roots, or that it awaits them (opened ahead for a host). Roots are a host's text: made printable.
  */
 export function profileLines(servers: readonly ServerState[]): string[] {
   const rows = servers.filter((s) => (s.profiles ?? []).length > 0);
@@ -204,6 +204,7 @@ export function profileLines(servers: readonly ServerState[]): string[] {
             `roots ${child.roots.map((root) => terminalText(root)).join(" ") || "(none)"}`,
           );
         }
+        if (child.awaitingRoots === true) parts.push("awaiting roots");
         return `  ${s.id.padEnd(width)}  ${parts.join(", ")}`;
       }),
     ),

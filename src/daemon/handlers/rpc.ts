@@ -84,6 +84,11 @@ export interface PoolLike extends PassthroughPool, ConversationPool, TasksPool {
   /** Stores an OAuth sign-in for an http server and redials it; never rejects on the dial. */
   storeCredentials(id: string, credentials: unknown): Promise<ResultOf<"auth/store">>;
   forgetCredentials(id: string): Promise<ResultOf<"auth/forget">>;
+  /** A 2025-11-25 host's project children opened ahead of its roots (prepared-children.ts). */
+  profiles: {
+    prepare(profile: HostProfile, holder: string, servers?: readonly string[]): Promise<string[]>;
+    release(holder: string): void;
+  };
   /** Returns the unsubscribe function. */
   onEvent(listener: (event: NotificationParamsOf<"event">) => void): () => void;
   /** Returns the unsubscribe function. */
@@ -286,6 +291,7 @@ function handlerTable(deps: HandlerDeps, hosts: ConnectionHosts): HandlerTable {
     "pool/subscribe": subscribeHandler(pool, subscriptions, hosts),
 
     ...createPassthroughHandlers(pool),
+    ...profileHandlers(pool),
 
     ...tasks.handlers,
 
@@ -311,8 +317,7 @@ function handlerTable(deps: HandlerDeps, hosts: ConnectionHosts): HandlerTable {
     },
 
     "daemon/shutdown": () => {
-      // After this answer is written: close() drains, and this request must not be the
-      // one it waits for.
+      // After this answer is written: close() drains, and must not wait for this request.
       setImmediate(() => deps.shutdown());
       return {};
     },
@@ -378,5 +383,39 @@ function subscribeHandler(
       sub.offNotifications = undefined;
     }
     return {};
+  };
+}
+
+/**
+ * `profiles/prepare` and `profiles/release`: what a bridge has opened ahead for a host
+ * (prepared-children.ts), held until it lets go, or its connection ends.
+ */
+function profileHandlers(
+  pool: HandlerDeps["pool"],
+): Pick<HandlerTable, "profiles/prepare" | "profiles/release"> {
+  /** Per holder: its connection, and its release as that ends. */
+  const held = new Map<string, { signal: AbortSignal; release: () => void }>();
+  return {
+    "profiles/prepare": async (params, ctx) => {
+      const profile = checkedProfile(params.profile) ?? {};
+      const { signal } = ctx.connection;
+      const release = (): void => {
+        held.delete(params.holder);
+        pool.profiles.release(params.holder);
+      };
+      held.set(params.holder, { signal, release });
+      signal.addEventListener("abort", release, { once: true });
+      const prepared = await pool.profiles.prepare(profile, params.holder, params.servers);
+      if (signal.aborted) release();
+      return { prepared };
+    },
+
+    "profiles/release": (params) => {
+      const holder = held.get(params.holder);
+      holder?.signal.removeEventListener("abort", holder.release);
+      held.delete(params.holder);
+      pool.profiles.release(params.holder);
+      return {};
+    },
   };
 }

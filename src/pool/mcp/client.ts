@@ -98,6 +98,8 @@ export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [
 
 export interface McpClientOptions {
   capabilities?: ClientCapabilities;
+  /** The handshake's `initialized` waits for initialized() (src/pool/prepared-children.ts). */
+  holdInitialized?: boolean;
 }
 
 export class McpClient extends McpProtocol {
@@ -117,6 +119,8 @@ export class McpClient extends McpProtocol {
   #closing = false;
   /** What connect() found, or the prior it was given. */
   #verdict: EraVerdict | undefined;
+  /** `initialized` is held (holdInitialized) until initialized() sends it. */
+  #held: boolean;
 
   /** Told what the server offered that this client will not use (a tool it refuses). */
   warn: ((text: string) => void) | undefined;
@@ -125,6 +129,7 @@ export class McpClient extends McpProtocol {
     super();
     this.#info = info;
     this.#capabilities = options.capabilities ?? {};
+    this.#held = options.holdInitialized === true;
     this.#wire = {
       info,
       capabilities: this.#capabilities,
@@ -229,6 +234,13 @@ export class McpClient extends McpProtocol {
     this.#choose(new LegacyEra(this.#wire, version));
     this.#verdict = { era: "legacy", at: Date.now() };
     transport.setProtocolVersion?.(version);
+    if (!this.#held) await this.notification({ method: "notifications/initialized" });
+  }
+
+  /** Sends the `notifications/initialized` the handshake held (holdInitialized), once. */
+  async initialized(): Promise<void> {
+    if (!this.#held) return;
+    this.#held = false;
     await this.notification({ method: "notifications/initialized" });
   }
 

@@ -11,6 +11,7 @@ import { secretValues } from "../core/secrets.js";
 import type { CreateMessageResult, ElicitParams, ElicitResult, SampleParams } from "./routing.js";
 import type { ServerEntry } from "./entry.js";
 import type { Connection } from "./connection.js";
+import type { OpenedAhead } from "./dial.js";
 import type { CreateTransport, TransportContext } from "../transport/transport.js";
 import type { PoolEvent, PoolLog, ServerNotification } from "../core/types.js";
 
@@ -81,6 +82,12 @@ export interface EntryContext {
     list(): readonly { uri: string; name?: string }[];
     asked(connection: Connection): void;
   };
+  /**
+   * A connection of this row opened ahead of its use, taken once (a host profile's child
+   * started while its host's roots were not known yet: src/pool/prepared-children.ts);
+   * undefined, or one that resolves undefined: the dial opens its own.
+   */
+  openedAhead?(): Promise<OpenedAhead | undefined> | undefined;
   /**
    * Whether something other than a call holds the server's connection (resource
    * subscriptions; `key`: its child's for that profile): no idle reap.

@@ -147,23 +147,28 @@ async function dialOnce(
   /** What the dial waits on, for the timeout's message. */
   let awaiting: Awaiting = "initialize";
   try {
-    transport = await context.createTransport(row, context.transportContext);
+    // Opened ahead (its handshake done, `initialized` held): it goes on from there.
+    const ahead = await context.openedAhead?.();
+    transport = ahead?.transport ?? (await context.createTransport(row, context.transportContext));
     handlers.opened?.(transport);
-    const client = new McpClient(context.clientInfo, { capabilities: context.capabilities });
+    const client =
+      ahead?.client ?? new McpClient(context.clientInfo, { capabilities: context.capabilities });
     const current = newConnection(client, transport, started);
     connection = current;
     installHandlers(row.id, current, context, handlers);
     const deadline = budget === undefined ? undefined : waiting + budget;
-    const plan = eraPlan(row, verdict, transport);
-    if (
-      plan.discoverFirst ||
-      plan.prior?.era === "modern" ||
-      !["auto", "legacy"].includes(plan.pin)
-    ) {
-      awaiting = "discover";
-    }
-    const left = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
-    await client.connect(transport, left === undefined ? {} : { timeout: left }, plan);
+    if (ahead === undefined) {
+      const plan = eraPlan(row, verdict, transport);
+      if (
+        plan.discoverFirst ||
+        plan.prior?.era === "modern" ||
+        !["auto", "legacy"].includes(plan.pin)
+      ) {
+        awaiting = "discover";
+      }
+      const left = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
+      await client.connect(transport, left === undefined ? {} : { timeout: left }, plan);
+    } else await client.initialized();
     awaiting = "tools/list";
     const remaining = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
     const listed = context.indexTools
@@ -189,6 +194,37 @@ async function dialOnce(
     throw handlers.redact(
       connectError(row.id, cause, { budget, awaiting }, stderr, exit, handlers.authCause(cause)),
     );
+  }
+}
+
+/** A connection opened ahead of its use: started, its handshake done, `initialized` held. */
+export interface OpenedAhead {
+  client: McpClient;
+  transport: Transport;
+}
+
+/**
+ * Opens `row` in the 2025-11-25 era as a dial would — the same transport, client and
+ * capabilities (`context`'s) — within `budget` ms, holding `initialized` (McpClient
+ * holdInitialized): its server asks for roots only once the dial that takes it sends it.
+ * Rejects, having closed what it opened, as the handshake failed.
+ */
+export async function openAhead(
+  row: McpServerConfig,
+  context: EntryContext,
+  budget: number | undefined,
+): Promise<OpenedAhead> {
+  const transport = await context.createTransport(row, context.transportContext);
+  const client = new McpClient(context.clientInfo, {
+    capabilities: context.capabilities,
+    holdInitialized: true,
+  });
+  try {
+    await client.connect(transport, budget === undefined ? {} : { timeout: budget });
+    return { client, transport };
+  } catch (error) {
+    await transport.close().catch(() => undefined);
+    throw error;
   }
 }
 
