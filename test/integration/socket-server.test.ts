@@ -14,6 +14,7 @@ import {
   connect,
   encodeFrame,
   type DaemonStatus,
+  type HostProfile,
   type PoolClient,
 } from "mcpool-client";
 
@@ -76,7 +77,15 @@ class FakePool implements PoolLike {
   readonly reconnected: string[] = [];
   readonly eventListeners = new Set<(event: PoolEvent) => void>();
   readonly notificationListeners = new Set<NotificationListener>();
-  readonly profiles = { prepare: async () => [], release: () => undefined };
+  /** What `profiles/prepare` and `profiles/release` were asked: holder, profile, servers. */
+  readonly prepared: unknown[][] = [];
+  readonly profiles = {
+    prepare: async (profile: HostProfile, holder: string, servers?: readonly string[]) => {
+      this.prepared.push(["prepare", holder, profile, servers]);
+      return [...(servers ?? ["echo"])];
+    },
+    release: (holder: string) => void this.prepared.push(["release", holder]),
+  };
   /** Settles when a call to `echo__hang` arrives / is aborted. */
   hangStarted = deferred();
   hangAborted = deferred<unknown>();
@@ -628,6 +637,15 @@ describe("socket server and PoolClient", () => {
     expect(pool.named).toEqual([
       { name: "h1", naming: { serverId: "echo", taskId: "t1", hostId: "t1@echo" } },
       { name: "h1" },
+    ]);
+
+    // A 2025-11-25 host's servers opened ahead of its roots, held by its name, let go of.
+    const pending = { elicitation: ["form" as const], roots: [] };
+    expect(await c.profiles.prepare(pending, "h1", ["echo"])).toEqual(["echo"]);
+    await c.profiles.release("h1");
+    expect(pool.prepared).toEqual([
+      ["prepare", "h1", pending, ["echo"]],
+      ["release", "h1"],
     ]);
 
     // Per-conversation rows: identities, selectors and leases reach the registry.
