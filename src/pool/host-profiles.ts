@@ -129,7 +129,7 @@ export class HostProfiles {
     this.#init = init;
     this.#poolKey = capabilityKey(hostProfile(init.context.capabilities));
     this.#slots = new ProfileSlots(init.maxChildren, init.log);
-    this.#prepared = new PreparedChildren(init.context);
+    this.#prepared = new PreparedChildren(init.context, (id) => this.#slots.changed(id));
   }
 
   /** For a 2025-11-25 host whose roots are not known yet: PreparedChildren.prepare(). */
@@ -414,8 +414,9 @@ export class HostProfiles {
       legacy ? "legacy" : undefined,
     );
     const siblings = (): ProfileEntry[] => [...(this.#children.get(entry.id)?.values() ?? [])];
-    child.slot = (start) =>
-      this.#slots.take(child, siblings, child.row.connectTimeoutMs ?? pool.connectTimeoutMs, start);
+    const others = (): number => this.#prepared.count(entry.id, capabilityKey(profile));
+    const bound = entry.row.connectTimeoutMs ?? pool.connectTimeoutMs;
+    child.slot = (start) => this.#slots.take(child, siblings, others, bound, start);
     child.onIdle = () => this.#slots.changed(entry.id);
     child.knownToAsk = () => this.#facts.asksRoots(entry.id);
     child.onServedSilently = () => {

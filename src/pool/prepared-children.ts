@@ -43,8 +43,12 @@ export class PreparedChildren {
   /** `serverId` and capability key → the connection opened ahead for them. */
   readonly #ahead = new Map<string, Ahead>();
 
-  constructor(pool: EntryContext) {
+  /** Called with a row's id when one of its connections ahead ends (not when taken). */
+  readonly #ended: (serverId: string) => void;
+
+  constructor(pool: EntryContext, ended: (serverId: string) => void = () => undefined) {
     this.#pool = pool;
+    this.#ended = ended;
   }
 
   /**
@@ -149,9 +153,14 @@ export class PreparedChildren {
     }
   }
 
-  /** How many connections ahead row `serverId` has, open or opening. */
-  count(serverId: string): number {
-    return [...this.#ahead.values()].filter((ahead) => ahead.serverId === serverId).length;
+  /**
+   * How many connections ahead row `serverId` has, open or opening; `except`: not counting
+   * the one for children of that capability key (the child that will take it).
+   */
+  count(serverId: string, except?: string): number {
+    return [...this.#ahead.values()].filter(
+      (ahead) => ahead.serverId === serverId && ahead.key !== except,
+    ).length;
   }
 
   /** Row `serverId`'s connections ahead, for state(): each with its pid once open. */
@@ -187,6 +196,7 @@ export class PreparedChildren {
     if (ahead.ended) return;
     ahead.ended = true;
     void ahead.opened?.client.close().catch(() => undefined);
+    this.#ended(ahead.serverId);
   }
 }
 

@@ -34,19 +34,21 @@ export class ProfileSlots {
   }
 
   /**
-   * Resolves once `child` may start among `siblings` (its row's children, itself included);
+   * Resolves once `child` may start among `siblings` (its row's children, itself included)
+   * and `others` more of its row's processes (opened ahead for other hosts: prepared-children.ts);
    * `start` runs in the same turn, so no other child takes the slot in between.
    */
   async take<T>(
     child: ProfileEntry,
     siblings: () => readonly ProfileEntry[],
+    others: () => number,
     boundMs: number | undefined,
     start: () => Promise<T>,
   ): Promise<T> {
     const deadline = Date.now() + (boundMs ?? SLOT_WAIT_MS);
     for (;;) {
       const live = siblings().filter((other) => other !== child && this.#live(other));
-      if (live.length < this.#max) return this.#start(child, start);
+      if (live.length + others() < this.#max) return this.#start(child, start);
       const idle = live
         .filter((other) => other.ready && other.connection?.inflight === 0 && !other.inUse)
         .sort((a, b) => a.usedAt - b.usedAt)[0];
@@ -70,7 +72,10 @@ export class ProfileSlots {
     return children.filter((child) => this.#live(child)).length + others < this.#max;
   }
 
-  /** A child of row `id` ended, went idle or finished dialling: a waiting one may start. */
+  /**
+   * A child of row `id` ended, went idle or finished dialling, or a process opened ahead
+   * ended: a waiting one may start.
+   */
   changed(id: string): void {
     const waiting = this.#waiting.get(id);
     if (waiting === undefined) return;

@@ -20,8 +20,9 @@ interface Seen {
   closed: number;
 }
 
-function world(): { prepared: PreparedChildren; seen: Seen } {
+function world(): { prepared: PreparedChildren; seen: Seen; ended: string[] } {
   const seen: Seen = { started: 0, initialized: 0, closed: 0 };
+  const ended: string[] = [];
   const createTransport = async () => {
     seen.started += 1;
     const server = new Server({ name: "fs", version: "1.0.0" }, { capabilities: { tools: {} } });
@@ -43,7 +44,7 @@ function world(): { prepared: PreparedChildren; seen: Seen } {
     connectTimeoutMs: 5_000,
     log: {},
   } as unknown as EntryContext;
-  return { prepared: new PreparedChildren(context), seen };
+  return { prepared: new PreparedChildren(context, (id) => ended.push(id)), seen, ended };
 }
 
 /** A row's entry as prepare() reads it. */
@@ -61,7 +62,7 @@ const ROOTS = { roots: [] };
 
 describe("connections opened ahead of a host's roots", () => {
   it("opens one per row and capability set for the hosts that ask together, its initialized held until a child takes it", async () => {
-    const { prepared, seen } = world();
+    const { prepared, seen, ended } = world();
     const fs = entry("fs");
     const [a, b] = await Promise.all([
       prepared.prepare([fs], ROOTS, "host-a"),
@@ -77,6 +78,7 @@ describe("connections opened ahead of a host's roots", () => {
     expect(taken).toBeDefined();
     expect(prepared.take("fs", "roots")).toBeUndefined();
     expect(prepared.count("fs")).toBe(0);
+    expect(ended).toEqual([]);
     await taken!.client.initialized();
     await waitFor(() => seen.initialized === 1, 5_000, "the server's initialized");
     // Taken: the holders letting go end nothing.
@@ -87,7 +89,7 @@ describe("connections opened ahead of a host's roots", () => {
   });
 
   it("ends one no child took once every session holding it lets go", async () => {
-    const { prepared, seen } = world();
+    const { prepared, seen, ended } = world();
     const fs = entry("fs");
     await prepared.prepare([fs], ROOTS, "host-a");
     await prepared.prepare([fs], ROOTS, "host-b");
@@ -96,6 +98,8 @@ describe("connections opened ahead of a host's roots", () => {
     expect(seen.closed).toBe(0);
     prepared.release("host-b");
     expect(prepared.count("fs")).toBe(0);
+    // Its process ending makes room under the row's cap.
+    expect(ended).toEqual(["fs"]);
     await waitFor(() => seen.closed === 1, 5_000, "the connection opened ahead to close");
     expect(seen.initialized).toBe(0);
   });
@@ -109,6 +113,8 @@ describe("connections opened ahead of a host's roots", () => {
       "roots",
       "sampling,roots",
     ]);
+    // What a child of one set counts against the cap: the other set's.
+    expect(prepared.count("fs", "roots")).toBe(1);
     prepared.end("fs");
     expect(prepared.count("fs")).toBe(0);
     await waitFor(() => seen.closed === 2, 5_000, "both to close");

@@ -154,7 +154,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     router,
     traffic,
     taskServers: taskServers(scope, legacyStates, options.catalog !== undefined),
-    servers: scope.servers,
+    scope,
     log,
   });
   const createServer = (host?: HostName): Server => legacy.create(host);

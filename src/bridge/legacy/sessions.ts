@@ -32,6 +32,7 @@ import {
   type BridgeIdentityOptions,
 } from "../core/conversation.js";
 import type { ResourcesPromptsRouter } from "../core/resources-prompts.js";
+import type { Scope } from "../core/naming.js";
 import type { HostName, Session, Sessions } from "../core/session.js";
 import { SessionProfile } from "../core/host-profile.js";
 import { answerTasks, SessionTasks } from "../core/tasks.js";
@@ -62,8 +63,8 @@ export interface LegacySessionsOptions {
   traffic: PoolTraffic;
   /** The servers in scope whose tasks are relayed (those that offer them; none in catalog mode). */
   taskServers: readonly string[];
-  /** The servers in scope, as the daemon is sent them: undefined = every server. */
-  servers: readonly string[] | undefined;
+  /** The servers the bridge serves: what is opened ahead for a host is opened on them alone. */
+  scope: Scope;
   log: (line: string) => void;
 }
 
@@ -101,7 +102,7 @@ export class LegacySessions {
       ...(host.name !== undefined ? { hostName: host.name } : {}),
     };
     sessions.add(session);
-    const ahead = new OpenedAhead(client, this.#o.servers);
+    const ahead = new HeadStart(client, this.#o.scope.servers);
     answerInitializeAfter(server, (declared) => ahead.open(declared));
     if (session.tasks !== undefined) {
       answerTasks(server, session.tasks, client, taskServers);
@@ -145,7 +146,7 @@ export class LegacySessions {
     server: Server,
     session: Session,
     identity: ConversationIdentity,
-    ahead: OpenedAhead,
+    ahead: HeadStart,
   ): void {
     const { catalog, tools } = this.#o;
     server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
@@ -187,7 +188,7 @@ export class LegacySessions {
  * connect, its `mcp list` 5 s to list). Let go of after the session's first listing or call,
  * its children made by then, or as it closes.
  */
-class OpenedAhead {
+class HeadStart {
   readonly #client: PoolClient;
   readonly #servers: readonly string[] | undefined;
   #holder: string | undefined;
