@@ -4,7 +4,9 @@
  * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
  *   pool's lists change: `connect` and `close` events of an in-scope server (the row's own
  *   connection's), and a daemon that was replaced (the client reconnected: the level each
- *   host set is set again on the new daemon too).
+ *   host set is set again on the new daemon too). Not a server that ends idle, nor its
+ *   wake-up: direct a host's server never sleeps, the pool goes on offering what it listed,
+ *   and a woken server that lists other tools is said as any list change (below).
  * - A pooled server's own list changes and log lines go to the sessions whose host the
  *   connection that sent them serves (the daemon names those hosts by their profiles: a
  *   project's child's lines reach that project's hosts alone, the row's own connection's
@@ -67,6 +69,8 @@ export class PoolTraffic {
   readonly #log: (line: string) => void;
   readonly #modern: () => ModernBridge | undefined;
   readonly #slugOf: Map<string, string>;
+  /** In-scope rows whose server ended idle: its wake-up is no news to a host either. */
+  readonly #asleep: Set<string>;
   readonly #off: Array<() => void>;
   #daemonPid: number | undefined;
 
@@ -80,6 +84,7 @@ export class PoolTraffic {
     this.#log = options.log;
     this.#modern = options.modern;
     this.#slugOf = new Map(options.states.map((s) => [s.id, s.slug]));
+    this.#asleep = new Set(options.states.filter((s) => s.status === "idle").map((s) => s.id));
     this.#daemonPid = this.#upstream.daemon?.pid;
     const offEvents = this.#listenEvents();
     const offReconnect = this.#listenReconnect();
@@ -182,10 +187,20 @@ export class PoolTraffic {
         this.#checkDaemon();
         if (event.type === "call" || event.serverId === undefined) return;
         if (!this.#scope.includes(event.serverId)) return;
+        if (this.#sleepsOrWakes(event)) return;
         this.listChanged(EVERY_LIST);
       },
       { types: LIST_EVENTS },
     );
+  }
+
+  /** Whether `event` (a `connect` or `close`) is an in-scope row's server ending idle, or waking. */
+  #sleepsOrWakes(event: PoolEvent & { serverId: string }): boolean {
+    if (event.type === "close" && event.reason === "idle") {
+      this.#asleep.add(event.serverId);
+      return true;
+    }
+    return this.#asleep.delete(event.serverId) && event.type === "connect";
   }
 
   // A new daemon (a restart, an upgrade): the log levels it was given are gone, and every

@@ -1,0 +1,107 @@
+/**
+ * A row's server that goes idle and is woken by the host's next call is the pool's own
+ * business: direct the host's server never sleeps, so the host hears nothing of it — no list
+ * change (its lists are what they were: the pool offers the last-known tools while the row
+ * sleeps, and says a list changed when the woken server lists something else). An SDK v1 host
+ * of a server with tools, resources and prompts (test/fixtures/roots-notices.mjs) calls, the
+ * row's server ends idle, the host calls again: its notices as direct (none), through the perl
+ * relay, the lean bridge, the full CLI's and `--http`. And a woken server that lists other
+ * tools than it did before it slept is a list change the host is told of.
+ */
+import { describe, expect, it } from "vitest";
+import { connect, type PoolClient } from "mcpool-client";
+import { fixture, waitFor } from "../helpers/processes.js";
+import { testHome } from "../helpers/daemon.js";
+import { openHost, type Entry } from "./entries.js";
+import { pooling } from "./run.js";
+import { nodeServer } from "./servers.js";
+
+const server = nodeServer("sleeper", [fixture("roots-notices.mjs")]);
+const ENTRIES: readonly Entry[] = ["perl", "lean", "cli", "http"];
+/** How long the row's server stays up with nothing to do, ms. */
+const IDLE_MS = 1_500;
+/** A call that sends nothing unasked. */
+const QUIET = { name: "roots", arguments: {} };
+
+describe("a row's server that sleeps and is woken, against direct", () => {
+  const home = testHome("mcpool-differential-idle-wake-");
+  pooling(home, [server], () => ({ idleTimeoutMs: IDLE_MS }));
+
+  /** Resolves once the row's status is `status` (bounded). */
+  async function rowIs(pool: PoolClient, status: string): Promise<void> {
+    await waitFor(
+      async () => (await pool.state()).find((s) => s.id === server.id)?.status === status,
+      20_000,
+      `${server.id} to be ${status}`,
+    );
+  }
+
+  /** The host's calls and what it heard unasked, the row put to sleep between them when pooled. */
+  async function session(entry: Entry): Promise<Record<string, unknown>> {
+    const pool =
+      entry === "direct"
+        ? undefined
+        : await connect({ socketPath: home.socketPath, clientName: "idle-wake-watch" });
+    const host = await openHost(
+      home,
+      server,
+      { client: "v1", capabilities: "none", root: home.dir },
+      entry,
+    ).catch(async (error: unknown) => {
+      await pool?.close();
+      throw error;
+    });
+    try {
+      const tools = await host.request("tools/list", {});
+      const first = await host.request("tools/call", QUIET);
+      if (pool !== undefined) await rowIs(pool, "idle");
+      const second = await host.request("tools/call", QUIET);
+      if (pool !== undefined) await rowIs(pool, "ready");
+      // A round trip after the wake-up: a notice sent on it has come.
+      const again = await host.request("tools/list", {});
+      return { tools, first, second, again, notices: host.notices };
+    } finally {
+      await Promise.all([host.close(), pool?.close()]);
+    }
+  }
+
+  for (const entry of ENTRIES) {
+    it(`a host through the ${entry} entry hears of no sleep or wake-up`, async () => {
+      const direct = await session("direct");
+      expect(direct.notices).toEqual([]);
+      expect(await session(entry)).toEqual(direct);
+    });
+  }
+
+  it("tells the host when the woken server lists other tools than before it slept", async () => {
+    const pool = await connect({ socketPath: home.socketPath, clientName: "idle-wake-watch" });
+    const host = await openHost(
+      home,
+      server,
+      { client: "v1", capabilities: "none", root: home.dir },
+      "lean",
+    );
+    const names = async (): Promise<string[]> =>
+      ((await host.request("tools/list", {})) as { tools: { name: string }[] }).tools.map(
+        (tool) => tool.name,
+      );
+    try {
+      const before = await names();
+      // The server adds a tool and says so, as it does direct.
+      await host.request("tools/call", { name: "grow", arguments: {} });
+      await waitFor(() => host.notices?.length === 1, 15_000, "the grown tool's list change");
+      expect(await names()).toEqual([...before, "grown-1"]);
+      await rowIs(pool, "idle");
+      await host.request("tools/call", QUIET);
+      // The woken process lists its first tools again: the host is told, and lists them.
+      await waitFor(() => host.notices?.length === 2, 15_000, "the woken server's list change");
+      expect(host.notices).toEqual([
+        "notifications/tools/list_changed",
+        "notifications/tools/list_changed",
+      ]);
+      expect(await names()).toEqual(before);
+    } finally {
+      await Promise.all([host.close(), pool.close()]);
+    }
+  });
+});
