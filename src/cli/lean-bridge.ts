@@ -121,9 +121,10 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
  * PARENT_CHECKS_MS after stdin's EOF, as the kernel reparents us just after that EOF.
  *
  * A cold start (`cold`, `starting`: the daemon this entry starts) exits only once that start
- * has settled, however soon its host is done: a host answered from the recording alone (Codex
- * lists and leaves) still leaves its daemon serving, where an exit in the middle of the start
- * would leave none — or one given way to a daemon still shutting down, never started again.
+ * has settled, however soon its host is done — or ends it by a signal: a host answered from
+ * the recording alone (Codex lists and leaves; Claude Code's `mcp list` SIGTERMs its servers)
+ * still leaves its daemon serving, where an exit in the middle of the start would leave none
+ * — or one given way to a daemon still shutting down, never started again.
  */
 function pipe(
   socket: Socket | undefined,
@@ -174,11 +175,30 @@ function pipe(
     setTimeout(() => verdict(step + 1), wait);
   };
   process.stdin.once("end", () => verdict(0));
+  if (cold !== undefined) endsAfterStart(cold.starting, hostGone);
   // By hand, not Readable.pipe(): the session reads whole lines, and pipe() would look at
   // process.stdout, which would open fd 1 a second time beside `out`.
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", session.fromHost);
   return session;
+}
+
+/** How a host ends its server process (the SDK's stdio client: SIGTERM, after stdin's end). */
+const END_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+
+/**
+ * While `starting` is under way, a host that ends its entry by a signal is gone as one that
+ * closed its end is (`hostGone`, whose exit waits for the start): cut short before it spawned
+ * the daemon (~0.1 s into the entry's life, after the recorded answers went out), the start
+ * would leave none. Once it is over, a signal ends the entry at once, as ever.
+ */
+function endsAfterStart(starting: Promise<void>, hostGone: () => void): void {
+  const ending = (): void => hostGone();
+  for (const signal of END_SIGNALS) process.once(signal, ending);
+  const over = (): void => {
+    for (const signal of END_SIGNALS) process.off(signal, ending);
+  };
+  starting.then(over, over);
 }
 
 /**

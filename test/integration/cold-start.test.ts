@@ -231,22 +231,34 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     },
   );
 
-  it.each(["lean", "perl"] as const)(
-    "leaves the daemon it starts serving, though its host is done with the recorded answers before any daemon serves (%s)",
-    async (via) => {
+  /** How a host is done with its entry: its stdin closed, or the signal Claude Code's `mcp list` sends. */
+  const ENDINGS = {
+    "closes stdin": (host: RawHost) => void host.child.stdin.end(),
+    "sends SIGTERM": (host: RawHost) => void host.child.kill("SIGTERM"),
+  };
+
+  it.each([
+    ["lean", "closes stdin"],
+    ["perl", "closes stdin"],
+    ["lean", "sends SIGTERM"],
+    ["perl", "sends SIGTERM"],
+  ] as const)(
+    "leaves the daemon it starts serving, though its host is done with the recorded answers before any daemon serves (%s, host %s)",
+    async (via, ending) => {
       holdLock();
       const host = rawHost(home, via, "echo");
       hosts.push(host);
       host.child.stdin.write(OPENING);
       expect(await host.next(2)).toEqual(warm);
-      host.child.stdin.end();
+      // At once: before the entry has spawned a daemon, as often as not.
+      ENDINGS[ending](host);
       // The host is done; the daemon the entry started gives way to the held lock.
       await startedDaemonGaveWay();
       // The entry stays: its start is not over until a daemon serves.
-      expect(host.child.exitCode).toBe(null);
+      expect([host.child.exitCode, host.child.signalCode]).toEqual([null, null]);
       rmSync(lockPath());
       await waitFor(
-        () => host.child.exitCode !== null,
+        () => host.child.exitCode !== null || host.child.signalCode !== null,
         30_000,
         "the entry to exit once its daemon serves",
       );
