@@ -13,7 +13,9 @@
  *   the host's capabilities, its handshake done and its `initialized` held (no roots asked
  *   yet); the project's child takes it once the roots are known, and its server then asks
  *   for them and gets the project's. A second host of the project finds the project's child
- *   there: what was opened ahead for it ends once it has listed.
+ *   there: what was opened ahead for it ends once it has listed. A host that connects as a
+ *   fresh daemon starts (no tools cache: the row's era is found by its first dial) is
+ *   answered once that dial is done, and gets the same.
  *
  * Each through every face of the pool (the perl relay Claude Code's entries run, the lean
  * bridge, `mcpool bridge`, `bridge --http`) to a whole pool with server-filesystem
@@ -117,6 +119,23 @@ describe("a host's own children start while it connects", () => {
           },
         };
 
+  /** A 2025-11-25 host declaring `roots` (its project's) through `face`. */
+  const legacyHost = async (made: TestHome, face: Face, roots: string[]): Promise<LegacyClient> => {
+    const to = entry(made, face);
+    const transport = "http" in to ? new LegacyHttp(to.http, to.init) : new LegacyStdio(to.stdio);
+    const client = new LegacyClient(
+      { name: "legacy-host", version: "1.0.0" },
+      { capabilities: { roots: {} } },
+    );
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: [{ uri: roots[0]!, name: "project" }],
+    }));
+    await client.connect(transport);
+    const pid = transport instanceof LegacyStdio ? transport.pid : null;
+    hosts.push({ close: () => client.close(), pid });
+    return client;
+  };
+
   it.each(FACES)(
     "holds server-filesystem's child for a 2026-07-28 host declaring roots, ready, when its connect returns (%s)",
     async (face) => {
@@ -165,23 +184,7 @@ describe("a host's own children start while it connects", () => {
       mkdirSync(project);
       const roots = [pathToFileURL(project).href];
 
-      /** A 2025-11-25 host of the project. */
-      const connectHost = async (): Promise<LegacyClient> => {
-        const to = entry(made, face);
-        const transport =
-          "http" in to ? new LegacyHttp(to.http, to.init) : new LegacyStdio(to.stdio);
-        const client = new LegacyClient(
-          { name: "legacy-host", version: "1.0.0" },
-          { capabilities: { roots: {} } },
-        );
-        client.setRequestHandler(ListRootsRequestSchema, async () => ({
-          roots: [{ uri: roots[0]!, name: "project" }],
-        }));
-        await client.connect(transport);
-        const pid = transport instanceof LegacyStdio ? transport.pid : null;
-        hosts.push({ close: () => client.close(), pid });
-        return client;
-      };
+      const connectHost = () => legacyHost(made, face, roots);
 
       const first = await connectHost();
       // Nothing listed yet: its project's child will run on the process opened ahead.
@@ -207,6 +210,28 @@ describe("a host's own children start while it connects", () => {
       await second.listTools();
       await waitFor(() => !alive(spare!), 15_000, "the process opened ahead to end");
       expect(await fsChildren()).toEqual([expect.objectContaining({ roots, pid })]);
+    },
+    90_000,
+  );
+
+  it.each(["perl", "lean"] as const)(
+    "holds server-filesystem open for a 2025-11-25 host declaring roots that connects as a fresh daemon starts, before the row's era is known (%s)",
+    async (face) => {
+      const made = testHome("mcpool-connect-fresh-");
+      home = made;
+      made.writeConfig({ fs: { command: process.execPath, args: [filesystemBin, made.dir] } });
+      daemon = await startDaemon(made);
+      await waitFor(() => existsSync(scopeSocket(made, [])), 15_000, "MCP sockets");
+      // No tools cache: what the row speaks is found by its first dial, still under way.
+      const project = join(made.dir, "project");
+      mkdirSync(project);
+      await legacyHost(made, face, [pathToFileURL(project).href]);
+      const upstream = await poolClient(made);
+      pool = upstream;
+      const children = (await upstream.state()).find((state) => state.id === "fs")?.profiles;
+      expect(children, JSON.stringify(children)).toEqual([
+        expect.objectContaining({ awaitingRoots: true, status: "ready", pid: expect.any(Number) }),
+      ]);
     },
     90_000,
   );

@@ -144,8 +144,13 @@ function eventPusher(
   };
 }
 
-/** Listings that would miss the servers still starting: they wait for the pool's first reconcile. */
+/**
+ * Listings that would miss the servers still starting: they wait for the pool's first
+ * reconcile. So does opening ahead for a host, which needs what each row speaks: read from
+ * the tools cache then, or found by the row's first dial.
+ */
 const READY_FIRST = [
+  "profiles/prepare",
   "tools/list",
   "tools/catalog",
   "tools/search",
