@@ -23,18 +23,18 @@ const IDLE_MS = 1_500;
 /** A call that sends nothing unasked. */
 const QUIET = { name: "roots", arguments: {} };
 
+/** Resolves once row `id`'s status is `status` (bounded). */
+async function rowIs(pool: PoolClient, id: string, status: string): Promise<void> {
+  await waitFor(
+    async () => (await pool.state()).find((s) => s.id === id)?.status === status,
+    20_000,
+    `${id} to be ${status}`,
+  );
+}
+
 describe("a row's server that sleeps and is woken, against direct", () => {
   const home = testHome("mcpool-differential-idle-wake-");
   pooling(home, [server], () => ({ idleTimeoutMs: IDLE_MS }));
-
-  /** Resolves once the row's status is `status` (bounded). */
-  async function rowIs(pool: PoolClient, status: string): Promise<void> {
-    await waitFor(
-      async () => (await pool.state()).find((s) => s.id === server.id)?.status === status,
-      20_000,
-      `${server.id} to be ${status}`,
-    );
-  }
 
   /** The host's calls and what it heard unasked, the row put to sleep between them when pooled. */
   async function session(entry: Entry): Promise<Record<string, unknown>> {
@@ -54,9 +54,9 @@ describe("a row's server that sleeps and is woken, against direct", () => {
     try {
       const tools = await host.request("tools/list", {});
       const first = await host.request("tools/call", QUIET);
-      if (pool !== undefined) await rowIs(pool, "idle");
+      if (pool !== undefined) await rowIs(pool, server.id, "idle");
       const second = await host.request("tools/call", QUIET);
-      if (pool !== undefined) await rowIs(pool, "ready");
+      if (pool !== undefined) await rowIs(pool, server.id, "ready");
       // A round trip after the wake-up: a notice sent on it has come.
       const again = await host.request("tools/list", {});
       return { tools, first, second, again, notices: host.notices };
@@ -91,7 +91,7 @@ describe("a row's server that sleeps and is woken, against direct", () => {
       await host.request("tools/call", { name: "grow", arguments: {} });
       await waitFor(() => host.notices?.length === 1, 15_000, "the grown tool's list change");
       expect(await names()).toEqual([...before, "grown-1"]);
-      await rowIs(pool, "idle");
+      await rowIs(pool, server.id, "idle");
       await host.request("tools/call", QUIET);
       // The woken process lists its first tools again: the host is told, and lists them.
       await waitFor(() => host.notices?.length === 2, 15_000, "the woken server's list change");

@@ -84,7 +84,11 @@ export class PoolTraffic {
     this.#log = options.log;
     this.#modern = options.modern;
     this.#slugOf = new Map(options.states.map((s) => [s.id, s.slug]));
-    this.#asleep = new Set(options.states.filter((s) => s.status === "idle").map((s) => s.id));
+    // Idle with a list known (cached, or its last): one that has listed nothing yet (a lazy
+    // row the daemon has not learnt yet) adds its tools at its first start, news to every host.
+    this.#asleep = new Set(
+      options.states.filter((s) => s.status === "idle" && s.tools.length > 0).map((s) => s.id),
+    );
     this.#daemonPid = this.#upstream.daemon?.pid;
     const offEvents = this.#listenEvents();
     const offReconnect = this.#listenReconnect();
