@@ -3,8 +3,9 @@
  *
  * - `tools/list_changed` (and resources/prompts list changes) go to every session when the
  *   pool's lists change: `connect` and `close` events of an in-scope server (the row's own
- *   connection's), and a daemon that was replaced (the client reconnected: the level each
- *   host set is set again on the new daemon too). Not a server that ends idle, nor its
+ *   connection's), a reconcile that added, removed or changed an in-scope row (one not
+ *   connected says so by no other event), and a daemon that was replaced (the client
+ *   reconnected: the level each host set is set again on the new daemon too). Not a server that ends idle, nor its
  *   wake-up: direct a host's server never sleeps, the pool goes on offering what it listed,
  *   and a woken server that lists other tools is said as any list change (below).
  * - A pooled server's own list changes and log lines go to the sessions whose host the
@@ -44,7 +45,7 @@ import { renamedStatus, statusTaskId } from "../core/tasks.js";
 const EVERY_LIST: readonly ListKind[] = ["tools", "resources", "prompts"];
 
 /** The pool events that change what a host lists; the bridge subscribes to these alone. */
-const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close"];
+const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "rows-changed"];
 
 export interface PoolTrafficOptions {
   client: PoolClient;
@@ -189,6 +190,12 @@ export class PoolTraffic {
     return this.#upstream.onEvent(
       (event) => {
         this.#checkDaemon();
+        if (event.type === "rows-changed") {
+          const { added, removed, changed } = event;
+          const rows = [...added, ...removed, ...changed];
+          if (rows.some((id) => this.#scope.includes(id))) this.listChanged(EVERY_LIST);
+          return;
+        }
         if (event.type === "call" || event.serverId === undefined) return;
         if (!this.#scope.includes(event.serverId)) return;
         if (this.#sleepsOrWakes(event)) return;
