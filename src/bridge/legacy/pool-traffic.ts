@@ -5,9 +5,10 @@
  *   pool's lists change: `connect` and `close` events of an in-scope server (the row's own
  *   connection's), a reconcile that added, removed or changed an in-scope row (one not
  *   connected says so by no other event), and a daemon that was replaced (the client
- *   reconnected: the level each host set is set again on the new daemon too). Not a server that ends idle, nor its
- *   wake-up: direct a host's server never sleeps, the pool goes on offering what it listed,
- *   and a woken server that lists other tools is said as any list change (below).
+ *   reconnected: the level each host set is set again on the new daemon too). Not a server
+ *   that ends idle, nor its wake-up: direct a host's server never sleeps, the pool goes on
+ *   offering what it listed, and a woken server that lists other tools is said as any list
+ *   change (below).
  * - A pooled server's own list changes and log lines go to the sessions whose host the
  *   connection that sent them serves (the daemon names those hosts by their profiles: a
  *   project's child's lines reach that project's hosts alone, the row's own connection's
