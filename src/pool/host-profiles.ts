@@ -353,6 +353,7 @@ export class HostProfiles {
   #made(entry: ServerEntry, key: string, profile: HostProfile, legacy: boolean): ProfileEntry {
     const pool = this.#init.context;
     const roots = profile.roots;
+    const capabilities = capabilityKey(profile);
     // A previous daemon's child for this profile, if it handed one over: whichever dial takes
     // it (a host's first use, or adopt()), the child serves as the old daemon's did.
     const handed = handedFor(pool.transportContext.handed, key, (taken) => {
@@ -394,8 +395,7 @@ export class HostProfiles {
     );
     if (roots !== undefined && !legacy) {
       // A connection opened ahead for its host, before its roots were known: taken, if there.
-      const ahead = capabilityKey(profile);
-      context.openedAhead = () => this.#prepared.take(entry.id, ahead);
+      context.openedAhead = () => this.#prepared.take(entry.id, capabilities);
     }
     if (roots !== undefined) {
       context.roots = {
@@ -414,7 +414,7 @@ export class HostProfiles {
       legacy ? "legacy" : undefined,
     );
     const siblings = (): ProfileEntry[] => [...(this.#children.get(entry.id)?.values() ?? [])];
-    const others = (): number => this.#prepared.count(entry.id, capabilityKey(profile));
+    const others = (): number => this.#prepared.count(entry.id, capabilities);
     const bound = entry.row.connectTimeoutMs ?? pool.connectTimeoutMs;
     child.slot = (start) => this.#slots.take(child, siblings, others, bound, start);
     child.onIdle = () => this.#slots.changed(entry.id);
