@@ -6,7 +6,8 @@
  * (mcpool-client), which has no handshake and lists tools as a model is offered them.
  */
 import { existsSync } from "node:fs";
-import { connect, McpPoolError, type HostProfile } from "mcpool-client";
+import { expect } from "vitest";
+import { connect, McpPoolError, type HostProfile, type PoolClient } from "mcpool-client";
 import { bridgeCommand, httpBridge, scopeSocket, stringEnv } from "../helpers/bridge.js";
 import type { TestHome } from "../helpers/daemon.js";
 import { waitFor } from "../helpers/processes.js";
@@ -40,6 +41,50 @@ export async function openHost(
   if (entry === "http") return httpHost(home, spec, args);
   const via = entry === "cli" ? "sdk" : entry;
   return connectHost(spec, { kind: "stdio", ...bridgeCommand(home, args, via), env });
+}
+
+/**
+ * `run` with a plain SDK v1 host (no capabilities, rooted in the test's home) of `server`
+ * through `entry`, and, when pooled, a pool client watching the row; both closed after.
+ */
+export async function withPlainHost<R>(
+  home: TestHome,
+  server: MatrixServer,
+  entry: Entry,
+  run: (host: Host, pool: PoolClient | undefined) => Promise<R>,
+): Promise<R> {
+  const pool =
+    entry === "direct"
+      ? undefined
+      : await connect({ socketPath: home.socketPath, clientName: "differential-watch" });
+  const spec: HostSpec = { client: "v1", capabilities: "none", root: home.dir };
+  const host = await openHost(home, server, spec, entry).catch(async (error: unknown) => {
+    await pool?.close();
+    throw error;
+  });
+  try {
+    return await run(host, pool);
+  } finally {
+    await Promise.all([host.close(), pool?.close()]);
+  }
+}
+
+/** The names of the tools `host` lists. */
+export async function toolNames(host: Host): Promise<string[]> {
+  const listed = (await host.request("tools/list", {})) as { tools: { name: string }[] };
+  return listed.tools.map((tool) => tool.name);
+}
+
+/**
+ * Has test/fixtures/roots-notices.mjs grow a tool, which it says (one tool list change, heard
+ * by `host`), and resolves with the tools it listed before.
+ */
+export async function growOneTool(host: Host): Promise<string[]> {
+  const before = await toolNames(host);
+  await host.request("tools/call", { name: "grow", arguments: {} });
+  await waitFor(() => host.notices?.length === 1, 15_000, "the grown tool's list change");
+  expect(await toolNames(host)).toEqual([...before, "grown-1"]);
+  return before;
 }
 
 /** A host of `spec` on `mcpool bridge --http 0 …args`; close() stops the bridge too. */

@@ -9,10 +9,10 @@
  * tools than it did before it slept is a list change the host is told of.
  */
 import { describe, expect, it } from "vitest";
-import { connect, type PoolClient } from "mcpool-client";
+import type { PoolClient } from "mcpool-client";
 import { fixture, waitFor } from "../helpers/processes.js";
 import { testHome } from "../helpers/daemon.js";
-import { openHost, type Entry } from "./entries.js";
+import { growOneTool, toolNames, withPlainHost, type Entry } from "./entries.js";
 import { pooling } from "./run.js";
 import { nodeServer } from "./servers.js";
 
@@ -38,20 +38,7 @@ describe("a row's server that sleeps and is woken, against direct", () => {
 
   /** The host's calls and what it heard unasked, the row put to sleep between them when pooled. */
   async function session(entry: Entry): Promise<Record<string, unknown>> {
-    const pool =
-      entry === "direct"
-        ? undefined
-        : await connect({ socketPath: home.socketPath, clientName: "idle-wake-watch" });
-    const host = await openHost(
-      home,
-      server,
-      { client: "v1", capabilities: "none", root: home.dir },
-      entry,
-    ).catch(async (error: unknown) => {
-      await pool?.close();
-      throw error;
-    });
-    try {
+    return withPlainHost(home, server, entry, async (host, pool) => {
       const tools = await host.request("tools/list", {});
       const first = await host.request("tools/call", QUIET);
       if (pool !== undefined) await rowIs(pool, server.id, "idle");
@@ -60,9 +47,7 @@ describe("a row's server that sleeps and is woken, against direct", () => {
       // A round trip after the wake-up: a notice sent on it has come.
       const again = await host.request("tools/list", {});
       return { tools, first, second, again, notices: host.notices };
-    } finally {
-      await Promise.all([host.close(), pool?.close()]);
-    }
+    });
   }
 
   for (const entry of ENTRIES) {
@@ -74,24 +59,9 @@ describe("a row's server that sleeps and is woken, against direct", () => {
   }
 
   it("tells the host when the woken server lists other tools than before it slept", async () => {
-    const pool = await connect({ socketPath: home.socketPath, clientName: "idle-wake-watch" });
-    const host = await openHost(
-      home,
-      server,
-      { client: "v1", capabilities: "none", root: home.dir },
-      "lean",
-    );
-    const names = async (): Promise<string[]> =>
-      ((await host.request("tools/list", {})) as { tools: { name: string }[] }).tools.map(
-        (tool) => tool.name,
-      );
-    try {
-      const before = await names();
-      // The server adds a tool and says so, as it does direct.
-      await host.request("tools/call", { name: "grow", arguments: {} });
-      await waitFor(() => host.notices?.length === 1, 15_000, "the grown tool's list change");
-      expect(await names()).toEqual([...before, "grown-1"]);
-      await rowIs(pool, server.id, "idle");
+    await withPlainHost(home, server, "lean", async (host, pool) => {
+      const first = await growOneTool(host);
+      await rowIs(pool as PoolClient, server.id, "idle");
       await host.request("tools/call", QUIET);
       // The woken process lists its first tools again: the host is told, and lists them.
       await waitFor(() => host.notices?.length === 2, 15_000, "the woken server's list change");
@@ -99,9 +69,7 @@ describe("a row's server that sleeps and is woken, against direct", () => {
         "notifications/tools/list_changed",
         "notifications/tools/list_changed",
       ]);
-      expect(await names()).toEqual(before);
-    } finally {
-      await Promise.all([host.close(), pool.close()]);
-    }
+      expect(await toolNames(host)).toEqual(first);
+    });
   });
 });

@@ -5,10 +5,11 @@
  *   pool's lists change: `connect` and `close` events of an in-scope server (the row's own
  *   connection's), a reconcile that added, removed or changed an in-scope row (one not
  *   connected says so by no other event), and a daemon that was replaced (the client
- *   reconnected: the level each host set is set again on the new daemon too). Not a server
- *   that ends idle, nor its wake-up: direct a host's server never sleeps, the pool goes on
- *   offering what it listed, and a woken server that lists other tools is said as any list
- *   change (below).
+ *   reconnected: the level each host set is set again on the new daemon too). Not a close
+ *   after which the pool goes on offering what the server listed — it ended idle, crashed,
+ *   hung, was stopped or is dialled again — nor the connect that brings it back: what the
+ *   host lists is what it was, and a server back with other tools is said as any list change
+ *   (below).
  * - A pooled server's own list changes and log lines go to the sessions whose host the
  *   connection that sent them serves (the daemon names those hosts by their profiles: a
  *   project's child's lines reach that project's hosts alone, the row's own connection's
@@ -23,6 +24,7 @@
  */
 import type { LoggingLevel, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import {
+  type CloseReason,
   type HostProfile,
   type NotificationAbout,
   type PoolClient,
@@ -44,6 +46,16 @@ import type { ModernBridge } from "../modern/bridge.js";
 import { renamedStatus, statusTaskId } from "../core/tasks.js";
 
 const EVERY_LIST: readonly ListKind[] = ["tools", "resources", "prompts"];
+
+/** Closes after which the pool offers the server's last-known lists (pool/server/state.ts). */
+const KEEPS_LISTS: ReadonlySet<CloseReason> = new Set<CloseReason>([
+  "idle",
+  "stop",
+  "crash",
+  "unresponsive",
+  "redial",
+  "reconnect",
+]);
 
 /** The pool events that change what a host lists; the bridge subscribes to these alone. */
 const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "rows-changed"];
@@ -71,8 +83,8 @@ export class PoolTraffic {
   readonly #log: (line: string) => void;
   readonly #modern: () => ModernBridge | undefined;
   readonly #slugOf: Map<string, string>;
-  /** In-scope rows whose server ended idle: its wake-up is no news to a host either. */
-  readonly #asleep: Set<string>;
+  /** In-scope rows closed with their lists kept offered: their return is no news either. */
+  readonly #kept: Set<string>;
   readonly #off: Array<() => void>;
   #daemonPid: number | undefined;
 
@@ -86,10 +98,10 @@ export class PoolTraffic {
     this.#log = options.log;
     this.#modern = options.modern;
     this.#slugOf = new Map(options.states.map((s) => [s.id, s.slug]));
-    // Idle with a list known (cached, or its last): one that has listed nothing yet (a lazy
+    // Down with a list offered (cached, or its last): one that has listed nothing yet (a lazy
     // row the daemon has not learnt yet) adds its tools at its first start, news to every host.
-    this.#asleep = new Set(
-      options.states.filter((s) => s.status === "idle" && s.tools.length > 0).map((s) => s.id),
+    this.#kept = new Set(
+      options.states.filter((s) => s.status !== "ready" && s.tools.length > 0).map((s) => s.id),
     );
     this.#daemonPid = this.#upstream.daemon?.pid;
     const offEvents = this.#listenEvents();
@@ -199,20 +211,23 @@ export class PoolTraffic {
         }
         if (event.type === "call" || event.serverId === undefined) return;
         if (!this.#scope.includes(event.serverId)) return;
-        if (this.#sleepsOrWakes(event)) return;
+        if (this.#keepsLists(event)) return;
         this.listChanged(EVERY_LIST);
       },
       { types: LIST_EVENTS },
     );
   }
 
-  /** Whether `event` (a `connect` or `close`) is an in-scope row's server ending idle, or waking. */
-  #sleepsOrWakes(event: PoolEvent & { serverId: string }): boolean {
-    if (event.type === "close" && event.reason === "idle") {
-      this.#asleep.add(event.serverId);
+  /**
+   * Whether `event` (a `connect` or `close`) leaves what a host lists as it was: a close
+   * that keeps the row's lists offered, or the connect that ends one.
+   */
+  #keepsLists(event: PoolEvent & { serverId: string }): boolean {
+    if (event.type === "close" && KEEPS_LISTS.has(event.reason)) {
+      this.#kept.add(event.serverId);
       return true;
     }
-    return this.#asleep.delete(event.serverId) && event.type === "connect";
+    return this.#kept.delete(event.serverId) && event.type === "connect";
   }
 
   // A new daemon (a restart, an upgrade): the log levels it was given are gone, and every
