@@ -1,10 +1,9 @@
 /**
- * Host profiles: a pooled server sees what the calling host can do. A legacy
- * server reads its client's capabilities once, at initialize, and offers tools by them
- * (server-everything's sampling and elicitation tools), and asks its client for roots
- * (server-filesystem's allowed directories). So a shared row serves each host profile —
- * the host's sampling, elicitation modes, extensions and roots — from a child that declared
- * exactly it:
+ * Host profiles: a pooled server sees what the calling host can do. A legacy server reads
+ * its client's capabilities once, at initialize, and offers tools by them (server-everything's
+ * sampling and elicitation tools), and asks its client for roots (server-filesystem's allowed
+ * directories). So a shared row serves each host profile — the host's sampling, elicitation
+ * modes, extensions and roots — from a child that declared exactly it:
  *
  * - No profile, or the pool's own (sampling + elicitation, no roots): the row's own entry.
  * - A modern server (2026-07-28): the row's own entry, whatever the profile — each request
@@ -73,9 +72,9 @@ import { serverLog } from "./core/server-log.js";
 import type { PoolEvent, PoolLog, ToolDefinition, ToolDescription } from "./core/types.js";
 
 /**
- * How long an unused profile child lives when the row sets no idle timeout and the pool
- * none above 0, ms: a project closed for the day must not keep its own server forever.
- * A row's own `idleTimeoutMs` (0 included) outranks it, as it does for the row's child.
+ * How long an unused profile child lives when the row sets no idle timeout and the pool none
+ * above 0, ms: a project closed for the day must not keep its own server forever. A row's own
+ * `idleTimeoutMs` (0 included) outranks it, as it does for the row's child.
  */
 export const DEFAULT_PROFILE_IDLE_MS = 10 * 60_000;
 
@@ -83,9 +82,7 @@ export const DEFAULT_PROFILE_IDLE_MS = 10 * 60_000;
 const ROW_EVENTS: ReadonlySet<PoolEvent["type"]> = new Set(["connect", "close", "tools-changed"]);
 
 /** The key of a legacy host's child of a row held in 2026-07-28, beside the row's others. */
-function legacyKey(key: string): string {
-  return `legacy ${key}`;
-}
+const legacyKey = (key: string): string => `legacy ${key}`;
 
 export interface HostProfilesInit {
   /** The pool's entry context: children are dialled as their rows are, but for their host. */
@@ -123,6 +120,8 @@ export class HostProfiles {
   readonly #prepared: PreparedChildren;
   /** Profile key → the catalog and entries calls with that profile resolve in. */
   readonly #views = new Map<string, View>();
+  /** Children a previous daemon handed over, being taken up: its choice to make them stands. */
+  readonly #adopting = new Set<ProfileEntry>();
   #closed = false;
 
   constructor(init: HostProfilesInit) {
@@ -319,7 +318,8 @@ export class HostProfiles {
         if (entry === undefined) return;
         const child = this.#child(entry, handed.key, handed.profile, handed.era === "legacy");
         if (!isProfileEntry(child)) return;
-        await child.ensure();
+        this.#adopting.add(child);
+        await child.ensure().finally(() => this.#adopting.delete(child));
         child.idle();
       }),
     );
@@ -437,7 +437,7 @@ export class HostProfiles {
     // A server may ask for roots at any time: a host with roots shares the row only once a
     // child has served a use without its server asking, at its start or since
     // (ProfileEntry.idle, onServedSilently) — never on a listing alone.
-    if (child.profile.roots !== undefined) return;
+    if (child.profile.roots !== undefined || this.#adopting.has(child)) return;
     this.#decide(child);
   }
 
