@@ -168,6 +168,7 @@ export default tseslint.config(
         setInterval: "readonly",
         clearTimeout: "readonly",
         Buffer: "readonly",
+        AbortController: "readonly",
       },
     },
   },

@@ -8,7 +8,7 @@
  * - hop: the same sequential `echo` tools/call, p50/p99, by McpClient on the pool's
  *   ChildProcessTransport (`ours`) and by SDK v2's Client on its StdioClientTransport (`v2`),
  *   each to its own child of the same server: the modern-only server (modern-stdio.mjs,
- *   both pinned to 2026-07-28) and the legacy SDK v1 echo server (echo.mjs, both legacy).
+ *   both pinned to 2026-07-28) and the legacy SDK v1 echo server (agents/sdk-echo.mjs, both legacy).
  *   A third arm, v2's Client on the pool's transport (`v2OnPoolTransport`), is what a move
  *   would run: the pool keeps its transport (process groups, stderr tail). Not judged.
  * - connect: ms to connected and to the first echo answered, cold (pinned: server/discover
@@ -21,7 +21,6 @@
  *   and routing an input_required's questions to the request's own caller (`answer`).
  * - code: lines of src/pool/mcp by what a move to v2 would take off the pool's hands.
  */
-/* global AbortController */
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";

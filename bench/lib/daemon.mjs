@@ -22,7 +22,8 @@ export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
  * a patched copy's) to compare it with this one; the client side stays this checkout's.
  */
 export const cliPath = process.env.MCPOOL_BENCH_CLI ?? join(repoRoot, "dist/cli/main.js");
-export const echoFixture = join(repoRoot, "test/fixtures/echo.mjs");
+/** The echo server every arm calls: echo.mjs's tools on the SDK's own server (agents/sdk-echo.mjs). */
+export const echoFixture = join(repoRoot, "bench/agents/sdk-echo.mjs");
 
 if (!existsSync(cliPath) || !existsSync(join(repoRoot, "client/dist/index.js"))) {
   throw new Error("bench needs the built daemon and client: run `npm run build` first");
