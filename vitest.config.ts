@@ -8,9 +8,10 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Integration tests spawn real children; two cores are shared between files.
+    // Integration tests spawn real children and wait on them; three files at once keep the two
+    // cores busy where two left a fifth of their time idle (1,033 s against 1,166 s a run).
     fileParallelism: true,
-    maxWorkers: 2,
+    maxWorkers: 3,
     globalSetup: ["test/global-setup.ts"],
     // The longest files first, from the last whole run when vitest has no cache of its own.
     sequence: { sequencer: LongestFirst },
@@ -32,6 +33,10 @@ export default defineConfig({
           name: "integration",
           include: ["test/**/*.test.ts", "client/test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...inProcess],
+          // A fresh worker per file spent 0.6 CPU-s loading the helpers and both SDKs again; the
+          // files restore what they change (listeners, environment) and start their own
+          // processes, so a worker runs many.
+          isolate: false,
         },
       },
     ],

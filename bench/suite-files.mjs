@@ -3,7 +3,7 @@
  * `node bench/suite-files.mjs`: after a whole `vitest run`, keeps what each test file took
  * (vitest's own record of the run, node_modules/.vite/vitest/…/results.json) in
  * bench/figures/suite-files.json. test/sequencer.ts starts the longest files first from it,
- * so that on a fresh checkout (no vitest cache) the two workers end together instead of one
+ * so that on a fresh checkout (no vitest cache) the workers end together instead of one
  * running a two-minute file alone at the end. Prints the total and the ten longest files.
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The order test files start in: the longest first, so that the two workers end together.
+ * The order test files start in: the longest first, so that the workers end together.
  * vitest does this itself from its cache of the last run, but a fresh checkout (`npm ci`, as
  * CI runs) has no cache and vitest then starts the largest files first: the differential
  * matrix, a small file that runs for two minutes, started last and ran alone at the end.
