@@ -319,7 +319,11 @@ export type PoolEvent =
   | { type: "unresponsive"; serverId: string; error: string }
   /** A server that went down is being dialled again without waiting for a use. */
   | { type: "restart"; serverId: string }
-  | { type: "close"; serverId: string; reason: CloseReason; error?: string }
+  /**
+   * `kept`: the server's last-known lists stay offered across this close (an idle stop, a
+   * crash, a redial…), so what a host lists has not changed; absent, they are gone with it.
+   */
+  | { type: "close"; serverId: string; reason: CloseReason; error?: string; kept?: true }
   | {
       type: "tools-changed";
       serverId: string;

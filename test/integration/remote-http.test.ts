@@ -216,7 +216,7 @@ describe("session loss", () => {
     expect(server.toolCalls).toBe(calls + 1);
     expect(server.sessionsCreated).toBe(2);
     expect(events.filter((e) => e.type === "close")).toEqual([
-      { type: "close", serverId: "remote", reason: "redial" },
+      { type: "close", serverId: "remote", reason: "redial", kept: true },
     ]);
     expect(events.filter((e) => e.type === "connect")).toHaveLength(2);
     expect(p.state()[0]).toMatchObject({ status: "ready" });

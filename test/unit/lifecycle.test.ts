@@ -128,7 +128,7 @@ describe("idle reaping", () => {
     expect(pool.state()[0]).toMatchObject({ status: "idle", stale: true });
     expect(pool.state()[0]?.error).toBeUndefined();
     expect(pool.state()[0]?.retryAt).toBeUndefined();
-    expect(closes).toEqual([{ type: "close", serverId: "s", reason: "idle" }]);
+    expect(closes).toEqual([{ type: "close", serverId: "s", reason: "idle", kept: true }]);
     // No backoff: the next call dials at once.
     expect(await pool.call("s__t", {})).toBe("t({})");
     expect(s.spawns).toBe(2);

@@ -245,6 +245,24 @@ describe("McpPool over in-memory servers", () => {
     expect(closes).toEqual([{ type: "close", serverId: "s", reason: "removed" }]);
   });
 
+  it("says on each close whether the row's lists stay offered: a reconnect or stop keeps them, an edit does not", async () => {
+    const s = scriptedServer([tool("t")]);
+    const pool = track(makePool({ servers: { s: s.build } }));
+    await pool.sync([memoryRow("s")]);
+    const closes: PoolEvent[] = [];
+    pool.onEvent((e) => e.type === "close" && closes.push(e));
+    await pool.reconnect("s");
+    await pool.sync([memoryRow("s", "s", { headers: { "x-edited": "1" } })]);
+    await pool.ready();
+    await pool.stop("s");
+    expect(pool.tools()).toHaveLength(1);
+    expect(closes).toEqual([
+      { type: "close", serverId: "s", reason: "reconnect", kept: true },
+      { type: "close", serverId: "s", reason: "changed" },
+      { type: "close", serverId: "s", reason: "stop", kept: true },
+    ]);
+  });
+
   it("reads rows from load() when sync() is given none, and debounces syncSoon()", async () => {
     const s = scriptedServer([tool("t")]);
     let loads = 0;

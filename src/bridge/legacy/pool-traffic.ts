@@ -24,7 +24,6 @@
  */
 import type { LoggingLevel, ServerCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import {
-  type CloseReason,
   type HostProfile,
   type NotificationAbout,
   type PoolClient,
@@ -46,16 +45,6 @@ import type { ModernBridge } from "../modern/bridge.js";
 import { renamedStatus, statusTaskId } from "../core/tasks.js";
 
 const EVERY_LIST: readonly ListKind[] = ["tools", "resources", "prompts"];
-
-/** Closes after which the pool offers the server's last-known lists (pool/server/state.ts). */
-const KEEPS_LISTS: ReadonlySet<CloseReason> = new Set<CloseReason>([
-  "idle",
-  "stop",
-  "crash",
-  "unresponsive",
-  "redial",
-  "reconnect",
-]);
 
 /** The pool events that change what a host lists; the bridge subscribes to these alone. */
 const LIST_EVENTS: PoolEvent["type"][] = ["connect", "close", "rows-changed"];
@@ -220,10 +209,10 @@ export class PoolTraffic {
 
   /**
    * Whether `event` (a `connect` or `close`) leaves what a host lists as it was: a close
-   * that keeps the row's lists offered, or the connect that ends one.
+   * the pool says kept the row's lists offered, or the connect that ends one.
    */
   #keepsLists(event: PoolEvent & { serverId: string }): boolean {
-    if (event.type === "close" && KEEPS_LISTS.has(event.reason)) {
+    if (event.type === "close" && event.kept === true) {
       this.#kept.add(event.serverId);
       return true;
     }

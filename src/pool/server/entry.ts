@@ -186,7 +186,7 @@ export class ServerEntry extends EntryState {
     if (!connection || this._status === "auth-required") return;
     this._connection = undefined;
     this.#idle.stop();
-    void this.#retire(connection, "reconnect");
+    void this.#retire(connection, "reconnect", false); // its list goes (#authRequired)
     this.#authRequired(standingAuthMessage(this.#context, this.id), Date.now());
   }
 
@@ -257,7 +257,7 @@ export class ServerEntry extends EntryState {
     if (reason === "unresponsive") {
       this.#context.emit({ type: "unresponsive", serverId: this.id, error: message });
     }
-    this.#context.emit({ type: "close", serverId: this.id, reason, error: message });
+    this.#context.emit({ type: "close", serverId: this.id, reason, error: message, kept: true });
     const retryAt = this._retryAt;
     this.#log.error(`${message}${nextAttempt(retryAt)}`);
     this.#context.changed(this);
@@ -344,9 +344,9 @@ export class ServerEntry extends EntryState {
     this.#idle.stop();
     const connection = this._connection;
     this._connection = undefined;
-    this._closedFor(reason);
+    const kept = this._closedFor(reason);
     this.#context.changed(this);
-    if (connection) await this.#retire(connection, reason);
+    if (connection) await this.#retire(connection, reason, kept);
     await this.#retiring.settled();
   }
 
@@ -392,7 +392,7 @@ export class ServerEntry extends EntryState {
     this.resetBackoff();
     this._status = isEnabled(row) ? "idle" : "disabled";
     this.#context.changed(this);
-    if (old) void this.#retire(old, "changed");
+    if (old) void this.#retire(old, "changed", false);
   }
 
   /**
@@ -417,7 +417,7 @@ export class ServerEntry extends EntryState {
       this._verdict = connection.client.verdict;
       this._connection = undefined;
       this.#idle.stop();
-      void this.#retire(live, "changed");
+      void this.#retire(live, "changed", false);
       this.resetBackoff();
       this.#connected(connection, tools, hint, started);
     } catch (cause) {
@@ -448,7 +448,7 @@ export class ServerEntry extends EntryState {
     if (this._connection === dead) {
       this._connection = undefined;
       this.#log.info("lost its session; redialling");
-      void this.#retire(dead, "redial");
+      void this.#retire(dead, "redial", true);
     }
     return this.ensure({ ignoreBackoff: true });
   }
@@ -491,10 +491,10 @@ export class ServerEntry extends EntryState {
   }
 
   /** Marks the connection as ours to close, waits for its calls (bounded), then closes it once. */
-  #retire(connection: Connection, reason: CloseReason): Promise<void> {
+  #retire(connection: Connection, reason: CloseReason, kept: boolean): Promise<void> {
     const bound = this._row.callTimeoutMs ?? this.#context.callTimeoutMs ?? DEFAULT_DRAIN_MS;
     return this.#retiring.retire(connection, bound, () =>
-      this.#context.emit({ type: "close", serverId: this.id, reason }),
+      this.#context.emit({ type: "close", serverId: this.id, reason, ...(kept && { kept }) }),
     );
   }
 }

@@ -198,18 +198,20 @@ export abstract class EntryState {
   /**
    * What a close leaves: `idle` and `stop` keep the list as last-known and forget the
    * failures; a redial or reconnect leaves everything for the dial that follows; the others
-   * drop the list.
+   * drop the list. True when the list stays offered.
    */
-  protected _closedFor(reason: CloseReason): void {
+  protected _closedFor(reason: CloseReason): boolean {
     if (reason === "idle" || reason === "stop") {
       this._status = isEnabled(this._row) ? "idle" : "disabled";
       this._error = undefined;
       this._retryAt = undefined;
       this._failures = 0;
       this._list.keepAsLastKnown();
-    } else if (reason !== "redial" && reason !== "reconnect") {
-      this._status = isEnabled(this._row) && !this._removed ? "idle" : "disabled";
-      this._list.forget();
+      return true;
     }
+    if (reason === "redial" || reason === "reconnect") return true;
+    this._status = isEnabled(this._row) && !this._removed ? "idle" : "disabled";
+    this._list.forget();
+    return false;
   }
 }
