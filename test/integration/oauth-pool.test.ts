@@ -171,11 +171,19 @@ describe("OAuth for http rows", () => {
       (event) => event.type === "auth-required",
       BOUND_MS,
     );
+    const closed = nextMatching<PoolEvent>(
+      (listener) => p.onEvent(listener),
+      (event) => event.type === "close",
+      BOUND_MS,
+    );
     remote.revokeAll();
     const refused = await refusal(p.call("gh__whoami"));
     expect(refused.code).toBe("auth-required");
     await lost;
     expect(p.state()[0]?.status).toBe("auth-required");
+    // Its tools went with the session: the close does not say they stay offered.
+    expect(await closed).toEqual({ type: "close", serverId: "gh", reason: "reconnect" });
+    expect(p.tools()).toEqual([]);
     // Until someone signs in, a call is refused at once with the same code, not `backoff`.
     expect((await refusal(p.call("gh__whoami"))).code).toBe("auth-required");
 
