@@ -32,7 +32,7 @@ import type { ResultCache, Invoked } from "./result-cache.js";
 import { ErrorCode, isMcpError } from "../core/mcp-error.js";
 import { finishResult, forwardable, resultBudget } from "./results.js";
 import type { ServerEntry } from "../server/entry.js";
-import { holding, withSession } from "../server/session.js";
+import { hold, holding, release, withSession } from "../server/session.js";
 import { isBrokenPipe } from "../transport/stdio-transport.js";
 import type { IndexedTool } from "../catalog/tool-index.js";
 import { upstreamError } from "./upstream-error.js";
@@ -127,10 +127,12 @@ export class CallPipeline {
     try {
       this.#init.assertOpen();
       checkCallTimeout(opts.timeoutMs);
-      indexed =
+      const resolved =
         opts.unlisted === undefined
-          ? await this.#resolve(qualified, opts)
-          : await unlistedTool(qualified, opts.unlisted, opts, this.#view(opts));
+          ? this.#resolve(qualified, opts)
+          : unlistedTool(qualified, opts.unlisted, opts, this.#view(opts));
+      // A connected server's fresh tool comes at once: a warm call waits on no promise here.
+      indexed = resolved instanceof Promise ? await resolved : resolved;
       // From here until the call settles, the server's elicitations may be this caller's.
       const own = hostOnly(indexed, opts);
       unroute = routes.register(routeOf(indexed), own);
@@ -182,22 +184,20 @@ export class CallPipeline {
     return opts.profile ? this.#init.profiles.view(opts.profile) : this.#init;
   }
 
-  /** The tool a qualified name answers to, for this scope, waking a server that could offer it. */
   /**
-   * `waitedFrom`: when this caller began waiting for the pool to start (epoch ms); a server
-   * whose dial failed since then failed while the caller waited on it, and the caller is
-   * told that failure itself, not that the server "failed recently". `replaced`: this is the
-   * one retry after a candidate was replaced in the view (below).
+   * The tool a qualified name answers to, for this scope: at once when its server is
+   * connected and its list fresh, else once the list is read again or a server that could
+   * offer it is woken (#woken, which says what `waitedFrom` and `replaced` are).
    */
-  async #resolve(
+  #resolve(
     qualified: string,
     opts: CallOptions,
     waitedFrom?: number,
     replaced = false,
-  ): Promise<IndexedTool> {
+  ): IndexedTool | Promise<IndexedTool> {
     const scope = opts.servers ? new Set(opts.servers) : undefined;
     const hidden = opts.hidden === true;
-    const { catalog, entries } = this.#view(opts);
+    const { catalog } = this.#view(opts);
     const found = catalog.lookup(qualified, scope, hidden);
     // Synchronously, before anything awaits: an idle reap already queued must see the use.
     found?.entry.busy();
@@ -205,11 +205,33 @@ export class CallPipeline {
       // A list whose cache hint ran out is listed again first: the tool may be gone.
       const listing = found.entry.fresh();
       if (listing === undefined) return found;
-      await listing;
-      const again = catalog.lookup(qualified, scope, hidden);
-      if (again) return again;
-      throw unknownTool(qualified);
+      return listing.then(() => {
+        const again = catalog.lookup(qualified, scope, hidden);
+        if (again) return again;
+        throw unknownTool(qualified);
+      });
     }
+    return this.#woken(qualified, opts, found, waitedFrom, replaced);
+  }
+
+  /**
+   * The tool of a server not connected: `found`, a last-known (stale) tool, once its server is
+   * back; else whatever a listing or a woken server offers under the name.
+   * `waitedFrom`: when this caller began waiting for the pool to start (epoch ms); a server
+   * whose dial failed since then failed while the caller waited on it, and the caller is
+   * told that failure itself, not that the server "failed recently". `replaced`: this is the
+   * one retry after a candidate was replaced in the view (below).
+   */
+  async #woken(
+    qualified: string,
+    opts: CallOptions,
+    found: IndexedTool | undefined,
+    waitedFrom?: number,
+    replaced = false,
+  ): Promise<IndexedTool> {
+    const scope = opts.servers ? new Set(opts.servers) : undefined;
+    const hidden = opts.hidden === true;
+    const { catalog, entries } = this.#view(opts);
     if (!found && this.#init.starting()) {
       // The pool is still starting: the name may be one a server has yet to list.
       const since = Date.now();
@@ -371,12 +393,17 @@ export class CallPipeline {
       }
       const params = upstreamParams(name, args, opts.meta);
       const { client } = connection;
-      // A caller that takes no task, of a tool that requires one: the pool runs the task.
-      const result = await holding(connection, () =>
-        opts.awaitTask === true && runsAsTask(tool, client)
+      let result: CallToolResult;
+      // Held as holding() holds, in this function's own try: no async step of its own a call.
+      hold(connection);
+      try {
+        // A caller that takes no task, of a tool that requires one: the pool runs the task.
+        result = await (opts.awaitTask === true && runsAsTask(tool, client)
           ? runAsTask(client, params, { timeout: timeoutMs, signal, onprogress: onProgress })
-          : client.callTool(params, request),
-      );
+          : client.callTool(params, request));
+      } finally {
+        release(connection);
+      }
       entry.answered(connection);
       this.#init.auth.satisfied(entry.id, "call");
       return forwardable(result);

@@ -64,11 +64,21 @@ function redacted(error: unknown, holder: SessionHolder): unknown {
 
 /** Runs `work` counted as in flight on `connection`, so nothing retires it underneath. */
 export async function holding<T>(connection: Connection, work: () => Promise<T>): Promise<T> {
-  connection.inflight += 1;
+  hold(connection);
   try {
     return await work();
   } finally {
-    connection.inflight -= 1;
-    if (connection.inflight === 0) connection.drained?.();
+    release(connection);
   }
+}
+
+/** Counts a request in flight on `connection` (holding()'s first half, for a caller's own try). */
+export function hold(connection: Connection): void {
+  connection.inflight += 1;
+}
+
+/** The request hold() counted settled: a drain waiting on the connection ends at zero. */
+export function release(connection: Connection): void {
+  connection.inflight -= 1;
+  if (connection.inflight === 0) connection.drained?.();
 }
