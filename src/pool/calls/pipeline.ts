@@ -146,12 +146,12 @@ export class CallPipeline {
           toolName: indexed.tool.name,
           ms: performance.now() - started,
           ok: true,
-          // Read when a listener reads it: a raw call's text is made only then.
-          get chars() {
-            return finished.chars;
-          },
+          chars: opts.raw ? 0 : finished.chars,
           truncated,
         };
+        // A raw call's text is made only when a listener reads its size. Made a getter here,
+        // not in the literal: a literal with one is built by the runtime, every call.
+        if (opts.raw) Object.defineProperty(event, "chars", { get: () => finished.chars });
         // Set only when true, as before, without an object spread in for each.
         if (opts.hidden) event.hidden = true;
         if (opts.raw) event.raw = true;
