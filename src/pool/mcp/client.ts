@@ -59,7 +59,7 @@ import {
 import { httpErrorStatus } from "../transport/http-client.js";
 import { readResult } from "./input-required.js";
 import { McpProtocol, type Message, type RequestOptions, type ResultSchema } from "./protocol.js";
-import { outputChecker, type OutputCheck } from "./output-schema.js";
+import { OutputSchemas } from "./output-schema.js";
 import type { HandedSession } from "../transport/transport.js";
 import {
   ACKNOWLEDGED,
@@ -108,8 +108,7 @@ export class McpClient extends McpProtocol {
   #serverCapabilities: ServerCapabilities | undefined;
   #serverVersion: Implementation | undefined;
   #instructions: string | undefined;
-  readonly #outputSchemas = new Map<string, Tool["outputSchema"]>();
-  readonly #outputChecks = new Map<string, OutputCheck>();
+  readonly #outputSchemas = new OutputSchemas();
   /** What the era strategies need of this client. */
   readonly #wire: EraWire;
   /** The era the connection speaks, chosen once it opens; legacy's behaviour until then. */
@@ -394,44 +393,24 @@ export class McpClient extends McpProtocol {
   /** Remembers the output schemas of `tools` (the whole list), for callTool to check. */
   cacheToolMetadata(tools: Tool[]): void {
     paramBookOf(this.transport)?.learn(tools);
-    this.#outputSchemas.clear();
-    this.#outputChecks.clear();
-    for (const tool of tools) {
-      if (tool.outputSchema) this.#outputSchemas.set(tool.name, tool.outputSchema);
-    }
+    this.#outputSchemas.learn(tools);
   }
 
   /**
    * Calls a tool. A tool listed with an output schema must answer structured content that
    * fits it, unless it answered an error (the SDK Client's rule and messages).
    */
-  async callTool(
+  callTool(
     params: CallToolRequest["params"],
     schemaOrOptions?: ResultSchema<CallToolResult> | RequestOptions,
     maybeOptions?: RequestOptions,
   ): Promise<CallToolResult> {
-    const result = await this.request<CallToolResult>(
+    // One step on the answer, not an async function's: most tools have no output schema.
+    return this.request<CallToolResult>(
       { method: "tools/call", params },
       schemaOrOptions,
       maybeOptions,
-    );
-    const schema = this.#outputSchemas.get(params.name);
-    if (schema === undefined) return result;
-    if (!result.structuredContent && !result.isError) {
-      throw new McpError(
-        ErrorCode.InvalidRequest,
-        `Tool ${params.name} has an output schema but did not return structured content`,
-      );
-    }
-    if (result.structuredContent) {
-      let check = this.#outputChecks.get(params.name);
-      if (check === undefined) {
-        check = await outputChecker(schema);
-        this.#outputChecks.set(params.name, check);
-      }
-      check(result.structuredContent);
-    }
-    return result;
+    ).then((result) => this.#outputSchemas.checked(params.name, result));
   }
 
   complete(params: CompleteRequest["params"], options?: RequestOptions): Promise<CompleteResult> {

@@ -4,7 +4,7 @@
  * output schema and is called, not with the daemon; one instance serves every connection,
  * where each SDK Client built its own.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 
 import { ErrorCode, McpError } from "../core/mcp-error.js";
 
@@ -56,4 +56,47 @@ function failed(error: unknown): McpError {
     ErrorCode.InvalidParams,
     `Failed to validate structured content: ${error instanceof Error ? error.message : String(error)}`,
   );
+}
+
+/** The output schemas of one connection's tools, as its last listing gave them, each check compiled once. */
+export class OutputSchemas {
+  readonly #schemas = new Map<string, Tool["outputSchema"]>();
+  readonly #checks = new Map<string, OutputCheck>();
+
+  /** The schemas of `tools` (the whole list), in place of the last list's. */
+  learn(tools: readonly Tool[]): void {
+    this.#schemas.clear();
+    this.#checks.clear();
+    for (const tool of tools) {
+      if (tool.outputSchema) this.#schemas.set(tool.name, tool.outputSchema);
+    }
+  }
+
+  /**
+   * `result` of tool `name`, checked against the output schema it was listed with: at once,
+   * unless the schema's check is still to be compiled. One listed with a schema must answer
+   * structured content that fits it, unless it answered an error.
+   */
+  checked(name: string, result: CallToolResult): CallToolResult | Promise<CallToolResult> {
+    const schema = this.#schemas.get(name);
+    if (schema === undefined) return result;
+    const structured = result.structuredContent;
+    if (!structured && !result.isError) {
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        `Tool ${name} has an output schema but did not return structured content`,
+      );
+    }
+    if (!structured) return result;
+    const check = this.#checks.get(name);
+    if (check !== undefined) {
+      check(structured);
+      return result;
+    }
+    return outputChecker(schema).then((compiled) => {
+      this.#checks.set(name, compiled);
+      compiled(structured);
+      return result;
+    });
+  }
 }
