@@ -94,7 +94,14 @@ export class PoolEvents {
 
   emit(event: PoolEvent): void {
     this.#init.react(event);
-    for (const listener of this.#events) this.#guard("an event listener", () => listener(event));
+    // Every call emits one: each listener is called in place, with no function made for it.
+    for (const listener of this.#events) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.#threw("an event listener", error);
+      }
+    }
   }
 
   /** Server `serverId`'s child (`profileKey`: a host profile's; none: the row's own) sent `notification`. */
@@ -130,7 +137,11 @@ export class PoolEvents {
     try {
       call();
     } catch (error) {
-      this.#init.log.error?.(`mcpool: ${what} threw: ${(error as Error).message}`);
+      this.#threw(what, error);
     }
+  }
+
+  #threw(what: string, error: unknown): void {
+    this.#init.log.error?.(`mcpool: ${what} threw: ${(error as Error).message}`);
   }
 }

@@ -56,6 +56,12 @@ function matches(value: unknown, type: JsonType): boolean {
   }
 }
 
+/** Whether `value` is one of `types`: a loop, not some()'s closure on every value a call checks. */
+function matchesAny(value: unknown, types: readonly JsonType[]): boolean {
+  for (const type of types) if (matches(value, type)) return true;
+  return false;
+}
+
 /** A number written as a string, the way JSON would write it (surrounding spaces allowed). */
 const NUMERIC = /^\s*-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 
@@ -94,7 +100,7 @@ function convert(value: unknown, type: JsonType): { value: unknown } | undefined
 function coerceValue(value: unknown, schema: unknown): unknown {
   const types = typesOf(schema);
   let out = value;
-  if (types !== undefined && !types.some((type) => matches(value, type))) {
+  if (types !== undefined && !matchesAny(value, types)) {
     for (const type of types) {
       const converted = convert(value, type);
       if (converted) {
@@ -190,7 +196,7 @@ function describeTypes(types: readonly JsonType[]): string {
 
 function check(value: unknown, schema: unknown, path: string, problems: string[]): void {
   const types = typesOf(schema);
-  if (types !== undefined && !types.some((type) => matches(value, type))) {
+  if (types !== undefined && !matchesAny(value, types)) {
     problems.push(`\`${path}\` must be ${describeTypes(types)}, got ${shown(value)}`);
     return;
   }
@@ -263,7 +269,7 @@ function compileCheck(schema: unknown): Fits {
   const object = compileObjectCheck(schema);
   const array = compileArrayCheck(schema);
   const fits: Fits = (value) => {
-    if (types !== undefined && !types.some((type) => matches(value, type))) return false;
+    if (types !== undefined && !matchesAny(value, types)) return false;
     if (isRecord(value)) return object(value as Record<string, unknown>);
     if (Array.isArray(value)) return array(value);
     return true;

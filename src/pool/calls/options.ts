@@ -117,13 +117,12 @@ export function upstreamParams(
   _meta?: Record<string, unknown>;
   task?: Record<string, unknown>;
 } {
+  const params: ReturnType<typeof upstreamParams> = { name, arguments: args };
+  // Set when there is one, in this order, as before: not two object spreads a call.
   const forwarded = forwardedMeta(meta);
-  return {
-    name,
-    arguments: args,
-    ...(forwarded ? { _meta: forwarded } : {}),
-    ...(task !== undefined ? { task: { ...task } } : {}),
-  };
+  if (forwarded) params._meta = forwarded;
+  if (task !== undefined) params.task = { ...task };
+  return params;
 }
 
 /**

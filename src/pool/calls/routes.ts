@@ -30,6 +30,8 @@ import { methodNotFound } from "../core/mcp-error.js";
 
 export type { Route } from "../server/caller-router.js";
 
+const NOTHING_TO_UNDO = (): void => undefined;
+
 export class CallRoutes {
   /** What the pool declares: elicitation with `onElicit`, sampling with `onSample`. */
   readonly capabilities: Pick<ClientCapabilities, "elicitation" | "sampling">;
@@ -58,6 +60,8 @@ export class CallRoutes {
    * may be this caller's: its elicitations with `onElicit`, its sampling with `onSample`.
    */
   register(route: Route, opts: Pick<CallOptions, "onElicit" | "onSample">): () => void {
+    // Most calls bring neither handler: nothing to undo, and no function made for it.
+    if (!opts.onElicit && !opts.onSample) return NOTHING_TO_UNDO;
     const unelicit = opts.onElicit && this.#elicitation.register(route, opts.onElicit);
     const unsample = opts.onSample && this.#sampling.register(route, opts.onSample);
     return () => {

@@ -143,6 +143,11 @@ export class UsageCounter {
 
   #scheduleSave(): void {
     if (this.#store === undefined || this.#timer !== undefined) return;
+    this.#arm();
+  }
+
+  /** Apart from #scheduleSave: the timer's closure is made only when one is armed, not a call. */
+  #arm(): void {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.#save();
