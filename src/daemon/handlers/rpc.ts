@@ -10,7 +10,6 @@ import { isHostProfile, type HostProfile } from "mcpool-protocol";
 import {
   defined,
   PROTOCOL_VERSION,
-  CALL_VALUE_PARAMS,
   type CallToolResult,
   type ConfigStatus,
   type DaemonStatus,
@@ -28,7 +27,7 @@ import type { CallSignal, ServerState, UsageReport } from "../../pool/core/types
 import type { NotificationListener } from "../../pool/pool-events.js";
 import type { HandlerTable, RequestContext } from "../socket/server.js";
 import { ConnectionHosts, forServedHosts } from "./connection-hosts.js";
-import { routedCall } from "./calls.js";
+import { callOptions } from "./calls.js";
 import { createPassthroughHandlers, type PassthroughPool } from "./wire-passthrough.js";
 import { createTaskHandlers, type TasksPool } from "./wire-tasks.js";
 import {
@@ -205,32 +204,18 @@ function handlerTable(deps: HandlerDeps, hosts: ConnectionHosts): HandlerTable {
         tools: [],
       },
 
-    "tools/call": async (params, ctx) => {
+    "tools/call": (params, ctx) => {
       const subscribed = subscriptions.get(ctx.connection.id);
-      const options: CallOptions = routedCall(
-        params,
-        ctx,
-        params.elicit === true || subscribed?.elicit === true,
-        params.sample === true || subscribed?.sample === true,
-      );
-      // The wire's options as they are, set only when given: no object copied per call.
-      for (const key of CALL_VALUE_PARAMS) {
-        if (params[key] !== undefined) (options as Record<string, unknown>)[key] = params[key];
-      }
-      if (params.bindings !== undefined) options.bindings = params.bindings;
-      if (params.meta !== undefined) options.meta = params.meta;
-      if (params.caller !== undefined) options.caller = params.caller;
-      const profile = checkedProfile(params.profile);
-      if (profile !== undefined) options.profile = profile;
-      options.signal = ctx.signal;
-      // A task-augmented call: its task is this connection's host's (wire-tasks.ts).
-      if (params.task !== undefined) {
-        options.task = params.task;
-        options.taskOwner = tasks.owner(ctx, params.taskOwner);
-      }
-      const out = await pool.call(params.name, params.arguments, options);
-      if (params.raw === true) return { result: out as CallToolResult };
-      return { text: typeof out === "string" ? out : JSON.stringify(out) };
+      const options = callOptions(params, ctx, subscribed, (owner) => tasks.owner(ctx, owner));
+      // One step on the answer, not an async function's: a throw in callOptions() fails the
+      // request as a rejection would.
+      return pool
+        .call(params.name, params.arguments, options)
+        .then((out) =>
+          params.raw === true
+            ? { result: out as CallToolResult }
+            : { text: typeof out === "string" ? out : JSON.stringify(out) },
+        );
     },
 
     "tools/catalog": (params) => pool.catalog(params.servers),
