@@ -37,7 +37,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export class InboundRequest implements CallSignal {
   #aborted = false;
   #reason: unknown;
-  #listeners: (() => void)[] | undefined;
+  /** Its one listener as it is (a call's: the pool's request), in an array only for more. */
+  #listeners: (() => void) | (() => void)[] | undefined;
 
   get signal(): CallSignal {
     return this;
@@ -54,19 +55,28 @@ export class InboundRequest implements CallSignal {
 
   /** As on an AbortSignal: a listener added once aborted is never called. */
   addEventListener(_type: "abort", listener: () => void): void {
-    if (!this.#aborted) (this.#listeners ??= []).push(listener);
+    if (this.#aborted) return;
+    const listeners = this.#listeners;
+    if (listeners === undefined) this.#listeners = listener;
+    else if (typeof listeners === "function") this.#listeners = [listeners, listener];
+    else listeners.push(listener);
   }
 
   removeEventListener(_type: "abort", listener: () => void): void {
-    const at = this.#listeners?.indexOf(listener) ?? -1;
-    if (at !== -1) this.#listeners?.splice(at, 1);
+    const listeners = this.#listeners;
+    if (listeners === listener) this.#listeners = undefined;
+    else if (Array.isArray(listeners)) {
+      const at = listeners.indexOf(listener);
+      if (at !== -1) listeners.splice(at, 1);
+    }
   }
 
   abort(reason: unknown): void {
     if (this.#aborted) return;
     this.#aborted = true;
     this.#reason = reason;
-    const listeners = this.#listeners ?? [];
+    const held = this.#listeners;
+    const listeners = held === undefined ? [] : typeof held === "function" ? [held] : held;
     this.#listeners = undefined;
     for (const listener of listeners) {
       // One listener's throw does not keep the others from hearing of the abort.
