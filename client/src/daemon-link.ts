@@ -116,19 +116,39 @@ export class DaemonLink {
   }
 
   /** One request on the current connection, dialling (and maybe starting) the daemon first. */
-  async request<M extends MethodName>(
+  request<M extends MethodName>(
     method: M,
     params: ParamsOf<M>,
     signal?: AbortSignal,
     onId?: (id: number) => void,
   ): Promise<ResultOf<M>> {
+    const current = this.current;
+    if (this.closing !== undefined || signal?.aborted === true || current?.isOpen !== true) {
+      return this.dialled(method, params, signal, onId);
+    }
+    // An open connection is taken as it is: no async step, no dial's promise and wait. The
+    // hold ends as the answer settles, before its caller hears of it.
+    this.hold(1);
+    const answer = current.request(method, params, signal, onId);
+    answer.then(this.release, this.release);
+    return answer;
+  }
+
+  /** The end of one request's hold: one function for every request, made once. */
+  private readonly release = (): void => this.hold(-1);
+
+  /** request() on a link that is closing, for a withdrawn request, or with no connection open. */
+  private async dialled<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    signal: AbortSignal | undefined,
+    onId: ((id: number) => void) | undefined,
+  ): Promise<ResultOf<M>> {
     if (this.closing !== undefined) throw closedError();
     if (signal?.aborted) throw signal.reason;
     this.hold(1);
     try {
-      // An open connection is taken as it is: no dial's promise and wait on every request.
-      const current = this.current;
-      const connection = current?.isOpen === true ? current : await this.open(signal);
+      const connection = this.current?.isOpen === true ? this.current : await this.open(signal);
       return await connection.request(method, params, signal, onId);
     } finally {
       this.hold(-1);

@@ -101,6 +101,13 @@ export interface CallRoute {
 
 const DECLINE: ElicitResult = { action: "decline" };
 
+/** The route of a call that brought no handler: nothing comes back to it but its answer. */
+const NO_ROUTE: CallRoute = Object.freeze({
+  params: Object.freeze({}),
+  sent: () => undefined,
+  close: () => undefined,
+});
+
 export class CallRouting {
   /** The handler of onElicit(), for calls that brought none of their own. */
   handler: ElicitHandler | undefined;
@@ -119,6 +126,8 @@ export class CallRouting {
     onRoots?: RootsHandler;
   }): CallRoute {
     const { onProgress, onElicit, onSample, onRoots } = options;
+    // Most calls bring no handler: one route that routes nothing, not one made a call.
+    if (!onProgress && !onElicit && !onSample && !onRoots) return NO_ROUTE;
     const token = onProgress ? ++this.#lastToken : undefined;
     if (token !== undefined && onProgress) this.#progress.set(token, onProgress);
     let id: number | undefined;
