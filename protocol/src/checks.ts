@@ -107,12 +107,29 @@ export function fields<const S extends FieldSpec>(spec: S): ParamsCheck<TablePar
     const optional = kind.endsWith("?");
     return { name, optional, kind: (optional ? kind.slice(0, -1) : kind) as FieldKind };
   });
-  return (params) => {
+  const named = new Map(entries.map((entry) => [entry.name, entry]));
+  const required = entries.filter((entry) => !entry.optional);
+  /** The first problem in the table's order. */
+  const problem = (params: Record<string, unknown>): string | undefined => {
     for (const { name, optional, kind } of entries) {
       const value = params[name];
       if (value === undefined && optional) continue;
       if (!IS[kind](value)) return `"${name}" must be ${DESCRIBED[kind]}`;
     }
+    return undefined;
+  };
+  // A request names a few of its method's many optional fields (tools/call has 23): the
+  // fields it sent are checked, and the required ones, not every field the table names; the
+  // table's walk runs only to name a problem there is.
+  return (params) => {
+    for (const name in params) {
+      const entry = named.get(name);
+      const value = params[name];
+      if (entry !== undefined && value !== undefined && !IS[entry.kind](value)) {
+        return problem(params);
+      }
+    }
+    for (const { name, kind } of required) if (!IS[kind](params[name])) return problem(params);
     return undefined;
   };
 }

@@ -39,10 +39,12 @@ function refuse(id: JSONRPCID, code: number, message: string): Envelope {
   return { kind: "refuse", id, code, message };
 }
 
+function invalid(id: JSONRPCID, why: string): Envelope {
+  return refuse(id, JSONRPCErrorCode.InvalidRequest, `Invalid Request: ${why}`);
+}
+
 /** The verdict on `message`, one decoded frame of a connection. */
 export function readEnvelope(message: unknown, beforeHello: boolean): Envelope {
-  const invalid = (id: JSONRPCID, why: string): Envelope =>
-    refuse(id, JSONRPCErrorCode.InvalidRequest, `Invalid Request: ${why}`);
   if (!isRecord(message)) {
     return invalid(
       null,
