@@ -20,6 +20,10 @@ import type {
 import type { JSONRPCError } from "mcpool-protocol";
 import { ErrorCode, isMcpError, McpError } from "../core/mcp-error.js";
 import type { CallSignal } from "../core/types.js";
+import { SENT } from "../transport/sent.js";
+
+/** The options of a request's abort listener: one object, not one a request. */
+const ONCE = { once: true } as const;
 
 /** A request's timeout when none is given, ms: the SDK's. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
@@ -223,10 +227,12 @@ export class McpProtocol {
       };
       if (signal) {
         pending.onAbort = () => this.#cancel(id, signal.reason);
-        signal.addEventListener("abort", pending.onAbort, { once: true });
+        signal.addEventListener("abort", pending.onAbort, ONCE);
       }
       this.#pending.set(id, pending);
-      transport.send(message).catch((error: unknown) => this.#take(id)?.reject(error));
+      const sent = transport.send(message);
+      // A message already written can fail no more: no handler, promise or microtask for it.
+      if (sent !== SENT) sent.catch((error: unknown) => this.#take(id)?.reject(error));
     });
   }
 

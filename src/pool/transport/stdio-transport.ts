@@ -39,6 +39,7 @@ import type { Collector } from "../core/collect.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StderrTail } from "./stderr-tail.js";
+import { SENT } from "./sent.js";
 
 /**
  * While an oversize line is dropped, the young generation is collected (by the `collector`
@@ -46,8 +47,6 @@ import { StderrTail } from "./stderr-tail.js";
  * go, so the allocator reuses a few instead of keeping tens of MB (bench/memory-return.mjs).
  */
 const COLLECT_EVERY_BYTES = 1024 * 1024;
-/** send()'s answer for a message written at once: one settled promise, not one a send. */
-const SENT = Promise.resolve();
 /** How long a child gets after stdin EOF, and again after SIGTERM, before the next step. */
 export const DEFAULT_STOP_GRACE_MS = 2000;
 
@@ -381,6 +380,7 @@ export class ChildProcessTransport implements Transport {
     const line = `${JSON.stringify(message)}\n`;
     if (!stdin.writableEnded && stdin.writableLength + line.length < stdin.writableHighWaterMark) {
       stdin.write(line);
+      // One settled promise, not one a send (sent.ts).
       return SENT;
     }
     return new Promise((resolve, reject) => {
