@@ -159,7 +159,8 @@ export class LineSplitter {
 
   /** Forgets the incomplete line. */
   clear(): void {
-    this.#parts = [];
+    // A new array only when there was a part: most lines come whole, in one chunk.
+    if (this.#parts.length > 0) this.#parts = [];
     this.#partBytes = 0;
   }
 }
@@ -222,17 +223,20 @@ export class FrameDecoder {
 
   /** The frames completed by `chunk`, in order, each decoded or refused on its own. */
   push(chunk: Uint8Array): Frame[] {
-    const frames: Frame[] = [];
-    for (const line of this.#lines.push(chunk)) {
+    // The splitter's own array, each line made a frame in place: no second array a chunk.
+    const lines: (Uint8Array | OversizeLine | Frame)[] = this.#lines.push(chunk);
+    let frames = 0;
+    for (const line of lines) {
       if (line instanceof Uint8Array) {
         const frame = this.decodeLine(line);
-        if (frame !== undefined) frames.push(frame);
+        if (frame !== undefined) lines[frames++] = frame;
       } else {
         const message = `frame exceeds ${this.maxFrameBytes} bytes`;
-        frames.push(refused("oversize", message, line.oversize));
+        lines[frames++] = refused("oversize", message, (line as OversizeLine).oversize);
       }
     }
-    return frames;
+    lines.length = frames;
+    return lines as Frame[];
   }
 
   /** The stream ended: a refusal if a line was left incomplete. Drops what was held. */
