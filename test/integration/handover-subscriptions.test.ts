@@ -85,6 +85,14 @@ async function session(host: HostSession, between: () => Promise<void>): Promise
   await touch();
   await waitFor(() => host.updated.length === 2, BOUND_MS, `an update after (${touches})`);
   await host.unsubscribe();
+  // A 2026-07-28 host's unsubscribe is its stream's end, a notification: through the pool it
+  // reaches the server as its own request, which a call sent next may overtake (direct, one
+  // pipe keeps them in order). The touch after it waits until the server has heard it.
+  await waitFor(
+    async () => (await host.call("subscribes")) === "subscribes 1 unsubscribes 1",
+    BOUND_MS,
+    "the server to hear the unsubscribe",
+  );
   await touch();
   // One more round trip: an update on its way has arrived.
   const sent = await host.call("subscribes");
