@@ -27,6 +27,7 @@ import { dirname, join } from "node:path";
 import { connect } from "mcpool-client";
 import { expect } from "vitest";
 import { mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
+import { EXTRA_CA_CERTS } from "../global-setup.js";
 import { cliPath } from "./daemon.js";
 import { alive, daemonsFor, stopAll, waitFor } from "./processes.js";
 
@@ -129,6 +130,16 @@ export function killGroup(child: ChildProcess): void {
 }
 
 /**
+ * The environment for npm's install from the registry: the run's, with the CA bundle the run
+ * set aside (test/global-setup.ts) handed back, as the registry may be reached through a proxy
+ * that only that bundle trusts.
+ */
+function registryEnv(): NodeJS.ProcessEnv {
+  const bundle = process.env[EXTRA_CA_CERTS];
+  return bundle === undefined ? process.env : { ...process.env, NODE_EXTRA_CA_CERTS: bundle };
+}
+
+/**
  * The prefix holding `group`'s pinned packages (`<prefix>/node_modules/.bin/…`), installed by
  * `npm install --prefix` the first time and then reused. The install goes to a folder of its
  * own, renamed into place when complete: two test files installing at once both end with one
@@ -150,11 +161,16 @@ export async function installed(group: PinGroup): Promise<string> {
     const specs = Object.entries(pins).map(([name, version]) => `${name}@${version}`);
     await run("npm", ["install", "--prefix", partial, ...NPM_FLAGS, ...specs], {
       cwd: partial,
+      env: registryEnv(),
       timeoutMs: INSTALL_MS,
     });
     for (const [pkg, script] of POSTINSTALL[group]) {
       const dir = join(partial, "node_modules", pkg);
-      await run(process.execPath, [join(dir, script)], { cwd: dir, timeoutMs: 120_000 });
+      await run(process.execPath, [join(dir, script)], {
+        cwd: dir,
+        env: registryEnv(),
+        timeoutMs: 120_000,
+      });
     }
     try {
       renameSync(partial, prefix);
