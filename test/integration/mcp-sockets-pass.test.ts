@@ -2,9 +2,12 @@
  * One pass of the MCP sockets that fails (their folder is a file, not a directory) is said
  * and over: the next pass runs, a pool change after it is no unhandled rejection, and
  * closing the sockets still finishes — the daemon's stop must never be kept from running.
- * A pass that finds their folder gone binds every socket again in a new one.
+ * A pass that finds their folder gone binds every socket again in a new one. A renewal with
+ * the folder still there (the daemon's SIGUSR1) replaces each listener without a moment
+ * when its path refuses a host.
  */
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -95,6 +98,58 @@ describe("the MCP sockets after a pass that failed", () => {
       );
       expect(lines).toEqual([]);
       expect(existsSync(mcpSocketDir(socketPath))).toBe(true);
+    } finally {
+      await sockets.close();
+    }
+  });
+
+  it("are never refused while a renewal replaces their listeners in the folder still there", async () => {
+    const { socketPath, sockets, lines } = await started(["alpha", "beta"]);
+    const wanted = [undefined, "alpha", "beta"].map((id) => mcpSocketPath(socketPath, id)!);
+    const inode = (path: string): number => lstatSync(path).ino;
+    // Each renewal binds every path anew while the listener it replaces still holds the old
+    // inode, so a path's inode differs from one round to the next (it may come back later).
+    const rounds = [wanted.map(inode)];
+    // A host connecting again and again to each path while the renewals run.
+    const refused: string[] = [];
+    let connects = 0;
+    let renewing = true;
+    const probe = async (path: string): Promise<void> => {
+      while (renewing) {
+        await new Promise<void>((resolve) => {
+          const socket = createConnection(path);
+          socket.once("connect", () => {
+            connects += 1;
+            socket.destroy();
+            resolve();
+          });
+          socket.once("error", (error: NodeJS.ErrnoException) => {
+            refused.push(`${path}: ${error.code ?? error.message}`);
+            resolve();
+          });
+        });
+      }
+    };
+    const probes = wanted.map(probe);
+    try {
+      for (let round = 0; round < 10; round++) {
+        await sockets.renew();
+        rounds.push(wanted.map(inode));
+      }
+    } finally {
+      renewing = false;
+      await Promise.all(probes);
+    }
+    try {
+      expect(refused).toEqual([]);
+      expect(connects).toBeGreaterThan(0);
+      // Every listener was replaced in every round.
+      const kept = rounds
+        .slice(1)
+        .filter((now, round) => now.some((ino, i) => ino === rounds[round]![i]));
+      expect(kept).toEqual([]);
+      // No listen failed. (A connection served says the stand-in daemon's socket is a file.)
+      expect(lines.filter((line) => line.includes("listen"))).toEqual([]);
     } finally {
       await sockets.close();
     }

@@ -27,9 +27,10 @@ import { answersBeforeEnd } from "./half-close.js";
 import { HostNames } from "./host-names.js";
 import { recordOpening } from "./opening-record.js";
 import { Listeners } from "./handed-listeners.js";
-import { dropListeners, HandingOver } from "./handing-over.js";
+import { HandingOver } from "./handing-over.js";
 import { passesInTurn } from "./passes.js";
-import { inFolders, privateDir, type PassFolders } from "./socket-folder.js";
+import { ScopeListeners } from "./scope-listeners.js";
+import { inFolders, privateDir } from "./socket-folder.js";
 
 export { answersApart, type Sending } from "./answers-apart.js";
 
@@ -338,45 +339,23 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     await bridge?.then((b) => b.close()).catch(() => undefined);
   };
 
-  /** The next pass makes the folder again and replaces every listener (`renew()`). */
-  let relisten = false;
-  /** One pass in `folders`, held for it. */
-  const passIn = async (folders: PassFolders): Promise<void> => {
-    const raced = (): boolean => relisten || folders.overtaken();
-    // The sockets' folder went (alone, or with a runtime folder not yet renewed): all anew.
-    if (folders.missing) relisten = true;
-    if (relisten) {
-      relisten = false;
-      try {
-        await privateDir(dir);
-      } catch (error) {
-        // Removed as it was made: the keeper's next renewal comes.
-        if ((error as NodeJS.ErrnoException).code === "ENOENT" || raced()) return;
-        throw error;
-      }
-      folders.made();
-      dropListeners(listeners, paths);
-    }
-    const ids = options.serverIds().slice(0, MAX_SERVER_SOCKETS);
-    const wanted = new Set([POOL_SCOPE, ...Object.keys(CATALOG_SCOPES), ...ids]);
-    for (const scope of [...listeners.keys()]) if (!wanted.has(scope)) await forget(scope);
-    for (const scope of wanted) {
-      if (listeners.has(scope)) continue;
-      const failed = await listen(scope).then(
-        () => undefined,
-        (error: unknown) => error as Error,
-      );
-      if (failed === undefined) continue;
-      listeners.get(scope)?.close();
-      listeners.delete(scope);
-      // Folder removed under the bind: the next pass makes it (or awaits the keeper's renewal).
-      if (raced() || (failed as NodeJS.ErrnoException).code === "ENOENT") {
-        relisten = true;
-        return void sync().catch(() => undefined);
-      }
-      log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${failed.message}`);
-    }
-  };
+  const scopes = new ScopeListeners({
+    dir,
+    listeners,
+    paths,
+    bound,
+    listen,
+    forget,
+    wanted: () =>
+      new Set([
+        POOL_SCOPE,
+        ...Object.keys(CATALOG_SCOPES),
+        ...options.serverIds().slice(0, MAX_SERVER_SOCKETS),
+      ]),
+    again: () => void sync().catch(() => undefined),
+    failed: (scope, error) =>
+      log(`mcpool: cannot listen for MCP on "${labelOf(scope)}": ${error.message}`),
+  });
   /**
    * Sockets in step with the pool's servers: one per id (the first MAX_SERVER_SOCKETS), plus
    * the pool's. A burst of pool events is one pass (passes.ts).
@@ -384,7 +363,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
   const passes = passesInTurn(async () => {
     if (closed || handing.holding) return;
     // A folder removed under this pass is no failure but a pass to do again (see `again`).
-    await inFolders(options.daemonSocketPath, dir, passIn);
+    await inFolders(options.daemonSocketPath, dir, (folders) => scopes.pass(folders));
   });
   const sync = passes.run;
 
@@ -414,7 +393,7 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
       return sockets.size;
     },
     renew() {
-      relisten = true;
+      scopes.relisten = true;
       return sync();
     },
     hold: () => handing.hold(),
