@@ -343,7 +343,6 @@ export async function startMcpSockets(options: McpSocketsOptions): Promise<McpSo
     dir,
     listeners,
     paths,
-    bound,
     listen,
     forget,
     wanted: () =>

@@ -7,7 +7,6 @@
  * never finds a path that refuses it between the old listener and the new.
  */
 import type { Server } from "node:net";
-import type { Listeners } from "./handed-listeners.js";
 import { privateDir, type PassFolders } from "./socket-folder.js";
 
 export interface ScopeListenersParts {
@@ -16,7 +15,6 @@ export interface ScopeListenersParts {
   /** The listening servers by scope; `listen` adds one, `forget` takes one away. */
   listeners: Map<string, Server>;
   paths: Map<string, string>;
-  bound: Listeners;
   listen(scope: string): Promise<void>;
   /** Closes a scope's listener, unlinks its path and ends its bridge. */
   forget(scope: string): Promise<void>;
@@ -39,10 +37,11 @@ export class ScopeListeners {
 
   /** One pass in `folders`, held for it. */
   async pass(folders: PassFolders): Promise<void> {
-    const { dir, listeners, paths, bound } = this.#parts;
+    const { dir, listeners, paths } = this.#parts;
     const raced = (): boolean => this.relisten || folders.overtaken();
     // The sockets' folder went (alone, or with a runtime folder not yet renewed): all anew.
     if (folders.missing) this.relisten = true;
+    const wanted = this.#parts.wanted();
     /** The listeners this pass replaces, by scope: each closed once its new one is bound. */
     const replaced = new Map<string, Server>();
     if (this.relisten) {
@@ -55,19 +54,19 @@ export class ScopeListeners {
         throw error;
       }
       folders.made();
-      for (const [scope, listener] of listeners) replaced.set(scope, listener);
-      listeners.clear();
-      paths.clear();
+      // A scope no more wanted stays, to be forgotten (its path and its bridge with it).
+      for (const [scope, listener] of listeners) {
+        if (!wanted.has(scope)) continue;
+        replaced.set(scope, listener);
+        listeners.delete(scope);
+        paths.delete(scope);
+      }
     }
-    const wanted = this.#parts.wanted();
     try {
       await this.#bind(wanted, replaced, raced);
     } finally {
-      // Those not listened for anew: a scope no more wanted loses its path too.
-      for (const [scope, listener] of replaced) {
-        listener.close();
-        if (!wanted.has(scope)) await bound.closed(listener, scope);
-      }
+      // Those not listened for anew: the next pass binds them.
+      for (const listener of replaced.values()) listener.close();
     }
   }
 
