@@ -111,6 +111,7 @@ class SocketPoolClient implements PoolClient {
             ? {
                 command: options.autoStartCommand ?? defaultDaemonCommand(),
                 timeoutMs: options.autoStartTimeoutMs ?? DEFAULT_AUTO_START_TIMEOUT_MS,
+                ...(options.onAutoStart ? { spawned: options.onAutoStart } : {}),
               }
             : undefined,
         maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,

@@ -17,7 +17,7 @@ import {
 } from "mcpool-protocol";
 
 import { Connection, type ConnectionHooks } from "./connection.js";
-import { reachDaemon } from "./dial.js";
+import { reachDaemon, type AutoStart } from "./dial.js";
 
 // First pause after a lost connection: a daemon restarted by its service manager needs a
 // moment to bind, and ten redials a second cost nothing. Doubles up to the maximum.
@@ -27,7 +27,7 @@ export interface DaemonLinkOptions {
   socketPath: string;
   clientName: string;
   /** Argv that starts the daemon when none answers; undefined: never start one. */
-  autoStart: { command: readonly string[]; timeoutMs: number } | undefined;
+  autoStart: AutoStart | undefined;
   maxFrameBytes: number;
   connectTimeoutMs: number;
   maxReconnectDelayMs: number;

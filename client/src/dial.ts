@@ -62,6 +62,8 @@ export interface AutoStart {
   command: readonly string[];
   /** Bound on the started daemon answering a connect, ms. */
   timeoutMs: number;
+  /** Called once the daemon is spawned, before the wait for it to answer. */
+  spawned?: () => void;
 }
 
 /**
@@ -111,7 +113,7 @@ async function connectIfServed(
  */
 async function startDaemon(
   path: string,
-  { command, timeoutMs }: AutoStart,
+  { command, timeoutMs, spawned }: AutoStart,
   connect: OpenSocketOptions,
 ): Promise<Socket> {
   const [file, ...args] = command;
@@ -126,6 +128,7 @@ async function startDaemon(
   }
   const deadline = Date.now() + timeoutMs;
   let launch = spawnDaemon(path, file, args);
+  spawned?.();
   for (;;) {
     heardFrom(launch);
     if (launch.failure !== undefined) throw launch.failure;

@@ -162,6 +162,13 @@ export interface ConnectOptions {
   autoStartCommand?: readonly string[];
   /** Bound on an auto-started daemon answering on its socket, ms. Default 20000. */
   autoStartTimeoutMs?: number;
+  /**
+   * Called once `autoStart` has spawned the daemon, before the wait for it to answer: from
+   * then on the daemon starts whatever becomes of this process (it is nobody's child). E.g. an
+   * entry that answers its host from a recording meanwhile holds those answers until then, so
+   * that a host which kills it the moment it has them still leaves a daemon starting.
+   */
+  onAutoStart?: () => void;
   /** Largest frame accepted from the daemon, bytes. Default 16 MiB. */
   maxFrameBytes?: number;
   /** Bound on connecting plus hello, ms, for each dial. Default 5000. */

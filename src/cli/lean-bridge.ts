@@ -129,7 +129,7 @@ function hostOutput(hostGone: () => void): NodeJS.WritableStream {
 function pipe(
   socket: Socket | undefined,
   target: Target,
-  cold?: { answers: ColdAnswers; starting: Promise<void> },
+  cold?: { answers: ColdAnswers; starting: Promise<void>; launched: Promise<void> },
 ): LeanSession {
   const parent = process.ppid;
   let gone = false;
@@ -179,7 +179,9 @@ function pipe(
   // By hand, not Readable.pipe(): the session reads whole lines, and pipe() would look at
   // process.stdout, which would open fd 1 a second time beside `out`.
   process.stdin.setEncoding("utf8");
-  process.stdin.on("data", session.fromHost);
+  // A cold start reads the host's lines (and answers them) once its daemon is spawned.
+  if (cold === undefined) process.stdin.on("data", session.fromHost);
+  else void cold.launched.then(() => process.stdin.on("data", session.fromHost));
   return session;
 }
 
@@ -189,8 +191,7 @@ const END_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 /**
  * While `starting` is under way, a host that ends its entry by a signal is gone as one that
  * closed its end is (`hostGone`, whose exit waits for the start): cut short before it spawned
- * the daemon (~0.1 s into the entry's life, after the recorded answers went out), the start
- * would leave none. Once it is over, a signal ends the entry at once, as ever.
+ * the daemon (a host may end it before it read a line), the start would leave none. Once it is over, a signal ends the entry at once, as ever.
  */
 function endsAfterStart(starting: Promise<void>, hostGone: () => void): void {
   const ending = (): void => hostGone();
@@ -234,8 +235,16 @@ async function coldStart(target: Target, fullCli: () => void): Promise<void> {
   const { coldOpenings } = await import("../daemon/stores/cold-answers.js");
   const openings = coldOpenings(target.daemon, cold);
   if (openings === undefined) return fullCli();
-  const starting = startDaemon(target.daemon, cold);
-  const session = pipe(undefined, target, { answers: new ColdAnswers(openings), starting });
+  let spawned = (): void => undefined;
+  const launched = new Promise<void>((resolve) => (spawned = resolve));
+  const starting = startDaemon(target.daemon, cold, spawned);
+  // The recorded answers go out once the daemon is spawned (or its start is over): a host
+  // that kills its entry (SIGKILL) the moment it has them still leaves a daemon starting.
+  const session = pipe(undefined, target, {
+    answers: new ColdAnswers(openings),
+    starting,
+    launched: Promise.race([launched, starting.catch(() => undefined)]),
+  });
   starting.then(session.daemonStarted.bind(session), (error: unknown) => {
     session.daemonFailed(
       `mcpool: no daemon at ${target.daemon} (${(error as Error).message}); ${START_DAEMON}, then restart this MCP server.`,
@@ -248,7 +257,7 @@ async function coldStart(target: Target, fullCli: () => void): Promise<void> {
  * detached, the service's environment, one daemon however many entries start one), and
  * resolves once it answers there; rejects with why it could not.
  */
-async function startDaemon(daemonSocket: string, id: string): Promise<void> {
+async function startDaemon(daemonSocket: string, id: string, spawned: () => void): Promise<void> {
   const { connect } = await import("mcpool-client");
   const main = fileURLToPath(new URL("./main.js", import.meta.url));
   const client = await connect({
@@ -256,6 +265,7 @@ async function startDaemon(daemonSocket: string, id: string): Promise<void> {
     socketPath: daemonSocket,
     autoStart: true,
     autoStartCommand: [process.execPath, main, "serve"],
+    onAutoStart: spawned,
   });
   await client.close();
 }

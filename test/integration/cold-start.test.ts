@@ -267,6 +267,30 @@ describe("a cold entry answers its host's first look from the daemon's last answ
     },
   );
 
+  // A host built on rmcp (Codex) kills its servers' processes (SIGKILL) as it drops them: an
+  // entry cannot wait for anything then, so a daemon must be on its way before the host has
+  // its answers.
+  it.each(["lean", "perl"] as const)(
+    "leaves a daemon serving though its host kills it (SIGKILL) the moment it has the recorded answers (%s)",
+    async (via) => {
+      const host = rawHost(home, via, "echo");
+      hosts.push(host);
+      host.child.stdin.write(OPENING);
+      expect(await host.next(2)).toEqual(warm);
+      host.child.kill("SIGKILL");
+      await waitFor(
+        () => existsSync(home.socketPath) && daemonsFor(home.socketPath).length === 1,
+        20_000,
+        "a daemon serving, started by the entry its host killed",
+      );
+      const after = rawHost(home, "lean", "echo");
+      hosts.push(after);
+      after.child.stdin.write(INITIALIZE + PING);
+      const answers = (await after.next(2)).map((l) => JSON.parse(l) as unknown);
+      expect(answers, JSON.stringify(answers)).toContainEqual(expect.objectContaining(pinged));
+    },
+  );
+
   describe("a list found changed once the daemon answers", () => {
     /**
      * Server legacy-moving's list changed, then a cold host that opens as the warm one did,

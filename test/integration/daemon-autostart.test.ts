@@ -335,6 +335,29 @@ describe.concurrent(
       expect(daemonsOf(h)).toEqual([daemon]);
     });
 
+    it("is said to `onAutoStart` once spawned; a client that finds one serving says nothing", async (context) => {
+      const s = started(context);
+      const h = home(s, { echo: row("echo.mjs") });
+      const vars = Object.entries(h.env)
+        .filter(([key]) => key === "HOME" || key.startsWith("XDG_") || key.startsWith("MCPOOL_"))
+        .map(([key, value]) => `${key}=${value ?? ""}`);
+      const spawned: string[] = [];
+      const starter = (name: string) =>
+        connect({
+          socketPath: h.socketPath,
+          clientName: name,
+          autoStart: true,
+          autoStartCommand: ["/usr/bin/env", ...vars, process.execPath, cliPath, "serve"],
+          autoStartTimeoutMs: BOUND_MS,
+          onAutoStart: () => spawned.push(name),
+        });
+      s.clients.push(await starter("first"));
+      expect(spawned).toEqual(["first"]);
+      s.clients.push(await starter("second"));
+      expect(spawned).toEqual(["first"]);
+      expect(daemonsOf(h)).toHaveLength(1);
+    });
+
     it("that cannot serve is reported at once with its exit code, not after the start bound", async (context) => {
       const s = started(context);
       const h = home(s, {});
