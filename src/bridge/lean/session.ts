@@ -152,6 +152,8 @@ type State = "open" | "replaying" | "reconnecting" | "down";
 export class LeanSession {
   private socket: Socket;
   private state: State = "open";
+  /** What a request is answered while "down": why the daemon could not be reached. */
+  private downWith = "";
   /** What makes the host's session, sent again to a new daemon. */
   private initialize: string | undefined;
   private initialized: string | undefined;
@@ -252,7 +254,7 @@ export class LeanSession {
     if (local !== undefined) return this.answeredCold(line, local);
     if (this.state === "down") {
       if (message?.method !== undefined && isId(message.id)) {
-        this.write(errorLine(message.id, downMessage(this.options.daemonSocket), false));
+        this.write(errorLine(message.id, this.downWith, false));
       }
       return;
     }
@@ -397,6 +399,7 @@ export class LeanSession {
   /** The window is over: what waits is answered, and so is every request until a daemon is back. */
   private giveUp(message = downMessage(this.options.daemonSocket)): void {
     this.state = "down";
+    this.downWith = message;
     this.cold = undefined;
     for (const line of this.queue) {
       const request = parse(line);

@@ -97,9 +97,18 @@ export async function serveCommand(
     daemon.renew("SIGUSR1").catch(() => undefined);
   };
   process.on("SIGUSR1", renew);
+  // So are SIGTERM and SIGINT, which must stop the daemon, never kill it outright (which
+  // would leave what its children started that left their group): the socket answers, and
+  // the record says so, before start() is over. One that comes meanwhile stops it once
+  // started.
+  const stop = (): void => stopRequested();
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
   const result = await daemon.start();
   if (!result.started) {
     process.off("SIGUSR1", renew);
+    process.off("SIGTERM", stop);
+    process.off("SIGINT", stop);
     if ("handedBack" in result) {
       context.err(`mcpool: did not take over: ${result.handedBack}`);
       return EXIT.failed;
@@ -111,10 +120,6 @@ export async function serveCommand(
     );
   }
   launched.serving();
-  // Before the fronts start: a SIGTERM meanwhile must stop the daemon, not kill it outright
-  // (which would leave what its children started that left their group).
-  process.on("SIGTERM", () => stopRequested());
-  process.on("SIGINT", () => stopRequested());
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
