@@ -191,7 +191,8 @@ const END_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
 /**
  * While `starting` is under way, a host that ends its entry by a signal is gone as one that
  * closed its end is (`hostGone`, whose exit waits for the start): cut short before it spawned
- * the daemon (a host may end it before it read a line), the start would leave none. Once it is over, a signal ends the entry at once, as ever.
+ * the daemon (a host may end it before it read a line), the start would leave none. Once it
+ * is over, a signal ends the entry at once, as ever.
  */
 function endsAfterStart(starting: Promise<void>, hostGone: () => void): void {
   const ending = (): void => hostGone();
