@@ -99,16 +99,18 @@ export async function serveCommand(
   process.on("SIGUSR1", renew);
   // So are SIGTERM and SIGINT, which must stop the daemon, never kill it outright (which
   // would leave what its children started that left their group): the socket answers, and
-  // the record says so, before start() is over. One that comes meanwhile stops it once
-  // started.
+  // the record says so, before start() is over; one that comes meanwhile stops it once
+  // started. Not yet for a hand-over's new daemon: until it has taken the children up, the old
+  // one governs it (tells it to let go, kills it past a bound), and a service manager's stop
+  // then reaches both; it ends at once, as its children are still the old daemon's.
   const stop = (): void => stopRequested();
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
+  const signals = ["SIGTERM", "SIGINT"] as const;
+  const watchStop = (): void => signals.forEach((signal) => process.on(signal, stop));
+  if (predecessor === undefined) watchStop();
   const result = await daemon.start();
   if (!result.started) {
     process.off("SIGUSR1", renew);
-    process.off("SIGTERM", stop);
-    process.off("SIGINT", stop);
+    for (const signal of signals) process.off(signal, stop);
     if ("handedBack" in result) {
       context.err(`mcpool: did not take over: ${result.handedBack}`);
       return EXIT.failed;
@@ -120,6 +122,7 @@ export async function serveCommand(
     );
   }
   launched.serving();
+  if (predecessor !== undefined) watchStop();
   process.on("SIGHUP", () => {
     daemon.reload().catch(() => undefined);
   });
