@@ -272,14 +272,11 @@ describe.concurrent("auto-start after a crash", { timeout: 90_000 }, () => {
       dying.close();
     });
     await new Promise<void>((resolve) => dying.listen(h.socketPath, resolve));
-    const vars = Object.entries(h.env)
-      .filter(([key]) => key === "HOME" || key.startsWith("XDG_") || key.startsWith("MCPOOL_"))
-      .map(([key, value]) => `${key}=${value ?? ""}`);
     const c = await connect({
       socketPath: h.socketPath,
       clientName: "late",
       autoStart: true,
-      autoStartCommand: ["/usr/bin/env", ...vars, process.execPath, cliPath, "serve"],
+      autoStartCommand: homeDaemon(h),
       autoStartTimeoutMs: BOUND_MS,
     });
     s.clients.push(c);
@@ -287,6 +284,14 @@ describe.concurrent("auto-start after a crash", { timeout: 90_000 }, () => {
     expect(daemonsOf(h)).toHaveLength(1);
   });
 });
+
+/** `mcpool serve` for `h`, its HOME, XDG_ and MCPOOL_ variables set (a start keeps no others). */
+function homeDaemon(h: TestHome): string[] {
+  const vars = Object.entries(h.env)
+    .filter(([key]) => key === "HOME" || key.startsWith("XDG_") || key.startsWith("MCPOOL_"))
+    .map(([key, value]) => `${key}=${value ?? ""}`);
+  return ["/usr/bin/env", ...vars, process.execPath, cliPath, "serve"];
+}
 
 /** The parent pid of `pid`, from /proc. */
 function parentOf(pid: number): number {
@@ -338,16 +343,13 @@ describe.concurrent(
     it("is said to `onAutoStart` once spawned; a client that finds one serving says nothing", async (context) => {
       const s = started(context);
       const h = home(s, { echo: row("echo.mjs") });
-      const vars = Object.entries(h.env)
-        .filter(([key]) => key === "HOME" || key.startsWith("XDG_") || key.startsWith("MCPOOL_"))
-        .map(([key, value]) => `${key}=${value ?? ""}`);
       const spawned: string[] = [];
       const starter = (name: string) =>
         connect({
           socketPath: h.socketPath,
           clientName: name,
           autoStart: true,
-          autoStartCommand: ["/usr/bin/env", ...vars, process.execPath, cliPath, "serve"],
+          autoStartCommand: homeDaemon(h),
           autoStartTimeoutMs: BOUND_MS,
           onAutoStart: () => spawned.push(name),
         });
