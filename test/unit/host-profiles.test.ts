@@ -16,6 +16,7 @@ import {
   rootsKey,
 } from "../../protocol/src/host-profile.js";
 import { profileCapabilities } from "../../src/pool/server/profile-entry.js";
+import type { PoolLog } from "../../src/pool/core/types.js";
 import { makePool } from "../../src/testing/make-pool.js";
 import { memoryRow } from "../../src/testing/memory-transport.js";
 
@@ -187,10 +188,12 @@ describe("which child serves a host profile", () => {
 });
 
 describe("the cap on a row's children for host profiles", () => {
-  it("ends the least recently used idle child for a new project, and names the cap when every child is busy", async () => {
-    let release: () => void = () => undefined;
+  let release: () => void = () => undefined;
+  /** A pool of one row (at most one child for host profiles) whose `hold` answers once released. */
+  const rootsPool = (log: PoolLog = {}) => {
     const held = new Promise<void>((resolve) => (release = resolve));
-    const pool = makePool({
+    return makePool({
+      log,
       maxChildrenPerServer: 1,
       connectTimeoutMs: 2_000,
       servers: {
@@ -219,7 +222,11 @@ describe("the cap on a row's children for host profiles", () => {
         },
       },
     });
-    const project = (name: string) => ({ roots: [{ uri: `file:///${name}` }] });
+  };
+  const project = (name: string) => ({ roots: [{ uri: `file:///${name}` }] });
+
+  it("ends the least recently used idle child for a new project, and names the cap when every child is busy", async () => {
+    const pool = rootsPool();
     try {
       await pool.sync([memoryRow("roots")]);
       expect(await pool.call("roots__where", {}, { profile: project("a") })).toBe("file:///a");
@@ -236,6 +243,29 @@ describe("the cap on a row's children for host profiles", () => {
       expect(await pool.call("roots__where", {}, { profile: project("c") })).toBe("file:///c");
     } finally {
       release();
+      await pool.close();
+    }
+  });
+
+  it("serves a call that reaches a child as the cap ends it on the project's next child", async () => {
+    // Project a's call comes in the moment the cap picks project a's idle child to end for
+    // project b's (the pool says so, then closes it): it is served by a child of its own again,
+    // never written to the one being closed.
+    let again: Promise<unknown> | undefined;
+    const pool = rootsPool({
+      info: (message) => {
+        if (message.includes("ends for a new one")) {
+          again ??= pool.call("roots__where", {}, { profile: project("a") });
+        }
+      },
+    });
+    try {
+      await pool.sync([memoryRow("roots")]);
+      expect(await pool.call("roots__where", {}, { profile: project("a") })).toBe("file:///a");
+      expect(await pool.call("roots__where", {}, { profile: project("b") })).toBe("file:///b");
+      expect(again).toBeDefined();
+      expect(await again).toBe("file:///a");
+    } finally {
       await pool.close();
     }
   });

@@ -40,7 +40,7 @@ export async function withSession<T>(
   holder: SessionHolder,
   work: (connection: Connection) => Promise<T>,
 ): Promise<T> {
-  const connection = await holder.ensure();
+  const connection = await serving(holder);
   try {
     return await work(connection);
   } catch (error) {
@@ -52,6 +52,23 @@ export async function withSession<T>(
       throw redacted(again, holder);
     }
   }
+}
+
+/**
+ * The holder's connection, taking no new work on one being retired: found by ensure() before
+ * it was closed (the cap ended its child, an idle reap, a swap), it is drained and hung up as
+ * soon as nothing is in flight, so the work goes to the holder's next connection. `work` then
+ * counts itself in flight in the same turn (hold()), before the retirement can close it.
+ * A connection that ensure() still gives (a hand-over letting it go) is used as it is.
+ */
+async function serving(holder: SessionHolder): Promise<Connection> {
+  let connection = await holder.ensure();
+  while (connection.closing) {
+    const next = await holder.ensure();
+    if (next === connection) break;
+    connection = next;
+  }
+  return connection;
 }
 
 function redacted(error: unknown, holder: SessionHolder): unknown {
