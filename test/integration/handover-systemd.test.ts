@@ -23,24 +23,35 @@ const canRunUserManager =
   onPath("systemctl") !== undefined &&
   onPath("unshare") !== undefined;
 
+/** The fixture's run under a user manager, for a home whose mcp.json has `servers`: its lines. */
+function reloadAndStop(servers: Record<string, unknown>): {
+  said: Record<string, string>;
+  output: string;
+} {
+  const h = fleet.home();
+  const config = join(h.dir, "config", "mcpool");
+  mkdirSync(config, { recursive: true });
+  writeFileSync(join(config, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+  const none = Object.keys(servers).length === 0 ? ["none"] : [];
+  const run = spawnSync(
+    "unshare",
+    ["-m", fixture("systemd-user-reload.sh"), h.dir, cliPath, ...none],
+    { encoding: "utf8", timeout: 120_000 },
+  );
+  const said = Object.fromEntries(
+    run.stdout
+      .split("\n")
+      .filter((line) => line.includes(": "))
+      .map((line) => line.split(": ", 2) as [string, string]),
+  );
+  return { said, output: run.stdout + run.stderr };
+}
+
 describe.runIf(canRunUserManager)("a hand-over under a real systemd user manager", () => {
   it("reloads into a new daemon that systemd tracks as the main pid, with the same child", () => {
-    const h = fleet.home();
-    const config = join(h.dir, "config", "mcpool");
-    mkdirSync(config, { recursive: true });
     const counter = { command: process.execPath, args: [fixture("counter.mjs")] };
-    writeFileSync(join(config, "mcp.json"), JSON.stringify({ mcpServers: { counter } }));
-    const run = spawnSync("unshare", ["-m", fixture("systemd-user-reload.sh"), h.dir, cliPath], {
-      encoding: "utf8",
-      timeout: 120_000,
-    });
-    const said = Object.fromEntries(
-      run.stdout
-        .split("\n")
-        .filter((line) => line.includes(": "))
-        .map((line) => line.split(": ", 2) as [string, string]),
-    );
-    expect(said.error, run.stdout + run.stderr).toBeUndefined();
+    const { said, output } = reloadAndStop({ counter });
+    expect(said.error, output).toBeUndefined();
     const before = Number(said["daemon-before"]);
     const after = Number(said["daemon-after"]);
     expect(before).toBeGreaterThan(0);
@@ -53,8 +64,23 @@ describe.runIf(canRunUserManager)("a hand-over under a real systemd user manager
     expect(said["cgroup-after"]).toMatch(/mcpool\.service$/);
     expect(said.stop).toBe("0");
     // A unit left `failed` is explained by the Result and ExecMainStatus lines in stdout.
-    expect(said["state-after-stop"], run.stdout).toBe("inactive");
+    expect(said["state-after-stop"], output).toBe("inactive");
     expect(said["manager-exit"]).toBe("0");
     expect(alive(after) || alive(Number(said["child-after"]))).toBe(false);
+  });
+
+  it("waits at a stop for the new daemon to stop, alone in the unit", () => {
+    // No server: the new daemon is all a stop finds. systemd waits only for a main process that
+    // is its own child; one that is not (the old daemon's child when it was named) it SIGKILLs.
+    const { said, output } = reloadAndStop({});
+    expect(said.error, output).toBeUndefined();
+    expect(said.reload).toBe("0");
+    const after = Number(said["daemon-after"]);
+    expect(after).not.toBe(Number(said["daemon-before"]));
+    expect(Number(said["mainpid-after"])).toBe(after);
+    expect(said.stop).toBe("0");
+    expect(said["state-after-stop"], output).toBe("inactive");
+    expect(said["manager-exit"]).toBe("0");
+    expect(alive(after)).toBe(false);
   });
 });

@@ -187,6 +187,9 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
   if (answer.cold === undefined) releaseHandedSessions(sessions.filter((s) => !notTaken(s)));
   // Read again so that this daemon's stop ends them as it ends any child.
   resumeHandedOff(handed.filter((h) => untaken.has(nameOf(h))));
+  // Named once its launcher has exited: the new daemon is then the service manager's child
+  // (it is the subreaper), which systemd waits for at a stop as for any process it started.
+  await successor.detach();
   const unmanaged = tellMainPid(answer.pid);
   if (unmanaged)
     log.error(`mcpool: ${unmanaged}; the service manager may not track the new daemon`);
@@ -222,7 +225,7 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
  * groups, so a kill of it stops none of them.
  */
 async function ended(successor: Successor, log: DaemonLog): Promise<void> {
-  const { pid } = successor;
+  const pid = await successor.pid;
   if (pid === undefined) return;
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => {
@@ -312,12 +315,13 @@ async function hold(
   });
   // Refused at once (no process): nobody holds the sockets but this daemon, which keeps
   // listening and takes everything back on the answer that says why.
-  if (successor.pid === undefined) return successor;
+  if (!successor.started) return successor;
   // The sockets live on in the new daemon: connections wait in their backlog until it listens.
   server.letGo();
   deps.fronts?.letGo();
+  const pid = await successor.pid;
   log.info(
-    `mcpool: the new daemon (pid ${successor.pid}) holds the sockets; this one no longer listens`,
+    `mcpool: the new daemon (pid ${pid ?? "none: it could not start"}) holds the sockets; this one no longer listens`,
   );
   return successor;
 }
