@@ -3,6 +3,7 @@
  * bearer token generated and printed unless given — each refusal seen from a real socket.
  */
 import { request } from "node:http";
+import { connect } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { PoolClient } from "mcpool-client";
@@ -15,7 +16,7 @@ import {
   type RunningDaemon,
   type TestHome,
 } from "../helpers/daemon.js";
-import { fixture } from "../helpers/processes.js";
+import { fixture, waitFor } from "../helpers/processes.js";
 
 const INITIALIZE = JSON.stringify({
   jsonrpc: "2.0",
@@ -152,6 +153,37 @@ describe("mcpool bridge --http", () => {
     expect(other.status).toBe(404);
     const session = await post(bridge.url, { ...auth, "mcp-session-id": "no-such-session" });
     expect(session.status).toBe(404);
+  });
+
+  it("leaves a host's idle connection open for the host to close", async () => {
+    // A GET with no session is answered 400 without a body to read: one request, one answer.
+    const port = new URL(bridge.url).port;
+    const ask = [
+      "GET /mcp HTTP/1.1",
+      `Host: 127.0.0.1:${port}`,
+      `Authorization: Bearer ${bridge.token}`,
+      "",
+      "",
+    ].join("\r\n");
+    const socket = connect(Number(port), "127.0.0.1");
+    let received = "";
+    let closed = false;
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+    socket.on("close", () => (closed = true));
+    const answers = () => received.split("HTTP/1.1 400").length - 1;
+    try {
+      socket.write(ask);
+      await waitFor(() => answers() === 1, 10_000, "the first answer");
+      expect(received).not.toMatch(/keep-alive: timeout/i);
+      // Idle past the 5 s after which Node would close it: a host stalled under load.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      expect(closed).toBe(false);
+      socket.write(ask);
+      await waitFor(() => answers() === 2 || closed, 10_000, "the second answer");
+      expect(answers()).toBe(2);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it("with --token none asks for no token but still checks Host and Origin", async () => {

@@ -9,6 +9,8 @@
  *   cannot send a header (the conformance runner) — any local process can then use it;
  * - the path must be the MCP endpoint (404).
  *
+ * An idle connection stays open until its host closes it (no keep-alive timeout here).
+ *
  * Each session keeps its last EVENTS_KEPT stream events, so a host whose SSE stream broke
  * reconnects with `Last-Event-ID` and gets what it missed (the SDK's resumability; every
  * stream opens with a priming event and a `retry` of RETRY_MS).
@@ -249,6 +251,11 @@ export async function listenHttp(options: HttpBridgeOptions): Promise<HttpBridge
       refuse(res, 500, "Internal error");
     });
   });
+  // A host's idle connection is the host's to close. Node closes one after 5 s of its own
+  // clock; a host counts its idle time from when it read the answer (later, under load), so
+  // it can write its next request into the connection as it closes: a reset, a lost call. On
+  // loopback a host that exits closes its connections with it, so none is left behind.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     // Loopback only: never 0.0.0.0, whatever the caller asks.
