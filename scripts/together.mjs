@@ -6,8 +6,9 @@
  * and its time, so that two commands' lines never mix; the `--live` command's output alone goes
  * straight to this process's own. `npm test` runs the tests live with the typecheck, eslint and
  * prettier beside them: one after the other, those three held the tests back by most of a
- * minute, where beside the tests they use what of the two cores the tests leave idle (the tests
- * wait on processes starting more than they compute).
+ * minute; beside the tests they take their share of the cores from the start, and the whole
+ * run ends sooner (the suite is CPU-bound, so they do not come free: they lengthen it by less
+ * than their own time).
  */
 import { spawn } from "node:child_process";
 import process from "node:process";

@@ -319,9 +319,11 @@ async function hold(
   // The sockets live on in the new daemon: connections wait in their backlog until it listens.
   server.letGo();
   deps.fronts?.letGo();
-  const pid = await successor.pid;
-  log.info(
-    `mcpool: the new daemon (pid ${pid ?? "none: it could not start"}) holds the sockets; this one no longer listens`,
+  // Said once its launcher names it; the hand-over waits on the answer, not on this line.
+  void successor.pid.then((pid) =>
+    log.info(
+      `mcpool: the new daemon (pid ${pid ?? "none: it could not start"}) holds the sockets; this one no longer listens`,
+    ),
   );
   return successor;
 }
