@@ -217,6 +217,8 @@ export async function modernStdioOverHttp(
       res.end(String(error));
     }
   });
+  // An idle connection is the runner's to close, as with the bridge's own HTTP front.
+  http.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const { port } = http.address() as AddressInfo;
   return {
