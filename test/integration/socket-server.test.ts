@@ -722,6 +722,29 @@ describe("socket server and PoolClient", () => {
   });
 });
 
+describe("a connection while the server starts", () => {
+  it("serves a client that connected before start() was over", async () => {
+    // The socket is listened on under a temporary name, then chmod, stat and rename go by the
+    // thread pool, a loop turn each: a connection made in one of those turns reaches a server
+    // that is bound but still starting, as one made to the path just after the rename can.
+    const starting = startDaemon();
+    let peer: RawPeer | undefined;
+    await within(
+      (async () => {
+        for (;;) {
+          const name = readdirSync(dir).find((entry) => entry.endsWith(".tmp"));
+          if (name !== undefined) return (peer = await RawPeer.open(join(dir, name)));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })(),
+      "the socket under its temporary name",
+    );
+    await starting;
+    await peer!.hello();
+    expect((await peer!.request("daemon/status", {})).result).toMatchObject({ version: "9.9.9" });
+  });
+});
+
 describe("hostile peers", () => {
   let daemon: Daemon;
   let witness: PoolClient;

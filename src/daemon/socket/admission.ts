@@ -84,7 +84,7 @@ export interface AdmissionOptions {
   /** Bound on a new connection's hello, ms. */
   helloTimeoutMs: number;
   /** Whether the server still accepts: a socket admitted once it stopped is dropped. */
-  listening(): boolean;
+  accepting(): boolean;
   /** Whether the server is draining: new requests are refused with `closed`. */
   draining(): boolean;
 }
@@ -118,7 +118,7 @@ export class Admission {
     });
   }
 
-  /** Takes a socket the server accepted while listening: admits it, or refuses it. */
+  /** Takes a socket the server accepted: admits it, or refuses it. */
   accept(socket: Socket): void {
     const { cap } = this.#options;
     const entry = cap?.enter(true) ?? "open";
@@ -147,7 +147,7 @@ export class Admission {
     void cap.share(socket).then((over) => {
       if (over !== undefined) return refuse(socket, shareRefusal(cap, over), this.#lingering);
       if (socket.destroyed) return;
-      if (!this.#options.listening()) return void socket.destroy();
+      if (!this.#options.accepting()) return void socket.destroy();
       this.#admit(socket, entry, giveBack);
       socket.resume();
     });

@@ -22,8 +22,8 @@ export interface SocketListenerOptions {
   ownPath?: string;
   log: PoolLog;
   /** Whether the server accepts now: a connection arriving otherwise is dropped. */
-  listening(): boolean;
-  /** Takes a connection accepted while listening. */
+  accepting(): boolean;
+  /** Takes a connection accepted while the server accepts. */
   accept(socket: Socket): void;
 }
 
@@ -100,7 +100,7 @@ export class SocketListener {
   }
 
   #accept(socket: Socket): void {
-    if (!this.#options.listening()) {
+    if (!this.#options.accepting()) {
       socket.destroy();
       return;
     }
@@ -138,12 +138,12 @@ export class SocketListener {
   }
 
   async #bindAgain(): Promise<boolean> {
-    const { log, listening } = this.#options;
+    const { log, accepting } = this.#options;
     const path = this.#relistenPath();
-    if (!listening() || path === undefined || this.#server === undefined) return false;
+    if (!accepting() || path === undefined || this.#server === undefined) return false;
     const fresh = createServer((socket) => this.#accept(socket));
     const mine = await bindSocket(fresh, path);
-    if (!listening()) {
+    if (!accepting()) {
       // Closing began while we bound: this listener was never the server's.
       fresh.close();
       await releaseSocket(mine, log);

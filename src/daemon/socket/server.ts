@@ -108,13 +108,17 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
   let state: "idle" | "starting" | "listening" | "holding" | "draining" | "closed" = "idle";
   let closing: Promise<void> | undefined;
   let destroying: Promise<void> | undefined;
+  // A connection is taken from the moment the path can be reached, which is before start()
+  // is over: the path is renamed into place, then start() goes on in later callbacks, and a
+  // client that connected in between is this daemon's as much as any later one.
+  const accepting = (): boolean => state === "starting" || state === "listening";
   const admission = new Admission({
     handlers: options.handlers,
     log,
     cap: options.cap,
     limits,
     helloTimeoutMs,
-    listening: () => state === "listening",
+    accepting,
     draining: () => state === "draining",
   });
   const { peers } = admission;
@@ -123,7 +127,7 @@ export function createSocketServer(options: SocketServerOptions): SocketServer {
     ...(options.listenFd !== undefined ? { listenFd: options.listenFd } : {}),
     ...(options.ownPath !== undefined ? { ownPath: options.ownPath } : {}),
     log,
-    listening: () => state === "listening",
+    accepting,
     accept: (socket) => admission.accept(socket),
   });
 
