@@ -62,6 +62,7 @@ describe("a hand-over the old daemon calls off while the new one adopts", () => 
       // by itself, as one that did not take over; the old daemon never had to kill it.
       expect(log).toContain("the old daemon called the hand-over off and serves on");
       expect(log).toContain("mcpool: did not take over:");
+      expect(log).toMatch(/the hand-over is called off \(.*\); pid [1-9]\d* is told to let go/);
       expect(log).not.toContain("did not exit when told to");
       expect(log).toContain("the hand-over failed, this daemon serves on");
 

@@ -160,8 +160,11 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
   const { handed, sessions } = held;
   const answer = await successor.answer;
   if (!answer.ready) {
-    const pid = answer.pid;
-    log.error(`mcpool: the hand-over is called off (${answer.why}); pid ${pid} is told to let go`);
+    // The answer that calls it off may come before the launcher named the new daemon.
+    const pid = await successor.pid;
+    log.error(
+      `mcpool: the hand-over is called off (${answer.why}); pid ${pid ?? "none: it could not start"} is told to let go`,
+    );
     // Heard at once, even mid-adoption: the new daemon lets go of every child and exits.
     successor.go(false, answer.why);
     // Only one daemon may drive the children: this one takes them back once the new one is gone.
@@ -171,7 +174,7 @@ async function handOverHeld(deps: Serving, keepId: number, listenFd: number): Pr
     throw new McpPoolError(
       "handover-failed",
       `the new daemon did not take over, ${after}: ${answer.why}`,
-      { pid: answer.pid },
+      pid === undefined ? {} : { pid },
     );
   }
   const untaken = new Set(answer.cold !== undefined ? handed.map(nameOf) : answer.untaken);

@@ -1,9 +1,9 @@
 /**
  * The old daemon's side of a hand-over: the new daemon started from the installed code with
  * the descriptors in its stdio (fd 3 the control channel, fd 4 the listening socket, then
- * three per child, then one per MCP socket), through a launcher that exits at once, the
- * snapshot written down the channel, and its answer awaited within a bound. The old daemon then tells it to go on, or to let go of everything it was
- * handed.
+ * three per child, then one per MCP socket) through a launcher (LAUNCHER, below), the snapshot
+ * written down the channel, and its answer awaited within a bound. The old daemon then tells
+ * it to go on, or to let go of everything it was handed.
  */
 import { spawn } from "node:child_process";
 import type { Socket } from "node:net";
@@ -115,10 +115,9 @@ export function startSuccessor(options: SuccessorOptions): Successor {
     // Refused at once (a descriptor it could not pass, EBADF): the old daemon serves on.
     const why = `the new daemon could not start: ${(error as Error).message}`;
     const answer = Promise.resolve<Answer>({ ready: false, pid: 0, why });
-    const none = Promise.resolve(undefined);
     return {
       started: false,
-      pid: none,
+      pid: Promise.resolve(undefined),
       answer,
       detach: () => Promise.resolve(),
       go: () => {},
