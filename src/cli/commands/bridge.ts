@@ -10,14 +10,11 @@ import { fileURLToPath } from "node:url";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { connect, McpPoolError, type PoolClient } from "mcpool-client";
-import {
-  answersApart,
-  BridgeScopeError,
-  createBridge,
-  listenHttp,
-  type Bridge,
-  type CatalogOptions,
-} from "../../bridge/index.js";
+// The bridge's rooms, not its facade: the facade carries the HTTP front (the SDK's Streamable
+// HTTP and its server framework), which only `--http` loads.
+import { answersApart } from "../../bridge/fronts/answers-apart.js";
+import type { CatalogOptions } from "../../bridge/catalog/on-demand.js";
+import { BridgeScopeError, createBridge, type Bridge } from "../../bridge/legacy/bridge-server.js";
 import { reconnectWindowMs } from "../../bridge/lean/session.js";
 import { VERSION } from "../../version.js";
 import { EXIT } from "../output/exit-codes.js";
@@ -139,6 +136,7 @@ export async function runBridgeCommand(options: BridgeCommandOptions): Promise<n
   } else {
     const token =
       options.token === "none" ? null : (options.token ?? randomBytes(24).toString("base64url"));
+    const { listenHttp } = await import("../../bridge/fronts/http.js");
     const http = await listenHttp({ bridge, port: options.httpPort, token, log: err });
     if (token === null) {
       err(
