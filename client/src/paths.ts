@@ -262,3 +262,19 @@ export async function bindByRename(
     throw error;
   }
 }
+
+/**
+ * Closes `server`, a listener whose path another has taken over (bindByRename), once it has
+ * accepted the connections its backlog holds: a host that connected before the path changed
+ * hands waits there, not yet accepted, and closing the listener then resets its connection.
+ * The backlog is read by the event loop's poll: two turns of setImmediate straddle one (the
+ * first runs after this turn's poll, the second after the next one's), so every connection
+ * queued before this call is accepted, and given to the server's handler, before it closes.
+ * Resolves once the server has closed (its connections ended too).
+ * @internal The daemon's own, for binding its sockets: not part of the client library.
+ */
+export async function retireListener(server: Server): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}

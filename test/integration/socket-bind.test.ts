@@ -1,13 +1,15 @@
 /**
  * Binding a socket by rename (bindByRename, mcpool-client/paths), as the daemon's socket and
  * its MCP sockets are bound: each bind has a temporary name of its own, so binds at once in
- * one folder, even where the temporary name is the short one in the folder, never meet.
+ * one folder, even where the temporary name is the short one in the folder, never meet. A
+ * listener whose path another took over is retired (retireListener): what it had queued is
+ * served before it closes.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bindByRename } from "mcpool-client/paths";
+import { bindByRename, listenOn, retireListener } from "mcpool-client/paths";
 import { afterEach, describe, expect, it } from "vitest";
 
 const LIMIT = 107;
@@ -85,4 +87,24 @@ describe("binding a socket by rename", () => {
       }
     });
   }
+
+  it("serves a host that connected to a listener before its path was taken over, then closes it", async () => {
+    const dir = folderFor(60);
+    const path = join(dir, "a.sock");
+    const old = greeter("old");
+    await bindByRename(old, path, LIMIT);
+    const fresh = greeter("new");
+    const temporary = join(dir, "fresh.tmp");
+    await listenOn(fresh, temporary);
+    // In one turn of the event loop, which therefore accepts nothing meanwhile: a host
+    // connects (a socket's connect is made at once, and waits in the old listener's backlog),
+    // the path is taken over, and the old listener is retired.
+    const first = greeting(path);
+    renameSync(temporary, path);
+    const retired = retireListener(old);
+    expect(await first).toBe("old");
+    await retired;
+    expect(old.listening).toBe(false);
+    expect(await greeting(path)).toBe("new");
+  });
 });

@@ -2,11 +2,14 @@
  * One pass of the MCP sockets: a listener for each scope wanted (the whole pool's, the
  * catalogue's, one per server), in the sockets' folder as it is now (socket-folder.ts). A
  * renewal (the folder removed, or `kill -USR1` on the daemon) makes the folder again and
- * replaces every listener, each closed only once its scope's new one is bound: a bind by
+ * replaces every listener, each retired only once its scope's new one is bound: a bind by
  * rename (handed-listeners.ts) takes the path over at once, so while the folder stays, a host
- * never finds a path that refuses it between the old listener and the new.
+ * never finds a path that refuses it between the old listener and the new; and a retired
+ * listener serves what its backlog holds before it closes (retireListener), so a host that
+ * connected just before the path changed hands is not reset.
  */
 import type { Server } from "node:net";
+import { retireListener } from "mcpool-client/paths";
 import { privateDir, type PassFolders } from "./socket-folder.js";
 
 export interface ScopeListenersParts {
@@ -66,7 +69,7 @@ export class ScopeListeners {
       await this.#bind(wanted, replaced, raced);
     } finally {
       // Those not listened for anew: the next pass binds them.
-      for (const listener of replaced.values()) listener.close();
+      for (const listener of replaced.values()) void retireListener(listener);
     }
   }
 
@@ -85,7 +88,8 @@ export class ScopeListeners {
         (error: unknown) => error as Error,
       );
       if (failed === undefined) {
-        replaced.get(scope)?.close();
+        const old = replaced.get(scope);
+        if (old !== undefined) void retireListener(old);
         replaced.delete(scope);
         continue;
       }

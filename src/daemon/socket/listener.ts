@@ -4,7 +4,7 @@
  * connection any of its listeners accepted. The server decides when; this knows how.
  */
 import { createServer, type Server, type Socket } from "node:net";
-import { listenOn } from "mcpool-client/paths";
+import { listenOn, retireListener } from "mcpool-client/paths";
 
 import type { PoolLog } from "../../pool/core/types.js";
 import { bindSocket, releaseSocket, type BoundSocket } from "./bind.js";
@@ -153,9 +153,10 @@ export class SocketListener {
     const old = this.#server;
     this.#server = fresh;
     this.#bound = mine;
-    // The old listener's path is gone or taken over: it accepts nothing more. Its clients
+    // The old listener's path is gone or taken over: it serves what its backlog holds (a
+    // client that connected just before the path changed hands), then closes. Its clients
     // stay connected; stop() waits for them through `retired`.
-    const oldClosed = new Promise<void>((resolve) => old.close(() => resolve()));
+    const oldClosed = retireListener(old);
     this.#retired.add(oldClosed);
     void oldClosed.then(() => this.#retired.delete(oldClosed));
     return true;
