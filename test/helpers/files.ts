@@ -1,5 +1,5 @@
 /** Reading a test home back: every file a daemon left, to search for what must not be there. */
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -31,5 +31,20 @@ function gone<T>(read: () => T): T | undefined {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
+  }
+}
+
+/**
+ * `rm -rf dir`, as a cleaner runs it while a daemon keeps the folder: the daemon may fill the
+ * folder again as it goes (ENOTEMPTY), and the removal runs again, as a cleaner's next pass would.
+ */
+export function removeFolder(dir: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      return;
+    } catch (error) {
+      if (attempt === 50) throw error;
+    }
   }
 }

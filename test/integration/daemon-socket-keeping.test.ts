@@ -10,6 +10,7 @@ import { lstatSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "mcpool-client";
+import { removeFolder } from "../helpers/files.js";
 import { cliPath, runCli, type RunningDaemon, type TestHome } from "../helpers/daemon.js";
 import { useFleet } from "../helpers/fleet.js";
 import { alive, childrenOf, daemonsFor, fixture, waitFor } from "../helpers/processes.js";
@@ -142,7 +143,7 @@ describe("the socket is the daemon's to keep", () => {
     const dir = dirname(h.socketPath);
     const poolSocket = join(dir, "mcp", "@pool.sock");
     await waitFor(() => isSocket(poolSocket), BOUND_MS, "the MCP sockets");
-    rmSync(dir, { recursive: true, force: true });
+    removeFolder(dir);
     await waitFor(
       () => isSocket(h.socketPath) && isSocket(poolSocket),
       BOUND_MS,

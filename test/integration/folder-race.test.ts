@@ -4,10 +4,11 @@
  * back, none with an error line on the way — a renewal that a removal overtook is done
  * again, not reported as a failure.
  */
-import { lstatSync, mkdirSync, rmSync } from "node:fs";
+import { lstatSync, mkdirSync } from "node:fs";
 import { createConnection } from "node:net";
 import { dirname } from "node:path";
 import { describe, expect, it } from "vitest";
+import { removeFolder } from "../helpers/files.js";
 import { useFleet } from "../helpers/fleet.js";
 import { fixture, waitFor } from "../helpers/processes.js";
 import { mcpCatalogSocketPath, mcpSocketPath } from "../../src/bridge/lean/mcp-socket-paths.js";
@@ -19,18 +20,6 @@ const fleet = useFleet();
 
 const isSocket = (path: string): boolean =>
   lstatSync(path, { throwIfNoEntry: false })?.isSocket() === true;
-
-/** `rm -rf`, again while the daemon fills the folder as it goes (ENOTEMPTY). */
-function removeFolder(dir: string): void {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      rmSync(dir, { recursive: true, force: true });
-      return;
-    } catch (error) {
-      if (attempt === 50) throw error;
-    }
-  }
-}
 
 /** One MCP `initialize` over the socket at `path`: the serverInfo name it answers with. */
 function initialize(path: string): Promise<string> {

@@ -7,6 +7,7 @@ import { lstatSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PoolClient } from "mcpool-client";
+import { removeFolder } from "../helpers/files.js";
 import { stdioBridge, type BridgePath } from "../helpers/bridge.js";
 import { installedCli, runCliAsync, startDaemon, type TestHome } from "../helpers/daemon.js";
 import { testFleet, type Fleet } from "../helpers/fleet.js";
@@ -151,7 +152,7 @@ describe.concurrent("a restart that hands the servers over", { timeout: 90_000 }
       };
       await waitFor(() => !alive(old.pid), 20_000, "the old daemon to exit");
 
-      rmSync(dirname(h.socketPath), { recursive: true, force: true });
+      removeFolder(dirname(h.socketPath));
       await waitFor(() => isSocket(h.socketPath), 20_000, "the socket to be re-created");
       const after = await fleet.agent(h, "after");
       expect((await after.status()).pid).toBe(handed.pid);
